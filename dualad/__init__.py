@@ -1,0 +1,15 @@
+"""dualad: forward- and reverse-mode automatic differentiation of plain NumPy code.
+
+One registry of primitives (:mod:`dualad.ops`), interpreted by dual numbers
+(forward mode, :mod:`dualad.forward`) and by a tape (reverse mode,
+:mod:`dualad.reverse`). Plain ``numpy`` calls on traced values reach the
+registry through the NumPy protocols (:mod:`dualad.dispatch`).
+"""
+from . import ops  # noqa: F401  (fills the registry)
+from . import dispatch  # noqa: F401  (installs the NumPy protocols on traced values)
+from .api import jvp, vjp, grad, value_and_grad, hvp, derivative  # noqa: F401
+from .tracer import REGISTRY, Primitive  # noqa: F401
+from .forward import Dual  # noqa: F401
+from .reverse import Var  # noqa: F401
+
+__version__ = "0.1.0"

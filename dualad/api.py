@@ -1,0 +1,243 @@
+"""The functional face, as in HIPS autograd and JAX: jvp, vjp, grad, hvp, derivative.
+
+    jvp(f, x, ẋ)   = (f(x), J ẋ)                 one forward sweep
+    vjp(f, x)      = (f(x), ū ↦ ūᵀ J)            one recorded sweep, swept back per call
+    grad(f)(x)     = ∇f(x) = Jᵀ 1                for scalar f
+    hvp(f, x, v)   = ∇²f(x) v = ∂/∂ε ∇f(x + εv)  forward-over-reverse
+
+A tangent (cotangent) may carry one leading batch axis beyond its primal's
+(output's) shape: the whole batch of directions goes through ONE sweep.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .forward import Dual, JVPTrace
+from .reverse import Var, VJPTrace, backward_sweep
+from .tracer import Box, primal_value, shape_of
+from .tree import flatten
+
+
+def _fname(f):
+    return getattr(f, "__name__", type(f).__name__)
+
+
+def check_input(api, argnum, x, where=""):
+    """``x`` as a floating array; a clear TypeError for what cannot be differentiated."""
+    if isinstance(x, Box):
+        return x
+    if x is None or isinstance(x, (str, bytes)):
+        raise TypeError(f"{api}: argument {argnum}{where} is {type(x).__name__} {x!r}; "
+                        f"differentiable inputs are floating-point arrays or Python floats")
+    arr = np.asarray(x)
+    if arr.dtype == object:
+        raise TypeError(f"{api}: argument {argnum}{where} is an object array of shape "
+                        f"{arr.shape}; differentiable inputs are floating-point arrays")
+    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.complexfloating)):
+        raise TypeError(f"{api}: argument {argnum}{where} has dtype {arr.dtype} and shape "
+                        f"{arr.shape}; integer and boolean inputs are not differentiable. "
+                        f"Cast it to a floating dtype first, e.g. x.astype(float)")
+    return arr
+
+
+def _zeros(shape, like):
+    dtype = primal_value(like).dtype if hasattr(primal_value(like), "dtype") else float
+    return np.zeros(shape, dtype=dtype if np.issubdtype(dtype, np.inexact) else float)
+
+
+def _batch_of(api, what, value, primal, i):
+    ps, vs = shape_of(primal), shape_of(value)
+    if vs == ps:
+        return ()
+    if len(vs) == len(ps) + 1 and vs[1:] == ps:
+        return vs[:1]
+    raise ValueError(f"{api}: {what} {i} has shape {vs}, but its primal has shape {ps}; it "
+                     f"must have shape {ps}, or {('B',) + ps} for a batch of B "
+                     f"directions swept at once")
+
+
+def _as_tuple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+# --- forward mode -------------------------------------------------------------------
+def jvp(f, primals, tangents):
+    """``(f(*primals), J·tangents)`` in one forward sweep.
+
+    ``primals`` and ``tangents`` are tuples of matching structure. A tangent of
+    shape ``(B, *primal.shape)`` pushes B directions through one sweep and the
+    output tangent gets the same leading axis.
+    """
+    primals, tangents = _as_tuple(primals), _as_tuple(tangents)
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+    p_leaves, rebuild = flatten(primals)
+    t_leaves, _ = flatten(tangents)
+    if len(p_leaves) != len(t_leaves):
+        raise ValueError("jvp: primals and tangents must have the same structure")
+    trace = JVPTrace()
+    batch = None
+    boxed = []
+    for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
+        p = check_input("jvp", i, p)
+        t = t if isinstance(t, Box) else np.asarray(t, dtype=primal_value(p).dtype)
+        b = _batch_of("jvp", "tangent", t, p, i)
+        if batch is not None and b != batch:
+            raise ValueError(f"jvp: tangent {i} has batch shape {b} but an earlier tangent "
+                             f"has {batch}; all tangents need the same batch axis")
+        batch = b
+        boxed.append(Dual(trace, p, t))
+    out = f(*rebuild(boxed))
+    o_leaves, o_rebuild = flatten(out)
+    outs, tans = [], []
+    for o in o_leaves:
+        if isinstance(o, Dual) and o._trace is trace:
+            outs.append(o.primal)
+            tans.append(o.tangent)
+        else:
+            outs.append(o)
+            tans.append(_zeros(batch + shape_of(o), o))
+    return o_rebuild(outs), o_rebuild(tans)
+
+
+def derivative(f, order=1):
+    """The ``order``-th derivative of a scalar (or elementwise) function, by
+    nesting forward sweeps: ``derivative(np.sin, 3)(1.0) == -cos(1.0)``."""
+    if int(order) != order or order < 0:
+        raise ValueError(f"derivative: order must be a non-negative integer, got {order!r}")
+
+    def d1(g):
+        def dg(x):
+            x = check_input("derivative", 0, x)
+            return jvp(g, (x,), (np.ones(shape_of(x), dtype=primal_value(x).dtype),))[1]
+        return dg
+
+    g = f
+    for _ in range(int(order)):
+        g = d1(g)
+    return g
+
+
+# --- reverse mode -------------------------------------------------------------------
+def _trace_inputs(api, trace, args, argnums):
+    leaves_per_arg = {}
+    args = list(args)
+    for i in argnums:
+        leaves, rebuild = flatten(args[i])
+        vars_ = [trace.new_leaf(check_input(api, i, x)) for x in leaves]
+        leaves_per_arg[i] = (vars_, rebuild)
+        args[i] = rebuild(vars_)
+    return args, leaves_per_arg
+
+
+def _cotangents(results, vars_, batch):
+    return [results.get(v.node, None) if v.node in results else _zeros(batch + shape_of(v.value),
+                                                                         v.value)
+            for v in vars_]
+
+
+def vjp(f, *primals):
+    """``(f(*primals), pullback)``; ``pullback(ū)`` returns ``ūᵀ J`` for each primal.
+
+    ``ū`` has the output's structure; a leaf of shape ``(B, *out.shape)``
+    sweeps B cotangents back at once. The pullback may be called many times.
+    """
+    trace = VJPTrace()
+    args, per_arg = _trace_inputs("vjp", trace, primals, range(len(primals)))
+    out = f(*args)
+    o_leaves, o_rebuild = flatten(out)
+    values = [o.value if isinstance(o, Var) and o._trace is trace else o for o in o_leaves]
+
+    def pullback(cotangent):
+        c_leaves, _ = flatten(cotangent)
+        if len(c_leaves) != len(o_leaves):
+            raise ValueError(f"vjp pullback: the cotangent has {len(c_leaves)} leaves but "
+                             f"{_fname(f)}'s output has {len(o_leaves)}")
+        seeds, batch = [], None
+        for i, (o, c) in enumerate(zip(o_leaves, c_leaves)):
+            c = c if isinstance(c, Box) else np.asarray(c, dtype=np.result_type(
+                primal_value(values[i]), np.float32))
+            b = _batch_of("vjp pullback", "cotangent", c, values[i], i)
+            if batch is not None and b != batch:
+                raise ValueError(f"vjp pullback: cotangent {i} has batch shape {b} but an "
+                                 f"earlier one has {batch}")
+            batch = b
+            if isinstance(o, Var) and o._trace is trace and o.node is not None:
+                seeds.append((o.node, c))
+        wanted = {v.node for vars_, _ in per_arg.values() for v in vars_}
+        results = backward_sweep(seeds, trace=trace, retain_graph=True, wanted=wanted)
+        grads = []
+        for i in range(len(primals)):
+            vars_, rebuild = per_arg[i]
+            grads.append(rebuild(_cotangents(results, vars_, batch)))
+        return tuple(grads)
+
+    return o_rebuild(values), pullback
+
+
+def _normalize_argnums(api, argnums, nargs, f):
+    single = isinstance(argnums, (int, np.integer))
+    nums = (int(argnums),) if single else tuple(int(a) for a in argnums)
+    for a in nums:
+        if not -nargs <= a < nargs:
+            raise ValueError(f"{api}: argnums={argnums!r} is out of range: {_fname(f)} was "
+                             f"called with {nargs} positional argument(s)")
+    return single, tuple(a % nargs for a in nums)
+
+
+def value_and_grad(f, argnums=0, has_aux=False):
+    """A function returning ``(f(*args), ∇_{argnums} f(*args))`` for scalar ``f``."""
+
+    def value_and_grad_f(*args, **kwargs):
+        single, nums = _normalize_argnums("grad", argnums, len(args), f)
+        trace = VJPTrace()
+        args, per_arg = _trace_inputs("grad", trace, args, nums)
+        out = f(*args, **kwargs)
+        if has_aux:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TypeError("grad(has_aux=True): f must return a pair (value, aux)")
+            out, aux = out
+        if isinstance(out, (tuple, list, dict)) or shape_of(out) != ():
+            shape = "a container" if isinstance(out, (tuple, list, dict)) else \
+                f"shape {shape_of(out)}"
+            raise TypeError(f"grad: {_fname(f)} must return a scalar (shape ()), got {shape}. "
+                            f"For non-scalar outputs use dualad.vjp, or jacobians.jacobian for "
+                            f"the whole Jacobian")
+        value = out.value if isinstance(out, Var) and out._trace is trace else out
+        if not np.issubdtype(np.result_type(primal_value(value)), np.inexact):
+            raise TypeError(f"grad: {_fname(f)} returned dtype "
+                            f"{np.result_type(primal_value(value))}, which is not differentiable")
+        results = {}
+        if isinstance(out, Var) and out._trace is trace and out.node is not None:
+            seed = np.ones((), dtype=np.result_type(primal_value(value)))
+            wanted = {v.node for vars_, _ in per_arg.values() for v in vars_}
+            results = backward_sweep([(out.node, seed)], trace=trace, wanted=wanted)
+        grads = tuple(per_arg[i][1](_cotangents(results, per_arg[i][0], ())) for i in nums)
+        g = grads[0] if single else grads
+        return ((value, aux), g) if has_aux else (value, g)
+
+    value_and_grad_f.__name__ = f"value_and_grad({_fname(f)})"
+    return value_and_grad_f
+
+
+def grad(f, argnums=0, has_aux=False):
+    """The gradient function ``x ↦ ∇f(x)`` of a scalar-valued ``f`` (one reverse sweep)."""
+    vg = value_and_grad(f, argnums, has_aux)
+
+    def grad_f(*args, **kwargs):
+        (value, g) = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    grad_f.__name__ = f"grad({_fname(f)})"
+    return grad_f
+
+
+def hvp(f, primals, tangents):
+    """Hessian-vector product ``∇²f(x)·v`` by forward-over-reverse: one forward
+    sweep through one reverse sweep, a small multiple of one gradient's cost.
+    A leading batch axis on the tangents gives several products at once."""
+    single = not isinstance(primals, (tuple, list))
+    primals, tangents = _as_tuple(primals), _as_tuple(tangents)
+    g = grad(f, argnums=tuple(range(len(primals))))
+    out = jvp(g, primals, tangents)[1]
+    return out[0] if single else out

@@ -1,0 +1,220 @@
+"""The NumPy front end: plain ``numpy`` calls on traced values reach the registry.
+
+Boxes implement ``__array_ufunc__`` (``np.sin(x)``, ``x + y``) and
+``__array_function__`` (``np.sum(x, axis=0)``, ``np.concatenate``) by looking
+the NumPy callable up in the tables below. A callable with no entry raises an
+error that names it: a derivative is never dropped silently.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import ops
+from .tracer import Box, primal_value, shape_of
+
+UFUNCS = {
+    np.add: ops.add, np.subtract: ops.subtract, np.multiply: ops.multiply,
+    np.divide: ops.divide, np.true_divide: ops.divide, np.negative: ops.negative,
+    np.positive: ops.positive, np.power: ops.power, np.float_power: ops.power,
+    np.square: ops.square, np.reciprocal: ops.reciprocal, np.sqrt: ops.sqrt, np.cbrt: ops.cbrt,
+    np.absolute: ops.absolute, np.fabs: ops.absolute,
+    np.exp: ops.exp, np.exp2: ops.exp2, np.expm1: ops.expm1, np.log: ops.log, np.log2: ops.log2,
+    np.log10: ops.log10, np.log1p: ops.log1p, np.logaddexp: ops.logaddexp,
+    np.logaddexp2: ops.logaddexp2,
+    np.sin: ops.sin, np.cos: ops.cos, np.tan: ops.tan, np.arcsin: ops.arcsin,
+    np.arccos: ops.arccos, np.arctan: ops.arctan, np.arctan2: ops.arctan2, np.hypot: ops.hypot,
+    np.sinh: ops.sinh, np.cosh: ops.cosh, np.tanh: ops.tanh, np.arcsinh: ops.arcsinh,
+    np.arccosh: ops.arccosh, np.arctanh: ops.arctanh, np.deg2rad: ops.deg2rad,
+    np.radians: ops.deg2rad, np.rad2deg: ops.rad2deg, np.degrees: ops.rad2deg,
+    np.maximum: ops.maximum, np.minimum: ops.minimum, np.fmax: ops.fmax, np.fmin: ops.fmin,
+    np.sign: ops.sign, np.floor: ops.floor, np.ceil: ops.ceil, np.trunc: ops.trunc,
+    np.rint: ops.rint, np.greater: ops.greater, np.greater_equal: ops.greater_equal,
+    np.less: ops.less, np.less_equal: ops.less_equal, np.equal: ops.equal,
+    np.not_equal: ops.not_equal, np.isnan: ops.isnan, np.isinf: ops.isinf,
+    np.isfinite: ops.isfinite, np.logical_and: ops.logical_and, np.logical_or: ops.logical_or,
+    np.logical_not: ops.logical_not, np.matmul: ops.matmul,
+}
+
+
+def _where(condition, x=None, y=None):
+    if x is None or y is None:
+        raise TypeError("where: the one-argument form (np.where(cond)) returns indices and is "
+                        "not differentiable; pass a plain condition")
+    return ops.where(primal_value(condition), x, y)
+
+
+def _zeros_like(a, dtype=None, *args, **kwargs):
+    return np.zeros(shape_of(a), dtype=dtype or primal_value(a).dtype)
+
+
+def _ones_like(a, dtype=None, *args, **kwargs):
+    return np.ones(shape_of(a), dtype=dtype or primal_value(a).dtype)
+
+
+def _full_like(a, fill_value, dtype=None, *args, **kwargs):
+    return np.full(shape_of(a), primal_value(fill_value), dtype=dtype or primal_value(a).dtype)
+
+
+def _passthrough(fn):
+    """Functions of the value alone (shapes, arg-indices): zero derivative."""
+    return lambda *args, **kwargs: fn(*[primal_value(a) for a in args],
+                                      **{k: primal_value(v) for k, v in kwargs.items()})
+
+
+FUNCTIONS = {
+    np.sum: ops.sum, np.mean: ops.mean, np.var: ops.var, np.std: ops.std, np.prod: ops.prod,
+    np.max: ops.max, np.amax: ops.max, np.min: ops.min, np.amin: ops.min,
+    np.cumsum: ops.cumsum, np.dot: ops.dot, np.matmul: ops.matmul, np.tensordot: ops.tensordot,
+    np.einsum: ops.einsum, np.outer: ops.outer, np.inner: ops.inner, np.vdot: ops.vdot,
+    np.reshape: ops.reshape, np.ravel: ops.ravel, np.transpose: ops.transpose,
+    np.swapaxes: ops.swapaxes, np.moveaxis: ops.moveaxis, np.expand_dims: ops.expand_dims,
+    np.squeeze: ops.squeeze, np.broadcast_to: ops.broadcast_to,
+    np.concatenate: ops.concatenate, np.stack: ops.stack, np.hstack: ops.hstack,
+    np.vstack: ops.vstack, np.atleast_1d: ops.atleast_1d, np.atleast_2d: ops.atleast_2d,
+    np.flip: ops.flip, np.diag: ops.diag, np.diagonal: ops.diagonal, np.trace: ops.trace,
+    np.triu: ops.triu, np.tril: ops.tril, np.where: _where, np.clip: ops.clip,
+    np.zeros_like: _zeros_like, np.ones_like: _ones_like, np.full_like: _full_like,
+    np.shape: shape_of, np.ndim: lambda a: len(shape_of(a)),
+    np.size: lambda a, axis=None: int(np.prod(shape_of(a))) if axis is None
+    else shape_of(a)[axis],
+    np.argmax: _passthrough(np.argmax), np.argmin: _passthrough(np.argmin),
+    np.argsort: _passthrough(np.argsort), np.nonzero: _passthrough(np.nonzero),
+    np.isclose: _passthrough(np.isclose), np.allclose: _passthrough(np.allclose),
+    np.result_type: _passthrough(np.result_type),
+}
+
+
+def _name(fn):
+    mod = getattr(fn, "__module__", None) or "numpy"
+    if mod.startswith("numpy") and not mod.startswith(("numpy.fft", "numpy.linalg")):
+        mod = "numpy"
+    return f"{mod}.{getattr(fn, '__name__', repr(fn))}"
+
+
+def _shapes(args):
+    return ", ".join(str(shape_of(a)) for a in args if isinstance(a, Box))
+
+
+def no_rule(fn, args):
+    return NotImplementedError(
+        f"no derivative rule for {_name(fn)} (called on traced values of shape "
+        f"{_shapes(args)}); dualad never drops a derivative silently. Express it with "
+        f"supported operations or declare it with @dualad.primitive")
+
+
+def array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if kwargs.get("out") is not None:
+        raise TypeError(f"numpy.{ufunc.__name__}(..., out=...) writes in place into an "
+                        f"array, which cannot be traced; use the returned value instead")
+    kwargs.pop("out", None)
+    if method == "__call__":
+        op = UFUNCS.get(ufunc)
+        if op is not None:
+            if kwargs:
+                raise TypeError(f"numpy.{ufunc.__name__}: keyword arguments "
+                                f"{sorted(kwargs)} are not supported on traced values")
+            return op(*inputs)
+    elif method == "reduce" and ufunc in (np.add, np.maximum, np.minimum, np.multiply):
+        red = {np.add: ops.sum, np.maximum: ops.max, np.minimum: ops.min,
+               np.multiply: ops.prod}[ufunc]
+        axis = kwargs.pop("axis", 0)
+        return red(inputs[0], axis=axis, keepdims=kwargs.pop("keepdims", False))
+    raise no_rule(ufunc if method == "__call__" else getattr(ufunc, method), inputs)
+
+
+def array_function(self, func, types, args, kwargs):
+    op = FUNCTIONS.get(func)
+    if op is None:
+        raise no_rule(func, args)
+    return op(*args, **kwargs)
+
+
+def _to_array_error(self, *args, **kwargs):
+    raise TypeError(
+        f"cannot convert a traced value of shape {self.shape} to a plain NumPy array: its "
+        f"derivative would be lost. Use dualad.numpy functions (e.g. dualad.numpy.array "
+        f"to build an array from traced scalars) instead of np.asarray/np.array/float()")
+
+
+def _setitem(self, idx, value):
+    raise TypeError(
+        f"in-place assignment x[...] = value into a traced array of shape {self.shape} is not "
+        f"differentiable; build the result functionally, e.g. with dualad.numpy.where(mask, "
+        f"value, x) or dualad.numpy.concatenate")
+
+
+def _iter(self):
+    if not self.shape:
+        raise TypeError("iteration over a traced 0-d value")
+    return (ops.index(self, i) for i in range(self.shape[0]))
+
+
+def _binary(op, reflected=False):
+    if reflected:
+        return lambda self, other: op(other, self)
+    return lambda self, other: op(self, other)
+
+
+def _install():
+    B = Box
+    B.__array_ufunc__ = array_ufunc
+    B.__array_function__ = array_function
+    B.__array__ = _to_array_error
+    B.__float__ = _to_array_error
+    B.__int__ = _to_array_error
+    B.__complex__ = _to_array_error
+    B.__hash__ = object.__hash__
+    B.__bool__ = lambda self: bool(primal_value(self))
+    B.__iter__ = _iter
+    B.__setitem__ = _setitem
+    B.__getitem__ = lambda self, idx: ops.index(self, idx)
+    for name, op in [("add", ops.add), ("sub", ops.subtract), ("mul", ops.multiply),
+                     ("truediv", ops.divide), ("pow", ops.power), ("matmul", ops.matmul)]:
+        setattr(B, f"__{name}__", _binary(op))
+        setattr(B, f"__r{name}__", _binary(op, reflected=True))
+    for name, op in [("lt", ops.less), ("le", ops.less_equal), ("gt", ops.greater),
+                     ("ge", ops.greater_equal), ("eq", ops.equal), ("ne", ops.not_equal)]:
+        setattr(B, f"__{name}__", _binary(op))
+    B.__neg__ = lambda self: ops.negative(self)
+    B.__pos__ = lambda self: self
+    B.__abs__ = lambda self: ops.absolute(self)
+    B.T = property(lambda self: ops.transpose(self))
+    B.mT = property(lambda self: ops.swapaxes(self, -1, -2))
+    B.sum = lambda self, axis=None, keepdims=False: ops.sum(self, axis, keepdims)
+    B.mean = lambda self, axis=None, keepdims=False: ops.mean(self, axis, keepdims)
+    B.var = lambda self, axis=None, ddof=0, keepdims=False: ops.var(self, axis, ddof, keepdims)
+    B.std = lambda self, axis=None, ddof=0, keepdims=False: ops.std(self, axis, ddof, keepdims)
+    B.max = lambda self, axis=None, keepdims=False: ops.max(self, axis, keepdims)
+    B.min = lambda self, axis=None, keepdims=False: ops.min(self, axis, keepdims)
+    B.prod = lambda self, axis=None, keepdims=False: ops.prod(self, axis, keepdims)
+    B.cumsum = lambda self, axis=None: ops.cumsum(self, axis)
+    B.reshape = lambda self, *shape, order="C": ops.reshape(
+        self, shape[0] if len(shape) == 1 else shape, order)
+    B.ravel = lambda self: ops.ravel(self)
+    B.flatten = lambda self: ops.ravel(self)
+    B.squeeze = lambda self, axis=None: ops.squeeze(self, axis)
+    B.transpose = lambda self, *axes: ops.transpose(
+        self, None if not axes else (axes[0] if len(axes) == 1 else axes))
+    B.swapaxes = lambda self, a, b: ops.swapaxes(self, a, b)
+    B.dot = lambda self, other: ops.dot(self, other)
+    B.clip = lambda self, a_min=None, a_max=None: ops.clip(self, a_min, a_max)
+    B.diagonal = lambda self, offset=0, axis1=0, axis2=1: ops.diagonal(self, offset, axis1,
+                                                                       axis2)
+    B.trace = lambda self, offset=0: ops.trace(self, offset)
+    B.item = _to_array_error
+    B.tolist = _to_array_error
+    B.astype = _astype
+
+
+def _astype(self, dtype, *args, **kwargs):
+    dtype = np.dtype(dtype)
+    if not np.issubdtype(dtype, np.floating) and not np.issubdtype(dtype, np.complexfloating):
+        raise TypeError(f"astype({dtype}) of a traced value of shape {self.shape} would drop "
+                        f"its derivative; only floating dtypes are differentiable")
+    if dtype == self.dtype:
+        return self
+    raise NotImplementedError(f"astype: casting a traced value from {self.dtype} to {dtype} "
+                              f"is not supported yet")
+
+
+_install()

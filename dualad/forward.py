@@ -1,0 +1,67 @@
+"""Forward mode: dual numbers ``primal + tangent * eps`` with eps**2 = 0.
+
+A :class:`Dual` carries a primal and its tangent. The tangent has the primal's
+shape, or that shape behind leading batch axes: in vector mode many
+directions ride through one sweep, and every JVP rule is written to accept
+those axes. Each :class:`JVPTrace` has its own level, so nested forward
+sweeps keep their perturbations apart.
+"""
+from __future__ import annotations
+
+from .tracer import Box, Trace, missing_rule, shape_of
+
+
+class Dual(Box):
+    """A forward-mode traced value: ``primal`` and ``tangent`` of one trace."""
+
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace, primal, tangent):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def _inner(self):
+        return self.primal
+
+    def __repr__(self):
+        return f"Dual(primal={self.primal!r}, tangent={self.tangent!r})"
+
+
+class JVPTrace(Trace):
+    """Interprets primitives by pushing tangents forward through JVP rules."""
+
+    __slots__ = ()
+
+    def process(self, prim, args, params):
+        primals = [a.primal if isinstance(a, Dual) and a._trace is self else a for a in args]
+        ans = prim(*primals, **params)
+        if prim.zero_derivative:
+            return ans
+        if prim.jvp_all is not None:
+            tangents = [a.tangent if isinstance(a, Dual) and a._trace is self else None
+                        for a in args]
+            tangent = prim.jvp_all(tangents, ans, *primals, **params)
+            return ans if tangent is None else Dual(self, ans, tangent)
+        tangent = None
+        for i, a in enumerate(args):
+            if not (isinstance(a, Dual) and a._trace is self):
+                continue
+            rule = prim.jvps.get(i)
+            if rule is None:
+                raise missing_rule(prim, i, "jvp")
+            contrib = rule(a.tangent, ans, *primals, **params)
+            if contrib is None:
+                continue
+            tangent = contrib if tangent is None else tangent + contrib
+        if tangent is None:
+            return ans
+        if isinstance(ans, (tuple, list)):
+            return type(ans)(Dual(self, a, t) for a, t in zip(ans, tangent))
+        return Dual(self, ans, tangent)
+
+
+def batch_ndim(tangent, primal) -> int:
+    """Number of leading batch axes a tangent carries beyond its primal."""
+    return len(shape_of(tangent)) - len(shape_of(primal))

@@ -1,0 +1,10 @@
+"""The registry's primitives, grouped by family, and the functions composed from them."""
+from . import elementwise, reductions, shape, indexing, linalg  # noqa: F401  (registers)
+from .elementwise import *  # noqa: F401,F403
+from .reductions import sum, mean, var, std, max, min, prod, cumsum  # noqa: F401
+from .shape import (reshape, ravel, expand_dims, squeeze, transpose, swapaxes,  # noqa: F401
+                    moveaxis, broadcast_to, concatenate, stack, hstack, vstack, flip,
+                    atleast_1d, atleast_2d)
+from .indexing import index, getitem, untake  # noqa: F401
+from .linalg import (matmul, einsum, tensordot, dot, inner, outer, vdot, diagonal,  # noqa: F401
+                     trace, diag, triu, tril)

@@ -1,0 +1,72 @@
+"""Shape helpers shared by the rules, all written with registry operations.
+
+Tangents and cotangents may carry ``nb`` leading batch axes in front of the
+shape of their primal; these helpers are where that convention lives.
+"""
+from __future__ import annotations
+
+from ..tracer import ndim_of, shape_of
+
+
+def batch_ndim(batched, primal) -> int:
+    """Leading batch axes of a tangent or cotangent beyond ``primal``'s shape."""
+    return ndim_of(batched) - ndim_of(primal)
+
+
+def lift(t, nb: int, out_ndim: int):
+    """Insert unit axes after the batch axes so that ``t`` (batch + shape)
+    broadcasts against an output of ``out_ndim`` dimensions."""
+    k = out_ndim - (ndim_of(t) - nb)
+    if nb == 0 or k <= 0:
+        return t
+    from .shape import reshape
+    s = shape_of(t)
+    return reshape(t, shape=s[:nb] + (1,) * k + s[nb:])
+
+
+def unbroadcast(g, shape, nb: int):
+    """Sum ``g`` (batch + broadcast shape) down to batch + ``shape``.
+
+    The VJP of broadcasting: every axis NumPy added or stretched is summed.
+    """
+    shape = tuple(shape)
+    gshape = shape_of(g)
+    if gshape[nb:] == shape:
+        return g
+    from .reductions import sum as sum_
+    from .shape import reshape, broadcast_to
+    if len(gshape) - nb < len(shape):  # g was a scalar-like constant
+        return broadcast_to(g, shape=gshape[:nb] + shape)
+    lead = len(gshape) - nb - len(shape)
+    axes = tuple(range(nb, nb + lead)) + tuple(
+        nb + lead + i for i, s in enumerate(shape) if s == 1 and gshape[nb + lead + i] != 1)
+    if axes:
+        g = sum_(g, axis=axes, keepdims=True)
+    return reshape(g, shape=gshape[:nb] + shape)
+
+
+def fit(t, shape):
+    """Broadcast ``t`` to exactly ``shape`` (a tangent must match its primal)."""
+    if shape_of(t) == tuple(shape):
+        return t
+    from .shape import broadcast_to
+    return broadcast_to(t, shape=tuple(shape))
+
+
+def normalize_axes(axis, ndim: int) -> tuple:
+    """``axis`` (None, int or tuple) as a sorted tuple of non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if not isinstance(axis, (tuple, list)):
+        axis = (axis,)
+    out = []
+    for a in axis:
+        a = int(a)
+        if not -ndim <= a < max(ndim, 1):
+            raise ValueError(f"axis {a} is out of bounds for an array of dimension {ndim}")
+        out.append(a % ndim if ndim else 0)
+    return tuple(sorted(out))
+
+
+def shift_axes(axes: tuple, nb: int) -> tuple:
+    return tuple(a + nb for a in axes)

@@ -1,0 +1,216 @@
+"""Elementwise primitives: each declared by one partial derivative per argument.
+
+``elementwise(name, impl, d_0, d_1, ...)`` takes ``d_i(ans, *args) = ∂ans/∂arg_i``
+(elementwise, broadcastable to the output) and derives both rules from it, as
+ChainRules' ``@scalar_rule`` does:
+
+    JVP:  ṫ_out = Σ_i  ∂ans/∂arg_i · ṫ_i
+    VJP:  ū_i   = unbroadcast(ū_out · ∂ans/∂arg_i)
+
+Derivatives are written with registry operations, so they differentiate again.
+Conventions at kinks: ``abs'(0) = 0``; ``maximum``/``minimum`` split ties
+evenly (½ to each argument); ``sign``, ``floor``, comparisons have zero
+derivative everywhere.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tracer import Primitive, ndim_of, register, shape_of
+from ._util import fit, lift, unbroadcast
+
+
+def _jvp_from(d, i):
+    def jvp(t, ans, *args):
+        nb = ndim_of(t) - ndim_of(args[i])
+        out = lift(t, nb, ndim_of(ans)) * d(ans, *args)
+        return fit(out, shape_of(t)[:nb] + shape_of(ans))
+    return jvp
+
+
+def _vjp_from(d, i):
+    def vjp(ct, ans, *args):
+        g = ct * d(ans, *args)
+        nb = ndim_of(ct) - ndim_of(ans)
+        return unbroadcast(g, shape_of(args[i]), nb)
+    return vjp
+
+
+def elementwise(name, impl, *derivs, sympy=None):
+    """Declare an elementwise primitive from its partial derivatives."""
+    prim = register(Primitive(name, impl, sympy=sympy))
+    prim.derivs = derivs
+    for i, d in enumerate(derivs):
+        if d is not None:
+            prim.jvps[i] = _jvp_from(d, i)
+            prim.vjps[i] = _vjp_from(d, i)
+    prim.nondiff_argnums = tuple(i for i, d in enumerate(derivs) if d is None)
+    return prim
+
+
+def zero_derivative(name, impl, sympy=None):
+    """Declare a primitive whose derivative is zero wherever it exists."""
+    return register(Primitive(name, impl, sympy=sympy, zero_derivative=True))
+
+
+def _sp(fname):
+    return lambda sp, *args: getattr(sp, fname)(*args)
+
+
+# --- arithmetic -----------------------------------------------------------
+add = elementwise("add", np.add, lambda a, x, y: 1.0, lambda a, x, y: 1.0,
+                  sympy=lambda sp, x, y: x + y)
+subtract = elementwise("subtract", np.subtract, lambda a, x, y: 1.0, lambda a, x, y: -1.0,
+                       sympy=lambda sp, x, y: x - y)
+multiply = elementwise("multiply", np.multiply, lambda a, x, y: y, lambda a, x, y: x,
+                       sympy=lambda sp, x, y: x * y)
+divide = elementwise("divide", np.divide, lambda a, x, y: 1.0 / y, lambda a, x, y: -a / y,
+                     sympy=lambda sp, x, y: x / y)
+negative = elementwise("negative", np.negative, lambda a, x: -1.0, sympy=lambda sp, x: -x)
+positive = elementwise("positive", np.positive, lambda a, x: 1.0, sympy=lambda sp, x: x)
+
+
+def _dpow_base(a, x, y):
+    # y·x^(y-1), with the y == 0 case pinned to 0 (x^0 is constant even at x = 0).
+    if isinstance(y, (int, float)):
+        return 0.0 if y == 0 else (1.0 if y == 1 else y * x ** (y - 1))
+    return where(y == 0, 0.0, y * x ** (y - 1))
+
+
+def _dpow_exponent(a, x, y):
+    # log(x)·x^y; at x == 0 the limit (y > 0) is 0. Negative x has no real derivative (nan).
+    safe_x = where(x == 0, 1.0, x)
+    return where(x == 0, 0.0, a * log(safe_x))
+
+
+power = elementwise("power", np.power, _dpow_base, _dpow_exponent,
+                    sympy=lambda sp, x, y: x ** y)
+square = elementwise("square", np.square, lambda a, x: 2.0 * x, sympy=lambda sp, x: x ** 2)
+reciprocal = elementwise("reciprocal", np.reciprocal, lambda a, x: -a * a,
+                         sympy=lambda sp, x: 1 / x)
+sqrt = elementwise("sqrt", np.sqrt, lambda a, x: 0.5 / a, sympy=_sp("sqrt"))
+cbrt = elementwise("cbrt", np.cbrt, lambda a, x: 1.0 / (3.0 * a * a), sympy=_sp("cbrt"))
+absolute = elementwise("absolute", np.absolute, lambda a, x: sign(x), sympy=_sp("Abs"))
+
+# --- exponentials and logarithms -----------------------------------------
+exp = elementwise("exp", np.exp, lambda a, x: a, sympy=_sp("exp"))
+exp2 = elementwise("exp2", np.exp2, lambda a, x: a * np.log(2.0),
+                   sympy=lambda sp, x: 2 ** x)
+expm1 = elementwise("expm1", np.expm1, lambda a, x: a + 1.0,
+                    sympy=lambda sp, x: sp.exp(x) - 1)
+log = elementwise("log", np.log, lambda a, x: 1.0 / x, sympy=_sp("log"))
+log2 = elementwise("log2", np.log2, lambda a, x: 1.0 / (x * np.log(2.0)),
+                   sympy=lambda sp, x: sp.log(x, 2))
+log10 = elementwise("log10", np.log10, lambda a, x: 1.0 / (x * np.log(10.0)),
+                    sympy=lambda sp, x: sp.log(x, 10))
+log1p = elementwise("log1p", np.log1p, lambda a, x: 1.0 / (x + 1.0),
+                    sympy=lambda sp, x: sp.log(1 + x))
+logaddexp = elementwise("logaddexp", np.logaddexp, lambda a, x, y: exp(x - a),
+                        lambda a, x, y: exp(y - a),
+                        sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)))
+logaddexp2 = elementwise("logaddexp2", np.logaddexp2, lambda a, x, y: exp2(x - a),
+                         lambda a, x, y: exp2(y - a),
+                         sympy=lambda sp, x, y: sp.log(2 ** x + 2 ** y, 2))
+
+# --- trigonometric and hyperbolic -----------------------------------------
+sin = elementwise("sin", np.sin, lambda a, x: cos(x), sympy=_sp("sin"))
+cos = elementwise("cos", np.cos, lambda a, x: -sin(x), sympy=_sp("cos"))
+tan = elementwise("tan", np.tan, lambda a, x: 1.0 + a * a, sympy=_sp("tan"))
+arcsin = elementwise("arcsin", np.arcsin, lambda a, x: 1.0 / sqrt(1.0 - x * x), sympy=_sp("asin"))
+arccos = elementwise("arccos", np.arccos, lambda a, x: -1.0 / sqrt(1.0 - x * x), sympy=_sp("acos"))
+arctan = elementwise("arctan", np.arctan, lambda a, x: 1.0 / (1.0 + x * x), sympy=_sp("atan"))
+arctan2 = elementwise("arctan2", np.arctan2,
+                      lambda a, y, x: x / (x * x + y * y),
+                      lambda a, y, x: -y / (x * x + y * y),
+                      sympy=lambda sp, y, x: sp.atan2(y, x))
+hypot = elementwise("hypot", np.hypot, lambda a, x, y: x / a, lambda a, x, y: y / a,
+                    sympy=lambda sp, x, y: sp.sqrt(x ** 2 + y ** 2))
+sinh = elementwise("sinh", np.sinh, lambda a, x: cosh(x), sympy=_sp("sinh"))
+cosh = elementwise("cosh", np.cosh, lambda a, x: sinh(x), sympy=_sp("cosh"))
+tanh = elementwise("tanh", np.tanh, lambda a, x: 1.0 - a * a, sympy=_sp("tanh"))
+arcsinh = elementwise("arcsinh", np.arcsinh, lambda a, x: 1.0 / sqrt(x * x + 1.0),
+                      sympy=_sp("asinh"))
+arccosh = elementwise("arccosh", np.arccosh, lambda a, x: 1.0 / sqrt(x * x - 1.0),
+                      sympy=_sp("acosh"))
+arctanh = elementwise("arctanh", np.arctanh, lambda a, x: 1.0 / (1.0 - x * x),
+                      sympy=_sp("atanh"))
+deg2rad = elementwise("deg2rad", np.deg2rad, lambda a, x: np.pi / 180.0,
+                      sympy=lambda sp, x: x * sp.pi / 180)
+rad2deg = elementwise("rad2deg", np.rad2deg, lambda a, x: 180.0 / np.pi,
+                      sympy=lambda sp, x: x * 180 / sp.pi)
+
+
+# --- selection: kinks follow the documented conventions ---------------------
+def _tie_split(x, y):
+    """∂max(x, y)/∂x: 1 where x > y, ½ at ties, 0 elsewhere."""
+    return where(x > y, 1.0, where(x == y, 0.5, 0.0))
+
+
+maximum = elementwise("maximum", np.maximum, lambda a, x, y: _tie_split(x, y),
+                      lambda a, x, y: _tie_split(y, x), sympy=_sp("Max"))
+minimum = elementwise("minimum", np.minimum, lambda a, x, y: _tie_split(y, x),
+                      lambda a, x, y: _tie_split(x, y), sympy=_sp("Min"))
+fmax = elementwise("fmax", np.fmax, lambda a, x, y: _tie_split(x, y),
+                   lambda a, x, y: _tie_split(y, x), sympy=_sp("Max"))
+fmin = elementwise("fmin", np.fmin, lambda a, x, y: _tie_split(y, x),
+                   lambda a, x, y: _tie_split(x, y), sympy=_sp("Min"))
+
+
+def _where_impl(cond, x, y):
+    return np.where(cond, x, y)
+
+
+# where(cond, x, y): cond is not differentiable; the unselected branch gets a
+# zero cotangent even where its value is inf or nan.
+where = register(Primitive("where", _where_impl, nondiff_argnums=(0,),
+                           sympy=lambda sp, c, x, y: sp.Piecewise((x, c), (y, True))))
+
+
+def _where_jvp(branch):
+    def jvp(t, ans, cond, x, y):
+        nb = ndim_of(t) - ndim_of(x if branch == 1 else y)
+        t = lift(t, nb, ndim_of(ans))
+        sel = where(cond, t, 0.0) if branch == 1 else where(cond, 0.0, t)
+        return fit(sel, shape_of(t)[:nb] + shape_of(ans))
+    return jvp
+
+
+def _where_vjp(branch):
+    def vjp(ct, ans, cond, x, y):
+        nb = ndim_of(ct) - ndim_of(ans)
+        sel = where(cond, ct, 0.0) if branch == 1 else where(cond, 0.0, ct)
+        return unbroadcast(sel, shape_of(x if branch == 1 else y), nb)
+    return vjp
+
+
+where.defjvp(_where_jvp(1), _where_jvp(2), argnums=(1, 2))
+where.defvjp(_where_vjp(1), _where_vjp(2), argnums=(1, 2))
+
+
+def clip(a, a_min=None, a_max=None):
+    """``minimum(maximum(a, a_min), a_max)``: at a bound the derivative is ½."""
+    if a_min is not None:
+        a = maximum(a, a_min)
+    if a_max is not None:
+        a = minimum(a, a_max)
+    return a
+
+
+# --- zero-derivative primitives --------------------------------------------
+sign = zero_derivative("sign", np.sign, sympy=_sp("sign"))
+floor = zero_derivative("floor", np.floor, sympy=_sp("floor"))
+ceil = zero_derivative("ceil", np.ceil, sympy=_sp("ceiling"))
+trunc = zero_derivative("trunc", np.trunc)
+rint = zero_derivative("rint", np.rint)
+greater = zero_derivative("greater", np.greater, sympy=lambda sp, x, y: x > y)
+greater_equal = zero_derivative("greater_equal", np.greater_equal, sympy=lambda sp, x, y: x >= y)
+less = zero_derivative("less", np.less, sympy=lambda sp, x, y: x < y)
+less_equal = zero_derivative("less_equal", np.less_equal, sympy=lambda sp, x, y: x <= y)
+equal = zero_derivative("equal", np.equal, sympy=lambda sp, x, y: sp.Eq(x, y))
+not_equal = zero_derivative("not_equal", np.not_equal, sympy=lambda sp, x, y: sp.Ne(x, y))
+isnan = zero_derivative("isnan", np.isnan)
+isinf = zero_derivative("isinf", np.isinf)
+isfinite = zero_derivative("isfinite", np.isfinite)
+logical_and = zero_derivative("logical_and", np.logical_and)
+logical_or = zero_derivative("logical_or", np.logical_or)
+logical_not = zero_derivative("logical_not", np.logical_not)

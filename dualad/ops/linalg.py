@@ -1,0 +1,278 @@
+"""Products and matrix structure: matmul, einsum, diagonal, and what composes from them.
+
+    matmul  C = A B:     Ċ = Ȧ B + A Ḃ          Ā = C̄ Bᵀ,   B̄ = Aᵀ C̄
+    einsum:              linear in each operand; the VJP of operand i is the
+                         einsum of the output cotangent with the other operands
+    diagonal d = diag(X):  ḋ = diag(Ẋ)          X̄ = embed(d̄) on the diagonal
+
+dot, tensordot, inner, outer, trace, diag, triu, tril are compositions.
+"""
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from ..tracer import Primitive, ndim_of, register, shape_of
+from ._util import lift, unbroadcast
+from .elementwise import multiply, where
+from .reductions import sum as sum_
+from .shape import reshape, transpose, ravel, moveaxis, broadcast_to
+
+
+def _mT(x):
+    nd = ndim_of(x)
+    return transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+# --- matmul on arrays of two or more dimensions -------------------------------------
+matmul_p = register(Primitive("matmul", np.matmul,
+                              sympy=lambda sp, a, b: np.matmul(a, b)))
+
+
+def _matmul_jvp_a(t, ans, a, b):
+    return matmul_p(lift(t, ndim_of(t) - ndim_of(a), ndim_of(ans)), b)
+
+
+def _matmul_jvp_b(t, ans, a, b):
+    return matmul_p(a, lift(t, ndim_of(t) - ndim_of(b), ndim_of(ans)))
+
+
+def _matmul_vjp_a(ct, ans, a, b):
+    return unbroadcast(matmul_p(ct, _mT(b)), shape_of(a), ndim_of(ct) - ndim_of(ans))
+
+
+def _matmul_vjp_b(ct, ans, a, b):
+    return unbroadcast(matmul_p(_mT(a), ct), shape_of(b), ndim_of(ct) - ndim_of(ans))
+
+
+matmul_p.defjvp(_matmul_jvp_a, _matmul_jvp_b)
+matmul_p.defvjp(_matmul_vjp_a, _matmul_vjp_b)
+
+
+def matmul(a, b):
+    """NumPy's ``a @ b``: 1-D operands are promoted to matrices and squeezed back."""
+    na, nb = ndim_of(a), ndim_of(b)
+    if na == 0 or nb == 0:
+        raise ValueError(f"matmul: operands must not be scalars (shapes {shape_of(a)} and "
+                         f"{shape_of(b)}); use multiply")
+    sa, sb = shape_of(a), shape_of(b)
+    if sa[-1] != sb[0 if nb == 1 else -2]:
+        raise ValueError(f"matmul: shapes {sa} and {sb} are not aligned: "
+                         f"{sa[-1]} (dim {na - 1}) != {sb[0 if nb == 1 else -2]}")
+    if na == 1:
+        a = reshape(a, (1,) + sa)
+    if nb == 1:
+        b = reshape(b, sb + (1,))
+    c = matmul_p(a, b)
+    if na == 1 or nb == 1:
+        cs = shape_of(c)
+        if na == 1 and nb == 1:
+            return reshape(c, ())
+        if nb == 1:
+            return reshape(c, cs[:-1])
+        return reshape(c, cs[:-2] + cs[-1:])
+    return c
+
+
+# --- einsum --------------------------------------------------------------------------
+def _parse_einsum(spec, shapes):
+    """Explicit form ``((sub_0, sub_1, ...), out)``: ellipses become letters."""
+    spec = spec.replace(" ", "")
+    if "->" in spec:
+        lhs, out = spec.split("->")
+    else:
+        lhs, out = spec, None
+    subs = lhs.split(",")
+    if len(subs) != len(shapes):
+        raise ValueError(f"einsum: {len(subs)} operand subscripts in {spec!r} but "
+                         f"{len(shapes)} operands")
+    used = set(spec) & set(string.ascii_letters)
+    free = [c for c in string.ascii_letters if c not in used]
+    ell_nd = max((len(s) - (len(sub) - 3) for sub, s in zip(subs, shapes) if "..." in sub),
+                 default=0)
+    ell = "".join(free[:ell_nd])
+    expanded = []
+    for sub, s in zip(subs, shapes):
+        if "..." in sub:
+            k = len(s) - (len(sub) - 3)
+            sub = sub.replace("...", ell[ell_nd - k:] if k else "")
+        if len(sub) != len(s):
+            raise ValueError(f"einsum: subscripts {sub!r} do not match an operand of shape {s}")
+        expanded.append(sub)
+    if out is None:
+        counts = {}
+        for c in "".join(expanded):
+            counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    else:
+        out = out.replace("...", ell)
+    return tuple(expanded), out
+
+
+def _einsum_impl(*ops, subs, out):
+    return np.einsum(",".join(subs) + "->" + out, *ops, optimize=len(ops) > 2)
+
+
+einsum_p = register(Primitive("einsum", _einsum_impl,
+                              sympy=lambda sp, *ops, subs, out: _einsum_impl(
+                                  *ops, subs=subs, out=out)))
+
+
+def _fresh(subs, out, n):
+    used = set("".join(subs) + out)
+    return "".join([c for c in string.ascii_letters if c not in used][:n])
+
+
+def _einsum_jvp(i):
+    def jvp(t, ans, *ops, subs, out):
+        bl = _fresh(subs, out, ndim_of(t) - ndim_of(ops[i]))
+        new_subs = tuple(bl + s if j == i else s for j, s in enumerate(subs))
+        new_ops = tuple(t if j == i else o for j, o in enumerate(ops))
+        return einsum_p(*new_ops, subs=new_subs, out=bl + out)
+    return jvp
+
+
+def _einsum_vjp(i):
+    def vjp(ct, ans, *ops, subs, out):
+        target = subs[i]
+        if len(set(target)) != len(target):
+            raise NotImplementedError(
+                f"einsum: the VJP for operand {i} with repeated subscripts {target!r} is not "
+                f"implemented; use diagonal/trace for diagonals")
+        bl = _fresh(subs, out, ndim_of(ct) - ndim_of(ans))
+        others = [s for j, s in enumerate(subs) if j != i]
+        avail = set(out) | set("".join(others))
+        kept = "".join(c for c in target if c in avail)
+        g = einsum_p(ct, *[o for j, o in enumerate(ops) if j != i],
+                     subs=(bl + out,) + tuple(others), out=bl + kept)
+        if kept != target:
+            xs = shape_of(ops[i])
+            batch = shape_of(g)[:len(bl)]
+            g = reshape(g, batch + tuple(n if c in avail else 1 for c, n in zip(target, xs)))
+            g = broadcast_to(g, batch + xs)
+        return g
+    return vjp
+
+
+def einsum(spec, *operands, **kwargs):
+    if not isinstance(spec, str):
+        raise NotImplementedError("einsum: only the subscripts-string form is differentiable")
+    subs, out = _parse_einsum(spec, [shape_of(o) for o in operands])
+    for i in range(len(operands)):
+        einsum_p.jvps[i] = einsum_p.jvps.get(i) or _einsum_jvp(i)
+        einsum_p.vjps[i] = einsum_p.vjps.get(i) or _einsum_vjp(i)
+    return einsum_p(*operands, subs=subs, out=out)
+
+
+for _i in range(8):
+    einsum_p.jvps[_i] = _einsum_jvp(_i)
+    einsum_p.vjps[_i] = _einsum_vjp(_i)
+
+
+# --- compositions ------------------------------------------------------------------
+def tensordot(a, b, axes=2):
+    na, nb = ndim_of(a), ndim_of(b)
+    if isinstance(axes, (int, np.integer)):
+        ax_a, ax_b = list(range(na - axes, na)), list(range(axes))
+    else:
+        ax_a, ax_b = axes
+        ax_a = [ax_a] if isinstance(ax_a, (int, np.integer)) else list(ax_a)
+        ax_b = [ax_b] if isinstance(ax_b, (int, np.integer)) else list(ax_b)
+    ax_a = [int(x) % na for x in ax_a]
+    ax_b = [int(x) % nb for x in ax_b]
+    sa, sb = shape_of(a), shape_of(b)
+    for p, q in zip(ax_a, ax_b):
+        if sa[p] != sb[q]:
+            raise ValueError(f"tensordot: shape mismatch for sum: {sa} axis {p} vs {sb} axis {q}")
+    free_a = [i for i in range(na) if i not in ax_a]
+    free_b = [i for i in range(nb) if i not in ax_b]
+    k = int(np.prod([sa[i] for i in ax_a], dtype=np.int64))
+    a2 = reshape(transpose(a, free_a + ax_a), (-1, k))
+    b2 = reshape(transpose(b, ax_b + free_b), (k, -1))
+    return reshape(matmul_p(a2, b2), tuple(sa[i] for i in free_a) + tuple(sb[i] for i in free_b))
+
+
+def dot(a, b):
+    na, nb = ndim_of(a), ndim_of(b)
+    if na == 0 or nb == 0:
+        return multiply(a, b)
+    if na <= 2 and nb <= 2:
+        return matmul(a, b)
+    return tensordot(a, b, axes=([na - 1], [0 if nb == 1 else nb - 2]))
+
+
+def inner(a, b):
+    if ndim_of(a) == 0 or ndim_of(b) == 0:
+        return multiply(a, b)
+    return tensordot(a, b, axes=([-1], [-1]))
+
+
+def outer(a, b):
+    return multiply(reshape(ravel(a), (-1, 1)), reshape(ravel(b), (1, -1)))
+
+
+def vdot(a, b):
+    return sum_(multiply(ravel(a), ravel(b)))
+
+
+# --- diagonals ----------------------------------------------------------------------
+def _diag_index(n_rows, n_cols, offset):
+    rows = np.arange(max(0, -offset), n_rows)
+    cols = rows + offset
+    keep = (cols >= 0) & (cols < n_cols)
+    return rows[keep], cols[keep]
+
+
+diagonal_p = register(Primitive(
+    "diagonal", lambda x, offset: np.diagonal(x, offset, axis1=-2, axis2=-1).copy(), linear=True,
+    sympy=lambda sp, x, offset: np.diagonal(x, offset, axis1=-2, axis2=-1)))
+
+
+def _embed_impl(d, offset, shape):
+    out = np.zeros(shape_of(d)[:-1] + tuple(shape), dtype=np.result_type(d))
+    r, c = _diag_index(shape[0], shape[1], offset)
+    out[..., r, c] = d
+    return out
+
+
+diag_embed_p = register(Primitive("diag_embed", _embed_impl, linear=True))
+diagonal_p.defjvp(lambda t, ans, x, offset: diagonal_p(t, offset=offset))
+diagonal_p.defvjp(lambda ct, ans, x, offset:
+                  diag_embed_p(ct, offset=offset, shape=shape_of(x)[-2:]))
+diag_embed_p.defjvp(lambda t, ans, d, offset, shape: diag_embed_p(t, offset=offset, shape=shape))
+diag_embed_p.defvjp(lambda ct, ans, d, offset, shape: diagonal_p(ct, offset=offset))
+
+
+def diagonal(x, offset=0, axis1=0, axis2=1):
+    if ndim_of(x) < 2:
+        raise ValueError(f"diagonal: needs an array of at least 2 dimensions, got shape "
+                         f"{shape_of(x)}")
+    return diagonal_p(moveaxis(x, (axis1, axis2), (-2, -1)), offset=int(offset))
+
+
+def trace(x, offset=0, axis1=0, axis2=1):
+    return sum_(diagonal(x, offset, axis1, axis2), axis=-1)
+
+
+def diag(v, k=0):
+    nd = ndim_of(v)
+    if nd == 1:
+        n = shape_of(v)[0] + abs(int(k))
+        return diag_embed_p(v, offset=int(k), shape=(n, n))
+    if nd == 2:
+        return diagonal_p(v, offset=int(k))
+    raise ValueError(f"diag: input must be 1-D or 2-D, got shape {shape_of(v)}")
+
+
+def _tri_mask(x, k, upper):
+    n, m = shape_of(x)[-2:]
+    return np.triu(np.ones((n, m), bool), k) if upper else np.tril(np.ones((n, m), bool), k)
+
+
+def triu(x, k=0):
+    return where(_tri_mask(x, k, True), x, 0.0)
+
+
+def tril(x, k=0):
+    return where(_tri_mask(x, k, False), x, 0.0)

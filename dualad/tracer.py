@@ -1,0 +1,172 @@
+"""Traces, boxes and primitive dispatch: the one mechanism every mode shares.
+
+A *trace* is one active transformation (a forward sweep, a recorded tape).
+Each has an integer ``level``; nesting a transformation inside another gives
+the inner one a higher level. A *box* is a traced value: it belongs to exactly
+one trace and wraps a value of the level below (which may itself be a box).
+
+Calling a :class:`Primitive` finds the highest-level trace among its
+arguments and lets that trace interpret the call. The trace unboxes only its
+own boxes, calls the primitive again on what is left (so lower levels see the
+call too), then applies the primitive's rule. Because every level is kept
+apart by its trace, perturbations of nested forward sweeps never mix
+("perturbation confusion"), and because rules are themselves written with
+primitives, every rule is differentiable at the level above.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+
+import numpy as np
+
+_levels = itertools.count(1)
+_local = threading.local()
+
+
+def new_level() -> int:
+    """A fresh trace level, higher than every level handed out before."""
+    return next(_levels)
+
+
+class Trace:
+    """One active transformation; subclasses define :meth:`process`."""
+
+    __slots__ = ("level",)
+
+    def __init__(self, level: int | None = None):
+        self.level = new_level() if level is None else level
+
+    def process(self, prim, args, params):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class Box:
+    """Base class of traced values (``Dual``, ``Var``).
+
+    Operators and the NumPy protocols (``__array_ufunc__``,
+    ``__array_function__``) are attached in :mod:`dualad.dispatch`.
+    """
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 100.0
+
+    # Filled in by subclasses: the value one level down.
+    @property
+    def _inner(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def shape(self):
+        return np.shape(self._inner) if not isinstance(self._inner, Box) else self._inner.shape
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def dtype(self):
+        inner = self._inner
+        return inner.dtype if isinstance(inner, Box) else np.result_type(inner)
+
+    def __len__(self):
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of a traced 0-d value")
+        return shape[0]
+
+
+def primal_value(x):
+    """Strip every box: the plain NumPy value underneath all traces."""
+    while isinstance(x, Box):
+        x = x._inner
+    return x
+
+
+def shape_of(x) -> tuple:
+    return x.shape if isinstance(x, (Box, np.ndarray)) else np.shape(x)
+
+
+def ndim_of(x) -> int:
+    return len(shape_of(x))
+
+
+class Primitive:
+    """An operation the interpreters know: value, JVP and VJP rules, SymPy form.
+
+    ``jvps[i](tangent_i, ans, *args, **params)`` is argument ``i``'s
+    contribution to the output tangent, and ``vjps[i](cotangent, ans, *args,
+    **params)`` is the cotangent of argument ``i`` (unbroadcast to its shape).
+    Tangents and cotangents may carry leading batch axes beyond the shape of
+    their primal; rules are written to be polymorphic in them.
+    ``vjp_all(cotangent, ans, *args, **params)``, when given, returns the
+    cotangents of every argument at once (``None`` for a zero), and
+    ``jvp_all(tangents, ans, *args, **params)`` the output tangent from the
+    list of all input tangents (``None`` where an input is not traced).
+
+    Differentiable arguments are positional; non-differentiable ones (axes,
+    shapes, indices) are keyword parameters.
+    """
+
+    __slots__ = ("name", "impl", "jvps", "vjps", "jvp_all", "vjp_all", "sympy", "zero_derivative",
+                 "linear", "nondiff_argnums", "doc", "__weakref__", "__dict__")
+
+    def __init__(self, name, impl, *, sympy=None, zero_derivative=False, linear=False,
+                 nondiff_argnums=()):
+        self.name = name
+        self.impl = impl
+        self.jvps = {}
+        self.vjps = {}
+        self.jvp_all = None
+        self.vjp_all = None
+        self.sympy = sympy
+        self.zero_derivative = zero_derivative
+        self.linear = linear
+        self.nondiff_argnums = tuple(nondiff_argnums)
+
+    def __call__(self, *args, **params):
+        top = None
+        for a in args:
+            if isinstance(a, Box):
+                t = a._trace
+                if top is None or t.level > top.level:
+                    top = t
+        if top is None:
+            return self.impl(*args, **params)
+        return top.process(self, args, params)
+
+    def defjvp(self, *rules, argnums=None):
+        """Register per-argument JVP rules ``rule(t, ans, *args, **params)``."""
+        for i, rule in zip(range(len(rules)) if argnums is None else argnums, rules):
+            self.jvps[i] = rule
+        return self
+
+    def defvjp(self, *rules, argnums=None):
+        """Register per-argument VJP rules ``rule(ct, ans, *args, **params)``."""
+        for i, rule in zip(range(len(rules)) if argnums is None else argnums, rules):
+            self.vjps[i] = rule
+        return self
+
+    def __repr__(self):
+        return f"<primitive {self.name}>"
+
+
+REGISTRY: dict[str, Primitive] = {}
+
+
+def register(prim: Primitive) -> Primitive:
+    if prim.name in REGISTRY:
+        raise ValueError(f"a primitive named {prim.name!r} is already registered")
+    REGISTRY[prim.name] = prim
+    return prim
+
+
+def missing_rule(prim, argnum, mode):
+    kind = "JVP (forward)" if mode == "jvp" else "VJP (reverse)"
+    return NotImplementedError(
+        f"Differentiation rule for '{prim.name}' not implemented: no {kind} rule "
+        f"for argument {argnum}")
