@@ -13,3 +13,5 @@ from .forward import Dual  # noqa: F401
 from .reverse import Var  # noqa: F401
 
 __version__ = "0.1.0"
+from .custom import primitive, Function  # noqa: E402,F401
+from . import autograd  # noqa: E402,F401

@@ -151,6 +151,16 @@ class Primitive:
             self.vjps[i] = rule
         return self
 
+    def defderiv(self, *derivs):
+        """Both rules of an elementwise primitive from ``d_i(ans, *args) = ∂ans/∂arg_i``."""
+        from .ops.elementwise import _jvp_from, _vjp_from
+        for i, d in enumerate(derivs):
+            if d is not None:
+                self.jvps[i] = _jvp_from(d, i)
+                self.vjps[i] = _vjp_from(d, i)
+        self.derivs = derivs
+        return self
+
     def __repr__(self):
         return f"<primitive {self.name}>"
 

@@ -36,10 +36,16 @@ def _vjp_from(d, i):
     return vjp
 
 
-def elementwise(name, impl, *derivs, sympy=None):
-    """Declare an elementwise primitive from its partial derivatives."""
+def elementwise(name, impl, *derivs, sympy=None, domain=None):
+    """Declare an elementwise primitive from its partial derivatives.
+
+    ``domain`` is a list of open intervals ``(lo, hi)``, one per argument,
+    inside which the function is smooth (default: the whole real line); the
+    rule checker samples there.
+    """
     prim = register(Primitive(name, impl, sympy=sympy))
     prim.derivs = derivs
+    prim.domain = domain
     for i, d in enumerate(derivs):
         if d is not None:
             prim.jvps[i] = _jvp_from(d, i)
@@ -50,7 +56,9 @@ def elementwise(name, impl, *derivs, sympy=None):
 
 def zero_derivative(name, impl, sympy=None):
     """Declare a primitive whose derivative is zero wherever it exists."""
-    return register(Primitive(name, impl, sympy=sympy, zero_derivative=True))
+    prim = register(Primitive(name, impl, sympy=sympy, zero_derivative=True))
+    prim.domain = None
+    return prim
 
 
 def _sp(fname):
@@ -65,7 +73,7 @@ subtract = elementwise("subtract", np.subtract, lambda a, x, y: 1.0, lambda a, x
 multiply = elementwise("multiply", np.multiply, lambda a, x, y: y, lambda a, x, y: x,
                        sympy=lambda sp, x, y: x * y)
 divide = elementwise("divide", np.divide, lambda a, x, y: 1.0 / y, lambda a, x, y: -a / y,
-                     sympy=lambda sp, x, y: x / y)
+                     sympy=lambda sp, x, y: x / y, domain=[None, (0.1, np.inf)])
 negative = elementwise("negative", np.negative, lambda a, x: -1.0, sympy=lambda sp, x: -x)
 positive = elementwise("positive", np.positive, lambda a, x: 1.0, sympy=lambda sp, x: x)
 
@@ -84,13 +92,16 @@ def _dpow_exponent(a, x, y):
 
 
 power = elementwise("power", np.power, _dpow_base, _dpow_exponent,
-                    sympy=lambda sp, x, y: x ** y)
+                    sympy=lambda sp, x, y: x ** y, domain=[(0.1, np.inf), None])
 square = elementwise("square", np.square, lambda a, x: 2.0 * x, sympy=lambda sp, x: x ** 2)
 reciprocal = elementwise("reciprocal", np.reciprocal, lambda a, x: -a * a,
-                         sympy=lambda sp, x: 1 / x)
-sqrt = elementwise("sqrt", np.sqrt, lambda a, x: 0.5 / a, sympy=_sp("sqrt"))
-cbrt = elementwise("cbrt", np.cbrt, lambda a, x: 1.0 / (3.0 * a * a), sympy=_sp("cbrt"))
-absolute = elementwise("absolute", np.absolute, lambda a, x: sign(x), sympy=_sp("Abs"))
+                         sympy=lambda sp, x: 1 / x, domain=[(0.1, np.inf)])
+sqrt = elementwise("sqrt", np.sqrt, lambda a, x: 0.5 / a, sympy=_sp("sqrt"),
+                   domain=[(0.1, np.inf)])
+cbrt = elementwise("cbrt", np.cbrt, lambda a, x: 1.0 / (3.0 * a * a), sympy=_sp("cbrt"),
+                   domain=[(0.1, np.inf)])
+absolute = elementwise("absolute", np.absolute, lambda a, x: sign(x), sympy=_sp("Abs"),
+                       domain=[(0.1, np.inf)])
 
 # --- exponentials and logarithms -----------------------------------------
 exp = elementwise("exp", np.exp, lambda a, x: a, sympy=_sp("exp"))
@@ -98,13 +109,14 @@ exp2 = elementwise("exp2", np.exp2, lambda a, x: a * np.log(2.0),
                    sympy=lambda sp, x: 2 ** x)
 expm1 = elementwise("expm1", np.expm1, lambda a, x: a + 1.0,
                     sympy=lambda sp, x: sp.exp(x) - 1)
-log = elementwise("log", np.log, lambda a, x: 1.0 / x, sympy=_sp("log"))
+log = elementwise("log", np.log, lambda a, x: 1.0 / x, sympy=_sp("log"),
+                  domain=[(0.1, np.inf)])
 log2 = elementwise("log2", np.log2, lambda a, x: 1.0 / (x * np.log(2.0)),
-                   sympy=lambda sp, x: sp.log(x, 2))
+                   sympy=lambda sp, x: sp.log(x, 2), domain=[(0.1, np.inf)])
 log10 = elementwise("log10", np.log10, lambda a, x: 1.0 / (x * np.log(10.0)),
-                    sympy=lambda sp, x: sp.log(x, 10))
+                    sympy=lambda sp, x: sp.log(x, 10), domain=[(0.1, np.inf)])
 log1p = elementwise("log1p", np.log1p, lambda a, x: 1.0 / (x + 1.0),
-                    sympy=lambda sp, x: sp.log(1 + x))
+                    sympy=lambda sp, x: sp.log(1 + x), domain=[(-0.9, np.inf)])
 logaddexp = elementwise("logaddexp", np.logaddexp, lambda a, x, y: exp(x - a),
                         lambda a, x, y: exp(y - a),
                         sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)))
@@ -115,25 +127,29 @@ logaddexp2 = elementwise("logaddexp2", np.logaddexp2, lambda a, x, y: exp2(x - a
 # --- trigonometric and hyperbolic -----------------------------------------
 sin = elementwise("sin", np.sin, lambda a, x: cos(x), sympy=_sp("sin"))
 cos = elementwise("cos", np.cos, lambda a, x: -sin(x), sympy=_sp("cos"))
-tan = elementwise("tan", np.tan, lambda a, x: 1.0 + a * a, sympy=_sp("tan"))
-arcsin = elementwise("arcsin", np.arcsin, lambda a, x: 1.0 / sqrt(1.0 - x * x), sympy=_sp("asin"))
-arccos = elementwise("arccos", np.arccos, lambda a, x: -1.0 / sqrt(1.0 - x * x), sympy=_sp("acos"))
+tan = elementwise("tan", np.tan, lambda a, x: 1.0 + a * a, sympy=_sp("tan"),
+                  domain=[(-1.4, 1.4)])
+arcsin = elementwise("arcsin", np.arcsin, lambda a, x: 1.0 / sqrt(1.0 - x * x), sympy=_sp("asin"),
+                     domain=[(-0.9, 0.9)])
+arccos = elementwise("arccos", np.arccos, lambda a, x: -1.0 / sqrt(1.0 - x * x), sympy=_sp("acos"),
+                     domain=[(-0.9, 0.9)])
 arctan = elementwise("arctan", np.arctan, lambda a, x: 1.0 / (1.0 + x * x), sympy=_sp("atan"))
 arctan2 = elementwise("arctan2", np.arctan2,
                       lambda a, y, x: x / (x * x + y * y),
                       lambda a, y, x: -y / (x * x + y * y),
-                      sympy=lambda sp, y, x: sp.atan2(y, x))
+                      sympy=lambda sp, y, x: sp.atan2(y, x), domain=[None, (0.1, np.inf)])
 hypot = elementwise("hypot", np.hypot, lambda a, x, y: x / a, lambda a, x, y: y / a,
-                    sympy=lambda sp, x, y: sp.sqrt(x ** 2 + y ** 2))
+                    sympy=lambda sp, x, y: sp.sqrt(x ** 2 + y ** 2),
+                    domain=[(0.1, np.inf), (0.1, np.inf)])
 sinh = elementwise("sinh", np.sinh, lambda a, x: cosh(x), sympy=_sp("sinh"))
 cosh = elementwise("cosh", np.cosh, lambda a, x: sinh(x), sympy=_sp("cosh"))
 tanh = elementwise("tanh", np.tanh, lambda a, x: 1.0 - a * a, sympy=_sp("tanh"))
 arcsinh = elementwise("arcsinh", np.arcsinh, lambda a, x: 1.0 / sqrt(x * x + 1.0),
                       sympy=_sp("asinh"))
 arccosh = elementwise("arccosh", np.arccosh, lambda a, x: 1.0 / sqrt(x * x - 1.0),
-                      sympy=_sp("acosh"))
+                      sympy=_sp("acosh"), domain=[(1.1, np.inf)])
 arctanh = elementwise("arctanh", np.arctanh, lambda a, x: 1.0 / (1.0 - x * x),
-                      sympy=_sp("atanh"))
+                      sympy=_sp("atanh"), domain=[(-0.9, 0.9)])
 deg2rad = elementwise("deg2rad", np.deg2rad, lambda a, x: np.pi / 180.0,
                       sympy=lambda sp, x: x * sp.pi / 180)
 rad2deg = elementwise("rad2deg", np.rad2deg, lambda a, x: 180.0 / np.pi,

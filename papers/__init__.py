@@ -1,0 +1,1 @@
+"""Reproductions of published AD results, each checked by a test."""
