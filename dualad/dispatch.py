@@ -84,6 +84,11 @@ FUNCTIONS = {
 }
 
 
+for _mod in ops.EXTENSIONS:
+    UFUNCS.update(getattr(_mod, "NUMPY_UFUNCS", {}))
+    FUNCTIONS.update(getattr(_mod, "NUMPY_FUNCTIONS", {}))
+
+
 def _name(fn):
     mod = getattr(fn, "__module__", None) or "numpy"
     if mod.startswith("numpy") and not mod.startswith(("numpy.fft", "numpy.linalg")):

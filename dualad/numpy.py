@@ -18,7 +18,8 @@ from .tracer import Box as _Box
 _ns = {}
 for _table in (_UFUNCS, _FUNCTIONS):
     for _np_fn, _fn in _table.items():
-        _ns[_np_fn.__name__] = _fn
+        if isinstance(_np_fn, _np.ufunc) or getattr(_np_fn, "__module__", "") == "numpy":
+            _ns[_np_fn.__name__] = _fn
 _ns.update(abs=_ops.absolute, sum=_ops.sum, max=_ops.max, min=_ops.min, amax=_ops.max,
            amin=_ops.min, clip=_ops.clip)
 globals().update(_ns)

@@ -165,6 +165,18 @@ class Primitive:
         return f"<primitive {self.name}>"
 
 
+def sample(*args, domain=None, **params):
+    """One example call of a primitive, for the rule checker.
+
+    Each positional entry is either a shape tuple (a random float array of that
+    shape is drawn, inside ``domain`` — a list of ``(lo, hi)`` per argument or
+    ``None``) or a concrete value used as is (non-differentiable arguments).
+    ``params`` are the keyword parameters. Attach a list of these to a
+    primitive as ``prim.samples``.
+    """
+    return {"args": args, "params": params, "domain": domain}
+
+
 REGISTRY: dict[str, Primitive] = {}
 
 

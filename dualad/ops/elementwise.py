@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer import Primitive, ndim_of, register, shape_of
+from ..tracer import Primitive, ndim_of, register, sample, shape_of
 from ._util import fit, lift, unbroadcast
 
 
@@ -230,3 +230,9 @@ isfinite = zero_derivative("isfinite", np.isfinite)
 logical_and = zero_derivative("logical_and", np.logical_and)
 logical_or = zero_derivative("logical_or", np.logical_or)
 logical_not = zero_derivative("logical_not", np.logical_not)
+
+where.samples = [
+    sample(np.array([True, False, True]), (3,), (3,)),
+    sample(np.array([[True], [False]]), (3,), (2, 1)),
+]
+where.domain = None

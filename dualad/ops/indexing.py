@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer import Box, Primitive, ndim_of, register, shape_of
+from ..tracer import Box, Primitive, ndim_of, register, sample, shape_of
 
 
 def _is_advanced(entry):
@@ -116,3 +116,9 @@ untake.defvjp(lambda ct, ans, u, idx, shape: take_batched(ct, idx, ndim_of(ct) -
 def index(x, idx):
     """``x[idx]`` for a traced ``x`` (what ``Box.__getitem__`` calls)."""
     return getitem(x, idx=normalize_index(idx, shape_of(x)))
+
+getitem.samples = [sample((4,), idx=(1,)), sample((3, 4), idx=(slice(0, 2), np.array([0, 3, 3]))),
+                   sample((3, 4), idx=(np.array([2, 0, 2]),)),
+                   sample((3, 4), idx=(slice(None), None, 2))]
+untake.samples = [sample((3,), idx=(np.array([0, 2, 0]),), shape=(4,)),
+                  sample((2, 4), idx=(slice(0, 2),), shape=(3, 4))]

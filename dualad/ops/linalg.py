@@ -13,7 +13,7 @@ import string
 
 import numpy as np
 
-from ..tracer import Primitive, ndim_of, register, shape_of
+from ..tracer import Primitive, ndim_of, register, sample, shape_of
 from ._util import lift, unbroadcast
 from .elementwise import multiply, where
 from .reductions import sum as sum_
@@ -276,3 +276,10 @@ def triu(x, k=0):
 
 def tril(x, k=0):
     return where(_tri_mask(x, k, False), x, 0.0)
+
+matmul_p.samples = [sample((2, 3), (3, 4)), sample((2, 2, 3), (3, 2)), sample((3, 3), (2, 3, 1))]
+einsum_p.samples = [sample((2, 3), (3, 4), subs=("ij", "jk"), out="ik"),
+                    sample((3,), (3,), subs=("i", "i"), out=""),
+                    sample((2, 3), (3,), subs=("ij", "j"), out="ij")]
+diagonal_p.samples = [sample((3, 3), offset=0), sample((3, 4), offset=1), sample((2, 3, 3), offset=-1)]
+diag_embed_p.samples = [sample((3,), offset=0, shape=(3, 3)), sample((2,), offset=1, shape=(3, 3))]

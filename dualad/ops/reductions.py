@@ -15,7 +15,7 @@ import builtins
 
 import numpy as np
 
-from ..tracer import Primitive, ndim_of, register, shape_of
+from ..tracer import Primitive, ndim_of, register, sample, shape_of
 from ._util import normalize_axes, shift_axes
 
 
@@ -189,3 +189,11 @@ def cumsum(x, axis=None):
 
 
 _ = builtins  # the builtins stay reachable although sum/max/min are shadowed here
+
+sum_p.samples = [sample((2, 3), axis=(0, 1), keepdims=False), sample((2, 3), axis=(1,), keepdims=True),
+                 sample((3,), axis=(0,), keepdims=False)]
+max_p.samples = [sample((2, 3), axis=(1,), keepdims=False), sample((4,), axis=(0,), keepdims=True)]
+min_p.samples = [sample((2, 3), axis=(0,), keepdims=False), sample((4,), axis=(0,), keepdims=False)]
+prod_p.samples = [sample((2, 3), axis=(1,), keepdims=False, domain=[(0.5, 2.0)]),
+                  sample((3,), axis=(0,), keepdims=True, domain=[(0.5, 2.0)])]
+cumsum_p.samples = [sample((2, 3), axis=1), sample((4,), axis=0)]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer import Primitive, ndim_of, register, shape_of
+from ..tracer import Primitive, ndim_of, register, sample, shape_of
 from ._util import lift, normalize_axes, unbroadcast
 
 
@@ -227,3 +227,8 @@ def flip(x, axis=None):
     axes = normalize_axes(axis, ndim_of(x))
     idx = tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(ndim_of(x)))
     return getitem(x, idx=idx)
+
+reshape_p.samples = [sample((2, 3), shape=(3, 2)), sample((6,), shape=(1, 2, 3))]
+transpose_p.samples = [sample((2, 3), axes=(1, 0)), sample((2, 3, 4), axes=(2, 0, 1))]
+broadcast_to_p.samples = [sample((3,), shape=(2, 3)), sample((1, 3), shape=(4, 3))]
+concatenate_p.samples = [sample((2,), (3,), axis=0), sample((2, 3), (2, 1), axis=1)]
