@@ -1,0 +1,1 @@
+"""dualad.scipy.linalg (placeholder, filled by issue 4)."""

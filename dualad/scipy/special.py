@@ -1,0 +1,1 @@
+"""dualad.scipy.special (placeholder, filled by issue 4)."""

@@ -1,0 +1,1 @@
+"""dualad.scipy.stats (placeholder, filled by issue 4)."""
