@@ -131,8 +131,7 @@ def _trace_inputs(api, trace, args, argnums):
 
 
 def _cotangents(results, vars_, batch):
-    return [results.get(v.node, None) if v.node in results else _zeros(batch + shape_of(v.value),
-                                                                         v.value)
+    return [results[v] if v in results else _zeros(batch + shape_of(v.value), v.value)
             for v in vars_]
 
 
@@ -162,9 +161,9 @@ def vjp(f, *primals):
                 raise ValueError(f"vjp pullback: cotangent {i} has batch shape {b} but an "
                                  f"earlier one has {batch}")
             batch = b
-            if isinstance(o, Var) and o._trace is trace and o.node is not None:
-                seeds.append((o.node, c))
-        wanted = {v.node for vars_, _ in per_arg.values() for v in vars_}
+            if isinstance(o, Var) and o._trace is trace:
+                seeds.append((o, c))
+        wanted = {v for vars_, _ in per_arg.values() for v in vars_}
         results = backward_sweep(seeds, trace=trace, retain_graph=True, wanted=wanted)
         grads = []
         for i in range(len(primals)):
@@ -208,10 +207,10 @@ def value_and_grad(f, argnums=0, has_aux=False):
             raise TypeError(f"grad: {_fname(f)} returned dtype "
                             f"{np.result_type(primal_value(value))}, which is not differentiable")
         results = {}
-        if isinstance(out, Var) and out._trace is trace and out.node is not None:
+        if isinstance(out, Var) and out._trace is trace:
             seed = np.ones((), dtype=np.result_type(primal_value(value)))
-            wanted = {v.node for vars_, _ in per_arg.values() for v in vars_}
-            results = backward_sweep([(out.node, seed)], trace=trace, wanted=wanted)
+            wanted = {v for vars_, _ in per_arg.values() for v in vars_}
+            results = backward_sweep([(out, seed)], trace=trace, wanted=wanted)
         grads = tuple(per_arg[i][1](_cotangents(results, per_arg[i][0], ())) for i in nums)
         g = grads[0] if single else grads
         return ((value, aux), g) if has_aux else (value, g)

@@ -12,44 +12,32 @@ import numpy as np
 
 from .api import check_input
 from .custom import Function, FunctionCtx  # noqa: F401  (part of this namespace)
-from .reverse import Node, Var, VJPTrace, backward_sweep
+from .reverse import Var, VJPTrace, backward_sweep
 from .tracer import Box, primal_value, shape_of
 
 
 class Variable(Var):
     """A value on the imperative tape; ``.grad`` holds accumulated gradients."""
 
-    __slots__ = ()
+    __slots__ = ("requires_grad",)
 
-    def __init__(self, value, requires_grad=False, *, _trace=None, _node=None):
+    def __init__(self, value, requires_grad=False, *, _trace=None, _prim=None, _args=None,
+                 _params=None):
         if _trace is not None:  # created by the tape for an operation's result
-            super().__init__(_trace, value, _node)
+            super().__init__(_trace, value, _prim, _args, _params)
+            self.requires_grad = True
             return
         if isinstance(value, Box):
             raise TypeError("Variable: wrap a plain array, not a traced value")
         arr = np.asarray(value)
         if requires_grad:
             arr = check_input("Variable", 0, arr)
-        node = Node(None, None, None, arr, ()) if requires_grad else None
-        super().__init__(_TAPE, arr, node)
-
-    @property
-    def requires_grad(self):
-        return self.node is not None
+        super().__init__(_TAPE, arr)
+        self.requires_grad = bool(requires_grad)
 
     @property
     def is_leaf(self):
-        return self.node is None or self.node.prim is None
-
-    @property
-    def grad(self):
-        return None if self.node is None else self.node.grad
-
-    @grad.setter
-    def grad(self, value):
-        if self.node is None:
-            raise RuntimeError("Variable.grad: this Variable does not require grad")
-        self.node.grad = value
+        return self.prim is None
 
     @property
     def data(self):
@@ -62,8 +50,7 @@ class Variable(Var):
         return Variable(primal_value(self.value))
 
     def zero_grad(self):
-        if self.node is not None:
-            self.node.grad = None
+        self.grad = None
 
     def backward(self, grad=None, retain_graph=None, create_graph=False):
         backward([self], None if grad is None else [grad], retain_graph, create_graph)
@@ -73,12 +60,25 @@ class Variable(Var):
         return f"Variable({primal_value(self.value)!r}{rg})"
 
 
-def _box(trace, value, node):
-    return Variable(value, _trace=trace, _node=node)
+class _ImperativeTrace(VJPTrace):
+    """The process-wide tape: records only what depends on a requires_grad leaf."""
+
+    __slots__ = ()
+
+    def process(self, prim, args, params):
+        for a in args:
+            if isinstance(a, Variable) and a._trace is self and a.requires_grad:
+                return super().process(prim, args, params)
+        plain = [a.value if isinstance(a, Variable) and a._trace is self else a for a in args]
+        return prim(*plain, **params)
+
+
+def _box(trace, value, prim=None, args=None, params=None):
+    return Variable(value, _trace=trace, _prim=prim, _args=args, _params=params)
 
 
 # Level 0: below every functional transformation, which nests above it.
-_TAPE = VJPTrace(level=0, box_type=_box)
+_TAPE = _ImperativeTrace(level=0, box_type=_box)
 
 
 def _seeds(api, outputs, grad_outputs, batched):
@@ -91,7 +91,7 @@ def _seeds(api, outputs, grad_outputs, batched):
         raise ValueError(f"{api}: {len(outputs)} outputs but {len(grad_outputs)} grad_outputs")
     seeds = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
-        if not isinstance(out, Variable) or out.node is None:
+        if not isinstance(out, Variable) or not out.requires_grad:
             raise RuntimeError(f"{api}: output {i} (shape {shape_of(out)}) does not require "
                                f"grad and has no grad_fn: nothing on it was computed from a "
                                f"Variable with requires_grad=True")
@@ -110,7 +110,7 @@ def _seeds(api, outputs, grad_outputs, batched):
                     f"outputs[{i}].shape) = (B, {', '.join(map(str, oshape))})"
                     if batched else f"grad_outputs[{i}] must have the output's shape {oshape}")
             raise ValueError(f"{api}: grad_outputs[{i}] has shape {gshape}, but {rule}")
-        seeds.append((out.node, g))
+        seeds.append((out, g))
     if batched and len({shape_of(g)[0] for _, g in seeds}) > 1:
         raise ValueError(f"{api}: batched grad_outputs disagree on the batch size B")
     return seeds
@@ -121,8 +121,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
     seeds = _seeds("backward", tensors, grad_tensors, False)
     retain = create_graph if retain_graph is None else retain_graph
     results = backward_sweep(seeds, trace=_TAPE, create_graph=create_graph, retain_graph=retain)
-    for node, g in results.items():
-        node.grad = g if node.grad is None else node.grad + g
+    for leaf, g in results.items():
+        if leaf.requires_grad:
+            leaf.grad = g if leaf.grad is None else leaf.grad + g
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -136,16 +137,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     single = not isinstance(inputs, (tuple, list))
     inputs = [inputs] if single else list(inputs)
     for j, x in enumerate(inputs):
-        if not isinstance(x, Variable) or x.node is None:
+        if not isinstance(x, Variable) or not x.requires_grad:
             raise RuntimeError(f"grad: inputs[{j}] (shape {shape_of(x)}) does not require grad")
     seeds = _seeds("grad", outputs, grad_outputs, is_grads_batched)
     retain = create_graph if retain_graph is None else retain_graph
-    wanted = {x.node for x in inputs}
+    wanted = set(inputs)
     results = backward_sweep(seeds, trace=_TAPE, create_graph=create_graph, retain_graph=retain,
                              wanted=wanted)
     out = []
     for j, x in enumerate(inputs):
-        g = results.get(x.node)
+        g = results.get(x)
         if g is None:
             if not allow_unused:
                 raise RuntimeError(f"grad: inputs[{j}] (shape {shape_of(x)}) was not used to "

@@ -18,42 +18,46 @@ _FREED = ("Trying to backward through the graph a second time (or to read values
           "retain_graph=True to the first backward/grad call to sweep it again.")
 
 
-class Node:
-    """One recorded operation on the tape (a leaf when ``prim`` is None)."""
+class Var(Box):
+    """A reverse-mode traced value, and its own node on the tape.
 
-    __slots__ = ("prim", "args", "params", "value", "parents", "freed", "grad", "__weakref__")
+    ``value`` is the primal one level down; ``prim``, ``args`` and ``params``
+    record the operation that made it (``prim`` is None for a leaf). The
+    parents of a node are the arguments that are Vars of the same trace.
+    """
 
-    def __init__(self, prim, args, params, value, parents):
+    __slots__ = ("value", "prim", "args", "params", "freed", "grad", "__weakref__")
+
+    def __init__(self, trace, value, prim=None, args=None, params=None):
+        self._trace = trace
+        self.value = value
         self.prim = prim
         self.args = args
         self.params = params
-        self.value = value
-        self.parents = parents  # list of (argnum, parent Node)
         self.freed = False
         self.grad = None
-
-    def free(self):
-        if self.prim is not None:
-            self.args = self.params = self.value = None
-            self.freed = True
-
-
-class Var(Box):
-    """A reverse-mode traced value: a ``value`` and the ``node`` that made it."""
-
-    __slots__ = ("value", "node")
-
-    def __init__(self, trace, value, node):
-        self._trace = trace
-        self.value = value
-        self.node = node
 
     @property
     def _inner(self):
         return self.value
 
+    @property
+    def node(self):
+        return self
+
+    def free(self):
+        if self.prim is not None:
+            self.args = self.params = None
+            self.freed = True
+
     def __repr__(self):
         return f"Var(value={self.value!r})"
+
+
+def parents(node):
+    """The (argnum, Var) pairs of ``node``'s arguments on its own tape."""
+    trace = node._trace
+    return [(i, a) for i, a in enumerate(node.args) if isinstance(a, Var) and a._trace is trace]
 
 
 class VJPTrace(Trace):
@@ -67,22 +71,29 @@ class VJPTrace(Trace):
 
     def process(self, prim, args, params):
         vals = []
-        parents = []
-        for i, a in enumerate(args):
+        lower = False
+        for a in args:
             if isinstance(a, Var) and a._trace is self:
                 vals.append(a.value)
-                if a.node is not None:
-                    parents.append((i, a.node))
             else:
                 vals.append(a)
-        ans = prim(*vals, **params)
-        if prim.zero_derivative or not parents:
-            return ans if not parents else ans
-        node = Node(prim, args, params, ans, parents)
-        return self.box_type(self, ans, node)
+                if isinstance(a, Box):
+                    lower = True
+        if lower:
+            ans = prim(*vals, **params)
+        else:
+            for v in vals:
+                if isinstance(v, Box):
+                    ans = prim(*vals, **params)
+                    break
+            else:
+                ans = prim.impl(*vals, **params)
+        if prim.zero_derivative:
+            return ans
+        return self.box_type(self, ans, prim, args, params)
 
     def new_leaf(self, value):
-        return self.box_type(self, value, Node(None, None, None, value, ()))
+        return self.box_type(self, value)
 
 
 # --------------------------------------------------------------------------
@@ -153,26 +164,36 @@ def toposort(roots):
         if node in seen:
             continue
         seen.add(node)
-        for _, parent in node.parents:
-            child_counts[parent] = child_counts.get(parent, 0) + 1
-            stack.append(parent)
+        if node.prim is None:
+            continue
+        if node.freed:
+            raise RuntimeError(_FREED)
+        trace = node._trace
+        for a in node.args:
+            if isinstance(a, Var) and a._trace is trace:
+                child_counts[a] = child_counts.get(a, 0) + 1
+                stack.append(a)
     order = []
     ready = [n for n in dict.fromkeys(roots) if child_counts.get(n, 0) == 0]
     while ready:
         node = ready.pop()
         order.append(node)
-        for _, parent in node.parents:
-            c = child_counts[parent] - 1
-            child_counts[parent] = c
-            if c == 0:
-                ready.append(parent)
+        if node.prim is None:
+            continue
+        trace = node._trace
+        for a in node.args:
+            if isinstance(a, Var) and a._trace is trace:
+                c = child_counts[a] - 1
+                child_counts[a] = c
+                if c == 0:
+                    ready.append(a)
     return order
 
 
 def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, wanted=None):
-    """Run the reverse sweep from ``seeds`` ((node, cotangent) pairs).
+    """Run the reverse sweep from ``seeds`` ((Var, cotangent) pairs).
 
-    Returns ``{node: cotangent}`` for the nodes in ``wanted`` (default: every
+    Returns ``{var: cotangent}`` for the Vars in ``wanted`` (default: every
     leaf reached). With ``create_graph`` the rules run on the boxed values of
     ``trace`` itself, so the cotangents are recorded and differentiable.
     """
@@ -187,45 +208,49 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
         ct = cts.pop(node, None)
         if ct is None:
             continue
-        if isinstance(ct, IndexedCotangent):
+        if type(ct) is IndexedCotangent:
             ct = ct.materialize()
+        prim = node.prim
         if wanted is None:
-            if node.prim is None:
+            if prim is None:
                 results[node] = ct
                 continue
         elif node in wanted:
             results[node] = ct
-            if node.prim is None:
+            if prim is None:
                 continue
-        if node.freed:
-            raise RuntimeError(_FREED)
-        prim = node.prim
-        if create_graph:
-            args = node.args
-            ans = trace.box_type(trace, node.value, node)
-        else:
-            args = [a.value if isinstance(a, Var) and a._trace is trace else a for a in node.args]
-            ans = node.value
+        if prim is None:
+            continue
+        node_args = node.args
         params = node.params
+        if create_graph:
+            args = node_args
+            ans = node
+        else:
+            args = [a.value if isinstance(a, Var) and a._trace is trace else a
+                    for a in node_args]
+            ans = node.value
         if prim.vjp_all is not None:
             all_cts = prim.vjp_all(ct, ans, *args, **params)
-            for argnum, parent in node.parents:
-                g = all_cts[argnum]
-                if g is not None:
-                    _accumulate(cts, parent, g)
-        elif (prim is getitem and not create_graph and not isinstance(ct, Box)
-              and np.ndim(ct) == np.ndim(ans) and not isinstance(args[0], Box)):
+            for i, a in enumerate(node_args):
+                if isinstance(a, Var) and a._trace is trace and all_cts[i] is not None:
+                    _accumulate(cts, a, all_cts[i])
+        elif (prim is getitem and not create_graph and type(ct) is not Var
+              and not isinstance(args[0], Box) and not isinstance(ct, Box)
+              and np.ndim(ct) == np.ndim(ans)):
             acc = IndexedCotangent(np.shape(args[0]), np.result_type(ct, args[0]))
             acc.parts.append((params["idx"], ct))
-            _accumulate(cts, node.parents[0][1], acc)
+            _accumulate(cts, node_args[0], acc)
         else:
-            for argnum, parent in node.parents:
-                rule = prim.vjps.get(argnum)
-                if rule is None:
-                    raise missing_rule(prim, argnum, "vjp")
-                g = rule(ct, ans, *args, **params)
-                if g is not None:
-                    _accumulate(cts, parent, g)
+            vjps = prim.vjps
+            for i, a in enumerate(node_args):
+                if isinstance(a, Var) and a._trace is trace:
+                    rule = vjps.get(i)
+                    if rule is None:
+                        raise missing_rule(prim, i, "vjp")
+                    g = rule(ct, ans, *args, **params)
+                    if g is not None:
+                        _accumulate(cts, a, g)
         if not retain_graph:
             node.free()
     return results

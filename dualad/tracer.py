@@ -88,7 +88,11 @@ def primal_value(x):
 
 
 def shape_of(x) -> tuple:
-    return x.shape if isinstance(x, (Box, np.ndarray)) else np.shape(x)
+    """The shape of an array, a box, a NumPy scalar (``()``) or a Python number."""
+    s = getattr(x, "shape", None)
+    if s is None:
+        return () if type(x) in (float, int, bool, complex) else np.shape(x)
+    return s
 
 
 def ndim_of(x) -> int:

@@ -14,6 +14,8 @@ derivative everywhere.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..tracer import Primitive, ndim_of, register, sample, shape_of
@@ -31,8 +33,10 @@ def _jvp_from(d, i):
 def _vjp_from(d, i):
     def vjp(ct, ans, *args):
         g = ct * d(ans, *args)
-        nb = ndim_of(ct) - ndim_of(ans)
-        return unbroadcast(g, shape_of(args[i]), nb)
+        xs = shape_of(args[i])
+        if shape_of(g) == xs:
+            return g
+        return unbroadcast(g, xs, ndim_of(ct) - ndim_of(ans))
     return vjp
 
 
@@ -66,15 +70,16 @@ def _sp(fname):
 
 
 # --- arithmetic -----------------------------------------------------------
-add = elementwise("add", np.add, lambda a, x, y: 1.0, lambda a, x, y: 1.0,
+# Python's operators are NumPy's ufuncs on arrays, and far cheaper on scalars.
+add = elementwise("add", operator.add, lambda a, x, y: 1.0, lambda a, x, y: 1.0,
                   sympy=lambda sp, x, y: x + y)
-subtract = elementwise("subtract", np.subtract, lambda a, x, y: 1.0, lambda a, x, y: -1.0,
+subtract = elementwise("subtract", operator.sub, lambda a, x, y: 1.0, lambda a, x, y: -1.0,
                        sympy=lambda sp, x, y: x - y)
-multiply = elementwise("multiply", np.multiply, lambda a, x, y: y, lambda a, x, y: x,
+multiply = elementwise("multiply", operator.mul, lambda a, x, y: y, lambda a, x, y: x,
                        sympy=lambda sp, x, y: x * y)
-divide = elementwise("divide", np.divide, lambda a, x, y: 1.0 / y, lambda a, x, y: -a / y,
+divide = elementwise("divide", operator.truediv, lambda a, x, y: 1.0 / y, lambda a, x, y: -a / y,
                      sympy=lambda sp, x, y: x / y, domain=[None, (0.1, np.inf)])
-negative = elementwise("negative", np.negative, lambda a, x: -1.0, sympy=lambda sp, x: -x)
+negative = elementwise("negative", operator.neg, lambda a, x: -1.0, sympy=lambda sp, x: -x)
 positive = elementwise("positive", np.positive, lambda a, x: 1.0, sympy=lambda sp, x: x)
 
 
@@ -91,7 +96,7 @@ def _dpow_exponent(a, x, y):
     return where(x == 0, 0.0, a * log(safe_x))
 
 
-power = elementwise("power", np.power, _dpow_base, _dpow_exponent,
+power = elementwise("power", operator.pow, _dpow_base, _dpow_exponent,
                     sympy=lambda sp, x, y: x ** y, domain=[(0.1, np.inf), None])
 square = elementwise("square", np.square, lambda a, x: 2.0 * x, sympy=lambda sp, x: x ** 2)
 reciprocal = elementwise("reciprocal", np.reciprocal, lambda a, x: -a * a,
