@@ -19,13 +19,14 @@ from .tracer import Box, primal_value, shape_of
 class Variable(Var):
     """A value on the imperative tape; ``.grad`` holds accumulated gradients."""
 
-    __slots__ = ("requires_grad",)
+    __slots__ = ("requires_grad", "grad")
 
     def __init__(self, value, requires_grad=False, *, _trace=None, _prim=None, _args=None,
                  _params=None):
         if _trace is not None:  # created by the tape for an operation's result
             super().__init__(_trace, value, _prim, _args, _params)
             self.requires_grad = True
+            self.grad = None
             return
         if isinstance(value, Box):
             raise TypeError("Variable: wrap a plain array, not a traced value")
@@ -34,6 +35,7 @@ class Variable(Var):
             arr = check_input("Variable", 0, arr)
         super().__init__(_TAPE, arr)
         self.requires_grad = bool(requires_grad)
+        self.grad = None
 
     @property
     def is_leaf(self):

@@ -155,9 +155,14 @@ def _iter(self):
 
 
 def _binary(op, reflected=False):
-    if reflected:
-        return lambda self, other: op(other, self)
-    return lambda self, other: op(self, other)
+    """An operator method that goes straight to the highest trace among its operands
+    (the hot path of scalar code: no generic argument scan)."""
+    def method(self, other):
+        t = self._trace
+        if isinstance(other, Box) and other._trace.level > t.level:
+            t = other._trace
+        return t.process(op, (other, self) if reflected else (self, other), {})
+    return method
 
 
 def _install():

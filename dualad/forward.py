@@ -25,6 +25,10 @@ class Dual(Box):
     def _inner(self):
         return self.primal
 
+    @property
+    def shape(self):
+        return shape_of(self.primal)
+
     def __repr__(self):
         return f"Dual(primal={self.primal!r}, tangent={self.tangent!r})"
 

@@ -9,13 +9,19 @@ leading batch axes, so a batch of cotangents costs one sweep.
 """
 from __future__ import annotations
 
+import heapq
+import itertools
+
 import numpy as np
 
-from .tracer import Box, Trace, missing_rule
+from .tracer import Box, Trace, missing_rule, shape_of
 
 _FREED = ("Trying to backward through the graph a second time (or to read values the "
           "sweep already freed). The tape is freed after a backward sweep; pass "
           "retain_graph=True to the first backward/grad call to sweep it again.")
+
+
+_next_seq = itertools.count().__next__
 
 
 class Var(Box):
@@ -26,7 +32,7 @@ class Var(Box):
     parents of a node are the arguments that are Vars of the same trace.
     """
 
-    __slots__ = ("value", "prim", "args", "params", "freed", "grad", "__weakref__")
+    __slots__ = ("value", "prim", "args", "params", "seq", "__weakref__")
 
     def __init__(self, trace, value, prim=None, args=None, params=None):
         self._trace = trace
@@ -34,21 +40,26 @@ class Var(Box):
         self.prim = prim
         self.args = args
         self.params = params
-        self.freed = False
-        self.grad = None
+        self.seq = _next_seq()  # creation order: a node's parents were made before it
 
     @property
     def _inner(self):
         return self.value
 
     @property
+    def shape(self):
+        return shape_of(self.value)
+
+    @property
     def node(self):
         return self
 
+    @property
+    def freed(self):
+        return self.prim is not None and self.args is None
+
     def free(self):
-        if self.prim is not None:
-            self.args = self.params = None
-            self.freed = True
+        self.args = self.params = None
 
     def __repr__(self):
         return f"Var(value={self.value!r})"
@@ -74,20 +85,12 @@ class VJPTrace(Trace):
         lower = False
         for a in args:
             if isinstance(a, Var) and a._trace is self:
-                vals.append(a.value)
-            else:
-                vals.append(a)
-                if isinstance(a, Box):
-                    lower = True
-        if lower:
-            ans = prim(*vals, **params)
-        else:
-            for v in vals:
-                if isinstance(v, Box):
-                    ans = prim(*vals, **params)
-                    break
-            else:
-                ans = prim.impl(*vals, **params)
+                a = a.value
+            if isinstance(a, Box):
+                lower = True
+            vals.append(a)
+        # Only when a lower trace is involved does the call go round dispatch again.
+        ans = prim(*vals, **params) if lower else prim.impl(*vals, **params)
         if prim.zero_derivative:
             return ans
         return self.box_type(self, ans, prim, args, params)
@@ -109,9 +112,9 @@ class IndexedCotangent:
 
     __slots__ = ("shape", "dtype", "parts", "dense")
 
-    def __init__(self, shape, dtype):
-        self.shape = shape
-        self.dtype = dtype
+    def __init__(self, x):
+        self.shape = x.shape
+        self.dtype = x.dtype
         self.parts = []
         self.dense = None
 
@@ -119,6 +122,8 @@ class IndexedCotangent:
         self.dense = g if self.dense is None else self.dense + g
 
     def materialize(self):
+        if self.parts:
+            self.dtype = np.result_type(self.dtype, *[ct for _, ct in self.parts[:1]])
         out = np.zeros(self.shape, self.dtype) if self.dense is None else np.array(
             np.broadcast_to(self.dense, self.shape), dtype=np.result_type(self.dense, self.dtype))
         flat_idx, flat_ct = [], []
@@ -154,42 +159,6 @@ def _accumulate(cts, node, g):
         cts[node] = prev + g
 
 
-def toposort(roots):
-    """Nodes reachable from ``roots``, each after every node that uses it."""
-    child_counts = {}
-    stack = list(roots)
-    seen = set()
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        if node.prim is None:
-            continue
-        if node.freed:
-            raise RuntimeError(_FREED)
-        trace = node._trace
-        for a in node.args:
-            if isinstance(a, Var) and a._trace is trace:
-                child_counts[a] = child_counts.get(a, 0) + 1
-                stack.append(a)
-    order = []
-    ready = [n for n in dict.fromkeys(roots) if child_counts.get(n, 0) == 0]
-    while ready:
-        node = ready.pop()
-        order.append(node)
-        if node.prim is None:
-            continue
-        trace = node._trace
-        for a in node.args:
-            if isinstance(a, Var) and a._trace is trace:
-                c = child_counts[a] - 1
-                child_counts[a] = c
-                if c == 0:
-                    ready.append(a)
-    return order
-
-
 def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, wanted=None):
     """Run the reverse sweep from ``seeds`` ((Var, cotangent) pairs).
 
@@ -199,15 +168,20 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
     """
     from .ops.indexing import getitem  # late import: ops depend on this module
 
+    # Nodes are visited in decreasing creation order (a max-heap on ``seq``):
+    # every user of a node was created after it, so its cotangent is complete
+    # when it is popped. No recursion, and no separate topological sort.
     cts = {}
+    heap = []
+    push, pop = heapq.heappush, heapq.heappop
     for node, ct in seeds:
+        if node not in cts:
+            push(heap, (-node.seq, node))
         _accumulate(cts, node, ct)
-    order = toposort([n for n, _ in seeds])
     results = {}
-    for node in order:
-        ct = cts.pop(node, None)
-        if ct is None:
-            continue
+    while heap:
+        node = pop(heap)[1]
+        ct = cts.pop(node)
         if type(ct) is IndexedCotangent:
             ct = ct.materialize()
         prim = node.prim
@@ -222,6 +196,8 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
         if prim is None:
             continue
         node_args = node.args
+        if node_args is None:
+            raise RuntimeError(_FREED)
         params = node.params
         if create_graph:
             args = node_args
@@ -234,13 +210,17 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
             all_cts = prim.vjp_all(ct, ans, *args, **params)
             for i, a in enumerate(node_args):
                 if isinstance(a, Var) and a._trace is trace and all_cts[i] is not None:
+                    if a not in cts:
+                        push(heap, (-a.seq, a))
                     _accumulate(cts, a, all_cts[i])
-        elif (prim is getitem and not create_graph and type(ct) is not Var
-              and not isinstance(args[0], Box) and not isinstance(ct, Box)
-              and np.ndim(ct) == np.ndim(ans)):
-            acc = IndexedCotangent(np.shape(args[0]), np.result_type(ct, args[0]))
+        elif (prim is getitem and not create_graph and type(args[0]) is np.ndarray
+              and not isinstance(ct, Box) and shape_of(ct) == shape_of(ans)):
+            acc = IndexedCotangent(args[0])
             acc.parts.append((params["idx"], ct))
-            _accumulate(cts, node_args[0], acc)
+            a = node_args[0]
+            if a not in cts:
+                push(heap, (-a.seq, a))
+            _accumulate(cts, a, acc)
         else:
             vjps = prim.vjps
             for i, a in enumerate(node_args):
@@ -250,7 +230,14 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                         raise missing_rule(prim, i, "vjp")
                     g = rule(ct, ans, *args, **params)
                     if g is not None:
-                        _accumulate(cts, a, g)
+                        prev = cts.get(a)
+                        if prev is None:
+                            push(heap, (-a.seq, a))
+                            cts[a] = g
+                        elif type(prev) is IndexedCotangent or type(g) is IndexedCotangent:
+                            _accumulate(cts, a, g)
+                        else:
+                            cts[a] = prev + g
         if not retain_graph:
-            node.free()
+            node.args = node.params = None
     return results

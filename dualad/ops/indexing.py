@@ -115,6 +115,8 @@ untake.defvjp(lambda ct, ans, u, idx, shape: take_batched(ct, idx, ndim_of(ct) -
 
 def index(x, idx):
     """``x[idx]`` for a traced ``x`` (what ``Box.__getitem__`` calls)."""
+    if type(idx) is int:  # the scalar loop x[i]: skip normalization
+        return getitem(x, idx=(idx,))
     return getitem(x, idx=normalize_index(idx, shape_of(x)))
 
 getitem.samples = [sample((4,), idx=(1,)), sample((3, 4), idx=(slice(0, 2), np.array([0, 3, 3]))),
