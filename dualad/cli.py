@@ -72,13 +72,58 @@ def tour() -> int:
     return 0
 
 
+def trace_command(args) -> int:
+    """``dualad trace EXPR --at x1=2 x2=5 --mode reverse``: print the evaluation trace."""
+    from .evaltrace import trace
+    from .expr import ExpressionError, compile_expression, parse_assignments
+    try:
+        at = parse_assignments(args.at or [])
+        f = compile_expression(args.expression, list(at))
+        if not at:
+            raise ExpressionError("give the point with --at, e.g. --at x1=2 x2=5")
+        seed = None
+        if args.seed:
+            seed = tuple(float(s) for s in args.seed.split(","))
+            want = len(at) if args.mode == "forward" else 1
+            if len(seed) != want:
+                raise ExpressionError(f"--seed needs {want} comma-separated number(s) for "
+                                      f"{args.mode} mode, got {len(seed)}")
+            seed = seed if args.mode == "forward" else seed[0]
+        with np.errstate(all="ignore"):
+            et = trace(f, *at.values(), mode=args.mode, seed=seed)
+    except (ExpressionError, ValueError, TypeError, ZeroDivisionError) as e:
+        print(f"dualad trace: error: {e}", file=sys.stderr)
+        return 2
+    render = {"text": et.to_text, "md": et.to_markdown, "latex": et.to_latex,
+              "dot": et.to_dot}[args.format]
+    print(render(args.digits))
+    if args.graph:
+        try:
+            et.plot(args.graph, args.digits)
+        except ImportError as e:
+            print(f"dualad trace: error: {e}", file=sys.stderr)
+            return 2
+        print(f"graph written to {args.graph}")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="dualad", description=__doc__)
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("tour", help="a guided demo of the toolkit")
+    p_trace = sub.add_parser("trace", help="the evaluation trace (Wengert list) of an expression")
+    p_trace.add_argument("expression", help='e.g. "log(x1) + x1*x2 - sin(x2)"')
+    p_trace.add_argument("--at", nargs="+", metavar="NAME=VALUE", help="the point")
+    p_trace.add_argument("--mode", choices=["forward", "reverse"], default="forward")
+    p_trace.add_argument("--seed", help="forward: the direction, e.g. 1,0; reverse: ybar")
+    p_trace.add_argument("--format", choices=["text", "md", "latex", "dot"], default="text")
+    p_trace.add_argument("--digits", type=int, default=3)
+    p_trace.add_argument("--graph", metavar="OUT.png", help="also draw the graph (matplotlib)")
     args = parser.parse_args(argv)
     if args.command in (None, "tour"):
         return tour()
+    if args.command == "trace":
+        return trace_command(args)
     parser.error(f"unknown command {args.command}")
     return 2
 
