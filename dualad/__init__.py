@@ -16,3 +16,4 @@ __version__ = "0.1.0"
 from .custom import primitive, Function  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
 from .evaltrace import trace  # noqa: E402,F401
+from . import numpy  # noqa: E402,F401

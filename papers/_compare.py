@@ -53,5 +53,6 @@ def _show(v, decimals):
     a = np.asarray(v, dtype=float)
     if a.ndim == 0:
         return f"{float(a):.{decimals}f}"
-    return np.array2string(a, precision=decimals, separator=", ", suppress_small=True,
+    text = np.array2string(a.ravel(), precision=decimals, separator=", ", suppress_small=True,
                            max_line_width=10 ** 6)
+    return text if a.ndim == 1 else f"{text} (shape {a.shape})"

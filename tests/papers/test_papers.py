@@ -3,7 +3,7 @@ import importlib
 
 import pytest
 
-PAPERS = ["papers.baydin2018_survey"]
+PAPERS = ["papers.baydin2018_survey", "papers.griewank2008"]
 
 
 @pytest.mark.parametrize("module", PAPERS)
