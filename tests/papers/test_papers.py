@@ -3,7 +3,8 @@ import importlib
 
 import pytest
 
-PAPERS = ["papers.baydin2018_survey", "papers.griewank2008"]
+PAPERS = ["papers.baydin2018_survey", "papers.griewank2008",
+          "papers.pearlmutter1994"]
 
 
 @pytest.mark.parametrize("module", PAPERS)
