@@ -17,3 +17,6 @@ from .custom import primitive, Function  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
 from .evaltrace import trace  # noqa: E402,F401
 from . import numpy  # noqa: E402,F401
+from .anomaly import detect_anomaly, AnomalyError  # noqa: E402,F401
+from .checkpoint import checkpoint  # noqa: E402,F401
+from .tracer import EscapedTracerError  # noqa: E402,F401

@@ -87,7 +87,10 @@ def jvp(f, primals, tangents):
                              f"has {batch}; all tangents need the same batch axis")
         batch = b
         boxed.append(Dual(trace, p, t))
-    out = f(*rebuild(boxed))
+    try:
+        out = f(*rebuild(boxed))
+    finally:
+        trace.alive = False
     o_leaves, o_rebuild = flatten(out)
     outs, tans = [], []
     for o in o_leaves:
@@ -143,7 +146,10 @@ def vjp(f, *primals):
     """
     trace = VJPTrace()
     args, per_arg = _trace_inputs("vjp", trace, primals, range(len(primals)))
-    out = f(*args)
+    try:
+        out = f(*args)
+    finally:
+        trace.alive = False
     o_leaves, o_rebuild = flatten(out)
     values = [o.value if isinstance(o, Var) and o._trace is trace else o for o in o_leaves]
 
@@ -191,7 +197,10 @@ def value_and_grad(f, argnums=0, has_aux=False):
         single, nums = _normalize_argnums("grad", argnums, len(args), f)
         trace = VJPTrace()
         args, per_arg = _trace_inputs("grad", trace, args, nums)
-        out = f(*args, **kwargs)
+        try:
+            out = f(*args, **kwargs)
+        finally:
+            trace.alive = False
         if has_aux:
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
                 raise TypeError("grad(has_aux=True): f must return a pair (value, aux)")

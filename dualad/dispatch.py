@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ops
-from .tracer import Box, primal_value, shape_of
+from .tracer import Box, Primitive, primal_value, shape_of
 
 UFUNCS = {
     np.add: ops.add, np.subtract: ops.subtract, np.multiply: ops.multiply,
@@ -157,6 +157,11 @@ def _iter(self):
 def _binary(op, reflected=False):
     """An operator method that goes straight to the highest trace among its operands
     (the hot path of scalar code: no generic argument scan)."""
+    if not isinstance(op, Primitive):  # a composition (matmul): an ordinary call
+        if reflected:
+            return lambda self, other: op(other, self)
+        return lambda self, other: op(self, other)
+
     def method(self, other):
         t = self._trace
         if isinstance(other, Box) and other._trace.level > t.level:

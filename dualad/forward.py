@@ -8,7 +8,7 @@ sweeps keep their perturbations apart.
 """
 from __future__ import annotations
 
-from .tracer import Box, Trace, missing_rule, shape_of
+from .tracer import ANOMALY, Box, Trace, missing_rule, shape_of
 
 
 class Dual(Box):
@@ -39,10 +39,17 @@ class JVPTrace(Trace):
     __slots__ = ()
 
     def process(self, prim, args, params):
+        if not self.alive:
+            raise self.escaped(prim, args)
         primals = [a.primal if isinstance(a, Dual) and a._trace is self else a for a in args]
         ans = prim(*primals, **params)
         if prim.zero_derivative:
             return ans
+        if ANOMALY[0]:
+            return _checked(self._process_rules(prim, args, params, primals, ans), prim)
+        return self._process_rules(prim, args, params, primals, ans)
+
+    def _process_rules(self, prim, args, params, primals, ans):
         if prim.jvp_all is not None:
             tangents = [a.tangent if isinstance(a, Dual) and a._trace is self else None
                         for a in args]
@@ -64,6 +71,16 @@ class JVPTrace(Trace):
         if isinstance(ans, (tuple, list)):
             return type(ans)(Dual(self, a, t) for a, t in zip(ans, tangent))
         return Dual(self, ans, tangent)
+
+
+def _checked(out, prim):
+    from .anomaly import check
+    if isinstance(out, Dual):
+        check(prim, "value", out.primal)
+        check(prim, "tangent", out.tangent)
+    else:
+        check(prim, "value", out)
+    return out
 
 
 def batch_ndim(tangent, primal) -> int:

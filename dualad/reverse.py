@@ -14,7 +14,7 @@ import itertools
 
 import numpy as np
 
-from .tracer import Box, Trace, missing_rule, shape_of
+from .tracer import ANOMALY, Box, Trace, missing_rule, shape_of
 
 _FREED = ("Trying to backward through the graph a second time (or to read values the "
           "sweep already freed). The tape is freed after a backward sweep; pass "
@@ -81,6 +81,8 @@ class VJPTrace(Trace):
         self.box_type = box_type
 
     def process(self, prim, args, params):
+        if not self.alive:
+            raise self.escaped(prim, args)
         vals = []
         lower = False
         for a in args:
@@ -93,7 +95,12 @@ class VJPTrace(Trace):
         ans = prim(*vals, **params) if lower else prim.impl(*vals, **params)
         if prim.zero_derivative:
             return ans
-        return self.box_type(self, ans, prim, args, params)
+        out = self.box_type(self, ans, prim, args, params)
+        if ANOMALY[0]:
+            from .anomaly import check, remember
+            check(prim, "value", ans)
+            remember(out)
+        return out
 
     def new_leaf(self, value):
         return self.box_type(self, value)
@@ -208,6 +215,10 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
             ans = node.value
         if prim.vjp_all is not None:
             all_cts = prim.vjp_all(ct, ans, *args, **params)
+            if ANOMALY[0]:
+                from .anomaly import check
+                for i, g in enumerate(all_cts):
+                    check(prim, f"cotangent of argument {i}", g, node)
             for i, a in enumerate(node_args):
                 if isinstance(a, Var) and a._trace is trace and all_cts[i] is not None:
                     if a not in cts:
@@ -229,6 +240,9 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                     if rule is None:
                         raise missing_rule(prim, i, "vjp")
                     g = rule(ct, ans, *args, **params)
+                    if ANOMALY[0]:
+                        from .anomaly import check
+                        check(prim, f"cotangent of argument {i}", g, node)
                     if g is not None:
                         prev = cts.get(a)
                         if prev is None:

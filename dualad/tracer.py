@@ -29,13 +29,36 @@ def new_level() -> int:
     return next(_levels)
 
 
-class Trace:
-    """One active transformation; subclasses define :meth:`process`."""
+# Anomaly mode (see dualad.anomaly): a count of active detect_anomaly contexts.
+ANOMALY = [0]
 
-    __slots__ = ("level",)
+
+class EscapedTracerError(RuntimeError):
+    """A traced value was used after the transformation that made it had returned."""
+
+
+class Trace:
+    """One active transformation; subclasses define :meth:`process`.
+
+    ``alive`` turns False when the transformation returns; a box of a dead
+    trace that is used again raises :class:`EscapedTracerError` instead of
+    silently recording on a tape nobody will sweep.
+    """
+
+    __slots__ = ("level", "alive")
 
     def __init__(self, level: int | None = None):
         self.level = new_level() if level is None else level
+        self.alive = True
+
+    def escaped(self, prim, args):
+        shapes = ", ".join(str(shape_of(a)) for a in args if isinstance(a, Box))
+        return EscapedTracerError(
+            f"a traced value (shape {shapes}) escaped the dualad transformation that created "
+            f"it (jvp/vjp/grad at level {self.level}) and was used afterwards in primitive "
+            f"'{prim.name}'. Its derivative can no longer be computed: return it from the "
+            f"differentiated function instead of storing it (e.g. in a list or global), or "
+            f"store dualad.tracer.primal_value(x)")
 
     def process(self, prim, args, params):  # pragma: no cover - abstract
         raise NotImplementedError
