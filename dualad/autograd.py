@@ -12,7 +12,7 @@ import numpy as np
 
 from .api import check_input
 from .custom import Function, FunctionCtx  # noqa: F401  (part of this namespace)
-from .reverse import Var, VJPTrace, backward_sweep
+from .reverse import Var, VJPTrace, backward_sweep  # noqa: F401
 from .tracer import Box, primal_value, shape_of
 
 
@@ -22,9 +22,9 @@ class Variable(Var):
     __slots__ = ("requires_grad", "grad")
 
     def __init__(self, value, requires_grad=False, *, _trace=None, _prim=None, _args=None,
-                 _params=None):
+                 _params=None, _vals=None, _parents=()):
         if _trace is not None:  # created by the tape for an operation's result
-            super().__init__(_trace, value, _prim, _args, _params)
+            super().__init__(_trace, value, _prim, _args, _params, _vals, _parents)
             self.requires_grad = True
             self.grad = None
             return
@@ -74,9 +74,13 @@ class _ImperativeTrace(VJPTrace):
         plain = [a.value if isinstance(a, Variable) and a._trace is self else a for a in args]
         return prim(*plain, **params)
 
+    def process2(self, prim, x, y):
+        return self.process(prim, (x, y), {})
 
-def _box(trace, value, prim=None, args=None, params=None):
-    return Variable(value, _trace=trace, _prim=prim, _args=args, _params=params)
+
+def _box(trace, value, prim=None, args=None, params=None, vals=None, parents=()):
+    return Variable(value, _trace=trace, _prim=prim, _args=args, _params=params, _vals=vals,
+                    _parents=parents)
 
 
 # Level 0: below every functional transformation, which nests above it.

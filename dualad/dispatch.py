@@ -166,7 +166,7 @@ def _binary(op, reflected=False):
         t = self._trace
         if isinstance(other, Box) and other._trace.level > t.level:
             t = other._trace
-        return t.process(op, (other, self) if reflected else (self, other), {})
+        return t.process2(op, other, self) if reflected else t.process2(op, self, other)
     return method
 
 

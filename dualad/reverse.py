@@ -32,15 +32,18 @@ class Var(Box):
     parents of a node are the arguments that are Vars of the same trace.
     """
 
-    __slots__ = ("value", "prim", "args", "params", "seq", "__weakref__")
+    __slots__ = ("value", "prim", "args", "params", "vals", "parents", "seq", "__weakref__")
 
-    def __init__(self, trace, value, prim=None, args=None, params=None):
+    def __init__(self, trace, value, prim=None, args=None, params=None, vals=None,
+                 parents=()):
         self._trace = trace
         self.value = value
         self.prim = prim
-        self.args = args
+        self.args = args          # as called (boxed): what create_graph re-runs rules on
         self.params = params
-        self.seq = _next_seq()  # creation order: a node's parents were made before it
+        self.vals = vals          # the arguments one level down: what rules normally see
+        self.parents = parents    # positions of the arguments that are Vars of this tape
+        self.seq = _next_seq()    # creation order: a node's parents were made before it
 
     @property
     def _inner(self):
@@ -59,7 +62,7 @@ class Var(Box):
         return self.prim is not None and self.args is None
 
     def free(self):
-        self.args = self.params = None
+        self.args = self.params = self.vals = None
 
     def __repr__(self):
         return f"Var(value={self.value!r})"
@@ -84,18 +87,47 @@ class VJPTrace(Trace):
         if not self.alive:
             raise self.escaped(prim, args)
         vals = []
+        parents = []
         lower = False
+        i = 0
         for a in args:
             if isinstance(a, Var) and a._trace is self:
+                parents.append(i)
                 a = a.value
             if isinstance(a, Box):
                 lower = True
             vals.append(a)
+            i += 1
         # Only when a lower trace is involved does the call go round dispatch again.
         ans = prim(*vals, **params) if lower else prim.impl(*vals, **params)
         if prim.zero_derivative:
             return ans
-        out = self.box_type(self, ans, prim, args, params)
+        out = self.box_type(self, ans, prim, args, params, vals, parents)
+        if ANOMALY[0]:
+            from .anomaly import check, remember
+            check(prim, "value", ans)
+            remember(out)
+        return out
+
+    def process2(self, prim, x, y):
+        """``process`` for a binary primitive without parameters: the operator hot path.
+        (A subclass that overrides ``process`` must override this too.)"""
+        if not self.alive:
+            raise self.escaped(prim, (x, y))
+        if isinstance(x, Var) and x._trace is self:
+            xv = x.value
+            parents = [0, 1] if isinstance(y, Var) and y._trace is self else [0]
+        else:
+            xv = x
+            parents = [1]
+        yv = y.value if parents[-1] == 1 else y
+        if isinstance(xv, Box) or isinstance(yv, Box):
+            ans = prim(xv, yv)
+        else:
+            ans = prim.impl(xv, yv)
+        if prim.zero_derivative:
+            return ans
+        out = self.box_type(self, ans, prim, (x, y), _NO_PARAMS, [xv, yv], parents)
         if ANOMALY[0]:
             from .anomaly import check, remember
             check(prim, "value", ans)
@@ -106,45 +138,52 @@ class VJPTrace(Trace):
         return self.box_type(self, value)
 
 
+_NO_PARAMS = {}
+
+
 # --------------------------------------------------------------------------
 # Sparse accumulation of indexing cotangents.
 
 class IndexedCotangent:
-    """Pending scatter-adds ``zeros(shape)[idx] += ct`` into one cotangent.
+    """Pending scatter-adds ``zeros(x.shape)[idx] += ct`` into one cotangent.
 
     ``x[i]`` in a Python loop would otherwise allocate a dense cotangent of
-    ``x``'s whole shape per index; these are kept as a list and scattered
-    once, when the sweep reaches ``x``.
+    ``x``'s whole shape per index; the sweep keeps one of these per indexed
+    array instead and scatters everything once, when it reaches that array.
     """
 
-    __slots__ = ("shape", "dtype", "parts", "dense")
+    __slots__ = ("shape", "dtype", "parts", "flat_idx", "flat_ct", "dense")
 
     def __init__(self, x):
         self.shape = x.shape
         self.dtype = x.dtype
-        self.parts = []
+        self.parts = []      # (index tuple, cotangent) in general
+        self.flat_idx = []   # x[i] of a 1-D x: just i and a scalar cotangent
+        self.flat_ct = []
         self.dense = None
+
+    def add(self, idx, ct):
+        if len(idx) == 1 and type(idx[0]) is int and len(self.shape) == 1:
+            self.flat_idx.append(idx[0])
+            self.flat_ct.append(ct)
+        else:
+            self.parts.append((idx, ct))
 
     def add_dense(self, g):
         self.dense = g if self.dense is None else self.dense + g
 
     def materialize(self):
-        if self.parts:
-            self.dtype = np.result_type(self.dtype, *[ct for _, ct in self.parts[:1]])
-        out = np.zeros(self.shape, self.dtype) if self.dense is None else np.array(
-            np.broadcast_to(self.dense, self.shape), dtype=np.result_type(self.dense, self.dtype))
-        flat_idx, flat_ct = [], []
+        dtype = np.result_type(self.dtype, *[ct for _, ct in self.parts[:1]],
+                               *self.flat_ct[:1])
+        out = np.zeros(self.shape, dtype)
+        if self.dense is not None:
+            out = out + self.dense
         for idx, ct in self.parts:
-            if all(type(e) is int for e in idx) and len(idx) == len(self.shape):
-                flat_idx.append(idx)
-                flat_ct.append(ct)
-            else:
-                np.add.at(out, idx, ct)
-        if flat_idx:
-            pos = np.ravel_multi_index(tuple(np.array(flat_idx).T), self.shape,
-                                       mode="wrap") if self.shape else np.zeros(len(flat_idx), int)
-            out += np.bincount(pos, weights=np.array(flat_ct, dtype=out.dtype).ravel(),
-                               minlength=max(out.size, 1)).reshape(self.shape).astype(out.dtype)
+            np.add.at(out, idx, ct)
+        if self.flat_idx:
+            out += np.bincount(np.array(self.flat_idx) % self.shape[0],
+                               weights=np.array(self.flat_ct, dtype=float),
+                               minlength=self.shape[0]).astype(dtype, copy=False)
         return out
 
 
@@ -155,6 +194,8 @@ def _accumulate(cts, node, g):
     elif isinstance(prev, IndexedCotangent):
         if isinstance(g, IndexedCotangent):
             prev.parts.extend(g.parts)
+            prev.flat_idx.extend(g.flat_idx)
+            prev.flat_ct.extend(g.flat_ct)
             if g.dense is not None:
                 prev.add_dense(g.dense)
         else:
@@ -174,6 +215,7 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
     ``trace`` itself, so the cotangents are recorded and differentiable.
     """
     from .ops.indexing import getitem  # late import: ops depend on this module
+    from .ops._util import unbroadcast
 
     # Nodes are visited in decreasing creation order (a max-heap on ``seq``):
     # every user of a node was created after it, so its cotangent is complete
@@ -186,6 +228,7 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
             push(heap, (-node.seq, node))
         _accumulate(cts, node, ct)
     results = {}
+    anomaly = ANOMALY[0]
     while heap:
         node = pop(heap)[1]
         ct = cts.pop(node)
@@ -207,51 +250,76 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
             raise RuntimeError(_FREED)
         params = node.params
         if create_graph:
-            args = node_args
-            ans = node
+            args, ans = node_args, node
         else:
-            args = [a.value if isinstance(a, Var) and a._trace is trace else a
-                    for a in node_args]
-            ans = node.value
+            args, ans = node.vals, node.value
         if prim.vjp_all is not None:
             all_cts = prim.vjp_all(ct, ans, *args, **params)
-            if ANOMALY[0]:
-                from .anomaly import check
-                for i, g in enumerate(all_cts):
+            for i in node.parents:
+                g = all_cts[i]
+                if anomaly:
+                    from .anomaly import check
                     check(prim, f"cotangent of argument {i}", g, node)
-            for i, a in enumerate(node_args):
-                if isinstance(a, Var) and a._trace is trace and all_cts[i] is not None:
+                if g is not None:
+                    a = node_args[i]
                     if a not in cts:
                         push(heap, (-a.seq, a))
-                    _accumulate(cts, a, all_cts[i])
+                    _accumulate(cts, a, g)
         elif (prim is getitem and not create_graph and type(args[0]) is np.ndarray
               and not isinstance(ct, Box) and shape_of(ct) == shape_of(ans)):
-            acc = IndexedCotangent(args[0])
-            acc.parts.append((params["idx"], ct))
             a = node_args[0]
-            if a not in cts:
-                push(heap, (-a.seq, a))
-            _accumulate(cts, a, acc)
+            acc = cts.get(a)
+            if type(acc) is not IndexedCotangent:
+                dense = acc
+                acc = cts[a] = IndexedCotangent(args[0])
+                if dense is None:
+                    push(heap, (-a.seq, a))
+                else:
+                    acc.dense = dense
+            acc.add(params["idx"], ct)
+        elif prim.derivs is not None and not create_graph and not anomaly:
+            # Elementwise primitives, inlined: ū_i = unbroadcast(ū · ∂ans/∂arg_i).
+            const = prim.const_derivs
+            for i in node.parents:
+                dv = const[i] if const is not None else prim.derivs[i](ans, *args)
+                if type(dv) is float and dv == 1.0:
+                    g = ct
+                elif type(dv) is float and dv == -1.0:
+                    g = -ct
+                else:
+                    g = ct * dv
+                x = args[i]
+                if getattr(g, "shape", None) != getattr(x, "shape", ()):
+                    g = unbroadcast(g, shape_of(x), len(shape_of(ct)) - len(shape_of(ans)))
+                a = node_args[i]
+                prev = cts.get(a)
+                if prev is None:
+                    push(heap, (-a.seq, a))
+                    cts[a] = g
+                elif type(prev) is IndexedCotangent:
+                    _accumulate(cts, a, g)
+                else:
+                    cts[a] = prev + g
         else:
             vjps = prim.vjps
-            for i, a in enumerate(node_args):
-                if isinstance(a, Var) and a._trace is trace:
-                    rule = vjps.get(i)
-                    if rule is None:
-                        raise missing_rule(prim, i, "vjp")
-                    g = rule(ct, ans, *args, **params)
-                    if ANOMALY[0]:
-                        from .anomaly import check
-                        check(prim, f"cotangent of argument {i}", g, node)
-                    if g is not None:
-                        prev = cts.get(a)
-                        if prev is None:
-                            push(heap, (-a.seq, a))
-                            cts[a] = g
-                        elif type(prev) is IndexedCotangent or type(g) is IndexedCotangent:
-                            _accumulate(cts, a, g)
-                        else:
-                            cts[a] = prev + g
+            for i in node.parents:
+                rule = vjps.get(i)
+                if rule is None:
+                    raise missing_rule(prim, i, "vjp")
+                g = rule(ct, ans, *args, **params) if params else rule(ct, ans, *args)
+                if anomaly:
+                    from .anomaly import check
+                    check(prim, f"cotangent of argument {i}", g, node)
+                if g is not None:
+                    a = node_args[i]
+                    prev = cts.get(a)
+                    if prev is None:
+                        push(heap, (-a.seq, a))
+                        cts[a] = g
+                    elif type(prev) is IndexedCotangent or type(g) is IndexedCotangent:
+                        _accumulate(cts, a, g)
+                    else:
+                        cts[a] = prev + g
         if not retain_graph:
-            node.args = node.params = None
+            node.args = node.params = node.vals = None
     return results

@@ -63,6 +63,10 @@ class Trace:
     def process(self, prim, args, params):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def process2(self, prim, x, y):
+        """A binary primitive without parameters (traces may specialize this)."""
+        return self.process(prim, (x, y), {})
+
 
 class Box:
     """Base class of traced values (``Dual``, ``Var``).
@@ -150,6 +154,8 @@ class Primitive:
         self.vjps = {}
         self.jvp_all = None
         self.vjp_all = None
+        self.derivs = None        # elementwise: ∂ans/∂arg_i as functions (ans, *args)
+        self.const_derivs = None  # elementwise with constant partials (add: 1, 1)
         self.sympy = sympy
         self.zero_derivative = zero_derivative
         self.linear = linear

@@ -25,6 +25,9 @@ class OpCounter(VJPTrace):
         self.counts[prim.name] += 1
         return super().process(prim, args, params)
 
+    def process2(self, prim, x, y):
+        return self.process(prim, (x, y), {})
+
     @property
     def total(self):
         return sum(self.counts.values())

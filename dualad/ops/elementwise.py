@@ -22,20 +22,35 @@ from ..tracer import Primitive, ndim_of, register, sample, shape_of
 from ._util import fit, lift, unbroadcast
 
 
+def _scale(v, dv):
+    """``v · dv``, skipping the pass over ``v`` when the derivative is ±1."""
+    if type(dv) is float:
+        if dv == 1.0:
+            return v
+        if dv == -1.0:
+            return -v
+    return v * dv
+
+
 def _jvp_from(d, i):
     def jvp(t, ans, *args):
         nb = ndim_of(t) - ndim_of(args[i])
-        out = lift(t, nb, ndim_of(ans)) * d(ans, *args)
+        out = _scale(lift(t, nb, ndim_of(ans)), d(ans, *args))
         return fit(out, shape_of(t)[:nb] + shape_of(ans))
     return jvp
 
 
 def _vjp_from(d, i):
     def vjp(ct, ans, *args):
-        g = ct * d(ans, *args)
-        xs = shape_of(args[i])
-        if shape_of(g) == xs:
+        dv = d(ans, *args)
+        if type(dv) is float and (dv == 1.0 or dv == -1.0):  # _scale, inlined (hot path)
+            g = ct if dv == 1.0 else -ct
+        else:
+            g = ct * dv
+        xs = getattr(args[i], "shape", None)
+        if xs is not None and getattr(g, "shape", None) == xs:
             return g
+        xs = shape_of(args[i])
         return unbroadcast(g, xs, ndim_of(ct) - ndim_of(ans))
     return vjp
 
@@ -73,8 +88,10 @@ def _sp(fname):
 # Python's operators are NumPy's ufuncs on arrays, and far cheaper on scalars.
 add = elementwise("add", operator.add, lambda a, x, y: 1.0, lambda a, x, y: 1.0,
                   sympy=lambda sp, x, y: x + y)
+add.const_derivs = (1.0, 1.0)
 subtract = elementwise("subtract", operator.sub, lambda a, x, y: 1.0, lambda a, x, y: -1.0,
                        sympy=lambda sp, x, y: x - y)
+subtract.const_derivs = (1.0, -1.0)
 multiply = elementwise("multiply", operator.mul, lambda a, x, y: y, lambda a, x, y: x,
                        sympy=lambda sp, x, y: x * y)
 divide = elementwise("divide", operator.truediv, lambda a, x, y: 1.0 / y, lambda a, x, y: -a / y,
@@ -86,6 +103,8 @@ positive = elementwise("positive", np.positive, lambda a, x: 1.0, sympy=lambda s
 def _dpow_base(a, x, y):
     # y·x^(y-1), with the y == 0 case pinned to 0 (x^0 is constant even at x = 0).
     if isinstance(y, (int, float)):
+        if y == 2:
+            return 2.0 * x
         return 0.0 if y == 0 else (1.0 if y == 1 else y * x ** (y - 1))
     return where(y == 0, 0.0, y * x ** (y - 1))
 
