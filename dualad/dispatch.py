@@ -154,6 +154,12 @@ def _iter(self):
     return (ops.index(self, i) for i in range(self.shape[0]))
 
 
+def _getitem(self, idx):
+    if type(idx) is int:  # x[i] in a Python loop: straight to the trace
+        return self._trace.process(ops.getitem, (self,), {"idx": (idx,)})
+    return ops.index(self, idx)
+
+
 def _binary(op, reflected=False):
     """An operator method that goes straight to the highest trace among its operands
     (the hot path of scalar code: no generic argument scan)."""
@@ -182,7 +188,7 @@ def _install():
     B.__bool__ = lambda self: bool(primal_value(self))
     B.__iter__ = _iter
     B.__setitem__ = _setitem
-    B.__getitem__ = lambda self, idx: ops.index(self, idx)
+    B.__getitem__ = _getitem
     for name, op in [("add", ops.add), ("sub", ops.subtract), ("mul", ops.multiply),
                      ("truediv", ops.divide), ("pow", ops.power), ("matmul", ops.matmul)]:
         setattr(B, f"__{name}__", _binary(op))
