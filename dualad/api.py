@@ -10,12 +10,33 @@ A tangent (cotangent) may carry one leading batch axis beyond its primal's
 """
 from __future__ import annotations
 
+import contextlib
+import gc
+
 import numpy as np
 
 from .forward import Dual, JVPTrace
 from .reverse import Var, VJPTrace, backward_sweep
 from .tracer import Box, primal_value, shape_of
 from .tree import flatten
+
+
+@contextlib.contextmanager
+def paused_gc():
+    """Pause the cyclic garbage collector while a tape is recorded and swept.
+
+    A tape holds no reference cycles (nodes point only to their inputs), but
+    its many small objects make every generation-2 collection walk the whole
+    tape, which turns long recordings quadratic. Reference counting still
+    frees everything as usual; the collector resumes (if it was on) after.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _fname(f):
@@ -37,7 +58,8 @@ def check_input(api, argnum, x, where=""):
         raise TypeError(f"{api}: argument {argnum}{where} has dtype {arr.dtype} and shape "
                         f"{arr.shape}; integer and boolean inputs are not differentiable. "
                         f"Cast it to a floating dtype first, e.g. x.astype(float)")
-    return arr
+    # 0-d inputs become NumPy scalars: scalar arithmetic on them is several times cheaper.
+    return arr[()] if arr.ndim == 0 else arr
 
 
 def _zeros(shape, like):
@@ -147,7 +169,8 @@ def vjp(f, *primals):
     trace = VJPTrace()
     args, per_arg = _trace_inputs("vjp", trace, primals, range(len(primals)))
     try:
-        out = f(*args)
+        with paused_gc():
+            out = f(*args)
     finally:
         trace.alive = False
     o_leaves, o_rebuild = flatten(out)
@@ -170,7 +193,8 @@ def vjp(f, *primals):
             if isinstance(o, Var) and o._trace is trace:
                 seeds.append((o, c))
         wanted = {v for vars_, _ in per_arg.values() for v in vars_}
-        results = backward_sweep(seeds, trace=trace, retain_graph=True, wanted=wanted)
+        with paused_gc():
+            results = backward_sweep(seeds, trace=trace, retain_graph=True, wanted=wanted)
         grads = []
         for i in range(len(primals)):
             vars_, rebuild = per_arg[i]
@@ -194,38 +218,43 @@ def value_and_grad(f, argnums=0, has_aux=False):
     """A function returning ``(f(*args), ∇_{argnums} f(*args))`` for scalar ``f``."""
 
     def value_and_grad_f(*args, **kwargs):
-        single, nums = _normalize_argnums("grad", argnums, len(args), f)
-        trace = VJPTrace()
-        args, per_arg = _trace_inputs("grad", trace, args, nums)
-        try:
-            out = f(*args, **kwargs)
-        finally:
-            trace.alive = False
-        if has_aux:
-            if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise TypeError("grad(has_aux=True): f must return a pair (value, aux)")
-            out, aux = out
-        if isinstance(out, (tuple, list, dict)) or shape_of(out) != ():
-            shape = "a container" if isinstance(out, (tuple, list, dict)) else \
-                f"shape {shape_of(out)}"
-            raise TypeError(f"grad: {_fname(f)} must return a scalar (shape ()), got {shape}. "
-                            f"For non-scalar outputs use dualad.vjp, or jacobians.jacobian for "
-                            f"the whole Jacobian")
-        value = out.value if isinstance(out, Var) and out._trace is trace else out
-        if not np.issubdtype(np.result_type(primal_value(value)), np.inexact):
-            raise TypeError(f"grad: {_fname(f)} returned dtype "
-                            f"{np.result_type(primal_value(value))}, which is not differentiable")
-        results = {}
-        if isinstance(out, Var) and out._trace is trace:
-            seed = np.ones((), dtype=np.result_type(primal_value(value)))
-            wanted = {v for vars_, _ in per_arg.values() for v in vars_}
-            results = backward_sweep([(out, seed)], trace=trace, wanted=wanted)
-        grads = tuple(per_arg[i][1](_cotangents(results, per_arg[i][0], ())) for i in nums)
-        g = grads[0] if single else grads
-        return ((value, aux), g) if has_aux else (value, g)
+        with paused_gc():
+            return _value_and_grad(f, argnums, has_aux, args, kwargs)
 
     value_and_grad_f.__name__ = f"value_and_grad({_fname(f)})"
     return value_and_grad_f
+
+
+def _value_and_grad(f, argnums, has_aux, args, kwargs):
+    single, nums = _normalize_argnums("grad", argnums, len(args), f)
+    trace = VJPTrace()
+    args, per_arg = _trace_inputs("grad", trace, args, nums)
+    try:
+        out = f(*args, **kwargs)
+    finally:
+        trace.alive = False
+    if has_aux:
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError("grad(has_aux=True): f must return a pair (value, aux)")
+        out, aux = out
+    if isinstance(out, (tuple, list, dict)) or shape_of(out) != ():
+        shape = "a container" if isinstance(out, (tuple, list, dict)) else \
+            f"shape {shape_of(out)}"
+        raise TypeError(f"grad: {_fname(f)} must return a scalar (shape ()), got {shape}. "
+                        f"For non-scalar outputs use dualad.vjp, or jacobians.jacobian for "
+                        f"the whole Jacobian")
+    value = out.value if isinstance(out, Var) and out._trace is trace else out
+    if not np.issubdtype(np.result_type(primal_value(value)), np.inexact):
+        raise TypeError(f"grad: {_fname(f)} returned dtype "
+                        f"{np.result_type(primal_value(value))}, which is not differentiable")
+    results = {}
+    if isinstance(out, Var) and out._trace is trace:
+        seed = np.ones((), dtype=np.result_type(primal_value(value)))[()]
+        wanted = {v for vars_, _ in per_arg.values() for v in vars_}
+        results = backward_sweep([(out, seed)], trace=trace, wanted=wanted)
+    grads = tuple(per_arg[i][1](_cotangents(results, per_arg[i][0], ())) for i in nums)
+    g = grads[0] if single else grads
+    return ((value, aux), g) if has_aux else (value, g)
 
 
 def grad(f, argnums=0, has_aux=False):

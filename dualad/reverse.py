@@ -116,18 +116,18 @@ class VJPTrace(Trace):
             raise self.escaped(prim, (x, y))
         if isinstance(x, Var) and x._trace is self:
             xv = x.value
-            parents = [0, 1] if isinstance(y, Var) and y._trace is self else [0]
+            parents = _BOTH if isinstance(y, Var) and y._trace is self else _FIRST
         else:
             xv = x
-            parents = [1]
-        yv = y.value if parents[-1] == 1 else y
+            parents = _SECOND
+        yv = y.value if parents is not _FIRST else y
         if isinstance(xv, Box) or isinstance(yv, Box):
             ans = prim(xv, yv)
         else:
             ans = prim.impl(xv, yv)
         if prim.zero_derivative:
             return ans
-        out = self.box_type(self, ans, prim, (x, y), _NO_PARAMS, [xv, yv], parents)
+        out = self.box_type(self, ans, prim, (x, y), _NO_PARAMS, (xv, yv), parents)
         if ANOMALY[0]:
             from .anomaly import check, remember
             check(prim, "value", ans)
@@ -139,6 +139,7 @@ class VJPTrace(Trace):
 
 
 _NO_PARAMS = {}
+_FIRST, _SECOND, _BOTH = (0,), (1,), (0, 1)  # shared: no allocation per recorded operation
 
 
 # --------------------------------------------------------------------------

@@ -1,0 +1,338 @@
+"""Benchmark workloads: each builds a zero-argument callable per system.
+
+Peers are imported lazily inside the builders, so a missing peer only skips
+its column. JAX runs in float64 (``jax_enable_x64``), as dualad does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import dualad
+
+
+@dataclass
+class Workload:
+    name: str
+    what: str
+    baseline: object = None          # quick -> callable (the plain NumPy function)
+    impls: dict = field(default_factory=dict)
+    extra: object = None             # (times, base) -> str
+
+
+ALL = []
+
+
+def workload(name, what, baseline=None, extra=None):
+    wl = Workload(name, what, baseline, {}, extra)
+    ALL.append(wl)
+
+    def register(peer):
+        def deco(make):
+            wl.impls[peer] = make
+            return make
+        return deco
+    wl.register = register
+    return wl
+
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+# --- logistic regression gradient ----------------------------------------------
+def _logistic_data(quick):
+    rng = _rng()
+    n = 2000 if quick else 10000
+    X = rng.standard_normal((n, 100))
+    y = (rng.random(n) < 0.5).astype(float)
+    w = rng.standard_normal(100) * 0.1
+    return X, y, w
+
+
+def _logistic(np_, X, y):
+    def loss(w):
+        z = X @ w
+        return np_.sum(np_.logaddexp(0.0, z) - y * z) / X.shape[0]
+    return loss
+
+
+def _base_logistic(quick):
+    X, y, w = _logistic_data(quick)
+    f = _logistic(np, X, y)
+    return lambda: f(w)
+
+
+LOGREG = workload("logreg", "gradient of a logistic-regression loss, X 10000x100",
+                  _base_logistic)
+
+
+@LOGREG.register("dualad")
+def _(quick):
+    X, y, w = _logistic_data(quick)
+    g = dualad.grad(_logistic(np, X, y))
+    return lambda: g(w)
+
+
+@LOGREG.register("autograd")
+def _(quick):
+    import autograd
+    import autograd.numpy as anp
+    X, y, w = _logistic_data(quick)
+    g = autograd.grad(_logistic(anp, X, y))
+    return lambda: g(w)
+
+
+def _jax_logreg(quick, jit):
+    import jax
+    import jax.numpy as jnp
+    X, y, w = _logistic_data(quick)
+    g = jax.grad(_logistic(jnp, jnp.asarray(X), jnp.asarray(y)))
+    g = jax.jit(g) if jit else g
+    wj = jnp.asarray(w)
+    return lambda: g(wj).block_until_ready()
+
+
+LOGREG.register("jax")(lambda quick: _jax_logreg(quick, False))
+LOGREG.register("jax.jit")(lambda quick: _jax_logreg(quick, True))
+
+
+@LOGREG.register("torch")
+def _(quick):
+    import torch
+    X, y, w = _logistic_data(quick)
+    Xt, yt = torch.from_numpy(X), torch.from_numpy(y)
+
+    def run():
+        wt = torch.from_numpy(w).requires_grad_(True)
+        z = Xt @ wt
+        loss = torch.sum(torch.logaddexp(torch.zeros((), dtype=z.dtype), z) - yt * z) / Xt.shape[0]
+        (g,) = torch.autograd.grad(loss, wt)
+        return g
+    return run
+
+
+# --- MLP loss gradient ----------------------------------------------------------------
+def _mlp_data(quick):
+    rng = _rng()
+    batch = 128 if quick else 512
+    X = rng.standard_normal((batch, 100))
+    Y = rng.standard_normal((batch, 10))
+    params = [rng.standard_normal((100, 256)) / 10, rng.standard_normal(256) * 0.1,
+              rng.standard_normal((256, 256)) / 16, rng.standard_normal(256) * 0.1,
+              rng.standard_normal((256, 10)) / 16, rng.standard_normal(10) * 0.1]
+    return X, Y, params
+
+
+def _mlp(np_, X, Y):
+    def loss(params):
+        W1, b1, W2, b2, W3, b3 = params
+        h = np_.tanh(X @ W1 + b1)
+        h = np_.tanh(h @ W2 + b2)
+        out = h @ W3 + b3
+        return np_.sum((out - Y) ** 2) / X.shape[0]
+    return loss
+
+
+def _base_mlp(quick):
+    X, Y, p = _mlp_data(quick)
+    f = _mlp(np, X, Y)
+    return lambda: f(p)
+
+
+MLP = workload("mlp", "gradient of an MLP loss (2 hidden tanh layers of 256, batch 512)",
+               _base_mlp)
+
+
+@MLP.register("dualad")
+def _(quick):
+    X, Y, p = _mlp_data(quick)
+    g = dualad.grad(_mlp(np, X, Y))
+    return lambda: g(p)
+
+
+@MLP.register("autograd")
+def _(quick):
+    import autograd
+    import autograd.numpy as anp
+    X, Y, p = _mlp_data(quick)
+    g = autograd.grad(_mlp(anp, X, Y))
+    return lambda: g(p)
+
+
+def _jax_mlp(quick, jit):
+    import jax
+    import jax.numpy as jnp
+    X, Y, p = _mlp_data(quick)
+    g = jax.grad(_mlp(jnp, jnp.asarray(X), jnp.asarray(Y)))
+    g = jax.jit(g) if jit else g
+    pj = [jnp.asarray(a) for a in p]
+    return lambda: jax.block_until_ready(g(pj))
+
+
+MLP.register("jax")(lambda quick: _jax_mlp(quick, False))
+MLP.register("jax.jit")(lambda quick: _jax_mlp(quick, True))
+
+
+@MLP.register("torch")
+def _(quick):
+    import torch
+    X, Y, p = _mlp_data(quick)
+    Xt, Yt = torch.from_numpy(X), torch.from_numpy(Y)
+    f = _mlp(torch, Xt, Yt)
+
+    def run():
+        pt = [torch.from_numpy(a).requires_grad_(True) for a in p]
+        return torch.autograd.grad(f(pt), pt)
+    return run
+
+
+# --- Rosenbrock over scalars ------------------------------------------------------------
+def rosenbrock(x):
+    total = 0.0
+    for i in range(len(x) - 1):
+        total = total + 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2
+    return total
+
+
+_X100 = np.linspace(-1.0, 1.5, 100)
+ROSEN = workload("rosenbrock", "gradient of a Python-loop Rosenbrock over scalars x[i], n = 100",
+                 lambda quick: (lambda: rosenbrock(_X100)))
+ROSEN.register("dualad")(lambda quick: (lambda g=dualad.grad(rosenbrock): g(_X100)))
+
+
+@ROSEN.register("autograd")
+def _(quick):
+    import autograd
+    g = autograd.grad(rosenbrock)
+    return lambda: g(_X100)
+
+
+def _jax_rosen(quick, jit):
+    import jax
+    import jax.numpy as jnp
+    g = jax.grad(rosenbrock)
+    g = jax.jit(g) if jit else g
+    x = jnp.asarray(_X100)
+    return lambda: g(x).block_until_ready()
+
+
+ROSEN.register("jax")(lambda quick: _jax_rosen(quick, False))
+ROSEN.register("jax.jit")(lambda quick: _jax_rosen(quick, True))
+
+
+@ROSEN.register("torch")
+def _(quick):
+    import torch
+
+    def run():
+        x = torch.from_numpy(_X100).requires_grad_(True)
+        (g,) = torch.autograd.grad(rosenbrock(x), x)
+        return g
+    return run
+
+
+# --- tape overhead per scalar operation -------------------------------------------------
+def _chain(x, n):
+    for _ in range(n):
+        x = x * 1.0000001 + 1e-9
+    return x
+
+
+len_chain = [100_000]
+
+
+def _chain_n(quick):
+    len_chain[0] = 10_000 if quick else 100_000
+    return len_chain[0]
+
+
+CHAIN = workload("scalar-chain", "a recorded chain of 10^5 scalar operations: forward + backward",
+                 lambda quick: (lambda: _chain(np.float64(1.0), _chain_n(quick))),
+                 extra=lambda times, base: "per operation, recorded + swept back (2 per step): " +
+                 ", ".join(f"{p} {t / (2 * len_chain[0]) * 1e6:.2f} us" for p, t in times.items()))
+CHAIN.register("dualad")(lambda quick: (lambda g=dualad.grad(lambda x: _chain(x, _chain_n(
+    quick))): g(1.0)))
+
+
+@CHAIN.register("autograd")
+def _(quick):
+    import autograd
+    g = autograd.grad(lambda x: _chain(x, _chain_n(quick)))
+    return lambda: g(1.0)
+
+
+@CHAIN.register("torch")
+def _(quick):
+    import torch
+
+    def run():
+        x = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
+        (g,) = torch.autograd.grad(_chain(x, _chain_n(quick)), x)
+        return g
+    return run
+
+
+# --- Hessian-vector product, n = 10^5 -----------------------------------------------------
+def _hvp_f(np_):
+    def f(x):
+        return np_.sum(np_.log(np_.cosh(x[1:] - x[:-1] ** 2))) + 0.25 * np_.sum(x ** 4)
+    return f
+
+
+def _hvp_data(quick):
+    rng = _rng()
+    n = 10_000 if quick else 100_000
+    return rng.uniform(-1, 1, n), rng.standard_normal(n)
+
+
+def _base_hvp(quick):
+    x, v = _hvp_data(quick)
+    g = dualad.grad(_hvp_f(np))
+    return lambda: g(x)
+
+
+HVP = workload("hvp", "Hessian-vector product, n = 10^5 (baseline: one dualad gradient)",
+               _base_hvp)
+
+
+@HVP.register("dualad")
+def _(quick):
+    x, v = _hvp_data(quick)
+    f = _hvp_f(np)
+    return lambda: dualad.hvp(f, x, v)
+
+
+@HVP.register("autograd")
+def _(quick):
+    import autograd
+    x, v = _hvp_data(quick)
+    h = autograd.hessian_vector_product(_hvp_f(autograd.numpy))
+    return lambda: h(x, v)
+
+
+def _jax_hvp(quick, jit):
+    import jax
+    import jax.numpy as jnp
+    x, v = _hvp_data(quick)
+    f = _hvp_f(jnp)
+
+    def hv(x, v):
+        return jax.jvp(jax.grad(f), (x,), (v,))[1]
+    hv = jax.jit(hv) if jit else hv
+    xj, vj = jnp.asarray(x), jnp.asarray(v)
+    return lambda: hv(xj, vj).block_until_ready()
+
+
+HVP.register("jax")(lambda quick: _jax_hvp(quick, False))
+HVP.register("jax.jit")(lambda quick: _jax_hvp(quick, True))
+
+
+@HVP.register("torch")
+def _(quick):
+    import torch
+    x, v = _hvp_data(quick)
+    f = _hvp_f(torch)
+    xt, vt = torch.from_numpy(x), torch.from_numpy(v)
+    return lambda: torch.autograd.functional.hvp(f, xt, vt)[1]
