@@ -254,31 +254,7 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
             args, ans = node_args, node
         else:
             args, ans = node.vals, node.value
-        if prim.vjp_all is not None:
-            all_cts = prim.vjp_all(ct, ans, *args, **params)
-            for i in node.parents:
-                g = all_cts[i]
-                if anomaly:
-                    from .anomaly import check
-                    check(prim, f"cotangent of argument {i}", g, node)
-                if g is not None:
-                    a = node_args[i]
-                    if a not in cts:
-                        push(heap, (-a.seq, a))
-                    _accumulate(cts, a, g)
-        elif (prim is getitem and not create_graph and type(args[0]) is np.ndarray
-              and not isinstance(ct, Box) and shape_of(ct) == shape_of(ans)):
-            a = node_args[0]
-            acc = cts.get(a)
-            if type(acc) is not IndexedCotangent:
-                dense = acc
-                acc = cts[a] = IndexedCotangent(args[0])
-                if dense is None:
-                    push(heap, (-a.seq, a))
-                else:
-                    acc.dense = dense
-            acc.add(params["idx"], ct)
-        elif prim.derivs is not None and not create_graph and not anomaly:
+        if prim.derivs is not None and not create_graph and not anomaly:
             # Elementwise primitives, inlined: ū_i = unbroadcast(ū · ∂ans/∂arg_i).
             const = prim.const_derivs
             for i in node.parents:
@@ -301,6 +277,30 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                     _accumulate(cts, a, g)
                 else:
                     cts[a] = prev + g
+        elif (prim is getitem and not create_graph and type(args[0]) is np.ndarray
+              and not isinstance(ct, Box) and getattr(ct, "ndim", 0) == getattr(ans, "ndim", 0)):
+            a = node_args[0]
+            acc = cts.get(a)
+            if type(acc) is not IndexedCotangent:
+                dense = acc
+                acc = cts[a] = IndexedCotangent(args[0])
+                if dense is None:
+                    push(heap, (-a.seq, a))
+                else:
+                    acc.dense = dense
+            acc.add(params["idx"], ct)
+        elif prim.vjp_all is not None:
+            all_cts = prim.vjp_all(ct, ans, *args, **params)
+            for i in node.parents:
+                g = all_cts[i]
+                if anomaly:
+                    from .anomaly import check
+                    check(prim, f"cotangent of argument {i}", g, node)
+                if g is not None:
+                    a = node_args[i]
+                    if a not in cts:
+                        push(heap, (-a.seq, a))
+                    _accumulate(cts, a, g)
         else:
             vjps = prim.vjps
             for i in node.parents:
