@@ -44,10 +44,11 @@ def normalize_index(idx, shape):
         out.append(e)
     consumed = sum(0 if e is None or e is Ellipsis else 1 for e in out)
     ndim = len(shape)
-    if out.count(Ellipsis) > 1:
+    ellipses = [k for k, e in enumerate(out) if e is Ellipsis]  # identity: arrays compare
+    if len(ellipses) > 1:
         raise IndexError("getitem: an index can only have a single ellipsis ('...')")
-    if Ellipsis in out:
-        i = out.index(Ellipsis)
+    if ellipses:
+        i = ellipses[0]
         out[i:i + 1] = [slice(None)] * (ndim - consumed)
     elif consumed > ndim:
         raise IndexError(f"getitem: too many indices for an array of shape {tuple(shape)}")
