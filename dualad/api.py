@@ -62,6 +62,20 @@ def check_input(api, argnum, x, where=""):
     return arr[()] if arr.ndim == 0 else arr
 
 
+def _as_direction(api, what, i, v, like):
+    """A tangent/cotangent as an array of its primal's dtype; refuse a lossy cast."""
+    arr = np.asarray(v)
+    dtype = np.result_type(primal_value(like))
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{api}: {what} {i} has dtype {arr.dtype} and shape {arr.shape}; it "
+                        f"must be numeric")
+    if np.issubdtype(arr.dtype, np.complexfloating) and not np.issubdtype(dtype,
+                                                                          np.complexfloating):
+        raise TypeError(f"{api}: {what} {i} is complex ({arr.dtype}, shape {arr.shape}) but its "
+                        f"primal is real ({dtype}); casting would drop the imaginary part")
+    return arr.astype(dtype, copy=False) if np.issubdtype(dtype, np.inexact) else arr
+
+
 def _zeros(shape, like):
     dtype = primal_value(like).dtype if hasattr(primal_value(like), "dtype") else float
     return np.zeros(shape, dtype=dtype if np.issubdtype(dtype, np.inexact) else float)
@@ -102,7 +116,7 @@ def jvp(f, primals, tangents):
     boxed = []
     for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
         p = check_input("jvp", i, p)
-        t = t if isinstance(t, Box) else np.asarray(t, dtype=primal_value(p).dtype)
+        t = t if isinstance(t, Box) else _as_direction("jvp", "tangent", i, t, p)
         b = _batch_of("jvp", "tangent", t, p, i)
         if batch is not None and b != batch:
             raise ValueError(f"jvp: tangent {i} has batch shape {b} but an earlier tangent "
@@ -183,8 +197,8 @@ def vjp(f, *primals):
                              f"{_fname(f)}'s output has {len(o_leaves)}")
         seeds, batch = [], None
         for i, (o, c) in enumerate(zip(o_leaves, c_leaves)):
-            c = c if isinstance(c, Box) else np.asarray(c, dtype=np.result_type(
-                primal_value(values[i]), np.float32))
+            c = c if isinstance(c, Box) else _as_direction("vjp pullback", "cotangent", i, c,
+                                                           values[i])
             b = _batch_of("vjp pullback", "cotangent", c, values[i], i)
             if batch is not None and b != batch:
                 raise ValueError(f"vjp pullback: cotangent {i} has batch shape {b} but an "

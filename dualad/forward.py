@@ -45,9 +45,14 @@ class JVPTrace(Trace):
         ans = prim(*primals, **params)
         if prim.zero_derivative:
             return ans
-        if ANOMALY[0]:
-            return _checked(self._process_rules(prim, args, params, primals, ans), prim)
-        return self._process_rules(prim, args, params, primals, ans)
+        try:
+            out = self._process_rules(prim, args, params, primals, ans)
+        except Exception as e:  # say which rule failed, keep the original exception
+            from .reverse import _note
+            _note(e, f"while running the JVP rule of primitive '{prim.name}' (argument shapes "
+                     f"{[shape_of(p) for p in primals]})")
+            raise
+        return _checked(out, prim) if ANOMALY[0] else out
 
     def _process_rules(self, prim, args, params, primals, ans):
         if prim.jvp_all is not None:

@@ -208,6 +208,11 @@ def _accumulate(cts, node, g):
         cts[node] = prev + g
 
 
+def _note(e, text):
+    if hasattr(e, "add_note") and text not in getattr(e, "__notes__", ()):
+        e.add_note(text)
+
+
 def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, wanted=None):
     """Run the reverse sweep from ``seeds`` ((Var, cotangent) pairs).
 
@@ -254,73 +259,78 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
             args, ans = node_args, node
         else:
             args, ans = node.vals, node.value
-        if prim.derivs is not None and not create_graph and not anomaly:
-            # Elementwise primitives, inlined: ū_i = unbroadcast(ū · ∂ans/∂arg_i).
-            const = prim.const_derivs
-            for i in node.parents:
-                dv = const[i] if const is not None else prim.derivs[i](ans, *args)
-                if type(dv) is float and dv == 1.0:
-                    g = ct
-                elif type(dv) is float and dv == -1.0:
-                    g = -ct
-                else:
-                    g = ct * dv
-                x = args[i]
-                if getattr(g, "shape", None) != getattr(x, "shape", ()):
-                    g = unbroadcast(g, shape_of(x), len(shape_of(ct)) - len(shape_of(ans)))
-                a = node_args[i]
-                prev = cts.get(a)
-                if prev is None:
-                    push(heap, (-a.seq, a))
-                    cts[a] = g
-                elif type(prev) is IndexedCotangent:
-                    _accumulate(cts, a, g)
-                else:
-                    cts[a] = prev + g
-        elif (prim is getitem and not create_graph and type(args[0]) is np.ndarray
-              and not isinstance(ct, Box) and getattr(ct, "ndim", 0) == getattr(ans, "ndim", 0)):
-            a = node_args[0]
-            acc = cts.get(a)
-            if type(acc) is not IndexedCotangent:
-                dense = acc
-                acc = cts[a] = IndexedCotangent(args[0])
-                if dense is None:
-                    push(heap, (-a.seq, a))
-                else:
-                    acc.dense = dense
-            acc.add(params["idx"], ct)
-        elif prim.vjp_all is not None:
-            all_cts = prim.vjp_all(ct, ans, *args, **params)
-            for i in node.parents:
-                g = all_cts[i]
-                if anomaly:
-                    from .anomaly import check
-                    check(prim, f"cotangent of argument {i}", g, node)
-                if g is not None:
-                    a = node_args[i]
-                    if a not in cts:
-                        push(heap, (-a.seq, a))
-                    _accumulate(cts, a, g)
-        else:
-            vjps = prim.vjps
-            for i in node.parents:
-                rule = vjps.get(i)
-                if rule is None:
-                    raise missing_rule(prim, i, "vjp")
-                g = rule(ct, ans, *args, **params) if params else rule(ct, ans, *args)
-                if anomaly:
-                    from .anomaly import check
-                    check(prim, f"cotangent of argument {i}", g, node)
-                if g is not None:
+        try:
+            if prim.derivs is not None and not create_graph and not anomaly:
+                # Elementwise primitives, inlined: ū_i = unbroadcast(ū · ∂ans/∂arg_i).
+                const = prim.const_derivs
+                for i in node.parents:
+                    dv = const[i] if const is not None else prim.derivs[i](ans, *args)
+                    if type(dv) is float and dv == 1.0:
+                        g = ct
+                    elif type(dv) is float and dv == -1.0:
+                        g = -ct
+                    else:
+                        g = ct * dv
+                    x = args[i]
+                    if getattr(g, "shape", None) != getattr(x, "shape", ()):
+                        g = unbroadcast(g, shape_of(x), len(shape_of(ct)) - len(shape_of(ans)))
                     a = node_args[i]
                     prev = cts.get(a)
                     if prev is None:
                         push(heap, (-a.seq, a))
                         cts[a] = g
-                    elif type(prev) is IndexedCotangent or type(g) is IndexedCotangent:
+                    elif type(prev) is IndexedCotangent:
                         _accumulate(cts, a, g)
                     else:
                         cts[a] = prev + g
+            elif (prim is getitem and not create_graph and type(args[0]) is np.ndarray
+                  and not isinstance(ct, Box) and getattr(ct, "ndim", 0) == getattr(ans, "ndim", 0)):
+                a = node_args[0]
+                acc = cts.get(a)
+                if type(acc) is not IndexedCotangent:
+                    dense = acc
+                    acc = cts[a] = IndexedCotangent(args[0])
+                    if dense is None:
+                        push(heap, (-a.seq, a))
+                    else:
+                        acc.dense = dense
+                acc.add(params["idx"], ct)
+            elif prim.vjp_all is not None:
+                all_cts = prim.vjp_all(ct, ans, *args, **params)
+                for i in node.parents:
+                    g = all_cts[i]
+                    if anomaly:
+                        from .anomaly import check
+                        check(prim, f"cotangent of argument {i}", g, node)
+                    if g is not None:
+                        a = node_args[i]
+                        if a not in cts:
+                            push(heap, (-a.seq, a))
+                        _accumulate(cts, a, g)
+            else:
+                vjps = prim.vjps
+                for i in node.parents:
+                    rule = vjps.get(i)
+                    if rule is None:
+                        raise missing_rule(prim, i, "vjp")
+                    g = rule(ct, ans, *args, **params) if params else rule(ct, ans, *args)
+                    if anomaly:
+                        from .anomaly import check
+                        check(prim, f"cotangent of argument {i}", g, node)
+                    if g is not None:
+                        a = node_args[i]
+                        prev = cts.get(a)
+                        if prev is None:
+                            push(heap, (-a.seq, a))
+                            cts[a] = g
+                        elif type(prev) is IndexedCotangent or type(g) is IndexedCotangent:
+                            _accumulate(cts, a, g)
+                        else:
+                            cts[a] = prev + g
+        except Exception as e:  # say which rule failed, keep the original exception
+            _note(e, f"while running the VJP rule of primitive '{prim.name}' (cotangent shape "
+                     f"{shape_of(ct)}, argument shapes {[shape_of(a) for a in args]})")
+            raise
         if not retain_graph:
             node.args = node.params = node.vals = None
     return results
