@@ -87,8 +87,9 @@ def _batch_of(api, what, value, primal, i):
         return ()
     if len(vs) == len(ps) + 1 and vs[1:] == ps:
         return vs[:1]
+    batched = "(B, " + ", ".join(map(str, ps)) + ")" if ps else "(B,)"
     raise ValueError(f"{api}: {what} {i} has shape {vs}, but its primal has shape {ps}; it "
-                     f"must have shape {ps}, or {('B',) + ps} for a batch of B "
+                     f"must have shape {ps}, or {batched} for a batch of B "
                      f"directions swept at once")
 
 

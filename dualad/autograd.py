@@ -72,7 +72,9 @@ class _ImperativeTrace(VJPTrace):
             if isinstance(a, Variable) and a._trace is self and a.requires_grad:
                 return super().process(prim, args, params)
         plain = [a.value if isinstance(a, Variable) and a._trace is self else a for a in args]
-        return prim(*plain, **params)
+        out = prim(*plain, **params)
+        # Constants in, a constant Variable out (as a tensor without grad in PyTorch).
+        return out if isinstance(out, (Box, tuple, list)) else Variable(out)
 
     def process2(self, prim, x, y):
         return self.process(prim, (x, y), {})

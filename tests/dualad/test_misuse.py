@@ -1,0 +1,201 @@
+"""The misuse catalogue: every wrong call is an exception naming what is wrong.
+
+Each case asserts the exception type and that the message names the function
+(or API), the argument and the shape involved, wherever those exist.
+"""
+import numpy as np
+import pytest
+
+import dualad
+from dualad.autograd import Variable, backward, grad as agrad
+
+x3 = np.array([0.5, 1.0, 1.5])
+
+
+class Exp(dualad.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = np.exp(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * y
+
+
+class TwoGrads(dualad.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return 2.0 * x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, g
+
+
+class BadShape(dualad.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return 2.0 * x
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.ones(7)
+
+
+@dualad.primitive
+def raising(x):
+    return x * 1.0
+
+
+def _raising_rule(g, ans, x):
+    raise ArithmeticError("my rule is broken")
+
+
+raising.defvjp(_raising_rule)
+raising.defjvp(lambda t, ans, x: (_ for _ in ()).throw(ArithmeticError("jvp broken")))
+
+
+CASES = [
+    # (id, callable, exception type, fragments that must all be in the message)
+    ("grad of non-scalar", lambda: dualad.grad(np.sin)(x3), TypeError,
+     ["grad", "scalar", "(3,)", "vjp", "jacobian"]),
+    ("integer input", lambda: dualad.grad(np.sum)(np.arange(3)), TypeError,
+     ["grad", "argument 0", "int", "(3,)"]),
+    ("boolean input", lambda: dualad.grad(np.sum)(np.array([True, False])), TypeError,
+     ["argument 0", "bool", "(2,)"]),
+    ("string input", lambda: dualad.grad(np.sum)("abc"), TypeError, ["argument 0", "str"]),
+    ("None input", lambda: dualad.grad(np.sum)(None), TypeError, ["argument 0", "None"]),
+    ("object array input", lambda: dualad.grad(np.sum)(np.array([1.0, "a"], dtype=object)),
+     TypeError, ["argument 0", "object", "(2,)"]),
+    ("argnums out of range", lambda: dualad.grad(lambda a, b: a * b, argnums=2)(1.0, 2.0),
+     ValueError, ["argnums", "2 positional"]),
+    ("jvp tangent shape", lambda: dualad.jvp(np.sin, (x3,), (np.ones(4),)), ValueError,
+     ["jvp", "tangent 0", "(4,)", "(3,)"]),
+    ("jvp tangent count", lambda: dualad.jvp(np.sin, (x3,), (x3, x3)), ValueError,
+     ["jvp", "1 primals", "2 tangents"]),
+    ("jvp complex tangent for real primal",
+     lambda: dualad.jvp(np.sin, (x3,), (x3 + 1j,)), TypeError, ["jvp", "tangent 0", "complex"]),
+    ("jvp batched tangents disagree",
+     lambda: dualad.jvp(lambda a, b: a * b, (x3, x3), (np.ones((2, 3)), np.ones((5, 3)))),
+     ValueError, ["jvp", "tangent 1", "batch"]),
+    ("vjp cotangent shape", lambda: dualad.vjp(np.sin, x3)[1](np.ones(2)), ValueError,
+     ["vjp pullback", "cotangent 0", "(2,)", "(3,)"]),
+    ("vjp batched cotangent trailing shape",
+     lambda: dualad.vjp(np.sin, x3)[1](np.ones((4, 2))), ValueError,
+     ["cotangent 0", "(4, 2)", "(B, 3)"]),
+    ("second backward through freed graph", lambda: _backward_twice(), RuntimeError,
+     ["second time", "retain_graph=True"]),
+    ("backward on a value without grad", lambda: (Variable(x3) * 2.0).sum().backward(),
+     RuntimeError, ["backward", "output 0", "does not require grad"]),
+    ("backward on an output not requiring grad",
+     lambda: backward([Variable(np.ones(()), requires_grad=False)]), RuntimeError,
+     ["backward", "output 0", "does not require grad"]),
+    ("implicit grad of non-scalar backward",
+     lambda: (Variable(x3, requires_grad=True) * 2.0).backward(), RuntimeError,
+     ["scalar outputs", "(3,)"]),
+    ("in-place assignment", lambda: dualad.grad(_inplace)(x3), TypeError,
+     ["in-place", "(3,)", "where"]),
+    ("numpy function without a rule", lambda: dualad.grad(lambda x: np.sum(np.unwrap(x)))(x3),
+     NotImplementedError, ["numpy.unwrap", "(3,)"]),
+    ("ufunc keyword out=", lambda: dualad.grad(lambda x: np.sum(np.sin(x, out=np.empty(3))))(x3),
+     TypeError, ["sin", "out="]),
+    ("escaped tracer", lambda: _escape(), dualad.EscapedTracerError, ["escaped", "(3,)"]),
+    ("Function backward wrong count", lambda: dualad.grad(lambda x: np.sum(TwoGrads.apply(x)))(x3),
+     TypeError, ["TwoGrads.backward", "2 gradient", "1 input"]),
+    ("Function backward wrong shape",
+     lambda: dualad.grad(lambda x: np.sum(BadShape.apply(x)))(x3), ValueError,
+     ["BadShape.backward", "(7,)", "(3,)"]),
+    ("Function without jvp in forward mode", lambda: dualad.jvp(Exp.apply, (x3,), (x3,)),
+     NotImplementedError, ["Exp has no jvp", "forward mode"]),
+    ("float() of a traced value", lambda: dualad.grad(lambda x: float(x))(1.0), TypeError,
+     ["cannot convert", "derivative would be lost"]),
+    ("np.asarray of a traced value", lambda: dualad.grad(lambda x: np.sum(np.asarray(x)))(x3),
+     TypeError, ["(3,)", "dualad.numpy"]),
+    ("item() of a traced value", lambda: dualad.grad(lambda x: x.item())(1.0), TypeError,
+     ["cannot convert"]),
+    ("astype(int) of a traced value",
+     lambda: dualad.grad(lambda x: np.sum(x.astype(int)))(x3), TypeError,
+     ["astype", "int", "(3,)"]),
+    ("traced value as an index", lambda: dualad.grad(lambda x: x[x])(x3), TypeError,
+     ["index", "traced", "(3,)"]),
+    ("negative derivative order", lambda: dualad.derivative(np.sin, -1), ValueError,
+     ["derivative", "order"]),
+    ("has_aux without a pair", lambda: dualad.grad(np.sum, has_aux=True)(x3), TypeError,
+     ["has_aux", "pair"]),
+    ("matmul shape mismatch", lambda: dualad.grad(lambda x: np.sum(x @ np.ones((4, 2))))(x3),
+     ValueError, ["matmul", "(3,)", "(4, 2)"]),
+    ("reshape to a wrong size", lambda: dualad.grad(lambda x: np.sum(x.reshape(2, 2)))(x3),
+     ValueError, ["reshape", "size 3", "(2, 2)"]),
+    ("is_grads_batched shape", lambda: _batched_wrong(), ValueError,
+     ["is_grads_batched", "(B, 2)", "(3, 3)"]),
+    ("grad_outputs count", lambda: _grad_outputs_count(), ValueError,
+     ["1 outputs", "2 grad_outputs"]),
+    ("grad w.r.t. an input without grad", lambda: agrad([Variable(x3, requires_grad=True) * 2.0],
+                                                       [Variable(x3)]), RuntimeError,
+     ["inputs[0]", "(3,)", "does not require grad"]),
+    ("unused input", lambda: _unused(), RuntimeError, ["inputs[1]", "allow_unused=True"]),
+    ("Variable of a traced value", lambda: dualad.grad(lambda x: Variable(x).sum())(x3),
+     TypeError, ["Variable", "traced"]),
+    ("trace mode", lambda: dualad.trace(np.sin, 1.0, mode="sideways"), ValueError, ["mode"]),
+    ("custom VJP rule that raises", lambda: dualad.grad(lambda x: np.sum(raising(x)))(x3),
+     ArithmeticError, ["my rule is broken", "VJP rule of primitive 'raising'", "(3,)"]),
+    ("custom JVP rule that raises", lambda: dualad.jvp(raising, (x3,), (x3,)),
+     ArithmeticError, ["jvp broken", "JVP rule of primitive 'raising'"]),
+    ("grad of an integer output", lambda: dualad.grad(lambda x: np.argmax(x))(x3), TypeError,
+     ["grad", "int"]),
+]
+
+
+def _backward_twice():
+    x = Variable(x3, requires_grad=True)
+    y = (x * x).sum()
+    y.backward()
+    y.backward()
+
+
+def _inplace(x):
+    x[0] = 1.0
+    return np.sum(x)
+
+
+def _escape():
+    leaked = []
+    dualad.grad(lambda x: leaked.append(x) or np.sum(x))(x3)
+    return leaked[0] + 1.0
+
+
+def _batched_wrong():
+    x = Variable(np.ones((3, 3)), requires_grad=True)
+    y = np.exp(x).sum(axis=1)[:2]
+    return agrad(y, x, grad_outputs=np.ones((3, 3)), is_grads_batched=True)
+
+
+def _grad_outputs_count():
+    x = Variable(x3, requires_grad=True)
+    return agrad([(x * 2.0).sum()], [x], grad_outputs=[None, None])
+
+
+def _unused():
+    x, z = Variable(x3, requires_grad=True), Variable(x3, requires_grad=True)
+    return agrad([(x * 2.0).sum()], [x, z])
+
+
+def _message(e):
+    return " ".join([str(e), *getattr(e, "__notes__", [])])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_misuse_raises_clear_error(case):
+    _, call, exc, fragments = case
+    with pytest.raises(exc) as info:
+        call()
+    msg = _message(info.value)
+    for frag in fragments:
+        assert frag in msg, f"{frag!r} not in: {msg}"
+
+
+def test_catalogue_has_at_least_30_error_cases():
+    assert len(CASES) >= 30
