@@ -52,9 +52,16 @@ def _logistic_data(quick):
 
 
 def _logistic(np_, X, y):
+    if np_.__name__ == "torch":  # torch.logaddexp wants two tensors; softplus is the same
+        import torch.nn.functional as F
+        softplus = F.softplus
+    else:
+        def softplus(z):
+            return np_.logaddexp(0.0, z)
+
     def loss(w):
         z = X @ w
-        return np_.sum(np_.logaddexp(0.0, z) - y * z) / X.shape[0]
+        return np_.sum(softplus(z) - y * z) / X.shape[0]
     return loss
 
 
@@ -68,49 +75,53 @@ LOGREG = workload("logreg", "gradient of a logistic-regression loss, X 10000x100
                   _base_logistic)
 
 
-@LOGREG.register("dualad")
-def _(quick):
-    X, y, w = _logistic_data(quick)
-    g = dualad.grad(_logistic(np, X, y))
-    return lambda: g(w)
+def gradient_peers(wl, data, build):
+    """Register dualad, autograd, jax (eager and jit) and torch for the gradient of
+    ``build(np_module, *data_arrays)(params)``; ``data(quick)`` gives
+    ``(arrays, params)``, params an array or a list of arrays."""
+    def as_list(p):
+        return p if isinstance(p, list) else [p]
+
+    @wl.register("dualad")
+    def _(quick):
+        arrays, p = data(quick)
+        g = dualad.grad(build(np, *arrays))
+        return lambda: g(p)
+
+    @wl.register("autograd")
+    def _(quick):
+        import autograd
+        import autograd.numpy as anp
+        arrays, p = data(quick)
+        g = autograd.grad(build(anp, *arrays))
+        return lambda: g(p)
+
+    def jax_version(quick, jit):
+        import jax
+        import jax.numpy as jnp
+        arrays, p = data(quick)
+        g = jax.grad(build(jnp, *[jnp.asarray(a) for a in arrays]))
+        g = jax.jit(g) if jit else g
+        pj = [jnp.asarray(a) for a in p] if isinstance(p, list) else jnp.asarray(p)
+        return lambda: jax.block_until_ready(g(pj))
+
+    wl.register("jax")(lambda quick: jax_version(quick, False))
+    wl.register("jax.jit")(lambda quick: jax_version(quick, True))
+
+    @wl.register("torch")
+    def _(quick):
+        import torch
+        arrays, p = data(quick)
+        f = build(torch, *[torch.from_numpy(a) for a in arrays])
+
+        def run():
+            pt = [torch.from_numpy(a).requires_grad_(True) for a in as_list(p)]
+            return torch.autograd.grad(f(pt if isinstance(p, list) else pt[0]), pt)
+        return run
 
 
-@LOGREG.register("autograd")
-def _(quick):
-    import autograd
-    import autograd.numpy as anp
-    X, y, w = _logistic_data(quick)
-    g = autograd.grad(_logistic(anp, X, y))
-    return lambda: g(w)
-
-
-def _jax_logreg(quick, jit):
-    import jax
-    import jax.numpy as jnp
-    X, y, w = _logistic_data(quick)
-    g = jax.grad(_logistic(jnp, jnp.asarray(X), jnp.asarray(y)))
-    g = jax.jit(g) if jit else g
-    wj = jnp.asarray(w)
-    return lambda: g(wj).block_until_ready()
-
-
-LOGREG.register("jax")(lambda quick: _jax_logreg(quick, False))
-LOGREG.register("jax.jit")(lambda quick: _jax_logreg(quick, True))
-
-
-@LOGREG.register("torch")
-def _(quick):
-    import torch
-    X, y, w = _logistic_data(quick)
-    Xt, yt = torch.from_numpy(X), torch.from_numpy(y)
-
-    def run():
-        wt = torch.from_numpy(w).requires_grad_(True)
-        z = Xt @ wt
-        loss = torch.sum(torch.logaddexp(torch.zeros((), dtype=z.dtype), z) - yt * z) / Xt.shape[0]
-        (g,) = torch.autograd.grad(loss, wt)
-        return g
-    return run
+gradient_peers(LOGREG, lambda quick: (_logistic_data(quick)[:2], _logistic_data(quick)[2]),
+               _logistic)
 
 
 # --- MLP loss gradient ----------------------------------------------------------------
@@ -143,49 +154,7 @@ def _base_mlp(quick):
 
 MLP = workload("mlp", "gradient of an MLP loss (2 hidden tanh layers of 256, batch 512)",
                _base_mlp)
-
-
-@MLP.register("dualad")
-def _(quick):
-    X, Y, p = _mlp_data(quick)
-    g = dualad.grad(_mlp(np, X, Y))
-    return lambda: g(p)
-
-
-@MLP.register("autograd")
-def _(quick):
-    import autograd
-    import autograd.numpy as anp
-    X, Y, p = _mlp_data(quick)
-    g = autograd.grad(_mlp(anp, X, Y))
-    return lambda: g(p)
-
-
-def _jax_mlp(quick, jit):
-    import jax
-    import jax.numpy as jnp
-    X, Y, p = _mlp_data(quick)
-    g = jax.grad(_mlp(jnp, jnp.asarray(X), jnp.asarray(Y)))
-    g = jax.jit(g) if jit else g
-    pj = [jnp.asarray(a) for a in p]
-    return lambda: jax.block_until_ready(g(pj))
-
-
-MLP.register("jax")(lambda quick: _jax_mlp(quick, False))
-MLP.register("jax.jit")(lambda quick: _jax_mlp(quick, True))
-
-
-@MLP.register("torch")
-def _(quick):
-    import torch
-    X, Y, p = _mlp_data(quick)
-    Xt, Yt = torch.from_numpy(X), torch.from_numpy(Y)
-    f = _mlp(torch, Xt, Yt)
-
-    def run():
-        pt = [torch.from_numpy(a).requires_grad_(True) for a in p]
-        return torch.autograd.grad(f(pt), pt)
-    return run
+gradient_peers(MLP, lambda quick: (_mlp_data(quick)[:2], _mlp_data(quick)[2]), _mlp)
 
 
 # --- Rosenbrock over scalars ------------------------------------------------------------
