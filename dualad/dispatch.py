@@ -7,6 +7,8 @@ error that names it: a derivative is never dropped silently.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import ops
@@ -75,7 +77,7 @@ FUNCTIONS = {
     np.triu: ops.triu, np.tril: ops.tril, np.where: _where, np.clip: ops.clip,
     np.zeros_like: _zeros_like, np.ones_like: _ones_like, np.full_like: _full_like,
     np.shape: shape_of, np.ndim: lambda a: len(shape_of(a)),
-    np.size: lambda a, axis=None: int(np.prod(shape_of(a))) if axis is None
+    np.size: lambda a, axis=None: math.prod(shape_of(a)) if axis is None
     else shape_of(a)[axis],
     np.argmax: _passthrough(np.argmax), np.argmin: _passthrough(np.argmin),
     np.argsort: _passthrough(np.argsort), np.nonzero: _passthrough(np.nonzero),

@@ -18,6 +18,8 @@ from __future__ import annotations
 import itertools
 import threading
 
+import math
+
 import numpy as np
 
 _levels = itertools.count(1)
@@ -93,7 +95,7 @@ class Box:
 
     @property
     def size(self):
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def dtype(self):

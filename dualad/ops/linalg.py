@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import string
 
+import math
+
 import numpy as np
 
 from ..tracer import Primitive, ndim_of, register, sample, shape_of
@@ -187,7 +189,7 @@ def tensordot(a, b, axes=2):
             raise ValueError(f"tensordot: shape mismatch for sum: {sa} axis {p} vs {sb} axis {q}")
     free_a = [i for i in range(na) if i not in ax_a]
     free_b = [i for i in range(nb) if i not in ax_b]
-    k = int(np.prod([sa[i] for i in ax_a], dtype=np.int64))
+    k = math.prod(sa[i] for i in ax_a)
     a2 = reshape(transpose(a, free_a + ax_a), (-1, k))
     b2 = reshape(transpose(b, ax_b + free_b), (k, -1))
     return reshape(matmul_p(a2, b2), tuple(sa[i] for i in free_a) + tuple(sb[i] for i in free_b))

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import builtins
 
+import math
+
 import numpy as np
 
 from ..tracer import Primitive, ndim_of, register, sample, shape_of
@@ -54,13 +56,13 @@ def sum(x, axis=None, keepdims=False, dtype=None):
 
 def mean(x, axis=None, keepdims=False):
     axes = normalize_axes(axis, ndim_of(x))
-    n = int(np.prod([shape_of(x)[a] for a in axes], dtype=np.int64))
+    n = math.prod(shape_of(x)[a] for a in axes)
     return sum_p(x, axis=axes, keepdims=bool(keepdims)) / float(n)
 
 
 def var(x, axis=None, ddof=0, keepdims=False):
     axes = normalize_axes(axis, ndim_of(x))
-    n = int(np.prod([shape_of(x)[a] for a in axes], dtype=np.int64))
+    n = math.prod(shape_of(x)[a] for a in axes)
     centred = x - mean(x, axis=axes, keepdims=True)
     return sum_p(centred * centred, axis=axes, keepdims=bool(keepdims)) / float(n - ddof)
 

@@ -12,6 +12,8 @@ Everything else here (ravel, squeeze, stack, ...) is composed from them.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..tracer import Primitive, ndim_of, register, sample, shape_of
@@ -31,15 +33,17 @@ reshape_p.defvjp(lambda ct, ans, x, shape:
 
 
 def _resolve_shape(shape, size):
+    if type(shape) is tuple and -1 not in shape and math.prod(shape) == size:
+        return shape
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
     shape = tuple(int(s) for s in shape)
     if -1 in shape:
-        known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+        known = math.prod(s for s in shape if s != -1)
         if shape.count(-1) > 1 or known == 0 or size % known:
             raise ValueError(f"reshape: cannot reshape an array of size {size} into shape {shape}")
         shape = tuple(size // known if s == -1 else s for s in shape)
-    if int(np.prod(shape, dtype=np.int64)) != size:
+    if math.prod(shape) != size:
         raise ValueError(f"reshape: cannot reshape an array of size {size} into shape {shape}")
     return shape
 
@@ -49,7 +53,7 @@ def reshape(x, shape=None, order="C", *, newshape=None):
         raise NotImplementedError("reshape: only order='C' is differentiable")
     shape = newshape if shape is None else shape
     xs = shape_of(x)
-    shape = _resolve_shape(shape, int(np.prod(xs, dtype=np.int64)))
+    shape = _resolve_shape(shape, math.prod(xs))
     return x if shape == xs else reshape_p(x, shape=shape)
 
 
