@@ -1,3 +1,490 @@
-"""(placeholder, filled by issue 4)"""
+"""Matrix functions: inverse, solves, determinants, Cholesky, matrix exponential and square root.
+
+Rules (Giles 2008, "An extended collection of matrix derivative results"),
+for one matrix or a stack (``...`` leading axes, NumPy's stacked-matrix
+broadcasting), with ``Y``/``X`` the primal output:
+
+    inv        Y = A⁻¹          Ẏ = -Y Ȧ Y                Ā = -Yᵀ Ȳ Yᵀ
+    solve      X = A⁻¹B         Ẋ = A⁻¹(Ḃ - Ȧ X)          B̄ = A⁻ᵀ X̄,  Ā = -B̄ Xᵀ
+    det        d = |A|          ḋ = d tr(A⁻¹ Ȧ)           Ā = d̄ d A⁻ᵀ
+    logabsdet  l = log|det A|   l̇ = tr(A⁻¹ Ȧ)             Ā = l̄ A⁻ᵀ
+    cholesky   A = L Lᵀ         L̇ = L Φ(L⁻¹ Ȧ L⁻ᵀ)        Ā = sym*(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹)
+    solve_triangular  op(T) X = B   Ẋ = op(T)⁻¹(Ḃ - op(Ṫ) X)   B̄ = op(T)⁻ᵀ X̄,  op(T)‾ = -B̄ Xᵀ
+    solve_sylvester   A X + X B = Q   Ẋ = syl(A, B, Q̇ - Ȧ X - X Ḃ)
+                                      Q̄ = syl(Aᵀ, Bᵀ, X̄),  Ā = -Q̄ Xᵀ,  B̄ = -Xᵀ Q̄
+    expm       E = e^A          Ė = L(A, Ȧ)               Ā = L(Aᵀ, Ē)
+               L(A, H) = upper-right block of exp([[A, H], [0, A]])  (Fréchet derivative)
+    sqrtm      X² = A           Ẋ = syl(X, X, Ȧ)          Ā = syl(Xᵀ, Xᵀ, X̄)
+
+Φ(M) keeps the lower triangle of M and halves its diagonal. Like LAPACK,
+``cholesky`` reads only the lower triangle of A: the matrix differentiated is
+A_eff = tril(A) + tril(A, -1)ᵀ, so an upper entry has zero derivative and
+``sym*`` maps a cotangent G of A_eff to tril(G) + tril(Gᵀ, -1).
+At singular A, the derivatives of inv, solve, det and logabsdet do not exist
+(det's would, via the adjugate, but is not provided): LinAlgError is raised.
+
+Every rule is written with registry operations (including these primitives
+applied to traced outputs), so the rules differentiate again. Eigen, singular
+value and QR decompositions, pinv, lstsq and norm are in :mod:`.matrix_decomp`.
+"""
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import scipy.linalg
+
+from ..tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
+from ._util import lift, unbroadcast
+from .elementwise import multiply
+from .linalg import diagonal_p, matmul, matmul_p, tril, triu
+from .reductions import sum as sum_
+from .shape import broadcast_to, concatenate, reshape, swapaxes
+from .indexing import index
+
+mm = matmul_p
+
+
+def mT(x):
+    """The matrix transpose of (a stack of) matrices: swap the last two axes."""
+    return swapaxes(x, -1, -2)
+
+
+def nbatch(t, x) -> int:
+    """Leading batch axes of a tangent/cotangent ``t`` beyond the primal ``x``."""
+    return ndim_of(t) - ndim_of(x)
+
+
+def expand2(x):
+    """``x[..., None, None]``: a per-matrix scalar made broadcastable to matrices."""
+    return reshape(x, shape_of(x) + (1, 1))
+
+
+def check_square(fname, a, argname="a"):
+    s = shape_of(a)
+    if len(s) < 2 or s[-1] != s[-2]:
+        raise ValueError(f"{fname}: argument {argname} must be a square matrix or a stack of "
+                         f"square matrices (shape (..., n, n)), got shape {s}")
+
+
+def check_matrix(fname, a, argname="a"):
+    if ndim_of(a) < 2:
+        raise ValueError(f"{fname}: argument {argname} must be a matrix or a stack of matrices "
+                         f"(at least 2 dimensions), got shape {shape_of(a)}")
+
+
+# --- SymPy translations: a function of sympy.Matrix mapped over the stacked axes ------
+def sym_map(sp, fn, *arrays):
+    """Apply ``fn`` to the sympy Matrices of each stacked position of ``arrays``
+    (object arrays whose last two axes are matrices); results are scalars or Matrices."""
+    arrays = [np.asarray(a, dtype=object) for a in arrays]
+    lead = np.broadcast_shapes(*[a.shape[:-2] for a in arrays])
+    arrays = [np.broadcast_to(a, lead + a.shape[-2:]) for a in arrays]
+    outs = []
+    for idx in np.ndindex(*lead):
+        r = fn(*[sp.Matrix(a[idx].tolist()) for a in arrays])
+        outs.append(np.array(r.tolist(), dtype=object) if hasattr(r, "tolist") else r)
+    if not outs:
+        return np.empty(lead, dtype=object)
+    out = np.empty(len(outs), dtype=object)
+    if isinstance(outs[0], np.ndarray):
+        return np.stack(outs).reshape(lead + outs[0].shape)
+    out[:] = outs
+    return out.reshape(lead)
+
+
+# --- inverse ------------------------------------------------------------------------------
+inv_p = register(Primitive("inv", np.linalg.inv,
+                           sympy=lambda sp, a: sym_map(sp, lambda m: m.inv(), a)))
+inv_p.defjvp(lambda t, ans, a: -mm(mm(ans, t), ans))
+inv_p.defvjp(lambda ct, ans, a: -mm(mm(mT(ans), ct), mT(ans)))
+
+
+def inv(a):
+    """``np.linalg.inv``: Ẏ = -Y Ȧ Y, Ā = -Yᵀ Ȳ Yᵀ."""
+    check_square("inv", a)
+    return inv_p(a)
+
+
+# --- solve ----------------------------------------------------------------------------------
+solve_p = register(Primitive("solve", np.linalg.solve,
+                             sympy=lambda sp, a, b: sym_map(sp, lambda m, r: m.solve(r), a, b)))
+
+
+def _solve_jvp_all(tangents, ans, a, b):
+    ta, tb = tangents
+    rhs = None
+    if tb is not None:
+        rhs = lift(tb, nbatch(tb, b), ndim_of(ans))
+    if ta is not None:
+        d = mm(lift(ta, nbatch(ta, a), ndim_of(ans)), ans)
+        rhs = -d if rhs is None else rhs - d
+    return solve_p(a, rhs)
+
+
+def _solve_vjp_all(ct, ans, a, b):
+    nb = nbatch(ct, ans)
+    gb = solve_p(mT(a), ct)
+    return [unbroadcast(-mm(gb, mT(ans)), shape_of(a), nb), unbroadcast(gb, shape_of(b), nb)]
+
+
+solve_p.jvp_all = _solve_jvp_all
+solve_p.vjp_all = _solve_vjp_all
+
+
+def solve(a, b):
+    """``np.linalg.solve(a, b)``: X = A⁻¹B. As in NumPy 2, ``b`` is a vector only when
+    it is 1-D; otherwise it is (a stack of) matrices (..., n, k)."""
+    check_square("solve", a)
+    n = shape_of(a)[-1]
+    vector = ndim_of(b) == 1
+    bs = shape_of(b)
+    if (bs[0] if vector else (bs[-2] if len(bs) >= 2 else None)) != n:
+        raise ValueError(f"solve: argument b of shape {bs} does not match argument a of "
+                         f"shape {shape_of(a)}: expected b of shape ({n},) or (..., {n}, k)")
+    if vector:
+        return reshape(solve_p(a, reshape(b, (n, 1))), shape_of(a)[:-2] + (n,))
+    return solve_p(a, b)
+
+
+# --- determinants ------------------------------------------------------------------------
+def _trace_inv_times(a, t):
+    """tr(A⁻¹ Ṫ) = Σ_ij (A⁻ᵀ)_ij Ṫ_ij, for a tangent with any leading batch axes."""
+    return sum_(multiply(mT(inv_p(a)), t), axis=(-2, -1))
+
+
+det_p = register(Primitive("det", np.linalg.det,
+                           sympy=lambda sp, a: sym_map(sp, lambda m: m.det(), a)))
+det_p.defjvp(lambda t, ans, a: ans * _trace_inv_times(a, t))
+det_p.defvjp(lambda ct, ans, a: expand2(ct * ans) * mT(inv_p(a)))
+
+logabsdet_p = register(Primitive(
+    "logabsdet", lambda a: np.linalg.slogdet(a)[1],
+    sympy=lambda sp, a: sym_map(sp, lambda m: sp.log(sp.Abs(m.det())), a)))
+logabsdet_p.defjvp(lambda t, ans, a: _trace_inv_times(a, t))
+logabsdet_p.defvjp(lambda ct, ans, a: expand2(ct) * mT(inv_p(a)))
+
+SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
+
+
+def det(a):
+    """``np.linalg.det`` on a matrix or a stack: ḋ = d tr(A⁻¹Ȧ), Ā = d̄ d A⁻ᵀ."""
+    check_square("det", a)
+    return det_p(a)
+
+
+def slogdet(a):
+    """``np.linalg.slogdet``: (sign, log|det A|); the sign is piecewise constant
+    (zero derivative), log|det A| has derivative tr(A⁻¹Ȧ)."""
+    check_square("slogdet", a)
+    return SlogdetResult(np.linalg.slogdet(primal_value(a))[0], logabsdet_p(a))
+
+
+# --- triangular solves -------------------------------------------------------------------
+def _tri(x, lower, unit_diagonal):
+    """The triangle of ``x`` a triangular solve reads (strict when the diagonal is unit)."""
+    k = -1 if unit_diagonal else 0
+    return tril(x, k) if lower else triu(x, -k)
+
+
+def _op(x, trans):
+    return mT(x) if trans else x
+
+
+def _solve_tri_impl(a, b, trans, lower, unit_diagonal):
+    return scipy.linalg.solve_triangular(a, b, trans=trans, lower=lower,
+                                         unit_diagonal=unit_diagonal)
+
+
+def _solve_tri_sympy(sp, a, b, trans, lower, unit_diagonal):
+    a = np.asarray(a, dtype=object)
+    t = np.tril(a, -1 if unit_diagonal else 0) if lower else np.triu(a, 1 if unit_diagonal else 0)
+    if unit_diagonal:
+        t = t + np.eye(a.shape[-1], dtype=int)
+    return sym_map(sp, lambda m, r: (m.T if trans else m).solve(r), t, b)
+
+
+solve_triangular_p = register(Primitive("solve_triangular", _solve_tri_impl,
+                                        sympy=_solve_tri_sympy))
+
+
+def _solve_tri_jvp_all(tangents, ans, a, b, trans, lower, unit_diagonal):
+    ta, tb = tangents
+    rhs = None
+    if tb is not None:
+        rhs = lift(tb, nbatch(tb, b), ndim_of(ans))
+    if ta is not None:
+        ta = _tri(lift(ta, nbatch(ta, a), ndim_of(ans)), lower, unit_diagonal)
+        d = mm(_op(ta, trans), ans)
+        rhs = -d if rhs is None else rhs - d
+    return solve_triangular_p(a, rhs, trans=trans, lower=lower, unit_diagonal=unit_diagonal)
+
+
+def _solve_tri_vjp_all(ct, ans, a, b, trans, lower, unit_diagonal):
+    nb = nbatch(ct, ans)
+    gb = solve_triangular_p(a, ct, trans=1 - trans, lower=lower, unit_diagonal=unit_diagonal)
+    g_op = -mm(gb, mT(ans))
+    ga = _tri(_op(g_op, trans), lower, unit_diagonal)
+    return [unbroadcast(ga, shape_of(a), nb), unbroadcast(gb, shape_of(b), nb)]
+
+
+solve_triangular_p.jvp_all = _solve_tri_jvp_all
+solve_triangular_p.vjp_all = _solve_tri_vjp_all
+
+_TRANS = {0: 0, 1: 1, 2: 1, "N": 0, "T": 1, "C": 1}
+
+
+def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
+                     check_finite=True):
+    """``scipy.linalg.solve_triangular``: X = op(T)⁻¹ B with T the ``lower`` (or upper)
+    triangle of ``a`` (unit diagonal if asked) and op = identity or transpose
+    (``trans`` 0/'N', 1/'T', 2/'C'; real matrices, so 'C' is 'T'). Only the triangle
+    read has a derivative. ``b`` is a vector when 1-D, else (..., n, k)."""
+    check_square("solve_triangular", a)
+    if trans not in _TRANS:
+        raise ValueError(f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
+    n = shape_of(a)[-1]
+    bs = shape_of(b)
+    vector = len(bs) == 1
+    if (bs[0] if vector else (bs[-2] if len(bs) >= 2 else None)) != n:
+        raise ValueError(f"solve_triangular: argument b of shape {bs} does not match argument "
+                         f"a of shape {shape_of(a)}: expected ({n},) or (..., {n}, k)")
+    params = dict(trans=_TRANS[trans], lower=bool(lower), unit_diagonal=bool(unit_diagonal))
+    if vector:
+        x = solve_triangular_p(a, reshape(b, (n, 1)), **params)
+        return reshape(x, shape_of(x)[:-1])
+    return solve_triangular_p(a, b, **params)
+
+
+# --- Cholesky ------------------------------------------------------------------------------
+def sym_lower(t, lower=True):
+    """The tangent of A_eff = tril(A) + tril(A, -1)ᵀ (or from the upper triangle)."""
+    if lower:
+        return tril(t) + mT(tril(t, -1))
+    return triu(t) + mT(triu(t, 1))
+
+
+def sym_lower_T(g, lower=True):
+    """The adjoint of :func:`sym_lower`: tril(G) + tril(Gᵀ, -1)."""
+    if lower:
+        return tril(g) + tril(mT(g), -1)
+    return triu(g) + triu(mT(g), 1)
+
+
+def _phi_mask(n):
+    return np.tril(np.ones((n, n))) - 0.5 * np.eye(n)
+
+
+def _cholesky_jvp(t, L, a):
+    da = sym_lower(t)
+    y = solve_triangular_p(L, da, trans=0, lower=True, unit_diagonal=False)        # L⁻¹ Ȧ
+    m = mT(solve_triangular_p(L, mT(y), trans=0, lower=True, unit_diagonal=False))  # L⁻¹ Ȧ L⁻ᵀ
+    return mm(L, m * _phi_mask(shape_of(a)[-1]))
+
+
+def _cholesky_vjp(ct, L, a):
+    p = mm(mT(L), ct) * _phi_mask(shape_of(a)[-1])
+    z = solve_triangular_p(L, p, trans=1, lower=True, unit_diagonal=False)         # L⁻ᵀ P
+    g = mT(solve_triangular_p(L, mT(z), trans=1, lower=True, unit_diagonal=False))  # L⁻ᵀ P L⁻¹
+    return sym_lower_T(g)
+
+
+def _cholesky_sympy(sp, a):
+    a = np.asarray(a, dtype=object)
+    a_eff = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2)   # the lower triangle, as LAPACK
+    return sym_map(sp, lambda m: m.cholesky(hermitian=False), a_eff)
+
+
+cholesky_p = register(Primitive("cholesky", np.linalg.cholesky, sympy=_cholesky_sympy))
+cholesky_p.defjvp(_cholesky_jvp)
+cholesky_p.defvjp(_cholesky_vjp)
+
+
+def cholesky(a, /, *, upper=False):
+    """``np.linalg.cholesky``: lower L with A = L Lᵀ (``upper=True``: Lᵀ). Reads the
+    lower triangle of A only (``upper=True``: the upper one), as LAPACK does; A must be
+    positive definite."""
+    check_square("cholesky", a)
+    return mT(cholesky_p(mT(a))) if upper else cholesky_p(a)
+
+
+# --- Sylvester equations ------------------------------------------------------------------
+def _sylvester_impl(a, b, q):
+    lead = np.broadcast_shapes(a.shape[:-2], b.shape[:-2], q.shape[:-2])
+    return scipy.linalg.solve_sylvester(np.broadcast_to(a, lead + a.shape[-2:]),
+                                        np.broadcast_to(b, lead + b.shape[-2:]),
+                                        np.broadcast_to(q, lead + q.shape[-2:]))
+
+
+def _sylvester_sympy(sp, a, b, q):
+    def one(A, B, Q):
+        n, m = Q.shape
+        K = sp.kronecker_product(sp.eye(m), A) + sp.kronecker_product(B.T, sp.eye(n))
+        x = K.LUsolve(Q.T.reshape(n * m, 1))  # column-major vec
+        return x.reshape(m, n).T
+    return sym_map(sp, one, a, b, q)
+
+
+solve_sylvester_p = register(Primitive("solve_sylvester", _sylvester_impl,
+                                       sympy=_sylvester_sympy))
+
+
+def _sylvester_jvp_all(tangents, x, a, b, q):
+    ta, tb, tq = tangents
+    rhs = None
+    for t, p, side in ((tq, q, 0), (ta, a, 1), (tb, b, 2)):
+        if t is None:
+            continue
+        t = lift(t, nbatch(t, p), ndim_of(x))
+        d = t if side == 0 else (-mm(t, x) if side == 1 else -mm(x, t))
+        rhs = d if rhs is None else rhs + d
+    return solve_sylvester_p(a, b, rhs)
+
+
+def _sylvester_vjp_all(ct, x, a, b, q):
+    nb = nbatch(ct, x)
+    gq = solve_sylvester_p(mT(a), mT(b), ct)
+    return [unbroadcast(-mm(gq, mT(x)), shape_of(a), nb),
+            unbroadcast(-mm(mT(x), gq), shape_of(b), nb),
+            unbroadcast(gq, shape_of(q), nb)]
+
+
+solve_sylvester_p.jvp_all = _sylvester_jvp_all
+solve_sylvester_p.vjp_all = _sylvester_vjp_all
+
+
+def solve_sylvester(a, b, q):
+    """``scipy.linalg.solve_sylvester``: X with A X + X B = Q (A n×n, B m×m, Q n×m).
+    Needs the spectra of A and -B disjoint."""
+    check_square("solve_sylvester", a, "a")
+    check_square("solve_sylvester", b, "b")
+    check_matrix("solve_sylvester", q, "q")
+    n, m = shape_of(a)[-1], shape_of(b)[-1]
+    if shape_of(q)[-2:] != (n, m):
+        raise ValueError(f"solve_sylvester: argument q has shape {shape_of(q)}, expected "
+                         f"(..., {n}, {m}) for a of shape {shape_of(a)} and b of shape "
+                         f"{shape_of(b)}")
+    return solve_sylvester_p(a, b, q)
+
+
+# --- matrix exponential and square root ------------------------------------------------
+expm_p = register(Primitive("expm", scipy.linalg.expm))
+
+
+def expm_frechet(a, e):
+    """The Fréchet derivative L(A, E) = d/dε exp(A + εE) at ε = 0, as the upper-right
+    block of exp([[A, E], [0, A]]) (Mathias 1996). ``e`` may carry leading batch axes."""
+    shape = np.broadcast_shapes(shape_of(a), shape_of(e))
+    a = broadcast_to(a, shape)
+    e = broadcast_to(e, shape)
+    n = shape[-1]
+    block = concatenate([concatenate([a, e], axis=-1),
+                         concatenate([np.zeros(shape), a], axis=-1)], axis=-2)
+    return index(expm_p(block), (Ellipsis, slice(0, n), slice(n, 2 * n)))
+
+
+expm_p.defjvp(lambda t, ans, a: expm_frechet(a, t))
+expm_p.defvjp(lambda ct, ans, a: expm_frechet(mT(a), ct))
+
+
+def expm(a):
+    """``scipy.linalg.expm``: Ė = L(A, Ȧ), Ā = L(Aᵀ, Ē) (the adjoint of the Fréchet
+    derivative at A is the Fréchet derivative at Aᵀ)."""
+    check_square("expm", a, "A")
+    return expm_p(a)
+
+
+def _sqrtm_impl(a):
+    x = scipy.linalg.sqrtm(a)
+    if np.iscomplexobj(x):
+        if np.abs(x.imag).max(initial=0.0) > 1e-10 * max(np.abs(x.real).max(initial=0.0), 1.0):
+            raise NotImplementedError(
+                f"sqrtm: the square root of a matrix of shape {np.shape(a)} is complex (it has "
+                f"negative real eigenvalues); complex square roots are not differentiable here")
+        x = x.real
+    return x
+
+
+sqrtm_p = register(Primitive("sqrtm", _sqrtm_impl))
+sqrtm_p.defjvp(lambda t, x, a: solve_sylvester_p(x, x, t))
+sqrtm_p.defvjp(lambda ct, x, a: solve_sylvester_p(mT(x), mT(x), ct))
+
+
+def sqrtm(a, disp=True, blocksize=64):
+    """``scipy.linalg.sqrtm`` (principal square root, real case): X Ẋ + Ẋ X = Ȧ, solved
+    as a Sylvester equation; the VJP solves the transposed one. Needs no eigenvalue
+    of A on the closed negative real axis."""
+    check_square("sqrtm", a, "A")
+    return sqrtm_p(a)
+
+
+# --- compositions ------------------------------------------------------------------------
+def matrix_power(a, n):
+    """``np.linalg.matrix_power`` for integer n (negative: powers of inv(a)), by repeated
+    squaring of matmul; A⁰ is the identity (zero derivative)."""
+    check_square("matrix_power", a)
+    if int(n) != n:
+        raise TypeError(f"matrix_power: exponent must be an integer, got {n!r}")
+    n = int(n)
+    if n == 0:
+        return np.broadcast_to(np.eye(shape_of(a)[-1]), shape_of(a)).copy()
+    if n < 0:
+        a, n = inv(a), -n
+    result, base = None, a
+    while n:
+        if n & 1:
+            result = base if result is None else mm(result, base)
+        n >>= 1
+        if n:
+            base = mm(base, base)
+    return result
+
+
+def multi_dot(arrays, *, out=None):
+    """``np.linalg.multi_dot``: a chain of matmuls (first/last may be 1-D), left to right."""
+    if out is not None:
+        raise TypeError("multi_dot: out= writes in place and is not differentiable")
+    arrays = list(arrays)
+    if len(arrays) < 2:
+        raise ValueError("multi_dot: expecting at least two arrays")
+    result = arrays[0]
+    for b in arrays[1:]:
+        result = matmul(result, b)
+    return result
+
+
+# --- samples for the rule checker (well-conditioned concrete matrices) ----------------
+_A2 = np.array([[2.0, 0.5], [-0.3, 1.5]])
+_A3 = np.array([[3.0, 0.4, -0.2], [0.1, 2.0, 0.5], [-0.3, 0.2, 1.5]])
+_SPD3 = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+_STACK = np.stack([_A2, _A2.T + 0.5 * np.eye(2)])
+
+inv_p.samples = [sample(_A2), sample(_A3), sample(_STACK)]
+solve_p.samples = [sample(_A2, (2, 3)), sample(_A3, (2, 3, 1)), sample(_STACK, (2, 2))]
+det_p.samples = [sample(_A2), sample(_A3), sample(_STACK)]
+logabsdet_p.samples = [sample(_A2), sample(-_A3), sample(_STACK)]
+cholesky_p.samples = [sample(_SPD3), sample(np.stack([_SPD3, _SPD3 + np.eye(3)]))]
+solve_triangular_p.samples = [
+    sample(_A3, (3, 2), trans=0, lower=True, unit_diagonal=False),
+    sample(_A3, (3, 1), trans=1, lower=False, unit_diagonal=False),
+    sample(_A3, (2, 3, 2), trans=0, lower=False, unit_diagonal=True)]
+solve_sylvester_p.samples = [sample(_A2, _A3, (2, 3)), sample(_A2, _A2.T, (2, 2))]
+expm_p.samples = [sample((2, 2)), sample((3, 3)), sample((2, 2, 2))]
+sqrtm_p.samples = [sample(_SPD3), sample(_A2)]
+
+from .matrix_decomp import (eigh, eigvalsh, eig, eigvals, svd, svdvals, qr, pinv,  # noqa: E402
+                            lstsq, norm, matrix_norm, vector_norm, matrix_rank)
+
 NUMPY_UFUNCS = {}
-NUMPY_FUNCTIONS = {}
+NUMPY_FUNCTIONS = {
+    np.linalg.inv: inv, np.linalg.solve: solve, np.linalg.det: det, np.linalg.slogdet: slogdet,
+    np.linalg.cholesky: cholesky, np.linalg.eigh: eigh, np.linalg.eigvalsh: eigvalsh,
+    np.linalg.eig: eig, np.linalg.eigvals: eigvals, np.linalg.svd: svd, np.linalg.qr: qr,
+    np.linalg.pinv: pinv, np.linalg.lstsq: lstsq, np.linalg.norm: norm,
+    np.linalg.matrix_power: matrix_power, np.linalg.multi_dot: multi_dot,
+    np.linalg.matrix_rank: matrix_rank,
+}
+for _name, _fn in (("svdvals", svdvals), ("matrix_norm", matrix_norm),
+                   ("vector_norm", vector_norm)):
+    if hasattr(np.linalg, _name):  # NumPy >= 2.0
+        NUMPY_FUNCTIONS[getattr(np.linalg, _name)] = _fn

@@ -158,8 +158,8 @@ concatenate_p = register(Primitive("concatenate", _concat_impl, linear=True,
 
 
 def _concat_jvp_all(tangents, ans, *xs, axis):
-    ref = next(t for t in tangents if t is not None)
-    i = tangents.index(ref)
+    i = next(k for k, t in enumerate(tangents) if t is not None)  # not .index: arrays' ==
+    ref = tangents[i]
     batch = shape_of(ref)[:ndim_of(ref) - ndim_of(xs[i])]
     nb = len(batch)
     parts = [t if t is not None else np.zeros(batch + shape_of(x), dtype=ans.dtype

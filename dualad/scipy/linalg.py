@@ -1,1 +1,97 @@
-"""dualad.scipy.linalg (placeholder, filled by issue 4)."""
+"""``dualad.scipy.linalg``: scipy.linalg functions with derivative rules, both modes.
+
+SciPy's own functions do not dispatch on traced values; call these instead.
+The rules live with their primitives in :mod:`dualad.ops.matrix` and
+:mod:`dualad.ops.matrix_decomp`:
+
+    solve_triangular  X = op(T)⁻¹ B         (only the triangle read is differentiated)
+    cho_factor / cho_solve   A = L Lᵀ, X = L⁻ᵀ L⁻¹ B as two triangular solves
+    expm              Ė = L(A, Ȧ), the Fréchet derivative (block-triangular trick)
+    sqrtm             X Ẋ + Ẋ X = Ȧ (a Sylvester equation)
+    solve_sylvester   A X + X B = Q
+
+``cho_factor`` returns the factor with zeros (not LAPACK's leftover entries)
+in the unused triangle. Differences from SciPy's signatures: ``overwrite_*``
+and ``check_finite`` are accepted and ignored.
+"""
+from __future__ import annotations
+
+from ..ops.matrix import (det, expm, expm_frechet, inv, mT, solve_sylvester,  # noqa: F401
+                          solve_triangular, sqrtm)
+from ..ops.matrix import cholesky as _np_cholesky, solve as _np_solve
+from ..ops.matrix_decomp import (eigh as _np_eigh, eigvalsh as _np_eigvalsh, norm,  # noqa: F401
+                                 pinv as _np_pinv, qr as _np_qr, svd as _np_svd, svdvals)
+
+
+def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
+    """``scipy.linalg.cholesky``: upper U with A = UᵀU by default, lower L if asked.
+    Reads the lower triangle of A (the derivative follows the same convention)."""
+    L = _np_cholesky(a)
+    return L if lower else mT(L)
+
+
+def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
+    """``scipy.linalg.cho_factor``: ``(c, lower)`` for :func:`cho_solve`."""
+    return cholesky(a, lower=lower), bool(lower)
+
+
+def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
+    """``scipy.linalg.cho_solve``: X = A⁻¹B from the Cholesky factor, differentiable in
+    the factor (its triangle) and in ``b``."""
+    c, lower = c_and_lower
+    if lower:      # L Lᵀ x = b
+        y = solve_triangular(c, b, trans=0, lower=True)
+        return solve_triangular(c, y, trans=1, lower=True)
+    y = solve_triangular(c, b, trans=1, lower=False)   # Uᵀ U x = b
+    return solve_triangular(c, y, trans=0, lower=False)
+
+
+def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
+          assume_a=None, transposed=False):
+    """``scipy.linalg.solve`` (general solver; ``transposed`` solves Aᵀ x = b). As in
+    SciPy, a 1-D or 2-D ``b`` is a vector or a matrix of right-hand sides."""
+    return _np_solve(mT(a) if transposed else a, b)
+
+
+def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
+         check_finite=True, **kwargs):
+    """``scipy.linalg.eigh`` for the standard problem (``b=None``)."""
+    if b is not None:
+        raise NotImplementedError("eigh: the generalized problem (b given) is not "
+                                  "differentiable here; use eigh(inv(L) a inv(L).T)")
+    uplo = "L" if lower else "U"
+    if eigvals_only:
+        return _np_eigvalsh(a, UPLO=uplo)
+    return tuple(_np_eigh(a, UPLO=uplo))
+
+
+def eigvalsh(a, b=None, lower=True, **kwargs):
+    return eigh(a, b, lower=lower, eigvals_only=True)
+
+
+def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
+        lapack_driver="gesdd"):
+    out = _np_svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+    return out if not compute_uv else tuple(out)
+
+
+def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
+    """``scipy.linalg.qr``; differentiable for ``mode='economic'`` (or square 'full') and
+    ``mode='r'``, without pivoting."""
+    if pivoting:
+        raise NotImplementedError("qr: pivoting=True is not differentiable")
+    m, n = a.shape[-2:]
+    if mode == "economic" or (mode == "full" and m == n):
+        return tuple(_np_qr(a))
+    if mode == "r":
+        return (_np_qr(a, mode="r"),)
+    raise NotImplementedError(f"qr: mode={mode!r} of a matrix of shape {a.shape} is not "
+                              f"differentiable; use mode='economic'")
+
+
+def pinv(a, *, atol=None, rtol=None, return_rank=False, check_finite=True):
+    out = _np_pinv(a, rcond=rtol)
+    if return_rank:
+        raise NotImplementedError("pinv: return_rank=True is not supported")
+    return out
+

@@ -1,0 +1,548 @@
+"""Decompositions with several outputs (eigh, eig, svd, qr), pinv, lstsq and norms.
+
+A decomposition is ONE primitive whose value packs its outputs along a last
+axis (``pack``/``unpack``), so the tape keeps one value per node; the public
+function unpacks it with reshape/getitem, which are differentiable. Its rules
+see the unpacked outputs and tangents/cotangents (leading batch axes allowed).
+With F_ij = 1/(λ_j - λ_i) for i ≠ j (0 on the diagonal and, by convention, 0
+where two eigenvalues are exactly equal):
+
+  eigh  A = V Λ Vᵀ:  C = Vᵀ Ȧ V,  λ̇ = diag C,  V̇ = V (F∘C)
+                     Ā = sym*(V (diag λ̄ + F∘(Vᵀ V̄)) Vᵀ)
+  eig   A V = V Λ (real spectrum, unit columns):  C = V⁻¹ Ȧ V,  λ̇ = diag C,
+                     D = V (F∘C),  V̇ = D - V diag(diag(Vᵀ D))
+                     Ā = V⁻ᵀ (diag λ̄ + F∘(Vᵀ V̄')) Vᵀ,  V̄' = V̄ - V diag(diag(Vᵀ V̄))
+  svd   A = U S Vᵀ (reduced), F_ij = 1/(s_j² - s_i²),  P = Uᵀ Ȧ V:
+                     ṡ = diag P
+                     U̇ = U (F∘(P S + S Pᵀ)) + (I - U Uᵀ) Ȧ V S⁻¹
+                     V̇ = V (F∘(S P + Pᵀ S)) + (I - V Vᵀ) Ȧᵀ U S⁻¹
+                     Ā = U [(F∘(UᵀŪ - ŪᵀU)) S + diag s̄ + S (F∘(VᵀV̄ - V̄ᵀV))] Vᵀ
+                         + (I - U Uᵀ) Ū S⁻¹ Vᵀ + U S⁻¹ V̄ᵀ (I - V Vᵀ)
+  qr    A = Q R (reduced, m ≥ n):  X = Qᵀ Ȧ R⁻¹,  Ω = tril(X,-1) - tril(X,-1)ᵀ,
+                     Ṙ = (X - Ω) R,  Q̇ = Ȧ R⁻¹ - Q (X - Ω)
+                     Ā = (Q̄ + Q copyltu(R R̄ᵀ - Q̄ᵀ Q)) R⁻ᵀ,  copyltu(M) = tril(M) + tril(M,-1)ᵀ
+  pinv  P = A⁺ (constant rank):  Ṗ = -P Ȧ P + P Pᵀ Ȧᵀ (I - A P) + (I - P A) Ȧᵀ Pᵀ P
+
+Caveats (documented conventions, as in every peer system): eigenvectors and
+singular vectors are defined only up to sign and have no derivative where
+eigenvalues (singular values) coincide — there F's zero entries make a
+derivative that is finite but meaningless unless the loss is invariant under
+rotations inside the eigenspace; eigenvalues alone (eigvalsh, svdvals) are
+differentiable wherever they are simple. The vector terms of svd need s > 0.
+eigh, like LAPACK, reads only the ``UPLO`` triangle. eig supports real
+spectra only. Norms: ``|·|'(0) = 0``, and every 2-norm, p-norm and Frobenius
+norm has derivative 0 at x = 0 (a subgradient); ``ord=0`` counts nonzeros and
+has zero derivative; matrix norms 2, -2 and 'nuc' go through singular values.
+"""
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+
+from ..tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
+from ._util import normalize_axes
+from .elementwise import absolute, divide, equal, power, sqrt, where
+from .indexing import index
+from .linalg import diag_embed_p, diagonal_p, tril
+from .reductions import max as max_, min as min_, sum as sum_
+from .shape import concatenate, expand_dims, moveaxis, reshape
+from .matrix import (check_matrix, check_square, mm, mT, nbatch, solve_p, solve_triangular_p,
+                     sym_lower, sym_lower_T)
+
+
+# --- packing several outputs into one value ---------------------------------------------
+def _size(core):
+    return int(np.prod(core, dtype=np.int64))
+
+
+def pack(parts, cores):
+    """Concatenate ``parts`` (leading axes + core shape each; None = zero) along a last axis."""
+    lead = None
+    for p, c in zip(parts, cores):
+        if p is not None:
+            lead = shape_of(p)[:ndim_of(p) - len(c)]
+            break
+    if lead is None:
+        return None
+    flat = [reshape(p, lead + (_size(c),)) if p is not None else np.zeros(lead + (_size(c),))
+            for p, c in zip(parts, cores)]
+    return concatenate(flat, axis=-1)
+
+
+def unpack(x, cores):
+    """The parts of a packed value (any leading axes), reshaped to their core shapes."""
+    lead = shape_of(x)[:-1]
+    out, start = [], 0
+    for c in cores:
+        n = _size(c)
+        out.append(reshape(index(x, (Ellipsis, slice(start, start + n))), lead + tuple(c)))
+        start += n
+    return out
+
+
+def _np_pack(parts, cores):
+    lead = np.shape(parts[0])[:np.ndim(parts[0]) - len(cores[0])]
+    return np.concatenate([np.reshape(p, lead + (_size(c),)) for p, c in zip(parts, cores)],
+                          axis=-1)
+
+
+def multi_output(name, impl, cores, jvp, vjp):
+    """A primitive computing ``impl(*args, **params) -> tuple`` as one packed array.
+
+    ``cores(*shapes, **params)`` gives the core shape of each output;
+    ``jvp(tangents, outs, *args, **params)`` returns the output tangents (None = zero)
+    and ``vjp(cts, outs, *args, **params)`` the list of argument cotangents.
+    """
+    def packed_impl(*args, **params):
+        return _np_pack(impl(*args, **params), cores(*[np.shape(a) for a in args], **params))
+
+    prim = register(Primitive(name, packed_impl))
+
+    def jvp_all(tangents, ans, *args, **params):
+        cs = cores(*[shape_of(a) for a in args], **params)
+        return pack(jvp(tangents, unpack(ans, cs), *args, **params), cs)
+
+    def vjp_all(ct, ans, *args, **params):
+        cs = cores(*[shape_of(a) for a in args], **params)
+        return vjp(unpack(ct, cs), unpack(ans, cs), *args, **params)
+
+    prim.jvp_all = jvp_all
+    prim.vjp_all = vjp_all
+    prim.cores = cores
+    return prim
+
+
+def _call_unpacked(prim, *args, **params):
+    cs = prim.cores(*[shape_of(a) for a in args], **params)
+    return unpack(prim(*args, **params), cs)
+
+
+def _gap_inverse(lam):
+    """F_ij = 1/(λ_j - λ_i) off the diagonal, 0 on it and where λ_i == λ_j exactly."""
+    d = expand_dims(lam, -2) - expand_dims(lam, -1)
+    tie = equal(d, 0.0)
+    return where(tie, 0.0, divide(1.0, where(tie, 1.0, d)))
+
+
+def _row(v):
+    """v[..., None, :]: a vector scaling the columns of a matrix."""
+    return expand_dims(v, -2)
+
+
+def _col(v):
+    return expand_dims(v, -1)
+
+
+# --- symmetric eigendecomposition ----------------------------------------------------
+EighResult = collections.namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+
+
+def _eigh_jvp(tangents, outs, a, UPLO):
+    (t,) = tangents
+    w, v = outs
+    c = mm(mm(mT(v), sym_lower(t, UPLO == "L")), v)
+    return [diagonal_p(c, offset=0), mm(v, _gap_inverse(w) * c)]
+
+
+def _eigh_vjp(cts, outs, a, UPLO):
+    gw, gv = cts
+    w, v = outs
+    n = shape_of(w)[-1]
+    k = diag_embed_p(gw, offset=0, shape=(n, n)) + _gap_inverse(w) * mm(mT(v), gv)
+    return [sym_lower_T(mm(mm(v, k), mT(v)), UPLO == "L")]
+
+
+eigh_p = multi_output("eigh", lambda a, UPLO: tuple(np.linalg.eigh(a, UPLO=UPLO)),
+                      lambda s, UPLO: [s[-1:], s[-2:]], _eigh_jvp, _eigh_vjp)
+
+
+def _uplo(fname, UPLO):
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"{fname}: UPLO must be 'L' or 'U', got {UPLO!r}")
+    return UPLO
+
+
+def eigh(a, UPLO="L"):
+    """``np.linalg.eigh``: (eigenvalues ascending, eigenvectors as columns). Only the
+    ``UPLO`` triangle is read. Eigenvectors need distinct eigenvalues (see module doc)."""
+    check_square("eigh", a)
+    return EighResult(*_call_unpacked(eigh_p, a, UPLO=_uplo("eigh", UPLO)))
+
+
+def _eigvalsh_jvp(t, w, a, UPLO):
+    v = eigh(a, UPLO)[1]
+    return sum_(v * mm(sym_lower(t, UPLO == "L"), v), axis=-2)
+
+
+def _eigvalsh_vjp(ct, w, a, UPLO):
+    v = eigh(a, UPLO)[1]
+    return sym_lower_T(mm(v * _row(ct), mT(v)), UPLO == "L")
+
+
+eigvalsh_p = register(Primitive("eigvalsh", lambda a, UPLO: np.linalg.eigvalsh(a, UPLO=UPLO)))
+eigvalsh_p.defjvp(_eigvalsh_jvp)
+eigvalsh_p.defvjp(_eigvalsh_vjp)
+
+
+def eigvalsh(a, UPLO="L"):
+    """``np.linalg.eigvalsh``: λ̇_i = v_iᵀ Ȧ v_i, Ā = V diag(λ̄) Vᵀ (symmetrized onto UPLO)."""
+    check_square("eigvalsh", a)
+    return eigvalsh_p(a, UPLO=_uplo("eigvalsh", UPLO))
+
+
+# --- general eigendecomposition (real spectrum) ---------------------------------------
+EigResult = collections.namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
+
+
+def _eig_impl(a):
+    w, v = np.linalg.eig(a)
+    if np.iscomplexobj(w):
+        if np.any(w.imag != 0):
+            raise NotImplementedError(
+                f"eig: the matrix of shape {np.shape(a)} has complex eigenvalues; dualad "
+                f"differentiates eig only for real spectra (use eigh for symmetric matrices)")
+        w, v = w.real, v.real
+    return w, v
+
+
+def _eig_jvp(tangents, outs, a):
+    (t,) = tangents
+    w, v = outs
+    c = solve_p(v, mm(t, v))
+    d = mm(v, _gap_inverse(w) * c)
+    return [diagonal_p(c, offset=0), d - v * _row(sum_(v * d, axis=-2))]
+
+
+def _eig_vjp(cts, outs, a):
+    gw, gv = cts
+    w, v = outs
+    n = shape_of(w)[-1]
+    gv = gv - v * _row(sum_(v * gv, axis=-2))
+    k = diag_embed_p(gw, offset=0, shape=(n, n)) + _gap_inverse(w) * mm(mT(v), gv)
+    return [solve_p(mT(v), mm(k, mT(v)))]
+
+
+eig_p = multi_output("eig", _eig_impl, lambda s: [s[-1:], s[-2:]], _eig_jvp, _eig_vjp)
+
+
+def eig(a):
+    """``np.linalg.eig`` for matrices with a real spectrum: eigenvalues and unit-norm
+    eigenvectors. Complex spectra raise NotImplementedError."""
+    check_square("eig", a)
+    return EigResult(*_call_unpacked(eig_p, a))
+
+
+def eigvals(a):
+    """``np.linalg.eigvals`` (real spectrum): λ̇ = diag(V⁻¹ Ȧ V)."""
+    return eig(a)[0]
+
+
+# --- singular value decomposition -------------------------------------------------------
+SVDResult = collections.namedtuple("SVDResult", ["U", "S", "Vh"])
+
+
+def _svd_cores(s, hermitian):
+    m, n = s[-2:]
+    k = min(m, n)
+    return [(m, k), (k,), (k, n)]
+
+
+def _svd_jvp(tangents, outs, a, hermitian):
+    (t,) = tangents
+    u, s, vh = outs
+    v = mT(vh)
+    m, n = shape_of(a)[-2:]
+    k = min(m, n)
+    f = _gap_inverse(s * s)
+    tv = mm(t, v)
+    p = mm(mT(u), tv)
+    sr, sc = _row(s), _col(s)
+    du = mm(u, f * (p * sr + sc * mT(p)))
+    if m > k:
+        du = du + (tv - mm(u, p)) / sr
+    dv = mm(v, f * (sc * p + mT(p) * sr))
+    if n > k:
+        dv = dv + (mm(mT(t), u) - mm(v, mT(p))) / sr
+    return [du, diagonal_p(p, offset=0), mT(dv)]
+
+
+def _svd_vjp(cts, outs, a, hermitian):
+    gu, gs, gvh = cts
+    u, s, vh = outs
+    v, gv = mT(vh), mT(gvh)
+    m, n = shape_of(a)[-2:]
+    k = min(m, n)
+    f = _gap_inverse(s * s)
+    sr, sc = _row(s), _col(s)
+    utgu = mm(mT(u), gu)
+    vtgv = mm(mT(v), gv)
+    inner = (f * (utgu - mT(utgu))) * sr + diag_embed_p(gs, offset=0, shape=(k, k)) \
+        + sc * (f * (vtgv - mT(vtgv)))
+    ga = mm(mm(u, inner), vh)
+    if m > k:
+        ga = ga + mm((gu - mm(u, utgu)) / sr, vh)
+    if n > k:
+        ga = ga + mm(u / sr, mT(gv) - mm(mT(vtgv), vh))
+    return [ga]
+
+
+svd_p = multi_output("svd", lambda a, hermitian: tuple(
+    np.linalg.svd(a, full_matrices=False, hermitian=hermitian)), _svd_cores, _svd_jvp, _svd_vjp)
+
+
+def _svdvals_jvp(t, s, a):
+    u, _, vh = svd(a, full_matrices=False)
+    return sum_(u * mm(t, mT(vh)), axis=-2)
+
+
+def _svdvals_vjp(ct, s, a):
+    u, _, vh = svd(a, full_matrices=False)
+    return mm(u * _row(ct), vh)
+
+
+svdvals_p = register(Primitive("svdvals", lambda a: np.linalg.svd(a, compute_uv=False)))
+svdvals_p.defjvp(_svdvals_jvp)
+svdvals_p.defvjp(_svdvals_vjp)
+
+
+def svdvals(x, /):
+    """Singular values, descending: ṡ_i = u_iᵀ Ȧ v_i, Ā = U diag(s̄) Vᵀ."""
+    check_matrix("svdvals", x, "x")
+    return svdvals_p(x)
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """``np.linalg.svd``. Differentiable in the reduced form (``full_matrices=False``, or
+    any square matrix); ``compute_uv=False`` gives :func:`svdvals`."""
+    check_matrix("svd", a)
+    if not compute_uv:
+        return svdvals_p(a)
+    m, n = shape_of(a)[-2:]
+    if full_matrices and m != n:
+        raise NotImplementedError(
+            f"svd: full_matrices=True of a non-square matrix (shape {shape_of(a)}) is not "
+            f"differentiable (the extra singular vectors are not unique); pass "
+            f"full_matrices=False")
+    return SVDResult(*_call_unpacked(svd_p, a, hermitian=bool(hermitian)))
+
+
+# --- QR --------------------------------------------------------------------------------
+QRResult = collections.namedtuple("QRResult", ["Q", "R"])
+
+
+def _times_rinv(x, r):
+    """X R⁻¹ for upper-triangular R: (R⁻ᵀ Xᵀ)ᵀ."""
+    return mT(solve_triangular_p(r, mT(x), trans=1, lower=False, unit_diagonal=False))
+
+
+def _times_rinvT(x, r):
+    """X R⁻ᵀ for upper-triangular R: (R⁻¹ Xᵀ)ᵀ."""
+    return mT(solve_triangular_p(r, mT(x), trans=0, lower=False, unit_diagonal=False))
+
+
+def _qr_jvp(tangents, outs, a):
+    (t,) = tangents
+    q, r = outs
+    tr = _times_rinv(t, r)
+    x = mm(mT(q), tr)
+    low = tril(x, -1)
+    x_minus_omega = x - low + mT(low)
+    return [tr - mm(q, x_minus_omega), mm(x_minus_omega, r)]
+
+
+def _qr_vjp(cts, outs, a):
+    gq, gr = cts
+    q, r = outs
+    m_ = mm(r, mT(gr)) - mm(mT(gq), q)
+    copyltu = tril(m_) + mT(tril(m_, -1))
+    return [_times_rinvT(gq + mm(q, copyltu), r)]
+
+
+qr_p = multi_output("qr", lambda a: tuple(np.linalg.qr(a, mode="reduced")),
+                    lambda s: [s[-2:], (s[-1], s[-1])], _qr_jvp, _qr_vjp)
+
+
+def qr(a, mode="reduced"):
+    """``np.linalg.qr`` (``mode='reduced'`` or ``'r'``) of a matrix with m ≥ n and full
+    column rank (R invertible)."""
+    check_matrix("qr", a)
+    m, n = shape_of(a)[-2:]
+    if mode not in ("reduced", "r") and not (mode == "complete" and m == n):
+        raise NotImplementedError(f"qr: mode={mode!r} is not differentiable; use 'reduced'")
+    if m < n:
+        raise NotImplementedError(f"qr: the derivative of the QR decomposition of a wide "
+                                  f"matrix (shape {shape_of(a)}, m < n) is not implemented")
+    res = QRResult(*_call_unpacked(qr_p, a))
+    return res.R if mode == "r" else res
+
+
+# --- pseudo-inverse and least squares -----------------------------------------------
+def _pinv_jvp(t, p, a, rcond):
+    tt = mT(t)
+    ppt = mm(p, mT(p))
+    ptp = mm(mT(p), p)
+    term2 = mm(ppt, tt) - mm(mm(ppt, tt), mm(a, p))
+    term3 = mm(tt, ptp) - mm(mm(p, a), mm(tt, ptp))
+    return -mm(mm(p, t), p) + term2 + term3
+
+
+def _pinv_vjp(ct, p, a, rcond):
+    gt = mT(ct)
+    ppt = mm(p, mT(p))
+    ptp = mm(mT(p), p)
+    term1 = -mm(mm(mT(p), ct), mT(p))
+    term2 = mm(gt, ppt) - mm(a, mm(p, mm(gt, ppt)))
+    term3 = mm(ptp, gt) - mm(mm(ptp, gt), mm(p, a))
+    return term1 + term2 + term3
+
+
+pinv_p = register(Primitive("pinv", lambda a, rcond: np.linalg.pinv(a, rcond=rcond)))
+pinv_p.defjvp(_pinv_jvp)
+pinv_p.defvjp(_pinv_vjp)
+
+
+def pinv(a, rcond=None, hermitian=False, **kwargs):
+    """``np.linalg.pinv`` (Golub & Pereyra 1973 derivative, valid where the rank is
+    locally constant)."""
+    check_matrix("pinv", a)
+    if "rtol" in kwargs and kwargs["rtol"] is not None:
+        rcond = kwargs["rtol"]
+    if rcond is None:
+        rcond = max(shape_of(a)[-2:]) * np.finfo(float).eps
+    return pinv_p(a, rcond=float(rcond))
+
+
+def lstsq(a, b, rcond=None):
+    """``np.linalg.lstsq``: (x, residuals, rank, s) with x = A⁺ b differentiable in A and
+    b, residuals = Σ(A x - b)² when rank = n < m (else empty), s = svdvals(A)."""
+    if ndim_of(a) != 2:
+        raise ValueError(f"lstsq: argument a must be 2-D, got shape {shape_of(a)}")
+    m, n = shape_of(a)
+    if ndim_of(b) not in (1, 2) or shape_of(b)[0] != m:
+        raise ValueError(f"lstsq: argument b of shape {shape_of(b)} does not match argument a "
+                         f"of shape {shape_of(a)}: expected ({m},) or ({m}, k)")
+    if rcond is None:
+        rcond = np.finfo(float).eps * max(m, n)
+    _, _, rank, _ = np.linalg.lstsq(primal_value(a), primal_value(b), rcond=rcond)
+    x = mm(pinv_p(a, rcond=float(rcond)), b if ndim_of(b) == 2 else reshape(b, (m, 1)))
+    x = x if ndim_of(b) == 2 else reshape(x, (n,))
+    if rank == n and m > n:
+        r = mm(a, x if ndim_of(b) == 2 else reshape(x, (n, 1))) - \
+            (b if ndim_of(b) == 2 else reshape(b, (m, 1)))
+        resid = sum_(r * r, axis=0)
+    else:
+        resid = np.empty((0,))
+    return x, resid, rank, svdvals_p(a)
+
+
+def matrix_rank(a, *args, **kwargs):
+    return np.linalg.matrix_rank(primal_value(a), *args, **kwargs)
+
+
+# --- norms ---------------------------------------------------------------------------
+def _safe_root(s, p=2.0):
+    """s^(1/p) with derivative 0 at s = 0 (double-where: no inf·0 in either mode)."""
+    zero = equal(s, 0.0)
+    safe = where(zero, 1.0, s)
+    root = sqrt(safe) if p == 2.0 else power(safe, 1.0 / p)
+    return where(zero, 0.0, root)
+
+
+def _vector_norm(x, ord, axes):
+    if ord is None or ord == 2:
+        return _safe_root(sum_(x * x, axis=axes))
+    if ord == np.inf:
+        return max_(absolute(x), axis=axes)
+    if ord == -np.inf:
+        return min_(absolute(x), axis=axes)
+    if ord == 0:  # the number of nonzeros: piecewise constant, zero derivative
+        return np.sum(primal_value(x) != 0, axis=axes).astype(primal_value(x).dtype)
+    if ord == 1:
+        return sum_(absolute(x), axis=axes)
+    if isinstance(ord, str):
+        raise ValueError(f"norm: invalid norm order {ord!r} for vectors")
+    p = float(ord)
+    return _safe_root(sum_(power(absolute(x), p), axis=axes), p)
+
+
+def _matrix_norm(x, ord, axes):
+    """Matrix norm over ``axes`` (row axis, column axis)."""
+    r, c = axes
+    if ord in (None, "fro", "f"):
+        return _safe_root(sum_(x * x, axis=(r, c)))
+    if ord in (2, -2, "nuc"):
+        s = svdvals_p(moveaxis(x, (r, c), (-2, -1)))
+        return max_(s, axis=-1) if ord == 2 else (min_(s, axis=-1) if ord == -2
+                                                  else sum_(s, axis=-1))
+    if ord in (1, -1):   # max/min over columns of the column sums
+        col = sum_(absolute(x), axis=r)
+        return (max_ if ord == 1 else min_)(col, axis=c - 1 if c > r else c)
+    if ord in (np.inf, -np.inf):
+        row = sum_(absolute(x), axis=c)
+        return (max_ if ord == np.inf else min_)(row, axis=r - 1 if r > c else r)
+    raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """``np.linalg.norm``: every vector and matrix order, ``axis`` and ``keepdims``."""
+    nd = ndim_of(x)
+    if axis is None:
+        if ord is None:
+            axes = tuple(range(nd))
+            res = _safe_root(sum_(x * x, axis=axes))
+        elif nd == 1:
+            axes = (0,)
+            res = _vector_norm(x, ord, axes)
+        elif nd == 2:
+            axes = (0, 1)
+            res = _matrix_norm(x, ord, axes)
+        else:
+            raise ValueError(f"norm: improper number of dimensions to norm: shape "
+                             f"{shape_of(x)} with ord={ord!r} needs axis")
+    else:
+        axes_in = axis if isinstance(axis, (tuple, list)) else (axis,)
+        axes = tuple(int(a) % nd for a in axes_in)
+        if len(axes) == 1:
+            res = _vector_norm(x, ord, axes)
+        elif len(axes) == 2:
+            if axes[0] == axes[1]:
+                raise ValueError(f"norm: duplicate axes given: {axis}")
+            res = _matrix_norm(x, ord, axes)
+        else:
+            raise ValueError(f"norm: improper number of dimensions to norm: axis={axis}")
+    if keepdims:
+        res = reshape(res, tuple(1 if i in axes else s for i, s in enumerate(shape_of(x))))
+    return res
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """NumPy 2's ``np.linalg.vector_norm`` (axis=None: over all elements)."""
+    nd = ndim_of(x)
+    axes = normalize_axes(axis, nd)
+    res = _vector_norm(x, ord, axes)
+    if keepdims:
+        res = reshape(res, tuple(1 if i in axes else s for i, s in enumerate(shape_of(x))))
+    return res
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """NumPy 2's ``np.linalg.matrix_norm`` over the last two axes."""
+    check_matrix("matrix_norm", x, "x")
+    return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+# --- samples for the rule checker ---------------------------------------------------------
+_SYM3 = np.array([[2.0, 0.3, -0.4], [0.3, 1.0, 0.2], [-0.4, 0.2, -1.0]])
+_REAL3 = np.array([[3.0, 0.4, -0.2], [0.1, 2.0, 0.5], [-0.3, 0.2, 1.0]])
+_TALL = np.array([[2.0, 0.5], [-0.3, 1.5], [0.4, 0.1]])
+
+eigh_p.samples = [sample(_SYM3, UPLO="L"), sample(np.stack([_SYM3, -_SYM3.T]), UPLO="U")]
+eigvalsh_p.samples = [sample(_SYM3, UPLO="L"), sample(_SYM3 + 0.1 * np.tril(_REAL3), UPLO="U")]
+eig_p.samples = [sample(_REAL3), sample(np.stack([_REAL3, _REAL3.T + np.eye(3)]))]
+svd_p.samples = [sample(_TALL, hermitian=False), sample(_TALL.T, hermitian=False),
+                 sample(_REAL3, hermitian=False)]
+svdvals_p.samples = [sample(_TALL), sample(np.stack([_REAL3, _SYM3]))]
+qr_p.samples = [sample(_TALL), sample(_REAL3)]
+pinv_p.samples = [sample(_TALL, rcond=1e-15), sample(_TALL.T, rcond=1e-15),
+                  sample(_REAL3, rcond=1e-15)]
