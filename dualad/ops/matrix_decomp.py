@@ -1,4 +1,4 @@
-"""Decompositions with several outputs (eigh, eig, svd, qr), pinv, lstsq and norms.
+"""Decompositions with several outputs: eigh, eig, svd, qr (and eigvalsh, svdvals).
 
 A decomposition is ONE primitive whose value packs its outputs along a last
 axis (``pack``/``unpack``), so the tape keeps one value per node; the public
@@ -21,7 +21,6 @@ where two eigenvalues are exactly equal):
   qr    A = Q R (reduced, m ≥ n):  X = Qᵀ Ȧ R⁻¹,  Ω = tril(X,-1) - tril(X,-1)ᵀ,
                      Ṙ = (X - Ω) R,  Q̇ = Ȧ R⁻¹ - Q (X - Ω)
                      Ā = (Q̄ + Q copyltu(R R̄ᵀ - Q̄ᵀ Q)) R⁻ᵀ,  copyltu(M) = tril(M) + tril(M,-1)ᵀ
-  pinv  P = A⁺ (constant rank):  Ṗ = -P Ȧ P + P Pᵀ Ȧᵀ (I - A P) + (I - P A) Ȧᵀ Pᵀ P
 
 Caveats (documented conventions, as in every peer system): eigenvectors and
 singular vectors are defined only up to sign and have no derivative where
@@ -30,9 +29,8 @@ derivative that is finite but meaningless unless the loss is invariant under
 rotations inside the eigenspace; eigenvalues alone (eigvalsh, svdvals) are
 differentiable wherever they are simple. The vector terms of svd need s > 0.
 eigh, like LAPACK, reads only the ``UPLO`` triangle. eig supports real
-spectra only. Norms: ``|·|'(0) = 0``, and every 2-norm, p-norm and Frobenius
-norm has derivative 0 at x = 0 (a subgradient); ``ord=0`` counts nonzeros and
-has zero derivative; matrix norms 2, -2 and 'nuc' go through singular values.
+spectra only (complex eigenvalues raise NotImplementedError). qr needs
+m ≥ n and full column rank.
 """
 from __future__ import annotations
 
@@ -40,14 +38,13 @@ import collections
 
 import numpy as np
 
-from ..tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
-from ._util import normalize_axes
-from .elementwise import absolute, divide, equal, power, sqrt, where
+from ..tracer import Primitive, ndim_of, register, sample, shape_of
+from .elementwise import divide, equal, where
 from .indexing import index
 from .linalg import diag_embed_p, diagonal_p, tril
-from .reductions import max as max_, min as min_, sum as sum_
-from .shape import concatenate, expand_dims, moveaxis, reshape
-from .matrix import (check_matrix, check_square, mm, mT, nbatch, solve_p, solve_triangular_p,
+from .reductions import sum as sum_
+from .shape import concatenate, expand_dims, reshape
+from .matrix import (check_matrix, check_square, mm, mT, solve_p, solve_triangular_p,
                      sym_lower, sym_lower_T)
 
 
@@ -377,161 +374,6 @@ def qr(a, mode="reduced"):
     return res.R if mode == "r" else res
 
 
-# --- pseudo-inverse and least squares -----------------------------------------------
-def _pinv_jvp(t, p, a, rcond):
-    tt = mT(t)
-    ppt = mm(p, mT(p))
-    ptp = mm(mT(p), p)
-    term2 = mm(ppt, tt) - mm(mm(ppt, tt), mm(a, p))
-    term3 = mm(tt, ptp) - mm(mm(p, a), mm(tt, ptp))
-    return -mm(mm(p, t), p) + term2 + term3
-
-
-def _pinv_vjp(ct, p, a, rcond):
-    gt = mT(ct)
-    ppt = mm(p, mT(p))
-    ptp = mm(mT(p), p)
-    term1 = -mm(mm(mT(p), ct), mT(p))
-    term2 = mm(gt, ppt) - mm(a, mm(p, mm(gt, ppt)))
-    term3 = mm(ptp, gt) - mm(mm(ptp, gt), mm(p, a))
-    return term1 + term2 + term3
-
-
-pinv_p = register(Primitive("pinv", lambda a, rcond: np.linalg.pinv(a, rcond=rcond)))
-pinv_p.defjvp(_pinv_jvp)
-pinv_p.defvjp(_pinv_vjp)
-
-
-def pinv(a, rcond=None, hermitian=False, **kwargs):
-    """``np.linalg.pinv`` (Golub & Pereyra 1973 derivative, valid where the rank is
-    locally constant)."""
-    check_matrix("pinv", a)
-    if "rtol" in kwargs and kwargs["rtol"] is not None:
-        rcond = kwargs["rtol"]
-    if rcond is None:
-        rcond = max(shape_of(a)[-2:]) * np.finfo(float).eps
-    return pinv_p(a, rcond=float(rcond))
-
-
-def lstsq(a, b, rcond=None):
-    """``np.linalg.lstsq``: (x, residuals, rank, s) with x = A⁺ b differentiable in A and
-    b, residuals = Σ(A x - b)² when rank = n < m (else empty), s = svdvals(A)."""
-    if ndim_of(a) != 2:
-        raise ValueError(f"lstsq: argument a must be 2-D, got shape {shape_of(a)}")
-    m, n = shape_of(a)
-    if ndim_of(b) not in (1, 2) or shape_of(b)[0] != m:
-        raise ValueError(f"lstsq: argument b of shape {shape_of(b)} does not match argument a "
-                         f"of shape {shape_of(a)}: expected ({m},) or ({m}, k)")
-    if rcond is None:
-        rcond = np.finfo(float).eps * max(m, n)
-    _, _, rank, _ = np.linalg.lstsq(primal_value(a), primal_value(b), rcond=rcond)
-    x = mm(pinv_p(a, rcond=float(rcond)), b if ndim_of(b) == 2 else reshape(b, (m, 1)))
-    x = x if ndim_of(b) == 2 else reshape(x, (n,))
-    if rank == n and m > n:
-        r = mm(a, x if ndim_of(b) == 2 else reshape(x, (n, 1))) - \
-            (b if ndim_of(b) == 2 else reshape(b, (m, 1)))
-        resid = sum_(r * r, axis=0)
-    else:
-        resid = np.empty((0,))
-    return x, resid, rank, svdvals_p(a)
-
-
-def matrix_rank(a, *args, **kwargs):
-    return np.linalg.matrix_rank(primal_value(a), *args, **kwargs)
-
-
-# --- norms ---------------------------------------------------------------------------
-def _safe_root(s, p=2.0):
-    """s^(1/p) with derivative 0 at s = 0 (double-where: no inf·0 in either mode)."""
-    zero = equal(s, 0.0)
-    safe = where(zero, 1.0, s)
-    root = sqrt(safe) if p == 2.0 else power(safe, 1.0 / p)
-    return where(zero, 0.0, root)
-
-
-def _vector_norm(x, ord, axes):
-    if ord is None or ord == 2:
-        return _safe_root(sum_(x * x, axis=axes))
-    if ord == np.inf:
-        return max_(absolute(x), axis=axes)
-    if ord == -np.inf:
-        return min_(absolute(x), axis=axes)
-    if ord == 0:  # the number of nonzeros: piecewise constant, zero derivative
-        return np.sum(primal_value(x) != 0, axis=axes).astype(primal_value(x).dtype)
-    if ord == 1:
-        return sum_(absolute(x), axis=axes)
-    if isinstance(ord, str):
-        raise ValueError(f"norm: invalid norm order {ord!r} for vectors")
-    p = float(ord)
-    return _safe_root(sum_(power(absolute(x), p), axis=axes), p)
-
-
-def _matrix_norm(x, ord, axes):
-    """Matrix norm over ``axes`` (row axis, column axis)."""
-    r, c = axes
-    if ord in (None, "fro", "f"):
-        return _safe_root(sum_(x * x, axis=(r, c)))
-    if ord in (2, -2, "nuc"):
-        s = svdvals_p(moveaxis(x, (r, c), (-2, -1)))
-        return max_(s, axis=-1) if ord == 2 else (min_(s, axis=-1) if ord == -2
-                                                  else sum_(s, axis=-1))
-    if ord in (1, -1):   # max/min over columns of the column sums
-        col = sum_(absolute(x), axis=r)
-        return (max_ if ord == 1 else min_)(col, axis=c - 1 if c > r else c)
-    if ord in (np.inf, -np.inf):
-        row = sum_(absolute(x), axis=c)
-        return (max_ if ord == np.inf else min_)(row, axis=r - 1 if r > c else r)
-    raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
-
-
-def norm(x, ord=None, axis=None, keepdims=False):
-    """``np.linalg.norm``: every vector and matrix order, ``axis`` and ``keepdims``."""
-    nd = ndim_of(x)
-    if axis is None:
-        if ord is None:
-            axes = tuple(range(nd))
-            res = _safe_root(sum_(x * x, axis=axes))
-        elif nd == 1:
-            axes = (0,)
-            res = _vector_norm(x, ord, axes)
-        elif nd == 2:
-            axes = (0, 1)
-            res = _matrix_norm(x, ord, axes)
-        else:
-            raise ValueError(f"norm: improper number of dimensions to norm: shape "
-                             f"{shape_of(x)} with ord={ord!r} needs axis")
-    else:
-        axes_in = axis if isinstance(axis, (tuple, list)) else (axis,)
-        axes = tuple(int(a) % nd for a in axes_in)
-        if len(axes) == 1:
-            res = _vector_norm(x, ord, axes)
-        elif len(axes) == 2:
-            if axes[0] == axes[1]:
-                raise ValueError(f"norm: duplicate axes given: {axis}")
-            res = _matrix_norm(x, ord, axes)
-        else:
-            raise ValueError(f"norm: improper number of dimensions to norm: axis={axis}")
-    if keepdims:
-        res = reshape(res, tuple(1 if i in axes else s for i, s in enumerate(shape_of(x))))
-    return res
-
-
-def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
-    """NumPy 2's ``np.linalg.vector_norm`` (axis=None: over all elements)."""
-    nd = ndim_of(x)
-    axes = normalize_axes(axis, nd)
-    res = _vector_norm(x, ord, axes)
-    if keepdims:
-        res = reshape(res, tuple(1 if i in axes else s for i, s in enumerate(shape_of(x))))
-    return res
-
-
-def matrix_norm(x, /, *, keepdims=False, ord="fro"):
-    """NumPy 2's ``np.linalg.matrix_norm`` over the last two axes."""
-    check_matrix("matrix_norm", x, "x")
-    return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
-
-
 # --- samples for the rule checker ---------------------------------------------------------
 _SYM3 = np.array([[2.0, 0.3, -0.4], [0.3, 1.0, 0.2], [-0.4, 0.2, -1.0]])
 _REAL3 = np.array([[3.0, 0.4, -0.2], [0.1, 2.0, 0.5], [-0.3, 0.2, 1.0]])
@@ -544,5 +386,3 @@ svd_p.samples = [sample(_TALL, hermitian=False), sample(_TALL.T, hermitian=False
                  sample(_REAL3, hermitian=False)]
 svdvals_p.samples = [sample(_TALL), sample(np.stack([_REAL3, _SYM3]))]
 qr_p.samples = [sample(_TALL), sample(_REAL3)]
-pinv_p.samples = [sample(_TALL, rcond=1e-15), sample(_TALL.T, rcond=1e-15),
-                  sample(_REAL3, rcond=1e-15)]

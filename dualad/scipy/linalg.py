@@ -16,11 +16,12 @@ and ``check_finite`` are accepted and ignored.
 """
 from __future__ import annotations
 
-from ..ops.matrix import (det, expm, expm_frechet, inv, mT, solve_sylvester,  # noqa: F401
-                          solve_triangular, sqrtm)
+from ..ops.matrix import det, inv, mT, solve_triangular  # noqa: F401
+from ..ops.matrix_func import expm, expm_frechet, solve_sylvester, sqrtm  # noqa: F401
 from ..ops.matrix import cholesky as _np_cholesky, solve as _np_solve
-from ..ops.matrix_decomp import (eigh as _np_eigh, eigvalsh as _np_eigvalsh, norm,  # noqa: F401
-                                 pinv as _np_pinv, qr as _np_qr, svd as _np_svd, svdvals)
+from ..ops.matrix_decomp import (eigh as _np_eigh, eigvalsh as _np_eigvalsh,  # noqa: F401
+                                 qr as _np_qr, svd as _np_svd, svdvals)
+from ..ops.matrix_norm import norm, pinv as _np_pinv  # noqa: F401
 
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):

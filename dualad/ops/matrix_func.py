@@ -1,0 +1,139 @@
+"""Matrix functions through Sylvester equations and Fréchet derivatives.
+
+    solve_sylvester   A X + X B = Q   Ẋ = syl(A, B, Q̇ - Ȧ X - X Ḃ)
+                                      Q̄ = syl(Aᵀ, Bᵀ, X̄),  Ā = -Q̄ Xᵀ,  B̄ = -Xᵀ Q̄
+    expm       E = e^A          Ė = L(A, Ȧ)               Ā = L(Aᵀ, Ē)
+               L(A, H) = upper-right block of exp([[A, H], [0, A]])  (Fréchet derivative)
+    sqrtm      X² = A           Ẋ = syl(X, X, Ȧ)          Ā = syl(Xᵀ, Xᵀ, X̄)
+
+syl(A, B, C) is the solution X of A X + X B = C. The adjoint of the Fréchet
+derivative of exp at A is its Fréchet derivative at Aᵀ; the adjoint of the
+Sylvester operator X ↦ A X + X B is X ↦ Aᵀ X + X Bᵀ. All rules apply these
+primitives to traced values, so they differentiate again (expm's second
+derivative is a 4n×4n block exponential). Stacks of matrices broadcast.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from ..tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
+from ._util import lift, unbroadcast
+from .indexing import index
+from .matrix import _A2, _A3, _SPD3, check_matrix, check_square, mm, mT, nbatch, sym_map
+from .shape import broadcast_to, concatenate
+
+
+# --- Sylvester equations ------------------------------------------------------------------
+def _sylvester_impl(a, b, q):
+    lead = np.broadcast_shapes(a.shape[:-2], b.shape[:-2], q.shape[:-2])
+    return scipy.linalg.solve_sylvester(np.broadcast_to(a, lead + a.shape[-2:]),
+                                        np.broadcast_to(b, lead + b.shape[-2:]),
+                                        np.broadcast_to(q, lead + q.shape[-2:]))
+
+
+def _sylvester_sympy(sp, a, b, q):
+    def one(A, B, Q):
+        n, m = Q.shape
+        K = sp.kronecker_product(sp.eye(m), A) + sp.kronecker_product(B.T, sp.eye(n))
+        x = K.LUsolve(Q.T.reshape(n * m, 1))  # column-major vec
+        return x.reshape(m, n).T
+    return sym_map(sp, one, a, b, q)
+
+
+solve_sylvester_p = register(Primitive("solve_sylvester", _sylvester_impl,
+                                       sympy=_sylvester_sympy))
+
+
+def _sylvester_jvp_all(tangents, x, a, b, q):
+    ta, tb, tq = tangents
+    rhs = None
+    for t, p, side in ((tq, q, 0), (ta, a, 1), (tb, b, 2)):
+        if t is None:
+            continue
+        t = lift(t, nbatch(t, p), ndim_of(x))
+        d = t if side == 0 else (-mm(t, x) if side == 1 else -mm(x, t))
+        rhs = d if rhs is None else rhs + d
+    return solve_sylvester_p(a, b, rhs)
+
+
+def _sylvester_vjp_all(ct, x, a, b, q):
+    nb = nbatch(ct, x)
+    gq = solve_sylvester_p(mT(a), mT(b), ct)
+    return [unbroadcast(-mm(gq, mT(x)), shape_of(a), nb),
+            unbroadcast(-mm(mT(x), gq), shape_of(b), nb),
+            unbroadcast(gq, shape_of(q), nb)]
+
+
+solve_sylvester_p.jvp_all = _sylvester_jvp_all
+solve_sylvester_p.vjp_all = _sylvester_vjp_all
+
+
+def solve_sylvester(a, b, q):
+    """``scipy.linalg.solve_sylvester``: X with A X + X B = Q (A n×n, B m×m, Q n×m).
+    Needs the spectra of A and -B disjoint."""
+    check_square("solve_sylvester", a, "a")
+    check_square("solve_sylvester", b, "b")
+    check_matrix("solve_sylvester", q, "q")
+    n, m = shape_of(a)[-1], shape_of(b)[-1]
+    if shape_of(q)[-2:] != (n, m):
+        raise ValueError(f"solve_sylvester: argument q has shape {shape_of(q)}, expected "
+                         f"(..., {n}, {m}) for a of shape {shape_of(a)} and b of shape "
+                         f"{shape_of(b)}")
+    return solve_sylvester_p(a, b, q)
+
+
+# --- matrix exponential and square root ------------------------------------------------
+expm_p = register(Primitive("expm", scipy.linalg.expm))
+
+
+def expm_frechet(a, e):
+    """The Fréchet derivative L(A, E) = d/dε exp(A + εE) at ε = 0, as the upper-right
+    block of exp([[A, E], [0, A]]) (Mathias 1996). ``e`` may carry leading batch axes."""
+    shape = np.broadcast_shapes(shape_of(a), shape_of(e))
+    a = broadcast_to(a, shape)
+    e = broadcast_to(e, shape)
+    n = shape[-1]
+    block = concatenate([concatenate([a, e], axis=-1),
+                         concatenate([np.zeros(shape, np.result_type(primal_value(a))), a], axis=-1)], axis=-2)
+    return index(expm_p(block), (Ellipsis, slice(0, n), slice(n, 2 * n)))
+
+
+expm_p.defjvp(lambda t, ans, a: expm_frechet(a, t))
+expm_p.defvjp(lambda ct, ans, a: expm_frechet(mT(a), ct))
+
+
+def expm(a):
+    """``scipy.linalg.expm``: Ė = L(A, Ȧ), Ā = L(Aᵀ, Ē) (the adjoint of the Fréchet
+    derivative at A is the Fréchet derivative at Aᵀ)."""
+    check_square("expm", a, "A")
+    return expm_p(a)
+
+
+def _sqrtm_impl(a):
+    x = scipy.linalg.sqrtm(a)
+    if np.iscomplexobj(x):
+        if np.abs(x.imag).max(initial=0.0) > 1e-10 * max(np.abs(x.real).max(initial=0.0), 1.0):
+            raise NotImplementedError(
+                f"sqrtm: the square root of a matrix of shape {np.shape(a)} is complex (it has "
+                f"negative real eigenvalues); complex square roots are not differentiable here")
+        x = x.real
+    return x
+
+
+sqrtm_p = register(Primitive("sqrtm", _sqrtm_impl))
+sqrtm_p.defjvp(lambda t, x, a: solve_sylvester_p(x, x, t))
+sqrtm_p.defvjp(lambda ct, x, a: solve_sylvester_p(mT(x), mT(x), ct))
+
+
+def sqrtm(a, disp=True, blocksize=64):
+    """``scipy.linalg.sqrtm`` (principal square root, real case): X Ẋ + Ẋ X = Ȧ, solved
+    as a Sylvester equation; the VJP solves the transposed one. Needs no eigenvalue
+    of A on the closed negative real axis."""
+    check_square("sqrtm", a, "A")
+    return sqrtm_p(a)
+
+
+solve_sylvester_p.samples = [sample(_A2, _A3, (2, 3)), sample(_A2, _A2.T, (2, 2))]
+expm_p.samples = [sample((2, 2)), sample((3, 3)), sample((2, 2, 2))]
+sqrtm_p.samples = [sample(_SPD3), sample(_A2)]
