@@ -24,6 +24,23 @@ numpy.linalg / scipy.linalg: eigen, singular value and QR decompositions in
 :mod:`.matrix_decomp`; expm, sqrtm, solve_sylvester in :mod:`.matrix_func`;
 pinv, lstsq and norms in :mod:`.matrix_norm`. This module's ``NUMPY_FUNCTIONS``
 routes every one of them from the NumPy front end.
+
+Complex inputs: the holomorphic ones (inv, solve, det, solve_triangular,
+matrix_power, multi_dot, expm, sqrtm, solve_sylvester) take complex matrices in
+both modes with JAX's convention (cotangents are not conjugated: ū ↦ ū J).
+Decompositions, cholesky, slogdet, pinv and norms are real-only.
+
+Coverage (F = forward, R = reverse, both to any order; S = SymPy translation):
+
+    numpy.linalg  inv FRS, solve FRS, det FRS (stacks), slogdet FRS (sign: zero
+                  derivative), cholesky FRS, eigh FR, eigvalsh FR, eig FR (real
+                  spectrum), eigvals FR, svd FR (reduced), svdvals FR, qr FR (m ≥ n),
+                  pinv FR, lstsq FR (x, residuals, s), norm FR (every ord/axis),
+                  matrix_norm FR, vector_norm FR, matrix_power FR, multi_dot FR,
+                  matrix_rank (zero derivative)
+    scipy.linalg  solve_triangular FRS, cho_factor FRS, cho_solve FRS, expm FR,
+                  expm_frechet FR, sqrtm FR, solve_sylvester FRS, and inv, det,
+                  solve, cholesky, eigh, svd, qr, pinv, norm (dualad.scipy.linalg)
 """
 from __future__ import annotations
 
@@ -354,7 +371,8 @@ cholesky_p.samples = [sample(_SPD3), sample(np.stack([_SPD3, _SPD3 + np.eye(3)])
 solve_triangular_p.samples = [
     sample(_A3, (3, 2), trans=0, lower=True, unit_diagonal=False),
     sample(_A3, (3, 1), trans=1, lower=False, unit_diagonal=False),
-    sample(_A3, (2, 3, 2), trans=0, lower=False, unit_diagonal=True)]
+    sample(_A3, (2, 3, 2), trans=0, lower=False, unit_diagonal=True),
+    sample((3, 3), (3, 2), trans=1, lower=True, unit_diagonal=False, domain=[(1.0, 2.0), None])]
 
 from .matrix_decomp import eigh, eigvalsh, eig, eigvals, svd, svdvals, qr  # noqa: E402
 from .matrix_func import expm, sqrtm, solve_sylvester  # noqa: E402,F401  (registers)

@@ -383,6 +383,6 @@ eigh_p.samples = [sample(_SYM3, UPLO="L"), sample(np.stack([_SYM3, -_SYM3.T]), U
 eigvalsh_p.samples = [sample(_SYM3, UPLO="L"), sample(_SYM3 + 0.1 * np.tril(_REAL3), UPLO="U")]
 eig_p.samples = [sample(_REAL3), sample(np.stack([_REAL3, _REAL3.T + np.eye(3)]))]
 svd_p.samples = [sample(_TALL, hermitian=False), sample(_TALL.T, hermitian=False),
-                 sample(_REAL3, hermitian=False)]
-svdvals_p.samples = [sample(_TALL), sample(np.stack([_REAL3, _SYM3]))]
-qr_p.samples = [sample(_TALL), sample(_REAL3)]
+                 sample(_REAL3, hermitian=False), sample((3, 2), hermitian=False)]
+svdvals_p.samples = [sample(_TALL), sample(np.stack([_REAL3, _SYM3])), sample((2, 3))]
+qr_p.samples = [sample(_TALL), sample(_REAL3), sample((2, 3, 2))]

@@ -181,4 +181,4 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
 
 
 pinv_p.samples = [sample(_TALL, rcond=1e-15), sample(_TALL.T, rcond=1e-15),
-                  sample(_A3, rcond=1e-15)]
+                  sample(_A3, rcond=1e-15), sample((3, 2), rcond=1e-15)]

@@ -388,7 +388,9 @@ MATRIX_PRIMS = ["inv", "solve", "det", "logabsdet", "cholesky", "solve_triangula
 
 def _sample_args(s):
     rng = np.random.default_rng(0)
-    return [rng.uniform(-1, 1, a) if isinstance(a, tuple) else a for a in s["args"]]
+    dom = s["domain"] or [None] * len(s["args"])
+    return [rng.uniform(*(d or (-1, 1)), a) if isinstance(a, tuple) else a
+            for a, d in zip(s["args"], dom)]
 
 
 @pytest.mark.parametrize("name", MATRIX_PRIMS)
@@ -425,3 +427,43 @@ def test_property_inv_det_grad(n, seed):
     t = np.random.default_rng(seed).standard_normal((n, n))
     np.testing.assert_allclose(dualad.jvp(np.linalg.inv, (a,), (t,))[1],
                                -np.linalg.inv(a) @ t @ np.linalg.inv(a), rtol=1e-9, atol=1e-12)
+
+
+# --- complex (holomorphic) inputs: JAX's convention, cotangents are not conjugated ------
+@pytest.mark.parametrize("name", ["inv", "det", "expm", "solve", "power"])
+def test_complex_holomorphic(name):
+    rng = np.random.default_rng(16)
+    cplx = lambda *s: rng.standard_normal(s) + 1j * rng.standard_normal(s)  # noqa: E731
+    a = 0.3 * cplx(3, 3) + 2 * np.eye(3)
+    b = cplx(3, 2)
+    f = {"inv": np.linalg.inv, "det": np.linalg.det, "expm": dsl.expm,
+         "solve": lambda x: np.linalg.solve(x, b),
+         "power": lambda x: np.linalg.matrix_power(x, -2)}[name]
+    ref = {"expm": sl.expm}.get(name, f)
+    t, h = cplx(3, 3), 1e-6
+    y, ty = dualad.jvp(f, (a,), (t,))
+    np.testing.assert_allclose(y, ref(a))
+    np.testing.assert_allclose(ty, (ref(a + h * t) - ref(a - h * t)) / (2 * h), rtol=1e-6)
+    _, pullback = dualad.vjp(f, a)
+    u = cplx(*np.shape(y))
+    (g,) = pullback(u)
+    np.testing.assert_allclose(np.sum(g * t), np.sum(u * ty), rtol=1e-9)
+
+
+# --- imperative API: create_graph runs the rules on the tape itself ------------------------
+@pytest.mark.parametrize("fn", [np.linalg.inv, np.linalg.det, lambda x: np.linalg.eigh(x)[0],
+                                lambda x: np.linalg.svd(x, compute_uv=False),
+                                lambda x: np.linalg.qr(x)[1], np.linalg.cholesky, dsl.expm])
+def test_create_graph_second_order(fn):
+    from dualad.autograd import Variable, grad
+    a0 = spd(3, seed=17)
+    v = RNG.standard_normal((3, 3))
+    x = Variable(a0, requires_grad=True)
+    (g,) = grad(np.sum(fn(x) ** 2), x, create_graph=True)
+    (hv,) = grad(np.sum(g * v), x)
+    g_of = dualad.grad(lambda y: np.sum(fn(y) ** 2))
+    h = 1e-5
+    np.testing.assert_allclose(np.asarray(hv.data if hasattr(hv, "data") else hv),
+                               dualad.jvp(g_of, (a0,), (v,))[1], rtol=1e-8, atol=1e-10)
+    fd = (g_of(a0 + h * v) - g_of(a0 - h * v)) / (2 * h)
+    np.testing.assert_allclose(dualad.jvp(g_of, (a0,), (v,))[1], fd, rtol=1e-5, atol=1e-6)
