@@ -257,6 +257,10 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     check_square("solve_triangular", a)
     if trans not in _TRANS:
         raise ValueError(f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
+    if trans in (2, "C") and any(np.iscomplexobj(primal_value(x)) for x in (a, b)):
+        raise NotImplementedError(f"solve_triangular: trans={trans!r} (conjugate transpose) "
+                                  f"of complex matrices (a of shape {shape_of(a)}) is not "
+                                  f"implemented; conjugate a first and pass trans='T'")
     n = shape_of(a)[-1]
     bs = shape_of(b)
     vector = len(bs) == 1

@@ -112,7 +112,7 @@ def expm(a):
 
 def _sqrtm_impl(a):
     x = scipy.linalg.sqrtm(a)
-    if np.iscomplexobj(x):
+    if np.iscomplexobj(x) and not np.iscomplexobj(a):
         if np.abs(x.imag).max(initial=0.0) > 1e-10 * max(np.abs(x.real).max(initial=0.0), 1.0):
             raise NotImplementedError(
                 f"sqrtm: the square root of a matrix of shape {np.shape(a)} is complex (it has "

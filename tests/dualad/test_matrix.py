@@ -430,7 +430,7 @@ def test_property_inv_det_grad(n, seed):
 
 
 # --- complex (holomorphic) inputs: JAX's convention, cotangents are not conjugated ------
-@pytest.mark.parametrize("name", ["inv", "det", "expm", "solve", "power"])
+@pytest.mark.parametrize("name", ["inv", "det", "expm", "solve", "power", "sqrtm", "tri"])
 def test_complex_holomorphic(name):
     rng = np.random.default_rng(16)
     cplx = lambda *s: rng.standard_normal(s) + 1j * rng.standard_normal(s)  # noqa: E731
@@ -438,8 +438,10 @@ def test_complex_holomorphic(name):
     b = cplx(3, 2)
     f = {"inv": np.linalg.inv, "det": np.linalg.det, "expm": dsl.expm,
          "solve": lambda x: np.linalg.solve(x, b),
-         "power": lambda x: np.linalg.matrix_power(x, -2)}[name]
-    ref = {"expm": sl.expm}.get(name, f)
+         "power": lambda x: np.linalg.matrix_power(x, -2), "sqrtm": dsl.sqrtm,
+         "tri": lambda x: dsl.solve_triangular(x, b, lower=True, trans=1)}[name]
+    ref = {"expm": sl.expm, "sqrtm": sl.sqrtm,
+           "tri": lambda x: sl.solve_triangular(x, b, lower=True, trans=1)}.get(name, f)
     t, h = cplx(3, 3), 1e-6
     y, ty = dualad.jvp(f, (a,), (t,))
     np.testing.assert_allclose(y, ref(a))
@@ -467,3 +469,28 @@ def test_create_graph_second_order(fn):
                                dualad.jvp(g_of, (a0,), (v,))[1], rtol=1e-8, atol=1e-10)
     fd = (g_of(a0 + h * v) - g_of(a0 - h * v)) / (2 * h)
     np.testing.assert_allclose(dualad.jvp(g_of, (a0,), (v,))[1], fd, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("call,pattern", [
+    (lambda x: np.linalg.det(x[:, :2]), r"det: argument a .* shape \(3, 2\)"),
+    (lambda x: np.linalg.cholesky(x[:2]), r"cholesky: argument a .* shape \(2, 3\)"),
+    (lambda x: np.linalg.eigh(x[0])[0], r"eigh: argument a .* shape \(3,\)"),
+    (lambda x: np.linalg.qr(x[:2])[0], r"qr: .*wide matrix \(shape \(2, 3\)"),
+    (lambda x: np.linalg.lstsq(x, np.ones(2))[0], r"lstsq: argument b of shape \(2,\)"),
+    (lambda x: dsl.expm(x[:, :1]), r"expm: argument A .* shape \(3, 1\)"),
+    (lambda x: np.linalg.norm(x, "fro", axis=0), r"norm: invalid norm order 'fro' for vectors"),
+    (lambda x: dsl.solve_triangular(x, np.ones(2)), r"solve_triangular: argument b of shape"),
+])
+def test_errors_name_function_argument_shape(call, pattern):
+    with pytest.raises((ValueError, NotImplementedError), match=pattern):
+        dualad.grad(lambda x: np.sum(call(x)))(np.eye(3))
+
+
+@given(st.integers(2, 4), st.integers(1, 3), st.integers(0, 2**31 - 1))
+def test_property_svd_reconstructs_gradient_of_frobenius(m, n, seed):
+    # Σ s_i² = ‖A‖_F², so its gradient through the SVD is 2A whatever the vectors do.
+    a = np.random.default_rng(seed).standard_normal((m, n))
+    g = dualad.grad(lambda x: np.sum(np.linalg.svd(x, full_matrices=False)[1] ** 2))(a)
+    np.testing.assert_allclose(g, 2 * a, rtol=1e-8, atol=1e-10)
+    g = dualad.grad(lambda x: np.sum(np.linalg.eigvalsh(x.T @ x)))(a)
+    np.testing.assert_allclose(g, 2 * a, rtol=1e-8, atol=1e-10)
