@@ -326,41 +326,6 @@ def cholesky(a, /, *, upper=False):
     return mT(cholesky_p(mT(a))) if upper else cholesky_p(a)
 
 
-# --- compositions ------------------------------------------------------------------------
-def matrix_power(a, n):
-    """``np.linalg.matrix_power`` for integer n (negative: powers of inv(a)), by repeated
-    squaring of matmul; A⁰ is the identity (zero derivative)."""
-    check_square("matrix_power", a)
-    if int(n) != n:
-        raise TypeError(f"matrix_power: exponent must be an integer, got {n!r}")
-    n = int(n)
-    if n == 0:
-        return np.broadcast_to(np.eye(shape_of(a)[-1]), shape_of(a)).copy()
-    if n < 0:
-        a, n = inv(a), -n
-    result, base = None, a
-    while n:
-        if n & 1:
-            result = base if result is None else mm(result, base)
-        n >>= 1
-        if n:
-            base = mm(base, base)
-    return result
-
-
-def multi_dot(arrays, *, out=None):
-    """``np.linalg.multi_dot``: a chain of matmuls (first/last may be 1-D), left to right."""
-    if out is not None:
-        raise TypeError("multi_dot: out= writes in place and is not differentiable")
-    arrays = list(arrays)
-    if len(arrays) < 2:
-        raise ValueError("multi_dot: expecting at least two arrays")
-    result = arrays[0]
-    for b in arrays[1:]:
-        result = matmul(result, b)
-    return result
-
-
 # --- samples for the rule checker (well-conditioned concrete matrices) ----------------
 _A2 = np.array([[2.0, 0.5], [-0.3, 1.5]])
 _A3 = np.array([[3.0, 0.4, -0.2], [0.1, 2.0, 0.5], [-0.3, 0.2, 1.5]])
@@ -379,8 +344,11 @@ solve_triangular_p.samples = [
     sample((3, 3), (3, 2), trans=1, lower=True, unit_diagonal=False, domain=[(1.0, 2.0), None])]
 
 from .matrix_decomp import eigh, eigvalsh, eig, eigvals, svd, svdvals, qr  # noqa: E402
-from .matrix_func import expm, sqrtm, solve_sylvester  # noqa: E402,F401  (registers)
-from .matrix_norm import pinv, lstsq, norm, matrix_norm, vector_norm, matrix_rank  # noqa: E402
+from .matrix_func import (expm, sqrtm, solve_sylvester, matrix_power,  # noqa: E402,F401
+                          multi_dot, tensorinv, tensorsolve)
+from .matrix_norm import (pinv, lstsq, norm, matrix_norm, vector_norm, matrix_rank,  # noqa: E402
+                          cond)
+from .linalg import diagonal as _diagonal, outer as _outer, tensordot as _tensordot  # noqa: E402
 
 NUMPY_UFUNCS = {}
 NUMPY_FUNCTIONS = {
@@ -390,8 +358,17 @@ NUMPY_FUNCTIONS = {
     np.linalg.pinv: pinv, np.linalg.lstsq: lstsq, np.linalg.norm: norm,
     np.linalg.matrix_power: matrix_power, np.linalg.multi_dot: multi_dot,
     np.linalg.matrix_rank: matrix_rank,
+    np.linalg.cond: cond, np.linalg.tensorinv: tensorinv, np.linalg.tensorsolve: tensorsolve,
 }
-for _name, _fn in (("svdvals", svdvals), ("matrix_norm", matrix_norm),
-                   ("vector_norm", vector_norm)):
+_ARRAY_API = {  # NumPy >= 2.0: the array-API names in numpy.linalg
+    "svdvals": svdvals, "matrix_norm": matrix_norm, "vector_norm": vector_norm,
+    "matrix_transpose": mT, "matmul": matmul,
+    "diagonal": lambda x, /, *, offset=0: _diagonal(x, offset, -2, -1),
+    "trace": lambda x, /, *, offset=0, dtype=None: sum_(_diagonal(x, offset, -2, -1), axis=-1),
+    "outer": lambda x1, x2, /: _outer(x1, x2),
+    "vecdot": lambda x1, x2, /, *, axis=-1: sum_(multiply(x1, x2), axis=axis),
+    "tensordot": lambda x1, x2, /, *, axes=2: _tensordot(x1, x2, axes),
+}
+for _name, _fn in _ARRAY_API.items():
     if hasattr(np.linalg, _name):  # NumPy >= 2.0
         NUMPY_FUNCTIONS[getattr(np.linalg, _name)] = _fn

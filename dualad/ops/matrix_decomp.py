@@ -18,7 +18,7 @@ where two eigenvalues are exactly equal):
                      V̇ = V (F∘(S P + Pᵀ S)) + (I - V Vᵀ) Ȧᵀ U S⁻¹
                      Ā = U [(F∘(UᵀŪ - ŪᵀU)) S + diag s̄ + S (F∘(VᵀV̄ - V̄ᵀV))] Vᵀ
                          + (I - U Uᵀ) Ū S⁻¹ Vᵀ + U S⁻¹ V̄ᵀ (I - V Vᵀ)
-  qr    A = Q R (reduced, m ≥ n):  X = Qᵀ Ȧ R⁻¹,  Ω = tril(X,-1) - tril(X,-1)ᵀ,
+  qr    A = Q R (reduced, m ≥ n; wide A via its leading square block):  X = Qᵀ Ȧ R⁻¹,  Ω = tril(X,-1) - tril(X,-1)ᵀ,
                      Ṙ = (X - Ω) R,  Q̇ = Ȧ R⁻¹ - Q (X - Ω)
                      Ā = (Q̄ + Q copyltu(R R̄ᵀ - Q̄ᵀ Q)) R⁻ᵀ,  copyltu(M) = tril(M) + tril(M,-1)ᵀ
 
@@ -29,8 +29,8 @@ derivative that is finite but meaningless unless the loss is invariant under
 rotations inside the eigenspace; eigenvalues alone (eigvalsh, svdvals) are
 differentiable wherever they are simple. The vector terms of svd need s > 0.
 eigh, like LAPACK, reads only the ``UPLO`` triangle. eig supports real
-spectra only (complex eigenvalues raise NotImplementedError). qr needs
-m ≥ n and full column rank.
+spectra only (complex eigenvalues raise NotImplementedError). qr needs full
+rank (for m < n: an invertible leading m×m block).
 """
 from __future__ import annotations
 
@@ -361,16 +361,22 @@ qr_p = multi_output("qr", lambda a: tuple(np.linalg.qr(a, mode="reduced")),
 
 
 def qr(a, mode="reduced"):
-    """``np.linalg.qr`` (``mode='reduced'`` or ``'r'``) of a matrix with m ≥ n and full
-    column rank (R invertible)."""
+    """``np.linalg.qr`` (``mode='reduced'`` or ``'r'``; 'complete' when m ≤ n), full rank.
+
+    A wide matrix A = [X | Y] (m < n) is A = Q [U | Qᵀ Y] with X = Q U square: Householder
+    QR of the leading columns does not see the rest, so the composite is exact and its
+    derivative needs X invertible."""
     check_matrix("qr", a)
     m, n = shape_of(a)[-2:]
-    if mode not in ("reduced", "r") and not (mode == "complete" and m == n):
-        raise NotImplementedError(f"qr: mode={mode!r} is not differentiable; use 'reduced'")
+    if mode not in ("reduced", "r") and not (mode == "complete" and m <= n):
+        raise NotImplementedError(f"qr: mode={mode!r} of a matrix of shape {shape_of(a)} is "
+                                  f"not differentiable; use 'reduced'")
     if m < n:
-        raise NotImplementedError(f"qr: the derivative of the QR decomposition of a wide "
-                                  f"matrix (shape {shape_of(a)}, m < n) is not implemented")
-    res = QRResult(*_call_unpacked(qr_p, a))
+        q, u = _call_unpacked(qr_p, index(a, (Ellipsis, slice(0, m))))
+        res = QRResult(q, concatenate([u, mm(mT(q), index(a, (Ellipsis, slice(m, n))))],
+                                      axis=-1))
+    else:
+        res = QRResult(*_call_unpacked(qr_p, a))
     return res.R if mode == "r" else res
 
 

@@ -1,10 +1,13 @@
-"""Matrix functions through Sylvester equations and Fréchet derivatives.
+"""Matrix functions (Sylvester equations, Fréchet derivatives) and compositions.
 
     solve_sylvester   A X + X B = Q   Ẋ = syl(A, B, Q̇ - Ȧ X - X Ḃ)
                                       Q̄ = syl(Aᵀ, Bᵀ, X̄),  Ā = -Q̄ Xᵀ,  B̄ = -Xᵀ Q̄
     expm       E = e^A          Ė = L(A, Ȧ)               Ā = L(Aᵀ, Ē)
                L(A, H) = upper-right block of exp([[A, H], [0, A]])  (Fréchet derivative)
     sqrtm      X² = A           Ẋ = syl(X, X, Ȧ)          Ā = syl(Xᵀ, Xᵀ, X̄)
+
+matrix_power (repeated squaring; negative powers of inv), multi_dot, tensorinv
+and tensorsolve are compositions of registry operations.
 
 syl(A, B, C) is the solution X of A X + X B = C. The adjoint of the Fréchet
 derivative of exp at A is its Fréchet derivative at Aᵀ; the adjoint of the
@@ -20,8 +23,10 @@ import scipy.linalg
 from ..tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
 from ._util import lift, unbroadcast
 from .indexing import index
-from .matrix import _A2, _A3, _SPD3, check_matrix, check_square, mm, mT, nbatch, sym_map
-from .shape import broadcast_to, concatenate
+from .linalg import matmul
+from .matrix import (_A2, _A3, _SPD3, check_matrix, check_square, inv, inv_p, mm, mT, nbatch,
+                     solve_p, sym_map)
+from .shape import broadcast_to, concatenate, reshape
 
 
 # --- Sylvester equations ------------------------------------------------------------------
@@ -132,6 +137,67 @@ def sqrtm(a, disp=True, blocksize=64):
     of A on the closed negative real axis."""
     check_square("sqrtm", a, "A")
     return sqrtm_p(a)
+
+
+
+# --- compositions ------------------------------------------------------------------------
+def matrix_power(a, n):
+    """``np.linalg.matrix_power`` for integer n (negative: powers of inv(a)), by repeated
+    squaring of matmul; A⁰ is the identity (zero derivative)."""
+    check_square("matrix_power", a)
+    if int(n) != n:
+        raise TypeError(f"matrix_power: exponent must be an integer, got {n!r}")
+    n = int(n)
+    if n == 0:
+        return np.broadcast_to(np.eye(shape_of(a)[-1]), shape_of(a)).copy()
+    if n < 0:
+        a, n = inv(a), -n
+    result, base = None, a
+    while n:
+        if n & 1:
+            result = base if result is None else mm(result, base)
+        n >>= 1
+        if n:
+            base = mm(base, base)
+    return result
+
+
+def multi_dot(arrays, *, out=None):
+    """``np.linalg.multi_dot``: a chain of matmuls (first/last may be 1-D), left to right."""
+    if out is not None:
+        raise TypeError("multi_dot: out= writes in place and is not differentiable")
+    arrays = list(arrays)
+    if len(arrays) < 2:
+        raise ValueError("multi_dot: expecting at least two arrays")
+    result = arrays[0]
+    for b in arrays[1:]:
+        result = matmul(result, b)
+    return result
+
+
+def tensorinv(a, ind=2):
+    """``np.linalg.tensorinv``: inv of ``a`` reshaped to a square matrix, reshaped back."""
+    s = shape_of(a)
+    rows = int(np.prod(s[:ind], dtype=np.int64))
+    if ind <= 0 or rows != int(np.prod(s[ind:], dtype=np.int64)):
+        raise ValueError(f"tensorinv: argument a of shape {s} with ind={ind} is not square "
+                         f"(prod(shape[:ind]) must equal prod(shape[ind:]))")
+    return reshape(inv_p(reshape(a, (rows, rows))), s[ind:] + s[:ind])
+
+
+def tensorsolve(a, b, axes=None):
+    """``np.linalg.tensorsolve``: solve of ``a`` reshaped to a square matrix."""
+    from .shape import transpose
+    an = ndim_of(a)
+    if axes is not None:
+        order = [k for k in range(an) if k not in [ax % an for ax in axes]]
+        a = transpose(a, order + [ax % an for ax in axes])
+    old = shape_of(a)[-(an - ndim_of(b)):]
+    n = int(np.prod(old, dtype=np.int64))
+    if int(np.prod(shape_of(b), dtype=np.int64)) != n:
+        raise ValueError(f"tensorsolve: argument a of shape {shape_of(a)} and argument b of "
+                         f"shape {shape_of(b)} do not make a square system")
+    return reshape(solve_p(reshape(a, (n, n)), reshape(b, (n, 1))), old)
 
 
 solve_sylvester_p.samples = [sample(_A2, _A3, (2, 3)), sample(_A2, _A2.T, (2, 2))]

@@ -85,7 +85,20 @@ def lstsq(a, b, rcond=None):
 
 
 def matrix_rank(a, *args, **kwargs):
+    """An integer: zero derivative, computed on the primal."""
     return np.linalg.matrix_rank(primal_value(a), *args, **kwargs)
+
+
+def cond(x, p=None):
+    """``np.linalg.cond``: s_max/s_min for p in (None, 2), s_min/s_max for -2, else
+    norm(x, p) · norm(inv(x), p) over the last two axes."""
+    check_matrix("cond", x, "x")
+    if p in (None, 2, -2):
+        s = svdvals_p(x)
+        big, small = max_(s, axis=-1), min_(s, axis=-1)
+        return big / small if p != -2 else small / big
+    from .matrix import inv
+    return norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
 
 
 # --- norms ---------------------------------------------------------------------------

@@ -237,12 +237,14 @@ def test_svd_full_matrices_of_nonsquare_raises():
         dualad.grad(lambda x: np.sum(np.linalg.svd(x)[1]))(np.ones((3, 2)))
 
 
-@pytest.mark.parametrize("shape", [(4, 3), (3, 3), (2, 4, 2)])
+@pytest.mark.parametrize("shape", [(4, 3), (3, 3), (2, 4, 2), (2, 4), (2, 2, 3)])
 def test_qr(shape):
     a = RNG.standard_normal(shape)
     q, r = dualad.jvp(lambda x: tuple(np.linalg.qr(x)), (a,), (a,))[0]
     np.testing.assert_allclose(q @ r, a, atol=1e-12)
+    np.testing.assert_allclose(r, np.linalg.qr(a)[1], atol=1e-12)
     check(lambda x: tuple(np.linalg.qr(x)), a)
+    check(lambda x: np.linalg.qr(x, mode="r"), a, order=1)
 
 
 @pytest.mark.parametrize("shape", [(4, 3), (3, 4), (3, 3)])
@@ -475,7 +477,7 @@ def test_create_graph_second_order(fn):
     (lambda x: np.linalg.det(x[:, :2]), r"det: argument a .* shape \(3, 2\)"),
     (lambda x: np.linalg.cholesky(x[:2]), r"cholesky: argument a .* shape \(2, 3\)"),
     (lambda x: np.linalg.eigh(x[0])[0], r"eigh: argument a .* shape \(3,\)"),
-    (lambda x: np.linalg.qr(x[:2])[0], r"qr: .*wide matrix \(shape \(2, 3\)"),
+    (lambda x: np.linalg.qr(x[:, :2], "complete")[0], r"qr: mode='complete' .*\(3, 2\)"),
     (lambda x: np.linalg.lstsq(x, np.ones(2))[0], r"lstsq: argument b of shape \(2,\)"),
     (lambda x: dsl.expm(x[:, :1]), r"expm: argument A .* shape \(3, 1\)"),
     (lambda x: np.linalg.norm(x, "fro", axis=0), r"norm: invalid norm order 'fro' for vectors"),
@@ -494,3 +496,36 @@ def test_property_svd_reconstructs_gradient_of_frobenius(m, n, seed):
     np.testing.assert_allclose(g, 2 * a, rtol=1e-8, atol=1e-10)
     g = dualad.grad(lambda x: np.sum(np.linalg.eigvalsh(x.T @ x)))(a)
     np.testing.assert_allclose(g, 2 * a, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("p", [None, 2, -2, "fro", 1, np.inf])
+def test_cond(p):
+    a = well(3, 2, seed=18)
+    np.testing.assert_allclose(dualad.jvp(lambda x: np.linalg.cond(x, p), (a,), (a,))[0],
+                               np.linalg.cond(a, p))
+    check(lambda x: np.linalg.cond(x, p), a, order=2 if p in (None, "fro") else 1)
+
+
+def test_tensorinv_tensorsolve():
+    a = well(6, seed=19).reshape(2, 3, 6)
+    np.testing.assert_allclose(dualad.jvp(np.linalg.tensorinv, (a,), (a,))[0],
+                               np.linalg.tensorinv(a))
+    check(np.linalg.tensorinv, a, order=1)
+    a4 = well(6, seed=20).reshape(2, 3, 2, 3)
+    b = RNG.standard_normal((2, 3))
+    for axes in (None, (0, 1)):
+        f = lambda x, y: np.linalg.tensorsolve(x, y, axes)  # noqa: E731
+        np.testing.assert_allclose(dualad.jvp(f, (a4, b), (a4, b))[0],
+                                   np.linalg.tensorsolve(a4, b, axes))
+        check(f, a4, b, order=1)
+
+
+def test_array_api_names():
+    x, y = RNG.standard_normal((2, 3, 3)), RNG.standard_normal((2, 3, 3))
+    v, w = RNG.standard_normal(3), RNG.standard_normal(4)
+    for name, args in [("matrix_transpose", (x,)), ("diagonal", (x,)), ("trace", (x,)),
+                       ("vecdot", (x, y)), ("outer", (v, w)), ("matmul", (x, y)),
+                       ("tensordot", (x, np.moveaxis(y, 0, -1)))]:
+        fn = getattr(np.linalg, name)
+        np.testing.assert_allclose(dualad.jvp(fn, args, args)[0], fn(*args), err_msg=name)
+        check(fn, *args, order=1, batch=False)
