@@ -37,8 +37,13 @@ def _expand(ct, x_shape, axes, keepdims, nb):
 
 
 # --- sum -----------------------------------------------------------------------------
-sum_p = register(Primitive("sum", lambda x, axis, keepdims: np.sum(x, axis=axis,
-                                                                    keepdims=keepdims),
+def _sum_impl(x, axis, keepdims):
+    if type(x) is np.ndarray:
+        return x.sum(axis=axis, keepdims=keepdims)
+    return np.sum(x, axis=axis, keepdims=keepdims)
+
+
+sum_p = register(Primitive("sum", _sum_impl,
                            linear=True,
                            sympy=lambda sp, x, axis, keepdims: np.sum(x, axis=axis,
                                                                       keepdims=keepdims)))

@@ -25,7 +25,26 @@ def _batch(x, primal_ndim):
 
 
 # --- reshape ------------------------------------------------------------------
-reshape_p = register(Primitive("reshape", lambda x, shape: np.reshape(x, shape), linear=True,
+def _reshape_impl(x, shape):
+    return x.reshape(shape) if type(x) is np.ndarray else np.reshape(x, shape)
+
+
+def _transpose_impl(x, axes):
+    return x.transpose(axes) if type(x) is np.ndarray else np.transpose(x, axes)
+
+
+def _broadcast_impl(x, shape):
+    # Small results are materialized (one C-level fill, cheaper than a stride-trick view);
+    # large ones stay read-only views, so no memory is spent on them.
+    dtype = np.result_type(x)
+    if math.prod(shape) <= 65536 and dtype != object:
+        out = np.empty(shape, dtype=dtype)
+        out[...] = x
+        return out
+    return np.broadcast_to(x, shape)
+
+
+reshape_p = register(Primitive("reshape", _reshape_impl, linear=True,
                                sympy=lambda sp, x, shape: x.reshape(shape)))
 reshape_p.defjvp(lambda t, ans, x, shape: reshape_p(t, shape=_batch(t, ndim_of(x)) + shape))
 reshape_p.defvjp(lambda ct, ans, x, shape:
@@ -86,7 +105,7 @@ def _perm_batched(perm, nb):
     return tuple(range(nb)) + tuple(p + nb for p in perm)
 
 
-transpose_p = register(Primitive("transpose", lambda x, axes: np.transpose(x, axes), linear=True,
+transpose_p = register(Primitive("transpose", _transpose_impl, linear=True,
                                  sympy=lambda sp, x, axes: np.transpose(x, axes)))
 transpose_p.defjvp(lambda t, ans, x, axes:
                    transpose_p(t, axes=_perm_batched(axes, ndim_of(t) - ndim_of(x))))
@@ -128,8 +147,7 @@ def moveaxis(x, source, destination):
 
 
 # --- broadcast_to --------------------------------------------------------------------
-broadcast_to_p = register(Primitive("broadcast_to",
-                                    lambda x, shape: np.broadcast_to(x, shape), linear=True,
+broadcast_to_p = register(Primitive("broadcast_to", _broadcast_impl, linear=True,
                                     sympy=lambda sp, x, shape: np.broadcast_to(x, shape)))
 
 
