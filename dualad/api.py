@@ -54,7 +54,7 @@ def check_input(api, argnum, x, where=""):
     if arr.dtype == object:
         raise TypeError(f"{api}: argument {argnum}{where} is an object array of shape "
                         f"{arr.shape}; differentiable inputs are floating-point arrays")
-    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.complexfloating)):
+    if arr.dtype.kind not in "fc":  # floating or complex
         raise TypeError(f"{api}: argument {argnum}{where} has dtype {arr.dtype} and shape "
                         f"{arr.shape}; integer and boolean inputs are not differentiable. "
                         f"Cast it to a floating dtype first, e.g. x.astype(float)")
@@ -259,7 +259,7 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs):
                         f"For non-scalar outputs use dualad.vjp, or jacobians.jacobian for "
                         f"the whole Jacobian")
     value = out.value if isinstance(out, Var) and out._trace is trace else out
-    if not np.issubdtype(np.result_type(primal_value(value)), np.inexact):
+    if np.result_type(primal_value(value)).kind not in "fc":
         raise TypeError(f"grad: {_fname(f)} returned dtype "
                         f"{np.result_type(primal_value(value))}, which is not differentiable")
     results = {}
