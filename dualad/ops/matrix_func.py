@@ -200,6 +200,7 @@ def tensorsolve(a, b, axes=None):
     return reshape(solve_p(reshape(a, (n, n)), reshape(b, (n, 1))), old)
 
 
-solve_sylvester_p.samples = [sample(_A2, _A3, (2, 3)), sample(_A2, _A2.T, (2, 2))]
+solve_sylvester_p.samples = [sample(_A2, np.array([[0.7]]), (2, 1)), sample(_A2, _A2.T, (2, 2)),
+                             sample(_A2, _A3, (2, 3))]
 expm_p.samples = [sample((2, 2)), sample((3, 3)), sample((2, 2, 2))]
 sqrtm_p.samples = [sample(_SPD3), sample(_A2)]
