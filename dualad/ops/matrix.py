@@ -179,7 +179,7 @@ det_p.defvjp(lambda ct, ans, a: expand2(ct * ans) * mT(inv_p(a)))
 
 logabsdet_p = register(Primitive(
     "logabsdet", lambda a: np.linalg.slogdet(a)[1],
-    sympy=lambda sp, a: sym_map(sp, lambda m: sp.log(sp.Abs(m.det())), a)))
+    sympy=lambda sp, a: sym_map(sp, lambda m: sp.log(m.det() ** 2) / 2, a)))  # = log|det|, smooth
 logabsdet_p.defjvp(lambda t, ans, a: _trace_inv_times(a, t))
 logabsdet_p.defvjp(lambda ct, ans, a: expand2(ct) * mT(inv_p(a)))
 
