@@ -26,7 +26,7 @@ pinv, lstsq and norms in :mod:`.matrix_norm`. This module's ``NUMPY_FUNCTIONS``
 routes every one of them from the NumPy front end.
 
 Complex inputs: the holomorphic ones (inv, solve, det, solve_triangular,
-matrix_power, multi_dot, expm, sqrtm, solve_sylvester) take complex matrices in
+matrix_power, multi_dot, expm, logm, sqrtm, solve_sylvester) take complex matrices in
 both modes with JAX's convention (cotangents are not conjugated: ū ↦ ū J).
 Decompositions, cholesky, slogdet, pinv and norms are real-only.
 
@@ -39,7 +39,7 @@ Coverage (F = forward, R = reverse, both to any order; S = SymPy translation):
                   matrix_norm FR, vector_norm FR, matrix_power FR, multi_dot FR,
                   matrix_rank (zero derivative)
     scipy.linalg  solve_triangular FRS, cho_factor FRS, cho_solve FRS, expm FR,
-                  expm_frechet FR, sqrtm FR, solve_sylvester FRS, and inv, det,
+                  expm_frechet FR, logm FR, sqrtm FR, solve_sylvester FRS, and inv, det,
                   solve, cholesky, eigh, svd, qr, pinv, norm (dualad.scipy.linalg)
 """
 from __future__ import annotations
@@ -349,7 +349,7 @@ solve_triangular_p.samples = [
     sample((3, 3), (3, 2), trans=1, lower=True, unit_diagonal=False, domain=[(1.0, 2.0), None])]
 
 from .matrix_decomp import eigh, eigvalsh, eig, eigvals, svd, svdvals, qr  # noqa: E402
-from .matrix_func import (expm, sqrtm, solve_sylvester, matrix_power,  # noqa: E402,F401
+from .matrix_func import (expm, logm, sqrtm, solve_sylvester, matrix_power,  # noqa: E402,F401
                           multi_dot, tensorinv, tensorsolve)
 from .matrix_norm import (pinv, lstsq, norm, matrix_norm, vector_norm, matrix_rank,  # noqa: E402
                           cond)

@@ -18,7 +18,8 @@ where two eigenvalues are exactly equal):
                      V̇ = V (F∘(S P + Pᵀ S)) + (I - V Vᵀ) Ȧᵀ U S⁻¹
                      Ā = U [(F∘(UᵀŪ - ŪᵀU)) S + diag s̄ + S (F∘(VᵀV̄ - V̄ᵀV))] Vᵀ
                          + (I - U Uᵀ) Ū S⁻¹ Vᵀ + U S⁻¹ V̄ᵀ (I - V Vᵀ)
-  qr    A = Q R (reduced, m ≥ n; wide A via its leading square block):  X = Qᵀ Ȧ R⁻¹,  Ω = tril(X,-1) - tril(X,-1)ᵀ,
+  qr    A = Q R (reduced, m ≥ n; a wide A goes through its leading square block):
+                     X = Qᵀ Ȧ R⁻¹,  Ω = tril(X,-1) - tril(X,-1)ᵀ,
                      Ṙ = (X - Ω) R,  Q̇ = Ȧ R⁻¹ - Q (X - Ω)
                      Ā = (Q̄ + Q copyltu(R R̄ᵀ - Q̄ᵀ Q)) R⁻ᵀ,  copyltu(M) = tril(M) + tril(M,-1)ᵀ
 

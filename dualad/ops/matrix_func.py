@@ -4,13 +4,15 @@
                                       Q̄ = syl(Aᵀ, Bᵀ, X̄),  Ā = -Q̄ Xᵀ,  B̄ = -Xᵀ Q̄
     expm       E = e^A          Ė = L(A, Ȧ)               Ā = L(Aᵀ, Ē)
                L(A, H) = upper-right block of exp([[A, H], [0, A]])  (Fréchet derivative)
+    logm       X = log A        the same with log in place of exp
     sqrtm      X² = A           Ẋ = syl(X, X, Ȧ)          Ā = syl(Xᵀ, Xᵀ, X̄)
 
 matrix_power (repeated squaring; negative powers of inv), multi_dot, tensorinv
 and tensorsolve are compositions of registry operations.
 
 syl(A, B, C) is the solution X of A X + X B = C. The adjoint of the Fréchet
-derivative of exp at A is its Fréchet derivative at Aᵀ; the adjoint of the
+derivative of a primary matrix function with a real power series (exp, log)
+at A is its Fréchet derivative at Aᵀ; the adjoint of the
 Sylvester operator X ↦ A X + X B is X ↦ Aᵀ X + X Bᵀ. All rules apply these
 primitives to traced values, so they differentiate again (expm's second
 derivative is a 4n×4n block exponential). Stacks of matrices broadcast.
@@ -88,24 +90,36 @@ def solve_sylvester(a, b, q):
     return solve_sylvester_p(a, b, q)
 
 
-# --- matrix exponential and square root ------------------------------------------------
-expm_p = register(Primitive("expm", scipy.linalg.expm))
-
-
-def expm_frechet(a, e):
-    """The Fréchet derivative L(A, E) = d/dε exp(A + εE) at ε = 0, as the upper-right
-    block of exp([[A, E], [0, A]]) (Mathias 1996). ``e`` may carry leading batch axes."""
+# --- matrix exponential, logarithm and square root ---------------------------------------
+def block_frechet(prim, a, e):
+    """The Fréchet derivative L_f(A, E) = d/dε f(A + εE) at ε = 0 of the primary matrix
+    function ``prim`` (f), as the upper-right block of f([[A, E], [0, A]]) (Mathias 1996).
+    ``e`` may carry leading batch axes."""
     shape = np.broadcast_shapes(shape_of(a), shape_of(e))
     a = broadcast_to(a, shape)
     e = broadcast_to(e, shape)
     n = shape[-1]
-    block = concatenate([concatenate([a, e], axis=-1),
-                         concatenate([np.zeros(shape, np.result_type(primal_value(a))), a], axis=-1)], axis=-2)
-    return index(expm_p(block), (Ellipsis, slice(0, n), slice(n, 2 * n)))
+    zeros = np.zeros(shape, np.result_type(primal_value(a), primal_value(e)))
+    block = concatenate([concatenate([a, e], axis=-1), concatenate([zeros, a], axis=-1)],
+                        axis=-2)
+    return index(prim(block), (Ellipsis, slice(0, n), slice(n, 2 * n)))
 
 
-expm_p.defjvp(lambda t, ans, a: expm_frechet(a, t))
-expm_p.defvjp(lambda ct, ans, a: expm_frechet(mT(a), ct))
+def _real_part(fname, a, x):
+    """A real matrix function of a real matrix: drop a round-off imaginary part."""
+    if np.iscomplexobj(x) and not np.iscomplexobj(a):
+        if np.abs(x.imag).max(initial=0.0) > 1e-10 * max(np.abs(x.real).max(initial=0.0), 1.0):
+            raise NotImplementedError(
+                f"{fname}: the result for the real matrix of shape {np.shape(a)} is complex (it "
+                f"has negative real eigenvalues); complex results of real matrices are not "
+                f"differentiable here")
+        x = x.real
+    return x
+
+
+expm_p = register(Primitive("expm", scipy.linalg.expm))
+expm_p.defjvp(lambda t, ans, a: block_frechet(expm_p, a, t))
+expm_p.defvjp(lambda ct, ans, a: block_frechet(expm_p, mT(a), ct))
 
 
 def expm(a):
@@ -115,15 +129,27 @@ def expm(a):
     return expm_p(a)
 
 
+def expm_frechet(a, e):
+    """L(A, E) of exp (differentiable in both A and E)."""
+    check_square("expm_frechet", a, "A")
+    return block_frechet(expm_p, a, e)
+
+
+logm_p = register(Primitive("logm", lambda a: _real_part("logm", a, scipy.linalg.logm(a))))
+logm_p.defjvp(lambda t, ans, a: block_frechet(logm_p, a, t))
+logm_p.defvjp(lambda ct, ans, a: block_frechet(logm_p, mT(a), ct))
+
+
+def logm(a, disp=True):
+    """``scipy.linalg.logm`` (principal logarithm, real case): Ẋ = L_log(A, Ȧ) and
+    Ā = L_log(Aᵀ, X̄) by the same block-triangular trick as expm. Needs no eigenvalue
+    of A on the closed negative real axis."""
+    check_square("logm", a, "A")
+    return logm_p(a)
+
+
 def _sqrtm_impl(a):
-    x = scipy.linalg.sqrtm(a)
-    if np.iscomplexobj(x) and not np.iscomplexobj(a):
-        if np.abs(x.imag).max(initial=0.0) > 1e-10 * max(np.abs(x.real).max(initial=0.0), 1.0):
-            raise NotImplementedError(
-                f"sqrtm: the square root of a matrix of shape {np.shape(a)} is complex (it has "
-                f"negative real eigenvalues); complex square roots are not differentiable here")
-        x = x.real
-    return x
+    return _real_part("sqrtm", a, scipy.linalg.sqrtm(a))
 
 
 sqrtm_p = register(Primitive("sqrtm", _sqrtm_impl))
@@ -204,3 +230,4 @@ solve_sylvester_p.samples = [sample(_A2, np.array([[0.7]]), (2, 1)), sample(_A2,
                              sample(_A2, _A3, (2, 3))]
 expm_p.samples = [sample((2, 2)), sample((3, 3)), sample((2, 2, 2))]
 sqrtm_p.samples = [sample(_SPD3), sample(_A2)]
+logm_p.samples = [sample(_SPD3), sample(_A2), sample(np.stack([_A2, _A2.T]))]

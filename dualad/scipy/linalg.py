@@ -6,7 +6,7 @@ The rules live with their primitives in :mod:`dualad.ops.matrix` and
 
     solve_triangular  X = op(T)⁻¹ B         (only the triangle read is differentiated)
     cho_factor / cho_solve   A = L Lᵀ, X = L⁻ᵀ L⁻¹ B as two triangular solves
-    expm              Ė = L(A, Ȧ), the Fréchet derivative (block-triangular trick)
+    expm, logm        Ė = L(A, Ȧ), the Fréchet derivative (block-triangular trick)
     sqrtm             X Ẋ + Ẋ X = Ȧ (a Sylvester equation)
     solve_sylvester   A X + X B = Q
 
@@ -17,11 +17,19 @@ and ``check_finite`` are accepted and ignored.
 from __future__ import annotations
 
 from ..ops.matrix import det, inv, mT, solve_triangular  # noqa: F401
-from ..ops.matrix_func import expm, expm_frechet, solve_sylvester, sqrtm  # noqa: F401
+from ..ops.matrix_func import expm, logm, solve_sylvester, sqrtm  # noqa: F401
+from ..ops.matrix_func import expm_frechet as _frechet
 from ..ops.matrix import cholesky as _np_cholesky, solve as _np_solve
 from ..ops.matrix_decomp import (eigh as _np_eigh, eigvalsh as _np_eigvalsh,  # noqa: F401
                                  qr as _np_qr, svd as _np_svd, svdvals)
 from ..ops.matrix_norm import norm, pinv as _np_pinv  # noqa: F401
+
+
+def expm_frechet(A, E, method=None, compute_expm=True, check_finite=True):
+    """``scipy.linalg.expm_frechet``: (expm(A), L(A, E)), or L(A, E) alone; both
+    differentiable in A and E (the block-triangular trick, whatever ``method``)."""
+    frechet = _frechet(A, E)
+    return (expm(A), frechet) if compute_expm else frechet
 
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):

@@ -357,6 +357,29 @@ def test_sqrtm(batch):
     check(dsl.sqrtm, well(2, seed=12), order=1)  # non-symmetric, positive spectrum
 
 
+@pytest.mark.parametrize("batch", [(), (2,)])
+def test_logm(batch):
+    a = spd(3, *batch, seed=21) / 3
+    x = dualad.jvp(dsl.logm, (a,), (a,))[0]
+    np.testing.assert_allclose(x, sl.logm(a), atol=1e-12)
+    check(dsl.logm, a)
+    check(dsl.logm, well(2, seed=22), order=1)  # non-symmetric, positive spectrum
+    # logm inverts expm, so their derivatives compose to the identity.
+    b = RNG.standard_normal((3, 3)) * 0.3
+    t = RNG.standard_normal((3, 3))
+    np.testing.assert_allclose(dualad.jvp(lambda y: dsl.logm(dsl.expm(y)), (b,), (t,))[1], t,
+                               rtol=1e-8, atol=1e-10)
+
+
+def test_expm_frechet_scipy_signature():
+    a, e = RNG.standard_normal((3, 3)) * 0.5, RNG.standard_normal((3, 3))
+    ex, fr = dualad.jvp(lambda x, y: dsl.expm_frechet(x, y), (a, e), (a, e))[0]
+    ref = sl.expm_frechet(a, e)
+    np.testing.assert_allclose(ex, ref[0])
+    np.testing.assert_allclose(fr, ref[1])
+    check(lambda x, y: dsl.expm_frechet(x, y, compute_expm=False), a, e, order=1)
+
+
 def test_solve_sylvester():
     a, b = well(2, seed=13), well(3, seed=14)
     q = RNG.standard_normal((2, 3))
@@ -384,8 +407,8 @@ def test_scipy_namespace_values():
 
 # --- registry: every primitive here carries samples; SymPy agrees where given ------------
 MATRIX_PRIMS = ["inv", "solve", "det", "logabsdet", "cholesky", "solve_triangular",
-                "solve_sylvester", "expm", "sqrtm", "eigh", "eigvalsh", "eig", "svd", "svdvals",
-                "qr", "pinv"]
+                "solve_sylvester", "expm", "logm", "sqrtm", "eigh", "eigvalsh", "eig", "svd",
+                "svdvals", "qr", "pinv"]
 
 
 def _sample_args(s):
@@ -457,7 +480,7 @@ def test_property_inv_det_grad(n, seed):
 
 
 # --- complex (holomorphic) inputs: JAX's convention, cotangents are not conjugated ------
-@pytest.mark.parametrize("name", ["inv", "det", "expm", "solve", "power", "sqrtm", "tri"])
+@pytest.mark.parametrize("name", ["inv", "det", "expm", "solve", "power", "sqrtm", "tri", "logm"])
 def test_complex_holomorphic(name):
     rng = np.random.default_rng(16)
     cplx = lambda *s: rng.standard_normal(s) + 1j * rng.standard_normal(s)  # noqa: E731
@@ -465,9 +488,9 @@ def test_complex_holomorphic(name):
     b = cplx(3, 2)
     f = {"inv": np.linalg.inv, "det": np.linalg.det, "expm": dsl.expm,
          "solve": lambda x: np.linalg.solve(x, b),
-         "power": lambda x: np.linalg.matrix_power(x, -2), "sqrtm": dsl.sqrtm,
+         "power": lambda x: np.linalg.matrix_power(x, -2), "sqrtm": dsl.sqrtm, "logm": dsl.logm,
          "tri": lambda x: dsl.solve_triangular(x, b, lower=True, trans=1)}[name]
-    ref = {"expm": sl.expm, "sqrtm": sl.sqrtm,
+    ref = {"expm": sl.expm, "sqrtm": sl.sqrtm, "logm": sl.logm,
            "tri": lambda x: sl.solve_triangular(x, b, lower=True, trans=1)}.get(name, f)
     t, h = cplx(3, 3), 1e-6
     y, ty = dualad.jvp(f, (a,), (t,))
