@@ -1,8 +1,9 @@
 """``dualad.scipy.linalg``: scipy.linalg functions with derivative rules, both modes.
 
 SciPy's own functions do not dispatch on traced values; call these instead.
-The rules live with their primitives in :mod:`dualad.ops.matrix` and
-:mod:`dualad.ops.matrix_decomp`:
+The rules live with their primitives in :mod:`dualad.ops.matrix`,
+:mod:`~dualad.ops.matrix_decomp`, :mod:`~dualad.ops.matrix_func` and
+:mod:`~dualad.ops.matrix_norm`:
 
     solve_triangular  X = op(T)⁻¹ B         (only the triangle read is differentiated)
     cho_factor / cho_solve   A = L Lᵀ, X = L⁻ᵀ L⁻¹ B as two triangular solves
@@ -16,10 +17,13 @@ and ``check_finite`` are accepted and ignored.
 """
 from __future__ import annotations
 
-from ..ops.matrix import det, inv, mT, solve_triangular  # noqa: F401
+from ..ops.matrix import det, inv, mT, solve_triangular  # noqa: F401  (re-exported)
 from ..ops.matrix_func import expm, logm, solve_sylvester, sqrtm  # noqa: F401
 from ..ops.matrix_func import expm_frechet as _frechet
-from ..ops.matrix import cholesky as _np_cholesky, solve as _np_solve
+import numpy as np
+
+from ..ops.elementwise import where
+from ..ops.matrix import cholesky as _np_cholesky, solve as _np_solve, sym_lower
 from ..ops.matrix_decomp import (eigh as _np_eigh, eigvalsh as _np_eigvalsh,  # noqa: F401
                                  qr as _np_qr, svd as _np_svd, svdvals)
 from ..ops.matrix_norm import norm, pinv as _np_pinv  # noqa: F401
@@ -34,9 +38,8 @@ def expm_frechet(A, E, method=None, compute_expm=True, check_finite=True):
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     """``scipy.linalg.cholesky``: upper U with A = UᵀU by default, lower L if asked.
-    Reads the lower triangle of A (the derivative follows the same convention)."""
-    L = _np_cholesky(a)
-    return L if lower else mT(L)
+    As LAPACK, it reads only the triangle it returns; the other has zero derivative."""
+    return _np_cholesky(a, upper=not lower)
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
@@ -57,9 +60,30 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
 
 def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
           assume_a=None, transposed=False):
-    """``scipy.linalg.solve`` (general solver; ``transposed`` solves Aᵀ x = b). As in
-    SciPy, a 1-D or 2-D ``b`` is a vector or a matrix of right-hand sides."""
+    """``scipy.linalg.solve``: ``transposed`` solves Aᵀ x = b; a 1-D ``b`` is a vector.
+
+    The derivative is that of the matrix SciPy's chosen solver actually reads:
+    the ``lower`` (else upper) triangle mirrored for 'sym'/'her'/'pos', the
+    triangle for 'lower/upper triangular', the diagonal(s) for 'diagonal' and
+    'tridiagonal'; 'banded', 'general' and None differentiate all of ``a``."""
+    kind = _ASSUME.get(assume_a, assume_a)
+    if kind == "sym":
+        a = sym_lower(a, bool(lower))
+    elif kind in ("lower triangular", "upper triangular"):
+        return solve_triangular(a, b, trans=1 if transposed else 0,
+                                lower=kind == "lower triangular")
+    elif kind in ("diagonal", "tridiagonal"):
+        n = a.shape[-1]
+        band = np.eye(n, dtype=bool) if kind == "diagonal" else np.abs(
+            np.subtract.outer(np.arange(n), np.arange(n))) <= 1
+        a = where(band, a, 0.0)
+    elif kind not in (None, "gen", "general", "banded"):
+        raise ValueError(f"solve: unknown assume_a={assume_a!r}")
     return _np_solve(mT(a) if transposed else a, b)
+
+
+_ASSUME = {"sym": "sym", "symmetric": "sym", "her": "sym", "hermitian": "sym", "pos": "sym",
+           "positive definite": "sym"}
 
 
 def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,

@@ -173,6 +173,32 @@ def test_solve_triangular_unit_vector_and_batch():
 
 
 @pytest.mark.parametrize("lower", [True, False])
+def test_scipy_cholesky_reads_the_triangle_it_returns(lower):
+    a, t, h = spd(3, seed=23), RNG.standard_normal((3, 3)), 1e-6
+    fd = (sl.cholesky(a + h * t, lower=lower) - sl.cholesky(a - h * t, lower=lower)) / (2 * h)
+    got = dualad.jvp(lambda x: dsl.cholesky(x, lower=lower), (a,), (t,))[1]
+    np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("assume_a,lower,transposed", [
+    (None, False, False), ("gen", False, True), ("sym", False, False), ("pos", True, False),
+    ("her", True, True), ("lower triangular", False, False), ("upper triangular", False, True),
+    ("diagonal", False, False), ("tridiagonal", False, True), ("banded", False, False)])
+def test_scipy_solve_assume_a(assume_a, lower, transposed):
+    a, b, h = spd(4, seed=24), RNG.standard_normal((4, 2)), 1e-6
+    ta, tb = RNG.standard_normal((4, 4)), RNG.standard_normal((4, 2))
+    kw = dict(assume_a=assume_a, lower=lower, transposed=transposed)
+    if assume_a == "tridiagonal":
+        a = np.where(np.abs(np.subtract.outer(range(4), range(4))) <= 1, a, 0.0)
+    ref = lambda x, y: sl.solve(x, y, **kw)  # noqa: E731
+    fd = (ref(a + h * ta, b + h * tb) - ref(a - h * ta, b - h * tb)) / (2 * h)
+    val, got = dualad.jvp(lambda x, y: dsl.solve(x, y, **kw), (a, b), (ta, tb))
+    np.testing.assert_allclose(val, ref(a, b))
+    if assume_a != "banded":  # SciPy detects the band from a: outside it, no derivative
+        np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("lower", [True, False])
 def test_cho_solve(lower):
     a = spd(3, seed=7)
     b = RNG.standard_normal((3, 2))
