@@ -88,14 +88,26 @@ _ASSUME = {"sym": "sym", "symmetric": "sym", "her": "sym", "hermitian": "sym", "
 
 def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
          check_finite=True, **kwargs):
-    """``scipy.linalg.eigh`` for the standard problem (``b=None``)."""
-    if b is not None:
-        raise NotImplementedError("eigh: the generalized problem (b given) is not "
-                                  "differentiable here; use eigh(inv(L) a inv(L).T)")
+    """``scipy.linalg.eigh``: A v = λ v, or with ``b`` the symmetric-definite pencil
+    A v = λ B v, reduced with B = L Lᵀ to C = L⁻¹ A L⁻ᵀ, C u = λ u, v = L⁻ᵀ u (so
+    Vᵀ B V = I as in SciPy). Reads the ``lower`` (else upper) triangles of a and b.
+    Eigenvector caveats as for numpy.linalg.eigh (distinct eigenvalues, sign)."""
+    for key in ("subset_by_index", "subset_by_value", "eigvals", "type"):
+        if kwargs.get(key) not in (None, 1):
+            raise NotImplementedError(f"eigh: {key}={kwargs[key]!r} is not supported")
     uplo = "L" if lower else "U"
+    if b is None:
+        if eigvals_only:
+            return _np_eigvalsh(a, UPLO=uplo)
+        return tuple(_np_eigh(a, UPLO=uplo))
+    L = _np_cholesky(b, upper=not lower)
+    L = L if lower else mT(L)
+    y = solve_triangular(L, sym_lower(a, bool(lower)), lower=True)        # L⁻¹ A
+    c = solve_triangular(L, mT(y), lower=True)                             # L⁻¹ A L⁻ᵀ
     if eigvals_only:
-        return _np_eigvalsh(a, UPLO=uplo)
-    return tuple(_np_eigh(a, UPLO=uplo))
+        return _np_eigvalsh(c)
+    w, u = _np_eigh(c)
+    return w, solve_triangular(L, u, trans=1, lower=True)
 
 
 def eigvalsh(a, b=None, lower=True, **kwargs):

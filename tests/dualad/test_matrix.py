@@ -416,6 +416,27 @@ def test_solve_sylvester():
         dualad.grad(lambda x: np.sum(dsl.solve_sylvester(x, b, np.ones((3, 3)))))(a)
 
 
+@pytest.mark.parametrize("lower", [True, False])
+def test_scipy_generalized_eigh(lower):
+    a = sym(3, seed=25) + 0.2 * np.triu(RNG.standard_normal((3, 3)))
+    b = spd(3, seed=26) + 0.2 * np.tril(RNG.standard_normal((3, 3)))
+    w, v = sl.eigh(a, b, lower=lower)
+    (w2, v2), _ = dualad.jvp(lambda x, y: dsl.eigh(x, y, lower=lower), (a, b), (a, b))
+    np.testing.assert_allclose(w2, w)
+    np.testing.assert_allclose(fix_sign(v2), fix_sign(v), atol=1e-12)
+    ref = lambda x, y: (sl.eigh(x, y, lower=lower)[0],  # noqa: E731
+                        fix_sign(sl.eigh(x, y, lower=lower)[1]))
+    ta, tb, h = RNG.standard_normal((3, 3)), RNG.standard_normal((3, 3)), 1e-6
+    fd = [(p - m) / (2 * h) for p, m in zip(ref(a + h * ta, b + h * tb),
+                                            ref(a - h * ta, b - h * tb))]
+    _, (dw, dv) = dualad.jvp(lambda x, y: (dsl.eigh(x, y, lower=lower)[0],
+                                           fix_sign(dsl.eigh(x, y, lower=lower)[1])),
+                             (a, b), (ta, tb))
+    np.testing.assert_allclose(dw, fd[0], rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(dv, fd[1], rtol=1e-6, atol=1e-8)
+    check(lambda x, y: dsl.eigh(x, y, lower=lower, eigvals_only=True), a, b)
+
+
 def test_scipy_namespace_values():
     a = spd(3, seed=15)
     b = RNG.standard_normal(3)
