@@ -34,13 +34,15 @@ Coverage (F = forward, R = reverse, both to any order; S = SymPy translation):
 
     numpy.linalg  inv FRS, solve FRS, det FRS (stacks), slogdet FRS (sign: zero
                   derivative), cholesky FRS, eigh FR, eigvalsh FR, eig FR (real
-                  spectrum), eigvals FR, svd FR (reduced), svdvals FR, qr FR (m ≥ n),
-                  pinv FR, lstsq FR (x, residuals, s), norm FR (every ord/axis),
-                  matrix_norm FR, vector_norm FR, matrix_power FR, multi_dot FR,
-                  matrix_rank (zero derivative)
-    scipy.linalg  solve_triangular FRS, cho_factor FRS, cho_solve FRS, expm FR,
-                  expm_frechet FR, logm FR, sqrtm FR, solve_sylvester FRS, and inv, det,
-                  solve, cholesky, eigh, svd, qr, pinv, norm (dualad.scipy.linalg)
+                  spectrum), eigvals FR, svd FR (reduced), svdvals FR, qr FR, pinv FR,
+                  lstsq FR (x, residuals, s), norm FR (every ord/axis), matrix_norm FR,
+                  vector_norm FR, cond FR, matrix_power FR, multi_dot FR, tensorinv FR,
+                  tensorsolve FR, matrix_transpose/diagonal/trace/matmul/outer/vecdot/
+                  tensordot FR (NumPy 2 names), matrix_rank (zero derivative)
+    scipy.linalg  solve_triangular FRS, cho_factor FRS, cho_solve FRS, solve FRS (every
+                  assume_a), lu FR, lu_factor FR, lu_solve FR, expm FR, expm_frechet FR,
+                  logm FR, sqrtm FR, solve_sylvester FRS, eigh FR (also generalized),
+                  inv, det, cholesky, svd, qr, pinv, norm (in dualad.scipy.linalg)
 """
 from __future__ import annotations
 
@@ -48,6 +50,7 @@ import collections
 
 import numpy as np
 import scipy.linalg
+import scipy.linalg.lapack
 
 from ..tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
 from ._util import lift, unbroadcast
@@ -211,8 +214,25 @@ def _op(x, trans):
 
 
 def _solve_tri_impl(a, b, trans, lower, unit_diagonal):
-    return scipy.linalg.solve_triangular(a, b, trans=trans, lower=lower,
-                                         unit_diagonal=unit_diagonal)
+    # LAPACK's ?trtrs per matrix: scipy.linalg.solve_triangular's own batching costs
+    # milliseconds per call, and the rules call this many times.
+    a, b = np.asarray(a), np.asarray(b)
+    dtype = np.result_type(a, b, np.float32)
+    a, b = a.astype(dtype, copy=False), b.astype(dtype, copy=False)
+    (trtrs,) = scipy.linalg.lapack.get_lapack_funcs(("trtrs",), (a, b))
+    lead = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, lead + a.shape[-2:])
+    b = np.broadcast_to(b, lead + b.shape[-2:])
+    out = np.empty(lead + b.shape[-2:], dtype)
+    for idx in np.ndindex(*lead):
+        x, info = trtrs(a[idx], b[idx], lower=int(lower), trans=int(trans),
+                        unitdiag=int(unit_diagonal))
+        if info > 0:
+            raise np.linalg.LinAlgError(
+                f"solve_triangular: singular matrix: diagonal entry {info - 1} of argument "
+                f"a (shape {a.shape}) is zero")
+        out[idx] = x
+    return out
 
 
 def _solve_tri_sympy(sp, a, b, trans, lower, unit_diagonal):
@@ -351,6 +371,7 @@ solve_triangular_p.samples = [
 from .matrix_decomp import eigh, eigvalsh, eig, eigvals, svd, svdvals, qr  # noqa: E402
 from .matrix_func import (expm, logm, sqrtm, solve_sylvester, matrix_power,  # noqa: E402,F401
                           multi_dot, tensorinv, tensorsolve)
+from . import matrix_lu  # noqa: E402,F401  (registers)
 from .matrix_norm import (pinv, lstsq, norm, matrix_norm, vector_norm, matrix_rank,  # noqa: E402
                           cond)
 from .linalg import diagonal as _diagonal, outer as _outer, tensordot as _tensordot  # noqa: E402

@@ -10,6 +10,7 @@ The rules live with their primitives in :mod:`dualad.ops.matrix`,
     expm, logm        Ė = L(A, Ȧ), the Fréchet derivative (block-triangular trick)
     sqrtm             X Ẋ + Ẋ X = Ȧ (a Sylvester equation)
     solve_sylvester   A X + X B = Q
+    lu, lu_factor, lu_solve   A = P L U (square; the pivots have zero derivative)
 
 ``cho_factor`` returns the factor with zeros (not LAPACK's leftover entries)
 in the unused triangle. Differences from SciPy's signatures: ``overwrite_*``
@@ -26,6 +27,7 @@ from ..ops.elementwise import where
 from ..ops.matrix import cholesky as _np_cholesky, solve as _np_solve, sym_lower
 from ..ops.matrix_decomp import (eigh as _np_eigh, eigvalsh as _np_eigvalsh,  # noqa: F401
                                  qr as _np_qr, svd as _np_svd, svdvals)
+from ..ops.matrix_lu import lu, lu_factor, lu_solve  # noqa: F401
 from ..ops.matrix_norm import norm, pinv as _np_pinv  # noqa: F401
 
 
