@@ -361,7 +361,8 @@ inv_p.samples = [sample(_A2), sample(_A3), sample(_STACK)]
 solve_p.samples = [sample(_A2, (2, 3)), sample(_A3, (2, 3, 1)), sample(_STACK, (2, 2))]
 det_p.samples = [sample(_A2), sample(_A3), sample(_STACK)]
 logabsdet_p.samples = [sample(_A2), sample(-_A3), sample(_STACK)]
-cholesky_p.samples = [sample(_SPD3), sample(np.stack([_SPD3, _SPD3 + np.eye(3)]))]
+cholesky_p.samples = [sample(np.array([[2.0, 0.6], [0.6, 1.5]])), sample(_SPD3),
+                      sample(np.stack([_SPD3, _SPD3 + np.eye(3)]))]
 solve_triangular_p.samples = [
     sample(_A3, (3, 2), trans=0, lower=True, unit_diagonal=False),
     sample(_A3, (3, 1), trans=1, lower=False, unit_diagonal=False),
