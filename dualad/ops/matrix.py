@@ -28,7 +28,8 @@ routes every one of them from the NumPy front end.
 Complex inputs: the holomorphic ones (inv, solve, det, solve_triangular,
 matrix_power, multi_dot, expm, logm, sqrtm, solve_sylvester) take complex matrices in
 both modes with JAX's convention (cotangents are not conjugated: ū ↦ ū J).
-Decompositions, cholesky, slogdet, pinv and norms are real-only.
+Decompositions (eigh, eig, svd, qr, lu), cholesky, slogdet, pinv, lstsq, cond
+and norms are real-only: a complex argument raises NotImplementedError.
 
 Coverage (F = forward, R = reverse, both to any order; S = SymPy translation):
 
@@ -77,17 +78,30 @@ def expand2(x):
     return reshape(x, shape_of(x) + (1, 1))
 
 
-def check_square(fname, a, argname="a"):
+def check_real(fname, a, argname="a"):
+    """Complex input to a function whose rules assume a real argument (not holomorphic:
+    transposes would need conjugates) is refused rather than differentiated wrongly."""
+    if np.iscomplexobj(primal_value(a)):
+        raise NotImplementedError(
+            f"{fname}: argument {argname} (shape {shape_of(a)}) is complex; {fname} is not "
+            f"holomorphic and its derivative is implemented for real matrices only")
+
+
+def check_square(fname, a, argname="a", real=False):
     s = shape_of(a)
     if len(s) < 2 or s[-1] != s[-2]:
         raise ValueError(f"{fname}: argument {argname} must be a square matrix or a stack of "
                          f"square matrices (shape (..., n, n)), got shape {s}")
+    if real:
+        check_real(fname, a, argname)
 
 
-def check_matrix(fname, a, argname="a"):
+def check_matrix(fname, a, argname="a", real=False):
     if ndim_of(a) < 2:
         raise ValueError(f"{fname}: argument {argname} must be a matrix or a stack of matrices "
                          f"(at least 2 dimensions), got shape {shape_of(a)}")
+    if real:
+        check_real(fname, a, argname)
 
 
 # --- SymPy translations: a function of sympy.Matrix mapped over the stacked axes ------
@@ -198,7 +212,7 @@ def det(a):
 def slogdet(a):
     """``np.linalg.slogdet``: (sign, log|det A|); the sign is piecewise constant
     (zero derivative), log|det A| has derivative tr(A⁻¹Ȧ)."""
-    check_square("slogdet", a)
+    check_square("slogdet", a, real=True)
     return SlogdetResult(np.linalg.slogdet(primal_value(a))[0], logabsdet_p(a))
 
 
@@ -347,7 +361,7 @@ def cholesky(a, /, *, upper=False):
     """``np.linalg.cholesky``: lower L with A = L Lᵀ (``upper=True``: Lᵀ). Reads the
     lower triangle of A only (``upper=True``: the upper one), as LAPACK does; A must be
     positive definite."""
-    check_square("cholesky", a)
+    check_square("cholesky", a, real=True)
     return mT(cholesky_p(mT(a))) if upper else cholesky_p(a)
 
 

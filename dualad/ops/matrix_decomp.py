@@ -166,7 +166,7 @@ def _uplo(fname, UPLO):
 def eigh(a, UPLO="L"):
     """``np.linalg.eigh``: (eigenvalues ascending, eigenvectors as columns). Only the
     ``UPLO`` triangle is read. Eigenvectors need distinct eigenvalues (see module doc)."""
-    check_square("eigh", a)
+    check_square("eigh", a, real=True)
     return EighResult(*_call_unpacked(eigh_p, a, UPLO=_uplo("eigh", UPLO)))
 
 
@@ -187,7 +187,7 @@ eigvalsh_p.defvjp(_eigvalsh_vjp)
 
 def eigvalsh(a, UPLO="L"):
     """``np.linalg.eigvalsh``: λ̇_i = v_iᵀ Ȧ v_i, Ā = V diag(λ̄) Vᵀ (symmetrized onto UPLO)."""
-    check_square("eigvalsh", a)
+    check_square("eigvalsh", a, real=True)
     return eigvalsh_p(a, UPLO=_uplo("eigvalsh", UPLO))
 
 
@@ -229,7 +229,7 @@ eig_p = multi_output("eig", _eig_impl, lambda s: [s[-1:], s[-2:]], _eig_jvp, _ei
 def eig(a):
     """``np.linalg.eig`` for matrices with a real spectrum: eigenvalues and unit-norm
     eigenvectors. Complex spectra raise NotImplementedError."""
-    check_square("eig", a)
+    check_square("eig", a, real=True)
     return EigResult(*_call_unpacked(eig_p, a))
 
 
@@ -308,14 +308,14 @@ svdvals_p.defvjp(_svdvals_vjp)
 
 def svdvals(x, /):
     """Singular values, descending: ṡ_i = u_iᵀ Ȧ v_i, Ā = U diag(s̄) Vᵀ."""
-    check_matrix("svdvals", x, "x")
+    check_matrix("svdvals", x, "x", real=True)
     return svdvals_p(x)
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """``np.linalg.svd``. Differentiable in the reduced form (``full_matrices=False``, or
     any square matrix); ``compute_uv=False`` gives :func:`svdvals`."""
-    check_matrix("svd", a)
+    check_matrix("svd", a, real=True)
     if not compute_uv:
         return svdvals_p(a)
     m, n = shape_of(a)[-2:]
@@ -369,7 +369,7 @@ def qr(a, mode="reduced"):
     A wide matrix A = [X | Y] (m < n) is A = Q [U | Qᵀ Y] with X = Q U square: Householder
     QR of the leading columns does not see the rest, so the composite is exact and its
     derivative needs X invertible."""
-    check_matrix("qr", a)
+    check_matrix("qr", a, real=True)
     m, n = shape_of(a)[-2:]
     if mode not in ("reduced", "r") and not (mode == "complete" and m <= n):
         raise NotImplementedError(f"qr: mode={mode!r} of a matrix of shape {shape_of(a)} is "

@@ -68,13 +68,13 @@ lu_packed_p.samples = [sample(_A3), sample(_A3[::-1].copy()),
 
 def lu_factor(a, overwrite_a=False, check_finite=True):
     """``scipy.linalg.lu_factor``: (packed LU, pivot indices); the pivots are integers."""
-    check_square("lu_factor", a)
+    check_square("lu_factor", a, real=True)
     return lu_packed_p(a), scipy.linalg.lu_factor(primal_value(a))[1]
 
 
 def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
     """``scipy.linalg.lu`` of a square matrix: (P, L, U) with A = P L U, or (P L, U)."""
-    check_square("lu", a)
+    check_square("lu", a, real=True)
     if p_indices:
         raise NotImplementedError("lu: p_indices=True is not supported; use the matrix P")
     p = _pivots(a)

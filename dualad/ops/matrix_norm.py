@@ -19,7 +19,7 @@ import numpy as np
 from ..tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
 from ._util import normalize_axes
 from .elementwise import absolute, equal, power, sqrt, where
-from .matrix import _A3, check_matrix, mm, mT
+from .matrix import _A3, check_matrix, check_real, mm, mT
 from .matrix_decomp import _TALL, svdvals_p
 from .reductions import max as max_, min as min_, sum as sum_
 from .shape import moveaxis, reshape
@@ -53,7 +53,7 @@ pinv_p.defvjp(_pinv_vjp)
 def pinv(a, rcond=None, hermitian=False, **kwargs):
     """``np.linalg.pinv`` (Golub & Pereyra 1973 derivative, valid where the rank is
     locally constant)."""
-    check_matrix("pinv", a)
+    check_matrix("pinv", a, real=True)
     if "rtol" in kwargs and kwargs["rtol"] is not None:
         rcond = kwargs["rtol"]
     if rcond is None:
@@ -66,6 +66,8 @@ def lstsq(a, b, rcond=None):
     b, residuals = Σ(A x - b)² when rank = n < m (else empty), s = svdvals(A)."""
     if ndim_of(a) != 2:
         raise ValueError(f"lstsq: argument a must be 2-D, got shape {shape_of(a)}")
+    check_real("lstsq", a)
+    check_real("lstsq", b, "b")
     m, n = shape_of(a)
     if ndim_of(b) not in (1, 2) or shape_of(b)[0] != m:
         raise ValueError(f"lstsq: argument b of shape {shape_of(b)} does not match argument a "
@@ -92,7 +94,7 @@ def matrix_rank(a, *args, **kwargs):
 def cond(x, p=None):
     """``np.linalg.cond``: s_max/s_min for p in (None, 2), s_min/s_max for -2, else
     norm(x, p) · norm(inv(x), p) over the last two axes."""
-    check_matrix("cond", x, "x")
+    check_matrix("cond", x, "x", real=True)
     if p in (None, 2, -2):
         s = svdvals_p(x)
         big, small = max_(s, axis=-1), min_(s, axis=-1)
@@ -147,6 +149,7 @@ def _matrix_norm(x, ord, axes):
 
 def norm(x, ord=None, axis=None, keepdims=False):
     """``np.linalg.norm``: every vector and matrix order, ``axis`` and ``keepdims``."""
+    check_real("norm", x, "x")
     nd = ndim_of(x)
     if axis is None:
         if ord is None:
@@ -179,6 +182,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     """NumPy 2's ``np.linalg.vector_norm`` (axis=None: over all elements)."""
+    check_real("vector_norm", x, "x")
     nd = ndim_of(x)
     axes = normalize_axes(axis, nd)
     res = _vector_norm(x, ord, axes)

@@ -646,3 +646,12 @@ def test_lu_solve(trans, bshape):
     np.testing.assert_allclose(dualad.jvp(f, (a, b), (a, b))[0],
                                sl.lu_solve(sl.lu_factor(a), b, trans=trans))
     check(f, a, b, order=2 if trans == 0 else 1)
+
+
+@pytest.mark.parametrize("fn", [np.linalg.cholesky, np.linalg.eigvalsh, np.linalg.svd,
+                                np.linalg.qr, np.linalg.pinv, np.linalg.norm,
+                                lambda x: np.linalg.slogdet(x)[1], dsl.lu])
+def test_complex_non_holomorphic_refused(fn):
+    a = (spd(2, seed=28) + 0.1j * np.eye(2)).astype(complex)
+    with pytest.raises(NotImplementedError, match="is complex; .* not holomorphic"):
+        dualad.jvp(fn, (a,), (a,))
