@@ -8,7 +8,7 @@ registry through the NumPy protocols (:mod:`dualad.dispatch`).
 from . import ops  # noqa: F401  (fills the registry)
 from . import dispatch  # noqa: F401  (installs the NumPy protocols on traced values)
 from .api import jvp, vjp, grad, value_and_grad, hvp, derivative  # noqa: F401
-from .tracer import REGISTRY, Primitive  # noqa: F401
+from .tracer import REGISTRY, Primitive, sample  # noqa: F401
 from .forward import Dual  # noqa: F401
 from .reverse import Var  # noqa: F401
 

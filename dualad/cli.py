@@ -119,11 +119,17 @@ def main(argv=None) -> int:
     p_trace.add_argument("--format", choices=["text", "md", "latex", "dot"], default="text")
     p_trace.add_argument("--digits", type=int, default=3)
     p_trace.add_argument("--graph", metavar="OUT.png", help="also draw the graph (matplotlib)")
+    p_check = sub.add_parser("check", help="verify custom derivative rules in a module")
+    p_check.add_argument("target", help="path/to/module.py[:name] or package.module[:name]")
+    p_check.add_argument("--order", type=int, default=2)
     args = parser.parse_args(argv)
     if args.command in (None, "tour"):
         return tour()
     if args.command == "trace":
         return trace_command(args)
+    if args.command == "check":
+        from verification.cli import check_command
+        return check_command(args.target, args.order)
     parser.error(f"unknown command {args.command}")
     return 2
 

@@ -27,6 +27,9 @@ def primitive(fn=None, *, name=None, sympy=None):
     if fn is None:
         return lambda f: primitive(f, name=name, sympy=sympy)
     prim = Primitive(name or getattr(fn, "__qualname__", repr(fn)), fn, sympy=sympy)
+    # Rules written for one direction are mapped over batches of tangents/cotangents
+    # (vector mode, batched sweeps); defderiv's rules broadcast and switch this back on.
+    prim.batch_rules = False
     prim.__doc__ = fn.__doc__
     prim.__wrapped__ = fn
     return prim
@@ -93,6 +96,7 @@ class Function:
             prim = Primitive(cls.__name__, _forward_impl(cls))
             prim.vjp_all = _function_vjp(cls)
             prim.jvp_all = _function_jvp(cls)
+            prim.batch_rules = False  # backward/jvp are written for one direction
             prim.function_class = cls
             cls._prim = prim
         return prim

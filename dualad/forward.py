@@ -8,7 +8,9 @@ sweeps keep their perturbations apart.
 """
 from __future__ import annotations
 
-from .tracer import ANOMALY, Box, Trace, missing_rule, shape_of
+import math
+
+from .tracer import ANOMALY, Box, Trace, map_batch, missing_rule, shape_of
 
 
 class Dual(Box):
@@ -58,7 +60,12 @@ class JVPTrace(Trace):
         if prim.jvp_all is not None:
             tangents = [a.tangent if isinstance(a, Dual) and a._trace is self else None
                         for a in args]
-            tangent = prim.jvp_all(tangents, ans, *primals, **params)
+            ref = next(i for i, t in enumerate(tangents) if t is not None)
+            nb = len(shape_of(tangents[ref])) - len(shape_of(primals[ref]))
+            if nb and not prim.batch_rules:
+                tangent = _map_all(prim, tangents, nb, ans, primals, params)
+            else:
+                tangent = prim.jvp_all(tangents, ans, *primals, **params)
             return ans if tangent is None else Dual(self, ans, tangent)
         tangent = None
         for i, a in enumerate(args):
@@ -67,7 +74,12 @@ class JVPTrace(Trace):
             rule = prim.jvps.get(i)
             if rule is None:
                 raise missing_rule(prim, i, "jvp")
-            contrib = rule(a.tangent, ans, *primals, **params)
+            t = a.tangent
+            nb = len(shape_of(t)) - len(shape_of(primals[i]))
+            if nb and not prim.batch_rules:
+                contrib = map_batch(rule, t, nb, ans, *primals, **params)
+            else:
+                contrib = rule(t, ans, *primals, **params)
             if contrib is None:
                 continue
             tangent = contrib if tangent is None else tangent + contrib
@@ -76,6 +88,18 @@ class JVPTrace(Trace):
         if isinstance(ans, (tuple, list)):
             return type(ans)(Dual(self, a, t) for a, t in zip(ans, tangent))
         return Dual(self, ans, tangent)
+
+
+def _map_all(prim, tangents, nb, ans, primals, params):
+    """``jvp_all`` for one direction at a time, over the batch of tangents."""
+    from .ops.shape import reshape, stack
+    ref = next(t for t in tangents if t is not None)
+    batch = shape_of(ref)[:nb]
+    n = math.prod(batch)
+    flat = [None if t is None else reshape(t, (n,) + shape_of(t)[nb:]) for t in tangents]
+    outs = [prim.jvp_all([None if t is None else t[k] for t in flat], ans, *primals, **params)
+            for k in range(n)]
+    return reshape(stack(outs), batch + shape_of(outs[0]))
 
 
 def _checked(out, prim):

@@ -14,7 +14,7 @@ import itertools
 
 import numpy as np
 
-from .tracer import ANOMALY, Box, Trace, missing_rule, shape_of
+from .tracer import ANOMALY, Box, Trace, map_batch, missing_rule, shape_of
 
 _FREED = ("Trying to backward through the graph a second time (or to read values the "
           "sweep already freed). The tape is freed after a backward sweep; pass "
@@ -296,7 +296,11 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                         acc.dense = dense
                 acc.add(params["idx"], ct)
             elif prim.vjp_all is not None:
-                all_cts = prim.vjp_all(ct, ans, *args, **params)
+                nb = len(shape_of(ct)) - len(shape_of(ans))
+                if nb and not prim.batch_rules:
+                    all_cts = map_batch(prim.vjp_all, ct, nb, ans, *args, **params)
+                else:
+                    all_cts = prim.vjp_all(ct, ans, *args, **params)
                 for i in node.parents:
                     g = all_cts[i]
                     if anomaly:
@@ -313,7 +317,11 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                     rule = vjps.get(i)
                     if rule is None:
                         raise missing_rule(prim, i, "vjp")
-                    g = rule(ct, ans, *args, **params) if params else rule(ct, ans, *args)
+                    if not prim.batch_rules and len(shape_of(ct)) > len(shape_of(ans)):
+                        g = map_batch(rule, ct, len(shape_of(ct)) - len(shape_of(ans)), ans,
+                                      *args, **params)
+                    else:
+                        g = rule(ct, ans, *args, **params) if params else rule(ct, ans, *args)
                     if anomaly:
                         from .anomaly import check
                         check(prim, f"cotangent of argument {i}", g, node)

@@ -145,7 +145,7 @@ class Primitive:
     shapes, indices) are keyword parameters.
     """
 
-    __slots__ = ("name", "impl", "jvps", "vjps", "jvp_all", "vjp_all", "sympy", "zero_derivative",
+    __slots__ = ("name", "impl", "jvps", "vjps", "jvp_all", "vjp_all", "sympy", "batch_rules", "zero_derivative",
                  "linear", "nondiff_argnums", "doc", "__weakref__", "__dict__")
 
     def __init__(self, name, impl, *, sympy=None, zero_derivative=False, linear=False,
@@ -156,6 +156,7 @@ class Primitive:
         self.vjps = {}
         self.jvp_all = None
         self.vjp_all = None
+        self.batch_rules = True   # rules accept leading batch axes (else: mapped per direction)
         self.derivs = None        # elementwise: ∂ans/∂arg_i as functions (ans, *args)
         self.const_derivs = None  # elementwise with constant partials (add: 1, 1)
         self.sympy = sympy
@@ -194,6 +195,7 @@ class Primitive:
                 self.jvps[i] = _jvp_from(d, i)
                 self.vjps[i] = _vjp_from(d, i)
         self.derivs = derivs
+        self.batch_rules = True  # rules built from derivatives broadcast over batch axes
         return self
 
     def __repr__(self):
@@ -205,11 +207,29 @@ def sample(*args, domain=None, **params):
 
     Each positional entry is either a shape tuple (a random float array of that
     shape is drawn, inside ``domain`` — a list of ``(lo, hi)`` per argument or
-    ``None``) or a concrete value used as is (non-differentiable arguments).
+    ``None``) or a concrete value used as is: a floating array is then a
+    differentiable argument at a chosen point (a well-conditioned matrix, say),
+    anything else (masks, integer indices) a non-differentiable one.
     ``params`` are the keyword parameters. Attach a list of these to a
     primitive as ``prim.samples``.
     """
     return {"args": args, "params": params, "domain": domain}
+
+
+def map_batch(rule, batched, nb, *rest, **params):
+    """Apply an unbatched ``rule(v, *rest)`` to each of the leading ``nb`` batch slices
+    of ``batched`` and stack the results: how rules written for one direction
+    (users' custom rules) serve vector mode and batched sweeps."""
+    from .ops.shape import stack, reshape
+    shape = shape_of(batched)
+    batch, n = shape[:nb], math.prod(shape[:nb])
+    flat = reshape(batched, (n,) + shape[nb:])
+    outs = [rule(flat[k], *rest, **params) for k in range(n)]
+    if isinstance(outs[0], (tuple, list)):
+        return type(outs[0])(None if outs[0][j] is None else
+                             reshape(stack([o[j] for o in outs]), batch + shape_of(outs[0][j]))
+                             for j in range(len(outs[0])))
+    return None if outs[0] is None else reshape(stack(outs), batch + shape_of(outs[0]))
 
 
 REGISTRY: dict[str, Primitive] = {}

@@ -65,6 +65,7 @@ def elementwise(name, impl, *derivs, sympy=None, domain=None):
     prim = register(Primitive(name, impl, sympy=sympy))
     prim.derivs = derivs
     prim.domain = domain
+    prim.elementwise = True
     for i, d in enumerate(derivs):
         if d is not None:
             prim.jvps[i] = _jvp_from(d, i)
@@ -73,10 +74,13 @@ def elementwise(name, impl, *derivs, sympy=None, domain=None):
     return prim
 
 
-def zero_derivative(name, impl, sympy=None):
-    """Declare a primitive whose derivative is zero wherever it exists."""
+def zero_derivative(name, impl, sympy=None, nargs=1):
+    """Declare an elementwise primitive whose derivative is zero wherever it exists."""
     prim = register(Primitive(name, impl, sympy=sympy, zero_derivative=True))
     prim.domain = None
+    prim.elementwise = True
+    prim.samples = [sample(*shapes) for shapes in
+                    {1: [((3,),), ((2, 3),)], 2: [((3,), (3,)), ((2, 3), (3,))]}[nargs]]
     return prim
 
 
@@ -202,8 +206,14 @@ def _where_impl(cond, x, y):
 
 # where(cond, x, y): cond is not differentiable; the unselected branch gets a
 # zero cotangent even where its value is inf or nan.
-where = register(Primitive("where", _where_impl, nondiff_argnums=(0,),
-                           sympy=lambda sp, c, x, y: sp.Piecewise((x, c), (y, True))))
+def _where_sympy(sp, c, x, y):
+    if isinstance(c, (bool, np.bool_)):
+        return x if c else y
+    return sp.Piecewise((x, c), (y, True))
+
+
+where = register(Primitive("where", _where_impl, nondiff_argnums=(0,), sympy=_where_sympy))
+where.elementwise = True
 
 
 def _where_jvp(branch):
@@ -242,17 +252,20 @@ floor = zero_derivative("floor", np.floor, sympy=_sp("floor"))
 ceil = zero_derivative("ceil", np.ceil, sympy=_sp("ceiling"))
 trunc = zero_derivative("trunc", np.trunc)
 rint = zero_derivative("rint", np.rint)
-greater = zero_derivative("greater", np.greater, sympy=lambda sp, x, y: x > y)
-greater_equal = zero_derivative("greater_equal", np.greater_equal, sympy=lambda sp, x, y: x >= y)
-less = zero_derivative("less", np.less, sympy=lambda sp, x, y: x < y)
-less_equal = zero_derivative("less_equal", np.less_equal, sympy=lambda sp, x, y: x <= y)
-equal = zero_derivative("equal", np.equal, sympy=lambda sp, x, y: sp.Eq(x, y))
-not_equal = zero_derivative("not_equal", np.not_equal, sympy=lambda sp, x, y: sp.Ne(x, y))
+greater = zero_derivative("greater", np.greater, sympy=lambda sp, x, y: x > y, nargs=2)
+greater_equal = zero_derivative("greater_equal", np.greater_equal,
+                                sympy=lambda sp, x, y: x >= y, nargs=2)
+less = zero_derivative("less", np.less, sympy=lambda sp, x, y: x < y, nargs=2)
+less_equal = zero_derivative("less_equal", np.less_equal, sympy=lambda sp, x, y: x <= y,
+                             nargs=2)
+equal = zero_derivative("equal", np.equal, sympy=lambda sp, x, y: sp.Eq(x, y), nargs=2)
+not_equal = zero_derivative("not_equal", np.not_equal, sympy=lambda sp, x, y: sp.Ne(x, y),
+                            nargs=2)
 isnan = zero_derivative("isnan", np.isnan)
 isinf = zero_derivative("isinf", np.isinf)
 isfinite = zero_derivative("isfinite", np.isfinite)
-logical_and = zero_derivative("logical_and", np.logical_and)
-logical_or = zero_derivative("logical_or", np.logical_or)
+logical_and = zero_derivative("logical_and", np.logical_and, nargs=2)
+logical_or = zero_derivative("logical_or", np.logical_or, nargs=2)
 logical_not = zero_derivative("logical_not", np.logical_not)
 
 where.samples = [

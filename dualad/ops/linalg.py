@@ -279,7 +279,8 @@ def triu(x, k=0):
 def tril(x, k=0):
     return where(_tri_mask(x, k, False), x, 0.0)
 
-matmul_p.samples = [sample((2, 3), (3, 4)), sample((2, 2, 3), (3, 2)), sample((3, 3), (2, 3, 1))]
+matmul_p.samples = [sample((1, 2), (2, 1)), sample((2, 3), (3, 4)), sample((2, 2, 3), (3, 2)),
+                    sample((3, 3), (2, 3, 1))]
 einsum_p.samples = [sample((2, 3), (3, 4), subs=("ij", "jk"), out="ik"),
                     sample((3,), (3,), subs=("i", "i"), out=""),
                     sample((2, 3), (3,), subs=("ij", "j"), out="ij")]

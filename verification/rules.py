@@ -1,0 +1,317 @@
+"""The rule checker: is a hand-written derivative rule right?
+
+``check_rule(target)`` takes a registered primitive, a user's ``@primitive``
+with ``defjvp``/``defvjp``, or an ``autograd.Function`` subclass, and checks at
+each sample call (the primitive's ``samples``, or broadcasting shape sweeps
+inside its ``domain`` for elementwise ones, or the ``args`` you pass):
+
+- value: the traced call gives the same primal as the plain call;
+- tangents: each input's JVP (vector mode, every basis direction in one
+  sweep, and a single direction) against central differences;
+- cotangents: each input's VJP (a batch of basis cotangents in one sweep,
+  and a single cotangent) against central differences;
+- consistency: the JVP and VJP Jacobians agree with each other;
+- order 2: ``check_grads`` on the call to second order (JVP of JVP, VJP of
+  JVP, JVP of VJP, VJP of VJP), which exercises the rules' own derivatives;
+- SymPy: where the primitive has a SymPy translation, the derivative built by
+  the rules on symbolic values against ``sympy.diff``.
+
+Zero-derivative primitives are checked to pass traced values through with a
+zero derivative. ``check_registry()`` runs all of it over every registered
+primitive and returns a table.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import dualad
+from dualad.tracer import REGISTRY, Primitive
+
+from .check_grads import GradCheckError, check_grads
+from .numeric import numerical_jacobian
+
+ELEMENTWISE_SHAPES = {
+    1: [((),), ((3,),), ((2, 3),), ((1, 3),)],
+    2: [((), ()), ((3,), (3,)), ((2, 3), (3,)), ((1, 3), (2, 3)), ((3,), ())],
+    3: [((), (), ()), ((3,), (3,), (3,)), ((2, 3), (3,), (1, 3))],
+}
+
+
+@dataclass
+class Row:
+    check: str
+    ok: bool
+    abs_err: float = 0.0
+    rel_err: float = 0.0
+    detail: str = ""
+
+
+@dataclass
+class RuleReport:
+    """The checks run on one primitive or Function, and their verdicts."""
+    name: str
+    rows: list = field(default_factory=list)
+
+    @property
+    def ok(self):
+        return bool(self.rows) and all(r.ok for r in self.rows)
+
+    @property
+    def failures(self):
+        return [r for r in self.rows if not r.ok]
+
+    def add(self, check, ok, abs_err=0.0, rel_err=0.0, detail=""):
+        self.rows.append(Row(check, bool(ok), float(abs_err), float(rel_err), detail))
+        return ok
+
+    def max_errors(self):
+        return (max((r.abs_err for r in self.rows), default=0.0),
+                max((r.rel_err for r in self.rows), default=0.0))
+
+    def __str__(self):
+        lines = [f"{self.name}: {'ok' if self.ok else 'FAILED'} ({len(self.rows)} checks)"]
+        for r in self.rows:
+            if not r.ok:
+                lines.append(f"  FAILED {r.check}: abs {r.abs_err:.2e}, rel {r.rel_err:.2e}"
+                             + (f"\n    {r.detail}" if r.detail else ""))
+        if not self.rows:
+            lines.append("  no checks could be run (no samples or domain declared)")
+        return "\n".join(lines)
+
+    def raise_if_failed(self):
+        if not self.ok:
+            raise GradCheckError(str(self))
+        return self
+
+
+def _resolve(target):
+    """(primitive, callable, name) for a Primitive or a Function subclass."""
+    if isinstance(target, Primitive):
+        return target, target, target.name
+    if isinstance(target, type) and issubclass(target, dualad.Function):
+        prim = target._primitive()
+        return prim, target.apply, target.__name__
+    raise TypeError(f"check_rule: expected a dualad primitive or an autograd.Function "
+                    f"subclass, got {type(target).__name__} {target!r}")
+
+
+def _interval(dom):
+    lo, hi = (-np.inf, np.inf) if dom is None else dom
+    a = max(lo, -2.0)
+    b = min(hi, max(a + 1.0, 2.0))
+    return a, b
+
+
+def _draw(shape, dom, rng):
+    a, b = _interval(dom)
+    return rng.uniform(a, b, size=shape) if shape != () else np.float64(rng.uniform(a, b))
+
+
+def default_samples(prim, target=None):
+    """Samples for ``prim``: its own (or its Function class's), or broadcasting sweeps
+    for elementwise ones."""
+    samples = getattr(prim, "samples", None) or getattr(target, "samples", None)
+    if samples:
+        return list(samples)
+    derivs = getattr(prim, "derivs", None)
+    n = len(derivs) if derivs is not None else None
+    if n in ELEMENTWISE_SHAPES:
+        dom = getattr(prim, "domain", None)
+        return [{"args": shapes, "params": {}, "domain": dom} for shapes in ELEMENTWISE_SHAPES[n]]
+    return []
+
+
+def _materialize(sample, rng, nondiff):
+    args, diff = [], []
+    dom = sample.get("domain") or [None] * len(sample["args"])
+    for i, a in enumerate(sample["args"]):
+        if isinstance(a, tuple) and all(isinstance(s, int) for s in a):
+            args.append(_draw(a, dom[i] if i < len(dom) else None, rng))
+            if i not in nondiff:
+                diff.append(i)
+        else:
+            args.append(a)
+            # A concrete floating array (e.g. a well-conditioned matrix) is differentiable too.
+            if isinstance(a, np.ndarray) and a.dtype.kind in "fc" and i not in nondiff:
+                diff.append(i)
+    return args, diff
+
+
+def _rel(a, b):
+    err = np.abs(np.asarray(a) - np.asarray(b))
+    scale = np.maximum(np.abs(np.asarray(b)), 1.0)
+    return float(np.max(err, initial=0.0)), float(np.max(err / scale, initial=0.0))
+
+
+def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=True, seed=0,
+               rtol=1e-6, reference=None):
+    """Check a primitive's (or Function's) rules; returns a :class:`RuleReport`.
+
+    ``args`` (a tuple of example arguments, arrays for differentiable ones)
+    and ``params`` give one sample directly; ``samples`` a list of
+    :func:`dualad.tracer.sample` dicts. ``reference(*args, **params)``, when
+    given, is an independent implementation the primal value must match.
+    """
+    prim, call, name = _resolve(target)
+    report = RuleReport(name)
+    if args is not None:
+        samples = [{"args": tuple(np.shape(a) if isinstance(a, np.ndarray) and
+                                  np.issubdtype(a.dtype, np.floating) else a for a in args),
+                    "params": params or {}, "domain": None, "values": args}]
+    samples = default_samples(prim, target) if samples is None else samples
+    rng = np.random.default_rng(seed)
+    nondiff = set(getattr(prim, "nondiff_argnums", ()))
+    sympy_runs = 0
+    for k, smp in enumerate(samples):
+        if "values" in smp:
+            vals = list(smp["values"])
+            diff = [i for i, a in enumerate(vals) if isinstance(a, np.ndarray) and
+                    np.issubdtype(a.dtype, np.floating) and i not in nondiff]
+        else:
+            vals, diff = _materialize(smp, rng, nondiff)
+        kw = dict(smp.get("params", {}))
+        shapes = ", ".join(str(np.shape(vals[i])) for i in diff)
+        tag = f"sample {k} [{shapes}]"
+        try:
+            _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng, reference)
+        except Exception as e:  # noqa: BLE001 - any crash is a failed check, reported
+            report.add(f"{tag}: ran without error", False, detail=f"{type(e).__name__}: {e}")
+        elementwise = getattr(prim, "derivs", None) is not None
+        if sympy and prim.sympy is not None and not prim.zero_derivative and (
+                sympy_runs < (3 if elementwise else 1)):
+            sympy_runs += _check_sympy(report, prim, call, vals, diff, kw, tag, smp)
+    return report
+
+
+def _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng, reference):
+    plain = call(*vals, **kw)
+    if reference is not None:
+        a, r = _rel(dualad.tracer.primal_value(call(*vals, **kw)), reference(*vals, **kw))
+        report.add(f"{tag}: value vs reference", r <= 1e-12, a, r)
+    if prim.zero_derivative:
+        for i in diff:
+            f = _partial(call, vals, i, kw)
+            # The traced call must pass through, its result carrying no derivative.
+            g = dualad.grad(lambda x: np.sum(x) * 0.0 + np.sum(np.asarray(
+                dualad.tracer.primal_value(f(x)), dtype=float)))(vals[i])
+            report.add(f"{tag}: zero derivative of argument {i}", np.all(g == 0))
+        return
+    for i in diff:
+        f = _partial(call, vals, i, kw)
+        x = vals[i]
+        out, _ = dualad.jvp(f, (x,), (np.zeros_like(x),))
+        a, r = _rel(out, plain)
+        report.add(f"{tag}: traced value equals plain value", r <= 1e-12, a, r)
+        n, m = int(np.size(x)), int(np.size(out))
+        J_num = numerical_jacobian(f, x).reshape(m, n)
+        basis = np.eye(n).reshape((n,) + np.shape(x))
+        _, T = dualad.jvp(f, (x,), (basis,))                       # vector forward mode
+        J_fwd = np.asarray(T).reshape(n, m).T
+        _, pullback = dualad.vjp(f, x)
+        (C,) = pullback(np.eye(m).reshape((m,) + np.shape(out)))  # batched reverse sweep
+        J_rev = np.asarray(C).reshape(m, n)
+        a, r = _rel(J_fwd, J_num)
+        report.add(f"{tag}: tangent (JVP) of argument {i}", r <= rtol * 10 or a <= rtol, a, r)
+        a, r = _rel(J_rev, J_num)
+        report.add(f"{tag}: cotangent (VJP) of argument {i}", r <= rtol * 10 or a <= rtol, a, r)
+        a, r = _rel(J_fwd, J_rev)
+        report.add(f"{tag}: JVP/VJP consistency of argument {i}", r <= 1e-9, a, r)
+        v = rng.standard_normal(np.shape(x))
+        _, t1 = dualad.jvp(f, (x,), (v,))
+        a, r = _rel(np.ravel(t1), J_fwd @ np.ravel(v))
+        report.add(f"{tag}: single-direction JVP of argument {i}", r <= 1e-9, a, r)
+        u = rng.standard_normal(np.shape(out))
+        (c1,) = pullback(u)
+        a, r = _rel(np.ravel(c1), np.ravel(u) @ J_rev)
+        report.add(f"{tag}: single-cotangent VJP of argument {i}", r <= 1e-9, a, r)
+        if np.shape(c1) != np.shape(x):
+            report.add(f"{tag}: cotangent shape of argument {i}", False,
+                       detail=f"{np.shape(c1)} for an input of shape {np.shape(x)}")
+    if order >= 2 and diff:
+        g = lambda *xs: call(*_fill(vals, diff, xs), **kw)  # noqa: E731
+        try:
+            n = check_grads(g, tuple(vals[i] for i in diff), order=order, seed=0)
+            report.add(f"{tag}: order {order} ({n} checks: JVP/VJP of JVP/VJP)", True)
+        except GradCheckError as e:
+            report.add(f"{tag}: order {order}", False, detail=str(e).split("\n")[0])
+
+
+def _fill(vals, diff, xs):
+    out = list(vals)
+    for i, x in zip(diff, xs):
+        out[i] = x
+    return out
+
+
+def _partial(call, vals, i, kw):
+    return lambda x: call(*_fill(vals, [i], [x]), **kw)
+
+
+def _check_sympy(report, prim, call, vals, diff, kw, tag, smp):
+    from .symbolic import compare
+    limit = 6 if getattr(prim, "derivs", None) is not None else 4
+    if not diff or sum(int(np.size(vals[i])) for i in diff) > limit:
+        return 0
+    dom = smp.get("domain")
+    doms = [dom[i] if dom and i < len(dom) else None for i in diff]
+    f = lambda *xs: call(*_fill(vals, diff, xs), **kw)  # noqa: E731
+    shapes = [np.shape(vals[i]) for i in diff]
+    if getattr(prim, "symbolic_rules", True) is False:
+        from .symbolic import compare_at
+        try:
+            ok = compare_at(f, [vals[i] for i in diff])
+        except Exception as e:  # noqa: BLE001
+            report.add(f"{tag}: SymPy oracle (numeric)", False, detail=f"{type(e).__name__}: {e}")
+            return 1
+        report.add(f"{tag}: SymPy oracle (AD Jacobian vs sympy.diff at the point)", ok)
+        return 1
+    for mode in ("forward", "reverse"):
+        try:
+            scalar = all(s == () for s in shapes)
+            ok, how = compare(f, shapes, domain=doms, mode=mode, simplify=scalar,
+                              at=None if scalar else [vals[i] for i in diff])
+        except Exception as e:  # noqa: BLE001
+            report.add(f"{tag}: SymPy oracle ({mode})", False, detail=f"{type(e).__name__}: {e}")
+            return 1
+        report.add(f"{tag}: SymPy oracle ({mode} rules vs sympy.diff, decided {how})", ok)
+    return 1
+
+
+@dataclass
+class RegistryReport:
+    """``check_registry``'s table: one line per primitive."""
+    reports: list
+
+    @property
+    def ok(self):
+        return all(r.ok for r in self.reports)
+
+    @property
+    def failures(self):
+        return [r for r in self.reports if not r.ok]
+
+    def table(self):
+        w = max(len(r.name) for r in self.reports) if self.reports else 10
+        lines = [f"{'primitive'.ljust(w)}  checks  max abs err  max rel err  verdict",
+                 "-" * (w + 44)]
+        for r in self.reports:
+            a, rel = r.max_errors()
+            lines.append(f"{r.name.ljust(w)}  {len(r.rows):6d}  {a:11.2e}  {rel:11.2e}  "
+                         f"{'ok' if r.ok else 'FAILED'}")
+        lines.append(f"{sum(r.ok for r in self.reports)} of {len(self.reports)} primitives pass")
+        return "\n".join(lines)
+
+    def __str__(self):
+        return self.table() + "".join("\n\n" + str(r) for r in self.failures)
+
+
+def check_registry(names=None, order=2, sympy=True):
+    """Run :func:`check_rule` over every registered primitive (or ``names``)."""
+    names = sorted(REGISTRY) if names is None else list(names)
+    return RegistryReport([check_rule(REGISTRY[n], order=order, sympy=sympy) for n in names])
+
+
+_ = math
