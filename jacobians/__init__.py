@@ -1,1 +1,13 @@
-"""The planner: dense and sparse Jacobians and Hessians, mode choice (grows in a later issue)."""
+"""The planner: dense and sparse Jacobians and Hessians, and the choice of mode.
+
+    jacobian(f, x, mode="auto")        J, shape out.shape + in.shape (batched sweeps)
+    jacfwd / jacrev                    the two fixed modes
+    hessian(f, x), hvp(f, x, v)        forward-over-reverse by default, exactly symmetric
+    sparse_jacobian / sparse_hessian   detected sparsity, coloring, compressed sweeps
+    plan(f, x).explain()               the chosen mode, why, and the cost of each alternative
+"""
+from .dense import jacobian, jacfwd, jacrev  # noqa: F401
+from .hessian import hessian, hvp  # noqa: F401
+from .sparse import sparse_jacobian, sparse_hessian  # noqa: F401
+from .sparsity import jacobian_sparsity, hessian_sparsity  # noqa: F401
+from .coloring import column_coloring, row_coloring, star_coloring  # noqa: F401

@@ -1,0 +1,192 @@
+"""What every Jacobian routine shares: the differentiated arguments as one flat vector.
+
+A function ``f(*args)`` differentiated in ``args[argnums]`` (arrays, or
+containers of arrays) is seen as ``F: R^n -> R^m`` where ``n`` is the total
+size of the differentiated leaves and ``m`` the total size of the output
+leaves. Column ``j`` of the flat Jacobian ``J`` (m x n) belongs to input leaf
+``k`` with ``offsets[k] <= j < offsets[k] + sizes[k]``; rows likewise. The
+user-facing result is cut out of ``J`` in blocks ``out.shape + in.shape``.
+"""
+from __future__ import annotations
+
+import math
+import weakref
+
+import numpy as np
+
+from dualad.api import check_input
+from dualad.tracer import shape_of
+from dualad.tree import flatten
+
+#: Default budget for the tangents / cotangents of one batched sweep (bytes).
+DEFAULT_MAX_MEMORY = 256 * 2 ** 20
+
+
+def fname(f):
+    return getattr(f, "__name__", None) or type(f).__name__
+
+
+def normalize_argnums(api, f, argnums, nargs):
+    single = isinstance(argnums, (int, np.integer))
+    nums = (int(argnums),) if single else tuple(int(a) for a in argnums)
+    if not nums:
+        raise ValueError(f"{api}: argnums is empty; name at least one argument of {fname(f)}")
+    for a in nums:
+        if not -nargs <= a < nargs:
+            raise ValueError(f"{api}: argnums={argnums!r} is out of range: {fname(f)} was "
+                             f"called with {nargs} positional argument(s)")
+    return single, tuple(a % nargs for a in nums)
+
+
+class Problem:
+    """``f`` with its differentiated arguments flattened into one vector of size ``n``."""
+
+    def __init__(self, api, f, args, argnums=0):
+        if not callable(f):
+            raise TypeError(f"{api}: the function to differentiate must be callable, got "
+                            f"{type(f).__name__}")
+        if not args:
+            raise TypeError(f"{api}: no point given; call {api}({fname(f)}, x) or "
+                            f"{api}({fname(f)})(x)")
+        self.api, self.f, self.name = api, f, fname(f)
+        self.args = list(args)
+        self.single, self.nums = normalize_argnums(api, f, argnums, len(args))
+        self.rebuilds, self.leaves = [], []
+        for i in self.nums:
+            leaves, rebuild = flatten(self.args[i])
+            where = "" if len(leaves) == 1 else " (a leaf of a container)"
+            leaves = [check_input(f"{api}({self.name})", i, x, where) for x in leaves]
+            self.args[i] = rebuild(leaves)
+            self.rebuilds.append((rebuild, len(leaves)))
+            self.leaves.extend(leaves)
+        self.in_shapes = [shape_of(x) for x in self.leaves]
+        self.in_sizes = [math.prod(s) for s in self.in_shapes]
+        self.in_offsets = np.cumsum([0] + self.in_sizes).tolist()
+        self.n = self.in_offsets[-1]
+        self.dtype = np.result_type(*[np.result_type(x) for x in self.leaves])
+        self.out_shapes = self.out_rebuild = None
+
+    # --- the function of the differentiated arguments only -------------------------
+    def primals(self):
+        return tuple(self.args[i] for i in self.nums)
+
+    def fun(self, *diff):
+        full = list(self.args)
+        for i, a in zip(self.nums, diff):
+            full[i] = a
+        return self.f(*full)
+
+    def with_point(self, args):
+        """A new Problem of the same function and argnums at other arguments."""
+        p = Problem(self.api, self.f, args, self.nums[0] if self.single else self.nums)
+        if p.in_shapes != self.in_shapes:
+            raise ValueError(f"{self.api}: {self.name} was planned for inputs of shapes "
+                             f"{self.in_shapes}, got {p.in_shapes}")
+        p.out_shapes, p.out_rebuild, p.m = self.out_shapes, self.out_rebuild, self.m
+        p.out_offsets = self.out_offsets
+        return p
+
+    def flat_fun(self, z):
+        """``F(z)``: the function as R^n -> R^m (used by the planner's fallbacks)."""
+        from dualad.ops.shape import reshape
+        parts = [reshape(z[o:o + s], sh) for o, s, sh in
+                 zip(self.in_offsets, self.in_sizes, self.in_shapes)]
+        out = self.fun(*self.rebuild_inputs(parts))
+        from dualad.ops.shape import concatenate, ravel
+        leaves = flatten(out)[0]
+        return leaves[0] if len(leaves) == 1 and shape_of(leaves[0]) == (self.m,) else \
+            concatenate([ravel(o) for o in leaves])
+
+    def rebuild_inputs(self, leaves):
+        """The differentiated arguments (as a tuple) from a list of leaves."""
+        out, k = [], 0
+        for rebuild, count in self.rebuilds:
+            out.append(rebuild(leaves[k:k + count]))
+            k += count
+        return tuple(out)
+
+    # --- outputs ----------------------------------------------------------------------
+    def set_outputs(self, out):
+        leaves, rebuild = flatten(out)
+        if not leaves:
+            raise ValueError(f"{self.api}: {self.name} returned no arrays")
+        self.out_shapes = [shape_of(o) for o in leaves]
+        self.out_rebuild = rebuild
+        sizes = [math.prod(s) for s in self.out_shapes]
+        self.out_offsets = np.cumsum([0] + sizes).tolist()
+        self.m = self.out_offsets[-1]
+        return leaves
+
+    # --- seeds --------------------------------------------------------------------------
+    def split(self, rows, offsets, shapes):
+        """Cut ``rows`` (B, total) into leaves of shape (B, *shape)."""
+        b = rows.shape[0]
+        return [rows[:, o:o + math.prod(s)].reshape((b,) + tuple(s))
+                for o, s in zip(offsets, shapes)]
+
+    def tangent_seeds(self, matrix):
+        """Input tangents (as ``jvp`` takes them) whose flat rows are ``matrix`` (B, n)."""
+        return self.rebuild_inputs(self.split(matrix, self.in_offsets, self.in_shapes))
+
+    def cotangent_seeds(self, matrix):
+        """Output cotangents (as a pullback takes them) whose flat rows are ``matrix`` (B, m)."""
+        return self.out_rebuild(self.split(matrix, self.out_offsets, self.out_shapes))
+
+    # --- results ------------------------------------------------------------------------
+    def structured(self, jac):
+        """Blocks ``out.shape + in.shape`` of the flat Jacobian ``jac`` (m, n), nested as
+        outputs, then arguments (a tuple when argnums is a tuple), then leaves."""
+        per_out = []
+        for oo, osh in zip(self.out_offsets, self.out_shapes):
+            osz = math.prod(osh)
+            blocks = [jac[oo:oo + osz, io:io + isz].reshape(tuple(osh) + tuple(ish))
+                      for io, isz, ish in zip(self.in_offsets, self.in_sizes, self.in_shapes)]
+            args = self.rebuild_inputs(blocks)
+            per_out.append(args[0] if self.single else args)
+        return self.out_rebuild(per_out)
+
+
+def identity_rows(start, count, total, dtype):
+    """Rows ``start .. start + count`` of the identity of size ``total``: (count, total)."""
+    e = np.zeros((count, total), dtype=dtype)
+    e[np.arange(count), start + np.arange(count)] = 1
+    return e
+
+
+def flat_rows(leaves, batch):
+    """Leaves (B, *shape) as one (B, total) matrix."""
+    if len(leaves) == 1:
+        return np.asarray(leaves[0]).reshape(batch, -1)
+    return np.concatenate([np.asarray(x).reshape(batch, -1) for x in leaves], axis=1)
+
+
+def chunks(total, size):
+    """``(start, count)`` of the consecutive chunks covering ``range(total)``."""
+    size = max(1, int(size))
+    return [(s, min(size, total - s)) for s in range(0, total, size)]
+
+
+def float_dtype(dtype):
+    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(float)
+
+
+class FunctionCache:
+    """Per-function memo (weakly keyed on the function object) of what a plan learns once:
+    operation counts, the chosen mode. Only speed depends on it, never a result."""
+
+    def __init__(self):
+        self._by_fun = weakref.WeakKeyDictionary()
+        self._fallback = {}
+
+    def get(self, f, key):
+        try:
+            return self._by_fun.get(f, {}).get(key)
+        except TypeError:
+            return None
+
+    def put(self, f, key, value):
+        try:
+            self._by_fun.setdefault(f, {})[key] = value
+        except TypeError:
+            pass
+        return value

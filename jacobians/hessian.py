@@ -1,0 +1,157 @@
+"""Dense Hessians of scalar functions, by four compositions of the two modes.
+
+For ``f: R^n -> R`` with Hessian ``H = ∇²f`` and a chunk ``V`` (B x n) of
+directions (rows of the identity):
+
+    forward-over-reverse  V H = ∂/∂ε ∇f(x + εV)      ONE vector-mode JVP through
+                                                       the gradient's reverse sweep
+    reverse-over-reverse  V H = Vᵀ-pullback of ∇f     ONE tape of the gradient,
+                                                       swept back once per chunk
+    reverse-over-forward  V H = ∇_x (V ∇f(x))         ONE pullback (B cotangents) of
+                                                       the batched directional derivative
+    forward-over-forward  U H = ∂/∂ε ∂f/∂δ            nested JVPs: n inner directions
+                                                       times B outer ones (n² work)
+
+Each is ceil(n / B) sweeps. The result is made exactly symmetric,
+``H ← (H + Hᵀ) / 2`` (rounding differs between ``∂²f/∂x_i∂x_j`` and
+``∂²f/∂x_j∂x_i``). ``mode="auto"`` is forward-over-reverse: the forward sweep
+rides on one reverse sweep, so each chunk costs a small multiple of one
+gradient, with no second-order tape to record.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import dualad
+from dualad.tracer import shape_of
+from dualad.tree import flatten
+
+from ._common import DEFAULT_MAX_MEMORY, Problem, chunks, flat_rows, float_dtype, fname, \
+    identity_rows
+from .dense import get_census
+
+HESSIAN_MODES = ("auto", "forward-over-reverse", "reverse-over-reverse",
+                 "reverse-over-forward", "forward-over-forward")
+_ALIASES = {"fwd-rev": "forward-over-reverse", "rev-rev": "reverse-over-reverse",
+            "rev-fwd": "reverse-over-forward", "fwd-fwd": "forward-over-forward"}
+
+
+def check_hessian_mode(mode):
+    mode = _ALIASES.get(mode, mode)
+    if mode not in HESSIAN_MODES:
+        raise ValueError(f"hessian: mode={mode!r} is not one of "
+                         f"{', '.join(map(repr, HESSIAN_MODES))}")
+    return "forward-over-reverse" if mode == "auto" else mode
+
+
+def scalar_problem(api, f, args, argnums):
+    problem = Problem(api, f, args, argnums)
+    get_census(problem)
+    if problem.out_shapes != [()]:
+        got = problem.out_shapes[0] if len(problem.out_shapes) == 1 else \
+            f"{len(problem.out_shapes)} outputs"
+        raise TypeError(f"{api}: {problem.name} must return a scalar (shape ()), got "
+                        f"shape {got}; for vector outputs take the jacobian of each "
+                        f"component's gradient")
+    return problem
+
+
+def _grad_of(problem):
+    return dualad.grad(problem.fun, argnums=tuple(range(len(problem.nums))))
+
+
+def _directional(problem, block):
+    """x ↦ (∇f(x) · v_b)_b for the rows v_b of ``block``: batched forward mode."""
+    seeds = problem.tangent_seeds(block)
+    return lambda *diff: dualad.jvp(problem.fun, diff, seeds)[1]
+
+
+def hessian_rows(problem, mode, directions, chunk):
+    """``directions @ H`` (c x n) for ``directions`` (c x n), in chunks of ``chunk``."""
+    n = problem.n
+    c = directions.shape[0]
+    out = np.empty((c, n), np.result_type(float_dtype(problem.dtype), directions.dtype))
+    primals = problem.primals()
+    if mode == "reverse-over-reverse":
+        pullback = dualad.vjp(_grad_of(problem), *primals)[1]
+    for start, count in chunks(c, chunk):
+        block = directions[start:start + count]
+        if mode == "forward-over-reverse":
+            rows = dualad.jvp(_grad_of(problem), primals, problem.tangent_seeds(block))[1]
+        elif mode == "reverse-over-reverse":
+            rows = pullback(problem.tangent_seeds(block))
+        elif mode == "reverse-over-forward":
+            pb = dualad.vjp(_directional(problem, block), *primals)[1]
+            rows = pb(np.eye(count, dtype=out.dtype))
+        else:  # forward-over-forward: the forward gradient, differentiated forward
+            eye = identity_rows(0, n, n, out.dtype)
+            rows = dualad.jvp(_directional(problem, eye), primals,
+                              problem.tangent_seeds(block))[1]
+        out[start:start + count] = flat_rows(flatten(rows)[0], count)
+    return out
+
+
+def hessian_chunk(problem, mode, chunk_size, max_memory):
+    if chunk_size is not None:
+        return max(1, int(chunk_size))
+    c = get_census(problem)
+    per = c.bytes_per_direction(np.dtype(float_dtype(problem.dtype)).itemsize) * 3
+    if mode == "forward-over-forward":
+        per *= max(1, problem.n)
+    return max(1, int(max_memory // per))
+
+
+def structured_square(problem, h):
+    """Blocks ``in_i.shape + in_j.shape`` of a flat (n x n) matrix, nested like the inputs."""
+    if len(problem.leaves) == 1:
+        return h.reshape(tuple(problem.in_shapes[0]) * 2)
+    rows = []
+    spans = list(zip(problem.in_offsets, problem.in_sizes, problem.in_shapes))
+    for ro, rs, rsh in spans:
+        blocks = [h[ro:ro + rs, co:co + cs].reshape(tuple(rsh) + tuple(csh))
+                  for co, cs, csh in spans]
+        inner = problem.rebuild_inputs(blocks)
+        rows.append(inner[0] if problem.single else inner)
+    outer = problem.rebuild_inputs(rows)
+    return outer[0] if problem.single else outer
+
+
+def hessian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY):
+    """The Hessian of scalar ``f`` at ``args``: shape ``in.shape + in.shape``, exactly symmetric.
+
+    ``hessian(f, x)`` evaluates; ``hessian(f)`` returns ``x ↦ H(x)``. ``mode``:
+    "auto" (= "forward-over-reverse"), "reverse-over-reverse",
+    "reverse-over-forward" or "forward-over-forward". Directions go through
+    in batched sweeps of ``chunk_size`` (or as many as fit in ``max_memory``).
+    """
+    mode = check_hessian_mode(mode)
+    if not args:
+        def hess_f(*a):
+            return hessian(f, *a, mode=mode, argnums=argnums, chunk_size=chunk_size,
+                           max_memory=max_memory)
+        hess_f.__name__ = f"hessian({fname(f)})"
+        return hess_f
+    problem = scalar_problem("hessian", f, args, argnums)
+    n = problem.n
+    chunk = hessian_chunk(problem, mode, chunk_size, max_memory)
+    h = hessian_rows(problem, mode, identity_rows(0, n, n, float_dtype(problem.dtype)), chunk)
+    h = 0.5 * (h + h.T)
+    return structured_square(problem, h)
+
+
+def hvp(f, x, v, *args, argnums=0):
+    """``∇²f(x) v`` by forward-over-reverse: one JVP through one gradient sweep, a small
+    multiple of the gradient's cost. ``v`` of shape ``x.shape``, or ``(B, *x.shape)`` for
+    B products in one sweep. Extra positional ``args`` are passed to ``f`` undifferentiated
+    (``argnums`` says which argument ``x`` is)."""
+    call_args = list(args)
+    call_args.insert(int(argnums), x)
+    problem = scalar_problem("hvp", f, call_args, int(argnums))
+    v = np.asarray(v)
+    xs = problem.in_shapes[0]
+    if len(problem.leaves) != 1:
+        raise TypeError(f"hvp: x must be one array; for containers use jacobians.hessian")
+    if shape_of(v) != tuple(xs) and shape_of(v)[1:] != tuple(xs):
+        raise ValueError(f"hvp({problem.name}): v has shape {v.shape}, but x has shape "
+                         f"{tuple(xs)}; v must have shape {tuple(xs)} or (B, *{tuple(xs)})")
+    return dualad.jvp(_grad_of(problem), problem.primals(), (v,))[1][0]

@@ -1,0 +1,258 @@
+"""Index-set patterns: for each element of an array, the inputs it may depend on.
+
+A :class:`Pattern` is a boolean matrix in compressed-row form (``indptr``,
+``indices``): row r lists the flat input indices element r of a value may
+depend on. Rows may hold duplicates until :meth:`Pattern.compact` removes
+them (cheap unions, one deduplication when it pays). Every operation is
+vectorized NumPy over the stored entries, so a pattern of a value of size s
+with k entries per row costs O(s k) memory, never O(s n).
+
+    gather(P, src)        Q[e] = P[src[e]]        (src[e] = -1: the empty set)
+    union(P_1, ..., P_k)  Q[e] = ∪_t P_t[e]
+    group(P, out, src)    Q[o] = ∪_{(o, s) pairs} P[s]
+
+A global entry budget guards against patterns that are really dense: past it
+:class:`TooDense` is raised and the caller treats the Jacobian as dense.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+_INT = np.int64
+
+
+class TooDense(Exception):
+    """The pattern would exceed the entry budget: treat the Jacobian as dense."""
+
+
+class Budget:
+    """The most entries any one pattern may hold during a detection."""
+
+    limit = 20_000_000
+
+
+def _check(nnz):
+    if nnz > Budget.limit:
+        raise TooDense(f"a pattern of {nnz} entries exceeds the budget of {Budget.limit}")
+
+
+class Pattern:
+    """Rows of input indices, in one of two layouts.
+
+    *Uniform* (``cols`` a list of ``width`` arrays, each one entry per row): the
+    entries of row r are ``cols[0][r], cols[1][r], ...``; a union is then the
+    concatenation of two lists and a gather one take per column, all on
+    contiguous arrays. *Compressed* (``indptr``, ``indices``): rows of any
+    length. Entries equal to ``n`` are padding (the sentinel column, "no input"),
+    dropped by :meth:`to_csr`.
+    """
+
+    __slots__ = ("_indptr", "_indices", "cols", "n", "clean", "rows")
+
+    def __init__(self, indptr, indices, n, clean=False, cols=None, rows=None):
+        self._indptr = indptr
+        self._indices = indices
+        self.cols = cols
+        self.n = n              # number of inputs; the value n itself marks padding
+        self.clean = clean      # no duplicate entries in a row
+        self.rows = len(indptr) - 1 if indptr is not None else rows
+
+    @classmethod
+    def uniform(cls, cols, rows, n, clean=False):
+        return cls(None, None, n, clean, list(cols), rows)
+
+    @property
+    def width(self):
+        return None if self.cols is None else len(self.cols)
+
+    @property
+    def indptr(self):
+        if self._indptr is None:
+            self._indptr = np.arange(self.rows + 1, dtype=_INT) * self.width
+        return self._indptr
+
+    @property
+    def indices(self):
+        if self._indices is None:
+            self._indices = np.stack(self.cols, axis=1).ravel() if self.cols else \
+                np.zeros(0, _INT)
+        return self._indices
+
+    @property
+    def nnz(self):
+        return self.rows * len(self.cols) if self.cols is not None else len(self._indices)
+
+    # --- constructors -------------------------------------------------------------------
+    @classmethod
+    def empty(cls, rows, n):
+        return cls.uniform([], rows, n, True)
+
+    @classmethod
+    def seed(cls, size, offset, n):
+        """Element i depends on input ``offset + i`` (an independent variable)."""
+        return cls.uniform([np.arange(offset, offset + size, dtype=_INT)], size, n, True)
+
+    @classmethod
+    def full(cls, rows, cols, n):
+        """Every row depends on every input in ``cols`` (the conservative fallback)."""
+        cols = np.asarray(cols, _INT)
+        _check(rows * len(cols))
+        return cls.uniform([np.full(rows, c, _INT) for c in cols], rows, n, True)
+
+    def columns(self):
+        """The union of all rows: every input this value may depend on."""
+        cols = np.unique(self.indices)
+        return cols[cols < self.n]
+
+    # --- operations ---------------------------------------------------------------------
+    def gather(self, src):
+        """``Q[e] = P[src[e]]``, ``src[e] < 0`` meaning the empty set."""
+        src = np.asarray(src, _INT).ravel()
+        valid = src >= 0
+        all_valid = bool(valid.all())
+        if self.cols is not None:
+            _check(len(src) * len(self.cols))
+            if all_valid:
+                return Pattern.uniform([c[src] for c in self.cols], len(src), self.n, self.clean)
+            s = np.where(valid, src, 0)
+            return Pattern.uniform([np.where(valid, c[s], self.n) for c in self.cols], len(src),
+                                   self.n, self.clean)
+        deg = np.diff(self.indptr)
+        s = src if all_valid else np.where(valid, src, 0)
+        counts = deg[s] if all_valid else np.where(valid, deg[s], 0)
+        indptr = np.zeros(len(src) + 1, _INT)
+        np.cumsum(counts, out=indptr[1:])
+        total = int(indptr[-1])
+        _check(total)
+        pos = np.repeat(self.indptr[s] - indptr[:-1], counts) + np.arange(total, dtype=_INT)
+        return Pattern(indptr, self.indices[pos], self.n, self.clean)
+
+    def compact(self):
+        """Remove duplicate entries (and columns of padding) from the rows."""
+        if self.clean:
+            return self
+        if self.cols is not None:
+            cols = list(self.cols)
+            for j in range(1, len(cols)):   # a later repeat of an entry becomes padding
+                for i in range(j):
+                    cols[j] = np.where(cols[j] == cols[i], self.n, cols[j])
+            cols = [c for c in cols if (c < self.n).any()]
+            return Pattern.uniform(cols, self.rows, self.n, True)
+        m = sp.csr_matrix((np.ones(len(self.indices), bool), self.indices, self.indptr),
+                          shape=(self.rows, self.n + 1))
+        m.sum_duplicates()
+        return Pattern(m.indptr.astype(_INT), m.indices.astype(_INT), self.n, True)
+
+    def to_csr(self):
+        """The pattern as a canonical boolean scipy CSR matrix (rows x n), padding dropped."""
+        if self.cols is not None:
+            cols = self.compact().cols
+            pads = [c >= self.n for c in cols]
+            padded = [bool(p.any()) for p in pads]
+            b = sort_rows(cols, self.rows)
+            if any(padded):
+                counts = sum((~p).astype(_INT) for p, q in zip(pads, padded) if q) + \
+                    (len(cols) - sum(padded))
+                indptr = np.zeros(self.rows + 1, _INT)
+                np.cumsum(counts, out=indptr[1:])
+                indices = b[b < self.n]
+            else:
+                indptr, indices = np.arange(self.rows + 1, dtype=_INT) * len(cols), b.ravel()
+            m = sp.csr_matrix((np.ones(len(indices), bool), indices, indptr),
+                              shape=(self.rows, self.n))
+            m.has_sorted_indices = True
+            m.has_canonical_format = True
+            return m
+        keep = self.indices < self.n
+        kept = np.zeros(self.nnz + 1, _INT)
+        np.cumsum(keep, out=kept[1:])
+        counts = kept[self.indptr[1:]] - kept[self.indptr[:-1]]
+        indptr = np.zeros(self.rows + 1, _INT)
+        np.cumsum(counts, out=indptr[1:])
+        m = sp.csr_matrix((np.ones(int(indptr[-1]), bool), self.indices[keep], indptr),
+                          shape=(self.rows, self.n))
+        m.sum_duplicates()
+        return m
+
+
+def sort_rows(cols, rows):
+    """The rows of the uniform columns ``cols`` as a sorted (rows, width) block: a
+    compare-exchange network over few columns (vectorized down the rows; NumPy's
+    row-wise sort is slow for short rows)."""
+    w = len(cols)
+    if w > 8:
+        return np.sort(np.stack(cols, axis=1), axis=1)
+    if w == 0:
+        return np.zeros((rows, 0), _INT)
+    cols = list(cols)
+    for r in range(w):  # odd-even transposition sort: w rounds suffice
+        for j in range(r % 2, w - 1, 2):
+            cols[j], cols[j + 1] = np.minimum(cols[j], cols[j + 1]), np.maximum(cols[j], cols[j + 1])
+    return np.stack(cols, axis=1)
+
+
+def union(patterns):
+    """Row-wise union of patterns with the same number of rows."""
+    patterns = [p for p in patterns if p is not None]
+    first = patterns[0]
+    if all(p is first for p in patterns):
+        return first
+    patterns = [p for p in patterns if p.nnz] or patterns[:1]
+    if len(patterns) == 1:
+        return patterns[0]
+    total = sum(p.nnz for p in patterns)
+    _check(total)
+    if all(p.cols is not None for p in patterns):
+        seen, cols = set(), []
+        for p in patterns:   # the same column array twice (x * x) adds nothing
+            for c in p.cols:
+                if id(c) not in seen:
+                    seen.add(id(c))
+                    cols.append(c)
+        result = Pattern.uniform(cols, first.rows, first.n)
+        return result.compact() if len(cols) > 6 else result
+    indptr = sum(p.indptr for p in patterns)
+    out = np.empty(total, _INT)
+    cursor = indptr[:-1].copy()
+    for p in patterns:
+        deg = np.diff(p.indptr)
+        pos = np.repeat(cursor - p.indptr[:-1], deg) + np.arange(p.nnz, dtype=_INT)
+        out[pos] = p.indices
+        cursor += deg
+    result = Pattern(indptr, out, first.n, False)
+    # Deduplicate when the duplicates start to cost: more entries than the parts' largest.
+    if total > 2 * max(p.nnz for p in patterns):
+        result = result.compact()
+    return result
+
+
+def group(p, rows_out, out_of_pair, src_of_pair):
+    """``Q[o] = ∪ P[s]`` over the pairs ``(out_of_pair[k], src_of_pair[k])``."""
+    out_of_pair = np.asarray(out_of_pair, _INT).ravel()
+    src_of_pair = np.asarray(src_of_pair, _INT).ravel()
+    order = np.argsort(out_of_pair, kind="stable")
+    g = p.gather(src_of_pair[order])
+    pair_ptr = np.zeros(rows_out + 1, _INT)
+    np.cumsum(np.bincount(out_of_pair, minlength=rows_out), out=pair_ptr[1:])
+    return Pattern(g.indptr[pair_ptr], g.indices, p.n, False).compact()
+
+
+def vstack(patterns):
+    """Rows of several patterns one after the other."""
+    if len(patterns) == 1:
+        return patterns[0]
+    n = patterns[0].n
+    widths = {p.width for p in patterns}
+    rows = sum(p.rows for p in patterns)
+    if len(widths) == 1 and None not in widths:
+        w = widths.pop()
+        return Pattern.uniform([np.concatenate([p.cols[j] for p in patterns]) for j in range(w)],
+                               rows, n, all(p.clean for p in patterns))
+    indptr = [np.zeros(1, _INT)]
+    base = 0
+    for p in patterns:
+        indptr.append(p.indptr[1:] + base)
+        base += p.nnz
+    return Pattern(np.concatenate(indptr), np.concatenate([p.indices for p in patterns]),
+                   n, all(p.clean for p in patterns))

@@ -1,0 +1,219 @@
+"""Pattern rules: how each family of primitives maps its arguments' index sets.
+
+A rule ``rule(prim, pats, primals, ans, params)`` returns the :class:`Pattern`
+of ``ans`` (a list for a primitive that returns several arrays) from the
+patterns ``pats`` of its arguments (``None`` for an argument that is not
+traced) — a conservative superset of the structural nonzeros of the JVP:
+
+- elementwise (primitives declared by their partials, and ``where``): the
+  union of the arguments' rows, broadcast to the output;
+- structural linear maps (reshape, transpose, broadcast_to, getitem,
+  concatenate, diagonal, diag_embed): every output element is one input
+  element or a zero, so the primitive's own ``impl`` applied to an array of
+  element labels says which one;
+- ``untake`` (scatter-add) and reductions (sum, max, min, prod): unions over
+  the groups of elements that meet in one output element; cumsum: over the
+  prefix along the axis;
+- matmul / einsum: by their index structure, ``C[o]`` depends on operand t at
+  every index tuple consistent with o where the *constant* operands are
+  nonzero (numeric zeros of traced operands are ignored: they can move);
+- anything else (decompositions, solves, primitives added later): every output
+  element depends on every input element the arguments depend on. That is
+  always safe; :func:`rule_for` reports it so ``explain()`` can say so.
+"""
+from __future__ import annotations
+
+import math
+import string
+
+import numpy as np
+
+from dualad.tracer import shape_of
+
+from .patterns import Pattern, group, union, vstack
+
+_INT = np.int64
+JOINT_LIMIT = 20_000_000   # largest einsum index space enumerated exactly
+
+
+def _size(x):
+    return math.prod(shape_of(x))
+
+
+def _bmap(src_shape, dst_shape):
+    """Flat index of the source element each destination element broadcasts from."""
+    return np.broadcast_to(np.arange(math.prod(src_shape), dtype=_INT).reshape(src_shape),
+                           dst_shape).ravel()
+
+
+def _n(pats):
+    return next(p.n for p in pats if p is not None)
+
+
+def dense_rule(prim, pats, primals, ans, params):
+    """Conservative: every output element depends on everything any argument depends on."""
+    n = _n(pats)
+    cols = np.unique(np.concatenate([p.indices for p in pats if p is not None]))
+    outs = ans if isinstance(ans, (tuple, list)) else (ans,)
+    res = [Pattern.full(_size(o), cols, n) for o in outs]
+    return res if isinstance(ans, (tuple, list)) else res[0]
+
+
+def elementwise_rule(prim, pats, primals, ans, params):
+    out_shape = shape_of(ans)
+    skip = set(prim.nondiff_argnums)
+    parts = []
+    for i, (p, x) in enumerate(zip(pats, primals)):
+        if p is None or i in skip:
+            continue
+        xs = shape_of(x)
+        parts.append(p if tuple(xs) == tuple(out_shape) else p.gather(_bmap(xs, out_shape)))
+    if not parts:
+        return Pattern.empty(_size(ans), _n(pats))
+    return union(parts)
+
+
+def structural_rule(prim, pats, primals, ans, params):
+    """Apply ``impl`` to element labels (1-based; 0 marks a constant or a filled zero)."""
+    if prim.name != "diag_embed" and all(p is None or p.cols is not None for p in pats):
+        # Uniform patterns: apply impl to each column of input indices directly, constants
+        # reading as padding (no zero fill is ever introduced by these maps).
+        n = _n(pats)
+        width = max(p.width for p in pats if p is not None)
+        cols = []
+        for j in range(width):
+            args = [np.full(shape_of(x), n, _INT) if p is None or j >= p.width else
+                    p.cols[j].reshape(shape_of(x)) for p, x in zip(pats, primals)]
+            cols.append(np.ascontiguousarray(prim.impl(*args, **params)).ravel())
+        return Pattern.uniform(cols, _size(ans), n, all(p is None or p.clean for p in pats))
+    labels, stacked, base = [], [], 1
+    for p, x in zip(pats, primals):
+        shape = shape_of(x)
+        if p is None:
+            labels.append(np.zeros(shape, _INT))
+        else:
+            labels.append(np.arange(base, base + p.rows, dtype=_INT).reshape(shape))
+            stacked.append(p)
+            base += p.rows
+    src = np.asarray(prim.impl(*labels, **params)).astype(_INT, copy=False).ravel() - 1
+    return vstack(stacked).gather(src)
+
+
+def untake_rule(prim, pats, primals, ans, params):
+    shape, idx = tuple(params["shape"]), params["idx"]
+    pos = np.arange(math.prod(shape), dtype=_INT).reshape(shape)[idx]
+    u = primals[0]
+    src = np.broadcast_to(np.arange(_size(u), dtype=_INT).reshape(shape_of(u)), np.shape(pos))
+    return group(pats[0], math.prod(shape), np.ravel(pos), src.ravel())
+
+
+def reduction_rule(prim, pats, primals, ans, params):
+    xs = tuple(shape_of(primals[0]))
+    axis = params.get("axis")
+    axes = range(len(xs)) if axis is None else \
+        [a % len(xs) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+    kept = tuple(1 if i in axes else s for i, s in enumerate(xs))
+    out_of = _bmap(kept, xs)
+    return group(pats[0], math.prod(kept), out_of, np.arange(math.prod(xs), dtype=_INT))
+
+
+def cumsum_rule(prim, pats, primals, ans, params):
+    xs = tuple(shape_of(primals[0]))
+    axis = params["axis"] % len(xs)
+    idx = np.moveaxis(np.arange(math.prod(xs), dtype=_INT).reshape(xs), axis, -1)
+    idx = idx.reshape(-1, xs[axis])
+    k, j = np.tril_indices(xs[axis])
+    return group(pats[0], math.prod(xs), idx[:, k].ravel(), idx[:, j].ravel())
+
+
+# --- products by their index structure ---------------------------------------------------
+def _matmul_subs(a_nd, b_nd):
+    nb = max(a_nd, b_nd) - 2
+    batch = string.ascii_letters[:nb]
+    i, j, k = string.ascii_letters[nb:nb + 3]
+    return (batch[nb - (a_nd - 2):] + i + j, batch[nb - (b_nd - 2):] + j + k), batch + i + k
+
+
+def _joint_coords(subs, out, primals, pats, letters, dims):
+    """Coordinates (one array per letter) of the index tuples where every constant operand
+    is nonzero, or None when the index space is too large to enumerate."""
+    joint = math.prod(dims.values())
+    if joint > JOINT_LIMIT:
+        return None
+    shape = tuple(dims[c] for c in letters)
+    mask = np.ones((1,) * len(letters), bool)
+    for sub, x, p in zip(subs, primals, pats):
+        if p is not None:
+            continue
+        nz = np.asarray(x) != 0
+        uniq = "".join(dict.fromkeys(sub))
+        if uniq != sub:  # repeated letters: their diagonal
+            nz = np.einsum(f"{sub}->{uniq}", nz.astype(np.int8)) != 0
+        view = np.transpose(nz, [uniq.index(c) for c in letters if c in uniq])
+        view = view.reshape([np.shape(nz)[uniq.index(c)] if c in uniq else 1 for c in letters])
+        mask = mask & view
+    return np.nonzero(np.broadcast_to(mask, shape))
+
+
+def _ravel(coords, letters, sub, shape):
+    """Flat index into an operand of ``shape`` (subscripts ``sub``), size-1 axes broadcast."""
+    if not sub:
+        return np.zeros(len(coords[0]) if coords else 1, _INT)
+    cs = [coords[letters.index(c)] if d > 1 else np.zeros_like(coords[0])
+          for c, d in zip(sub, shape)]
+    return np.ravel_multi_index(cs, shape).astype(_INT)
+
+
+def einsum_rule(prim, pats, primals, ans, params, subs=None, out=None):
+    if subs is None:
+        subs, out = params["subs"], params["out"]
+    letters = "".join(dict.fromkeys("".join(subs) + out))
+    dims = {}
+    for sub, x in zip(subs, primals):
+        for c, d in zip(sub, shape_of(x)):
+            dims[c] = max(dims.get(c, 1), d)
+    coords = _joint_coords(subs, out, primals, pats, letters, dims)
+    if coords is None:
+        return dense_rule(prim, pats, primals, ans, params)
+    out_shape = tuple(shape_of(ans))
+    out_idx = _ravel(coords, letters, out, out_shape) if out else \
+        np.zeros(len(coords[0]), _INT)
+    parts = []
+    for sub, x, p in zip(subs, primals, pats):
+        if p is None:
+            continue
+        src = _ravel(coords, letters, sub, tuple(shape_of(x)))
+        pairs = np.unique(np.stack([out_idx, src]), axis=1) if len(src) > 1 else \
+            np.stack([out_idx, src])
+        parts.append(group(p, _size(ans), pairs[0], pairs[1]))
+    return union(parts)
+
+
+def matmul_rule(prim, pats, primals, ans, params):
+    subs, out = _matmul_subs(len(shape_of(primals[0])), len(shape_of(primals[1])))
+    return einsum_rule(prim, pats, primals, ans, params, subs, out)
+
+
+RULES = {
+    "untake": untake_rule, "cumsum": cumsum_rule, "matmul": matmul_rule, "einsum": einsum_rule,
+    **{name: structural_rule for name in ("reshape", "transpose", "broadcast_to", "getitem",
+                                          "concatenate", "diagonal", "diag_embed")},
+    **{name: reduction_rule for name in ("sum", "max", "min", "prod")},
+    "where": elementwise_rule,
+}
+
+
+def register_pattern_rule(name, rule):
+    """Teach the sparsity detector a pattern rule for primitive ``name``."""
+    RULES[name] = rule
+    return rule
+
+
+def rule_for(prim):
+    """The pattern rule of ``prim``, or None (then :func:`dense_rule` is used)."""
+    rule = RULES.get(prim.name)
+    if rule is not None:
+        return rule
+    if prim.derivs is not None or getattr(prim, "elementwise", False):
+        return elementwise_rule
+    return None

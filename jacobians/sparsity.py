@@ -1,0 +1,210 @@
+"""Sparsity detection: a pattern interpreter that runs ``f`` once on index sets.
+
+A :class:`PatternBox` carries a primal value (so control flow, comparisons and
+derivative values behave as in a plain call) and, per element of that value,
+the set of flat inputs it may depend on (a :class:`~jacobians.patterns.Pattern`).
+The :class:`PatternTrace` interprets every primitive through the rules of
+:mod:`jacobians.rules`; the output's patterns, stacked, are the Jacobian's
+structure: ``J[i, j]`` may be nonzero only where row i lists input j.
+
+The detection is *conservative*: a rule may add entries but never drops
+one, and a primitive without a rule makes each of its outputs depend on all
+of its inputs' dependencies (named in :attr:`Sparsity.fallbacks`). It is
+*local to the path*: a Python ``if`` on values takes one branch; ``where``
+keeps both. Pass ``sparsity=`` yourself when the structure changes with x.
+
+Hessian structure is the Jacobian structure of the gradient: the reverse
+sweep of ``grad(f)`` is itself run on pattern boxes (its rules are registry
+primitives too), so ``H[i, j]`` may be nonzero only where ``∂_j (∇f)_i`` is.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+import dualad
+from dualad.api import paused_gc
+from dualad.tracer import Box, Trace, primal_value, shape_of
+from dualad.tree import flatten, tree_map
+
+from ._common import Problem
+from .cost import Census, _size, flops
+from .patterns import Budget, Pattern, TooDense, vstack
+from .rules import dense_rule, rule_for
+
+
+class PatternBox(Box):
+    __slots__ = ("primal", "pattern")
+
+    def __init__(self, trace, primal, pattern):
+        self._trace = trace
+        self.primal = primal
+        self.pattern = pattern
+
+    @property
+    def _inner(self):
+        return self.primal
+
+    @property
+    def shape(self):
+        return shape_of(self.primal)
+
+    def __repr__(self):
+        return f"PatternBox(shape={self.shape}, entries={self.pattern.nnz})"
+
+
+class PatternTrace(Trace):
+    """Interprets primitives on index-set patterns (see the module docstring)."""
+
+    __slots__ = ("fallbacks", "census")
+
+    def __init__(self):
+        super().__init__()
+        self.fallbacks = {}   # primitive name -> calls handled by the conservative rule
+        self.census = Census()  # operation counts for the cost model, for free
+
+    def process(self, prim, args, params):
+        if not self.alive:
+            raise self.escaped(prim, args)
+        mine = [isinstance(a, PatternBox) and a._trace is self for a in args]
+        primals = [a.primal if m else a for a, m in zip(args, mine)]
+        ans = prim(*primals, **params)
+        if prim.zero_derivative:
+            return ans
+        pats = [a.pattern if m else None for a, m in zip(args, mine)]
+        c = self.census
+        c.n_ops += 1
+        c.by_prim[prim.name] = c.by_prim.get(prim.name, 0) + 1
+        c.elements += sum(_size(a) for a in ans) if isinstance(ans, (tuple, list)) else _size(ans)
+        c.flops += flops(prim, primals, ans, params)
+        rule = rule_for(prim)
+        try:
+            if rule is None:
+                raise LookupError
+            out = rule(prim, pats, primals, ans, params)
+        except TooDense:
+            raise
+        except Exception:  # noqa: BLE001 - no rule, or one that does not fit: be safe
+            self.fallbacks[prim.name] = self.fallbacks.get(prim.name, 0) + 1
+            out = dense_rule(prim, pats, primals, ans, params)
+        if isinstance(ans, (tuple, list)):
+            return type(ans)(PatternBox(self, a, p) for a, p in zip(ans, out))
+        return PatternBox(self, ans, out)
+
+
+class Sparsity:
+    """A detected structure: ``pattern`` (scipy CSR, bool, m x n) and how it was found."""
+
+    def __init__(self, pattern, fallbacks=None, seconds=0.0, source="detected", census=None):
+        self.pattern = pattern
+        self.census = census
+        self.fallbacks = dict(fallbacks or {})
+        self.seconds = seconds
+        self.source = source
+
+    @property
+    def nnz(self):
+        return int(self.pattern.nnz)
+
+    @property
+    def density(self):
+        m, n = self.pattern.shape
+        return self.nnz / max(1, m * n)
+
+    def describe(self):
+        m, n = self.pattern.shape
+        text = (f"{self.source} sparsity: {self.nnz} structural nonzeros of {m} x {n} "
+                f"(density {self.density:.3g}, at most {self.max_row()} per row, "
+                f"{self.max_col()} per column)")
+        if self.seconds:
+            text += f" in {self.seconds * 1e3:.2f} ms"
+        if self.fallbacks:
+            names = ", ".join(f"{k} ({v}x)" for k, v in sorted(self.fallbacks.items()))
+            text += (f"; no pattern rule for {names}: each treated conservatively as "
+                     f"'every output element depends on every input element'")
+        return text
+
+    def max_row(self):
+        return int(np.diff(self.pattern.indptr).max(initial=0))
+
+    def max_col(self):
+        return int(np.bincount(self.pattern.indices, minlength=1).max(initial=0))
+
+
+def _seed(problem, trace):
+    boxes = [PatternBox(trace, x, Pattern.seed(s, o, problem.n))
+             for x, s, o in zip(problem.leaves, problem.in_sizes, problem.in_offsets)]
+    return problem.rebuild_inputs(boxes)
+
+
+def _stack(trace, leaves, n):
+    pats = []
+    for o in leaves:
+        if isinstance(o, PatternBox) and o._trace is trace:
+            pats.append(o.pattern)
+        else:
+            pats.append(Pattern.empty(int(np.size(o)), n))
+    return vstack(pats).to_csr()
+
+
+def _run(problem, body, budget):
+    old = Budget.limit
+    if budget is not None:
+        Budget.limit = int(budget)
+    trace = PatternTrace()
+    t0 = time.perf_counter()
+    try:
+        with paused_gc():
+            out = body(trace)
+    finally:
+        trace.alive = False
+        Budget.limit = old
+    leaves = flatten(out)[0]
+    return Sparsity(_stack(trace, leaves, problem.n), trace.fallbacks,
+                    time.perf_counter() - t0, census=trace.census), out
+
+
+def detect_jacobian(problem, budget=None):
+    """The :class:`Sparsity` of ``problem``'s Jacobian (m x n); sets its outputs.
+    Raises :class:`TooDense` past the entry budget."""
+    sparsity, out = _run(problem, lambda tr: problem.fun(*_seed(problem, tr)), budget)
+    if problem.out_shapes is None:
+        problem.set_outputs(tree_map(primal_value, out))
+    return sparsity
+
+
+def detect_hessian(problem, budget=None):
+    """The :class:`Sparsity` of the Hessian of scalar ``problem`` (n x n, symmetrized)."""
+    grad = dualad.grad(problem.fun, argnums=tuple(range(len(problem.nums))))
+    sparsity, _ = _run(problem, lambda tr: grad(*_seed(problem, tr)), budget)
+    p = sparsity.pattern
+    sparsity.pattern = ((p + p.T) > 0).tocsr()
+    sparsity.pattern.sort_indices()
+    return sparsity
+
+
+def jacobian_sparsity(f, *args, argnums=0, budget=None):
+    """The structure of ``f``'s flat Jacobian at ``args`` as a boolean scipy CSR matrix
+    (m x n; rows: output elements in order, columns: the differentiated inputs')."""
+    return detect_jacobian(Problem("jacobian_sparsity", f, args, argnums), budget).pattern
+
+
+def hessian_sparsity(f, *args, argnums=0, budget=None):
+    """The structure of the Hessian of scalar ``f`` as a symmetric boolean CSR (n x n)."""
+    return detect_hessian(Problem("hessian_sparsity", f, args, argnums), budget).pattern
+
+
+def as_pattern(api, sparsity, shape):
+    """A user-supplied pattern (anything scipy.sparse or numpy accepts) as bool CSR."""
+    if isinstance(sparsity, Sparsity):
+        sparsity = sparsity.pattern
+    m = sp.csr_matrix(sparsity)
+    if m.shape != tuple(shape):
+        raise ValueError(f"{api}: the sparsity pattern has shape {m.shape}, but the flat "
+                         f"Jacobian has shape {tuple(shape)} (outputs x inputs)")
+    m = (m != 0).tocsr()
+    m.sum_duplicates()
+    m.sort_indices()
+    return m
