@@ -11,3 +11,4 @@ from .hessian import hessian, hvp  # noqa: F401
 from .sparse import sparse_jacobian, sparse_hessian  # noqa: F401
 from .sparsity import jacobian_sparsity, hessian_sparsity  # noqa: F401
 from .coloring import column_coloring, row_coloring, star_coloring  # noqa: F401
+from .plan import plan, Plan  # noqa: F401

@@ -163,23 +163,40 @@ def _best_of(fn, repeat=2):
     return best
 
 
-def time_sweeps(problem, fwd_dirs, rev_dirs, repeat=2):
-    """Seconds of one batched JVP with ``fwd_dirs`` directions, of recording one tape,
-    and of one batched pullback with ``rev_dirs`` cotangents (best of ``repeat``).
-    Directions are random: timing does not depend on their values."""
+def time_jvp(problem, dirs, repeat=2):
+    """Seconds of one batched JVP of ``problem`` with ``dirs`` directions (best of
+    ``repeat``); directions are random: the timing does not depend on them."""
     import dualad
     rng = np.random.default_rng(0)
-    out = {}
-    dtype = np.dtype(float) if problem.dtype.kind != "f" else problem.dtype
-    if fwd_dirs:
-        seeds = problem.tangent_seeds(rng.standard_normal((fwd_dirs, problem.n)).astype(dtype))
-        out["jvp"] = _best_of(lambda: dualad.jvp(problem.fun, problem.primals(), seeds), repeat)
-    if rev_dirs:
-        holder = {}
+    dtype = problem.dtype if problem.dtype.kind == "f" else np.dtype(float)
+    seeds = problem.tangent_seeds(rng.standard_normal((dirs, problem.n)).astype(dtype))
+    return _best_of(lambda: dualad.jvp(problem.fun, problem.primals(), seeds), repeat)
 
-        def record():
-            holder["pb"] = dualad.vjp(problem.fun, *problem.primals())[1]
-        out["record"] = _best_of(record, repeat)
-        cts = problem.cotangent_seeds(rng.standard_normal((rev_dirs, problem.m)).astype(dtype))
-        out["pullback"] = _best_of(lambda: holder["pb"](cts), repeat)
+
+def time_vjp(problem, dirs_list, repeat=2):
+    """Seconds of recording one tape, and of one batched pullback for each batch size
+    in ``dirs_list`` (best of ``repeat``)."""
+    import dualad
+    rng = np.random.default_rng(0)
+    dtype = problem.dtype if problem.dtype.kind == "f" else np.dtype(float)
+    holder = {}
+
+    def record():
+        holder["pb"] = dualad.vjp(problem.fun, *problem.primals())[1]
+    t_record = _best_of(record, repeat)
+    pulls = []
+    for dirs in dirs_list:
+        cts = problem.cotangent_seeds(rng.standard_normal((dirs, problem.m)).astype(dtype))
+        pulls.append(_best_of(lambda: holder["pb"](cts), repeat))
+    return t_record, pulls
+
+
+def time_sweeps(problem, fwd_dirs, rev_dirs, repeat=2):
+    """One timed JVP (``fwd_dirs`` directions) and one timed VJP (record, and a pullback of
+    ``rev_dirs`` cotangents): ``{"jvp", "record", "pullback"}`` in seconds."""
+    out = {}
+    if fwd_dirs:
+        out["jvp"] = time_jvp(problem, fwd_dirs, repeat)
+    if rev_dirs:
+        out["record"], (out["pullback"],) = time_vjp(problem, [rev_dirs], repeat)
     return out

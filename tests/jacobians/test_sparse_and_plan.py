@@ -1,0 +1,130 @@
+"""Sparse Jacobians and Hessians against dense ones; the planner's choices and explain()."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import jacobians
+
+rng = np.random.default_rng(2)
+
+
+def bratu(u, lam=1.0):
+    h = 1.0 / (len(u) + 1)
+    up = np.concatenate([np.zeros(1), u, np.zeros(1)])
+    return (up[2:] - 2.0 * up[1:-1] + up[:-2]) / h ** 2 + lam * np.exp(u)
+
+
+def arrow(x):  # a dense first row: forward needs n column colors, reverse 2 row colors
+    return np.concatenate([np.sum(x ** 2, keepdims=True), np.sin(x[1:]) * 2.0])
+
+
+@pytest.mark.parametrize("f", [bratu, arrow, lambda x: np.sin(x.reshape(4, 3)).sum(axis=1)])
+@pytest.mark.parametrize("mode", ["auto", "forward", "reverse"])
+def test_sparse_jacobian_equals_dense(f, mode):
+    x = rng.standard_normal(12)
+    J = jacobians.sparse_jacobian(f, x, mode=mode)
+    assert sp.isspmatrix_csr(J) and J.has_sorted_indices
+    np.testing.assert_allclose(J.toarray(), jacobians.jacobian(f, x).reshape(J.shape),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_sparse_jacobian_chunks_and_curried_form():
+    x = rng.standard_normal(30)
+    J = jacobians.sparse_jacobian(bratu, chunk_size=2)(x)
+    np.testing.assert_allclose(J.toarray(), jacobians.jacfwd(bratu, x), rtol=1e-12)
+
+
+def test_user_supplied_pattern():
+    x = rng.standard_normal(8)
+    pattern = sp.diags([1, 1, 1], [-1, 0, 1], shape=(8, 8))
+    J = jacobians.sparse_jacobian(bratu, x, sparsity=pattern)
+    np.testing.assert_allclose(J.toarray(), jacobians.jacobian(bratu, x), rtol=1e-12)
+    Jd = jacobians.sparse_jacobian(bratu, x, sparsity=pattern.toarray() != 0, mode="reverse")
+    np.testing.assert_allclose(Jd.toarray(), J.toarray(), rtol=1e-12)
+    with pytest.raises(ValueError, match=r"pattern has shape \(8, 9\).*\(8, 8\)"):
+        jacobians.sparse_jacobian(bratu, x, sparsity=np.ones((8, 9)))
+
+
+def tridiag_energy(x):
+    return np.sum((x[1:] - x[:-1] ** 2) ** 2) + np.sum(np.log(np.cosh(x))) + x[0] * x[-1]
+
+
+@pytest.mark.parametrize("n", [2, 7, 40])
+def test_sparse_hessian_equals_dense_and_is_symmetric(n):
+    x = rng.standard_normal(n)
+    H = jacobians.sparse_hessian(tridiag_energy, x)
+    assert (H != H.T).nnz == 0
+    np.testing.assert_allclose(H.toarray(), jacobians.hessian(tridiag_energy, x), rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_sparse_hessian_user_pattern_and_random_structure():
+    n = 30
+    M = sp.random(n, n, density=0.08, random_state=3)
+    M = ((M + M.T) != 0).astype(float).toarray()
+    f = lambda x: np.sum((M @ x) ** 2 * x) + np.sum(x ** 4)
+    x = rng.standard_normal(n)
+    np.testing.assert_allclose(jacobians.sparse_hessian(f, x).toarray(), jacobians.hessian(f, x),
+                               rtol=1e-10, atol=1e-10)
+    pattern = jacobians.hessian_sparsity(f, x)
+    H = jacobians.sparse_hessian(f)(x)
+    assert (H != 0).nnz <= pattern.nnz
+
+
+# --- the planner ------------------------------------------------------------------------------
+def test_plan_prepares_once_and_evaluates_at_new_points():
+    x = rng.standard_normal(50)
+    p = jacobians.plan(bratu, x)
+    assert p.mode in ("sparse-forward", "sparse-reverse") and p.directions == 3
+    y = rng.standard_normal(50)
+    J = p(y)
+    assert sp.issparse(J)
+    np.testing.assert_allclose(J.toarray(), jacobians.jacobian(bratu, y), rtol=1e-12)
+    dense = jacobians.plan(bratu, x, output="dense")(y)
+    assert isinstance(dense, np.ndarray) and dense.shape == (50, 50)
+    with pytest.raises(ValueError, match=r"planned for inputs of shapes \[\(50,\)\].*\(3,\)"):
+        p(np.ones(3))
+
+
+def test_explain_says_everything_in_words_and_numbers():
+    x = rng.standard_normal(40)
+    text = jacobians.plan(bratu, x).explain()
+    for needle in ("n = 40 inputs", "m = 40 outputs", "Chosen: sparse-forward", "3 directions",
+                   "3 colors by band", "optimal", "structural nonzeros", "Why:", "forward ",
+                   "reverse ", "sparse-reverse", "primitives", "sweep"):
+        assert needle in text, needle
+
+
+def test_plan_picks_reverse_coloring_for_an_arrow():
+    p = jacobians.plan(arrow, rng.standard_normal(1000))
+    assert p.mode == "sparse-reverse" and p.row_coloring.ncolors == 2
+    np.testing.assert_allclose(p().toarray(), jacobians.jacobian(arrow, p.problem.leaves[0]))
+
+
+def test_plan_fixed_modes_and_dense_outputs():
+    W = rng.standard_normal((20, 5))
+    f = lambda x: np.tanh(W @ x)
+    x = rng.standard_normal(5)
+    ref = jacobians.jacobian(f, x)
+    for mode in ("forward", "reverse", "sparse-forward", "sparse-reverse"):
+        p = jacobians.plan(f, x, mode=mode)
+        assert p.mode == mode
+        out = p(x)
+        np.testing.assert_allclose(out.toarray() if sp.issparse(out) else out, ref, rtol=1e-12)
+    assert jacobians.plan(f, x, sparse=False).mode == "forward"
+    assert "not considered (sparse=False)" in jacobians.plan(f, x, sparse=False).explain()
+
+
+def test_too_dense_patterns_stop_detection():
+    f = lambda x: np.sin(x) * np.sum(x)
+    p = jacobians.plan(f, rng.standard_normal(300), max_memory=2 ** 24)
+    assert p.mode in ("forward", "reverse")
+    text = p.explain()
+    assert "detection stopped" in text or "no compression" in text
+
+
+def test_plan_errors():
+    with pytest.raises(ValueError, match="output='csr'"):
+        jacobians.plan(bratu, np.ones(4), output="csr")
+    with pytest.raises(ValueError, match="mode='diagonal'"):
+        jacobians.plan(bratu, np.ones(4), mode="diagonal")
