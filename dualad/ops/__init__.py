@@ -1,10 +1,10 @@
 """The registry's primitives, grouped by family, and the functions composed from them."""
 from . import elementwise, reductions, shape, indexing, linalg  # noqa: F401  (registers)
-from . import numpy_extra, matrix, fft, special  # noqa: F401  (registers)
+from . import numpy_extra, matrix, fft, special, complex_numbers  # noqa: F401  (registers)
 
 # Modules that add NumPy callables to the front end's tables: each may define
 # NUMPY_UFUNCS and NUMPY_FUNCTIONS, {numpy callable: dualad function}.
-EXTENSIONS = (numpy_extra, matrix, fft, special)
+EXTENSIONS = (numpy_extra, matrix, fft, special, complex_numbers)
 from .elementwise import *  # noqa: F401,F403
 from .reductions import sum, mean, var, std, max, min, prod, cumsum  # noqa: F401
 from .shape import (reshape, ravel, expand_dims, squeeze, transpose, swapaxes,  # noqa: F401
