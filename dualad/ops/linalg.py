@@ -28,7 +28,24 @@ def _mT(x):
 
 
 # --- matmul on arrays of two or more dimensions -------------------------------------
-matmul_p = register(Primitive("matmul", np.matmul,
+def _matmul_impl(a, b):
+    """``np.matmul``, with stacks against one matrix done as ONE matrix product.
+
+    Batched tangents and cotangents meet constant matrices as ``W @ T`` with T of
+    shape (B, k, 1) or ``C @ W`` with C of shape (B, 1, k); NumPy runs those as B
+    matrix-vector products, several times slower than the single GEMM
+    ``T[..., 0] @ Wᵀ`` (the same numbers, in the same order of summation per entry).
+    """
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype != object:
+        if a.ndim == 2 and b.ndim > 2 and b.shape[-1] == 1:
+            k = b.shape[-2]
+            return (b.reshape(-1, k) @ a.T).reshape(b.shape[:-2] + (a.shape[0], 1))
+        if b.ndim == 2 and a.ndim > 2 and (a.shape[-2] == 1 or a.flags.c_contiguous):
+            return (a.reshape(-1, a.shape[-1]) @ b).reshape(a.shape[:-1] + (b.shape[1],))
+    return np.matmul(a, b)
+
+
+matmul_p = register(Primitive("matmul", _matmul_impl,
                               sympy=lambda sp, a, b: np.matmul(a, b)))
 
 

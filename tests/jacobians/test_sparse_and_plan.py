@@ -36,7 +36,7 @@ def test_sparse_jacobian_chunks_and_curried_form():
 
 def test_user_supplied_pattern():
     x = rng.standard_normal(8)
-    pattern = sp.diags([1, 1, 1], [-1, 0, 1], shape=(8, 8))
+    pattern = sp.diags([1, 1, 1], [-1, 0, 1], shape=(8, 8), dtype=bool)
     J = jacobians.sparse_jacobian(bratu, x, sparsity=pattern)
     np.testing.assert_allclose(J.toarray(), jacobians.jacobian(bratu, x), rtol=1e-12)
     Jd = jacobians.sparse_jacobian(bratu, x, sparsity=pattern.toarray() != 0, mode="reverse")
@@ -111,7 +111,9 @@ def test_plan_fixed_modes_and_dense_outputs():
         assert p.mode == mode
         out = p(x)
         np.testing.assert_allclose(out.toarray() if sp.issparse(out) else out, ref, rtol=1e-12)
-    assert jacobians.plan(f, x, sparse=False).mode == "forward"
+    # n = 5 directions against m = 20: the model picks forward. (With calibrate=True the
+    # choice is timed, and one sweep of each is too close to call on a noisy machine.)
+    assert jacobians.plan(f, x, sparse=False, calibrate=False).mode == "forward"
     assert "not considered (sparse=False)" in jacobians.plan(f, x, sparse=False).explain()
 
 

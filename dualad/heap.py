@@ -1,0 +1,46 @@
+"""Keep freed memory in the process heap instead of returning it to the OS at once.
+
+A batched sweep allocates and frees many arrays of the same few sizes (the
+tangents or cotangents of each operation, B directions at a time). With
+glibc's default settings, heap memory above the top of the last live block is
+handed back to the OS as soon as it exceeds a small threshold, and the next
+allocation of the same size faults every page in again: on a 2-core VM a
+200 x 200 vector-mode JVP spent two thirds of its time in page faults.
+``mallopt(M_TOP_PAD, 64 MiB)`` keeps up to 64 MiB of slack at the top of the
+heap, so a sweep reuses warm pages. It speeds up plain NumPy code in the same
+process too (measured: ``E * x`` twice and a sum, E 200 x 200: 300 us -> 70 us).
+
+This is a process-wide allocator setting, applied once when dualad is
+imported, on Linux with glibc only. It costs at most that much resident
+memory. Set the environment variable ``DUALAD_KEEP_HEAP=0`` before importing
+dualad to leave the allocator alone.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+
+M_TOP_PAD = -2
+TOP_PAD_BYTES = 64 * 2 ** 20
+
+#: Whether the setting was applied in this process.
+applied = False
+
+
+def keep_heap(pad: int = TOP_PAD_BYTES) -> bool:
+    """Ask glibc's malloc to keep ``pad`` bytes of slack at the top of the heap.
+    Returns True if the setting was applied (Linux, glibc), False otherwise."""
+    global applied
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return False
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        applied = bool(libc.mallopt(M_TOP_PAD, int(pad)))
+    except (OSError, AttributeError):
+        applied = False
+    return applied
+
+
+if os.environ.get("DUALAD_KEEP_HEAP", "1") != "0":
+    keep_heap()
