@@ -14,7 +14,7 @@ def draw_graph(et, path, digits=3):
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError("drawing a trace needs matplotlib: pip install 'dualad[plot]'; "
                           "EvaluationTrace.to_dot() needs nothing") from e
-    from .evaltrace import _fmt, _parents
+    from .evalrender import _fmt, _parents
 
     depth = {}
     for node in et.nodes:
@@ -41,7 +41,7 @@ def draw_graph(et, path, digits=3):
         label = f"{et.names[node]} = {_fmt(node.value, digits)}"
         d = et.derivative_of.get(node)
         if d is not None:
-            label += f"\n{mark} = {_fmt(d, digits)}"
+            label += f"\n{mark}{et.names[node][1:]} = {_fmt(d, digits)}"
         ax.text(x, y, label, ha="center", va="center", fontsize=9,
                 bbox=dict(boxstyle="round", fc="#eef3fb", ec="#35609a"))
     ax.set_xlim(-1.5, width - 1)

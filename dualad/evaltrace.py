@@ -6,19 +6,26 @@ Walther's book: inputs ``v_{1-n} .. v_0``, intermediates ``v_1 .. v_l``, each
 with its formula and primal value, then
 
 - forward mode: the tangent trace ``v̇_i = Σ_j ∂v_i/∂v_j · v̇_j`` in
-  evaluation order, for the seed direction ``ẋ``;
+  evaluation order, for the seed direction ``ẋ`` (linear operations act on
+  the tangents themselves: ``v̇_i = sum(v̇_j)``), ending with ``ẏ``;
 - reverse mode: the adjoint trace in the order the sweep performs it, one
-  row per accumulation ``v̄_j = v̄_j + v̄_i · ∂v_i/∂v_j``, from the seed ``ȳ``.
+  row per accumulation ``v̄_j = v̄_j + v̄_i · ∂v_i/∂v_j``, the partial written
+  out where it has a closed form (``v̄_0 = v̄_0 + v̄_2 · v_-1``), from the seed
+  ``ȳ``, ending with the gradient ``x̄``.
 
 Every number comes from the registry's own JVP and VJP rules; the formula
-strings are for display only.
+strings are for display only. The operation counts are measured: the rules
+run on a counting tape, so ``op_counts`` says how many primitives the sweep
+applied (by name in ``sweep_counts``), next to the primal's count. Rendering
+(text, Markdown, LaTeX, DOT, PNG) lives in :mod:`dualad.evalrender`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import Counter
 
 import numpy as np
 
+from .evalrender import EvaluationTrace, Row, _fmt, _parents  # noqa: F401  (public here)
 from .reverse import Var, VJPTrace
 from .tracer import primal_value
 
@@ -35,128 +42,11 @@ _PARTIALS = {
     "add": ["1", "1"], "subtract": ["1", "−1"], "multiply": ["{1}", "{0}"],
     "divide": ["1/{1}", "−{0}/{1}²"], "negative": ["−1"], "log": ["1/{0}"],
     "exp": ["{out}"], "sin": ["cos {0}"], "cos": ["−sin {0}"], "square": ["2{0}"],
-    "sqrt": ["1/(2{out})"], "tanh": ["1 − {out}²"], "power": ["{1}·{0}^({1}−1)", "ln {0}·{out}"],
+    "sqrt": ["1/(2{out})"], "tanh": ["1 − {out}²"], "power": ["{1}·{0}^({1}−1)", "{out}·ln {0}"],
+    "tan": ["1 + {out}²"], "sinh": ["cosh {0}"], "cosh": ["sinh {0}"],
+    "arctan": ["1/(1 + {0}²)"], "reciprocal": ["−{out}²"], "expm1": ["{out} + 1"],
+    "log1p": ["1/(1 + {0})"],
 }
-
-
-def _fmt(v, digits=3):
-    v = primal_value(v)
-    a = np.asarray(v)
-    if a.ndim == 0:
-        x = float(a) if np.isrealobj(a) else complex(a)
-        return f"{x:.{digits}f}" if isinstance(x, float) else str(np.round(x, digits))
-    with np.printoptions(threshold=12, edgeitems=2):
-        return np.array2string(a, separator=", ", formatter={
-            "float_kind": lambda x: f"{x:.{digits}f}"}).replace("\n", "")
-
-
-@dataclass
-class Row:
-    """One line of a trace: ``name = formula = value``."""
-    name: str
-    formula: str
-    value: object
-    section: str
-
-    def cells(self, digits):
-        return [self.name, self.formula, _fmt(self.value, digits)]
-
-
-@dataclass
-class EvaluationTrace:
-    """A recorded sweep, renderable as text, Markdown, LaTeX and Graphviz DOT."""
-    mode: str
-    rows: list = field(default_factory=list)
-    nodes: list = field(default_factory=list)
-    names: dict = field(default_factory=dict)
-    derivative_of: dict = field(default_factory=dict)
-    output: object = None
-    derivative: object = None
-    op_counts: dict = field(default_factory=dict)
-
-    # --- rendering ----------------------------------------------------------
-    def to_text(self, digits=3):
-        cells = [r.cells(digits) for r in self.rows]
-        w = [max(len(c[i]) for c in cells) for i in range(3)]
-        out, section = [], None
-        for r, c in zip(self.rows, cells):
-            if r.section != section:
-                section = r.section
-                out.append(f"-- {section} " + "-" * max(0, sum(w) + 4 - len(section)))
-            out.append(f"{c[0].ljust(w[0])} = {c[1].ljust(w[1])} = {c[2]}")
-        out.append(self._summary(digits))
-        return "\n".join(out)
-
-    def to_markdown(self, digits=3):
-        out = ["| trace | variable | formula | value |", "|---|---|---|---|"]
-        for r in self.rows:
-            name, formula, value = r.cells(digits)
-            out.append(f"| {r.section} | {name} | {formula} | {value} |")
-        out += ["", self._summary(digits)]
-        return "\n".join(out)
-
-    def to_latex(self, digits=3):
-        def tex(s):
-            for a, b in [("v̇", r"\dot v"), ("v̄", r"\bar v"), ("ẋ", r"\dot x"), ("ȳ", r"\bar y"),
-                         ("∂", r"\partial "), ("×", r"\times "), ("−", "-"), ("·", r"\cdot "),
-                         ("√", r"\sqrt "), ("²", "^2"), ("ln ", r"\ln "), ("sin ", r"\sin "),
-                         ("cos ", r"\cos "), ("exp ", r"\exp ")]:
-                s = s.replace(a, b)
-            return _tex_subscripts(s)
-        out = [r"\begin{tabular}{lll}", r"\hline"]
-        section = None
-        for r in self.rows:
-            if r.section != section:
-                section = r.section
-                out.append(rf"\multicolumn{{3}}{{l}}{{\textit{{{section}}}}} \\ \hline")
-            name, formula, value = r.cells(digits)
-            out.append(f"${tex(name)}$ & $= {tex(formula)}$ & $= {value}$ \\\\")
-        out += [r"\hline", r"\end{tabular}"]
-        return "\n".join(out)
-
-    def _summary(self, digits):
-        counts = ", ".join(f"{k}: {v}" for k, v in self.op_counts.items())
-        return (f"y = {_fmt(self.output, digits)};  derivative ({self.mode}) = "
-                f"{_fmt(self.derivative, digits)};  operation counts: {counts}")
-
-    def __str__(self):
-        return self.to_text()
-
-    def to_dot(self, digits=3):
-        """The computational graph in Graphviz DOT, nodes labelled with values and
-        tangents (forward) or adjoints (reverse)."""
-        mark = "v̇" if self.mode == "forward" else "v̄"
-        lines = ["digraph evaluation_trace {", "  rankdir=LR;",
-                 '  node [shape=box, fontname="Helvetica"];']
-        for node in self.nodes:
-            name = self.names[node]
-            d = self.derivative_of.get(node)
-            label = f"{name} = {_fmt(node.value, digits)}"
-            if d is not None:
-                label += f"\\n{mark} = {_fmt(d, digits)}"
-            lines.append(f'  "{name}" [label="{label}"];')
-        for node in self.nodes:
-            for a in _parents(node):
-                lines.append(f'  "{self.names[a]}" -> "{self.names[node]}";')
-        lines.append("}")
-        return "\n".join(lines)
-
-    def plot(self, path, digits=3):
-        """Draw the graph to a PNG with matplotlib (the optional ``plot`` extra)."""
-        from .evalplot import draw_graph
-        draw_graph(self, path, digits)
-        return path
-
-
-def _tex_subscripts(s):
-    import re
-    return re.sub(r"_(-?\d+)", r"_{\1}", s)
-
-
-def _parents(node):
-    if node.prim is None:
-        return []
-    return [a for a in node.args if isinstance(a, Var) and a._trace is node._trace]
 
 
 def _reachable(out):
@@ -170,29 +60,38 @@ def _reachable(out):
     return sorted(seen, key=lambda n: n.seq)
 
 
+def _arg_name(node, j, names):
+    a = node.args[j]
+    return names.get(a, _fmt(a)) if isinstance(a, Var) else _fmt(a)
+
+
+def _params(node):
+    return [f"{k}={v}" for k, v in (node.params or {}).items()]
+
+
 def _formula(node, names):
-    args = [names.get(a, _fmt(a)) if isinstance(a, Var) else _fmt(a) for a in node.args]
+    args = [_arg_name(node, j, names) for j in range(len(node.args))]
     tpl = _FORMULAS.get(node.prim.name)
     if tpl is None:
-        params = ", ".join(f"{k}={v}" for k, v in (node.params or {}).items())
-        return f"{node.prim.name}({', '.join(args + ([params] if params else []))})"
+        return f"{node.prim.name}({', '.join(args + _params(node))})"
     return tpl.format(*args, out=names[node])
 
 
 def _partial(node, j, names):
-    args = [names.get(a, _fmt(a)) if isinstance(a, Var) else _fmt(a) for a in node.args]
+    """The display formula of ∂node/∂arg_j (elementwise primitives), or None."""
     tpls = _PARTIALS.get(node.prim.name)
     if tpls is None or j >= len(tpls):
-        return f"∂{names[node]}/∂{args[j]}"
+        return None
+    args = [_arg_name(node, i, names) for i in range(len(node.args))]
     return tpls[j].format(*args, out=names[node])
 
 
 def trace(f, *args, mode="forward", seed=None):
     """The evaluation trace of ``f(*args)`` with its tangent or adjoint trace.
 
-    ``seed`` is the input direction ``ẋ`` (forward; default: the first input's
-    unit direction, as in the survey) — a tuple with one entry per argument —
-    or the output cotangent ``ȳ`` (reverse; default 1).
+    ``seed`` is the input direction ``ẋ`` (forward) — a tuple with one entry per
+    argument; default: the unit direction of the first input's first element, as
+    in the survey — or the output cotangent ``ȳ`` (reverse; default 1).
     """
     if mode not in ("forward", "reverse"):
         raise ValueError(f"trace: mode must be 'forward' or 'reverse', got {mode!r}")
@@ -214,74 +113,168 @@ def trace(f, *args, mode="forward", seed=None):
             names[node] = f"v_{counter}"
     nodes = leaves + [n for n in nodes if n.prim is not None]
     et = EvaluationTrace(mode=mode, nodes=nodes, names=names, output=out.value)
-    for leaf in leaves:
-        et.rows.append(Row(names[leaf], f"x_{leaves.index(leaf) + 1}", leaf.value, "primal"))
+    for k, leaf in enumerate(leaves):
+        et.rows.append(Row(names[leaf], f"x_{k + 1}", leaf.value, "primal"))
     for node in nodes[n_in:]:
         et.rows.append(Row(names[node], _formula(node, names), node.value, "primal"))
     n_primal = len(nodes) - n_in
+    counting = _CountingTape()
     if mode == "forward":
-        _forward_rows(et, leaves, nodes, names, seed)
-        et.op_counts = {"primal operations": n_primal, "tangent operations": n_primal}
+        _forward_rows(et, leaves, nodes, out, names, seed, counting)
+        et.op_counts = {"primal operations": n_primal,
+                        "tangent operations": counting.total}
     else:
-        steps = _reverse_rows(et, leaves, nodes, out, names, seed)
-        et.op_counts = {"primal operations": n_primal, "adjoint steps": steps}
+        steps = _reverse_rows(et, leaves, nodes, out, names, seed, counting)
+        et.op_counts = {"primal operations": n_primal, "adjoint steps": steps,
+                        "adjoint operations": counting.total}
+    et.sweep_counts = dict(counting.counts.most_common())
     return et
 
 
-def _forward_rows(et, leaves, nodes, names, seed):
-    if seed is None:
-        seed = tuple(np.ones_like(l.value) if i == 0 else np.zeros_like(l.value)
-                     for i, l in enumerate(leaves))
+class _CountingTape(VJPTrace):
+    """Counts the primitives the sweep's rules apply (it is never swept back): the rules
+    are registry operations, so lifting their inputs onto this tape counts every one."""
+
+    __slots__ = ("counts",)
+
+    def __init__(self):
+        super().__init__()
+        self.counts = Counter()
+
+    def process(self, prim, args, params):
+        self.counts[prim.name] += 1
+        return super().process(prim, args, params)
+
+    def process2(self, prim, x, y):
+        return self.process(prim, (x, y), {})
+
+    @property
+    def total(self):
+        return sum(self.counts.values())
+
+
+def _factor(p):
+    """A partial as a factor of a product: parenthesized when it is a sum or negative."""
+    return f"({p})" if ("+" in p or "−" in p) else p
+
+
+def _default_seed(leaves):
+    seed = []
+    for i, leaf in enumerate(leaves):
+        t = np.zeros_like(leaf.value)
+        if i == 0:
+            t.reshape(-1)[:1] = 1
+        seed.append(t)
+    return tuple(seed)
+
+
+def _arg_values(node, counting):
+    """The node's arguments, its traced ones lifted onto the counting tape."""
+    return [counting.new_leaf(a.value) if isinstance(a, Var) and a._trace is node._trace
+            else a for a in node.args]
+
+
+def _forward_rows(et, leaves, nodes, out, names, seed, counting):
+    seed = _default_seed(leaves) if seed is None else seed
     seed = seed if isinstance(seed, (tuple, list)) else (seed,)
+    if len(seed) != len(leaves):
+        raise ValueError(f"trace: the forward seed needs one direction per input "
+                         f"({len(leaves)}), got {len(seed)}")
     tangents = {}
     for i, leaf in enumerate(leaves):
-        tangents[leaf] = np.asarray(seed[i], dtype=np.result_type(leaf.value))
-        et.rows.append(Row("v̇" + names[leaf][1:], f"ẋ_{i + 1}", tangents[leaf], "tangent"))
+        t = np.asarray(seed[i], dtype=np.result_type(leaf.value))
+        if t.shape != np.shape(leaf.value):
+            raise ValueError(f"trace: seed {i} has shape {t.shape}, but input {i} has shape "
+                             f"{np.shape(leaf.value)}")
+        tangents[leaf] = counting.new_leaf(t)
+        et.rows.append(Row("v̇" + names[leaf][1:], f"ẋ_{i + 1}", t, "tangent"))
     for node in nodes[len(leaves):]:
-        vals = [a.value if isinstance(a, Var) else a for a in node.args]
-        total, terms = None, []
-        for j, a in enumerate(node.args):
-            if not (isinstance(a, Var) and a in tangents):
-                continue
-            c = node.prim.jvps[j](tangents[a], node.value, *vals, **node.params)
-            total = c if total is None else total + c
-            p = _partial(node, j, names)
-            t = "v̇" + names[a][1:]
-            terms.append(t if p == "1" else (f"−{t}" if p == "−1" else f"{t} × {p}"))
+        vals = _arg_values(node, counting)
+        traced = [j for j, a in enumerate(node.args) if isinstance(a, Var) and a in tangents]
+        prim = node.prim
+        if prim.jvp_all is not None and not prim.jvps:
+            ts = [tangents[a] if j in traced else None for j, a in enumerate(node.args)]
+            total = prim.jvp_all(ts, node.value, *vals, **node.params)
+        else:
+            total = None
+            for j in traced:
+                c = prim.jvps[j](tangents[node.args[j]], node.value, *vals, **node.params)
+                total = c if total is None else total + c
         tangents[node] = total
-        et.derivative_of[node] = total
-        et.rows.append(Row("v̇" + names[node][1:], " + ".join(terms).replace("+ −", "− "),
-                           total, "tangent"))
+        et.derivative_of[node] = primal_value(total)
+        et.rows.append(Row("v̇" + names[node][1:], _tangent_formula(node, traced, names),
+                           primal_value(total), "tangent"))
     for leaf in leaves:
-        et.derivative_of[leaf] = tangents[leaf]
-    et.derivative = tangents[nodes[-1]]
+        et.derivative_of[leaf] = primal_value(tangents[leaf])
+    et.derivative = primal_value(tangents[out])
+    et.rows.append(Row("y", names[out], out.value, "result"))
+    et.rows.append(Row("ẏ", "v̇" + names[out][1:], et.derivative, "result"))
 
 
-def _reverse_rows(et, leaves, nodes, out, names, seed):
-    ybar = np.ones_like(out.value) if seed is None else np.asarray(seed)
-    adj = {out: ybar}
-    name_bar = lambda n: "v̄" + names[n][1:]  # noqa: E731
-    et.rows.append(Row(name_bar(out), "ȳ", ybar, "adjoint"))
+def _tangent_formula(node, traced, names):
+    """``v̇_i`` as the sum of its arguments' contributions, written with the partials."""
+    prim, dot = node.prim, (lambda a: "v̇" + names[a][1:])
+    if prim.linear:   # the tangent of a linear operation is the operation on the tangents
+        args = [dot(a) if j in traced else "0" for j, a in enumerate(node.args)]
+        sub = {a: t for a, t in zip(node.args, args) if isinstance(a, Var)}
+        return _formula(node, {**names, **sub}) if prim.name in _FORMULAS else \
+            f"{prim.name}({', '.join(args + _params(node))})"
+    terms = []
+    for j in traced:
+        a = node.args[j]
+        if prim.name == "matmul":
+            terms.append(f"{dot(a)} @ {_arg_name(node, 1, names)}" if j == 0 else
+                         f"{_arg_name(node, 0, names)} @ {dot(a)}")
+            continue
+        p = _partial(node, j, names)
+        if p is None:
+            terms.append(f"∂{names[node]}/∂{names[a]} · {dot(a)}")
+        else:
+            terms.append(dot(a) if p == "1" else (f"−{dot(a)}" if p == "−1" else
+                                                  f"{dot(a)} × {_factor(p)}"))
+    return " + ".join(terms).replace("+ −", "− ")
+
+
+def _reverse_rows(et, leaves, nodes, out, names, seed, counting):
+    ybar = np.ones_like(out.value) if seed is None else np.asarray(seed, dtype=float)
+    if ybar.shape != np.shape(out.value):
+        raise ValueError(f"trace: the reverse seed ȳ has shape {ybar.shape}, but the output "
+                         f"has shape {np.shape(out.value)}")
+    adj = {out: counting.new_leaf(ybar)}
+    bar = lambda n: "v̄" + names[n][1:]  # noqa: E731
+    et.rows.append(Row(bar(out), "ȳ", ybar, "adjoint"))
     steps = 0
     for node in reversed(nodes[len(leaves):]):
         if node not in adj:
             continue
-        ct = adj[node]
-        vals = [a.value if isinstance(a, Var) else a for a in node.args]
-        for j, a in enumerate(node.args):
-            if not (isinstance(a, Var) and a._trace is node._trace):
+        ct, prim = adj[node], node.prim
+        vals = _arg_values(node, counting)
+        parents = [j for j, a in enumerate(node.args) if isinstance(a, Var)
+                   and a._trace is node._trace]
+        if prim.vjp_all is not None and not prim.vjps:
+            all_cts = prim.vjp_all(ct, node.value, *vals, **node.params)
+        else:
+            all_cts = {j: prim.vjps[j](ct, node.value, *vals, **node.params) for j in parents}
+        for j in parents:
+            a, g = node.args[j], all_cts[j]
+            if g is None:
                 continue
-            g = node.prim.vjps[j](ct, node.value, *vals, **node.params)
-            partial = f"∂{names[node]}/∂{names[a]}"
-            if a in adj:
-                adj[a] = adj[a] + g
-                formula = f"{name_bar(a)} + {name_bar(node)} · {partial}"
-            else:
-                adj[a] = g
-                formula = f"{name_bar(node)} · {partial}"
+            acc = f"{bar(a)} + " if a in adj else ""
+            adj[a] = adj[a] + g if a in adj else g
+            formula = f"{acc}{bar(node)} · ∂{names[node]}/∂{names[a]}"
+            p = _partial(node, j, names)
+            if p == "1":
+                formula += f" = {acc}{bar(node)}"
+            elif p == "−1":
+                formula += f" = {bar(a)} − {bar(node)}" if acc else f" = −{bar(node)}"
+            elif p is not None:
+                formula += f" = {acc}{bar(node)} · {_factor(p)}"
             steps += 1
-            et.rows.append(Row(name_bar(a), formula, adj[a], "adjoint"))
+            et.rows.append(Row(bar(a), formula, primal_value(adj[a]), "adjoint"))
     for n, v in adj.items():
-        et.derivative_of[n] = v
-    et.derivative = tuple(adj.get(l, np.zeros_like(l.value)) for l in leaves)
+        et.derivative_of[n] = primal_value(v)
+    et.derivative = tuple(primal_value(adj[l]) if l in adj else np.zeros_like(l.value)
+                          for l in leaves)
+    for k, (leaf, d) in enumerate(zip(leaves, et.derivative)):
+        et.rows.append(Row(f"x̄_{k + 1}", bar(leaf) if leaf in adj else "0", d, "result"))
     return steps

@@ -19,7 +19,11 @@ def test_forward_trace_tangents_match_jvp():
     _, t = dualad.jvp(f, (2.0, 5.0), (0.3, -1.2))
     assert np.isclose(et.derivative, t)
     tangent_rows = [r for r in et.rows if r.section == "tangent"]
-    assert len(tangent_rows) == 2 + et.op_counts["tangent operations"]
+    assert len(tangent_rows) == 2 + et.op_counts["primal operations"]
+    assert [r.formula for r in tangent_rows][2:5] == [
+        "v̇_-1 × 1/v_-1", "v̇_-1 × v_0 + v̇_0 × v_-1", "v̇_1 + v̇_2"]
+    result = {r.name: r for r in et.rows if r.section == "result"}
+    assert result["y"].formula == "v_5" and np.isclose(result["ẏ"].value, t)
 
 
 def test_reverse_trace_accumulates_like_grad():
@@ -27,8 +31,69 @@ def test_reverse_trace_accumulates_like_grad():
     g = dualad.grad(f, argnums=(0, 1))(2.0, 5.0)
     assert np.allclose(et.derivative, g)
     formulas = [r.formula for r in et.rows if r.section == "adjoint"]
-    assert any(" + " in fm for fm in formulas), "an accumulation step v̄ = v̄ + ... is shown"
+    # The survey's accumulation step, with the partial written out (Table 3).
+    assert "v̄_0 + v̄_2 · ∂v_2/∂v_0 = v̄_0 + v̄_2 · v_-1" in formulas
+    assert "v̄_5 · ∂v_5/∂v_4 = −v̄_5" in formulas
     assert et.op_counts["adjoint steps"] == 8
+    result = {r.name: r for r in et.rows if r.section == "result"}
+    assert result["x̄_1"].formula == "v̄_-1" and np.isclose(result["x̄_2"].value, 1.716, atol=1e-3)
+
+
+def test_operation_counts_are_measured_on_the_sweep():
+    """The counts are the primitives the rules actually apply, not the number of rows:
+    each sweep costs a small multiple of the primal (the cheap gradient principle)."""
+    for mode, key in (("forward", "tangent operations"), ("reverse", "adjoint operations")):
+        et = trace(f, 2.0, 5.0, mode=mode)
+        n = et.op_counts["primal operations"]
+        assert n == 5
+        assert n <= et.op_counts[key] <= 4 * n
+        assert sum(et.sweep_counts.values()) == et.op_counts[key]
+        assert "cos" in et.sweep_counts       # sin's partial is evaluated in the sweep
+        assert f"{key}: {et.op_counts[key]}" in et.to_text()
+
+
+@pytest.mark.parametrize("g, args", [
+    (lambda a, b: np.sum(a * b + np.exp(a) / b), (np.array([0.5, 1.5]), np.array([2.0, 3.0]))),
+    (lambda x: np.sum(np.concatenate([x, np.tanh(x) ** 2])), (np.array([0.3, -0.4]),)),
+    (lambda x, y: x ** y - np.sqrt(x) * np.arctan(y), (1.7, 0.6)),
+    (lambda x: np.sum(np.cumsum(np.sinh(x), axis=0) * np.cos(x).T), (np.array([[0.2, 0.4], [0.1, 0.3]]),)),
+    (lambda x, y: x, (2.0, 3.0)),       # the output is an input
+])
+def test_traces_agree_with_jvp_and_grad(g, args):
+    argnums = tuple(range(len(args)))
+    grads = dualad.grad(g, argnums=argnums)(*args)
+    rev = trace(g, *args, mode="reverse")
+    for a, b in zip(rev.derivative, grads):
+        assert np.allclose(a, b)
+    rng = np.random.default_rng(0)
+    seed = tuple(rng.standard_normal(np.shape(a)) for a in args)
+    fwd = trace(g, *args, mode="forward", seed=seed)
+    assert np.allclose(fwd.derivative, dualad.jvp(g, args, seed)[1])
+    assert np.allclose(fwd.output, g(*args))
+
+
+def test_default_forward_seed_is_the_first_unit_direction():
+    x = np.array([0.3, -0.7, 1.1])
+    et = trace(lambda x: np.sum(x ** 3), x, mode="forward")
+    assert np.isclose(et.derivative, 3 * 0.3 ** 2)
+
+
+def test_display_groups_partials_and_tangents_of_linear_operations():
+    W = np.array([[1.0, 2.0], [0.5, -1.0]])
+    et = trace(lambda x: np.sum(np.tanh(W @ x) * x), np.array([0.3, -0.7]), mode="forward")
+    formulas = [r.formula for r in et.rows if r.section == "tangent"]
+    assert "v̇_3 × (1 − v_4²)" in formulas                 # a sum as a factor is parenthesized
+    assert any(fm.startswith("sum(v̇_5") for fm in formulas)  # linear: the op on the tangent
+    assert any("@ v̇_1" in fm for fm in formulas)
+
+
+def test_seed_shape_errors():
+    with pytest.raises(ValueError, match="one direction per input"):
+        trace(f, 2.0, 5.0, mode="forward", seed=(1.0,))
+    with pytest.raises(ValueError, match="shape"):
+        trace(lambda x: np.sum(x), np.ones(3), mode="forward", seed=(np.ones(2),))
+    with pytest.raises(ValueError, match="ȳ has shape"):
+        trace(lambda x: x * 2, np.ones(3), mode="reverse", seed=np.ones(2))
 
 
 def test_vector_and_array_code():
@@ -46,7 +111,8 @@ def test_renderings():
     et = trace(f, 2.0, 5.0, mode="reverse")
     md, tex, dot = et.to_markdown(), et.to_latex(), et.to_dot()
     assert md.startswith("| trace |") and "v̄_-1" in md
-    assert r"\begin{tabular}" in tex and r"\bar v_{-1}" in tex
+    assert r"\begin{tabular}" in tex and r"\bar v_{-1}" in tex and r"\bar x_{1}" in tex
+    assert "∂" not in tex and "v̄" not in tex
     assert dot.startswith("digraph") and '"v_-1" -> "v_2"' in dot
     assert "11.652" in et.to_text()
 
