@@ -150,6 +150,11 @@ def test_cli_trace(capsys, tmp_path):
     assert err.count("\n") == 1 and "x3" in err
     assert main(["trace", "log(x1", "--at", "x1=2"]) == 2
     assert main(["trace", "x1", "--at", "x1=oops"]) == 2
+    capsys.readouterr()
+    assert main(["trace", "2*pi", "--at", "x=1"]) == 2          # constant: nothing to trace
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "does not depend" in err
+    assert main(["trace", "x1*x2", "--at", "x1=2", "x2=5", "--seed", "1"]) == 2
 
 
 def test_cli_console_script_runs():
