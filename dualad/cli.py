@@ -171,7 +171,7 @@ def trace_command(args) -> int:
             seed = seed if args.mode == "forward" else seed[0]
         with np.errstate(all="ignore"):
             et = trace(f, *at.values(), mode=args.mode, seed=seed)
-    except (ExpressionError, ValueError, TypeError, ZeroDivisionError) as e:
+    except (ExpressionError, ValueError, TypeError, ArithmeticError) as e:
         print(f"dualad trace: error: {e}", file=sys.stderr)
         return 2
     render = {"text": et.to_text, "md": et.to_markdown, "latex": et.to_latex,
@@ -180,7 +180,7 @@ def trace_command(args) -> int:
     if args.graph:
         try:
             et.plot(args.graph, args.digits)
-        except ImportError as e:
+        except (ImportError, OSError) as e:
             print(f"dualad trace: error: {e}", file=sys.stderr)
             return 2
         print(f"graph written to {args.graph}")

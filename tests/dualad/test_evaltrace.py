@@ -155,6 +155,10 @@ def test_cli_trace(capsys, tmp_path):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "does not depend" in err
     assert main(["trace", "x1*x2", "--at", "x1=2", "x2=5", "--seed", "1"]) == 2
+    assert main(["trace", "x1 + 10**1000", "--at", "x1=2"]) == 2   # overflow: one line
+    assert main(["trace", "x1", "--at", "x1=2", "--graph", "/no/such/dir/g.png"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 3 and "/no/such/dir" in err
 
 
 def test_cli_console_script_runs():
