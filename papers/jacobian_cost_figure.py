@@ -22,7 +22,9 @@ forward mode is preferable when n << m, reverse when n >> m). The figure shows b
 
 Checked (exit status 1 otherwise): forward counts grow exactly linearly in n,
 reverse counts linearly in m; the planner's choice is never costlier than the
-worse mode and within ``MARGIN`` of the cheaper one.
+worse mode, within ``MARGIN`` of the cheaper one, and is the cheaper one
+wherever n/m >= 4 or <= 1/4 (near n = m it weighs measured time, and either
+mode is a fair choice).
 
     python -m papers.jacobian_cost_figure [--out papers/figures/jacobian_cost.png] [--quick]
 """
@@ -42,7 +44,7 @@ from papers._compare import Report
 from papers.opcount import OpCounter
 
 OUT = os.path.join(os.path.dirname(__file__), "figures", "jacobian_cost.png")
-MARGIN = 1.5   # the planner's count may exceed the cheaper mode's by this factor near n = m
+MARGIN = 2.0   # near n = m the planner (which weighs time) may take either mode: within 2x
 
 
 def make_function(n, m, seed=0):
@@ -180,9 +182,11 @@ def check(report, counts, times):
                 f"{min(per_ct):.1f} .. {max(per_ct):.1f}", ok=max(per_ct) <= 1.1 * min(per_ct))
     for r in counts:
         cheap, dear = sorted((r["forward"], r["reverse"]))
-        ok = r["exact"] and r["plan"] <= dear and r["plan"] <= MARGIN * cheap
+        far = max(r["n"], r["m"]) >= 4 * min(r["n"], r["m"])
+        ok = r["exact"] and r["plan"] <= dear and r["plan"] <= MARGIN * cheap and \
+            (r["plan"] == cheap or not far)
         report.note(f"n={r['n']}, m={r['m']}: ops forward | reverse | planner",
-                    f"planner <= worse, <= {MARGIN} x cheaper",
+                    "the cheaper" if far else f"<= worse, <= {MARGIN:g} x cheaper",
                     f"{r['forward']} | {r['reverse']} | {r['plan']} ({r['mode']})", ok=ok)
     for r in times:
         report.note(f"n={r['n']}, m={r['m']}: time forward | reverse | planner",
