@@ -47,6 +47,7 @@ class EvaluationTrace:
     derivative: object = None
     op_counts: dict = field(default_factory=dict)
     sweep_counts: dict = field(default_factory=dict)   # primitive -> applications in the sweep
+    uncounted: set = field(default_factory=set)       # primitives whose rules were not counted
 
     # --- rendering ----------------------------------------------------------
     def to_text(self, digits=3):
@@ -96,7 +97,9 @@ class EvaluationTrace:
             ", ".join(_fmt(d, digits) for d in self.derivative)
         return (f"y = {_fmt(self.output, digits)};  derivative ({self.mode}) = "
                 f"{_fmt(deriv, digits) if self.mode == 'forward' else deriv};  operation "
-                f"counts: {counts}" + (f" ({detail})" if detail else ""))
+                f"counts: {counts}" + (f" ({detail})" if detail else "") +
+                (f"; not counted: the rules of {', '.join(sorted(self.uncounted))}"
+                 if self.uncounted else ""))
 
     def __str__(self):
         return self.to_text()

@@ -174,6 +174,17 @@ def _arg_values(node, counting):
             else a for a in node.args]
 
 
+def _apply_rules(et, node, counting, compute):
+    """``compute(vals, lifted)`` on the counting tape; a rule that cannot run on traced
+    values (a custom rule calling ``np.asarray``, say) is run on plain values instead and
+    named in ``et.uncounted``: its derivative is still exact, only its count is missing."""
+    try:
+        return compute(_arg_values(node, counting), True)
+    except Exception:  # noqa: BLE001 - retried below on plain values, where errors propagate
+        et.uncounted.add(node.prim.name)
+        return compute([a.value if isinstance(a, Var) else a for a in node.args], False)
+
+
 def _forward_rows(et, leaves, nodes, out, names, seed, counting):
     seed = _default_seed(leaves) if seed is None else seed
     seed = seed if isinstance(seed, (tuple, list)) else (seed,)
@@ -189,18 +200,20 @@ def _forward_rows(et, leaves, nodes, out, names, seed, counting):
         tangents[leaf] = counting.new_leaf(t)
         et.rows.append(Row("v̇" + names[leaf][1:], f"ẋ_{i + 1}", t, "tangent"))
     for node in nodes[len(leaves):]:
-        vals = _arg_values(node, counting)
         traced = [j for j, a in enumerate(node.args) if isinstance(a, Var) and a in tangents]
         prim = node.prim
-        if prim.jvp_all is not None and not prim.jvps:
-            ts = [tangents[a] if j in traced else None for j, a in enumerate(node.args)]
-            total = prim.jvp_all(ts, node.value, *vals, **node.params)
-        else:
+
+        def compute(vals, lifted):
+            tan = (lambda a: tangents[a]) if lifted else (lambda a: primal_value(tangents[a]))
+            if prim.jvp_all is not None and not prim.jvps:
+                ts = [tan(a) if j in traced else None for j, a in enumerate(node.args)]
+                return prim.jvp_all(ts, node.value, *vals, **node.params)
             total = None
             for j in traced:
-                c = prim.jvps[j](tangents[node.args[j]], node.value, *vals, **node.params)
+                c = prim.jvps[j](tan(node.args[j]), node.value, *vals, **node.params)
                 total = c if total is None else total + c
-        tangents[node] = total
+            return total
+        total = tangents[node] = _apply_rules(et, node, counting, compute)
         et.derivative_of[node] = primal_value(total)
         et.rows.append(Row("v̇" + names[node][1:], _tangent_formula(node, traced, names),
                            primal_value(total), "tangent"))
@@ -248,13 +261,15 @@ def _reverse_rows(et, leaves, nodes, out, names, seed, counting):
         if node not in adj:
             continue
         ct, prim = adj[node], node.prim
-        vals = _arg_values(node, counting)
         parents = [j for j, a in enumerate(node.args) if isinstance(a, Var)
                    and a._trace is node._trace]
-        if prim.vjp_all is not None and not prim.vjps:
-            all_cts = prim.vjp_all(ct, node.value, *vals, **node.params)
-        else:
-            all_cts = {j: prim.vjps[j](ct, node.value, *vals, **node.params) for j in parents}
+
+        def compute(vals, lifted):
+            c = ct if lifted else primal_value(ct)
+            if prim.vjp_all is not None and not prim.vjps:
+                return prim.vjp_all(c, node.value, *vals, **node.params)
+            return {j: prim.vjps[j](c, node.value, *vals, **node.params) for j in parents}
+        all_cts = _apply_rules(et, node, counting, compute)
         for j in parents:
             a, g = node.args[j], all_cts[j]
             if g is None:

@@ -72,6 +72,21 @@ def test_traces_agree_with_jvp_and_grad(g, args):
     assert np.allclose(fwd.output, g(*args))
 
 
+def test_custom_rule_on_plain_arrays_is_traced_and_named_as_uncounted():
+    @dualad.primitive(name="cube")
+    def cube(x):
+        return x ** 3
+    # A rule that only works on plain arrays (np.asarray refuses traced values).
+    cube.defjvp(lambda t, ans, x: t * 3.0 * np.asarray(x) ** 2)
+    cube.defvjp(lambda ct, ans, x: ct * 3.0 * np.asarray(x) ** 2)
+    g = lambda x: np.sin(cube(x))  # noqa: E731
+    for mode in ("forward", "reverse"):
+        et = trace(g, 0.7, mode=mode)
+        d = et.derivative if mode == "forward" else et.derivative[0]
+        assert np.isclose(d, np.cos(0.7 ** 3) * 3 * 0.7 ** 2)
+        assert et.uncounted == {"cube"} and "not counted: the rules of cube" in et.to_text()
+
+
 def test_default_forward_seed_is_the_first_unit_direction():
     x = np.array([0.3, -0.7, 1.1])
     et = trace(lambda x: np.sum(x ** 3), x, mode="forward")
