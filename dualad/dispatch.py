@@ -227,6 +227,9 @@ def _install():
     B.item = _to_array_error
     B.tolist = _to_array_error
     B.astype = _astype
+    for mod in ops.EXTENSIONS:  # more ndarray methods (cumprod, round, take, %, //, ...)
+        for name, method in getattr(mod, "BOX_METHODS", {}).items():
+            setattr(B, name, method)
 
 
 def _astype(self, dtype, *args, **kwargs):

@@ -1,0 +1,426 @@
+"""Rearranging arrays: take, take_along_axis, repeat, tile, pad, roll, rot90, the
+split family, stacking, append/insert/delete, resize, block, ...
+
+Every function here moves, copies or drops entries, so each is a composition of
+the linear structural primitives (``getitem`` and its adjoint scatter-add
+``untake``, ``reshape``, ``transpose``, ``broadcast_to``, ``concatenate``):
+
+    y = x[idx]   ẏ = ẋ[idx]   x̄ = scatter-add of ȳ at idx   (copies add up their cotangents)
+
+No new rules, so both modes, batched tangents and every order come for free.
+Where NumPy's own index logic is intricate (insert, delete, non-constant pad
+modes, resize) the index map is obtained by applying the NumPy function itself to
+an array of entry numbers (``np.insert(arange(n), ...)`` says where every entry
+lands), which reproduces NumPy's semantics exactly. ``pad`` in ``constant`` mode
+is differentiable in ``constant_values`` too.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tracer import Box, ndim_of, primal_value, shape_of
+from ._util import normalize_axes
+from .indexing import getitem, index
+from .shape import broadcast_to, concatenate, flip, ravel, reshape, swapaxes, transpose
+
+
+def _axis(axis, nd, name):
+    try:
+        return normalize_axes(axis, nd)[0]
+    except ValueError as e:
+        raise ValueError(f"{name}: {e}") from None
+
+
+def _along(x, axis, idx):
+    """``x[..., idx, ...]`` with ``idx`` (slice, int or integer array) at ``axis``."""
+    return getitem(x, idx=(slice(None),) * axis + (idx,))
+
+
+def _no_out(name, out):
+    if out is not None:
+        raise TypeError(f"{name}: out= writes in place into an array and cannot be traced")
+
+
+def _gather_flat(x, positions):
+    """``ravel(x)[positions]``: positions is an integer array of any shape."""
+    return getitem(ravel(x), idx=(np.asarray(positions, dtype=np.intp),))
+
+
+# --- take -------------------------------------------------------------------------------
+def take(a, indices, axis=None, out=None, mode="raise"):
+    _no_out("take", out)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = _axis(axis, ndim_of(a), "take")
+    n = shape_of(a)[axis]
+    idx = np.asarray(primal_value(indices))
+    if not np.issubdtype(idx.dtype, np.integer):
+        raise TypeError(f"take: indices must be integers, got {idx.dtype}")
+    if mode == "wrap":
+        idx = idx % n
+    elif mode == "clip":
+        idx = np.clip(idx, 0, n - 1)
+    elif np.any((idx < -n) | (idx >= n)):
+        raise IndexError(f"take: index out of bounds for axis {axis} with size {n} "
+                         f"(array of shape {shape_of(a)})")
+    return _along(a, axis, int(idx) if idx.ndim == 0 else idx)
+
+
+def take_along_axis(arr, indices, axis=-1):
+    idx = np.asarray(primal_value(indices))
+    if axis is None:
+        arr, axis = ravel(arr), 0
+    nd = ndim_of(arr)
+    if idx.ndim != nd:
+        raise ValueError(f"take_along_axis: indices (shape {idx.shape}) and arr (shape "
+                         f"{shape_of(arr)}) must have the same number of dimensions")
+    axis = _axis(axis, nd, "take_along_axis")
+    full = tuple(idx if i == axis else
+                 np.arange(n).reshape(tuple(n if j == i else 1 for j in range(nd)))
+                 for i, n in enumerate(shape_of(arr)))
+    return getitem(arr, idx=full)
+
+
+def repeat(a, repeats, axis=None):
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = _axis(axis, ndim_of(a), "repeat")
+    src = np.repeat(np.arange(shape_of(a)[axis]), primal_value(repeats))
+    return _along(a, axis, src)
+
+
+def tile(A, reps):
+    reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
+    shape = shape_of(A)
+    d = max(len(reps), len(shape))
+    shape = (1,) * (d - len(shape)) + shape
+    reps = (1,) * (d - len(reps)) + reps
+    if all(r == 1 for r in reps):
+        return reshape(A, shape)
+    x = reshape(A, tuple(v for s in shape for v in (1, s)))
+    x = broadcast_to(x, tuple(v for r, s in zip(reps, shape) for v in (r, s)))
+    return reshape(x, tuple(r * s for r, s in zip(reps, shape)))
+
+
+def resize(a, new_shape):
+    new_shape = (int(new_shape),) if np.ndim(new_shape) == 0 else tuple(int(s) for s in new_shape)
+    size, new_size = math.prod(shape_of(a)), math.prod(new_shape)
+    if size == 0 or new_size == 0:
+        return np.zeros(new_shape, dtype=primal_value(a).dtype)
+    return reshape(_gather_flat(a, np.arange(new_size) % size), new_shape)
+
+
+# --- pad --------------------------------------------------------------------------------
+_INDEX_MODES = ("edge", "reflect", "symmetric", "wrap")
+
+
+def pad(array, pad_width, mode="constant", **kwargs):
+    """``np.pad`` in the modes constant (differentiable in ``constant_values`` too),
+    empty (zeros), edge, reflect, symmetric and wrap."""
+    nd = ndim_of(array)
+    widths = np.broadcast_to(np.asarray(primal_value(pad_width)), (nd, 2)).astype(np.intp)
+    if np.any(widths < 0):
+        raise ValueError(f"pad: index can't contain negative values (pad_width {pad_width!r})")
+    if callable(mode):
+        raise NotImplementedError("pad: a callable mode is not differentiable; compose it "
+                                  "from concatenate instead")
+    x = array
+    if mode in _INDEX_MODES:
+        if kwargs.get("reflect_type", "even") != "even":
+            raise NotImplementedError("pad: reflect_type='odd' is not supported on traced values")
+        for ax in range(nd):
+            if widths[ax].any():
+                src = np.pad(np.arange(shape_of(x)[ax]), tuple(widths[ax]), mode=mode,
+                             **kwargs)
+                x = _along(x, ax, src)
+        return x
+    if mode not in ("constant", "empty"):
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported on traced values; "
+                                  f"use one of constant, empty, {', '.join(_INDEX_MODES)}")
+    values = kwargs.pop("constant_values", 0) if mode == "constant" else 0
+    if kwargs:
+        raise TypeError(f"pad: unsupported keyword arguments {sorted(kwargs)} for mode {mode!r}")
+    if isinstance(values, Box):
+        values = broadcast_to(values, (nd, 2)) if ndim_of(values) else values
+    else:
+        values = np.broadcast_to(np.asarray(values), (nd, 2))
+    for ax in range(nd):
+        parts = []
+        for side in (0, 1):
+            w = int(widths[ax, side])
+            if not w:
+                parts.append(None)
+                continue
+            v = values if ndim_of(values) == 0 else index(values, (ax, side))
+            shape = list(shape_of(x))
+            shape[ax] = w
+            parts.append(broadcast_to(v, tuple(shape)) if isinstance(v, Box) else
+                         np.full(shape, v, dtype=np.result_type(primal_value(x), v)))
+        if parts[0] is not None or parts[1] is not None:
+            x = concatenate([p for p in (parts[0], x, parts[1]) if p is not None], axis=ax)
+    return x
+
+
+# --- roll, rot90, flips, rollaxis ----------------------------------------------------------
+def roll(a, shift, axis=None):
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), shape_of(a))
+    nd = ndim_of(a)
+    shifts, axes = np.broadcast_arrays(np.asarray(shift), np.asarray(axis))
+    total = {}
+    for s, ax in zip(shifts.ravel(), axes.ravel()):
+        ax = _axis(int(ax), nd, "roll")
+        total[ax] = total.get(ax, 0) + int(s)
+    x = a
+    for ax, s in total.items():
+        n = shape_of(x)[ax]
+        k = s % n if n else 0
+        if k:
+            x = concatenate([_along(x, ax, slice(n - k, None)), _along(x, ax, slice(0, n - k))],
+                            axis=ax)
+    return x
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    axes = tuple(axes)
+    nd = ndim_of(m)
+    if len(axes) != 2:
+        raise ValueError("rot90: len(axes) must be 2")
+    if axes[0] == axes[1] or abs(axes[0] - axes[1]) == nd:
+        raise ValueError(f"rot90: axes {axes} must be different")
+    if not (-nd <= axes[0] < nd and -nd <= axes[1] < nd):
+        raise ValueError(f"rot90: axes {axes} out of range for an array of shape {shape_of(m)}")
+    k %= 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(flip(m, axes[0]), axes[1])
+    perm = list(range(nd))
+    perm[axes[0]], perm[axes[1]] = perm[axes[1]], perm[axes[0]]
+    if k == 1:
+        return transpose(flip(m, axes[1]), perm)
+    return flip(transpose(m, perm), axes[1])
+
+
+def fliplr(m):
+    if ndim_of(m) < 2:
+        raise ValueError(f"fliplr: input must be >= 2-d, got shape {shape_of(m)}")
+    return flip(m, 1)
+
+
+def flipud(m):
+    if ndim_of(m) < 1:
+        raise ValueError("flipud: input must be >= 1-d")
+    return flip(m, 0)
+
+
+def rollaxis(a, axis, start=0):
+    n = ndim_of(a)
+    axis = _axis(axis, n, "rollaxis")
+    if not -n <= start <= n:
+        raise np.exceptions.AxisError(f"rollaxis: start {start} out of range for {n} axes")
+    start = start + n if start < 0 else start
+    if axis < start:
+        start -= 1
+    if axis == start:
+        return a
+    perm = [i for i in range(n) if i != axis]
+    perm.insert(start, axis)
+    return transpose(a, perm)
+
+
+# --- splitting -------------------------------------------------------------------------------
+def array_split(ary, indices_or_sections, axis=0):
+    axis = _axis(axis, ndim_of(ary), "array_split")
+    total = shape_of(ary)[axis]
+    if np.ndim(indices_or_sections) == 0:
+        sections = int(indices_or_sections)
+        if sections <= 0:
+            raise ValueError("array_split: number sections must be larger than 0")
+        each, extra = divmod(total, sections)
+        sizes = [0] + extra * [each + 1] + (sections - extra) * [each]
+        points = np.cumsum(sizes).tolist()
+    else:
+        points = [0] + [int(i) for i in indices_or_sections] + [total]
+    return [_along(ary, axis, slice(points[i], points[i + 1])) for i in range(len(points) - 1)]
+
+
+def split(ary, indices_or_sections, axis=0):
+    if np.ndim(indices_or_sections) == 0:
+        n = shape_of(ary)[_axis(axis, ndim_of(ary), "split")]
+        if n % int(indices_or_sections):
+            raise ValueError("split: array split does not result in an equal division")
+    return array_split(ary, indices_or_sections, axis)
+
+
+def hsplit(ary, indices_or_sections):
+    if ndim_of(ary) == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return split(ary, indices_or_sections, 1 if ndim_of(ary) > 1 else 0)
+
+
+def vsplit(ary, indices_or_sections):
+    if ndim_of(ary) < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(ary, indices_or_sections, 0)
+
+
+def dsplit(ary, indices_or_sections):
+    if ndim_of(ary) < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(ary, indices_or_sections, 2)
+
+
+def unstack(x, /, *, axis=0):
+    axis = _axis(axis, ndim_of(x), "unstack")
+    return tuple(_along(x, axis, i) for i in range(shape_of(x)[axis]))
+
+
+# --- stacking and joining --------------------------------------------------------------------
+def _atleast(fn):
+    def call(*arys):
+        out = tuple(fn(a) for a in arys)
+        return out[0] if len(out) == 1 else out
+    return call
+
+
+def _3d(x):
+    nd, s = ndim_of(x), shape_of(x)
+    return reshape(x, (1, 1, 1) if nd == 0 else (1, s[0], 1) if nd == 1 else
+                   s + (1,) if nd == 2 else s)
+
+
+def _1d(x):
+    return reshape(x, (1,)) if ndim_of(x) == 0 else x
+
+
+def _2d(x):
+    nd = ndim_of(x)
+    return reshape(x, (1, 1)) if nd == 0 else reshape(x, (1,) + shape_of(x)) if nd == 1 else x
+
+
+atleast_1d, atleast_2d, atleast_3d = _atleast(_1d), _atleast(_2d), _atleast(_3d)
+
+
+def dstack(tup):
+    return concatenate([_3d(a) for a in tup], axis=2)
+
+
+def column_stack(tup):
+    """1-d arrays become columns (n, 1); 0-d ones (1, 1); others are joined as they are."""
+    cols = []
+    for a in tup:
+        nd = ndim_of(a)
+        cols.append(reshape(a, (shape_of(a)[0], 1)) if nd == 1 else
+                    reshape(a, (1, 1)) if nd == 0 else a)
+    return concatenate(cols, axis=1)
+
+
+def append(arr, values, axis=None):
+    if axis is None:
+        return concatenate([ravel(arr), ravel(values)], axis=0)
+    return concatenate([arr, values], axis=axis)
+
+
+def _tags(a):
+    return np.arange(math.prod(shape_of(a))).reshape(shape_of(a))
+
+
+def insert(arr, obj, values, axis=None):
+    """``np.insert``: NumPy places entry numbers (of arr, and negative ones of values),
+    and the result gathers the entries from ``concatenate([ravel(arr), ravel(values)])``."""
+    n = math.prod(shape_of(arr))
+    tags = np.insert(_tags(arr), primal_value(obj), -1 - _tags(values), axis=axis)
+    src = np.where(tags >= 0, tags, n - 1 - tags)
+    return _gather_flat(concatenate([ravel(arr), ravel(values)]), src)
+
+
+def delete(arr, obj, axis=None):
+    return _gather_flat(arr, np.delete(_tags(arr), primal_value(obj), axis=axis))
+
+
+def block(arrays):
+    """``np.block``: nested lists joined along the last axes, innermost list last."""
+    def depth(x):
+        if isinstance(x, tuple):
+            raise TypeError("block: arrays is a tuple; only lists can be used to arrange blocks")
+        if isinstance(x, list):
+            if not x:
+                raise ValueError("block: lists cannot be empty")
+            ds = {depth(e) for e in x}
+            if len(ds) != 1:
+                raise ValueError("block: list depths are mismatched")
+            return 1 + ds.pop()
+        return 0
+
+    def leaves(x):
+        return [v for e in x for v in leaves(e)] if isinstance(x, list) else [x]
+
+    d = depth(arrays)
+    nd = max([d] + [ndim_of(v) for v in leaves(arrays)])
+
+    def build(x, level):
+        if not isinstance(x, list):
+            return reshape(x, (1,) * (nd - ndim_of(x)) + shape_of(x))
+        parts = [build(e, level + 1) for e in x]
+        return concatenate(parts, axis=nd - d + level) if len(parts) > 1 else parts[0]
+    return build(arrays, 0)
+
+
+def broadcast_arrays(*args, subok=False):
+    shape = np.broadcast_shapes(*[shape_of(a) for a in args])
+    return tuple(broadcast_to(a, shape) for a in args)
+
+
+def extract(condition, arr):
+    return _gather_flat(arr, np.nonzero(np.ravel(primal_value(condition)))[0])
+
+
+def compress(condition, a, axis=None, out=None):
+    _no_out("compress", out)
+    cond = np.ravel(primal_value(condition)).astype(bool)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = _axis(axis, ndim_of(a), "compress")
+    if cond.size > shape_of(a)[axis]:
+        raise IndexError(f"compress: condition of length {cond.size} is longer than axis "
+                         f"{axis} of size {shape_of(a)[axis]}")
+    return _along(a, axis, np.nonzero(cond)[0])
+
+
+def trim_zeros(filt, trim="fb", axis=None):
+    if ndim_of(filt) != 1 or axis not in (None, 0, -1):
+        raise NotImplementedError("trim_zeros: only 1-d input is supported on traced values")
+    nz = np.nonzero(primal_value(filt))[0]
+    if nz.size == 0:
+        return _along(filt, 0, slice(0, 0))
+    start = nz[0] if "f" in trim.lower() else 0
+    stop = nz[-1] + 1 if "b" in trim.lower() else shape_of(filt)[0]
+    return _along(filt, 0, slice(int(start), int(stop)))
+
+
+def matrix_transpose(x, /):
+    if ndim_of(x) < 2:
+        raise ValueError(f"matrix_transpose: input must be at least 2-d, got shape {shape_of(x)}")
+    return swapaxes(x, -1, -2)
+
+
+def copy(a, order="K", subok=False):
+    return a   # traced values are immutable: a copy is the value itself
+
+
+NUMPY_FUNCTIONS = {
+    np.take: take, np.take_along_axis: take_along_axis, np.repeat: repeat, np.tile: tile,
+    np.resize: resize, np.pad: pad, np.roll: roll, np.rot90: rot90, np.fliplr: fliplr,
+    np.flipud: flipud, np.rollaxis: rollaxis, np.array_split: array_split, np.split: split,
+    np.hsplit: hsplit, np.vsplit: vsplit, np.dsplit: dsplit, np.unstack: unstack,
+    np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d,
+    np.dstack: dstack, np.column_stack: column_stack, np.append: append, np.insert: insert,
+    np.delete: delete, np.block: block, np.broadcast_arrays: broadcast_arrays,
+    np.extract: extract, np.compress: compress, np.trim_zeros: trim_zeros,
+    np.matrix_transpose: matrix_transpose, np.permute_dims: transpose, np.copy: copy,
+    np.concat: concatenate,
+}
+

@@ -1,0 +1,413 @@
+"""More reductions and scans: cumprod, the nan-aware family, average, ptp, diff,
+trapezoid, gradient.
+
+    cumprod   y_k = ∏_{j≤k} x_j:   ẏ_k = Σ_{i≤k} (∏_{j≤k, j≠i} x_j) ẋ_i
+
+is the one new primitive. Without zeros its rules are ``ẏ = y · cumsum(ẋ/x)`` and
+``x̄ = revcumsum(ȳ·y)/x``. With zeros they stay exact: let z be the first zero of a
+slice and y' the cumprod with x_z replaced by 1; then for k < z the formula above
+holds, and for k ≥ z only x_z moves y_k, with ∂y_k/∂x_z = y'_k (the other partials
+x_z·∂y'_k/∂x_i vanish at the point; when x is traced at an outer level the rules keep
+them, recursively, so that their derivatives in x_z survive). The rules are written
+with registry operations on y' (itself a cumprod), so every order is exact.
+
+Everything else is composed from existing primitives:
+
+- nansum, nanprod, nancumsum, nancumprod, nanmean, nanvar, nanstd, nanmax, nanmin:
+  NaN entries are replaced by the neutral value (0, 1, −inf, ...) through ``where``,
+  so they get a zero derivative; all-NaN slices give NaN (as NumPy) with derivative 0.
+- nanmax/nanmin/ptp share the cotangent evenly among tied extrema (as max/min).
+- average: Σ w·a / Σ w, differentiable in both a and the weights.
+- diff, ediff1d, trapezoid, gradient (uniform or coordinate spacing, edge_order 1
+  or 2; the spacing may be traced too): linear combinations of slices.
+- all, any, count_nonzero: derivative 0 (values of the primal).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tracer import Box, Primitive, ndim_of, primal_value, register, sample, shape_of
+from ._util import normalize_axes
+from .elementwise import sqrt, where as _where
+from .indexing import index
+from .reductions import _reverse_cumsum, cumsum, cumsum_p, max as max_, min as min_
+from .reductions import mean, prod, sum as sum_
+from .shape import broadcast_to, concatenate, ravel, reshape
+
+
+def _nb(t, x):
+    return ndim_of(t) - ndim_of(x)
+
+
+# --- cumprod -----------------------------------------------------------------------------
+cumprod_p = register(Primitive("cumprod", lambda x, axis: np.cumprod(x, axis=axis),
+                               sympy=lambda sp, x, axis: np.cumprod(
+                                   np.asarray(x, dtype=object), axis=axis)))
+
+
+def _zero_plan(x, axis):
+    """``None`` without zeros, else (before, first): ``before_k`` = no zero among
+    x_0..x_k, ``first`` = the first zero of each slice (float masks, x's shape)."""
+    xp = primal_value(x)
+    zero = xp == 0
+    if not zero.any():
+        return None
+    c = np.cumsum(zero, axis=axis)
+    return (c == 0).astype(float), (zero & (c == 1)).astype(float)
+
+
+def _cumprod_jvp(t, ans, x, axis):
+    ax = axis + _nb(t, x)
+    plan = _zero_plan(x, axis)
+    if plan is None:
+        return ans * cumsum_p(t / x, axis=ax)
+    before, first = plan
+    x1 = _where(first > 0, 1.0, x)
+    y1 = cumprod_p(x1, axis=axis)                             # y': x_z replaced by 1
+    safe = _where(primal_value(x) == 0, 1.0, x)
+    moved = sum_(t * first, axis=ax, keepdims=True)           # ẋ_z, broadcast along the axis
+    out = y1 * _where(before > 0, cumsum_p(t / safe, axis=ax), moved)
+    if isinstance(x, Box):
+        # x is traced one level up: add the terms x_z·∂y'/∂x_i ẋ_i (i ≠ z), zero here
+        # but not their derivatives in x_z.
+        xz = sum_(x * first, axis=axis, keepdims=True)
+        out = out + xz * (1.0 - before) * _cumprod_jvp(t * (1.0 - first), y1, x1, axis)
+    return out
+
+
+def _cumprod_vjp(ct, ans, x, axis):
+    ax = axis + _nb(ct, ans)
+    plan = _zero_plan(x, axis)
+    if plan is None:
+        return _reverse_cumsum(ct * ans, ax) / x
+    before, first = plan
+    x1 = _where(first > 0, 1.0, x)
+    y1 = cumprod_p(x1, axis=axis)
+    safe = _where(primal_value(x) == 0, 1.0, x)
+    g = ct * y1
+    out = (_reverse_cumsum(g * before, ax) / safe
+           + first * sum_(g * (1.0 - before), axis=ax, keepdims=True))
+    if isinstance(x, Box):   # as in the JVP: terms that vanish here, not their derivatives
+        xz = sum_(x * first, axis=axis, keepdims=True)
+        out = out + xz * (1.0 - first) * _cumprod_vjp(ct * (1.0 - before), y1, x1, axis)
+    return out
+
+
+cumprod_p.defjvp(_cumprod_jvp)
+cumprod_p.defvjp(_cumprod_vjp)
+cumprod_p.samples = [sample((3,), axis=0), sample((2, 3), axis=1),
+                     sample(np.array([[0.5, 0.0, 2.0, -1.5], [0.0, 1.2, 0.0, 0.7]]), axis=1)]
+
+
+def cumprod(x, axis=None, dtype=None, out=None):
+    _no_out("cumprod", out)
+    if axis is None:
+        x, axis = ravel(x), 0
+    return cumprod_p(x, axis=normalize_axes(axis, ndim_of(x))[0])
+
+
+def _no_out(name, out):
+    if out is not None:
+        raise TypeError(f"{name}: out= writes in place into an array and cannot be traced; "
+                        f"use the returned value")
+
+
+def cumulative_sum(x, axis=None, dtype=None, out=None, include_initial=False):
+    return _cumulative("cumulative_sum", cumsum, 0.0, x, axis, out, include_initial)
+
+
+def cumulative_prod(x, axis=None, dtype=None, out=None, include_initial=False):
+    return _cumulative("cumulative_prod", cumprod, 1.0, x, axis, out, include_initial)
+
+
+def _cumulative(name, scan, initial, x, axis, out, include_initial):
+    _no_out(name, out)
+    if axis is None:
+        if ndim_of(x) > 1:
+            raise ValueError(f"{name}: axis must be given for an array of shape {shape_of(x)}")
+        axis = 0
+    x = reshape(x, (1,)) if ndim_of(x) == 0 else x
+    axis = normalize_axes(axis, ndim_of(x))[0]
+    y = scan(x, axis)
+    if include_initial:
+        shape = list(shape_of(x))
+        shape[axis] = 1
+        y = concatenate([np.full(shape, initial), y], axis=axis)
+    return y
+
+
+# --- NaN-aware reductions --------------------------------------------------------------------
+def _nan_free(x, fill):
+    mask = np.isnan(primal_value(x))
+    return (_where(mask, fill, x) if mask.any() else x), mask
+
+
+def _counts(mask, axis, keepdims):
+    return np.sum(~mask, axis=axis, keepdims=keepdims).astype(float)
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    _no_out("nansum", out)
+    _no_where("nansum", where)
+    s = sum_(_nan_free(a, 0.0)[0], axis=axis, keepdims=keepdims)
+    return s if initial is None else s + initial
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    _no_out("nanprod", out)
+    _no_where("nanprod", where)
+    p = prod(_nan_free(a, 1.0)[0], axis=axis, keepdims=keepdims)
+    return p if initial is None else p * initial
+
+
+def nancumsum(a, axis=None, dtype=None, out=None):
+    _no_out("nancumsum", out)
+    return cumsum(_nan_free(a, 0.0)[0], axis)
+
+
+def nancumprod(a, axis=None, dtype=None, out=None):
+    _no_out("nancumprod", out)
+    return cumprod(_nan_free(a, 1.0)[0], axis)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    _no_out("nanmean", out)
+    _no_where("nanmean", where)
+    x, mask = _nan_free(a, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sum_(x, axis=axis, keepdims=keepdims) / _counts(mask, _axes(axis, a), keepdims)
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None,
+           correction=None):
+    _no_out("nanvar", out)
+    _no_where("nanvar", where)
+    if mean is not None:
+        raise NotImplementedError("nanvar: mean= is not supported on traced values")
+    ddof = correction if correction is not None else ddof
+    x, mask = _nan_free(a, 0.0)
+    axes = _axes(axis, a)
+    n = _counts(mask, axes, True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = sum_(x, axis=axes, keepdims=True) / n
+        d = _where(mask, 0.0, x - m) if mask.any() else x - m
+        dof = np.maximum(n - ddof, 0.0)
+        v = sum_(d * d, axis=axes, keepdims=True) / dof
+        v = _where(dof <= 0, np.nan, v) if np.any(dof <= 0) else v
+    return v if keepdims else reshape(v, _reduced_shape(shape_of(a), axes))
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None,
+           correction=None):
+    return sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where, mean, correction))
+
+
+def _nan_extremum(name, red, fill):
+    def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+        _no_out(name, out)
+        _no_where(name, where)
+        if initial is not None:
+            raise NotImplementedError(f"{name}: initial= is not supported on traced values")
+        x, mask = _nan_free(a, fill)
+        r = red(x, axis=axis, keepdims=keepdims)
+        all_nan = np.all(mask, axis=_axes(axis, a), keepdims=keepdims)
+        return _where(all_nan, np.nan, r) if all_nan.any() else r
+    fn.__name__ = name
+    return fn
+
+
+nanmax = _nan_extremum("nanmax", max_, -np.inf)
+nanmin = _nan_extremum("nanmin", min_, np.inf)
+
+
+def _axes(axis, a):
+    return normalize_axes(axis, ndim_of(a))
+
+
+def _reduced_shape(shape, axes):
+    return tuple(s for i, s in enumerate(shape) if i not in axes)
+
+
+def _no_where(name, where):
+    if where is not None and where is not True:
+        raise NotImplementedError(f"{name}: where= is not supported on traced values; "
+                                  f"mask with dualad.numpy.where instead")
+
+
+# --- average, ptp and the zero-derivative reductions -----------------------------------------
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """``Σ w·a / Σ w`` along ``axis``; differentiable in ``a`` and in ``weights``."""
+    axes = _axes(axis, a)
+    if weights is None:
+        avg = mean(a, axis=axes, keepdims=keepdims)
+        scale = float(math.prod(shape_of(a)[i] for i in axes))
+        return (avg, np.full(shape_of(avg), scale)) if returned else avg
+    ws, xs = shape_of(weights), shape_of(a)
+    if ws != xs:
+        if axis is None:
+            raise TypeError(f"average: axis must be given when the weights (shape {ws}) and "
+                            f"a (shape {xs}) differ in shape")
+        if len(ws) != 1 or len(axes) != 1 or ws[0] != xs[axes[0]]:
+            raise ValueError(f"average: weights of shape {ws} do not match a of shape {xs} "
+                             f"along axis {axis}")
+        weights = reshape(weights, tuple(ws[0] if i == axes[0] else 1 for i in range(len(xs))))
+    w = broadcast_to(weights, np.broadcast_shapes(shape_of(weights), xs))
+    scale = sum_(w, axis=axes, keepdims=keepdims)
+    if np.any(primal_value(scale) == 0.0):
+        raise ZeroDivisionError("average: weights sum to zero, can't be normalized")
+    avg = sum_(a * w, axis=axes, keepdims=keepdims) / scale
+    return (avg, broadcast_to(scale, shape_of(avg))) if returned else avg
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """max − min (ties share the cotangent evenly, as in max and min)."""
+    _no_out("ptp", out)
+    return max_(a, axis=axis, keepdims=keepdims) - min_(a, axis=axis, keepdims=keepdims)
+
+
+def _values(fn):
+    def call(*args, **kwargs):
+        return fn(*[primal_value(a) for a in args],
+                  **{k: primal_value(v) for k, v in kwargs.items()})
+    call.__name__ = fn.__name__
+    return call
+
+
+# --- differences and integrals ---------------------------------------------------------------
+def _along(x, axis, sl):
+    return index(x, (slice(None),) * axis + (sl,))
+
+
+def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    """``a[1:] − a[:-1]`` along ``axis``, ``n`` times, after joining prepend/append."""
+    if n < 0:
+        raise ValueError(f"diff: order must be non-negative but got {n}")
+    nd = ndim_of(a)
+    if nd == 0:
+        raise ValueError("diff: requires input that is at least one dimensional")
+    axis = normalize_axes(axis, nd)[0]
+    parts = []
+    for extra in (prepend, append):
+        if extra is np._NoValue:
+            parts.append(None)
+            continue
+        if ndim_of(extra) == 0:
+            shape = list(shape_of(a))
+            shape[axis] = 1
+            extra = broadcast_to(extra, tuple(shape))
+        parts.append(extra)
+    if parts[0] is not None or parts[1] is not None:
+        a = concatenate([p for p in (parts[0], a, parts[1]) if p is not None], axis=axis)
+    for _ in range(n):
+        a = _along(a, axis, slice(1, None)) - _along(a, axis, slice(None, -1))
+    return a
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    d = diff(ravel(ary))
+    pieces = [ravel(p) for p in (to_begin,) if p is not None] + [d] + \
+             [ravel(p) for p in (to_end,) if p is not None]
+    return concatenate(pieces) if len(pieces) > 1 else d
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """The trapezoidal rule, ``Σ d·(y[1:] + y[:-1])/2``; differentiable in y, x and dx."""
+    nd = ndim_of(y)
+    axis = normalize_axes(axis, nd)[0]
+    if x is None:
+        d = dx
+    elif ndim_of(x) == 1:
+        d = diff(x)
+        d = reshape(d, tuple(-1 if i == axis else 1 for i in range(nd)))
+    else:
+        d = diff(x, axis=axis)
+    mid = _along(y, axis, slice(1, None)) + _along(y, axis, slice(None, -1))
+    return sum_(d * mid / 2.0, axis=axis)
+
+
+def gradient(f, *varargs, axis=None, edge_order=1):
+    """``np.gradient``: second-order central differences inside, one-sided (order
+    ``edge_order``) at the ends; uniform or coordinate spacing (which may be traced)."""
+    nd = ndim_of(f)
+    axes = _axes(axis, f)
+    if not varargs:
+        spacing = [1.0] * len(axes)
+    elif len(varargs) == 1 and ndim_of(varargs[0]) == 0:
+        spacing = [varargs[0]] * len(axes)
+    elif len(varargs) == len(axes):
+        spacing = []
+        for ax, h in zip(axes, varargs):
+            if ndim_of(h) == 0:
+                spacing.append(h)
+                continue
+            if ndim_of(h) != 1:
+                raise ValueError("gradient: distances must be either scalars or 1d")
+            if shape_of(h)[0] != shape_of(f)[ax]:
+                raise ValueError(f"gradient: coordinates of length {shape_of(h)[0]} do not "
+                                 f"match axis {ax} of length {shape_of(f)[ax]}")
+            h = np.asarray(h, dtype=float) if not hasattr(h, "_trace") else h
+            d = diff(h)
+            dp = primal_value(d)
+            spacing.append(index(d, (0,)) if np.all(dp == dp[0]) else d)
+    else:
+        raise TypeError("gradient: invalid number of arguments")
+    if edge_order not in (1, 2):
+        raise ValueError("gradient: 'edge_order' must be 1 or 2")
+    outs = [_gradient_axis(f, ax, h, edge_order, nd) for ax, h in zip(axes, spacing)]
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _gradient_axis(f, axis, h, edge_order, nd):
+    if shape_of(f)[axis] < edge_order + 1:
+        raise ValueError(f"gradient: shape {shape_of(f)} too small along axis {axis} for a "
+                         f"numerical gradient: at least edge_order + 1 = {edge_order + 1} "
+                         f"elements are required")
+    s = lambda sl: _along(f, axis, sl)  # noqa: E731
+    col = lambda v: reshape(v, tuple(-1 if i == axis else 1 for i in range(nd)))  # noqa: E731
+    uniform = ndim_of(h) == 0
+    if uniform:
+        inner = (s(slice(2, None)) - s(slice(None, -2))) / (2.0 * h)
+    else:
+        dx1, dx2 = index(h, (slice(0, -1),)), index(h, (slice(1, None),))
+        a = col(-dx2 / (dx1 * (dx1 + dx2)))
+        b = col((dx2 - dx1) / (dx1 * dx2))
+        c = col(dx1 / (dx2 * (dx1 + dx2)))
+        inner = a * s(slice(None, -2)) + b * s(slice(1, -1)) + c * s(slice(2, None))
+    if edge_order == 1:
+        h0 = h if uniform else index(h, (0,))
+        hn = h if uniform else index(h, (-1,))
+        first = (s(slice(1, 2)) - s(slice(0, 1))) / h0
+        last = (s(slice(-1, None)) - s(slice(-2, -1))) / hn
+    else:
+        if uniform:
+            a, b, c = -1.5 / h, 2.0 / h, -0.5 / h
+        else:
+            dx1, dx2 = index(h, (0,)), index(h, (1,))
+            a = -(2.0 * dx1 + dx2) / (dx1 * (dx1 + dx2))
+            b = (dx1 + dx2) / (dx1 * dx2)
+            c = -dx1 / (dx2 * (dx1 + dx2))
+        first = a * s(slice(0, 1)) + b * s(slice(1, 2)) + c * s(slice(2, 3))
+        if uniform:
+            a, b, c = 0.5 / h, -2.0 / h, 1.5 / h
+        else:
+            dx1, dx2 = index(h, (-2,)), index(h, (-1,))
+            a = dx2 / (dx1 * (dx1 + dx2))
+            b = -(dx2 + dx1) / (dx1 * dx2)
+            c = (2.0 * dx2 + dx1) / (dx2 * (dx1 + dx2))
+        last = a * s(slice(-3, -2)) + b * s(slice(-2, -1)) + c * s(slice(-1, None))
+    return concatenate([first, inner, last], axis=axis)
+
+
+NUMPY_FUNCTIONS = {
+    np.cumprod: cumprod, np.cumulative_sum: cumulative_sum,
+    np.cumulative_prod: cumulative_prod, np.nansum: nansum, np.nanprod: nanprod,
+    np.nancumsum: nancumsum, np.nancumprod: nancumprod, np.nanmean: nanmean,
+    np.nanvar: nanvar, np.nanstd: nanstd, np.nanmax: nanmax, np.nanmin: nanmin,
+    np.average: average, np.ptp: ptp, np.diff: diff, np.ediff1d: ediff1d,
+    np.trapezoid: trapezoid, np.gradient: gradient,
+    np.all: _values(np.all), np.any: _values(np.any),
+    np.count_nonzero: _values(np.count_nonzero),
+}
+
