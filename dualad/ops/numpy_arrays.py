@@ -48,6 +48,36 @@ def _gather_flat(x, positions):
     return getitem(ravel(x), idx=(np.asarray(positions, dtype=np.intp),))
 
 
+def _take_runs(x, axis, src):
+    """``x[..., src, ...]`` along ``axis``. When ``src`` is a few runs of step +1, −1 or 0
+    (the index maps of pad's edge/reflect/symmetric/wrap modes), a concatenation of
+    slices and broadcasts, whose reverse sweep assigns slices instead of scattering."""
+    src = np.asarray(src)
+    n, steps, runs, pos = src.size, np.diff(src), [], 0
+    while pos < n:
+        s = int(steps[pos]) if pos < n - 1 else 1
+        if s not in (-1, 0, 1):
+            end = pos + 1
+        else:
+            other = np.nonzero(steps[pos:] != s)[0]
+            end = pos + 1 + (int(other[0]) if other.size else n - 1 - pos)
+        runs.append((int(src[pos]), s, end - pos))
+        pos = end
+        if len(runs) > 8:
+            return _along(x, axis, src)
+    parts = []
+    for first, s, k in runs:
+        if s == 1 or k == 1:
+            parts.append(_along(x, axis, slice(first, first + k)))
+        elif s == -1:
+            parts.append(_along(x, axis, slice(first, first - k if first - k >= 0 else None, -1)))
+        else:
+            shape = list(shape_of(x))
+            shape[axis] = k
+            parts.append(broadcast_to(_along(x, axis, slice(first, first + 1)), tuple(shape)))
+    return concatenate(parts, axis=axis) if len(parts) > 1 else parts[0]
+
+
 # --- take -------------------------------------------------------------------------------
 def take(a, indices, axis=None, out=None, mode="raise"):
     _no_out("take", out)
@@ -134,7 +164,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
             if widths[ax].any():
                 src = np.pad(np.arange(shape_of(x)[ax]), tuple(widths[ax]), mode=mode,
                              **kwargs)
-                x = _along(x, ax, src)
+                x = _take_runs(x, ax, src)
         return x
     if mode not in ("constant", "empty"):
         raise NotImplementedError(f"pad: mode {mode!r} is not supported on traced values; "
@@ -157,7 +187,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
             shape = list(shape_of(x))
             shape[ax] = w
             parts.append(broadcast_to(v, tuple(shape)) if isinstance(v, Box) else
-                         np.full(shape, v, dtype=np.result_type(primal_value(x), v)))
+                         np.full(shape, v, dtype=primal_value(x).dtype))
         if parts[0] is not None or parts[1] is not None:
             x = concatenate([p for p in (parts[0], x, parts[1]) if p is not None], axis=ax)
     return x

@@ -143,7 +143,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     if ddof is not None and ddof != int(ddof):
         raise ValueError("cov: ddof must be integer")
     _real("cov", m)
-    X = atleast_2d(m)
+    X = atleast_2d(m) * np.ones((), dtype=np.float64)   # NumPy's cov computes in float64
     if not rowvar and shape_of(X)[0] != 1:
         X = transpose(X)
     if y is not None:
@@ -204,7 +204,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     div = (num - 1) if endpoint else num
     delta = stop - start
     nd = ndim_of(delta)
-    t = np.arange(num, dtype=float).reshape((-1,) + (1,) * nd)
+    dtype = np.result_type(primal_value(start), primal_value(stop), 1.0)
+    t = np.arange(num, dtype=dtype).reshape((-1,) + (1,) * nd)
     if div > 0:
         step = delta / div
         y = (t / div) * delta if np.any(primal_value(step) == 0) else t * step
@@ -328,6 +329,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         y = (f1 - f0) / (x1 - x0) * (x - x0) + f0
         y = where(j >= n - 1, index(fp, (-1,)), y)
     y = where(xv < xpv[0], left, where(xv > xpv[-1], right, y))
+    y = y * np.ones((), dtype=np.float64)   # NumPy's interp returns float64
     return where(isnan(xv), np.nan, y) if np.isnan(xv).any() else y
 
 

@@ -13,9 +13,10 @@ convolution, with the other operand flipped (⤺ = reversed along the convolved 
     valid:  ā = full(ū, ⤺v),    v̄ = ⤺valid(a, ⤺ū)
 
 ``same`` is a centred slice of ``full``; ``correlate(a, v) = convolve(a, ⤺v)``. The
-value is NumPy's ``np.convolve`` for 1-d inputs (or SciPy's ``convolve`` when called
-from :mod:`dualad.scipy.signal`); batched tangents use a direct sum over the smaller
-operand, or FFTs (``scipy.signal.fftconvolve``) when both operands are large.
+value is NumPy's ``np.convolve`` (``method="numpy"``) or SciPy's ``convolve`` with the
+method asked for; the rules' own convolutions let SciPy choose direct or FFT (they
+meet sizes the user did not choose: ū against a whole signal), and batched tangents
+use a direct sum over the smaller operand, or FFTs when both operands are large.
 
 Polynomials: ``polyval`` is Horner's scheme (differentiable in the coefficients and
 in x); polyder, polyint, polyadd, polysub, polymul are linear compositions.
@@ -65,7 +66,7 @@ def _conv_impl(a, v, mode, ndim, method):
     if a.dtype == object or v.dtype == object:
         return _direct(a, v, mode, ndim)
     if a.ndim == v.ndim == ndim:        # no batch axes: the library's own routine
-        if ndim == 1 and method != "fft":
+        if method == "numpy":
             return np.convolve(a, v, mode)
         from scipy.signal import convolve
         return convolve(a, v, mode=mode, method=method)
@@ -86,8 +87,15 @@ def _flip(x, k):
     return flip(x, tuple(range(nd - k, nd)))
 
 
+def _rule_method(method):
+    """Rules convolve with sizes the user did not choose (ū with a whole signal, say):
+    they let SciPy pick direct or FFT unless FFTs were asked for."""
+    return "fft" if method == "fft" else "auto"
+
+
 def _jvp(which):
     def rule(t, ans, a, v, mode, ndim, method):
+        method = _rule_method(method)
         nb = ndim_of(t) - ndim_of(a if which == 0 else v)
         t = lift(t, nb, ndim_of(ans))
         return convolve_p(t, v, mode=mode, ndim=ndim, method=method) if which == 0 else \
@@ -96,6 +104,7 @@ def _jvp(which):
 
 
 def _vjp_a(ct, ans, a, v, mode, ndim, method):
+    method = _rule_method(method)
     nb = ndim_of(ct) - ndim_of(ans)
     g = convolve_p(ct, _flip(v, ndim), mode="valid" if mode == "full" else "full", ndim=ndim,
                    method=method)
@@ -103,6 +112,7 @@ def _vjp_a(ct, ans, a, v, mode, ndim, method):
 
 
 def _vjp_v(ct, ans, a, v, mode, ndim, method):
+    method = _rule_method(method)
     nb = ndim_of(ct) - ndim_of(ans)
     if mode == "full":
         g = convolve_p(ct, _flip(a, ndim), mode="valid", ndim=ndim, method=method)
@@ -115,7 +125,7 @@ convolve_p.defjvp(_jvp(0), _jvp(1))
 convolve_p.defvjp(_vjp_a, _vjp_v)
 convolve_p.samples = [
     sample((2,), (2,), mode="full", ndim=1, method="direct"),
-    sample((5,), (3,), mode="valid", ndim=1, method="auto"),
+    sample((5,), (3,), mode="valid", ndim=1, method="numpy"),
     sample((2, 4), (3,), mode="full", ndim=1, method="auto"),
     sample((3, 3), (2, 2), mode="valid", ndim=2, method="direct"),
     sample((3, 2), (2, 3), mode="full", ndim=2, method="fft"),
@@ -172,10 +182,10 @@ def convolve(a, v, mode="full"):
     _check_1d("convolve", a, v)
     if mode == "same":
         n, m = shape_of(a)[0], shape_of(v)[0]
-        full = convolve_p(a, v, mode="full", ndim=1, method="auto")
+        full = convolve_p(a, v, mode="full", ndim=1, method="numpy")
         start = (min(n, m) - 1) // 2
         return getitem(full, idx=(slice(start, start + max(n, m)),))
-    return conv(a, v, mode, 1)
+    return conv(a, v, mode, 1, "numpy")
 
 
 def correlate(a, v, mode="valid"):

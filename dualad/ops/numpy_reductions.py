@@ -55,7 +55,8 @@ def _zero_plan(x, axis):
     if not zero.any():
         return None
     c = np.cumsum(zero, axis=axis)
-    return (c == 0).astype(float), (zero & (c == 1)).astype(float)
+    dtype = _float_dtype(xp)
+    return (c == 0).astype(dtype), (zero & (c == 1)).astype(dtype)
 
 
 def _cumprod_jvp(t, ans, x, axis):
@@ -144,8 +145,14 @@ def _nan_free(x, fill):
     return (_where(mask, fill, x) if mask.any() else x), mask
 
 
-def _counts(mask, axis, keepdims):
-    return np.sum(~mask, axis=axis, keepdims=keepdims).astype(float)
+def _counts(mask, axis, keepdims, like):
+    return np.sum(~mask, axis=axis, keepdims=keepdims).astype(_float_dtype(primal_value(like)))
+
+
+def _float_dtype(x):
+    """The floating dtype of x (float64 for integers): masks and counts are built in it,
+    so float32 tangents stay float32."""
+    return np.result_type(x, np.float16)
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
@@ -177,7 +184,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     _no_where("nanmean", where)
     x, mask = _nan_free(a, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return sum_(x, axis=axis, keepdims=keepdims) / _counts(mask, _axes(axis, a), keepdims)
+        return sum_(x, axis=axis, keepdims=keepdims) / _counts(mask, _axes(axis, a), keepdims, a)
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None,
@@ -189,7 +196,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
     ddof = correction if correction is not None else ddof
     x, mask = _nan_free(a, 0.0)
     axes = _axes(axis, a)
-    n = _counts(mask, axes, True)
+    n = _counts(mask, axes, True, a)
     with np.errstate(invalid="ignore", divide="ignore"):
         m = sum_(x, axis=axes, keepdims=True) / n
         d = _where(mask, 0.0, x - m) if mask.any() else x - m

@@ -50,20 +50,27 @@ def _axis_index(perm, axis):
                  for i, n in enumerate(perm.shape))
 
 
-def _sort_plan(x, axis):
-    """(index of the sorting permutation, tie groups or None)."""
+def _sort_plan(x, axis, inverse=False):
+    """(index of the sorting permutation, or of its inverse; tie groups or None)."""
     xp = primal_value(x)
     perm = np.argsort(xp, axis=axis, kind="stable")
     idx = _axis_index(perm, axis)
+    if inverse:   # x̄ = ū[π⁻¹]: a gather, cheaper than scattering ū back through π
+        inv = np.empty_like(perm)
+        np.put_along_axis(inv, perm, np.arange(perm.shape[axis]).reshape(
+            tuple(-1 if i == axis else 1 for i in range(perm.ndim))), axis=axis)
+        idx_out = _axis_index(inv, axis)
+    else:
+        idx_out = idx
     s = xp[idx]
     same = np.diff(s, axis=axis) == 0
     if not same.any():
-        return idx, None
+        return idx_out, None
     same = np.moveaxis(same, axis, -1)
     starts = np.concatenate([np.ones(same.shape[:-1] + (1,), dtype=bool), ~same], axis=-1)
     gid = np.moveaxis((np.cumsum(starts.ravel()) - 1).reshape(starts.shape), -1, axis)
-    counts = np.bincount(gid.ravel()).astype(float)
-    return idx, (gid, counts[gid], counts.size)
+    counts = np.bincount(gid.ravel()).astype(np.result_type(xp, np.float16))
+    return idx_out, (gid, counts[gid], counts.size)
 
 
 def _tie_mean(v, ties, nb):
@@ -82,10 +89,10 @@ def _sort_jvp(t, ans, x, axis):
 
 def _sort_vjp(ct, ans, x, axis):
     nb = ndim_of(ct) - ndim_of(ans)
-    idx, ties = _sort_plan(x, axis)
+    inv, ties = _sort_plan(x, axis, inverse=True)
     if ties is not None:
         ct = _tie_mean(ct, ties, nb)
-    return untake_batched(ct, idx, shape_of(x), nb)
+    return take_batched(ct, inv, nb)
 
 
 sort_p.defjvp(_sort_jvp)
@@ -210,7 +217,7 @@ def _gather(s, pos, lead, q_nd):
     return getitem(s, idx=idx)
 
 
-def _quantile(name, a, q, axis, method, keepdims, nan_aware, median=False):
+def _quantile(name, a, q, axis, method, keepdims, nan_aware, median=False, q_given=None):
     if method not in _METHODS:
         raise ValueError(f"{name}: {method!r} is not a valid method; use one of {_METHODS}")
     qp = np.asarray(primal_value(q), dtype=float)
@@ -251,6 +258,11 @@ def _quantile(name, a, q, axis, method, keepdims, nan_aware, median=False):
         lo, hi = lo.reshape(qp.shape + ones), hi.reshape(qp.shape + ones)
         g = None if g is None else g.reshape(qp.shape + ones)
         missing = nan_last
+    if g is not None:   # as NumPy: a Python-number q keeps the data's precision
+        q_given = q if q_given is None else q_given
+        weak = isinstance(q_given, (int, float))
+        g = g.astype(np.result_type(sp, np.float16) if weak else
+                     np.result_type(sp, np.asarray(primal_value(q_given)), np.float16))
     low = _gather(s, lo, lead, q_nd)
     if g is None:
         r = low
@@ -295,13 +307,14 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, weights=None, interpolation=None):
     _no_weights("percentile", weights, interpolation)
-    return _quantile("percentile", a, _percent(q), axis, method, keepdims, False)
+    return _quantile("percentile", a, _percent(q), axis, method, keepdims, False, q_given=q)
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                   keepdims=False, *, weights=None, interpolation=None):
     _no_weights("nanpercentile", weights, interpolation)
-    return _quantile("nanpercentile", a, _percent(q), axis, method, keepdims, True)
+    return _quantile("nanpercentile", a, _percent(q), axis, method, keepdims, True,
+                     q_given=q)
 
 
 def _percent(q):

@@ -104,9 +104,13 @@ fmod = elementwise("fmod", np.fmod, lambda a, x, y: 1.0, lambda a, x, y: -_branc
 # have no translation for the oracle; they are checked against finite differences.
 
 
+def _one(x):
+    return np.ones((), dtype=np.result_type(primal_value(x), np.float16))
+
+
 # --- copysign and heaviside ---------------------------------------------------------------
 copysign = elementwise("copysign", np.copysign,
-                       lambda a, x, y: sign(x) * copysign(1.0, y),
+                       lambda a, x, y: sign(x) * copysign(_one(x), y),
                        lambda a, x, y: 0.0,
                        sympy=lambda sp, x, y: sp.Abs(x) * y / sp.Abs(y),
                        domain=[(0.1, np.inf), None])

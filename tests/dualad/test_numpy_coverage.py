@@ -295,3 +295,33 @@ def test_new_names_surface_in_dualad_numpy():
     for name in ("sinc", "cumprod", "nanmean", "median", "quantile", "sort", "pad", "kron",
                  "convolve", "linspace", "full", "interp", "tile", "take_along_axis"):
         assert getattr(dnp, name).__module__.startswith("dualad"), name
+
+
+# --- float32 stays float32 --------------------------------------------------------------------
+FLOAT32 = {
+    "sort_ties": lambda x: np.sort(np.round(x)), "cumprod_zeros": lambda x: np.cumprod(x * (x > 0)),
+    "median": lambda x: np.median(x, axis=1), "quantile": lambda x: np.quantile(x, 0.3, axis=0),
+    "nanmean": lambda x: np.nanmean(x), "pad": lambda x: np.pad(x, 1, constant_values=2.0),
+    "linspace": lambda x: np.linspace(x[0, 0], x[0, 1], 4), "copysign": lambda x: np.copysign(x, -1),
+    "sinc": np.sinc, "mod": lambda x: np.mod(x, np.float32(0.7)), "unique": np.unique,
+    "convolve": lambda x: np.convolve(x[0], x[1]), "kron": lambda x: np.kron(x, x),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLOAT32))
+def test_float32_stays_float32(name):
+    f = FLOAT32[name]
+    x = X23.astype(np.float32)
+    val, tan = dualad.jvp(f, (x,), (np.ones_like(x),))
+    assert np.asarray(val).dtype == np.asarray(f(x)).dtype == np.float32
+    assert np.asarray(tan).dtype == np.float32
+    assert dualad.grad(lambda x: np.sum(f(x)))(x).dtype == np.float32
+
+
+def test_quantile_dtype_follows_numpy():
+    x = X23.astype(np.float32)
+    for q in (0.3, [0.3, 0.8], np.float32(0.5), 30):
+        for f in (np.quantile, np.percentile):
+            qq = q if f is np.percentile or q != 30 else 0.3
+            val = dualad.jvp(lambda x: f(x, qq), (x,), (np.ones_like(x),))[0]
+            assert np.asarray(val).dtype == np.asarray(f(x, qq)).dtype, (f, qq)
