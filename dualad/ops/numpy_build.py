@@ -137,7 +137,7 @@ def _real(name, x):
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
         dtype=None):
     """``np.cov``, composed as NumPy computes it (weights may be traced too)."""
-    from .numpy_arrays import atleast_2d
+    from .numpy_joining import atleast_2d
     from .numpy_reductions import average
     from .shape import squeeze, transpose
     if ddof is not None and ddof != int(ddof):

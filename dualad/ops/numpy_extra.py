@@ -8,28 +8,32 @@ methods boxes gain (``BOX_METHODS``):
                             nan_to_num, ldexp, frexp, modf, divmod, and the
                             zero-derivative ones (round, fix, floor_divide, ...)
 - :mod:`.numpy_reductions`  cumprod (a primitive, exact with zeros), the nan-aware
-                            reductions, average, ptp, diff, trapezoid, gradient
+                            reductions, average, ptp
+- :mod:`.numpy_calculus`    diff, ediff1d, trapezoid, gradient
 - :mod:`.numpy_sorting`     sort (a primitive, ties averaged), partition, unique,
                             median/quantile/percentile and nan forms, index functions
-- :mod:`.numpy_arrays`      take, take_along_axis, repeat, tile, pad, roll, rot90,
-                            split family, stacking, append/insert/delete, block, ...
+- :mod:`.numpy_arrays`      take, take_along_axis, repeat, tile, resize, pad, roll,
+                            rot90, flips, rollaxis, the split family
+- :mod:`.numpy_joining`     atleast_nd, dstack, column_stack, append, insert, delete,
+                            block, extract, compress, ...
 - :mod:`.numpy_build`       select, choose, kron, cross, linspace/logspace/geomspace,
                             meshgrid, full, interp, bincount, vander, vecdot, ...
 - :mod:`.numpy_convolve`    convolve (a primitive, N-dimensional), correlate, polyval
                             and the polynomial helpers
+- :mod:`.numpy_functional`  piecewise, apply_along_axis, apply_over_axes, unwrap, ...
 
 Conventions at kinks are stated in each module's docstring and collected in
 ``docs/numpy_coverage.md``.
 """
 from __future__ import annotations
 
-from . import (numpy_arrays, numpy_build, numpy_convolve, numpy_reductions, numpy_sorting,
-               numpy_ufuncs)
+from . import (numpy_arrays, numpy_build, numpy_calculus, numpy_convolve, numpy_functional,
+               numpy_joining, numpy_reductions, numpy_sorting, numpy_ufuncs)
 from .numpy_methods import BOX_METHODS  # noqa: F401
 
 NUMPY_UFUNCS = {}
 NUMPY_FUNCTIONS = {}
-for _mod in (numpy_ufuncs, numpy_reductions, numpy_sorting, numpy_arrays, numpy_build,
-             numpy_convolve):
+for _mod in (numpy_ufuncs, numpy_reductions, numpy_calculus, numpy_sorting, numpy_arrays,
+             numpy_joining, numpy_build, numpy_convolve, numpy_functional):
     NUMPY_UFUNCS.update(getattr(_mod, "NUMPY_UFUNCS", {}))
     NUMPY_FUNCTIONS.update(getattr(_mod, "NUMPY_FUNCTIONS", {}))

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from ..tracer import primal_value
 from . import numpy_arrays as _arr
+from . import numpy_joining as _join
 from . import numpy_reductions as _red
-from . import numpy_sorting as _srt
 from . import numpy_ufuncs as _uf
 
 
@@ -37,7 +37,7 @@ BOX_METHODS = {
     "take": lambda self, indices, axis=None, out=None, mode="raise":
         _arr.take(self, indices, axis, out, mode),
     "compress": lambda self, condition, axis=None, out=None:
-        _arr.compress(condition, self, axis, out),
+        _join.compress(condition, self, axis, out),
     "copy": lambda self, order="C": self,
     "sort": _in_place("sort", "np.sort(x)"),
     "partition": _in_place("partition", "np.partition(x, kth)"),
@@ -56,4 +56,3 @@ for _name in ("all", "any", "argmax", "argmin", "argsort", "argpartition", "nonz
               "searchsorted"):
     BOX_METHODS[_name] = _value_method(_name)
 
-_ = _srt

@@ -187,3 +187,39 @@ def test_take_and_split_errors():
         dualad.grad(lambda x: np.sum(np.convolve(x[:0], x)))(X5)
     with pytest.raises(ValueError, match="select"):
         dualad.grad(lambda x: np.sum(np.select([x > 0], [x, x])))(X5)
+
+
+FUNCTIONAL = {
+    "piecewise": (lambda x: np.piecewise(x, [x < -0.5, x > 0.5], [lambda v: v ** 2, np.sin,
+                                                                  lambda v: 3.0 * v]), (X34,)),
+    "piecewise_constants": (lambda x: np.piecewise(x, [X34 < 0, X34 > 1], [-1.0, lambda v: v]),
+                            (X34,)),
+    "piecewise_scalar": (lambda x: np.piecewise(x, x > 0, [lambda v: v ** 3, lambda v: -v]),
+                         (np.float64(0.7),)),
+    "apply_along_axis": (lambda x: np.apply_along_axis(lambda v: np.stack([v.sum(), v @ v]), 1,
+                                                       x), (X234,)),
+    "apply_along_axis_scalar": (lambda x: np.apply_along_axis(np.max, 0, x), (X34,)),
+    "apply_over_axes": (lambda x: np.apply_over_axes(np.sum, x, [0, 2]), (X234,)),
+    "unwrap": (lambda p: np.unwrap(p), (np.array([0.0, 2.0, 4.5, 6.0, 1.0, -2.5]),)),
+    "diagflat": (lambda v: np.diagflat(v, 1), (X23,)),
+    "row_stack_astype": (lambda x, y: np.astype(np.vstack([x, y]), np.float64), (X23, X3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONAL))
+def test_functional(name):
+    f, args = FUNCTIONAL[name]
+    check(f, *args)
+
+
+def test_piecewise_evaluates_each_function_only_on_its_entries():
+    x = np.array([-4.0, 1.0, 9.0])
+    with np.errstate(invalid="raise"):   # sqrt of a negative entry would raise
+        g = dualad.grad(lambda x: np.sum(np.piecewise(x, [x >= 0], [np.sqrt, lambda v: -v])))(x)
+    np.testing.assert_allclose(g, [-1.0, 0.5, 1 / 6])
+
+
+def test_einsum_path_passes_through():
+    path = dualad.jvp(lambda a: np.einsum_path("ij,jk->ik", a, X34)[0], (X23[:, :3],),
+                      (np.ones((2, 3)),))[0]
+    assert path == np.einsum_path("ij,jk->ik", X23[:, :3], X34)[0]
