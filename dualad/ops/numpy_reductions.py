@@ -2,13 +2,15 @@
 
     cumprod   y_k = ∏_{j≤k} x_j:   ẏ_k = Σ_{i≤k} (∏_{j≤k, j≠i} x_j) ẋ_i
 
-is the one new primitive. Without zeros its rules are ``ẏ = y · cumsum(ẋ/x)`` and
-``x̄ = revcumsum(ȳ·y)/x``. With zeros they stay exact: let z be the first zero of a
-slice and y' the cumprod with x_z replaced by 1; then for k < z the formula above
-holds, and for k ≥ z only x_z moves y_k, with ∂y_k/∂x_z = y'_k (the other partials
-x_z·∂y'_k/∂x_i vanish at the point; when x is traced at an outer level the rules keep
-them, recursively, so that their derivatives in x_z survive). The rules are written
-with registry operations on y' (itself a cumprod), so every order is exact.
+is the one new primitive. At first order, without zeros (or subnormal entries), its
+rules are ``ẏ = y · cumsum(ẋ/x)`` and ``x̄ = revcumsum(ȳ·y)/x``. Otherwise (zeros, or
+rules being differentiated again, where quotients by small x_i would cancel) they
+avoid division and stay exact: the product rule gives the linear recurrence
+
+    ẏ_k = x_k ẏ_{k−1} + y_{k−1} ẋ_k,        x̄_i = y_{i−1} c_i,  c_i = ȳ_i + x_{i+1} c_{i+1}
+
+solved by recursive doubling (⌈log₂ n⌉ rounds of products, sums and slices), so every
+order is exact at zeros too.
 
 Everything else is composed from existing primitives:
 
@@ -30,7 +32,8 @@ from ._util import normalize_axes
 from .elementwise import sqrt, where as _where
 from .reductions import _reverse_cumsum, cumsum, cumsum_p, max as max_, min as min_
 from .reductions import mean, prod, sum as sum_
-from .shape import broadcast_to, concatenate, ravel, reshape
+from .indexing import getitem
+from .shape import broadcast_to, concatenate, flip, ravel, reshape
 
 
 def _nb(t, x):
@@ -43,53 +46,66 @@ cumprod_p = register(Primitive("cumprod", lambda x, axis: np.cumprod(x, axis=axi
                                    np.asarray(x, dtype=object), axis=axis)))
 
 
-def _zero_plan(x, axis):
-    """``None`` without zeros, else (before, first): ``before_k`` = no zero among
-    x_0..x_k, ``first`` = the first zero of each slice (float masks, x's shape)."""
-    xp = primal_value(x)
-    zero = xp == 0
-    if not zero.any():
-        return None
-    c = np.cumsum(zero, axis=axis)
-    dtype = _float_dtype(xp)
-    return (c == 0).astype(dtype), (zero & (c == 1)).astype(dtype)
+def _division_safe(x):
+    """Whether the rules may divide by x: only for a plain x (first order) with no entry
+    zero or subnormal. Their own derivatives would cancel catastrophically where some
+    x_i is small (∂(y/x_i)/∂x_j loses digits as x_i → 0), so a traced x (a higher
+    order) always takes the division-free recurrence."""
+    if isinstance(x, Box):
+        return False
+    xp = np.asarray(x)
+    return bool(np.all(np.abs(xp) >= np.finfo(_float_dtype(xp)).tiny))
+
+
+def _slab(x, axis, start, stop):
+    return getitem(x, idx=(slice(None),) * axis + (slice(start, stop),))
+
+
+def _const_slab(like, axis, n, value):
+    shape = list(shape_of(like))
+    shape[axis] = n
+    return np.full(shape, value, dtype=np.result_type(primal_value(like)))
+
+
+def _linear_scan(a, b, axis, nb):
+    """``s_k = b_k + a_k s_{k−1}`` (s_{−1} = 0) along ``axis`` of a (and axis + nb of b,
+    which carries nb batch axes) by recursive doubling: ⌈log₂ n⌉ rounds of
+    ``b_k += a_k b_{k−d}``, ``a_k *= a_{k−d}``. No division, so exact with zeros; only
+    products, sums and slices, so differentiable to every order."""
+    n, d = shape_of(a)[axis], 1
+    while d < n:
+        b = b + a * concatenate([_const_slab(b, axis + nb, d, 0.0),
+                                 _slab(b, axis + nb, 0, n - d)], axis=axis + nb)
+        if 2 * d < n:
+            a = a * concatenate([_const_slab(a, axis, d, 1.0), _slab(a, axis, 0, n - d)],
+                                axis=axis)
+        d *= 2
+    return b
+
+
+def _exclusive(y, axis):
+    """y_{k−1} with y_{−1} = 1: the product of the entries before k."""
+    n = shape_of(y)[axis]
+    return concatenate([_const_slab(y, axis, 1, 1.0), _slab(y, axis, 0, n - 1)], axis=axis)
 
 
 def _cumprod_jvp(t, ans, x, axis):
-    ax = axis + _nb(t, x)
-    plan = _zero_plan(x, axis)
-    if plan is None:
-        return ans * cumsum_p(t / x, axis=ax)
-    before, first = plan
-    x1 = _where(first > 0, 1.0, x)
-    y1 = cumprod_p(x1, axis=axis)                             # y': x_z replaced by 1
-    safe = _where(primal_value(x) == 0, 1.0, x)
-    moved = sum_(t * first, axis=ax, keepdims=True)           # ẋ_z, broadcast along the axis
-    out = y1 * _where(before > 0, cumsum_p(t / safe, axis=ax), moved)
-    if isinstance(x, Box):
-        # x is traced one level up: add the terms x_z·∂y'/∂x_i ẋ_i (i ≠ z), zero here
-        # but not their derivatives in x_z.
-        xz = sum_(x * first, axis=axis, keepdims=True)
-        out = out + xz * (1.0 - before) * _cumprod_jvp(t * (1.0 - first), y1, x1, axis)
-    return out
+    nb = _nb(t, x)
+    if _division_safe(x):
+        return ans * cumsum_p(t / x, axis=axis + nb)
+    # ẏ_k = x_k ẏ_{k−1} + y_{k−1} ẋ_k: the product rule, as a linear recurrence
+    return _linear_scan(x, _exclusive(ans, axis) * t, axis, nb)
 
 
 def _cumprod_vjp(ct, ans, x, axis):
-    ax = axis + _nb(ct, ans)
-    plan = _zero_plan(x, axis)
-    if plan is None:
-        return _reverse_cumsum(ct * ans, ax) / x
-    before, first = plan
-    x1 = _where(first > 0, 1.0, x)
-    y1 = cumprod_p(x1, axis=axis)
-    safe = _where(primal_value(x) == 0, 1.0, x)
-    g = ct * y1
-    out = (_reverse_cumsum(g * before, ax) / safe
-           + first * sum_(g * (1.0 - before), axis=ax, keepdims=True))
-    if isinstance(x, Box):   # as in the JVP: terms that vanish here, not their derivatives
-        xz = sum_(x * first, axis=axis, keepdims=True)
-        out = out + xz * (1.0 - first) * _cumprod_vjp(ct * (1.0 - before), y1, x1, axis)
-    return out
+    nb = _nb(ct, ans)
+    if _division_safe(x):
+        return _reverse_cumsum(ct * ans, axis + nb) / x
+    # x̄_i = y_{i−1} c_i with c_i = ū_i + x_{i+1} c_{i+1}: the same recurrence, reversed
+    n = shape_of(x)[axis]
+    a = concatenate([_const_slab(x, axis, 1, 1.0), flip(_slab(x, axis, 1, n), axis)], axis=axis)
+    c = flip(_linear_scan(a, flip(ct, axis + nb), axis, nb), axis + nb)
+    return _exclusive(ans, axis) * c
 
 
 cumprod_p.defjvp(_cumprod_jvp)
