@@ -325,3 +325,21 @@ def test_quantile_dtype_follows_numpy():
             qq = q if f is np.percentile or q != 30 else 0.3
             val = dualad.jvp(lambda x: f(x, qq), (x,), (np.ones_like(x),))[0]
             assert np.asarray(val).dtype == np.asarray(f(x, qq)).dtype, (f, qq)
+
+
+def test_unique_named_tuples_and_real_if_close():
+    x = np.array([3.0, 1.0, 3.0, 2.0])
+    for fn in (np.unique_all, np.unique_inverse, np.unique_counts, np.unique_values):
+        res = dualad.jvp(lambda x: fn(x), (x,), (np.ones(4),))[0]
+        ref = fn(x)
+        vals = res.values if hasattr(res, "values") else res
+        np.testing.assert_array_equal(dualad.tracer.primal_value(vals),
+                                      ref.values if hasattr(ref, "values") else ref)
+    check(lambda x: np.real_if_close(x) * 2.0, X23)
+
+
+@pytest.mark.parametrize("f", [lambda x: np.histogram(x)[0], lambda x: np.nextafter(x, 1.0),
+                               lambda x: np.pad(x, 1, mode="median")])
+def test_unsupported_functions_raise_instead_of_dropping_the_derivative(f):
+    with pytest.raises(NotImplementedError, match="histogram|nextafter|median"):
+        dualad.grad(lambda x: np.sum(f(x)))(X23)
