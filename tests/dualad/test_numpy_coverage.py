@@ -343,3 +343,30 @@ def test_unique_named_tuples_and_real_if_close():
 def test_unsupported_functions_raise_instead_of_dropping_the_derivative(f):
     with pytest.raises(NotImplementedError, match="histogram|nextafter|median"):
         dualad.grad(lambda x: np.sum(f(x)))(X23)
+
+
+# --- the SymPy oracle on compositions: the rules on symbols against sympy.diff ---------------
+SYMBOLIC = {
+    "diff": (lambda x: np.diff(x, n=2), [(4,)]),
+    "kron": (lambda a, b: np.kron(a, b), [(2,), (2,)]),
+    "polyval": (lambda p, x: np.polyval(p, x), [(3,), ()]),
+    "trapezoid": (lambda y, x: np.trapezoid(y, x), [(3,), (3,)]),
+    "convolve_same": (lambda a, v: np.convolve(a, v, "same"), [(3,), (2,)]),
+    "cumprod": (lambda x: np.cumprod(x), [(3,)]),
+    "cross": (lambda a, b: np.cross(a, b), [(3,), (3,)]),
+    "gradient": (lambda f: np.gradient(f, edge_order=2), [(4,)]),
+    "tile_pad": (lambda x: np.pad(np.tile(x, 2), 1, mode="reflect"), [(2,)]),
+    "average": (lambda x, w: np.average(x, weights=w), [(3,), (3,)]),
+    "sinc": (np.sinc, [()]),
+    "vander": (lambda x: np.vander(x), [(3,)]),
+    "linspace": (lambda a, b: np.linspace(a, b, 4), [(), ()]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SYMBOLIC))
+def test_sympy_oracle_on_compositions(name):
+    from verification.symbolic import compare
+    f, shapes = SYMBOLIC[name]
+    for mode in ("forward", "reverse"):
+        ok, how = compare(f, shapes, mode=mode, domain=(0.2, 1.5))
+        assert ok, (name, mode, how)
