@@ -31,8 +31,7 @@ from .indexing import getitem, index, untake
 from .linalg import matmul
 from .numpy_reductions import cumprod
 from .reductions import sum as sum_
-from .shape import (broadcast_to, concatenate, expand_dims, flip, moveaxis, ravel, reshape,
-                    stack)
+from .shape import broadcast_to, concatenate, expand_dims, flip, moveaxis, reshape, stack
 
 
 # --- select and choose ------------------------------------------------------------------
@@ -281,6 +280,14 @@ def full(shape, fill_value, dtype=None, order="C", **kwargs):
     return broadcast_to(fill_value, shape)
 
 
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    """``np.full_like``; a traced fill value keeps its derivative (broadcast)."""
+    shape = shape_of(a) if shape is None else shape
+    if isinstance(fill_value, Box):
+        return full(shape, fill_value, dtype=dtype)
+    return np.full(shape, fill_value, dtype=dtype or primal_value(a).dtype)
+
+
 def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, **kwargs):
     return np.zeros(shape_of(prototype) if shape is None else shape,
                     dtype=dtype or primal_value(prototype).dtype)
@@ -367,7 +374,8 @@ NUMPY_FUNCTIONS = {
     np.select: select, np.choose: choose, np.kron: kron, np.cross: cross,
     np.cov: cov, np.corrcoef: corrcoef, np.linspace: linspace,
     np.logspace: logspace, np.geomspace: geomspace, np.meshgrid: meshgrid, np.full: full,
-    np.empty_like: empty_like, np.real_if_close: real_if_close, np.interp: interp,
+    np.empty_like: empty_like, np.full_like: full_like, np.real_if_close: real_if_close,
+    np.interp: interp,
     np.bincount: bincount, np.vander: vander,
 }
 # np.vecdot, np.matvec and np.vecmat are generalized ufuncs (NumPy >= 2.2).
@@ -377,4 +385,3 @@ for _fn in (np.array_equal, np.array_equiv, np.iscomplexobj, np.isrealobj, np.is
             np.may_share_memory, np.shares_memory):
     NUMPY_FUNCTIONS[_fn] = _values(_fn)
 
-_ = ravel

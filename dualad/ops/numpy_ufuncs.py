@@ -59,7 +59,8 @@ def fix(x, out=None):
 
 def _value_only(fn):
     def call(*args, **kwargs):
-        return fn(*[primal_value(a) for a in args], **{k: primal_value(v) for k, v in kwargs.items()})
+        return fn(*[primal_value(a) for a in args],
+                  **{k: primal_value(v) for k, v in kwargs.items()})
     call.__name__ = fn.__name__
     return call
 

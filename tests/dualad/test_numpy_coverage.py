@@ -203,7 +203,8 @@ REDUCTIONS = {
     "trapezoid_x": (lambda y, x: np.trapezoid(y, x, axis=1), (X23, np.cumsum(W3))),
     "trapezoid_dx": (lambda y, dx: np.trapezoid(y, dx=dx, axis=0), (X23, np.float64(0.3))),
     "gradient": (lambda f: np.gradient(f[0]), (X23,)),
-    "gradient_2d": (lambda f: np.stack(np.gradient(f, 0.5, edge_order=2)), (R.normal(size=(3, 4)),)),
+    "gradient_2d": (lambda f: np.stack(np.gradient(f, 0.5, edge_order=2)),
+                    (R.normal(size=(3, 4)),)),
     "gradient_coords": (lambda f, x: np.gradient(f, x, axis=1, edge_order=2),
                         (R.normal(size=(2, 4)), np.array([0.0, 0.3, 1.0, 1.4]))),
     "gradient_coords_1": (lambda f, x: np.gradient(f, x), (R.normal(size=4),
@@ -273,8 +274,8 @@ def test_average_zero_weights_raise():
 
 # --- ndarray methods ---------------------------------------------------------------------------
 def test_box_methods():
-    check(lambda x: x.cumprod(axis=1) + x.round() + x.repeat(2, axis=1)[:, ::2] + x.take([0, 0, 1], axis=1)
-          + x.compress([True, False], axis=0) + x.copy(), X23)
+    check(lambda x: x.cumprod(axis=1) + x.round() + x.repeat(2, axis=1)[:, ::2]
+          + x.take([0, 0, 1], axis=1) + x.compress([True, False], axis=0) + x.copy(), X23)
 
 
 @pytest.mark.parametrize("method,args", [("sort", ()), ("partition", (1,)), ("fill", (0.0,)),
@@ -302,7 +303,8 @@ FLOAT32 = {
     "sort_ties": lambda x: np.sort(np.round(x)), "cumprod_zeros": lambda x: np.cumprod(x * (x > 0)),
     "median": lambda x: np.median(x, axis=1), "quantile": lambda x: np.quantile(x, 0.3, axis=0),
     "nanmean": lambda x: np.nanmean(x), "pad": lambda x: np.pad(x, 1, constant_values=2.0),
-    "linspace": lambda x: np.linspace(x[0, 0], x[0, 1], 4), "copysign": lambda x: np.copysign(x, -1),
+    "linspace": lambda x: np.linspace(x[0, 0], x[0, 1], 4),
+    "copysign": lambda x: np.copysign(x, -1),
     "sinc": np.sinc, "mod": lambda x: np.mod(x, np.float32(0.7)), "unique": np.unique,
     "convolve": lambda x: np.convolve(x[0], x[1]), "kron": lambda x: np.kron(x, x),
 }

@@ -38,8 +38,8 @@ ARRAYS = {
     "tile": (lambda x: np.tile(x, (2, 1, 2)), (X23,)),
     "tile_scalar_reps": (lambda x: np.tile(x, 3), (X3,)),
     "resize": (lambda x: np.resize(x, (4, 5)), (X23,)),
-    "pad_constant": (lambda x: np.pad(x, ((1, 2), (0, 3)), constant_values=((1.5, 2.0), (3.0, 4.0))),
-                     (X23,)),
+    "pad_constant": (lambda x: np.pad(x, ((1, 2), (0, 3)),
+                                      constant_values=((1.5, 2.0), (3.0, 4.0))), (X23,)),
     "pad_traced_value": (lambda x, c: np.pad(x, 2, constant_values=c), (X23, np.float64(0.7))),
     "pad_traced_pairs": (lambda x, c: np.pad(x, ((1, 1), (2, 0)), constant_values=c),
                          (X23, R.normal(size=(2, 2)))),
@@ -223,3 +223,11 @@ def test_einsum_path_passes_through():
     path = dualad.jvp(lambda a: np.einsum_path("ij,jk->ik", a, X34)[0], (X23[:, :3],),
                       (np.ones((2, 3)),))[0]
     assert path == np.einsum_path("ij,jk->ik", X23[:, :3], X34)[0]
+
+
+def test_full_like_keeps_the_derivative_of_a_traced_fill_value():
+    g = dualad.grad(lambda x, v: np.sum(np.full_like(x, v) * X23), argnums=(0, 1))(X23, 0.5)
+    np.testing.assert_array_equal(g[0], np.zeros((2, 3)))
+    assert np.isclose(g[1], X23.sum())
+    out = dualad.jvp(lambda x: np.full_like(x, 3.0), (X23,), (X23,))[0]
+    np.testing.assert_array_equal(out, np.full((2, 3), 3.0))
