@@ -1,3 +1,52 @@
-"""(placeholder, filled by issue 4)"""
-NUMPY_UFUNCS = {}
-NUMPY_FUNCTIONS = {}
+"""scipy.special: derivative rules in both modes, to any order, registered with the front end.
+
+The primitives live by family, each module stating its formulas, domains and
+conventions (poles, branch cuts, kinks) in its docstring:
+
+- :mod:`.special_gamma`: gammaln, loggamma, digamma (psi), polygamma, gamma,
+  rgamma, gammasgn, beta, betaln, gammainc, gammaincc, gammaincinv,
+  gammainccinv, betainc, betaincc, betaincinv, Hurwitz zeta (in q), stdtr;
+- :mod:`.special_erf`: erf, erfc, erfcx, erfi, dawsn, erfinv, erfcinv, ndtr,
+  log_ndtr, ndtri, ndtri_exp;
+- :mod:`.special_log`: expit, logit, log_expit, xlogy, xlog1py, entr,
+  rel_entr, kl_div;
+- :mod:`.special_bessel`: jv (jn), j0, j1, yv, yn, y0, y1, iv, i0, i1, ive,
+  i0e, i1e, kv, k0, k1, kve, k0e, k1e.
+
+scipy.special's functions are NumPy ufuncs, so ``scipy.special.gammaln(x)`` on
+a traced ``x`` reaches the registry through ``__array_ufunc__``: the table
+``NUMPY_UFUNCS`` below maps each ufunc to its primitive. Orders and shape
+parameters (``n``, ``v``, ``a``, ...) keep SciPy's positions and are not
+differentiable. SciPy's Python functions (logsumexp, softmax, log_softmax,
+polygamma, zeta, multigammaln) do not dispatch: :mod:`dualad.scipy.special`
+has them, composed from these primitives. ``docs/special.md`` is the guide.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.special as sc
+
+from .elementwise import cbrt, exp2, expm1, log1p, power
+from . import special_bessel, special_erf, special_gamma, special_log
+from .special_common import NotDifferentiableError
+
+
+def _riemann_zeta(x):
+    raise NotDifferentiableError(
+        "zeta: the Riemann zeta function zeta(x) (q=None) is not differentiable here: its "
+        "derivative in x has no closed form. The Hurwitz zeta(x, q) is differentiable in q "
+        f"(x a plain number); got a traced x of shape {getattr(x, 'shape', ())}")
+
+
+def _exp10(x):
+    return power(10.0, x)
+
+
+NUMPY_UFUNCS = {
+    **special_gamma.NUMPY_UFUNCS, **special_erf.NUMPY_UFUNCS, **special_log.NUMPY_UFUNCS,
+    **special_bessel.NUMPY_UFUNCS,
+    # scipy.special's own copies of NumPy's functions
+    sc.expm1: expm1, sc.log1p: log1p, sc.exp2: exp2, sc.cbrt: cbrt,
+    sc.exp10: _exp10, sc._ufuncs._riemann_zeta: _riemann_zeta,
+}
+NUMPY_FUNCTIONS = {np.i0: special_bessel.i0}   # numpy's own modified Bessel function I₀
