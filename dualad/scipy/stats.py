@@ -1,1 +1,0 @@
-"""dualad.scipy.stats (placeholder, filled by issue 4)."""

@@ -1,0 +1,20 @@
+"""``dualad.scipy.stats``: SciPy's distributions with derivatives in both modes, any order.
+
+Namespaces mirror SciPy's (``dualad.scipy.stats.norm.logpdf(x, loc, scale)``),
+composed from registry primitives, so gradients, JVPs, Hessians and
+batched sweeps work as for any NumPy code:
+
+    norm, t, cauchy, logistic, laplace, expon, uniform, gamma, chi2, beta
+        logpdf, pdf, cdf, logcdf, sf, logsf, ppf, isf (t: no ppf/isf)
+    poisson               logpmf, pmf, cdf, logcdf, sf, logsf   (in mu)
+    multivariate_normal   logpdf, pdf                           (in x, mean, cov)
+    dirichlet             logpdf, pdf                           (in x, alpha)
+
+What is differentiable, the conventions outside the support and for invalid
+parameters, and what raises: the docstrings of :mod:`.continuous`,
+:mod:`.discrete`, :mod:`.multivariate` and ``docs/special.md``.
+"""
+from .continuous import (beta, cauchy, chi2, expon, gamma, laplace, logistic,  # noqa: F401
+                         norm, t, uniform)
+from .discrete import poisson  # noqa: F401
+from .multivariate import dirichlet, multivariate_normal  # noqa: F401

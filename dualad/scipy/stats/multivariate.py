@@ -1,0 +1,156 @@
+"""Multivariate normal and Dirichlet densities, differentiable in every argument.
+
+multivariate_normal, with r = x - mean and Σ = L Lᵀ (Cholesky):
+
+    logpdf(x; mean, cov) = -½ (d·log 2π + log det Σ + rᵀ Σ⁻¹ r)
+    log det Σ = 2 Σᵢ log Lᵢᵢ,     rᵀ Σ⁻¹ r = |L⁻¹ r|²   (one triangular solve)
+    ∂x = -Σ⁻¹ r,   ∂mean = Σ⁻¹ r,   ∂cov = ½ (Σ⁻¹ r rᵀ Σ⁻¹ - Σ⁻¹)   (symmetric)
+
+``cov`` is read as the symmetric matrix (cov + covᵀ)/2, so its gradient is
+the symmetric one above (SciPy reads a symmetric matrix; a perturbation of one
+off-diagonal entry alone moves both halves by half of it). A scalar cov is
+cov·I, a vector the diagonal. Shapes as SciPy: x is (..., d) (a 1-D x is one
+point, or n points when d = 1) and the result is squeezed. Σ must be positive
+definite; a singular Σ (``allow_singular=True`` in SciPy) is not supported.
+
+dirichlet, on the simplex Σₖ xₖ = 1 (components along axis 0 of x, as SciPy;
+with K-1 components given the last is 1 - Σ, and differentiated through):
+
+    logpdf(x; α) = log Γ(Σα) - Σ log Γ(αₖ) + Σ (αₖ - 1) log xₖ
+    ∂α_k = ψ(Σα) - ψ(αₖ) + log xₖ,     ∂x_k = (αₖ - 1)/xₖ
+
+The x-gradient is that of the formula in ambient coordinates (each xₖ free),
+as SciPy evaluates it. Inputs off the simplex raise SciPy's ValueErrors.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ops.elementwise import exp, log
+from ...ops.linalg import diag, diagonal
+from ...ops.matrix import cholesky, solve_triangular
+from ...ops.reductions import sum as sum_
+from ...ops.shape import concatenate, expand_dims, reshape, squeeze, transpose
+from ...ops.special_gamma import gammaln
+from ...ops.special_log import xlogy
+from ...tracer import shape_of
+from ._base import plain
+
+_LOG_2PI = np.log(2.0 * np.pi)
+
+
+def _squeeze_output(out):
+    shape = shape_of(out)
+    if 1 in shape:
+        out = squeeze(out)
+    return out
+
+
+class _MultivariateNormal:
+    """``dualad.scipy.stats.multivariate_normal``: logpdf and pdf in x, mean and cov."""
+
+    def __repr__(self):
+        return "<dualad.scipy.stats.multivariate_normal>"
+
+    @staticmethod
+    def _dim(mean, cov):
+        if mean is not None and np.ndim(plain(mean)) > 0:
+            return shape_of(mean)[-1]
+        cs = shape_of(cov)
+        return cs[0] if len(cs) > 0 else 1
+
+    def logpdf(self, x, mean=None, cov=1, allow_singular=False):
+        """-½ (d log 2π + log det Σ + (x-μ)ᵀ Σ⁻¹ (x-μ)), over the last axis of x."""
+        d = self._dim(mean, cov)
+        cs = shape_of(cov)
+        if len(cs) == 0:
+            cov = cov * np.eye(d)
+        elif len(cs) == 1:
+            cov = diag(cov)
+        if shape_of(cov) != (d, d):
+            raise ValueError(f"multivariate_normal.logpdf: cov of shape {cs} does not match "
+                             f"the dimension {d} of mean (shape {shape_of(mean)})")
+        if mean is None:
+            mean = np.zeros(d)
+        elif shape_of(mean) == ():
+            mean = mean * np.ones(d)
+        xs = shape_of(x)
+        if len(xs) == 0:
+            x = reshape(x, (1,))
+        elif len(xs) == 1:
+            x = reshape(x, (xs[0], 1) if d == 1 else (1, xs[0]))
+        if shape_of(x)[-1] != d:
+            raise ValueError(f"multivariate_normal.logpdf: x of shape {xs} does not have the "
+                             f"dimension {d} along its last axis")
+        sym = 0.5 * (cov + transpose(cov))
+        try:
+            L = cholesky(sym)
+        except np.linalg.LinAlgError as e:
+            raise ValueError(f"multivariate_normal.logpdf: cov (shape {(d, d)}) is not "
+                             f"positive definite; singular covariances (SciPy's "
+                             f"allow_singular=True) are not differentiable here") from e
+        r = x - mean
+        batch = shape_of(r)[:-1]
+        cols = transpose(reshape(r, (-1, d)))                     # (d, n)
+        z = solve_triangular(L, cols, lower=True)                 # L⁻¹ r
+        maha = reshape(sum_(z * z, axis=0), batch)
+        logdet = 2.0 * sum_(log(diagonal(L)))
+        return _squeeze_output(-0.5 * (d * _LOG_2PI + logdet + maha))
+
+    def pdf(self, x, mean=None, cov=1, allow_singular=False):
+        return exp(self.logpdf(x, mean, cov, allow_singular))
+
+
+class _Dirichlet:
+    """``dualad.scipy.stats.dirichlet``: logpdf and pdf in x and alpha."""
+
+    def __repr__(self):
+        return "<dualad.scipy.stats.dirichlet>"
+
+    @staticmethod
+    def _check(x, alpha):
+        a = plain(alpha)
+        if a.ndim != 1:
+            raise ValueError(f"dirichlet: parameter vector 'alpha' must be one dimensional, "
+                             f"but alpha.shape = {a.shape}")
+        if np.min(a) <= 0:
+            raise ValueError("dirichlet: all parameters alpha must be greater than 0")
+        xs = shape_of(x)
+        if len(xs) == 0 or xs[0] not in (a.shape[0], a.shape[0] - 1):
+            raise ValueError(f"dirichlet: vector 'x' must have either the same number of "
+                             f"entries as, or one entry fewer than, parameter vector 'alpha', "
+                             f"but alpha.shape = {a.shape} and x.shape = {xs}")
+        if len(xs) > 2:
+            raise ValueError(f"dirichlet: x must be one or two dimensional, got shape {xs}")
+        if xs[0] != a.shape[0]:
+            last = 1.0 - sum_(x, axis=0, keepdims=True)
+            x = concatenate([x, last], axis=0)
+        xp = plain(x)
+        if np.min(xp) < 0:
+            raise ValueError("dirichlet: each entry in 'x' must be greater than or equal to zero")
+        if np.max(xp) > 1:
+            raise ValueError("dirichlet: each entry in 'x' must be smaller or equal one")
+        a_b = a.reshape(a.shape + (1,) * (xp.ndim - 1))
+        if np.any((xp == 0) & (a_b < 1)):
+            raise ValueError("dirichlet: each entry in 'x' must be greater than zero if its "
+                             "alpha is less than one")
+        if np.any(np.abs(np.sum(xp, axis=0) - 1.0) > 10e-10):
+            raise ValueError(f"dirichlet: the input vector 'x' must lie within the normal "
+                             f"simplex, but np.sum(x, 0) = {np.sum(xp, axis=0)}")
+        return x
+
+    def logpdf(self, x, alpha):
+        """log Γ(Σα) - Σ log Γ(αₖ) + Σₖ (αₖ - 1) log xₖ, summed over axis 0 of x."""
+        x = self._check(x, alpha)
+        extra = len(shape_of(x)) - 1
+        alpha_b = expand_dims(alpha, tuple(range(1, 1 + extra))) if extra else alpha
+        log_b = sum_(gammaln(alpha)) - gammaln(sum_(alpha))
+        out = sum_(xlogy(alpha_b - 1.0, x), axis=0) - log_b
+        return _squeeze_output(out)
+
+    def pdf(self, x, alpha):
+        return exp(self.logpdf(x, alpha))
+
+
+multivariate_normal = _MultivariateNormal()
+dirichlet = _Dirichlet()
