@@ -229,21 +229,54 @@ def _normalize_argnums(api, argnums, nargs, f):
     return single, tuple(a % nargs for a in nums)
 
 
-def value_and_grad(f, argnums=0, has_aux=False):
-    """A function returning ``(f(*args), ∇_{argnums} f(*args))`` for scalar ``f``."""
+def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):
+    """A function returning ``(f(*args), ∇_{argnums} f(*args))`` for scalar ``f``.
+
+    Complex numbers follow JAX (docs/complex.md). ``f`` must return a real
+    scalar; complex inputs then get ∂f/∂x − i ∂f/∂y (the conjugate of the
+    steepest-ascent direction: for |z|² it is 2·conj(z)). With
+    ``holomorphic=True``, ``f`` maps complex inputs to a complex scalar and the
+    result is the complex derivative f'(z).
+    """
 
     def value_and_grad_f(*args, **kwargs):
         with paused_gc():
-            return _value_and_grad(f, argnums, has_aux, args, kwargs)
+            return _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic)
 
     value_and_grad_f.__name__ = f"value_and_grad({_fname(f)})"
     return value_and_grad_f
 
 
-def _value_and_grad(f, argnums, has_aux, args, kwargs):
+def _check_holomorphic_inputs(f, per_arg):
+    for i, (vars_, _) in per_arg.items():
+        for v in vars_:
+            dtype = np.result_type(primal_value(v.value))
+            if dtype.kind != "c":
+                raise TypeError(
+                    f"grad(holomorphic=True): argument {i} of {_fname(f)} has dtype {dtype} "
+                    f"and shape {shape_of(v.value)}; holomorphic differentiation needs complex "
+                    f"inputs. Cast it first, e.g. x.astype(complex), or drop holomorphic=True "
+                    f"for a real input")
+
+
+def _check_output_dtype(f, dtype, holomorphic):
+    if holomorphic and dtype.kind != "c":
+        raise TypeError(f"grad(holomorphic=True): {_fname(f)} returned dtype {dtype}; a "
+                        f"holomorphic function's output is complex. For a real-valued "
+                        f"function of complex inputs, use grad without holomorphic=True")
+    if not holomorphic and dtype.kind == "c":
+        raise TypeError(f"grad: {_fname(f)} returned a complex value (dtype {dtype}); grad "
+                        f"needs a real-valued output. Pass holomorphic=True for a holomorphic "
+                        f"function (the result is then f'(z)); for a real loss take np.real "
+                        f"or np.abs of the output; for other complex outputs use dualad.vjp")
+
+
+def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
     single, nums = _normalize_argnums("grad", argnums, len(args), f)
     trace = VJPTrace()
     args, per_arg = _trace_inputs("grad", trace, args, nums)
+    if holomorphic:
+        _check_holomorphic_inputs(f, per_arg)
     try:
         out = f(*args, **kwargs)
     finally:
@@ -259,9 +292,12 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs):
                         f"For non-scalar outputs use dualad.vjp, or jacobians.jacobian for "
                         f"the whole Jacobian")
     value = out.value if isinstance(out, Var) and out._trace is trace else out
-    if np.result_type(primal_value(value)).kind not in "fc":
+    out_dtype = np.result_type(primal_value(value))
+    if out_dtype.kind not in "fc":
         raise TypeError(f"grad: {_fname(f)} returned dtype "
                         f"{np.result_type(primal_value(value))}, which is not differentiable")
+    if out_dtype.kind == "c" or holomorphic:
+        _check_output_dtype(f, out_dtype, holomorphic)
     results = {}
     if isinstance(out, Var) and out._trace is trace:
         seed = np.ones((), dtype=np.result_type(primal_value(value)))[()]
@@ -272,9 +308,13 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs):
     return ((value, aux), g) if has_aux else (value, g)
 
 
-def grad(f, argnums=0, has_aux=False):
-    """The gradient function ``x ↦ ∇f(x)`` of a scalar-valued ``f`` (one reverse sweep)."""
-    vg = value_and_grad(f, argnums, has_aux)
+def grad(f, argnums=0, has_aux=False, holomorphic=False):
+    """The gradient function ``x ↦ ∇f(x)`` of a scalar-valued ``f`` (one reverse sweep).
+
+    For complex inputs see :func:`value_and_grad`: a real ``f`` gives
+    ∂f/∂x − i ∂f/∂y, and ``holomorphic=True`` gives f'(z) of a complex ``f``.
+    """
+    vg = value_and_grad(f, argnums, has_aux, holomorphic)
 
     def grad_f(*args, **kwargs):
         (value, g) = vg(*args, **kwargs)

@@ -109,6 +109,12 @@ def _seeds(api, outputs, grad_outputs, batched):
                 raise RuntimeError(f"{api}: grad can be implicitly created only for scalar "
                                    f"outputs; output {i} has shape {oshape}, pass "
                                    f"grad_outputs/gradient of that shape")
+            if np.iscomplexobj(primal_value(out)):  # as PyTorch: no implicit complex seed
+                raise RuntimeError(f"{api}: grad can be implicitly created only for real scalar "
+                                   f"outputs; output {i} is complex "
+                                   f"({primal_value(out).dtype}). Pass grad_outputs/gradient "
+                                   f"(1+0j gives the holomorphic derivative f'(z)), or "
+                                   f"differentiate a real loss such as np.abs(y) ** 2")
             g = np.ones((), dtype=primal_value(out).dtype)
         g = g if isinstance(g, Box) else np.asarray(g, dtype=primal_value(out).dtype)
         gshape = shape_of(g)

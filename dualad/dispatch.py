@@ -230,6 +230,9 @@ def _install():
     for mod in ops.EXTENSIONS:  # more ndarray methods (cumprod, round, take, %, //, ...)
         for name, method in getattr(mod, "BOX_METHODS", {}).items():
             setattr(B, name, method)
+    B.real = property(lambda self: ops.complex_numbers.real(self))
+    B.imag = property(lambda self: ops.complex_numbers.imag(self))
+    B.conj = B.conjugate = lambda self: ops.complex_numbers.conj(self)
 
 
 def _astype(self, dtype, *args, **kwargs):
@@ -239,6 +242,11 @@ def _astype(self, dtype, *args, **kwargs):
                         f"its derivative; only floating dtypes are differentiable")
     if dtype == self.dtype:
         return self
+    if dtype.kind == "c" and self.dtype.kind == "f" and dtype.itemsize >= 2 * self.dtype.itemsize:
+        return ops.complex_numbers.to_complex(self, dtype)  # real into complex: cotangent Re ū
+    if dtype.kind == "f" and self.dtype.kind == "c":
+        raise TypeError(f"astype({dtype}) of a complex traced value of shape {self.shape} would "
+                        f"discard its imaginary part; take np.real(z) (or np.abs(z)) explicitly")
     raise NotImplementedError(f"astype: casting a traced value from {self.dtype} to {dtype} "
                               f"is not supported yet")
 

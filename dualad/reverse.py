@@ -14,7 +14,7 @@ import itertools
 
 import numpy as np
 
-from .tracer import ANOMALY, Box, Trace, map_batch, missing_rule, shape_of
+from .tracer import ANOMALY, Box, Trace, map_batch, missing_rule, primal_value, shape_of
 
 _FREED = ("Trying to backward through the graph a second time (or to read values the "
           "sweep already freed). The tape is freed after a backward sweep; pass "
@@ -180,11 +180,19 @@ class IndexedCotangent:
         if self.dense is not None:
             out = out + self.dense
         for idx, ct in self.parts:
+            if np.iscomplexobj(ct) and out.dtype.kind != "c":  # a complex part after real ones
+                out = out.astype(np.result_type(out, ct))
             np.add.at(out, idx, ct)
         if self.flat_idx:
-            out += np.bincount(np.array(self.flat_idx) % self.shape[0],
-                               weights=np.array(self.flat_ct, dtype=float),
-                               minlength=self.shape[0]).astype(dtype, copy=False)
+            idx = np.array(self.flat_idx) % self.shape[0]
+            w = np.array(self.flat_ct)
+            if w.dtype.kind == "c":  # bincount weighs by reals only: the two parts apart
+                out = out.astype(np.result_type(out, w), copy=False)
+                out += np.bincount(idx, weights=w.real, minlength=self.shape[0]) \
+                    + 1j * np.bincount(idx, weights=w.imag, minlength=self.shape[0])
+            else:
+                out += np.bincount(idx, weights=w.astype(float, copy=False),
+                                   minlength=self.shape[0]).astype(dtype, copy=False)
         return out
 
 
@@ -206,6 +214,19 @@ def _accumulate(cts, node, g):
         cts[node] = g
     else:
         cts[node] = prev + g
+
+
+def _own_dtype(ct, node):
+    """A result cotangent in its primal's kind: Re ū for a real value (an imaginary part
+    riding on it is not its own, see dualad.ops.complex_numbers), complex for a complex one.
+    Runs once per returned cotangent, never per node."""
+    from .ops.elementwise import is_complex
+    if is_complex(ct) != is_complex(node.value):
+        from .ops.complex_numbers import real_p, to_complex
+        if is_complex(ct):
+            return real_p(ct)
+        return to_complex(ct, dtype=np.result_type(primal_value(node.value)))
+    return ct
 
 
 def _note(e, text):
@@ -243,10 +264,10 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
         prim = node.prim
         if wanted is None:
             if prim is None:
-                results[node] = ct
+                results[node] = _own_dtype(ct, node)
                 continue
         elif node in wanted:
-            results[node] = ct
+            results[node] = _own_dtype(ct, node)
             if prim is None:
                 continue
         if prim is None:

@@ -12,6 +12,11 @@ For each argument i, with fixed-seed random directions v (tangent) and u
 x ↦ J(x)ᵀ u ("VJP"), so the checks are named "JVP of JVP", "VJP of JVP", …
 A failure raises :class:`GradCheckError` naming the exact check and, for small
 inputs, showing the numerical and analytical Jacobians side by side.
+
+Complex arguments and outputs are R²: their directions v and u are complex,
+the difference along v is the R-linear derivative, and the dot-product test
+uses the pairing cotangents have (JAX's): ⟨u, J v⟩ = Re Σ u·(J v), no
+conjugation. So non-holomorphic functions (abs, real, conj) are checked too.
 """
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ import numpy as np
 import dualad
 from dualad.ops import concatenate, ravel
 
-from .numeric import numerical_jacobian, richardson
+from .numeric import real_directions, real_jacobian, richardson, realify
 
 # (rtol, atol) by dtype of the inputs; numeric oracles always run in float64.
 TOLERANCES = {
@@ -56,16 +61,26 @@ def _close(a, b, rtol, atol):
 
 
 def _side_by_side(f, args, i):
-    x = args[i]
-    fi = lambda xi: np.asarray(f(*_with(args, i, xi)), dtype=float)  # noqa: E731
-    num = numerical_jacobian(fi, np.asarray(x, dtype=float))
-    size = np.size(x)
-    _, ana = dualad.jvp(lambda xi: f(*_with(args, i, xi)), (x,),
-                        (np.eye(size).reshape((size,) + np.shape(x)),))
-    ana = np.moveaxis(np.asarray(ana), 0, -1).reshape(num.shape)
+    x = np.asarray(args[i])
+    fi = lambda xi: np.asarray(dualad.tracer.primal_value(f(*_with(args, i, xi))))  # noqa: E731
+    num = real_jacobian(fi, x)
+    dirs = real_directions(x)
+    _, ana = dualad.jvp(lambda xi: f(*_with(args, i, xi)), (x,), (dirs,))
+    ana = np.stack([realify(t) for t in np.asarray(ana)], axis=1)
+    note = " (complex as R²: [Re, Im] coordinates)" if np.iscomplexobj(x) or \
+        np.iscomplexobj(ana) else ""
     with np.printoptions(precision=6, suppress=True, linewidth=120):
-        return (f"\nnumerical Jacobian (central differences):\n{num.reshape(-1, size)}"
-                f"\nanalytical Jacobian (forward mode):\n{ana.reshape(-1, size)}")
+        return (f"\nnumerical Jacobian (central differences){note}:\n{num}"
+                f"\nanalytical Jacobian (forward mode):\n{ana}")
+
+
+def _direction(shape, like, rng):
+    """A fixed-seed random direction of ``like``'s kind (complex directions for complex)."""
+    v = rng.standard_normal(shape)
+    dtype = np.result_type(like)
+    if dtype.kind == "c":
+        v = v + 1j * rng.standard_normal(shape)
+    return v.astype(dtype)
 
 
 def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, seed=0):
@@ -89,8 +104,8 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, se
 def _check(f, args, order, modes, label, tol, rng):
     count = 0
     out = np.asarray(dualad.tracer.primal_value(f(*args)))
-    tangents = tuple(rng.standard_normal(np.shape(a)).astype(np.result_type(a)) for a in args)
-    u = rng.standard_normal(out.shape).astype(np.result_type(out, float))
+    tangents = tuple(_direction(np.shape(a), a, rng) for a in args)
+    u = _direction(out.shape, np.result_type(out, float).type(0), rng)
     for i, x in enumerate(args):
         v = tangents[i]
         fi = lambda xi, i=i: f(*_with(args, i, xi))  # noqa: E731
@@ -110,7 +125,8 @@ def _check(f, args, order, modes, label, tol, rng):
         if "rev" in modes:
             _, pullback = dualad.vjp(fi, x)
             (ct,) = pullback(u)
-            lhs, rhs = np.sum(u * numeric), np.sum(np.asarray(ct) * v)
+            # ⟨a, b⟩ = Re Σ a·b: cotangents are transposes, not conjugate transposes.
+            lhs, rhs = np.real(np.sum(u * numeric)), np.real(np.sum(np.asarray(ct) * v))
             ok, err = _close(rhs, lhs, rtol, atol * max(1.0, np.sqrt(u.size)))
             count += 1
             if not ok:

@@ -16,6 +16,15 @@ inside its ``domain`` for elementwise ones, or the ``args`` you pass):
 - SymPy: where the primitive has a SymPy translation, the derivative built by
   the rules on symbolic values against ``sympy.diff``.
 
+Complex arguments and outputs are checked as R² (``verification.numeric``'s
+``real_jacobian``): the Jacobians compared are those of the realified map, the
+VJP's rows read through the pairing ⟨u, v⟩ = Re Σ u·v (JAX's convention), and
+tangents of real outputs and cotangents of real inputs must be real. An
+elementwise primitive with a ``complex_domain`` is also swept over complex
+arguments there; a primitive marked ``holomorphic`` must have a complex-linear
+JVP that matches the complex difference (D_{iv}f = i·D_v f, Cauchy–Riemann),
+and on real arguments its JVP must match the complex step Im f(x + ihv)/h.
+
 Zero-derivative primitives are checked to pass traced values through with a
 zero derivative. ``check_registry()`` runs all of it over every registered
 primitive and returns a table.
@@ -31,12 +40,19 @@ import dualad
 from dualad.tracer import REGISTRY, Primitive
 
 from .check_grads import GradCheckError, check_grads
-from .numeric import numerical_jacobian
+from .numeric import central_difference, complex_step, real_directions, real_jacobian, realify
 
 ELEMENTWISE_SHAPES = {
     1: [((),), ((3,),), ((2, 3),), ((1, 3),)],
     2: [((), ()), ((3,), (3,)), ((2, 3), (3,)), ((1, 3), (2, 3)), ((3,), ())],
     3: [((), (), ()), ((3,), (3,), (3,)), ((2, 3), (3,), (1, 3))],
+}
+# Complex sweeps of holomorphic elementwise primitives: fewer shapes (the real sweep
+# already covers broadcasting), a scalar and a broadcast pair.
+COMPLEX_SHAPES = {
+    1: [((),), ((2, 3),)],
+    2: [((), ()), ((2, 3), (3,))],
+    3: [((3,), (3,), (3,))],
 }
 
 
@@ -110,6 +126,17 @@ def _draw(shape, dom, rng):
     return rng.uniform(a, b, size=shape) if shape != () else np.float64(rng.uniform(a, b))
 
 
+def _draw_complex(shape, rect, rng):
+    """Uniform in the rectangle ``((re_lo, re_hi), (im_lo, im_hi))``."""
+    (a, b), (c, d) = rect if rect is not None else ((-1.5, 1.5), (-1.5, 1.5))
+    z = rng.uniform(a, b, size=shape) + 1j * rng.uniform(c, d, size=shape)
+    return z if shape != () else np.complex128(z)
+
+
+def _is_diff_value(a):
+    return isinstance(a, np.ndarray) and a.dtype.kind in "fc"
+
+
 def default_samples(prim, target=None):
     """Samples for ``prim``: its own (or its Function class's), or broadcasting sweeps
     for elementwise ones."""
@@ -120,22 +147,31 @@ def default_samples(prim, target=None):
     n = len(derivs) if derivs is not None else None
     if n in ELEMENTWISE_SHAPES:
         dom = getattr(prim, "domain", None)
-        return [{"args": shapes, "params": {}, "domain": dom} for shapes in ELEMENTWISE_SHAPES[n]]
+        out = [{"args": shapes, "params": {}, "domain": dom} for shapes in ELEMENTWISE_SHAPES[n]]
+        cdom = getattr(prim, "complex_domain", None)
+        if cdom is not None:
+            out += [{"args": shapes, "params": {}, "domain": None, "complex_domain": cdom}
+                    for shapes in COMPLEX_SHAPES[n]]
+        return out
     return []
 
 
 def _materialize(sample, rng, nondiff):
     args, diff = [], []
     dom = sample.get("domain") or [None] * len(sample["args"])
+    cdom = sample.get("complex_domain")
     for i, a in enumerate(sample["args"]):
         if isinstance(a, tuple) and all(isinstance(s, int) for s in a):
-            args.append(_draw(a, dom[i] if i < len(dom) else None, rng))
+            if cdom is not None and i not in nondiff:
+                args.append(_draw_complex(a, cdom[i] if i < len(cdom) else None, rng))
+            else:
+                args.append(_draw(a, dom[i] if i < len(dom) else None, rng))
             if i not in nondiff:
                 diff.append(i)
         else:
             args.append(a)
             # A concrete floating array (e.g. a well-conditioned matrix) is differentiable too.
-            if isinstance(a, np.ndarray) and a.dtype.kind in "fc" and i not in nondiff:
+            if _is_diff_value(a) and i not in nondiff:
                 diff.append(i)
     return args, diff
 
@@ -158,8 +194,7 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
     prim, call, name = _resolve(target)
     report = RuleReport(name)
     if args is not None:
-        samples = [{"args": tuple(np.shape(a) if isinstance(a, np.ndarray) and
-                                  np.issubdtype(a.dtype, np.floating) else a for a in args),
+        samples = [{"args": tuple(np.shape(a) if _is_diff_value(a) else a for a in args),
                     "params": params or {}, "domain": None, "values": args}]
     samples = default_samples(prim, target) if samples is None else samples
     rng = np.random.default_rng(seed)
@@ -168,20 +203,22 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
     for k, smp in enumerate(samples):
         if "values" in smp:
             vals = list(smp["values"])
-            diff = [i for i, a in enumerate(vals) if isinstance(a, np.ndarray) and
-                    np.issubdtype(a.dtype, np.floating) and i not in nondiff]
+            diff = [i for i, a in enumerate(vals) if _is_diff_value(a) and i not in nondiff]
         else:
             vals, diff = _materialize(smp, rng, nondiff)
         kw = dict(smp.get("params", {}))
-        shapes = ", ".join(str(np.shape(vals[i])) for i in diff)
+        shapes = ", ".join(str(np.shape(vals[i])) + (" complex" if np.iscomplexobj(vals[i])
+                                                      else "") for i in diff)
         tag = f"sample {k} [{shapes}]"
         try:
             _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng, reference)
         except Exception as e:  # noqa: BLE001 - any crash is a failed check, reported
             report.add(f"{tag}: ran without error", False, detail=f"{type(e).__name__}: {e}")
         elementwise = getattr(prim, "derivs", None) is not None
+        # The SymPy oracle works on real symbols: complex samples are left to the others.
         if sympy and prim.sympy is not None and not prim.zero_derivative and (
-                sympy_runs < (3 if elementwise else 1)):
+                sympy_runs < (3 if elementwise else 1)) and not any(
+                np.iscomplexobj(vals[i]) for i in diff):
             sympy_runs += _check_sympy(report, prim, call, vals, diff, kw, tag, smp)
     return report
 
@@ -205,31 +242,34 @@ def _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng, ref
         out, _ = dualad.jvp(f, (x,), (np.zeros_like(x),))
         a, r = _rel(out, plain)
         report.add(f"{tag}: traced value equals plain value", r <= 1e-12, a, r)
-        n, m = int(np.size(x)), int(np.size(out))
-        J_num = numerical_jacobian(f, x).reshape(m, n)
-        basis = np.eye(n).reshape((n,) + np.shape(x))
-        _, T = dualad.jvp(f, (x,), (basis,))                       # vector forward mode
-        J_fwd = np.asarray(T).reshape(n, m).T
+        # Complex numbers as R²: Jacobians of the realified map, (output coords, input coords).
+        J_num = real_jacobian(f, x)
+        _, T = dualad.jvp(f, (x,), (real_directions(x),))             # vector forward mode
+        J_fwd = np.stack([_realify_as(t, out) for t in np.asarray(T)], axis=1)
         _, pullback = dualad.vjp(f, x)
-        (C,) = pullback(np.eye(m).reshape((m,) + np.shape(out)))  # batched reverse sweep
-        J_rev = np.asarray(C).reshape(m, n)
+        (C,) = pullback(_real_cotangents(out))                         # batched reverse sweep
+        J_rev = np.stack([_cotangent_row(c, x) for c in np.asarray(C)], axis=0)
         a, r = _rel(J_fwd, J_num)
         report.add(f"{tag}: tangent (JVP) of argument {i}", r <= rtol * 10 or a <= rtol, a, r)
         a, r = _rel(J_rev, J_num)
         report.add(f"{tag}: cotangent (VJP) of argument {i}", r <= rtol * 10 or a <= rtol, a, r)
         a, r = _rel(J_fwd, J_rev)
         report.add(f"{tag}: JVP/VJP consistency of argument {i}", r <= 1e-9, a, r)
-        v = rng.standard_normal(np.shape(x))
+        v = _random_like(x, rng)
         _, t1 = dualad.jvp(f, (x,), (v,))
-        a, r = _rel(np.ravel(t1), J_fwd @ np.ravel(v))
+        a, r = _rel(_realify_as(t1, out), J_fwd @ realify(v))
         report.add(f"{tag}: single-direction JVP of argument {i}", r <= 1e-9, a, r)
-        u = rng.standard_normal(np.shape(out))
+        u = _random_like(out, rng)
         (c1,) = pullback(u)
-        a, r = _rel(np.ravel(c1), np.ravel(u) @ J_rev)
+        a, r = _rel(_cotangent_row(c1, x), _cotangent_row(u, out) @ J_rev)
         report.add(f"{tag}: single-cotangent VJP of argument {i}", r <= 1e-9, a, r)
         if np.shape(c1) != np.shape(x):
             report.add(f"{tag}: cotangent shape of argument {i}", False,
                        detail=f"{np.shape(c1)} for an input of shape {np.shape(x)}")
+        if np.iscomplexobj(x) or np.iscomplexobj(out):
+            _check_kinds(report, tag, i, x, out, t1, c1)
+        if getattr(prim, "holomorphic", False):
+            _check_holomorphic(report, tag, i, f, x, out, t1, v, rtol)
     if order >= 2 and diff:
         g = lambda *xs: call(*_fill(vals, diff, xs), **kw)  # noqa: E731
         try:
@@ -237,6 +277,64 @@ def _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng, ref
             report.add(f"{tag}: order {order} ({n} checks: JVP/VJP of JVP/VJP)", True)
         except GradCheckError as e:
             report.add(f"{tag}: order {order}", False, detail=str(e).split("\n")[0])
+
+
+def _random_like(x, rng):
+    v = rng.standard_normal(np.shape(x))
+    return v + 1j * rng.standard_normal(np.shape(x)) if np.iscomplexobj(x) else v
+
+
+def _real_cotangents(out):
+    """Cotangents whose pullbacks are the rows of the realified Jacobian: e_k for Re y_k
+    and −i·e_k for Im y_k (Re Σ (−i e_k)·ẏ = Im ẏ_k)."""
+    m = int(np.size(out))
+    eye = np.eye(m).reshape((m,) + np.shape(out))
+    return np.concatenate([eye, -1j * eye]) if np.iscomplexobj(out) else eye
+
+
+def _realify_as(t, like):
+    """``realify(t)`` in the coordinates of ``like``'s kind (a real tangent of a complex
+    output is a complex tangent with zero imaginary part; a complex tangent of a real
+    output is wrong, which the kind check reports, and compared by its real part)."""
+    t = np.asarray(t)
+    return realify(t.astype(np.result_type(t, like)) if np.iscomplexobj(like) else t.real)
+
+
+def _cotangent_row(g, like):
+    """A cotangent ``g`` of a value like ``like`` as a row acting on realified directions:
+    v ↦ Re Σ g·v = Re g · Re v − Im g · Im v."""
+    g = np.ravel(np.asarray(g))
+    if np.iscomplexobj(like):
+        g = g.astype(np.result_type(g, like))
+        return np.concatenate([g.real, -g.imag])
+    return g.real
+
+
+def _check_kinds(report, tag, i, x, out, t, c):
+    """A real output's tangent and a real input's cotangent must be real (a complex one
+    may be real-typed: a zero imaginary part)."""
+    ok = not (np.iscomplexobj(t) and not np.iscomplexobj(out)) and \
+        not (np.iscomplexobj(c) and not np.iscomplexobj(x))
+    report.add(f"{tag}: real/complex kind of tangent and cotangent of argument {i}", ok,
+               detail="" if ok else f"input {np.asarray(x).dtype} got a {np.asarray(c).dtype} "
+               f"cotangent; output {np.asarray(out).dtype} got a {np.asarray(t).dtype} tangent")
+
+
+def _check_holomorphic(report, tag, i, f, x, out, t, v, rtol):
+    """Complex arguments: the JVP is complex-linear and is the complex difference along
+    i·v divided by i (which equals the one along v only for a holomorphic f). Real
+    arguments of a real result: the JVP matches the complex step Im f(x + ihv)/h."""
+    if np.iscomplexobj(x):
+        _, ti = dualad.jvp(f, (x,), (1j * v,))
+        a, r = _rel(ti, 1j * np.asarray(t))
+        report.add(f"{tag}: complex-linear JVP of argument {i} (J(iv) = i·Jv)", r <= 1e-9, a, r)
+        d = central_difference(f, x, 1j * v) / 1j
+        a, r = _rel(t, d)
+        report.add(f"{tag}: complex derivative of argument {i} vs difference along i·v",
+                   r <= rtol * 10 or a <= rtol, a, r)
+    elif not np.iscomplexobj(out):
+        a, r = _rel(t, complex_step(f, x, v))
+        report.add(f"{tag}: JVP of argument {i} vs complex step", r <= 1e-9 or a <= 1e-12, a, r)
 
 
 def _fill(vals, diff, xs):

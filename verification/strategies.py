@@ -9,6 +9,7 @@
 
 Values stay a margin away from the domain's ends (kinks, poles, branch
 points): those get explicit tests of the documented convention instead.
+:func:`complex_arrays_in` draws complex arrays inside a rectangle of the plane.
 """
 from __future__ import annotations
 
@@ -35,6 +36,16 @@ def arrays_in(domain=None, shape=None, dtype=np.float64, margin=1e-2):
     """float64 arrays with every entry inside ``domain``; ``shape`` a tuple or strategy."""
     shape = shapes() if shape is None else shape
     return hnp.arrays(dtype, shape, elements=floats_in(domain, margin))
+
+
+def complex_arrays_in(rect=None, shape=None, margin=1e-2):
+    """complex128 arrays with real and imaginary parts inside the rectangle
+    ``((re_lo, re_hi), (im_lo, im_hi))`` (e.g. a primitive's ``complex_domain``
+    entry: clear of its branch cuts and poles)."""
+    re_dom, im_dom = ((-3.0, 3.0), (-3.0, 3.0)) if rect is None else rect
+    shape = shapes() if shape is None else shape
+    parts = st.tuples(floats_in(re_dom, margin), floats_in(im_dom, margin))
+    return hnp.arrays(np.complex128, shape, elements=parts.map(lambda p: complex(*p)))
 
 
 def broadcastable_shapes(num_shapes=2, max_dims=3, max_side=4):

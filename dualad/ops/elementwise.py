@@ -11,6 +11,25 @@ Derivatives are written with registry operations, so they differentiate again.
 Conventions at kinks: ``abs'(0) = 0``; ``maximum``/``minimum`` split ties
 evenly (½ to each argument); ``sign``, ``floor``, comparisons have zero
 derivative everywhere.
+
+Complex arguments. The derivative expressions are holomorphic, so for a
+complex z the same rules give ṫ·f'(z) forward and ū·f'(z) backward, JAX's
+convention (see :mod:`.complex_numbers` and docs/complex.md). ``complex_domain``
+declares where that holds (a rectangle per argument, away from branch cuts
+and poles) and the rule checker samples complex arguments there too.
+Branch cuts follow NumPy's principal branches: ``sqrt``, ``log``, ``log2``,
+``log10``, ``power`` (in its base) are cut along (−∞, 0], ``log1p`` along
+(−∞, −1], ``arcsin``/``arccos``/``arctanh`` along (−∞, −1] and [1, ∞),
+``arctan``/``arcsinh`` along the imaginary axis beyond ±i, ``arccosh`` along
+(−∞, 1]. On a cut the derivative is that of the branch NumPy's value lies on
+(the sign of the imaginary zero chooses it: ``sqrt'(z) = 1/(2·sqrt(z))`` with
+NumPy's ``sqrt(z)``), which is the one-sided derivative from that side.
+Not holomorphic, with their own rules: ``abs`` of complex z (the R² derivative
+Re(conj(z)/|z|·dz), 0 at z = 0) and ``sign`` (z/|z|, composed). ``maximum``,
+``minimum``, ``fmax`` and ``fmin`` raise on complex arguments: complex
+numbers are not ordered, and NumPy's lexicographic order has no useful
+derivative. ``cbrt``, ``logaddexp``, ``arctan2``, ``hypot``, ``deg2rad``
+do not take complex arguments in NumPy either.
 """
 from __future__ import annotations
 
@@ -18,7 +37,7 @@ import operator
 
 import numpy as np
 
-from ..tracer import Primitive, ndim_of, register, sample, shape_of
+from ..tracer import Box, Primitive, ndim_of, register, sample, shape_of
 from ._util import fit, lift, unbroadcast
 
 
@@ -55,16 +74,23 @@ def _vjp_from(d, i):
     return vjp
 
 
-def elementwise(name, impl, *derivs, sympy=None, domain=None):
+def elementwise(name, impl, *derivs, sympy=None, domain=None, complex_domain=None):
     """Declare an elementwise primitive from its partial derivatives.
 
     ``domain`` is a list of open intervals ``(lo, hi)``, one per argument,
     inside which the function is smooth (default: the whole real line); the
-    rule checker samples there.
+    rule checker samples there. ``complex_domain``, for a function that is
+    holomorphic with these derivatives, is a list of rectangles
+    ``((re_lo, re_hi), (im_lo, im_hi))``, one per argument, clear of branch
+    cuts and poles (``None`` for the whole plane); the checker samples
+    complex arguments there.
     """
     prim = register(Primitive(name, impl, sympy=sympy))
     prim.derivs = derivs
     prim.domain = domain
+    if complex_domain is not None:
+        prim.complex_domain = [PLANE if d is None else d for d in complex_domain]
+    prim.holomorphic = complex_domain is not None
     prim.elementwise = True
     for i, d in enumerate(derivs):
         if d is not None:
@@ -88,20 +114,44 @@ def _sp(fname):
     return lambda sp, *args: getattr(sp, fname)(*args)
 
 
+def is_complex(x) -> bool:
+    """Whether ``x`` (plain or traced) holds complex numbers; cheap on the real path."""
+    while isinstance(x, Box):
+        x = x._inner
+    t = type(x)
+    if t is float or t is np.float64 or t is int:
+        return False
+    if t is complex or t is np.complex128:
+        return True
+    dt = getattr(x, "dtype", None)
+    return dt is not None and dt.kind == "c"
+
+
+# Rectangles ((re_lo, re_hi), (im_lo, im_hi)) where the complex extensions are holomorphic.
+PLANE = ((-1.5, 1.5), (-1.5, 1.5))
+RIGHT = ((0.3, 2.0), (-1.5, 1.5))        # clear of the cut (−∞, 0]
+REAL_STRIP = ((-0.8, 0.8), (-1.0, 1.0))  # clear of the cuts (−∞, −1] and [1, ∞)
+IMAG_STRIP = ((-1.0, 1.0), (-0.8, 0.8))  # clear of the cuts [i, i∞) and (−i∞, −i]
+SMALL = ((-1.0, 1.0), (-1.0, 1.0))       # clear of the poles ±π/2 (tan), ±iπ/2 (tanh)
+
+
 # --- arithmetic -----------------------------------------------------------
 # Python's operators are NumPy's ufuncs on arrays, and far cheaper on scalars.
 add = elementwise("add", operator.add, lambda a, x, y: 1.0, lambda a, x, y: 1.0,
-                  sympy=lambda sp, x, y: x + y)
+                  sympy=lambda sp, x, y: x + y, complex_domain=[None, None])
 add.const_derivs = (1.0, 1.0)
 subtract = elementwise("subtract", operator.sub, lambda a, x, y: 1.0, lambda a, x, y: -1.0,
-                       sympy=lambda sp, x, y: x - y)
+                       sympy=lambda sp, x, y: x - y, complex_domain=[None, None])
 subtract.const_derivs = (1.0, -1.0)
 multiply = elementwise("multiply", operator.mul, lambda a, x, y: y, lambda a, x, y: x,
-                       sympy=lambda sp, x, y: x * y)
+                       sympy=lambda sp, x, y: x * y, complex_domain=[None, None])
 divide = elementwise("divide", operator.truediv, lambda a, x, y: 1.0 / y, lambda a, x, y: -a / y,
-                     sympy=lambda sp, x, y: x / y, domain=[None, (0.1, np.inf)])
-negative = elementwise("negative", operator.neg, lambda a, x: -1.0, sympy=lambda sp, x: -x)
-positive = elementwise("positive", np.positive, lambda a, x: 1.0, sympy=lambda sp, x: x)
+                     sympy=lambda sp, x, y: x / y, domain=[None, (0.1, np.inf)],
+                     complex_domain=[None, RIGHT])
+negative = elementwise("negative", operator.neg, lambda a, x: -1.0, sympy=lambda sp, x: -x,
+                       complex_domain=[None])
+positive = elementwise("positive", np.positive, lambda a, x: 1.0, sympy=lambda sp, x: x,
+                       complex_domain=[None])
 
 
 def _dpow_base(a, x, y):
@@ -120,31 +170,46 @@ def _dpow_exponent(a, x, y):
 
 
 power = elementwise("power", operator.pow, _dpow_base, _dpow_exponent,
-                    sympy=lambda sp, x, y: x ** y, domain=[(0.1, np.inf), None])
-square = elementwise("square", np.square, lambda a, x: 2.0 * x, sympy=lambda sp, x: x ** 2)
+                    sympy=lambda sp, x, y: x ** y, domain=[(0.1, np.inf), None],
+                    complex_domain=[RIGHT, SMALL])
+square = elementwise("square", np.square, lambda a, x: 2.0 * x, sympy=lambda sp, x: x ** 2,
+                     complex_domain=[None])
 reciprocal = elementwise("reciprocal", np.reciprocal, lambda a, x: -a * a,
-                         sympy=lambda sp, x: 1 / x, domain=[(0.1, np.inf)])
+                         sympy=lambda sp, x: 1 / x, domain=[(0.1, np.inf)],
+                         complex_domain=[RIGHT])
 sqrt = elementwise("sqrt", np.sqrt, lambda a, x: 0.5 / a, sympy=_sp("sqrt"),
-                   domain=[(0.1, np.inf)])
+                   domain=[(0.1, np.inf)], complex_domain=[RIGHT])
 cbrt = elementwise("cbrt", np.cbrt, lambda a, x: 1.0 / (3.0 * a * a), sympy=_sp("cbrt"),
                    domain=[(0.1, np.inf)])
-absolute = elementwise("absolute", np.absolute, lambda a, x: sign(x), sympy=_sp("Abs"),
-                       domain=[(0.1, np.inf)])
+absolute_p = elementwise("absolute", np.absolute, lambda a, x: sign_p(x), sympy=_sp("Abs"),
+                         domain=[(0.1, np.inf)])
+
+
+def absolute(x):
+    """|x|; a complex ``x`` goes to :func:`.complex_numbers.complex_abs` (not holomorphic)."""
+    if is_complex(x):
+        from .complex_numbers import complex_abs
+        return complex_abs(x)
+    return absolute_p(x)
+
 
 # --- exponentials and logarithms -----------------------------------------
-exp = elementwise("exp", np.exp, lambda a, x: a, sympy=_sp("exp"))
+exp = elementwise("exp", np.exp, lambda a, x: a, sympy=_sp("exp"), complex_domain=[None])
 exp2 = elementwise("exp2", np.exp2, lambda a, x: a * np.log(2.0),
-                   sympy=lambda sp, x: 2 ** x)
+                   sympy=lambda sp, x: 2 ** x, complex_domain=[None])
 expm1 = elementwise("expm1", np.expm1, lambda a, x: a + 1.0,
-                    sympy=lambda sp, x: sp.exp(x) - 1)
+                    sympy=lambda sp, x: sp.exp(x) - 1, complex_domain=[None])
 log = elementwise("log", np.log, lambda a, x: 1.0 / x, sympy=_sp("log"),
-                  domain=[(0.1, np.inf)])
+                  domain=[(0.1, np.inf)], complex_domain=[RIGHT])
 log2 = elementwise("log2", np.log2, lambda a, x: 1.0 / (x * np.log(2.0)),
-                   sympy=lambda sp, x: sp.log(x, 2), domain=[(0.1, np.inf)])
+                   sympy=lambda sp, x: sp.log(x, 2), domain=[(0.1, np.inf)],
+                   complex_domain=[RIGHT])
 log10 = elementwise("log10", np.log10, lambda a, x: 1.0 / (x * np.log(10.0)),
-                    sympy=lambda sp, x: sp.log(x, 10), domain=[(0.1, np.inf)])
+                    sympy=lambda sp, x: sp.log(x, 10), domain=[(0.1, np.inf)],
+                    complex_domain=[RIGHT])
 log1p = elementwise("log1p", np.log1p, lambda a, x: 1.0 / (x + 1.0),
-                    sympy=lambda sp, x: sp.log(1 + x), domain=[(-0.9, np.inf)])
+                    sympy=lambda sp, x: sp.log(1 + x), domain=[(-0.9, np.inf)],
+                    complex_domain=[((-0.7, 1.5), (-1.5, 1.5))])
 logaddexp = elementwise("logaddexp", np.logaddexp, lambda a, x, y: exp(x - a),
                         lambda a, x, y: exp(y - a),
                         sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)))
@@ -153,15 +218,16 @@ logaddexp2 = elementwise("logaddexp2", np.logaddexp2, lambda a, x, y: exp2(x - a
                          sympy=lambda sp, x, y: sp.log(2 ** x + 2 ** y, 2))
 
 # --- trigonometric and hyperbolic -----------------------------------------
-sin = elementwise("sin", np.sin, lambda a, x: cos(x), sympy=_sp("sin"))
-cos = elementwise("cos", np.cos, lambda a, x: -sin(x), sympy=_sp("cos"))
+sin = elementwise("sin", np.sin, lambda a, x: cos(x), sympy=_sp("sin"), complex_domain=[None])
+cos = elementwise("cos", np.cos, lambda a, x: -sin(x), sympy=_sp("cos"), complex_domain=[None])
 tan = elementwise("tan", np.tan, lambda a, x: 1.0 + a * a, sympy=_sp("tan"),
-                  domain=[(-1.4, 1.4)])
+                  domain=[(-1.4, 1.4)], complex_domain=[SMALL])
 arcsin = elementwise("arcsin", np.arcsin, lambda a, x: 1.0 / sqrt(1.0 - x * x), sympy=_sp("asin"),
-                     domain=[(-0.9, 0.9)])
+                     domain=[(-0.9, 0.9)], complex_domain=[REAL_STRIP])
 arccos = elementwise("arccos", np.arccos, lambda a, x: -1.0 / sqrt(1.0 - x * x), sympy=_sp("acos"),
-                     domain=[(-0.9, 0.9)])
-arctan = elementwise("arctan", np.arctan, lambda a, x: 1.0 / (1.0 + x * x), sympy=_sp("atan"))
+                     domain=[(-0.9, 0.9)], complex_domain=[REAL_STRIP])
+arctan = elementwise("arctan", np.arctan, lambda a, x: 1.0 / (1.0 + x * x), sympy=_sp("atan"),
+                     complex_domain=[IMAG_STRIP])
 arctan2 = elementwise("arctan2", np.arctan2,
                       lambda a, y, x: x / (x * x + y * y),
                       lambda a, y, x: -y / (x * x + y * y),
@@ -169,15 +235,22 @@ arctan2 = elementwise("arctan2", np.arctan2,
 hypot = elementwise("hypot", np.hypot, lambda a, x, y: x / a, lambda a, x, y: y / a,
                     sympy=lambda sp, x, y: sp.sqrt(x ** 2 + y ** 2),
                     domain=[(0.1, np.inf), (0.1, np.inf)])
-sinh = elementwise("sinh", np.sinh, lambda a, x: cosh(x), sympy=_sp("sinh"))
-cosh = elementwise("cosh", np.cosh, lambda a, x: sinh(x), sympy=_sp("cosh"))
-tanh = elementwise("tanh", np.tanh, lambda a, x: 1.0 - a * a, sympy=_sp("tanh"))
+sinh = elementwise("sinh", np.sinh, lambda a, x: cosh(x), sympy=_sp("sinh"),
+                   complex_domain=[None])
+cosh = elementwise("cosh", np.cosh, lambda a, x: sinh(x), sympy=_sp("cosh"),
+                   complex_domain=[None])
+tanh = elementwise("tanh", np.tanh, lambda a, x: 1.0 - a * a, sympy=_sp("tanh"),
+                   complex_domain=[SMALL])
 arcsinh = elementwise("arcsinh", np.arcsinh, lambda a, x: 1.0 / sqrt(x * x + 1.0),
-                      sympy=_sp("asinh"))
-arccosh = elementwise("arccosh", np.arccosh, lambda a, x: 1.0 / sqrt(x * x - 1.0),
-                      sympy=_sp("acosh"), domain=[(1.1, np.inf)])
+                      sympy=_sp("asinh"), complex_domain=[IMAG_STRIP])
+# 1/(√(x−1)·√(x+1)), not 1/√(x²−1): the two differ in sign for complex x with Re x < 0,
+# and only the first is the derivative of the principal arccosh.
+arccosh = elementwise("arccosh", np.arccosh,
+                      lambda a, x: 1.0 / (sqrt(x - 1.0) * sqrt(x + 1.0)),
+                      sympy=_sp("acosh"), domain=[(1.1, np.inf)],
+                      complex_domain=[((1.2, 2.5), (-1.0, 1.0))])
 arctanh = elementwise("arctanh", np.arctanh, lambda a, x: 1.0 / (1.0 - x * x),
-                      sympy=_sp("atanh"), domain=[(-0.9, 0.9)])
+                      sympy=_sp("atanh"), domain=[(-0.9, 0.9)], complex_domain=[REAL_STRIP])
 deg2rad = elementwise("deg2rad", np.deg2rad, lambda a, x: np.pi / 180.0,
                       sympy=lambda sp, x: x * sp.pi / 180)
 rad2deg = elementwise("rad2deg", np.rad2deg, lambda a, x: 180.0 / np.pi,
@@ -190,14 +263,35 @@ def _tie_split(x, y):
     return where(x > y, 1.0, where(x == y, 0.5, 0.0))
 
 
-maximum = elementwise("maximum", np.maximum, lambda a, x, y: _tie_split(x, y),
-                      lambda a, x, y: _tie_split(y, x), sympy=_sp("Max"))
-minimum = elementwise("minimum", np.minimum, lambda a, x, y: _tie_split(y, x),
-                      lambda a, x, y: _tie_split(x, y), sympy=_sp("Min"))
-fmax = elementwise("fmax", np.fmax, lambda a, x, y: _tie_split(x, y),
-                   lambda a, x, y: _tie_split(y, x), sympy=_sp("Max"))
-fmin = elementwise("fmin", np.fmin, lambda a, x, y: _tie_split(y, x),
-                   lambda a, x, y: _tie_split(x, y), sympy=_sp("Min"))
+maximum_p = elementwise("maximum", np.maximum, lambda a, x, y: _tie_split(x, y),
+                        lambda a, x, y: _tie_split(y, x), sympy=_sp("Max"))
+minimum_p = elementwise("minimum", np.minimum, lambda a, x, y: _tie_split(y, x),
+                        lambda a, x, y: _tie_split(x, y), sympy=_sp("Min"))
+fmax_p = elementwise("fmax", np.fmax, lambda a, x, y: _tie_split(x, y),
+                     lambda a, x, y: _tie_split(y, x), sympy=_sp("Max"))
+fmin_p = elementwise("fmin", np.fmin, lambda a, x, y: _tie_split(y, x),
+                     lambda a, x, y: _tie_split(x, y), sympy=_sp("Min"))
+
+
+def _ordered(prim):
+    """``prim`` for real arguments; complex ones are not ordered and raise."""
+    name = prim.name
+
+    def call(x, y):
+        if is_complex(x) or is_complex(y):
+            which, v = (0, x) if is_complex(x) else (1, y)
+            raise TypeError(f"{name}: argument {which} (shape {shape_of(v)}) is complex; "
+                            f"complex numbers are not ordered, so {name} has no derivative "
+                            f"there (NumPy's lexicographic order is not differentiable). "
+                            f"Compare real parts or magnitudes: {name}(np.real(z), ...) or "
+                            f"np.where(np.abs(z) >= np.abs(w), z, w)")
+        return prim(x, y)
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"``np.{name}`` of real arguments (the primitive '{name}')."
+    return call
+
+
+maximum, minimum, fmax, fmin = (_ordered(p) for p in (maximum_p, minimum_p, fmax_p, fmin_p))
 
 
 def _where_impl(cond, x, y):
@@ -247,7 +341,17 @@ def clip(a, a_min=None, a_max=None):
 
 
 # --- zero-derivative primitives --------------------------------------------
-sign = zero_derivative("sign", np.sign, sympy=_sp("sign"))
+sign_p = zero_derivative("sign", np.sign, sympy=_sp("sign"))
+
+
+def sign(x):
+    """``np.sign``: zero derivative for real ``x``; z/|z| for complex ``z``, whose
+    derivative is not zero (see :func:`.complex_numbers.complex_sign`)."""
+    if is_complex(x):
+        from .complex_numbers import complex_sign
+        return complex_sign(x)
+    return sign_p(x)
+
 floor = zero_derivative("floor", np.floor, sympy=_sp("floor"))
 ceil = zero_derivative("ceil", np.ceil, sympy=_sp("ceiling"))
 trunc = zero_derivative("trunc", np.trunc)
@@ -271,5 +375,7 @@ logical_not = zero_derivative("logical_not", np.logical_not)
 where.samples = [
     sample(np.array([True, False, True]), (3,), (3,)),
     sample(np.array([[True], [False]]), (3,), (2, 1)),
+    sample(np.array([True, False]), np.array([0.5 - 1j, 2j]), np.array([1.5 + 0.5j])),
 ]
 where.domain = None
+where.holomorphic = True  # linear in the branches: complex-linear

@@ -232,7 +232,9 @@ def outer(a, b):
 
 
 def vdot(a, b):
-    return sum_(multiply(ravel(a), ravel(b)))
+    """``np.vdot``: Σ conj(a)·b (the first argument conjugated when complex)."""
+    from .complex_numbers import conj
+    return sum_(multiply(ravel(conj(a)), ravel(b)))
 
 
 # --- diagonals ----------------------------------------------------------------------

@@ -69,6 +69,11 @@ def var(x, axis=None, ddof=0, keepdims=False):
     axes = normalize_axes(axis, ndim_of(x))
     n = math.prod(shape_of(x)[a] for a in axes)
     centred = x - mean(x, axis=axes, keepdims=True)
+    from .elementwise import is_complex
+    if is_complex(centred):  # NumPy's complex variance: the mean of |x − mean|², real
+        from .complex_numbers import imag, real
+        re, im = real(centred), imag(centred)
+        return sum_p(re * re + im * im, axis=axes, keepdims=bool(keepdims)) / float(n - ddof)
     return sum_p(centred * centred, axis=axes, keepdims=bool(keepdims)) / float(n - ddof)
 
 
