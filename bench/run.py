@@ -20,6 +20,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import fmt, median_time, optional  # noqa: E402
 import workloads  # noqa: E402
+import workloads_jacobians  # noqa: E402  (registers the Jacobian workloads)
 
 PEERS = ["dualad", "autograd", "jax", "jax.jit", "torch"]
 
@@ -61,6 +62,9 @@ def run(selected, quick, markdown):
     if markdown:
         print()
         print(markdown_table(rows, have))
+    if not selected or "planner" in selected:
+        print("\nplanner: mode='auto' against the faster fixed mode (tall, wide, a grid)")
+        print("\n".join(workloads_jacobians.planner_report(quick)), flush=True)
     missing = [p for p in PEERS if not have[p]]
     if missing:
         print(f"\nnot installed (skipped): {', '.join(missing)}")

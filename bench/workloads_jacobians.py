@@ -1,0 +1,208 @@
+"""Jacobian and Hessian workloads (issue 5): dense Jacobian, Hessian, sparse Jacobian,
+and the planner's choice on tall, wide and a grid of shapes.
+
+Registered into :data:`workloads.ALL` on import, like the gradient workloads.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import jacobians
+from workloads import workload, _rng
+
+
+# --- dense Jacobian, n = m = 200 ------------------------------------------------------------
+def _jac_data(quick):
+    rng = _rng()
+    n = 100 if quick else 200
+    return rng.standard_normal((n, n)) / np.sqrt(n), rng.standard_normal(n)
+
+
+def _jac_f(np_, W):
+    return lambda x: np_.tanh(W @ x) * np_.sin(x)
+
+
+def _base_jac(quick):
+    W, x = _jac_data(quick)
+    f = _jac_f(np, W)
+    return lambda: f(x)
+
+
+JAC = workload("jacobian", "dense Jacobian of tanh(W @ x) * sin(x), n = m = 200", _base_jac)
+
+
+@JAC.register("dualad")
+def _(quick):
+    W, x = _jac_data(quick)
+    f = _jac_f(np, W)
+    return lambda: jacobians.jacobian(f, x)
+
+
+@JAC.register("autograd")
+def _(quick):
+    import autograd
+    import autograd.numpy as anp
+    W, x = _jac_data(quick)
+    j = autograd.jacobian(_jac_f(anp, W))
+    return lambda: j(x)
+
+
+def _jax_jac(quick, jit):
+    import jax
+    import jax.numpy as jnp
+    W, x = _jac_data(quick)
+    j = jax.jacfwd(_jac_f(jnp, jnp.asarray(W)))
+    j = jax.jit(j) if jit else j
+    xj = jnp.asarray(x)
+    return lambda: j(xj).block_until_ready()
+
+
+JAC.register("jax")(lambda quick: _jax_jac(quick, False))
+JAC.register("jax.jit")(lambda quick: _jax_jac(quick, True))
+
+
+@JAC.register("torch")
+def _(quick):
+    import torch
+    W, x = _jac_data(quick)
+    f = _jac_f(torch, torch.from_numpy(W))
+    xt = torch.from_numpy(x)
+    return lambda: torch.autograd.functional.jacobian(f, xt, vectorize=True)
+
+
+# --- dense Hessian, n = 300 --------------------------------------------------------------------
+def _hess_data(quick):
+    rng = _rng()
+    n = 100 if quick else 300
+    return rng.standard_normal((n, n)) / np.sqrt(n), rng.standard_normal(n)
+
+
+def _hess_f(np_, A):
+    return lambda x: np_.sum(np_.log(np_.cosh(A @ x))) + 0.5 * np_.sum(x ** 4)
+
+
+def _base_hess(quick):
+    A, x = _hess_data(quick)
+    f = _hess_f(np, A)
+    return lambda: f(x)
+
+
+HESS = workload("hessian", "dense Hessian of sum(log(cosh(A @ x))) + sum(x**4)/2, n = 300",
+                _base_hess)
+
+
+@HESS.register("dualad")
+def _(quick):
+    A, x = _hess_data(quick)
+    f = _hess_f(np, A)
+    return lambda: jacobians.hessian(f, x)
+
+
+@HESS.register("autograd")
+def _(quick):
+    import autograd
+    import autograd.numpy as anp
+    A, x = _hess_data(quick)
+    h = autograd.hessian(_hess_f(anp, A))
+    return lambda: h(x)
+
+
+def _jax_hess(quick, jit):
+    import jax
+    import jax.numpy as jnp
+    A, x = _hess_data(quick)
+    h = jax.hessian(_hess_f(jnp, jnp.asarray(A)))
+    h = jax.jit(h) if jit else h
+    xj = jnp.asarray(x)
+    return lambda: h(xj).block_until_ready()
+
+
+HESS.register("jax")(lambda quick: _jax_hess(quick, False))
+HESS.register("jax.jit")(lambda quick: _jax_hess(quick, True))
+
+
+@HESS.register("torch")
+def _(quick):
+    import torch
+    A, x = _hess_data(quick)
+    f = _hess_f(torch, torch.from_numpy(A))
+    xt = torch.from_numpy(x)
+    return lambda: torch.autograd.functional.hessian(f, xt, vectorize=True)
+
+
+# --- sparse Jacobian of a Bratu residual, n = 20000 ---------------------------------------------
+def bratu(np_, n, lam=1.0):
+    """The 1-D Bratu residual (u'' + λ eᵘ on a uniform grid, zero boundary values)."""
+    h2 = 1.0 / (n + 1) ** 2
+
+    def residual(u):
+        zero = np_.zeros(1)
+        up = np_.concatenate([u[1:], zero])
+        um = np_.concatenate([zero, u[:-1]])
+        return (um - 2.0 * u + up) / h2 + lam * np_.exp(u)
+    return residual
+
+
+def _bratu_data(quick):
+    n = 2000 if quick else 20000
+    return n, np.linspace(0.0, 1.0, n) * 0.1
+
+
+def _base_bratu(quick):
+    n, u = _bratu_data(quick)
+    f = bratu(np, n)
+    return lambda: f(u)
+
+
+SPARSE = workload("sparse-jacobian",
+                  "sparse Jacobian of a Bratu residual, n = 20000, detection and coloring "
+                  "included (a new function object per call: nothing cached)", _base_bratu)
+
+
+@SPARSE.register("dualad")
+def _(quick):
+    n, u = _bratu_data(quick)
+
+    def run():
+        f = bratu(np, n)   # a fresh function: sparsity detected and colored every call
+        return jacobians.sparse_jacobian(f, u)
+    return run
+
+
+# --- the planner on tall, wide and a grid of shapes ---------------------------------------------
+def _shape_f(n, m, seed=0):
+    rng = np.random.default_rng(seed)
+    B = rng.standard_normal((m, n)) / np.sqrt(n)
+    return (lambda x: np.tanh(B @ np.sin(x)) * 2.0 + np.cos(B @ x)), rng.standard_normal(n)
+
+
+def auto_vs_fixed(n, m):
+    """Times (auto, forward, reverse) of the Jacobian of an n -> m map; auto's plan is
+    made once beforehand (as a user's repeated calls would amortize it)."""
+    from _timing import median_time
+    f, x = _shape_f(n, m)
+    p = jacobians.plan(f, x, sparse=False)
+    t_auto = median_time(lambda: p(x), repeat=5)
+    t_fwd = median_time(lambda: jacobians.jacobian(f, x, mode="forward"), repeat=5)
+    t_rev = median_time(lambda: jacobians.jacobian(f, x, mode="reverse"), repeat=5)
+    return p.mode, t_auto, t_fwd, t_rev
+
+
+TALL_WIDE = [(10, 2000), (2000, 10)]
+GRID = [(n, m) for n in (10, 100, 1000) for m in (10, 100, 1000)]
+
+
+def planner_report(quick):
+    """Lines of the planner table: auto against the faster fixed mode."""
+    from _timing import fmt
+    shapes = TALL_WIDE + ([(10, 100), (100, 10), (100, 100)] if quick else GRID)
+    lines = ["n -> m        chosen    auto        forward     reverse     auto / best fixed"]
+    worst = 0.0
+    for n, m in shapes:
+        mode, ta, tf, tr = auto_vs_fixed(n, m)
+        ratio = ta / min(tf, tr)
+        worst = max(worst, ratio)
+        lines.append(f"{n:>5} -> {m:<5}  {mode:<8}  {fmt(ta):>10}  {fmt(tf):>10}  {fmt(tr):>10}"
+                     f"  {ratio:.2f}x")
+    lines.append(f"worst auto / best fixed: {worst:.2f}x")
+    return lines
