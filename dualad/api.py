@@ -16,6 +16,7 @@ import gc
 import numpy as np
 
 from .forward import Dual, JVPTrace
+from .onehot import OneHotBatch
 from .reverse import Var, VJPTrace, backward_sweep
 from .tracer import Box, primal_value, shape_of
 from .tree import flatten
@@ -117,7 +118,7 @@ def jvp(f, primals, tangents):
     boxed = []
     for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
         p = check_input("jvp", i, p)
-        t = t if isinstance(t, Box) else _as_direction("jvp", "tangent", i, t, p)
+        t = t if isinstance(t, (Box, OneHotBatch)) else _as_direction("jvp", "tangent", i, t, p)
         b = _batch_of("jvp", "tangent", t, p, i)
         if batch is not None and b != batch:
             raise ValueError(f"jvp: tangent {i} has batch shape {b} but an earlier tangent "
@@ -198,8 +199,8 @@ def vjp(f, *primals):
                              f"{_fname(f)}'s output has {len(o_leaves)}")
         seeds, batch = [], None
         for i, (o, c) in enumerate(zip(o_leaves, c_leaves)):
-            c = c if isinstance(c, Box) else _as_direction("vjp pullback", "cotangent", i, c,
-                                                           values[i])
+            c = c if isinstance(c, (Box, OneHotBatch)) else \
+                _as_direction("vjp pullback", "cotangent", i, c, values[i])
             b = _batch_of("vjp pullback", "cotangent", c, values[i], i)
             if batch is not None and b != batch:
                 raise ValueError(f"vjp pullback: cotangent {i} has batch shape {b} but an "

@@ -15,6 +15,7 @@ import weakref
 import numpy as np
 
 from dualad.api import check_input
+from dualad.onehot import onehot_rows
 from dualad.tracer import shape_of
 from dualad.tree import flatten
 
@@ -127,6 +128,18 @@ class Problem:
     def tangent_seeds(self, matrix):
         """Input tangents (as ``jvp`` takes them) whose flat rows are ``matrix`` (B, n)."""
         return self.rebuild_inputs(self.split(matrix, self.in_offsets, self.in_shapes))
+
+    def onehot_tangent_seeds(self, start, count, dtype):
+        """Rows ``start .. start + count`` of the n x n identity as input tangents, kept
+        one-hot (:mod:`dualad.onehot`): the first linear map they meet is a gather, not
+        a matrix product."""
+        return self.rebuild_inputs([onehot_rows(start, count, o, s, dtype)
+                                    for o, s in zip(self.in_offsets, self.in_shapes)])
+
+    def onehot_cotangent_seeds(self, start, count, dtype):
+        """Rows ``start .. start + count`` of the m x m identity as output cotangents."""
+        return self.out_rebuild([onehot_rows(start, count, o, s, dtype)
+                                 for o, s in zip(self.out_offsets, self.out_shapes)])
 
     def cotangent_seeds(self, matrix):
         """Output cotangents (as a pullback takes them) whose flat rows are ``matrix`` (B, m)."""

@@ -27,7 +27,7 @@ from dualad.tree import flatten
 
 from . import cost
 from ._common import (DEFAULT_MAX_MEMORY, FunctionCache, Problem, chunks, flat_rows, float_dtype,
-                      fname, identity_rows)
+                      fname)
 
 MODES = ("auto", "forward", "reverse")
 _CACHE = FunctionCache()
@@ -88,13 +88,13 @@ def forward_flat(problem, chunk, seeds=None):
         return np.zeros((problem.m, 0), dtype)
     jt = None
     for start, count in chunks(n, chunk):
-        block = identity_rows(start, count, n, dtype) if seeds is None else \
-            seeds[start:start + count]
-        out, tans = dualad.jvp(problem.fun, problem.primals(), problem.tangent_seeds(block))
+        tseeds = problem.onehot_tangent_seeds(start, count, dtype) if seeds is None else \
+            problem.tangent_seeds(seeds[start:start + count])
+        out, tans = dualad.jvp(problem.fun, problem.primals(), tseeds)
         t_leaves = flatten(tans)[0]
         if jt is None:
             problem.set_outputs(out)
-            jt = np.empty((n, problem.m), np.result_type(dtype, *t_leaves))
+            jt = np.empty((n, problem.m), np.result_type(dtype, *[t.dtype for t in t_leaves]))
         jt[start:start + count] = flat_rows(t_leaves, count)
     return jt.T
 
@@ -108,9 +108,9 @@ def reverse_flat(problem, chunk, seeds=None):
     rows = problem.m if seeds is None else seeds.shape[0]
     jac = np.empty((rows, problem.n), dtype)
     for start, count in chunks(rows, chunk):
-        block = identity_rows(start, count, problem.m, dtype) if seeds is None else \
-            seeds[start:start + count]
-        grads = pullback(problem.cotangent_seeds(block))
+        cseeds = problem.onehot_cotangent_seeds(start, count, dtype) if seeds is None else \
+            problem.cotangent_seeds(seeds[start:start + count])
+        grads = pullback(cseeds)
         jac[start:start + count] = flat_rows(flatten(grads)[0], count)
     return jac
 

@@ -67,17 +67,28 @@ def _directional(problem, block):
 
 
 def hessian_rows(problem, mode, directions, chunk):
-    """``directions @ H`` (c x n) for ``directions`` (c x n), in chunks of ``chunk``."""
+    """``directions @ H`` (c x n) for ``directions`` (c x n), in chunks of ``chunk``;
+    ``directions=None`` is the identity (the whole H), seeded one-hot in
+    forward-over-reverse (:mod:`dualad.onehot`)."""
     n = problem.n
-    c = directions.shape[0]
-    out = np.empty((c, n), np.result_type(float_dtype(problem.dtype), directions.dtype))
+    dtype = float_dtype(problem.dtype)
+    if directions is None:
+        c = n
+        if mode != "forward-over-reverse":
+            directions = identity_rows(0, n, n, dtype)
+    else:
+        c = directions.shape[0]
+        dtype = np.result_type(dtype, directions.dtype)
+    out = np.empty((c, n), dtype)
     primals = problem.primals()
     if mode == "reverse-over-reverse":
         pullback = dualad.vjp(_grad_of(problem), *primals)[1]
     for start, count in chunks(c, chunk):
-        block = directions[start:start + count]
+        block = None if directions is None else directions[start:start + count]
         if mode == "forward-over-reverse":
-            rows = dualad.jvp(_grad_of(problem), primals, problem.tangent_seeds(block))[1]
+            seeds = problem.onehot_tangent_seeds(start, count, dtype) if block is None else \
+                problem.tangent_seeds(block)
+            rows = dualad.jvp(_grad_of(problem), primals, seeds)[1]
         elif mode == "reverse-over-reverse":
             rows = pullback(problem.tangent_seeds(block))
         elif mode == "reverse-over-forward":
@@ -87,7 +98,10 @@ def hessian_rows(problem, mode, directions, chunk):
             eye = identity_rows(0, n, n, out.dtype)
             rows = dualad.jvp(_directional(problem, eye), primals,
                               problem.tangent_seeds(block))[1]
-        out[start:start + count] = flat_rows(flatten(rows)[0], count)
+        block_rows = flat_rows(flatten(rows)[0], count)
+        if count == c and block_rows.dtype == out.dtype and block_rows.flags.c_contiguous:
+            return block_rows                  # one chunk: no copy
+        out[start:start + count] = block_rows
     return out
 
 
@@ -134,8 +148,9 @@ def hessian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAUL
     problem = scalar_problem("hessian", f, args, argnums)
     n = problem.n
     chunk = hessian_chunk(problem, mode, chunk_size, max_memory)
-    h = hessian_rows(problem, mode, identity_rows(0, n, n, float_dtype(problem.dtype)), chunk)
-    h = 0.5 * (h + h.T)
+    h = hessian_rows(problem, mode, None, chunk)
+    h = np.add(h, h.T)            # exactly symmetric: (H + Hᵀ) / 2
+    h *= 0.5
     return structured_square(problem, h)
 
 
