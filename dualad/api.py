@@ -182,13 +182,14 @@ def vjp(f, *primals):
     ``ū`` has the output's structure; a leaf of shape ``(B, *out.shape)``
     sweeps B cotangents back at once. The pullback may be called many times.
     """
-    trace = VJPTrace()
+    trace = VJPTrace(tape=True)
     args, per_arg = _trace_inputs("vjp", trace, primals, range(len(primals)))
     try:
         with paused_gc():
             out = f(*args)
     finally:
         trace.alive = False
+        tape = trace.detach_tape()
     o_leaves, o_rebuild = flatten(out)
     values = [o.value if isinstance(o, Var) and o._trace is trace else o for o in o_leaves]
 
@@ -210,7 +211,8 @@ def vjp(f, *primals):
                 seeds.append((o, c))
         wanted = {v for vars_, _ in per_arg.values() for v in vars_}
         with paused_gc():
-            results = backward_sweep(seeds, trace=trace, retain_graph=True, wanted=wanted)
+            results = backward_sweep(seeds, trace=trace, retain_graph=True, wanted=wanted,
+                                     tape=tape)
         grads = []
         for i in range(len(primals)):
             vars_, rebuild = per_arg[i]
@@ -274,7 +276,7 @@ def _check_output_dtype(f, dtype, holomorphic):
 
 def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
     single, nums = _normalize_argnums("grad", argnums, len(args), f)
-    trace = VJPTrace()
+    trace = VJPTrace(tape=True)
     args, per_arg = _trace_inputs("grad", trace, args, nums)
     if holomorphic:
         _check_holomorphic_inputs(f, per_arg)
@@ -282,6 +284,7 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
         out = f(*args, **kwargs)
     finally:
         trace.alive = False
+        tape = trace.detach_tape()
     if has_aux:
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
             raise TypeError("grad(has_aux=True): f must return a pair (value, aux)")
@@ -303,7 +306,7 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
     if isinstance(out, Var) and out._trace is trace:
         seed = np.ones((), dtype=np.result_type(primal_value(value)))[()]
         wanted = {v for vars_, _ in per_arg.values() for v in vars_}
-        results = backward_sweep([(out, seed)], trace=trace, wanted=wanted)
+        results = backward_sweep([(out, seed)], trace=trace, wanted=wanted, tape=tape)
     grads = tuple(per_arg[i][1](_cotangents(results, per_arg[i][0], ())) for i in nums)
     g = grads[0] if single else grads
     return ((value, aux), g) if has_aux else (value, g)

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from . import ops
+from .reverse import Var
 from .tracer import Box, Primitive, primal_value, shape_of
 
 UFUNCS = {
@@ -158,6 +159,16 @@ def _iter(self):
 
 def _getitem(self, idx):
     if type(idx) is int:  # x[i] in a Python loop: straight to the trace
+        if type(self) is Var and self._trace.alive:
+            # Reading x[i] again gives the node recorded the first time (values on a tape
+            # never change): a loop that reads each x[i] several times records it once.
+            items = self.items
+            if items is None:
+                items = self.items = {}
+            y = items.get(idx)
+            if y is None or y.args is None:     # not read yet, or freed by a sweep
+                y = items[idx] = self._trace.process(ops.getitem, (self,), {"idx": (idx,)})
+            return y
         return self._trace.process(ops.getitem, (self,), {"idx": (idx,)})
     return ops.index(self, idx)
 

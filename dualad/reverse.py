@@ -32,7 +32,8 @@ class Var(Box):
     parents of a node are the arguments that are Vars of the same trace.
     """
 
-    __slots__ = ("value", "prim", "args", "params", "vals", "parents", "seq", "__weakref__")
+    __slots__ = ("value", "prim", "args", "params", "vals", "parents", "seq", "items",
+                 "__weakref__")
 
     def __init__(self, trace, value, prim=None, args=None, params=None, vals=None,
                  parents=()):
@@ -44,6 +45,7 @@ class Var(Box):
         self.vals = vals          # the arguments one level down: what rules normally see
         self.parents = parents    # positions of the arguments that are Vars of this tape
         self.seq = _next_seq()    # creation order: a node's parents were made before it
+        self.items = None         # {i: x[i]} for integer indexing (see dispatch._getitem)
 
     @property
     def _inner(self):
@@ -75,13 +77,21 @@ def parents(node):
 
 
 class VJPTrace(Trace):
-    """Records primitives applied to its :class:`Var` boxes on a tape."""
+    """Records primitives applied to its :class:`Var` boxes on a tape.
 
-    __slots__ = ("box_type",)
+    With ``tape=True`` the trace also keeps its nodes in a list in creation order
+    (``self.tape``), which the backward sweep walks from the end instead of
+    ordering the nodes it reaches on a heap; a trace that lives for one
+    transformation (``grad``, ``vjp``) uses it. A long-lived trace (the imperative
+    API's) does not, so nothing outlives the graph that uses it.
+    """
 
-    def __init__(self, level=None, box_type=Var):
+    __slots__ = ("box_type", "tape")
+
+    def __init__(self, level=None, box_type=Var, tape=False):
         super().__init__(level)
         self.box_type = box_type
+        self.tape = [] if tape else None
 
     def process(self, prim, args, params):
         if not self.alive:
@@ -103,6 +113,8 @@ class VJPTrace(Trace):
         if prim.zero_derivative:
             return ans
         out = self.box_type(self, ans, prim, args, params, vals, parents)
+        if self.tape is not None:
+            self.tape.append(out)
         if ANOMALY[0]:
             from .anomaly import check, remember
             check(prim, "value", ans)
@@ -127,19 +139,48 @@ class VJPTrace(Trace):
             ans = prim.impl(xv, yv)
         if prim.zero_derivative:
             return ans
-        out = self.box_type(self, ans, prim, (x, y), _NO_PARAMS, (xv, yv), parents)
+        box_type = self.box_type
+        if box_type is Var:       # the node built in place: no __init__ frame (hot path)
+            out = _new_var(Var)
+            out._trace = self
+            out.value = ans
+            out.prim = prim
+            out.args = (x, y)
+            out.params = _NO_PARAMS
+            out.vals = (xv, yv)
+            out.parents = parents
+            out.seq = _next_seq()
+            out.items = None
+        else:
+            out = box_type(self, ans, prim, (x, y), _NO_PARAMS, (xv, yv), parents)
+        if self.tape is not None:
+            self.tape.append(out)
         if ANOMALY[0]:
             from .anomaly import check, remember
             check(prim, "value", ans)
             remember(out)
         return out
 
+    def detach_tape(self):
+        """The recorded tape, handed over to the caller (who passes it to
+        :func:`backward_sweep`): the trace keeps no reference to its nodes, so no
+        cycle trace -> tape -> node -> trace outlives the transformation."""
+        tape, self.tape = self.tape, None
+        return tape
+
     def new_leaf(self, value):
-        return self.box_type(self, value)
+        leaf = self.box_type(self, value)
+        if self.tape is not None:
+            self.tape.append(leaf)
+        return leaf
 
 
 _NO_PARAMS = {}
+_new_var = object.__new__
 _FIRST, _SECOND, _BOTH = (0,), (1,), (0, 1)  # shared: no allocation per recorded operation
+# Scalar types: a cotangent and its primal of one of these both have shape ().
+_SCALAR_TYPES = frozenset({float, np.float64, np.float32, np.float16, np.complex128,
+                           np.complex64, np.longdouble})
 
 
 # --------------------------------------------------------------------------
@@ -234,8 +275,12 @@ def _note(e, text):
         e.add_note(text)
 
 
-def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, wanted=None):
+def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, wanted=None,
+                   tape=None):
     """Run the reverse sweep from ``seeds`` ((Var, cotangent) pairs).
+
+    ``tape``, the list of ``trace``'s nodes in creation order (see
+    :meth:`VJPTrace.detach_tape`), lets the sweep walk it instead of using a heap.
 
     Returns ``{var: cotangent}`` for the Vars in ``wanted`` (default: every
     leaf reached). With ``create_graph`` the rules run on the boxed values of
@@ -244,21 +289,43 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
     from .ops.indexing import getitem  # late import: ops depend on this module
     from .ops._util import unbroadcast
 
-    # Nodes are visited in decreasing creation order (a max-heap on ``seq``):
-    # every user of a node was created after it, so its cotangent is complete
-    # when it is popped. No recursion, and no separate topological sort.
+    # Nodes are visited in decreasing creation order: every user of a node was
+    # created after it, so its cotangent is complete when the node is reached. A
+    # trace that keeps its tape is walked from the end (skipping nodes without a
+    # cotangent); otherwise the nodes reached are ordered on a max-heap of ``seq``.
+    # No recursion, and no separate topological sort.
     cts = {}
-    heap = []
+    if create_graph:
+        tape = None
+    heap = None if tape is not None else []
     push, pop = heapq.heappush, heapq.heappop
     for node, ct in seeds:
-        if node not in cts:
+        if heap is not None and node not in cts:
             push(heap, (-node.seq, node))
         _accumulate(cts, node, ct)
     results = {}
     anomaly = ANOMALY[0]
-    while heap:
-        node = pop(heap)[1]
-        ct = cts.pop(node)
+    k = len(tape) if tape is not None else 0
+    while True:
+        if heap is None:
+            if not cts:
+                break
+            k -= 1
+            if k < 0:
+                raise RuntimeError(_FREED)   # cotangents left for nodes not on the tape
+            node = tape[k]
+            if node is None:
+                continue
+            ct = cts.pop(node, None)
+            if ct is None:
+                continue
+            if not retain_graph:
+                tape[k] = None               # the sweep holds the node no longer
+        elif heap:
+            node = pop(heap)[1]
+            ct = cts.pop(node)
+        else:
+            break
         if type(ct) is IndexedCotangent:
             ct = ct.materialize()
         prim = node.prim
@@ -293,12 +360,15 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                     else:
                         g = ct * dv
                     x = args[i]
-                    if getattr(g, "shape", None) != getattr(x, "shape", ()):
+                    cls = g.__class__
+                    if (cls is not x.__class__ or cls not in _SCALAR_TYPES) and \
+                            getattr(g, "shape", None) != getattr(x, "shape", ()):
                         g = unbroadcast(g, shape_of(x), len(shape_of(ct)) - len(shape_of(ans)))
                     a = node_args[i]
                     prev = cts.get(a)
                     if prev is None:
-                        push(heap, (-a.seq, a))
+                        if heap is not None:
+                            push(heap, (-a.seq, a))
                         cts[a] = g
                     elif type(prev) is IndexedCotangent:
                         _accumulate(cts, a, g)
@@ -311,7 +381,7 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                 if type(acc) is not IndexedCotangent:
                     dense = acc
                     acc = cts[a] = IndexedCotangent(args[0])
-                    if dense is None:
+                    if dense is None and heap is not None:
                         push(heap, (-a.seq, a))
                     else:
                         acc.dense = dense
@@ -329,7 +399,7 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                         check(prim, f"cotangent of argument {i}", g, node)
                     if g is not None:
                         a = node_args[i]
-                        if a not in cts:
+                        if heap is not None and a not in cts:
                             push(heap, (-a.seq, a))
                         _accumulate(cts, a, g)
             else:
@@ -350,7 +420,8 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                         a = node_args[i]
                         prev = cts.get(a)
                         if prev is None:
-                            push(heap, (-a.seq, a))
+                            if heap is not None:
+                                push(heap, (-a.seq, a))
                             cts[a] = g
                         elif type(prev) is IndexedCotangent or type(g) is IndexedCotangent:
                             _accumulate(cts, a, g)
