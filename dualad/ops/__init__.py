@@ -1,6 +1,7 @@
 """The registry's primitives, grouped by family, and the functions composed from them."""
 from . import elementwise, reductions, shape, indexing, linalg  # noqa: F401  (registers)
 from . import numpy_extra, matrix, fft, special, complex_numbers  # noqa: F401  (registers)
+from . import matrix_banded, matrix_equations, matrix_func_extra  # noqa: F401  (registers)
 
 # Modules that add NumPy callables to the front end's tables: each may define
 # NUMPY_UFUNCS and NUMPY_FUNCTIONS, {numpy callable: dualad function}.

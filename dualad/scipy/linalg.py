@@ -11,6 +11,15 @@ The rules live with their primitives in :mod:`dualad.ops.matrix`,
     sqrtm             X Ẋ + Ẋ X = Ȧ (a Sylvester equation)
     solve_sylvester   A X + X B = Q
     lu, lu_factor, lu_solve   A = P L U (square; the pivots have zero derivative)
+    solve_banded, solveh_banded   band storage in, O(n·bandwidth) rules
+                      (:mod:`~dualad.ops.matrix_banded`)
+    solve_continuous_lyapunov, solve_discrete_lyapunov   A X + X Aᴴ = Q and
+                      A X Aᴴ - X + Q = 0 (:mod:`~dualad.ops.matrix_equations`)
+    fractional_matrix_power, cosm, sinm, tanm, coshm, sinhm, tanhm, polar
+                      (:mod:`~dualad.ops.matrix_func_extra`)
+    block_diag, toeplitz, circulant, hankel   gathers and concatenations (below)
+
+See ``docs/linalg.md`` for the list of functions, their rules and conventions.
 
 ``cho_factor`` returns the factor with zeros (not LAPACK's leftover entries)
 in the unused triangle. Differences from SciPy's signatures: ``overwrite_*``
@@ -29,6 +38,19 @@ from ..ops.matrix_decomp import (eigh as _np_eigh, eigvalsh as _np_eigvalsh,  # 
                                  qr as _np_qr, svd as _np_svd, svdvals)
 from ..ops.matrix_lu import lu, lu_factor, lu_solve  # noqa: F401
 from ..ops.matrix_norm import norm, pinv as _np_pinv  # noqa: F401
+from ..ops.matrix_banded import solve_banded, solveh_banded  # noqa: F401
+from ..ops.matrix_equations import (solve_continuous_lyapunov,  # noqa: F401
+                                    solve_discrete_lyapunov)
+from ..ops.matrix_func_extra import (cosm, coshm, fractional_matrix_power, polar,  # noqa: F401
+                                     sinhm, sinm, tanhm, tanm)
+from ..ops.complex_numbers import conj as _conj
+from ..ops.indexing import index as _index
+from ..ops.shape import (atleast_1d as _atleast_1d, atleast_2d as _atleast_2d,
+                         broadcast_to as _broadcast_to, concatenate as _concatenate,
+                         flip as _flip)
+from ..tracer import Box as _Box, primal_value as _primal, shape_of as _shape_of
+
+solve_lyapunov = solve_continuous_lyapunov   # SciPy's alias
 
 
 def expm_frechet(A, E, method=None, compute_expm=True, check_finite=True):
@@ -142,3 +164,81 @@ def pinv(a, *, atol=None, rtol=None, return_rank=False, check_finite=True):
         raise NotImplementedError("pinv: return_rank=True is not supported")
     return out
 
+
+# --- structured matrices: gathers from a vector of values, or concatenations -------------
+def _array(x):
+    return x if isinstance(x, _Box) else np.asarray(x)
+
+
+def _vectors(fname, *vs):
+    """1-D (or batches of 1-D) arrays, broadcast over their leading axes."""
+    vs = [_atleast_1d(_array(v)) for v in vs]
+    try:
+        lead = np.broadcast_shapes(*[_shape_of(v)[:-1] for v in vs])
+    except ValueError as e:
+        raise ValueError(f"{fname}: the batch shapes of the arguments "
+                         f"{[_shape_of(v) for v in vs]} do not broadcast") from e
+    return [_broadcast_to(v, lead + _shape_of(v)[-1:]) for v in vs]
+
+
+def _tail(v):
+    return _index(v, (Ellipsis, slice(1, None)))
+
+
+def toeplitz(c, r=None):
+    """``scipy.linalg.toeplitz``: T[i, j] = c[i - j] (i ≥ j), r[j - i] (j > i); ``r``
+    defaults to conj(c) and r[0] is ignored. One gather from [c reversed, r[1:]], so
+    differentiable in c and r. Leading axes are batches (as SciPy ≥ 1.17)."""
+    c, r = _vectors("toeplitz", c, _conj(_array(c)) if r is None else r)
+    nc, nr = _shape_of(c)[-1], _shape_of(r)[-1]
+    vals = _concatenate([_flip(c, -1), _tail(r)], axis=-1)
+    return _index(vals, (Ellipsis, (nc - 1) - np.arange(nc)[:, None] + np.arange(nr)))
+
+
+def hankel(c, r=None):
+    """``scipy.linalg.hankel``: H[i, j] = c[i + j] (i + j < len(c)), else r[i + j - len(c)
+    + 1]; ``r`` defaults to zeros and r[0] is ignored. One gather from [c, r[1:]].
+    Leading axes are batches (SciPy 1.17 ravels them with a FutureWarning; SciPy 1.19
+    batches them, as here)."""
+    c = _array(c)
+    r = np.zeros(_shape_of(c), np.result_type(_primal(c))) if r is None else r
+    c, r = _vectors("hankel", c, r)
+    nc, nr = _shape_of(c)[-1], _shape_of(r)[-1]
+    vals = _concatenate([c, _tail(r)], axis=-1)
+    return _index(vals, (Ellipsis, np.arange(nc)[:, None] + np.arange(nr)))
+
+
+def circulant(c):
+    """``scipy.linalg.circulant``: C[i, j] = c[(i - j) mod n]; a gather, differentiable in
+    c. Leading axes are batches."""
+    (c,) = _vectors("circulant", c)
+    n = _shape_of(c)[-1]
+    return _index(c, (Ellipsis, (np.arange(n)[:, None] - np.arange(n)) % n))
+
+
+def block_diag(*arrs):
+    """``scipy.linalg.block_diag``: the arguments (scalars and 1-D arrays as rows, 2-D
+    blocks, higher dimensions as batches) on the diagonal of a zero matrix, by
+    concatenation; differentiable in every block."""
+    if not arrs:
+        arrs = ([],)
+    arrs = [_atleast_2d(_array(a)) for a in arrs]
+    try:
+        lead = np.broadcast_shapes(*[_shape_of(a)[:-2] for a in arrs])
+    except ValueError as e:
+        raise ValueError(f"block_diag: the batch shapes of the blocks "
+                         f"{[_shape_of(a) for a in arrs]} do not broadcast") from e
+    arrs = [_broadcast_to(a, lead + _shape_of(a)[-2:]) for a in arrs]
+    dtype = np.result_type(*[_primal(a) for a in arrs])
+    widths = [_shape_of(a)[-1] for a in arrs]
+    total, col, rows = sum(widths), 0, []
+    for a, w in zip(arrs, widths):
+        h = _shape_of(a)[-2]
+        if h:
+            parts = ([np.zeros(lead + (h, col), dtype)] if col else []) + [a] + (
+                [np.zeros(lead + (h, total - col - w), dtype)] if total - col - w else [])
+            rows.append(_concatenate(parts, axis=-1) if len(parts) > 1 else a)
+        col += w
+    if not rows:
+        return np.zeros(lead + (0, total), dtype)
+    return _concatenate(rows, axis=-2) if len(rows) > 1 else rows[0]

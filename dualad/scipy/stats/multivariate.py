@@ -3,6 +3,7 @@
 multivariate_normal, with r = x - mean and Σ = L Lᵀ (Cholesky):
 
     logpdf(x; mean, cov) = -½ (d·log 2π + log det Σ + rᵀ Σ⁻¹ r)
+    entropy(mean, cov)   = ½ (d·(1 + log 2π) + log det Σ)      ∂cov = ½ Σ⁻¹
     log det Σ = 2 Σᵢ log Lᵢᵢ,     rᵀ Σ⁻¹ r = |L⁻¹ r|²   (one triangular solve)
     ∂x = -Σ⁻¹ r,   ∂mean = Σ⁻¹ r,   ∂cov = ½ (Σ⁻¹ r rᵀ Σ⁻¹ - Σ⁻¹)   (symmetric)
 
@@ -12,6 +13,9 @@ off-diagonal entry alone moves both halves by half of it). A scalar cov is
 cov·I, a vector the diagonal. Shapes as SciPy: x is (..., d) (a 1-D x is one
 point, or n points when d = 1) and the result is squeezed. Σ must be positive
 definite; a singular Σ (``allow_singular=True`` in SciPy) is not supported.
+
+``dirichlet.rvs`` draws samples with SciPy and, as in HIPS autograd, has no
+derivative (a traced alpha raises).
 
 dirichlet, on the simplex Σₖ xₖ = 1 (components along axis 0 of x, as SciPy;
 with K-1 components given the last is 1 - Σ, and differentiated through):
@@ -25,6 +29,7 @@ as SciPy evaluates it. Inputs off the simplex raise SciPy's ValueErrors.
 from __future__ import annotations
 
 import numpy as np
+import scipy.stats
 
 from ...ops.elementwise import exp, log
 from ...ops.linalg import diag, diagonal
@@ -32,6 +37,7 @@ from ...ops.matrix import cholesky, solve_triangular
 from ...ops.reductions import sum as sum_
 from ...ops.shape import concatenate, expand_dims, reshape, squeeze, transpose
 from ...ops.special_gamma import gammaln
+from ...ops.special_common import plain_param
 from ...ops.special_log import xlogy
 from ...tracer import shape_of
 from ._base import plain
@@ -47,7 +53,8 @@ def _squeeze_output(out):
 
 
 class _MultivariateNormal:
-    """``dualad.scipy.stats.multivariate_normal``: logpdf and pdf in x, mean and cov."""
+    """``dualad.scipy.stats.multivariate_normal``: logpdf and pdf in x, mean and cov;
+    entropy in cov."""
 
     def __repr__(self):
         return "<dualad.scipy.stats.multivariate_normal>"
@@ -59,8 +66,8 @@ class _MultivariateNormal:
         cs = shape_of(cov)
         return cs[0] if len(cs) > 0 else 1
 
-    def logpdf(self, x, mean=None, cov=1, allow_singular=False):
-        """-½ (d log 2π + log det Σ + (x-μ)ᵀ Σ⁻¹ (x-μ)), over the last axis of x."""
+    def _cov_factor(self, method, mean, cov):
+        """(d, mean as a d-vector, lower Cholesky factor of (cov + covᵀ)/2)."""
         d = self._dim(mean, cov)
         cs = shape_of(cov)
         if len(cs) == 0:
@@ -68,12 +75,24 @@ class _MultivariateNormal:
         elif len(cs) == 1:
             cov = diag(cov)
         if shape_of(cov) != (d, d):
-            raise ValueError(f"multivariate_normal.logpdf: cov of shape {cs} does not match "
+            raise ValueError(f"multivariate_normal.{method}: cov of shape {cs} does not match "
                              f"the dimension {d} of mean (shape {shape_of(mean)})")
         if mean is None:
             mean = np.zeros(d)
         elif shape_of(mean) == ():
             mean = mean * np.ones(d)
+        sym = 0.5 * (cov + transpose(cov))
+        try:
+            L = cholesky(sym)
+        except np.linalg.LinAlgError as e:
+            raise ValueError(f"multivariate_normal.{method}: cov (shape {(d, d)}) is not "
+                             f"positive definite; singular covariances (SciPy's "
+                             f"allow_singular=True) are not differentiable here") from e
+        return d, mean, L
+
+    def logpdf(self, x, mean=None, cov=1, allow_singular=False):
+        """-½ (d log 2π + log det Σ + (x-μ)ᵀ Σ⁻¹ (x-μ)), over the last axis of x."""
+        d, mean, L = self._cov_factor("logpdf", mean, cov)
         xs = shape_of(x)
         if len(xs) == 0:
             x = reshape(x, (1,))
@@ -82,13 +101,6 @@ class _MultivariateNormal:
         if shape_of(x)[-1] != d:
             raise ValueError(f"multivariate_normal.logpdf: x of shape {xs} does not have the "
                              f"dimension {d} along its last axis")
-        sym = 0.5 * (cov + transpose(cov))
-        try:
-            L = cholesky(sym)
-        except np.linalg.LinAlgError as e:
-            raise ValueError(f"multivariate_normal.logpdf: cov (shape {(d, d)}) is not "
-                             f"positive definite; singular covariances (SciPy's "
-                             f"allow_singular=True) are not differentiable here") from e
         r = x - mean
         batch = shape_of(r)[:-1]
         cols = transpose(reshape(r, (-1, d)))                     # (d, n)
@@ -99,6 +111,12 @@ class _MultivariateNormal:
 
     def pdf(self, x, mean=None, cov=1, allow_singular=False):
         return exp(self.logpdf(x, mean, cov, allow_singular))
+
+    def entropy(self, mean=None, cov=1):
+        """½ (d (1 + log 2π) + log det Σ) = Σᵢ log Lᵢᵢ + d (1 + log 2π)/2, differentiable
+        in cov: ∂cov = ½ Σ⁻¹ (symmetric; the mean does not enter)."""
+        d, _, L = self._cov_factor("entropy", mean, cov)
+        return 0.5 * d * (1.0 + _LOG_2PI) + sum_(log(diagonal(L)))
 
 
 class _Dirichlet:
@@ -150,6 +168,13 @@ class _Dirichlet:
 
     def pdf(self, x, alpha):
         return exp(self.logpdf(x, alpha))
+
+    def rvs(self, alpha, size=1, random_state=None):
+        """``scipy.stats.dirichlet.rvs``: samples, as in HIPS autograd not differentiable
+        (a traced alpha raises NotDifferentiableError)."""
+        alpha = plain_param("dirichlet.rvs", "alpha", alpha,
+                            "samples are drawn, not differentiated")
+        return scipy.stats.dirichlet.rvs(alpha, size=size, random_state=random_state)
 
 
 multivariate_normal = _MultivariateNormal()
