@@ -169,6 +169,68 @@ def _(quick):
     return run
 
 
+# --- tall (n=10, m=2000) and wide (n=2000, m=10) Jacobians, against every peer --------------
+def _shape_data(n, m):
+    rng = _rng()
+    return rng.standard_normal((m, n)) / np.sqrt(n), rng.standard_normal(n)
+
+
+def _shape_fn(np_, B):
+    return lambda x: np_.tanh(B @ np_.sin(x)) * 2.0 + np_.cos(B @ x)
+
+
+def shaped_jacobian(name, n, m, jax_mode):
+    """A Jacobian workload of ``_shape_fn`` for an n -> m map; JAX gets its better mode
+    (``jacfwd`` when n < m, ``jacrev`` otherwise), dualad and torch choose themselves."""
+    def base(quick):
+        B, x = _shape_data(n, m)
+        f = _shape_fn(np, B)
+        return lambda: f(x)
+    wl = workload(name, f"dense Jacobian of tanh(B @ sin(x)) * 2 + cos(B @ x), n = {n}, "
+                        f"m = {m} (JAX: jax.{jax_mode}; dualad: mode='auto')", base)
+
+    @wl.register("dualad")
+    def _(quick):
+        B, x = _shape_data(n, m)
+        f = _shape_fn(np, B)
+        return lambda: jacobians.jacobian(f, x)
+
+    @wl.register("autograd")
+    def _(quick):
+        import autograd
+        import autograd.numpy as anp
+        B, x = _shape_data(n, m)
+        j = autograd.jacobian(_shape_fn(anp, B))
+        return lambda: j(x)
+
+    def jax_version(quick, jit):
+        import jax
+        import jax.numpy as jnp
+        B, x = _shape_data(n, m)
+        j = getattr(jax, jax_mode)(_shape_fn(jnp, jnp.asarray(B)))
+        j = jax.jit(j) if jit else j
+        xj = jnp.asarray(x)
+        return lambda: j(xj).block_until_ready()
+
+    wl.register("jax")(lambda quick: jax_version(quick, False))
+    wl.register("jax.jit")(lambda quick: jax_version(quick, True))
+
+    @wl.register("torch")
+    def _(quick):
+        import torch
+        B, x = _shape_data(n, m)
+        f = _shape_fn(torch, torch.from_numpy(B))
+        xt = torch.from_numpy(x)
+        strategy = "forward-mode" if n < m else "reverse-mode"
+        return lambda: torch.autograd.functional.jacobian(f, xt, vectorize=True,
+                                                          strategy=strategy)
+    return wl
+
+
+shaped_jacobian("jacobian-tall", 10, 2000, "jacfwd")
+shaped_jacobian("jacobian-wide", 2000, 10, "jacrev")
+
+
 # --- the planner on tall, wide and a grid of shapes ---------------------------------------------
 def _shape_f(n, m, seed=0):
     rng = np.random.default_rng(seed)

@@ -305,6 +305,7 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
         _accumulate(cts, node, ct)
     results = {}
     anomaly = ANOMALY[0]
+    inline = not create_graph and not anomaly
     k = len(tape) if tape is not None else 0
     while True:
         if heap is None:
@@ -348,15 +349,13 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
         else:
             args, ans = node.vals, node.value
         try:
-            if prim.derivs is not None and not create_graph and not anomaly:
+            if inline and prim.derivs is not None:
                 # Elementwise primitives, inlined: ū_i = unbroadcast(ū · ∂ans/∂arg_i).
                 const = prim.const_derivs
                 for i in node.parents:
                     dv = const[i] if const is not None else prim.derivs[i](ans, *args)
-                    if type(dv) is float and dv == 1.0:
-                        g = ct
-                    elif type(dv) is float and dv == -1.0:
-                        g = -ct
+                    if type(dv) is float:
+                        g = ct if dv == 1.0 else (-ct if dv == -1.0 else ct * dv)
                     else:
                         g = ct * dv
                     x = args[i]
