@@ -407,7 +407,9 @@ class RegistryReport:
 
 
 def check_registry(names=None, order=2, sympy=True):
-    """Run :func:`check_rule` over every registered primitive (or ``names``)."""
+    """Run :func:`check_rule` over every registered primitive (or ``names``), including
+    those :mod:`dualad.scipy` registers (odeint, quad) when it is imported."""
+    import dualad.scipy  # noqa: F401  (registers its primitives)
     names = sorted(REGISTRY) if names is None else list(names)
     return RegistryReport([check_rule(REGISTRY[n], order=order, sympy=sympy) for n in names])
 

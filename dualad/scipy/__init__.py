@@ -1,5 +1,7 @@
-"""SciPy functions with derivative rules: ``dualad.scipy.special``, ``.linalg``, ``.stats``.
+"""SciPy functions with derivative rules: ``dualad.scipy.special``, ``.linalg``, ``.stats``,
+``.integrate``.
 
 SciPy's own functions do not dispatch on traced values (except scipy.special's
 ufuncs, which do); call these instead.
 """
+from . import integrate  # noqa: F401  (registers the odeint and quad primitives)

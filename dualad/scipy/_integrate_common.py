@@ -1,0 +1,63 @@
+"""Helpers shared by :mod:`dualad.scipy.integrate` (odeint) and :mod:`._quadrature`
+(quad): binding traced arguments into a user function, batch axes, plain results."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..numpy import array as _array
+from ..ops import reshape
+from ..tracer import Box, ndim_of, shape_of
+from ..tree import flatten
+
+_SCIPY_RTOL = 1.49012e-8
+_SWEEP_TOL = 1e-10
+_SWEEP_OPTIONS = ("tcrit", "hmax", "hmin", "mxordn", "mxords")
+
+
+def _plain(fname, out):
+    """``func``'s output on plain inputs; a traced output means a closed-over traced value."""
+    if isinstance(out, Box):
+        raise TypeError(
+            f"{fname}: func returned a traced value (shape {shape_of(out)}) when called on plain "
+            f"arrays: it closes over a value being differentiated. Pass that value through "
+            f"args=(...) instead, so that its derivative can be computed")
+    return np.asarray(out, dtype=float)
+
+
+def _bind(fn, args, nlead, swap=False):
+    """``fn`` as ``g(*lead, *traced)`` (``nlead`` leading arguments, the first two swapped
+    for ``tfirst``) and the traced leaves of ``args`` (nested containers allowed): those
+    become differentiable arguments of the primitive, the other leaves are constants.
+    A list or tuple returned by ``fn`` (SciPy style) becomes one array."""
+    leaves, rebuild = flatten(args)
+    pos = [i for i, a in enumerate(leaves) if isinstance(a, Box)]
+    const = [None if i in pos else a for i, a in enumerate(leaves)]
+
+    def bound(*a):
+        lead = a[:nlead]
+        out = fn(*(lead[::-1] if swap else lead), *rebuild(_with(const, pos, a[nlead:])))
+        return _array(out) if isinstance(out, (list, tuple)) else out
+    bound.__name__ = getattr(fn, "__name__", "func")
+    return bound, tuple(leaves[i] for i in pos)
+
+
+def _batch(tangent, primal):
+    """A tangent's batch axes beyond its primal, and them flattened to () or (B,)."""
+    batch = shape_of(tangent)[:ndim_of(tangent) - ndim_of(primal)]
+    return batch, ((math.prod(batch),) if batch else ())
+
+
+def _lift(v, k):
+    """``v`` (batch shape) with ``k`` unit axes appended, to broadcast against a state."""
+    return reshape(v, shape_of(v) + (1,) * k) if k else v
+
+
+def _with(args, pos, traced):
+    full = list(args)
+    for i, a in zip(pos, traced):
+        full[i] = a
+    return full
+
+
