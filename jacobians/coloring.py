@@ -14,7 +14,12 @@ Any coloring needs at least ρ = the largest number of nonzeros in one row
 w consecutive columns) is colored by ``j mod w``. Tridiagonal: 3 colors;
 half-bandwidth k: 2k + 1 — optimal when a row is full. Greedy colorings
 under the orderings natural, largest-first and smallest-last are computed
-and the fewest colors kept; the search stops as soon as the lower bound is met.
+and the fewest colors kept; then, while the lower bound is not met, DSATUR,
+iterated greedy and a tabu search for one color fewer at a time
+(:mod:`jacobians.coloring_search`), within a fixed budget of work. Every step
+stops as soon as the lower bound is met: a band never reaches the search.
+``Coloring.tried`` lists what each step reached, ``method`` names the one
+that won and ``effort`` what the search spent.
 
 Hessian (Gebremedhin, Manne, Pothen 2005, "What color is your Jacobian?"):
 a *star coloring* of the adjacency graph of the symmetric pattern — a
@@ -22,24 +27,44 @@ distance-1 coloring in which every path on four vertices uses at least three
 colors — lets every H[i, j] be read directly from one Hessian-vector product
 per color: from ``(H S)[i, color(j)]`` when j is the only neighbor of i with
 its color, else from ``(H S)[j, color(i)]`` (the star property guarantees one).
+Candidates: the band coloring, the star greedy under each ordering, a
+distance-2 coloring (two vertices within distance 2 never share a color, a
+star coloring; tried when its lower bound, the largest degree + 1, is below
+the best count), then a tabu search on the star condition. Lower bound: 3
+when an edge has two ends of degree ≥ 2 (a triangle or a path on four
+vertices), else 2 (a star forest), 1 without edges.
 """
 from __future__ import annotations
+
+import copy
+import hashlib
 
 import numpy as np
 import scipy.sparse as sp
 
+from .coloring_search import Budget, dsatur, greedy, reduce_proper, reduce_star
+
 ORDERINGS = ("natural", "largest-first", "smallest-last")
+# The search after the greedy colorings may spend BUDGET work units (coloring_search.Budget;
+# about 0.1 s of CPython) plus as much as the greedy colorings did, up to GREEDY_CAP more
+# (~1 s): a large pattern's coloring takes about twice as long at most, and ~1 s longer.
+BUDGET = 2_000_000
+GREEDY_CAP = 20_000_000
 
 
 class Coloring:
-    """``colors[v]`` in ``0 .. ncolors-1`` for each vertex, and how it was found."""
+    """``colors[v]`` in ``0 .. ncolors-1`` for each vertex, and how it was found: ``method``
+    the heuristic that gave it, ``tried`` every heuristic run and its count (in order),
+    ``effort`` the search's work budget, the units spent, iterated-greedy passes and tabu
+    iterations (all 0 when the greedy colorings met the lower bound)."""
 
-    def __init__(self, colors, method, lower_bound, tried=None):
+    def __init__(self, colors, method, lower_bound, tried=None, effort=None):
         self.colors = np.asarray(colors, np.int64)
         self.ncolors = int(self.colors.max()) + 1 if len(self.colors) else 0
         self.method = method
         self.lower_bound = int(lower_bound)
         self.tried = dict(tried or {})   # method -> colors
+        self.effort = dict(effort or {})
 
     @property
     def optimal(self):
@@ -96,75 +121,144 @@ def _smallest_last(indptr, indices, degree):
     return np.array(order[::-1], np.int64)
 
 
-# --- distance-1 greedy on an adjacency structure -------------------------------------------
-def greedy(indptr, indices, order):
-    """Each vertex in ``order`` takes the smallest color none of its neighbors has."""
-    n = len(indptr) - 1
-    colors = [-1] * n
-    mark = [-1] * (n + 1)
-    ip, ind = indptr.tolist(), indices.tolist()
-    for v in order.tolist():
-        for w in ind[ip[v]:ip[v + 1]]:
-            c = colors[w]
-            if c >= 0:
-                mark[c] = v
-        c = 0
-        while mark[c] == v:
-            c += 1
-        colors[v] = c
-    return np.array(colors, np.int64)
-
-
 def _band_coloring(pattern):
     """``j mod w`` when every row of the pattern lies inside w consecutive columns."""
-    coo = pattern.tocoo()
-    if coo.nnz == 0:
+    if pattern.nnz == 0:
         return np.zeros(pattern.shape[1], np.int64), 1
-    diff = coo.col.astype(np.int64) - coo.row.astype(np.int64)
-    lo, hi = int(diff.min()), int(diff.max())
+    indptr, indices = pattern.indptr, pattern.indices
+    if pattern.has_sorted_indices:      # each row's first and last column suffice
+        full = np.flatnonzero(indptr[1:] > indptr[:-1])
+        lo = int((indices[indptr[full]] - full).min())
+        hi = int((indices[indptr[full + 1] - 1] - full).max())
+    else:
+        rows = np.repeat(np.arange(pattern.shape[0], dtype=np.int64), np.diff(indptr))
+        diff = indices - rows
+        lo, hi = int(diff.min()), int(diff.max())
     # Every row i has its columns in [i + lo, i + hi]: a window of hi - lo + 1 columns.
     w = hi - lo + 1
-    return np.arange(pattern.shape[1], dtype=np.int64) % w, w
+    n = pattern.shape[1]
+    return np.tile(np.arange(w, dtype=np.int64), -(-n // w))[:n], w
 
 
-def column_coloring(pattern, orderings=ORDERINGS):
+# Colorings of recent patterns (by a digest of the pattern and the arguments; callers get
+# copies): an optimizer asks for the same pattern's coloring at every step, and should pay
+# for the search once.
+_CACHE, _CACHE_SIZE = {}, 16
+
+
+def _cached(kind, matrix, args, compute):
+    digest = hashlib.blake2b(matrix.indptr.tobytes(), digest_size=16)
+    digest.update(matrix.indices.tobytes())
+    key = (kind, matrix.shape, args, digest.digest())
+    if key not in _CACHE:
+        _CACHE[key] = compute()
+        while len(_CACHE) > _CACHE_SIZE:
+            del _CACHE[next(iter(_CACHE))]
+    found = copy.copy(_CACHE[key])
+    found.colors, found.tried, found.effort = (found.colors.copy(), dict(found.tried),
+                                               dict(found.effort))
+    return found
+
+
+def _budget(budget, greedy_work):
+    return Budget(BUDGET + min(greedy_work, GREEDY_CAP) if budget is None else budget)
+
+
+def _intersection_graph(pattern):
+    csc = pattern.tocsc().astype(np.int8)
+    graph = (csc.T @ csc).tocsr()   # column intersection graph (with the diagonal)
+    graph.setdiag(0)
+    graph.eliminate_zeros()
+    graph.sort_indices()
+    return graph
+
+
+def column_coloring(pattern, orderings=ORDERINGS, budget=None):
     """A partial distance-2 coloring of the columns of ``pattern`` (m x n, sparse): columns
-    of one color share no row. The fewest colors over the band coloring and the greedy
-    orderings; stops at the lower bound (the largest row count)."""
+    of one color share no row. The fewest colors over the band coloring, the greedy
+    orderings and, within ``budget`` work units (default: ``BUDGET`` plus the greedy
+    colorings' work, at most ``GREEDY_CAP``; 0: greedy only), DSATUR, iterated greedy and
+    tabu search; every step stops at the lower bound (the largest row count)."""
     pattern = sp.csr_matrix(pattern, dtype=bool)
-    m, n = pattern.shape
+    band = _optimal_band(pattern, budget)
+    if band is not None:            # nothing to search (or to cache): the bound is met
+        return band
+    return _cached("column", pattern, (tuple(orderings), budget, BUDGET, GREEDY_CAP),
+                   lambda: _column_coloring(pattern, orderings, budget))
+
+
+def _optimal_band(pattern, budget):
+    """The band coloring when it meets the lower bound (banded patterns), else None."""
+    n = pattern.shape[1]
+    if n == 0:
+        return None
+    lower = int(np.diff(pattern.indptr).max(initial=0))
+    colors, w = _band_coloring(pattern)
+    if w > max(1, lower) or w > n:
+        return None
+    c = Coloring(colors, "band", lower)
+    c.tried = {"band": w}
+    c.effort = {"budget": _budget(budget, 0).total, "spent": 0, "passes": 0, "iterations": 0}
+    return c
+
+
+def _column_coloring(pattern, orderings, budget):
+    n = pattern.shape[1]
     if n == 0:
         return Coloring(np.zeros(0), "empty", 0)
     lower = int(np.diff(pattern.indptr).max(initial=0))
+    target = max(1, lower)          # the count to stop at: one color even without entries
     tried = {}
     best = None
     colors, w = _band_coloring(pattern)
     if w <= n:
         tried["band"] = w
         best = Coloring(colors, "band", lower)
-        if best.ncolors <= max(1, lower):
-            best.tried = tried
-            return best
-    csc = pattern.tocsc().astype(np.int8)
-    graph = (csc.T @ csc).tocsr()   # column intersection graph (with the diagonal)
-    graph.setdiag(0)
-    graph.eliminate_zeros()
-    for name in orderings:
-        colors = greedy(graph.indptr, graph.indices, _ordering(name, graph.indptr,
-                                                                graph.indices))
-        c = Coloring(colors, name, lower)
-        tried[name] = c.ncolors
-        if best is None or c.ncolors < best.ncolors:
-            best = c
-        if best.ncolors <= max(1, lower):
-            break
-    best.tried = tried
+    graph, work = None, 0
+    if best is None or best.ncolors > target:
+        graph = _intersection_graph(pattern)
+        for name in orderings or ("natural",):
+            c = Coloring(greedy(graph.indptr, graph.indices,
+                                _ordering(name, graph.indptr, graph.indices)), name, lower)
+            work += graph.nnz + n
+            tried[name] = c.ncolors
+            if best is None or c.ncolors < best.ncolors:
+                best = c
+            if best.ncolors <= target:
+                break
+    budget = _budget(budget, work)
+    effort = {"budget": budget.total, "spent": 0, "passes": 0, "iterations": 0}
+    if best.ncolors > target:
+        best = _search_proper(graph, best, target, tried, budget, effort,
+                              valid=lambda colors: is_column_coloring(pattern, colors))
+    effort["spent"] = budget.spent
+    best.tried, best.effort = tried, effort
     return best
 
 
-def row_coloring(pattern, orderings=ORDERINGS):
+def _search_proper(graph, best, target, tried, budget, effort, valid):
+    """DSATUR, then iterated greedy and tabu search from the best coloring so far."""
+    if budget.take(5 * graph.nnz + graph.shape[0]):
+        c = Coloring(dsatur(graph.indptr, graph.indices), "dsatur", best.lower_bound)
+        tried["dsatur"] = c.ncolors
+        if c.ncolors < best.ncolors:
+            best = c
+    if best.ncolors <= target:
+        return best
+    colors, stats = reduce_proper(graph.indptr, graph.indices, best.colors, target, budget)
+    effort["passes"], effort["iterations"] = stats.pop("passes"), stats.pop("iterations")
+    tried.update(stats)
+    k = int(colors.max()) + 1
+    if k < best.ncolors and valid(colors):   # valid: never expected otherwise; stay correct
+        winner = "tabu search" if stats.get("tabu search", k + 1) < stats.get(
+            "iterated greedy", best.ncolors) else "iterated greedy"
+        best = Coloring(colors, winner, best.lower_bound)
+    return best
+
+
+def row_coloring(pattern, orderings=ORDERINGS, budget=None):
     """Rows of one color share no column: :func:`column_coloring` of the transpose."""
-    return column_coloring(sp.csr_matrix(pattern, dtype=bool).T.tocsr(), orderings)
+    return column_coloring(sp.csr_matrix(pattern, dtype=bool).T.tocsr(), orderings, budget)
 
 
 def is_column_coloring(pattern, colors):
@@ -228,31 +322,78 @@ def star_recoverable(adj, colors):
     return bool(np.all(at_i | at_j))
 
 
-def star_coloring(pattern, orderings=ORDERINGS):
-    """A star coloring of the symmetric pattern's adjacency graph, fewest colors over the
-    orderings (and the distance-2 band coloring, itself a star coloring)."""
+def is_star_coloring(adj, colors):
+    """True when ``colors`` is a distance-1 coloring of the graph ``adj`` (sparse, symmetric,
+    no diagonal) in which every path on four vertices uses at least three colors."""
+    coo = sp.coo_matrix(adj)
+    return bool(np.all(colors[coo.row] != colors[coo.col])) and star_recoverable(adj, colors)
+
+
+def _star_lower_bound(adj):
+    """3 when an edge has two ends of degree ≥ 2 (it lies on a triangle or on a path on four
+    vertices, neither of which has a star 2-coloring), else 2 with edges, else 1."""
+    if adj.nnz == 0:
+        return 1
+    degree = np.diff(adj.indptr)
+    coo = adj.tocoo()
+    return 3 if np.any((degree[coo.row] >= 2) & (degree[coo.col] >= 2)) else 2
+
+
+def star_coloring(pattern, orderings=ORDERINGS, budget=None):
+    """A star coloring of the symmetric pattern's adjacency graph: the fewest colors over the
+    distance-2 band coloring, the star greedy under each ordering and, within ``budget`` work
+    units (default as for :func:`column_coloring`; 0: greedy only), a distance-2
+    coloring and tabu search; every step stops at the lower bound (module docstring)."""
     adj = _adjacency(pattern)
+    return _cached("star", adj, (tuple(orderings), budget, BUDGET, GREEDY_CAP),
+                   lambda: _star_coloring(adj, orderings, budget))
+
+
+def _star_coloring(adj, orderings, budget):
     n = adj.shape[0]
     if n == 0:
         return Coloring(np.zeros(0), "empty", 0)
-    # Neighbors of one vertex may share a color (a star needs 2): the bound is weak.
-    lower = 2 if adj.nnz else 1
+    lower = _star_lower_bound(adj)
     best, tried = None, {}
-    colors, w = _band_coloring(adj + sp.identity(n, dtype=np.int8, format="csr"))
+    closed = adj + sp.identity(n, dtype=np.int8, format="csr")
+    colors, w = _band_coloring(closed)
     if w <= n:
         tried["band"] = w
         best = Coloring(colors, "band", lower)
+    degree = np.diff(adj.indptr)
+    # The star greedy's loops visit at most Σ_w deg(w) Σ_{x ~ w} deg(x) entries, and stop
+    # early: some 4 of them to a unit.
+    pass_work = (int(degree @ (adj @ degree)) + adj.nnz) // 4
+    work = 0
     for name in orderings:
         if best is not None and best.ncolors <= lower:
             break
         colors = _star_greedy(adj.indptr, adj.indices, _ordering(name, adj.indptr, adj.indices))
-        if not star_recoverable(adj, colors):  # never expected; stay correct regardless
+        work += pass_work
+        if not is_star_coloring(adj, colors):  # never expected; stay correct regardless
             continue
         c = Coloring(colors, name, lower)
         tried[name] = c.ncolors
         if best is None or c.ncolors < best.ncolors:
             best = c
-    if best is None:
-        best = column_coloring(adj + sp.identity(n, dtype=np.int8, format="csr"), orderings)
-    best.tried = tried
+    budget = _budget(budget, work)
+    effort = {"budget": budget.total, "spent": 0, "passes": 0, "iterations": 0}
+    if best is None or (best.ncolors > lower and int(degree.max()) + 1 < best.ncolors):
+        # Two vertices within distance 2 never share a color: a star coloring, worth a try
+        # when its own lower bound (the largest degree + 1) is below the best count (and
+        # the one left when nothing else gave a coloring).
+        square = _intersection_graph(closed)
+        if budget.take(5 * square.nnz + n) or best is None:
+            colors = dsatur(square.indptr, square.indices)
+            tried["distance-2 dsatur"] = int(colors.max()) + 1
+            if best is None or colors.max() + 1 < best.ncolors:
+                best = Coloring(colors, "distance-2 dsatur", lower)
+    if best.ncolors > lower and budget.left > 0:
+        colors, stats = reduce_star(adj.indptr, adj.indices, best.colors, lower, budget)
+        effort["iterations"] += stats.pop("iterations")
+        tried.update(stats)
+        if int(colors.max()) + 1 < best.ncolors and is_star_coloring(adj, colors):
+            best = Coloring(colors, "tabu search", lower)
+    effort["spent"] = budget.spent
+    best.tried, best.effort = tried, effort
     return best

@@ -7,9 +7,9 @@ adjacency graph G(H) (vertices: variables, edges: nonzero H_ij, i ≠ j): a
 proper coloring in which every path on four vertices uses at least three
 colors (the equivalence with symmetrically orthogonal partitions is due to
 Coleman and Moré, "Estimation of sparse Hessian matrices and graph coloring
-problems", Math. Programming 28 (1984) 243-270; the greedy star-coloring
-algorithm used by ``jacobians.star_coloring`` is the paper's simple O(n d³)
-one). Each H_ij is then read from ONE entry of H S:
+problems", Math. Programming 28 (1984) 243-270; ``jacobians.star_coloring``
+starts from the paper's simple O(n d³) greedy star-coloring algorithm). Each
+H_ij is then read from ONE entry of H S:
 (H S)_{i, color(j)} when j is the only neighbor of i with its color, else
 (H S)_{j, color(i)} (the star property guarantees one of the two). One
 Hessian-vector product per color — where a Jacobian-style (distance-2)
@@ -37,9 +37,11 @@ function written in plain NumPy, the Hessian is recovered from one batched
 forward-over-reverse sweep of c Hessian-vector products and compared with the
 dense Hessian, and ``jacobians.sparse_hessian`` is checked too.
 
-Known gap (reported, not worked around): ``jacobians.star_coloring`` is a
-greedy heuristic; on the grid it uses 6 colors, not 5. Those rows print
-``KNOWN GAP``; its Hessian is still exact (checked).
+``jacobians.star_coloring`` is checked against the same optimum, its
+coloring certified a star coloring by the exhaustive checker here. The greedy
+star coloring alone uses 6 colors on the 8 x 8 and 16 x 16 grids; the
+library's search after it (a distance-2 coloring by DSATUR, then tabu search
+on the star condition) reaches 5, and the row shows which heuristic won.
 
     python -m papers.gebremedhin2005      (exit status 1 on any mismatch)
 """
@@ -55,8 +57,6 @@ import jacobians
 from papers._compare import Report
 from papers._graphs import (adjacency, band_pattern, five_point_pattern, grid_adjacency,
                             is_star_coloring, path_adjacency, star_colorable, stencil_coloring)
-
-GREEDY_GAP = "greedy star coloring of jacobians, not optimal here; reported"
 
 
 def chained_rosenbrock(x):
@@ -116,8 +116,9 @@ def hessian_rows(report, label, f, x, expected, published, colors):
                 f"{err:.1e}", ok=err < 1e-13)
     star = jacobians.star_coloring(detected)
     certified = is_star_coloring(adj, star.colors)
-    report.gap(f"{label}: jacobians.star_coloring", published, f"{star.ncolors} by {star.method}",
-               star.ncolors == published and certified, GREEDY_GAP)
+    report.note(f"{label}: jacobians.star_coloring", published,
+                f"{star.ncolors} by {star.method}{'' if certified else ', NOT a star coloring'}",
+                ok=star.ncolors == published and certified)
     Hs = jacobians.sparse_hessian(f, x)
     err = _relerr(Hs.toarray(), dense)
     report.note(f"{label}: jacobians.sparse_hessian vs dense", "exact (rounding)",

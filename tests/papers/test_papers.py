@@ -8,13 +8,10 @@ PAPERS = ["papers.baydin2018_survey", "papers.griewank2008",
           "papers.pearlmutter1994", "papers.curtis_powell_reid1974", "papers.gebremedhin2005"]
 
 # Rows that fail for a reason outside papers/ and are printed as KNOWN GAP (see each
-# script's docstring): the greedy colorings of jacobians use more colors than the optimum
-# on the 5-point stencil. A fix there turns them into ordinary "ok" rows; a new gap fails.
-KNOWN_GAPS = {
-    "papers.curtis_powell_reid1974": {f"Bratu {N}x{N}: jacobians.column_coloring"
-                                      for N in (4, 8, 16)},
-    "papers.gebremedhin2005": {f"grid {N}x{N}: jacobians.star_coloring" for N in (4, 8, 16)},
-}
+# script's docstring), by module. None today: the colorings of jacobians reach the optimum
+# on the 5-point stencil (column 5, star 5), so those rows are ordinary "ok" rows that fail
+# as MISMATCH if they regress; a new gap fails too.
+KNOWN_GAPS: dict[str, set[str]] = {}
 
 
 @pytest.mark.parametrize("module", PAPERS)
