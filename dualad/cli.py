@@ -101,8 +101,8 @@ def tour() -> int:
     print(f"  The Bratu residual on a {N} x {N} grid (5-point stencil), plain NumPy. Detected "
           f"pattern:\n  {pattern.shape[0]} x {pattern.shape[1]}, {pattern.nnz} nonzeros "
           f"(at most {np.diff(pattern.indptr).max()} per row).")
-    print(f"  Columns that share no row get one color: {coloring.ncolors} colors (greedy, "
-          f"{coloring.method} order;\n  lower bound {coloring.lower_bound}). The color of each "
+    print(f"  Columns that share no row get one color: {coloring.ncolors} colors (by "
+          f"{coloring.method};\n  lower bound {coloring.lower_bound}). The color of each "
           f"grid point:")
     print(_indent(np.array2string(coloring.colors.reshape(N, N)), "    "))
     print(f"  => {coloring.ncolors} JVPs instead of {N * N}; |J_sparse - J_dense| = {err:.1e}. "
