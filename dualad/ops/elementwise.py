@@ -42,12 +42,19 @@ from ._util import fit, lift, unbroadcast
 
 
 def _scale(v, dv):
-    """``v · dv``, skipping the pass over ``v`` when the derivative is ±1."""
+    """``v · dv``, skipping the pass over ``v`` when the derivative is ±1 — also when it
+    is an array of ones much smaller than a batched ``v`` (a gradient's cotangent of
+    ones, met by a batch of tangents in forward-over-reverse): checking costs a pass over
+    ``dv``, the product one over ``v``."""
     if type(dv) is float:
         if dv == 1.0:
             return v
         if dv == -1.0:
             return -v
+    elif type(dv) is np.ndarray and dv.ndim and type(v) is np.ndarray and \
+            v.size >= 8 * dv.size and dv.flat[0] == 1 and v.dtype == np.result_type(v, dv) \
+            and np.broadcast_shapes(v.shape, dv.shape) == v.shape and (dv == 1).all():
+        return v
     return v * dv
 
 
