@@ -138,6 +138,9 @@ def array_function(self, func, types, args, kwargs):
 
 
 def _to_array_error(self, *args, **kwargs):
+    hint = ops.numpy_inplace.conversion_hint(self)   # np.full(shape, traced): name np.full
+    if hint:
+        raise TypeError(hint)
     raise TypeError(
         f"cannot convert a traced value of shape {self.shape} to a plain NumPy array: its "
         f"derivative would be lost. Use dualad.numpy functions (e.g. dualad.numpy.array "
@@ -258,8 +261,8 @@ def _astype(self, dtype, *args, **kwargs):
     if dtype.kind == "f" and self.dtype.kind == "c":
         raise TypeError(f"astype({dtype}) of a complex traced value of shape {self.shape} would "
                         f"discard its imaginary part; take np.real(z) (or np.abs(z)) explicitly")
-    raise NotImplementedError(f"astype: casting a traced value from {self.dtype} to {dtype} "
-                              f"is not supported yet")
+    from .ops.shape import cast   # float <-> float (or complex <-> complex): rounds
+    return cast(self, dtype)
 
 
 _install()

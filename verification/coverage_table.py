@@ -173,10 +173,19 @@ for name, expr, wrt in [
         ("empty_like", "np.empty_like(z).shape", "z")]:   # its values are uninitialized
     row(f"numpy.{name}", expr, wrt, "zero")
 row("numpy.full_like", "np.full_like(x, a)", "x, a")
-row("numpy.einsum", "np.einsum('ii->i', A)", "A", "ok/raises")   # repeated subscripts
-# known failures (reported): they claim FAILS until fixed, then this test asks for "ok"
-row("numpy.row_stack", "np.row_stack([x, y])", "x, y", "FAILS")     # unclear TypeError
-row("numpy.lexsort", "np.lexsort((x, y))", "x, y", "FAILS")         # RecursionError
+# NumPy runs its own full/full_like for a traced fill value (they are not dispatched on
+# it) and would fill a plain array: an error naming the call and dualad.numpy.full
+row("numpy.full_like", "np.full_like(x, a)", "a", "raises")
+row("numpy.full", "np.full((2, 2), a, dtype=float)", "a", "raises")
+row("numpy.copyto", "np.copyto(np.zeros(3), x)", "x", "raises")   # in place into a plain array
+row("numpy.einsum", "np.einsum('ii->i', A)", "A")   # repeated subscripts: a diagonal
+row("numpy.einsum", "np.einsum('ij,jj->i', B, A[:2, :2])", "B, A")
+row("numpy.row_stack", "np.row_stack([x, y])", "x, y")   # NumPy 2 passes dtype=, casting=
+row("numpy.lexsort", "np.lexsort((x, y))", "x, y", "zero")   # keys in a tuple
+# known failures (reported) claim FAILS until fixed, then the test asks for the new claim.
+# np.full without dtype= converts the fill value first (np.asarray): the traced value's
+# __array__ names np.full (numpy_inplace.conversion_hint)
+row("numpy.full", "np.full((2, 2), a)", "a", "raises")
 row("numpy.histogram", "np.histogram(x)", "x", "raises")
 row("numpy.nextafter", "np.nextafter(x, y)", "x, y", "raises")
 
@@ -198,10 +207,12 @@ for name, expr, wrt in [
         ("vector_norm", "np.linalg.vector_norm(z)", "z")]:
     row(f"numpy.linalg.{name}", expr, wrt)
 row("numpy.linalg.matrix_rank", "np.linalg.matrix_rank(A)", "A", "zero")
-# hermitian=True: NumPy reads the lower triangle only (eigh), the rules differentiate all
-# of it: a wrong derivative along non-symmetric directions (reported)
-row("numpy.linalg.svd", "np.linalg.svd(S, hermitian=True)", "S", "FAILS")
-row("numpy.linalg.pinv", "np.linalg.pinv(S, hermitian=True)", "S", "FAILS")
+# hermitian=True: NumPy reads the lower triangle only (eigh); so do the rules, so an entry
+# above the diagonal has derivative 0. S - 1.6 I is indefinite (singular values |λ|).
+row("numpy.linalg.svd", "np.linalg.svd(S, hermitian=True)", "S")
+row("numpy.linalg.svd", "np.linalg.svd(S - 1.6 * np.eye(3), hermitian=True, compute_uv=False)",
+    "S")
+row("numpy.linalg.pinv", "np.linalg.pinv(S - 1.6 * np.eye(3), hermitian=True)", "S")
 rows("numpy.fft", "{}(x)", "fft ifft rfft irfft hfft ihfft fftshift ifftshift")
 rows("numpy.fft", "{}(u)", "fft2 ifft2 fftn ifftn rfft2 irfft2 rfftn irfftn", "u")
 

@@ -5,7 +5,7 @@ shape of their primal; these helpers are where that convention lives.
 """
 from __future__ import annotations
 
-from ..tracer import ndim_of, shape_of
+from ..tracer import Box, ndim_of, primal_value, shape_of
 
 
 def batch_ndim(batched, primal) -> int:
@@ -70,3 +70,25 @@ def normalize_axes(axis, ndim: int) -> tuple:
 
 def shift_axes(axes: tuple, nb: int) -> tuple:
     return tuple(a + nb for a in axes)
+
+
+def primal_tree(x):
+    """``x`` with every traced value, also inside (nested) lists and tuples, replaced by
+    its primal value."""
+    if isinstance(x, Box):
+        return primal_value(x)
+    if type(x) is list or type(x) is tuple:
+        return type(x)(primal_tree(v) for v in x)
+    return x
+
+
+def value_only(fn):
+    """``fn`` called on the primal values of its arguments (keys in a tuple, as
+    ``np.lexsort((x, y))`` takes them, included): a function of values alone (indices,
+    counts, predicates), whose derivative is 0."""
+    def call(*args, **kwargs):
+        return fn(*[primal_tree(a) for a in args],
+                  **{k: primal_tree(v) for k, v in kwargs.items()})
+    call.__name__ = fn.__name__
+    call.__doc__ = fn.__doc__
+    return call

@@ -2,7 +2,12 @@
 
     matmul  C = A B:     Ċ = Ȧ B + A Ḃ          Ā = C̄ Bᵀ,   B̄ = Aᵀ C̄
     einsum:              linear in each operand; the VJP of operand i is the
-                         einsum of the output cotangent with the other operands
+                         einsum of the output cotangent with the other operands.
+                         A subscript repeated within operand i ('ii->i', 'ii->',
+                         'iij->ij') reads a diagonal of it: the cotangent is that
+                         diagonal's, embedded back (each repeat of i a fresh
+                         letter I tied to i by an identity δ_iI: the adjoint of
+                         reading a diagonal is writing one, zeros elsewhere)
     diagonal d = diag(X):  ḋ = diag(Ẋ)          X̄ = embed(d̄) on the diagonal
 
 dot, tensordot, inner, outer, trace, diag, triu, tril are compositions.
@@ -15,7 +20,7 @@ import math
 
 import numpy as np
 
-from ..tracer import Primitive, ndim_of, register, sample, shape_of
+from ..tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
 from ._util import lift, unbroadcast
 from .elementwise import multiply, where
 from .reductions import sum as sum_
@@ -152,23 +157,39 @@ def _einsum_jvp(i):
     return jvp
 
 
+def _identity_like(ct, n):
+    """δ of size n × n in the real dtype of ``ct`` (float32 stays float32)."""
+    dt = np.result_type(primal_value(ct))
+    return np.eye(n, dtype=dt if dt.kind == "f" else (np.float32 if dt == np.complex64
+                                                          else np.float64))
+
+
 def _einsum_vjp(i):
     def vjp(ct, ans, *ops, subs, out):
         target = subs[i]
-        if len(set(target)) != len(target):
-            raise NotImplementedError(
-                f"einsum: the VJP for operand {i} with repeated subscripts {target!r} is not "
-                f"implemented; use diagonal/trace for diagonals")
-        bl = _fresh(subs, out, ndim_of(ct) - ndim_of(ans))
-        others = [s for j, s in enumerate(subs) if j != i]
+        nb = ndim_of(ct) - ndim_of(ans)
+        n_rep = len(target) - len(set(target))
+        fresh = _fresh(subs, out, nb + n_rep)
+        bl, rep = fresh[:nb], iter(fresh[nb:])
+        xs = shape_of(ops[i])
+        # Repeated subscripts: the k-th repeat of letter c becomes a fresh letter C, with a
+        # constant δ_cC among the operands (the diagonal embedding).
+        renamed, deltas, seen = "", [], set()
+        for c, n in zip(target, xs):
+            if c in seen:
+                new = next(rep)
+                deltas.append((c + new, _identity_like(ct, n)))
+                c = new
+            seen.add(c)
+            renamed += c
+        others = [s for j, s in enumerate(subs) if j != i] + [d for d, _ in deltas]
         avail = set(out) | set("".join(others))
-        kept = "".join(c for c in target if c in avail)
-        g = einsum_p(ct, *[o for j, o in enumerate(ops) if j != i],
+        kept = "".join(c for c in renamed if c in avail)
+        g = einsum_p(ct, *[o for j, o in enumerate(ops) if j != i], *[e for _, e in deltas],
                      subs=(bl + out,) + tuple(others), out=bl + kept)
-        if kept != target:
-            xs = shape_of(ops[i])
+        if kept != renamed:     # letters summed within operand i alone: broadcast back
             batch = shape_of(g)[:len(bl)]
-            g = reshape(g, batch + tuple(n if c in avail else 1 for c, n in zip(target, xs)))
+            g = reshape(g, batch + tuple(n if c in avail else 1 for c, n in zip(renamed, xs)))
             g = broadcast_to(g, batch + xs)
         return g
     return vjp
@@ -302,6 +323,10 @@ matmul_p.samples = [sample((1, 2), (2, 1)), sample((2, 3), (3, 4)), sample((2, 2
                     sample((3, 3), (2, 3, 1))]
 einsum_p.samples = [sample((2, 3), (3, 4), subs=("ij", "jk"), out="ik"),
                     sample((3,), (3,), subs=("i", "i"), out=""),
-                    sample((2, 3), (3,), subs=("ij", "j"), out="ij")]
+                    sample((2, 3), (3,), subs=("ij", "j"), out="ij"),
+                    # repeated subscripts within an operand: diagonals, traces
+                    sample((3, 3), subs=("ii",), out="i"),
+                    sample((3, 3, 2), subs=("iij",), out=""),
+                    sample((2, 3), (3, 3), subs=("ij", "jj"), out="i")]
 diagonal_p.samples = [sample((3, 3), offset=0), sample((3, 4), offset=1), sample((2, 3, 3), offset=-1)]
 diag_embed_p.samples = [sample((3,), offset=0, shape=(3, 3)), sample((2,), offset=1, shape=(3, 3))]

@@ -34,6 +34,13 @@ spectra only (complex eigenvalues raise NotImplementedError); like NumPy it
 returns eigenvalues in LAPACK's unspecified order, which a perturbation can
 permute: the derivative is that of the ordering at the point. qr needs full
 rank (for m < n: an invertible leading m×m block).
+
+``hermitian=True`` (svd, svdvals): NumPy computes the decomposition from ``eigh``,
+which reads the lower triangle only, so the function is that of A_eff = tril(A) +
+tril(A, -1)ᵀ (singular values |λ|, U the eigenvectors, V = U sign(λ)). The rules
+differentiate through A_eff as eigh's do: the tangent is sym_lower(Ȧ), the
+cotangent is folded back onto the lower triangle (sym_lower_T); an entry above
+the diagonal has derivative 0, along any direction, symmetric or not.
 """
 from __future__ import annotations
 
@@ -250,6 +257,8 @@ def _svd_cores(s, hermitian):
 
 def _svd_jvp(tangents, outs, a, hermitian):
     (t,) = tangents
+    if hermitian:       # the SVD of A_eff: only the lower triangle is read
+        t = sym_lower(t)
     u, s, vh = outs
     v = mT(vh)
     m, n = shape_of(a)[-2:]
@@ -284,24 +293,26 @@ def _svd_vjp(cts, outs, a, hermitian):
         ga = ga + mm((gu - mm(u, utgu)) / sr, vh)
     if n > k:
         ga = ga + mm(u / sr, mT(gv) - mm(mT(vtgv), vh))
-    return [ga]
+    return [sym_lower_T(ga) if hermitian else ga]
 
 
 svd_p = multi_output("svd", lambda a, hermitian: tuple(
     np.linalg.svd(a, full_matrices=False, hermitian=hermitian)), _svd_cores, _svd_jvp, _svd_vjp)
 
 
-def _svdvals_jvp(t, s, a):
-    u, _, vh = svd(a, full_matrices=False)
-    return sum_(u * mm(t, mT(vh)), axis=-2)
+def _svdvals_jvp(t, s, a, hermitian=False):
+    u, _, vh = svd(a, full_matrices=False, hermitian=hermitian)
+    return sum_(u * mm(sym_lower(t) if hermitian else t, mT(vh)), axis=-2)
 
 
-def _svdvals_vjp(ct, s, a):
-    u, _, vh = svd(a, full_matrices=False)
-    return mm(u * _row(ct), vh)
+def _svdvals_vjp(ct, s, a, hermitian=False):
+    u, _, vh = svd(a, full_matrices=False, hermitian=hermitian)
+    ga = mm(u * _row(ct), vh)
+    return sym_lower_T(ga) if hermitian else ga
 
 
-svdvals_p = register(Primitive("svdvals", lambda a: np.linalg.svd(a, compute_uv=False)))
+svdvals_p = register(Primitive("svdvals", lambda a, hermitian=False: np.linalg.svd(
+    a, compute_uv=False, hermitian=hermitian)))
 svdvals_p.defjvp(_svdvals_jvp)
 svdvals_p.defvjp(_svdvals_vjp)
 
@@ -314,8 +325,13 @@ def svdvals(x, /):
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """``np.linalg.svd``. Differentiable in the reduced form (``full_matrices=False``, or
-    any square matrix); ``compute_uv=False`` gives :func:`svdvals`."""
+    any square matrix); ``compute_uv=False`` gives :func:`svdvals`. ``hermitian=True``
+    reads the lower triangle only, as NumPy's eigh-based path does (see module doc)."""
     check_matrix("svd", a, real=True)
+    if hermitian:
+        check_square("svd", a, real=True)
+        return svdvals_p(a, hermitian=True) if not compute_uv else SVDResult(
+            *_call_unpacked(svd_p, a, hermitian=True))
     if not compute_uv:
         return svdvals_p(a)
     m, n = shape_of(a)[-2:]
@@ -324,7 +340,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
             f"svd: full_matrices=True of a non-square matrix (shape {shape_of(a)}) is not "
             f"differentiable (the extra singular vectors are not unique); pass "
             f"full_matrices=False")
-    return SVDResult(*_call_unpacked(svd_p, a, hermitian=bool(hermitian)))
+    return SVDResult(*_call_unpacked(svd_p, a, hermitian=False))
 
 
 # --- QR --------------------------------------------------------------------------------
@@ -393,7 +409,14 @@ eigvalsh_p.samples = [sample(_SYM3, UPLO="L"), sample(_SYM3 + 0.1 * np.tril(_REA
 # LAPACK's eigenvalue order is unspecified and can change under a perturbation (for
 # _REAL3.T within 0.007): finite differences need a neighbourhood where it is stable.
 eig_p.samples = [sample(_REAL3), sample(np.stack([_REAL3, _REAL3[::-1, ::-1]]))]
+# hermitian=True: the point need not be symmetric (A_eff is built from its lower triangle);
+# _SYM3 and A_eff of _HERM_POINT are indefinite, with distinct nonzero |λ|.
+_HERM_POINT = _REAL3 - 2.2 * np.eye(3)
 svd_p.samples = [sample(_TALL, hermitian=False), sample(_TALL.T, hermitian=False),
-                 sample(_REAL3, hermitian=False), sample((3, 2), hermitian=False)]
-svdvals_p.samples = [sample(_TALL), sample(np.stack([_REAL3, _SYM3])), sample((2, 3))]
+                 sample(_REAL3, hermitian=False), sample((3, 2), hermitian=False),
+                 sample(_SYM3, hermitian=True), sample(_HERM_POINT, hermitian=True),
+                 sample(np.stack([_REAL3, -_SYM3]), hermitian=True)]
+svdvals_p.samples = [sample(_TALL), sample(np.stack([_REAL3, _SYM3])), sample((2, 3)),
+                     sample(_SYM3, hermitian=True), sample(_HERM_POINT, hermitian=True),
+                     sample(np.stack([_REAL3, -_SYM3]), hermitian=True)]
 qr_p.samples = [sample(_TALL), sample(_REAL3), sample((2, 3, 2))]

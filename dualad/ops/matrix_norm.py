@@ -3,6 +3,9 @@
     pinv  P = A⁺ (locally constant rank; Golub & Pereyra 1973):
           Ṗ = -P Ȧ P + P Pᵀ Ȧᵀ (I - A P) + (I - P A) Ȧᵀ Pᵀ P
           Ā = -Pᵀ P̄ Pᵀ + (I - A P) P̄ᵀ P Pᵀ + Pᵀ P P̄ᵀ (I - P A)
+          hermitian=True: NumPy's eigh-based path reads the lower triangle only, so
+          P = A_eff⁺ with A_eff = tril(A) + tril(A, -1)ᵀ: the same rules at A_eff, with
+          Ȧ_eff = sym_lower(Ȧ) and Ā = sym_lower_T(Ā_eff) (as eigh and cholesky do)
     lstsq x = A⁺ b (differentiable in A and b); residuals Σ(A x - b)²; s = svdvals(A)
     norm  composed of registry operations, every ord/axis/keepdims of np.linalg.norm
 
@@ -19,14 +22,16 @@ import numpy as np
 from ..tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
 from ._util import normalize_axes
 from .elementwise import absolute, equal, power, sqrt, where
-from .matrix import _A3, check_matrix, check_real, mm, mT
-from .matrix_decomp import _TALL, svdvals_p
+from .matrix import _A3, check_matrix, check_real, check_square, mm, mT, sym_lower, sym_lower_T
+from .matrix_decomp import _HERM_POINT, _SYM3, _TALL, svdvals_p
 from .reductions import max as max_, min as min_, sum as sum_
 from .shape import moveaxis, reshape
 
 
 # --- pseudo-inverse and least squares -----------------------------------------------
-def _pinv_jvp(t, p, a, rcond):
+def _pinv_jvp(t, p, a, rcond, hermitian=False):
+    if hermitian:
+        t, a = sym_lower(t), sym_lower(a)
     tt = mT(t)
     ppt = mm(p, mT(p))
     ptp = mm(mT(p), p)
@@ -35,7 +40,9 @@ def _pinv_jvp(t, p, a, rcond):
     return -mm(mm(p, t), p) + term2 + term3
 
 
-def _pinv_vjp(ct, p, a, rcond):
+def _pinv_vjp(ct, p, a, rcond, hermitian=False):
+    if hermitian:
+        return sym_lower_T(_pinv_vjp(ct, p, sym_lower(a), rcond))
     gt = mT(ct)
     ppt = mm(p, mT(p))
     ptp = mm(mT(p), p)
@@ -45,19 +52,23 @@ def _pinv_vjp(ct, p, a, rcond):
     return term1 + term2 + term3
 
 
-pinv_p = register(Primitive("pinv", lambda a, rcond: np.linalg.pinv(a, rcond=rcond)))
+pinv_p = register(Primitive("pinv", lambda a, rcond, hermitian=False: np.linalg.pinv(
+    a, rcond=rcond, hermitian=hermitian)))
 pinv_p.defjvp(_pinv_jvp)
 pinv_p.defvjp(_pinv_vjp)
 
 
 def pinv(a, rcond=None, hermitian=False, **kwargs):
     """``np.linalg.pinv`` (Golub & Pereyra 1973 derivative, valid where the rank is
-    locally constant)."""
+    locally constant). ``hermitian=True`` reads the lower triangle only, as NumPy does."""
     check_matrix("pinv", a, real=True)
     if "rtol" in kwargs and kwargs["rtol"] is not None:
         rcond = kwargs["rtol"]
     if rcond is None:
         rcond = max(shape_of(a)[-2:]) * np.finfo(float).eps
+    if hermitian:
+        check_square("pinv", a, real=True)
+        return pinv_p(a, rcond=float(rcond), hermitian=True)
     return pinv_p(a, rcond=float(rcond))
 
 
@@ -198,4 +209,6 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
 
 
 pinv_p.samples = [sample(_TALL, rcond=1e-15), sample(_TALL.T, rcond=1e-15),
-                  sample(_A3, rcond=1e-15), sample((3, 2), rcond=1e-15)]
+                  sample(_A3, rcond=1e-15), sample((3, 2), rcond=1e-15),
+                  sample(_SYM3, rcond=1e-15, hermitian=True),
+                  sample(_HERM_POINT, rcond=1e-15, hermitian=True)]

@@ -25,13 +25,14 @@ import warnings
 import numpy as np
 
 from ..tracer import Box, ndim_of, primal_value, shape_of
-from ._util import normalize_axes
+from ._util import normalize_axes, value_only
 from .elementwise import isnan, log10, power, where
 from .indexing import getitem, index, untake
 from .linalg import matmul
 from .numpy_reductions import cumprod
 from .reductions import sum as sum_
-from .shape import broadcast_to, concatenate, expand_dims, flip, moveaxis, reshape, stack
+from .shape import (broadcast_to, cast, concatenate, expand_dims, flip, moveaxis, reshape,
+                    stack)
 
 
 # --- select and choose ------------------------------------------------------------------
@@ -268,24 +269,33 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     return tuple(out)
 
 
+def _traced_full(fname, shape, fill_value, dtype):
+    """The broadcast of a traced fill value, cast to ``dtype`` (floating or complex)."""
+    dtype = np.result_type(primal_value(fill_value)) if dtype is None else np.dtype(dtype)
+    if not np.issubdtype(dtype, np.inexact):
+        raise TypeError(f"{fname}: dtype={dtype} would drop the derivative of the traced "
+                        f"fill_value (shape {shape_of(fill_value)}); only floating and complex "
+                        f"dtypes are differentiable")
+    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+    return cast(broadcast_to(fill_value, shape), dtype, fname)
+
+
 def full(shape, fill_value, dtype=None, order="C", **kwargs):
-    """``np.full`` with a traced fill value: its broadcast (dualad.numpy.full; NumPy's own
-    cannot be dispatched on the fill value)."""
+    """``np.full`` with a traced fill value: its broadcast, cast to a floating ``dtype``
+    (dualad.numpy.full; NumPy's own cannot be dispatched on the fill value)."""
     if not isinstance(fill_value, Box):
         return np.full(shape, fill_value, dtype=dtype, order=order, **kwargs)
-    if dtype is not None and not np.issubdtype(dtype, np.inexact):
-        raise TypeError(f"full: dtype={dtype} would make the traced fill value not "
-                        f"differentiable")
-    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
-    return broadcast_to(fill_value, shape)
+    return _traced_full("full", shape, fill_value, dtype)
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
-    """``np.full_like``; a traced fill value keeps its derivative (broadcast)."""
+    """``np.full_like``; a traced fill value keeps its derivative (broadcast). As NumPy's,
+    the result has ``a``'s dtype unless ``dtype`` is given."""
     shape = shape_of(a) if shape is None else shape
+    dtype = np.result_type(primal_value(a)) if dtype is None else dtype
     if isinstance(fill_value, Box):
-        return full(shape, fill_value, dtype=dtype)
-    return np.full(shape, fill_value, dtype=dtype or primal_value(a).dtype)
+        return _traced_full("full_like", shape, fill_value, dtype)
+    return np.full(shape, fill_value, dtype=dtype)
 
 
 def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, **kwargs):
@@ -362,14 +372,6 @@ def vander(x, N=None, increasing=False):
     return v if increasing else flip(v, 1)
 
 
-def _values(fn):
-    def call(*args, **kwargs):
-        return fn(*[primal_value(a) for a in args],
-                  **{k: primal_value(v) for k, v in kwargs.items()})
-    call.__name__ = fn.__name__
-    return call
-
-
 NUMPY_FUNCTIONS = {
     np.select: select, np.choose: choose, np.kron: kron, np.cross: cross,
     np.cov: cov, np.corrcoef: corrcoef, np.linspace: linspace,
@@ -383,5 +385,5 @@ NUMPY_UFUNCS = {np.vecdot: vecdot, np.matvec: matvec, np.vecmat: vecmat}
 for _fn in (np.array_equal, np.array_equiv, np.iscomplexobj, np.isrealobj, np.isreal,
             np.iscomplex, np.triu_indices_from, np.tril_indices_from, np.diag_indices_from,
             np.may_share_memory, np.shares_memory):
-    NUMPY_FUNCTIONS[_fn] = _values(_fn)
+    NUMPY_FUNCTIONS[_fn] = value_only(_fn)
 

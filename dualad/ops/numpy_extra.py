@@ -21,6 +21,8 @@ methods boxes gain (``BOX_METHODS``):
 - :mod:`.numpy_convolve`    convolve (a primitive, N-dimensional), correlate, polyval
                             and the polynomial helpers
 - :mod:`.numpy_functional`  piecewise, apply_along_axis, apply_over_axes, unwrap, ...
+- :mod:`.numpy_inplace`     copyto: errors naming np.full / np.full_like when NumPy's
+                            own body would write a traced fill value into a plain array
 
 Conventions at kinks are stated in each module's docstring and collected in
 ``docs/numpy_coverage.md``.
@@ -28,12 +30,12 @@ Conventions at kinks are stated in each module's docstring and collected in
 from __future__ import annotations
 
 from . import (numpy_arrays, numpy_build, numpy_calculus, numpy_convolve, numpy_functional,
-               numpy_joining, numpy_reductions, numpy_sorting, numpy_ufuncs)
+               numpy_inplace, numpy_joining, numpy_reductions, numpy_sorting, numpy_ufuncs)
 from .numpy_methods import BOX_METHODS  # noqa: F401
 
 NUMPY_UFUNCS = {}
 NUMPY_FUNCTIONS = {}
 for _mod in (numpy_ufuncs, numpy_reductions, numpy_calculus, numpy_sorting, numpy_arrays,
-             numpy_joining, numpy_build, numpy_convolve, numpy_functional):
+             numpy_joining, numpy_build, numpy_convolve, numpy_functional, numpy_inplace):
     NUMPY_UFUNCS.update(getattr(_mod, "NUMPY_UFUNCS", {}))
     NUMPY_FUNCTIONS.update(getattr(_mod, "NUMPY_FUNCTIONS", {}))

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ..tracer import Box, ndim_of, primal_value, shape_of
-from ._util import normalize_axes
+from ._util import normalize_axes, value_only
 from .indexing import getitem, index, untake
 from .linalg import diag
 from .shape import broadcast_to, expand_dims, moveaxis, ravel, reshape, stack, vstack
@@ -92,18 +92,10 @@ def astype(x, dtype, /, *, copy=True, device=None):
     return x.astype(dtype) if isinstance(x, Box) else np.astype(x, dtype, copy=copy)
 
 
-def _values(fn):
-    def call(*args, **kwargs):
-        return fn(*[primal_value(a) for a in args],
-                  **{k: primal_value(v) for k, v in kwargs.items()})
-    call.__name__ = fn.__name__
-    return call
-
-
 NUMPY_FUNCTIONS = {
     np.piecewise: piecewise, np.apply_along_axis: apply_along_axis,
     np.apply_over_axes: apply_over_axes, np.unwrap: unwrap, np.diagflat: diagflat,
-    np.astype: astype, np.einsum_path: _values(np.einsum_path),
+    np.astype: astype, np.einsum_path: value_only(np.einsum_path),
 }
 if hasattr(np, "row_stack"):   # deprecated in NumPy 2.0
     NUMPY_FUNCTIONS[np.row_stack] = vstack

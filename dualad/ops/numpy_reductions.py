@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from ..tracer import Box, Primitive, ndim_of, primal_value, register, sample, shape_of
-from ._util import normalize_axes
+from ._util import normalize_axes, value_only
 from .elementwise import sqrt, where as _where
 from .reductions import _reverse_cumsum, cumsum, cumsum_p, max as max_, min as min_
 from .reductions import mean, prod, sum as sum_
@@ -286,21 +286,13 @@ def ptp(a, axis=None, out=None, keepdims=False):
     return max_(a, axis=axis, keepdims=keepdims) - min_(a, axis=axis, keepdims=keepdims)
 
 
-def _values(fn):
-    def call(*args, **kwargs):
-        return fn(*[primal_value(a) for a in args],
-                  **{k: primal_value(v) for k, v in kwargs.items()})
-    call.__name__ = fn.__name__
-    return call
-
-
 NUMPY_FUNCTIONS = {
     np.cumprod: cumprod, np.cumulative_sum: cumulative_sum,
     np.cumulative_prod: cumulative_prod, np.nansum: nansum, np.nanprod: nanprod,
     np.nancumsum: nancumsum, np.nancumprod: nancumprod, np.nanmean: nanmean,
     np.nanvar: nanvar, np.nanstd: nanstd, np.nanmax: nanmax, np.nanmin: nanmin,
     np.average: average, np.ptp: ptp,
-    np.all: _values(np.all), np.any: _values(np.any),
-    np.count_nonzero: _values(np.count_nonzero),
+    np.all: value_only(np.all), np.any: value_only(np.any),
+    np.count_nonzero: value_only(np.count_nonzero),
 }
 

@@ -31,7 +31,7 @@ import math
 import numpy as np
 
 from ..tracer import Box, Primitive, ndim_of, primal_value, register, sample, shape_of
-from ._util import normalize_axes
+from ._util import normalize_axes, value_only
 from .elementwise import where
 from .indexing import getitem, take_batched, untake_batched
 from .shape import ravel, reshape, transpose
@@ -330,14 +330,6 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     return _quantile("nanmedian", a, 0.5, axis, "linear", keepdims, True, median=True)
 
 
-def _values(fn):
-    def call(*args, **kwargs):
-        return fn(*[primal_value(a) for a in args],
-                  **{k: primal_value(v) for k, v in kwargs.items()})
-    call.__name__ = fn.__name__
-    return call
-
-
 NUMPY_FUNCTIONS = {
     np.sort: sort, np.partition: partition, np.unique: unique,
     np.quantile: quantile, np.nanquantile: nanquantile, np.percentile: percentile,
@@ -347,4 +339,4 @@ for _fn in (np.unique_values, np.unique_counts, np.unique_inverse, np.unique_all
     NUMPY_FUNCTIONS[_fn] = _unique_named(_fn)
 for _fn in (np.argpartition, np.searchsorted, np.digitize, np.nanargmax, np.nanargmin,
             np.argwhere, np.flatnonzero, np.isin, np.lexsort):
-    NUMPY_FUNCTIONS[_fn] = _values(_fn)
+    NUMPY_FUNCTIONS[_fn] = value_only(_fn)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tracer import Box, primal_value, sample
+from ._util import value_only
 from .elementwise import (absolute, cos, elementwise, equal, isinf, isnan, less, rint, sign,
                           trunc, where, zero_derivative)
 
@@ -57,16 +58,8 @@ def fix(x, out=None):
     return trunc(x)
 
 
-def _value_only(fn):
-    def call(*args, **kwargs):
-        return fn(*[primal_value(a) for a in args],
-                  **{k: primal_value(v) for k, v in kwargs.items()})
-    call.__name__ = fn.__name__
-    return call
-
-
-isposinf = _value_only(np.isposinf)
-isneginf = _value_only(np.isneginf)
+isposinf = value_only(np.isposinf)
+isneginf = value_only(np.isneginf)
 
 
 # --- sinc ------------------------------------------------------------------------------

@@ -7,8 +7,13 @@ to the tangent or cotangent with the batch axes kept in front:
     transpose:    ṫ ↦ transpose(ṫ, p)     ū ↦ transpose(ū, p⁻¹)
     broadcast_to: ṫ ↦ broadcast_to(ṫ)     ū ↦ unbroadcast(ū, x.shape)
     concatenate:  ṫ ↦ concatenate(ṫ_i)    ū ↦ the slices of ū
+    cast:         ṫ ↦ cast(ṫ, dtype)      ū ↦ cast(ū, x.dtype)   (between floating
+                  dtypes, or between complex ones: a rounding, derivative 1)
 
-Everything else here (ravel, squeeze, stack, ...) is composed from them.
+Everything else here (ravel, squeeze, stack, ...) is composed from them. The
+joining functions take NumPy's ``dtype=`` and ``casting=``: every operand is cast
+to ``dtype`` (default: their result type) if ``casting`` allows it, as NumPy
+does; a floating or complex ``dtype`` keeps the derivatives, any other raises.
 """
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ import math
 
 import numpy as np
 
-from ..tracer import Primitive, ndim_of, register, sample, shape_of
+from ..tracer import Box, Primitive, ndim_of, primal_value, register, sample, shape_of
 from ._util import lift, normalize_axes, unbroadcast
 
 
@@ -202,8 +207,79 @@ concatenate_p.jvp_all = _concat_jvp_all
 concatenate_p.vjp_all = _concat_vjp_all
 
 
-def concatenate(arrays, axis=0):
-    arrays = list(arrays)
+# --- cast between floating (or between complex) dtypes ---------------------------------
+def _cast_impl(x, dtype):
+    return np.asarray(x).astype(dtype)[()] if np.ndim(x) == 0 else np.asarray(x, dtype=dtype)
+
+
+def _dtype(x):
+    return np.result_type(primal_value(x))
+
+
+def _cast_vjp(ct, ans, x, dtype):
+    back = _dtype(x)
+    if back.kind == "f" and _dtype(ct).kind == "c":
+        # a complex cotangent of a real value (an imaginary part riding along, see
+        # complex_numbers): keep it, at x's precision
+        back = np.result_type(back, np.complex64)
+    return cast(ct, back)
+
+
+cast_p = register(Primitive("cast", _cast_impl, linear=True, sympy=lambda sp, x, dtype: x))
+cast_p.defjvp(lambda t, ans, x, dtype: cast(t, dtype))
+cast_p.defvjp(_cast_vjp)
+cast_p.elementwise = True
+
+
+def cast(x, dtype, fname="astype"):
+    """``x`` as ``dtype``, keeping its derivative: float to float (or complex to complex)
+    rounds, real to complex embeds (cotangent Re ū); anything else raises."""
+    dtype, src = np.dtype(dtype), _dtype(x)
+    if dtype == src:
+        return x
+    if not isinstance(x, Box):
+        return _cast_impl(x, dtype)
+    if dtype.kind == src.kind and dtype.kind in "fc":
+        return cast_p(x, dtype=dtype)
+    if dtype.kind == "c" and src.kind == "f":
+        from .complex_numbers import to_complex
+        return to_complex(x, dtype)
+    raise TypeError(f"{fname}: casting a traced value of shape {shape_of(x)} from {src} to "
+                    f"{dtype} would drop its derivative; only floating and complex dtypes "
+                    f"are differentiable" + ("" if src.kind != "c" else
+                                             " (take np.real or np.abs explicitly)"))
+
+
+def _join_dtype(fname, arrays, dtype, casting):
+    """NumPy's ``dtype=``/``casting=`` of the joining functions: each operand cast to
+    ``dtype`` (default: the operands' result type) if ``casting`` allows it."""
+    if not arrays or (dtype is None and casting == "same_kind"):   # promotion never fails
+        return arrays
+    dts = [_dtype(a) for a in arrays]
+    target = np.result_type(*dts) if dtype is None else np.dtype(dtype)
+    for k, (a, d) in enumerate(zip(arrays, dts)):
+        if not np.can_cast(d, target, casting):
+            raise TypeError(f"{fname}: cannot cast array {k} (shape {shape_of(a)}) from "
+                            f"dtype('{d}') to dtype('{target}') according to the rule "
+                            f"{casting!r}")
+    if target.kind not in "fc":
+        for k, a in enumerate(arrays):
+            if isinstance(a, Box):
+                raise TypeError(f"{fname}: dtype={target} would drop the derivative of the "
+                                f"traced array {k} (shape {shape_of(a)}); only floating and "
+                                f"complex dtypes are differentiable")
+    return [cast(a, target, fname) for a in arrays]
+
+
+def _no_out(fname, out):
+    if out is not None:
+        raise TypeError(f"{fname}: out= writes in place into an array and cannot be traced; "
+                        f"use the returned value")
+
+
+def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    _no_out("concatenate", out)
+    arrays = _join_dtype("concatenate", list(arrays), dtype, casting)
     if axis is None:
         arrays, axis = [ravel(a) for a in arrays], 0
     if not arrays:
@@ -214,8 +290,9 @@ def concatenate(arrays, axis=0):
     return concatenate_p(*arrays, axis=int(axis) % nd)
 
 
-def stack(arrays, axis=0):
-    arrays = list(arrays)
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    _no_out("stack", out)
+    arrays = _join_dtype("stack", list(arrays), dtype, casting)
     if not arrays:
         raise ValueError("stack: need at least one array to stack")
     shapes = {shape_of(a) for a in arrays}
@@ -235,13 +312,16 @@ def atleast_2d(x):
     return reshape(x, (1, 1)) if nd == 0 else (reshape(x, (1,) + shape_of(x)) if nd == 1 else x)
 
 
-def hstack(arrays):
-    arrays = [atleast_1d(a) for a in arrays]
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    arrays = [atleast_1d(a) for a in _join_dtype("hstack", list(tup), dtype, casting)]
     return concatenate(arrays, axis=0 if ndim_of(arrays[0]) == 1 else 1)
 
 
-def vstack(arrays):
-    return concatenate([atleast_2d(a) for a in arrays], axis=0)
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    """``np.vstack`` (and ``np.row_stack``, which NumPy 2 forwards here with
+    ``dtype`` and ``casting``)."""
+    return concatenate([atleast_2d(a) for a in _join_dtype("vstack", list(tup), dtype,
+                                                           casting)], axis=0)
 
 
 def flip(x, axis=None):
@@ -254,3 +334,7 @@ reshape_p.samples = [sample((2, 3), shape=(3, 2)), sample((6,), shape=(1, 2, 3))
 transpose_p.samples = [sample((2, 3), axes=(1, 0)), sample((2, 3, 4), axes=(2, 0, 1))]
 broadcast_to_p.samples = [sample((3,), shape=(2, 3)), sample((1, 3), shape=(4, 3))]
 concatenate_p.samples = [sample((2,), (3,), axis=0), sample((2, 3), (2, 1), axis=1)]
+# Widening casts (exact, so the checker's float64 tolerances apply); narrowing ones round
+# to float32 and are tested with float32 tolerances in tests/dualad.
+cast_p.samples = [sample((2, 3), dtype=np.dtype(np.longdouble)),
+                  sample(np.array([0.5 - 1j, 2j]), dtype=np.dtype(np.clongdouble))]

@@ -48,3 +48,15 @@ def test_chain_of_a_million_operations():
         return x
     g = dualad.grad(chain)(1.0)
     assert np.isclose(g, 1.0000001 ** 500_000)
+
+
+def test_astype_between_float_precisions_keeps_the_derivative():
+    x = np.array([0.3, 0.7])
+    f = lambda x: np.sum(np.sin(x.astype(np.float32)).astype(np.float64) ** 2)  # noqa: E731
+    exact = np.sin(2 * x)
+    g_rev = dualad.grad(f)(x)
+    _, g_fwd = dualad.jvp(f, (x,), (np.eye(2),))
+    np.testing.assert_allclose(g_rev, exact, rtol=1e-6)
+    np.testing.assert_allclose(g_fwd, exact, rtol=1e-6)
+    _, t = dualad.jvp(lambda x: x.astype(np.float32) * 2, (x,), (np.ones(2),))
+    assert t.dtype == np.float32

@@ -280,6 +280,66 @@ def test_pinv(shape):
     check(np.linalg.pinv, a)
 
 
+# hermitian=True: NumPy's path is eigh of the lower triangle; the points below are not
+# symmetric (the upper triangle is ignored), an SPD, an indefinite and a stacked one.
+_HERM_POINTS = {
+    "spd": spd(3, seed=31) + np.triu(RNG.standard_normal((3, 3)), 1),
+    "indefinite": sym(3, seed=32) - 2.0 * np.eye(3) + np.triu(RNG.standard_normal((3, 3)), 1),
+    "stacked": np.stack([sym(3, seed=33) - 2.5 * np.eye(3), -spd(3, seed=34)])
+    + np.triu(RNG.standard_normal((2, 3, 3)), 1),
+}
+
+
+def _herm_svd(x):
+    u, s, vh = np.linalg.svd(x, hermitian=True)
+    sgn = np.sign(u[..., :1, :])      # singular vectors up to sign: a zero-derivative factor
+    return u * sgn, s, vh * np.swapaxes(sgn, -1, -2)
+
+
+@pytest.mark.parametrize("point", sorted(_HERM_POINTS))
+def test_hermitian_svd_and_pinv_read_the_lower_triangle(point):
+    from verification import check_grads
+    a = _HERM_POINTS[point]
+    a_eff = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2)
+    w = np.linalg.eigvalsh(a_eff)
+    if point != "spd":
+        assert np.any(w < 0) and np.all(np.abs(w) > 0.1)     # indefinite, nonsingular
+    s = dualad.jvp(lambda x: np.linalg.svd(x, hermitian=True, compute_uv=False), (a,), (a,))[0]
+    np.testing.assert_array_equal(s, np.linalg.svd(a, hermitian=True, compute_uv=False))
+    np.testing.assert_allclose(s, -np.sort(-np.abs(w)), rtol=1e-12)   # |λ|, descending
+    u, s2, vh = dualad.jvp(lambda x: tuple(np.linalg.svd(x, hermitian=True)), (a,), (a,))[0]
+    np.testing.assert_array_equal(s2, np.linalg.svd(a, hermitian=True)[1])   # eigh's values
+    np.testing.assert_allclose(u * s[..., None, :] @ vh, a_eff, atol=1e-12)
+    p = dualad.vjp(lambda x: np.linalg.pinv(x, hermitian=True), a)[0]
+    np.testing.assert_array_equal(p, np.linalg.pinv(a, hermitian=True))
+    # Any direction, not only symmetric ones: one entry above the diagonal has derivative 0.
+    e = np.zeros(a.shape)
+    e[..., 0, 2] = 1.0
+    for f in (lambda x: np.linalg.svd(x, hermitian=True, compute_uv=False),
+              lambda x: np.linalg.pinv(x, hermitian=True), lambda x: _herm_svd(x)[0]):
+        assert not np.any(dualad.jvp(f, (a,), (e,))[1])
+        out = f(a)
+        assert not np.any(dualad.vjp(f, a)[1](np.ones_like(out))[0][..., 0, 2])
+    for f in (lambda x: np.linalg.svd(x, hermitian=True, compute_uv=False),
+              lambda x: np.linalg.pinv(x, hermitian=True), _herm_svd):
+        check_grads(f, (a,), order=2, modes=("fwd", "rev"))
+        check(f, a)
+
+
+def test_hermitian_svd_at_the_reported_point():
+    s, e = np.array([[2.0, 0.5], [0.5, 1.0]]), np.array([[0.0, 1.0], [0.0, 0.0]])
+    for f in (lambda m: np.linalg.svd(m, hermitian=True, compute_uv=False),
+              lambda m: np.linalg.pinv(m, hermitian=True)):
+        assert not np.any(dualad.jvp(f, (s,), (e,))[1])
+        assert not np.any(dualad.grad(lambda m: np.sum(f(m) * (1.0 + np.arange(f(s).size)
+                                                              .reshape(f(s).shape))))(s)[0, 1])
+
+
+def test_hermitian_svd_of_a_nonsquare_matrix_raises():
+    with pytest.raises(Exception, match=r"svd.*\(3, 2\)"):
+        dualad.grad(lambda x: np.sum(np.linalg.svd(x, hermitian=True)[1]))(np.ones((3, 2)))
+
+
 @pytest.mark.parametrize("bshape", [(5,), (5, 2)])
 def test_lstsq(bshape):
     a = RNG.standard_normal((5, 3))

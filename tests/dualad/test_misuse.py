@@ -147,6 +147,24 @@ CASES = [
      ArithmeticError, ["jvp broken", "JVP rule of primitive 'raising'"]),
     ("grad of an integer output", lambda: dualad.grad(lambda x: np.argmax(x))(x3), TypeError,
      ["grad", "int"]),
+    # NumPy's full/full_like are not dispatched on a traced fill value: they would fill a
+    # plain array in place (np.copyto); the error names the call and dualad.numpy.full
+    ("np.full_like(plain, traced)",
+     lambda: dualad.grad(lambda v: np.sum(np.full_like(x3, v)))(0.5), TypeError,
+     ["numpy.full_like", "argument fill_value", "shape ()", "(3,)",
+      "dualad.numpy.full_like(a, fill_value)", "dualad.numpy.full"]),
+    ("np.full_like(plain, traced) in forward mode",
+     lambda: dualad.jvp(lambda v: np.full_like(x3, v, dtype=np.float32), (x3,), (x3,)),
+     TypeError, ["numpy.full_like", "argument fill_value", "shape (3,)", "dualad.numpy.full"]),
+    ("np.full(shape, traced, dtype)",
+     lambda: dualad.grad(lambda v: np.sum(np.full((2, 3), v, dtype=float)))(0.5), TypeError,
+     ["numpy.full:", "argument fill_value", "shape ()", "dualad.numpy.full(shape, fill_value)"]),
+    ("np.copyto(plain, traced)",
+     lambda: dualad.grad(lambda v: np.copyto(np.zeros(3), v))(x3), TypeError,
+     ["numpy.copyto", "argument src", "(3,)", "dualad.numpy.where"]),
+    ("dualad.numpy.full_like with a non-floating dtype",
+     lambda: dualad.grad(lambda v: np.sum(dualad.numpy.full_like(np.arange(3), v)))(0.5),
+     TypeError, ["full_like", "int64", "fill_value", "shape ()"]),
 ]
 
 
@@ -200,3 +218,24 @@ def test_misuse_raises_clear_error(case):
 
 def test_catalogue_has_at_least_30_error_cases():
     assert len(CASES) >= 30
+
+
+def test_full_with_a_traced_fill_value_works_through_dualad_numpy():
+    # what the errors above point to: the same calls keep the derivative
+    from verification import check_grads
+    plain = np.zeros((2, 3), np.float32)
+    for f in (lambda v: dualad.numpy.full((2, 3), v), lambda v: dualad.numpy.full_like(x3, v) * x3,
+              lambda v: dualad.numpy.full_like(plain, v, dtype=float) ** 2):
+        check_grads(f, (np.float64(0.5),), order=2)
+    out, tan = dualad.jvp(lambda v: dualad.numpy.full_like(plain, v), (0.5,), (1.0,))
+    assert out.dtype == tan.dtype == np.float32     # a's dtype, as np.full_like
+
+
+def test_np_full_without_dtype_names_full():
+    # np.full(shape, v) without a dtype first runs np.asarray(v): the traced value's
+    # __array__ sees that np.full is the caller and names it.
+    with pytest.raises(TypeError, match=r"numpy\.full: argument fill_value .* shape \(\).*"
+                       r"dualad\.numpy\.full\(shape, fill_value\)"):
+        dualad.grad(lambda v: np.sum(np.full((2, 2), v)))(0.5)
+    with pytest.raises(TypeError, match="cannot convert a traced value"):   # any other call
+        dualad.grad(lambda v: np.sum(np.asarray(v)))(0.5)

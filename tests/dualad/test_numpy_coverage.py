@@ -292,6 +292,36 @@ def test_full_with_traced_fill_value():
         dualad.grad(lambda v: np.sum(dnp.full(3, v, dtype=int)))(0.5)
 
 
+EINSUM_REPEATED = {   # a subscript repeated within one operand reads a diagonal
+    "ii->i": (R.normal(size=(3, 3)),), "ii->": (R.normal(size=(3, 3)),),
+    "ii": (R.normal(size=(3, 3)),), "iij->ij": (R.normal(size=(3, 3, 2)),),
+    "iij->": (R.normal(size=(3, 3, 2)),), "iji->j": (R.normal(size=(3, 2, 3)),),
+    "iii->i": (R.normal(size=(3, 3, 3)),), "...jj->...j": (R.normal(size=(2, 3, 3)),),
+    "ij,jj->i": (R.normal(size=(2, 3)), R.normal(size=(3, 3))),
+    "ii,jj->ij": (R.normal(size=(3, 3)), R.normal(size=(2, 2))),
+    "ii,ij->j": (R.normal(size=(3, 3)), R.normal(size=(3, 2))),
+}
+
+
+@pytest.mark.parametrize("spec", sorted(EINSUM_REPEATED))
+def test_einsum_repeated_subscripts_in_both_modes(spec):
+    from verification import check_grads
+    args = EINSUM_REPEATED[spec]
+    f = lambda *xs: np.einsum(spec, *xs)  # noqa: E731
+    check_grads(f, args, order=2, modes=("fwd", "rev"))
+    check(f, *args)
+
+
+def test_einsum_diagonal_cotangent_is_the_diagonal_embedding():
+    a = R.normal(size=(3, 3))
+    for g in both_modes_grad(lambda x: np.einsum("ii->i", x) * W3, a):
+        np.testing.assert_array_equal(g, np.diag(W3))
+    for g in both_modes_grad(lambda x: np.einsum("ii", x), a):
+        np.testing.assert_array_equal(g, np.eye(3))
+    g = dualad.grad(lambda x: np.einsum("ii->", x))(a.astype(np.float32))
+    assert g.dtype == np.float32
+
+
 def test_new_names_surface_in_dualad_numpy():
     for name in ("sinc", "cumprod", "nanmean", "median", "quantile", "sort", "pad", "kron",
                  "convolve", "linspace", "full", "interp", "tile", "take_along_axis"):

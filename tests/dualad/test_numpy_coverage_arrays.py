@@ -81,6 +81,13 @@ ARRAYS = {
     "matrix_transpose": (lambda x: np.matrix_transpose(x) + np.permute_dims(x, (0, 2, 1)),
                          (X234,)),
     "copy_concat": (lambda x: np.concat([np.copy(x), x]), (X23,)),
+    # dtype=/casting= of the joining family (NumPy 2's row_stack passes both to vstack)
+    "row_stack": (lambda x, y: np.row_stack([x, y[:3], 2.0 * x]), (X3, X4)),
+    "joining_dtype": (lambda x, y: _cat(np.vstack([x, y], dtype=np.float64, casting="no"),
+                                        np.hstack([x, y], dtype=float, casting="safe"),
+                                        np.stack([x, y], axis=1, dtype=np.float64),
+                                        np.concatenate([x, y], dtype=None, casting="equiv")),
+                      (X3, X3[::-1])),
 }
 
 BUILD = {
@@ -161,6 +168,57 @@ def test_full_and_empty_like():
     assert np.isclose(g, X23[:, :2].sum())
     out = dualad.jvp(lambda x: np.empty_like(x).shape, (X23,), (X23,))[0]
     assert out == (2, 3)
+
+
+def test_row_stack_and_the_joining_dtype_casting_arguments():
+    from verification import check_grads
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        check_grads(lambda x, y: np.row_stack([x, y]), (X3, X3 + 1.0), order=2)
+        v = dualad.jvp(lambda x, y: np.row_stack((x, y)), (X3, X4[:3]), (X3, X3))[0]
+        np.testing.assert_array_equal(v, np.row_stack((X3, X4[:3])))
+    for fn in (np.concatenate, np.stack, np.vstack, np.hstack):
+        check_grads(lambda x, y: fn([x, y], dtype=np.float64, casting="same_kind"), (X3, X4[:3]),
+                    order=2)
+        # a floating dtype casts: float32 values and tangents, float64 cotangents of float64
+        f = lambda x, y: fn([x, 2.0 * y], dtype=np.float32)  # noqa: E731
+        val, tan = dualad.jvp(f, (X3, X4[:3]), (X3, X3))
+        assert val.dtype == tan.dtype == np.float32
+        np.testing.assert_array_equal(val, fn([X3, 2.0 * X4[:3]], dtype=np.float32))
+        np.testing.assert_allclose(tan, fn([X3, 2.0 * X3]).astype(np.float32), rtol=1e-6)
+        g = dualad.grad(lambda x, y: np.sum(f(x, y)), argnums=(0, 1))(X3, X4[:3])
+        assert g[0].dtype == np.float64
+        np.testing.assert_allclose(g[0], np.ones(3))
+        np.testing.assert_allclose(g[1], 2.0 * np.ones(3))
+        check_grads(lambda x: fn([x, X3], dtype=np.float64), (X4[:3].astype(np.float32),),
+                    order=2)      # float32 in, float64 out
+        # casting rules as NumPy's, errors naming the function, the argument and the shape
+        with pytest.raises(TypeError, match=fn.__name__ + r": cannot cast array 0 \(shape "
+                           r"\(3,\)\) from dtype\('float64'\) to dtype\('float32'\) .*'safe'"):
+            dualad.grad(lambda x: np.sum(fn([x, x], dtype=np.float32, casting="safe")))(X3)
+        with pytest.raises(TypeError):   # and NumPy raises too
+            fn([X3, X3], dtype=np.float32, casting="safe")
+        with pytest.raises(TypeError, match=fn.__name__ + r": dtype=int64 would drop the "
+                           r"derivative of the traced array 1 \(shape \(3,\)\)"):
+            dualad.grad(lambda x: np.sum(fn([X3, x], dtype=np.int64, casting="unsafe")))(X3)
+        with pytest.raises(TypeError, match=fn.__name__ + ".*'float64'.*'int64'.*'same_kind'"):
+            dualad.grad(lambda x: np.sum(fn([x, x], dtype=np.int64)))(X3)
+        with pytest.raises(ValueError, match="casting must be one of"):
+            dualad.grad(lambda x: np.sum(fn([x, x], casting="bogus", dtype=float)))(X3)
+    # a complex cotangent reaching the float32 cast (an imaginary part riding along)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f = lambda x: np.sum(np.real(np.concatenate([x, x * x], dtype=np.float32)  # noqa: E731
+                                     * (1 + 2j)))
+        np.testing.assert_allclose(dualad.grad(f)(X3), 1 + 2 * X3, rtol=1e-6)
+    with pytest.raises(TypeError, match=r"concatenate: out= writes in place"):
+        dualad.grad(lambda x: np.sum(np.concatenate([x, x], out=np.zeros(6))))(X3)
+    mixed = dualad.jvp(lambda x: np.concatenate([x, np.arange(2)], casting="safe"), (X3,),
+                       (X3,))
+    np.testing.assert_array_equal(mixed[1], np.concatenate([X3, [0.0, 0.0]]))
+    with pytest.raises(TypeError, match=r"concatenate: cannot cast array 1 \(shape \(2,\)\) "
+                       r"from dtype\('int64'\) to dtype\('float64'\) .*'no'"):
+        dualad.grad(lambda x: np.sum(np.concatenate([x, np.arange(2)], casting="no")))(X3)
 
 
 def test_interp_kinks_use_the_slope_to_the_right():
