@@ -75,11 +75,12 @@ class JVPTrace(Trace):
             if rule is None:
                 raise missing_rule(prim, i, "jvp")
             t = a.tangent
-            nb = len(shape_of(t)) - len(shape_of(primals[i]))
-            if nb and not prim.batch_rules:
-                contrib = map_batch(rule, t, nb, ans, *primals, **params)
-            else:
+            if prim.batch_rules:
                 contrib = rule(t, ans, *primals, **params)
+            else:
+                nb = len(shape_of(t)) - len(shape_of(primals[i]))
+                contrib = map_batch(rule, t, nb, ans, *primals, **params) if nb else \
+                    rule(t, ans, *primals, **params)
             if contrib is None:
                 continue
             tangent = contrib if tangent is None else tangent + contrib

@@ -402,14 +402,18 @@ _FUNCTIONS = {np.reshape: _np_reshape, np.transpose: _np_transpose, np.sum: _np_
               np.result_type: _np_result_type}
 
 
-def onehot_rows(start, count, offset, pshape, dtype):
-    """Rows ``start .. start + count`` of an identity over a flat vector, cut to the leaf
-    of shape ``pshape`` that starts at ``offset``: ``T[k] = e_{start + k - offset}``, or
-    zero where that position lies outside the leaf."""
+def onehot_rows(start, count, offset, pshape, dtype, scale=1.0):
+    """Rows ``start .. start + count`` of an identity over a flat vector (times ``scale``),
+    cut to the leaf of shape ``pshape`` that starts at ``offset``:
+    ``T[k] = scale · e_{start + k - offset}``, or zero where that position lies outside
+    the leaf."""
     size = math.prod(pshape)
     idx = np.arange(start - offset, start - offset + count)
     inside = (idx >= 0) & (idx < size)
     full = bool(inside.all())
     if not full:
         idx = np.where(inside, idx, -1)
-    return OneHotBatch(idx, inside.astype(dtype), pshape, full)
+    val = inside.astype(dtype)
+    if scale != 1.0:
+        val *= scale
+    return OneHotBatch(idx, val, pshape, full)

@@ -129,11 +129,11 @@ class Problem:
         """Input tangents (as ``jvp`` takes them) whose flat rows are ``matrix`` (B, n)."""
         return self.rebuild_inputs(self.split(matrix, self.in_offsets, self.in_shapes))
 
-    def onehot_tangent_seeds(self, start, count, dtype):
-        """Rows ``start .. start + count`` of the n x n identity as input tangents, kept
-        one-hot (:mod:`dualad.onehot`): the first linear map they meet is a gather, not
-        a matrix product."""
-        return self.rebuild_inputs([onehot_rows(start, count, o, s, dtype)
+    def onehot_tangent_seeds(self, start, count, dtype, scale=1.0):
+        """Rows ``start .. start + count`` of the n x n identity (times ``scale``) as input
+        tangents, kept one-hot (:mod:`dualad.onehot`): the first linear map they meet is a
+        gather, not a matrix product."""
+        return self.rebuild_inputs([onehot_rows(start, count, o, s, dtype, scale)
                                     for o, s in zip(self.in_offsets, self.in_shapes)])
 
     def onehot_cotangent_seeds(self, start, count, dtype):

@@ -13,8 +13,9 @@ decompositions ~ size^1.5). From it, for B directions swept in chunks of c
 with W the per-direction work (the census' flops), t_f the plain call,
 o_* the interpreter's cost per primitive and τ, ρ machine constants (the
 defaults below were measured on a laptop-class x86 core; any order of magnitude
-is enough because close calls are settled by :func:`time_sweeps`, one timed
-batched JVP and one timed VJP of the function itself).
+is enough because close calls, within :data:`CLOSE`, are settled by
+:func:`time_sweeps`, one timed batched JVP and one timed VJP of the function
+itself, seeded one-hot as the dense Jacobian is).
 
 The census also sizes the chunks: one direction needs about
 ``itemsize · Σ sizes of the values`` bytes of tangents (forward) or
@@ -34,6 +35,12 @@ from dualad.tracer import Box, Trace, shape_of
 # primitive, per primitive of a backward sweep; seconds per flop of tangent work;
 # the backward sweep's work per direction relative to the forward one.
 O_JVP, O_REC, O_VJP, TAU, RHO = 12e-6, 5e-6, 14e-6, 1.0e-9, 1.3
+
+# Alternatives modelled within this factor of the cheapest are settled by timing. The
+# model charges every direction the census' whole work W; dense Jacobians seed one-hot
+# (dualad.onehot), which makes the first linear map a gather, so the modelled ratio of
+# forward to reverse can be off by about the width of that map: a wide margin.
+CLOSE = 30.0
 
 
 class _Counted(Box):
@@ -163,19 +170,24 @@ def _best_of(fn, repeat=2):
     return best
 
 
-def time_jvp(problem, dirs, repeat=2):
+def time_jvp(problem, dirs, repeat=3, onehot=False):
     """Seconds of one batched JVP of ``problem`` with ``dirs`` directions (best of
-    ``repeat``); directions are random: the timing does not depend on them."""
+    ``repeat``). ``onehot``: rows of the identity kept one-hot, as a dense Jacobian seeds
+    its sweeps (:mod:`dualad.onehot`: cheaper than general directions); otherwise random
+    directions, as compressed (sparse) sweeps have."""
     import dualad
-    rng = np.random.default_rng(0)
     dtype = problem.dtype if problem.dtype.kind == "f" else np.dtype(float)
-    seeds = problem.tangent_seeds(rng.standard_normal((dirs, problem.n)).astype(dtype))
+    if onehot:
+        seeds = problem.onehot_tangent_seeds(0, dirs, dtype)
+    else:
+        rng = np.random.default_rng(0)
+        seeds = problem.tangent_seeds(rng.standard_normal((dirs, problem.n)).astype(dtype))
     return _best_of(lambda: dualad.jvp(problem.fun, problem.primals(), seeds), repeat)
 
 
-def time_vjp(problem, dirs_list, repeat=2):
+def time_vjp(problem, dirs_list, repeat=3, onehot=False):
     """Seconds of recording one tape, and of one batched pullback for each batch size
-    in ``dirs_list`` (best of ``repeat``)."""
+    in ``dirs_list`` (best of ``repeat``); ``onehot`` as in :func:`time_jvp`."""
     import dualad
     rng = np.random.default_rng(0)
     dtype = problem.dtype if problem.dtype.kind == "f" else np.dtype(float)
@@ -186,17 +198,21 @@ def time_vjp(problem, dirs_list, repeat=2):
     t_record = _best_of(record, repeat)
     pulls = []
     for dirs in dirs_list:
-        cts = problem.cotangent_seeds(rng.standard_normal((dirs, problem.m)).astype(dtype))
+        if onehot:
+            cts = problem.onehot_cotangent_seeds(0, dirs, dtype)
+        else:
+            cts = problem.cotangent_seeds(rng.standard_normal((dirs, problem.m)).astype(dtype))
         pulls.append(_best_of(lambda: holder["pb"](cts), repeat))
     return t_record, pulls
 
 
-def time_sweeps(problem, fwd_dirs, rev_dirs, repeat=2):
+def time_sweeps(problem, fwd_dirs, rev_dirs, repeat=3):
     """One timed JVP (``fwd_dirs`` directions) and one timed VJP (record, and a pullback of
-    ``rev_dirs`` cotangents): ``{"jvp", "record", "pullback"}`` in seconds."""
+    ``rev_dirs`` cotangents), seeded one-hot as dense Jacobians are:
+    ``{"jvp", "record", "pullback"}`` in seconds."""
     out = {}
     if fwd_dirs:
-        out["jvp"] = time_jvp(problem, fwd_dirs, repeat)
+        out["jvp"] = time_jvp(problem, fwd_dirs, repeat, onehot=True)
     if rev_dirs:
-        out["record"], (out["pullback"],) = time_vjp(problem, [rev_dirs], repeat)
+        out["record"], (out["pullback"],) = time_vjp(problem, [rev_dirs], repeat, onehot=True)
     return out

@@ -129,7 +129,7 @@ def decide(problem, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY, calibrate=Tr
            "reverse": cost.model(c, m, chunk, "reverse")}
     how = "modelled from the census"
     lo, hi = sorted(est.values())
-    if calibrate and n and m and hi < 3 * lo:
+    if calibrate and n and m and hi < cost.CLOSE * lo:
         t = cost.time_sweeps(problem, min(n, chunk), min(m, chunk))
         est = {"forward": math.ceil(n / chunk) * t["jvp"],
                "reverse": t["record"] + math.ceil(m / chunk) * t["pullback"]}

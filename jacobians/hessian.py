@@ -66,9 +66,9 @@ def _directional(problem, block):
     return lambda *diff: dualad.jvp(problem.fun, diff, seeds)[1]
 
 
-def hessian_rows(problem, mode, directions, chunk):
+def hessian_rows(problem, mode, directions, chunk, scale=1.0):
     """``directions @ H`` (c x n) for ``directions`` (c x n), in chunks of ``chunk``;
-    ``directions=None`` is the identity (the whole H), seeded one-hot in
+    ``directions=None`` is ``scale`` times the identity (the whole H), seeded one-hot in
     forward-over-reverse (:mod:`dualad.onehot`)."""
     n = problem.n
     dtype = float_dtype(problem.dtype)
@@ -76,6 +76,8 @@ def hessian_rows(problem, mode, directions, chunk):
         c = n
         if mode != "forward-over-reverse":
             directions = identity_rows(0, n, n, dtype)
+            if scale != 1.0:
+                directions *= scale
     else:
         c = directions.shape[0]
         dtype = np.result_type(dtype, directions.dtype)
@@ -86,8 +88,8 @@ def hessian_rows(problem, mode, directions, chunk):
     for start, count in chunks(c, chunk):
         block = None if directions is None else directions[start:start + count]
         if mode == "forward-over-reverse":
-            seeds = problem.onehot_tangent_seeds(start, count, dtype) if block is None else \
-                problem.tangent_seeds(block)
+            seeds = problem.tangent_seeds(block) if block is not None else \
+                problem.onehot_tangent_seeds(start, count, dtype, scale)
             rows = dualad.jvp(_grad_of(problem), primals, seeds)[1]
         elif mode == "reverse-over-reverse":
             rows = pullback(problem.tangent_seeds(block))
@@ -148,9 +150,10 @@ def hessian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAUL
     problem = scalar_problem("hessian", f, args, argnums)
     n = problem.n
     chunk = hessian_chunk(problem, mode, chunk_size, max_memory)
-    h = hessian_rows(problem, mode, None, chunk)
-    h = np.add(h, h.T)            # exactly symmetric: (H + Hᵀ) / 2
-    h *= 0.5
+    # Rows of H/2 (seeds scaled by ½, exact in floating point), so one pass gives the
+    # exactly symmetric (H + Hᵀ)/2.
+    h = hessian_rows(problem, mode, None, chunk, scale=0.5)
+    h = np.add(h, h.T)
     return structured_square(problem, h)
 
 

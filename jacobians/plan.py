@@ -228,12 +228,12 @@ def plan(f, *args, mode="auto", argnums=0, sparse="auto", sparsity=None, chunk_s
         how = "the cheapest modelled estimate."
     if calibrate and len(feasible) > 1:
         best = min(feasible.values())
-        close = [a for a, e in feasible.items() if e <= 3 * best]
+        close = [a for a, e in feasible.items() if e <= cost.CLOSE * best]
         if len(close) > 1:
             _time(problem, close, dirs, kind, chunk, nnz, estimates)
             how = (f"the cheapest estimate after timing one sweep of each of "
                    f"{', '.join(close)} on the function itself (the others are modelled "
-                   f"and more than 3x the best).")
+                   f"and more than {cost.CLOSE:g}x the best).")
         feasible = {a: e for a, (e, _) in estimates.items() if math.isfinite(e)}
     chosen = min(feasible, key=feasible.get)
     if len(feasible) > 1:
@@ -243,15 +243,18 @@ def plan(f, *args, mode="auto", argnums=0, sparse="auto", sparsity=None, chunk_s
 
 
 def _time(problem, alts, dirs, kind, chunk, nnz, estimates):
+    """Time one sweep of each alternative, seeded as it will be: dense ones one-hot,
+    compressed (sparse) ones with general directions."""
     fwd = [a for a in alts if kind[a] == "forward"]
     rev = [a for a in alts if kind[a] == "reverse"]
     for a in fwd:
         b = min(dirs[a], chunk)
-        t = cost.time_jvp(problem, b)
-        extra = nnz * _DECOMPRESS if a.startswith("sparse") else 0.0
+        sparse = a.startswith("sparse")
+        t = cost.time_jvp(problem, b, onehot=not sparse)
+        extra = nnz * _DECOMPRESS if sparse else 0.0
         estimates[a] = (math.ceil(dirs[a] / chunk) * t + extra, "timed")
-    if rev:
-        t_rec, pulls = cost.time_vjp(problem, [min(dirs[a], chunk) for a in rev])
-        for a, t in zip(rev, pulls):
-            extra = nnz * _DECOMPRESS if a.startswith("sparse") else 0.0
-            estimates[a] = (t_rec + math.ceil(dirs[a] / chunk) * t + extra, "timed")
+    for a in rev:
+        sparse = a.startswith("sparse")
+        t_rec, (t,) = cost.time_vjp(problem, [min(dirs[a], chunk)], onehot=not sparse)
+        extra = nnz * _DECOMPRESS if sparse else 0.0
+        estimates[a] = (t_rec + math.ceil(dirs[a] / chunk) * t + extra, "timed")

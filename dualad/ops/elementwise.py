@@ -60,9 +60,14 @@ def _scale(v, dv):
 
 def _jvp_from(d, i):
     def jvp(t, ans, *args):
-        nb = ndim_of(t) - ndim_of(args[i])
+        xs, ts = shape_of(args[i]), shape_of(t)
+        if xs == shape_of(ans) and ts[len(ts) - len(xs):] == xs:
+            # the argument is not broadcast: the tangent (behind any batch axes) already
+            # has the output's shape, and so has its product with ∂ans/∂arg
+            return _scale(t, d(ans, *args))
+        nb = len(ts) - len(xs)
         out = _scale(lift(t, nb, ndim_of(ans)), d(ans, *args))
-        return fit(out, shape_of(t)[:nb] + shape_of(ans))
+        return fit(out, ts[:nb] + shape_of(ans))
     return jvp
 
 

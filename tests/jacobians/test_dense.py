@@ -113,10 +113,18 @@ def test_memory_budget_chunks():
 
 
 def test_auto_picks_forward_for_tall_and_reverse_for_wide():
-    tall = rng.standard_normal((300, 3))
-    wide = rng.standard_normal((3, 300))
-    p1 = jacobians.plan(lambda x: np.tanh(tall @ x), rng.standard_normal(3), sparse=False)
-    p2 = jacobians.plan(lambda x: np.tanh(wide @ x), rng.standard_normal(300), sparse=False)
+    # Three layers: one-hot seeds make the first linear map on either side a gather, so
+    # a single layer costs both modes about the same; the middle one decides (~50x here).
+    tall, wide = rng.standard_normal((300, 3)), rng.standard_normal((3, 300))
+    W1, W2 = rng.standard_normal((2, 300, 300)) / 20
+
+    def deep_tall(x):
+        return np.tanh(W2 @ np.tanh(W1 @ np.tanh(tall @ x)))
+
+    def deep_wide(x):
+        return np.tanh(wide @ np.tanh(W1 @ np.tanh(W2 @ x)))
+    p1 = jacobians.plan(deep_tall, rng.standard_normal(3), sparse=False)
+    p2 = jacobians.plan(deep_wide, rng.standard_normal(300), sparse=False)
     assert p1.mode == "forward" and p2.mode == "reverse"
 
 
