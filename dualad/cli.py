@@ -69,16 +69,21 @@ def tour() -> int:
 
     _section("4. A Jacobian, and the planner's choice of mode")
     W = np.cos(np.arange(3 * 200.0)).reshape(3, 200) / 10.0
-    def scores(w):
-        return np.tanh(W @ np.sin(w)) + np.sum(w * w) / 200.0
+    U = np.cos(0.7 * np.arange(200 * 200.0)).reshape(200, 200) / 14.0
+    V = np.sin(np.arange(200 * 200.0)).reshape(200, 200) / 14.0
+
+    def scores(w):   # three layers: 200 -> 200 -> 200 -> 3
+        return np.tanh(W @ np.tanh(V @ np.sin(U @ w))) + np.sum(w * w) / 200.0
     w = np.linspace(-1.0, 1.0, 200)
     plan = jacobians.plan(scores, w)
     J = plan(w)
-    print(f"  F: R^200 -> R^3. jacobians.plan(F, x).explain():\n")
+    print(f"  F: R^200 -> R^3, three layers. jacobians.plan(F, x).explain():\n")
     print(_indent(plan.explain(), "    "))
     err = np.max(np.abs(J - jacobians.jacfwd(scores, w)))
+    tall = jacobians.plan(lambda v: np.sin(V @ np.tanh(U @ np.tanh(W.T @ v))), np.ones(3))
     print(f"\n  J has shape {J.shape}; |J - jacfwd| = {err:.1e}. A tall F: R^3 -> R^200 gets "
-          f"'{jacobians.plan(lambda v: np.sin(W.T @ v), np.ones(3)).mode}'.")
+          f"'{tall.mode}'. (Each mode's first linear map\n  meets rows of the identity and "
+          f"is a gather, not a product: with one layer the two modes cost about the same.)")
 
     _section("5. A Hessian (forward-over-reverse), exactly symmetric")
     def rosen(x):

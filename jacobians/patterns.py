@@ -48,7 +48,7 @@ class Pattern:
     dropped by :meth:`to_csr`.
     """
 
-    __slots__ = ("_indptr", "_indices", "cols", "n", "clean", "rows")
+    __slots__ = ("_indptr", "_indices", "cols", "n", "clean", "rows", "sat")
 
     def __init__(self, indptr, indices, n, clean=False, cols=None, rows=None):
         self._indptr = indptr
@@ -57,6 +57,7 @@ class Pattern:
         self.n = n              # number of inputs; the value n itself marks padding
         self.clean = clean      # no duplicate entries in a row
         self.rows = len(indptr) - 1 if indptr is not None else rows
+        self.sat = None         # saturated: every row is exactly these inputs (dense values)
 
     @classmethod
     def uniform(cls, cols, rows, n, clean=False):
@@ -98,7 +99,27 @@ class Pattern:
         """Every row depends on every input in ``cols`` (the conservative fallback)."""
         cols = np.asarray(cols, _INT)
         _check(rows * len(cols))
-        return cls.uniform([np.full(rows, c, _INT) for c in cols], rows, n, True)
+        p = cls.uniform([np.full(rows, c, _INT) for c in cols], rows, n, True)
+        p.sat = cols
+        return p
+
+    def saturate(self):
+        """This pattern, marked saturated (every row the same inputs) when it is: the rows
+        of dense values after a dense linear map. A saturated pattern passes through
+        :func:`group` without enumerating its pairs' entries."""
+        if self.sat is not None or self.cols is not None or self.rows == 0 or \
+                self.nnz < 4 * self.rows:
+            return self
+        p = self.compact()
+        deg = np.diff(p.indptr)
+        width = int(deg[0])
+        if width == 0 or not (deg == width).all():
+            return p
+        rows = p.indices.reshape(p.rows, width)
+        if not (rows == rows[0]).all():
+            return p
+        first = rows[0][rows[0] < p.n]
+        return Pattern.full(p.rows, first, p.n) if len(first) == width else p
 
     def columns(self):
         """The union of all rows: every input this value may depend on."""
@@ -114,7 +135,9 @@ class Pattern:
         if self.cols is not None:
             _check(len(src) * len(self.cols))
             if all_valid:
-                return Pattern.uniform([c[src] for c in self.cols], len(src), self.n, self.clean)
+                g = Pattern.uniform([c[src] for c in self.cols], len(src), self.n, self.clean)
+                g.sat = self.sat
+                return g
             s = np.where(valid, src, 0)
             return Pattern.uniform([np.where(valid, c[s], self.n) for c in self.cols], len(src),
                                    self.n, self.clean)
@@ -201,6 +224,10 @@ def union(patterns):
     patterns = [p for p in patterns if p.nnz] or patterns[:1]
     if len(patterns) == 1:
         return patterns[0]
+    if all(p.sat is not None for p in patterns):   # saturated parts: one saturated union
+        return Pattern.full(first.rows, np.union1d(*[p.sat for p in patterns[:2]]) if
+                            len(patterns) == 2 else
+                            np.unique(np.concatenate([p.sat for p in patterns])), first.n)
     total = sum(p.nnz for p in patterns)
     _check(total)
     if all(p.cols is not None for p in patterns):
@@ -231,11 +258,17 @@ def group(p, rows_out, out_of_pair, src_of_pair):
     """``Q[o] = ∪ P[s]`` over the pairs ``(out_of_pair[k], src_of_pair[k])``."""
     out_of_pair = np.asarray(out_of_pair, _INT).ravel()
     src_of_pair = np.asarray(src_of_pair, _INT).ravel()
+    if p.sat is not None:   # every source row is the same set: Q[o] is it, or empty
+        receiving = np.zeros(rows_out, bool)
+        receiving[out_of_pair[src_of_pair >= 0]] = True
+        whole = Pattern.full(1, p.sat, p.n)
+        return whole.gather(np.zeros(rows_out, _INT)) if receiving.all() else \
+            whole.gather(np.where(receiving, 0, -1))
     order = np.argsort(out_of_pair, kind="stable")
     g = p.gather(src_of_pair[order])
     pair_ptr = np.zeros(rows_out + 1, _INT)
     np.cumsum(np.bincount(out_of_pair, minlength=rows_out), out=pair_ptr[1:])
-    return Pattern(g.indptr[pair_ptr], g.indices, p.n, False).compact()
+    return Pattern(g.indptr[pair_ptr], g.indices, p.n, False).compact().saturate()
 
 
 def vstack(patterns):

@@ -75,6 +75,12 @@ def elementwise_rule(prim, pats, primals, ans, params):
 
 def structural_rule(prim, pats, primals, ans, params):
     """Apply ``impl`` to element labels (1-based; 0 marks a constant or a filled zero)."""
+    traced = [p for p in pats if p is not None]
+    if prim.name != "diag_embed" and len(traced) == len(pats) and \
+            all(p.sat is not None and np.array_equal(p.sat, traced[0].sat) for p in traced):
+        # Every element of every argument depends on the same inputs, and these maps only
+        # move elements: so does every element of the result.
+        return Pattern.full(_size(ans), traced[0].sat, traced[0].n)
     if prim.name != "diag_embed" and all(p is None or p.cols is not None for p in pats):
         # Uniform patterns: apply impl to each column of input indices directly, constants
         # reading as padding (no zero fill is ever introduced by these maps).
