@@ -43,8 +43,16 @@ class JVPTrace(Trace):
     def process(self, prim, args, params):
         if not self.alive:
             raise self.escaped(prim, args)
-        primals = [a.primal if isinstance(a, Dual) and a._trace is self else a for a in args]
-        ans = prim(*primals, **params)
+        primals = []
+        lower = False
+        for a in args:
+            if isinstance(a, Dual) and a._trace is self:
+                a = a.primal
+            if isinstance(a, Box):
+                lower = True
+            primals.append(a)
+        # Only when a lower trace is involved does the call go round dispatch again.
+        ans = prim(*primals, **params) if lower else prim.impl(*primals, **params)
         if prim.zero_derivative:
             return ans
         try:
