@@ -201,3 +201,12 @@ def test_a_user_sees_plain_arrays():
     assert isinstance(t, OneHotBatch)          # internal seeds pass through jvp unchanged
     assert isinstance(jacobians.jacobian(lambda x: x, np.ones(3)), np.ndarray)
     assert isinstance(jacobians.hessian(lambda x: np.sum(x ** 3), np.ones(3)), np.ndarray)
+
+
+def test_jacobian_zeros_are_structural_where_a_derivative_is_infinite():
+    x = np.array([0.0, 1.0])
+    for mode in ("forward", "reverse"):
+        with np.errstate(divide="ignore"):
+            J = jacobians.jacobian(np.sqrt, x, mode=mode)
+        assert J[0, 0] == np.inf and J[1, 1] == 0.5
+        assert J[0, 1] == 0.0 and J[1, 0] == 0.0        # dense seeds: 0 · inf = nan

@@ -19,3 +19,16 @@ def test_verifying_a_hand_written_rule_example_catches_the_wrong_rule(capsys):
 def test_usage_example_runs():
     block = _blocks()[0]
     exec(compile(block, "README.md", "exec"), {})
+
+
+def test_jacobians_and_scipy_optimize_example_runs(capsys):
+    block = next(b for b in _blocks() if "jacobians.plan(scores, x)" in b)
+    env = {}
+    exec(compile(block, "README.md", "exec"), env)
+    import numpy as np
+    assert env["J"].shape == (3, 200) and env["H"].shape == (200, 200)
+    assert np.array_equal(env["H"], env["H"].T)
+    assert env["Js"].shape == (100, 100) and env["Js"].nnz == 298
+    assert env["res"].success and np.allclose(env["res"].x, 1.0, atol=1e-6)
+    assert env["sol"].success and np.abs(env["bratu"](env["sol"].x)).max() < 1e-5
+    assert "Chosen:" in capsys.readouterr().out
