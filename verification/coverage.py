@@ -462,8 +462,10 @@ def _oracle_here(prim):
         J_ads.append(J_ad.xreplace({s: names[str(s)] for s in xs2}))
     for modules in ("numpy", ["scipy", "numpy"]):
         try:
-            ev = [np.asarray(sympy.lambdify(xs, J, modules=modules)(*point), dtype=float)
+            ev = [np.asarray(sympy.lambdify(xs, J, modules=modules)(*point))
                   for J in [J_sym] + J_ads]
+            ev = [e.astype(complex if any(np.iscomplexobj(v) for v in ev) else float)
+                  for e in ev]
         except Exception:  # noqa: BLE001 - NumPy lacks the function: SciPy evaluates it
             if modules == "numpy":
                 continue

@@ -226,13 +226,16 @@ rows("scipy.special", "{}(nu, x)", "jv yv iv ive kv kve")
 rows("scipy.special", "{}(n, x)", "jn yn")
 rows("scipy.special", "{}(sa, x)", "gammainc gammaincc gammaincinv gammainccinv")
 rows("scipy.special", "{}(sa, sb, x)", "betainc betaincc betaincinv")
-rows("scipy.special", "{}(df, z)", "stdtr", "z")
-rows("scipy.special", "{}(ex, x)", "zeta")
+rows("scipy.special", "{}(df, z)", "stdtr", "df, z")
+rows("scipy.special", "{}(ex, x)", "zeta", "ex, x")
 rows("scipy.special", "{}(z)", "gammasgn", "z", "zero")
-rows("scipy.special", "{}(big)", "zeta", "big", "raises")          # Riemann: no closed form
-rows("scipy.special", "{}(x)", "lambertw spence", "x", "raises")
-rows("scipy.special", "{}(x, a)", "owens_t boxcox", "x", "raises")
-rows("scipy.special", "{}(df, x)", "stdtrit", "x", "raises")
+rows("scipy.special", "{}(big)", "zeta", "big")                    # Riemann
+rows("scipy.special", "{}(z0)", "zeta", "z0")                      # Riemann, x < 1
+rows("scipy.special", "{}(x)", "lambertw spence", "x")
+rows("scipy.special", "{}(z)", "lambertw", "z")                    # complex W for x < -1/e
+rows("scipy.special", "{}(x, a)", "owens_t boxcox boxcox1p inv_boxcox inv_boxcox1p", "x, a")
+rows("scipy.special", "{}(z, a)", "owens_t", "z, a")
+rows("scipy.special", "{}(df, x)", "stdtrit", "df, x")
 for name, expr, wrt in [   # SciPy's Python functions do not dispatch: dualad.scipy.special
         ("logsumexp", "ds.logsumexp(x)", "x"), ("softmax", "ds.softmax(x)", "x"),
         ("log_softmax", "ds.log_softmax(x)", "x"), ("polygamma", "ds.polygamma(n, x)", "x"),
@@ -273,11 +276,10 @@ for name, expr, wrt, *ref in [
 _SHAPES = {"norm": "", "cauchy": "", "logistic": "", "laplace": "", "expon": "",
            "uniform": "", "t": "dof", "gamma": "shape", "chi2": "dof", "beta": "shape, shape2"}
 for dist, shapes in _SHAPES.items():
-    methods = "logpdf pdf cdf logcdf sf logsf" + ("" if dist == "t" else " ppf isf")
-    for method in methods.split():
+    for method in "logpdf pdf cdf logcdf sf logsf ppf isf".split():
         point = "q" if method in ("ppf", "isf") else "x"
         args = ", ".join(filter(None, [point, shapes, "loc", "scale"]))
-        wrt = args if method in ("logpdf", "pdf") else f"{point}, loc, scale"
+        wrt = args if method in ("logpdf", "pdf") or dist == "t" else f"{point}, loc, scale"
         row(f"scipy.stats.{dist}.{method}", f"dst.{dist}.{method}({args})", wrt)
 for method in "logpmf pmf cdf logcdf sf logsf".split():
     row(f"scipy.stats.poisson.{method}", f"dst.poisson.{method}(counts, mu)", "mu")
@@ -286,8 +288,6 @@ for method in ("logpdf", "pdf"):
         f"dst.multivariate_normal.{method}(b, mean, S)", "b, mean, S")
     row(f"scipy.stats.dirichlet.{method}", f"dst.dirichlet.{method}(p2, alpha)", "p2, alpha")
 row("scipy.stats.multivariate_normal.entropy", "dst.multivariate_normal.entropy(mean, S)", "S")
-for method in ("ppf", "isf"):   # no closed form for Student's t quantiles
-    row(f"scipy.stats.t.{method}", f"dst.t.{method}(q, dof, loc, scale)", "q", "raises")
 row("scipy.stats.dirichlet.rvs", "dst.dirichlet.rvs(alpha, random_state=0)", "alpha", "raises")
 
 # --- scipy.signal, scipy.integrate ---------------------------------------------------------------
@@ -331,6 +331,18 @@ def qualified_name(fn):
         return f"scipy.special.{name}"
     sub = next((s for s in ("numpy.linalg", "numpy.fft") if mod.startswith(s)), "numpy")
     return f"{sub}.{name}"
+
+
+AUTOGRAD_SNAPSHOT = "autograd_functions.txt"
+
+
+def autograd_snapshot():
+    """The names in ``verification/autograd_functions.txt``: :func:`autograd_functions` as
+    it was when last written (the file's header names the autograd version)."""
+    from pathlib import Path
+    text = (Path(__file__).with_name(AUTOGRAD_SNAPSHOT)).read_text(encoding="utf-8")
+    return {line.strip() for line in text.splitlines()
+            if line.strip() and not line.startswith("#")}
 
 
 def autograd_functions():

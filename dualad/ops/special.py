@@ -5,13 +5,17 @@ conventions (poles, branch cuts, kinks) in its docstring:
 
 - :mod:`.special_gamma`: gammaln, loggamma, digamma (psi), polygamma, gamma,
   rgamma, gammasgn, beta, betaln, gammainc, gammaincc, gammaincinv,
-  gammainccinv, betainc, betaincc, betaincinv, Hurwitz zeta (in q), stdtr;
+  gammainccinv, betainc, betaincc, betaincinv;
+- :mod:`.special_zeta`: Hurwitz zeta (in x and q), Riemann zeta, zeta_deriv;
+- :mod:`.special_student`: stdtr, stdtrit (in df too), stdtr_ddf;
 - :mod:`.special_erf`: erf, erfc, erfcx, erfi, dawsn, erfinv, erfcinv, ndtr,
   log_ndtr, ndtri, ndtri_exp;
 - :mod:`.special_log`: expit, logit, log_expit, xlogy, xlog1py, entr,
   rel_entr, kl_div;
 - :mod:`.special_bessel`: jv (jn), j0, j1, yv, yn, y0, y1, iv, i0, i1, ive,
-  i0e, i1e, kv, k0, k1, kve, k0e, k1e.
+  i0e, i1e, kv, k0, k1, kve, k0e, k1e;
+- :mod:`.special_boxcox`: boxcox, boxcox1p, inv_boxcox, inv_boxcox1p;
+- :mod:`.special_extra`: owens_t, spence, lambertw (complex).
 
 scipy.special's functions are NumPy ufuncs, so ``scipy.special.gammaln(x)`` on
 a traced ``x`` reaches the registry through ``__array_ufunc__``: the table
@@ -27,15 +31,8 @@ import numpy as np
 import scipy.special as sc
 
 from .elementwise import cbrt, exp2, expm1, log1p, power
-from . import special_bessel, special_erf, special_gamma, special_log
-from .special_common import NotDifferentiableError
-
-
-def _riemann_zeta(x):
-    raise NotDifferentiableError(
-        "zeta: the Riemann zeta function zeta(x) (q=None) is not differentiable here: its "
-        "derivative in x has no closed form. The Hurwitz zeta(x, q) is differentiable in q "
-        f"(x a plain number); got a traced x of shape {getattr(x, 'shape', ())}")
+from . import (special_bessel, special_boxcox, special_erf, special_extra, special_gamma,
+               special_log, special_student, special_zeta)
 
 
 def _exp10(x):
@@ -44,9 +41,10 @@ def _exp10(x):
 
 NUMPY_UFUNCS = {
     **special_gamma.NUMPY_UFUNCS, **special_erf.NUMPY_UFUNCS, **special_log.NUMPY_UFUNCS,
-    **special_bessel.NUMPY_UFUNCS,
+    **special_bessel.NUMPY_UFUNCS, **special_student.NUMPY_UFUNCS,
+    **special_boxcox.NUMPY_UFUNCS, **special_extra.NUMPY_UFUNCS, **special_zeta.NUMPY_UFUNCS,
     # scipy.special's own copies of NumPy's functions
     sc.expm1: expm1, sc.log1p: log1p, sc.exp2: exp2, sc.cbrt: cbrt,
-    sc.exp10: _exp10, sc._ufuncs._riemann_zeta: _riemann_zeta,
+    sc.exp10: _exp10,
 }
 NUMPY_FUNCTIONS = {np.i0: special_bessel.i0}   # numpy's own modified Bessel function I₀

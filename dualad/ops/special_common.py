@@ -10,7 +10,9 @@ special functions need:
   other arguments elementwise; passing a traced value there raises an error
   naming the function and the argument (never a silently dropped derivative);
 - complex arguments raise: the rules are written for real arguments (several
-  use ``|x|`` or ``sign(x)``, which are not holomorphic);
+  use ``|x|`` or ``sign(x)``, which are not holomorphic), unless the function is
+  declared with a ``complex_domain`` (``lambertw``, ``spence``): its derivative is
+  then a holomorphic expression, used with the codebase's complex convention;
 - rule-checker samples. The first sample is all scalars, so the registry's
   SymPy oracle runs once, on a scalar, where it decides symbolically; the
   others are arrays (and broadcasting pairs) of more than 6 elements, on which
@@ -73,14 +75,18 @@ def default_samples(derivs, domain, registry_sympy=True):
 
 
 def declare(name, impl, *derivs, sympy=None, domain=None, samples=None, orders=None,
-            registry_sympy=True):
+            registry_sympy=True, complex_domain=None):
     """Register an elementwise special function.
 
     ``derivs[i](ans, *args)`` is ∂ans/∂arg_i written with registry operations,
     or ``None`` for a non-differentiable parameter; ``orders`` maps such an
     argument's position to ``(name, why)`` for the error message.
+    ``complex_domain`` (rectangles per argument, as for
+    :func:`~dualad.ops.elementwise.elementwise`) declares a holomorphic function
+    that takes complex arguments; without it complex arguments raise.
     """
-    prim = elementwise(name, _real_only(name, impl), *derivs, sympy=sympy, domain=domain)
+    prim = elementwise(name, impl if complex_domain is not None else _real_only(name, impl),
+                       *derivs, sympy=sympy, domain=domain, complex_domain=complex_domain)
     orders = orders or {}
     for i, d in enumerate(derivs):
         if d is None:

@@ -16,8 +16,9 @@
     betainc(a, b, x) = I_x(a, b)   ∂x        = xᵃ⁻¹(1-x)ᵇ⁻¹ / B(a, b)  (a, b: parameters)
     betaincc(a, b, x) = 1 - I_x    ∂x        = -xᵃ⁻¹(1-x)ᵇ⁻¹ / B(a, b)
     betaincinv(a, b, y)            ∂y        = 1 / ∂xI at x = I⁻¹(a, b, y)
-    zeta(x, q)   = Σₖ (k+q)⁻ˣ      ∂q        = -x ζ(x+1, q)         (Hurwitz; x: parameter)
-    stdtr(df, t) = Student-t CDF   ∂t        = the t density        (df: parameter)
+
+(Student's t distribution function ``stdtr`` and its inverse are in
+:mod:`.special_student`; Riemann's and Hurwitz's zeta in :mod:`.special_zeta`.)
 
 Every derivative is itself written with these primitives (ψ' = polygamma(1, ·),
 ∂x polygamma(n, x) = polygamma(n + 1, x), ...), so every order works.
@@ -25,10 +26,8 @@ Every derivative is itself written with these primitives (ψ' = polygamma(1, ·)
 Parameters that are not differentiable, because the derivative has no closed
 form in SciPy's terms: the order ``n`` of polygamma (an integer), the shape
 ``a`` of the incomplete gamma functions and ``a``, ``b`` of the incomplete
-beta functions, the exponent ``x`` of Hurwitz ζ(x, q) (its x-derivative is a
-Stieltjes-constant series), the degrees of freedom of ``stdtr``. A traced
-value there raises :class:`~dualad.ops.special_common.NotDifferentiableError`.
-The Riemann zeta ``zeta(x)`` (``q=None``) is therefore not differentiable.
+beta functions. A traced value there raises
+:class:`~dualad.ops.special_common.NotDifferentiableError`.
 
 Poles and conventions: Γ has poles at x = 0, -1, -2, …; there ``gamma`` is
 nan (±inf at 0) and ψ is nan (-inf at 0), so the derivatives of gamma,
@@ -45,8 +44,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sc
 
-from .elementwise import exp, log1p, zero_derivative
-from .special_common import SQRT_PI, declare, sp_fn
+from .elementwise import exp, zero_derivative
+from .special_common import declare, sp_fn
 from .special_log import xlog1py, xlogy
 from ..tracer import sample
 
@@ -139,40 +138,10 @@ betaincinv = declare("betaincinv", sc.betaincinv, None, None,
                      lambda r, a, b, y: 1.0 / _dbetainc(a, b, r), domain=_PBX,
                      orders={0: _A, 1: _B}, samples=_BETA_INV_SAMPLES)
 
-# --- Hurwitz zeta, differentiable in q ----------------------------------------------------
-_PQ = [None, (0.3, 3.0)]
-zeta = declare("zeta", lambda x, q: sc.zeta(x, q), None,
-               lambda r, x, q: -x * zeta(x + 1.0, q),
-               sympy=lambda sp, x, q: sp.zeta(x, q), domain=_PQ,
-               orders={0: ("x", "the exponent; ∂ζ/∂x has no closed form")},
-               samples=[sample(2.5, (), domain=_PQ),
-                        sample(np.array([1.5, 2.0, 3.0, 4.5]), (2, 4), domain=_PQ),
-                        sample(np.array([[2.0], [5.0]]), (1, 7), domain=_PQ)])
-
-
-# --- Student's t distribution function ----------------------------------------------------
-def _t_density(df, t):
-    """Γ((ν+1)/2) / (√(νπ) Γ(ν/2)) · (1 + t²/ν)^(-(ν+1)/2), ν = df a plain parameter."""
-    df = np.asarray(df, dtype=float)
-    log_c = sc.gammaln((df + 1.0) / 2.0) - sc.gammaln(df / 2.0) - 0.5 * np.log(df) - np.log(
-        SQRT_PI)
-    if df.ndim == 0:   # Python floats: a float32 t keeps a float32 tangent
-        df, log_c = float(df), float(log_c)
-    return exp(log_c - (df + 1.0) / 2.0 * log1p(t * t / df))
-
-
-_PT = [None, (-3.0, 3.0)]
-stdtr = declare("stdtr", sc.stdtr, None, lambda r, df, t: _t_density(df, t), domain=_PT,
-                orders={0: ("df", "the degrees of freedom; the derivative in them has no "
-                              "closed form")},
-                samples=[sample(3.0, (), domain=_PT),
-                         sample(np.array([1.0, 2.5, 4.0, 30.0]), (2, 4), domain=_PT),
-                         sample(np.array([[0.7], [8.0]]), (1, 7), domain=_PT)])
-
 NUMPY_UFUNCS = {
     sc.gammaln: gammaln, sc.loggamma: loggamma, sc.psi: digamma, sc.gamma: gamma,
     sc.rgamma: rgamma, sc.gammasgn: gammasgn, sc.beta: beta, sc.betaln: betaln,
     sc.gammainc: gammainc, sc.gammaincc: gammaincc, sc.gammaincinv: gammaincinv,
     sc.gammainccinv: gammainccinv, sc.betainc: betainc, sc.betaincc: betaincc,
-    sc.betaincinv: betaincinv, sc._ufuncs._zeta: zeta, sc.stdtr: stdtr,
+    sc.betaincinv: betaincinv,
 }

@@ -3,13 +3,14 @@
 scipy.special's ufuncs (gammaln, erf, iv, xlogy, ...) already work on traced
 values called through SciPy itself (``scipy.special.gammaln(x)``); this
 namespace has the same primitives under the same names, plus SciPy's Python
-functions, which do not dispatch:
+functions (those marked * wrap a ufunc and dispatch too; the others do not):
 
     logsumexp(a, axis, b, keepdims, return_sign)   log Σ b·eᵃ, differentiable in a and b
     softmax(x, axis)       = exp(x - logsumexp(x, axis, keepdims=True))
     log_softmax(x, axis)   = x - logsumexp(x, axis, keepdims=True)
     polygamma(n, x)        ψ⁽ⁿ⁾(x), differentiable in x (n an integer order)
-    zeta(x, q)             Hurwitz ζ(x, q), differentiable in q; zeta(x) (Riemann) is not
+    zeta(x, q)           * Hurwitz ζ(x, q), differentiable in x and q; zeta(x): Riemann's
+    lambertw(z, k, tol)  * W_k(z), complex, holomorphic (k, tol parameters)
     multigammaln(a, d)     log Γ_d(a) = d(d-1)/4 log π + Σⱼ log Γ(a - j/2)
 
 ``logsumexp`` shifts by the maximum (taken as a constant: the result does not
@@ -18,13 +19,14 @@ their exponent is +inf. A negative weighted sum gives nan unless
 ``return_sign=True``, which returns ``(log|s|, sign s)`` with the sign having
 zero derivative. Formulas, domains and conventions of the ufuncs: the
 docstrings of :mod:`dualad.ops.special_gamma`, :mod:`~dualad.ops.special_erf`,
-:mod:`~dualad.ops.special_log`, :mod:`~dualad.ops.special_bessel`, and
-``docs/special.md``.
+:mod:`~dualad.ops.special_log`, :mod:`~dualad.ops.special_bessel`,
+:mod:`~dualad.ops.special_student` (stdtr, stdtrit), :mod:`~dualad.ops.special_boxcox`,
+:mod:`~dualad.ops.special_extra` (owens_t, spence, lambertw),
+:mod:`~dualad.ops.special_zeta`, and ``docs/special.md``.
 """
 from __future__ import annotations
 
 import numpy as np
-import scipy.special as _sc
 
 from ..ops.elementwise import absolute as _abs, exp as _exp, log as _log, where as _where
 from ..ops.elementwise import cbrt, exp2, expm1, log1p  # noqa: F401  (scipy.special has them too)
@@ -34,16 +36,20 @@ from ..ops.shape import expand_dims as _expand_dims, squeeze as _squeeze
 from ..ops.special import _exp10
 from ..ops.special_bessel import (i0, i0e, i1, i1e, iv, ive, j0, j1, jv, k0, k0e, k1,  # noqa: F401
                                   k1e, kv, kve, y0, y1, yn, yv)
-from ..ops.special_common import NotDifferentiableError, plain_param
+from ..ops.special_common import NotDifferentiableError, plain_param  # noqa: F401
 from ..ops.special_erf import (dawsn, erf, erfc, erfcinv, erfcx, erfi, erfinv,  # noqa: F401
                                log_ndtr, ndtr, ndtri, ndtri_exp)
 from ..ops.special_gamma import (beta, betainc, betaincc, betaincinv, betaln,  # noqa: F401
                                  digamma, gamma, gammainc, gammaincc, gammainccinv,
-                                 gammaincinv, gammaln, gammasgn, loggamma, rgamma, stdtr)
-from ..ops.special_gamma import polygamma as _polygamma, zeta as _hurwitz
+                                 gammaincinv, gammaln, gammasgn, loggamma, rgamma)
+from ..ops.special_gamma import polygamma as _polygamma
+from ..ops.special_boxcox import boxcox, boxcox1p, inv_boxcox, inv_boxcox1p  # noqa: F401
+from ..ops.special_extra import lambertw as _lambertw, owens_t, spence  # noqa: F401
+from ..ops.special_zeta import riemann_zeta as _riemann, zeta as _hurwitz
 from ..ops.special_log import (entr, expit, kl_div, log_expit, logit, rel_entr,  # noqa: F401
                                xlog1py, xlogy)
-from ..tracer import Box, primal_value, shape_of
+from ..ops.special_student import stdtr, stdtrit  # noqa: F401
+from ..tracer import primal_value, shape_of
 
 psi = digamma
 jn = jv
@@ -56,17 +62,20 @@ def polygamma(n, x):
 
 
 def zeta(x, q=None, out=None):
-    """Hurwitz ζ(x, q) = Σₖ (k + q)⁻ˣ, differentiable in q (∂q = -x ζ(x+1, q));
-    the exponent x is a plain parameter. ``q=None`` is Riemann's ζ(x), not differentiable."""
+    """Hurwitz ζ(x, q) = Σₖ (k + q)⁻ˣ, differentiable in x (∂x = Σₖ -log(k+q)(k+q)⁻ˣ, by
+    Euler–Maclaurin summation) and q (∂q = -x ζ(x+1, q)); ``q=None`` is Riemann's ζ(x),
+    differentiable in x (for x < ½ through the functional equation)."""
     if out is not None:
         raise TypeError("zeta: out= writes in place and cannot be traced; use the returned value")
-    if q is None:
-        if isinstance(x, Box):
-            raise NotDifferentiableError(
-                f"zeta: the Riemann zeta function zeta(x) is not differentiable here (its "
-                f"derivative in x has no closed form); got a traced x of shape {shape_of(x)}")
-        return _sc.zeta(x)
-    return _hurwitz(plain_param("zeta", "x (the exponent)", x, "∂ζ/∂x has no closed form"), q)
+    return _riemann(x) if q is None else _hurwitz(x, q)
+
+
+def lambertw(z, k=0, tol=1e-8):
+    """W_k(z), the branch k of the inverse of w·eʷ (SciPy's complex result); holomorphic,
+    W' = e^(-W)/(1 + W). The branch k (an integer) and tol are parameters."""
+    k = plain_param("lambertw", "k (the branch)", k, "an integer branch index")
+    tol = plain_param("lambertw", "tol", tol, "the solver's tolerance")
+    return _lambertw(z, np.asarray(k, dtype=np.dtype("long")), tol)
 
 
 def multigammaln(a, d):

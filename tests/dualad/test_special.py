@@ -310,18 +310,14 @@ def test_inverse_functions_use_their_output():
 # --- errors: orders, complex inputs, bad parameters -----------------------------------------
 def test_a_traced_order_raises_naming_the_function_and_argument():
     for f, arg in [(lambda v: ds.iv(v, 2.0), "v"), (lambda a: ds.gammainc(a, 1.0), "a"),
-                   (lambda a: sc.gammaincc(a, 1.0), "a"), (lambda x: ds.zeta(x, 2.0), "x"),
-                   (lambda b: ds.betainc(1.0, b, 0.5), "b"), (lambda df: ds.stdtr(df, 0.5), "df")]:
+                   (lambda a: sc.gammaincc(a, 1.0), "a"), (lambda b: ds.betainc(1.0, b, 0.5), "b"),
+                   (lambda k: ds.lambertw(0.5, k), "k")]:
         with pytest.raises(NotDifferentiableError, match=rf"(\(|: ){arg}[ )]"):
             dualad.grad(f)(1.5)
         with pytest.raises(NotDifferentiableError, match=rf"(\(|: ){arg}[ )]"):
             dualad.jvp(f, (1.5,), (1.0,))
     with pytest.raises(NotDifferentiableError, match="polygamma: n"):
         dualad.grad(lambda n: ds.polygamma(n, 2.0))(1.0)
-    with pytest.raises(NotDifferentiableError, match="Riemann"):
-        dualad.grad(lambda x: ds.zeta(x))(3.0)
-    with pytest.raises(NotDifferentiableError, match="Riemann"):
-        dualad.grad(lambda x: sc.zeta(x))(3.0)
     with pytest.raises(NotDifferentiableError, match="multigammaln: d"):
         dualad.grad(lambda d: ds.multigammaln(3.0, d))(2.0)
 

@@ -5,7 +5,7 @@ composed from registry primitives, so gradients, JVPs, Hessians and
 batched sweeps work as for any NumPy code:
 
     norm, t, cauchy, logistic, laplace, expon, uniform, gamma, chi2, beta
-        logpdf, pdf, cdf, logcdf, sf, logsf, ppf, isf (t: no ppf/isf)
+        logpdf, pdf, cdf, logcdf, sf, logsf, ppf, isf
     poisson               logpmf, pmf, cdf, logcdf, sf, logsf   (in mu)
     multivariate_normal   logpdf, pdf                           (in x, mean, cov)
     dirichlet             logpdf, pdf                           (in x, alpha)

@@ -3,7 +3,7 @@ chi2, beta — standard densities of z = (x - loc)/scale and their distribution 
 
     norm      log φ(z) = -z²/2 - log√(2π)          Φ(z) = ndtr(z)
     t(df)     log Γ((ν+1)/2) - log Γ(ν/2) - ½log(νπ) - (ν+1)/2·log(1 + z²/ν)
-                                                   stdtr(ν, z)
+                                                   stdtr(ν, z); ppf stdtrit(ν, q)
     cauchy    -log π - log(1 + z²)                 ½ + arctan(z)/π
     logistic  log σ(z) + log σ(-z)                 σ(z) = expit(z)
     laplace   -|z| - log 2                         ½e^(-|z|) (z < 0), 1 - ½e^(-|z|)
@@ -15,11 +15,13 @@ chi2, beta — standard densities of z = (x - loc)/scale and their distribution 
                                                    I_z(a, b) = betainc(a, b, z)
 
 Differentiable: x, loc, scale everywhere; the shape parameters (df, a, b)
-wherever they appear in closed form — logpdf/pdf of t, gamma, chi2, beta.
-Their distribution functions (cdf, sf, logcdf, logsf) and quantiles (ppf,
-isf) go through stdtr, gammainc(c), betainc(c) and their inverses, whose
-derivatives in the shape parameters have no closed form: a traced shape
-parameter there raises NotDifferentiableError. ``laplace`` at z = 0 uses
+wherever they appear in closed form — logpdf/pdf of t, gamma, chi2, beta —
+and t's df in every method: stdtr and stdtrit are differentiable in ν (by
+quadrature of the density's ν-derivatives, :mod:`dualad.ops.special_student`).
+The distribution functions (cdf, sf, logcdf, logsf) and quantiles (ppf,
+isf) of gamma, chi2 and beta go through gammainc(c), betainc(c) and their
+inverses, whose derivatives in the shape parameters have no closed form: a
+traced shape parameter there raises NotDifferentiableError. ``laplace`` at z = 0 uses
 abs'(0) = 0 (the mean of the one-sided derivatives); ``log(1-z)`` and
 ``(a-1)·log z`` are ``xlog1py``/``xlogy``, so the densities at the ends of
 their supports take SciPy's values (0, finite or inf by the shape).
@@ -31,7 +33,8 @@ import numpy as np
 from ...ops.elementwise import absolute, arctan, exp, expm1, log, log1p, sign, tan, where
 from ...ops.special_erf import log_ndtr, ndtr, ndtri
 from ...ops.special_gamma import (betainc, betaincc, betaincinv, betaln, gammainc, gammaincc,
-                                  gammainccinv, gammaincinv, gammaln, stdtr)
+                                  gammainccinv, gammaincinv, gammaln)
+from ...ops.special_student import stdtr, stdtrit
 from ...ops.special_log import expit, log_expit, logit, xlog1py, xlogy
 from ._base import Continuous, plain
 
@@ -51,8 +54,18 @@ def _t_logpdf(z, df):
             - 0.5 * (df + 1.0) * log1p(z * z / df))
 
 
+def _t_ppf(q, df):
+    """stdtrit(ν, q). SciPy's stdtrit(ν, 0) is +inf (scipy.stats corrects it to -inf): at
+    q = 0 this takes -stdtrit(ν, 1 - q), whose value -inf and derivative +inf are right."""
+    at0 = plain(q) == 0
+    if not np.any(at0):
+        return stdtrit(df, q)
+    return where(at0, -stdtrit(df, 1.0 - where(at0, q, 0.5)), stdtrit(df, where(at0, 0.5, q)))
+
+
 t = Continuous("t", ("df",), {
-    "logpdf": _t_logpdf, "cdf": lambda z, df: stdtr(df, z), "sf": lambda z, df: stdtr(df, -z)},
+    "logpdf": _t_logpdf, "cdf": lambda z, df: stdtr(df, z), "sf": lambda z, df: stdtr(df, -z),
+    "ppf": _t_ppf, "isf": lambda q, df: -_t_ppf(q, df)},
     shapes_ok=lambda df: df > 0, doc="Student's t distribution with df degrees of freedom.")
 
 def _cauchy_ppf(q):
