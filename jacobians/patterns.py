@@ -170,18 +170,25 @@ class Pattern:
     def to_csr(self):
         """The pattern as a canonical boolean scipy CSR matrix (rows x n), padding dropped."""
         if self.cols is not None:
-            cols = self.compact().cols
-            pads = [c >= self.n for c in cols]
-            padded = [bool(p.any()) for p in pads]
-            b = sort_rows(cols, self.rows)
-            if any(padded):
-                counts = sum((~p).astype(_INT) for p, q in zip(pads, padded) if q) + \
-                    (len(cols) - sum(padded))
+            # Sort each row first (column by column: NumPy is slow along short rows): a
+            # repeated entry is then next to its twin and becomes padding in one comparison
+            # per column, and what remains of a sorted row stays sorted.
+            cols = sorted_columns(self.cols)
+            n = self.n
+            if not self.clean:
+                for j in range(len(cols) - 1, 0, -1):
+                    repeat = cols[j] == cols[j - 1]
+                    if repeat.any():
+                        cols[j] = np.where(repeat, n, cols[j])
+            valid = [c < n for c in cols]
+            b = np.stack(cols, axis=1) if cols else np.zeros((self.rows, 0), _INT)
+            if not all(v.all() for v in valid):
+                counts = sum(v.astype(_INT) for v in valid)
                 indptr = np.zeros(self.rows + 1, _INT)
                 np.cumsum(counts, out=indptr[1:])
-                indices = b[b < self.n]
+                indices = b[np.stack(valid, axis=1)]
             else:
-                indptr, indices = np.arange(self.rows + 1, dtype=_INT) * len(cols), b.ravel()
+                indptr, indices = np.arange(self.rows + 1, dtype=_INT) * b.shape[1], b.ravel()
             m = sp.csr_matrix((np.ones(len(indices), bool), indices, indptr),
                               shape=(self.rows, self.n))
             m.has_sorted_indices = True
@@ -199,20 +206,20 @@ class Pattern:
         return m
 
 
-def sort_rows(cols, rows):
-    """The rows of the uniform columns ``cols`` as a sorted (rows, width) block: a
+def sorted_columns(cols):
+    """The uniform columns ``cols`` with each row sorted, as a list of columns: a
     compare-exchange network over few columns (vectorized down the rows; NumPy's
     row-wise sort is slow for short rows)."""
     w = len(cols)
     if w > 8:
-        return np.sort(np.stack(cols, axis=1), axis=1)
-    if w == 0:
-        return np.zeros((rows, 0), _INT)
+        b = np.sort(np.stack(cols, axis=1), axis=1)
+        return [np.ascontiguousarray(b[:, j]) for j in range(w)]
     cols = list(cols)
     for r in range(w):  # odd-even transposition sort: w rounds suffice
         for j in range(r % 2, w - 1, 2):
             cols[j], cols[j + 1] = np.minimum(cols[j], cols[j + 1]), np.maximum(cols[j], cols[j + 1])
-    return np.stack(cols, axis=1)
+    return cols
+
 
 
 def union(patterns):
