@@ -127,9 +127,14 @@ def _band_coloring(pattern):
         return np.zeros(pattern.shape[1], np.int64), 1
     indptr, indices = pattern.indptr, pattern.indices
     if pattern.has_sorted_indices:      # each row's first and last column suffice
-        full = np.flatnonzero(indptr[1:] > indptr[:-1])
-        lo = int((indices[indptr[full]] - full).min())
-        hi = int((indices[indptr[full + 1] - 1] - full).max())
+        first, last = indptr[:-1], indptr[1:] - 1
+        if last.size and (last >= first).all():     # no empty row (the common case)
+            rows = np.arange(pattern.shape[0], dtype=indices.dtype)
+        else:
+            rows = np.flatnonzero(last >= first)
+            first, last = first.take(rows), last.take(rows)
+        lo = int((indices.take(first) - rows).min())
+        hi = int((indices.take(last) - rows).max())
     else:
         rows = np.repeat(np.arange(pattern.shape[0], dtype=np.int64), np.diff(indptr))
         diff = indices - rows
