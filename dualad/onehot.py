@@ -254,7 +254,8 @@ def _structured_ufunc(ufunc, inputs):
             t, d, base_sign, t_sign = b, a, 1, (1 if ufunc is np.add else -1)
         if isinstance(d, np.ndarray) and d.shape == t.shape:
             # D ± T: scatter T's entries into a copy of ±D.
-            out = (d if base_sign == 1 else -d).astype(np.result_type(d, t.val), copy=True)
+            dtype = np.result_type(d, t.val)
+            out = d.astype(dtype, copy=True) if base_sign == 1 else np.negative(d, dtype=dtype)
             flat = out.reshape(len(t.idx), -1)
             rows = np.arange(len(t.idx)) if t.full else np.flatnonzero(t.idx >= 0)
             if t_sign == 1:

@@ -46,6 +46,7 @@ class Var(Box):
         self.parents = parents    # positions of the arguments that are Vars of this tape
         self.seq = _next_seq()    # creation order: a node's parents were made before it
         self.items = None         # {i: x[i]} for integer indexing (see dispatch._getitem)
+        # (VJPTrace.process2 sets these same slots without calling __init__: keep in step)
 
     @property
     def _inner(self):
@@ -140,7 +141,7 @@ class VJPTrace(Trace):
         if prim.zero_derivative:
             return ans
         box_type = self.box_type
-        if box_type is Var:       # the node built in place: no __init__ frame (hot path)
+        if box_type is Var:       # Var.__init__'s slots, set in place: no frame (hot path)
             out = _new_var(Var)
             out._trace = self
             out.value = ans
@@ -380,10 +381,10 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                 if type(acc) is not IndexedCotangent:
                     dense = acc
                     acc = cts[a] = IndexedCotangent(args[0])
-                    if dense is None and heap is not None:
-                        push(heap, (-a.seq, a))
-                    else:
+                    if dense is not None:
                         acc.dense = dense
+                    elif heap is not None:
+                        push(heap, (-a.seq, a))
                 acc.add(params["idx"], ct)
             elif prim.vjp_all is not None:
                 nb = len(shape_of(ct)) - len(shape_of(ans))

@@ -185,40 +185,29 @@ def column_coloring(pattern, orderings=ORDERINGS, budget=None):
     colorings' work, at most ``GREEDY_CAP``; 0: greedy only), DSATUR, iterated greedy and
     tabu search; every step stops at the lower bound (the largest row count)."""
     pattern = sp.csr_matrix(pattern, dtype=bool)
-    band = _optimal_band(pattern, budget)
-    if band is not None:            # nothing to search (or to cache): the bound is met
-        return band
-    return _cached("column", pattern, (tuple(orderings), budget, BUDGET, GREEDY_CAP),
-                   lambda: _column_coloring(pattern, orderings, budget))
-
-
-def _optimal_band(pattern, budget):
-    """The band coloring when it meets the lower bound (banded patterns), else None."""
-    n = pattern.shape[1]
-    if n == 0:
-        return None
-    lower = int(np.diff(pattern.indptr).max(initial=0))
-    colors, w = _band_coloring(pattern)
-    if w > max(1, lower) or w > n:
-        return None
-    c = Coloring(colors, "band", lower)
-    c.tried = {"band": w}
-    c.effort = {"budget": _budget(budget, 0).total, "spent": 0, "passes": 0, "iterations": 0}
-    return c
-
-
-def _column_coloring(pattern, orderings, budget):
     n = pattern.shape[1]
     if n == 0:
         return Coloring(np.zeros(0), "empty", 0)
     lower = int(np.diff(pattern.indptr).max(initial=0))
-    target = max(1, lower)          # the count to stop at: one color even without entries
-    tried = {}
-    best = None
     colors, w = _band_coloring(pattern)
-    if w <= n:
-        tried["band"] = w
-        best = Coloring(colors, "band", lower)
+    band = Coloring(colors, "band", lower) if w <= n else None
+    if band is not None and w <= max(1, lower):
+        # Banded: the band coloring meets the bound; nothing to search (or to cache).
+        band.tried = {"band": w}
+        band.effort = {"budget": _budget(budget, 0).total, "spent": 0, "passes": 0,
+                       "iterations": 0}
+        return band
+    return _cached("column", pattern, (tuple(orderings), budget, BUDGET, GREEDY_CAP),
+                   lambda: _column_coloring(pattern, orderings, budget, lower, band))
+
+
+def _column_coloring(pattern, orderings, budget, lower, band):
+    """Greedy orderings, then the search, from the band coloring (or None) and the lower
+    bound ``column_coloring`` found."""
+    n = pattern.shape[1]
+    target = max(1, lower)          # the count to stop at: one color even without entries
+    tried = {} if band is None else {"band": band.ncolors}
+    best = band
     graph, work = None, 0
     if best is None or best.ncolors > target:
         graph = _intersection_graph(pattern)

@@ -187,7 +187,8 @@ def time_jvp(problem, dirs, repeat=3, onehot=False):
 
 def time_vjp(problem, dirs_list, repeat=3, onehot=False):
     """Seconds of recording one tape, and of one batched pullback for each batch size
-    in ``dirs_list`` (best of ``repeat``); ``onehot`` as in :func:`time_jvp`."""
+    in ``dirs_list`` (best of ``repeat``); ``onehot`` as in :func:`time_jvp`, for all of
+    them or (a sequence) for each."""
     import dualad
     rng = np.random.default_rng(0)
     dtype = problem.dtype if problem.dtype.kind == "f" else np.dtype(float)
@@ -197,7 +198,8 @@ def time_vjp(problem, dirs_list, repeat=3, onehot=False):
         holder["pb"] = dualad.vjp(problem.fun, *problem.primals())[1]
     t_record = _best_of(record, repeat)
     pulls = []
-    for dirs in dirs_list:
+    kinds = onehot if isinstance(onehot, (list, tuple)) else [onehot] * len(dirs_list)
+    for dirs, onehot in zip(dirs_list, kinds):
         if onehot:
             cts = problem.onehot_cotangent_seeds(0, dirs, dtype)
         else:

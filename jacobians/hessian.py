@@ -148,7 +148,6 @@ def hessian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAUL
         hess_f.__name__ = f"hessian({fname(f)})"
         return hess_f
     problem = scalar_problem("hessian", f, args, argnums)
-    n = problem.n
     chunk = hessian_chunk(problem, mode, chunk_size, max_memory)
     # Rows of H/2 (seeds scaled by ½, exact in floating point), so one pass gives the
     # exactly symmetric (H + Hᵀ)/2.

@@ -221,7 +221,6 @@ def sorted_columns(cols):
     return cols
 
 
-
 def union(patterns):
     """Row-wise union of patterns with the same number of rows."""
     patterns = [p for p in patterns if p is not None]
@@ -232,9 +231,8 @@ def union(patterns):
     if len(patterns) == 1:
         return patterns[0]
     if all(p.sat is not None for p in patterns):   # saturated parts: one saturated union
-        return Pattern.full(first.rows, np.union1d(*[p.sat for p in patterns[:2]]) if
-                            len(patterns) == 2 else
-                            np.unique(np.concatenate([p.sat for p in patterns])), first.n)
+        return Pattern.full(first.rows, np.unique(np.concatenate([p.sat for p in patterns])),
+                            first.n)
     total = sum(p.nnz for p in patterns)
     _check(total)
     if all(p.cols is not None for p in patterns):
@@ -268,9 +266,9 @@ def group(p, rows_out, out_of_pair, src_of_pair):
     if p.sat is not None:   # every source row is the same set: Q[o] is it, or empty
         receiving = np.zeros(rows_out, bool)
         receiving[out_of_pair[src_of_pair >= 0]] = True
-        whole = Pattern.full(1, p.sat, p.n)
-        return whole.gather(np.zeros(rows_out, _INT)) if receiving.all() else \
-            whole.gather(np.where(receiving, 0, -1))
+        if receiving.all():
+            return Pattern.full(rows_out, p.sat, p.n)
+        return Pattern.full(1, p.sat, p.n).gather(np.where(receiving, 0, -1))
     order = np.argsort(out_of_pair, kind="stable")
     g = p.gather(src_of_pair[order])
     pair_ptr = np.zeros(rows_out + 1, _INT)

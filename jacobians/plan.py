@@ -253,8 +253,9 @@ def _time(problem, alts, dirs, kind, chunk, nnz, estimates):
         t = cost.time_jvp(problem, b, onehot=not sparse)
         extra = nnz * _DECOMPRESS if sparse else 0.0
         estimates[a] = (math.ceil(dirs[a] / chunk) * t + extra, "timed")
-    for a in rev:
-        sparse = a.startswith("sparse")
-        t_rec, (t,) = cost.time_vjp(problem, [min(dirs[a], chunk)], onehot=not sparse)
-        extra = nnz * _DECOMPRESS if sparse else 0.0
-        estimates[a] = (t_rec + math.ceil(dirs[a] / chunk) * t + extra, "timed")
+    if rev:   # one recorded tape, a pullback per alternative
+        t_rec, pulls = cost.time_vjp(problem, [min(dirs[a], chunk) for a in rev],
+                                     onehot=[not a.startswith("sparse") for a in rev])
+        for a, t in zip(rev, pulls):
+            extra = nnz * _DECOMPRESS if a.startswith("sparse") else 0.0
+            estimates[a] = (t_rec + math.ceil(dirs[a] / chunk) * t + extra, "timed")
