@@ -38,6 +38,7 @@ import operator
 import numpy as np
 
 from ..tracer import Box, Primitive, ndim_of, register, sample, shape_of
+from . import _logaddexp
 from ._util import fit, lift, unbroadcast
 
 
@@ -222,10 +223,10 @@ log10 = elementwise("log10", np.log10, lambda a, x: 1.0 / (x * np.log(10.0)),
 log1p = elementwise("log1p", np.log1p, lambda a, x: 1.0 / (x + 1.0),
                     sympy=lambda sp, x: sp.log(1 + x), domain=[(-0.9, np.inf)],
                     complex_domain=[((-0.7, 1.5), (-1.5, 1.5))])
-logaddexp = elementwise("logaddexp", np.logaddexp, lambda a, x, y: exp(x - a),
+logaddexp = elementwise("logaddexp", _logaddexp.logaddexp, lambda a, x, y: exp(x - a),
                         lambda a, x, y: exp(y - a),
                         sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)))
-logaddexp2 = elementwise("logaddexp2", np.logaddexp2, lambda a, x, y: exp2(x - a),
+logaddexp2 = elementwise("logaddexp2", _logaddexp.logaddexp2, lambda a, x, y: exp2(x - a),
                          lambda a, x, y: exp2(y - a),
                          sympy=lambda sp, x, y: sp.log(2 ** x + 2 ** y, 2))
 
