@@ -15,7 +15,7 @@ import gc
 
 import numpy as np
 
-from .forward import Dual, JVPTrace
+from .forward import Dual, JVPTrace, LazyJVPTrace
 from .onehot import OneHotBatch
 from .reverse import Var, VJPTrace, backward_sweep
 from .tracer import Box, primal_value, shape_of
@@ -99,12 +99,18 @@ def _as_tuple(x):
 
 
 # --- forward mode -------------------------------------------------------------------
-def jvp(f, primals, tangents):
+def jvp(f, primals, tangents, *, lazy=False):
     """``(f(*primals), J·tangents)`` in one forward sweep.
 
     ``primals`` and ``tangents`` are tuples of matching structure. A tangent of
     shape ``(B, *primal.shape)`` pushes B directions through one sweep and the
     output tangent gets the same leading axis.
+
+    ``lazy=True`` pushes a tangent forward only if an output's tangent depends
+    on it (:class:`dualad.forward.LazyJVPTrace`): the same result, without the
+    work on values no output needs, at the cost of keeping every intermediate
+    value until the sweep ends. Worth it when ``f`` computes more than it
+    returns, as a gradient does (forward-over-reverse: ``hvp``, ``hessian``).
     """
     primals, tangents = _as_tuple(primals), _as_tuple(tangents)
     if len(primals) != len(tangents):
@@ -113,7 +119,7 @@ def jvp(f, primals, tangents):
     t_leaves, _ = flatten(tangents)
     if len(p_leaves) != len(t_leaves):
         raise ValueError("jvp: primals and tangents must have the same structure")
-    trace = JVPTrace()
+    trace = None
     batch = None
     boxed = []
     for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
@@ -124,7 +130,11 @@ def jvp(f, primals, tangents):
             raise ValueError(f"jvp: tangent {i} has batch shape {b} but an earlier tangent "
                              f"has {batch}; all tangents need the same batch axis")
         batch = b
+        if trace is None:
+            trace = LazyJVPTrace(batch) if lazy else JVPTrace()
         boxed.append(Dual(trace, p, t))
+    if trace is None:
+        trace = JVPTrace()
     try:
         out = f(*rebuild(boxed))
     finally:
@@ -134,7 +144,7 @@ def jvp(f, primals, tangents):
     for o in o_leaves:
         if isinstance(o, Dual) and o._trace is trace:
             outs.append(o.primal)
-            tans.append(o.tangent)
+            tans.append(trace.force(o) if lazy else o.tangent)
         else:
             outs.append(o)
             tans.append(_zeros(batch + shape_of(o), o))
@@ -335,5 +345,5 @@ def hvp(f, primals, tangents):
     single = not isinstance(primals, (tuple, list))
     primals, tangents = _as_tuple(primals), _as_tuple(tangents)
     g = grad(f, argnums=tuple(range(len(primals))))
-    out = jvp(g, primals, tangents)[1]
+    out = jvp(g, primals, tangents, lazy=True)[1]   # f's own output tangent is never needed
     return out[0] if single else out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from .tracer import ANOMALY, Box, Trace, map_batch, missing_rule, shape_of
+from .tracer import ANOMALY, Box, Trace, map_batch, missing_rule, primal_value, shape_of
 
 
 class Dual(Box):
@@ -97,6 +97,74 @@ class JVPTrace(Trace):
         if isinstance(ans, (tuple, list)):
             return type(ans)(Dual(self, a, t) for a, t in zip(ans, tangent))
         return Dual(self, ans, tangent)
+
+
+class _Pending:
+    """A tangent not pushed forward yet: the JVP rule call it waits on."""
+
+    __slots__ = ("prim", "args", "params", "primals", "ans")
+
+    def __init__(self, prim, args, params, primals, ans):
+        self.prim, self.args, self.params, self.primals, self.ans = prim, args, params, primals, ans
+
+    def __repr__(self):
+        return f"<tangent of '{self.prim.name}', not computed yet>"
+
+
+class LazyJVPTrace(JVPTrace):
+    """Forward mode that pushes a tangent forward only when something asks for it.
+
+    Each primitive's value is computed at once; its output tangent is a
+    :class:`_Pending` rule call, run by :meth:`force` when an output of the sweep
+    (or a tangent that one needs) is read. The tangents nothing reads are never
+    computed: in forward-over-reverse, f's own output tangent ∇f·v and the
+    tangents of values only it depends on (the loss's last steps), which for a
+    Hessian's n directions are whole n-wide passes. The result is the eager
+    sweep's: the same rules run on the same arguments, only fewer of them.
+    ``batch`` is the sweep's batch shape (a rule that returns no contribution
+    leaves a zero tangent of that many directions).
+    """
+
+    __slots__ = ("batch",)
+
+    def __init__(self, batch=(), level=None):
+        super().__init__(level)
+        self.batch = tuple(batch)
+
+    def _process_rules(self, prim, args, params, primals, ans):
+        if ANOMALY[0] or isinstance(ans, (tuple, list)):
+            # anomaly mode checks each tangent as it is made; several outputs share one
+            # rule call: both run at once, on forced arguments
+            for a in args:
+                if isinstance(a, Dual) and a._trace is self:
+                    self.force(a)
+            return JVPTrace._process_rules(self, prim, args, params, primals, ans)
+        return Dual(self, ans, _Pending(prim, args, params, primals, ans))
+
+    def force(self, dual):
+        """``dual``'s tangent, computing it and the pending tangents it needs first (in
+        dependency order, with an explicit stack: no recursion on long chains)."""
+        todo = [(dual, False)]
+        while todo:
+            d, ready = todo.pop()
+            p = d.tangent
+            if type(p) is not _Pending:
+                continue
+            if not ready:
+                todo.append((d, True))
+                todo.extend((a, False) for a in p.args if isinstance(a, Dual)
+                            and a._trace is self and type(a.tangent) is _Pending)
+                continue
+            out = JVPTrace._process_rules(self, p.prim, p.args, p.params, p.primals, p.ans)
+            d.tangent = out.tangent if isinstance(out, Dual) else _zero_tangent(self.batch, p.ans)
+        return dual.tangent
+
+
+def _zero_tangent(batch, primal):
+    import numpy as np
+    value = primal_value(primal)
+    dtype = np.result_type(value) if np.result_type(value).kind in "fc" else np.float64
+    return np.zeros(tuple(batch) + shape_of(primal), dtype)
 
 
 def _map_all(prim, tangents, nb, ans, primals, params):

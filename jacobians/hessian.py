@@ -90,7 +90,7 @@ def hessian_rows(problem, mode, directions, chunk, scale=1.0):
         if mode == "forward-over-reverse":
             seeds = problem.tangent_seeds(block) if block is not None else \
                 problem.onehot_tangent_seeds(start, count, dtype, scale)
-            rows = dualad.jvp(_grad_of(problem), primals, seeds)[1]
+            rows = dualad.jvp(_grad_of(problem), primals, seeds, lazy=True)[1]
         elif mode == "reverse-over-reverse":
             rows = pullback(problem.tangent_seeds(block))
         elif mode == "reverse-over-forward":
@@ -171,4 +171,4 @@ def hvp(f, x, v, *args, argnums=0):
     if shape_of(v) != tuple(xs) and shape_of(v)[1:] != tuple(xs):
         raise ValueError(f"hvp({problem.name}): v has shape {v.shape}, but x has shape "
                          f"{tuple(xs)}; v must have shape {tuple(xs)} or (B, *{tuple(xs)})")
-    return dualad.jvp(_grad_of(problem), problem.primals(), (v,))[1][0]
+    return dualad.jvp(_grad_of(problem), problem.primals(), (v,), lazy=True)[1][0]
