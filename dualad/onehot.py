@@ -282,8 +282,7 @@ def _matmul(a, b):
         q, r = b.pshape
         dtype = np.result_type(a, b.val)
         if r == 1 and b.full:            # (A T)[k] = val_k A[:, idx_k]: columns of A
-            cols = _columns(a, b.idx)
-            out = np.multiply(cols, b.val[:, None], dtype=dtype, order="C")
+            out = _scaled_columns(a, b.idx, b.val, dtype)
             return out.reshape(len(b.idx), a.shape[0], 1)
         i, l = np.divmod(b._safe_idx(), r)
         rows = np.arange(len(b.idx)) if b.full else np.flatnonzero(b.idx >= 0)
@@ -295,7 +294,7 @@ def _matmul(a, b):
         q, r = a.pshape
         dtype = np.result_type(b, a.val)
         if q == 1 and a.full:            # (T B)[k] = val_k B[idx_k, :]: rows of B
-            out = np.multiply(_columns(b.T, a.idx), a.val[:, None], dtype=dtype, order="C")
+            out = _scaled_columns(b.T, a.idx, a.val, dtype)
             return out.reshape(len(a.idx), 1, b.shape[1])
         i, l = np.divmod(a._safe_idx(), r)
         rows = np.arange(len(a.idx)) if a.full else np.flatnonzero(a.idx >= 0)
@@ -305,12 +304,26 @@ def _matmul(a, b):
     return NotImplemented
 
 
-def _columns(a, idx):
-    """``a[:, idx].T`` (B x rows), a transposed view when idx is a run of positions."""
+def _scaled_columns(a, idx, val, dtype):
+    """``a[:, idx].T * val[:, None]`` (B x rows) as a new C-ordered array of ``dtype``.
+
+    Copied first, then scaled in place: NumPy copies a transposed view in cache-sized
+    blocks, where a ufunc reading it with a C-ordered output does not (for a 300 x 300
+    matrix 27 + 10 us against 62). A constant ``val``, the usual seed (all 1, or all ½
+    for a Hessian), scales by one number, or not at all."""
     if len(idx) and idx[-1] - idx[0] == len(idx) - 1 and \
             (len(idx) < 3 or (np.diff(idx) == 1).all()):
-        return a[:, idx[0]:idx[-1] + 1].T
-    return a.T[idx]
+        out = np.array(a[:, idx[0]:idx[-1] + 1].T, dtype=dtype, order="C")  # a run: a view
+    else:
+        out = a.T[idx].astype(dtype, copy=False)                           # fancy: a copy
+    if len(val):
+        v0 = val[0]
+        if (val == v0).all():
+            if v0 != 1:
+                out *= v0
+        else:
+            out *= val[:, None]
+    return out
 
 
 def _reshape(t, shape, order="C"):

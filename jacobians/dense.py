@@ -54,7 +54,9 @@ def signature(problem):
 def get_census(problem):
     """The census of ``problem``'s function (cached per function and signature); sets the
     problem's outputs."""
-    key = ("census", signature(problem))
+    key = problem.__dict__.get("census_key")
+    if key is None:        # once per problem: hessian and its chunk size both ask
+        key = problem.census_key = ("census", signature(problem))
     hit = _CACHE.get(problem.f, key)
     if hit is None:
         c, out = cost.census(problem)
