@@ -16,6 +16,7 @@ dense shape ``(B, *shape)``. It stays one-hot through what preserves that:
     reshape, transpose, sum over non-batch axes                     on idx
     A @ T  (A a matrix)                      (A T)[k] = val_k · A[:, i_k] ⊗ e_{l_k}ᵀ
     T @ B                                    (T B)[k] = val_k · e_{i_k} ⊗ B[l_k, :]
+    T @ B  (T of vectors: a B x n matrix)     (T B)[k] = val_k · B[i_k, :]
 
 and becomes an ordinary array (with the cost of the dense one, never a wrong
 value) through anything else: ``T + D`` for dense D scatters val into a copy
@@ -288,6 +289,16 @@ def _matmul(a, b):
         rows = np.arange(len(b.idx)) if b.full else np.flatnonzero(b.idx >= 0)
         out = np.zeros((len(b.idx), a.shape[0], r), dtype)
         out[rows, :, l[rows]] = a[:, i[rows]].T * b.val[rows, None]
+        return out
+    if isinstance(a, OneHotBatch) and isinstance(b, np.ndarray) and b.ndim == 2 \
+            and len(a.pshape) == 1 and a.pshape[0] == b.shape[0]:
+        # T (B x n, one-hot rows) @ B: row k is val_k B[idx_k, :] (the JVP of A @ x in x)
+        dtype = np.result_type(b, a.val)
+        if a.full:
+            return _scaled_columns(b.T, a.idx, a.val, dtype)
+        rows = np.flatnonzero(a.idx >= 0)
+        out = np.zeros((len(a.idx), b.shape[1]), dtype)
+        out[rows] = b[a.idx[rows]] * a.val[rows, None]
         return out
     if isinstance(a, OneHotBatch) and isinstance(b, np.ndarray) and b.ndim == 2 \
             and len(a.pshape) == 2 and a.pshape[1] == b.shape[0]:

@@ -134,6 +134,10 @@ def cumsum_rule(prim, pats, primals, ans, params):
 
 # --- products by their index structure ---------------------------------------------------
 def _matmul_subs(a_nd, b_nd):
+    if b_nd == 1:                       # a stack of matrices times one vector
+        batch = string.ascii_letters[:a_nd - 2]
+        i, j = string.ascii_letters[a_nd - 2:a_nd]
+        return (batch + i + j, j), batch + i
     nb = max(a_nd, b_nd) - 2
     batch = string.ascii_letters[:nb]
     i, j, k = string.ascii_letters[nb:nb + 3]

@@ -42,6 +42,8 @@ def _matmul_impl(a, b):
     ``T[..., 0] @ Wᵀ`` (the same numbers, in the same order of summation per entry).
     """
     if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype != object:
+        if b.ndim == 1 and a.ndim > 2 and a.flags.c_contiguous:   # a stack against one vector
+            return (a.reshape(-1, a.shape[-1]) @ b).reshape(a.shape[:-1])
         if a.ndim == 2 and b.ndim > 2 and b.shape[-1] == 1:
             k = b.shape[-2]
             return (b.reshape(-1, k) @ a.T).reshape(b.shape[:-2] + (a.shape[0], 1))
@@ -54,19 +56,44 @@ matmul_p = register(Primitive("matmul", _matmul_impl,
                               sympy=lambda sp, a, b: np.matmul(a, b)))
 
 
+# A vector b (``A @ x``, a (..., m, n) stack against x of shape (n,)) is taken as it is,
+# without the reshapes to a column and back: y = A x with
+#     ẏ = Ȧ x + A ẋ        Ā = ȳ xᵀ (an outer product),   x̄ = Σ_stack Aᵀ ȳ.
 def _matmul_jvp_a(t, ans, a, b):
+    if ndim_of(b) == 1:
+        return matmul_p(t, b)
     return matmul_p(lift(t, ndim_of(t) - ndim_of(a), ndim_of(ans)), b)
 
 
 def _matmul_jvp_b(t, ans, a, b):
+    if ndim_of(b) == 1:
+        nb = ndim_of(t) - 1
+        if nb == 0:
+            return matmul_p(a, t)
+        if ndim_of(a) == 2:              # B directions at once: rows ẋ_k, one product
+            return matmul_p(t, _mT(a))
+        ts = shape_of(t)                 # each direction against every matrix of the stack
+        col = reshape(t, ts[:nb] + (1,) * (ndim_of(a) - 2) + (ts[-1], 1))
+        out = matmul_p(a, col)
+        return reshape(out, shape_of(out)[:-1])
     return matmul_p(a, lift(t, ndim_of(t) - ndim_of(b), ndim_of(ans)))
 
 
 def _matmul_vjp_a(ct, ans, a, b):
+    if ndim_of(b) == 1:
+        return multiply(reshape(ct, shape_of(ct) + (1,)), b)
     return unbroadcast(matmul_p(ct, _mT(b)), shape_of(a), ndim_of(ct) - ndim_of(ans))
 
 
 def _matmul_vjp_b(ct, ans, a, b):
+    if ndim_of(b) == 1:
+        nb = ndim_of(ct) - ndim_of(ans)
+        if ndim_of(a) == 2:
+            return matmul_p(_mT(a), ct) if nb == 0 else matmul_p(ct, a)
+        cs = shape_of(ct)                # (B..., S..., m): rows against the stack, summed
+        g = matmul_p(reshape(ct, cs[:-1] + (1, cs[-1])), a)
+        g = reshape(g, shape_of(g)[:-2] + shape_of(g)[-1:])
+        return sum_(g, axis=tuple(range(nb, nb + ndim_of(a) - 2)))
     return unbroadcast(matmul_p(_mT(a), ct), shape_of(b), ndim_of(ct) - ndim_of(ans))
 
 
@@ -84,6 +111,8 @@ def matmul(a, b):
     if sa[-1] != sb[0 if nb == 1 else -2]:
         raise ValueError(f"matmul: shapes {sa} and {sb} are not aligned: "
                          f"{sa[-1]} (dim {na - 1}) != {sb[0 if nb == 1 else -2]}")
+    if nb == 1 and na >= 2:
+        return matmul_p(a, b)        # matrix (or stack) times vector: one primitive
     if na == 1:
         a = reshape(a, (1,) + sa)
     if nb == 1:
@@ -320,7 +349,7 @@ def tril(x, k=0):
     return where(_tri_mask(x, k, False), x, 0.0)
 
 matmul_p.samples = [sample((1, 2), (2, 1)), sample((2, 3), (3, 4)), sample((2, 2, 3), (3, 2)),
-                    sample((3, 3), (2, 3, 1))]
+                    sample((3, 3), (2, 3, 1)), sample((2, 3), (3,)), sample((2, 4, 3), (3,))]
 einsum_p.samples = [sample((2, 3), (3, 4), subs=("ij", "jk"), out="ik"),
                     sample((3,), (3,), subs=("i", "i"), out=""),
                     sample((2, 3), (3,), subs=("ij", "j"), out="ij"),
