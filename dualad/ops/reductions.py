@@ -30,6 +30,8 @@ def _expand(ct, x_shape, axes, keepdims, nb):
     from .shape import broadcast_to, reshape
     cs = shape_of(ct)
     batch = cs[:nb]
+    if not keepdims and not cs:      # a scalar cotangent broadcasts as it is (a full sum)
+        return broadcast_to(ct, tuple(x_shape))
     if not keepdims:
         full = tuple(1 if i in axes else s for i, s in enumerate(x_shape))
         ct = reshape(ct, batch + full)
