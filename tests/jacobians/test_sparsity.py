@@ -33,6 +33,8 @@ FUNCTIONS = {
     "cumsum": (lambda x: np.cumsum(x[::-1]) * 2, (6,)),
     "matmul_constant_sparse": (lambda x: W_sparse @ np.sin(x), (6,)),
     "matmul_traced": (lambda x: x.reshape(2, 3) @ x.reshape(3, 2), (6,)),
+    "matvec_traced": (lambda x: x.reshape(2, 3) @ np.cos(x[:3]), (6,)),
+    "matvec_stack": (lambda x: (x[:12].reshape(2, 2, 3) @ x[12:]).ravel(), (15,)),
     "einsum": (lambda x: np.einsum("ij,jk->ik", A, x.reshape(4, 2) ** 2), (8,)),
     "einsum_diag": (lambda x: np.einsum("ii->i", x.reshape(3, 3)), (9,)),
     "diag_triu": (lambda x: np.triu(np.outer(x, x)).ravel() + np.diag(np.diag(np.outer(x, x))).ravel(), (3,)),
@@ -61,7 +63,8 @@ def test_detection_never_misses_a_nonzero(name):
 def test_detection_is_tight_on_structured_functions():
     x = rng.standard_normal(6)
     for name in ("elementwise", "bratu", "reshape_transpose", "advanced_index", "flip_concat",
-                 "sum_axis", "cumsum", "matmul_constant_sparse", "einsum"):
+                 "sum_axis", "cumsum", "matmul_constant_sparse", "einsum", "matvec_traced",
+                 "matvec_stack"):
         f, shape = FUNCTIONS[name]
         x = rng.standard_normal(shape)
         assert np.array_equal(jacobian_sparsity(f, x).toarray(), dense_nonzeros(f, x)), name
@@ -158,3 +161,17 @@ def test_dense_layers_stay_cheap_saturated_patterns():
     dense = jacobians.jacobian(f, x)
     assert pattern.shape == (9, 200) and pattern.nnz == 9 * 200
     assert ((dense.reshape(9, 200) != 0) <= pattern.toarray()).all()
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_matrix_times_vector_jacobians_both_modes(mode):
+    """A @ x is one matmul step (no column reshapes): its Jacobians in x and in A, for a
+    matrix and for a stack, seeded one-hot in either mode, are the exact ones."""
+    S = rng.standard_normal((2, 3, 4))
+    v = rng.standard_normal(4)
+    x = rng.standard_normal(4)
+    J = jacobians.jacobian(lambda x: S @ np.sin(x), x, mode=mode)
+    np.testing.assert_allclose(J, S * np.cos(x), rtol=1e-14)
+    J = jacobians.jacobian(lambda A: A @ v, S, mode=mode)        # (2, 3) x (2, 3, 4)
+    expect = np.einsum("sa,ib,k->siabk", np.eye(2), np.eye(3), v)
+    np.testing.assert_allclose(J, expect, rtol=1e-14)
