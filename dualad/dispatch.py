@@ -12,8 +12,8 @@ import math
 import numpy as np
 
 from . import ops
-from .reverse import Var
-from .tracer import Box, Primitive, primal_value, shape_of
+from .reverse import Var, operator_method
+from .tracer import PLAIN_TYPES, Box, Primitive, primal_value, shape_of
 
 UFUNCS = {
     np.add: ops.add, np.subtract: ops.subtract, np.multiply: ops.multiply,
@@ -165,12 +165,13 @@ def _getitem(self, idx):
         if type(self) is Var and self._trace.alive:
             # Reading x[i] again gives the node recorded the first time (values on a tape
             # never change): a loop that reads each x[i] several times records it once.
-            items = self.items
-            if items is None:
+            try:
+                items = self.items
+            except AttributeError:   # the first x[i] of this Var (the slot starts unset)
                 items = self.items = {}
             y = items.get(idx)
             if y is None or y.args is None:     # not read yet, or freed by a sweep
-                y = items[idx] = self._trace.process(ops.getitem, (self,), {"idx": (idx,)})
+                y = items[idx] = self._trace.process1(ops.getitem, self, {"idx": (idx,)})
             return y
         return self._trace.process(ops.getitem, (self,), {"idx": (idx,)})
     return ops.index(self, idx)
@@ -186,7 +187,8 @@ def _binary(op, reflected=False):
 
     def method(self, other):
         t = self._trace
-        if isinstance(other, Box) and other._trace.level > t.level:
+        if type(other) not in PLAIN_TYPES and isinstance(other, Box) and \
+                other._trace.level > t.level:
             t = other._trace
         return t.process2(op, other, self) if reflected else t.process2(op, self, other)
     return method
@@ -209,6 +211,10 @@ def _install():
                      ("truediv", ops.divide), ("pow", ops.power), ("matmul", ops.matmul)]:
         setattr(B, f"__{name}__", _binary(op))
         setattr(B, f"__r{name}__", _binary(op, reflected=True))
+        if isinstance(op, Primitive):  # scalar arithmetic on a tape: recorded in one frame
+            setattr(Var, f"__{name}__", operator_method(op, _binary(op)))
+            setattr(Var, f"__r{name}__", operator_method(op, _binary(op, reflected=True),
+                                                         reflected=True))
     for name, op in [("lt", ops.less), ("le", ops.less_equal), ("gt", ops.greater),
                      ("ge", ops.greater_equal), ("eq", ops.equal), ("ne", ops.not_equal)]:
         setattr(B, f"__{name}__", _binary(op))

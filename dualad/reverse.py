@@ -14,7 +14,8 @@ import itertools
 
 import numpy as np
 
-from .tracer import ANOMALY, Box, Trace, map_batch, missing_rule, primal_value, shape_of
+from .tracer import (ANOMALY, PLAIN_TYPES, Box, Trace, map_batch, missing_rule, primal_value,
+                     shape_of)
 
 _FREED = ("Trying to backward through the graph a second time (or to read values the "
           "sweep already freed). The tape is freed after a backward sweep; pass "
@@ -45,8 +46,10 @@ class Var(Box):
         self.vals = vals          # the arguments one level down: what rules normally see
         self.parents = parents    # positions of the arguments that are Vars of this tape
         self.seq = _next_seq()    # creation order: a node's parents were made before it
-        self.items = None         # {i: x[i]} for integer indexing (see dispatch._getitem)
-        # (VJPTrace.process2 sets these same slots without calling __init__: keep in step)
+        # ``items``, {i: x[i]} for integer indexing, starts unset (see dispatch._getitem).
+        # (_record and operator_method set these same slots without calling __init__: keep
+        # in step; on a trace that keeps a tape they leave ``seq`` unset, the tape being the
+        # order.)
 
     @property
     def _inner(self):
@@ -102,17 +105,20 @@ class VJPTrace(Trace):
         lower = False
         i = 0
         for a in args:
-            if isinstance(a, Var) and a._trace is self:
-                parents.append(i)
-                a = a.value
-            if isinstance(a, Box):
-                lower = True
+            if type(a) not in PLAIN_TYPES:
+                if isinstance(a, Var) and a._trace is self:
+                    parents.append(i)
+                    a = a.value
+                if type(a) not in PLAIN_TYPES and isinstance(a, Box):
+                    lower = True
             vals.append(a)
             i += 1
         # Only when a lower trace is involved does the call go round dispatch again.
         ans = prim(*vals, **params) if lower else prim.impl(*vals, **params)
         if prim.zero_derivative:
             return ans
+        if self.box_type is Var:
+            return _record(self, ans, prim, args, params, vals, parents)
         out = self.box_type(self, ans, prim, args, params, vals, parents)
         if self.tape is not None:
             self.tape.append(out)
@@ -124,43 +130,45 @@ class VJPTrace(Trace):
 
     def process2(self, prim, x, y):
         """``process`` for a binary primitive without parameters: the operator hot path.
-        (A subclass that overrides ``process`` must override this too.)"""
-        if not self.alive:
-            raise self.escaped(prim, (x, y))
-        if isinstance(x, Var) and x._trace is self:
+        (A subclass that overrides ``process`` must override this too.)
+
+        The common case of scalar code, one operand a Var of this trace over a plain value
+        and the other a plain value or such a Var, is tested with ``type`` (see
+        ``PLAIN_TYPES``) and recorded here; everything else goes to :meth:`process`."""
+        if type(x) is Var and x._trace is self:
             xv = x.value
-            parents = _BOTH if isinstance(y, Var) and y._trace is self else _FIRST
-        else:
+            if type(y) is Var and y._trace is self:
+                yv = y.value
+                parents = _BOTH
+            else:
+                yv = y
+                parents = _FIRST
+        elif type(y) is Var and y._trace is self:
             xv = x
+            yv = y.value
             parents = _SECOND
-        yv = y.value if parents is not _FIRST else y
-        if isinstance(xv, Box) or isinstance(yv, Box):
-            ans = prim(xv, yv)
         else:
-            ans = prim.impl(xv, yv)
+            return self.process(prim, (x, y), _NO_PARAMS)
+        # (A Var of this trace means its box type is Var: a subclass of Var fails ``type``.)
+        if type(xv) not in PLAIN_TYPES or type(yv) not in PLAIN_TYPES or not self.alive:
+            return self.process(prim, (x, y), _NO_PARAMS)   # a lower trace below, or dead
+        ans = prim.impl(xv, yv)
         if prim.zero_derivative:
             return ans
-        box_type = self.box_type
-        if box_type is Var:       # Var.__init__'s slots, set in place: no frame (hot path)
-            out = _new_var(Var)
-            out._trace = self
-            out.value = ans
-            out.prim = prim
-            out.args = (x, y)
-            out.params = _NO_PARAMS
-            out.vals = (xv, yv)
-            out.parents = parents
-            out.seq = _next_seq()
-            out.items = None
-        else:
-            out = box_type(self, ans, prim, (x, y), _NO_PARAMS, (xv, yv), parents)
-        if self.tape is not None:
-            self.tape.append(out)
-        if ANOMALY[0]:
-            from .anomaly import check, remember
-            check(prim, "value", ans)
-            remember(out)
-        return out
+        return _record(self, ans, prim, (x, y), _NO_PARAMS, (xv, yv), parents)
+
+    def process1(self, prim, x, params):
+        """``process`` for a primitive of one argument, ``x[i]`` in a loop say: a Var of
+        this trace over a plain value is recorded here, anything else by :meth:`process`.
+        (Only on a plain VJPTrace: a subclass has its own ``process``.)"""
+        if type(x) is not Var or x._trace is not self or type(self) is not VJPTrace \
+                or type(x.value) not in PLAIN_TYPES or not self.alive:
+            return self.process(prim, (x,), params)
+        xv = x.value
+        ans = prim.impl(xv, **params)
+        if prim.zero_derivative:
+            return ans
+        return _record(self, ans, prim, (x,), params, (xv,), _FIRST)
 
     def detach_tape(self):
         """The recorded tape, handed over to the caller (who passes it to
@@ -174,6 +182,84 @@ class VJPTrace(Trace):
         if self.tape is not None:
             self.tape.append(leaf)
         return leaf
+
+
+def _record(trace, ans, prim, args, params, vals, parents):
+    """A new node on ``trace`` (whose box type is Var): Var.__init__'s slots set in place,
+    which saves the frame of a class call, and the tape (or ``seq``) kept."""
+    out = _new_var(Var)
+    out._trace = trace
+    out.value = ans
+    out.prim = prim
+    out.args = args
+    out.params = params
+    out.vals = vals
+    out.parents = parents
+    tape = trace.tape
+    if tape is not None:
+        tape.append(out)      # the tape is the creation order: no ``seq`` needed
+    else:
+        out.seq = _next_seq()
+    if ANOMALY[0]:
+        from .anomaly import check, remember
+        check(prim, "value", ans)
+        remember(out)
+    return out
+
+
+def operator_method(prim, generic, reflected=False):
+    """Var's method for the binary operator of ``prim`` (``x * y``: ``__mul__``, or
+    ``__rmul__`` when ``reflected``), recording on the tape in one frame.
+
+    The hot path of scalar code: ``self`` a Var of a plain :class:`VJPTrace` over a plain
+    value, ``other`` a plain value or a Var of the same trace. This is
+    :meth:`VJPTrace.process2` inlined into the operator; everything else (boxes of other
+    traces, values boxed further down, subclasses of the trace) goes to ``generic``,
+    dispatch's method for every box.
+    """
+    impl = prim.impl
+    own = _SECOND if reflected else _FIRST    # the position of ``self``, ``other`` plain
+    assert not prim.zero_derivative
+
+    def method(self, other):
+        trace = self._trace
+        if type(other) is Var and other._trace is trace:
+            ov = other.value
+            if type(ov) not in PLAIN_TYPES:
+                return generic(self, other)
+            parents = _BOTH
+        elif type(other) in PLAIN_TYPES:
+            ov = other
+            parents = own
+        else:
+            return generic(self, other)
+        sv = self.value
+        if type(sv) not in PLAIN_TYPES or type(trace) is not VJPTrace or not trace.alive:
+            return generic(self, other)
+        out = _new_var(Var)       # _record, inlined (the hot path: one frame per operation)
+        out._trace = trace
+        if reflected:
+            out.value = impl(ov, sv)
+            out.args = (other, self)
+            out.vals = (ov, sv)
+        else:
+            out.value = impl(sv, ov)
+            out.args = (self, other)
+            out.vals = (sv, ov)
+        out.prim = prim
+        out.params = _NO_PARAMS
+        out.parents = parents
+        tape = trace.tape
+        if tape is not None:
+            tape.append(out)
+        else:
+            out.seq = _next_seq()
+        if ANOMALY[0]:
+            from .anomaly import check, remember
+            check(prim, "value", out.value)
+            remember(out)
+        return out
+    return method
 
 
 _NO_PARAMS = {}
@@ -287,18 +373,26 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
     leaf reached). With ``create_graph`` the rules run on the boxed values of
     ``trace`` itself, so the cotangents are recorded and differentiable.
     """
-    from .ops.indexing import getitem  # late import: ops depend on this module
-    from .ops._util import unbroadcast
+    from .ops._util import unbroadcast  # late imports: ops depend on this module
+    from .ops.elementwise import multiply
+    from .ops.indexing import getitem
 
     # Nodes are visited in decreasing creation order: every user of a node was
     # created after it, so its cotangent is complete when the node is reached. A
-    # trace that keeps its tape is walked from the end (skipping nodes without a
-    # cotangent); otherwise the nodes reached are ordered on a max-heap of ``seq``.
-    # No recursion, and no separate topological sort.
+    # trace that keeps its tape is walked from the end, popping its nodes (skipping
+    # those without a cotangent); otherwise the nodes reached are ordered on a max-heap
+    # of ``seq``. No recursion, and no separate topological sort.
     cts = {}
-    if create_graph:
+    if create_graph and tape is not None:
+        # The rules record on the trace as they run: the sweep orders its nodes on the heap,
+        # and the nodes of a tape carry no ``seq`` (the tape is their order): number them.
+        for node in tape:
+            node.seq = _next_seq()
         tape = None
     heap = None if tape is not None else []
+    if tape is not None:
+        tape_pop = (list(tape) if retain_graph else tape).pop   # the sweep empties the tape
+    get_ct, pop_ct = cts.get, cts.pop                             # bound once: the hot loop
     push, pop = heapq.heappush, heapq.heappop
     for node, ct in seeds:
         if heap is not None and node not in cts:
@@ -307,65 +401,68 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
     results = {}
     anomaly = ANOMALY[0]
     inline = not create_graph and not anomaly
-    k = len(tape) if tape is not None else 0
-    while True:
+    # Only a wanted node that is not a leaf (autograd.grad allows those) makes every node
+    # ask whether it is wanted.
+    wanted_inner = wanted is not None and any(w.prim is not None for w in wanted)
+    while cts:
         if heap is None:
-            if not cts:
-                break
-            k -= 1
-            if k < 0:
-                raise RuntimeError(_FREED)   # cotangents left for nodes not on the tape
-            node = tape[k]
-            if node is None:
-                continue
-            ct = cts.pop(node, None)
+            try:
+                node = tape_pop()
+            except IndexError:
+                raise RuntimeError(_FREED) from None  # cotangents left for nodes not on the tape
+            ct = pop_ct(node, None)
             if ct is None:
                 continue
-            if not retain_graph:
-                tape[k] = None               # the sweep holds the node no longer
         elif heap:
             node = pop(heap)[1]
-            ct = cts.pop(node)
+            ct = pop_ct(node)
         else:
             break
         if type(ct) is IndexedCotangent:
             ct = ct.materialize()
         prim = node.prim
-        if wanted is None:
-            if prim is None:
+        if prim is None:                     # a leaf
+            if wanted is None or node in wanted:
                 results[node] = _own_dtype(ct, node)
-                continue
-        elif node in wanted:
-            results[node] = _own_dtype(ct, node)
-            if prim is None:
-                continue
-        if prim is None:
             continue
+        if wanted_inner and node in wanted:
+            results[node] = _own_dtype(ct, node)
         node_args = node.args
         if node_args is None:
             raise RuntimeError(_FREED)
-        params = node.params
-        if create_graph:
-            args, ans = node_args, node
-        else:
-            args, ans = node.vals, node.value
+        # The rules see the arguments one level down, or with create_graph the boxed ones.
+        args = node.vals
         try:
             if inline and prim.derivs is not None:
                 # Elementwise primitives, inlined: ū_i = unbroadcast(ū · ∂ans/∂arg_i).
                 const = prim.const_derivs
+                # A scalar value (so scalar arguments: the primitive is elementwise) and a
+                # scalar cotangent (no batch axes) make every ū_i a scalar: nothing to sum.
+                scalar = type(ct) in _SCALAR_TYPES and type(node.value) in _SCALAR_TYPES
                 for i in node.parents:
-                    dv = const[i] if const is not None else prim.derivs[i](ans, *args)
-                    if type(dv) is float:
+                    if const is not None:        # add, subtract: ±1
+                        dv = const[i]
                         g = ct if dv == 1.0 else (-ct if dv == -1.0 else ct * dv)
                     else:
-                        g = ct * dv
-                    x = args[i]
-                    cls = g.__class__
-                    if (cls is not x.__class__ or cls not in _SCALAR_TYPES) and \
-                            getattr(g, "shape", None) != getattr(x, "shape", ()):
-                        g = unbroadcast(g, shape_of(x), len(shape_of(ct)) - len(shape_of(ans)))
+                        # ∂(x·y)/∂x = y is read, not called (the hot path of scalar code);
+                        # a binary partial is called without unpacking (no C-level call)
+                        if prim is multiply:
+                            dv = args[1 - i]
+                        elif len(args) == 2:
+                            dv = prim.derivs[i](node.value, args[0], args[1])
+                        else:
+                            dv = prim.derivs[i](node.value, *args)
+                        if type(dv) is float:
+                            g = ct if dv == 1.0 else (-ct if dv == -1.0 else ct * dv)
+                        else:
+                            g = ct * dv
+                    if not scalar:
+                        x = args[i]
+                        if getattr(g, "shape", None) != getattr(x, "shape", ()):
+                            g = unbroadcast(g, shape_of(x),
+                                            len(shape_of(ct)) - len(shape_of(node.value)))
                     a = node_args[i]
-                    prev = cts.get(a)
+                    prev = get_ct(a)
                     if prev is None:
                         if heap is not None:
                             push(heap, (-a.seq, a))
@@ -375,9 +472,10 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                     else:
                         cts[a] = prev + g
             elif (prim is getitem and not create_graph and type(args[0]) is np.ndarray
-                  and not isinstance(ct, Box) and getattr(ct, "ndim", 0) == getattr(ans, "ndim", 0)):
+                  and (type(ct) in PLAIN_TYPES or not isinstance(ct, Box))
+                  and getattr(ct, "ndim", 0) == getattr(node.value, "ndim", 0)):
                 a = node_args[0]
-                acc = cts.get(a)
+                acc = get_ct(a)
                 if type(acc) is not IndexedCotangent:
                     dense = acc
                     acc = cts[a] = IndexedCotangent(args[0])
@@ -385,8 +483,12 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                         acc.dense = dense
                     elif heap is not None:
                         push(heap, (-a.seq, a))
-                acc.add(params["idx"], ct)
+                acc.add(node.params["idx"], ct)
             elif prim.vjp_all is not None:
+                if create_graph:
+                    args = node_args
+                ans = node if create_graph else node.value
+                params = node.params
                 nb = len(shape_of(ct)) - len(shape_of(ans))
                 if nb and not prim.batch_rules:
                     all_cts = map_batch(prim.vjp_all, ct, nb, ans, *args, **params)
@@ -403,6 +505,10 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                             push(heap, (-a.seq, a))
                         _accumulate(cts, a, g)
             else:
+                if create_graph:
+                    args = node_args
+                ans = node if create_graph else node.value
+                params = node.params
                 vjps = prim.vjps
                 for i in node.parents:
                     rule = vjps.get(i)
@@ -418,7 +524,7 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                         check(prim, f"cotangent of argument {i}", g, node)
                     if g is not None:
                         a = node_args[i]
-                        prev = cts.get(a)
+                        prev = get_ct(a)
                         if prev is None:
                             if heap is not None:
                                 push(heap, (-a.seq, a))
