@@ -438,7 +438,7 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                 const = prim.const_derivs
                 # A scalar value (so scalar arguments: the primitive is elementwise) and a
                 # scalar cotangent (no batch axes) make every ū_i a scalar: nothing to sum.
-                scalar = type(ct) in _SCALAR_TYPES and type(node.value) in _SCALAR_TYPES
+                scalar = ct.__class__ in _SCALAR_TYPES and node.value.__class__ in _SCALAR_TYPES
                 for i in node.parents:
                     if const is not None:        # add, subtract: ±1
                         dv = const[i]
@@ -538,5 +538,9 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                      f"{shape_of(ct)}, argument shapes {[shape_of(a) for a in args]})")
             raise
         if not retain_graph:
-            node.args = node.params = node.vals = None
+            if heap is None:
+                node.args = None     # popped off its tape: only the references to other
+                # nodes need cutting (x.items -> x[i] -> x would be a cycle), and the mark
+            else:
+                node.args = node.params = node.vals = None
     return results
