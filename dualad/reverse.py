@@ -225,16 +225,17 @@ def operator_method(prim, generic, reflected=False):
         trace = self._trace
         if type(other) is Var and other._trace is trace:
             ov = other.value
-            if type(ov) not in PLAIN_TYPES:
+            if type(ov) is not _F64 and type(ov) not in PLAIN_TYPES:
                 return generic(self, other)
             parents = _BOTH
-        elif type(other) in PLAIN_TYPES:
+        elif type(other) is float or type(other) in PLAIN_TYPES:
             ov = other
             parents = own
         else:
             return generic(self, other)
         sv = self.value
-        if type(sv) not in PLAIN_TYPES or type(trace) is not VJPTrace or not trace.alive:
+        if (type(sv) is not _F64 and type(sv) not in PLAIN_TYPES) or type(trace) is not VJPTrace \
+                or not trace.alive:
             return generic(self, other)
         out = _new_var(Var)       # _record, inlined (the hot path: one frame per operation)
         out._trace = trace
@@ -262,6 +263,7 @@ def operator_method(prim, generic, reflected=False):
     return method
 
 
+_F64 = np.float64   # the scalar type of scalar code: tested by identity before the sets
 _NO_PARAMS = {}
 _new_var = object.__new__
 _FIRST, _SECOND, _BOTH = (0,), (1,), (0, 1)  # shared: no allocation per recorded operation
@@ -374,7 +376,7 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
     ``trace`` itself, so the cotangents are recorded and differentiable.
     """
     from .ops._util import unbroadcast  # late imports: ops depend on this module
-    from .ops.elementwise import multiply
+    from .ops.elementwise import multiply, power
     from .ops.indexing import getitem
 
     # Nodes are visited in decreasing creation order: every user of a node was
@@ -438,7 +440,9 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                 const = prim.const_derivs
                 # A scalar value (so scalar arguments: the primitive is elementwise) and a
                 # scalar cotangent (no batch axes) make every ū_i a scalar: nothing to sum.
-                scalar = ct.__class__ in _SCALAR_TYPES and node.value.__class__ in _SCALAR_TYPES
+                cls = ct.__class__           # (float64 first: the common case, no hashing)
+                scalar = (cls is _F64 or cls in _SCALAR_TYPES) and \
+                    ((cls := node.value.__class__) is _F64 or cls in _SCALAR_TYPES)
                 for i in node.parents:
                     if const is not None:        # add, subtract: ±1
                         dv = const[i]
@@ -448,6 +452,9 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                         # a binary partial is called without unpacking (no C-level call)
                         if prim is multiply:
                             dv = args[1 - i]
+                        elif prim is power and i == 0 and args[1].__class__ is int \
+                                and args[1] == 2:
+                            dv = 2.0 * args[0]   # ∂(x²)/∂x, what _dpow_base returns for 2
                         elif len(args) == 2:
                             dv = prim.derivs[i](node.value, args[0], args[1])
                         else:
@@ -472,7 +479,7 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                     else:
                         cts[a] = prev + g
             elif (prim is getitem and not create_graph and type(args[0]) is np.ndarray
-                  and (type(ct) in PLAIN_TYPES or not isinstance(ct, Box))
+                  and (type(ct) is _F64 or type(ct) in PLAIN_TYPES or not isinstance(ct, Box))
                   and getattr(ct, "ndim", 0) == getattr(node.value, "ndim", 0)):
                 a = node_args[0]
                 acc = get_ct(a)
