@@ -90,12 +90,16 @@ class VJPTrace(Trace):
     API's) does not, so nothing outlives the graph that uses it.
     """
 
-    __slots__ = ("box_type", "tape")
+    __slots__ = ("box_type", "tape", "fast_tape")
 
     def __init__(self, level=None, box_type=Var, tape=False):
         super().__init__(level)
         self.box_type = box_type
         self.tape = [] if tape else None
+        # Var's operators record straight onto this list (see operator_method) while the
+        # trace is a plain VJPTrace that keeps a tape and records; None otherwise. A tape
+        # trace stops recording by detach_tape, which clears it.
+        self.fast_tape = self.tape if type(self) is VJPTrace and box_type is Var else None
 
     def process(self, prim, args, params):
         if not self.alive:
@@ -175,6 +179,7 @@ class VJPTrace(Trace):
         :func:`backward_sweep`): the trace keeps no reference to its nodes, so no
         cycle trace -> tape -> node -> trace outlives the transformation."""
         tape, self.tape = self.tape, None
+        self.fast_tape = None
         return tape
 
     def new_leaf(self, value):
@@ -211,8 +216,9 @@ def operator_method(prim, generic, reflected=False):
     """Var's method for the binary operator of ``prim`` (``x * y``: ``__mul__``, or
     ``__rmul__`` when ``reflected``), recording on the tape in one frame.
 
-    The hot path of scalar code: ``self`` a Var of a plain :class:`VJPTrace` over a plain
-    value, ``other`` a plain value or a Var of the same trace. This is
+    The hot path of scalar code: ``self`` a Var of a plain :class:`VJPTrace` that records
+    onto a tape (``grad``, ``vjp``: its ``fast_tape``) over a plain value, ``other`` a plain
+    value or a Var of the same trace. This is
     :meth:`VJPTrace.process2` inlined into the operator; everything else (boxes of other
     traces, values boxed further down, subclasses of the trace) goes to ``generic``,
     dispatch's method for every box.
@@ -223,6 +229,9 @@ def operator_method(prim, generic, reflected=False):
 
     def method(self, other):
         trace = self._trace
+        tape = trace.fast_tape    # a plain VJPTrace recording onto its tape, or None
+        if tape is None:
+            return generic(self, other)
         if type(other) is Var and other._trace is trace:
             ov = other.value
             if type(ov) is not _F64 and type(ov) not in PLAIN_TYPES:
@@ -234,8 +243,7 @@ def operator_method(prim, generic, reflected=False):
         else:
             return generic(self, other)
         sv = self.value
-        if (type(sv) is not _F64 and type(sv) not in PLAIN_TYPES) or type(trace) is not VJPTrace \
-                or not trace.alive:
+        if type(sv) is not _F64 and type(sv) not in PLAIN_TYPES:
             return generic(self, other)
         out = _new_var(Var)       # _record, inlined (the hot path: one frame per operation)
         out._trace = trace
@@ -250,11 +258,7 @@ def operator_method(prim, generic, reflected=False):
         out.prim = prim
         out.params = _NO_PARAMS
         out.parents = parents
-        tape = trace.tape
-        if tape is not None:
-            tape.append(out)
-        else:
-            out.seq = _next_seq()
+        tape.append(out)          # the tape is the creation order: no ``seq``
         if ANOMALY[0]:
             from .anomaly import check, remember
             check(prim, "value", out.value)
