@@ -424,7 +424,7 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
             ct = pop_ct(node)
         else:
             break
-        if type(ct) is IndexedCotangent:
+        if ct.__class__ is IndexedCotangent:
             ct = ct.materialize()
         prim = node.prim
         if prim is None:                     # a leaf
@@ -442,11 +442,6 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
             if inline and prim.derivs is not None:
                 # Elementwise primitives, inlined: ū_i = unbroadcast(ū · ∂ans/∂arg_i).
                 const = prim.const_derivs
-                # A scalar value (so scalar arguments: the primitive is elementwise) and a
-                # scalar cotangent (no batch axes) make every ū_i a scalar: nothing to sum.
-                cls = ct.__class__           # (float64 first: the common case, no hashing)
-                scalar = (cls is _F64 or cls in _SCALAR_TYPES) and \
-                    ((cls := node.value.__class__) is _F64 or cls in _SCALAR_TYPES)
                 for i in node.parents:
                     if const is not None:        # add, subtract: ±1
                         dv = const[i]
@@ -467,7 +462,9 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                             g = ct if dv == 1.0 else (-ct if dv == -1.0 else ct * dv)
                         else:
                             g = ct * dv
-                    if not scalar:
+                    # A scalar ū_i (so a scalar value and no batch axes: the primitive is
+                    # elementwise, so its arguments are scalars too) has nothing to sum.
+                    if g.__class__ is not _F64 and g.__class__ not in _SCALAR_TYPES:
                         x = args[i]
                         if getattr(g, "shape", None) != getattr(x, "shape", ()):
                             g = unbroadcast(g, shape_of(x),
