@@ -232,18 +232,20 @@ def operator_method(prim, generic, reflected=False):
         tape = trace.fast_tape    # a plain VJPTrace recording onto its tape, or None
         if tape is None:
             return generic(self, other)
-        if type(other) is Var and other._trace is trace:
+        kind = type(other)
+        if kind is Var:
             ov = other.value
-            if type(ov) is not _F64 and type(ov) not in PLAIN_TYPES:
+            if other._trace is not trace or (type(ov) is not _F64 and type(ov) not in PLAIN_TYPES):
                 return generic(self, other)
             parents = _BOTH
-        elif type(other) is float or type(other) in PLAIN_TYPES:
+        elif kind in PLAIN_TYPES:
             ov = other
             parents = own
         else:
             return generic(self, other)
         sv = self.value
-        if type(sv) is not _F64 and type(sv) not in PLAIN_TYPES:
+        kind = type(sv)
+        if kind is not _F64 and kind not in PLAIN_TYPES:
             return generic(self, other)
         out = _new_var(Var)       # _record, inlined (the hot path: one frame per operation)
         out._trace = trace
