@@ -18,6 +18,7 @@ import numpy as np
 from .forward import Dual, JVPTrace, LazyJVPTrace
 from .onehot import OneHotBatch
 from .reverse import Var, VJPTrace, backward_sweep
+from .scaled import dense
 from .tracer import Box, primal_value, shape_of
 from .tree import flatten
 
@@ -144,7 +145,7 @@ def jvp(f, primals, tangents, *, lazy=False):
     for o in o_leaves:
         if isinstance(o, Dual) and o._trace is trace:
             outs.append(o.primal)
-            tans.append(trace.force(o) if lazy else o.tangent)
+            tans.append(dense(trace.force(o) if lazy else o.tangent))   # plain arrays out
         else:
             outs.append(o)
             tans.append(_zeros(batch + shape_of(o), o))

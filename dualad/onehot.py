@@ -37,11 +37,101 @@ import math
 import numpy as np
 
 
-class OneHotBatch:
+class StructuredBatch:
+    """What a structured batch of directions shares with an array: ``dense()`` (the
+    ndarray it stands for), NumPy's operators and protocols. A subclass's
+    ``_structured_ufunc(ufunc, inputs)`` keeps the structure where it can (or returns
+    NotImplemented) and ``_functions`` maps NumPy functions to structured handlers;
+    everything else sees ``dense()``: never a wrong value, at worst a dense one's cost."""
+
+    __slots__ = ()
+    __array_priority__ = 50.0   # below traced values (100): a Box still dispatches first
+    _functions = {}
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return math.prod(self.shape)
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        return self.dense(dtype)
+
+    def __getattr__(self, name):          # any other ndarray method: on the dense array
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.dense(), name)
+
+    def __getitem__(self, key):
+        return self.dense()[key]
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__" and not kwargs:
+            out = self._structured_ufunc(ufunc, inputs)
+            if out is not NotImplemented:
+                return out
+        # Only this class's operands become dense: another structured operand (or a traced
+        # one) then gets its own say when NumPy dispatches the call again.
+        cls = type(self)
+        inputs = tuple(x.dense() if type(x) is cls else x for x in inputs)
+        if "out" in kwargs:
+            kwargs["out"] = tuple(x.dense() if type(x) is cls else x for x in kwargs["out"])
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        handler = self._functions.get(func)
+        if handler is not None:
+            out = handler(*args, **kwargs)
+            if out is not NotImplemented:
+                return out
+        return func(*_densify(args), **_densify(kwargs))
+
+    def __add__(self, other):
+        return np.add(self, other)
+
+    def __radd__(self, other):
+        return np.add(other, self)
+
+    def __sub__(self, other):
+        return np.subtract(self, other)
+
+    def __rsub__(self, other):
+        return np.subtract(other, self)
+
+    def __mul__(self, other):
+        return np.multiply(self, other)
+
+    def __rmul__(self, other):
+        return np.multiply(other, self)
+
+    def __truediv__(self, other):
+        return np.divide(self, other)
+
+    def __rtruediv__(self, other):
+        return np.divide(other, self)
+
+    def __matmul__(self, other):
+        return np.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return np.matmul(other, self)
+
+    def __neg__(self):
+        return np.negative(self)
+
+    def __pos__(self):
+        return self
+
+
+class OneHotBatch(StructuredBatch):
     """B directions of shape ``shape``, each with at most one nonzero entry."""
 
     __slots__ = ("idx", "val", "pshape", "dtype", "full")
-    __array_priority__ = 50.0   # below traced values (100): a Box still dispatches first
 
     def __init__(self, idx, val, pshape, full=None):
         self.idx = idx                    # (B,) int: flat position of the nonzero, or -1
@@ -56,15 +146,8 @@ class OneHotBatch:
         return (len(self.idx),) + self.pshape
 
     @property
-    def ndim(self):
-        return 1 + len(self.pshape)
-
-    @property
     def size(self):
         return len(self.idx) * math.prod(self.pshape)
-
-    def __len__(self):
-        return len(self.idx)
 
     def __repr__(self):
         return f"OneHotBatch(shape={self.shape}, dtype={self.dtype})"
@@ -78,17 +161,6 @@ class OneHotBatch:
             rows = np.flatnonzero(self.idx >= 0)
             out[rows, self.idx[rows]] = self.val[rows]
         return out.reshape(self.shape)
-
-    def __array__(self, dtype=None, copy=None):
-        return self.dense(dtype)
-
-    def __getattr__(self, name):          # any other ndarray method: on the dense array
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(self.dense(), name)
-
-    def __getitem__(self, key):
-        return self.dense()[key]
 
     def _with(self, val, idx=None, pshape=None):
         return OneHotBatch(self.idx if idx is None else idx, val,
@@ -129,61 +201,12 @@ class OneHotBatch:
             val = np.where(self.idx >= 0, val, 0)
         return val
 
-    # --- arithmetic -------------------------------------------------------------------
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if method == "__call__" and not kwargs:
-            out = _structured_ufunc(ufunc, inputs)
-            if out is not NotImplemented:
-                return out
-        inputs = tuple(x.dense() if isinstance(x, OneHotBatch) else x for x in inputs)
-        if "out" in kwargs:
-            kwargs["out"] = tuple(x.dense() if isinstance(x, OneHotBatch) else x
-                                  for x in kwargs["out"])
-        return getattr(ufunc, method)(*inputs, **kwargs)
-
-    def __array_function__(self, func, types, args, kwargs):
-        handler = _FUNCTIONS.get(func)
-        if handler is not None:
-            out = handler(*args, **kwargs)
-            if out is not NotImplemented:
-                return out
-        return func(*_densify(args), **_densify(kwargs))
-
-    def __add__(self, other):
-        return np.add(self, other)
-
-    def __radd__(self, other):
-        return np.add(other, self)
-
-    def __sub__(self, other):
-        return np.subtract(self, other)
-
-    def __rsub__(self, other):
-        return np.subtract(other, self)
-
-    def __mul__(self, other):
-        return np.multiply(self, other)
-
-    def __rmul__(self, other):
-        return np.multiply(other, self)
-
-    def __truediv__(self, other):
-        return np.divide(self, other)
-
-    def __rtruediv__(self, other):
-        return np.divide(other, self)
-
-    def __matmul__(self, other):
-        return np.matmul(self, other)
-
-    def __rmatmul__(self, other):
-        return np.matmul(other, self)
-
     def __neg__(self):
         return self._with(-self.val)
 
-    def __pos__(self):
-        return self
+    @staticmethod
+    def _structured_ufunc(ufunc, inputs):
+        return _structured_ufunc(ufunc, inputs)
 
     # --- structure-preserving shape operations ---------------------------------------
     def reshape(self, *shape, order="C"):
@@ -217,7 +240,7 @@ def _broadcasts_into(s, p):
 
 
 def _densify(x):
-    if isinstance(x, OneHotBatch):
+    if isinstance(x, StructuredBatch):
         return x.dense()
     if isinstance(x, (list, tuple)):
         return type(x)(_densify(v) for v in x)
@@ -425,6 +448,7 @@ def _np_result_type(*args):
 _FUNCTIONS = {np.reshape: _np_reshape, np.transpose: _np_transpose, np.sum: _np_sum,
               np.broadcast_to: _np_broadcast_to, np.shape: _np_shape, np.ndim: _np_ndim,
               np.result_type: _np_result_type}
+OneHotBatch._functions = _FUNCTIONS
 
 
 def onehot_rows(start, count, offset, pshape, dtype, scale=1.0):

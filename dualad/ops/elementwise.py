@@ -38,15 +38,18 @@ import operator
 import numpy as np
 
 from ..tracer import Box, Primitive, ndim_of, register, sample, shape_of
+from ..scaled import lazy_product
 from . import _logaddexp
 from ._util import fit, lift, unbroadcast
 
 
-def _scale(v, dv):
+def _scale(v, dv, nb=0):
     """``v · dv``, skipping the pass over ``v`` when the derivative is ±1 — also when it
     is an array of ones much smaller than a batched ``v`` (a gradient's cotangent of
     ones, met by a batch of tangents in forward-over-reverse): checking costs a pass over
-    ``dv``, the product one over ``v``."""
+    ``dv``, the product one over ``v``. A large batch ``v`` (``nb`` batch axes) times a
+    derivative without them stays a :class:`dualad.scaled.ScaledBatch`, multiplied once
+    when something needs it."""
     if type(dv) is float:
         if dv == 1.0:
             return v
@@ -56,6 +59,10 @@ def _scale(v, dv):
             v.size >= 8 * dv.size and dv.flat[0] == 1 and v.dtype == np.result_type(v, dv) \
             and np.broadcast_shapes(v.shape, dv.shape) == v.shape and (dv == 1).all():
         return v
+    if nb:
+        lazy = lazy_product(v, dv, nb)
+        if lazy is not None:
+            return lazy
     return v * dv
 
 
@@ -65,7 +72,7 @@ def _jvp_from(d, i):
         if xs == shape_of(ans) and ts[len(ts) - len(xs):] == xs:
             # the argument is not broadcast: the tangent (behind any batch axes) already
             # has the output's shape, and so has its product with ∂ans/∂arg
-            return _scale(t, d(ans, *args))
+            return _scale(t, d(ans, *args), len(ts) - len(xs))
         nb = len(ts) - len(xs)
         out = _scale(lift(t, nb, ndim_of(ans)), d(ans, *args))
         return fit(out, ts[:nb] + shape_of(ans))

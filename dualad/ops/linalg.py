@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from ..scaled import dense
 from ..tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
 from ._util import lift, unbroadcast
 from .elementwise import multiply, where
@@ -41,6 +42,7 @@ def _matmul_impl(a, b):
     matrix-vector products, several times slower than the single GEMM
     ``T[..., 0] @ Wᵀ`` (the same numbers, in the same order of summation per entry).
     """
+    a, b = dense(a), dense(b)       # a scaled batch of tangents: multiplied out here
     if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype != object:
         if b.ndim == 1 and a.ndim > 2 and a.flags.c_contiguous:   # a stack against one vector
             return (a.reshape(-1, a.shape[-1]) @ b).reshape(a.shape[:-1])
