@@ -33,6 +33,7 @@ Hessians with it (``onehot_rows``).
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 
@@ -46,7 +47,7 @@ class StructuredBatch:
 
     __slots__ = ()
     __array_priority__ = 50.0   # below traced values (100): a Box still dispatches first
-    _functions = {}
+    _functions: ClassVar[dict] = {}   # NumPy function -> structured handler
 
     @property
     def ndim(self):
