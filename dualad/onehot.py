@@ -146,10 +146,6 @@ class OneHotBatch(StructuredBatch):
     def shape(self):
         return (len(self.idx),) + self.pshape
 
-    @property
-    def size(self):
-        return len(self.idx) * math.prod(self.pshape)
-
     def __repr__(self):
         return f"OneHotBatch(shape={self.shape}, dtype={self.dtype})"
 

@@ -170,15 +170,19 @@ def _array(x):
     return x if isinstance(x, _Box) else np.asarray(x)
 
 
+def _batched(fname, what, arrs, core):
+    """``arrs`` broadcast over their batch axes (all but the last ``core``)."""
+    try:
+        lead = np.broadcast_shapes(*[_shape_of(a)[:-core] for a in arrs])
+    except ValueError as e:
+        raise ValueError(f"{fname}: the batch shapes of the {what} "
+                         f"{[_shape_of(a) for a in arrs]} do not broadcast") from e
+    return [_broadcast_to(a, lead + _shape_of(a)[-core:]) for a in arrs]
+
+
 def _vectors(fname, *vs):
     """1-D (or batches of 1-D) arrays, broadcast over their leading axes."""
-    vs = [_atleast_1d(_array(v)) for v in vs]
-    try:
-        lead = np.broadcast_shapes(*[_shape_of(v)[:-1] for v in vs])
-    except ValueError as e:
-        raise ValueError(f"{fname}: the batch shapes of the arguments "
-                         f"{[_shape_of(v) for v in vs]} do not broadcast") from e
-    return [_broadcast_to(v, lead + _shape_of(v)[-1:]) for v in vs]
+    return _batched(fname, "arguments", [_atleast_1d(_array(v)) for v in vs], 1)
 
 
 def _tail(v):
@@ -222,13 +226,8 @@ def block_diag(*arrs):
     concatenation; differentiable in every block."""
     if not arrs:
         arrs = ([],)
-    arrs = [_atleast_2d(_array(a)) for a in arrs]
-    try:
-        lead = np.broadcast_shapes(*[_shape_of(a)[:-2] for a in arrs])
-    except ValueError as e:
-        raise ValueError(f"block_diag: the batch shapes of the blocks "
-                         f"{[_shape_of(a) for a in arrs]} do not broadcast") from e
-    arrs = [_broadcast_to(a, lead + _shape_of(a)[-2:]) for a in arrs]
+    arrs = _batched("block_diag", "blocks", [_atleast_2d(_array(a)) for a in arrs], 2)
+    lead = _shape_of(arrs[0])[:-2]           # the batch shape they now share
     dtype = np.result_type(*[_primal(a) for a in arrs])
     widths = [_shape_of(a)[-1] for a in arrs]
     total, col, rows = sum(widths), 0, []
