@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .tracer import ANOMALY, Box, Trace, map_batch, missing_rule, primal_value, shape_of
 
 
@@ -161,10 +163,8 @@ class LazyJVPTrace(JVPTrace):
 
 
 def _zero_tangent(batch, primal):
-    import numpy as np
-    value = primal_value(primal)
-    dtype = np.result_type(value) if np.result_type(value).kind in "fc" else np.float64
-    return np.zeros(tuple(batch) + shape_of(primal), dtype)
+    dtype = np.result_type(primal_value(primal))
+    return np.zeros(tuple(batch) + shape_of(primal), dtype if dtype.kind in "fc" else np.float64)
 
 
 def _map_all(prim, tangents, nb, ans, primals, params):

@@ -69,11 +69,11 @@ def _scale(v, dv, nb=0):
 def _jvp_from(d, i):
     def jvp(t, ans, *args):
         xs, ts = shape_of(args[i]), shape_of(t)
-        if xs == shape_of(ans) and ts[len(ts) - len(xs):] == xs:
+        nb = len(ts) - len(xs)
+        if xs == shape_of(ans) and ts[nb:] == xs:
             # the argument is not broadcast: the tangent (behind any batch axes) already
             # has the output's shape, and so has its product with ∂ans/∂arg
-            return _scale(t, d(ans, *args), len(ts) - len(xs))
-        nb = len(ts) - len(xs)
+            return _scale(t, d(ans, *args), nb)
         out = _scale(lift(t, nb, ndim_of(ans)), d(ans, *args))
         return fit(out, ts[:nb] + shape_of(ans))
     return jvp
