@@ -2,7 +2,7 @@
 PyTorch eager, whichever are installed. One run, median times, ratios.
 
     pip install -e ".[bench]"   # autograd, jax; for PyTorch: pip install torch (CPU)
-    python bench/run.py [--quick] [--only NAME ...] [--markdown]
+    python bench/run.py [--quick] [--only NAME ...] [--markdown] [--keep-heap]
 
 Each workload prints the plain-NumPy function's time (where it has one), each
 system's time and its ratio to the function (or to one gradient). No timing is
@@ -108,8 +108,15 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
     ap.add_argument("--only", nargs="+", help="workload names to run")
     ap.add_argument("--markdown", action="store_true", help="also print a Markdown table")
+    ap.add_argument("--keep-heap", action="store_true",
+                    help="opt in to dualad.keep_heap() (glibc M_TOP_PAD = 64 MiB for this "
+                         "process) before timing; off by default, as in a user's process")
     args = ap.parse_args(argv)
-    print(f"dualad benchmark suite on {machine()}\n")
+    heap = "off"
+    if args.keep_heap:
+        import dualad
+        heap = "on" if dualad.keep_heap() else "requested, not applied (not glibc)"
+    print(f"dualad benchmark suite on {machine()}; keep_heap {heap}\n")
     run(args.only, args.quick, args.markdown)
 
 

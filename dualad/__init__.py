@@ -5,7 +5,6 @@ One registry of primitives (:mod:`dualad.ops`), interpreted by dual numbers
 :mod:`dualad.reverse`). Plain ``numpy`` calls on traced values reach the
 registry through the NumPy protocols (:mod:`dualad.dispatch`).
 """
-from . import heap  # noqa: F401  (allocator setting; see dualad.heap)
 from . import ops  # noqa: F401  (fills the registry)
 from . import dispatch  # noqa: F401  (installs the NumPy protocols on traced values)
 from .api import jvp, vjp, grad, value_and_grad, hvp, derivative  # noqa: F401
@@ -21,3 +20,4 @@ from . import numpy  # noqa: E402,F401
 from .anomaly import detect_anomaly, AnomalyError  # noqa: E402,F401
 from .checkpoint import checkpoint  # noqa: E402,F401
 from .tracer import EscapedTracerError  # noqa: E402,F401
+from .heap import keep_heap  # noqa: E402,F401  (opt-in allocator setting)

@@ -7,12 +7,28 @@ checks every value, tangent and cotangent a primitive produces; the first
 non-finite one raises :class:`AnomalyError` naming the primitive, what was
 non-finite, and the line of user code that called the primitive (recorded
 when the forward sweep ran). Checking costs time; outside the context the hot
-path only reads one flag. The mode is process-wide while any context is open.
+path only reads one flag.
+
+The mode belongs to the code that opened the context, not to the process: it
+is held in a :class:`contextvars.ContextVar`, so it covers the thread that
+entered ``detect_anomaly()`` (and the asyncio tasks started inside it, which
+copy the context), while other threads and tasks compute exactly as without
+it, never raising :class:`AnomalyError`. (A ContextVar rather than
+``threading.local``: a thread starts with a fresh context, and an asyncio task
+follows the context it was created in, so both get the right answer.)
+
+``tracer.ANOMALY[0]`` stays a process-wide count of open contexts: the sweeps
+read it as a cheap pre-test ("some code has anomaly mode on") and only then
+call :func:`check` / :func:`remember`, which consult the caller's own state.
+While another thread has the mode on, a sweep in this thread takes the
+checking path's slower branches but returns the same values.
 """
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
+import threading
 import traceback
 import weakref
 
@@ -23,6 +39,9 @@ from .tracer import Box, primal_value
 
 _STACKS = {}  # id(node) -> (weak reference to node, frames); boxes compare elementwise
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# How many detect_anomaly() contexts the current thread / asyncio task has open.
+_DEPTH = contextvars.ContextVar("dualad_detect_anomaly", default=0)
+_COUNT_LOCK = threading.Lock()   # `+= 1` on a list item is not atomic across threads
 
 
 class AnomalyError(FloatingPointError):
@@ -31,12 +50,23 @@ class AnomalyError(FloatingPointError):
 
 @contextlib.contextmanager
 def detect_anomaly():
-    """Context in which the first NaN/inf value, tangent or cotangent raises."""
-    tracer.ANOMALY[0] += 1
+    """Context in which the first NaN/inf value, tangent or cotangent raises.
+
+    Applies to the current thread (and asyncio tasks created inside it) only."""
+    token = _DEPTH.set(_DEPTH.get() + 1)
+    with _COUNT_LOCK:
+        tracer.ANOMALY[0] += 1     # the process-wide pre-test the sweeps read
     try:
         yield
     finally:
-        tracer.ANOMALY[0] -= 1
+        with _COUNT_LOCK:
+            tracer.ANOMALY[0] -= 1
+        _DEPTH.reset(token)
+
+
+def is_active() -> bool:
+    """Whether anomaly mode is on for the caller (its thread or asyncio task)."""
+    return _DEPTH.get() > 0
 
 
 def _user_frames():
@@ -47,12 +77,16 @@ def _user_frames():
 
 def remember(node):
     """Keep the user-code stack that created ``node`` (for reverse-mode reports)."""
+    if not _DEPTH.get():
+        return   # anomaly mode is on in another thread only
     key = id(node)
     _STACKS[key] = (weakref.ref(node, lambda _, key=key: _STACKS.pop(key, None)), _user_frames())
 
 
 def check(prim, what, value, node=None):
-    if value is None:
+    """Raise :class:`AnomalyError` if ``value`` holds NaN or inf and the caller has
+    anomaly mode on (another thread's mode does not apply here)."""
+    if value is None or not _DEPTH.get():
         return
     v = primal_value(value)
     try:

@@ -10,10 +10,13 @@ allocation of the same size faults every page in again: on a 2-core VM a
 heap, so a sweep reuses warm pages. It speeds up plain NumPy code in the same
 process too (measured: ``E * x`` twice and a sum, E 200 x 200: 300 us -> 70 us).
 
-This is a process-wide allocator setting, applied once when dualad is
-imported, on Linux with glibc only. It costs at most that much resident
-memory. Set the environment variable ``DUALAD_KEEP_HEAP=0`` before importing
-dualad to leave the allocator alone.
+This is a process-wide allocator setting (Linux with glibc only), so dualad
+never applies it by itself: importing dualad leaves the allocator as it was.
+Opt in explicitly, either by calling :func:`dualad.keep_heap` (from then on, for
+the whole process) or by setting the environment variable
+``DUALAD_KEEP_HEAP=1`` before importing dualad. It costs at most ``pad`` bytes
+of resident memory. BENCHMARKS.md gives the vector-mode Jacobian and Hessian
+times both ways (``python bench/run.py --keep-heap``).
 """
 from __future__ import annotations
 
@@ -29,7 +32,8 @@ applied = False
 
 
 def keep_heap(pad: int = TOP_PAD_BYTES) -> bool:
-    """Ask glibc's malloc to keep ``pad`` bytes of slack at the top of the heap.
+    """Ask glibc's malloc to keep ``pad`` bytes of slack at the top of the heap
+    (``mallopt(M_TOP_PAD, pad)``) for the whole process: an explicit opt-in.
     Returns True if the setting was applied (Linux, glibc), False otherwise."""
     global applied
     if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
@@ -42,5 +46,5 @@ def keep_heap(pad: int = TOP_PAD_BYTES) -> bool:
     return applied
 
 
-if os.environ.get("DUALAD_KEEP_HEAP", "1") != "0":
+if os.environ.get("DUALAD_KEEP_HEAP", "0") == "1":   # the user's explicit opt-in
     keep_heap()

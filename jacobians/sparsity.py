@@ -25,7 +25,6 @@ import numpy as np
 import scipy.sparse as sp
 
 import dualad
-from dualad.api import paused_gc
 from dualad.tracer import Box, Trace, primal_value, shape_of
 from dualad.tree import flatten, tree_map
 
@@ -156,8 +155,7 @@ def _run(problem, body, budget):
     trace = PatternTrace()
     t0 = time.perf_counter()
     try:
-        with paused_gc():
-            out = body(trace)
+        out = body(trace)
     finally:
         trace.alive = False
         Budget.limit = old
