@@ -158,7 +158,13 @@ def tour() -> int:
 
 
 def trace_command(args) -> int:
-    """``dualad trace EXPR --at x1=2 x2=5 --mode reverse``: print the evaluation trace."""
+    """``dualad trace EXPR --at x1=2 x2=5 --mode reverse``: print the evaluation trace.
+
+    The inputs keep the user's names and their --at order (``v_-1 = x2`` for
+    ``--at x2=5 x1=2``). Every --at variable must appear in the expression: an
+    unused one is an error naming it (listing it would add an input row that
+    shifts every v_i index for nothing). Bad input ends in one line on stderr and
+    exit status 2."""
     from .evaltrace import trace
     from .expr import ExpressionError, compile_expression, parse_assignments
     try:
@@ -166,48 +172,110 @@ def trace_command(args) -> int:
         f = compile_expression(args.expression, list(at))
         if not at:
             raise ExpressionError("give the point with --at, e.g. --at x1=2 x2=5")
+        unused = [name for name in at if name not in f.names]
+        if unused:
+            raise ExpressionError(
+                f"--at {unused[0]}={at[unused[0]]:g}: the expression {_short(args.expression)} "
+                f"does not depend on {', '.join(unused)}; give --at only the variables it uses")
         seed = None
         if args.seed:
-            seed = tuple(float(s) for s in args.seed.split(","))
+            seed = tuple(_number("--seed", s) for s in args.seed.split(","))
             want = len(at) if args.mode == "forward" else 1
             if len(seed) != want:
                 raise ExpressionError(f"--seed needs {want} comma-separated number(s) for "
                                       f"{args.mode} mode, got {len(seed)}")
             seed = seed if args.mode == "forward" else seed[0]
         with np.errstate(all="ignore"):
-            et = trace(f, *at.values(), mode=args.mode, seed=seed)
+            et = trace(f, *at.values(), mode=args.mode, seed=seed, names=list(at))
+        render = {"text": et.to_text, "md": et.to_markdown, "latex": et.to_latex,
+                  "dot": et.to_dot}[args.format]
+        text = render(args.digits)
     except (ExpressionError, ValueError, TypeError, ArithmeticError) as e:
-        print(f"dualad trace: error: {e}", file=sys.stderr)
-        return 2
-    render = {"text": et.to_text, "md": et.to_markdown, "latex": et.to_latex,
-              "dot": et.to_dot}[args.format]
-    print(render(args.digits))
+        return _fail(e)
+    except (RecursionError, MemoryError):
+        return _fail(f"the expression ({len(args.expression)} characters) is too deep or too "
+                     f"large to trace; split it into parts")
+    print(text)
     if args.graph:
         try:
             et.plot(args.graph, args.digits)
         except (ImportError, OSError) as e:
-            print(f"dualad trace: error: {e}", file=sys.stderr)
-            return 2
+            return _fail(e)
         print(f"graph written to {args.graph}")
     return 0
 
 
+def _fail(message) -> int:
+    print(f"dualad trace: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _short(text, limit=60):
+    return repr(text if len(text) <= limit else text[:limit - 3] + "...")
+
+
+def _number(option, text):
+    from .expr import ExpressionError
+    try:
+        return float(text)
+    except ValueError:
+        raise ExpressionError(f"{option}: {text.strip()!r} is not a number") from None
+
+
+MAX_DIGITS = 17   # a float64 carries at most 17 significant decimal digits
+
+
+def _digits(text):
+    try:
+        d = int(text)
+    except ValueError:
+        d = None
+    if d is None or not 0 <= d <= MAX_DIGITS:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to {MAX_DIGITS}, "
+                                         f"got {text!r}")
+    return d
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as ONE line on stderr and exit status 2 (``--help`` shows usage)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+_EXPRESSION_HELP = ('e.g. "log(x1) + x1*x2 - sin(x2)". One that starts with "-" may be given '
+                    'as it is ("-x") or after "--" at the end: dualad trace --at x=1 -- "-x"')
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="dualad", description=__doc__)
+    parser = _Parser(prog="dualad", description=__doc__)
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("tour", help="a guided demo of the toolkit")
     p_trace = sub.add_parser("trace", help="the evaluation trace (Wengert list) of an expression")
-    p_trace.add_argument("expression", help='e.g. "log(x1) + x1*x2 - sin(x2)"')
-    p_trace.add_argument("--at", nargs="+", metavar="NAME=VALUE", help="the point")
+    p_trace.add_argument("expression", nargs="?", help=_EXPRESSION_HELP)
+    p_trace.add_argument("--at", nargs="+", metavar="NAME=VALUE",
+                         help="the point: each variable of the expression, once (inputs are "
+                              "numbered in this order)")
     p_trace.add_argument("--mode", choices=["forward", "reverse"], default="forward")
     p_trace.add_argument("--seed", help="forward: the direction, e.g. 1,0; reverse: ybar")
     p_trace.add_argument("--format", choices=["text", "md", "latex", "dot"], default="text")
-    p_trace.add_argument("--digits", type=int, default=3)
+    p_trace.add_argument("--digits", type=_digits, default=3,
+                         help=f"decimals shown, 0 to {MAX_DIGITS} (default 3)")
     p_trace.add_argument("--graph", metavar="OUT.png", help="also draw the graph (matplotlib)")
     p_check = sub.add_parser("check", help="verify custom derivative rules in a module")
     p_check.add_argument("target", help="path/to/module.py[:name] or package.module[:name]")
     p_check.add_argument("--order", type=int, default=2)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if args.command == "trace":
+        # argparse reads an expression starting with '-' ("-x", "-2*x") as an unknown
+        # option: take it as the expression when that is missing.
+        if args.expression is None and len(extra) == 1 and extra[0].startswith("-"):
+            args.expression, extra = extra[0], []
+        if args.expression is None and not extra:
+            p_trace.error("the expression is required, e.g. dualad trace \"x1*x2\" "
+                          "--at x1=2 x2=5")
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command in (None, "tour"):
         return tour()
     if args.command == "trace":

@@ -78,7 +78,7 @@ class EvaluationTrace:
                          ("√", r"\sqrt "), ("²", "^2"), ("ln ", r"\ln "), ("sin ", r"\sin "),
                          ("cos ", r"\cos "), ("exp ", r"\exp ")]:
                 s = s.replace(a, b)
-            return _tex_subscripts(s)
+            return _tex_subscripts(_tex_accents(s))
         out = [r"\begin{tabular}{lll}", r"\hline"]
         section = None
         for r in self.rows:
@@ -137,6 +137,15 @@ def _width(s):
 
 def _pad(s, width):
     return s + " " * (width - _width(s))
+
+
+def _tex_accents(s):
+    """A user's input name with a dot or bar over its first letter (``ȧ1``, ``ā1``) as
+    ``\\dot a1`` / ``\\bar a1``."""
+    s = unicodedata.normalize("NFD", s)
+    s = re.sub("(.)\u0307", r"\\dot{\1}", s)
+    s = re.sub("(.)\u0304", r"\\bar{\1}", s)
+    return unicodedata.normalize("NFC", s)
 
 
 def _tex_subscripts(s):

@@ -21,6 +21,7 @@ applied (by name in ``sweep_counts``), next to the primal's count. Rendering
 """
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 
 import numpy as np
@@ -86,15 +87,18 @@ def _partial(node, j, names):
     return tpls[j].format(*args, out=names[node])
 
 
-def trace(f, *args, mode="forward", seed=None):
+def trace(f, *args, mode="forward", seed=None, names=None):
     """The evaluation trace of ``f(*args)`` with its tangent or adjoint trace.
 
     ``seed`` is the input direction ``ẋ`` (forward) — a tuple with one entry per
     argument; default: the unit direction of the first input's first element, as
     in the survey — or the output cotangent ``ȳ`` (reverse; default 1).
+    ``names`` labels the inputs (``v_-1 = x2``, its tangent ``ẋ2``, its adjoint
+    ``x̄2``): one string per argument; default ``x_1 .. x_n`` as in the survey.
     """
     if mode not in ("forward", "reverse"):
         raise ValueError(f"trace: mode must be 'forward' or 'reverse', got {mode!r}")
+    labels = _input_labels(names, len(args))
     from .api import check_input
     tape = VJPTrace()
     leaves = [tape.new_leaf(check_input("trace", i, a)) for i, a in enumerate(args)]
@@ -114,21 +118,43 @@ def trace(f, *args, mode="forward", seed=None):
     nodes = leaves + [n for n in nodes if n.prim is not None]
     et = EvaluationTrace(mode=mode, nodes=nodes, names=names, output=out.value)
     for k, leaf in enumerate(leaves):
-        et.rows.append(Row(names[leaf], f"x_{k + 1}", leaf.value, "primal"))
+        et.rows.append(Row(names[leaf], labels[k], leaf.value, "primal"))
     for node in nodes[n_in:]:
         et.rows.append(Row(names[node], _formula(node, names), node.value, "primal"))
     n_primal = len(nodes) - n_in
     counting = _CountingTape()
     if mode == "forward":
-        _forward_rows(et, leaves, nodes, out, names, seed, counting)
+        _forward_rows(et, leaves, nodes, out, names, seed, counting, labels)
         et.op_counts = {"primal operations": n_primal,
                         "tangent operations": counting.total}
     else:
-        steps = _reverse_rows(et, leaves, nodes, out, names, seed, counting)
+        steps = _reverse_rows(et, leaves, nodes, out, names, seed, counting, labels)
         et.op_counts = {"primal operations": n_primal, "adjoint steps": steps,
                         "adjoint operations": counting.total}
     et.sweep_counts = dict(counting.counts.most_common())
     return et
+
+
+def _input_labels(names, n):
+    """The display names of the ``n`` inputs (``x_1 .. x_n`` by default)."""
+    if names is None:
+        return [f"x_{k + 1}" for k in range(n)]
+    names = [str(name) for name in names]
+    if len(names) != n:
+        raise ValueError(f"trace: names has {len(names)} entries but f gets {n} argument(s); "
+                         f"give one name per argument")
+    if len(set(names)) != n or not all(names):
+        raise ValueError(f"trace: names {names} must be distinct and non-empty")
+    return names
+
+
+def _marked(label, mark):
+    """``label`` with a dot (tangent) or bar (adjoint) over its first letter: ``x2`` ->
+    ``ẋ2``; the default ``x_1`` -> ``ẋ_1``."""
+    return unicodedata.normalize("NFC", label[0] + mark + label[1:])
+
+
+_DOT, _BAR = "\u0307", "\u0304"   # combining dot above, combining macron
 
 
 class _CountingTape(VJPTrace):
@@ -185,7 +211,7 @@ def _apply_rules(et, node, counting, compute):
         return compute([a.value if isinstance(a, Var) else a for a in node.args], False)
 
 
-def _forward_rows(et, leaves, nodes, out, names, seed, counting):
+def _forward_rows(et, leaves, nodes, out, names, seed, counting, labels):
     seed = _default_seed(leaves) if seed is None else seed
     seed = seed if isinstance(seed, (tuple, list)) else (seed,)
     if len(seed) != len(leaves):
@@ -198,7 +224,7 @@ def _forward_rows(et, leaves, nodes, out, names, seed, counting):
             raise ValueError(f"trace: seed {i} has shape {t.shape}, but input {i} has shape "
                              f"{np.shape(leaf.value)}")
         tangents[leaf] = counting.new_leaf(t)
-        et.rows.append(Row("v̇" + names[leaf][1:], f"ẋ_{i + 1}", t, "tangent"))
+        et.rows.append(Row("v̇" + names[leaf][1:], _marked(labels[i], _DOT), t, "tangent"))
     for node in nodes[len(leaves):]:
         traced = [j for j, a in enumerate(node.args) if isinstance(a, Var) and a in tangents]
         prim = node.prim
@@ -248,7 +274,7 @@ def _tangent_formula(node, traced, names):
     return " + ".join(terms).replace("+ −", "− ")
 
 
-def _reverse_rows(et, leaves, nodes, out, names, seed, counting):
+def _reverse_rows(et, leaves, nodes, out, names, seed, counting, labels):
     ybar = np.ones_like(out.value) if seed is None else np.asarray(seed, dtype=float)
     if ybar.shape != np.shape(out.value):
         raise ValueError(f"trace: the reverse seed ȳ has shape {ybar.shape}, but the output "
@@ -291,5 +317,6 @@ def _reverse_rows(et, leaves, nodes, out, names, seed, counting):
     et.derivative = tuple(primal_value(adj[l]) if l in adj else np.zeros_like(l.value)
                           for l in leaves)
     for k, (leaf, d) in enumerate(zip(leaves, et.derivative)):
-        et.rows.append(Row(f"x̄_{k + 1}", bar(leaf) if leaf in adj else "0", d, "result"))
+        et.rows.append(Row(_marked(labels[k], _BAR), bar(leaf) if leaf in adj else "0", d,
+                           "result"))
     return steps

@@ -27,15 +27,23 @@ class ExpressionError(ValueError):
 
 
 def compile_expression(text, variables):
-    """A function of ``variables`` (in that order) evaluating ``text``."""
+    """A function of ``variables`` (in that order) evaluating ``text``.
+
+    The expression is parsed by Python's parser (which refuses nesting deeper than
+    it supports with a one-line :class:`ExpressionError` here), then checked and
+    turned into a postfix program without recursion, so a sum of thousands of terms
+    evaluates like a short one. ``f.names`` is the set of variables it uses.
+    """
     try:
         # '^' is read as a power, with a power's precedence (Python's ^ binds looser than +).
         tree = ast.parse(text.strip().replace("^", "**"), mode="eval")
     except SyntaxError as e:
-        raise ExpressionError(f"cannot parse expression {text!r}: {e.msg} at column "
+        raise ExpressionError(f"cannot parse expression {_quote(text)}: {e.msg} at column "
                               f"{e.offset}") from None
-    names = set()
-    _check(tree.body, names)
+    except (RecursionError, MemoryError):   # Python's parser has a nesting limit
+        raise ExpressionError(f"expression of {len(text)} characters is nested too deeply "
+                              f"(or too long) for Python's parser; split it into parts") from None
+    program, names = _postfix(tree.body)
     unknown = sorted(names - set(variables) - set(CONSTANTS))
     if unknown:
         given = ", ".join(variables) or "none"
@@ -44,61 +52,103 @@ def compile_expression(text, variables):
     variables = list(variables)
 
     def f(*args):
-        env = dict(zip(variables, args))
-        return _eval(tree.body, env)
+        return _run(program, dict(zip(variables, args)))
     f.__name__ = text
+    f.names = frozenset(names)
     return f
 
 
-def _check(node, names):
+def _quote(text, limit=60):
+    return repr(text if len(text) <= limit else text[:limit - 3] + "...")
+
+
+def _postfix(root):
+    """Check ``root`` and list its operations in postfix order (an explicit stack, no
+    recursion). Returns ``(program, names)``."""
+    program, names = [], set()
+    stack = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            program.append(node)
+            continue
+        stack.append((node, True))
+        stack.extend((child, False) for child in reversed(_children(node, names)))
+    return program, names
+
+
+def _children(node, names):
+    """The operands of ``node`` after checking it is allowed (names are collected)."""
     if isinstance(node, ast.BinOp):
         if type(node.op) not in _BINOPS:
             raise ExpressionError(f"operator {type(node.op).__name__} is not supported")
-        _check(node.left, names)
-        _check(node.right, names)
-    elif isinstance(node, ast.UnaryOp):
+        return [node.left, node.right]
+    if isinstance(node, ast.UnaryOp):
         if not isinstance(node.op, (ast.USub, ast.UAdd)):
             raise ExpressionError(f"operator {type(node.op).__name__} is not supported")
-        _check(node.operand, names)
-    elif isinstance(node, ast.Call):
+        return [node.operand]
+    if isinstance(node, ast.Call):
         if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
-            fname = getattr(node.func, "id", ast.unparse(node.func))
+            fname = getattr(node.func, "id", None) or _source(node.func)
             raise ExpressionError(f"unknown function {fname!r}; known: "
                                   f"{', '.join(sorted(FUNCTIONS))}")
         if len(node.args) != 1 or node.keywords:
             raise ExpressionError(f"{node.func.id}() takes exactly one argument")
-        _check(node.args[0], names)
-    elif isinstance(node, ast.Name):
-        names.add(node.id)
-    elif isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
-            and not isinstance(node.value, bool):
-        pass
-    else:
-        raise ExpressionError(f"unsupported syntax: {ast.unparse(node)!r}")
-
-
-def _eval(node, env):
-    if isinstance(node, ast.BinOp):
-        return _BINOPS[type(node.op)](_eval(node.left, env), _eval(node.right, env))
-    if isinstance(node, ast.UnaryOp):
-        v = _eval(node.operand, env)
-        return -v if isinstance(node.op, ast.USub) else v
-    if isinstance(node, ast.Call):
-        return FUNCTIONS[node.func.id](_eval(node.args[0], env))
+        return [node.args[0]]
     if isinstance(node, ast.Name):
-        return env[node.id] if node.id in env else CONSTANTS[node.id]
-    return float(node.value)
+        names.add(node.id)
+        return []
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
+            and not isinstance(node.value, bool):
+        return []
+    raise ExpressionError(f"unsupported syntax: {_source(node)!r}")
+
+
+def _source(node):
+    try:
+        return ast.unparse(node)
+    except RecursionError:
+        return type(node).__name__
+
+
+def _run(program, env):
+    """Evaluate a postfix program on a value stack."""
+    stack = []
+    push, pop = stack.append, stack.pop
+    for node in program:
+        if isinstance(node, ast.BinOp):
+            b = pop()
+            push(_BINOPS[type(node.op)](pop(), b))
+        elif isinstance(node, ast.UnaryOp):
+            if isinstance(node.op, ast.USub):
+                push(-pop())
+        elif isinstance(node, ast.Call):
+            push(FUNCTIONS[node.func.id](pop()))
+        elif isinstance(node, ast.Name):
+            push(env[node.id] if node.id in env else CONSTANTS[node.id])
+        else:
+            push(float(node.value))
+    return pop()
 
 
 def parse_assignments(items):
-    """``["x1=2", "x2=5"]`` -> ``{"x1": 2.0, "x2": 5.0}`` (order kept)."""
+    """``["x1=2", "x2=5"]`` -> ``{"x1": 2.0, "x2": 5.0}`` (order kept). A name given
+    twice, or the name of a function or constant, is an :class:`ExpressionError`."""
     out = {}
     for item in items:
         name, sep, value = item.partition("=")
-        if not sep or not name.strip().isidentifier():
+        name = name.strip()
+        if not sep or not name.isidentifier():
             raise ExpressionError(f"--at expects name=value pairs, got {item!r}")
+        if name in out:
+            raise ExpressionError(f"--at gives {name} twice ({name}={out[name]:g} and {item!r}); "
+                                  f"give each variable once")
+        if name in FUNCTIONS or name in CONSTANTS:
+            kind = "function" if name in FUNCTIONS else "constant"
+            raise ExpressionError(f"--at {item!r}: {name} is a {kind} of the expression "
+                                  f"language; name the variable differently")
         try:
-            out[name.strip()] = float(value)
+            out[name] = float(value)
         except ValueError:
             raise ExpressionError(f"--at {item!r}: {value!r} is not a number") from None
     return out
