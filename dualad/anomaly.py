@@ -11,11 +11,12 @@ path only reads one flag.
 
 The mode belongs to the code that opened the context, not to the process: it
 is held in a :class:`contextvars.ContextVar`, so it covers the thread that
-entered ``detect_anomaly()`` (and the asyncio tasks started inside it, which
-copy the context), while other threads and tasks compute exactly as without
-it, never raising :class:`AnomalyError`. (A ContextVar rather than
-``threading.local``: a thread starts with a fresh context, and an asyncio task
-follows the context it was created in, so both get the right answer.)
+entered ``detect_anomaly()`` and the asyncio tasks created inside it (a task
+copies the context it was created in; ``threading.local`` would instead leak
+the mode to every task of the event loop's thread). Other threads and tasks
+compute exactly as without it and never raise :class:`AnomalyError`. A thread
+started inside the context begins with a fresh context and is not covered:
+open ``detect_anomaly()`` in it.
 
 ``tracer.ANOMALY[0]`` stays a process-wide count of open contexts: the sweeps
 read it as a cheap pre-test ("some code has anomaly mode on") and only then
