@@ -30,9 +30,96 @@ def primitive(fn=None, *, name=None, sympy=None):
     # Rules written for one direction are mapped over batches of tangents/cotangents
     # (vector mode, batched sweeps); defderiv's rules broadcast and switch this back on.
     prim.batch_rules = False
+    # Every defjvp/defvjp rule is wrapped in a shape check (see rule_guard).
+    prim.rule_guard = rule_guard
     prim.__doc__ = fn.__doc__
     prim.__wrapped__ = fn
     return prim
+
+
+def rule_guard(prim, rule, argnum, kind):
+    """``rule`` (a user's JVP or VJP rule for argument ``argnum``) checked on every call.
+
+    The contract (the same as :class:`Function`'s ``backward``/``jvp``):
+
+    - a VJP returns the cotangent of argument ``argnum`` in that argument's shape (behind
+      the cotangent's batch axes, if the rule is given any): a rule that forgot to sum
+      over broadcast axes, or returns a scalar for an array, raises;
+    - a JVP returns a tangent of the output's shape (behind the tangent's batch axes);
+    - ``None`` is a zero; the dtype is free (float32 or float64), and a complex
+      cotangent of a real argument is accepted when the output is complex (its real
+      part is the cotangent, under the pairing ⟨u, v⟩ = Re Σ u·v), but a real
+      primitive's rule that turns a real (co)tangent complex raises.
+
+    The check compares two shape tuples (works on boxes too: ``shape_of``), negligible
+    next to the rule itself."""
+    def checked_vjp(ct, ans, *args, **params):
+        g = rule(ct, ans, *args, **params)
+        if g is not None:
+            nb = len(shape_of(ct)) - len(shape_of(ans))
+            want = shape_of(ct)[:nb] + shape_of(args[argnum])
+            if shape_of(g) != want:
+                raise ValueError(_shape_message(prim.name, "VJP", argnum, shape_of(g), want,
+                                                shape_of(args[argnum]), nb))
+            _check_kind(prim.name, "VJP", argnum, g, ct, args[argnum], ans)
+        return g
+
+    def checked_jvp(t, ans, *args, **params):
+        out = rule(t, ans, *args, **params)
+        if out is not None and not isinstance(ans, (tuple, list)):
+            nb = len(shape_of(t)) - len(shape_of(args[argnum]))
+            want = shape_of(t)[:nb] + shape_of(ans)
+            if shape_of(out) != want:
+                raise ValueError(_shape_message(prim.name, "JVP", argnum, shape_of(out), want,
+                                                shape_of(ans), nb))
+            _check_kind(prim.name, "JVP", argnum, out, t, ans, args[argnum])
+        return out
+
+    checked = checked_vjp if kind == "vjp" else checked_jvp
+    checked.__wrapped__ = rule
+    return checked
+
+
+def _shape_message(name, kind, argnum, got, want, primal_shape, nb):
+    what, of = ("cotangent", f"argument {argnum}") if kind == "VJP" else \
+        ("tangent", "the output")
+    batch = f" behind the {nb} batch axes {want[:nb]}" if nb else ""
+    hint = ""
+    if kind == "VJP" and len(got) >= len(want) and _broadcasts_to(want, got):
+        hint = (f" Argument {argnum} was broadcast against the others: sum the cotangent "
+                f"over the broadcast axes (np.sum(g, axis=...), keepdims where the argument "
+                f"has size 1) before returning it.")
+    elif kind == "JVP" and _broadcasts_to(got, want):
+        hint = f" Broadcast it to the output's shape: np.broadcast_to(..., {primal_shape})."
+    return (f"the {kind} rule of primitive '{name}' for argument {argnum} returned a {what} "
+            f"of shape {got}, but {of} has shape {primal_shape}: return a {what} of shape "
+            f"{want}, the shape of {of}{batch}.{hint}")
+
+
+def _broadcasts_to(small, big):
+    try:
+        return np.broadcast_shapes(small, big) == tuple(big)
+    except ValueError:
+        return False
+
+
+def _is_complex(v):
+    dtype = getattr(v, "dtype", None)
+    if dtype is None:
+        return type(v) is complex
+    return getattr(dtype, "kind", "") == "c"
+
+
+def _check_kind(name, kind, argnum, out, seed, primal, other):
+    """A rule of a real map (real seed, real primal, real other side) cannot return a
+    complex value: that is a bug in the rule, not an imaginary part riding along."""
+    if _is_complex(out) and not (_is_complex(seed) or _is_complex(primal)
+                                  or _is_complex(other)):
+        what = "cotangent" if kind == "VJP" else "tangent"
+        raise TypeError(f"the {kind} rule of primitive '{name}' for argument {argnum} returned "
+                        f"a complex {what} (dtype {out.dtype if hasattr(out, 'dtype') else 'complex'})"
+                        f" for a real argument, output and seed: return a real {what} "
+                        f"(np.real(...) if the imaginary part is known to vanish)")
 
 
 class FunctionCtx:
@@ -133,9 +220,12 @@ def _function_vjp(cls):
                             f"gradient (or None) per input")
         nb = len(shape_of(ct)) - len(shape_of(ans))
         for i, (g, v) in enumerate(zip(grads, vals)):
-            if g is not None and shape_of(g)[nb:] != shape_of(v):
+            if g is not None and shape_of(g) != shape_of(ct)[:nb] + shape_of(v):
                 raise ValueError(f"{cls.__name__}.backward returned a gradient of shape "
-                                 f"{shape_of(g)} for input {i} of shape {shape_of(v)}")
+                                 f"{shape_of(g)} for input {i} of shape {shape_of(v)}: " +
+                                 _shape_message(cls.__name__, "VJP", i, shape_of(g),
+                                                shape_of(ct)[:nb] + shape_of(v),
+                                                shape_of(v), nb).split(": ", 1)[1])
         return grads
     return vjp_all
 
@@ -155,7 +245,14 @@ def _function_jvp(cls):
                     for t, v in zip(tangents, vals)]
         ctx._view = (vals, ans)
         try:
-            return rule(ctx, *tangents)
+            out = rule(ctx, *tangents)
         finally:
             ctx._view = None
+        if out is not None and not isinstance(ans, (tuple, list)) and \
+                shape_of(out) != batch + shape_of(ans):
+            raise ValueError(f"{cls.__name__}.jvp returned a tangent of shape "
+                             f"{shape_of(out)}, but the output has shape {shape_of(ans)}: "
+                             f"return a tangent of shape {batch + shape_of(ans)}, the shape of "
+                             f"the output" + (f" behind the batch axes {batch}" if batch else ""))
+        return out
     return jvp_all
