@@ -14,6 +14,10 @@ Rules receive the tangent ``t`` (or cotangent ``g``), the output ``ans`` and
 the inputs. Written with NumPy calls on their arguments, rules are
 differentiable again. For elementwise scalar functions one derivative per
 argument gives both rules: ``f.defderiv(lambda ans, x: cos(x))``.
+
+Every rule given to ``defjvp``/``defvjp`` is checked when it runs (see
+:func:`rule_guard`): a cotangent must have its argument's shape and a tangent
+the output's, or the error names the primitive, the argument and both shapes.
 """
 from __future__ import annotations
 
@@ -55,24 +59,37 @@ def rule_guard(prim, rule, argnum, kind):
     next to the rule itself."""
     def checked_vjp(ct, ans, *args, **params):
         g = rule(ct, ans, *args, **params)
-        if g is not None:
-            nb = len(shape_of(ct)) - len(shape_of(ans))
-            want = shape_of(ct)[:nb] + shape_of(args[argnum])
-            if shape_of(g) != want:
-                raise ValueError(_shape_message(prim.name, "VJP", argnum, shape_of(g), want,
-                                                shape_of(args[argnum]), nb))
-            _check_kind(prim.name, "VJP", argnum, g, ct, args[argnum], ans)
+        if g is None or type(ans) in _CONTAINERS:
+            return g
+        x = args[argnum]
+        want = x.shape if type(x) is _ARRAY else shape_of(x)
+        nb = (ct.ndim if type(ct) is _ARRAY else len(shape_of(ct))) - \
+            (ans.ndim if type(ans) is _ARRAY else len(shape_of(ans)))
+        if nb:
+            want = shape_of(ct)[:nb] + want
+        got = g.shape if type(g) is _ARRAY else shape_of(g)
+        if got != want:
+            raise ValueError(_shape_message(prim.name, "VJP", argnum, got, want, shape_of(x), nb))
+        if type(g) is _ARRAY and g.dtype.kind == "c" or type(g) in _COMPLEX:
+            _check_kind(prim.name, "VJP", argnum, g, ct, x, ans)
         return g
 
     def checked_jvp(t, ans, *args, **params):
         out = rule(t, ans, *args, **params)
-        if out is not None and not isinstance(ans, (tuple, list)):
-            nb = len(shape_of(t)) - len(shape_of(args[argnum]))
-            want = shape_of(t)[:nb] + shape_of(ans)
-            if shape_of(out) != want:
-                raise ValueError(_shape_message(prim.name, "JVP", argnum, shape_of(out), want,
-                                                shape_of(ans), nb))
-            _check_kind(prim.name, "JVP", argnum, out, t, ans, args[argnum])
+        if out is None or type(ans) in _CONTAINERS:
+            return out
+        want = ans.shape if type(ans) is _ARRAY else shape_of(ans)
+        x = args[argnum]
+        nb = (t.ndim if type(t) is _ARRAY else len(shape_of(t))) - \
+            (x.ndim if type(x) is _ARRAY else len(shape_of(x)))
+        if nb:
+            want = shape_of(t)[:nb] + want
+        got = out.shape if type(out) is _ARRAY else shape_of(out)
+        if got != want:
+            raise ValueError(_shape_message(prim.name, "JVP", argnum, got, want, shape_of(ans),
+                                            nb))
+        if type(out) is _ARRAY and out.dtype.kind == "c" or type(out) in _COMPLEX:
+            _check_kind(prim.name, "JVP", argnum, out, t, ans, x)
         return out
 
     checked = checked_vjp if kind == "vjp" else checked_jvp
@@ -94,6 +111,15 @@ def _shape_message(name, kind, argnum, got, want, primal_shape, nb):
     return (f"the {kind} rule of primitive '{name}' for argument {argnum} returned a {what} "
             f"of shape {got}, but {of} has shape {primal_shape}: return a {what} of shape "
             f"{want}, the shape of {of}{batch}.{hint}")
+
+
+_CONTAINERS = (tuple, list)   # several outputs: their rule returns a container
+
+
+# Plain complex values: their kind is checked (a traced value's at the level where the
+# rule runs on plain ones). Tested by ``type``: the guard runs on every rule call.
+_COMPLEX = (complex, np.complex128, np.complex64)
+_ARRAY = np.ndarray
 
 
 def _broadcasts_to(small, big):
