@@ -262,7 +262,12 @@ def main(argv=None) -> int:
     p_trace.add_argument("--digits", type=_digits, default=3,
                          help=f"decimals shown, 0 to {MAX_DIGITS} (default 3)")
     p_trace.add_argument("--graph", metavar="OUT.png", help="also draw the graph (matplotlib)")
-    p_check = sub.add_parser("check", help="verify custom derivative rules in a module")
+    p_check = sub.add_parser(
+        "check", help="verify custom derivative rules in a module (imports it: runs its code)",
+        description="Verify the custom rules (@dualad.primitive, dualad.Function) a module "
+                    "defines against finite differences. The target file is imported, so its "
+                    "top-level code runs: check only files you would run. Exit status 0 all "
+                    "rules pass, 1 a rule is wrong, 2 the target could not be loaded.")
     p_check.add_argument("target", help="path/to/module.py[:name] or package.module[:name]")
     p_check.add_argument("--order", type=int, default=2)
     args, extra = parser.parse_known_args(argv)

@@ -14,6 +14,10 @@ Rules receive the tangent ``t`` (or cotangent ``g``), the output ``ans`` and
 the inputs. Written with NumPy calls on their arguments, rules are
 differentiable again. For elementwise scalar functions one derivative per
 argument gives both rules: ``f.defderiv(lambda ans, x: cos(x))``.
+
+Every rule given to ``defjvp``/``defvjp`` is checked when it runs (see
+:func:`rule_guard`): a cotangent must have its argument's shape and a tangent
+the output's, or the error names the primitive, the argument and both shapes.
 """
 from __future__ import annotations
 
@@ -30,9 +34,118 @@ def primitive(fn=None, *, name=None, sympy=None):
     # Rules written for one direction are mapped over batches of tangents/cotangents
     # (vector mode, batched sweeps); defderiv's rules broadcast and switch this back on.
     prim.batch_rules = False
+    # Every defjvp/defvjp rule is wrapped in a shape check (see rule_guard).
+    prim.rule_guard = rule_guard
     prim.__doc__ = fn.__doc__
     prim.__wrapped__ = fn
     return prim
+
+
+def rule_guard(prim, rule, argnum, kind):
+    """``rule`` (a user's JVP or VJP rule for argument ``argnum``) checked on every call.
+
+    The contract (the same as :class:`Function`'s ``backward``/``jvp``):
+
+    - a VJP returns the cotangent of argument ``argnum`` in that argument's shape (behind
+      the cotangent's batch axes, if the rule is given any): a rule that forgot to sum
+      over broadcast axes, or returns a scalar for an array, raises;
+    - a JVP returns a tangent of the output's shape (behind the tangent's batch axes);
+    - ``None`` is a zero; the dtype is free (float32 or float64), and a complex
+      cotangent of a real argument is accepted when the output is complex (its real
+      part is the cotangent, under the pairing ⟨u, v⟩ = Re Σ u·v), but a real
+      primitive's rule that turns a real (co)tangent complex raises.
+
+    The check compares two shape tuples (works on boxes too: ``shape_of``), negligible
+    next to the rule itself."""
+    def checked_vjp(ct, ans, *args, **params):
+        g = rule(ct, ans, *args, **params)
+        if g is None or type(ans) in _CONTAINERS:
+            return g
+        x = args[argnum]
+        want = x.shape if type(x) is _ARRAY else shape_of(x)
+        nb = (ct.ndim if type(ct) is _ARRAY else len(shape_of(ct))) - \
+            (ans.ndim if type(ans) is _ARRAY else len(shape_of(ans)))
+        if nb:
+            want = shape_of(ct)[:nb] + want
+        got = g.shape if type(g) is _ARRAY else shape_of(g)
+        if got != want:
+            raise ValueError(_shape_message(prim.name, "VJP", argnum, got, want, shape_of(x), nb))
+        if type(g) is _ARRAY and g.dtype.kind == "c" or type(g) in _COMPLEX:
+            _check_kind(prim.name, "VJP", argnum, g, ct, x, ans)
+        return g
+
+    def checked_jvp(t, ans, *args, **params):
+        out = rule(t, ans, *args, **params)
+        if out is None or type(ans) in _CONTAINERS:
+            return out
+        want = ans.shape if type(ans) is _ARRAY else shape_of(ans)
+        x = args[argnum]
+        nb = (t.ndim if type(t) is _ARRAY else len(shape_of(t))) - \
+            (x.ndim if type(x) is _ARRAY else len(shape_of(x)))
+        if nb:
+            want = shape_of(t)[:nb] + want
+        got = out.shape if type(out) is _ARRAY else shape_of(out)
+        if got != want:
+            raise ValueError(_shape_message(prim.name, "JVP", argnum, got, want, shape_of(ans),
+                                            nb))
+        if type(out) is _ARRAY and out.dtype.kind == "c" or type(out) in _COMPLEX:
+            _check_kind(prim.name, "JVP", argnum, out, t, ans, x)
+        return out
+
+    checked = checked_vjp if kind == "vjp" else checked_jvp
+    checked.__wrapped__ = rule
+    return checked
+
+
+def _shape_message(name, kind, argnum, got, want, primal_shape, nb):
+    what, of = ("cotangent", f"argument {argnum}") if kind == "VJP" else \
+        ("tangent", "the output")
+    batch = f" behind the {nb} batch axes {want[:nb]}" if nb else ""
+    hint = ""
+    if kind == "VJP" and len(got) >= len(want) and _broadcasts_to(want, got):
+        hint = (f" Argument {argnum} was broadcast against the others: sum the cotangent "
+                f"over the broadcast axes (np.sum(g, axis=...), keepdims where the argument "
+                f"has size 1) before returning it.")
+    elif kind == "JVP" and _broadcasts_to(got, want):
+        hint = f" Broadcast it to the output's shape: np.broadcast_to(..., {primal_shape})."
+    return (f"the {kind} rule of primitive '{name}' for argument {argnum} returned a {what} "
+            f"of shape {got}, but {of} has shape {primal_shape}: return a {what} of shape "
+            f"{want}, the shape of {of}{batch}.{hint}")
+
+
+_CONTAINERS = (tuple, list)   # several outputs: their rule returns a container
+
+
+# Plain complex values: their kind is checked (a traced value's at the level where the
+# rule runs on plain ones). Tested by ``type``: the guard runs on every rule call.
+_COMPLEX = (complex, np.complex128, np.complex64)
+_ARRAY = np.ndarray
+
+
+def _broadcasts_to(small, big):
+    try:
+        return np.broadcast_shapes(small, big) == tuple(big)
+    except ValueError:
+        return False
+
+
+def _is_complex(v):
+    dtype = getattr(v, "dtype", None)
+    if dtype is None:
+        return type(v) is complex
+    return getattr(dtype, "kind", "") == "c"
+
+
+def _check_kind(name, kind, argnum, out, seed, primal, other):
+    """A rule of a real map (real seed, real primal, real other side) cannot return a
+    complex value: that is a bug in the rule, not an imaginary part riding along."""
+    if _is_complex(out) and not (_is_complex(seed) or _is_complex(primal)
+                                  or _is_complex(other)):
+        what = "cotangent" if kind == "VJP" else "tangent"
+        raise TypeError(f"the {kind} rule of primitive '{name}' for argument {argnum} returned "
+                        f"a complex {what} (dtype {out.dtype if hasattr(out, 'dtype') else 'complex'})"
+                        f" for a real argument, output and seed: return a real {what} "
+                        f"(np.real(...) if the imaginary part is known to vanish)")
 
 
 class FunctionCtx:
@@ -133,9 +246,12 @@ def _function_vjp(cls):
                             f"gradient (or None) per input")
         nb = len(shape_of(ct)) - len(shape_of(ans))
         for i, (g, v) in enumerate(zip(grads, vals)):
-            if g is not None and shape_of(g)[nb:] != shape_of(v):
+            if g is not None and shape_of(g) != shape_of(ct)[:nb] + shape_of(v):
                 raise ValueError(f"{cls.__name__}.backward returned a gradient of shape "
-                                 f"{shape_of(g)} for input {i} of shape {shape_of(v)}")
+                                 f"{shape_of(g)} for input {i} of shape {shape_of(v)}: " +
+                                 _shape_message(cls.__name__, "VJP", i, shape_of(g),
+                                                shape_of(ct)[:nb] + shape_of(v),
+                                                shape_of(v), nb).split(": ", 1)[1])
         return grads
     return vjp_all
 
@@ -155,7 +271,14 @@ def _function_jvp(cls):
                     for t, v in zip(tangents, vals)]
         ctx._view = (vals, ans)
         try:
-            return rule(ctx, *tangents)
+            out = rule(ctx, *tangents)
         finally:
             ctx._view = None
+        if out is not None and not isinstance(ans, (tuple, list)) and \
+                shape_of(out) != batch + shape_of(ans):
+            raise ValueError(f"{cls.__name__}.jvp returned a tangent of shape "
+                             f"{shape_of(out)}, but the output has shape {shape_of(ans)}: "
+                             f"return a tangent of shape {batch + shape_of(ans)}, the shape of "
+                             f"the output" + (f" behind the batch axes {batch}" if batch else ""))
+        return out
     return jvp_all

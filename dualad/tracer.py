@@ -185,28 +185,88 @@ class Primitive:
     def defjvp(self, *rules, argnums=None):
         """Register per-argument JVP rules ``rule(t, ans, *args, **params)``."""
         for i, rule in zip(range(len(rules)) if argnums is None else argnums, rules):
-            self.jvps[i] = rule
+            self.jvps[i] = self._hand_rule(rule, i, "jvp")
         return self
 
     def defvjp(self, *rules, argnums=None):
         """Register per-argument VJP rules ``rule(ct, ans, *args, **params)``."""
         for i, rule in zip(range(len(rules)) if argnums is None else argnums, rules):
-            self.vjps[i] = rule
+            self.vjps[i] = self._hand_rule(rule, i, "vjp")
         return self
 
     def defderiv(self, *derivs):
-        """Both rules of an elementwise primitive from ``d_i(ans, *args) = ∂ans/∂arg_i``."""
+        """Both rules of an elementwise primitive from ``d_i(ans, *args) = ∂ans/∂arg_i``.
+
+        The partials are the one source of both rules and of the reverse sweep's
+        elementwise fast path (which reads ``derivs``). A later ``defjvp``/``defvjp``
+        replaces the rule of its argument in every path: see :meth:`_hand_rule`."""
         from .ops.elementwise import _jvp_from, _vjp_from
         for i, d in enumerate(derivs):
             if d is not None:
                 self.jvps[i] = _jvp_from(d, i)
                 self.vjps[i] = _vjp_from(d, i)
         self.derivs = derivs
-        self.batch_rules = True  # rules built from derivatives broadcast over batch axes
+        self.const_derivs = None
+        # rules built from derivatives broadcast over batch axes
+        self.batch_rules = True
+        # an argument without a partial keeps its hand-written rules (if any), which the
+        # fast path would not see: then the fast path is off
+        if any(d is None and (i in self.vjps) for i, d in enumerate(derivs)):
+            self._drop_derivs()
         return self
+
+    def _hand_rule(self, rule, argnum, kind):
+        """A hand-written rule for ``argnum`` becomes the one source of truth for it.
+
+        The elementwise partials (``derivs``, ``const_derivs``) would otherwise still
+        drive the reverse sweep's fast path while the general path (anomaly mode,
+        ``create_graph``) and forward mode ran the new rule: so a hand-written VJP
+        turns the partials off, and a hand-written JVP too (the partials would no
+        longer describe the primitive's derivative, which the sparsity detector and the
+        rule checker read). The other arguments keep the rules built from their
+        partials, which are correct one direction at a time as well. A user's primitive
+        (``rule_guard`` set by :func:`dualad.primitive`) also wraps the rule in its
+        shape check."""
+        guard = getattr(self, "rule_guard", None)
+        checked = rule if guard is None else guard(self, rule, argnum, kind)
+        if self.derivs is not None or self.const_derivs is not None:
+            derivs = self.derivs
+            self._drop_derivs()
+            # The other direction's rule of this argument came from the old partial: it
+            # becomes the transpose of the new rule (linear in its tangent/cotangent), so
+            # forward and reverse mode keep computing one derivative.
+            if derivs is not None and argnum < len(derivs) and derivs[argnum] is not None:
+                other = self.vjps if kind == "jvp" else self.jvps
+                other[argnum] = _transposed(checked, kind, argnum)
+        return checked
+
+    def _drop_derivs(self):
+        self.derivs = None
+        self.const_derivs = None
+        # the rules are no longer all built from partials: hand-written ones of a user's
+        # primitive are written for one direction (see dualad.custom.primitive)
+        if getattr(self, "rule_guard", None) is not None:
+            self.batch_rules = False
 
     def __repr__(self):
         return f"<primitive {self.name}>"
+
+
+def _transposed(rule, kind, argnum):
+    """The rule of the other direction, as the transpose of ``rule`` (a linear map of its
+    first argument): a JVP ``t ↦ J t`` from a VJP ``u ↦ Jᵀ u`` (and back) by one reverse
+    sweep through the rule, seeded with the tangent (cotangent). Made only when a
+    hand-written rule replaces one that ``defderiv`` built from a partial derivative."""
+    def transposed(w, ans, *args, **params):
+        from .api import vjp   # late: api imports this module
+        if kind == "vjp":      # w: a tangent of an argument; the rule maps output -> argument
+            zero = np.zeros(shape_of(ans), np.result_type(primal_value(ans), np.float64))
+        else:                  # w: a cotangent of the output; the rule maps argument -> output
+            arg = args[argnum]
+            zero = np.zeros(shape_of(arg), np.result_type(primal_value(arg), np.float64))
+        _, pullback = vjp(lambda s: rule(s, ans, *args, **params), zero)
+        return pullback(w)[0]
+    return transposed
 
 
 def sample(*args, domain=None, **params):

@@ -40,6 +40,7 @@ import dualad
 from dualad.tracer import REGISTRY, Primitive
 
 from .check_grads import GradCheckError, check_grads
+from .sampling import directions, signature_arity, signature_sample
 from .numeric import central_difference, complex_step, real_directions, real_jacobian, realify
 
 ELEMENTWISE_SHAPES = {
@@ -70,6 +71,7 @@ class RuleReport:
     """The checks run on one primitive or Function, and their verdicts."""
     name: str
     rows: list = field(default_factory=list)
+    notes: list = field(default_factory=list)   # what was (not) checked, and why
 
     @property
     def ok(self):
@@ -89,6 +91,7 @@ class RuleReport:
 
     def __str__(self):
         lines = [f"{self.name}: {'ok' if self.ok else 'FAILED'} ({len(self.rows)} checks)"]
+        lines += [f"  note: {n}" for n in dict.fromkeys(self.notes)]
         for r in self.rows:
             if not r.ok:
                 lines.append(f"  FAILED {r.check}: abs {r.abs_err:.2e}, rel {r.rel_err:.2e}"
@@ -153,7 +156,12 @@ def default_samples(prim, target=None):
             out += [{"args": shapes, "params": {}, "domain": None, "complex_domain": cdom}
                     for shapes in COMPLEX_SHAPES[n]]
         return out
-    return []
+    # Nothing declared: standard normals at broadcasting shapes, as many arguments as the
+    # forward takes (check_rule skips the shapes the forward refuses, and redraws inside
+    # the forward's domain where it gives nan/inf).
+    n = signature_arity(prim, target)
+    shapes = ELEMENTWISE_SHAPES.get(n, [((3,),) * n, ((2, 3),) * n])
+    return [{"args": sh, "params": {}, "domain": None, "signature": True} for sh in shapes]
 
 
 def _materialize(sample, rng, nondiff):
@@ -200,18 +208,38 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
     rng = np.random.default_rng(seed)
     nondiff = set(getattr(prim, "nondiff_argnums", ()))
     sympy_runs = 0
+    skipped = []
     for k, smp in enumerate(samples):
         if "values" in smp:
             vals = list(smp["values"])
             diff = [i for i, a in enumerate(vals) if _is_diff_value(a) and i not in nondiff]
+        elif smp.get("signature"):
+            vals, why = signature_sample(smp, call, rng)
+            if vals is None:
+                skipped.append(f"{', '.join(map(str, smp['args']))}: {why}")
+                continue
+            diff = [i for i in range(len(vals)) if i not in nondiff]
         else:
             vals, diff = _materialize(smp, rng, nondiff)
         kw = dict(smp.get("params", {}))
+        modes = directions(prim, target, diff)
+        if not prim.zero_derivative and diff and not modes:
+            report.add(f"no checks could be run: {name} has no JVP or VJP rule for arguments "
+                       f"{diff} (define defjvp/defvjp/defderiv, or a Function's backward)",
+                       False)
+            break
+        if modes == ("rev",):
+            report.notes.append("reverse mode only (no JVP rule): VJPs checked against finite "
+                                "differences, to order 2 as VJP of VJP; forward mode not checked")
+        elif modes == ("fwd",):
+            report.notes.append("forward mode only (no VJP rule): JVPs checked against finite "
+                                "differences, to order 2 as JVP of JVP; reverse mode not checked")
         shapes = ", ".join(str(np.shape(vals[i])) + (" complex" if np.iscomplexobj(vals[i])
                                                       else "") for i in diff)
         tag = f"sample {k} [{shapes}]"
         try:
-            _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng, reference)
+            _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng, reference,
+                          modes)
         except Exception as e:  # noqa: BLE001 - any crash is a failed check, reported
             report.add(f"{tag}: ran without error", False, detail=f"{type(e).__name__}: {e}")
         elementwise = getattr(prim, "derivs", None) is not None
@@ -219,11 +247,18 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
         if sympy and prim.sympy is not None and not prim.zero_derivative and (
                 sympy_runs < (3 if elementwise else 1)) and not any(
                 np.iscomplexobj(vals[i]) for i in diff):
-            sympy_runs += _check_sympy(report, prim, call, vals, diff, kw, tag, smp)
+            sympy_runs += _check_sympy(report, prim, call, vals, diff, kw, tag, smp, modes)
+    if skipped and any(smp.get("signature") for smp in samples):
+        report.notes.append("samples drawn from the signature (standard normals at "
+                            "broadcasting shapes); shapes skipped: " + "; ".join(skipped))
+        if not report.rows:
+            report.add("no sample could be drawn: give check_rule(args=...) or set "
+                       f"{name}.samples = [dualad.sample(shape, ...)]", False)
     return report
 
 
-def _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng, reference):
+def _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng, reference,
+                  modes=("fwd", "rev")):
     plain = call(*vals, **kw)
     if reference is not None:
         a, r = _rel(dualad.tracer.primal_value(call(*vals, **kw)), reference(*vals, **kw))
@@ -236,45 +271,59 @@ def _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng, ref
                 dualad.tracer.primal_value(f(x)), dtype=float)))(vals[i])
             report.add(f"{tag}: zero derivative of argument {i}", np.all(g == 0))
         return
+    fwd, rev = "fwd" in modes, "rev" in modes
     for i in diff:
         f = _partial(call, vals, i, kw)
         x = vals[i]
-        out, _ = dualad.jvp(f, (x,), (np.zeros_like(x),))
+        if fwd:
+            out, _ = dualad.jvp(f, (x,), (np.zeros_like(x),))
+        else:
+            out, pullback = dualad.vjp(f, x)
         a, r = _rel(out, plain)
         report.add(f"{tag}: traced value equals plain value", r <= 1e-12, a, r)
         # Complex numbers as R²: Jacobians of the realified map, (output coords, input coords).
         J_num = real_jacobian(f, x)
-        _, T = dualad.jvp(f, (x,), (real_directions(x),))             # vector forward mode
-        J_fwd = np.stack([_realify_as(t, out) for t in np.asarray(T)], axis=1)
-        _, pullback = dualad.vjp(f, x)
-        (C,) = pullback(_real_cotangents(out))                         # batched reverse sweep
-        J_rev = np.stack([_cotangent_row(c, x) for c in np.asarray(C)], axis=0)
-        a, r = _rel(J_fwd, J_num)
-        report.add(f"{tag}: tangent (JVP) of argument {i}", r <= rtol * 10 or a <= rtol, a, r)
-        a, r = _rel(J_rev, J_num)
-        report.add(f"{tag}: cotangent (VJP) of argument {i}", r <= rtol * 10 or a <= rtol, a, r)
-        a, r = _rel(J_fwd, J_rev)
-        report.add(f"{tag}: JVP/VJP consistency of argument {i}", r <= 1e-9, a, r)
-        v = _random_like(x, rng)
-        _, t1 = dualad.jvp(f, (x,), (v,))
-        a, r = _rel(_realify_as(t1, out), J_fwd @ realify(v))
-        report.add(f"{tag}: single-direction JVP of argument {i}", r <= 1e-9, a, r)
-        u = _random_like(out, rng)
-        (c1,) = pullback(u)
-        a, r = _rel(_cotangent_row(c1, x), _cotangent_row(u, out) @ J_rev)
-        report.add(f"{tag}: single-cotangent VJP of argument {i}", r <= 1e-9, a, r)
-        if np.shape(c1) != np.shape(x):
-            report.add(f"{tag}: cotangent shape of argument {i}", False,
-                       detail=f"{np.shape(c1)} for an input of shape {np.shape(x)}")
+        t1 = c1 = None
+        if fwd:
+            _, T = dualad.jvp(f, (x,), (real_directions(x),))             # vector forward mode
+            J_fwd = np.stack([_realify_as(t, out) for t in np.asarray(T)], axis=1)
+            a, r = _rel(J_fwd, J_num)
+            report.add(f"{tag}: tangent (JVP) of argument {i}", r <= rtol * 10 or a <= rtol,
+                       a, r)
+        if rev:
+            _, pullback = dualad.vjp(f, x)
+            (C,) = pullback(_real_cotangents(out))                         # batched reverse sweep
+            J_rev = np.stack([_cotangent_row(c, x) for c in np.asarray(C)], axis=0)
+            a, r = _rel(J_rev, J_num)
+            report.add(f"{tag}: cotangent (VJP) of argument {i}", r <= rtol * 10 or a <= rtol,
+                       a, r)
+        if fwd and rev:
+            a, r = _rel(J_fwd, J_rev)
+            report.add(f"{tag}: JVP/VJP consistency of argument {i}", r <= 1e-9, a, r)
+        if fwd:
+            v = _random_like(x, rng)
+            _, t1 = dualad.jvp(f, (x,), (v,))
+            a, r = _rel(_realify_as(t1, out), J_fwd @ realify(v))
+            report.add(f"{tag}: single-direction JVP of argument {i}", r <= 1e-9, a, r)
+        if rev:
+            u = _random_like(out, rng)
+            (c1,) = pullback(u)
+            a, r = _rel(_cotangent_row(c1, x), _cotangent_row(u, out) @ J_rev)
+            report.add(f"{tag}: single-cotangent VJP of argument {i}", r <= 1e-9, a, r)
+            if np.shape(c1) != np.shape(x):
+                report.add(f"{tag}: cotangent shape of argument {i}", False,
+                           detail=f"{np.shape(c1)} for an input of shape {np.shape(x)}")
         if np.iscomplexobj(x) or np.iscomplexobj(out):
             _check_kinds(report, tag, i, x, out, t1, c1)
-        if getattr(prim, "holomorphic", False):
+        if fwd and getattr(prim, "holomorphic", False):
             _check_holomorphic(report, tag, i, f, x, out, t1, v, rtol)
     if order >= 2 and diff:
         g = lambda *xs: call(*_fill(vals, diff, xs), **kw)  # noqa: E731
+        names = {"fwd": "JVP", "rev": "VJP"}
+        which = "/".join(names[m] for m in modes)
         try:
-            n = check_grads(g, tuple(vals[i] for i in diff), order=order, seed=0)
-            report.add(f"{tag}: order {order} ({n} checks: JVP/VJP of JVP/VJP)", True)
+            n = check_grads(g, tuple(vals[i] for i in diff), order=order, seed=0, modes=modes)
+            report.add(f"{tag}: order {order} ({n} checks: {which} of {which})", True)
         except GradCheckError as e:
             report.add(f"{tag}: order {order}", False, detail=str(e).split("\n")[0])
 
@@ -313,11 +362,13 @@ def _cotangent_row(g, like):
 def _check_kinds(report, tag, i, x, out, t, c):
     """A real output's tangent and a real input's cotangent must be real (a complex one
     may be real-typed: a zero imaginary part)."""
-    ok = not (np.iscomplexobj(t) and not np.iscomplexobj(out)) and \
-        not (np.iscomplexobj(c) and not np.iscomplexobj(x))
+    ok = not (t is not None and np.iscomplexobj(t) and not np.iscomplexobj(out)) and \
+        not (c is not None and np.iscomplexobj(c) and not np.iscomplexobj(x))
     report.add(f"{tag}: real/complex kind of tangent and cotangent of argument {i}", ok,
-               detail="" if ok else f"input {np.asarray(x).dtype} got a {np.asarray(c).dtype} "
-               f"cotangent; output {np.asarray(out).dtype} got a {np.asarray(t).dtype} tangent")
+               detail="" if ok else f"input {np.asarray(x).dtype} got a "
+               f"{np.asarray(c).dtype if c is not None else 'no'} cotangent; output "
+               f"{np.asarray(out).dtype} got a {np.asarray(t).dtype if t is not None else 'no'}"
+               f" tangent")
 
 
 def _check_holomorphic(report, tag, i, f, x, out, t, v, rtol):
@@ -348,7 +399,7 @@ def _partial(call, vals, i, kw):
     return lambda x: call(*_fill(vals, [i], [x]), **kw)
 
 
-def _check_sympy(report, prim, call, vals, diff, kw, tag, smp):
+def _check_sympy(report, prim, call, vals, diff, kw, tag, smp, modes=("fwd", "rev")):
     from .symbolic import compare
     limit = 6 if getattr(prim, "derivs", None) is not None else 4
     if not diff or sum(int(np.size(vals[i])) for i in diff) > limit:
@@ -366,7 +417,7 @@ def _check_sympy(report, prim, call, vals, diff, kw, tag, smp):
             return 1
         report.add(f"{tag}: SymPy oracle (AD Jacobian vs sympy.diff at the point)", ok)
         return 1
-    for mode in ("forward", "reverse"):
+    for mode in [m for m, short in (("forward", "fwd"), ("reverse", "rev")) if short in modes]:
         try:
             scalar = all(s == () for s in shapes)
             ok, how = compare(f, shapes, domain=doms, mode=mode, simplify=scalar,

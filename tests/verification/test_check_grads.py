@@ -8,7 +8,9 @@ from verification import GradCheckError, check_grads
 def test_passes_on_correct_functions_to_third_order():
     f = lambda x, y: np.sin(x) * y + np.exp(x * y)  # noqa: E731
     n = check_grads(f, (np.array([0.3, 0.5]), np.array([1.2, -0.4])), order=3)
-    assert n == 4 + 8 + 16  # 2 arguments x 2 modes, at each of 3 levels of nesting
+    # Level 1: 2 arguments x 2 modes. Each derivative map is then a function of the point
+    # and of its direction (JVP: x, y, v_x, v_y; VJP: x, y, u), and so on down.
+    assert n == 4 + (8 + 6) + (16 + 10 + 12 + 8)
 
 
 def test_float32_table():
@@ -47,3 +49,49 @@ def test_second_order_failure_is_named():
 def test_bad_modes():
     with pytest.raises(ValueError, match="modes"):
         check_grads(np.sin, np.ones(2), modes=("sideways",))
+
+
+def test_no_false_alarm_where_the_first_step_crosses_a_tie():
+    # two entries 1e-4 apart: a step of 1e-2 swaps them, so its difference quotient is
+    # not the derivative sort has at this point (a permutation matrix)
+    x = np.array([-0.2342, -0.2341, 1.5792])
+    assert check_grads(np.sort, (x,), order=1) == 2
+    assert check_grads(np.sort, (x,), order=2) > 2
+    assert check_grads(lambda v: np.abs(v) * v[0], (np.array([2e-4, -3e-5, 1.0]),), order=2)
+
+
+@pytest.mark.parametrize("args", [(np.zeros(0),), (np.zeros((0, 3)), np.array(2.0)),
+                                  (np.ones(3), np.zeros((2, 0)))])
+def test_empty_arguments_pass_with_their_shapes_checked(args):
+    f = lambda *xs: sum(np.sum(np.sin(x)) for x in xs) * np.sin(xs[0])  # noqa: E731
+    assert check_grads(f, args, order=2) > 0
+
+
+def test_wrong_vjp_without_jvp_reports_the_reverse_jacobian():
+    p = dualad.primitive(lambda x: np.sin(x))
+    p.defvjp(lambda g, ans, x: g * np.cos(x) * 1.01)      # no JVP rule at all
+    with pytest.raises(GradCheckError) as e:
+        check_grads(p, np.array([0.3, 0.5]), order=1, modes=("rev",))
+    msg = str(e.value)
+    assert msg.startswith("VJP, argument 0")
+    assert "numerical Jacobian" in msg and "analytical Jacobian (reverse mode)" in msg
+    assert "0.964" in msg       # 1.01·cos(0.3), read from the reverse sweep
+
+
+def _with_helper(scale):
+    """sin, whose VJP calls a helper primitive h(g, x) = g·cos(x) whose own VJP with
+    respect to g is off by ``scale``: only differentiating the VJP in g shows it."""
+    h = dualad.primitive(lambda g, x: g * np.cos(x), name="helper")
+    h.defjvp(lambda t, a, g, x: t * np.cos(x), lambda t, a, g, x: -t * g * np.sin(x))
+    h.defvjp(lambda c, a, g, x: c * np.cos(x) * scale, lambda c, a, g, x: -c * g * np.sin(x))
+    p = dualad.primitive(lambda x: np.sin(x), name="sin_via_helper")
+    p.defjvp(lambda t, a, x: t * np.cos(x))
+    p.defvjp(lambda g, a, x: h(g, x))
+    return p
+
+
+def test_second_order_catches_a_helper_vjp_off_by_a_tenth_of_a_percent():
+    x = np.array([0.3, 0.4])
+    assert check_grads(_with_helper(1.0), x, order=2) > 0
+    with pytest.raises(GradCheckError, match="of VJP, argument 1"):   # argument 1: u
+        check_grads(_with_helper(1.001), x, order=2)

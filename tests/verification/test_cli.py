@@ -65,3 +65,57 @@ def test_console_script_exit_status(tmp_path):
     r = subprocess.run([sys.executable, "-m", "dualad.cli", "check", f"{path}:bad_softplus"],
                        capture_output=True, text=True, check=False)
     assert r.returncode == 1
+
+
+README_EXP = textwrap.dedent('''
+    import numpy as np
+    import dualad
+
+    class Exp(dualad.Function):                                   # PyTorch-style
+        @staticmethod
+        def forward(ctx, x):
+            y = np.exp(x); ctx.save_for_backward(y); return y
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors; return g * y
+
+    class WrongExp(dualad.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = np.exp(x); ctx.save_for_backward(y); return y
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors; return g * y * 1.001
+
+    @dualad.primitive
+    def log(x):
+        return np.log(x)
+    log.defvjp(lambda g, ans, x: g / x)
+
+    @dualad.primitive
+    def wrong_log(x):
+        return np.log(x)
+    wrong_log.defvjp(lambda g, ans, x: g / (x + 1e-3))
+''')
+
+
+def test_check_command_on_backward_only_rules(tmp_path, capsys):
+    """The README's Exp and a defvjp-only primitive: no samples, no jvp declared."""
+    path = tmp_path / "exp_rules.py"
+    path.write_text(README_EXP)
+    for name, status in (("Exp", 0), ("WrongExp", 1), ("log", 0), ("wrong_log", 1)):
+        assert main(["check", f"{path}:{name}"]) == status, name
+        out = capsys.readouterr().out
+        assert "0 checks" not in out and "reverse mode only" in out
+        if status == 0:
+            assert "ok  sample 2 [(2, 3)]: cotangent (VJP) of argument 0" in out
+            assert "VJP of VJP" in out
+        else:
+            assert "FAILED sample 0 [()]: cotangent (VJP) of argument 0" in out
+
+
+def test_check_help_says_the_target_runs(capsys):
+    import pytest
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    assert "top-level code" in " ".join(capsys.readouterr().out.split())

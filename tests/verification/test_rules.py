@@ -118,3 +118,72 @@ def test_user_style_property_test_with_exported_strategies(x):
 def test_bad_target():
     with pytest.raises(TypeError, match="expected a dualad primitive"):
         check_rule(np.sin)
+
+
+# --- rules as users write them: one direction, no samples declared ---------------------------
+
+class Exp(dualad.Function):          # the README's example: forward and backward only
+    @staticmethod
+    def forward(ctx, x):
+        y = np.exp(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * y
+
+
+class ExpOff(Exp):
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * y * 1.001
+
+
+def _checks(report):
+    return " | ".join(r.check for r in report.rows)
+
+
+def test_backward_only_function_checked_in_reverse_mode_from_its_signature():
+    report = check_rule(Exp)
+    assert report.ok, str(report)
+    checks = _checks(report)
+    for shape in ("[()]", "[(3,)]", "[(2, 3)]"):           # drawn from the signature
+        assert f"{shape}: cotangent (VJP) of argument 0" in checks
+    assert "VJP of VJP" in checks and "(JVP)" not in checks
+    assert "reverse mode only" in str(report)
+    bad = check_rule(ExpOff)
+    assert not bad.ok and any("cotangent (VJP)" in r.check for r in bad.failures)
+
+
+def test_defvjp_only_and_defjvp_only_primitives():
+    log = dualad.primitive(lambda x: np.log(x), name="log_vjp")
+    log.defvjp(lambda g, a, x: g / x)            # needs x > 0: redrawn inside the domain
+    assert check_rule(log).ok, str(check_rule(log))
+    off = dualad.primitive(lambda x: np.log(x), name="log_off")
+    off.defvjp(lambda g, a, x: g / (x + 1e-3))
+    assert not check_rule(off).ok
+    f = dualad.primitive(lambda x, y: x * np.sin(y), name="fwd_only")
+    f.defjvp(lambda t, a, x, y: t * np.sin(y), lambda t, a, x, y: t * x * np.cos(y))
+    report = check_rule(f)
+    assert report.ok and "forward mode only" in str(report)
+    assert "(VJP)" not in _checks(report) and "[(2, 3), (3,)]" in _checks(report)
+    f.defjvp(lambda t, a, x, y: t * x * np.cos(y) * 1.001, argnums=(1,))
+    assert any("tangent (JVP) of argument 1" in r.check for r in check_rule(f).failures)
+
+
+def test_signature_samples_skip_shapes_the_forward_refuses():
+    # a matrix-vector product: only some of the broadcasting shapes are valid
+    mv = dualad.primitive(lambda a, x: a @ x, name="matvec")
+    mv.defvjp(lambda g, ans, a, x: np.outer(g, x) if np.ndim(a) == 2 else g * x,
+              lambda g, ans, a, x: g * a if np.ndim(a) == 1 else g @ a)
+    report = check_rule(mv, order=1)
+    assert report.ok, str(report)
+    assert "shapes skipped" in str(report) and "[(2, 3), (3,)]" in _checks(report)
+
+
+def test_explicit_samples_are_respected():
+    report = check_rule(Exp, samples=[dualad.sample((4,))])
+    assert "[(4,)]" in _checks(report) and "[(3,)]" not in _checks(report)

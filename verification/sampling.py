@@ -1,0 +1,81 @@
+"""What the rule checker can check on a user's rule, and where: its modes and samples.
+
+Users' rules come in one direction more often than two (a PyTorch-style
+``Function`` with only ``backward``, a primitive with only ``defvjp``) and with
+no samples declared. :func:`directions` says which modes a rule has, and
+:func:`signature_sample` draws example arguments from the forward's signature:
+standard normals at broadcasting shapes, redrawn inside the forward's domain
+when it returns nan/inf, a shape skipped when the forward refuses it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import dualad
+
+
+def directions(prim, target, diff):
+    """The modes ``prim`` has rules for, on the differentiable arguments ``diff``:
+    a subset of ("fwd", "rev"). A Function has reverse mode when it overrides
+    ``backward`` and forward mode when it defines ``jvp``; a primitive has a mode
+    when it has that mode's rule for every argument in ``diff`` (or a ``*_all`` rule)."""
+    cls = getattr(prim, "function_class", None)
+    if cls is not None:
+        modes = []
+        if getattr(cls, "jvp", None) is not None:
+            modes.append("fwd")
+        if cls.backward is not dualad.Function.backward:
+            modes.append("rev")
+        return tuple(modes)
+    fwd = prim.jvp_all is not None or all(i in prim.jvps for i in diff)
+    rev = prim.vjp_all is not None or all(i in prim.vjps for i in diff)
+    return tuple(m for m, has in (("fwd", fwd), ("rev", rev)) if has)
+
+
+def signature_arity(prim, target):
+    """How many positional arguments the forward computation takes (``ctx`` aside)."""
+    import inspect
+    cls = getattr(prim, "function_class", None)
+    fn = cls.forward if cls is not None else getattr(prim, "__wrapped__", prim.impl)
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return 1
+    if cls is not None:
+        params = params[1:]
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return 1
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+               for p in params) or 1
+
+
+# Draws for samples taken from the signature, tried in turn until the forward gives a
+# finite value: standard normals first, then the usual domains of log/sqrt (positive),
+# arcsin/arctanh (inside (-1, 1)), and a point away from 0.
+_DRAWS = (lambda rng, s: rng.standard_normal(s),
+          lambda rng, s: np.abs(rng.standard_normal(s)) + 0.5,
+          lambda rng, s: rng.uniform(-0.9, 0.9, s),
+          lambda rng, s: rng.uniform(1.2, 2.0, s))
+
+
+def signature_sample(smp, call, rng):
+    """Values for a sample drawn from the signature, inside the forward's domain: the
+    first draw at which the forward returns finite values, or (None, why)."""
+    why = "the forward returned nan/inf at every draw"
+    for draw in _DRAWS:
+        vals = [draw(rng, shape) for shape in smp["args"]]
+        vals = [np.float64(v) if np.shape(v) == () else v for v in vals]
+        try:
+            with np.errstate(all="ignore"):
+                out = call(*vals, **smp.get("params", {}))
+        except Exception as e:  # noqa: BLE001 - the forward does not take these shapes
+            return None, f"the forward raised {type(e).__name__}: {str(e).splitlines()[0]}"
+        leaves = out if isinstance(out, (tuple, list)) else (out,)
+        try:
+            finite = all(np.all(np.isfinite(np.asarray(dualad.tracer.primal_value(o))))
+                         for o in leaves)
+        except TypeError:
+            finite = True
+        if finite:
+            return vals, None
+    return None, why
