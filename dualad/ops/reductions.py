@@ -87,10 +87,16 @@ def std(x, axis=None, ddof=0, keepdims=False):
 
 # --- max / min ----------------------------------------------------------------------------
 def _selector(x, ans, axes, keepdims):
-    """m = [x == extremum] / number of ties, with ``ans`` broadcast back."""
+    """(hit, m): hit = [x == extremum], m = hit / number of ties, with ``ans`` broadcast
+    back; m in x's floating dtype (a float32 x keeps float32 derivatives)."""
+    xp = _plain(x)
     a = _plain(ans) if keepdims else np.expand_dims(_plain(ans), axes)
-    hit = _plain(x) == a
-    return hit / np.sum(hit, axis=axes, keepdims=True)
+    hit = xp == a
+    m = hit / np.sum(hit, axis=axes, keepdims=True)
+    dt = getattr(xp, "dtype", None)
+    if dt is not None and dt.kind == "f" and m.dtype != dt:
+        m = m.astype(dt)
+    return hit, m
 
 
 def _plain(v):
@@ -104,13 +110,18 @@ def _extremum(name, impl):
                               sympy=lambda sp, x, axis, keepdims: _sympy_extremum(
                                   sp, name, x, axis, keepdims)))
 
+    # The entries not selected get the tangent/cotangent *selected away* (where), not
+    # multiplied by 0: an inf cotangent (√ of a maximum 0) must not make them nan.
     def jvp(t, ans, x, axis, keepdims):
-        m = _selector(x, ans, axis, keepdims)
-        return sum_p(t * m, axis=shift_axes(axis, _nb(t, x)), keepdims=keepdims)
+        from .elementwise import where
+        hit, m = _selector(x, ans, axis, keepdims)
+        return sum_p(where(hit, t * m, 0.0), axis=shift_axes(axis, _nb(t, x)),
+                     keepdims=keepdims)
 
     def vjp(ct, ans, x, axis, keepdims):
-        return _expand(ct, shape_of(x), axis, keepdims, _nb(ct, ans)) * _selector(
-            x, ans, axis, keepdims)
+        from .elementwise import where
+        hit, m = _selector(x, ans, axis, keepdims)
+        return where(hit, _expand(ct, shape_of(x), axis, keepdims, _nb(ct, ans)) * m, 0.0)
 
     prim.defjvp(jvp)
     prim.defvjp(vjp)
