@@ -199,6 +199,21 @@ reciprocal = elementwise("reciprocal", np.reciprocal, lambda a, x: -a * a,
                          complex_domain=[RIGHT])
 sqrt = elementwise("sqrt", np.sqrt, lambda a, x: 0.5 / a, sympy=_sp("sqrt"),
                    domain=[(0.1, np.inf)], complex_domain=[RIGHT])
+
+
+def _dstd_sqrt(a, v):
+    """½/√v, taken as 0 where v == 0 (a zero cotangent never meets the inf)."""
+    zero = a == 0
+    return where(zero, 0.0, 0.5 / where(zero, 1.0, a))
+
+
+# √ for std = √var. Where var = 0 (constant data, or a size-1 reduction) the derivative
+# is taken as 0 instead of ½/0 = inf: for a size-1 reduction std ≡ 0 and 0 is exact; for
+# constant data of n > 1 entries std is not differentiable (std(c + h·t) = |h|·std(t))
+# and 0 is the convention PyTorch documents (derivatives.yaml: std's rule is
+# masked_fill_(result == 0, 0)). Plain ``sqrt`` keeps the infinite derivative at 0.
+std_sqrt = elementwise("std_sqrt", np.sqrt, _dstd_sqrt, sympy=_sp("sqrt"),
+                       domain=[(0.1, np.inf)])
 cbrt = elementwise("cbrt", np.cbrt, lambda a, x: 1.0 / (3.0 * a * a), sympy=_sp("cbrt"),
                    domain=[(0.1, np.inf)])
 absolute_p = elementwise("absolute", np.absolute, lambda a, x: sign_p(x), sympy=_sp("Abs"),

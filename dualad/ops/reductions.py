@@ -67,22 +67,35 @@ def mean(x, axis=None, keepdims=False):
     return sum_p(x, axis=axes, keepdims=bool(keepdims)) / float(n)
 
 
+def _dof(x, n, ddof):
+    """n − ddof as the divisor of var; where it is ≤ 0, a zero of x's floating dtype, so
+    the value is NumPy's (nan or inf) and so is the derivative — not a negative count."""
+    if n - ddof > 0:
+        return float(n - ddof)
+    dt = np.result_type(_plain(x))
+    return (dt if dt.kind in "fc" else np.dtype(np.float64)).type(0)
+
+
 def var(x, axis=None, ddof=0, keepdims=False):
     axes = normalize_axes(axis, ndim_of(x))
     n = math.prod(shape_of(x)[a] for a in axes)
     centred = x - mean(x, axis=axes, keepdims=True)
     from .elementwise import is_complex
+    dof = _dof(x, n, ddof)
     if is_complex(centred):  # NumPy's complex variance: the mean of |x − mean|², real
         from .complex_numbers import imag, real
         re, im = real(centred), imag(centred)
-        return sum_p(re * re + im * im, axis=axes, keepdims=bool(keepdims)) / float(n - ddof)
-    return sum_p(centred * centred, axis=axes, keepdims=bool(keepdims)) / float(n - ddof)
+        return sum_p(re * re + im * im, axis=axes, keepdims=bool(keepdims)) / dof.real
+    return sum_p(centred * centred, axis=axes, keepdims=bool(keepdims)) / dof
 
 
 def std(x, axis=None, ddof=0, keepdims=False):
-    """√var: at a constant input the derivative is infinite (√ at 0), as in every peer."""
-    from .elementwise import sqrt
-    return sqrt(var(x, axis=axis, ddof=ddof, keepdims=keepdims))
+    """√var. Where var = 0 the derivative is 0 (see ``std_sqrt``): exact for a size-1
+    reduction (std ≡ 0, e.g. batch normalization over a batch of one), PyTorch's
+    convention for constant data. Where n − ddof ≤ 0 the value is NumPy's nan (or inf),
+    and so is the derivative."""
+    from .elementwise import std_sqrt
+    return std_sqrt(var(x, axis=axis, ddof=ddof, keepdims=keepdims))
 
 
 # --- max / min ----------------------------------------------------------------------------
