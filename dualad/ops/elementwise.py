@@ -248,11 +248,36 @@ log10 = elementwise("log10", np.log10, lambda a, x: 1.0 / (x * _LN10),
 log1p = elementwise("log1p", np.log1p, lambda a, x: 1.0 / (x + 1.0),
                     sympy=lambda sp, x: sp.log(1 + x), domain=[(-0.9, np.inf)],
                     complex_domain=[((-0.7, 1.5), (-1.5, 1.5))])
-logaddexp = elementwise("logaddexp", _logaddexp.logaddexp, lambda a, x, y: exp(x - a),
-                        lambda a, x, y: exp(y - a),
+
+
+def _dlogaddexp(x, y, scale=1.0):
+    """∂/∂x log(eˣ + eʸ) = 1/(1 + e^(y−x)) = expit(x − y), and for base 2
+    ∂/∂x log₂(2ˣ + 2ʸ) = expit((x − y)·ln 2). Computed from the difference x − y,
+    exact (Sterbenz) where x and y are close, not as exp(x − ans): at large magnitude
+    x − ans rounds to a multiple of x's ulp (float32 at 1e7: exp(−1) = 0.368 for ½).
+    Equal infinities give ½ each (their difference is nan)."""
+    from .special_log import expit
+    g = expit(x - y) if scale == 1.0 else expit((x - y) * scale)
+    if _equal_infinities(x, y):
+        g = where(logical_and(isinf(x), x == y), 0.5, g)
+    return g
+
+
+def _equal_infinities(x, y):
+    from ..tracer import primal_value
+    try:
+        with np.errstate(invalid="ignore"):
+            return bool(np.any(np.isinf(primal_value(x)) & (primal_value(x) == primal_value(y))))
+    except TypeError:        # symbolic values (the SymPy oracle)
+        return False
+
+
+logaddexp = elementwise("logaddexp", _logaddexp.logaddexp,
+                        lambda a, x, y: _dlogaddexp(x, y), lambda a, x, y: _dlogaddexp(y, x),
                         sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)))
-logaddexp2 = elementwise("logaddexp2", _logaddexp.logaddexp2, lambda a, x, y: exp2(x - a),
-                         lambda a, x, y: exp2(y - a),
+logaddexp2 = elementwise("logaddexp2", _logaddexp.logaddexp2,
+                         lambda a, x, y: _dlogaddexp(x, y, _LN2),
+                         lambda a, x, y: _dlogaddexp(y, x, _LN2),
                          sympy=lambda sp, x, y: sp.log(2 ** x + 2 ** y, 2))
 
 # --- trigonometric and hyperbolic -----------------------------------------
