@@ -342,19 +342,22 @@ def sym_lower_T(g, lower=True):
     return triu(g) + triu(mT(g), 1)
 
 
-def _phi_mask(n):
-    return np.tril(np.ones((n, n))) - 0.5 * np.eye(n)
+def _phi_mask(n, like):
+    """Φ as a mask, in ``like``'s floating dtype (a float32 L keeps float32 tangents)."""
+    dt = np.result_type(primal_value(like))
+    dt = dt if dt.kind in "fc" else np.dtype(np.float64)
+    return (np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(dt.type(0).real.dtype)
 
 
 def _cholesky_jvp(t, L, a):
     da = sym_lower(t)
     y = solve_triangular_p(L, da, trans=0, lower=True, unit_diagonal=False)        # L⁻¹ Ȧ
     m = mT(solve_triangular_p(L, mT(y), trans=0, lower=True, unit_diagonal=False))  # L⁻¹ Ȧ L⁻ᵀ
-    return mm(L, m * _phi_mask(shape_of(a)[-1]))
+    return mm(L, m * _phi_mask(shape_of(a)[-1], L))
 
 
 def _cholesky_vjp(ct, L, a):
-    p = mm(mT(L), ct) * _phi_mask(shape_of(a)[-1])
+    p = mm(mT(L), ct) * _phi_mask(shape_of(a)[-1], L)
     z = solve_triangular_p(L, p, trans=1, lower=True, unit_diagonal=False)         # L⁻ᵀ P
     g = mT(solve_triangular_p(L, mT(z), trans=1, lower=True, unit_diagonal=False))  # L⁻ᵀ P L⁻¹
     return sym_lower_T(g)
