@@ -199,6 +199,21 @@ reciprocal = elementwise("reciprocal", np.reciprocal, lambda a, x: -a * a,
                          complex_domain=[RIGHT])
 sqrt = elementwise("sqrt", np.sqrt, lambda a, x: 0.5 / a, sympy=_sp("sqrt"),
                    domain=[(0.1, np.inf)], complex_domain=[RIGHT])
+
+
+def _dstd_sqrt(a, v):
+    """½/√v, taken as 0 where v == 0 (a zero cotangent never meets the inf)."""
+    zero = a == 0
+    return where(zero, 0.0, 0.5 / where(zero, 1.0, a))
+
+
+# √ for std = √var. Where var = 0 (constant data, or a size-1 reduction) the derivative
+# is taken as 0 instead of ½/0 = inf: for a size-1 reduction std ≡ 0 and 0 is exact; for
+# constant data of n > 1 entries std is not differentiable (std(c + h·t) = |h|·std(t))
+# and 0 is the convention PyTorch documents (derivatives.yaml: std's rule is
+# masked_fill_(result == 0, 0)). Plain ``sqrt`` keeps the infinite derivative at 0.
+std_sqrt = elementwise("std_sqrt", np.sqrt, _dstd_sqrt, sympy=_sp("sqrt"),
+                       domain=[(0.1, np.inf)])
 cbrt = elementwise("cbrt", np.cbrt, lambda a, x: 1.0 / (3.0 * a * a), sympy=_sp("cbrt"),
                    domain=[(0.1, np.inf)])
 absolute_p = elementwise("absolute", np.absolute, lambda a, x: sign_p(x), sympy=_sp("Abs"),
@@ -214,27 +229,55 @@ def absolute(x):
 
 
 # --- exponentials and logarithms -----------------------------------------
+# Constants as Python floats: a NumPy float64 scalar (np.log(2.0)) would promote a
+# float32 tangent to float64 (NEP 50), a Python float does not.
+_LN2, _LN10 = float(np.log(2.0)), float(np.log(10.0))
 exp = elementwise("exp", np.exp, lambda a, x: a, sympy=_sp("exp"), complex_domain=[None])
-exp2 = elementwise("exp2", np.exp2, lambda a, x: a * np.log(2.0),
+exp2 = elementwise("exp2", np.exp2, lambda a, x: a * _LN2,
                    sympy=lambda sp, x: 2 ** x, complex_domain=[None])
 expm1 = elementwise("expm1", np.expm1, lambda a, x: a + 1.0,
                     sympy=lambda sp, x: sp.exp(x) - 1, complex_domain=[None])
 log = elementwise("log", np.log, lambda a, x: 1.0 / x, sympy=_sp("log"),
                   domain=[(0.1, np.inf)], complex_domain=[RIGHT])
-log2 = elementwise("log2", np.log2, lambda a, x: 1.0 / (x * np.log(2.0)),
+log2 = elementwise("log2", np.log2, lambda a, x: 1.0 / (x * _LN2),
                    sympy=lambda sp, x: sp.log(x, 2), domain=[(0.1, np.inf)],
                    complex_domain=[RIGHT])
-log10 = elementwise("log10", np.log10, lambda a, x: 1.0 / (x * np.log(10.0)),
+log10 = elementwise("log10", np.log10, lambda a, x: 1.0 / (x * _LN10),
                     sympy=lambda sp, x: sp.log(x, 10), domain=[(0.1, np.inf)],
                     complex_domain=[RIGHT])
 log1p = elementwise("log1p", np.log1p, lambda a, x: 1.0 / (x + 1.0),
                     sympy=lambda sp, x: sp.log(1 + x), domain=[(-0.9, np.inf)],
                     complex_domain=[((-0.7, 1.5), (-1.5, 1.5))])
-logaddexp = elementwise("logaddexp", _logaddexp.logaddexp, lambda a, x, y: exp(x - a),
-                        lambda a, x, y: exp(y - a),
+
+
+def _dlogaddexp(x, y, scale=1.0):
+    """∂/∂x log(eˣ + eʸ) = 1/(1 + e^(y−x)) = expit(x − y), and for base 2
+    ∂/∂x log₂(2ˣ + 2ʸ) = expit((x − y)·ln 2). Computed from the difference x − y,
+    exact (Sterbenz) where x and y are close, not as exp(x − ans): at large magnitude
+    x − ans rounds to a multiple of x's ulp (float32 at 1e7: exp(−1) = 0.368 for ½).
+    Equal infinities give ½ each (their difference is nan)."""
+    from .special_log import expit
+    g = expit(x - y) if scale == 1.0 else expit((x - y) * scale)
+    if _equal_infinities(x, y):
+        g = where(logical_and(isinf(x), x == y), 0.5, g)
+    return g
+
+
+def _equal_infinities(x, y):
+    from ..tracer import primal_value
+    try:
+        with np.errstate(invalid="ignore"):
+            return bool(np.any(np.isinf(primal_value(x)) & (primal_value(x) == primal_value(y))))
+    except TypeError:        # symbolic values (the SymPy oracle)
+        return False
+
+
+logaddexp = elementwise("logaddexp", _logaddexp.logaddexp,
+                        lambda a, x, y: _dlogaddexp(x, y), lambda a, x, y: _dlogaddexp(y, x),
                         sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)))
-logaddexp2 = elementwise("logaddexp2", _logaddexp.logaddexp2, lambda a, x, y: exp2(x - a),
-                         lambda a, x, y: exp2(y - a),
+logaddexp2 = elementwise("logaddexp2", _logaddexp.logaddexp2,
+                         lambda a, x, y: _dlogaddexp(x, y, _LN2),
+                         lambda a, x, y: _dlogaddexp(y, x, _LN2),
                          sympy=lambda sp, x, y: sp.log(2 ** x + 2 ** y, 2))
 
 # --- trigonometric and hyperbolic -----------------------------------------
@@ -278,19 +321,67 @@ rad2deg = elementwise("rad2deg", np.rad2deg, lambda a, x: 180.0 / np.pi,
 
 
 # --- selection: kinks follow the documented conventions ---------------------
-def _tie_split(x, y):
-    """∂max(x, y)/∂x: 1 where x > y, ½ at ties, 0 elsewhere."""
-    return where(x > y, 1.0, where(x == y, 0.5, 0.0))
+# ∂max(x, y)/∂x is 1 where x > y, ½ at ties, 0 elsewhere. The rules *select* the
+# tangent/cotangent with ``where`` instead of multiplying it by that 0/½/1 mask: a
+# cotangent that is inf where the other branch was taken (√ of a clipped 0, say) would
+# otherwise give inf·0 = nan for the branch not taken, whose true derivative is 0.
+def _wins(mine, other, larger, nan_loses):
+    """Where ``mine`` is the one selected: mine > other (``larger``) or mine < other;
+    for fmax/fmin also where only ``other`` is nan (they return the number then)."""
+    win = mine > other if larger else mine < other
+    if nan_loses and (_has_nan(other) or _has_nan(mine)):
+        win = logical_or(win, logical_and(isnan(other), logical_not(isnan(mine))))
+    return win
 
 
-maximum_p = elementwise("maximum", np.maximum, lambda a, x, y: _tie_split(x, y),
-                        lambda a, x, y: _tie_split(y, x), sympy=_sp("Max"))
-minimum_p = elementwise("minimum", np.minimum, lambda a, x, y: _tie_split(y, x),
-                        lambda a, x, y: _tie_split(x, y), sympy=_sp("Min"))
-fmax_p = elementwise("fmax", np.fmax, lambda a, x, y: _tie_split(x, y),
-                     lambda a, x, y: _tie_split(y, x), sympy=_sp("Max"))
-fmin_p = elementwise("fmin", np.fmin, lambda a, x, y: _tie_split(y, x),
-                     lambda a, x, y: _tie_split(x, y), sympy=_sp("Min"))
+def _has_nan(v):
+    from ..tracer import primal_value
+    v = primal_value(v)
+    try:
+        return bool(np.isnan(v).any())
+    except TypeError:        # symbolic values (the SymPy oracle): no nan to handle
+        return False
+
+
+def _pick(v, mine, other, larger, nan_loses):
+    """``v`` where ``mine`` wins, ``v/2`` at ties, 0 elsewhere (all broadcast together)."""
+    return where(_wins(mine, other, larger, nan_loses), v, where(mine == other, 0.5 * v, 0.0))
+
+
+def _selection(name, impl, sympy_name, larger, nan_loses=False):
+    """``maximum``-like primitive (``larger``) or ``minimum``-like: the argument i
+    selected gets the tangent/cotangent, ties split it evenly."""
+    prim = register(Primitive(name, impl, sympy=_sp(sympy_name)))
+    prim.domain = None
+    prim.elementwise = True
+    prim.holomorphic = False
+    prim.nondiff_argnums = ()
+    # the broadcasting sweep the rule checker gives primitives declared by partials (this
+    # one has rules of its own, no partials), plus an outer broadcast
+    prim.samples = [sample(*shapes) for shapes in
+                    [((), ()), ((3,), (3,)), ((2, 3), (3,)), ((1, 3), (2, 3)), ((3,), ()),
+                     ((2, 1), (1, 3))]]
+
+    def order(i, args):
+        x, y = args
+        return (x, y, larger, nan_loses) if i == 0 else (y, x, larger, nan_loses)
+
+    def jvp_of(i):
+        def jvp(t, ans, *args):
+            nb = ndim_of(t) - ndim_of(args[i])
+            out = _pick(lift(t, nb, ndim_of(ans)), *order(i, args))
+            return fit(out, shape_of(t)[:nb] + shape_of(ans))
+        return jvp
+
+    def vjp_of(i):
+        def vjp(ct, ans, *args):
+            nb = ndim_of(ct) - ndim_of(ans)
+            return unbroadcast(_pick(ct, *order(i, args)), shape_of(args[i]), nb)
+        return vjp
+
+    prim.defjvp(jvp_of(0), jvp_of(1))
+    prim.defvjp(vjp_of(0), vjp_of(1))
+    return prim
 
 
 def _ordered(prim):
@@ -311,7 +402,6 @@ def _ordered(prim):
     return call
 
 
-maximum, minimum, fmax, fmin = (_ordered(p) for p in (maximum_p, minimum_p, fmax_p, fmin_p))
 
 
 def _where_impl(cond, x, y):
@@ -391,6 +481,12 @@ isfinite = zero_derivative("isfinite", np.isfinite)
 logical_and = zero_derivative("logical_and", np.logical_and, nargs=2)
 logical_or = zero_derivative("logical_or", np.logical_or, nargs=2)
 logical_not = zero_derivative("logical_not", np.logical_not)
+
+maximum_p = _selection("maximum", np.maximum, "Max", larger=True)
+minimum_p = _selection("minimum", np.minimum, "Min", larger=False)
+fmax_p = _selection("fmax", np.fmax, "Max", larger=True, nan_loses=True)
+fmin_p = _selection("fmin", np.fmin, "Min", larger=False, nan_loses=True)
+maximum, minimum, fmax, fmin = (_ordered(p) for p in (maximum_p, minimum_p, fmax_p, fmin_p))
 
 where.samples = [
     sample(np.array([True, False, True]), (3,), (3,)),

@@ -6,7 +6,7 @@ broadcasting), with ``Y``/``X`` the primal output:
 
     inv        Y = A⁻¹          Ẏ = -Y Ȧ Y                Ā = -Yᵀ Ȳ Yᵀ
     solve      X = A⁻¹B         Ẋ = A⁻¹(Ḃ - Ȧ X)          B̄ = A⁻ᵀ X̄,  Ā = -B̄ Xᵀ
-    det        d = |A|          ḋ = d tr(A⁻¹ Ȧ)           Ā = d̄ d A⁻ᵀ
+    det        d = |A|          ḋ = tr(adj(A) Ȧ)          Ā = d̄ adj(A)ᵀ  (= d̄ d A⁻ᵀ)
     logabsdet  l = log|det A|   l̇ = tr(A⁻¹ Ȧ)             Ā = l̄ A⁻ᵀ
     cholesky   A = L Lᵀ         L̇ = L Φ(L⁻¹ Ȧ L⁻ᵀ)        Ā = sym*(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹)
     solve_triangular  op(T) X = B   Ẋ = op(T)⁻¹(Ḃ - op(Ṫ) X)   B̄ = op(T)⁻ᵀ X̄,  op(T)‾ = -B̄ Xᵀ
@@ -15,8 +15,10 @@ broadcasting), with ``Y``/``X`` the primal output:
 ``cholesky`` reads only the lower triangle of A: the matrix differentiated is
 A_eff = tril(A) + tril(A, -1)ᵀ, so an upper entry has zero derivative and
 ``sym*`` maps a cotangent G of A_eff to tril(G) + tril(Gᵀ, -1).
-At singular A, the derivatives of inv, solve, det and logabsdet do not exist
-(det's would, via the adjugate, but is not provided): LinAlgError is raised.
+At singular A, the derivatives of inv, solve and logabsdet do not exist: LinAlgError
+is raised (slogdet's names slogdet and the shape). det's derivative there is the
+adjugate, computed by the SVD (:mod:`.matrix_adjugate`); its second derivative at a
+singular A raises LinAlgError.
 
 Every rule is written with registry operations (including these primitives
 applied to traced outputs), so the rules differentiate again. The rest of
@@ -57,6 +59,7 @@ from ..tracer import Primitive, ndim_of, primal_value, register, sample, shape_o
 from ._util import lift, unbroadcast
 from .elementwise import multiply
 from .linalg import matmul, matmul_p, tril, triu
+from .matrix_adjugate import cofactor_p, is_singular
 from .reductions import sum as sum_
 from .shape import reshape, swapaxes
 
@@ -184,27 +187,38 @@ def solve(a, b):
 
 
 # --- determinants ------------------------------------------------------------------------
-def _trace_inv_times(a, t):
-    """tr(A⁻¹ Ṫ) = Σ_ij (A⁻ᵀ)_ij Ṫ_ij, for a tangent with any leading batch axes."""
-    return sum_(multiply(mT(inv_p(a)), t), axis=(-2, -1))
-
-
 det_p = register(Primitive("det", np.linalg.det,
                            sympy=lambda sp, a: sym_map(sp, lambda m: m.det(), a)))
-det_p.defjvp(lambda t, ans, a: ans * _trace_inv_times(a, t))
-det_p.defvjp(lambda ct, ans, a: expand2(ct * ans) * mT(inv_p(a)))
+# ∂det/∂A = adj(A)ᵀ, the cofactor matrix: d·A⁻ᵀ where A is invertible, and defined at
+# singular A too (see matrix_adjugate).
+det_p.defjvp(lambda t, ans, a: sum_(multiply(cofactor_p(a), t), axis=(-2, -1)))
+det_p.defvjp(lambda ct, ans, a: expand2(ct) * cofactor_p(a))
+
+
+def _logdet_inv_T(a):
+    """A⁻ᵀ, log|det A|'s derivative, which does not exist at a singular A (log|det| is
+    −inf there): a LinAlgError naming slogdet, not NumPy's bare 'Singular matrix'."""
+    if is_singular(a):
+        raise np.linalg.LinAlgError(
+            f"slogdet: argument a (shape {shape_of(a)}) is a singular matrix (or a stack "
+            f"holding one): log|det a| is -inf and has no derivative there. Differentiate "
+            f"np.linalg.det(a) instead (its derivative, the adjugate, exists at singular "
+            f"matrices), or regularize, e.g. slogdet(a + eps * np.eye(n))")
+    return mT(inv_p(a))
+
 
 logabsdet_p = register(Primitive(
     "logabsdet", lambda a: np.linalg.slogdet(a)[1],
     sympy=lambda sp, a: sym_map(sp, lambda m: sp.log(m.det() ** 2) / 2, a)))  # = log|det|, smooth
-logabsdet_p.defjvp(lambda t, ans, a: _trace_inv_times(a, t))
-logabsdet_p.defvjp(lambda ct, ans, a: expand2(ct) * mT(inv_p(a)))
+logabsdet_p.defjvp(lambda t, ans, a: sum_(multiply(_logdet_inv_T(a), t), axis=(-2, -1)))
+logabsdet_p.defvjp(lambda ct, ans, a: expand2(ct) * _logdet_inv_T(a))
 
 SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
 
 
 def det(a):
-    """``np.linalg.det`` on a matrix or a stack: ḋ = d tr(A⁻¹Ȧ), Ā = d̄ d A⁻ᵀ."""
+    """``np.linalg.det`` on a matrix or a stack: ḋ = tr(adj(A)Ȧ), Ā = d̄ adj(A)ᵀ
+    (= d̄ d A⁻ᵀ where A is invertible; the adjugate also at a singular A)."""
     check_square("det", a)
     return det_p(a)
 
@@ -328,19 +342,22 @@ def sym_lower_T(g, lower=True):
     return triu(g) + triu(mT(g), 1)
 
 
-def _phi_mask(n):
-    return np.tril(np.ones((n, n))) - 0.5 * np.eye(n)
+def _phi_mask(n, like):
+    """Φ as a mask, in ``like``'s floating dtype (a float32 L keeps float32 tangents)."""
+    dt = np.result_type(primal_value(like))
+    dt = dt if dt.kind in "fc" else np.dtype(np.float64)
+    return (np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(dt.type(0).real.dtype)
 
 
 def _cholesky_jvp(t, L, a):
     da = sym_lower(t)
     y = solve_triangular_p(L, da, trans=0, lower=True, unit_diagonal=False)        # L⁻¹ Ȧ
     m = mT(solve_triangular_p(L, mT(y), trans=0, lower=True, unit_diagonal=False))  # L⁻¹ Ȧ L⁻ᵀ
-    return mm(L, m * _phi_mask(shape_of(a)[-1]))
+    return mm(L, m * _phi_mask(shape_of(a)[-1], L))
 
 
 def _cholesky_vjp(ct, L, a):
-    p = mm(mT(L), ct) * _phi_mask(shape_of(a)[-1])
+    p = mm(mT(L), ct) * _phi_mask(shape_of(a)[-1], L)
     z = solve_triangular_p(L, p, trans=1, lower=True, unit_diagonal=False)         # L⁻ᵀ P
     g = mT(solve_triangular_p(L, mT(z), trans=1, lower=True, unit_diagonal=False))  # L⁻ᵀ P L⁻¹
     return sym_lower_T(g)

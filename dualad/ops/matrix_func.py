@@ -108,12 +108,18 @@ def block_frechet(prim, a, e):
 def _real_part(fname, a, x):
     """A real matrix function of a real matrix: drop a round-off imaginary part."""
     if np.iscomplexobj(x) and not np.iscomplexobj(a):
-        if np.abs(x.imag).max(initial=0.0) > 1e-10 * max(np.abs(x.real).max(initial=0.0), 1.0):
+        # round-off relative to a's precision: SciPy's logm of a float32 matrix leaves
+        # imaginary parts near 1e-8, far above a float64 tolerance
+        eps = np.finfo(np.result_type(a, np.float32)).eps
+        tol = max(1e-10, 100.0 * eps)
+        if np.abs(x.imag).max(initial=0.0) > tol * max(np.abs(x.real).max(initial=0.0), 1.0):
             raise NotImplementedError(
                 f"{fname}: the result for the real matrix of shape {np.shape(a)} is complex (it "
                 f"has negative real eigenvalues); complex results of real matrices are not "
                 f"differentiable here")
         x = x.real
+        if np.result_type(a).kind == "f" and x.dtype != np.result_type(a):
+            x = x.astype(np.result_type(a))   # float32 stays float32
     return x
 
 

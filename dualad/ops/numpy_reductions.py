@@ -29,7 +29,7 @@ import numpy as np
 
 from ..tracer import Box, Primitive, ndim_of, primal_value, register, sample, shape_of
 from ._util import normalize_axes, value_only
-from .elementwise import sqrt, where as _where
+from .elementwise import std_sqrt, where as _where
 from .reductions import _reverse_cumsum, cumsum, cumsum_p, max as max_, min as min_
 from .reductions import mean, prod, sum as sum_
 from .indexing import getitem
@@ -220,7 +220,8 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None,
            correction=None):
-    return sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where, mean, correction))
+    # std_sqrt: the derivative is 0 where the variance is 0, as for std (reductions.std)
+    return std_sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where, mean, correction))
 
 
 def _nan_extremum(name, red, fill):

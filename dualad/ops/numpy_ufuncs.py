@@ -109,7 +109,7 @@ copysign = elementwise("copysign", np.copysign,
                        sympy=lambda sp, x, y: sp.Abs(x) * y / sp.Abs(y),
                        domain=[(0.1, np.inf), None])
 heaviside = elementwise("heaviside", np.heaviside, lambda a, x, h: 0.0,
-                        lambda a, x, h: where(equal(x, 0.0), 1.0, 0.0))
+                        lambda a, x, h: where(equal(x, 0.0), _one(a), _one(a) * 0))
 # heaviside has no SymPy translation: SymPy's Heaviside differentiates to DiracDelta, which
 # the oracle cannot evaluate numerically.
 

@@ -67,30 +67,49 @@ def mean(x, axis=None, keepdims=False):
     return sum_p(x, axis=axes, keepdims=bool(keepdims)) / float(n)
 
 
+def _dof(x, n, ddof):
+    """n − ddof as the divisor of var; where it is ≤ 0, a zero of x's floating dtype, so
+    the value is NumPy's (nan or inf) and so is the derivative — not a negative count."""
+    if n - ddof > 0:
+        return float(n - ddof)
+    dt = np.result_type(_plain(x))
+    return (dt if dt.kind in "fc" else np.dtype(np.float64)).type(0)
+
+
 def var(x, axis=None, ddof=0, keepdims=False):
     axes = normalize_axes(axis, ndim_of(x))
     n = math.prod(shape_of(x)[a] for a in axes)
     centred = x - mean(x, axis=axes, keepdims=True)
     from .elementwise import is_complex
+    dof = _dof(x, n, ddof)
     if is_complex(centred):  # NumPy's complex variance: the mean of |x − mean|², real
         from .complex_numbers import imag, real
         re, im = real(centred), imag(centred)
-        return sum_p(re * re + im * im, axis=axes, keepdims=bool(keepdims)) / float(n - ddof)
-    return sum_p(centred * centred, axis=axes, keepdims=bool(keepdims)) / float(n - ddof)
+        return sum_p(re * re + im * im, axis=axes, keepdims=bool(keepdims)) / dof.real
+    return sum_p(centred * centred, axis=axes, keepdims=bool(keepdims)) / dof
 
 
 def std(x, axis=None, ddof=0, keepdims=False):
-    """√var: at a constant input the derivative is infinite (√ at 0), as in every peer."""
-    from .elementwise import sqrt
-    return sqrt(var(x, axis=axis, ddof=ddof, keepdims=keepdims))
+    """√var. Where var = 0 the derivative is 0 (see ``std_sqrt``): exact for a size-1
+    reduction (std ≡ 0, e.g. batch normalization over a batch of one), PyTorch's
+    convention for constant data. Where n − ddof ≤ 0 the value is NumPy's nan (or inf),
+    and so is the derivative."""
+    from .elementwise import std_sqrt
+    return std_sqrt(var(x, axis=axis, ddof=ddof, keepdims=keepdims))
 
 
 # --- max / min ----------------------------------------------------------------------------
 def _selector(x, ans, axes, keepdims):
-    """m = [x == extremum] / number of ties, with ``ans`` broadcast back."""
+    """(hit, m): hit = [x == extremum], m = hit / number of ties, with ``ans`` broadcast
+    back; m in x's floating dtype (a float32 x keeps float32 derivatives)."""
+    xp = _plain(x)
     a = _plain(ans) if keepdims else np.expand_dims(_plain(ans), axes)
-    hit = _plain(x) == a
-    return hit / np.sum(hit, axis=axes, keepdims=True)
+    hit = xp == a
+    m = hit / np.sum(hit, axis=axes, keepdims=True)
+    dt = getattr(xp, "dtype", None)
+    if dt is not None and dt.kind == "f" and m.dtype != dt:
+        m = m.astype(dt)
+    return hit, m
 
 
 def _plain(v):
@@ -104,13 +123,18 @@ def _extremum(name, impl):
                               sympy=lambda sp, x, axis, keepdims: _sympy_extremum(
                                   sp, name, x, axis, keepdims)))
 
+    # The entries not selected get the tangent/cotangent *selected away* (where), not
+    # multiplied by 0: an inf cotangent (√ of a maximum 0) must not make them nan.
     def jvp(t, ans, x, axis, keepdims):
-        m = _selector(x, ans, axis, keepdims)
-        return sum_p(t * m, axis=shift_axes(axis, _nb(t, x)), keepdims=keepdims)
+        from .elementwise import where
+        hit, m = _selector(x, ans, axis, keepdims)
+        return sum_p(where(hit, t * m, 0.0), axis=shift_axes(axis, _nb(t, x)),
+                     keepdims=keepdims)
 
     def vjp(ct, ans, x, axis, keepdims):
-        return _expand(ct, shape_of(x), axis, keepdims, _nb(ct, ans)) * _selector(
-            x, ans, axis, keepdims)
+        from .elementwise import where
+        hit, m = _selector(x, ans, axis, keepdims)
+        return where(hit, _expand(ct, shape_of(x), axis, keepdims, _nb(ct, ans)) * m, 0.0)
 
     prim.defjvp(jvp)
     prim.defvjp(vjp)

@@ -85,6 +85,7 @@ def declare(name, impl, *derivs, sympy=None, domain=None, samples=None, orders=N
     :func:`~dualad.ops.elementwise.elementwise`) declares a holomorphic function
     that takes complex arguments; without it complex arguments raise.
     """
+    derivs = tuple(_keep_dtype(d) for d in derivs)
     prim = elementwise(name, impl if complex_domain is not None else _real_only(name, impl),
                        *derivs, sympy=sympy, domain=domain, complex_domain=complex_domain)
     orders = orders or {}
@@ -100,6 +101,28 @@ def declare(name, impl, *derivs, sympy=None, domain=None, samples=None, orders=N
     prim.samples = samples if samples is not None else default_samples(
         derivs, domain, registry_sympy)
     return prim
+
+
+def _keep_dtype(d):
+    """``d`` with its value cast to the primal output's dtype when that is a narrower
+    float (float32): SciPy evaluates many derivatives (``polygamma(1, x)``, the
+    ``gammainc`` family's ``exp``/``gammaln`` terms) in float64 whatever x is, and a
+    float32 primal keeps float32 tangents and cotangents. The cast is the registry's
+    ``cast`` (linear), so the rule still differentiates."""
+    if d is None:
+        return None
+
+    def deriv(ans, *args):
+        dv = d(ans, *args)
+        want = getattr(primal_value(ans), "dtype", None)
+        if want is not None and want.kind == "f" and want.itemsize < 8:
+            got = getattr(primal_value(dv), "dtype", None)
+            if got is not None and got != want and got.kind == "f":
+                from .shape import cast
+                return cast(dv, want)
+        return dv
+    deriv.__doc__ = d.__doc__
+    return deriv
 
 
 def _nondiff_deriv(name, orders, i):
