@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import inspect
+import math
 
 import numpy as np
 
@@ -20,7 +22,7 @@ from .onehot import OneHotBatch
 from .reverse import Var, VJPTrace, backward_sweep
 from .scaled import dense
 from .tracer import Box, primal_value, shape_of
-from .tree import flatten
+from .tree import flatten, flatten_like, tree_map
 
 
 @contextlib.contextmanager
@@ -95,6 +97,20 @@ def _batch_of(api, what, value, primal, i):
                      f"directions swept at once")
 
 
+def check_output(api, f, out):
+    """Refuse what ``f`` can only have returned by mistake, which would otherwise give an
+    all-zero derivative: None (a missing ``return``) and, from grad's scalar function, a
+    string or a generator. A constant output stays legitimate (its derivative is zero), and
+    jvp/vjp outputs may hold non-array leaves beside the arrays."""
+    if out is None:
+        raise TypeError(f"{api}: {_fname(f)} returned None; did it forget to `return`? Return "
+                        f"the arrays to differentiate")
+    if api == "grad" and (isinstance(out, (str, bytes)) or inspect.isgenerator(out)):
+        raise TypeError(f"grad: {_fname(f)} returned a {type(out).__name__}, which has no "
+                        f"derivative; return a floating-point scalar (a generator must be "
+                        f"consumed first, e.g. np.sum(dualad.numpy.stack(list(gen))))")
+
+
 def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
@@ -117,9 +133,7 @@ def jvp(f, primals, tangents, *, lazy=False):
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
     p_leaves, rebuild = flatten(primals)
-    t_leaves, _ = flatten(tangents)
-    if len(p_leaves) != len(t_leaves):
-        raise ValueError("jvp: primals and tangents must have the same structure")
+    t_leaves = flatten_like(primals, tangents, "jvp", "tangents")
     trace = None
     batch = None
     boxed = []
@@ -140,6 +154,7 @@ def jvp(f, primals, tangents, *, lazy=False):
         out = f(*rebuild(boxed))
     finally:
         trace.alive = False
+    check_output("jvp", f, out)
     o_leaves, o_rebuild = flatten(out)
     outs, tans = [], []
     for o in o_leaves:
@@ -201,14 +216,13 @@ def vjp(f, *primals):
     finally:
         trace.alive = False
         tape = trace.detach_tape()
+    check_output("vjp", f, out)
     o_leaves, o_rebuild = flatten(out)
     values = [o.value if isinstance(o, Var) and o._trace is trace else o for o in o_leaves]
 
     def pullback(cotangent):
-        c_leaves, _ = flatten(cotangent)
-        if len(c_leaves) != len(o_leaves):
-            raise ValueError(f"vjp pullback: the cotangent has {len(c_leaves)} leaves but "
-                             f"{_fname(f)}'s output has {len(o_leaves)}")
+        c_leaves = flatten_like(out, cotangent, "vjp pullback", "the cotangent",
+                                like_name=f"{_fname(f)}'s output")
         seeds, batch = [], None
         for i, (o, c) in enumerate(zip(o_leaves, c_leaves)):
             c = c if isinstance(c, (Box, OneHotBatch)) else \
@@ -300,12 +314,15 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
             raise TypeError("grad(has_aux=True): f must return a pair (value, aux)")
         out, aux = out
-    if isinstance(out, (tuple, list, dict)) or shape_of(out) != ():
+        aux = tree_map(lambda a: a._inner if isinstance(a, Box) and a._trace is trace else a,
+                       aux)   # aux leaves as values (of the level below), not dead tracers
+    check_output("grad", f, out)
+    if isinstance(out, (tuple, list, dict)) or math.prod(shape_of(out)) != 1:
         shape = "a container" if isinstance(out, (tuple, list, dict)) else \
             f"shape {shape_of(out)}"
-        raise TypeError(f"grad: {_fname(f)} must return a scalar (shape ()), got {shape}. "
-                        f"For non-scalar outputs use dualad.vjp, or jacobians.jacobian for "
-                        f"the whole Jacobian")
+        raise TypeError(f"grad: {_fname(f)} must return a scalar (one element: shape (), "
+                        f"(1,), ...), got {shape}. For non-scalar outputs use dualad.vjp, or "
+                        f"jacobians.jacobian for the whole Jacobian")
     value = out.value if isinstance(out, Var) and out._trace is trace else out
     out_dtype = np.result_type(primal_value(value))
     if out_dtype.kind not in "fc":
@@ -315,7 +332,8 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
         _check_output_dtype(f, out_dtype, holomorphic)
     results = {}
     if isinstance(out, Var) and out._trace is trace:
-        seed = np.ones((), dtype=np.result_type(primal_value(value)))[()]
+        # a one-element output of shape (1,) or (1, 1) is seeded with ones of its shape
+        seed = np.ones(shape_of(out), dtype=np.result_type(primal_value(value)))[()]
         wanted = {v for vars_, _ in per_arg.values() for v in vars_}
         results = backward_sweep([(out, seed)], trace=trace, wanted=wanted, tape=tape)
     grads = tuple(per_arg[i][1](_cotangents(results, per_arg[i][0], ())) for i in nums)

@@ -55,7 +55,7 @@ def _scale(v, dv, nb=0):
             return v
         if dv == -1.0:
             return -v
-    elif type(dv) is np.ndarray and dv.ndim and type(v) is np.ndarray and \
+    elif type(dv) is np.ndarray and dv.ndim and dv.size and type(v) is np.ndarray and \
             v.size >= 8 * dv.size and dv.flat[0] == 1 and v.dtype == np.result_type(v, dv) \
             and np.broadcast_shapes(v.shape, dv.shape) == v.shape and (dv == 1).all():
         return v
