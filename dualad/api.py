@@ -68,6 +68,9 @@ def check_input(api, argnum, x, where=""):
 
 def _as_direction(api, what, i, v, like):
     """A tangent/cotangent as an array of its primal's dtype; refuse a lossy cast."""
+    if v is None:
+        raise TypeError(f"{api}: {what} {i} is None; pass an array of its primal's shape "
+                        f"{shape_of(like)} (np.zeros_like(x) for no perturbation)")
     arr = np.asarray(v)
     dtype = np.result_type(primal_value(like))
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
@@ -249,6 +252,10 @@ def vjp(f, *primals):
 
 def _normalize_argnums(api, argnums, nargs, f):
     single = isinstance(argnums, (int, np.integer))
+    if not single and not (isinstance(argnums, (tuple, list)) and
+                           all(isinstance(a, (int, np.integer)) for a in argnums)):
+        raise TypeError(f"{api}: argnums must be an int or a tuple of ints (the positions of "
+                        f"the arguments of {_fname(f)} to differentiate), got {argnums!r}")
     nums = (int(argnums),) if single else tuple(int(a) for a in argnums)
     for a in nums:
         if not -nargs <= a < nargs:
@@ -363,6 +370,9 @@ def hvp(f, primals, tangents):
     A leading batch axis on the tangents gives several products at once."""
     single = not isinstance(primals, (tuple, list))
     primals, tangents = _as_tuple(primals), _as_tuple(tangents)
+    for i, p in enumerate(primals):
+        for leaf in flatten(p)[0]:
+            check_input("hvp", i, leaf)
     g = grad(f, argnums=tuple(range(len(primals))))
     out = jvp(g, primals, tangents, lazy=True)[1]   # f's own output tangent is never needed
     return out[0] if single else out

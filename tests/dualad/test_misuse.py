@@ -3,10 +3,13 @@
 Each case asserts the exception type and that the message names the function
 (or API), the argument and the shape involved, wherever those exist.
 """
+import operator
+
 import numpy as np
 import pytest
 
 import dualad
+import jacobians
 from dualad.autograd import Variable, backward, grad as agrad
 
 x3 = np.array([0.5, 1.0, 1.5])
@@ -162,10 +165,114 @@ CASES = [
     ("np.copyto(plain, traced)",
      lambda: dualad.grad(lambda v: np.copyto(np.zeros(3), v))(x3), TypeError,
      ["numpy.copyto", "argument src", "(3,)", "dualad.numpy.where"]),
+    # issue 15, the API boundary
+    ("grad of a function returning None", lambda: dualad.grad(lambda v: None)(x3), TypeError,
+     ["grad", "<lambda> returned None", "forget to `return`"]),
+    ("jvp of a function returning None", lambda: dualad.jvp(_no_return, (x3,), (x3,)),
+     TypeError, ["jvp", "_no_return returned None", "`return`"]),
+    ("vjp of a function returning None", lambda: dualad.vjp(_no_return, x3), TypeError,
+     ["vjp", "_no_return returned None"]),
+    ("derivative of a function returning None",
+     lambda: dualad.derivative(_no_return)(1.0), TypeError, ["_no_return returned None"]),
+    ("hessian of a function returning None",
+     lambda: jacobians.hessian(_no_return)(x3), TypeError,
+     ["hessian", "_no_return returned None", "`return`"]),
+    ("grad of a generator", lambda: dualad.grad(lambda v: (t for t in v))(x3), TypeError,
+     ["grad", "returned a generator", "list(gen)"]),
+    ("grad of a string", lambda: dualad.grad(lambda v: "loss")(x3), TypeError,
+     ["grad", "returned a str"]),
+    ("grad of a two-element output", lambda: dualad.grad(lambda v: v[:2])(x3), TypeError,
+     ["grad", "scalar", "(2,)", "vjp"]),
+    ("int() of a traced value", lambda: dualad.grad(lambda v: int(v))(1.0), TypeError,
+     ["int()", "shape ()", "derivative would be lost", "int(dualad.tracer.primal_value(x))"]),
+    ("operator.index of a traced value", lambda: dualad.grad(lambda v: operator.index(v))(1.0),
+     TypeError, ["operator.index()", "shape ()", "primal_value"]),
+    ("range() of a traced value", lambda: dualad.grad(lambda v: len(range(v)))(3.0),
+     TypeError, ["operator.index()", "primal_value"]),
+    ("astype(int) says how to get an index",
+     lambda: dualad.grad(lambda x: np.sum(x.astype(int)))(x3), TypeError,
+     ["astype(int64)", "(3,)", "dualad.tracer.primal_value(x).astype(int64)"]),
+    ("out[i] = traced slice into a plain array", lambda: dualad.grad(_assign_row)(x3),
+     TypeError, ["(2,)", "out[i] = x", "dualad.numpy.stack", "issue 17"]),
+    ("jvp tangent with another structure",
+     lambda: dualad.jvp(lambda v: v ** 2, ([1.0, 2.0, 3.0],), (x3,)), ValueError,
+     ["jvp", "tangents[0]", "shape (3,)", "list of 3", "np.array([...])"]),
+    ("jvp tangent None", lambda: dualad.jvp(np.sin, (x3,), (None,)), TypeError,
+     ["jvp", "tangent 0 is None", "(3,)", "zeros_like"]),
+    ("vjp cotangent with another structure",
+     lambda: dualad.vjp(lambda v: (v, v), x3)[1]((x3,)), ValueError,
+     ["vjp pullback", "tuple of 1", "<lambda>'s output is a tuple of 2"]),
+    ("hvp of None", lambda: dualad.hvp(np.sum, None, x3), TypeError,
+     ["hvp", "argument 0", "None"]),
+    ("argnums not an int", lambda: dualad.grad(np.sum, argnums=0.5)(x3), TypeError,
+     ["grad", "argnums", "0.5", "tuple of ints"]),
+    ("mean where= mask of another shape",
+     lambda: dualad.grad(lambda v: np.mean(v, where=np.ones(2, bool)))(x3), ValueError,
+     ["numpy.mean", "where=", "(2,)", "(3,)"]),
+    ("sum out= into an array",
+     lambda: dualad.grad(lambda v: np.sum(v, out=np.empty(())))(x3), TypeError,
+     ["numpy.sum", "out="]),
+    ("where with x but without y", lambda: dualad.numpy.where(x3 > 1, x3), TypeError,
+     ["where", "both x and y", "or neither"]),
+    ("complex seed for a real output (backward)", lambda: _complex_backward(), TypeError,
+     ["backward", "grad_outputs[0]", "complex", "(3,)", "real", "imaginary part"]),
+    ("complex seed for a real output (autograd.grad)", lambda: _complex_agrad(), TypeError,
+     ["grad", "grad_outputs[0]", "complex128", "float64", "imaginary part"]),
+    ("jacobians.jacobian inside grad",
+     lambda: dualad.grad(lambda v: np.sum(jacobians.jacobian(np.sin)(v)))(x3), NotImplementedError,
+     ["jacobians.", "argument 0", "(3,)", "not supported yet", "dualad.jvp", "dualad.hvp"]),
+    ("jacobians.jacfwd inside grad",
+     lambda: dualad.grad(lambda v: np.sum(jacobians.jacfwd(np.sin)(v)))(x3), NotImplementedError,
+     ["jacobians.", "argument 0", "(3,)", "not supported yet", "dualad.jvp", "dualad.hvp"]),
+    ("jacobians.jacrev inside grad",
+     lambda: dualad.grad(lambda v: np.sum(jacobians.jacrev(np.sin)(v)))(x3), NotImplementedError,
+     ["jacobians.", "argument 0", "(3,)", "not supported yet", "dualad.jvp", "dualad.hvp"]),
+    ("jacobians.hessian inside grad",
+     lambda: dualad.grad(lambda v: np.sum(jacobians.hessian(_cube)(v)))(x3), NotImplementedError,
+     ["jacobians.", "argument 0", "(3,)", "not supported yet", "dualad.jvp", "dualad.hvp"]),
+    ("jacobians.sparse_jacobian inside grad",
+     lambda: dualad.grad(lambda v: np.sum(jacobians.sparse_jacobian(np.sin)(v)))(x3), NotImplementedError,
+     ["jacobians.", "argument 0", "(3,)", "not supported yet", "dualad.jvp", "dualad.hvp"]),
+    ("jacobians.sparse_hessian inside grad",
+     lambda: dualad.grad(lambda v: np.sum(jacobians.sparse_hessian(_cube)(v)))(x3), NotImplementedError,
+     ["jacobians.", "argument 0", "(3,)", "not supported yet", "dualad.jvp", "dualad.hvp"]),
+    ("jacobians.hessian inside jvp",
+     lambda: dualad.jvp(lambda v: jacobians.hessian(_cube)(v), (x3,), (x3,)),
+     NotImplementedError, ["jacobians.hessian", "argument 0", "_cube", "(3,)", "not supported"]),
+    ("jacobians.jacobian of a closure over a traced value",
+     lambda: dualad.grad(lambda w: np.sum(jacobians.jacobian(lambda u: u * w)(x3)))(x3),
+     NotImplementedError, ["jacobians.jacobian", "output", "traced", "(3,)", "not supported"]),
+    ("jacobians.plan inside vjp",
+     lambda: dualad.vjp(lambda v: jacobians.plan(np.sin, v).n, x3), NotImplementedError,
+     ["jacobians.plan", "argument 0", "(3,)", "not supported"]),
     ("dualad.numpy.full_like with a non-floating dtype",
      lambda: dualad.grad(lambda v: np.sum(dualad.numpy.full_like(np.arange(3), v)))(0.5),
      TypeError, ["full_like", "int64", "fill_value", "shape ()"]),
 ]
+
+
+def _no_return(x):
+    np.sin(x)   # forgot `return`
+
+
+def _cube(u):
+    return np.sum(u ** 3)
+
+
+def _assign_row(v):
+    out = np.zeros((3, 2))
+    out[0] = v[:2]
+    return np.sum(out)
+
+
+def _complex_backward():
+    x = Variable(x3, requires_grad=True)
+    (x * 2.0).backward(np.array([1 + 1j, 0, 0]))
+
+
+def _complex_agrad():
+    x = Variable(x3, requires_grad=True)
+    return agrad(x * 2.0, x, grad_outputs=np.array([0, 1j, 0]))
 
 
 def _backward_twice():
