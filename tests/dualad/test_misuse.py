@@ -346,3 +346,26 @@ def test_np_full_without_dtype_names_full():
         dualad.grad(lambda v: np.sum(np.full((2, 2), v)))(0.5)
     with pytest.raises(TypeError, match="cannot convert a traced value"):   # any other call
         dualad.grad(lambda v: np.sum(np.asarray(v)))(0.5)
+
+
+def test_assigning_a_traced_scalar_into_a_plain_array_says_what_to_write():
+    # out[i] = x with a 0-d traced x: NumPy calls float(x), then reports "setting an array
+    # element with a sequence" (a box has __len__/__getitem__) caused by float()'s message,
+    # which the traceback shows first: it names the assignment and the alternatives.
+    def f(v):
+        out = np.zeros(3)
+        for i in range(3):
+            out[i] = v[i] ** 2
+        return np.sum(out)
+    with pytest.raises(ValueError, match="setting an array element") as info:
+        dualad.grad(f)(x3)
+    cause = str(info.value.__cause__)
+    for frag in ["shape ()", "float()", "out[i] = x", "dualad.numpy.stack", "dualad.numpy.array",
+                 "where(mask, x, out)", "primal_value"]:
+        assert frag in cause, f"{frag!r} not in: {cause}"
+    with pytest.raises(ValueError) as info:     # forward mode too
+        dualad.jvp(f, (x3,), (x3,))
+    assert "out[i] = x" in str(info.value.__cause__)
+    # what the message says to write instead gives the derivative
+    g = dualad.grad(lambda v: np.sum(dualad.numpy.stack([v[i] ** 2 for i in range(3)])))(x3)
+    np.testing.assert_allclose(g, 2 * x3)
