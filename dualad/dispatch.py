@@ -214,7 +214,8 @@ def _conversion_error(kind):
             raise TypeError(hint)
         raise TypeError(
             f"cannot convert a traced value of shape {self.shape} with {kind}(): the result "
-            f"would be a plain number and its derivative would be lost. Keep computing with the traced value "
+            f"would be a plain number and its derivative would be lost. Keep computing with "
+            f"the traced value "
             f"(NumPy functions on it stay differentiable). For a number that needs no "
             f"derivative (a loop count, an index, a printout) take it from the primal value: "
             f"{kind}(dualad.tracer.primal_value(x)). {_ASSIGN_HINT}")

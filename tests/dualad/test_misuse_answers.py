@@ -186,6 +186,7 @@ def test_empty_inputs_give_empty_derivatives():
     assert dualad.jvp(lambda v: v ** 2, (e,), (e,))[1].shape == (0,)
     assert dualad.hvp(f, e, e).shape == (0,)
     assert dualad.vjp(np.sin, e)[1](e)[0].shape == (0,)
+    assert dualad.derivative(np.sin, 2)(e).shape == (0,)
 
 
 def test_float32_stays_float32_everywhere():
