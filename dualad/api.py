@@ -10,6 +10,8 @@ A tangent (cotangent) may carry one leading batch axis beyond its primal's
 """
 from __future__ import annotations
 
+import inspect
+import math
 
 import numpy as np
 
@@ -18,7 +20,7 @@ from .onehot import OneHotBatch
 from .reverse import Var, VJPTrace, backward_sweep
 from .scaled import dense
 from .tracer import Box, primal_value, shape_of
-from .tree import flatten
+from .tree import flatten, flatten_like, tree_map
 
 
 # No gc.disable() around sweeps: the collector's switch is process-wide, and a pause in one
@@ -53,6 +55,9 @@ def check_input(api, argnum, x, where=""):
 
 def _as_direction(api, what, i, v, like):
     """A tangent/cotangent as an array of its primal's dtype; refuse a lossy cast."""
+    if v is None:
+        raise TypeError(f"{api}: {what} {i} is None; pass an array of its primal's shape "
+                        f"{shape_of(like)} (np.zeros_like(x) for no perturbation)")
     arr = np.asarray(v)
     dtype = np.result_type(primal_value(like))
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
@@ -82,6 +87,20 @@ def _batch_of(api, what, value, primal, i):
                      f"directions swept at once")
 
 
+def check_output(api, f, out):
+    """Refuse what ``f`` can only have returned by mistake, which would otherwise give an
+    all-zero derivative: None (a missing ``return``) and, from grad's scalar function, a
+    string or a generator. A constant output stays legitimate (its derivative is zero), and
+    jvp/vjp outputs may hold non-array leaves beside the arrays."""
+    if out is None:
+        raise TypeError(f"{api}: {_fname(f)} returned None; did it forget to `return`? Return "
+                        f"the arrays to differentiate")
+    if api == "grad" and (isinstance(out, (str, bytes)) or inspect.isgenerator(out)):
+        raise TypeError(f"grad: {_fname(f)} returned a {type(out).__name__}, which has no "
+                        f"derivative; return a floating-point scalar (a generator must be "
+                        f"consumed first, e.g. np.sum(dualad.numpy.stack(list(gen))))")
+
+
 def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
@@ -104,9 +123,7 @@ def jvp(f, primals, tangents, *, lazy=False):
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
     p_leaves, rebuild = flatten(primals)
-    t_leaves, _ = flatten(tangents)
-    if len(p_leaves) != len(t_leaves):
-        raise ValueError("jvp: primals and tangents must have the same structure")
+    t_leaves = flatten_like(primals, tangents, "jvp", "tangents")
     trace = None
     batch = None
     boxed = []
@@ -127,6 +144,7 @@ def jvp(f, primals, tangents, *, lazy=False):
         out = f(*rebuild(boxed))
     finally:
         trace.alive = False
+    check_output("jvp", f, out)
     o_leaves, o_rebuild = flatten(out)
     outs, tans = [], []
     for o in o_leaves:
@@ -187,14 +205,13 @@ def vjp(f, *primals):
     finally:
         trace.alive = False
         tape = trace.detach_tape()
+    check_output("vjp", f, out)
     o_leaves, o_rebuild = flatten(out)
     values = [o.value if isinstance(o, Var) and o._trace is trace else o for o in o_leaves]
 
     def pullback(cotangent):
-        c_leaves, _ = flatten(cotangent)
-        if len(c_leaves) != len(o_leaves):
-            raise ValueError(f"vjp pullback: the cotangent has {len(c_leaves)} leaves but "
-                             f"{_fname(f)}'s output has {len(o_leaves)}")
+        c_leaves = flatten_like(out, cotangent, "vjp pullback", "the cotangent",
+                                like_name=f"{_fname(f)}'s output")
         seeds, batch = [], None
         for i, (o, c) in enumerate(zip(o_leaves, c_leaves)):
             c = c if isinstance(c, (Box, OneHotBatch)) else \
@@ -220,6 +237,10 @@ def vjp(f, *primals):
 
 def _normalize_argnums(api, argnums, nargs, f):
     single = isinstance(argnums, (int, np.integer))
+    if not single and not (isinstance(argnums, (tuple, list)) and
+                           all(isinstance(a, (int, np.integer)) for a in argnums)):
+        raise TypeError(f"{api}: argnums must be an int or a tuple of ints (the positions of "
+                        f"the arguments of {_fname(f)} to differentiate), got {argnums!r}")
     nums = (int(argnums),) if single else tuple(int(a) for a in argnums)
     for a in nums:
         if not -nargs <= a < nargs:
@@ -284,12 +305,15 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
             raise TypeError("grad(has_aux=True): f must return a pair (value, aux)")
         out, aux = out
-    if isinstance(out, (tuple, list, dict)) or shape_of(out) != ():
+        aux = tree_map(lambda a: a._inner if isinstance(a, Box) and a._trace is trace else a,
+                       aux)   # aux leaves as values (of the level below), not dead tracers
+    check_output("grad", f, out)
+    if isinstance(out, (tuple, list, dict)) or math.prod(shape_of(out)) != 1:
         shape = "a container" if isinstance(out, (tuple, list, dict)) else \
             f"shape {shape_of(out)}"
-        raise TypeError(f"grad: {_fname(f)} must return a scalar (shape ()), got {shape}. "
-                        f"For non-scalar outputs use dualad.vjp, or jacobians.jacobian for "
-                        f"the whole Jacobian")
+        raise TypeError(f"grad: {_fname(f)} must return a scalar (one element: shape (), "
+                        f"(1,), ...), got {shape}. For non-scalar outputs use dualad.vjp, or "
+                        f"jacobians.jacobian for the whole Jacobian")
     value = out.value if isinstance(out, Var) and out._trace is trace else out
     out_dtype = np.result_type(primal_value(value))
     if out_dtype.kind not in "fc":
@@ -299,7 +323,8 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
         _check_output_dtype(f, out_dtype, holomorphic)
     results = {}
     if isinstance(out, Var) and out._trace is trace:
-        seed = np.ones((), dtype=np.result_type(primal_value(value)))[()]
+        # a one-element output of shape (1,) or (1, 1) is seeded with ones of its shape
+        seed = np.ones(shape_of(out), dtype=np.result_type(primal_value(value)))[()]
         wanted = {v for vars_, _ in per_arg.values() for v in vars_}
         results = backward_sweep([(out, seed)], trace=trace, wanted=wanted, tape=tape)
     grads = tuple(per_arg[i][1](_cotangents(results, per_arg[i][0], ())) for i in nums)
@@ -329,6 +354,9 @@ def hvp(f, primals, tangents):
     A leading batch axis on the tangents gives several products at once."""
     single = not isinstance(primals, (tuple, list))
     primals, tangents = _as_tuple(primals), _as_tuple(tangents)
+    for i, p in enumerate(primals):
+        for leaf in flatten(p)[0]:
+            check_input("hvp", i, leaf)
     g = grad(f, argnums=tuple(range(len(primals))))
     out = jvp(g, primals, tangents, lazy=True)[1]   # f's own output tangent is never needed
     return out[0] if single else out

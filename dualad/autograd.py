@@ -51,6 +51,18 @@ class Variable(Var):
     def detach(self):
         return Variable(primal_value(self.value))
 
+    def __copy__(self):
+        return self.__deepcopy__({}) if self.is_leaf else self
+
+    def __deepcopy__(self, memo):
+        """A leaf copies into a new, independent leaf (as a PyTorch tensor does); a computed
+        Variable is a value on the tape, so its copy is itself and keeps its derivative."""
+        if not self.is_leaf:
+            return self
+        new = Variable(np.array(primal_value(self.value)), self.requires_grad)
+        new.grad = None if self.grad is None else np.array(self.grad)
+        return new
+
     def zero_grad(self):
         self.grad = None
 
@@ -116,7 +128,14 @@ def _seeds(api, outputs, grad_outputs, batched):
                                    f"(1+0j gives the holomorphic derivative f'(z)), or "
                                    f"differentiate a real loss such as np.abs(y) ** 2")
             g = np.ones((), dtype=primal_value(out).dtype)
-        g = g if isinstance(g, Box) else np.asarray(g, dtype=primal_value(out).dtype)
+        if not isinstance(g, Box):
+            g, odtype = np.asarray(g), np.result_type(primal_value(out))
+            if g.dtype.kind == "c" and odtype.kind != "c":   # as the functional vjp refuses
+                raise TypeError(f"{api}: grad_outputs[{i}] is complex ({g.dtype}, shape "
+                                f"{g.shape}) but output {i} is real ({odtype}, shape {oshape}); "
+                                f"casting would drop the imaginary part. Pass a real seed, "
+                                f"or seed the real and imaginary parts in two calls")
+            g = g.astype(odtype, copy=False)
         gshape = shape_of(g)
         want = gshape[1:] if batched else gshape
         if want != oshape or (batched and not gshape):

@@ -40,10 +40,59 @@ UFUNCS = {
 
 
 def _where(condition, x=None, y=None):
+    """``np.where``: three arguments select (differentiable in x and y, the condition is a
+    value); one argument gives the indices of the true entries, as NumPy does."""
+    if x is None and y is None:
+        return np.where(primal_value(condition))
     if x is None or y is None:
-        raise TypeError("where: the one-argument form (np.where(cond)) returns indices and is "
-                        "not differentiable; pass a plain condition")
+        raise TypeError("where: pass both x and y (np.where(cond, x, y)) or neither "
+                        "(np.where(cond) returns the indices of the true entries)")
     return ops.where(primal_value(condition), x, y)
+
+
+def _no_out(fn, out):
+    if out is not None:
+        raise TypeError(f"numpy.{fn}(..., out=...) writes in place into an array, which cannot "
+                        f"be traced; use the returned value instead")
+
+
+def _mask(fn, a, where):
+    """The ``where=`` mask of a reduction as a plain boolean array of ``a``'s shape."""
+    mask = np.asarray(primal_value(where))
+    if mask.dtype != bool:
+        raise TypeError(f"numpy.{fn}: where= must be a boolean mask, got dtype {mask.dtype} "
+                        f"and shape {mask.shape}")
+    try:
+        return np.broadcast_to(mask, shape_of(a))
+    except ValueError:
+        raise ValueError(f"numpy.{fn}: the where= mask of shape {mask.shape} does not broadcast "
+                         f"to the array's shape {shape_of(a)}") from None
+
+
+def np_sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """``np.sum`` with NumPy's signature. ``where=mask`` sums the selected entries only:
+    Σ_{i: mask_i} a_i = Σ_i where(mask, a, 0)_i, linear in ``a`` (cotangent ū·mask)."""
+    _no_out("sum", out)
+    if where is not None:
+        a = ops.where(_mask("sum", a, where), a, 0.0)
+    s = ops.sum(a, axis, keepdims, dtype)
+    return s if initial is None else s + primal_value(initial)
+
+
+def np_mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    """``np.mean`` with NumPy's signature. ``where=mask`` averages the selected entries:
+    Σ_i where(mask, a, 0)_i / Σ_i mask_i (NaN where nothing is selected, as NumPy)."""
+    _no_out("mean", out)
+    if dtype is not None and not np.issubdtype(dtype, np.inexact):
+        raise TypeError(f"numpy.mean: dtype={dtype} would make the result not differentiable")
+    if where is None:
+        m = ops.mean(a, axis, keepdims)
+    else:
+        mask = _mask("mean", a, where)
+        count = np.sum(mask, axis=axis, keepdims=keepdims, dtype=float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            m = ops.sum(ops.where(mask, a, 0.0), axis, keepdims) / count
+    return m if dtype is None else _astype(m, dtype)
 
 
 def _zeros_like(a, dtype=None, *args, **kwargs):
@@ -65,7 +114,7 @@ def _passthrough(fn):
 
 
 FUNCTIONS = {
-    np.sum: ops.sum, np.mean: ops.mean, np.var: ops.var, np.std: ops.std, np.prod: ops.prod,
+    np.sum: np_sum, np.mean: np_mean, np.var: ops.var, np.std: ops.std, np.prod: ops.prod,
     np.max: ops.max, np.amax: ops.max, np.min: ops.min, np.amin: ops.min,
     np.cumsum: ops.cumsum, np.dot: ops.dot, np.matmul: ops.matmul, np.tensordot: ops.tensordot,
     np.einsum: ops.einsum, np.outer: ops.outer, np.inner: ops.inner, np.vdot: ops.vdot,
@@ -144,7 +193,34 @@ def _to_array_error(self, *args, **kwargs):
     raise TypeError(
         f"cannot convert a traced value of shape {self.shape} to a plain NumPy array: its "
         f"derivative would be lost. Use dualad.numpy functions (e.g. dualad.numpy.array "
-        f"to build an array from traced scalars) instead of np.asarray/np.array/float()")
+        f"to build an array from traced scalars) instead of np.asarray/np.array/float(). "
+        f"{_ASSIGN_HINT}")
+
+
+# NumPy's ``out[i] = x`` (out a plain array) converts x with float() (0-d x) or __array__ and,
+# for a 0-d box, reports "setting an array element with a sequence" caused by this message.
+_ASSIGN_HINT = ("If it came from assigning a traced value into a plain NumPy array "
+                "(out[i] = x), build the array from its pieces instead: "
+                "dualad.numpy.stack([...]) or dualad.numpy.array([...]) of the traced entries, "
+                "or dualad.numpy.where(mask, x, out) (functional index updates are planned in "
+                "issue 17)")
+
+
+def _conversion_error(kind):
+    """``float(x)``, ``int(x)``, ``complex(x)``, ``operator.index(x)`` of a traced value."""
+    def convert(self):
+        hint = ops.numpy_inplace.conversion_hint(self)
+        if hint:
+            raise TypeError(hint)
+        raise TypeError(
+            f"cannot convert a traced value of shape {self.shape} with {kind}(): the result "
+            f"would be a plain number and its derivative would be lost. Keep computing with "
+            f"the traced value "
+            f"(NumPy functions on it stay differentiable). For a number that needs no "
+            f"derivative (a loop count, an index, a printout) take it from the primal value: "
+            f"{kind}(dualad.tracer.primal_value(x)). {_ASSIGN_HINT}")
+    convert.__name__ = f"__{'index' if kind == 'operator.index' else kind}__"
+    return convert
 
 
 def _setitem(self, idx, value):
@@ -199,9 +275,14 @@ def _install():
     B.__array_ufunc__ = array_ufunc
     B.__array_function__ = array_function
     B.__array__ = _to_array_error
-    B.__float__ = _to_array_error
-    B.__int__ = _to_array_error
-    B.__complex__ = _to_array_error
+    B.__float__ = _conversion_error("float")
+    B.__int__ = _conversion_error("int")
+    B.__complex__ = _conversion_error("complex")
+    B.__index__ = _conversion_error("operator.index")
+    # A traced value is immutable (value semantics), so a copy of it is itself: copying a
+    # params dict with copy.deepcopy inside grad keeps every derivative.
+    B.__copy__ = lambda self: self
+    B.__deepcopy__ = lambda self, memo: self
     B.__hash__ = object.__hash__
     B.__bool__ = lambda self: bool(primal_value(self))
     B.__iter__ = _iter
@@ -223,8 +304,10 @@ def _install():
     B.__abs__ = lambda self: ops.absolute(self)
     B.T = property(lambda self: ops.transpose(self))
     B.mT = property(lambda self: ops.swapaxes(self, -1, -2))
-    B.sum = lambda self, axis=None, keepdims=False: ops.sum(self, axis, keepdims)
-    B.mean = lambda self, axis=None, keepdims=False: ops.mean(self, axis, keepdims)
+    B.sum = lambda self, axis=None, dtype=None, out=None, keepdims=False, **kw: np_sum(
+        self, axis, dtype, out, keepdims, **kw)
+    B.mean = lambda self, axis=None, dtype=None, out=None, keepdims=False, **kw: np_mean(
+        self, axis, dtype, out, keepdims, **kw)
     B.var = lambda self, axis=None, ddof=0, keepdims=False: ops.var(self, axis, ddof, keepdims)
     B.std = lambda self, axis=None, ddof=0, keepdims=False: ops.std(self, axis, ddof, keepdims)
     B.max = lambda self, axis=None, keepdims=False: ops.max(self, axis, keepdims)
@@ -259,7 +342,9 @@ def _astype(self, dtype, *args, **kwargs):
     dtype = np.dtype(dtype)
     if not np.issubdtype(dtype, np.floating) and not np.issubdtype(dtype, np.complexfloating):
         raise TypeError(f"astype({dtype}) of a traced value of shape {self.shape} would drop "
-                        f"its derivative; only floating dtypes are differentiable")
+                        f"its derivative; only floating dtypes are differentiable. For "
+                        f"integers that need no derivative (indices, counts) cast the primal "
+                        f"value: dualad.tracer.primal_value(x).astype({dtype})")
     if dtype == self.dtype:
         return self
     if dtype.kind == "c" and self.dtype.kind == "f" and dtype.itemsize >= 2 * self.dtype.itemsize:

@@ -9,10 +9,13 @@ it meets a traced value.
 """
 from __future__ import annotations
 
+import builtins as _builtins
+
 import numpy as _np
 
 from . import ops as _ops
-from .dispatch import FUNCTIONS as _FUNCTIONS, UFUNCS as _UFUNCS
+from .dispatch import FUNCTIONS as _FUNCTIONS, UFUNCS as _UFUNCS, np_mean as _mean, \
+    np_sum as _sum
 from .tracer import Box as _Box
 
 _ns = {}
@@ -20,8 +23,10 @@ for _table in (_UFUNCS, _FUNCTIONS):
     for _np_fn, _fn in _table.items():
         if isinstance(_np_fn, _np.ufunc) or getattr(_np_fn, "__module__", "") == "numpy":
             _ns[_np_fn.__name__] = _fn
-_ns.update(abs=_ops.absolute, sum=_ops.sum, max=_ops.max, min=_ops.min, amax=_ops.max,
+_ns.update(abs=_ops.absolute, sum=_sum, mean=_mean, max=_ops.max, min=_ops.min, amax=_ops.max,
            amin=_ops.min, clip=_ops.clip)
+# This fills the module with NumPy's names, shadowing the builtins any, all, sum, abs, ...:
+# module code below calls the builtins through _builtins.
 globals().update(_ns)
 
 
@@ -29,7 +34,7 @@ def _contains_box(obj):
     if isinstance(obj, _Box):
         return True
     if isinstance(obj, (list, tuple)):
-        return any(_contains_box(o) for o in obj)
+        return _builtins.any(_contains_box(o) for o in obj)
     return False
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from dualad.api import check_input
 from dualad.onehot import onehot_rows
-from dualad.tracer import shape_of
+from dualad.tracer import Box, shape_of
 from dualad.tree import flatten
 
 #: Default budget for the tangents / cotangents of one batched sweep (bytes).
@@ -25,6 +25,20 @@ DEFAULT_MAX_MEMORY = 256 * 2 ** 20
 
 def fname(f):
     return getattr(f, "__name__", None) or type(f).__name__
+
+
+def refuse_traced(api, f, value, what):
+    """jacobians inside dualad.grad/jvp/vjp (a traced value reaching it) are not supported yet:
+    say so, instead of failing later when the traced value is converted to an array."""
+    for leaf in flatten(value)[0]:
+        if isinstance(leaf, Box):
+            raise NotImplementedError(
+                f"jacobians.{api}: {what} of {fname(f)} is a traced value (shape "
+                f"{shape_of(leaf)}): jacobians.{api} was called inside dualad.grad/jvp/vjp, and "
+                f"nesting the jacobians functions inside dualad's transformations is not "
+                f"supported yet. Inside a differentiated function use dualad's own "
+                f"transformations, which nest: dualad.grad, dualad.jvp (J·v), dualad.vjp "
+                f"(vᵀ·J) or dualad.hvp (Hessian-vector products)")
 
 
 def normalize_argnums(api, f, argnums, nargs):
@@ -42,7 +56,7 @@ def normalize_argnums(api, f, argnums, nargs):
 class Problem:
     """``f`` with its differentiated arguments flattened into one vector of size ``n``."""
 
-    def __init__(self, api, f, args, argnums=0):
+    def __init__(self, api, f, args, argnums=0, traced_ok=False):
         if not callable(f):
             raise TypeError(f"{api}: the function to differentiate must be callable, got "
                             f"{type(f).__name__}")
@@ -51,6 +65,10 @@ class Problem:
                             f"{api}({fname(f)})(x)")
         self.api, self.f, self.name = api, f, fname(f)
         self.args = list(args)
+        self.traced_ok = traced_ok
+        for k, a in enumerate(self.args):
+            if not traced_ok:   # hvp is jvp over grad, which nests: it takes traced values
+                refuse_traced(api, f, a, f"argument {k}")
         self.single, self.nums = normalize_argnums(api, f, argnums, len(args))
         self.rebuilds, self.leaves = [], []
         for i in self.nums:
@@ -108,6 +126,12 @@ class Problem:
 
     # --- outputs ----------------------------------------------------------------------
     def set_outputs(self, out):
+        if out is None:   # else a None leaf reads as a constant scalar: a zero derivative
+            raise TypeError(f"{self.api}: {self.name} returned None; did it forget to "
+                            f"`return`? Return the arrays to differentiate")
+        if not self.traced_ok:
+            refuse_traced(self.api, self.f, out, "the output (computed from a traced value it "
+                                                 "uses)")
         leaves, rebuild = flatten(out)
         if not leaves:
             raise ValueError(f"{self.api}: {self.name} returned no arrays")

@@ -27,7 +27,7 @@ from dualad.tree import flatten
 
 from . import cost
 from ._common import (DEFAULT_MAX_MEMORY, FunctionCache, Problem, chunks, flat_rows, float_dtype,
-                      fname)
+                      fname, refuse_traced)
 
 MODES = ("auto", "forward", "reverse")
 _CACHE = FunctionCache()
@@ -179,6 +179,8 @@ def jacfwd(f, *args, argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY):
     if not args:
         return _curried("jacfwd", f, dict(argnums=argnums, chunk_size=chunk_size,
                                           max_memory=max_memory), jacfwd)
+    for k, a in enumerate(args):    # name jacfwd, not the jacobian it calls
+        refuse_traced("jacfwd", f, a, f"argument {k}")
     return jacobian(f, *args, mode="forward", argnums=argnums, chunk_size=chunk_size,
                     max_memory=max_memory)
 
@@ -188,5 +190,7 @@ def jacrev(f, *args, argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY):
     if not args:
         return _curried("jacrev", f, dict(argnums=argnums, chunk_size=chunk_size,
                                           max_memory=max_memory), jacrev)
+    for k, a in enumerate(args):    # name jacrev, not the jacobian it calls
+        refuse_traced("jacrev", f, a, f"argument {k}")
     return jacobian(f, *args, mode="reverse", argnums=argnums, chunk_size=chunk_size,
                     max_memory=max_memory)

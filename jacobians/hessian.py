@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 import dualad
-from dualad.tracer import shape_of
+from dualad.tracer import Box, shape_of
 from dualad.tree import flatten
 
 from ._common import DEFAULT_MAX_MEMORY, Problem, chunks, flat_rows, float_dtype, fname, \
@@ -44,8 +44,8 @@ def check_hessian_mode(mode):
     return "forward-over-reverse" if mode == "auto" else mode
 
 
-def scalar_problem(api, f, args, argnums):
-    problem = Problem(api, f, args, argnums)
+def scalar_problem(api, f, args, argnums, traced_ok=False):
+    problem = Problem(api, f, args, argnums, traced_ok)
     get_census(problem)
     if problem.out_shapes != [()]:
         got = problem.out_shapes[0] if len(problem.out_shapes) == 1 else \
@@ -163,8 +163,8 @@ def hvp(f, x, v, *args, argnums=0):
     (``argnums`` says which argument ``x`` is)."""
     call_args = list(args)
     call_args.insert(int(argnums), x)
-    problem = scalar_problem("hvp", f, call_args, int(argnums))
-    v = np.asarray(v)
+    problem = scalar_problem("hvp", f, call_args, int(argnums), traced_ok=True)
+    v = v if isinstance(v, Box) else np.asarray(v)
     xs = problem.in_shapes[0]
     if len(problem.leaves) != 1:
         raise TypeError(f"hvp: x must be one array; for containers use jacobians.hessian")

@@ -3,10 +3,13 @@
 Each case asserts the exception type and that the message names the function
 (or API), the argument and the shape involved, wherever those exist.
 """
+import operator
+
 import numpy as np
 import pytest
 
 import dualad
+import jacobians
 from dualad.autograd import Variable, backward, grad as agrad
 
 x3 = np.array([0.5, 1.0, 1.5])
@@ -162,10 +165,107 @@ CASES = [
     ("np.copyto(plain, traced)",
      lambda: dualad.grad(lambda v: np.copyto(np.zeros(3), v))(x3), TypeError,
      ["numpy.copyto", "argument src", "(3,)", "dualad.numpy.where"]),
+    # issue 15, the API boundary
+    ("grad of a function returning None", lambda: dualad.grad(lambda v: None)(x3), TypeError,
+     ["grad", "<lambda> returned None", "forget to `return`"]),
+    ("jvp of a function returning None", lambda: dualad.jvp(_no_return, (x3,), (x3,)),
+     TypeError, ["jvp", "_no_return returned None", "`return`"]),
+    ("vjp of a function returning None", lambda: dualad.vjp(_no_return, x3), TypeError,
+     ["vjp", "_no_return returned None"]),
+    ("derivative of a function returning None",
+     lambda: dualad.derivative(_no_return)(1.0), TypeError, ["_no_return returned None"]),
+    ("hessian of a function returning None",
+     lambda: jacobians.hessian(_no_return)(x3), TypeError,
+     ["hessian", "_no_return returned None", "`return`"]),
+    ("grad of a generator", lambda: dualad.grad(lambda v: (t for t in v))(x3), TypeError,
+     ["grad", "returned a generator", "list(gen)"]),
+    ("grad of a string", lambda: dualad.grad(lambda v: "loss")(x3), TypeError,
+     ["grad", "returned a str"]),
+    ("grad of a two-element output", lambda: dualad.grad(lambda v: v[:2])(x3), TypeError,
+     ["grad", "scalar", "(2,)", "vjp"]),
+    ("int() of a traced value", lambda: dualad.grad(lambda v: int(v))(1.0), TypeError,
+     ["int()", "shape ()", "derivative would be lost", "int(dualad.tracer.primal_value(x))"]),
+    ("operator.index of a traced value", lambda: dualad.grad(lambda v: operator.index(v))(1.0),
+     TypeError, ["operator.index()", "shape ()", "primal_value"]),
+    ("range() of a traced value", lambda: dualad.grad(lambda v: len(range(v)))(3.0),
+     TypeError, ["operator.index()", "primal_value"]),
+    ("astype(int) says how to get an index",
+     lambda: dualad.grad(lambda x: np.sum(x.astype(int)))(x3), TypeError,
+     ["astype(int64)", "(3,)", "dualad.tracer.primal_value(x).astype(int64)"]),
+    ("out[i] = traced slice into a plain array", lambda: dualad.grad(_assign_row)(x3),
+     TypeError, ["(2,)", "out[i] = x", "dualad.numpy.stack", "issue 17"]),
+    ("jvp tangent with another structure",
+     lambda: dualad.jvp(lambda v: v ** 2, ([1.0, 2.0, 3.0],), (x3,)), ValueError,
+     ["jvp", "tangents[0]", "shape (3,)", "list of 3", "np.array([...])"]),
+    ("jvp tangent None", lambda: dualad.jvp(np.sin, (x3,), (None,)), TypeError,
+     ["jvp", "tangent 0 is None", "(3,)", "zeros_like"]),
+    ("vjp cotangent with another structure",
+     lambda: dualad.vjp(lambda v: (v, v), x3)[1]((x3,)), ValueError,
+     ["vjp pullback", "tuple of 1", "<lambda>'s output is a tuple of 2"]),
+    ("hvp of None", lambda: dualad.hvp(np.sum, None, x3), TypeError,
+     ["hvp", "argument 0", "None"]),
+    ("argnums not an int", lambda: dualad.grad(np.sum, argnums=0.5)(x3), TypeError,
+     ["grad", "argnums", "0.5", "tuple of ints"]),
+    ("mean where= mask of another shape",
+     lambda: dualad.grad(lambda v: np.mean(v, where=np.ones(2, bool)))(x3), ValueError,
+     ["numpy.mean", "where=", "(2,)", "(3,)"]),
+    ("sum out= into an array",
+     lambda: dualad.grad(lambda v: np.sum(v, out=np.empty(())))(x3), TypeError,
+     ["numpy.sum", "out="]),
+    ("where with x but without y", lambda: dualad.numpy.where(x3 > 1, x3), TypeError,
+     ["where", "both x and y", "or neither"]),
+    ("complex seed for a real output (backward)", lambda: _complex_backward(), TypeError,
+     ["backward", "grad_outputs[0]", "complex", "(3,)", "real", "imaginary part"]),
+    ("complex seed for a real output (autograd.grad)", lambda: _complex_agrad(), TypeError,
+     ["grad", "grad_outputs[0]", "complex128", "float64", "imaginary part"]),
+    ("jacobians.hessian inside jvp",
+     lambda: dualad.jvp(lambda v: jacobians.hessian(_cube)(v), (x3,), (x3,)),
+     NotImplementedError, ["jacobians.hessian", "argument 0", "_cube", "(3,)", "not supported"]),
+    ("jacobians.jacobian of a closure over a traced value",
+     lambda: dualad.grad(lambda w: np.sum(jacobians.jacobian(lambda u: u * w)(x3)))(x3),
+     NotImplementedError, ["jacobians.jacobian", "output", "traced", "(3,)", "not supported"]),
+    ("jacobians.plan inside vjp",
+     lambda: dualad.vjp(lambda v: jacobians.plan(np.sin, v).n, x3), NotImplementedError,
+     ["jacobians.plan", "argument 0", "(3,)", "not supported"]),
     ("dualad.numpy.full_like with a non-floating dtype",
      lambda: dualad.grad(lambda v: np.sum(dualad.numpy.full_like(np.arange(3), v)))(0.5),
      TypeError, ["full_like", "int64", "fill_value", "shape ()"]),
 ]
+
+
+def _no_return(x):
+    np.sin(x)   # forgot `return`
+
+
+def _cube(u):
+    return np.sum(u ** 3)
+
+
+def _assign_row(v):
+    out = np.zeros((3, 2))
+    out[0] = v[:2]
+    return np.sum(out)
+
+
+def _complex_backward():
+    x = Variable(x3, requires_grad=True)
+    (x * 2.0).backward(np.array([1 + 1j, 0, 0]))
+
+
+def _complex_agrad():
+    x = Variable(x3, requires_grad=True)
+    return agrad(x * 2.0, x, grad_outputs=np.array([0, 1j, 0]))
+
+
+# the jacobians functions inside a dualad transformation (not composable yet)
+CASES += [(f"jacobians.{api} inside grad",
+           lambda api=api, fn=fn: dualad.grad(lambda v: np.sum(getattr(jacobians, api)(fn)(v)))(x3),
+           NotImplementedError, [f"jacobians.{api}:", "argument 0", "(3,)", "not supported yet",
+                                 "dualad.jvp", "dualad.hvp"])
+          for api, fn in [("jacobian", np.sin), ("jacfwd", np.sin), ("jacrev", np.sin),
+                          ("sparse_jacobian", np.sin), ("hessian", _cube),
+                          ("sparse_hessian", _cube)]]
+
 
 
 def _backward_twice():
@@ -239,3 +339,26 @@ def test_np_full_without_dtype_names_full():
         dualad.grad(lambda v: np.sum(np.full((2, 2), v)))(0.5)
     with pytest.raises(TypeError, match="cannot convert a traced value"):   # any other call
         dualad.grad(lambda v: np.sum(np.asarray(v)))(0.5)
+
+
+def test_assigning_a_traced_scalar_into_a_plain_array_says_what_to_write():
+    # out[i] = x with a 0-d traced x: NumPy calls float(x), then reports "setting an array
+    # element with a sequence" (a box has __len__/__getitem__) caused by float()'s message,
+    # which the traceback shows first: it names the assignment and the alternatives.
+    def f(v):
+        out = np.zeros(3)
+        for i in range(3):
+            out[i] = v[i] ** 2
+        return np.sum(out)
+    with pytest.raises(ValueError, match="setting an array element") as info:
+        dualad.grad(f)(x3)
+    cause = str(info.value.__cause__)
+    for frag in ["shape ()", "float()", "out[i] = x", "dualad.numpy.stack", "dualad.numpy.array",
+                 "where(mask, x, out)", "primal_value"]:
+        assert frag in cause, f"{frag!r} not in: {cause}"
+    with pytest.raises(ValueError) as info:     # forward mode too
+        dualad.jvp(f, (x3,), (x3,))
+    assert "out[i] = x" in str(info.value.__cause__)
+    # what the message says to write instead gives the derivative
+    g = dualad.grad(lambda v: np.sum(dualad.numpy.stack([v[i] ** 2 for i in range(3)])))(x3)
+    np.testing.assert_allclose(g, 2 * x3)
