@@ -21,6 +21,7 @@ from .reverse import Var, VJPTrace, backward_sweep
 from .scaled import dense
 from .tracer import Box, primal_value, shape_of
 from .tree import flatten
+from .versions import Stamps
 
 
 @contextlib.contextmanager
@@ -192,8 +193,14 @@ def vjp(f, *primals):
 
     ``ū`` has the output's structure; a leaf of shape ``(B, *out.shape)``
     sweeps B cotangents back at once. The pullback may be called many times.
+
+    The tape owns its arrays (dualad.versions): the primals are copied into it and
+    the outputs returned are copies, so modifying either in place changes nothing;
+    another array the forward pass saved (a closed-over constant) modified in place
+    before a pullback call makes that call raise RuntimeError.
     """
     trace = VJPTrace(tape=True)
+    primals = tuple(_copied(p) for p in primals)
     args, per_arg = _trace_inputs("vjp", trace, primals, range(len(primals)))
     try:
         with paused_gc():
@@ -201,10 +208,13 @@ def vjp(f, *primals):
     finally:
         trace.alive = False
         tape = trace.detach_tape()
+    stamps = Stamps.of_tape(tape)
     o_leaves, o_rebuild = flatten(out)
     values = [o.value if isinstance(o, Var) and o._trace is trace else o for o in o_leaves]
+    returned = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
 
     def pullback(cotangent):
+        stamps.check("vjp pullback")
         c_leaves, _ = flatten(cotangent)
         if len(c_leaves) != len(o_leaves):
             raise ValueError(f"vjp pullback: the cotangent has {len(c_leaves)} leaves but "
@@ -230,7 +240,15 @@ def vjp(f, *primals):
             grads.append(rebuild(_cotangents(results, vars_, batch)))
         return tuple(grads)
 
-    return o_rebuild(values), pullback
+    return o_rebuild(returned), pullback
+
+
+def _copied(primal):
+    """``primal`` with its arrays copied: the tape's own, whatever the caller does next."""
+    leaves, rebuild = flatten(primal)
+    if not any(isinstance(x, np.ndarray) for x in leaves):
+        return primal
+    return rebuild([np.array(x) if isinstance(x, np.ndarray) else x for x in leaves])
 
 
 def _normalize_argnums(api, argnums, nargs, f):
