@@ -39,18 +39,12 @@ def fingerprint(a):
         return zlib.crc32(a.tobytes())
 
 
-def _saved_arrays(vals, params):
-    for v in vals:
+def _arrays_in(params, out):
+    for v in params.values():
         if type(v) is np.ndarray:
-            yield v
-    if params:
-        for v in params.values():
-            if type(v) is np.ndarray:
-                yield v
-            elif type(v) is tuple:
-                for w in v:
-                    if type(w) is np.ndarray:
-                        yield w
+            out.append(v)
+        elif type(v) is tuple:
+            out.extend(w for w in v if type(w) is np.ndarray)
 
 
 class Stamps:
@@ -65,13 +59,24 @@ class Stamps:
     def of_tape(cls, tape):
         """The arrays ``tape``'s nodes saved that are no node's value (the tape owns those):
         each distinct array once, fingerprinted now."""
-        owned = {id(node.value) for node in tape}
-        seen = set()
-        entries = []
+        saved = []          # (array, node): scalar code has none, and pays one loop
+        ndarray = np.ndarray
         for node in tape:
-            if node.prim is None or node.vals is None:
+            vals = node.vals
+            if vals is None:                  # a leaf
                 continue
-            for a in _saved_arrays(node.vals, node.params):
+            for v in vals:
+                if type(v) is ndarray:
+                    saved.append((v, node))
+            if node.params:
+                found = []
+                _arrays_in(node.params, found)
+                saved.extend((a, node) for a in found)
+        entries = []
+        if saved:
+            owned = {id(node.value) for node in tape if type(node.value) is ndarray}
+            seen = set()
+            for a, node in saved:
                 key = id(a)
                 if key not in owned and key not in seen and a.size:
                     seen.add(key)
