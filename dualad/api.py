@@ -21,6 +21,7 @@ from .reverse import Var, VJPTrace, backward_sweep
 from .scaled import dense
 from .tracer import Box, primal_value, shape_of
 from .tree import flatten, flatten_like, tree_map
+from .versions import Stamps
 
 
 # No gc.disable() around sweeps: the collector's switch is process-wide, and a pause in one
@@ -197,8 +198,14 @@ def vjp(f, *primals):
 
     ``ū`` has the output's structure; a leaf of shape ``(B, *out.shape)``
     sweeps B cotangents back at once. The pullback may be called many times.
+
+    The tape owns its arrays (dualad.versions): the primals are copied into it and
+    the outputs returned are copies, so modifying either in place changes nothing;
+    another array the forward pass saved (a closed-over constant) modified in place
+    before a pullback call makes that call raise RuntimeError.
     """
     trace = VJPTrace(tape=True)
+    primals = tuple(_copied(p) for p in primals)
     args, per_arg = _trace_inputs("vjp", trace, primals, range(len(primals)))
     try:
         out = f(*args)
@@ -206,10 +213,13 @@ def vjp(f, *primals):
         trace.alive = False
         tape = trace.detach_tape()
     check_output("vjp", f, out)
+    stamps = Stamps.of_tape(tape)
     o_leaves, o_rebuild = flatten(out)
     values = [o.value if isinstance(o, Var) and o._trace is trace else o for o in o_leaves]
+    returned = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
 
     def pullback(cotangent):
+        stamps.check("vjp pullback")
         c_leaves = flatten_like(out, cotangent, "vjp pullback", "the cotangent",
                                 like_name=f"{_fname(f)}'s output")
         seeds, batch = [], None
@@ -232,7 +242,15 @@ def vjp(f, *primals):
             grads.append(rebuild(_cotangents(results, vars_, batch)))
         return tuple(grads)
 
-    return o_rebuild(values), pullback
+    return o_rebuild(returned), pullback
+
+
+def _copied(primal):
+    """``primal`` with its arrays copied: the tape's own, whatever the caller does next."""
+    leaves, rebuild = flatten(primal)
+    if not any(isinstance(x, np.ndarray) for x in leaves):
+        return primal
+    return rebuild([np.array(x) if isinstance(x, np.ndarray) else x for x in leaves])
 
 
 def _normalize_argnums(api, argnums, nargs, f):

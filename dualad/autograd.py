@@ -14,12 +14,13 @@ from .api import check_input
 from .custom import Function, FunctionCtx  # noqa: F401  (part of this namespace)
 from .reverse import Var, VJPTrace, backward_sweep  # noqa: F401
 from .tracer import Box, primal_value, shape_of
+from .versions import check_graph, stamp_node
 
 
 class Variable(Var):
     """A value on the imperative tape; ``.grad`` holds accumulated gradients."""
 
-    __slots__ = ("requires_grad", "grad")
+    __slots__ = ("requires_grad", "grad", "stamps")
 
     def __init__(self, value, requires_grad=False, *, _trace=None, _prim=None, _args=None,
                  _params=None, _vals=None, _parents=()):
@@ -27,6 +28,9 @@ class Variable(Var):
             super().__init__(_trace, value, _prim, _args, _params, _vals, _parents)
             self.requires_grad = True
             self.grad = None
+            # Fingerprints of the writable arrays this node saved (dualad.versions), which
+            # backward compares: a leaf's storage is shared with the caller's array.
+            self.stamps = stamp_node(self, Variable) if _vals is not None else None
             return
         if isinstance(value, Box):
             raise TypeError("Variable: wrap a plain array, not a traced value")
@@ -36,6 +40,7 @@ class Variable(Var):
         super().__init__(_TAPE, arr)
         self.requires_grad = bool(requires_grad)
         self.grad = None
+        self.stamps = None
 
     @property
     def is_leaf(self):
@@ -43,7 +48,14 @@ class Variable(Var):
 
     @property
     def data(self):
-        return primal_value(self.value)
+        """The value. A leaf's is its storage (writable, shared with the array it was made
+        from; modifying it between a forward pass and ``backward`` raises there). An
+        operation's result gives a read-only view: the tape's VJP rules read it."""
+        value = primal_value(self.value)
+        if self.prim is not None and isinstance(value, np.ndarray) and value.flags.writeable:
+            value = value.view()
+            value.flags.writeable = False
+        return value
 
     def numpy(self):
         return np.array(primal_value(self.value))
@@ -149,9 +161,14 @@ def _seeds(api, outputs, grad_outputs, batched):
     return seeds
 
 
+def _stamps_of(node):
+    return getattr(node, "stamps", None)   # None on a node that is not a Variable
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
     """Accumulate d(tensors)/d(leaf) · grad_tensors into every reachable leaf's ``.grad``."""
     seeds = _seeds("backward", tensors, grad_tensors, False)
+    check_graph("backward", seeds, _stamps_of)
     retain = create_graph if retain_graph is None else retain_graph
     results = backward_sweep(seeds, trace=_TAPE, create_graph=create_graph, retain_graph=retain)
     for leaf, g in results.items():
@@ -173,6 +190,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if not isinstance(x, Variable) or not x.requires_grad:
             raise RuntimeError(f"grad: inputs[{j}] (shape {shape_of(x)}) does not require grad")
     seeds = _seeds("grad", outputs, grad_outputs, is_grads_batched)
+    check_graph("grad", seeds, _stamps_of)
     retain = create_graph if retain_graph is None else retain_graph
     wanted = set(inputs)
     results = backward_sweep(seeds, trace=_TAPE, create_graph=create_graph, retain_graph=retain,

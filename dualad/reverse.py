@@ -14,6 +14,7 @@ import itertools
 
 import numpy as np
 
+from . import compaction
 from .tracer import (ANOMALY, PLAIN_TYPES, Box, Trace, map_batch, missing_rule, primal_value,
                      shape_of)
 
@@ -90,7 +91,7 @@ class VJPTrace(Trace):
     API's) does not, so nothing outlives the graph that uses it.
     """
 
-    __slots__ = ("box_type", "tape", "fast_tape")
+    __slots__ = ("box_type", "tape", "fast_tape", "room")
 
     def __init__(self, level=None, box_type=Var, tape=False):
         super().__init__(level)
@@ -100,6 +101,9 @@ class VJPTrace(Trace):
         # trace is a plain VJPTrace that keeps a tape and records; None otherwise. A tape
         # trace stops recording by detach_tape, which clears it.
         self.fast_tape = self.tape if type(self) is VJPTrace and box_type is Var else None
+        # Array bytes still to record before the tape is compacted (see dualad.compaction):
+        # counted only where a recorded value is an array, never on scalar code's path.
+        self.room = compaction.MIN_BYTES
 
     def process(self, prim, args, params):
         if not self.alive:
@@ -122,6 +126,10 @@ class VJPTrace(Trace):
         if prim.zero_derivative:
             return ans
         if self.box_type is Var:
+            if type(ans) is np.ndarray and self.tape is not None:
+                self.room -= ans.nbytes
+                if self.room < 0:
+                    _compact(self)
             return _record(self, ans, prim, args, params, vals, parents)
         out = self.box_type(self, ans, prim, args, params, vals, parents)
         if self.tape is not None:
@@ -159,6 +167,10 @@ class VJPTrace(Trace):
         ans = prim.impl(xv, yv)
         if prim.zero_derivative:
             return ans
+        if type(ans) is np.ndarray and self.tape is not None:
+            self.room -= ans.nbytes
+            if self.room < 0:
+                _compact(self)
         return _record(self, ans, prim, (x, y), _NO_PARAMS, (xv, yv), parents)
 
     def process1(self, prim, x, params):
@@ -187,6 +199,14 @@ class VJPTrace(Trace):
         if self.tape is not None:
             self.tape.append(leaf)
         return leaf
+
+
+def _compact(trace):
+    """Release what no output can need (dualad.compaction) and set the next budget.
+    Runs while the forward pass records, before the new node joins the tape."""
+    if compaction.ENABLED:
+        compaction.compact(trace.tape)
+    trace.room = compaction.budget(trace.tape)
 
 
 def _record(trace, ans, prim, args, params, vals, parents):
@@ -261,6 +281,10 @@ def operator_method(prim, generic, reflected=False):
         out.params = _NO_PARAMS
         out.parents = parents
         tape.append(out)          # the tape is the creation order: no ``seq``
+        if kind is not _F64 and type(out.value) is np.ndarray:   # arrays: count their bytes
+            trace.room -= out.value.nbytes
+            if trace.room < 0:
+                _compact(trace)
         if ANOMALY[0]:
             from .anomaly import check, remember
             check(prim, "value", out.value)
