@@ -33,6 +33,7 @@ from ._common import Problem
 from .cost import Census, _size, flops
 from .patterns import Budget, Pattern, TooDense, vstack
 from .rules import dense_rule, rule_for
+from .validity import DecisionLog
 
 
 class PatternBox(Box):
@@ -72,6 +73,8 @@ class PatternTrace(Trace):
         primals = [a.primal if m else a for a, m in zip(args, mine)]
         ans = prim(*primals, **params)
         if prim.zero_derivative:
+            if self.decisions is not None:   # a value-dependent result: logged
+                self.decisions.note(prim.name, ans)
             return ans
         pats = [a.pattern if m else None for a, m in zip(args, mine)]
         c = self.census
@@ -97,8 +100,10 @@ class PatternTrace(Trace):
 class Sparsity:
     """A detected structure: ``pattern`` (scipy CSR, bool, m x n) and how it was found."""
 
-    def __init__(self, pattern, fallbacks=None, seconds=0.0, source="detected", census=None):
+    def __init__(self, pattern, fallbacks=None, seconds=0.0, source="detected", census=None,
+                 decisions=None):
         self.pattern = pattern
+        self.decisions = decisions   # the DecisionLog of the detection run (None if given)
         self.census = census
         self.fallbacks = dict(fallbacks or {})
         self.seconds = seconds
@@ -154,6 +159,7 @@ def _run(problem, body, budget):
     if budget is not None:
         Budget.limit = int(budget)
     trace = PatternTrace()
+    trace.decisions = DecisionLog()
     t0 = time.perf_counter()
     try:
         with paused_gc():
@@ -163,15 +169,17 @@ def _run(problem, body, budget):
         Budget.limit = old
     leaves = flatten(out)[0]
     return Sparsity(_stack(trace, leaves, problem.n), trace.fallbacks,
-                    time.perf_counter() - t0, census=trace.census), out
+                    time.perf_counter() - t0, census=trace.census,
+                    decisions=trace.decisions), out
 
 
 def detect_jacobian(problem, budget=None):
     """The :class:`Sparsity` of ``problem``'s Jacobian (m x n); sets its outputs.
     Raises :class:`TooDense` past the entry budget."""
     sparsity, out = _run(problem, lambda tr: problem.fun(*_seed(problem, tr)), budget)
-    if problem.out_shapes is None:
-        problem.set_outputs(tree_map(primal_value, out))
+    # The outputs at this point (a cached census may hold another point's, whose shapes
+    # differ when a boolean mask selects the output).
+    problem.set_outputs(tree_map(primal_value, out))
     return sparsity
 
 
