@@ -8,7 +8,10 @@
                                                                 pattern detected once and
                                                                 checked at every point
     least_squares(r, x0, jac_sparsity=jacobian_sparsity(r, x0)) scipy's own finite differences,
-                                                                grouped by our pattern
+                                                                grouped by our pattern (the
+                                                                pattern at x0: right at every
+                                                                x only if r takes no decision
+                                                                on values, see .validity)
 
 Each helper returns a plain function of ``x`` (and ``p`` for ``hessp``) as
 SciPy calls it, returning float64 NumPy arrays (or CSR matrices).

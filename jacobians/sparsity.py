@@ -9,9 +9,17 @@ structure: ``J[i, j]`` may be nonzero only where row i lists input j.
 
 The detection is *conservative*: a rule may add entries but never drops
 one, and a primitive without a rule makes each of its outputs depend on all
-of its inputs' dependencies (named in :attr:`Sparsity.fallbacks`). It is
-*local to the path*: a Python ``if`` on values takes one branch; ``where``
-keeps both. Pass ``sparsity=`` yourself when the structure changes with x.
+of its inputs' dependencies (named in :attr:`Sparsity.fallbacks`). No rule
+reads traced values (``where``, ``maximum``, ``sort``, ``max`` take the union
+of what may be selected), so the pattern is valid at every x at which ``f``
+takes the same *decisions*: the results of comparisons and other
+zero-derivative primitives, of index functions (argmax, nonzero, ...) and of
+``bool()`` of a traced value (a Python ``if``). The trace logs them
+(:attr:`Sparsity.decisions`); a prepared pattern (``plan``,
+``sparse_jacobian_fn``, ``sparse_hessian_fn``) compares each new point's
+decisions with the logged ones and detects the pattern again where they
+differ (:mod:`jacobians.validity`), so a reused pattern is never wrong at
+the new point. A pattern you pass as ``sparsity=`` is used as given.
 
 Hessian structure is the Jacobian structure of the gradient: the reverse
 sweep of ``grad(f)`` is itself run on pattern boxes (its rules are registry

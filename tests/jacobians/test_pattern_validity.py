@@ -40,10 +40,25 @@ def mask_columns(v):
     return np.stack([np.sum(v[keep]) * v[0], v[1] ** 2, np.max(v) * v[2]])
 
 
-CASES = [argmax_scale, mask_getitem, mask_multiply, python_if, sorted_tail, mask_columns]
+def truthy_if(v):
+    while v[3]:                # bool() of a traced value, no comparison: the conversion itself
+        return v * v[2]
+    return v * v[1]
+
+
+def method_argmax(v):
+    return v * v[v.argmin()]   # the ndarray method
+
+
+def digitize_index(v):
+    return v * v[np.digitize(v[0], [0.0, 2.0])]   # an index function of the values
+
+
+CASES = [argmax_scale, mask_getitem, mask_multiply, python_if, sorted_tail, mask_columns,
+         truthy_if, method_argmax, digitize_index]
 X0 = np.array([3.0, 1.5, 2.0, -0.5])
 POINTS = [np.array([1.0, 3.0, 2.0, 0.5]), np.array([-1.0, 2.0, -3.0, 4.0]),
-          np.array([0.5, -2.0, 1.2, -0.7]), X0.copy()]
+          np.array([0.5, -2.0, 1.2, -0.7]), np.array([2.5, 1.0, 3.0, 0.0]), X0.copy()]
 
 
 def dense(f, x):
