@@ -100,8 +100,11 @@ class CheckedPattern:
     "hessian" (forward-over-reverse with a star coloring). ``redetections`` counts the
     points at which the pattern had to be detected again; ``checks`` the sweeps checked."""
 
+    MAX_KNOWN = 256   # logs remembered (each a copy of its masks); past it, start afresh
+
     def __init__(self, kind, sparsity, coloring):
-        self.kind, self.sparsity, self.coloring = kind, sparsity, coloring
+        self.kind = kind
+        self.state = (sparsity, coloring)   # swapped as one: a sweep reads a matching pair
         self.known = set()
         if sparsity.decisions is not None:
             self.known.add(sparsity.decisions.key())
@@ -109,32 +112,44 @@ class CheckedPattern:
         self.redetections = self.checks = 0
         self.points = 1
 
+    @property
+    def sparsity(self):
+        return self.state[0]
+
+    @property
+    def coloring(self):
+        return self.state[1]
+
     def evaluate(self, problem, chunk):
         """The flat result at ``problem``'s point (CSR), and the problem that computed it
         (its outputs set at this point)."""
+        state = self.state
         if not self.checked:
-            return self._sweep(problem, chunk, None), problem
+            return self._sweep(problem, chunk, None, state), problem
         log = DecisionLog()
         p = watched(problem, log, 1 if self.kind == "hessian" else 0)
+        known = self.known
 
         def check():
             self.checks += 1
-            if log.key() not in self.known:
+            if log.key() not in known:
                 raise NewDecisions
         try:
-            return self._sweep(p, chunk, check), p
+            return self._sweep(p, chunk, check, state), p
         except NewDecisions:
             pass
-        self._redetect(problem, log)
-        return self._sweep(problem, chunk, None), problem
+        state = self._redetect(problem, log)
+        return self._sweep(problem, chunk, None, state), problem
 
-    def _sweep(self, problem, chunk, check):
+    def _sweep(self, problem, chunk, check, state):
         from .sparse import compressed_forward, compressed_reverse, compressed_hessian
         run = {"forward": compressed_forward, "reverse": compressed_reverse,
                "hessian": compressed_hessian}[self.kind]
-        return run(problem, self.sparsity.pattern, self.coloring, chunk, check)
+        return run(problem, state[0].pattern, state[1], chunk, check)
 
     def _redetect(self, problem, log):
+        """Detect the pattern at ``problem``'s point, merge it in; the new (sparsity,
+        coloring), valid at this point."""
         from ._common import Problem
         from .sparsity import Sparsity, detect_hessian, detect_jacobian
         fresh = Problem(problem.api, problem.f, problem.args,
@@ -142,26 +157,27 @@ class CheckedPattern:
         new = (detect_hessian if self.kind == "hessian" else detect_jacobian)(fresh)
         self.redetections += 1
         self.points += 1
-        old = self.sparsity
-        if new.pattern.shape == old.pattern.shape:
+        old, coloring = self.state
+        if new.pattern.shape == old.pattern.shape and len(self.known) < self.MAX_KNOWN:
             merged = ((old.pattern + new.pattern) != 0).tocsr()
             merged.sort_indices()
             grew = merged.nnz != old.nnz
             fallbacks = dict(old.fallbacks)
             for k, v in new.fallbacks.items():
                 fallbacks[k] = max(fallbacks.get(k, 0), v)
-            self.sparsity = Sparsity(merged, fallbacks, new.seconds,
-                                     source=f"detected (union over {self.points} points)",
-                                     census=old.census, decisions=old.decisions)
-        else:      # the output's shape changed: the old points say nothing about this one
-            grew = True
-            self.known = set()
-            self.sparsity = new
-            self.sparsity.source = "detected again (the output's shape changed)"
-        self.known.add(log.key())
-        self.known.add(new.decisions.key())
-        if grew:
-            self.coloring = self._color(self.sparsity.pattern)
+            sparsity = Sparsity(merged, fallbacks, new.seconds,
+                                source=f"detected (union over {self.points} points)",
+                                census=old.census, decisions=old.decisions)
+        else:      # the output's shape changed (the old points say nothing about this one),
+            grew = True   # or too many logs are remembered: start afresh from this point
+            sparsity = new
+            sparsity.source = "detected again at the last new point"
+        known = set(self.known) if sparsity is not new else set()
+        known.add(log.key())
+        known.add(new.decisions.key())
+        state = (sparsity, self._color(sparsity.pattern) if grew else coloring)
+        self.known, self.state = known, state   # (a new set: a concurrent check reads the old)
+        return state
 
     def _color(self, pattern):
         from .coloring import column_coloring, row_coloring, star_coloring
