@@ -13,7 +13,8 @@ import numpy as np
 
 from . import ops
 from .reverse import Var, operator_method
-from .tracer import PLAIN_TYPES, Box, Primitive, primal_value, shape_of
+from .tracer import PLAIN_TYPES, Box, Primitive, note_decision, primal_value, shape_of, \
+    truth
 
 UFUNCS = {
     np.add: ops.add, np.subtract: ops.subtract, np.multiply: ops.multiply,
@@ -108,9 +109,14 @@ def _full_like(a, fill_value, dtype=None, *args, **kwargs):
 
 
 def _passthrough(fn):
-    """Functions of the value alone (shapes, arg-indices): zero derivative."""
-    return lambda *args, **kwargs: fn(*[primal_value(a) for a in args],
-                                      **{k: primal_value(v) for k, v in kwargs.items()})
+    """Functions of the value alone (shapes, arg-indices): zero derivative (their results
+    are decisions on the values: logged, see tracer.note_decision)."""
+    def call(*args, **kwargs):
+        out = fn(*[primal_value(a) for a in args],
+                 **{k: primal_value(v) for k, v in kwargs.items()})
+        note_decision(args, fn.__name__, out)
+        return out
+    return call
 
 
 FUNCTIONS = {
@@ -284,7 +290,7 @@ def _install():
     B.__copy__ = lambda self: self
     B.__deepcopy__ = lambda self, memo: self
     B.__hash__ = object.__hash__
-    B.__bool__ = lambda self: bool(primal_value(self))
+    B.__bool__ = truth   # a branch on a value: logged for the sparse pattern check
     B.__iter__ = _iter
     B.__setitem__ = _setitem
     B.__getitem__ = _getitem

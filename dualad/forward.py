@@ -56,6 +56,8 @@ class JVPTrace(Trace):
         # Only when a lower trace is involved does the call go round dispatch again.
         ans = prim(*primals, **params) if lower else prim.impl(*primals, **params)
         if prim.zero_derivative:
+            if self.decisions is not None:   # a value-dependent result: logged
+                self.decisions.note(prim.name, ans)
             return ans
         try:
             out = self._process_rules(prim, args, params, primals, ans)

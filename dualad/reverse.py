@@ -124,6 +124,8 @@ class VJPTrace(Trace):
         # Only when a lower trace is involved does the call go round dispatch again.
         ans = prim(*vals, **params) if lower else prim.impl(*vals, **params)
         if prim.zero_derivative:
+            if self.decisions is not None:   # a value-dependent result: logged
+                self.decisions.note(prim.name, ans)
             return ans
         if self.box_type is Var:
             if type(ans) is np.ndarray and self.tape is not None:
@@ -166,6 +168,8 @@ class VJPTrace(Trace):
             return self.process(prim, (x, y), _NO_PARAMS)   # a lower trace below, or dead
         ans = prim.impl(xv, yv)
         if prim.zero_derivative:
+            if self.decisions is not None:   # a value-dependent result: logged
+                self.decisions.note(prim.name, ans)
             return ans
         if type(ans) is np.ndarray and self.tape is not None:
             self.room -= ans.nbytes
@@ -183,6 +187,8 @@ class VJPTrace(Trace):
         xv = x.value
         ans = prim.impl(xv, **params)
         if prim.zero_derivative:
+            if self.decisions is not None:   # a value-dependent result: logged
+                self.decisions.note(prim.name, ans)
             return ans
         return _record(self, ans, prim, (x,), params, (xv,), _FIRST)
 

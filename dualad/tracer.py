@@ -44,14 +44,19 @@ class Trace:
 
     ``alive`` turns False when the transformation returns; a box of a dead
     trace that is used again raises :class:`EscapedTracerError` instead of
-    silently recording on a tape nobody will sweep.
+    silently recording on a tape nobody will sweep. ``decisions``, None unless
+    a caller sets it (the sparse Jacobians' pattern check), is a log whose
+    ``note(name, value)`` receives every value-dependent result the function
+    computes from this trace's values (zero-derivative primitives, ``bool()``,
+    index functions such as argmax): see :func:`note_decision`.
     """
 
-    __slots__ = ("level", "alive")
+    __slots__ = ("level", "alive", "decisions")
 
     def __init__(self, level: int | None = None):
         self.level = new_level() if level is None else level
         self.alive = True
+        self.decisions = None
 
     def escaped(self, prim, args):
         shapes = ", ".join(str(shape_of(a)) for a in args if isinstance(a, Box))
@@ -121,6 +126,27 @@ def primal_value(x):
     while isinstance(x, Box):
         x = x._inner
     return x
+
+
+def note_decision(x, name, value):
+    """Log ``value``, computed by ``name`` from the values of ``x`` (a box, or a list or
+    tuple holding some), on every trace under ``x`` that keeps a decision log."""
+    if type(x) is list or type(x) is tuple:
+        for v in x:
+            note_decision(v, name, value)
+        return
+    while isinstance(x, Box):
+        log = x._trace.decisions
+        if log is not None:
+            log.note(name, value)
+        x = x._inner
+
+
+def truth(box):
+    """``bool()`` of a traced value: the truth of its primal (a logged decision)."""
+    value = bool(primal_value(box))
+    note_decision(box, "bool", value)
+    return value
 
 
 def shape_of(x) -> tuple:

@@ -79,9 +79,10 @@ def chunk_for(problem, chunk_size, max_memory, census=None):
 
 
 # --- the two sweeps ---------------------------------------------------------------------
-def forward_flat(problem, chunk, seeds=None):
+def forward_flat(problem, chunk, seeds=None, check=None):
     """``J`` (m x n) by vector-mode JVPs; ``seeds`` (c x n) replaces the identity (then
-    the result is ``(J seedsᵀ)`` as a (m x c) array: a compressed Jacobian)."""
+    the result is ``(J seedsᵀ)`` as a (m x c) array: a compressed Jacobian). ``check()``
+    runs after the first sweep (it may raise: see :mod:`jacobians.validity`)."""
     n = problem.n if seeds is None else seeds.shape[0]
     dtype = float_dtype(problem.dtype)
     if n == 0:
@@ -95,17 +96,22 @@ def forward_flat(problem, chunk, seeds=None):
         out, tans = dualad.jvp(problem.fun, problem.primals(), tseeds)
         t_leaves = flatten(tans)[0]
         if jt is None:
+            if check is not None:
+                check()
             problem.set_outputs(out)
             jt = np.empty((n, problem.m), np.result_type(dtype, *[t.dtype for t in t_leaves]))
         jt[start:start + count] = flat_rows(t_leaves, count)
     return jt.T
 
 
-def reverse_flat(problem, chunk, seeds=None):
+def reverse_flat(problem, chunk, seeds=None, check=None):
     """``J`` (m x n) by batched pullbacks of one tape; ``seeds`` (c x m) replaces the
-    identity (then the result is ``seeds J``, (c x n): a compressed Jacobian)."""
+    identity (then the result is ``seeds J``, (c x n): a compressed Jacobian). ``check()``
+    runs once the tape is recorded (it may raise: see :mod:`jacobians.validity`)."""
     dtype = float_dtype(problem.dtype)
     out, pullback = dualad.vjp(problem.fun, *problem.primals())
+    if check is not None:
+        check()
     problem.set_outputs(out)
     rows = problem.m if seeds is None else seeds.shape[0]
     jac = np.empty((rows, problem.n), dtype)

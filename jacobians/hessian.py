@@ -66,10 +66,11 @@ def _directional(problem, block):
     return lambda *diff: dualad.jvp(problem.fun, diff, seeds)[1]
 
 
-def hessian_rows(problem, mode, directions, chunk, scale=1.0):
+def hessian_rows(problem, mode, directions, chunk, scale=1.0, check=None):
     """``directions @ H`` (c x n) for ``directions`` (c x n), in chunks of ``chunk``;
     ``directions=None`` is ``scale`` times the identity (the whole H), seeded one-hot in
-    forward-over-reverse (:mod:`dualad.onehot`)."""
+    forward-over-reverse (:mod:`dualad.onehot`). ``check()`` runs after the first chunk
+    (it may raise: see :mod:`jacobians.validity`)."""
     n = problem.n
     dtype = float_dtype(problem.dtype)
     if directions is None:
@@ -101,6 +102,8 @@ def hessian_rows(problem, mode, directions, chunk, scale=1.0):
             rows = dualad.jvp(_directional(problem, eye), primals,
                               problem.tangent_seeds(block))[1]
         block_rows = flat_rows(flatten(rows)[0], count)
+        if check is not None and start == 0:
+            check()
         if count == c and block_rows.dtype == out.dtype and block_rows.flags.c_contiguous:
             return block_rows                  # one chunk: no copy
         out[start:start + count] = block_rows

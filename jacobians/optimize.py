@@ -5,9 +5,13 @@
     minimize(**minimize_kwargs(f, x0, method="trust-exact"))    the same, in one call
     least_squares(r, x0, jac=jacobian_fn(r))                    dense Jacobian
     least_squares(r, x0, jac=sparse_jacobian_fn(r, x0))         scipy.sparse Jacobian, the
-                                                                pattern detected once
+                                                                pattern detected once and
+                                                                checked at every point
     least_squares(r, x0, jac_sparsity=jacobian_sparsity(r, x0)) scipy's own finite differences,
-                                                                grouped by our pattern
+                                                                grouped by our pattern (the
+                                                                pattern at x0: right at every
+                                                                x only if r takes no decision
+                                                                on values, see .validity)
 
 Each helper returns a plain function of ``x`` (and ``p`` for ``hessp``) as
 SciPy calls it, returning float64 NumPy arrays (or CSR matrices).
@@ -18,11 +22,13 @@ import numpy as np
 
 import dualad
 
+from ._common import DEFAULT_MAX_MEMORY, Problem
+from .coloring import star_coloring
 from .dense import jacobian
-from .hessian import hessian, hvp
+from .hessian import hessian, hessian_chunk, hvp, scalar_problem
 from .plan import plan
-from .sparse import sparse_hessian
-from .sparsity import jacobian_sparsity  # noqa: F401  (re-exported for least_squares)
+from .sparsity import detect_hessian, jacobian_sparsity  # noqa: F401  (re-exported)
+from .validity import CheckedPattern
 
 #: Methods of scipy.optimize.minimize that use ``hess`` / ``hessp``.
 HESS_METHODS = ("newton-cg", "dogleg", "trust-ncg", "trust-krylov", "trust-exact",
@@ -57,13 +63,40 @@ def value_and_gradient(f, *args):
 
 def hessian_fn(f, *args, sparse=False):
     """``x ↦ ∇²f(x)`` for ``hess=`` (dense, forward-over-reverse; or scipy.sparse when
-    ``sparse=True``, which trust-constr accepts)."""
+    ``sparse=True``, which trust-constr accepts: the pattern is detected and star-colored
+    at the first point, and checked at every later one, as in :func:`sparse_hessian_fn`)."""
+    prepared = []
+
     def hess(x, *more):
         x = np.asarray(x, float)
         if sparse:
-            return sparse_hessian(f, x, *(more or args))
+            if not prepared:
+                prepared.append(sparse_hessian_fn(f, x, *args))
+            return prepared[0](x, *more)
         return hessian(f, x, *(more or args))
     hess.__name__ = f"hessian({_name(f)})"
+    return hess
+
+
+def sparse_hessian_fn(f, x0, *args, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY):
+    """``x ↦ ∇²f(x)`` as an exactly symmetric scipy CSR: the pattern is detected and
+    star-colored once at ``x0``; at every later point the decisions ``f`` takes
+    (comparisons, index functions, branches) are checked against the detection's and
+    the pattern detected again where they differ (see :mod:`jacobians.validity`;
+    ``hess.checked.redetections`` counts those points)."""
+    problem = scalar_problem("sparse_hessian_fn", f, (np.asarray(x0, float),) + args, 0)
+    sparsity = detect_hessian(problem)
+    checked = CheckedPattern("hessian", sparsity, star_coloring(sparsity.pattern))
+    chunk = hessian_chunk(problem, "forward-over-reverse", chunk_size, max_memory)
+
+    def hess(x, *more):
+        at = Problem("sparse_hessian_fn", f, (np.asarray(x, float),) + (more or args), 0)
+        if at.in_shapes != problem.in_shapes:
+            raise ValueError(f"sparse_hessian_fn({_name(f)}): prepared for x of shape "
+                             f"{problem.in_shapes[0]}, got {at.in_shapes[0]}")
+        return checked.evaluate(at, chunk)[0]
+    hess.__name__ = f"sparse_hessian({_name(f)})"
+    hess.checked = checked
     return hess
 
 
@@ -108,7 +141,9 @@ def jacobian_fn(residual, *args, mode="auto"):
 
 def sparse_jacobian_fn(residual, x0, *args, mode="auto"):
     """``x ↦ J(x)`` as scipy CSR for ``least_squares(..., jac=)``: the planner runs once at
-    ``x0`` (sparsity detected, colored, mode chosen) and every call reuses its plan."""
+    ``x0`` (sparsity detected, colored, mode chosen) and every call reuses its plan; the
+    pattern is checked at each point (the decisions of ``f`` against the detection's) and
+    detected again where it may differ (``jac.plan.redetections`` counts those points)."""
     p = plan(residual, np.asarray(x0, float), *args, mode=mode, output="sparse")
 
     def jac(x, *more):

@@ -24,8 +24,9 @@ from . import cost
 from ._common import DEFAULT_MAX_MEMORY, Problem, float_dtype
 from .dense import check_mode, chunk_for, forward_flat, get_census, reverse_flat
 from .patterns import TooDense
-from .sparse import compressed_forward, compressed_reverse, colorings_for
+from .sparse import colorings_for
 from .sparsity import Sparsity, as_pattern, detect_jacobian
+from .validity import CheckedPattern
 
 ALTERNATIVES = ("forward", "reverse", "sparse-forward", "sparse-reverse")
 _DECOMPRESS = 20e-9   # seconds per structural nonzero read back from a compressed product
@@ -61,6 +62,11 @@ class Plan:
         self.notes = notes
         self.output = output
         self.n, self.m = problem.n, problem.m
+        # Sparse modes: the pattern is checked at every new point (jacobians.validity).
+        self.checked = None
+        if mode.startswith("sparse"):
+            kind = "forward" if mode == "sparse-forward" else "reverse"
+            self.checked = CheckedPattern(kind, sparsity, col if kind == "forward" else row)
         self.bytes_per_direction = census.bytes_per_direction(
             np.dtype(float_dtype(problem.dtype)).itemsize)
 
@@ -90,10 +96,9 @@ class Plan:
             flat = forward_flat(problem, chunk)
         elif mode == "reverse":
             flat = reverse_flat(problem, chunk)
-        elif mode == "sparse-forward":
-            flat = compressed_forward(problem, self.sparsity.pattern, self.column_coloring, chunk)
         else:
-            flat = compressed_reverse(problem, self.sparsity.pattern, self.row_coloring, chunk)
+            flat, problem = self.checked.evaluate(problem, chunk)
+            self._follow()
         want_sparse = self.output == "sparse" or (self.output == "auto" and self.sparse)
         if want_sparse:
             import scipy.sparse as sp
@@ -101,6 +106,22 @@ class Plan:
         if not isinstance(flat, np.ndarray):
             flat = flat.toarray()
         return problem.structured(flat)
+
+    def _follow(self):
+        """Take over a pattern the check detected again (and its coloring)."""
+        c = self.checked
+        if c.sparsity is not self.sparsity:
+            self.sparsity = c.sparsity
+            if c.kind == "forward":
+                self.column_coloring = c.coloring
+            else:
+                self.row_coloring = c.coloring
+            self.m = c.sparsity.pattern.shape[0]
+
+    @property
+    def redetections(self):
+        """Points at which the sparse pattern was detected again (its decisions differed)."""
+        return self.checked.redetections if self.checked is not None else 0
 
     # --- words ---------------------------------------------------------------------------
     def explain(self):
@@ -120,6 +141,8 @@ class Plan:
                                  f"(lower bound {col.lower_bound}"
                                  f"{', optimal' if col.optimal else ''}; tried: {tried}).")
         lines.extend(self.notes)
+        if self.checked is not None:
+            lines.append(self.checked.describe())
         est = self.estimates[self.mode][0]
         lines.append(f"Chosen: {self.mode} — {self.directions} directions in "
                      f"{self.n_chunks} sweep(s) of up to {self.chunk_size} (one sweep's "

@@ -20,6 +20,19 @@ traced) — a conservative superset of the structural nonzeros of the JVP:
 - anything else (decompositions, solves, primitives added later): every output
   element depends on every input element the arguments depend on. That is
   always safe; :func:`rule_for` reports it so ``explain()`` can say so.
+
+No rule reads the *values* of traced arguments, so a pattern changes with x only
+through the decisions f takes (:mod:`jacobians.validity` logs and checks them):
+
+- value-independent unions: ``maximum``/``minimum``/``fmax``/``fmin``, ``abs``,
+  ``clip``, ``where`` (both branches, whatever the condition), ``sign``-like
+  kinks of any elementwise primitive (the union of the arguments), the ``max``/
+  ``min`` reductions (every element of the group, not only the winner), ``sort``
+  (its whole slice along the axis; partition, median, quantile go through it);
+- covered by the decision log: what reads plain values computed from traced ones —
+  ``getitem``/``take``/``untake`` indices and boolean masks (argmax, nonzero, a
+  comparison), the zeros of a constant operand of ``matmul``/``einsum`` or of a
+  mask multiplied in, and Python ``if``/``while`` on a traced value.
 """
 from __future__ import annotations
 
@@ -132,6 +145,17 @@ def cumsum_rule(prim, pats, primals, ans, params):
     return group(pats[0], math.prod(xs), idx[:, k].ravel(), idx[:, j].ravel())
 
 
+def sort_rule(prim, pats, primals, ans, params):
+    """Sorting moves entries within their slice along ``axis``, in an order that depends on
+    the values: each output depends on its whole slice (valid for every permutation)."""
+    xs = tuple(shape_of(primals[0]))
+    axis = params["axis"] % len(xs)
+    idx = np.moveaxis(np.arange(math.prod(xs), dtype=_INT).reshape(xs), axis, -1)
+    idx = idx.reshape(-1, xs[axis])
+    k, j = np.divmod(np.arange(xs[axis] ** 2, dtype=_INT), xs[axis])
+    return group(pats[0], math.prod(xs), idx[:, k].ravel(), idx[:, j].ravel())
+
+
 # --- products by their index structure ---------------------------------------------------
 def _matmul_subs(a_nd, b_nd):
     if b_nd == 1:                       # a stack of matrices times one vector
@@ -205,7 +229,7 @@ def matmul_rule(prim, pats, primals, ans, params):
 
 
 RULES = {
-    "untake": untake_rule, "cumsum": cumsum_rule, "matmul": matmul_rule, "einsum": einsum_rule,
+    "untake": untake_rule, "cumsum": cumsum_rule, "sort": sort_rule, "matmul": matmul_rule, "einsum": einsum_rule,
     **{name: structural_rule for name in ("reshape", "transpose", "broadcast_to", "getitem",
                                           "concatenate", "diagonal", "diag_embed")},
     **{name: reduction_rule for name in ("sum", "max", "min", "prod")},

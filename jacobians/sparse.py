@@ -25,7 +25,7 @@ from . import cost
 from ._common import DEFAULT_MAX_MEMORY, Problem, float_dtype, fname
 from .coloring import column_coloring, row_coloring, star_coloring
 from .dense import check_mode, forward_flat, reverse_flat
-from .hessian import hessian_rows, scalar_problem
+from .hessian import hessian_chunk, hessian_rows, scalar_problem
 from .sparsity import as_pattern, detect_hessian, detect_jacobian
 
 
@@ -59,14 +59,21 @@ def decompress_reverse(pattern, coloring, compressed):
                                  pattern.indices))
 
 
-def compressed_forward(problem, pattern, coloring, chunk):
+def compressed_forward(problem, pattern, coloring, chunk, check=None):
     seeds = coloring.seed(float_dtype(problem.dtype))
-    return decompress_forward(pattern, coloring, forward_flat(problem, chunk, seeds).T)
+    return decompress_forward(pattern, coloring, forward_flat(problem, chunk, seeds, check).T)
 
 
-def compressed_reverse(problem, pattern, coloring, chunk):
+def compressed_reverse(problem, pattern, coloring, chunk, check=None):
     seeds = coloring.seed(float_dtype(problem.dtype))
-    return decompress_reverse(pattern, coloring, reverse_flat(problem, chunk, seeds))
+    return decompress_reverse(pattern, coloring, reverse_flat(problem, chunk, seeds, check))
+
+
+def compressed_hessian(problem, pattern, coloring, chunk, check=None):
+    """H from one forward-over-reverse product per color of the star ``coloring``."""
+    seeds = coloring.seed(float_dtype(problem.dtype))
+    compressed = hessian_rows(problem, "forward-over-reverse", seeds, chunk, check=check)
+    return decompress_star(pattern, coloring, compressed)
 
 
 def colorings_for(pattern, mode):
@@ -171,8 +178,5 @@ def sparse_hessian(f, *args, argnums=0, sparsity=None, chunk_size=None,
         pattern = as_pattern("sparse_hessian", sparsity, (problem.n, problem.n))
         pattern = ((pattern + pattern.T) > 0).tocsr()
     coloring = star_coloring(pattern)
-    from .hessian import hessian_chunk
     chunk = hessian_chunk(problem, "forward-over-reverse", chunk_size, max_memory)
-    seeds = coloring.seed(float_dtype(problem.dtype))
-    compressed = hessian_rows(problem, "forward-over-reverse", seeds, chunk)
-    return decompress_star(pattern, coloring, compressed)
+    return compressed_hessian(problem, pattern, coloring, chunk)

@@ -9,9 +9,17 @@ structure: ``J[i, j]`` may be nonzero only where row i lists input j.
 
 The detection is *conservative*: a rule may add entries but never drops
 one, and a primitive without a rule makes each of its outputs depend on all
-of its inputs' dependencies (named in :attr:`Sparsity.fallbacks`). It is
-*local to the path*: a Python ``if`` on values takes one branch; ``where``
-keeps both. Pass ``sparsity=`` yourself when the structure changes with x.
+of its inputs' dependencies (named in :attr:`Sparsity.fallbacks`). No rule
+reads traced values (``where``, ``maximum``, ``sort``, ``max`` take the union
+of what may be selected), so the pattern is valid at every x at which ``f``
+takes the same *decisions*: the results of comparisons and other
+zero-derivative primitives, of index functions (argmax, nonzero, ...) and of
+``bool()`` of a traced value (a Python ``if``). The trace logs them
+(:attr:`Sparsity.decisions`); a prepared pattern (``plan``,
+``sparse_jacobian_fn``, ``sparse_hessian_fn``) compares each new point's
+decisions with the logged ones and detects the pattern again where they
+differ (:mod:`jacobians.validity`), so a reused pattern is never wrong at
+the new point. A pattern you pass as ``sparsity=`` is used as given.
 
 Hessian structure is the Jacobian structure of the gradient: the reverse
 sweep of ``grad(f)`` is itself run on pattern boxes (its rules are registry
@@ -32,6 +40,7 @@ from ._common import Problem
 from .cost import Census, _size, flops
 from .patterns import Budget, Pattern, TooDense, vstack
 from .rules import dense_rule, rule_for
+from .validity import DecisionLog
 
 
 class PatternBox(Box):
@@ -71,6 +80,8 @@ class PatternTrace(Trace):
         primals = [a.primal if m else a for a, m in zip(args, mine)]
         ans = prim(*primals, **params)
         if prim.zero_derivative:
+            if self.decisions is not None:   # a value-dependent result: logged
+                self.decisions.note(prim.name, ans)
             return ans
         pats = [a.pattern if m else None for a, m in zip(args, mine)]
         c = self.census
@@ -96,8 +107,10 @@ class PatternTrace(Trace):
 class Sparsity:
     """A detected structure: ``pattern`` (scipy CSR, bool, m x n) and how it was found."""
 
-    def __init__(self, pattern, fallbacks=None, seconds=0.0, source="detected", census=None):
+    def __init__(self, pattern, fallbacks=None, seconds=0.0, source="detected", census=None,
+                 decisions=None):
         self.pattern = pattern
+        self.decisions = decisions   # the DecisionLog of the detection run (None if given)
         self.census = census
         self.fallbacks = dict(fallbacks or {})
         self.seconds = seconds
@@ -153,6 +166,7 @@ def _run(problem, body, budget):
     if budget is not None:
         Budget.limit = int(budget)
     trace = PatternTrace()
+    trace.decisions = DecisionLog()
     t0 = time.perf_counter()
     try:
         out = body(trace)
@@ -161,15 +175,17 @@ def _run(problem, body, budget):
         Budget.limit = old
     leaves = flatten(out)[0]
     return Sparsity(_stack(trace, leaves, problem.n), trace.fallbacks,
-                    time.perf_counter() - t0, census=trace.census), out
+                    time.perf_counter() - t0, census=trace.census,
+                    decisions=trace.decisions), out
 
 
 def detect_jacobian(problem, budget=None):
     """The :class:`Sparsity` of ``problem``'s Jacobian (m x n); sets its outputs.
     Raises :class:`TooDense` past the entry budget."""
     sparsity, out = _run(problem, lambda tr: problem.fun(*_seed(problem, tr)), budget)
-    if problem.out_shapes is None:
-        problem.set_outputs(tree_map(primal_value, out))
+    # The outputs at this point (a cached census may hold another point's, whose shapes
+    # differ when a boolean mask selects the output).
+    problem.set_outputs(tree_map(primal_value, out))
     return sparsity
 
 

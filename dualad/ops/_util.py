@@ -5,7 +5,7 @@ shape of their primal; these helpers are where that convention lives.
 """
 from __future__ import annotations
 
-from ..tracer import Box, ndim_of, primal_value, shape_of
+from ..tracer import Box, ndim_of, note_decision, primal_value, shape_of
 
 
 def batch_ndim(batched, primal) -> int:
@@ -87,8 +87,10 @@ def value_only(fn):
     ``np.lexsort((x, y))`` takes them, included): a function of values alone (indices,
     counts, predicates), whose derivative is 0."""
     def call(*args, **kwargs):
-        return fn(*[primal_tree(a) for a in args],
-                  **{k: primal_tree(v) for k, v in kwargs.items()})
+        out = fn(*[primal_tree(a) for a in args],
+                 **{k: primal_tree(v) for k, v in kwargs.items()})
+        note_decision(args, fn.__name__, out)   # a decision on the values: logged
+        return out
     call.__name__ = fn.__name__
     call.__doc__ = fn.__doc__
     return call

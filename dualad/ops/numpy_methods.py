@@ -7,7 +7,7 @@ floor_divide and divmod.
 """
 from __future__ import annotations
 
-from ..tracer import primal_value
+from ..tracer import note_decision, primal_value
 from . import numpy_arrays as _arr
 from . import numpy_joining as _join
 from . import numpy_reductions as _red
@@ -25,7 +25,9 @@ def _in_place(name, instead):
 
 def _value_method(name):
     def method(self, *args, **kwargs):
-        return getattr(primal_value(self), name)(*args, **kwargs)
+        out = getattr(primal_value(self), name)(*args, **kwargs)
+        note_decision(self, name, out)   # a decision on the values: logged
+        return out
     method.__name__ = name
     return method
 

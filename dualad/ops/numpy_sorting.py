@@ -30,7 +30,8 @@ import math
 
 import numpy as np
 
-from ..tracer import Box, Primitive, ndim_of, primal_value, register, sample, shape_of
+from ..tracer import Box, Primitive, ndim_of, note_decision, primal_value, register, sample, \
+    shape_of
 from ._util import normalize_axes, value_only
 from .elementwise import where
 from .indexing import getitem, take_batched, untake_batched
@@ -54,6 +55,7 @@ def _sort_plan(x, axis, inverse=False):
     """(index of the sorting permutation, or of its inverse; tie groups or None)."""
     xp = primal_value(x)
     perm = np.argsort(xp, axis=axis, kind="stable")
+    note_decision(x, "argsort", perm)   # decisions on traced values: logged (tracer.py)
     idx = _axis_index(perm, axis)
     if inverse:   # x̄ = ū[π⁻¹]: a gather, cheaper than scattering ū back through π
         inv = np.empty_like(perm)
@@ -64,6 +66,7 @@ def _sort_plan(x, axis, inverse=False):
         idx_out = idx
     s = xp[idx]
     same = np.diff(s, axis=axis) == 0
+    note_decision(x, "sort ties", same)
     if not same.any():
         return idx_out, None
     same = np.moveaxis(same, axis, -1)
