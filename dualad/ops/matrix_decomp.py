@@ -48,12 +48,12 @@ import collections
 
 import numpy as np
 
-from ..tracer import Primitive, ndim_of, register, sample, shape_of
+from ..tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
 from .elementwise import divide, equal, where
 from .indexing import index
 from .linalg import diag_embed_p, diagonal_p, tril
 from .reductions import sum as sum_
-from .shape import concatenate, expand_dims, reshape
+from .shape import cast, concatenate, expand_dims, reshape
 from .matrix import (check_matrix, check_square, mm, mT, solve_p, solve_triangular_p,
                      sym_lower, sym_lower_T)
 
@@ -233,11 +233,21 @@ def _eig_vjp(cts, outs, a):
 eig_p = multi_output("eig", _eig_impl, lambda s: [s[-1:], s[-2:]], _eig_jvp, _eig_vjp)
 
 
+# NumPy >= 2.5 returns complex eigenpairs even for a real spectrum (older NumPy returns
+# real arrays there): the traced values take the dtype the plain call gives.
+_EIG_ALWAYS_COMPLEX = np.iscomplexobj(np.linalg.eig(np.eye(1))[0])
+
+
 def eig(a):
     """``np.linalg.eig`` for matrices with a real spectrum: eigenvalues and unit-norm
-    eigenvectors. Complex spectra raise NotImplementedError."""
+    eigenvectors. Complex spectra raise NotImplementedError. Where NumPy returns complex
+    eigenpairs for a real spectrum (2.5 on), so does this (a real-to-complex embedding)."""
     check_square("eig", a, real=True)
-    return EigResult(*_call_unpacked(eig_p, a))
+    w, v = _call_unpacked(eig_p, a)
+    if _EIG_ALWAYS_COMPLEX:
+        dtype = np.result_type(primal_value(w), np.complex64)
+        w, v = cast(w, dtype, "eig"), cast(v, dtype, "eig")
+    return EigResult(w, v)
 
 
 def eigvals(a):

@@ -83,6 +83,21 @@ def kron(a, b):
     return reshape(A * B, tuple(x * y for x, y in zip(sa, sb)))
 
 
+def _numpy_crosses_2_vectors():
+    """Whether this NumPy still takes 2-vectors in np.cross (deprecated in 2.0, an error
+    from 2.5 on): the traced call accepts exactly what the plain call accepts."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            np.cross([1.0, 0.0], [0.0, 1.0])
+        except ValueError:
+            return False
+    return True
+
+
+_CROSS_2_VECTORS = _numpy_crosses_2_vectors()
+
+
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if axis is not None:
         axisa = axisb = axisc = axis
@@ -92,6 +107,11 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if na not in (2, 3) or nb not in (2, 3):
         raise ValueError(f"cross: incompatible dimensions for cross product (dimension must "
                          f"be 2 or 3), got vectors of length {na} and {nb}")
+    if 2 in (na, nb) and not _CROSS_2_VECTORS:
+        raise ValueError(f"cross: this NumPy ({np.__version__}) takes only 3-vectors, got vectors "
+                         f"of length {na} and {nb} (shapes {shape_of(a)} and {shape_of(b)}); for "
+                         f"2-vectors write a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0], or pad "
+                         f"them with a zero third component")
     a0, a1, b0, b1 = index(a, (..., 0)), index(a, (..., 1)), index(b, (..., 0)), index(b, (..., 1))
     z = a0 * b1 - a1 * b0
     if na == 2 and nb == 2:

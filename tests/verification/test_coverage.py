@@ -9,6 +9,7 @@
 - the measurement itself catches a wrong rule and a dropped derivative.
 """
 import difflib
+import importlib
 import warnings
 from pathlib import Path
 
@@ -38,8 +39,21 @@ def _describe(r):
             + ("".join(f"\n    {d}" for d in r.detail)))
 
 
+def _gone_here(results):
+    """Rows whose NumPy/SciPy function this installed version no longer has (np.row_stack:
+    gone in NumPy 2.5): measured as pending, since nobody can call them here."""
+    def absent(name):
+        module, _, attr = name.rpartition(".")
+        try:
+            return not hasattr(importlib.import_module(module), attr)
+        except ImportError:
+            return True
+    return sorted({r.entry.name for r in results if r.pending and absent(r.entry.name)})
+
+
 def test_every_row_gives_what_it_claims(results):
-    wrong = [r for r in results if r.entry.name not in PENDING
+    gone = set(_gone_here(results))
+    wrong = [r for r in results if r.entry.name not in PENDING | gone
              and (r.forward, r.reverse) != r.entry.claims]
     assert not wrong, (f"{len(wrong)} rows of verification/coverage_table.py do not give "
                        f"what they claim:\n" + "\n".join(_describe(r) for r in wrong))
@@ -55,6 +69,10 @@ def test_pending_rows_are_in_the_table_not_dropped():
 
 
 def test_the_committed_document_is_what_the_generator_writes(results):
+    gone = _gone_here(results)
+    if gone:   # the other CI jobs' NumPy has them and checks the document
+        pytest.skip(f"docs/coverage.md measures {', '.join(gone)}, which NumPy "
+                    f"{np.__version__} / SciPy no longer has")
     expected = coverage.render(results)
     actual = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
     if actual != expected:
@@ -82,7 +100,7 @@ def test_every_function_autograd_differentiates_has_a_differentiable_row(results
         rows.setdefault(r.entry.name, []).append(r)
     no_row = sorted(theirs - set(rows))
     not_in_dualad = sorted(
-        name for name in theirs & set(rows) - PENDING
+        name for name in theirs & set(rows) - PENDING - set(_gone_here(results))
         if not any({r.forward, r.reverse} <= {"ok", "zero"} for r in rows[name]))
     assert not no_row, f"functions HIPS autograd differentiates with no row: {no_row}"
     assert not not_in_dualad, (f"functions HIPS autograd differentiates that dualad does not "
