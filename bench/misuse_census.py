@@ -1,0 +1,566 @@
+"""The misuse census: what a user gets for the mistakes users make.
+
+Each case is a call a real user writes by mistake (or an edge they hit), with
+what it should give: either a reference value (the exact derivative) or an
+error whose message names what is wrong. Every case ends one of four ways:
+
+    right        no exception, and the result equals the reference
+    clear        an exception whose message contains every required fragment
+    unclear      an exception whose message misses a required fragment
+    silent       no exception, and a wrong (or un-checkable) result: the worst
+
+    python bench/misuse_census.py            # counts, and every case not right/clear
+    python bench/misuse_census.py --all      # every case with its outcome
+
+(from a checkout without an install: ``PYTHONPATH=. python bench/misuse_census.py``)
+
+The census measures; it asserts nothing (tests/dualad/test_misuse*.py do).
+"""
+from __future__ import annotations
+
+import copy
+import gc
+import sys
+import threading
+import warnings
+
+import numpy as np
+
+import dualad
+import jacobians
+
+X3 = np.array([0.5, 1.0, 1.5])
+CASES = []
+
+
+def case(name, *, ref=None, error=None, close=1e-9):
+    """Register ``fn`` as a case: ``ref`` (value, or callable returning it) and/or
+    ``error`` (a tuple of lower-case fragments the message must all contain). With
+    both, either the right value or that clear error is a good outcome."""
+    def deco(fn):
+        CASES.append((name, fn, ref, error, close))
+        return fn
+    return deco
+
+
+def _same(a, b, tol):
+    if isinstance(b, str):
+        return a == b
+    if isinstance(a, (tuple, list)):
+        return isinstance(b, (tuple, list)) and len(a) == len(b) and \
+            all(_same(x, y, tol) for x, y in zip(a, b))
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype == object or b.dtype == object or a.shape != b.shape:
+        return False
+    return bool(np.allclose(a, b, rtol=tol, atol=tol, equal_nan=False))
+
+
+def run(fn, ref, error, tol):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = fn()
+    except Exception as e:  # noqa: BLE001 - classifying is the point
+        msg = f"{type(e).__name__}: {e}".lower()
+        if error is None:
+            return "unclear", f"raised {type(e).__name__}: {str(e)[:160]}"
+        missing = [f for f in error if f not in msg]
+        return ("clear", "") if not missing else \
+            ("unclear", f"message lacks {missing}: {str(e)[:160]}")
+    if ref is None:
+        return "silent", f"no error; returned {np.asarray(out, dtype=object).ravel()[:4]}"
+    expected = ref() if callable(ref) else ref
+    try:
+        same = _same(out, expected, tol)
+    except Exception as e:  # noqa: BLE001 - e.g. a dead tracer handed back
+        return "silent", f"returned something not comparable ({type(e).__name__}: {e!s:.80})"
+    if same:
+        return "right", ""
+    return "silent", f"got {out!r:.120} expected {expected!r:.120}"
+
+
+# --- copies ------------------------------------------------------------------------------
+@case("grad: deepcopy of a traced value", ref=2 * X3)
+def _():
+    return dualad.grad(lambda v: np.sum(copy.deepcopy(v) ** 2))(X3)
+
+
+@case("grad: deepcopy of a params dict holding a traced value", ref=2 * X3)
+def _():
+    return dualad.grad(lambda v: np.sum(copy.deepcopy({"w": v})["w"] ** 2))(X3)
+
+
+@case("grad: copy.copy of a traced value", ref=2 * X3)
+def _():
+    return dualad.grad(lambda v: np.sum(copy.copy(v) ** 2))(X3)
+
+
+@case("jvp: deepcopy of a traced value", ref=(np.sum(X3 ** 2), 2 * X3[0]))
+def _():
+    return dualad.jvp(lambda v: np.sum(copy.deepcopy(v) ** 2), (X3,), (np.eye(3)[0],))
+
+
+# --- forgot to return ------------------------------------------------------------------------
+def _no_return(v):
+    np.sum(v ** 2)
+
+
+@case("grad: f returns None", error=("none", "return"))
+def _():
+    return dualad.grad(_no_return)(X3)
+
+
+@case("jvp: f returns None", error=("none", "return"))
+def _():
+    return dualad.jvp(_no_return, (X3,), (X3,))
+
+
+@case("vjp: f returns None", error=("none", "return"))
+def _():
+    return dualad.vjp(_no_return, X3)[1](None)
+
+
+@case("derivative: f returns None", error=("none", "return"))
+def _():
+    return dualad.derivative(lambda v: None)(1.0)
+
+
+@case("jacobians.hessian: f returns None", error=("none", "return"))
+def _():
+    return jacobians.hessian(_no_return, X3)
+
+
+@case("jacobians.jacobian: f returns None", error=("none", "return"))
+def _():
+    return jacobians.jacobian(_no_return, X3)
+
+
+@case("grad: f returns a generator", error=("generator",))
+def _():
+    return dualad.grad(lambda v: (t for t in v))(X3)
+
+
+@case("grad: f returns a string", error=("str",))
+def _():
+    return dualad.grad(lambda v: "loss")(X3)
+
+
+# --- custom rules ----------------------------------------------------------------------------
+def _prim_with_vjp(rule, name):
+    p = dualad.primitive(lambda x: x * 2.0, name=name)
+    p.defvjp(rule)
+    return p
+
+
+@case("primitive: VJP returns shape (7,) for a (3,) input", error=("(7,)", "(3,)"))
+def _():
+    p = _prim_with_vjp(lambda g, ans, x: np.ones(7), "census_bad7")
+    return dualad.grad(lambda v: np.sum(p(v)))(X3)
+
+
+@case("primitive: VJP returns a scalar for a (3,) input", error=("(3,)",))
+def _():
+    p = _prim_with_vjp(lambda g, ans, x: 1.0, "census_scalar")
+    return dualad.grad(lambda v: np.sum(p(v)))(X3)
+
+
+@case("primitive: JVP returns shape (7,) for a (3,) output", error=("(7,)", "(3,)"))
+def _():
+    p = dualad.primitive(lambda x: x * 2.0, name="census_badjvp")
+    p.defjvp(lambda t, ans, x: np.ones(7))
+    return dualad.jvp(p, (X3,), (X3,))[1]
+
+
+def _defderiv_then_defvjp():
+    p = dualad.primitive(np.sin, name=f"census_sin_{len(CASES)}_{id(object())}")
+    p.defderiv(lambda ans, x: np.cos(x))
+    p.defvjp(lambda g, ans, x: g * 100.0)
+    return p
+
+
+@case("primitive: defderiv then defvjp, plain vs anomaly path agree", ref=(100.0, 100.0))
+def _():
+    p = _defderiv_then_defvjp()
+    a = dualad.grad(p)(0.3)
+    with dualad.detect_anomaly():
+        b = dualad.grad(p)(0.3)
+    return (a, b)
+
+
+# --- mutation between forward pass and pullback ---------------------------------------------
+@case("vjp: input mutated before the pullback", error=("modified",), ref=np.cos([1.0, 2.0]))
+def _():
+    xi = np.array([1.0, 2.0])
+    _, pb = dualad.vjp(np.sin, xi)
+    xi[0] = 3.0
+    return pb(np.ones(2))[0]
+
+
+@case("vjp: output mutated before the pullback", error=("modified",), ref=np.exp([1.0, 2.0]))
+def _():
+    y, pb = dualad.vjp(np.exp, np.array([1.0, 2.0]))
+    y *= 2
+    return pb(np.ones(2))[0]
+
+
+@case("vjp: closed-over constant mutated before the pullback", error=("modified",), ref=np.array([1.0, 2.0]))
+def _():
+    c = np.array([1.0, 2.0])
+    _, pb = dualad.vjp(lambda v: v * c, np.ones(2))
+    c[0] = 7.0
+    return pb(np.ones(2))[0]
+
+
+@case("Variable: storage mutated before backward", error=("modified",), ref=np.cos([1.0, 2.0]))
+def _():
+    from dualad.autograd import Variable
+    x = Variable(np.array([1.0, 2.0]), requires_grad=True)
+    y = np.sum(np.sin(x))
+    np.asarray(x.value)[0] = 3.0
+    y.backward()
+    return x.grad
+
+
+# --- sparse patterns reused at another point -------------------------------------------------
+def _dense_j(f, x):
+    return jacobians.jacobian(f, x, mode="fwd")
+
+
+def _sparse_at_other_point(f):
+    from jacobians.optimize import sparse_jacobian_fn
+    jac = sparse_jacobian_fn(f, np.array([3.0, 1.0, 2.0]))
+    x1 = np.array([1.0, 3.0, 2.0])
+    return jac(x1).toarray()
+
+
+@case("sparse_jacobian_fn: index from argmax", ref=lambda: _dense_j(
+    lambda v: v * v[np.argmax(v)], np.array([1.0, 3.0, 2.0])))
+def _():
+    return _sparse_at_other_point(lambda v: v * v[np.argmax(v)])
+
+
+@case("sparse_jacobian_fn: boolean mask", ref=lambda: _dense_j(
+    lambda v: v * np.sum(v[v > 1.5]), np.array([1.0, 3.0, 2.0])))
+def _():
+    return _sparse_at_other_point(lambda v: v * np.sum(v[v > 1.5]))
+
+
+@case("sparse_jacobian_fn: Python if", ref=lambda: _dense_j(
+    lambda v: v * (v[0] if v[0] > v[1] else v[1]), np.array([1.0, 3.0, 2.0])))
+def _():
+    return _sparse_at_other_point(lambda v: v * (v[0] if v[0] > v[1] else v[1]))
+
+
+@case("plan(output=sparse): index from argmax", ref=lambda: _dense_j(
+    lambda v: v * v[np.argmax(v)], np.array([1.0, 3.0, 2.0])))
+def _():
+    p = jacobians.plan(lambda v: v * v[np.argmax(v)], np.array([3.0, 1.0, 2.0]),
+                       sparse=True)
+    out = p(np.array([1.0, 3.0, 2.0]))
+    return out.toarray() if hasattr(out, "toarray") else out
+
+
+# --- complex, float32 ------------------------------------------------------------------------
+@case("autograd.backward: complex seed for a real output", error=("complex",))
+def _():
+    from dualad.autograd import Variable
+    x = Variable(np.array([1.0, 2.0]), requires_grad=True)
+    y = np.sin(x)
+    y.backward(np.array([1.0 + 1j, 1.0]))
+    return x.grad
+
+
+def _f32_grad(fn):
+    g = dualad.grad(lambda v: np.sum(fn(v)))(np.array([-0.5, 0.25, 2.0], np.float32))
+    return str(g.dtype)
+
+
+for _name, _fn in [("maximum", lambda v: np.maximum(v, 0.0)),
+                   ("minimum", lambda v: np.minimum(v, 0.0)),
+                   ("clip", lambda v: np.clip(v, -1.0, 1.0)),
+                   ("fmax", lambda v: np.fmax(v, 0.0)), ("fmin", lambda v: np.fmin(v, 0.0)),
+                   ("exp2", np.exp2), ("log2", lambda v: np.log2(np.abs(v))),
+                   ("log10", lambda v: np.log10(np.abs(v))), ("max", np.max), ("min", np.min),
+                   ("tanh", np.tanh), ("logaddexp", lambda v: np.logaddexp(v, 1.0))]:
+    case(f"grad: float32 stays float32 through {_name}", ref="float32")(
+        lambda _fn=_fn: _f32_grad(_fn))
+
+
+# --- numerics --------------------------------------------------------------------------------
+@case("grad: np.std of one element", ref=0.0)
+def _():
+    return dualad.grad(np.std)(3.5)
+
+
+@case("grad: np.std over a size-1 axis", ref=np.zeros((1, 3)))
+def _():
+    return dualad.grad(lambda v: np.sum(np.std(v, axis=0)))(np.ones((1, 3)))
+
+
+@case("grad: sqrt(maximum(x, 0)) at x=-1 (0*nan from the unselected branch)", ref=0.0)
+def _():
+    return dualad.grad(lambda v: np.sqrt(np.maximum(v, 0.0)))(-1.0)
+
+
+@case("grad: sqrt(clip(x, 0, 1)) at x=-1", ref=0.0)
+def _():
+    return dualad.grad(lambda v: np.sqrt(np.clip(v, 0.0, 1.0)))(-1.0)
+
+
+@case("grad: logaddexp at 1e15 (float64)", ref=(0.5, 0.5))
+def _():
+    return dualad.grad(lambda a, b: np.logaddexp(a, b), argnums=(0, 1))(1e15, 1e15)
+
+
+@case("grad: logaddexp at 1e7 (float32)", ref=(0.5, 0.5), close=1e-6)
+def _():
+    a = np.float32(1e7)
+    return dualad.grad(lambda a, b: np.logaddexp(a, b), argnums=(0, 1))(a, a)
+
+
+@case("grad: det at a singular matrix (the cofactor matrix)",
+      ref=np.array([[2.0, -2.0], [-1.0, 1.0]]))
+def _():
+    return dualad.grad(np.linalg.det)(np.array([[1.0, 1.0], [2.0, 2.0]]))
+
+
+# --- unclear errors the issue lists ----------------------------------------------------------
+@case("grad(has_aux=True): the aux comes back as a plain value", ref=(2 * X3, np.sum(X3)))
+def _():
+    g, aux = dualad.grad(lambda v: (np.sum(v ** 2), np.sum(v)), has_aux=True)(X3)
+    return (g, np.asarray(aux, dtype=float))
+
+
+@case("grad: out = np.zeros(n); out[i] = traced", error=("traced", "dualad"))
+def _():
+    def f(v):
+        out = np.zeros(3)
+        out[0] = v[0]
+        return np.sum(out)
+    return dualad.grad(f)(X3)
+
+
+@case("grad: int(traced)", error=("int", "traced"))
+def _():
+    return dualad.grad(lambda v: v[int(v[0])])(X3)
+
+
+@case("jvp: tangent given as a list", ref=(np.sin(X3), np.cos(X3)))
+def _():
+    return dualad.jvp(np.sin, (X3,), ([1.0, 1.0, 1.0],))
+
+
+@case("grad: np.mean(x, where=mask)", ref=np.array([0.5, 0.5, 0.0]))
+def _():
+    return dualad.grad(lambda v: np.mean(v, where=np.array([True, True, False])))(X3)
+
+
+@case("grad: jacobians.jacobian inside grad (nesting)", error=("jacobian", "nest"),
+      ref=-np.sin(X3))
+def _():
+    return dualad.grad(lambda v: np.sum(jacobians.jacobian(np.sin, v)))(X3)
+
+
+@case("grad: output of shape (1,)", ref=np.array([2.0]))
+def _():
+    return dualad.grad(lambda v: v ** 2)(np.array([1.0]))
+
+
+@case("grad: output of shape (1, 1)", ref=np.array([[2.0]]))
+def _():
+    return dualad.grad(lambda v: v ** 2)(np.array([[1.0]]))
+
+
+@case("dualad.numpy.array([])", ref=np.array([]))
+def _():
+    import dualad.numpy as dnp
+    return dnp.array([])
+
+
+@case("dualad.numpy.where(cond) with a plain condition", ref=(np.array([0, 2]),))
+def _():
+    import dualad.numpy as dnp
+    return dnp.where(np.array([True, False, True]))
+
+
+@case("grad: output with 3 elements", error=("grad", "scalar", "(3,)"))
+def _():
+    return dualad.grad(np.sin)(X3)
+
+
+# --- the standard list for every API: None, wrong shape, float32, complex, empty, thread ------
+@case("grad: None input", error=("grad", "none"))
+def _():
+    return dualad.grad(np.sin)(None)
+
+
+@case("jvp: tangent of the wrong shape", error=("jvp", "(2,)", "(3,)"))
+def _():
+    return dualad.jvp(np.sin, (X3,), (np.ones(2),))
+
+
+@case("vjp: cotangent of the wrong shape", error=("vjp", "(2,)", "(3,)"))
+def _():
+    return dualad.vjp(np.sin, X3)[1](np.ones(2))
+
+
+@case("grad: empty input", ref=np.zeros(0))
+def _():
+    return dualad.grad(lambda v: np.sum(v ** 2))(np.zeros(0))
+
+
+@case("jvp: empty input", ref=(np.zeros(0), np.zeros(0)))
+def _():
+    return dualad.jvp(np.sin, (np.zeros(0),), (np.zeros(0),))
+
+
+@case("grad: integer input", error=("grad", "int"))
+def _():
+    return dualad.grad(lambda v: np.sum(v ** 2))(np.arange(3))
+
+
+@case("grad: complex input, real loss", ref=2 * np.conj(np.array([1 + 1j, 2.0])))
+def _():
+    return dualad.grad(lambda z: np.sum(np.abs(z) ** 2))(np.array([1 + 1j, 2.0]))
+
+
+@case("grad: complex output without holomorphic", error=("grad", "complex", "holomorphic"))
+def _():
+    return dualad.grad(lambda z: np.sum(z ** 2))(np.array([1 + 1j, 2.0]))
+
+
+@case("grad: argnums out of range", error=("argnums", "range"))
+def _():
+    return dualad.grad(lambda a, b: a * b, argnums=2)(1.0, 2.0)
+
+
+@case("hvp: wrong-shaped direction", error=("(2,)", "(3,)"))
+def _():
+    return dualad.hvp(lambda v: np.sum(v ** 3), X3, np.ones(2))
+
+
+@case("grad: called from 4 threads at once", ref=[2 * X3] * 4)
+def _():
+    out = [None] * 4
+
+    def work(k):
+        for _ in range(50):
+            out[k] = dualad.grad(lambda v: np.sum(v ** 2))(X3)
+    ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return out
+
+
+@case("detect_anomaly in one thread, a legitimate inf in another", ref=True)
+def _():
+    ok = []
+    stop = threading.Event()
+
+    def other():
+        while not stop.is_set():
+            try:
+                dualad.grad(lambda v: np.sum(np.log(v)))(np.array([0.0, 1.0]))
+                ok.append(True)
+            except Exception:  # noqa: BLE001
+                ok.append(False)
+    t = threading.Thread(target=other)
+    with dualad.detect_anomaly():
+        t.start()
+        for _ in range(200):
+            dualad.grad(lambda v: np.sum(v ** 2))(X3)
+    stop.set()
+    t.join()
+    return all(ok)
+
+
+@case("grad in another thread leaves a user's gc.disable() alone", ref=False)
+def _():
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        t = threading.Thread(target=lambda: [dualad.grad(lambda v: np.sum(v ** 2))(X3)
+                                             for _ in range(200)])
+        t.start()
+        seen = []
+        while t.is_alive():
+            seen.append(gc.isenabled())
+        t.join()
+        seen.append(gc.isenabled())
+        return any(seen)
+    finally:
+        if was:
+            gc.enable()
+
+
+@case("import dualad leaves the allocator alone", ref=False)
+def _():
+    from dualad import heap
+    return bool(heap.applied)
+
+
+# --- checkers -------------------------------------------------------------------------------
+@case("check_grads: np.sort near a tie (right derivative)", ref=True)
+def _():
+    from verification import check_grads
+    check_grads(np.sort, (np.array([-0.2342, -0.2341, 1.5792]),), order=1)
+    return True
+
+
+@case("check_grads: an empty array argument", ref=True)
+def _():
+    from verification import check_grads
+    check_grads(np.sin, (np.zeros(0),), order=1)
+    return True
+
+
+@case("check_grads(modes=rev): a wrong VJP without a JVP rule is reported",
+      error=("gradcheckerror",))
+def _():
+    from verification import check_grads
+    p = _prim_with_vjp(lambda g, ans, x: g * 2.1, "census_wrongvjp")
+    check_grads(p, (X3,), order=1, modes=("rev",))
+    return True
+
+
+@case("check_grads: both modes asked of a rule with no JVP", error=("jvp", "census_nojvp"))
+def _():
+    from verification import check_grads
+    p = _prim_with_vjp(lambda g, ans, x: g * 2.0, "census_nojvp")
+    check_grads(p, (X3,), order=1)
+    return True
+
+
+@case("trace CLI: --digits -5 (one line, exit 2)", ref=2)
+def _():
+    from dualad.cli import main
+    import contextlib
+    import io
+    with contextlib.redirect_stderr(io.StringIO()):
+        try:
+            return main(["trace", "x1*x2", "--at", "x1=1", "x2=2", "--digits", "-5"])
+        except SystemExit as e:   # argparse's own exit
+            return e.code
+
+
+def main(argv):
+    show_all = "--all" in argv
+    counts = {"right": 0, "clear": 0, "unclear": 0, "silent": 0}
+    rows = []
+    for name, fn, ref, error, tol in CASES:
+        outcome, why = run(fn, ref, error, tol)
+        counts[outcome] += 1
+        rows.append((outcome, name, why))
+    for outcome, name, why in rows:
+        if show_all or outcome in ("unclear", "silent"):
+            print(f"{outcome:8s} {name}" + (f"\n         {why}" if why else ""))
+    total = sum(counts.values())
+    print(f"\n{total} misuse cases: {counts['right']} right, {counts['clear']} clear error, "
+          f"{counts['unclear']} unclear error, {counts['silent']} silent wrong")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
