@@ -26,9 +26,10 @@ from .versions import Stamps
 
 # No gc.disable() around sweeps: the collector's switch is process-wide, and a pause in one
 # thread undid a user's gc.disable() made in another. Long tapes pay for it (each recorded
-# scalar operation leaves two GC-tracked objects, and full collections walk them): a 10^5-op
-# scalar chain is about 2.5x slower than with the collector off. Users who want that speed
-# may switch the collector off themselves (gc.disable()/gc.enable() around their call).
+# scalar operation leaves two GC-tracked objects, and full collections walk them): the 10^5-
+# iteration scalar chain takes 57% more instructions (2-3x the wall time) than with the
+# collector off, Rosenbrock 17% (BENCHMARKS.md). Users who want that speed may switch the
+# collector off themselves (gc.disable()/gc.enable() around their call).
 
 
 def _fname(f):
