@@ -142,8 +142,9 @@ def _check_kind(name, kind, argnum, out, seed, primal, other):
     if _is_complex(out) and not (_is_complex(seed) or _is_complex(primal)
                                   or _is_complex(other)):
         what = "cotangent" if kind == "VJP" else "tangent"
+        dtype = getattr(out, "dtype", "complex")
         raise TypeError(f"the {kind} rule of primitive '{name}' for argument {argnum} returned "
-                        f"a complex {what} (dtype {out.dtype if hasattr(out, 'dtype') else 'complex'})"
+                        f"a complex {what} (dtype {dtype})"
                         f" for a real argument, output and seed: return a real {what} "
                         f"(np.real(...) if the imaginary part is known to vanish)")
 

@@ -3,8 +3,9 @@
 Loads the module (importing it runs its top-level code), takes the named
 object (or every primitive and ``autograd.Function`` subclass it defines), runs
 :func:`check_rule` on each and prints the reports: the checks that ran, and
-which modes were not checked because the rule has no JVP (or no VJP). Exit status: 0 all pass, 1 a check failed, 2 the
-target could not be loaded — so it can gate a user's CI.
+which modes were not checked because the rule has no JVP (or no VJP). Exit
+status: 0 all pass, 1 a check failed, 2 the target could not be loaded — so it
+can gate a user's CI.
 """
 from __future__ import annotations
 
