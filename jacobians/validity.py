@@ -20,9 +20,10 @@ once). The pattern in use, U, is kept a superset of P(x) for every log in ``know
 a log not in ``known`` stops the sweep, P(x) is detected at this point, U becomes
 U ∪ P(x) (valid at every point seen: a coloring of U is a coloring of each P(x)) or,
 when the output's shape itself changed (``v[v > 0]``), P(x) alone; U is colored
-again when it grew, and the sweep runs again. So the cost of the check is the
-logging of decisions, nothing for a function that makes none (the sparse Bratu
-residual), and one detection per new combination of decisions otherwise.
+again when it grew, and the sweep runs again. So the cost of the check is a
+copy of each decision and one set lookup per evaluation (3-5% of a reused sparse
+Bratu Jacobian, n = 20000, which takes none), and one detection per new
+combination of decisions.
 
 Not covered (documented): values taken out of a box by hand
 (``dualad.tracer.primal_value``, ``.primal``) and user primitives whose pattern
