@@ -265,11 +265,12 @@ def _dlogaddexp(x, y, scale=1.0):
 
 def _equal_infinities(x, y):
     from ..tracer import primal_value
+    xv = primal_value(x)
     try:
-        with np.errstate(invalid="ignore"):
-            return bool(np.any(np.isinf(primal_value(x)) & (primal_value(x) == primal_value(y))))
+        inf = np.isinf(xv)
     except TypeError:        # symbolic values (the SymPy oracle)
         return False
+    return bool(inf.any()) and bool(np.any(inf & (xv == primal_value(y))))
 
 
 logaddexp = elementwise("logaddexp", _logaddexp.logaddexp,

@@ -151,7 +151,8 @@ def _lu_of(lower, w):
 def _strict(ab, lower):
     """The stored band without its diagonal row (row 0 if lower, else the last)."""
     w = shape_of(ab)[-2] - 1
-    mask = np.ones((w + 1, 1))
+    dt = np.result_type(primal_value(ab))
+    mask = np.ones((w + 1, 1), dtype=dt if dt.kind == "f" else np.float64)  # float32 stays
     mask[0 if lower else w] = 0.0
     return ab * mask
 

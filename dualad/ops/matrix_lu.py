@@ -34,12 +34,19 @@ def _perm_matrix(piv):
 
 
 def _pivots(a):
-    return _perm_matrix(scipy.linalg.lu_factor(primal_value(a))[1])
+    # P in a's floating dtype (a 0/1 matrix: exact in any), so float32 stays float32
+    return _perm_matrix(scipy.linalg.lu_factor(primal_value(a))[1]).astype(_float_dtype(a))
 
 
 def _unpack(m):
     n = shape_of(m)[-1]
-    return tril(m, -1) + np.eye(n), triu(m)
+    # the unit diagonal in m's dtype: a float64 eye would promote a float32 L
+    return tril(m, -1) + np.eye(n, dtype=_float_dtype(m)), triu(m)
+
+
+def _float_dtype(x):
+    dt = np.result_type(primal_value(x))
+    return dt if dt.kind in "fc" else np.dtype(np.float64)
 
 
 def _lu_jvp(t, m, a):

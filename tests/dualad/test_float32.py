@@ -16,10 +16,7 @@ from verification.rules import _materialize, default_samples
 
 # Primitives whose float32 derivative is still float64, each with the reason. The sweep
 # asserts this set exactly, so it cannot go stale: fix one and remove it here.
-KNOWN_FLOAT64 = {
-    "lu_packed": "its rule builds float64 masks (matrix_lu)",
-    "solveh_banded": "a float64 intermediate in the banded rule (matrix_banded)",
-}
+KNOWN_FLOAT64 = {}
 
 
 def _f32(a):
@@ -89,12 +86,13 @@ def sweep_float32():
 def test_every_primitive_keeps_float32_in_both_modes():
     status = sweep_float32()
     failing = {n for n, s in status.items() if s != "ok"}
-    assert failing == set(KNOWN_FLOAT64), {n: status[n] for n in failing ^ set(KNOWN_FLOAT64)
-                                           if n in status}
+    assert failing == set(KNOWN_FLOAT64), {n: status.get(n) for n in failing ^ set(KNOWN_FLOAT64)}
+    assert len(status) >= 150
     # the sweep reaches the primitives of the issue
     for name in ("maximum", "minimum", "fmax", "fmin", "exp2", "log2", "log10", "max", "min",
                  "logaddexp", "std_sqrt", "det", "cofactor", "cholesky", "digamma",
-                 "betainc", "gammainc", "stdtr"):
+                 "betainc", "gammainc", "stdtr", "lu_packed", "solveh_banded", "logm",
+                 "heaviside"):
         assert status.get(name) == "ok", (name, status.get(name))
 
 
