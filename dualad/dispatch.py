@@ -181,7 +181,17 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         red = {np.add: ops.sum, np.maximum: ops.max, np.minimum: ops.min,
                np.multiply: ops.prod}[ufunc]
         axis = kwargs.pop("axis", 0)
-        return red(inputs[0], axis=axis, keepdims=kwargs.pop("keepdims", False))
+        keepdims = kwargs.pop("keepdims", False)
+        if kwargs.get("dtype") is None:
+            kwargs.pop("dtype", None)
+        if ufunc is np.add and set(kwargs) <= {"where", "initial"}:
+            return np_sum(inputs[0], axis, None, None, keepdims, **kwargs)
+        if kwargs:   # where=, initial=, a dtype: dropping them would change the value
+            raise TypeError(f"numpy.{ufunc.__name__}.reduce: keyword arguments "
+                            f"{sorted(kwargs)} are not supported on traced values (shape "
+                            f"{shape_of(inputs[0])}); np.add.reduce takes where= and initial=, "
+                            f"or select the entries first (dualad.numpy.where)")
+        return red(inputs[0], axis=axis, keepdims=keepdims)
     raise no_rule(ufunc if method == "__call__" else getattr(ufunc, method), inputs)
 
 

@@ -138,6 +138,10 @@ def test_mean_with_where_gradient_divides_by_the_count():
     np.testing.assert_allclose(dualad.grad(lambda v: np.mean(v, where=mask))(x3), [0, .5, .5])
     np.testing.assert_allclose(dualad.grad(lambda v: np.sum(v ** 2, where=mask))(x3),
                                2 * x3 * mask)
+    # the ufunc form kept the keywords out before (a gradient of ones, a value without 5)
+    np.testing.assert_allclose(dualad.grad(lambda v: np.add.reduce(v, where=mask))(x3), mask)
+    out, tan = dualad.jvp(lambda v: np.add.reduce(v, initial=5.0), (x3,), (x3,))
+    assert out == np.add.reduce(x3, initial=5.0) and tan == x3.sum()
 
 
 @settings(derandomize=True, max_examples=15, deadline=None)
