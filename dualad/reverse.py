@@ -203,7 +203,8 @@ class VJPTrace(Trace):
 
 def _compact(trace):
     """Release what no output can need (dualad.compaction) and set the next budget.
-    Runs while the forward pass records, before the new node joins the tape."""
+    Runs while the forward pass records, once the array bytes recorded since the last
+    pass exceed the budget (so its O(len(tape)) cost is amortized over those bytes)."""
     if compaction.ENABLED:
         compaction.compact(trace.tape)
     trace.room = compaction.budget(trace.tape)
