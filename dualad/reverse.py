@@ -209,7 +209,8 @@ class VJPTrace(Trace):
 
 def _compact(trace):
     """Release what no output can need (dualad.compaction) and set the next budget.
-    Runs while the forward pass records, before the new node joins the tape."""
+    Runs while the forward pass records, once the array bytes recorded since the last
+    pass exceed the budget (so its O(len(tape)) cost is amortized over those bytes)."""
     if compaction.ENABLED:
         compaction.compact(trace.tape)
     trace.room = compaction.budget(trace.tape)
@@ -243,8 +244,9 @@ def operator_method(prim, generic, reflected=False):
     ``__rmul__`` when ``reflected``), recording on the tape in one frame.
 
     The hot path of scalar code: ``self`` a Var of a plain :class:`VJPTrace` that records
-    onto a tape (``grad``, ``vjp``: its ``fast_tape``) over a plain value, ``other`` a plain
-    value or a Var of the same trace. This is
+    onto a tape (``grad``, ``vjp``: its ``fast_tape``) over a plain scalar, ``other`` a plain
+    value or a Var of the same trace. (A Var over an array goes to ``generic``: its
+    ``process2`` counts the array's bytes for the tape's compaction, dualad.compaction.) This is
     :meth:`VJPTrace.process2` inlined into the operator; everything else (boxes of other
     traces, values boxed further down, subclasses of the trace) goes to ``generic``,
     dispatch's method for every box.
@@ -271,8 +273,8 @@ def operator_method(prim, generic, reflected=False):
             return generic(self, other)
         sv = self.value
         kind = type(sv)
-        if kind is not _F64 and kind not in PLAIN_TYPES:
-            return generic(self, other)
+        if kind is not _F64 and (kind is _NDARRAY or kind not in PLAIN_TYPES):
+            return generic(self, other)   # arrays: process2 counts their bytes for compaction
         out = _new_var(Var)       # _record, inlined (the hot path: one frame per operation)
         out._trace = trace
         if reflected:
@@ -287,10 +289,6 @@ def operator_method(prim, generic, reflected=False):
         out.params = _NO_PARAMS
         out.parents = parents
         tape.append(out)          # the tape is the creation order: no ``seq``
-        if kind is not _F64 and type(out.value) is np.ndarray:   # arrays: count their bytes
-            trace.room -= out.value.nbytes
-            if trace.room < 0:
-                _compact(trace)
         if ANOMALY[0]:
             from .anomaly import check, remember
             check(prim, "value", out.value)
@@ -299,6 +297,7 @@ def operator_method(prim, generic, reflected=False):
     return method
 
 
+_NDARRAY = np.ndarray
 _F64 = np.float64   # the scalar type of scalar code: tested by identity before the sets
 _NO_PARAMS = {}
 _new_var = object.__new__
