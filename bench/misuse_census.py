@@ -61,7 +61,9 @@ def run(fn, ref, error, tol):
             warnings.simplefilter("ignore")
             out = fn()
     except Exception as e:  # noqa: BLE001 - classifying is the point
-        msg = f"{type(e).__name__}: {e}".lower()
+        # the traceback shows the chained cause too (NumPy re-raises some of our errors)
+        chain = [e] + ([e.__cause__] if e.__cause__ is not None else [])
+        msg = " ".join(f"{type(x).__name__}: {x}" for x in chain).lower()
         if error is None:
             return "unclear", f"raised {type(e).__name__}: {str(e)[:160]}"
         missing = [f for f in error if f not in msg]
