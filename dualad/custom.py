@@ -62,11 +62,7 @@ def rule_guard(prim, rule, argnum, kind):
         if g is None or type(ans) in _CONTAINERS:
             return g
         x = args[argnum]
-        want = x.shape if type(x) is _ARRAY else shape_of(x)
-        nb = (ct.ndim if type(ct) is _ARRAY else len(shape_of(ct))) - \
-            (ans.ndim if type(ans) is _ARRAY else len(shape_of(ans)))
-        if nb:
-            want = shape_of(ct)[:nb] + want
+        want, nb = _behind_batch(ct, ans, x)   # x's shape, behind ct's batch axes
         got = g.shape if type(g) is _ARRAY else shape_of(g)
         if got != want:
             raise ValueError(_shape_message(prim.name, "VJP", argnum, got, want, shape_of(x), nb))
@@ -78,12 +74,8 @@ def rule_guard(prim, rule, argnum, kind):
         out = rule(t, ans, *args, **params)
         if out is None or type(ans) in _CONTAINERS:
             return out
-        want = ans.shape if type(ans) is _ARRAY else shape_of(ans)
         x = args[argnum]
-        nb = (t.ndim if type(t) is _ARRAY else len(shape_of(t))) - \
-            (x.ndim if type(x) is _ARRAY else len(shape_of(x)))
-        if nb:
-            want = shape_of(t)[:nb] + want
+        want, nb = _behind_batch(t, x, ans)    # the output's shape, behind t's batch axes
         got = out.shape if type(out) is _ARRAY else shape_of(out)
         if got != want:
             raise ValueError(_shape_message(prim.name, "JVP", argnum, got, want, shape_of(ans),
@@ -95,6 +87,16 @@ def rule_guard(prim, rule, argnum, kind):
     checked = checked_vjp if kind == "vjp" else checked_jvp
     checked.__wrapped__ = rule
     return checked
+
+
+def _behind_batch(seed, primal, target):
+    """The shape a rule must return, and the number of batch axes: ``target``'s shape
+    behind the leading axes ``seed`` (a tangent or cotangent) has beyond ``primal``'s
+    (the value it perturbs). Plain arrays are read directly: the guard runs every call."""
+    want = target.shape if type(target) is _ARRAY else shape_of(target)
+    nb = (seed.ndim if type(seed) is _ARRAY else len(shape_of(seed))) - \
+        (primal.ndim if type(primal) is _ARRAY else len(shape_of(primal)))
+    return (shape_of(seed)[:nb] + want if nb else want), nb
 
 
 def _shape_message(name, kind, argnum, got, want, primal_shape, nb):
