@@ -403,8 +403,6 @@ def _ordered(prim):
     return call
 
 
-
-
 def _where_impl(cond, x, y):
     return np.where(cond, x, y)
 
