@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 
 import dualad
-import jacobians
+from dualad import jacobians
 
 X3 = np.array([0.5, 1.0, 1.5])
 CASES = []
@@ -229,7 +229,7 @@ def _dense_j(f, x):
 
 
 def _sparse_at_other_point(f):
-    from jacobians.optimize import sparse_jacobian_fn
+    from dualad.jacobians.optimize import sparse_jacobian_fn
     jac = sparse_jacobian_fn(f, np.array([3.0, 1.0, 2.0]))
     x1 = np.array([1.0, 3.0, 2.0])
     return jac(x1).toarray()
@@ -506,14 +506,14 @@ def _():
 # --- checkers -------------------------------------------------------------------------------
 @case("check_grads: np.sort near a tie (right derivative)", ref=True)
 def _():
-    from verification import check_grads
+    from dualad.verification import check_grads
     check_grads(np.sort, (np.array([-0.2342, -0.2341, 1.5792]),), order=1)
     return True
 
 
 @case("check_grads: an empty array argument", ref=True)
 def _():
-    from verification import check_grads
+    from dualad.verification import check_grads
     check_grads(np.sin, (np.zeros(0),), order=1)
     return True
 
@@ -521,7 +521,7 @@ def _():
 @case("check_grads(modes=rev): a wrong VJP without a JVP rule is reported",
       error=("gradcheckerror",))
 def _():
-    from verification import check_grads
+    from dualad.verification import check_grads
     p = _prim_with_vjp(lambda g, ans, x: g * 2.1, "census_wrongvjp")
     check_grads(p, (X3,), order=1, modes=("rev",))
     return True
@@ -529,7 +529,7 @@ def _():
 
 @case("check_grads: both modes asked of a rule with no JVP", error=("jvp", "census_nojvp"))
 def _():
-    from verification import check_grads
+    from dualad.verification import check_grads
     p = _prim_with_vjp(lambda g, ans, x: g * 2.0, "census_nojvp")
     check_grads(p, (X3,), order=1)
     return True

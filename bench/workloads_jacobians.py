@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import jacobians
+from dualad import jacobians
 from workloads import workload, _rng
 
 

@@ -34,9 +34,9 @@ def tour() -> int:
     """The guided demo: traces, gradients, the planner, Hessians, sparsity, rule checks.
     Needs only the core dependencies (NumPy, SciPy, SymPy)."""
     import dualad
-    import jacobians
+    from dualad import jacobians
     from dualad import autograd
-    from verification import check_rule
+    from dualad.verification import check_rule
 
     print("dualad: exact derivatives of plain NumPy code, forward and reverse mode.")
 
@@ -286,7 +286,7 @@ def main(argv=None) -> int:
     if args.command == "trace":
         return trace_command(args)
     if args.command == "check":
-        from verification.cli import check_command
+        from dualad.verification.cli import check_command
         return check_command(args.target, args.order)
     parser.error(f"unknown command {args.command}")
     return 2

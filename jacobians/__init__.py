@@ -6,6 +6,12 @@
     sparse_jacobian / sparse_hessian   detected sparsity, coloring, compressed sweeps
     plan(f, x).explain()               the chosen mode, why, and the cost of each alternative
 """
+
+if __name__ != "dualad.jacobians":   # the repository's jacobians/ folder imported as a package of its own
+    raise ImportError(
+        f"this is dualad's planner, installed as dualad.jacobians: write `from dualad import jacobians` "
+        f"(or `import dualad.jacobians`), not `import jacobians` (imported here as {__name__!r})")
+
 from .dense import jacobian, jacfwd, jacrev  # noqa: F401
 from .hessian import hessian, hvp  # noqa: F401
 from .sparse import sparse_jacobian, sparse_hessian  # noqa: F401

@@ -51,7 +51,7 @@ import sys
 import numpy as np
 
 import dualad
-import jacobians
+from dualad import jacobians
 from papers._compare import Report
 from papers._graphs import (band_pattern, five_point_pattern, is_column_partition,
                             stencil_coloring)

@@ -53,7 +53,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import dualad
-import jacobians
+from dualad import jacobians
 from papers._compare import Report
 from papers._graphs import (adjacency, band_pattern, five_point_pattern, grid_adjacency,
                             is_star_coloring, path_adjacency, star_colorable, stencil_coloring)

@@ -39,7 +39,7 @@ import time
 import numpy as np
 
 import dualad
-import jacobians
+from dualad import jacobians
 from papers._compare import Report
 from papers.opcount import OpCounter
 

@@ -1,14 +1,20 @@
 """The oracles: is this derivative right?
 
-- :mod:`verification.numeric`: central differences, Richardson extrapolation,
+- :mod:`dualad.verification.numeric`: central differences, Richardson extrapolation,
   complex step, the Taylor-remainder convergence test;
 - :func:`check_grads`: a function's JVPs and VJPs against numeric oracles, to
   any order, with named failures;
 - :func:`check_rule` / :func:`check_registry`: the rule checker for any
   primitive, custom ``@primitive`` or ``autograd.Function``;
-- :mod:`verification.symbolic`: the SymPy oracle (the registry on symbols);
-- :mod:`verification.strategies`: hypothesis strategies for your own rule tests.
+- :mod:`dualad.verification.symbolic`: the SymPy oracle (the registry on symbols);
+- :mod:`dualad.verification.strategies`: hypothesis strategies for your own rule tests.
 """
+
+if __name__ != "dualad.verification":   # the repository's verification/ folder imported as a package of its own
+    raise ImportError(
+        f"this is dualad's oracle package, installed as dualad.verification: write `from dualad import verification` "
+        f"(or `import dualad.verification`), not `import verification` (imported here as {__name__!r})")
+
 from .check_grads import GradCheckError, check_grads  # noqa: F401
 from .numeric import (central_difference, complex_step, numerical_jacobian,  # noqa: F401
                       richardson, taylor_test)

@@ -22,7 +22,7 @@ by the registry's rule checker (``check_registry``), or, for a translation that 
 does not reach or cannot evaluate with NumPy, here (with SciPy evaluating SymPy's
 special functions where NumPy cannot).
 
-``python -m verification.coverage`` prints the document and exits 1 if a row does not
+``python -m dualad.verification.coverage`` prints the document and exits 1 if a row does not
 give what it claims; ``--write docs/coverage.md`` regenerates the document.
 """
 from __future__ import annotations
@@ -655,7 +655,7 @@ def _mark(verdict):
 
 def main(argv=None):
     import argparse
-    parser = argparse.ArgumentParser(prog="python -m verification.coverage",
+    parser = argparse.ArgumentParser(prog="python -m dualad.verification.coverage",
                                      description="Measure dualad's coverage table.")
     parser.add_argument("--write", metavar="PATH", help="write the Markdown document here")
     args = parser.parse_args(argv)

@@ -1,7 +1,7 @@
 """Hypothesis strategies for rule tests: arrays inside a domain, broadcastable shapes.
 
     from hypothesis import given
-    from verification.strategies import arrays_in, broadcastable_shapes
+    from dualad.verification.strategies import arrays_in, broadcastable_shapes
 
     @given(arrays_in((0.1, 5.0), shape=(3,)))
     def test_my_log_rule(x):

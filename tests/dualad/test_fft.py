@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import dualad
 from dualad.tracer import REGISTRY
-from verification import check_grads, check_rule
+from dualad.verification import check_grads, check_rule
 
 NORMS = ["backward", "ortho", "forward"]
 A = np.array([0.3, -1.0, 2.0, 0.5, -0.7])

@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 import dualad
 from dualad.tracer import REGISTRY, primal_value
-from verification.rules import _materialize, default_samples
+from dualad.verification.rules import _materialize, default_samples
 
 # Primitives whose float32 derivative is still float64, each with the reason. The sweep
 # asserts this set exactly, so it cannot go stale: fix one and remove it here.

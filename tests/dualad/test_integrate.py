@@ -8,7 +8,7 @@ import scipy.linalg
 import dualad
 import dualad.scipy.integrate as di
 from dualad.scipy.linalg import expm
-from verification import check_grads, check_rule
+from dualad.verification import check_grads, check_rule
 
 TIGHT = dict(rtol=1e-12, atol=1e-12)
 

@@ -300,7 +300,7 @@ def _herm_svd(x):
 
 @pytest.mark.parametrize("point", sorted(_HERM_POINTS))
 def test_hermitian_svd_and_pinv_read_the_lower_triangle(point):
-    from verification import check_grads
+    from dualad.verification import check_grads
     a = _HERM_POINTS[point]
     a_eff = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2)
     w = np.linalg.eigvalsh(a_eff)

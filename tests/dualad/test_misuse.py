@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import dualad
-import jacobians
+from dualad import jacobians
 from dualad.autograd import Variable, backward, grad as agrad
 
 x3 = np.array([0.5, 1.0, 1.5])
@@ -325,7 +325,7 @@ def test_catalogue_has_at_least_30_error_cases():
 
 def test_full_with_a_traced_fill_value_works_through_dualad_numpy():
     # what the errors above point to: the same calls keep the derivative
-    from verification import check_grads
+    from dualad.verification import check_grads
     plain = np.zeros((2, 3), np.float32)
     for f in (lambda v: dualad.numpy.full((2, 3), v), lambda v: dualad.numpy.full_like(x3, v) * x3,
               lambda v: dualad.numpy.full_like(plain, v, dtype=float) ** 2):

@@ -13,9 +13,9 @@ from hypothesis import given, settings, strategies as st
 
 import dualad
 import dualad.numpy as dnp
-import jacobians
+from dualad import jacobians
 from dualad.autograd import Variable
-from verification import check_grads
+from dualad.verification import check_grads
 
 x3 = np.array([0.5, 1.0, 1.5])
 

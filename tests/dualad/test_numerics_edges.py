@@ -9,7 +9,7 @@ import sympy
 
 import dualad
 from dualad.tracer import REGISTRY
-from verification.rules import check_rule
+from dualad.verification.rules import check_rule
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,7 @@ import pytest
 import dualad
 import dualad.numpy as dnp
 from dualad.tracer import REGISTRY
-from verification import check_rule
+from dualad.verification import check_rule
 
 from coverage_helpers import both_modes_grad, check
 
@@ -305,7 +305,7 @@ EINSUM_REPEATED = {   # a subscript repeated within one operand reads a diagonal
 
 @pytest.mark.parametrize("spec", sorted(EINSUM_REPEATED))
 def test_einsum_repeated_subscripts_in_both_modes(spec):
-    from verification import check_grads
+    from dualad.verification import check_grads
     args = EINSUM_REPEATED[spec]
     f = lambda *xs: np.einsum(spec, *xs)  # noqa: E731
     check_grads(f, args, order=2, modes=("fwd", "rev"))
@@ -397,7 +397,7 @@ SYMBOLIC = {
 
 @pytest.mark.parametrize("name", sorted(SYMBOLIC))
 def test_sympy_oracle_on_compositions(name):
-    from verification.symbolic import compare
+    from dualad.verification.symbolic import compare
     f, shapes = SYMBOLIC[name]
     for mode in ("forward", "reverse"):
         ok, how = compare(f, shapes, mode=mode, domain=(0.2, 1.5))

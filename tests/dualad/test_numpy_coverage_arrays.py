@@ -190,7 +190,7 @@ def test_full_and_empty_like():
 
 
 def test_row_stack_and_the_joining_dtype_casting_arguments():
-    from verification import check_grads
+    from dualad.verification import check_grads
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         if hasattr(np, "row_stack"):   # gone in NumPy 2.5: only the joining functions below

@@ -5,10 +5,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import dualad
-import jacobians
+from dualad import jacobians
 from dualad.onehot import OneHotBatch, onehot_rows
-from jacobians._common import Problem
-from jacobians.dense import forward_flat, reverse_flat
+from dualad.jacobians._common import Problem
+from dualad.jacobians.dense import forward_flat, reverse_flat
 
 from test_fuzz import BINARY, UNARY, points, programs
 

@@ -12,7 +12,7 @@ import pytest
 
 import dualad
 from dualad.tracer import REGISTRY
-from verification import check_registry
+from dualad.verification import check_registry
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import dualad
-import jacobians
+from dualad import jacobians
 from dualad import scaled
 from dualad.onehot import OneHotBatch
 from dualad.scaled import ScaledBatch

@@ -12,8 +12,8 @@ import dualad
 import dualad.scipy.linalg as dsl
 import dualad.scipy.stats as ds
 from dualad.tracer import REGISTRY
-from verification import check_grads, check_rule
-from verification.symbolic import compare_at
+from dualad.verification import check_grads, check_rule
+from dualad.verification.symbolic import compare_at
 
 RNG = np.random.default_rng(7)
 

@@ -16,8 +16,8 @@ import dualad.scipy.special as ds
 import dualad.scipy.stats as dst
 from dualad.ops.special_common import NotDifferentiableError
 from dualad.tracer import REGISTRY
-from verification import check_grads, check_rule
-from verification.symbolic import Sym, SymbolicTrace, symbols_like
+from dualad.verification import check_grads, check_rule
+from dualad.verification.symbolic import Sym, SymbolicTrace, symbols_like
 
 mp.mp.dps = 40
 X = np.array([0.3, 1.7, 4.2])

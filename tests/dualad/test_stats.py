@@ -11,7 +11,7 @@ from hypothesis import given, strategies as st
 import dualad
 import dualad.scipy.stats as ds
 from dualad.ops.special_common import NotDifferentiableError
-from verification import check_grads
+from dualad.verification import check_grads
 
 RNG = np.random.default_rng(3)
 # name: (shape parameters, x inside the support for loc=-0.2, scale=1.3)

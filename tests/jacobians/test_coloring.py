@@ -8,8 +8,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jacobians import coloring, coloring_search
-from jacobians.coloring import (ORDERINGS, column_coloring, is_column_coloring,
+from dualad.jacobians import coloring, coloring_search
+from dualad.jacobians.coloring import (ORDERINGS, column_coloring, is_column_coloring,
                                 is_star_coloring, row_coloring, star_coloring, star_recoverable)
 
 
@@ -274,7 +274,7 @@ def test_dsatur_colors_odd_cycles_and_bipartite_graphs_optimally():
 
 
 def test_the_plan_explains_which_heuristic_won():
-    import jacobians
+    from dualad import jacobians
 
     def residual(u):                     # the 5-point Laplacian, zero outside, plus u³
         z = np.pad(u, 1)

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-import jacobians
-from jacobians import _common
+from dualad import jacobians
+from dualad.jacobians import _common
 
 
 def fd_jacobian(f, x, eps=1e-6):

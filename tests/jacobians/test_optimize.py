@@ -6,8 +6,8 @@ import scipy.optimize as so
 import scipy.sparse as sp
 
 import dualad
-import jacobians
-from jacobians import optimize as jo
+from dualad import jacobians
+from dualad.jacobians import optimize as jo
 
 
 def rosen(x):

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import dualad
-import jacobians
-from jacobians.optimize import hessian_fn, sparse_hessian_fn, sparse_jacobian_fn
+from dualad import jacobians
+from dualad.jacobians.optimize import hessian_fn, sparse_hessian_fn, sparse_jacobian_fn
 
 
 def argmax_scale(v):

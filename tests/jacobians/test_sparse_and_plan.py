@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import jacobians
+from dualad import jacobians
 
 rng = np.random.default_rng(2)
 

@@ -4,8 +4,8 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, strategies as st
 
-import jacobians
-from jacobians.sparsity import hessian_sparsity, jacobian_sparsity
+from dualad import jacobians
+from dualad.jacobians.sparsity import hessian_sparsity, jacobian_sparsity
 
 rng = np.random.default_rng(1)
 W_sparse = np.where(rng.random((5, 6)) < 0.3, rng.standard_normal((5, 6)), 0.0)

@@ -66,7 +66,7 @@ def test_exact_star_coloring_tools():
 def test_compressed_jacobian_detects_a_wrong_grouping():
     """The CPR recovery is only exact for structurally orthogonal groups: merging two
     adjacent columns of a tridiagonal Jacobian gives a wrong J (the check can fail)."""
-    import jacobians
+    from dualad import jacobians
     from papers.curtis_powell_reid1974 import banded_residual, compressed_jacobian
     x = np.linspace(0.2, 1.4, 9)
     f = lambda x: banded_residual(x, 1)  # noqa: E731

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 import dualad
-from verification import GradCheckError, check_grads
+from dualad.verification import GradCheckError, check_grads
 
 
 def test_passes_on_correct_functions_to_third_order():

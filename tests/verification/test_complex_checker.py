@@ -10,8 +10,8 @@ import pytest
 
 import dualad
 from dualad.ops._util import unbroadcast
-from verification import GradCheckError, check_grads, check_rule
-from verification.numeric import (central_difference, holomorphic_defect, real_directions,
+from dualad.verification import GradCheckError, check_grads, check_rule
+from dualad.verification.numeric import (central_difference, holomorphic_defect, real_directions,
                                   real_jacobian, realify)
 
 Z = np.array([1 + 2j, -0.5 + 0.3j, 2 - 1j])

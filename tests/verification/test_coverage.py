@@ -2,7 +2,7 @@
 
 - every row gives, in forward and in reverse mode, what it claims (``ok``, ``zero``,
   ``raises``), measured by running it against central differences;
-- the committed document is exactly what ``python -m verification.coverage --write
+- the committed document is exactly what ``python -m dualad.verification.coverage --write
   docs/coverage.md`` writes;
 - every function HIPS autograd differentiates has a row and is differentiable in
   dualad, and every function of dualad's surface has a row;
@@ -17,15 +17,15 @@ import numpy as np
 import pytest
 
 import dualad
-from verification import coverage
-from verification.coverage_table import ENTRIES, Entry
+from dualad.verification import coverage
+from dualad.verification.coverage_table import ENTRIES, Entry
 
 # Rows for functions being added, written against SciPy's signatures before they land.
 # Only the claims check below skips them; they are measured and rendered like every
 # other row (``pending`` in the document while the function does not exist). Empty now.
 PENDING: set = set()
 DOC = Path(__file__).resolve().parents[2] / "docs" / "coverage.md"
-REGENERATE = "python -m verification.coverage --write docs/coverage.md"
+REGENERATE = "python -m dualad.verification.coverage --write docs/coverage.md"
 
 
 @pytest.fixture(scope="module")
@@ -87,12 +87,12 @@ def test_the_autograd_snapshot_is_autograd_s_list():
     """verification/autograd_functions.txt is what autograd itself lists (when installed:
     the bench extra has it; CI's test extra does not, and checks the snapshot below)."""
     pytest.importorskip("autograd")
-    from verification.coverage_table import autograd_snapshot
+    from dualad.verification.coverage_table import autograd_snapshot
     assert coverage.autograd_functions() == autograd_snapshot()
 
 
 def test_every_function_autograd_differentiates_has_a_differentiable_row(results):
-    from verification.coverage_table import autograd_snapshot
+    from dualad.verification.coverage_table import autograd_snapshot
     theirs = autograd_snapshot()
     assert len(theirs) > 150     # the snapshot holds autograd's primitives
     rows = {}

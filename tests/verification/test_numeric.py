@@ -1,6 +1,6 @@
 import numpy as np
 
-from verification.numeric import (central_difference, complex_step, numerical_jacobian,
+from dualad.verification.numeric import (central_difference, complex_step, numerical_jacobian,
                                   richardson, taylor_test)
 
 x = np.array([0.3, -1.2, 2.0])

@@ -5,8 +5,8 @@ from hypothesis import given, settings
 
 import dualad
 from dualad.ops._util import unbroadcast
-from verification import check_rule
-from verification.strategies import arrays_in
+from dualad.verification import check_rule
+from dualad.verification.strategies import arrays_in
 
 
 def _mul(scale0=1.0, scale1=1.0, unbroadcast_vjp=True, vjp_scale=1.0):

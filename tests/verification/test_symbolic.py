@@ -3,7 +3,7 @@ import pytest
 import sympy as sp
 
 import dualad
-from verification.symbolic import (compare, compare_at, rules_jacobian, symbolic_outputs,
+from dualad.verification.symbolic import (compare, compare_at, rules_jacobian, symbolic_outputs,
                                    sympy_hessian, sympy_jacobian)
 
 

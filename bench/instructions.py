@@ -1,0 +1,68 @@
+"""Deterministic cost of the hot paths: instructions per call under callgrind.
+
+    python bench/instructions.py                  # every row, prints a table
+    python bench/instructions.py --only rosenbrock
+
+Wall time on a shared VM moves 2x between runs; instruction counts do not. Each row
+runs dualad's implementation of a ``bench/workloads`` workload under
+``valgrind --tool=callgrind`` twice, once with one warm-up call and once with the
+warm-up plus ``reps`` timed calls, and reports (I_reps - I_0) / reps: the imports,
+data set-up and the first call's caches cancel. BLAS is pinned to one thread and
+address-space randomisation is off (``setarch -R``) so repeated runs agree.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROWS = {"scalar-chain": 3, "rosenbrock": 20, "jacobian": 5, "hessian": 3}
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _child(name, reps):
+    sys.path.insert(0, HERE)
+    import workloads
+    import workloads_jacobians  # noqa: F401  (registers the Jacobian rows)
+    wl = next(w for w in workloads.ALL if w.name == name)
+    fn = wl.impls["dualad"](True)
+    fn()
+    for _ in range(reps):
+        fn()
+
+
+def _count(name, reps):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "cg.out")
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+                   MKL_NUM_THREADS="1")
+        cmd = ["setarch", "-R", "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+               sys.executable, os.path.abspath(__file__), "--child", name, str(reps)]
+        subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        with open(out) as fh:
+            text = fh.read()
+    return int(re.search(r"^summary:\s*(\d+)", text, re.M).group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        _child(args.child[0], int(args.child[1]))
+        return
+    print(f"{'workload':<14} {'instructions per call':>22}")
+    for name, reps in ROWS.items():
+        if args.only and name not in args.only:
+            continue
+        per = (_count(name, reps) - _count(name, 0)) / reps
+        print(f"{name:<14} {per:>22,.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""One installed package: dualad, with the planner and the oracles as its subpackages."""
+import os
+import pathlib
+import subprocess
+import sys
+import tomllib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FOLDERS = {"dualad": "dualad", "jacobians": "dualad.jacobians",
+           "verification": "dualad.verification"}
+
+
+def _config():
+    with open(ROOT / "pyproject.toml", "rb") as fh:
+        return tomllib.load(fh)["tool"]["setuptools"]
+
+
+def test_package_list_matches_the_folders_on_disk():
+    """pyproject's explicit ``packages`` names every package folder under the three
+    installed trees (a new subpackage left out would be missing from the wheel)."""
+    found = []
+    for folder, name in FOLDERS.items():
+        for root, dirs, files in os.walk(ROOT / folder):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            if "__init__.py" in files:
+                rel = pathlib.Path(root).relative_to(ROOT / folder)
+                found.append(".".join([name, *rel.parts]))
+    assert sorted(_config()["packages"]) == sorted(found)
+    assert _config()["package-dir"] == {v: k for k, v in FOLDERS.items()}
+
+
+@pytest.mark.parametrize("name", ["jacobians", "verification"])
+def test_top_level_import_is_refused_with_the_right_spelling(name):
+    """From the checkout (whose root is on sys.path) ``import jacobians`` would load a
+    second copy of the package: it raises, naming what to write instead."""
+    out = subprocess.run([sys.executable, "-c", f"import {name}"], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert out.returncode != 0
+    assert f"from dualad import {name}" in out.stderr
+
+
+def test_subpackages_import_under_dualad():
+    out = subprocess.run([sys.executable, "-c",
+                          "import dualad.jacobians, dualad.verification; "
+                          "from dualad import jacobians, verification; "
+                          "print(jacobians.jacobian.__module__, verification.check_rule.__module__)"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["dualad.jacobians.dense", "dualad.verification.rules"]
