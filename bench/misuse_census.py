@@ -537,7 +537,7 @@ def _():
 
 @case("trace CLI: --digits -5 (one line, exit 2)", ref=2)
 def _():
-    from dualad.cli import main
+    from dualad.teaching.cli import main
     import contextlib
     import io
     with contextlib.redirect_stderr(io.StringIO()):

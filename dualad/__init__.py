@@ -15,7 +15,7 @@ from .reverse import Var  # noqa: F401
 __version__ = "0.1.0"
 from .custom import primitive, Function  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
-from .evaltrace import trace  # noqa: E402,F401
+from .teaching.evaltrace import trace  # noqa: E402,F401
 from . import numpy  # noqa: E402,F401
 from .anomaly import detect_anomaly, AnomalyError  # noqa: E402,F401
 from .checkpoint import checkpoint  # noqa: E402,F401

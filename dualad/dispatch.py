@@ -203,7 +203,7 @@ def array_function(self, func, types, args, kwargs):
 
 
 def _to_array_error(self, *args, **kwargs):
-    hint = ops.numpy_inplace.conversion_hint(self)   # np.full(shape, traced): name np.full
+    hint = ops.numpy.inplace.conversion_hint(self)   # np.full(shape, traced): name np.full
     if hint:
         raise TypeError(hint)
     raise TypeError(
@@ -225,7 +225,7 @@ _ASSIGN_HINT = ("If it came from assigning a traced value into a plain NumPy arr
 def _conversion_error(kind):
     """``float(x)``, ``int(x)``, ``complex(x)``, ``operator.index(x)`` of a traced value."""
     def convert(self):
-        hint = ops.numpy_inplace.conversion_hint(self)
+        hint = ops.numpy.inplace.conversion_hint(self)
         if hint:
             raise TypeError(hint)
         raise TypeError(
@@ -349,9 +349,9 @@ def _install():
     for mod in ops.EXTENSIONS:  # more ndarray methods (cumprod, round, take, %, //, ...)
         for name, method in getattr(mod, "BOX_METHODS", {}).items():
             setattr(B, name, method)
-    B.real = property(lambda self: ops.complex_numbers.real(self))
-    B.imag = property(lambda self: ops.complex_numbers.imag(self))
-    B.conj = B.conjugate = lambda self: ops.complex_numbers.conj(self)
+    B.real = property(lambda self: ops.core.complex_numbers.real(self))
+    B.imag = property(lambda self: ops.core.complex_numbers.imag(self))
+    B.conj = B.conjugate = lambda self: ops.core.complex_numbers.conj(self)
 
 
 def _astype(self, dtype, *args, **kwargs):
@@ -364,11 +364,11 @@ def _astype(self, dtype, *args, **kwargs):
     if dtype == self.dtype:
         return self
     if dtype.kind == "c" and self.dtype.kind == "f" and dtype.itemsize >= 2 * self.dtype.itemsize:
-        return ops.complex_numbers.to_complex(self, dtype)  # real into complex: cotangent Re ū
+        return ops.core.complex_numbers.to_complex(self, dtype)  # real into complex: cotangent Re ū
     if dtype.kind == "f" and self.dtype.kind == "c":
         raise TypeError(f"astype({dtype}) of a complex traced value of shape {self.shape} would "
                         f"discard its imaginary part; take np.real(z) (or np.abs(z)) explicitly")
-    from .ops.shape import cast   # float <-> float (or complex <-> complex): rounds
+    from .ops.core.shape import cast   # float <-> float (or complex <-> complex): rounds
     return cast(self, dtype)
 
 

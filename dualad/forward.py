@@ -171,7 +171,7 @@ def _zero_tangent(batch, primal):
 
 def _map_all(prim, tangents, nb, ans, primals, params):
     """``jvp_all`` for one direction at a time, over the batch of tangents."""
-    from .ops.shape import reshape, stack
+    from .ops.core.shape import reshape, stack
     ref = next(t for t in tangents if t is not None)
     batch = shape_of(ref)[:nb]
     n = math.prod(batch)

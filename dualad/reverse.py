@@ -383,11 +383,11 @@ def _accumulate(cts, node, g):
 
 def _own_dtype(ct, node):
     """A result cotangent in its primal's kind: Re ū for a real value (an imaginary part
-    riding on it is not its own, see dualad.ops.complex_numbers), complex for a complex one.
+    riding on it is not its own, see dualad.ops.core.complex_numbers), complex for a complex one.
     Runs once per returned cotangent, never per node."""
-    from .ops.elementwise import is_complex
+    from .ops.core.elementwise import is_complex
     if is_complex(ct) != is_complex(node.value):
-        from .ops.complex_numbers import real_p, to_complex
+        from .ops.core.complex_numbers import real_p, to_complex
         if is_complex(ct):
             return real_p(ct)
         return to_complex(ct, dtype=np.result_type(primal_value(node.value)))
@@ -411,8 +411,8 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
     ``trace`` itself, so the cotangents are recorded and differentiable.
     """
     from .ops._util import unbroadcast  # late imports: ops depend on this module
-    from .ops.elementwise import multiply, power
-    from .ops.indexing import getitem
+    from .ops.core.elementwise import multiply, power
+    from .ops.core.indexing import getitem
 
     # Nodes are visited in decreasing creation order: every user of a node was
     # created after it, so its cotangent is complete when the node is reached. A

@@ -226,7 +226,7 @@ class Primitive:
         The partials are the one source of both rules and of the reverse sweep's
         elementwise fast path (which reads ``derivs``). A later ``defjvp``/``defvjp``
         replaces the rule of its argument in every path: see :meth:`_hand_rule`."""
-        from .ops.elementwise import _jvp_from, _vjp_from
+        from .ops.core.elementwise import _jvp_from, _vjp_from
         for i, d in enumerate(derivs):
             if d is not None:
                 self.jvps[i] = _jvp_from(d, i)
@@ -313,7 +313,7 @@ def map_batch(rule, batched, nb, *rest, **params):
     """Apply an unbatched ``rule(v, *rest)`` to each of the leading ``nb`` batch slices
     of ``batched`` and stack the results: how rules written for one direction
     (users' custom rules) serve vector mode and batched sweeps."""
-    from .ops.shape import stack, reshape
+    from .ops.core.shape import stack, reshape
     shape = shape_of(batched)
     batch, n = shape[:nb], math.prod(shape[:nb])
     flat = reshape(batched, (n,) + shape[nb:])

@@ -7,10 +7,12 @@
     plan(f, x).explain()               the chosen mode, why, and the cost of each alternative
 """
 
-if __name__ != "dualad.jacobians":   # the repository's jacobians/ folder imported as a package of its own
+# The repository's jacobians/ folder, imported from a checkout as a package of its own,
+# would be a second copy of dualad.jacobians: refused.
+if __name__ != "dualad.jacobians":
     raise ImportError(
-        f"this is dualad's planner, installed as dualad.jacobians: write `from dualad import jacobians` "
-        f"(or `import dualad.jacobians`), not `import jacobians` (imported here as {__name__!r})")
+        f"this is dualad's planner, installed as dualad.jacobians: "
+        f"write `from dualad import jacobians` (or `import dualad.jacobians`), not `import jacobians` (imported here as {__name__!r})")
 
 from .dense import jacobian, jacfwd, jacrev  # noqa: F401
 from .hessian import hessian, hvp  # noqa: F401

@@ -107,11 +107,11 @@ class Problem:
 
     def flat_fun(self, z):
         """``F(z)``: the function as R^n -> R^m (used by the planner's fallbacks)."""
-        from dualad.ops.shape import reshape
+        from dualad.ops.core.shape import reshape
         parts = [reshape(z[o:o + s], sh) for o, s, sh in
                  zip(self.in_offsets, self.in_sizes, self.in_shapes)]
         out = self.fun(*self.rebuild_inputs(parts))
-        from dualad.ops.shape import concatenate, ravel
+        from dualad.ops.core.shape import concatenate, ravel
         leaves = flatten(out)[0]
         return leaves[0] if len(leaves) == 1 and shape_of(leaves[0]) == (self.m,) else \
             concatenate([ravel(o) for o in leaves])

@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from dualad.evaltrace import trace
+from dualad.teaching.evaltrace import trace
 from papers._compare import Report
 
 

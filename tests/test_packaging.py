@@ -45,7 +45,8 @@ def test_subpackages_import_under_dualad():
     out = subprocess.run([sys.executable, "-c",
                           "import dualad.jacobians, dualad.verification; "
                           "from dualad import jacobians, verification; "
-                          "print(jacobians.jacobian.__module__, verification.check_rule.__module__)"],
+                          "print(jacobians.jacobian.__module__, "
+                          "verification.check_rule.__module__)"],
                          cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["dualad.jacobians.dense", "dualad.verification.rules"]

@@ -10,10 +10,12 @@
 - :mod:`dualad.verification.strategies`: hypothesis strategies for your own rule tests.
 """
 
-if __name__ != "dualad.verification":   # the repository's verification/ folder imported as a package of its own
+# The repository's verification/ folder, imported from a checkout as a package of its own,
+# would be a second copy of dualad.verification: refused.
+if __name__ != "dualad.verification":
     raise ImportError(
-        f"this is dualad's oracle package, installed as dualad.verification: write `from dualad import verification` "
-        f"(or `import dualad.verification`), not `import verification` (imported here as {__name__!r})")
+        f"this is dualad's oracle package, installed as dualad.verification: "
+        f"write `from dualad import verification` (or `import dualad.verification`), not `import verification` (imported here as {__name__!r})")
 
 from .check_grads import GradCheckError, check_grads  # noqa: F401
 from .numeric import (central_difference, complex_step, numerical_jacobian,  # noqa: F401

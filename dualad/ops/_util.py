@@ -19,7 +19,7 @@ def lift(t, nb: int, out_ndim: int):
     k = out_ndim - (ndim_of(t) - nb)
     if nb == 0 or k <= 0:
         return t
-    from .shape import reshape
+    from .core.shape import reshape
     s = shape_of(t)
     return reshape(t, shape=s[:nb] + (1,) * k + s[nb:])
 
@@ -33,8 +33,8 @@ def unbroadcast(g, shape, nb: int):
     gshape = shape_of(g)
     if gshape[nb:] == shape:
         return g
-    from .reductions import sum as sum_
-    from .shape import reshape, broadcast_to
+    from .core.reductions import sum as sum_
+    from .core.shape import reshape, broadcast_to
     if len(gshape) - nb < len(shape):  # g was a scalar-like constant
         return broadcast_to(g, shape=gshape[:nb] + shape)
     lead = len(gshape) - nb - len(shape)
@@ -49,7 +49,7 @@ def fit(t, shape):
     """Broadcast ``t`` to exactly ``shape`` (a tangent must match its primal)."""
     if shape_of(t) == tuple(shape):
         return t
-    from .shape import broadcast_to
+    from .core.shape import broadcast_to
     return broadcast_to(t, shape=tuple(shape))
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
-from .complex_numbers import conj, is_complex, real
+from .core.complex_numbers import conj, is_complex, real
 
 _NORMS = ("backward", "ortho", "forward")
 _SWAP = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
@@ -165,7 +165,7 @@ def _sizes(fname, a, s, axes, inverse_real=False):
 
 def _resize(x, axis, n):
     """Crop or zero-pad ``x`` to length ``n`` along ``axis`` (NumPy's ``n``/``s``)."""
-    from .indexing import getitem, untake
+    from .core.indexing import getitem, untake
     shape = shape_of(x)
     size = shape[axis]
     if n == size:
@@ -281,8 +281,8 @@ def ihfft(a, n=None, axis=-1, norm=None, out=None):
 
 def _roll(x, shift, axis):
     """``np.roll`` along one axis: out[i] = x[(i − shift) mod n], two slices concatenated."""
-    from .indexing import getitem
-    from .shape import concatenate
+    from .core.indexing import getitem
+    from .core.shape import concatenate
     n = shape_of(x)[axis]
     k = shift % n if n else 0
     if k == 0:

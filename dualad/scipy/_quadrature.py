@@ -19,7 +19,7 @@ import scipy.integrate as _si
 from ..api import jvp as _jvp, vjp as _vjp
 from ..ops import concatenate, index, moveaxis, ravel, reshape
 from ..ops import sum as _sum
-from ..ops.numpy_calculus import trapezoid as _trapezoid
+from ..ops.numpy.calculus import trapezoid as _trapezoid
 from ..tracer import Box, Primitive, primal_value, register, sample, shape_of
 from ._integrate_common import _bind, _batch, _lift, _plain, _with
 

@@ -1,9 +1,9 @@
 """``dualad.scipy.linalg``: scipy.linalg functions with derivative rules, both modes.
 
 SciPy's own functions do not dispatch on traced values; call these instead.
-The rules live with their primitives in :mod:`dualad.ops.matrix`,
-:mod:`~dualad.ops.matrix_decomp`, :mod:`~dualad.ops.matrix_func` and
-:mod:`~dualad.ops.matrix_norm`:
+The rules live with their primitives in :mod:`dualad.ops.linalg.basic`,
+:mod:`~dualad.ops.linalg.decomp`, :mod:`~dualad.ops.linalg.func` and
+:mod:`~dualad.ops.linalg.norm`:
 
     solve_triangular  X = op(T)⁻¹ B         (only the triangle read is differentiated)
     cho_factor / cho_solve   A = L Lᵀ, X = L⁻ᵀ L⁻¹ B as two triangular solves
@@ -12,11 +12,11 @@ The rules live with their primitives in :mod:`dualad.ops.matrix`,
     solve_sylvester   A X + X B = Q
     lu, lu_factor, lu_solve   A = P L U (square; the pivots have zero derivative)
     solve_banded, solveh_banded   band storage in, O(n·bandwidth) rules
-                      (:mod:`~dualad.ops.matrix_banded`)
+                      (:mod:`~dualad.ops.linalg.banded`)
     solve_continuous_lyapunov, solve_discrete_lyapunov   A X + X Aᴴ = Q and
-                      A X Aᴴ - X + Q = 0 (:mod:`~dualad.ops.matrix_equations`)
+                      A X Aᴴ - X + Q = 0 (:mod:`~dualad.ops.linalg.equations`)
     fractional_matrix_power, cosm, sinm, tanm, coshm, sinhm, tanhm, polar
-                      (:mod:`~dualad.ops.matrix_func_extra`)
+                      (:mod:`~dualad.ops.linalg.func_extra`)
     block_diag, toeplitz, circulant, hankel   gathers and concatenations (below)
 
 See ``docs/linalg.md`` for the list of functions, their rules and conventions.
@@ -27,27 +27,26 @@ and ``check_finite`` are accepted and ignored.
 """
 from __future__ import annotations
 
-from ..ops.matrix import det, inv, mT, solve_triangular  # noqa: F401  (re-exported)
-from ..ops.matrix_func import expm, logm, solve_sylvester, sqrtm  # noqa: F401
-from ..ops.matrix_func import expm_frechet as _frechet
+from ..ops.linalg.basic import det, inv, mT, solve_triangular  # noqa: F401  (re-exported)
+from ..ops.linalg.func import expm, logm, solve_sylvester, sqrtm  # noqa: F401
+from ..ops.linalg.func import expm_frechet as _frechet
 import numpy as np
 
-from ..ops.elementwise import where
-from ..ops.matrix import cholesky as _np_cholesky, solve as _np_solve, sym_lower
-from ..ops.matrix_decomp import (eigh as _np_eigh, eigvalsh as _np_eigvalsh,  # noqa: F401
-                                 qr as _np_qr, svd as _np_svd, svdvals)
-from ..ops.matrix_lu import lu, lu_factor, lu_solve  # noqa: F401
-from ..ops.matrix_norm import norm, pinv as _np_pinv  # noqa: F401
-from ..ops.matrix_banded import solve_banded, solveh_banded  # noqa: F401
-from ..ops.matrix_equations import (solve_continuous_lyapunov,  # noqa: F401
-                                    solve_discrete_lyapunov)
-from ..ops.matrix_func_extra import (cosm, coshm, fractional_matrix_power, polar,  # noqa: F401
-                                     sinhm, sinm, tanhm, tanm)
-from ..ops.complex_numbers import conj as _conj
-from ..ops.indexing import index as _index
-from ..ops.shape import (atleast_1d as _atleast_1d, atleast_2d as _atleast_2d,
-                         broadcast_to as _broadcast_to, concatenate as _concatenate,
-                         flip as _flip)
+from ..ops.core.elementwise import where
+from ..ops.linalg.basic import cholesky as _np_cholesky, solve as _np_solve, sym_lower
+from ..ops.linalg.decomp import (eigh as _np_eigh, eigvalsh as _np_eigvalsh, qr as _np_qr,
+                                 svd as _np_svd, svdvals)
+from ..ops.linalg.lu import lu, lu_factor, lu_solve  # noqa: F401
+from ..ops.linalg.norm import norm, pinv as _np_pinv  # noqa: F401
+from ..ops.linalg.banded import solve_banded, solveh_banded  # noqa: F401
+from ..ops.linalg.equations import solve_continuous_lyapunov, solve_discrete_lyapunov
+from ..ops.linalg.func_extra import (cosm, coshm, fractional_matrix_power, polar, sinhm, sinm,
+                                     tanhm, tanm)
+from ..ops.core.complex_numbers import conj as _conj
+from ..ops.core.indexing import index as _index
+from ..ops.core.shape import (atleast_1d as _atleast_1d, atleast_2d as _atleast_2d,
+                              broadcast_to as _broadcast_to, concatenate as _concatenate,
+                              flip as _flip)
 from ..tracer import Box as _Box, primal_value as _primal, shape_of as _shape_of
 
 solve_lyapunov = solve_continuous_lyapunov   # SciPy's alias

@@ -1,7 +1,7 @@
 """``dualad.scipy.signal``: convolution and correlation, differentiable in both inputs.
 
 SciPy's own functions do not dispatch on traced values; call these instead. All
-are N-dimensional and rest on one primitive, :data:`dualad.ops.numpy_convolve.convolve_p`
+are N-dimensional and rest on one primitive, :data:`dualad.ops.numpy.convolve.convolve_p`
 (its rules: the JVP is ``conv(ȧ, v) + conv(a, v̇)``, the VJP a convolution of the
 cotangent with the other operand flipped):
 
@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.numpy_arrays import pad
-from ..ops.numpy_convolve import centred, conv, convolve_p
-from ..ops.indexing import getitem
-from ..ops.shape import flip, moveaxis
+from ..ops.numpy.arrays import pad
+from ..ops.numpy.convolve import centred, conv, convolve_p
+from ..ops.core.indexing import getitem
+from ..ops.core.shape import flip, moveaxis
 from ..tracer import Box, ndim_of, primal_value, shape_of
 
 _METHODS = ("auto", "direct", "fft")

@@ -18,37 +18,36 @@ depend on the shift) and, like SciPy, ignores terms whose weight is 0 even if
 their exponent is +inf. A negative weighted sum gives nan unless
 ``return_sign=True``, which returns ``(log|s|, sign s)`` with the sign having
 zero derivative. Formulas, domains and conventions of the ufuncs: the
-docstrings of :mod:`dualad.ops.special_gamma`, :mod:`~dualad.ops.special_erf`,
-:mod:`~dualad.ops.special_log`, :mod:`~dualad.ops.special_bessel`,
-:mod:`~dualad.ops.special_student` (stdtr, stdtrit), :mod:`~dualad.ops.special_boxcox`,
-:mod:`~dualad.ops.special_extra` (owens_t, spence, lambertw),
-:mod:`~dualad.ops.special_zeta`, and ``docs/special.md``.
+docstrings of :mod:`dualad.ops.special.gamma`, :mod:`~dualad.ops.special.erf`,
+:mod:`~dualad.ops.special.log`, :mod:`~dualad.ops.special.bessel`,
+:mod:`~dualad.ops.special.student` (stdtr, stdtrit), :mod:`~dualad.ops.special.boxcox`,
+:mod:`~dualad.ops.special.extra` (owens_t, spence, lambertw),
+:mod:`~dualad.ops.special.zeta`, and ``docs/special.md``.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..ops.elementwise import absolute as _abs, exp as _exp, log as _log, where as _where
-from ..ops.elementwise import cbrt, exp2, expm1, log1p  # noqa: F401  (scipy.special has them too)
+from ..ops.core.elementwise import absolute as _abs, exp as _exp, log as _log, where as _where
+from ..ops.core.elementwise import cbrt, exp2, expm1, log1p  # noqa: F401  (scipy.special too)
 from ..ops._util import normalize_axes
-from ..ops.reductions import sum as _sum
-from ..ops.shape import expand_dims as _expand_dims, squeeze as _squeeze
+from ..ops.core.reductions import sum as _sum
+from ..ops.core.shape import expand_dims as _expand_dims, squeeze as _squeeze
 from ..ops.special import _exp10
-from ..ops.special_bessel import (i0, i0e, i1, i1e, iv, ive, j0, j1, jv, k0, k0e, k1,  # noqa: F401
-                                  k1e, kv, kve, y0, y1, yn, yv)
-from ..ops.special_common import NotDifferentiableError, plain_param  # noqa: F401
-from ..ops.special_erf import (dawsn, erf, erfc, erfcinv, erfcx, erfi, erfinv,  # noqa: F401
-                               log_ndtr, ndtr, ndtri, ndtri_exp)
-from ..ops.special_gamma import (beta, betainc, betaincc, betaincinv, betaln,  # noqa: F401
-                                 digamma, gamma, gammainc, gammaincc, gammainccinv,
-                                 gammaincinv, gammaln, gammasgn, loggamma, rgamma)
-from ..ops.special_gamma import polygamma as _polygamma
-from ..ops.special_boxcox import boxcox, boxcox1p, inv_boxcox, inv_boxcox1p  # noqa: F401
-from ..ops.special_extra import lambertw as _lambertw, owens_t, spence  # noqa: F401
-from ..ops.special_zeta import riemann_zeta as _riemann, zeta as _hurwitz
-from ..ops.special_log import (entr, expit, kl_div, log_expit, logit, rel_entr,  # noqa: F401
-                               xlog1py, xlogy)
-from ..ops.special_student import stdtr, stdtrit  # noqa: F401
+from ..ops.special.bessel import (i0, i0e, i1, i1e, iv, ive, j0, j1, jv, k0, k0e, k1, k1e, kv,
+                                  kve, y0, y1, yn, yv)
+from ..ops.special.common import NotDifferentiableError, plain_param  # noqa: F401
+from ..ops.special.erf import (dawsn, erf, erfc, erfcinv, erfcx, erfi, erfinv, log_ndtr, ndtr,
+                               ndtri, ndtri_exp)
+from ..ops.special.gamma import (beta, betainc, betaincc, betaincinv, betaln, digamma, gamma,
+                                 gammainc, gammaincc, gammainccinv, gammaincinv, gammaln,
+                                 gammasgn, loggamma, rgamma)
+from ..ops.special.gamma import polygamma as _polygamma
+from ..ops.special.boxcox import boxcox, boxcox1p, inv_boxcox, inv_boxcox1p  # noqa: F401
+from ..ops.special.extra import lambertw as _lambertw, owens_t, spence  # noqa: F401
+from ..ops.special.zeta import riemann_zeta as _riemann, zeta as _hurwitz
+from ..ops.special.log import entr, expit, kl_div, log_expit, logit, rel_entr, xlog1py, xlogy
+from ..ops.special.student import stdtr, stdtrit  # noqa: F401
 from ..tracer import primal_value, shape_of
 
 psi = digamma

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad.cli import main
-from dualad.evaltrace import trace
-from dualad.expr import ExpressionError, compile_expression
+from dualad.teaching.cli import main
+from dualad.teaching.evaltrace import trace
+from dualad.teaching.expr import ExpressionError, compile_expression
 
 
 def f(x1, x2):
@@ -178,6 +178,6 @@ def test_cli_trace(capsys, tmp_path):
 
 
 def test_cli_console_script_runs():
-    r = subprocess.run([sys.executable, "-m", "dualad.cli", "trace", "sin(x)", "--at", "x=1"],
+    r = subprocess.run([sys.executable, "-m", "dualad.teaching.cli", "trace", "sin(x)", "--at", "x=1"],
                        capture_output=True, text=True, check=False)
     assert r.returncode == 0 and "0.841" in r.stdout

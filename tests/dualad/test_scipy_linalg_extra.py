@@ -266,7 +266,7 @@ def test_lyapunov_complex():
 def test_stein_sympy_oracle():
     # The SymPy translation (cofactor solve of (I - A⊗B) vec X = vec Q) differentiated
     # by SymPy, against the rules: all arguments at 1×1, A of the 2×2 discrete Lyapunov.
-    from dualad.ops.matrix_equations import solve_stein
+    from dualad.ops.linalg.equations import solve_stein
     assert compare_at(solve_stein, [np.array([[0.4]]), np.array([[-0.7]]), np.array([[1.5]])])
     a = np.array([[0.3, 0.1], [-0.2, 0.4]])
     q = np.array([[1.0, 0.5], [-0.3, 2.0]])

@@ -13,10 +13,11 @@ from hypothesis import given, strategies as st
 import dualad
 import dualad.scipy.special as ds
 from dualad.ops import special as ops_special
-from dualad.ops.special_common import NotDifferentiableError
+from dualad.ops.special.common import NotDifferentiableError
 from dualad.tracer import REGISTRY
 from dualad.verification import check_grads, check_rule
-from dualad.verification.symbolic import Sym, SymbolicTrace, rules_jacobian, sympy_jacobian, symbols_like
+from dualad.verification.symbolic import (Sym, SymbolicTrace, rules_jacobian, sympy_jacobian,
+                                          symbols_like)
 
 RNG = np.random.default_rng(7)
 X = (0.2, 4.0)

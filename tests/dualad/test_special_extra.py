@@ -14,7 +14,7 @@ from hypothesis import given, strategies as st
 import dualad
 import dualad.scipy.special as ds
 import dualad.scipy.stats as dst
-from dualad.ops.special_common import NotDifferentiableError
+from dualad.ops.special.common import NotDifferentiableError
 from dualad.tracer import REGISTRY
 from dualad.verification import check_grads, check_rule
 from dualad.verification.symbolic import Sym, SymbolicTrace, symbols_like

@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 
 import dualad
 import dualad.scipy.stats as ds
-from dualad.ops.special_common import NotDifferentiableError
+from dualad.ops.special.common import NotDifferentiableError
 from dualad.verification import check_grads
 
 RNG = np.random.default_rng(3)

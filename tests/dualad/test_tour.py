@@ -5,7 +5,7 @@ import subprocess
 import sys
 import textwrap
 
-from dualad.cli import main
+from dualad.teaching.cli import main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -44,7 +44,7 @@ def test_tour_runs_without_the_test_extras():
                                                                  "hypothesis")]:
             del sys.modules[m]
         t0 = time.perf_counter()
-        from dualad.cli import main
+        from dualad.teaching.cli import main
         rc = main([])          # no command: the tour
         print("SECONDS", time.perf_counter() - t0)
         sys.exit(rc)

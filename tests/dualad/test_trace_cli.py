@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dualad.cli import main
-from dualad.evaltrace import trace
+from dualad.teaching.cli import main
+from dualad.teaching.evaltrace import trace
 
 
 def _run(capsys, *argv):

@@ -2,7 +2,7 @@ import subprocess
 import sys
 import textwrap
 
-from dualad.cli import main
+from dualad.teaching.cli import main
 
 RULES = textwrap.dedent('''
     import numpy as np
@@ -62,7 +62,7 @@ def test_check_command_bad_targets(tmp_path, capsys):
 def test_console_script_exit_status(tmp_path):
     path = tmp_path / "myrules.py"
     path.write_text(RULES)
-    r = subprocess.run([sys.executable, "-m", "dualad.cli", "check", f"{path}:bad_softplus"],
+    r = subprocess.run([sys.executable, "-m", "dualad.teaching.cli", "check", f"{path}:bad_softplus"],
                        capture_output=True, text=True, check=False)
     assert r.returncode == 1
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ops.elementwise import exp, log, where
+from ...ops.core.elementwise import exp, log, where
 from ...tracer import primal_value
 
 _OUTSIDE = {  # method: (value below the support, value above it)

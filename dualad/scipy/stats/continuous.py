@@ -17,7 +17,7 @@ chi2, beta — standard densities of z = (x - loc)/scale and their distribution 
 Differentiable: x, loc, scale everywhere; the shape parameters (df, a, b)
 wherever they appear in closed form — logpdf/pdf of t, gamma, chi2, beta —
 and t's df in every method: stdtr and stdtrit are differentiable in ν (by
-quadrature of the density's ν-derivatives, :mod:`dualad.ops.special_student`).
+quadrature of the density's ν-derivatives, :mod:`dualad.ops.special.student`).
 The distribution functions (cdf, sf, logcdf, logsf) and quantiles (ppf,
 isf) of gamma, chi2 and beta go through gammainc(c), betainc(c) and their
 inverses, whose derivatives in the shape parameters have no closed form: a
@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ops.elementwise import absolute, arctan, exp, expm1, log, log1p, sign, tan, where
-from ...ops.special_erf import log_ndtr, ndtr, ndtri
-from ...ops.special_gamma import (betainc, betaincc, betaincinv, betaln, gammainc, gammaincc,
+from ...ops.core.elementwise import absolute, arctan, exp, expm1, log, log1p, sign, tan, where
+from ...ops.special.erf import log_ndtr, ndtr, ndtri
+from ...ops.special.gamma import (betainc, betaincc, betaincinv, betaln, gammainc, gammaincc,
                                   gammainccinv, gammaincinv, gammaln)
-from ...ops.special_student import stdtr, stdtrit
-from ...ops.special_log import expit, log_expit, logit, xlog1py, xlogy
+from ...ops.special.student import stdtr, stdtrit
+from ...ops.special.log import expit, log_expit, logit, xlog1py, xlogy
 from ._base import Continuous, plain
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)

@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sc
 
-from ...ops.elementwise import exp, log, where
-from ...ops.special_common import plain_param
-from ...ops.special_gamma import gammainc, gammaincc
-from ...ops.special_log import xlogy
+from ...ops.core.elementwise import exp, log, where
+from ...ops.special.common import plain_param
+from ...ops.special.gamma import gammainc, gammaincc
+from ...ops.special.log import xlogy
 from ._base import nan_unless, plain, safe
 
 

@@ -31,14 +31,14 @@ from __future__ import annotations
 import numpy as np
 import scipy.stats
 
-from ...ops.elementwise import exp, log
-from ...ops.linalg import diag, diagonal
-from ...ops.matrix import cholesky, solve_triangular
-from ...ops.reductions import sum as sum_
-from ...ops.shape import concatenate, expand_dims, reshape, squeeze, transpose
-from ...ops.special_gamma import gammaln
-from ...ops.special_common import plain_param
-from ...ops.special_log import xlogy
+from ...ops.core.elementwise import exp, log
+from ...ops.core.products import diag, diagonal
+from ...ops.linalg.basic import cholesky, solve_triangular
+from ...ops.core.reductions import sum as sum_
+from ...ops.core.shape import concatenate, expand_dims, reshape, squeeze, transpose
+from ...ops.special.gamma import gammaln
+from ...ops.special.common import plain_param
+from ...ops.special.log import xlogy
 from ...tracer import shape_of
 from ._base import plain
 

@@ -1,0 +1,4 @@
+"""The core families: elementwise functions, reductions, shape, indexing, products
+(matmul, einsum, tensordot, ...) and complex numbers. Every other family is written
+in these.
+"""

@@ -1,0 +1,496 @@
+"""Elementwise primitives: each declared by one partial derivative per argument.
+
+``elementwise(name, impl, d_0, d_1, ...)`` takes ``d_i(ans, *args) = ∂ans/∂arg_i``
+(elementwise, broadcastable to the output) and derives both rules from it, as
+ChainRules' ``@scalar_rule`` does:
+
+    JVP:  ṫ_out = Σ_i  ∂ans/∂arg_i · ṫ_i
+    VJP:  ū_i   = unbroadcast(ū_out · ∂ans/∂arg_i)
+
+Derivatives are written with registry operations, so they differentiate again.
+Conventions at kinks: ``abs'(0) = 0``; ``maximum``/``minimum`` split ties
+evenly (½ to each argument); ``sign``, ``floor``, comparisons have zero
+derivative everywhere.
+
+Complex arguments. The derivative expressions are holomorphic, so for a
+complex z the same rules give ṫ·f'(z) forward and ū·f'(z) backward, JAX's
+convention (see :mod:`.complex_numbers` and docs/complex.md). ``complex_domain``
+declares where that holds (a rectangle per argument, away from branch cuts
+and poles) and the rule checker samples complex arguments there too.
+Branch cuts follow NumPy's principal branches: ``sqrt``, ``log``, ``log2``,
+``log10``, ``power`` (in its base) are cut along (−∞, 0], ``log1p`` along
+(−∞, −1], ``arcsin``/``arccos``/``arctanh`` along (−∞, −1] and [1, ∞),
+``arctan``/``arcsinh`` along the imaginary axis beyond ±i, ``arccosh`` along
+(−∞, 1]. On a cut the derivative is that of the branch NumPy's value lies on
+(the sign of the imaginary zero chooses it: ``sqrt'(z) = 1/(2·sqrt(z))`` with
+NumPy's ``sqrt(z)``), which is the one-sided derivative from that side.
+Not holomorphic, with their own rules: ``abs`` of complex z (the R² derivative
+Re(conj(z)/|z|·dz), 0 at z = 0) and ``sign`` (z/|z|, composed). ``maximum``,
+``minimum``, ``fmax`` and ``fmin`` raise on complex arguments: complex
+numbers are not ordered, and NumPy's lexicographic order has no useful
+derivative. ``cbrt``, ``logaddexp``, ``arctan2``, ``hypot``, ``deg2rad``
+do not take complex arguments in NumPy either.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ...tracer import Box, Primitive, ndim_of, register, sample, shape_of
+from ...scaled import lazy_product
+from . import _logaddexp
+from .._util import fit, lift, unbroadcast
+
+
+def _scale(v, dv, nb=0):
+    """``v · dv``, skipping the pass over ``v`` when the derivative is ±1 — also when it
+    is an array of ones much smaller than a batched ``v`` (a gradient's cotangent of
+    ones, met by a batch of tangents in forward-over-reverse): checking costs a pass over
+    ``dv``, the product one over ``v``. A large batch ``v`` (``nb`` batch axes) times a
+    derivative without them stays a :class:`dualad.scaled.ScaledBatch`, multiplied once
+    when something needs it."""
+    if type(dv) is float:
+        if dv == 1.0:
+            return v
+        if dv == -1.0:
+            return -v
+    elif type(dv) is np.ndarray and dv.ndim and type(v) is np.ndarray and \
+            0 < 8 * dv.size <= v.size and dv.flat[0] == 1 and v.dtype == np.result_type(v, dv) \
+            and np.broadcast_shapes(v.shape, dv.shape) == v.shape and (dv == 1).all():
+        return v
+    if nb:
+        lazy = lazy_product(v, dv, nb)
+        if lazy is not None:
+            return lazy
+    return v * dv
+
+
+def _jvp_from(d, i):
+    def jvp(t, ans, *args):
+        xs, ts = shape_of(args[i]), shape_of(t)
+        nb = len(ts) - len(xs)
+        if xs == shape_of(ans) and ts[nb:] == xs:
+            # the argument is not broadcast: the tangent (behind any batch axes) already
+            # has the output's shape, and so has its product with ∂ans/∂arg
+            return _scale(t, d(ans, *args), nb)
+        out = _scale(lift(t, nb, ndim_of(ans)), d(ans, *args))
+        return fit(out, ts[:nb] + shape_of(ans))
+    return jvp
+
+
+def _vjp_from(d, i):
+    def vjp(ct, ans, *args):
+        dv = d(ans, *args)
+        if type(dv) is float and (dv == 1.0 or dv == -1.0):  # _scale, inlined (hot path)
+            g = ct if dv == 1.0 else -ct
+        else:
+            g = ct * dv
+        xs = getattr(args[i], "shape", None)
+        if xs is not None and getattr(g, "shape", None) == xs:
+            return g
+        xs = shape_of(args[i])
+        return unbroadcast(g, xs, ndim_of(ct) - ndim_of(ans))
+    return vjp
+
+
+def elementwise(name, impl, *derivs, sympy=None, domain=None, complex_domain=None):
+    """Declare an elementwise primitive from its partial derivatives.
+
+    ``domain`` is a list of open intervals ``(lo, hi)``, one per argument,
+    inside which the function is smooth (default: the whole real line); the
+    rule checker samples there. ``complex_domain``, for a function that is
+    holomorphic with these derivatives, is a list of rectangles
+    ``((re_lo, re_hi), (im_lo, im_hi))``, one per argument, clear of branch
+    cuts and poles (``None`` for the whole plane); the checker samples
+    complex arguments there.
+    """
+    prim = register(Primitive(name, impl, sympy=sympy))
+    prim.derivs = derivs
+    prim.domain = domain
+    if complex_domain is not None:
+        prim.complex_domain = [PLANE if d is None else d for d in complex_domain]
+    prim.holomorphic = complex_domain is not None
+    prim.elementwise = True
+    for i, d in enumerate(derivs):
+        if d is not None:
+            prim.jvps[i] = _jvp_from(d, i)
+            prim.vjps[i] = _vjp_from(d, i)
+    prim.nondiff_argnums = tuple(i for i, d in enumerate(derivs) if d is None)
+    return prim
+
+
+def zero_derivative(name, impl, sympy=None, nargs=1):
+    """Declare an elementwise primitive whose derivative is zero wherever it exists."""
+    prim = register(Primitive(name, impl, sympy=sympy, zero_derivative=True))
+    prim.domain = None
+    prim.elementwise = True
+    prim.samples = [sample(*shapes) for shapes in
+                    {1: [((3,),), ((2, 3),)], 2: [((3,), (3,)), ((2, 3), (3,))]}[nargs]]
+    return prim
+
+
+def _sp(fname):
+    return lambda sp, *args: getattr(sp, fname)(*args)
+
+
+def is_complex(x) -> bool:
+    """Whether ``x`` (plain or traced) holds complex numbers; cheap on the real path."""
+    while isinstance(x, Box):
+        x = x._inner
+    t = type(x)
+    if t is float or t is np.float64 or t is int:
+        return False
+    if t is complex or t is np.complex128:
+        return True
+    dt = getattr(x, "dtype", None)
+    return dt is not None and dt.kind == "c"
+
+
+# Rectangles ((re_lo, re_hi), (im_lo, im_hi)) where the complex extensions are holomorphic.
+PLANE = ((-1.5, 1.5), (-1.5, 1.5))
+RIGHT = ((0.3, 2.0), (-1.5, 1.5))        # clear of the cut (−∞, 0]
+REAL_STRIP = ((-0.8, 0.8), (-1.0, 1.0))  # clear of the cuts (−∞, −1] and [1, ∞)
+IMAG_STRIP = ((-1.0, 1.0), (-0.8, 0.8))  # clear of the cuts [i, i∞) and (−i∞, −i]
+SMALL = ((-1.0, 1.0), (-1.0, 1.0))       # clear of the poles ±π/2 (tan), ±iπ/2 (tanh)
+
+
+# --- arithmetic -----------------------------------------------------------
+# Python's operators are NumPy's ufuncs on arrays, and far cheaper on scalars.
+add = elementwise("add", operator.add, lambda a, x, y: 1.0, lambda a, x, y: 1.0,
+                  sympy=lambda sp, x, y: x + y, complex_domain=[None, None])
+add.const_derivs = (1.0, 1.0)
+subtract = elementwise("subtract", operator.sub, lambda a, x, y: 1.0, lambda a, x, y: -1.0,
+                       sympy=lambda sp, x, y: x - y, complex_domain=[None, None])
+subtract.const_derivs = (1.0, -1.0)
+multiply = elementwise("multiply", operator.mul, lambda a, x, y: y, lambda a, x, y: x,
+                       sympy=lambda sp, x, y: x * y, complex_domain=[None, None])
+divide = elementwise("divide", operator.truediv, lambda a, x, y: 1.0 / y, lambda a, x, y: -a / y,
+                     sympy=lambda sp, x, y: x / y, domain=[None, (0.1, np.inf)],
+                     complex_domain=[None, RIGHT])
+negative = elementwise("negative", operator.neg, lambda a, x: -1.0, sympy=lambda sp, x: -x,
+                       complex_domain=[None])
+positive = elementwise("positive", np.positive, lambda a, x: 1.0, sympy=lambda sp, x: x,
+                       complex_domain=[None])
+
+
+def _dpow_base(a, x, y):
+    # y·x^(y-1), with the y == 0 case pinned to 0 (x^0 is constant even at x = 0).
+    if isinstance(y, (int, float)):
+        if y == 2:
+            return 2.0 * x
+        return 0.0 if y == 0 else (1.0 if y == 1 else y * x ** (y - 1))
+    return where(y == 0, 0.0, y * x ** (y - 1))
+
+
+def _dpow_exponent(a, x, y):
+    # log(x)·x^y; at x == 0 the limit (y > 0) is 0. Negative x has no real derivative (nan).
+    safe_x = where(x == 0, 1.0, x)
+    return where(x == 0, 0.0, a * log(safe_x))
+
+
+power = elementwise("power", operator.pow, _dpow_base, _dpow_exponent,
+                    sympy=lambda sp, x, y: x ** y, domain=[(0.1, np.inf), None],
+                    complex_domain=[RIGHT, SMALL])
+square = elementwise("square", np.square, lambda a, x: 2.0 * x, sympy=lambda sp, x: x ** 2,
+                     complex_domain=[None])
+reciprocal = elementwise("reciprocal", np.reciprocal, lambda a, x: -a * a,
+                         sympy=lambda sp, x: 1 / x, domain=[(0.1, np.inf)],
+                         complex_domain=[RIGHT])
+sqrt = elementwise("sqrt", np.sqrt, lambda a, x: 0.5 / a, sympy=_sp("sqrt"),
+                   domain=[(0.1, np.inf)], complex_domain=[RIGHT])
+
+
+def _dstd_sqrt(a, v):
+    """½/√v, taken as 0 where v == 0 (a zero cotangent never meets the inf)."""
+    zero = a == 0
+    return where(zero, 0.0, 0.5 / where(zero, 1.0, a))
+
+
+# √ for std = √var. Where var = 0 (constant data, or a size-1 reduction) the derivative
+# is taken as 0 instead of ½/0 = inf: for a size-1 reduction std ≡ 0 and 0 is exact; for
+# constant data of n > 1 entries std is not differentiable (std(c + h·t) = |h|·std(t))
+# and 0 is the convention PyTorch documents (derivatives.yaml: std's rule is
+# masked_fill_(result == 0, 0)). Plain ``sqrt`` keeps the infinite derivative at 0.
+std_sqrt = elementwise("std_sqrt", np.sqrt, _dstd_sqrt, sympy=_sp("sqrt"),
+                       domain=[(0.1, np.inf)])
+cbrt = elementwise("cbrt", np.cbrt, lambda a, x: 1.0 / (3.0 * a * a), sympy=_sp("cbrt"),
+                   domain=[(0.1, np.inf)])
+absolute_p = elementwise("absolute", np.absolute, lambda a, x: sign_p(x), sympy=_sp("Abs"),
+                         domain=[(0.1, np.inf)])
+
+
+def absolute(x):
+    """|x|; a complex ``x`` goes to :func:`.complex_numbers.complex_abs` (not holomorphic)."""
+    if is_complex(x):
+        from .complex_numbers import complex_abs
+        return complex_abs(x)
+    return absolute_p(x)
+
+
+# --- exponentials and logarithms -----------------------------------------
+# Constants as Python floats: a NumPy float64 scalar (np.log(2.0)) would promote a
+# float32 tangent to float64 (NEP 50), a Python float does not.
+_LN2, _LN10 = float(np.log(2.0)), float(np.log(10.0))
+exp = elementwise("exp", np.exp, lambda a, x: a, sympy=_sp("exp"), complex_domain=[None])
+exp2 = elementwise("exp2", np.exp2, lambda a, x: a * _LN2,
+                   sympy=lambda sp, x: 2 ** x, complex_domain=[None])
+expm1 = elementwise("expm1", np.expm1, lambda a, x: a + 1.0,
+                    sympy=lambda sp, x: sp.exp(x) - 1, complex_domain=[None])
+log = elementwise("log", np.log, lambda a, x: 1.0 / x, sympy=_sp("log"),
+                  domain=[(0.1, np.inf)], complex_domain=[RIGHT])
+log2 = elementwise("log2", np.log2, lambda a, x: 1.0 / (x * _LN2),
+                   sympy=lambda sp, x: sp.log(x, 2), domain=[(0.1, np.inf)],
+                   complex_domain=[RIGHT])
+log10 = elementwise("log10", np.log10, lambda a, x: 1.0 / (x * _LN10),
+                    sympy=lambda sp, x: sp.log(x, 10), domain=[(0.1, np.inf)],
+                    complex_domain=[RIGHT])
+log1p = elementwise("log1p", np.log1p, lambda a, x: 1.0 / (x + 1.0),
+                    sympy=lambda sp, x: sp.log(1 + x), domain=[(-0.9, np.inf)],
+                    complex_domain=[((-0.7, 1.5), (-1.5, 1.5))])
+
+
+def _dlogaddexp(x, y, scale=1.0):
+    """∂/∂x log(eˣ + eʸ) = 1/(1 + e^(y−x)) = expit(x − y), and for base 2
+    ∂/∂x log₂(2ˣ + 2ʸ) = expit((x − y)·ln 2). Computed from the difference x − y,
+    exact (Sterbenz) where x and y are close, not as exp(x − ans): at large magnitude
+    x − ans rounds to a multiple of x's ulp (float32 at 1e7: exp(−1) = 0.368 for ½).
+    Equal infinities give ½ each (their difference is nan)."""
+    from ..special.log import expit
+    g = expit(x - y) if scale == 1.0 else expit((x - y) * scale)
+    if _equal_infinities(x, y):
+        g = where(logical_and(isinf(x), x == y), 0.5, g)
+    return g
+
+
+def _equal_infinities(x, y):
+    from ...tracer import primal_value
+    xv = primal_value(x)
+    try:
+        inf = np.isinf(xv)
+    except TypeError:        # symbolic values (the SymPy oracle)
+        return False
+    return bool(inf.any()) and bool(np.any(inf & (xv == primal_value(y))))
+
+
+logaddexp = elementwise("logaddexp", _logaddexp.logaddexp,
+                        lambda a, x, y: _dlogaddexp(x, y), lambda a, x, y: _dlogaddexp(y, x),
+                        sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)))
+logaddexp2 = elementwise("logaddexp2", _logaddexp.logaddexp2,
+                         lambda a, x, y: _dlogaddexp(x, y, _LN2),
+                         lambda a, x, y: _dlogaddexp(y, x, _LN2),
+                         sympy=lambda sp, x, y: sp.log(2 ** x + 2 ** y, 2))
+
+# --- trigonometric and hyperbolic -----------------------------------------
+sin = elementwise("sin", np.sin, lambda a, x: cos(x), sympy=_sp("sin"), complex_domain=[None])
+cos = elementwise("cos", np.cos, lambda a, x: -sin(x), sympy=_sp("cos"), complex_domain=[None])
+tan = elementwise("tan", np.tan, lambda a, x: 1.0 + a * a, sympy=_sp("tan"),
+                  domain=[(-1.4, 1.4)], complex_domain=[SMALL])
+arcsin = elementwise("arcsin", np.arcsin, lambda a, x: 1.0 / sqrt(1.0 - x * x), sympy=_sp("asin"),
+                     domain=[(-0.9, 0.9)], complex_domain=[REAL_STRIP])
+arccos = elementwise("arccos", np.arccos, lambda a, x: -1.0 / sqrt(1.0 - x * x), sympy=_sp("acos"),
+                     domain=[(-0.9, 0.9)], complex_domain=[REAL_STRIP])
+arctan = elementwise("arctan", np.arctan, lambda a, x: 1.0 / (1.0 + x * x), sympy=_sp("atan"),
+                     complex_domain=[IMAG_STRIP])
+arctan2 = elementwise("arctan2", np.arctan2,
+                      lambda a, y, x: x / (x * x + y * y),
+                      lambda a, y, x: -y / (x * x + y * y),
+                      sympy=lambda sp, y, x: sp.atan2(y, x), domain=[None, (0.1, np.inf)])
+hypot = elementwise("hypot", np.hypot, lambda a, x, y: x / a, lambda a, x, y: y / a,
+                    sympy=lambda sp, x, y: sp.sqrt(x ** 2 + y ** 2),
+                    domain=[(0.1, np.inf), (0.1, np.inf)])
+sinh = elementwise("sinh", np.sinh, lambda a, x: cosh(x), sympy=_sp("sinh"),
+                   complex_domain=[None])
+cosh = elementwise("cosh", np.cosh, lambda a, x: sinh(x), sympy=_sp("cosh"),
+                   complex_domain=[None])
+tanh = elementwise("tanh", np.tanh, lambda a, x: 1.0 - a * a, sympy=_sp("tanh"),
+                   complex_domain=[SMALL])
+arcsinh = elementwise("arcsinh", np.arcsinh, lambda a, x: 1.0 / sqrt(x * x + 1.0),
+                      sympy=_sp("asinh"), complex_domain=[IMAG_STRIP])
+# 1/(√(x−1)·√(x+1)), not 1/√(x²−1): the two differ in sign for complex x with Re x < 0,
+# and only the first is the derivative of the principal arccosh.
+arccosh = elementwise("arccosh", np.arccosh,
+                      lambda a, x: 1.0 / (sqrt(x - 1.0) * sqrt(x + 1.0)),
+                      sympy=_sp("acosh"), domain=[(1.1, np.inf)],
+                      complex_domain=[((1.2, 2.5), (-1.0, 1.0))])
+arctanh = elementwise("arctanh", np.arctanh, lambda a, x: 1.0 / (1.0 - x * x),
+                      sympy=_sp("atanh"), domain=[(-0.9, 0.9)], complex_domain=[REAL_STRIP])
+deg2rad = elementwise("deg2rad", np.deg2rad, lambda a, x: np.pi / 180.0,
+                      sympy=lambda sp, x: x * sp.pi / 180)
+rad2deg = elementwise("rad2deg", np.rad2deg, lambda a, x: 180.0 / np.pi,
+                      sympy=lambda sp, x: x * 180 / sp.pi)
+
+
+# --- selection: kinks follow the documented conventions ---------------------
+# ∂max(x, y)/∂x is 1 where x > y, ½ at ties, 0 elsewhere. The rules *select* the
+# tangent/cotangent with ``where`` instead of multiplying it by that 0/½/1 mask: a
+# cotangent that is inf where the other branch was taken (√ of a clipped 0, say) would
+# otherwise give inf·0 = nan for the branch not taken, whose true derivative is 0.
+def _wins(mine, other, larger, nan_loses):
+    """Where ``mine`` is the one selected: mine > other (``larger``) or mine < other;
+    for fmax/fmin also where only ``other`` is nan (they return the number then)."""
+    win = mine > other if larger else mine < other
+    if nan_loses and (_has_nan(other) or _has_nan(mine)):
+        win = logical_or(win, logical_and(isnan(other), logical_not(isnan(mine))))
+    return win
+
+
+def _has_nan(v):
+    from ...tracer import primal_value
+    v = primal_value(v)
+    try:
+        return bool(np.isnan(v).any())
+    except TypeError:        # symbolic values (the SymPy oracle): no nan to handle
+        return False
+
+
+def _pick(v, mine, other, larger, nan_loses):
+    """``v`` where ``mine`` wins, ``v/2`` at ties, 0 elsewhere (all broadcast together)."""
+    return where(_wins(mine, other, larger, nan_loses), v, where(mine == other, 0.5 * v, 0.0))
+
+
+def _selection(name, impl, sympy_name, larger, nan_loses=False):
+    """``maximum``-like primitive (``larger``) or ``minimum``-like: the argument i
+    selected gets the tangent/cotangent, ties split it evenly."""
+    prim = register(Primitive(name, impl, sympy=_sp(sympy_name)))
+    prim.domain = None
+    prim.elementwise = True
+    prim.holomorphic = False
+    prim.nondiff_argnums = ()
+    # the broadcasting sweep the rule checker gives primitives declared by partials (this
+    # one has rules of its own, no partials), plus an outer broadcast
+    prim.samples = [sample(*shapes) for shapes in
+                    [((), ()), ((3,), (3,)), ((2, 3), (3,)), ((1, 3), (2, 3)), ((3,), ()),
+                     ((2, 1), (1, 3))]]
+
+    def order(i, args):
+        x, y = args
+        return (x, y, larger, nan_loses) if i == 0 else (y, x, larger, nan_loses)
+
+    def jvp_of(i):
+        def jvp(t, ans, *args):
+            nb = ndim_of(t) - ndim_of(args[i])
+            out = _pick(lift(t, nb, ndim_of(ans)), *order(i, args))
+            return fit(out, shape_of(t)[:nb] + shape_of(ans))
+        return jvp
+
+    def vjp_of(i):
+        def vjp(ct, ans, *args):
+            nb = ndim_of(ct) - ndim_of(ans)
+            return unbroadcast(_pick(ct, *order(i, args)), shape_of(args[i]), nb)
+        return vjp
+
+    prim.defjvp(jvp_of(0), jvp_of(1))
+    prim.defvjp(vjp_of(0), vjp_of(1))
+    return prim
+
+
+def _ordered(prim):
+    """``prim`` for real arguments; complex ones are not ordered and raise."""
+    name = prim.name
+
+    def call(x, y):
+        if is_complex(x) or is_complex(y):
+            which, v = (0, x) if is_complex(x) else (1, y)
+            raise TypeError(f"{name}: argument {which} (shape {shape_of(v)}) is complex; "
+                            f"complex numbers are not ordered, so {name} has no derivative "
+                            f"there (NumPy's lexicographic order is not differentiable). "
+                            f"Compare real parts or magnitudes: {name}(np.real(z), ...) or "
+                            f"np.where(np.abs(z) >= np.abs(w), z, w)")
+        return prim(x, y)
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"``np.{name}`` of real arguments (the primitive '{name}')."
+    return call
+
+
+def _where_impl(cond, x, y):
+    return np.where(cond, x, y)
+
+
+# where(cond, x, y): cond is not differentiable; the unselected branch gets a
+# zero cotangent even where its value is inf or nan.
+def _where_sympy(sp, c, x, y):
+    if isinstance(c, (bool, np.bool_)):
+        return x if c else y
+    return sp.Piecewise((x, c), (y, True))
+
+
+where = register(Primitive("where", _where_impl, nondiff_argnums=(0,), sympy=_where_sympy))
+where.elementwise = True
+
+
+def _where_jvp(branch):
+    def jvp(t, ans, cond, x, y):
+        nb = ndim_of(t) - ndim_of(x if branch == 1 else y)
+        t = lift(t, nb, ndim_of(ans))
+        sel = where(cond, t, 0.0) if branch == 1 else where(cond, 0.0, t)
+        return fit(sel, shape_of(t)[:nb] + shape_of(ans))
+    return jvp
+
+
+def _where_vjp(branch):
+    def vjp(ct, ans, cond, x, y):
+        nb = ndim_of(ct) - ndim_of(ans)
+        sel = where(cond, ct, 0.0) if branch == 1 else where(cond, 0.0, ct)
+        return unbroadcast(sel, shape_of(x if branch == 1 else y), nb)
+    return vjp
+
+
+where.defjvp(_where_jvp(1), _where_jvp(2), argnums=(1, 2))
+where.defvjp(_where_vjp(1), _where_vjp(2), argnums=(1, 2))
+
+
+def clip(a, a_min=None, a_max=None):
+    """``minimum(maximum(a, a_min), a_max)``: at a bound the derivative is ½."""
+    if a_min is not None:
+        a = maximum(a, a_min)
+    if a_max is not None:
+        a = minimum(a, a_max)
+    return a
+
+
+# --- zero-derivative primitives --------------------------------------------
+sign_p = zero_derivative("sign", np.sign, sympy=_sp("sign"))
+
+
+def sign(x):
+    """``np.sign``: zero derivative for real ``x``; z/|z| for complex ``z``, whose
+    derivative is not zero (see :func:`.complex_numbers.complex_sign`)."""
+    if is_complex(x):
+        from .complex_numbers import complex_sign
+        return complex_sign(x)
+    return sign_p(x)
+
+floor = zero_derivative("floor", np.floor, sympy=_sp("floor"))
+ceil = zero_derivative("ceil", np.ceil, sympy=_sp("ceiling"))
+trunc = zero_derivative("trunc", np.trunc)
+rint = zero_derivative("rint", np.rint)
+greater = zero_derivative("greater", np.greater, sympy=lambda sp, x, y: x > y, nargs=2)
+greater_equal = zero_derivative("greater_equal", np.greater_equal,
+                                sympy=lambda sp, x, y: x >= y, nargs=2)
+less = zero_derivative("less", np.less, sympy=lambda sp, x, y: x < y, nargs=2)
+less_equal = zero_derivative("less_equal", np.less_equal, sympy=lambda sp, x, y: x <= y,
+                             nargs=2)
+equal = zero_derivative("equal", np.equal, sympy=lambda sp, x, y: sp.Eq(x, y), nargs=2)
+not_equal = zero_derivative("not_equal", np.not_equal, sympy=lambda sp, x, y: sp.Ne(x, y),
+                            nargs=2)
+isnan = zero_derivative("isnan", np.isnan)
+isinf = zero_derivative("isinf", np.isinf)
+isfinite = zero_derivative("isfinite", np.isfinite)
+logical_and = zero_derivative("logical_and", np.logical_and, nargs=2)
+logical_or = zero_derivative("logical_or", np.logical_or, nargs=2)
+logical_not = zero_derivative("logical_not", np.logical_not)
+
+maximum_p = _selection("maximum", np.maximum, "Max", larger=True)
+minimum_p = _selection("minimum", np.minimum, "Min", larger=False)
+fmax_p = _selection("fmax", np.fmax, "Max", larger=True, nan_loses=True)
+fmin_p = _selection("fmin", np.fmin, "Min", larger=False, nan_loses=True)
+maximum, minimum, fmax, fmin = (_ordered(p) for p in (maximum_p, minimum_p, fmax_p, fmin_p))
+
+where.samples = [
+    sample(np.array([True, False, True]), (3,), (3,)),
+    sample(np.array([[True], [False]]), (3,), (2, 1)),
+    sample(np.array([True, False]), np.array([0.5 - 1j, 2j]), np.array([1.5 + 0.5j])),
+]
+where.domain = None
+where.holomorphic = True  # linear in the branches: complex-linear

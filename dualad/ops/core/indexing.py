@@ -1,0 +1,127 @@
+"""Indexing: ``getitem`` and its adjoint ``untake`` (a scatter-add).
+
+    getitem:  y = x[idx]          ṫ_y = ṫ_x[idx]           ū_x = untake(ū_y, idx, x.shape)
+    untake:   y = 0[idx] += u     ṫ_y = untake(ṫ_u)        ū_u = ū_y[idx]
+
+Indices are normalized once (``Ellipsis`` expanded, boolean masks turned into
+integer arrays) so that batch axes can be put in front of any index. The
+reverse sweep accumulates ``untake`` of many small indices sparsely (see
+:class:`dualad.reverse.IndexedCotangent`), so ``x[i]`` in a Python loop costs
+O(1), not O(x.size), per index.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...tracer import Box, Primitive, ndim_of, register, sample, shape_of
+
+
+def _is_advanced(entry):
+    return isinstance(entry, np.ndarray)
+
+
+def normalize_index(idx, shape):
+    """``idx`` as a tuple of int, slice, None and integer arrays, no Ellipsis."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    out = []
+    for e in idx:
+        if isinstance(e, Box):
+            raise TypeError(f"getitem: an index may not be a traced value (array of shape "
+                            f"{shape_of(e)} indexed by a traced value); indices are not "
+                            f"differentiable: pass plain integers or arrays")
+        if isinstance(e, list):
+            e = np.asarray(e)
+        if isinstance(e, np.ndarray) and e.dtype == bool:
+            if e.ndim == 0:
+                raise IndexError("getitem: a 0-d boolean index is not differentiable")
+            out.extend(np.nonzero(e))
+            continue
+        if isinstance(e, np.ndarray) and not np.issubdtype(e.dtype, np.integer):
+            raise IndexError(f"getitem: index arrays must be integer or boolean, got {e.dtype}")
+        if isinstance(e, (np.integer,)):
+            e = int(e)
+        out.append(e)
+    consumed = sum(0 if e is None or e is Ellipsis else 1 for e in out)
+    ndim = len(shape)
+    ellipses = [k for k, e in enumerate(out) if e is Ellipsis]  # identity: arrays compare
+    if len(ellipses) > 1:
+        raise IndexError("getitem: an index can only have a single ellipsis ('...')")
+    if ellipses:
+        i = ellipses[0]
+        out[i:i + 1] = [slice(None)] * (ndim - consumed)
+    elif consumed > ndim:
+        raise IndexError(f"getitem: too many indices for an array of shape {tuple(shape)}")
+    return tuple(out)
+
+
+def batch_index(idx, nb):
+    """The index ``idx`` with ``nb`` batch axes kept in front."""
+    return (slice(None),) * nb + idx if nb else idx
+
+
+def _advanced_moved(idx):
+    """Number of advanced-index result axes NumPy moves to the front once a
+    slice precedes them (non-adjacent advanced indices), else 0."""
+    pos = [i for i, e in enumerate(idx) if _is_advanced(e) or
+           (isinstance(e, int) and any(_is_advanced(f) for f in idx))]
+    if not pos or pos[-1] - pos[0] + 1 == len(pos):
+        return 0
+    return np.broadcast_shapes(*[np.shape(idx[i]) for i in pos]).__len__()
+
+
+getitem = register(Primitive("getitem", lambda x, idx: x[idx], linear=True,
+                             sympy=lambda sp, x, idx: x[idx]))
+
+
+def _untake_impl(u, idx, shape):
+    out = np.zeros(shape, dtype=np.result_type(u))
+    if any(_is_advanced(e) for e in idx):
+        np.add.at(out, idx, u)
+    else:
+        out[idx] = u
+    return out
+
+
+untake = register(Primitive("untake", _untake_impl, linear=True))
+
+
+def take_batched(t, idx, nb):
+    """``t[idx]`` applied behind ``nb`` batch axes of ``t``."""
+    y = getitem(t, idx=batch_index(idx, nb))
+    k = _advanced_moved(idx) if nb else 0
+    if k:
+        from .shape import moveaxis
+        y = moveaxis(y, tuple(range(k, k + nb)), tuple(range(nb)))
+    return y
+
+
+def untake_batched(u, idx, shape, nb):
+    """Scatter-add ``u`` (batch + ``x[idx]``'s shape) into zeros of batch + shape."""
+    k = _advanced_moved(idx) if nb else 0
+    if k:
+        from .shape import moveaxis
+        u = moveaxis(u, tuple(range(nb)), tuple(range(k, k + nb)))
+    return untake(u, idx=batch_index(idx, nb), shape=shape_of(u)[:nb] + tuple(shape)
+                  if not k else shape_of(u)[k:k + nb] + tuple(shape))
+
+
+getitem.defjvp(lambda t, ans, x, idx: take_batched(t, idx, ndim_of(t) - ndim_of(x)))
+getitem.defvjp(lambda ct, ans, x, idx:
+               untake_batched(ct, idx, shape_of(x), ndim_of(ct) - ndim_of(ans)))
+untake.defjvp(lambda t, ans, u, idx, shape:
+              untake_batched(t, idx, shape, ndim_of(t) - ndim_of(u)))
+untake.defvjp(lambda ct, ans, u, idx, shape: take_batched(ct, idx, ndim_of(ct) - len(shape)))
+
+
+def index(x, idx):
+    """``x[idx]`` for a traced ``x`` (what ``Box.__getitem__`` calls)."""
+    if type(idx) is int:  # the scalar loop x[i]: skip normalization
+        return getitem(x, idx=(idx,))
+    return getitem(x, idx=normalize_index(idx, shape_of(x)))
+
+getitem.samples = [sample((4,), idx=(1,)), sample((3, 4), idx=(slice(0, 2), np.array([0, 3, 3]))),
+                   sample((3, 4), idx=(np.array([2, 0, 2]),)),
+                   sample((3, 4), idx=(slice(None), None, 2))]
+untake.samples = [sample((3,), idx=(np.array([0, 2, 0]),), shape=(4,)),
+                  sample((2, 4), idx=(slice(0, 2),), shape=(3, 4))]

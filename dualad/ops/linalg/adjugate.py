@@ -1,0 +1,112 @@
+"""The cofactor matrix C(A) = adj(A)ᵀ = ∂det(A)/∂A, defined at singular matrices too.
+
+det's derivative is ḋ = tr(adj(A) Ȧ) = Σ C ⊙ Ȧ and Ā = d̄ C. Where A is invertible,
+C = det(A)·A⁻ᵀ (the fast path: one LU). At an exactly singular A that formula fails
+(A⁻¹ does not exist) although C does (adj is a polynomial in A's entries). There C
+comes from the SVD A = U S Vᴴ: adj is multiplicative, adj(S) = diag(∏_{j≠i} s_j) and
+adj(Q) = det(Q)·Qᴴ for a unitary Q, so
+
+    adj(A) = adj(Vᴴ) adj(S) adj(U) = det(U)·det(Vᴴ) · V diag(∏_{j≠i} s_j) Uᴴ.
+
+The products involve no division, so rank n − 1 (one s_i = 0: only p_i survives) and
+rank ≤ n − 2 (every product has a zero factor: adj = 0) need no special case.
+
+The cofactor's own derivative (det's second derivative), for invertible A with
+X = A⁻ᵀ and d = det A:
+
+    Ċ = tr(A⁻¹Ȧ)·C − d·X Ȧᵀ X           Ā = ⟨C̄, C⟩·X − d·X C̄ᵀ X
+
+At a singular A this needs A⁻¹ and is not provided: LinAlgError, naming det.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...tracer import Primitive, primal_value, register, sample, shape_of
+
+
+def _cofactor_svd(a):
+    """adj(A)ᵀ of a stack of matrices by the SVD (any rank)."""
+    u, s, vh = np.linalg.svd(a)
+    n = s.shape[-1]
+    # p_i = ∏_{j≠i} s_j: the product of the other singular values, no division
+    p = np.stack([np.prod(np.delete(s, i, axis=-1), axis=-1) for i in range(n)], axis=-1) \
+        if n > 1 else np.ones_like(s)
+    phase = np.linalg.det(u) * np.linalg.det(vh)
+    adj = (np.conj(np.swapaxes(vh, -1, -2)) * p[..., None, :]) @ np.conj(np.swapaxes(u, -1, -2))
+    return np.swapaxes(phase[..., None, None] * adj, -1, -2).astype(a.dtype, copy=False)
+
+
+def _cofactor_impl(a):
+    a = np.asarray(a)
+    d = np.linalg.det(a)
+    singular = d == 0
+    if not np.any(singular):
+        try:
+            return d[..., None, None] * np.swapaxes(np.linalg.inv(a), -1, -2)
+        except np.linalg.LinAlgError:      # a zero pivot that det did not see (underflow)
+            return _cofactor_svd(a)
+    if a.ndim == 2:
+        return _cofactor_svd(a)
+    out = np.empty_like(a, dtype=np.result_type(a, d))
+    out[singular] = _cofactor_svd(a[singular])
+    regular = ~singular
+    if np.any(regular):
+        out[regular] = d[regular][..., None, None] * np.swapaxes(
+            np.linalg.inv(a[regular]), -1, -2)
+    return out
+
+
+cofactor_p = register(Primitive(
+    "cofactor", _cofactor_impl,
+    sympy=lambda sp, a: _sym_cofactor(sp, a)))
+
+
+def _sym_cofactor(sp, a):
+    from .basic import sym_map
+    return sym_map(sp, lambda m: m.adjugate().T, a)
+
+
+def is_singular(a) -> bool:
+    """Whether (a stack) ``a`` holds an exactly singular matrix (det = 0 in LAPACK's LU);
+    False for symbolic values (the SymPy oracle), which have no such test here."""
+    v = primal_value(a)
+    if getattr(v, "dtype", None) is None or v.dtype.kind not in "fc":
+        return False
+    return bool(np.any(np.linalg.det(v) == 0))
+
+
+def _inv_T(a, fname="det"):
+    """A⁻ᵀ for the cofactor's derivative; a clear error at a singular A."""
+    from .basic import inv_p, mT
+    if is_singular(a):
+        raise np.linalg.LinAlgError(
+            f"{fname}: the second derivative at a singular matrix (argument a, shape "
+            f"{shape_of(a)}) is not implemented; the first derivative (the adjugate) is. "
+            f"Differentiate det twice at a nonsingular point, or perturb a")
+    return mT(inv_p(a))
+
+
+def _cofactor_jvp(t, ans, a):
+    from .basic import det_p, expand2, mm, mT
+    from ..core.reductions import sum as sum_
+    x = _inv_T(a)
+    return expand2(sum_(x * t, axis=(-2, -1))) * ans - expand2(det_p(a)) * mm(mm(x, mT(t)), x)
+
+
+def _cofactor_vjp(ct, ans, a):
+    from .basic import det_p, expand2, mm, mT
+    from ..core.reductions import sum as sum_
+    from .._util import unbroadcast
+    x = _inv_T(a)
+    g = expand2(sum_(ct * ans, axis=(-2, -1))) * x - expand2(det_p(a)) * mm(mm(x, mT(ct)), x)
+    return unbroadcast(g, shape_of(a), len(shape_of(ct)) - len(shape_of(ans)))
+
+
+cofactor_p.defjvp(_cofactor_jvp)
+cofactor_p.defvjp(_cofactor_vjp)
+cofactor_p.holomorphic = True
+
+_A2 = np.array([[2.0, 0.5], [-0.3, 1.5]])
+_A3 = np.array([[3.0, 0.4, -0.2], [0.1, 2.0, 0.5], [-0.3, 0.2, 1.5]])
+cofactor_p.samples = [sample(_A2), sample(_A3), sample(np.stack([_A3, _A3.T]))]

@@ -1,0 +1,432 @@
+"""Matrix functions: inverse, solves, determinants, Cholesky, matrix exponential and square root.
+
+Rules (Giles 2008, "An extended collection of matrix derivative results"),
+for one matrix or a stack (``...`` leading axes, NumPy's stacked-matrix
+broadcasting), with ``Y``/``X`` the primal output:
+
+    inv        Y = A⁻¹          Ẏ = -Y Ȧ Y                Ā = -Yᵀ Ȳ Yᵀ
+    solve      X = A⁻¹B         Ẋ = A⁻¹(Ḃ - Ȧ X)          B̄ = A⁻ᵀ X̄,  Ā = -B̄ Xᵀ
+    det        d = |A|          ḋ = tr(adj(A) Ȧ)          Ā = d̄ adj(A)ᵀ  (= d̄ d A⁻ᵀ)
+    logabsdet  l = log|det A|   l̇ = tr(A⁻¹ Ȧ)             Ā = l̄ A⁻ᵀ
+    cholesky   A = L Lᵀ         L̇ = L Φ(L⁻¹ Ȧ L⁻ᵀ)        Ā = sym*(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹)
+    solve_triangular  op(T) X = B   Ẋ = op(T)⁻¹(Ḃ - op(Ṫ) X)   B̄ = op(T)⁻ᵀ X̄,  op(T)‾ = -B̄ Xᵀ
+
+Φ(M) keeps the lower triangle of M and halves its diagonal. Like LAPACK,
+``cholesky`` reads only the lower triangle of A: the matrix differentiated is
+A_eff = tril(A) + tril(A, -1)ᵀ, so an upper entry has zero derivative and
+``sym*`` maps a cotangent G of A_eff to tril(G) + tril(Gᵀ, -1).
+At singular A, the derivatives of inv, solve and logabsdet do not exist: LinAlgError
+is raised (slogdet's names slogdet and the shape). det's derivative there is the
+adjugate, computed by the SVD (:mod:`.matrix_adjugate`); its second derivative at a
+singular A raises LinAlgError.
+
+Every rule is written with registry operations (including these primitives
+applied to traced outputs), so the rules differentiate again. The rest of
+numpy.linalg / scipy.linalg: eigen, singular value and QR decompositions in
+:mod:`.matrix_decomp`; expm, sqrtm, solve_sylvester in :mod:`.matrix_func`;
+pinv, lstsq and norms in :mod:`.matrix_norm`. This module's ``NUMPY_FUNCTIONS``
+routes every one of them from the NumPy front end.
+
+Complex inputs: the holomorphic ones (inv, solve, det, solve_triangular,
+matrix_power, multi_dot, expm, logm, sqrtm, solve_sylvester) take complex matrices in
+both modes with JAX's convention (cotangents are not conjugated: ū ↦ ū J).
+Decompositions (eigh, eig, svd, qr, lu), cholesky, slogdet, pinv, lstsq, cond
+and norms are real-only: a complex argument raises NotImplementedError.
+
+Coverage (F = forward, R = reverse, both to any order; S = SymPy translation):
+
+    numpy.linalg  inv FRS, solve FRS, det FRS (stacks), slogdet FRS (sign: zero
+                  derivative), cholesky FRS, eigh FR, eigvalsh FR, eig FR (real
+                  spectrum), eigvals FR, svd FR (reduced), svdvals FR, qr FR, pinv FR,
+                  lstsq FR (x, residuals, s), norm FR (every ord/axis), matrix_norm FR,
+                  vector_norm FR, cond FR, matrix_power FR, multi_dot FR, tensorinv FR,
+                  tensorsolve FR, matrix_transpose/diagonal/trace/matmul/outer/vecdot/
+                  tensordot FR (NumPy 2 names), matrix_rank (zero derivative)
+    scipy.linalg  solve_triangular FRS, cho_factor FRS, cho_solve FRS, solve FRS (every
+                  assume_a), lu FR, lu_factor FR, lu_solve FR, expm FR, expm_frechet FR,
+                  logm FR, sqrtm FR, solve_sylvester FRS, eigh FR (also generalized),
+                  inv, det, cholesky, svd, qr, pinv, norm (in dualad.scipy.linalg)
+"""
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import scipy.linalg
+import scipy.linalg.lapack
+
+from ...tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
+from .._util import lift, unbroadcast
+from ..core.elementwise import multiply
+from ..core.products import matmul, matmul_p, tril, triu
+from .adjugate import cofactor_p, is_singular
+from ..core.reductions import sum as sum_
+from ..core.shape import reshape, swapaxes
+
+mm = matmul_p
+
+
+def mT(x):
+    """The matrix transpose of (a stack of) matrices: swap the last two axes."""
+    return swapaxes(x, -1, -2)
+
+
+def nbatch(t, x) -> int:
+    """Leading batch axes of a tangent/cotangent ``t`` beyond the primal ``x``."""
+    return ndim_of(t) - ndim_of(x)
+
+
+def expand2(x):
+    """``x[..., None, None]``: a per-matrix scalar made broadcastable to matrices."""
+    return reshape(x, shape_of(x) + (1, 1))
+
+
+def check_real(fname, a, argname="a"):
+    """Complex input to a function whose rules assume a real argument (not holomorphic:
+    transposes would need conjugates) is refused rather than differentiated wrongly."""
+    if np.iscomplexobj(primal_value(a)):
+        raise NotImplementedError(
+            f"{fname}: argument {argname} (shape {shape_of(a)}) is complex; {fname} is not "
+            f"holomorphic and its derivative is implemented for real matrices only")
+
+
+def check_square(fname, a, argname="a", real=False):
+    s = shape_of(a)
+    if len(s) < 2 or s[-1] != s[-2]:
+        raise ValueError(f"{fname}: argument {argname} must be a square matrix or a stack of "
+                         f"square matrices (shape (..., n, n)), got shape {s}")
+    if real:
+        check_real(fname, a, argname)
+
+
+def check_matrix(fname, a, argname="a", real=False):
+    if ndim_of(a) < 2:
+        raise ValueError(f"{fname}: argument {argname} must be a matrix or a stack of matrices "
+                         f"(at least 2 dimensions), got shape {shape_of(a)}")
+    if real:
+        check_real(fname, a, argname)
+
+
+# --- SymPy translations: a function of sympy.Matrix mapped over the stacked axes ------
+def sym_map(sp, fn, *arrays):
+    """Apply ``fn`` to the sympy Matrices of each stacked position of ``arrays``
+    (object arrays whose last two axes are matrices); results are scalars or Matrices."""
+    arrays = [np.asarray(a, dtype=object) for a in arrays]
+    lead = np.broadcast_shapes(*[a.shape[:-2] for a in arrays])
+    arrays = [np.broadcast_to(a, lead + a.shape[-2:]) for a in arrays]
+    outs = []
+    for idx in np.ndindex(*lead):
+        r = fn(*[sp.Matrix(a[idx].tolist()) for a in arrays])
+        outs.append(np.array(r.tolist(), dtype=object) if hasattr(r, "tolist") else r)
+    if not outs:
+        return np.empty(lead, dtype=object)
+    out = np.empty(len(outs), dtype=object)
+    if isinstance(outs[0], np.ndarray):
+        return np.stack(outs).reshape(lead + outs[0].shape)
+    out[:] = outs
+    return out.reshape(lead)
+
+
+def _sym_solve(m, r):
+    """A⁻¹ R by cofactors: compact rational expressions that differentiate fast."""
+    return m.adjugate() * r / m.det()
+
+
+# --- inverse ------------------------------------------------------------------------------
+inv_p = register(Primitive("inv", np.linalg.inv,
+                           sympy=lambda sp, a: sym_map(sp, lambda m: m.adjugate() / m.det(), a)))
+inv_p.defjvp(lambda t, ans, a: -mm(mm(ans, t), ans))
+inv_p.defvjp(lambda ct, ans, a: -mm(mm(mT(ans), ct), mT(ans)))
+
+
+def inv(a):
+    """``np.linalg.inv``: Ẏ = -Y Ȧ Y, Ā = -Yᵀ Ȳ Yᵀ."""
+    check_square("inv", a)
+    return inv_p(a)
+
+
+# --- solve ----------------------------------------------------------------------------------
+solve_p = register(Primitive("solve", np.linalg.solve,
+                             sympy=lambda sp, a, b: sym_map(sp, _sym_solve, a, b)))
+
+
+def _solve_jvp_all(tangents, ans, a, b):
+    ta, tb = tangents
+    rhs = None
+    if tb is not None:
+        rhs = lift(tb, nbatch(tb, b), ndim_of(ans))
+    if ta is not None:
+        d = mm(lift(ta, nbatch(ta, a), ndim_of(ans)), ans)
+        rhs = -d if rhs is None else rhs - d
+    return solve_p(a, rhs)
+
+
+def _solve_vjp_all(ct, ans, a, b):
+    nb = nbatch(ct, ans)
+    gb = solve_p(mT(a), ct)
+    return [unbroadcast(-mm(gb, mT(ans)), shape_of(a), nb), unbroadcast(gb, shape_of(b), nb)]
+
+
+solve_p.jvp_all = _solve_jvp_all
+solve_p.vjp_all = _solve_vjp_all
+
+
+def solve(a, b):
+    """``np.linalg.solve(a, b)``: X = A⁻¹B. As in NumPy 2, ``b`` is a vector only when
+    it is 1-D; otherwise it is (a stack of) matrices (..., n, k)."""
+    check_square("solve", a)
+    n = shape_of(a)[-1]
+    vector = ndim_of(b) == 1
+    bs = shape_of(b)
+    if (bs[0] if vector else (bs[-2] if len(bs) >= 2 else None)) != n:
+        raise ValueError(f"solve: argument b of shape {bs} does not match argument a of "
+                         f"shape {shape_of(a)}: expected b of shape ({n},) or (..., {n}, k)")
+    if vector:
+        return reshape(solve_p(a, reshape(b, (n, 1))), shape_of(a)[:-2] + (n,))
+    return solve_p(a, b)
+
+
+# --- determinants ------------------------------------------------------------------------
+det_p = register(Primitive("det", np.linalg.det,
+                           sympy=lambda sp, a: sym_map(sp, lambda m: m.det(), a)))
+# ∂det/∂A = adj(A)ᵀ, the cofactor matrix: d·A⁻ᵀ where A is invertible, and defined at
+# singular A too (see matrix_adjugate).
+det_p.defjvp(lambda t, ans, a: sum_(multiply(cofactor_p(a), t), axis=(-2, -1)))
+det_p.defvjp(lambda ct, ans, a: expand2(ct) * cofactor_p(a))
+
+
+def _logdet_inv_T(a):
+    """A⁻ᵀ, log|det A|'s derivative, which does not exist at a singular A (log|det| is
+    −inf there): a LinAlgError naming slogdet, not NumPy's bare 'Singular matrix'."""
+    if is_singular(a):
+        raise np.linalg.LinAlgError(
+            f"slogdet: argument a (shape {shape_of(a)}) is a singular matrix (or a stack "
+            f"holding one): log|det a| is -inf and has no derivative there. Differentiate "
+            f"np.linalg.det(a) instead (its derivative, the adjugate, exists at singular "
+            f"matrices), or regularize, e.g. slogdet(a + eps * np.eye(n))")
+    return mT(inv_p(a))
+
+
+logabsdet_p = register(Primitive(
+    "logabsdet", lambda a: np.linalg.slogdet(a)[1],
+    sympy=lambda sp, a: sym_map(sp, lambda m: sp.log(m.det() ** 2) / 2, a)))  # = log|det|, smooth
+logabsdet_p.defjvp(lambda t, ans, a: sum_(multiply(_logdet_inv_T(a), t), axis=(-2, -1)))
+logabsdet_p.defvjp(lambda ct, ans, a: expand2(ct) * _logdet_inv_T(a))
+
+SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
+
+
+def det(a):
+    """``np.linalg.det`` on a matrix or a stack: ḋ = tr(adj(A)Ȧ), Ā = d̄ adj(A)ᵀ
+    (= d̄ d A⁻ᵀ where A is invertible; the adjugate also at a singular A)."""
+    check_square("det", a)
+    return det_p(a)
+
+
+def slogdet(a):
+    """``np.linalg.slogdet``: (sign, log|det A|); the sign is piecewise constant
+    (zero derivative), log|det A| has derivative tr(A⁻¹Ȧ)."""
+    check_square("slogdet", a, real=True)
+    return SlogdetResult(np.linalg.slogdet(primal_value(a))[0], logabsdet_p(a))
+
+
+# --- triangular solves -------------------------------------------------------------------
+def _tri(x, lower, unit_diagonal):
+    """The triangle of ``x`` a triangular solve reads (strict when the diagonal is unit)."""
+    k = -1 if unit_diagonal else 0
+    return tril(x, k) if lower else triu(x, -k)
+
+
+def _op(x, trans):
+    return mT(x) if trans else x
+
+
+def _solve_tri_impl(a, b, trans, lower, unit_diagonal):
+    # LAPACK's ?trtrs per matrix: scipy.linalg.solve_triangular's own batching costs
+    # milliseconds per call, and the rules call this many times.
+    a, b = np.asarray(a), np.asarray(b)
+    dtype = np.result_type(a, b, np.float32)
+    a, b = a.astype(dtype, copy=False), b.astype(dtype, copy=False)
+    (trtrs,) = scipy.linalg.lapack.get_lapack_funcs(("trtrs",), (a, b))
+    lead = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, lead + a.shape[-2:])
+    b = np.broadcast_to(b, lead + b.shape[-2:])
+    out = np.empty(lead + b.shape[-2:], dtype)
+    for idx in np.ndindex(*lead):
+        x, info = trtrs(a[idx], b[idx], lower=int(lower), trans=int(trans),
+                        unitdiag=int(unit_diagonal))
+        if info > 0:
+            raise np.linalg.LinAlgError(
+                f"solve_triangular: singular matrix: diagonal entry {info - 1} of argument "
+                f"a (shape {a.shape}) is zero")
+        out[idx] = x
+    return out
+
+
+def _solve_tri_sympy(sp, a, b, trans, lower, unit_diagonal):
+    a = np.asarray(a, dtype=object)
+    t = np.tril(a, -1 if unit_diagonal else 0) if lower else np.triu(a, 1 if unit_diagonal else 0)
+    if unit_diagonal:
+        t = t + np.eye(a.shape[-1], dtype=int)
+    return sym_map(sp, lambda m, r: _sym_solve(m.T if trans else m, r), t, b)
+
+
+solve_triangular_p = register(Primitive("solve_triangular", _solve_tri_impl,
+                                        sympy=_solve_tri_sympy))
+
+
+def _solve_tri_jvp_all(tangents, ans, a, b, trans, lower, unit_diagonal):
+    ta, tb = tangents
+    rhs = None
+    if tb is not None:
+        rhs = lift(tb, nbatch(tb, b), ndim_of(ans))
+    if ta is not None:
+        ta = _tri(lift(ta, nbatch(ta, a), ndim_of(ans)), lower, unit_diagonal)
+        d = mm(_op(ta, trans), ans)
+        rhs = -d if rhs is None else rhs - d
+    return solve_triangular_p(a, rhs, trans=trans, lower=lower, unit_diagonal=unit_diagonal)
+
+
+def _solve_tri_vjp_all(ct, ans, a, b, trans, lower, unit_diagonal):
+    nb = nbatch(ct, ans)
+    gb = solve_triangular_p(a, ct, trans=1 - trans, lower=lower, unit_diagonal=unit_diagonal)
+    g_op = -mm(gb, mT(ans))
+    ga = _tri(_op(g_op, trans), lower, unit_diagonal)
+    return [unbroadcast(ga, shape_of(a), nb), unbroadcast(gb, shape_of(b), nb)]
+
+
+solve_triangular_p.jvp_all = _solve_tri_jvp_all
+solve_triangular_p.vjp_all = _solve_tri_vjp_all
+
+_TRANS = {0: 0, 1: 1, 2: 1, "N": 0, "T": 1, "C": 1}
+
+
+def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
+                     check_finite=True):
+    """``scipy.linalg.solve_triangular``: X = op(T)⁻¹ B with T the ``lower`` (or upper)
+    triangle of ``a`` (unit diagonal if asked) and op = identity or transpose
+    (``trans`` 0/'N', 1/'T', 2/'C'; real matrices, so 'C' is 'T'). Only the triangle
+    read has a derivative. ``b`` is a vector when 1-D, else (..., n, k)."""
+    check_square("solve_triangular", a)
+    if trans not in _TRANS:
+        raise ValueError(f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
+    if trans in (2, "C") and any(np.iscomplexobj(primal_value(x)) for x in (a, b)):
+        raise NotImplementedError(f"solve_triangular: trans={trans!r} (conjugate transpose) "
+                                  f"of complex matrices (a of shape {shape_of(a)}) is not "
+                                  f"implemented; conjugate a first and pass trans='T'")
+    n = shape_of(a)[-1]
+    bs = shape_of(b)
+    vector = len(bs) == 1
+    if (bs[0] if vector else (bs[-2] if len(bs) >= 2 else None)) != n:
+        raise ValueError(f"solve_triangular: argument b of shape {bs} does not match argument "
+                         f"a of shape {shape_of(a)}: expected ({n},) or (..., {n}, k)")
+    params = dict(trans=_TRANS[trans], lower=bool(lower), unit_diagonal=bool(unit_diagonal))
+    if vector:
+        x = solve_triangular_p(a, reshape(b, (n, 1)), **params)
+        return reshape(x, shape_of(x)[:-1])
+    return solve_triangular_p(a, b, **params)
+
+
+# --- Cholesky ------------------------------------------------------------------------------
+def sym_lower(t, lower=True):
+    """The tangent of A_eff = tril(A) + tril(A, -1)ᵀ (or from the upper triangle)."""
+    if lower:
+        return tril(t) + mT(tril(t, -1))
+    return triu(t) + mT(triu(t, 1))
+
+
+def sym_lower_T(g, lower=True):
+    """The adjoint of :func:`sym_lower`: tril(G) + tril(Gᵀ, -1)."""
+    if lower:
+        return tril(g) + tril(mT(g), -1)
+    return triu(g) + triu(mT(g), 1)
+
+
+def _phi_mask(n, like):
+    """Φ as a mask, in ``like``'s floating dtype (a float32 L keeps float32 tangents)."""
+    dt = np.result_type(primal_value(like))
+    dt = dt if dt.kind in "fc" else np.dtype(np.float64)
+    return (np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(dt.type(0).real.dtype)
+
+
+def _cholesky_jvp(t, L, a):
+    da = sym_lower(t)
+    y = solve_triangular_p(L, da, trans=0, lower=True, unit_diagonal=False)        # L⁻¹ Ȧ
+    m = mT(solve_triangular_p(L, mT(y), trans=0, lower=True, unit_diagonal=False))  # L⁻¹ Ȧ L⁻ᵀ
+    return mm(L, m * _phi_mask(shape_of(a)[-1], L))
+
+
+def _cholesky_vjp(ct, L, a):
+    p = mm(mT(L), ct) * _phi_mask(shape_of(a)[-1], L)
+    z = solve_triangular_p(L, p, trans=1, lower=True, unit_diagonal=False)         # L⁻ᵀ P
+    g = mT(solve_triangular_p(L, mT(z), trans=1, lower=True, unit_diagonal=False))  # L⁻ᵀ P L⁻¹
+    return sym_lower_T(g)
+
+
+def _cholesky_sympy(sp, a):
+    a = np.asarray(a, dtype=object)
+    a_eff = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2)   # the lower triangle, as LAPACK
+    return sym_map(sp, lambda m: m.cholesky(hermitian=False), a_eff)
+
+
+cholesky_p = register(Primitive("cholesky", np.linalg.cholesky, sympy=_cholesky_sympy))
+cholesky_p.defjvp(_cholesky_jvp)
+cholesky_p.defvjp(_cholesky_vjp)
+
+
+def cholesky(a, /, *, upper=False):
+    """``np.linalg.cholesky``: lower L with A = L Lᵀ (``upper=True``: Lᵀ). Reads the
+    lower triangle of A only (``upper=True``: the upper one), as LAPACK does; A must be
+    positive definite."""
+    check_square("cholesky", a, real=True)
+    return mT(cholesky_p(mT(a))) if upper else cholesky_p(a)
+
+
+# --- samples for the rule checker (well-conditioned concrete matrices) ----------------
+_A2 = np.array([[2.0, 0.5], [-0.3, 1.5]])
+_A3 = np.array([[3.0, 0.4, -0.2], [0.1, 2.0, 0.5], [-0.3, 0.2, 1.5]])
+_SPD3 = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+_STACK = np.stack([_A2, _A2.T + 0.5 * np.eye(2)])
+
+inv_p.samples = [sample(_A2), sample(_A3), sample(_STACK)]
+solve_p.samples = [sample(_A2, (2, 3)), sample(_A3, (2, 3, 1)), sample(_STACK, (2, 2))]
+det_p.samples = [sample(_A2), sample(_A3), sample(_STACK)]
+logabsdet_p.samples = [sample(_A2), sample(-_A3), sample(_STACK)]
+cholesky_p.samples = [sample(np.array([[2.0, 0.6], [0.6, 1.5]])), sample(_SPD3),
+                      sample(np.stack([_SPD3, _SPD3 + np.eye(3)]))]
+solve_triangular_p.samples = [
+    sample(_A3, (3, 2), trans=0, lower=True, unit_diagonal=False),
+    sample(_A3, (3, 1), trans=1, lower=False, unit_diagonal=False),
+    sample(_A3, (2, 3, 2), trans=0, lower=False, unit_diagonal=True),
+    sample((3, 3), (3, 2), trans=1, lower=True, unit_diagonal=False, domain=[(1.0, 2.0), None])]
+
+from .decomp import eigh, eigvalsh, eig, eigvals, svd, svdvals, qr  # noqa: E402
+from .func import (expm, logm, sqrtm, solve_sylvester, matrix_power, multi_dot,  # noqa: E402
+                   tensorinv, tensorsolve)
+from . import lu  # noqa: E402,F401  (registers)
+from .norm import pinv, lstsq, norm, matrix_norm, vector_norm, matrix_rank, cond  # noqa: E402
+from ..core.products import (diagonal as _diagonal, outer as _outer,  # noqa: E402
+                             tensordot as _tensordot)
+
+NUMPY_UFUNCS = {}
+NUMPY_FUNCTIONS = {
+    np.linalg.inv: inv, np.linalg.solve: solve, np.linalg.det: det, np.linalg.slogdet: slogdet,
+    np.linalg.cholesky: cholesky, np.linalg.eigh: eigh, np.linalg.eigvalsh: eigvalsh,
+    np.linalg.eig: eig, np.linalg.eigvals: eigvals, np.linalg.svd: svd, np.linalg.qr: qr,
+    np.linalg.pinv: pinv, np.linalg.lstsq: lstsq, np.linalg.norm: norm,
+    np.linalg.matrix_power: matrix_power, np.linalg.multi_dot: multi_dot,
+    np.linalg.matrix_rank: matrix_rank,
+    np.linalg.cond: cond, np.linalg.tensorinv: tensorinv, np.linalg.tensorsolve: tensorsolve,
+}
+_ARRAY_API = {  # NumPy >= 2.0: the array-API names in numpy.linalg
+    "svdvals": svdvals, "matrix_norm": matrix_norm, "vector_norm": vector_norm,
+    "matrix_transpose": mT, "matmul": matmul,
+    "diagonal": lambda x, /, *, offset=0: _diagonal(x, offset, -2, -1),
+    "trace": lambda x, /, *, offset=0, dtype=None: sum_(_diagonal(x, offset, -2, -1), axis=-1),
+    "outer": lambda x1, x2, /: _outer(x1, x2),
+    "vecdot": lambda x1, x2, /, *, axis=-1: sum_(multiply(x1, x2), axis=axis),
+    "tensordot": lambda x1, x2, /, *, axes=2: _tensordot(x1, x2, axes),
+}
+for _name, _fn in _ARRAY_API.items():
+    if hasattr(np.linalg, _name):  # NumPy >= 2.0
+        NUMPY_FUNCTIONS[getattr(np.linalg, _name)] = _fn

@@ -1,0 +1,239 @@
+"""Matrix functions (Sylvester equations, Fréchet derivatives) and compositions.
+
+    solve_sylvester   A X + X B = Q   Ẋ = syl(A, B, Q̇ - Ȧ X - X Ḃ)
+                                      Q̄ = syl(Aᵀ, Bᵀ, X̄),  Ā = -Q̄ Xᵀ,  B̄ = -Xᵀ Q̄
+    expm       E = e^A          Ė = L(A, Ȧ)               Ā = L(Aᵀ, Ē)
+               L(A, H) = upper-right block of exp([[A, H], [0, A]])  (Fréchet derivative)
+    logm       X = log A        the same with log in place of exp
+    sqrtm      X² = A           Ẋ = syl(X, X, Ȧ)          Ā = syl(Xᵀ, Xᵀ, X̄)
+
+matrix_power (repeated squaring; negative powers of inv), multi_dot, tensorinv
+and tensorsolve are compositions of registry operations.
+
+syl(A, B, C) is the solution X of A X + X B = C. The adjoint of the Fréchet
+derivative of a primary matrix function with a real power series (exp, log)
+at A is its Fréchet derivative at Aᵀ; the adjoint of the
+Sylvester operator X ↦ A X + X B is X ↦ Aᵀ X + X Bᵀ. All rules apply these
+primitives to traced values, so they differentiate again (expm's second
+derivative is a 4n×4n block exponential). Stacks of matrices broadcast.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+from ...tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
+from .._util import lift, unbroadcast
+from ..core.indexing import index
+from ..core.products import matmul
+from .basic import (_A2, _A3, _SPD3, check_matrix, check_square, inv, inv_p, mm, mT, nbatch,
+                    solve_p, sym_map)
+from ..core.shape import broadcast_to, concatenate, reshape
+
+
+# --- Sylvester equations ------------------------------------------------------------------
+def _sylvester_impl(a, b, q):
+    lead = np.broadcast_shapes(a.shape[:-2], b.shape[:-2], q.shape[:-2])
+    return scipy.linalg.solve_sylvester(np.broadcast_to(a, lead + a.shape[-2:]),
+                                        np.broadcast_to(b, lead + b.shape[-2:]),
+                                        np.broadcast_to(q, lead + q.shape[-2:]))
+
+
+def _sylvester_sympy(sp, a, b, q):
+    def one(A, B, Q):
+        n, m = Q.shape
+        K = sp.kronecker_product(sp.eye(m), A) + sp.kronecker_product(B.T, sp.eye(n))
+        x = K.LUsolve(Q.T.reshape(n * m, 1))  # column-major vec
+        return x.reshape(m, n).T
+    return sym_map(sp, one, a, b, q)
+
+
+solve_sylvester_p = register(Primitive("solve_sylvester", _sylvester_impl,
+                                       sympy=_sylvester_sympy))
+
+
+def _sylvester_jvp_all(tangents, x, a, b, q):
+    ta, tb, tq = tangents
+    rhs = None
+    for t, p, side in ((tq, q, 0), (ta, a, 1), (tb, b, 2)):
+        if t is None:
+            continue
+        t = lift(t, nbatch(t, p), ndim_of(x))
+        d = t if side == 0 else (-mm(t, x) if side == 1 else -mm(x, t))
+        rhs = d if rhs is None else rhs + d
+    return solve_sylvester_p(a, b, rhs)
+
+
+def _sylvester_vjp_all(ct, x, a, b, q):
+    nb = nbatch(ct, x)
+    gq = solve_sylvester_p(mT(a), mT(b), ct)
+    return [unbroadcast(-mm(gq, mT(x)), shape_of(a), nb),
+            unbroadcast(-mm(mT(x), gq), shape_of(b), nb),
+            unbroadcast(gq, shape_of(q), nb)]
+
+
+solve_sylvester_p.jvp_all = _sylvester_jvp_all
+solve_sylvester_p.vjp_all = _sylvester_vjp_all
+
+
+def solve_sylvester(a, b, q):
+    """``scipy.linalg.solve_sylvester``: X with A X + X B = Q (A n×n, B m×m, Q n×m).
+    Needs the spectra of A and -B disjoint."""
+    check_square("solve_sylvester", a, "a")
+    check_square("solve_sylvester", b, "b")
+    check_matrix("solve_sylvester", q, "q")
+    n, m = shape_of(a)[-1], shape_of(b)[-1]
+    if shape_of(q)[-2:] != (n, m):
+        raise ValueError(f"solve_sylvester: argument q has shape {shape_of(q)}, expected "
+                         f"(..., {n}, {m}) for a of shape {shape_of(a)} and b of shape "
+                         f"{shape_of(b)}")
+    return solve_sylvester_p(a, b, q)
+
+
+# --- matrix exponential, logarithm and square root ---------------------------------------
+def block_frechet(prim, a, e):
+    """The Fréchet derivative L_f(A, E) = d/dε f(A + εE) at ε = 0 of the primary matrix
+    function ``prim`` (f), as the upper-right block of f([[A, E], [0, A]]) (Mathias 1996).
+    ``e`` may carry leading batch axes."""
+    shape = np.broadcast_shapes(shape_of(a), shape_of(e))
+    a = broadcast_to(a, shape)
+    e = broadcast_to(e, shape)
+    n = shape[-1]
+    zeros = np.zeros(shape, np.result_type(primal_value(a), primal_value(e)))
+    block = concatenate([concatenate([a, e], axis=-1), concatenate([zeros, a], axis=-1)],
+                        axis=-2)
+    return index(prim(block), (Ellipsis, slice(0, n), slice(n, 2 * n)))
+
+
+def _real_part(fname, a, x):
+    """A real matrix function of a real matrix: drop a round-off imaginary part."""
+    if np.iscomplexobj(x) and not np.iscomplexobj(a):
+        # round-off relative to a's precision: SciPy's logm of a float32 matrix leaves
+        # imaginary parts near 1e-8, far above a float64 tolerance
+        eps = np.finfo(np.result_type(a, np.float32)).eps
+        tol = max(1e-10, 100.0 * eps)
+        if np.abs(x.imag).max(initial=0.0) > tol * max(np.abs(x.real).max(initial=0.0), 1.0):
+            raise NotImplementedError(
+                f"{fname}: the result for the real matrix of shape {np.shape(a)} is complex (it "
+                f"has negative real eigenvalues); complex results of real matrices are not "
+                f"differentiable here")
+        x = x.real
+        if np.result_type(a).kind == "f" and x.dtype != np.result_type(a):
+            x = x.astype(np.result_type(a))   # float32 stays float32
+    return x
+
+
+expm_p = register(Primitive("expm", scipy.linalg.expm))
+expm_p.defjvp(lambda t, ans, a: block_frechet(expm_p, a, t))
+expm_p.defvjp(lambda ct, ans, a: block_frechet(expm_p, mT(a), ct))
+
+
+def expm(a):
+    """``scipy.linalg.expm``: Ė = L(A, Ȧ), Ā = L(Aᵀ, Ē) (the adjoint of the Fréchet
+    derivative at A is the Fréchet derivative at Aᵀ)."""
+    check_square("expm", a, "A")
+    return expm_p(a)
+
+
+def expm_frechet(a, e):
+    """L(A, E) of exp (differentiable in both A and E)."""
+    check_square("expm_frechet", a, "A")
+    return block_frechet(expm_p, a, e)
+
+
+logm_p = register(Primitive("logm", lambda a: _real_part("logm", a, scipy.linalg.logm(a))))
+logm_p.defjvp(lambda t, ans, a: block_frechet(logm_p, a, t))
+logm_p.defvjp(lambda ct, ans, a: block_frechet(logm_p, mT(a), ct))
+
+
+def logm(a, disp=True):
+    """``scipy.linalg.logm`` (principal logarithm, real case): Ẋ = L_log(A, Ȧ) and
+    Ā = L_log(Aᵀ, X̄) by the same block-triangular trick as expm. Needs no eigenvalue
+    of A on the closed negative real axis."""
+    check_square("logm", a, "A")
+    return logm_p(a)
+
+
+def _sqrtm_impl(a):
+    return _real_part("sqrtm", a, scipy.linalg.sqrtm(a))
+
+
+sqrtm_p = register(Primitive("sqrtm", _sqrtm_impl))
+sqrtm_p.defjvp(lambda t, x, a: solve_sylvester_p(x, x, t))
+sqrtm_p.defvjp(lambda ct, x, a: solve_sylvester_p(mT(x), mT(x), ct))
+
+
+def sqrtm(a, disp=True, blocksize=64):
+    """``scipy.linalg.sqrtm`` (principal square root, real case): X Ẋ + Ẋ X = Ȧ, solved
+    as a Sylvester equation; the VJP solves the transposed one. Needs no eigenvalue
+    of A on the closed negative real axis."""
+    check_square("sqrtm", a, "A")
+    return sqrtm_p(a)
+
+
+
+# --- compositions ------------------------------------------------------------------------
+def matrix_power(a, n):
+    """``np.linalg.matrix_power`` for integer n (negative: powers of inv(a)), by repeated
+    squaring of matmul; A⁰ is the identity (zero derivative)."""
+    check_square("matrix_power", a)
+    if int(n) != n:
+        raise TypeError(f"matrix_power: exponent must be an integer, got {n!r}")
+    n = int(n)
+    if n == 0:
+        return np.broadcast_to(np.eye(shape_of(a)[-1]), shape_of(a)).copy()
+    if n < 0:
+        a, n = inv(a), -n
+    result, base = None, a
+    while n:
+        if n & 1:
+            result = base if result is None else mm(result, base)
+        n >>= 1
+        if n:
+            base = mm(base, base)
+    return result
+
+
+def multi_dot(arrays, *, out=None):
+    """``np.linalg.multi_dot``: a chain of matmuls (first/last may be 1-D), left to right."""
+    if out is not None:
+        raise TypeError("multi_dot: out= writes in place and is not differentiable")
+    arrays = list(arrays)
+    if len(arrays) < 2:
+        raise ValueError("multi_dot: expecting at least two arrays")
+    result = arrays[0]
+    for b in arrays[1:]:
+        result = matmul(result, b)
+    return result
+
+
+def tensorinv(a, ind=2):
+    """``np.linalg.tensorinv``: inv of ``a`` reshaped to a square matrix, reshaped back."""
+    s = shape_of(a)
+    rows = int(np.prod(s[:ind], dtype=np.int64))
+    if ind <= 0 or rows != int(np.prod(s[ind:], dtype=np.int64)):
+        raise ValueError(f"tensorinv: argument a of shape {s} with ind={ind} is not square "
+                         f"(prod(shape[:ind]) must equal prod(shape[ind:]))")
+    return reshape(inv_p(reshape(a, (rows, rows))), s[ind:] + s[:ind])
+
+
+def tensorsolve(a, b, axes=None):
+    """``np.linalg.tensorsolve``: solve of ``a`` reshaped to a square matrix."""
+    from ..core.shape import transpose
+    an = ndim_of(a)
+    if axes is not None:
+        order = [k for k in range(an) if k not in [ax % an for ax in axes]]
+        a = transpose(a, order + [ax % an for ax in axes])
+    old = shape_of(a)[-(an - ndim_of(b)):]
+    n = int(np.prod(old, dtype=np.int64))
+    if int(np.prod(shape_of(b), dtype=np.int64)) != n:
+        raise ValueError(f"tensorsolve: argument a of shape {shape_of(a)} and argument b of "
+                         f"shape {shape_of(b)} do not make a square system")
+    return reshape(solve_p(reshape(a, (n, n)), reshape(b, (n, 1))), old)
+
+
+solve_sylvester_p.samples = [sample(_A2, np.array([[0.7]]), (2, 1)), sample(_A2, _A2.T, (2, 2)),
+                             sample(_A2, _A3, (2, 3))]
+expm_p.samples = [sample((2, 2)), sample((3, 3)), sample((2, 2, 2))]
+sqrtm_p.samples = [sample(_SPD3), sample(_A2)]
+logm_p.samples = [sample(_SPD3), sample(_A2), sample(np.stack([_A2, _A2.T]))]

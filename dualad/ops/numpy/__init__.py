@@ -1,0 +1,41 @@
+"""NumPy coverage beyond the core families, in both modes (issue 4).
+
+The functions live in small modules grouped by family; this one merges their
+tables for the front end (``NUMPY_UFUNCS``, ``NUMPY_FUNCTIONS``) and the ndarray
+methods boxes gain (``BOX_METHODS``):
+
+- :mod:`.ufuncs`            sinc, remainder/mod, fmod, copysign, heaviside,
+                            nan_to_num, ldexp, frexp, modf, divmod, and the
+                            zero-derivative ones (round, fix, floor_divide, ...)
+- :mod:`.reductions`        cumprod (a primitive, exact with zeros), the nan-aware
+                            reductions, average, ptp
+- :mod:`.calculus`          diff, ediff1d, trapezoid, gradient
+- :mod:`.sorting`           sort (a primitive, ties averaged), partition, unique,
+                            median/quantile/percentile and nan forms, index functions
+- :mod:`.arrays`            take, take_along_axis, repeat, tile, resize, pad, roll,
+                            rot90, flips, rollaxis, the split family
+- :mod:`.joining`           atleast_nd, dstack, column_stack, append, insert, delete,
+                            block, extract, compress, ...
+- :mod:`.build`             select, choose, kron, cross, linspace/logspace/geomspace,
+                            meshgrid, full, interp, bincount, vander, vecdot, ...
+- :mod:`.convolve`          convolve (a primitive, N-dimensional), correlate, polyval
+                            and the polynomial helpers
+- :mod:`.functional`        piecewise, apply_along_axis, apply_over_axes, unwrap, ...
+- :mod:`.inplace`           copyto: errors naming np.full / np.full_like when NumPy's
+                            own body would write a traced fill value into a plain array
+
+Conventions at kinks are stated in each module's docstring and collected in
+``docs/numpy_coverage.md``.
+"""
+from __future__ import annotations
+
+from . import (arrays, build, calculus, convolve, functional, inplace, joining, reductions,
+               sorting, ufuncs)
+from .methods import BOX_METHODS  # noqa: F401
+
+NUMPY_UFUNCS = {}
+NUMPY_FUNCTIONS = {}
+for _mod in (ufuncs, reductions, calculus, sorting, arrays, joining, build, convolve,
+             functional, inplace):
+    NUMPY_UFUNCS.update(getattr(_mod, "NUMPY_UFUNCS", {}))
+    NUMPY_FUNCTIONS.update(getattr(_mod, "NUMPY_FUNCTIONS", {}))

@@ -1,0 +1,299 @@
+"""More reductions and scans: cumprod, the nan-aware family, average, ptp.
+
+    cumprod   y_k = ∏_{j≤k} x_j:   ẏ_k = Σ_{i≤k} (∏_{j≤k, j≠i} x_j) ẋ_i
+
+is the one new primitive. At first order, without zeros (or subnormal entries), its
+rules are ``ẏ = y · cumsum(ẋ/x)`` and ``x̄ = revcumsum(ȳ·y)/x``. Otherwise (zeros, or
+rules being differentiated again, where quotients by small x_i would cancel) they
+avoid division and stay exact: the product rule gives the linear recurrence
+
+    ẏ_k = x_k ẏ_{k−1} + y_{k−1} ẋ_k,        x̄_i = y_{i−1} c_i,  c_i = ȳ_i + x_{i+1} c_{i+1}
+
+solved by recursive doubling (⌈log₂ n⌉ rounds of products, sums and slices), so every
+order is exact at zeros too.
+
+Everything else is composed from existing primitives:
+
+- nansum, nanprod, nancumsum, nancumprod, nanmean, nanvar, nanstd, nanmax, nanmin:
+  NaN entries are replaced by the neutral value (0, 1, −inf, ...) through ``where``,
+  so they get a zero derivative; all-NaN slices give NaN (as NumPy) with derivative 0.
+- nanmax/nanmin/ptp share the cotangent evenly among tied extrema (as max/min).
+- average: Σ w·a / Σ w, differentiable in both a and the weights.
+- all, any, count_nonzero: derivative 0 (values of the primal).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...tracer import Box, Primitive, ndim_of, primal_value, register, sample, shape_of
+from .._util import normalize_axes, value_only
+from ..core.elementwise import std_sqrt, where as _where
+from ..core.reductions import _reverse_cumsum, cumsum, cumsum_p, max as max_, min as min_
+from ..core.reductions import mean, prod, sum as sum_
+from ..core.indexing import getitem
+from ..core.shape import broadcast_to, concatenate, flip, ravel, reshape
+
+
+def _nb(t, x):
+    return ndim_of(t) - ndim_of(x)
+
+
+# --- cumprod -----------------------------------------------------------------------------
+cumprod_p = register(Primitive("cumprod", lambda x, axis: np.cumprod(x, axis=axis),
+                               sympy=lambda sp, x, axis: np.cumprod(
+                                   np.asarray(x, dtype=object), axis=axis)))
+
+
+def _division_safe(x):
+    """Whether the rules may divide by x: only for a plain x (first order) with no entry
+    zero or subnormal. Their own derivatives would cancel catastrophically where some
+    x_i is small (∂(y/x_i)/∂x_j loses digits as x_i → 0), so a traced x (a higher
+    order) always takes the division-free recurrence."""
+    if isinstance(x, Box):
+        return False
+    xp = np.asarray(x)
+    return bool(np.all(np.abs(xp) >= np.finfo(_float_dtype(xp)).tiny))
+
+
+def _slab(x, axis, start, stop):
+    return getitem(x, idx=(slice(None),) * axis + (slice(start, stop),))
+
+
+def _const_slab(like, axis, n, value):
+    shape = list(shape_of(like))
+    shape[axis] = n
+    return np.full(shape, value, dtype=np.result_type(primal_value(like)))
+
+
+def _linear_scan(a, b, axis, nb):
+    """``s_k = b_k + a_k s_{k−1}`` (s_{−1} = 0) along ``axis`` of a (and axis + nb of b,
+    which carries nb batch axes) by recursive doubling: ⌈log₂ n⌉ rounds of
+    ``b_k += a_k b_{k−d}``, ``a_k *= a_{k−d}``. No division, so exact with zeros; only
+    products, sums and slices, so differentiable to every order."""
+    n, d = shape_of(a)[axis], 1
+    while d < n:
+        b = b + a * concatenate([_const_slab(b, axis + nb, d, 0.0),
+                                 _slab(b, axis + nb, 0, n - d)], axis=axis + nb)
+        if 2 * d < n:
+            a = a * concatenate([_const_slab(a, axis, d, 1.0), _slab(a, axis, 0, n - d)],
+                                axis=axis)
+        d *= 2
+    return b
+
+
+def _exclusive(y, axis):
+    """y_{k−1} with y_{−1} = 1: the product of the entries before k."""
+    n = shape_of(y)[axis]
+    return concatenate([_const_slab(y, axis, 1, 1.0), _slab(y, axis, 0, n - 1)], axis=axis)
+
+
+def _cumprod_jvp(t, ans, x, axis):
+    nb = _nb(t, x)
+    if _division_safe(x):
+        return ans * cumsum_p(t / x, axis=axis + nb)
+    # ẏ_k = x_k ẏ_{k−1} + y_{k−1} ẋ_k: the product rule, as a linear recurrence
+    return _linear_scan(x, _exclusive(ans, axis) * t, axis, nb)
+
+
+def _cumprod_vjp(ct, ans, x, axis):
+    nb = _nb(ct, ans)
+    if _division_safe(x):
+        return _reverse_cumsum(ct * ans, axis + nb) / x
+    # x̄_i = y_{i−1} c_i with c_i = ū_i + x_{i+1} c_{i+1}: the same recurrence, reversed
+    n = shape_of(x)[axis]
+    a = concatenate([_const_slab(x, axis, 1, 1.0), flip(_slab(x, axis, 1, n), axis)], axis=axis)
+    c = flip(_linear_scan(a, flip(ct, axis + nb), axis, nb), axis + nb)
+    return _exclusive(ans, axis) * c
+
+
+cumprod_p.defjvp(_cumprod_jvp)
+cumprod_p.defvjp(_cumprod_vjp)
+cumprod_p.samples = [sample((3,), axis=0), sample((2, 3), axis=1),
+                     sample(np.array([[0.5, 0.0, 2.0, -1.5], [0.0, 1.2, 0.0, 0.7]]), axis=1)]
+
+
+def cumprod(x, axis=None, dtype=None, out=None):
+    _no_out("cumprod", out)
+    if axis is None:
+        x, axis = ravel(x), 0
+    return cumprod_p(x, axis=normalize_axes(axis, ndim_of(x))[0])
+
+
+def _no_out(name, out):
+    if out is not None:
+        raise TypeError(f"{name}: out= writes in place into an array and cannot be traced; "
+                        f"use the returned value")
+
+
+def cumulative_sum(x, axis=None, dtype=None, out=None, include_initial=False):
+    return _cumulative("cumulative_sum", cumsum, 0.0, x, axis, out, include_initial)
+
+
+def cumulative_prod(x, axis=None, dtype=None, out=None, include_initial=False):
+    return _cumulative("cumulative_prod", cumprod, 1.0, x, axis, out, include_initial)
+
+
+def _cumulative(name, scan, initial, x, axis, out, include_initial):
+    _no_out(name, out)
+    if axis is None:
+        if ndim_of(x) > 1:
+            raise ValueError(f"{name}: axis must be given for an array of shape {shape_of(x)}")
+        axis = 0
+    x = reshape(x, (1,)) if ndim_of(x) == 0 else x
+    axis = normalize_axes(axis, ndim_of(x))[0]
+    y = scan(x, axis)
+    if include_initial:
+        shape = list(shape_of(x))
+        shape[axis] = 1
+        y = concatenate([np.full(shape, initial), y], axis=axis)
+    return y
+
+
+# --- NaN-aware reductions --------------------------------------------------------------------
+def _nan_free(x, fill):
+    mask = np.isnan(primal_value(x))
+    return (_where(mask, fill, x) if mask.any() else x), mask
+
+
+def _counts(mask, axis, keepdims, like):
+    return np.sum(~mask, axis=axis, keepdims=keepdims).astype(_float_dtype(primal_value(like)))
+
+
+def _float_dtype(x):
+    """The floating dtype of x (float64 for integers): masks and counts are built in it,
+    so float32 tangents stay float32."""
+    return np.result_type(x, np.float16)
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    _no_out("nansum", out)
+    _no_where("nansum", where)
+    s = sum_(_nan_free(a, 0.0)[0], axis=axis, keepdims=keepdims)
+    return s if initial is None else s + initial
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    _no_out("nanprod", out)
+    _no_where("nanprod", where)
+    p = prod(_nan_free(a, 1.0)[0], axis=axis, keepdims=keepdims)
+    return p if initial is None else p * initial
+
+
+def nancumsum(a, axis=None, dtype=None, out=None):
+    _no_out("nancumsum", out)
+    return cumsum(_nan_free(a, 0.0)[0], axis)
+
+
+def nancumprod(a, axis=None, dtype=None, out=None):
+    _no_out("nancumprod", out)
+    return cumprod(_nan_free(a, 1.0)[0], axis)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    _no_out("nanmean", out)
+    _no_where("nanmean", where)
+    x, mask = _nan_free(a, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sum_(x, axis=axis, keepdims=keepdims) / _counts(mask, _axes(axis, a), keepdims, a)
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None,
+           correction=None):
+    _no_out("nanvar", out)
+    _no_where("nanvar", where)
+    if mean is not None:
+        raise NotImplementedError("nanvar: mean= is not supported on traced values")
+    ddof = correction if correction is not None else ddof
+    x, mask = _nan_free(a, 0.0)
+    axes = _axes(axis, a)
+    n = _counts(mask, axes, True, a)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = sum_(x, axis=axes, keepdims=True) / n
+        d = _where(mask, 0.0, x - m) if mask.any() else x - m
+        dof = np.maximum(n - ddof, 0.0)
+        v = sum_(d * d, axis=axes, keepdims=True) / dof
+        v = _where(dof <= 0, np.nan, v) if np.any(dof <= 0) else v
+    return v if keepdims else reshape(v, _reduced_shape(shape_of(a), axes))
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None,
+           correction=None):
+    # std_sqrt: the derivative is 0 where the variance is 0, as for std (reductions.std)
+    return std_sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where, mean, correction))
+
+
+def _nan_extremum(name, red, fill):
+    def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+        _no_out(name, out)
+        _no_where(name, where)
+        if initial is not None:
+            raise NotImplementedError(f"{name}: initial= is not supported on traced values")
+        x, mask = _nan_free(a, fill)
+        r = red(x, axis=axis, keepdims=keepdims)
+        all_nan = np.all(mask, axis=_axes(axis, a), keepdims=keepdims)
+        return _where(all_nan, np.nan, r) if all_nan.any() else r
+    fn.__name__ = name
+    return fn
+
+
+nanmax = _nan_extremum("nanmax", max_, -np.inf)
+nanmin = _nan_extremum("nanmin", min_, np.inf)
+
+
+def _axes(axis, a):
+    return normalize_axes(axis, ndim_of(a))
+
+
+def _reduced_shape(shape, axes):
+    return tuple(s for i, s in enumerate(shape) if i not in axes)
+
+
+def _no_where(name, where):
+    if where is not None and where is not True:
+        raise NotImplementedError(f"{name}: where= is not supported on traced values; "
+                                  f"mask with dualad.numpy.where instead")
+
+
+# --- average, ptp and the zero-derivative reductions -----------------------------------------
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """``Σ w·a / Σ w`` along ``axis``; differentiable in ``a`` and in ``weights``."""
+    axes = _axes(axis, a)
+    if weights is None:
+        avg = mean(a, axis=axes, keepdims=keepdims)
+        scale = float(math.prod(shape_of(a)[i] for i in axes))
+        return (avg, np.full(shape_of(avg), scale)) if returned else avg
+    ws, xs = shape_of(weights), shape_of(a)
+    if ws != xs:
+        if axis is None:
+            raise TypeError(f"average: axis must be given when the weights (shape {ws}) and "
+                            f"a (shape {xs}) differ in shape")
+        if len(ws) != 1 or len(axes) != 1 or ws[0] != xs[axes[0]]:
+            raise ValueError(f"average: weights of shape {ws} do not match a of shape {xs} "
+                             f"along axis {axis}")
+        weights = reshape(weights, tuple(ws[0] if i == axes[0] else 1 for i in range(len(xs))))
+    w = broadcast_to(weights, np.broadcast_shapes(shape_of(weights), xs))
+    scale = sum_(w, axis=axes, keepdims=keepdims)
+    if np.any(primal_value(scale) == 0.0):
+        raise ZeroDivisionError("average: weights sum to zero, can't be normalized")
+    avg = sum_(a * w, axis=axes, keepdims=keepdims) / scale
+    return (avg, broadcast_to(scale, shape_of(avg))) if returned else avg
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """max − min (ties share the cotangent evenly, as in max and min)."""
+    _no_out("ptp", out)
+    return max_(a, axis=axis, keepdims=keepdims) - min_(a, axis=axis, keepdims=keepdims)
+
+
+NUMPY_FUNCTIONS = {
+    np.cumprod: cumprod, np.cumulative_sum: cumulative_sum,
+    np.cumulative_prod: cumulative_prod, np.nansum: nansum, np.nanprod: nanprod,
+    np.nancumsum: nancumsum, np.nancumprod: nancumprod, np.nanmean: nanmean,
+    np.nanvar: nanvar, np.nanstd: nanstd, np.nanmax: nanmax, np.nanmin: nanmin,
+    np.average: average, np.ptp: ptp,
+    np.all: value_only(np.all), np.any: value_only(np.any),
+    np.count_nonzero: value_only(np.count_nonzero),
+}
+

@@ -1,0 +1,67 @@
+"""Logistic and entropy functions of scipy.special, both modes, any order.
+
+    expit(x)      = 1/(1+e⁻ˣ)            expit'     = expit·(1-expit)
+    logit(p)      = log(p/(1-p))         logit'     = 1/(p(1-p))           (0 < p < 1)
+    log_expit(x)  = -log(1+e⁻ˣ)          log_expit' = expit(-x)
+    xlogy(x, y)   = x·log y              ∂x = log y,      ∂y = x/y
+    xlog1py(x, y) = x·log(1+y)           ∂x = log(1+y),   ∂y = x/(1+y)
+    entr(x)       = -x·log x             entr'      = -(log x + 1)
+    rel_entr(x, y) = x·log(x/y)          ∂x = log(x/y) + 1,  ∂y = -x/y
+    kl_div(x, y)  = x·log(x/y) - x + y   ∂x = log(x/y),      ∂y = 1 - x/y
+
+Conventions, as SciPy's values: ``xlogy(0, y) = 0`` for every y (also y = 0),
+so along x = 0 the function is constant in y: ∂y = 0 there, including at
+(0, 0) where x/y would be 0/0; ∂x = log y is -inf at y = 0. The same holds
+for ``xlog1py`` at y = -1 and for ``rel_entr``/``kl_div`` at (0, 0).
+``entr'(0) = +inf`` and ``rel_entr``'s ∂x at x = 0 is -inf (the one-sided
+derivative of x·log x). Outside the domain (x < 0 for entr; negative
+arguments of rel_entr and kl_div) SciPy's value is -inf or inf and the
+derivative is nan, never a finite number. ``logit`` at 0 and 1 has infinite
+value and derivative.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.special as sc
+
+from ...tracer import primal_value
+from ..core.elementwise import log, log1p, where
+from .common import declare
+
+
+def _guard(x, y, at):
+    """``y`` with 1 substituted where (x, y) = (0, at): the point where ∂y = x/(y-at)
+    would be 0/0 although the function is constant (= 0) along x = 0."""
+    hit = (np.asarray(primal_value(x)) == 0) & (np.asarray(primal_value(y)) == at)
+    if not np.any(hit):
+        return y
+    return where(hit, 1.0 + at, y)
+
+
+expit = declare("expit", sc.expit, lambda a, x: a * (1.0 - a),
+                sympy=lambda sp, x: 1 / (1 + sp.exp(-x)), domain=[(-4.0, 4.0)])
+logit = declare("logit", sc.logit, lambda a, p: 1.0 / (p * (1.0 - p)),
+                sympy=lambda sp, p: sp.log(p / (1 - p)), domain=[(0.05, 0.95)])
+log_expit = declare("log_expit", sc.log_expit, lambda a, x: expit(-x),
+                    sympy=lambda sp, x: -sp.log(1 + sp.exp(-x)), domain=[(-4.0, 4.0)])
+
+xlogy = declare("xlogy", sc.xlogy, lambda a, x, y: log(y),
+                lambda a, x, y: x / _guard(x, y, 0.0),
+                sympy=lambda sp, x, y: x * sp.log(y), domain=[(-2.0, 2.0), (0.1, 4.0)])
+xlog1py = declare("xlog1py", sc.xlog1py, lambda a, x, y: log1p(y),
+                  lambda a, x, y: x / (1.0 + _guard(x, y, -1.0)),
+                  sympy=lambda sp, x, y: x * sp.log(1 + y), domain=[(-2.0, 2.0), (-0.9, 3.0)])
+entr = declare("entr", sc.entr, lambda a, x: -(log(x) + 1.0),
+               sympy=lambda sp, x: -x * sp.log(x), domain=[(0.1, 4.0)])
+rel_entr = declare("rel_entr", sc.rel_entr, lambda a, x, y: log(x) - log(y) + 1.0,
+                   lambda a, x, y: -x / _guard(x, y, 0.0),
+                   sympy=lambda sp, x, y: x * sp.log(x / y), domain=[(0.1, 4.0), (0.1, 4.0)])
+kl_div = declare("kl_div", sc.kl_div, lambda a, x, y: log(x) - log(y),
+                 lambda a, x, y: 1.0 - x / _guard(x, y, 0.0),
+                 sympy=lambda sp, x, y: x * sp.log(x / y) - x + y,
+                 domain=[(0.1, 4.0), (0.1, 4.0)])
+
+NUMPY_UFUNCS = {
+    sc.expit: expit, sc.logit: logit, sc.log_expit: log_expit, sc.xlogy: xlogy,
+    sc.xlog1py: xlog1py, sc.entr: entr, sc.rel_entr: rel_entr, sc.kl_div: kl_div,
+}

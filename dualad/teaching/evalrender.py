@@ -1,0 +1,159 @@
+"""Rendering of evaluation traces: text, Markdown, LaTeX, Graphviz DOT (and PNG via
+:mod:`dualad.teaching.evalplot`). The traces themselves are built by
+:mod:`dualad.teaching.evaltrace`."""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..reverse import Var
+from ..tracer import primal_value
+
+
+def _fmt(v, digits=3):
+    v = primal_value(v)
+    a = np.asarray(v)
+    if a.ndim == 0:
+        x = float(a) if np.isrealobj(a) else complex(a)
+        return f"{x:.{digits}f}" if isinstance(x, float) else str(np.round(x, digits))
+    with np.printoptions(threshold=12, edgeitems=2):
+        return np.array2string(a, separator=", ", formatter={
+            "float_kind": lambda x: f"{x:.{digits}f}"}).replace("\n", "")
+
+
+@dataclass
+class Row:
+    """One line of a trace: ``name = formula = value``."""
+    name: str
+    formula: str
+    value: object
+    section: str
+
+    def cells(self, digits):
+        return [self.name, self.formula, _fmt(self.value, digits)]
+
+
+@dataclass
+class EvaluationTrace:
+    """A recorded sweep, renderable as text, Markdown, LaTeX and Graphviz DOT."""
+    mode: str
+    rows: list = field(default_factory=list)
+    nodes: list = field(default_factory=list)
+    names: dict = field(default_factory=dict)
+    derivative_of: dict = field(default_factory=dict)
+    output: object = None
+    derivative: object = None
+    op_counts: dict = field(default_factory=dict)
+    sweep_counts: dict = field(default_factory=dict)   # primitive -> applications in the sweep
+    uncounted: set = field(default_factory=set)       # primitives whose rules were not counted
+
+    # --- rendering ----------------------------------------------------------
+    def to_text(self, digits=3):
+        cells = [r.cells(digits) for r in self.rows]
+        w = [max(_width(c[i]) for c in cells) for i in range(3)]
+        out, section = [], None
+        for r, c in zip(self.rows, cells):
+            if r.section != section:
+                section = r.section
+                out.append(f"-- {section} " + "-" * max(0, sum(w) + 4 - len(section)))
+            out.append(f"{_pad(c[0], w[0])} = {_pad(c[1], w[1])} = {c[2]}")
+        out.append(self._summary(digits))
+        return "\n".join(out)
+
+    def to_markdown(self, digits=3):
+        out = ["| trace | variable | formula | value |", "|---|---|---|---|"]
+        for r in self.rows:
+            name, formula, value = r.cells(digits)
+            out.append(f"| {r.section} | {name} | {formula} | {value} |")
+        out += ["", self._summary(digits)]
+        return "\n".join(out)
+
+    def to_latex(self, digits=3):
+        def tex(s):
+            for a, b in [("v̇", r"\dot v"), ("v̄", r"\bar v"), ("ẋ", r"\dot x"), ("ȳ", r"\bar y"),
+                         ("ẏ", r"\dot y"), ("x̄", r"\bar x"), ("@", r"\,@\,"),
+                         ("∂", r"\partial "), ("×", r"\times "), ("−", "-"), ("·", r"\cdot "),
+                         ("√", r"\sqrt "), ("²", "^2"), ("ln ", r"\ln "), ("sin ", r"\sin "),
+                         ("cos ", r"\cos "), ("exp ", r"\exp ")]:
+                s = s.replace(a, b)
+            return _tex_subscripts(_tex_accents(s))
+        out = [r"\begin{tabular}{lll}", r"\hline"]
+        section = None
+        for r in self.rows:
+            if r.section != section:
+                section = r.section
+                out.append(rf"\multicolumn{{3}}{{l}}{{\textit{{{section}}}}} \\ \hline")
+            name, formula, value = r.cells(digits)
+            out.append(f"${tex(name)}$ & $= {tex(formula)}$ & $= {value}$ \\\\")
+        out += [r"\hline", r"\end{tabular}"]
+        return "\n".join(out)
+
+    def _summary(self, digits):
+        counts = ", ".join(f"{k}: {v}" for k, v in self.op_counts.items())
+        detail = ", ".join(f"{k} {v}" for k, v in self.sweep_counts.items())
+        deriv = self.derivative if self.mode == "forward" else \
+            ", ".join(_fmt(d, digits) for d in self.derivative)
+        return (f"y = {_fmt(self.output, digits)};  derivative ({self.mode}) = "
+                f"{_fmt(deriv, digits) if self.mode == 'forward' else deriv};  operation "
+                f"counts: {counts}" + (f" ({detail})" if detail else "") +
+                (f"; not counted: the rules of {', '.join(sorted(self.uncounted))}"
+                 if self.uncounted else ""))
+
+    def __str__(self):
+        return self.to_text()
+
+    def to_dot(self, digits=3):
+        """The computational graph in Graphviz DOT, nodes labelled with values and
+        tangents (forward) or adjoints (reverse)."""
+        mark = "v̇" if self.mode == "forward" else "v̄"
+        lines = ["digraph evaluation_trace {", "  rankdir=LR;",
+                 '  node [shape=box, fontname="Helvetica"];']
+        for node in self.nodes:
+            name = self.names[node]
+            d = self.derivative_of.get(node)
+            label = f"{name} = {_fmt(node.value, digits)}"
+            if d is not None:
+                label += f"\\n{mark}{name[1:]} = {_fmt(d, digits)}"
+            lines.append(f'  "{name}" [label="{label}"];')
+        for node in self.nodes:
+            for a in _parents(node):
+                lines.append(f'  "{self.names[a]}" -> "{self.names[node]}";')
+        lines.append("}")
+        return "\n".join(lines)
+
+    def plot(self, path, digits=3):
+        """Draw the graph to a PNG with matplotlib (the optional ``plot`` extra)."""
+        from .evalplot import draw_graph
+        draw_graph(self, path, digits)
+        return path
+
+
+def _width(s):
+    """Display width: combining marks (the dot of v̇, the bar of v̄) take no column."""
+    return sum(not unicodedata.combining(ch) for ch in s)
+
+
+def _pad(s, width):
+    return s + " " * (width - _width(s))
+
+
+def _tex_accents(s):
+    """A user's input name with a dot or bar over its first letter (``ȧ1``, ``ā1``) as
+    ``\\dot a1`` / ``\\bar a1``."""
+    s = unicodedata.normalize("NFD", s)
+    s = re.sub("(.)\u0307", r"\\dot{\1}", s)
+    s = re.sub("(.)\u0304", r"\\bar{\1}", s)
+    return unicodedata.normalize("NFC", s)
+
+
+def _tex_subscripts(s):
+    return re.sub(r"_(-?\d+)", r"_{\1}", s)
+
+
+def _parents(node):
+    if node.prim is None:
+        return []
+    return [a for a in node.args if isinstance(a, Var) and a._trace is node._trace]
