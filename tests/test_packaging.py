@@ -50,3 +50,29 @@ def test_subpackages_import_under_dualad():
                          cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["dualad.jacobians.dense", "dualad.verification.rules"]
+
+
+def test_the_wheel_holds_exactly_one_top_level_package(tmp_path):
+    """``pip install .`` puts one package into site-packages: the wheel built from the
+    tracked files has only ``dualad/`` (with the planner, the oracles and their data
+    file under it) and its ``.dist-info``; papers/, tests/ and bench/ stay out."""
+    src = tmp_path / "src"
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                           check=True).stdout.split("\n")
+    for name in filter(None, files):
+        dest = src / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes((ROOT / name).read_bytes())
+    out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
+                          str(tmp_path / "wheel"), str(src)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    import zipfile
+    (wheel,) = (tmp_path / "wheel").glob("dualad-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {n.split("/")[0] for n in names}
+    assert {t for t in tops if not t.endswith(".dist-info")} == {"dualad"}
+    for must in ("dualad/jacobians/__init__.py", "dualad/verification/__init__.py",
+                 "dualad/verification/autograd_functions.txt", "dualad/ops/core/elementwise.py",
+                 "dualad/teaching/cli.py"):
+        assert must in names, must
+    assert not any(n.startswith(("papers", "tests", "bench")) for n in names)
