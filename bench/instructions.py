@@ -8,7 +8,9 @@ runs dualad's implementation of a ``bench/workloads`` workload under
 ``valgrind --tool=callgrind`` twice, once with one warm-up call and once with the
 warm-up plus ``reps`` timed calls, and reports (I_reps - I_0) / reps: the imports,
 data set-up and the first call's caches cancel. BLAS is pinned to one thread and
-address-space randomisation is off (``setarch -R``) so repeated runs agree.
+address-space randomisation is off (``setarch -R``) and the hash seed fixed
+(``PYTHONHASHSEED=0``: set and dict orders change which code runs), so repeated runs agree
+to about 0.1%.
 """
 from __future__ import annotations
 
@@ -38,8 +40,8 @@ def _child(name, reps):
         W, x = workloads_jacobians._jac_data(True)
         f, mode = workloads_jacobians._jac_f(workloads.np, W), getattr(jacobians, name)
 
-        def fn():
-            return mode(f, x)
+        def fn():   # one chunk of all 200 directions: no size chosen from a census
+            return mode(f, x, chunk_size=x.size)
     else:
         wl = next(w for w in workloads.ALL if w.name == name)
         fn = wl.impls["dualad"](True)
@@ -51,7 +53,7 @@ def _child(name, reps):
 def _count(name, reps):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cg.out")
-        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", PYTHONHASHSEED="0",
                    MKL_NUM_THREADS="1")
         cmd = ["setarch", "-R", "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
                sys.executable, os.path.abspath(__file__), "--child", name, str(reps)]
