@@ -48,7 +48,7 @@ def _fft_impl(x, axes, norm, inverse):
     return (np.fft.ifftn if inverse else np.fft.fftn)(x, axes=axes, norm=norm)
 
 
-fft_p = register(Primitive("fft", _fft_impl, linear=True))
+fft_p = register(Primitive("fft", _fft_impl, linear=True, sparsity="axes"))
 fft_p.holomorphic = True  # complex-linear; rfft and irfft are not (real input / output)
 fft_p.defjvp(lambda t, ans, x, axes, norm, inverse:
              fft_p(t, axes=_shift(axes, ndim_of(t) - ndim_of(x)), norm=norm, inverse=inverse))
@@ -76,8 +76,8 @@ def _irfft_impl(y, axes, norm, s):
     return np.fft.irfftn(y, s=s, axes=axes, norm=norm)
 
 
-rfft_p = register(Primitive("rfft", _rfft_impl, linear=True))
-irfft_p = register(Primitive("irfft", _irfft_impl, linear=True))
+rfft_p = register(Primitive("rfft", _rfft_impl, linear=True, sparsity="axes"))
+irfft_p = register(Primitive("irfft", _irfft_impl, linear=True, sparsity="axes"))
 
 
 def _rfft_vjp(ct, ans, x, axes, norm):

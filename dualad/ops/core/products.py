@@ -54,7 +54,7 @@ def _matmul_impl(a, b):
     return np.matmul(a, b)
 
 
-matmul_p = register(Primitive("matmul", _matmul_impl,
+matmul_p = register(Primitive("matmul", _matmul_impl, sparsity="matmul",
                               sympy=lambda sp, a, b: np.matmul(a, b)))
 
 
@@ -169,7 +169,7 @@ def _einsum_impl(*ops, subs, out):
     return np.einsum(",".join(subs) + "->" + out, *ops, optimize=len(ops) > 2)
 
 
-einsum_p = register(Primitive("einsum", _einsum_impl,
+einsum_p = register(Primitive("einsum", _einsum_impl, sparsity="einsum",
                               sympy=lambda sp, *ops, subs, out: _einsum_impl(
                                   *ops, subs=subs, out=out)))
 
@@ -299,6 +299,7 @@ def _diag_index(n_rows, n_cols, offset):
 
 diagonal_p = register(Primitive(
     "diagonal", lambda x, offset: np.diagonal(x, offset, axis1=-2, axis2=-1).copy(), linear=True,
+    sparsity="structural",
     sympy=lambda sp, x, offset: np.diagonal(x, offset, axis1=-2, axis2=-1)))
 
 
@@ -309,7 +310,7 @@ def _embed_impl(d, offset, shape):
     return out
 
 
-diag_embed_p = register(Primitive("diag_embed", _embed_impl, linear=True))
+diag_embed_p = register(Primitive("diag_embed", _embed_impl, linear=True, sparsity="structural"))
 diagonal_p.defjvp(lambda t, ans, x, offset: diagonal_p(t, offset=offset))
 diagonal_p.defvjp(lambda ct, ans, x, offset:
                   diag_embed_p(ct, offset=offset, shape=shape_of(x)[-2:]))

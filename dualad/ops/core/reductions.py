@@ -46,7 +46,7 @@ def _sum_impl(x, axis, keepdims):
 
 
 sum_p = register(Primitive("sum", _sum_impl,
-                           linear=True,
+                           linear=True, sparsity="reduction",
                            sympy=lambda sp, x, axis, keepdims: np.sum(x, axis=axis,
                                                                       keepdims=keepdims)))
 sum_p.defjvp(lambda t, ans, x, axis, keepdims:
@@ -120,6 +120,7 @@ def _plain(v):
 def _extremum(name, impl):
     prim = register(Primitive(name, lambda x, axis, keepdims: impl(x, axis=axis,
                                                                    keepdims=keepdims),
+                              sparsity="reduction",
                               sympy=lambda sp, x, axis, keepdims: _sympy_extremum(
                                   sp, name, x, axis, keepdims)))
 
@@ -167,6 +168,7 @@ def min(x, axis=None, keepdims=False):
 # --- prod -------------------------------------------------------------------------------
 prod_p = register(Primitive("prod", lambda x, axis, keepdims: np.prod(x, axis=axis,
                                                                        keepdims=keepdims),
+                            sparsity="reduction",
                             sympy=lambda sp, x, axis, keepdims: np.prod(
                                 np.asarray(x, dtype=object), axis=axis, keepdims=keepdims)))
 
@@ -209,6 +211,7 @@ def prod(x, axis=None, keepdims=False):
 
 # --- cumsum --------------------------------------------------------------------------------
 cumsum_p = register(Primitive("cumsum", lambda x, axis: np.cumsum(x, axis=axis), linear=True,
+                              sparsity="cumulative",
                               sympy=lambda sp, x, axis: np.cumsum(
                                   np.asarray(x, dtype=object), axis=axis)))
 

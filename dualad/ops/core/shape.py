@@ -49,7 +49,7 @@ def _broadcast_impl(x, shape):
     return np.broadcast_to(x, shape)
 
 
-reshape_p = register(Primitive("reshape", _reshape_impl, linear=True,
+reshape_p = register(Primitive("reshape", _reshape_impl, linear=True, sparsity="structural",
                                sympy=lambda sp, x, shape: x.reshape(shape)))
 reshape_p.defjvp(lambda t, ans, x, shape: reshape_p(t, shape=_batch(t, ndim_of(x)) + shape))
 reshape_p.defvjp(lambda ct, ans, x, shape:
@@ -110,7 +110,7 @@ def _perm_batched(perm, nb):
     return tuple(range(nb)) + tuple(p + nb for p in perm)
 
 
-transpose_p = register(Primitive("transpose", _transpose_impl, linear=True,
+transpose_p = register(Primitive("transpose", _transpose_impl, linear=True, sparsity="structural",
                                  sympy=lambda sp, x, axes: np.transpose(x, axes)))
 transpose_p.defjvp(lambda t, ans, x, axes:
                    transpose_p(t, axes=_perm_batched(axes, ndim_of(t) - ndim_of(x))))
@@ -152,7 +152,7 @@ def moveaxis(x, source, destination):
 
 
 # --- broadcast_to --------------------------------------------------------------------
-broadcast_to_p = register(Primitive("broadcast_to", _broadcast_impl, linear=True,
+broadcast_to_p = register(Primitive("broadcast_to", _broadcast_impl, linear=True, sparsity="structural",
                                     sympy=lambda sp, x, shape: np.broadcast_to(x, shape)))
 
 
@@ -176,7 +176,7 @@ def _concat_impl(*xs, axis):
     return np.concatenate(xs, axis=axis)
 
 
-concatenate_p = register(Primitive("concatenate", _concat_impl, linear=True,
+concatenate_p = register(Primitive("concatenate", _concat_impl, linear=True, sparsity="structural",
                                    sympy=lambda sp, *xs, axis: np.concatenate(xs, axis=axis)))
 
 

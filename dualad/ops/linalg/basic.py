@@ -133,7 +133,7 @@ def _sym_solve(m, r):
 
 
 # --- inverse ------------------------------------------------------------------------------
-inv_p = register(Primitive("inv", np.linalg.inv,
+inv_p = register(Primitive("inv", np.linalg.inv, sparsity="matrix",
                            sympy=lambda sp, a: sym_map(sp, lambda m: m.adjugate() / m.det(), a)))
 inv_p.defjvp(lambda t, ans, a: -mm(mm(ans, t), ans))
 inv_p.defvjp(lambda ct, ans, a: -mm(mm(mT(ans), ct), mT(ans)))
@@ -146,7 +146,7 @@ def inv(a):
 
 
 # --- solve ----------------------------------------------------------------------------------
-solve_p = register(Primitive("solve", np.linalg.solve,
+solve_p = register(Primitive("solve", np.linalg.solve, sparsity="matrix",
                              sympy=lambda sp, a, b: sym_map(sp, _sym_solve, a, b)))
 
 
@@ -187,7 +187,7 @@ def solve(a, b):
 
 
 # --- determinants ------------------------------------------------------------------------
-det_p = register(Primitive("det", np.linalg.det,
+det_p = register(Primitive("det", np.linalg.det, sparsity="matrix",
                            sympy=lambda sp, a: sym_map(sp, lambda m: m.det(), a)))
 # ∂det/∂A = adj(A)ᵀ, the cofactor matrix: d·A⁻ᵀ where A is invertible, and defined at
 # singular A too (see matrix_adjugate).
@@ -208,7 +208,7 @@ def _logdet_inv_T(a):
 
 
 logabsdet_p = register(Primitive(
-    "logabsdet", lambda a: np.linalg.slogdet(a)[1],
+    "logabsdet", lambda a: np.linalg.slogdet(a)[1], sparsity="matrix",
     sympy=lambda sp, a: sym_map(sp, lambda m: sp.log(m.det() ** 2) / 2, a)))  # = log|det|, smooth
 logabsdet_p.defjvp(lambda t, ans, a: sum_(multiply(_logdet_inv_T(a), t), axis=(-2, -1)))
 logabsdet_p.defvjp(lambda ct, ans, a: expand2(ct) * _logdet_inv_T(a))
@@ -271,7 +271,7 @@ def _solve_tri_sympy(sp, a, b, trans, lower, unit_diagonal):
     return sym_map(sp, lambda m, r: _sym_solve(m.T if trans else m, r), t, b)
 
 
-solve_triangular_p = register(Primitive("solve_triangular", _solve_tri_impl,
+solve_triangular_p = register(Primitive("solve_triangular", _solve_tri_impl, sparsity="matrix",
                                         sympy=_solve_tri_sympy))
 
 
@@ -369,7 +369,8 @@ def _cholesky_sympy(sp, a):
     return sym_map(sp, lambda m: m.cholesky(hermitian=False), a_eff)
 
 
-cholesky_p = register(Primitive("cholesky", np.linalg.cholesky, sympy=_cholesky_sympy))
+cholesky_p = register(Primitive("cholesky", np.linalg.cholesky, sympy=_cholesky_sympy,
+                                sparsity="matrix"))
 cholesky_p.defjvp(_cholesky_jvp)
 cholesky_p.defvjp(_cholesky_vjp)
 

@@ -104,7 +104,7 @@ def multi_output(name, impl, cores, jvp, vjp):
     def packed_impl(*args, **params):
         return _np_pack(impl(*args, **params), cores(*[np.shape(a) for a in args], **params))
 
-    prim = register(Primitive(name, packed_impl))
+    prim = register(Primitive(name, packed_impl, cores=cores, sparsity="matrix"))
 
     def jvp_all(tangents, ans, *args, **params):
         cs = cores(*[shape_of(a) for a in args], **params)
@@ -116,7 +116,6 @@ def multi_output(name, impl, cores, jvp, vjp):
 
     prim.jvp_all = jvp_all
     prim.vjp_all = vjp_all
-    prim.cores = cores
     return prim
 
 
@@ -187,7 +186,8 @@ def _eigvalsh_vjp(ct, w, a, UPLO):
     return sym_lower_T(mm(v * _row(ct), mT(v)), UPLO == "L")
 
 
-eigvalsh_p = register(Primitive("eigvalsh", lambda a, UPLO: np.linalg.eigvalsh(a, UPLO=UPLO)))
+eigvalsh_p = register(Primitive("eigvalsh", lambda a, UPLO: np.linalg.eigvalsh(a, UPLO=UPLO),
+                                  sparsity="matrix"))
 eigvalsh_p.defjvp(_eigvalsh_jvp)
 eigvalsh_p.defvjp(_eigvalsh_vjp)
 
@@ -322,7 +322,7 @@ def _svdvals_vjp(ct, s, a, hermitian=False):
 
 
 svdvals_p = register(Primitive("svdvals", lambda a, hermitian=False: np.linalg.svd(
-    a, compute_uv=False, hermitian=hermitian)))
+    a, compute_uv=False, hermitian=hermitian), sparsity="matrix"))
 svdvals_p.defjvp(_svdvals_jvp)
 svdvals_p.defvjp(_svdvals_vjp)
 

@@ -48,7 +48,7 @@ def _sylvester_sympy(sp, a, b, q):
     return sym_map(sp, one, a, b, q)
 
 
-solve_sylvester_p = register(Primitive("solve_sylvester", _sylvester_impl,
+solve_sylvester_p = register(Primitive("solve_sylvester", _sylvester_impl, sparsity="matrix",
                                        sympy=_sylvester_sympy))
 
 
@@ -123,7 +123,7 @@ def _real_part(fname, a, x):
     return x
 
 
-expm_p = register(Primitive("expm", scipy.linalg.expm))
+expm_p = register(Primitive("expm", scipy.linalg.expm, sparsity="matrix"))
 expm_p.defjvp(lambda t, ans, a: block_frechet(expm_p, a, t))
 expm_p.defvjp(lambda ct, ans, a: block_frechet(expm_p, mT(a), ct))
 
@@ -141,7 +141,8 @@ def expm_frechet(a, e):
     return block_frechet(expm_p, a, e)
 
 
-logm_p = register(Primitive("logm", lambda a: _real_part("logm", a, scipy.linalg.logm(a))))
+logm_p = register(Primitive("logm", lambda a: _real_part("logm", a, scipy.linalg.logm(a)),
+                           sparsity="matrix"))
 logm_p.defjvp(lambda t, ans, a: block_frechet(logm_p, a, t))
 logm_p.defvjp(lambda ct, ans, a: block_frechet(logm_p, mT(a), ct))
 
@@ -158,7 +159,7 @@ def _sqrtm_impl(a):
     return _real_part("sqrtm", a, scipy.linalg.sqrtm(a))
 
 
-sqrtm_p = register(Primitive("sqrtm", _sqrtm_impl))
+sqrtm_p = register(Primitive("sqrtm", _sqrtm_impl, sparsity="matrix"))
 sqrtm_p.defjvp(lambda t, x, a: solve_sylvester_p(x, x, t))
 sqrtm_p.defvjp(lambda ct, x, a: solve_sylvester_p(mT(x), mT(x), ct))
 

@@ -53,7 +53,7 @@ def _pinv_vjp(ct, p, a, rcond, hermitian=False):
 
 
 pinv_p = register(Primitive("pinv", lambda a, rcond, hermitian=False: np.linalg.pinv(
-    a, rcond=rcond, hermitian=hermitian)))
+    a, rcond=rcond, hermitian=hermitian), sparsity="matrix"))
 pinv_p.defjvp(_pinv_jvp)
 pinv_p.defvjp(_pinv_vjp)
 

@@ -41,7 +41,7 @@ def _nb(t, x):
 
 
 # --- cumprod -----------------------------------------------------------------------------
-cumprod_p = register(Primitive("cumprod", lambda x, axis: np.cumprod(x, axis=axis),
+cumprod_p = register(Primitive("cumprod", lambda x, axis: np.cumprod(x, axis=axis), sparsity="cumulative",
                                sympy=lambda sp, x, axis: np.cumprod(
                                    np.asarray(x, dtype=object), axis=axis)))
 

@@ -38,7 +38,8 @@ from ..core.indexing import getitem, take_batched, untake_batched
 from ..core.shape import ravel, reshape, transpose
 
 # --- sort -------------------------------------------------------------------------------------
-sort_p = register(Primitive("sort", lambda x, axis: np.sort(x, axis=axis, kind="stable")))
+sort_p = register(Primitive("sort", lambda x, axis: np.sort(x, axis=axis, kind="stable"),
+                           sparsity="slice"))
 
 
 def _axis_index(perm, axis):
