@@ -201,8 +201,8 @@ class Primitive:
       ``elementwise`` or ``derivs`` says so, else every output element depends on every
       input element (always safe, reported as a fallback).
     - ``implements``: the NumPy / SciPy callables this primitive computes with their own
-      signature (``np.sin``), from which the front end's dispatch tables are built (see
-      :mod:`dualad.registry`).
+      signature (``np.sin``); :func:`register` files them in the front end's dispatch
+      tables (see :func:`implements`).
     - ``samples``: example calls for the rule checker (a list of :func:`sample`);
       ``domain``: per argument, the ``(lo, hi)`` interval the checker draws from (or
       ``None``); ``complex_domain``: the same for complex samples (a holomorphic
@@ -431,11 +431,46 @@ def map_batch(rule, batched, nb, *rest, **params):
 
 REGISTRY: dict[str, Primitive] = {}
 
+# The NumPy front end's dispatch tables, {NumPy or SciPy callable: the dualad function (a
+# primitive or a composition of primitives) that computes it on traced values, with the
+# callable's own signature}. Filled only by the declarations: a primitive's
+# ``implements=`` keyword (through :func:`register`) and the :func:`implements` decorator
+# beside each function. ``Box.__array_ufunc__`` reads the first, ``__array_function__``
+# the second (dualad.dispatch), and dualad.numpy takes its names from both.
+NUMPY_UFUNCS: dict = {}
+NUMPY_FUNCTIONS: dict = {}
+
+
+def implements(*callables):
+    """Declare the decorated dualad function (or primitive) as what computes each NumPy /
+    SciPy callable in ``callables`` on traced values::
+
+        @implements(np.linalg.solve)
+        def solve(a, b): ...
+
+    Ufuncs go to :data:`NUMPY_UFUNCS`, everything else to :data:`NUMPY_FUNCTIONS`. Each
+    callable is declared once: a second declaration raises, naming both."""
+    def declare(fn):
+        for c in callables:
+            table = NUMPY_UFUNCS if isinstance(c, np.ufunc) else NUMPY_FUNCTIONS
+            old = table.get(c)
+            if old is not None and old is not fn:
+                raise ValueError(f"{getattr(c, '__name__', c)!r} is already implemented by "
+                                 f"{old!r}; it cannot also be {fn!r}")
+            table[c] = fn
+        if isinstance(fn, Primitive):
+            fn.implements += tuple(c for c in callables if c not in fn.implements)
+        return fn
+    return declare
+
 
 def register(prim: Primitive) -> Primitive:
+    """Add ``prim`` to :data:`REGISTRY` (names are unique) and file the NumPy callables it
+    declares (``implements=``) in the dispatch tables."""
     if prim.name in REGISTRY:
         raise ValueError(f"a primitive named {prim.name!r} is already registered")
     REGISTRY[prim.name] = prim
+    implements(*prim.implements)(prim)
     return prim
 
 

@@ -48,7 +48,7 @@ import collections
 
 import numpy as np
 
-from ...tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
+from ...tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
 from ..core.elementwise import divide, equal, where
 from ..core.indexing import index
 from ..core.products import diag_embed_p, diagonal_p, tril
@@ -169,6 +169,7 @@ def _uplo(fname, UPLO):
     return UPLO
 
 
+@implements(np.linalg.eigh)
 def eigh(a, UPLO="L"):
     """``np.linalg.eigh``: (eigenvalues ascending, eigenvectors as columns). Only the
     ``UPLO`` triangle is read. Eigenvectors need distinct eigenvalues (see module doc)."""
@@ -192,6 +193,7 @@ eigvalsh_p.defjvp(_eigvalsh_jvp)
 eigvalsh_p.defvjp(_eigvalsh_vjp)
 
 
+@implements(np.linalg.eigvalsh)
 def eigvalsh(a, UPLO="L"):
     """``np.linalg.eigvalsh``: λ̇_i = v_iᵀ Ȧ v_i, Ā = V diag(λ̄) Vᵀ (symmetrized onto UPLO)."""
     check_square("eigvalsh", a, real=True)
@@ -238,6 +240,7 @@ eig_p = multi_output("eig", _eig_impl, lambda s: [s[-1:], s[-2:]], _eig_jvp, _ei
 _EIG_ALWAYS_COMPLEX = np.iscomplexobj(np.linalg.eig(np.eye(1))[0])
 
 
+@implements(np.linalg.eig)
 def eig(a):
     """``np.linalg.eig`` for matrices with a real spectrum: eigenvalues and unit-norm
     eigenvectors. Complex spectra raise NotImplementedError. Where NumPy returns complex
@@ -250,6 +253,7 @@ def eig(a):
     return EigResult(w, v)
 
 
+@implements(np.linalg.eigvals)
 def eigvals(a):
     """``np.linalg.eigvals`` (real spectrum): λ̇ = diag(V⁻¹ Ȧ V)."""
     return eig(a)[0]
@@ -333,6 +337,7 @@ def svdvals(x, /):
     return svdvals_p(x)
 
 
+@implements(np.linalg.svd)
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """``np.linalg.svd``. Differentiable in the reduced form (``full_matrices=False``, or
     any square matrix); ``compute_uv=False`` gives :func:`svdvals`. ``hermitian=True``
@@ -389,6 +394,7 @@ qr_p = multi_output("qr", lambda a: tuple(np.linalg.qr(a, mode="reduced")),
                     lambda s: [s[-2:], (s[-1], s[-1])], _qr_jvp, _qr_vjp)
 
 
+@implements(np.linalg.qr)
 def qr(a, mode="reduced"):
     """``np.linalg.qr`` (``mode='reduced'`` or ``'r'``; 'complete' when m ≤ n), full rank.
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ...tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
+from ...tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
 from .._util import lift, unbroadcast
 from ..core.indexing import index
 from ..core.products import matmul
@@ -174,6 +174,7 @@ def sqrtm(a, disp=True, blocksize=64):
 
 
 # --- compositions ------------------------------------------------------------------------
+@implements(np.linalg.matrix_power)
 def matrix_power(a, n):
     """``np.linalg.matrix_power`` for integer n (negative: powers of inv(a)), by repeated
     squaring of matmul; A⁰ is the identity (zero derivative)."""
@@ -195,6 +196,7 @@ def matrix_power(a, n):
     return result
 
 
+@implements(np.linalg.multi_dot)
 def multi_dot(arrays, *, out=None):
     """``np.linalg.multi_dot``: a chain of matmuls (first/last may be 1-D), left to right."""
     if out is not None:
@@ -208,6 +210,7 @@ def multi_dot(arrays, *, out=None):
     return result
 
 
+@implements(np.linalg.tensorinv)
 def tensorinv(a, ind=2):
     """``np.linalg.tensorinv``: inv of ``a`` reshaped to a square matrix, reshaped back."""
     s = shape_of(a)
@@ -218,6 +221,7 @@ def tensorinv(a, ind=2):
     return reshape(inv_p(reshape(a, (rows, rows))), s[ind:] + s[:ind])
 
 
+@implements(np.linalg.tensorsolve)
 def tensorsolve(a, b, axes=None):
     """``np.linalg.tensorsolve``: solve of ``a`` reshaped to a square matrix."""
     from ..core.shape import transpose
