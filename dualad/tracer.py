@@ -260,13 +260,6 @@ class Primitive:
         self.wraps = wraps
         self.doc = doc
 
-    @property
-    def __wrapped__(self):
-        """The user's function (``inspect.signature`` follows it); absent for built-ins."""
-        if self.wraps is None:
-            raise AttributeError("__wrapped__")
-        return self.wraps
-
     def __call__(self, *args, **params):
         top = None
         for a in args:
@@ -364,7 +357,19 @@ class _Docstring:
         prim.doc = text
 
 
+class _Wrapped:
+    """``prim.__wrapped__``: the user's function a primitive was declared from (so
+    ``inspect.signature`` shows its signature); absent (AttributeError) on built-in
+    primitives and on the class itself."""
+
+    def __get__(self, prim, owner=None):
+        if prim is None or prim.wraps is None:
+            raise AttributeError("__wrapped__")
+        return prim.wraps
+
+
 Primitive.__doc__ = _Docstring(Primitive.__doc__)
+Primitive.__wrapped__ = _Wrapped()
 
 # The sparsity-pattern kinds a primitive may declare (``Primitive.sparsity``); the pattern
 # rule of each is in dualad.jacobians.rules.
