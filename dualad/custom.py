@@ -30,14 +30,12 @@ def primitive(fn=None, *, name=None, sympy=None):
     """Declare ``fn`` (a function of plain arrays) as a primitive with its own rules."""
     if fn is None:
         return lambda f: primitive(f, name=name, sympy=sympy)
-    prim = Primitive(name or getattr(fn, "__qualname__", repr(fn)), fn, sympy=sympy)
+    # Every defjvp/defvjp rule is wrapped in a shape check (see rule_guard).
+    prim = Primitive(name or getattr(fn, "__qualname__", repr(fn)), fn, sympy=sympy,
+                     rule_guard=rule_guard, wraps=fn, doc=fn.__doc__)
     # Rules written for one direction are mapped over batches of tangents/cotangents
     # (vector mode, batched sweeps); defderiv's rules broadcast and switch this back on.
     prim.batch_rules = False
-    # Every defjvp/defvjp rule is wrapped in a shape check (see rule_guard).
-    prim.rule_guard = rule_guard
-    prim.__doc__ = fn.__doc__
-    prim.__wrapped__ = fn
     return prim
 
 
@@ -209,11 +207,10 @@ class Function:
     def _primitive(cls):
         prim = cls.__dict__.get("_prim")
         if prim is None:
-            prim = Primitive(cls.__name__, _forward_impl(cls))
+            prim = Primitive(cls.__name__, _forward_impl(cls), function_class=cls)
             prim.vjp_all = _function_vjp(cls)
             prim.jvp_all = _function_jvp(cls)
             prim.batch_rules = False  # backward/jvp are written for one direction
-            prim.function_class = cls
             cls._prim = prim
         return prim
 

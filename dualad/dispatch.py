@@ -2,8 +2,10 @@
 
 Boxes implement ``__array_ufunc__`` (``np.sin(x)``, ``x + y``) and
 ``__array_function__`` (``np.sum(x, axis=0)``, ``np.concatenate``) by looking
-the NumPy callable up in the tables below. A callable with no entry raises an
-error that names it: a derivative is never dropped silently.
+the NumPy callable up in the tables that the declarations fill
+(:func:`dualad.tracer.implements`, a primitive's ``implements=``). A callable
+with no entry raises an error that names it: a derivative is never dropped
+silently.
 """
 from __future__ import annotations
 
@@ -13,33 +15,15 @@ import numpy as np
 
 from . import ops
 from .reverse import Var, operator_method
-from .tracer import PLAIN_TYPES, Box, Primitive, note_decision, primal_value, shape_of, \
-    truth
+from .tracer import NUMPY_FUNCTIONS, NUMPY_UFUNCS, PLAIN_TYPES, Box, Primitive, implements, \
+    note_decision, primal_value, shape_of, truth
 
-UFUNCS = {
-    np.add: ops.add, np.subtract: ops.subtract, np.multiply: ops.multiply,
-    np.divide: ops.divide, np.true_divide: ops.divide, np.negative: ops.negative,
-    np.positive: ops.positive, np.power: ops.power, np.float_power: ops.power,
-    np.square: ops.square, np.reciprocal: ops.reciprocal, np.sqrt: ops.sqrt, np.cbrt: ops.cbrt,
-    np.absolute: ops.absolute, np.fabs: ops.absolute,
-    np.exp: ops.exp, np.exp2: ops.exp2, np.expm1: ops.expm1, np.log: ops.log, np.log2: ops.log2,
-    np.log10: ops.log10, np.log1p: ops.log1p, np.logaddexp: ops.logaddexp,
-    np.logaddexp2: ops.logaddexp2,
-    np.sin: ops.sin, np.cos: ops.cos, np.tan: ops.tan, np.arcsin: ops.arcsin,
-    np.arccos: ops.arccos, np.arctan: ops.arctan, np.arctan2: ops.arctan2, np.hypot: ops.hypot,
-    np.sinh: ops.sinh, np.cosh: ops.cosh, np.tanh: ops.tanh, np.arcsinh: ops.arcsinh,
-    np.arccosh: ops.arccosh, np.arctanh: ops.arctanh, np.deg2rad: ops.deg2rad,
-    np.radians: ops.deg2rad, np.rad2deg: ops.rad2deg, np.degrees: ops.rad2deg,
-    np.maximum: ops.maximum, np.minimum: ops.minimum, np.fmax: ops.fmax, np.fmin: ops.fmin,
-    np.sign: ops.sign, np.floor: ops.floor, np.ceil: ops.ceil, np.trunc: ops.trunc,
-    np.rint: ops.rint, np.greater: ops.greater, np.greater_equal: ops.greater_equal,
-    np.less: ops.less, np.less_equal: ops.less_equal, np.equal: ops.equal,
-    np.not_equal: ops.not_equal, np.isnan: ops.isnan, np.isinf: ops.isinf,
-    np.isfinite: ops.isfinite, np.logical_and: ops.logical_and, np.logical_or: ops.logical_or,
-    np.logical_not: ops.logical_not, np.matmul: ops.matmul,
-}
+# The dispatch tables, filled by the declarations (``implements``) beside each function.
+UFUNCS = NUMPY_UFUNCS
+FUNCTIONS = NUMPY_FUNCTIONS
 
 
+@implements(np.where)
 def _where(condition, x=None, y=None):
     """``np.where``: three arguments select (differentiable in x and y, the condition is a
     value); one argument gives the indices of the true entries, as NumPy does."""
@@ -70,6 +54,7 @@ def _mask(fn, a, where):
                          f"to the array's shape {shape_of(a)}") from None
 
 
+@implements(np.sum)
 def np_sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """``np.sum`` with NumPy's signature. ``where=mask`` sums the selected entries only:
     Σ_{i: mask_i} a_i = Σ_i where(mask, a, 0)_i, linear in ``a`` (cotangent ū·mask)."""
@@ -80,6 +65,7 @@ def np_sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
     return s if initial is None else s + primal_value(initial)
 
 
+@implements(np.mean)
 def np_mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """``np.mean`` with NumPy's signature. ``where=mask`` averages the selected entries:
     Σ_i where(mask, a, 0)_i / Σ_i mask_i (NaN where nothing is selected, as NumPy)."""
@@ -96,16 +82,14 @@ def np_mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     return m if dtype is None else _astype(m, dtype)
 
 
+@implements(np.zeros_like)
 def _zeros_like(a, dtype=None, *args, **kwargs):
     return np.zeros(shape_of(a), dtype=dtype or primal_value(a).dtype)
 
 
+@implements(np.ones_like)
 def _ones_like(a, dtype=None, *args, **kwargs):
     return np.ones(shape_of(a), dtype=dtype or primal_value(a).dtype)
-
-
-def _full_like(a, fill_value, dtype=None, *args, **kwargs):
-    return np.full(shape_of(a), primal_value(fill_value), dtype=dtype or primal_value(a).dtype)
 
 
 def _passthrough(fn):
@@ -119,32 +103,13 @@ def _passthrough(fn):
     return call
 
 
-FUNCTIONS = {
-    np.sum: np_sum, np.mean: np_mean, np.var: ops.var, np.std: ops.std, np.prod: ops.prod,
-    np.max: ops.max, np.amax: ops.max, np.min: ops.min, np.amin: ops.min,
-    np.cumsum: ops.cumsum, np.dot: ops.dot, np.matmul: ops.matmul, np.tensordot: ops.tensordot,
-    np.einsum: ops.einsum, np.outer: ops.outer, np.inner: ops.inner, np.vdot: ops.vdot,
-    np.reshape: ops.reshape, np.ravel: ops.ravel, np.transpose: ops.transpose,
-    np.swapaxes: ops.swapaxes, np.moveaxis: ops.moveaxis, np.expand_dims: ops.expand_dims,
-    np.squeeze: ops.squeeze, np.broadcast_to: ops.broadcast_to,
-    np.concatenate: ops.concatenate, np.stack: ops.stack, np.hstack: ops.hstack,
-    np.vstack: ops.vstack, np.atleast_1d: ops.atleast_1d, np.atleast_2d: ops.atleast_2d,
-    np.flip: ops.flip, np.diag: ops.diag, np.diagonal: ops.diagonal, np.trace: ops.trace,
-    np.triu: ops.triu, np.tril: ops.tril, np.where: _where, np.clip: ops.clip,
-    np.zeros_like: _zeros_like, np.ones_like: _ones_like, np.full_like: _full_like,
-    np.shape: shape_of, np.ndim: lambda a: len(shape_of(a)),
-    np.size: lambda a, axis=None: math.prod(shape_of(a)) if axis is None
-    else shape_of(a)[axis],
-    np.argmax: _passthrough(np.argmax), np.argmin: _passthrough(np.argmin),
-    np.argsort: _passthrough(np.argsort), np.nonzero: _passthrough(np.nonzero),
-    np.isclose: _passthrough(np.isclose), np.allclose: _passthrough(np.allclose),
-    np.result_type: _passthrough(np.result_type),
-}
-
-
-for _mod in ops.EXTENSIONS:
-    UFUNCS.update(getattr(_mod, "NUMPY_UFUNCS", {}))
-    FUNCTIONS.update(getattr(_mod, "NUMPY_FUNCTIONS", {}))
+implements(np.shape)(shape_of)
+implements(np.ndim)(lambda a: len(shape_of(a)))
+implements(np.size)(lambda a, axis=None: math.prod(shape_of(a)) if axis is None
+                    else shape_of(a)[axis])
+for _fn in (np.argmax, np.argmin, np.argsort, np.nonzero, np.isclose, np.allclose,
+            np.result_type):
+    implements(_fn)(_passthrough(_fn))
 
 
 def _name(fn):
@@ -346,9 +311,8 @@ def _install():
     B.item = _to_array_error
     B.tolist = _to_array_error
     B.astype = _astype
-    for mod in ops.EXTENSIONS:  # more ndarray methods (cumprod, round, take, %, //, ...)
-        for name, method in getattr(mod, "BOX_METHODS", {}).items():
-            setattr(B, name, method)
+    for name, method in ops.numpy.BOX_METHODS.items():  # cumprod, round, take, %, //, ...
+        setattr(B, name, method)
     B.real = property(lambda self: ops.core.complex_numbers.real(self))
     B.imag = property(lambda self: ops.core.complex_numbers.imag(self))
     B.conj = B.conjugate = lambda self: ops.core.complex_numbers.conj(self)

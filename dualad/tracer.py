@@ -162,40 +162,103 @@ def ndim_of(x) -> int:
 
 
 class Primitive:
-    """An operation the interpreters know: value, JVP and VJP rules, SymPy form.
+    """An operation the interpreters know: its value, derivative rules and declarations.
 
-    ``jvps[i](tangent_i, ans, *args, **params)`` is argument ``i``'s
-    contribution to the output tangent, and ``vjps[i](cotangent, ans, *args,
-    **params)`` is the cotangent of argument ``i`` (unbroadcast to its shape).
-    Tangents and cotangents may carry leading batch axes beyond the shape of
-    their primal; rules are written to be polymorphic in them.
-    ``vjp_all(cotangent, ans, *args, **params)``, when given, returns the
-    cotangents of every argument at once (``None`` for a zero), and
-    ``jvp_all(tangents, ans, *args, **params)`` the output tangent from the
-    list of all input tangents (``None`` where an input is not traced).
+    Differentiable arguments are positional; non-differentiable ones (axes, shapes,
+    indices) are keyword parameters. Every field below is set in ``__init__`` (the
+    declarations are its keyword arguments); nothing else is stored on a primitive.
 
-    Differentiable arguments are positional; non-differentiable ones (axes,
-    shapes, indices) are keyword parameters.
+    The value and the rules:
+
+    - ``name``: the registry key; ``impl(*args, **params)``: the NumPy value.
+    - ``jvps[i](tangent_i, ans, *args, **params)``: argument ``i``'s contribution to the
+      output tangent; ``vjps[i](cotangent, ans, *args, **params)``: the cotangent of
+      argument ``i``, unbroadcast to its shape. Tangents and cotangents may carry leading
+      batch axes beyond their primal's shape.
+    - ``jvp_all(tangents, ans, *args, **params)``: the output tangent from the list of all
+      input tangents (``None`` where an input is not traced); ``vjp_all(cotangent, ans,
+      *args, **params)``: every argument's cotangent at once (``None`` for a zero). Either
+      is ``None`` when the per-argument rules are used.
+    - ``derivs``: an elementwise primitive's partials, ``derivs[i](ans, *args) =
+      ∂ans/∂arg_i`` (``None`` for a non-differentiable argument), the one source of its
+      JVP, VJP and the sweep's fast path; ``const_derivs``: the partials when they are
+      constants (add: 1, 1). ``None`` otherwise.
+    - ``batch_rules``: True when the rules accept leading batch axes; False for rules
+      written for one direction (users' rules), which are mapped over the batch.
+
+    Declarations (keywords of ``__init__``):
+
+    - ``sympy(sp, *args, **params)``: the SymPy translation, for the symbolic oracle.
+    - ``zero_derivative``: the derivative is zero everywhere (sign, floor, comparisons);
+      its value is a decision on the inputs (see :func:`note_decision`).
+    - ``linear``: linear in its differentiable arguments together (its JVP is itself).
+    - ``nondiff_argnums``: positional arguments that are not differentiable (a mask, an
+      integer array).
+    - ``elementwise``: ``ans[k]`` depends on the arguments' (broadcast) element ``k`` only.
+    - ``sparsity``: how the Jacobian's sparsity pattern maps the arguments' index sets: a
+      kind named in :data:`SPARSITY_KINDS`, or a pattern rule ``rule(prim, pats, primals,
+      ans, params)`` (see ``dualad.jacobians.rules``); ``None``: ``"elementwise"`` if
+      ``elementwise`` or ``derivs`` says so, else every output element depends on every
+      input element (always safe, reported as a fallback).
+    - ``implements``: the NumPy / SciPy callables this primitive computes with their own
+      signature (``np.sin``); :func:`register` files them in the front end's dispatch
+      tables (see :func:`implements`).
+    - ``samples``: example calls for the rule checker (a list of :func:`sample`);
+      ``domain``: per argument, the ``(lo, hi)`` interval the checker draws from (or
+      ``None``); ``complex_domain``: the same for complex samples (a holomorphic
+      elementwise primitive); ``holomorphic``: complex-differentiable, so the checker
+      tests complex tangents too; ``symbolic_rules``: False when the SymPy oracle should
+      not differentiate the rules symbolically (rules that branch on values).
+    - ``cores(*shapes, **params)``: for a primitive returning several arrays packed in one,
+      the core shape of each output (see ``dualad.ops.linalg.decomp.multi_output``).
+
+    Set by :func:`dualad.primitive` and :class:`dualad.Function` for users' primitives:
+    ``rule_guard(prim, rule, argnum, kind)`` wraps each hand-written rule in a shape
+    check; ``function_class`` is the ``Function`` subclass a primitive was made from;
+    ``wraps`` the user's function (also ``__wrapped__``) and ``doc`` its docstring (also
+    ``__doc__``).
     """
 
-    __slots__ = ("name", "impl", "jvps", "vjps", "jvp_all", "vjp_all", "sympy", "batch_rules", "zero_derivative",
-                 "linear", "nondiff_argnums", "doc", "__weakref__", "__dict__")
+    __slots__ = ("name", "impl", "jvps", "vjps", "jvp_all", "vjp_all", "derivs", "const_derivs",
+                 "batch_rules", "sympy", "zero_derivative", "linear", "nondiff_argnums",
+                 "elementwise", "sparsity", "implements", "samples", "domain",
+                 "complex_domain", "holomorphic", "symbolic_rules", "cores", "rule_guard",
+                 "function_class", "wraps", "doc", "__weakref__")
 
     def __init__(self, name, impl, *, sympy=None, zero_derivative=False, linear=False,
-                 nondiff_argnums=()):
+                 nondiff_argnums=(), elementwise=False, sparsity=None, implements=(),
+                 samples=None, domain=None, complex_domain=None, holomorphic=False,
+                 symbolic_rules=True, cores=None, rule_guard=None, function_class=None,
+                 wraps=None, doc=None):
         self.name = name
         self.impl = impl
         self.jvps = {}
         self.vjps = {}
         self.jvp_all = None
         self.vjp_all = None
-        self.batch_rules = True   # rules accept leading batch axes (else: mapped per direction)
-        self.derivs = None        # elementwise: ∂ans/∂arg_i as functions (ans, *args)
-        self.const_derivs = None  # elementwise with constant partials (add: 1, 1)
+        self.derivs = None
+        self.const_derivs = None
+        self.batch_rules = True
         self.sympy = sympy
         self.zero_derivative = zero_derivative
         self.linear = linear
         self.nondiff_argnums = tuple(nondiff_argnums)
+        self.elementwise = elementwise
+        if isinstance(sparsity, str) and sparsity not in SPARSITY_KINDS:
+            raise ValueError(f"primitive {name!r}: unknown sparsity kind {sparsity!r} (one of "
+                             f"{', '.join(sorted(SPARSITY_KINDS))}, or a pattern rule)")
+        self.sparsity = sparsity
+        self.implements = tuple(implements)
+        self.samples = samples
+        self.domain = domain
+        self.complex_domain = complex_domain
+        self.holomorphic = holomorphic
+        self.symbolic_rules = symbolic_rules
+        self.cores = cores
+        self.rule_guard = rule_guard
+        self.function_class = function_class
+        self.wraps = wraps
+        self.doc = doc
 
     def __call__(self, *args, **params):
         top = None
@@ -278,6 +341,52 @@ class Primitive:
         return f"<primitive {self.name}>"
 
 
+class _Docstring:
+    """``Primitive.__doc__``: the class docstring, or an instance's ``doc`` field (a user's
+    primitive shows its function's docstring in ``help``) without a per-instance dict."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __get__(self, prim, owner=None):
+        if prim is None or prim.doc is None:
+            return self.text
+        return prim.doc
+
+    def __set__(self, prim, text):
+        prim.doc = text
+
+
+class _Wrapped:
+    """``prim.__wrapped__``: the user's function a primitive was declared from (so
+    ``inspect.signature`` shows its signature); absent (AttributeError) on built-in
+    primitives and on the class itself."""
+
+    def __get__(self, prim, owner=None):
+        if prim is None or prim.wraps is None:
+            raise AttributeError("__wrapped__")
+        return prim.wraps
+
+
+Primitive.__doc__ = _Docstring(Primitive.__doc__)
+Primitive.__wrapped__ = _Wrapped()
+
+# The sparsity-pattern kinds a primitive may declare (``Primitive.sparsity``); the pattern
+# rule of each is in dualad.jacobians.rules.
+SPARSITY_KINDS = frozenset({
+    "elementwise",   # ans[k] from the arguments' broadcast element k
+    "structural",    # each output element is one input element or a zero (impl on labels)
+    "reduction",     # sum/max/min/prod over ``axis``: the union over each reduced group
+    "cumulative",    # cumsum/cumprod along ``axis``: the union over each prefix
+    "slice",         # each output element from its whole 1-D slice along ``axis`` (sort)
+    "axes",          # each output element from its whole slice over ``axes`` (fft)
+    "matrix",        # a stack of matrix functions: each output from its own matrix
+    "untake",        # scatter-add into ``shape`` at ``idx``
+    "matmul", "einsum",  # by the index structure of the product
+    "dense",         # every output element from every input element (declared, no fallback)
+})
+
+
 def _transposed(rule, kind, argnum):
     """The rule of the other direction, as the transpose of ``rule`` (a linear map of its
     first argument): a JVP ``t ↦ J t`` from a VJP ``u ↦ Jᵀ u`` (and back) by one reverse
@@ -327,11 +436,46 @@ def map_batch(rule, batched, nb, *rest, **params):
 
 REGISTRY: dict[str, Primitive] = {}
 
+# The NumPy front end's dispatch tables, {NumPy or SciPy callable: the dualad function (a
+# primitive or a composition of primitives) that computes it on traced values, with the
+# callable's own signature}. Filled only by the declarations: a primitive's
+# ``implements=`` keyword (through :func:`register`) and the :func:`implements` decorator
+# beside each function. ``Box.__array_ufunc__`` reads the first, ``__array_function__``
+# the second (dualad.dispatch), and dualad.numpy takes its names from both.
+NUMPY_UFUNCS: dict = {}
+NUMPY_FUNCTIONS: dict = {}
+
+
+def implements(*callables):
+    """Declare the decorated dualad function (or primitive) as what computes each NumPy /
+    SciPy callable in ``callables`` on traced values::
+
+        @implements(np.linalg.solve)
+        def solve(a, b): ...
+
+    Ufuncs go to :data:`NUMPY_UFUNCS`, everything else to :data:`NUMPY_FUNCTIONS`. Each
+    callable is declared once: a second declaration raises, naming both."""
+    def declare(fn):
+        for c in callables:
+            table = NUMPY_UFUNCS if isinstance(c, np.ufunc) else NUMPY_FUNCTIONS
+            old = table.get(c)
+            if old is not None and old is not fn:
+                raise ValueError(f"{getattr(c, '__name__', c)!r} is already implemented by "
+                                 f"{old!r}; it cannot also be {fn!r}")
+            table[c] = fn
+        if isinstance(fn, Primitive):
+            fn.implements += tuple(c for c in callables if c not in fn.implements)
+        return fn
+    return declare
+
 
 def register(prim: Primitive) -> Primitive:
+    """Add ``prim`` to :data:`REGISTRY` (names are unique) and file the NumPy callables it
+    declares (``implements=``) in the dispatch tables."""
     if prim.name in REGISTRY:
         raise ValueError(f"a primitive named {prim.name!r} is already registered")
     REGISTRY[prim.name] = prim
+    implements(*prim.implements)(prim)
     return prim
 
 

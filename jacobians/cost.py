@@ -77,7 +77,7 @@ def flops(prim, primals, ans, params):
     outs = ans if isinstance(ans, (tuple, list)) else (ans,)
     out = sum(_size(o) for o in outs)
     inp = sum(_size(p) for p in primals)
-    if getattr(prim, "elementwise", False) or prim.derivs is not None:
+    if prim.elementwise or prim.derivs is not None:
         return float(out) * max(1, len(primals))
     if prim.linear or name in ("max", "min", "prod"):
         return float(max(out, inp))

@@ -1,25 +1,31 @@
-"""Pattern rules: how each family of primitives maps its arguments' index sets.
+"""Pattern rules: how each kind of primitive maps its arguments' index sets.
 
-A rule ``rule(prim, pats, primals, ans, params)`` returns the :class:`Pattern`
-of ``ans`` (a list for a primitive that returns several arrays) from the
-patterns ``pats`` of its arguments (``None`` for an argument that is not
+A primitive declares its kind next to its rules (``Primitive.sparsity``, one of
+``dualad.tracer.SPARSITY_KINDS``, or a rule of its own); :data:`KIND_RULES` maps
+each kind to its rule. A rule ``rule(prim, pats, primals, ans, params)`` returns the
+:class:`Pattern` of ``ans`` (a list for a primitive that returns several arrays)
+from the patterns ``pats`` of its arguments (``None`` for an argument that is not
 traced) — a conservative superset of the structural nonzeros of the JVP:
 
-- elementwise (primitives declared by their partials, and ``where``): the
-  union of the arguments' rows, broadcast to the output;
-- structural linear maps (reshape, transpose, broadcast_to, getitem,
+- ``elementwise`` (also the default of primitives declared by their partials or
+  flagged ``elementwise``, and ``where``): the union of the arguments' rows,
+  broadcast to the output;
+- ``structural`` linear maps (reshape, transpose, broadcast_to, getitem,
   concatenate, diagonal, diag_embed): every output element is one input
   element or a zero, so the primitive's own ``impl`` applied to an array of
   element labels says which one;
-- ``untake`` (scatter-add) and reductions (sum, max, min, prod): unions over
-  the groups of elements that meet in one output element; cumsum: over the
-  prefix along the axis;
-- matmul / einsum: by their index structure, ``C[o]`` depends on operand t at
+- ``untake`` (scatter-add) and ``reduction`` (sum, max, min, prod): unions over
+  the groups of elements that meet in one output element; ``cumulative`` (cumsum,
+  cumprod): over the prefix along the axis; ``slice`` (sort): over the whole slice
+  along the axis; ``axes`` (fft, rfft, irfft): over the whole slice over ``axes``;
+- ``matrix`` (inv, det, solve, decompositions, matrix functions): each output
+  element from the matrices of its own batch index;
+- ``matmul`` / ``einsum``: by their index structure, ``C[o]`` depends on operand t at
   every index tuple consistent with o where the *constant* operands are
   nonzero (numeric zeros of traced operands are ignored: they can move);
-- anything else (decompositions, solves, primitives added later): every output
-  element depends on every input element the arguments depend on. That is
-  always safe; :func:`rule_for` reports it so ``explain()`` can say so.
+- ``dense``, and any primitive that declares no kind: every output element depends
+  on every input element the arguments depend on. That is always safe;
+  :func:`rule_for` returns None for an undeclared one so ``explain()`` can say so.
 
 No rule reads the *values* of traced arguments, so a pattern changes with x only
 through the decisions f takes (:mod:`jacobians.validity` logs and checks them):
@@ -228,26 +234,79 @@ def matmul_rule(prim, pats, primals, ans, params):
     return einsum_rule(prim, pats, primals, ans, params, subs, out)
 
 
-RULES = {
-    "untake": untake_rule, "cumsum": cumsum_rule, "sort": sort_rule, "matmul": matmul_rule, "einsum": einsum_rule,
-    **{name: structural_rule for name in ("reshape", "transpose", "broadcast_to", "getitem",
-                                          "concatenate", "diagonal", "diag_embed")},
-    **{name: reduction_rule for name in ("sum", "max", "min", "prod")},
-    "where": elementwise_rule,
+def _groups_then_gather(p, key_of_src, n_keys, key_of_out):
+    """``Q[o] = ∪ {P[s] : key_of_src[s] == key_of_out[o]}``: the union over each group of
+    source rows, then each output row reads its group's."""
+    grouped = group(p, n_keys, key_of_src, np.arange(len(key_of_src), dtype=_INT))
+    return grouped.gather(np.asarray(key_of_out, _INT))
+
+
+def axes_rule(prim, pats, primals, ans, params):
+    """Transforms over ``axes`` (fft, rfft, irfft): each output element depends on the whole
+    slice of the input over ``axes`` through it (the other axes keep their sizes)."""
+    xs, os = tuple(shape_of(primals[0])), tuple(shape_of(ans))
+    axes = params.get("axes")
+    axes = range(len(xs)) if axes is None else [a % len(xs) for a in axes]
+    kept = [i for i in range(len(xs)) if i not in axes]
+    if len(os) != len(xs) or any(xs[i] != os[i] for i in kept):
+        raise ValueError("axes rule: the untransformed axes differ in size")
+
+    def keys(shape):   # the flat index over the untransformed axes of each element
+        sub = tuple(shape[i] if i in kept else 1 for i in range(len(shape)))
+        return _bmap(sub, shape)
+    n_keys = math.prod(xs[i] for i in kept)
+    return _groups_then_gather(pats[0], keys(xs), n_keys, keys(os))
+
+
+def matrix_rule(prim, pats, primals, ans, params):
+    """Functions of stacks of matrices (inv, det, solve, decompositions, ...): the last two
+    axes of an argument are its matrix, the axes before them a batch that broadcasts, and
+    each output element depends only on the matrices of its own batch index. An argument
+    with fewer than two axes (a vector, a scalar) reaches every output element: always a
+    superset, whatever the primitive's own convention for vectors is."""
+    shapes = [tuple(shape_of(x)) for x in primals]
+    batch = np.broadcast_shapes(*[s[:-2] for s in shapes if len(s) >= 2])
+    nb, size_b = len(batch), math.prod(batch)
+    outs = ans if isinstance(ans, (tuple, list)) else (ans,)
+    res = []
+    for o in outs:
+        os = tuple(shape_of(o))
+        if os[:nb] != batch:
+            raise ValueError("matrix rule: the output does not lead with the batch axes")
+        core = math.prod(os[nb:])
+        out_batch = np.repeat(np.arange(size_b, dtype=_INT), core)
+        parts = []
+        for p, s in zip(pats, shapes):
+            if p is None:
+                continue
+            if len(s) < 2:
+                parts.append(_groups_then_gather(p, np.zeros(p.rows, _INT), 1,
+                                                 np.zeros(len(out_batch), _INT)))
+                continue
+            own = math.prod(s[:-2])
+            key_of_src = np.repeat(np.arange(own, dtype=_INT), s[-2] * s[-1])
+            arg_batch = _bmap(s[:-2], batch)     # the argument's matrix of each batch index
+            parts.append(_groups_then_gather(p, key_of_src, own, arg_batch[out_batch]))
+        res.append(union(parts))
+    return res if isinstance(ans, (tuple, list)) else res[0]
+
+
+# The pattern rule of each sparsity kind a primitive declares (Primitive.sparsity; the
+# kinds are listed, with their meaning, in dualad.tracer.SPARSITY_KINDS).
+KIND_RULES = {
+    "elementwise": elementwise_rule, "structural": structural_rule,
+    "reduction": reduction_rule, "cumulative": cumsum_rule, "slice": sort_rule,
+    "axes": axes_rule, "matrix": matrix_rule, "untake": untake_rule,
+    "matmul": matmul_rule, "einsum": einsum_rule, "dense": dense_rule,
 }
 
 
-def register_pattern_rule(name, rule):
-    """Teach the sparsity detector a pattern rule for primitive ``name``."""
-    RULES[name] = rule
-    return rule
-
-
 def rule_for(prim):
-    """The pattern rule of ``prim``, or None (then :func:`dense_rule` is used)."""
-    rule = RULES.get(prim.name)
-    if rule is not None:
-        return rule
-    if prim.derivs is not None or getattr(prim, "elementwise", False):
-        return elementwise_rule
-    return None
+    """The pattern rule of ``prim`` from its ``sparsity`` field (a kind or a rule), or
+    None when it declares none (then :func:`dense_rule` is used and reported)."""
+    kind = prim.sparsity
+    if kind is None:
+        return elementwise_rule if prim.elementwise or prim.derivs is not None else None
+    if callable(kind):
+        return kind
+    return KIND_RULES[kind]

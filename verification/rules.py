@@ -143,15 +143,15 @@ def _is_diff_value(a):
 def default_samples(prim, target=None):
     """Samples for ``prim``: its own (or its Function class's), or broadcasting sweeps
     for elementwise ones."""
-    samples = getattr(prim, "samples", None) or getattr(target, "samples", None)
+    samples = prim.samples or getattr(target, "samples", None)
     if samples:
         return list(samples)
-    derivs = getattr(prim, "derivs", None)
+    derivs = prim.derivs
     n = len(derivs) if derivs is not None else None
     if n in ELEMENTWISE_SHAPES:
-        dom = getattr(prim, "domain", None)
+        dom = prim.domain
         out = [{"args": shapes, "params": {}, "domain": dom} for shapes in ELEMENTWISE_SHAPES[n]]
-        cdom = getattr(prim, "complex_domain", None)
+        cdom = prim.complex_domain
         if cdom is not None:
             out += [{"args": shapes, "params": {}, "domain": None, "complex_domain": cdom}
                     for shapes in COMPLEX_SHAPES[n]]
@@ -206,7 +206,7 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
                     "params": params or {}, "domain": None, "values": args}]
     samples = default_samples(prim, target) if samples is None else samples
     rng = np.random.default_rng(seed)
-    nondiff = set(getattr(prim, "nondiff_argnums", ()))
+    nondiff = set(prim.nondiff_argnums)
     sympy_runs = 0
     skipped = []
     for k, smp in enumerate(samples):
@@ -242,7 +242,7 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
                           modes)
         except Exception as e:  # noqa: BLE001 - any crash is a failed check, reported
             report.add(f"{tag}: ran without error", False, detail=f"{type(e).__name__}: {e}")
-        elementwise = getattr(prim, "derivs", None) is not None
+        elementwise = prim.derivs is not None
         # The SymPy oracle works on real symbols: complex samples are left to the others.
         if sympy and prim.sympy is not None and not prim.zero_derivative and (
                 sympy_runs < (3 if elementwise else 1)) and not any(
@@ -315,7 +315,7 @@ def _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng, ref
                            detail=f"{np.shape(c1)} for an input of shape {np.shape(x)}")
         if np.iscomplexobj(x) or np.iscomplexobj(out):
             _check_kinds(report, tag, i, x, out, t1, c1)
-        if fwd and getattr(prim, "holomorphic", False):
+        if fwd and prim.holomorphic:
             _check_holomorphic(report, tag, i, f, x, out, t1, v, rtol)
     if order >= 2 and diff:
         g = lambda *xs: call(*_fill(vals, diff, xs), **kw)  # noqa: E731
@@ -401,14 +401,14 @@ def _partial(call, vals, i, kw):
 
 def _check_sympy(report, prim, call, vals, diff, kw, tag, smp, modes=("fwd", "rev")):
     from .symbolic import compare
-    limit = 6 if getattr(prim, "derivs", None) is not None else 4
+    limit = 6 if prim.derivs is not None else 4
     if not diff or sum(int(np.size(vals[i])) for i in diff) > limit:
         return 0
     dom = smp.get("domain")
     doms = [dom[i] if dom and i < len(dom) else None for i in diff]
     f = lambda *xs: call(*_fill(vals, diff, xs), **kw)  # noqa: E731
     shapes = [np.shape(vals[i]) for i in diff]
-    if getattr(prim, "symbolic_rules", True) is False:
+    if not prim.symbolic_rules:
         from .symbolic import compare_at
         try:
             ok = compare_at(f, [vals[i] for i in diff])

@@ -19,7 +19,7 @@ def directions(prim, target, diff):
     a subset of ("fwd", "rev"). A Function has reverse mode when it overrides
     ``backward`` and forward mode when it defines ``jvp``; a primitive has a mode
     when it has that mode's rule for every argument in ``diff`` (or a ``*_all`` rule)."""
-    cls = getattr(prim, "function_class", None)
+    cls = prim.function_class
     if cls is not None:
         modes = []
         if getattr(cls, "jvp", None) is not None:
@@ -35,8 +35,8 @@ def directions(prim, target, diff):
 def signature_arity(prim, target):
     """How many positional arguments the forward computation takes (``ctx`` aside)."""
     import inspect
-    cls = getattr(prim, "function_class", None)
-    fn = cls.forward if cls is not None else getattr(prim, "__wrapped__", prim.impl)
+    cls = prim.function_class
+    fn = cls.forward if cls is not None else prim.impl
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):

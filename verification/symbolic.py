@@ -72,7 +72,7 @@ class SymbolicTrace(Trace):
                                       f"'{prim.name}'")
         vals = [np.asarray(a.expr, dtype=object) if isinstance(a, Sym) and a._trace is self
                 else (a if isinstance(a, Box) else _to_obj(a)) for a in args]
-        if getattr(prim, "elementwise", False):
+        if prim.elementwise:
             fn = np.frompyfunc(lambda *xs: translate(sp, *xs, **params), len(vals), 1)
             out = fn(*vals)
         else:

@@ -13,9 +13,8 @@ from . import numpy, fft, special  # noqa: F401  (registers)
 from .linalg import basic as linalg_basic  # noqa: F401  (registers)
 from .linalg import banded, equations, func_extra  # noqa: F401  (registers)
 
-# Modules that add NumPy callables to the front end's tables: each may define
-# NUMPY_UFUNCS and NUMPY_FUNCTIONS, {numpy callable: dualad function}.
-EXTENSIONS = (numpy, linalg_basic, fft, special, complex_numbers)
+# Each module declares the NumPy callables its functions compute where it defines them
+# (dualad.tracer.implements): importing the families above fills the front end's tables.
 from .core.elementwise import *  # noqa: F401,F403,E402
 from .core.reductions import sum, mean, var, std, max, min, prod, cumsum  # noqa: F401,E402
 from .core.shape import (reshape, ravel, expand_dims, squeeze, transpose,  # noqa: F401,E402

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
+from ..tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
 from .core.complex_numbers import conj, is_complex, real
 
 _NORMS = ("backward", "ortho", "forward")
@@ -48,7 +48,7 @@ def _fft_impl(x, axes, norm, inverse):
     return (np.fft.ifftn if inverse else np.fft.fftn)(x, axes=axes, norm=norm)
 
 
-fft_p = register(Primitive("fft", _fft_impl, linear=True))
+fft_p = register(Primitive("fft", _fft_impl, linear=True, sparsity="axes"))
 fft_p.holomorphic = True  # complex-linear; rfft and irfft are not (real input / output)
 fft_p.defjvp(lambda t, ans, x, axes, norm, inverse:
              fft_p(t, axes=_shift(axes, ndim_of(t) - ndim_of(x)), norm=norm, inverse=inverse))
@@ -76,8 +76,8 @@ def _irfft_impl(y, axes, norm, s):
     return np.fft.irfftn(y, s=s, axes=axes, norm=norm)
 
 
-rfft_p = register(Primitive("rfft", _rfft_impl, linear=True))
-irfft_p = register(Primitive("irfft", _irfft_impl, linear=True))
+rfft_p = register(Primitive("rfft", _rfft_impl, linear=True, sparsity="axes"))
+irfft_p = register(Primitive("irfft", _irfft_impl, linear=True, sparsity="axes"))
 
 
 def _rfft_vjp(ct, ans, x, axes, norm):
@@ -219,60 +219,74 @@ def _one(n):
     return None if n is None else (n,)
 
 
+@implements(np.fft.fft)
 def fft(a, n=None, axis=-1, norm=None, out=None):
     return _c2c("fft", a, _one(n), (axis,), norm, out, False)
 
 
+@implements(np.fft.ifft)
 def ifft(a, n=None, axis=-1, norm=None, out=None):
     return _c2c("ifft", a, _one(n), (axis,), norm, out, True)
 
 
+@implements(np.fft.fft2)
 def fft2(a, s=None, axes=(-2, -1), norm=None, out=None):
     return _c2c("fft2", a, s, axes, norm, out, False)
 
 
+@implements(np.fft.ifft2)
 def ifft2(a, s=None, axes=(-2, -1), norm=None, out=None):
     return _c2c("ifft2", a, s, axes, norm, out, True)
 
 
+@implements(np.fft.fftn)
 def fftn(a, s=None, axes=None, norm=None, out=None):
     return _c2c("fftn", a, s, axes, norm, out, False)
 
 
+@implements(np.fft.ifftn)
 def ifftn(a, s=None, axes=None, norm=None, out=None):
     return _c2c("ifftn", a, s, axes, norm, out, True)
 
 
+@implements(np.fft.rfft)
 def rfft(a, n=None, axis=-1, norm=None, out=None):
     return _r2c("rfft", a, _one(n), (axis,), norm, out)
 
 
+@implements(np.fft.rfft2)
 def rfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
     return _r2c("rfft2", a, s, axes, norm, out)
 
 
+@implements(np.fft.rfftn)
 def rfftn(a, s=None, axes=None, norm=None, out=None):
     return _r2c("rfftn", a, s, axes, norm, out)
 
 
+@implements(np.fft.irfft)
 def irfft(a, n=None, axis=-1, norm=None, out=None):
     return _c2r("irfft", a, _one(n), (axis,), norm, out)
 
 
+@implements(np.fft.irfft2)
 def irfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
     return _c2r("irfft2", a, s, axes, norm, out)
 
 
+@implements(np.fft.irfftn)
 def irfftn(a, s=None, axes=None, norm=None, out=None):
     return _c2r("irfftn", a, s, axes, norm, out)
 
 
+@implements(np.fft.hfft)
 def hfft(a, n=None, axis=-1, norm=None, out=None):
     """The FFT of a signal with Hermitian symmetry: ``irfft(conj(a), n, norm=swapped)``."""
     _check_out("hfft", out)
     return _c2r("hfft", conj(a), _one(n), (axis,), _SWAP[_norm("hfft", norm)], None)
 
 
+@implements(np.fft.ihfft)
 def ihfft(a, n=None, axis=-1, norm=None, out=None):
     """The inverse of :func:`hfft`: ``conj(rfft(a, n, norm=swapped))``."""
     _check_out("ihfft", out)
@@ -307,11 +321,13 @@ def _shifted(fname, x, axes, sign):
     return x
 
 
+@implements(np.fft.fftshift)
 def fftshift(x, axes=None):
     """The zero frequency moved to the centre: a rotation by n//2 along each axis."""
     return _shifted("fftshift", x, axes, 1)
 
 
+@implements(np.fft.ifftshift)
 def ifftshift(x, axes=None):
     """The inverse of :func:`fftshift`: a rotation by −(n//2)."""
     return _shifted("ifftshift", x, axes, -1)
@@ -332,11 +348,3 @@ irfft_p.samples = [sample(_c(3, seed=2), axes=(0,), norm="backward", s=(4,)),
                    sample(_c(2, 3, seed=3), axes=(0, 1), norm="ortho", s=(2, 5)),
                    sample(_c(2, 2, seed=4), axes=(0,), norm="forward", s=(3,))]
 
-NUMPY_UFUNCS = {}
-NUMPY_FUNCTIONS = {
-    np.fft.fft: fft, np.fft.ifft: ifft, np.fft.fft2: fft2, np.fft.ifft2: ifft2,
-    np.fft.fftn: fftn, np.fft.ifftn: ifftn, np.fft.rfft: rfft, np.fft.irfft: irfft,
-    np.fft.rfft2: rfft2, np.fft.irfft2: irfft2, np.fft.rfftn: rfftn, np.fft.irfftn: irfftn,
-    np.fft.hfft: hfft, np.fft.ihfft: ihfft, np.fft.fftshift: fftshift,
-    np.fft.ifftshift: ifftshift,
-}

@@ -266,7 +266,7 @@ def test_check_grads_to_order_two_on_complex_functions():
 
 
 @given(st.sampled_from(sorted(n for n, p in REGISTRY.items()
-                              if getattr(p, "complex_domain", None) and len(p.derivs) == 1)),
+                              if p.complex_domain and len(p.derivs) == 1)),
        st.data())
 def test_property_grad_of_squared_modulus_is_two_conj_f_times_f_prime(name, data):
     """For holomorphic f, ∂|f|²/∂x − i∂|f|²/∂y = 2·conj(f(z))·f'(z)."""

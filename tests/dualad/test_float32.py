@@ -49,9 +49,9 @@ def sweep_float32():
     """{name: "ok" | reason} for every primitive with real float32 samples."""
     status = {}
     for name, prim in REGISTRY.items():
-        if getattr(prim, "zero_derivative", False):
+        if prim.zero_derivative:
             continue
-        nondiff = set(getattr(prim, "nondiff_argnums", ()) or ())
+        nondiff = set(prim.nondiff_argnums)
         for smp in default_samples(prim)[:3]:
             if smp.get("complex_domain"):
                 continue

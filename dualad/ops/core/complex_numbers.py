@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Primitive, primal_value, register, sample, shape_of
+from ...tracer import Primitive, implements, primal_value, register, sample, shape_of
 from .elementwise import is_complex, multiply, where
 
 
@@ -130,11 +130,13 @@ angle_p.defvjp(lambda ct, ans, z: _embed(_re(ct), z) * _angle_slope(ans, z))
 
 
 # --- the public functions -----------------------------------------------------------
+@implements(np.real)
 def real(x):
     """``np.real``: Re x (a real ``x`` is returned as it is, as NumPy does)."""
     return real_p(x) if is_complex(x) else x
 
 
+@implements(np.imag)
 def imag(x):
     """``np.imag``: Im x (zeros, a constant, for a real ``x``)."""
     if is_complex(x):
@@ -142,6 +144,7 @@ def imag(x):
     return np.zeros(shape_of(x), dtype=np.result_type(primal_value(x)))
 
 
+@implements(np.conjugate)
 def conj(x):
     """``np.conj`` / ``np.conjugate``: conj(x) (a real ``x`` unchanged)."""
     return conj_p(x) if is_complex(x) else x
@@ -165,6 +168,7 @@ def complex_sign(z):
     return _nonzero_ratio(z, complex_abs_p(z))
 
 
+@implements(np.angle)
 def angle(z, deg=False):
     """``np.angle``: the argument of ``z`` in (−π, π] (degrees with ``deg``).
 
@@ -176,6 +180,7 @@ def angle(z, deg=False):
     return a * (180.0 / np.pi) if deg else a
 
 
+@implements(np.real_if_close)
 def real_if_close(a, tol=100):
     """``np.real_if_close``: Re a when every imaginary part is within ``tol``
     machine epsilons of 0 (decided on the value, as NumPy does), else ``a``.
@@ -215,9 +220,7 @@ angle_p.samples = [sample(_c(3, lo=0.3, hi=1.5, seed=8)), sample(_c(2, 3, seed=9
 to_complex_p.samples = [sample((3,), dtype=np.dtype(np.complex128)),
                         sample((2, 3), dtype=np.dtype(np.complex128))]
 
-NUMPY_UFUNCS = {np.conjugate: conj}
-NUMPY_FUNCTIONS = {
-    np.real: real, np.imag: imag, np.angle: angle, np.real_if_close: real_if_close,
-    np.iscomplexobj: _value_only(np.iscomplexobj), np.isrealobj: _value_only(np.isrealobj),
-    np.iscomplex: _value_only(np.iscomplex), np.isreal: _value_only(np.isreal),
-}
+implements(np.iscomplexobj)(_value_only(np.iscomplexobj))
+implements(np.isrealobj)(_value_only(np.isrealobj))
+implements(np.iscomplex)(_value_only(np.iscomplex))
+implements(np.isreal)(_value_only(np.isreal))

@@ -37,7 +37,7 @@ import operator
 
 import numpy as np
 
-from ...tracer import Box, Primitive, ndim_of, register, sample, shape_of
+from ...tracer import Box, Primitive, implements, ndim_of, register, sample, shape_of
 from ...scaled import lazy_product
 from . import _logaddexp
 from .._util import fit, lift, unbroadcast
@@ -494,3 +494,66 @@ where.samples = [
 ]
 where.domain = None
 where.holomorphic = True  # linear in the branches: complex-linear
+
+
+# The NumPy callables these primitives and functions compute (dualad.tracer.implements:
+# the front end's dispatch tables).
+implements(np.add)(add)
+implements(np.subtract)(subtract)
+implements(np.multiply)(multiply)
+implements(np.divide, np.true_divide)(divide)
+implements(np.negative)(negative)
+implements(np.positive)(positive)
+implements(np.power, np.float_power)(power)
+implements(np.square)(square)
+implements(np.reciprocal)(reciprocal)
+implements(np.sqrt)(sqrt)
+implements(np.cbrt)(cbrt)
+implements(np.absolute, np.fabs)(absolute)
+implements(np.exp)(exp)
+implements(np.exp2)(exp2)
+implements(np.expm1)(expm1)
+implements(np.log)(log)
+implements(np.log2)(log2)
+implements(np.log10)(log10)
+implements(np.log1p)(log1p)
+implements(np.logaddexp)(logaddexp)
+implements(np.logaddexp2)(logaddexp2)
+implements(np.sin)(sin)
+implements(np.cos)(cos)
+implements(np.tan)(tan)
+implements(np.arcsin)(arcsin)
+implements(np.arccos)(arccos)
+implements(np.arctan)(arctan)
+implements(np.arctan2)(arctan2)
+implements(np.hypot)(hypot)
+implements(np.sinh)(sinh)
+implements(np.cosh)(cosh)
+implements(np.tanh)(tanh)
+implements(np.arcsinh)(arcsinh)
+implements(np.arccosh)(arccosh)
+implements(np.arctanh)(arctanh)
+implements(np.deg2rad, np.radians)(deg2rad)
+implements(np.rad2deg, np.degrees)(rad2deg)
+implements(np.maximum)(maximum)
+implements(np.minimum)(minimum)
+implements(np.fmax)(fmax)
+implements(np.fmin)(fmin)
+implements(np.sign)(sign)
+implements(np.floor)(floor)
+implements(np.ceil)(ceil)
+implements(np.trunc)(trunc)
+implements(np.rint)(rint)
+implements(np.greater)(greater)
+implements(np.greater_equal)(greater_equal)
+implements(np.less)(less)
+implements(np.less_equal)(less_equal)
+implements(np.equal)(equal)
+implements(np.not_equal)(not_equal)
+implements(np.isnan)(isnan)
+implements(np.isinf)(isinf)
+implements(np.isfinite)(isfinite)
+implements(np.logical_and)(logical_and)
+implements(np.logical_or)(logical_or)
+implements(np.logical_not)(logical_not)
+implements(np.clip)(clip)

@@ -70,7 +70,7 @@ def _advanced_moved(idx):
     return np.broadcast_shapes(*[np.shape(idx[i]) for i in pos]).__len__()
 
 
-getitem = register(Primitive("getitem", lambda x, idx: x[idx], linear=True,
+getitem = register(Primitive("getitem", lambda x, idx: x[idx], linear=True, sparsity="structural",
                              sympy=lambda sp, x, idx: x[idx]))
 
 
@@ -83,7 +83,7 @@ def _untake_impl(u, idx, shape):
     return out
 
 
-untake = register(Primitive("untake", _untake_impl, linear=True))
+untake = register(Primitive("untake", _untake_impl, linear=True, sparsity="untake"))
 
 
 def take_batched(t, idx, nb):

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ...scaled import dense
-from ...tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
+from ...tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
 from .._util import lift, unbroadcast
 from .elementwise import multiply, where
 from .reductions import sum as sum_
@@ -54,7 +54,7 @@ def _matmul_impl(a, b):
     return np.matmul(a, b)
 
 
-matmul_p = register(Primitive("matmul", _matmul_impl,
+matmul_p = register(Primitive("matmul", _matmul_impl, sparsity="matmul",
                               sympy=lambda sp, a, b: np.matmul(a, b)))
 
 
@@ -103,6 +103,7 @@ matmul_p.defjvp(_matmul_jvp_a, _matmul_jvp_b)
 matmul_p.defvjp(_matmul_vjp_a, _matmul_vjp_b)
 
 
+@implements(np.matmul)
 def matmul(a, b):
     """NumPy's ``a @ b``: 1-D operands are promoted to matrices and squeezed back."""
     na, nb = ndim_of(a), ndim_of(b)
@@ -169,7 +170,7 @@ def _einsum_impl(*ops, subs, out):
     return np.einsum(",".join(subs) + "->" + out, *ops, optimize=len(ops) > 2)
 
 
-einsum_p = register(Primitive("einsum", _einsum_impl,
+einsum_p = register(Primitive("einsum", _einsum_impl, sparsity="einsum",
                               sympy=lambda sp, *ops, subs, out: _einsum_impl(
                                   *ops, subs=subs, out=out)))
 
@@ -226,6 +227,7 @@ def _einsum_vjp(i):
     return vjp
 
 
+@implements(np.einsum)
 def einsum(spec, *operands, **kwargs):
     if not isinstance(spec, str):
         raise NotImplementedError("einsum: only the subscripts-string form is differentiable")
@@ -242,6 +244,7 @@ for _i in range(8):
 
 
 # --- compositions ------------------------------------------------------------------
+@implements(np.tensordot)
 def tensordot(a, b, axes=2):
     na, nb = ndim_of(a), ndim_of(b)
     if isinstance(axes, (int, np.integer)):
@@ -264,6 +267,7 @@ def tensordot(a, b, axes=2):
     return reshape(matmul_p(a2, b2), tuple(sa[i] for i in free_a) + tuple(sb[i] for i in free_b))
 
 
+@implements(np.dot)
 def dot(a, b):
     na, nb = ndim_of(a), ndim_of(b)
     if na == 0 or nb == 0:
@@ -273,16 +277,19 @@ def dot(a, b):
     return tensordot(a, b, axes=([na - 1], [0 if nb == 1 else nb - 2]))
 
 
+@implements(np.inner)
 def inner(a, b):
     if ndim_of(a) == 0 or ndim_of(b) == 0:
         return multiply(a, b)
     return tensordot(a, b, axes=([-1], [-1]))
 
 
+@implements(np.outer)
 def outer(a, b):
     return multiply(reshape(ravel(a), (-1, 1)), reshape(ravel(b), (1, -1)))
 
 
+@implements(np.vdot)
 def vdot(a, b):
     """``np.vdot``: Σ conj(a)·b (the first argument conjugated when complex)."""
     from .complex_numbers import conj
@@ -299,6 +306,7 @@ def _diag_index(n_rows, n_cols, offset):
 
 diagonal_p = register(Primitive(
     "diagonal", lambda x, offset: np.diagonal(x, offset, axis1=-2, axis2=-1).copy(), linear=True,
+    sparsity="structural",
     sympy=lambda sp, x, offset: np.diagonal(x, offset, axis1=-2, axis2=-1)))
 
 
@@ -309,7 +317,7 @@ def _embed_impl(d, offset, shape):
     return out
 
 
-diag_embed_p = register(Primitive("diag_embed", _embed_impl, linear=True))
+diag_embed_p = register(Primitive("diag_embed", _embed_impl, linear=True, sparsity="structural"))
 diagonal_p.defjvp(lambda t, ans, x, offset: diagonal_p(t, offset=offset))
 diagonal_p.defvjp(lambda ct, ans, x, offset:
                   diag_embed_p(ct, offset=offset, shape=shape_of(x)[-2:]))
@@ -317,6 +325,7 @@ diag_embed_p.defjvp(lambda t, ans, d, offset, shape: diag_embed_p(t, offset=offs
 diag_embed_p.defvjp(lambda ct, ans, d, offset, shape: diagonal_p(ct, offset=offset))
 
 
+@implements(np.diagonal)
 def diagonal(x, offset=0, axis1=0, axis2=1):
     if ndim_of(x) < 2:
         raise ValueError(f"diagonal: needs an array of at least 2 dimensions, got shape "
@@ -324,10 +333,12 @@ def diagonal(x, offset=0, axis1=0, axis2=1):
     return diagonal_p(moveaxis(x, (axis1, axis2), (-2, -1)), offset=int(offset))
 
 
+@implements(np.trace)
 def trace(x, offset=0, axis1=0, axis2=1):
     return sum_(diagonal(x, offset, axis1, axis2), axis=-1)
 
 
+@implements(np.diag)
 def diag(v, k=0):
     nd = ndim_of(v)
     if nd == 1:
@@ -343,10 +354,12 @@ def _tri_mask(x, k, upper):
     return np.triu(np.ones((n, m), bool), k) if upper else np.tril(np.ones((n, m), bool), k)
 
 
+@implements(np.triu)
 def triu(x, k=0):
     return where(_tri_mask(x, k, True), x, 0.0)
 
 
+@implements(np.tril)
 def tril(x, k=0):
     return where(_tri_mask(x, k, False), x, 0.0)
 

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ...tracer import Primitive, ndim_of, register, sample, shape_of
+from ...tracer import Primitive, implements, ndim_of, register, sample, shape_of
 from .._util import normalize_axes, shift_axes
 
 
@@ -46,7 +46,7 @@ def _sum_impl(x, axis, keepdims):
 
 
 sum_p = register(Primitive("sum", _sum_impl,
-                           linear=True,
+                           linear=True, sparsity="reduction",
                            sympy=lambda sp, x, axis, keepdims: np.sum(x, axis=axis,
                                                                       keepdims=keepdims)))
 sum_p.defjvp(lambda t, ans, x, axis, keepdims:
@@ -76,6 +76,7 @@ def _dof(x, n, ddof):
     return (dt if dt.kind in "fc" else np.dtype(np.float64)).type(0)
 
 
+@implements(np.var)
 def var(x, axis=None, ddof=0, keepdims=False):
     axes = normalize_axes(axis, ndim_of(x))
     n = math.prod(shape_of(x)[a] for a in axes)
@@ -89,6 +90,7 @@ def var(x, axis=None, ddof=0, keepdims=False):
     return sum_p(centred * centred, axis=axes, keepdims=bool(keepdims)) / dof
 
 
+@implements(np.std)
 def std(x, axis=None, ddof=0, keepdims=False):
     """√var. Where var = 0 the derivative is 0 (see ``std_sqrt``): exact for a size-1
     reduction (std ≡ 0, e.g. batch normalization over a batch of one), PyTorch's
@@ -120,6 +122,7 @@ def _plain(v):
 def _extremum(name, impl):
     prim = register(Primitive(name, lambda x, axis, keepdims: impl(x, axis=axis,
                                                                    keepdims=keepdims),
+                              sparsity="reduction",
                               sympy=lambda sp, x, axis, keepdims: _sympy_extremum(
                                   sp, name, x, axis, keepdims)))
 
@@ -156,10 +159,12 @@ min_p = _extremum("min", np.min)
 max_p.symbolic_rules = min_p.symbolic_rules = False
 
 
+@implements(np.max, np.amax)
 def max(x, axis=None, keepdims=False):
     return max_p(x, axis=normalize_axes(axis, ndim_of(x)), keepdims=bool(keepdims))
 
 
+@implements(np.min, np.amin)
 def min(x, axis=None, keepdims=False):
     return min_p(x, axis=normalize_axes(axis, ndim_of(x)), keepdims=bool(keepdims))
 
@@ -167,6 +172,7 @@ def min(x, axis=None, keepdims=False):
 # --- prod -------------------------------------------------------------------------------
 prod_p = register(Primitive("prod", lambda x, axis, keepdims: np.prod(x, axis=axis,
                                                                        keepdims=keepdims),
+                            sparsity="reduction",
                             sympy=lambda sp, x, axis, keepdims: np.prod(
                                 np.asarray(x, dtype=object), axis=axis, keepdims=keepdims)))
 
@@ -203,12 +209,14 @@ prod_p.defvjp(lambda ct, ans, x, axis, keepdims:
               * _prod_others(x, ans, axis, keepdims))
 
 
+@implements(np.prod)
 def prod(x, axis=None, keepdims=False):
     return prod_p(x, axis=normalize_axes(axis, ndim_of(x)), keepdims=bool(keepdims))
 
 
 # --- cumsum --------------------------------------------------------------------------------
 cumsum_p = register(Primitive("cumsum", lambda x, axis: np.cumsum(x, axis=axis), linear=True,
+                              sparsity="cumulative",
                               sympy=lambda sp, x, axis: np.cumsum(
                                   np.asarray(x, dtype=object), axis=axis)))
 
@@ -222,6 +230,7 @@ cumsum_p.defjvp(lambda t, ans, x, axis: cumsum_p(t, axis=axis + _nb(t, x)))
 cumsum_p.defvjp(lambda ct, ans, x, axis: _reverse_cumsum(ct, axis + _nb(ct, ans)))
 
 
+@implements(np.cumsum)
 def cumsum(x, axis=None):
     from .shape import ravel
     if axis is None:

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, Primitive, ndim_of, primal_value, register, sample, shape_of
+from ...tracer import Box, Primitive, implements, ndim_of, primal_value, register, sample, shape_of
 from .._util import lift, normalize_axes, unbroadcast
 
 
@@ -49,7 +49,7 @@ def _broadcast_impl(x, shape):
     return np.broadcast_to(x, shape)
 
 
-reshape_p = register(Primitive("reshape", _reshape_impl, linear=True,
+reshape_p = register(Primitive("reshape", _reshape_impl, linear=True, sparsity="structural",
                                sympy=lambda sp, x, shape: x.reshape(shape)))
 reshape_p.defjvp(lambda t, ans, x, shape: reshape_p(t, shape=_batch(t, ndim_of(x)) + shape))
 reshape_p.defvjp(lambda ct, ans, x, shape:
@@ -72,6 +72,7 @@ def _resolve_shape(shape, size):
     return shape
 
 
+@implements(np.reshape)
 def reshape(x, shape=None, order="C", *, newshape=None):
     if order != "C":
         raise NotImplementedError("reshape: only order='C' is differentiable")
@@ -81,10 +82,12 @@ def reshape(x, shape=None, order="C", *, newshape=None):
     return x if shape == xs else reshape_p(x, shape=shape)
 
 
+@implements(np.ravel)
 def ravel(x, order="C"):
     return reshape(x, (-1,), order)
 
 
+@implements(np.expand_dims)
 def expand_dims(x, axis):
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     nd = ndim_of(x) + len(axes)
@@ -93,6 +96,7 @@ def expand_dims(x, axis):
     return reshape(x, tuple(1 if i in axes else next(shape) for i in range(nd)))
 
 
+@implements(np.squeeze)
 def squeeze(x, axis=None):
     xs = shape_of(x)
     if axis is None:
@@ -110,7 +114,7 @@ def _perm_batched(perm, nb):
     return tuple(range(nb)) + tuple(p + nb for p in perm)
 
 
-transpose_p = register(Primitive("transpose", _transpose_impl, linear=True,
+transpose_p = register(Primitive("transpose", _transpose_impl, linear=True, sparsity="structural",
                                  sympy=lambda sp, x, axes: np.transpose(x, axes)))
 transpose_p.defjvp(lambda t, ans, x, axes:
                    transpose_p(t, axes=_perm_batched(axes, ndim_of(t) - ndim_of(x))))
@@ -119,6 +123,7 @@ transpose_p.defvjp(lambda ct, ans, x, axes:
                                                       ndim_of(ct) - ndim_of(ans))))
 
 
+@implements(np.transpose)
 def transpose(x, axes=None):
     nd = ndim_of(x)
     if axes is None:
@@ -131,6 +136,7 @@ def transpose(x, axes=None):
     return x if axes == tuple(range(nd)) else transpose_p(x, axes=axes)
 
 
+@implements(np.swapaxes)
 def swapaxes(x, axis1, axis2):
     nd = ndim_of(x)
     perm = list(range(nd))
@@ -139,6 +145,7 @@ def swapaxes(x, axis1, axis2):
     return transpose(x, perm)
 
 
+@implements(np.moveaxis)
 def moveaxis(x, source, destination):
     nd = ndim_of(x)
     src = tuple(int(s) % nd for s in (source if isinstance(source, (tuple, list))
@@ -153,6 +160,7 @@ def moveaxis(x, source, destination):
 
 # --- broadcast_to --------------------------------------------------------------------
 broadcast_to_p = register(Primitive("broadcast_to", _broadcast_impl, linear=True,
+                                    sparsity="structural",
                                     sympy=lambda sp, x, shape: np.broadcast_to(x, shape)))
 
 
@@ -166,6 +174,7 @@ broadcast_to_p.defvjp(lambda ct, ans, x, shape:
                       unbroadcast(ct, shape_of(x), ndim_of(ct) - ndim_of(ans)))
 
 
+@implements(np.broadcast_to)
 def broadcast_to(x, shape):
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
     return x if shape_of(x) == shape else broadcast_to_p(x, shape=shape)
@@ -176,7 +185,7 @@ def _concat_impl(*xs, axis):
     return np.concatenate(xs, axis=axis)
 
 
-concatenate_p = register(Primitive("concatenate", _concat_impl, linear=True,
+concatenate_p = register(Primitive("concatenate", _concat_impl, linear=True, sparsity="structural",
                                    sympy=lambda sp, *xs, axis: np.concatenate(xs, axis=axis)))
 
 
@@ -277,6 +286,7 @@ def _no_out(fname, out):
                         f"use the returned value")
 
 
+@implements(np.concatenate)
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     _no_out("concatenate", out)
     arrays = _join_dtype("concatenate", list(arrays), dtype, casting)
@@ -290,6 +300,7 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     return concatenate_p(*arrays, axis=int(axis) % nd)
 
 
+@implements(np.stack)
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     _no_out("stack", out)
     arrays = _join_dtype("stack", list(arrays), dtype, casting)
@@ -312,11 +323,13 @@ def atleast_2d(x):
     return reshape(x, (1, 1)) if nd == 0 else (reshape(x, (1,) + shape_of(x)) if nd == 1 else x)
 
 
+@implements(np.hstack)
 def hstack(tup, *, dtype=None, casting="same_kind"):
     arrays = [atleast_1d(a) for a in _join_dtype("hstack", list(tup), dtype, casting)]
     return concatenate(arrays, axis=0 if ndim_of(arrays[0]) == 1 else 1)
 
 
+@implements(np.vstack)
 def vstack(tup, *, dtype=None, casting="same_kind"):
     """``np.vstack`` (and ``np.row_stack``, which NumPy 2 forwards here with
     ``dtype`` and ``casting``)."""
@@ -324,6 +337,7 @@ def vstack(tup, *, dtype=None, casting="same_kind"):
                                                            casting)], axis=0)
 
 
+@implements(np.flip)
 def flip(x, axis=None):
     from .indexing import getitem
     axes = normalize_axes(axis, ndim_of(x))

@@ -58,7 +58,7 @@ def _cofactor_impl(a):
 
 
 cofactor_p = register(Primitive(
-    "cofactor", _cofactor_impl,
+    "cofactor", _cofactor_impl, sparsity="matrix",
     sympy=lambda sp, a: _sym_cofactor(sp, a)))
 
 

@@ -115,7 +115,7 @@ def _dense_from_band(sp, m, l, u):
 solve_banded_p = register(Primitive(
     "solve_banded",
     lambda ab, b, l, u: _lapack_stacked(
-        lambda a2, b2: scipy.linalg.solve_banded((l, u), a2, b2), ab, b),
+        lambda a2, b2: scipy.linalg.solve_banded((l, u), a2, b2), ab, b), sparsity="matrix",
     sympy=lambda sp, ab, b, l, u: sym_map(
         sp, lambda m, r: _sym_solve(_dense_from_band(sp, m, l, u), r), ab, b)))
 
@@ -177,7 +177,8 @@ def _solveh_sympy(sp, ab, b, lower):
     return sym_map(sp, lambda m, r: one(m, r), ab, b)
 
 
-solveh_banded_p = register(Primitive("solveh_banded", _solveh_impl, sympy=_solveh_sympy))
+solveh_banded_p = register(Primitive("solveh_banded", _solveh_impl, sympy=_solveh_sympy,
+                                     sparsity="matrix"))
 
 
 def _solveh_jvp_all(tangents, x, ab, b, lower):

@@ -24,8 +24,9 @@ Every rule is written with registry operations (including these primitives
 applied to traced outputs), so the rules differentiate again. The rest of
 numpy.linalg / scipy.linalg: eigen, singular value and QR decompositions in
 :mod:`.matrix_decomp`; expm, sqrtm, solve_sylvester in :mod:`.matrix_func`;
-pinv, lstsq and norms in :mod:`.matrix_norm`. This module's ``NUMPY_FUNCTIONS``
-routes every one of them from the NumPy front end.
+pinv, lstsq and norms in :mod:`.matrix_norm`. Each function declares the
+``numpy.linalg`` callable it computes (``@implements(np.linalg.inv)``); the array-API
+aliases at the end of this module are declared here.
 
 Complex inputs: the holomorphic ones (inv, solve, det, solve_triangular,
 matrix_power, multi_dot, expm, logm, sqrtm, solve_sylvester) take complex matrices in
@@ -55,7 +56,7 @@ import numpy as np
 import scipy.linalg
 import scipy.linalg.lapack
 
-from ...tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
+from ...tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
 from .._util import lift, unbroadcast
 from ..core.elementwise import multiply
 from ..core.products import matmul, matmul_p, tril, triu
@@ -133,12 +134,13 @@ def _sym_solve(m, r):
 
 
 # --- inverse ------------------------------------------------------------------------------
-inv_p = register(Primitive("inv", np.linalg.inv,
+inv_p = register(Primitive("inv", np.linalg.inv, sparsity="matrix",
                            sympy=lambda sp, a: sym_map(sp, lambda m: m.adjugate() / m.det(), a)))
 inv_p.defjvp(lambda t, ans, a: -mm(mm(ans, t), ans))
 inv_p.defvjp(lambda ct, ans, a: -mm(mm(mT(ans), ct), mT(ans)))
 
 
+@implements(np.linalg.inv)
 def inv(a):
     """``np.linalg.inv``: Ẏ = -Y Ȧ Y, Ā = -Yᵀ Ȳ Yᵀ."""
     check_square("inv", a)
@@ -146,7 +148,7 @@ def inv(a):
 
 
 # --- solve ----------------------------------------------------------------------------------
-solve_p = register(Primitive("solve", np.linalg.solve,
+solve_p = register(Primitive("solve", np.linalg.solve, sparsity="matrix",
                              sympy=lambda sp, a, b: sym_map(sp, _sym_solve, a, b)))
 
 
@@ -171,6 +173,7 @@ solve_p.jvp_all = _solve_jvp_all
 solve_p.vjp_all = _solve_vjp_all
 
 
+@implements(np.linalg.solve)
 def solve(a, b):
     """``np.linalg.solve(a, b)``: X = A⁻¹B. As in NumPy 2, ``b`` is a vector only when
     it is 1-D; otherwise it is (a stack of) matrices (..., n, k)."""
@@ -187,7 +190,7 @@ def solve(a, b):
 
 
 # --- determinants ------------------------------------------------------------------------
-det_p = register(Primitive("det", np.linalg.det,
+det_p = register(Primitive("det", np.linalg.det, sparsity="matrix",
                            sympy=lambda sp, a: sym_map(sp, lambda m: m.det(), a)))
 # ∂det/∂A = adj(A)ᵀ, the cofactor matrix: d·A⁻ᵀ where A is invertible, and defined at
 # singular A too (see matrix_adjugate).
@@ -208,7 +211,7 @@ def _logdet_inv_T(a):
 
 
 logabsdet_p = register(Primitive(
-    "logabsdet", lambda a: np.linalg.slogdet(a)[1],
+    "logabsdet", lambda a: np.linalg.slogdet(a)[1], sparsity="matrix",
     sympy=lambda sp, a: sym_map(sp, lambda m: sp.log(m.det() ** 2) / 2, a)))  # = log|det|, smooth
 logabsdet_p.defjvp(lambda t, ans, a: sum_(multiply(_logdet_inv_T(a), t), axis=(-2, -1)))
 logabsdet_p.defvjp(lambda ct, ans, a: expand2(ct) * _logdet_inv_T(a))
@@ -216,6 +219,7 @@ logabsdet_p.defvjp(lambda ct, ans, a: expand2(ct) * _logdet_inv_T(a))
 SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
 
 
+@implements(np.linalg.det)
 def det(a):
     """``np.linalg.det`` on a matrix or a stack: ḋ = tr(adj(A)Ȧ), Ā = d̄ adj(A)ᵀ
     (= d̄ d A⁻ᵀ where A is invertible; the adjugate also at a singular A)."""
@@ -223,6 +227,7 @@ def det(a):
     return det_p(a)
 
 
+@implements(np.linalg.slogdet)
 def slogdet(a):
     """``np.linalg.slogdet``: (sign, log|det A|); the sign is piecewise constant
     (zero derivative), log|det A| has derivative tr(A⁻¹Ȧ)."""
@@ -271,7 +276,7 @@ def _solve_tri_sympy(sp, a, b, trans, lower, unit_diagonal):
     return sym_map(sp, lambda m, r: _sym_solve(m.T if trans else m, r), t, b)
 
 
-solve_triangular_p = register(Primitive("solve_triangular", _solve_tri_impl,
+solve_triangular_p = register(Primitive("solve_triangular", _solve_tri_impl, sparsity="matrix",
                                         sympy=_solve_tri_sympy))
 
 
@@ -369,11 +374,13 @@ def _cholesky_sympy(sp, a):
     return sym_map(sp, lambda m: m.cholesky(hermitian=False), a_eff)
 
 
-cholesky_p = register(Primitive("cholesky", np.linalg.cholesky, sympy=_cholesky_sympy))
+cholesky_p = register(Primitive("cholesky", np.linalg.cholesky, sympy=_cholesky_sympy,
+                                sparsity="matrix"))
 cholesky_p.defjvp(_cholesky_jvp)
 cholesky_p.defvjp(_cholesky_vjp)
 
 
+@implements(np.linalg.cholesky)
 def cholesky(a, /, *, upper=False):
     """``np.linalg.cholesky``: lower L with A = L Lᵀ (``upper=True``: Lᵀ). Reads the
     lower triangle of A only (``upper=True``: the upper one), as LAPACK does; A must be
@@ -408,16 +415,6 @@ from .norm import pinv, lstsq, norm, matrix_norm, vector_norm, matrix_rank, cond
 from ..core.products import (diagonal as _diagonal, outer as _outer,  # noqa: E402
                              tensordot as _tensordot)
 
-NUMPY_UFUNCS = {}
-NUMPY_FUNCTIONS = {
-    np.linalg.inv: inv, np.linalg.solve: solve, np.linalg.det: det, np.linalg.slogdet: slogdet,
-    np.linalg.cholesky: cholesky, np.linalg.eigh: eigh, np.linalg.eigvalsh: eigvalsh,
-    np.linalg.eig: eig, np.linalg.eigvals: eigvals, np.linalg.svd: svd, np.linalg.qr: qr,
-    np.linalg.pinv: pinv, np.linalg.lstsq: lstsq, np.linalg.norm: norm,
-    np.linalg.matrix_power: matrix_power, np.linalg.multi_dot: multi_dot,
-    np.linalg.matrix_rank: matrix_rank,
-    np.linalg.cond: cond, np.linalg.tensorinv: tensorinv, np.linalg.tensorsolve: tensorsolve,
-}
 _ARRAY_API = {  # NumPy >= 2.0: the array-API names in numpy.linalg
     "svdvals": svdvals, "matrix_norm": matrix_norm, "vector_norm": vector_norm,
     "matrix_transpose": mT, "matmul": matmul,
@@ -429,4 +426,4 @@ _ARRAY_API = {  # NumPy >= 2.0: the array-API names in numpy.linalg
 }
 for _name, _fn in _ARRAY_API.items():
     if hasattr(np.linalg, _name):  # NumPy >= 2.0
-        NUMPY_FUNCTIONS[getattr(np.linalg, _name)] = _fn
+        implements(getattr(np.linalg, _name))(_fn)

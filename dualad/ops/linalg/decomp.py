@@ -48,7 +48,7 @@ import collections
 
 import numpy as np
 
-from ...tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
+from ...tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
 from ..core.elementwise import divide, equal, where
 from ..core.indexing import index
 from ..core.products import diag_embed_p, diagonal_p, tril
@@ -104,7 +104,7 @@ def multi_output(name, impl, cores, jvp, vjp):
     def packed_impl(*args, **params):
         return _np_pack(impl(*args, **params), cores(*[np.shape(a) for a in args], **params))
 
-    prim = register(Primitive(name, packed_impl))
+    prim = register(Primitive(name, packed_impl, cores=cores, sparsity="matrix"))
 
     def jvp_all(tangents, ans, *args, **params):
         cs = cores(*[shape_of(a) for a in args], **params)
@@ -116,7 +116,6 @@ def multi_output(name, impl, cores, jvp, vjp):
 
     prim.jvp_all = jvp_all
     prim.vjp_all = vjp_all
-    prim.cores = cores
     return prim
 
 
@@ -170,6 +169,7 @@ def _uplo(fname, UPLO):
     return UPLO
 
 
+@implements(np.linalg.eigh)
 def eigh(a, UPLO="L"):
     """``np.linalg.eigh``: (eigenvalues ascending, eigenvectors as columns). Only the
     ``UPLO`` triangle is read. Eigenvectors need distinct eigenvalues (see module doc)."""
@@ -187,11 +187,13 @@ def _eigvalsh_vjp(ct, w, a, UPLO):
     return sym_lower_T(mm(v * _row(ct), mT(v)), UPLO == "L")
 
 
-eigvalsh_p = register(Primitive("eigvalsh", lambda a, UPLO: np.linalg.eigvalsh(a, UPLO=UPLO)))
+eigvalsh_p = register(Primitive("eigvalsh", lambda a, UPLO: np.linalg.eigvalsh(a, UPLO=UPLO),
+                                  sparsity="matrix"))
 eigvalsh_p.defjvp(_eigvalsh_jvp)
 eigvalsh_p.defvjp(_eigvalsh_vjp)
 
 
+@implements(np.linalg.eigvalsh)
 def eigvalsh(a, UPLO="L"):
     """``np.linalg.eigvalsh``: λ̇_i = v_iᵀ Ȧ v_i, Ā = V diag(λ̄) Vᵀ (symmetrized onto UPLO)."""
     check_square("eigvalsh", a, real=True)
@@ -238,6 +240,7 @@ eig_p = multi_output("eig", _eig_impl, lambda s: [s[-1:], s[-2:]], _eig_jvp, _ei
 _EIG_ALWAYS_COMPLEX = np.iscomplexobj(np.linalg.eig(np.eye(1))[0])
 
 
+@implements(np.linalg.eig)
 def eig(a):
     """``np.linalg.eig`` for matrices with a real spectrum: eigenvalues and unit-norm
     eigenvectors. Complex spectra raise NotImplementedError. Where NumPy returns complex
@@ -250,6 +253,7 @@ def eig(a):
     return EigResult(w, v)
 
 
+@implements(np.linalg.eigvals)
 def eigvals(a):
     """``np.linalg.eigvals`` (real spectrum): λ̇ = diag(V⁻¹ Ȧ V)."""
     return eig(a)[0]
@@ -322,7 +326,7 @@ def _svdvals_vjp(ct, s, a, hermitian=False):
 
 
 svdvals_p = register(Primitive("svdvals", lambda a, hermitian=False: np.linalg.svd(
-    a, compute_uv=False, hermitian=hermitian)))
+    a, compute_uv=False, hermitian=hermitian), sparsity="matrix"))
 svdvals_p.defjvp(_svdvals_jvp)
 svdvals_p.defvjp(_svdvals_vjp)
 
@@ -333,6 +337,7 @@ def svdvals(x, /):
     return svdvals_p(x)
 
 
+@implements(np.linalg.svd)
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """``np.linalg.svd``. Differentiable in the reduced form (``full_matrices=False``, or
     any square matrix); ``compute_uv=False`` gives :func:`svdvals`. ``hermitian=True``
@@ -389,6 +394,7 @@ qr_p = multi_output("qr", lambda a: tuple(np.linalg.qr(a, mode="reduced")),
                     lambda s: [s[-2:], (s[-1], s[-1])], _qr_jvp, _qr_vjp)
 
 
+@implements(np.linalg.qr)
 def qr(a, mode="reduced"):
     """``np.linalg.qr`` (``mode='reduced'`` or ``'r'``; 'complete' when m ≤ n), full rank.
 

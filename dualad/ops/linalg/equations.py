@@ -70,7 +70,8 @@ def _stein_sympy(sp, a, b, q):
     return sym_map(sp, one, a, b, q)
 
 
-solve_stein_p = register(Primitive("solve_stein", _stein_impl, sympy=_stein_sympy))
+solve_stein_p = register(Primitive("solve_stein", _stein_impl, sympy=_stein_sympy,
+                                   sparsity="matrix"))
 
 
 def _stein_jvp_all(tangents, x, a, b, q):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ...tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
+from ...tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
 from .._util import lift, unbroadcast
 from ..core.indexing import index
 from ..core.products import matmul
@@ -48,7 +48,7 @@ def _sylvester_sympy(sp, a, b, q):
     return sym_map(sp, one, a, b, q)
 
 
-solve_sylvester_p = register(Primitive("solve_sylvester", _sylvester_impl,
+solve_sylvester_p = register(Primitive("solve_sylvester", _sylvester_impl, sparsity="matrix",
                                        sympy=_sylvester_sympy))
 
 
@@ -123,7 +123,7 @@ def _real_part(fname, a, x):
     return x
 
 
-expm_p = register(Primitive("expm", scipy.linalg.expm))
+expm_p = register(Primitive("expm", scipy.linalg.expm, sparsity="matrix"))
 expm_p.defjvp(lambda t, ans, a: block_frechet(expm_p, a, t))
 expm_p.defvjp(lambda ct, ans, a: block_frechet(expm_p, mT(a), ct))
 
@@ -141,7 +141,8 @@ def expm_frechet(a, e):
     return block_frechet(expm_p, a, e)
 
 
-logm_p = register(Primitive("logm", lambda a: _real_part("logm", a, scipy.linalg.logm(a))))
+logm_p = register(Primitive("logm", lambda a: _real_part("logm", a, scipy.linalg.logm(a)),
+                           sparsity="matrix"))
 logm_p.defjvp(lambda t, ans, a: block_frechet(logm_p, a, t))
 logm_p.defvjp(lambda ct, ans, a: block_frechet(logm_p, mT(a), ct))
 
@@ -158,7 +159,7 @@ def _sqrtm_impl(a):
     return _real_part("sqrtm", a, scipy.linalg.sqrtm(a))
 
 
-sqrtm_p = register(Primitive("sqrtm", _sqrtm_impl))
+sqrtm_p = register(Primitive("sqrtm", _sqrtm_impl, sparsity="matrix"))
 sqrtm_p.defjvp(lambda t, x, a: solve_sylvester_p(x, x, t))
 sqrtm_p.defvjp(lambda ct, x, a: solve_sylvester_p(mT(x), mT(x), ct))
 
@@ -173,6 +174,7 @@ def sqrtm(a, disp=True, blocksize=64):
 
 
 # --- compositions ------------------------------------------------------------------------
+@implements(np.linalg.matrix_power)
 def matrix_power(a, n):
     """``np.linalg.matrix_power`` for integer n (negative: powers of inv(a)), by repeated
     squaring of matmul; A⁰ is the identity (zero derivative)."""
@@ -194,6 +196,7 @@ def matrix_power(a, n):
     return result
 
 
+@implements(np.linalg.multi_dot)
 def multi_dot(arrays, *, out=None):
     """``np.linalg.multi_dot``: a chain of matmuls (first/last may be 1-D), left to right."""
     if out is not None:
@@ -207,6 +210,7 @@ def multi_dot(arrays, *, out=None):
     return result
 
 
+@implements(np.linalg.tensorinv)
 def tensorinv(a, ind=2):
     """``np.linalg.tensorinv``: inv of ``a`` reshaped to a square matrix, reshaped back."""
     s = shape_of(a)
@@ -217,6 +221,7 @@ def tensorinv(a, ind=2):
     return reshape(inv_p(reshape(a, (rows, rows))), s[ind:] + s[:ind])
 
 
+@implements(np.linalg.tensorsolve)
 def tensorsolve(a, b, axes=None):
     """``np.linalg.tensorsolve``: solve of ``a`` reshaped to a square matrix."""
     from ..core.shape import transpose

@@ -53,7 +53,8 @@ def _fmp_impl(a, p):
     return out if out is not None else np.empty(a.shape, np.result_type(a, 1.0))
 
 
-fractional_matrix_power_p = register(Primitive("fractional_matrix_power", _fmp_impl))
+fractional_matrix_power_p = register(Primitive("fractional_matrix_power", _fmp_impl,
+                                                     sparsity="matrix"))
 
 
 def _per_matrix(t, ans):

@@ -66,7 +66,8 @@ def _lu_vjp(ct, m, a):
     return mm(p, z)
 
 
-lu_packed_p = register(Primitive("lu_packed", lambda a: scipy.linalg.lu_factor(a)[0]))
+lu_packed_p = register(Primitive("lu_packed", lambda a: scipy.linalg.lu_factor(a)[0],
+                                     sparsity="matrix"))
 lu_packed_p.defjvp(_lu_jvp)
 lu_packed_p.defvjp(_lu_vjp)
 lu_packed_p.samples = [sample(_A3), sample(_A3[::-1].copy()),

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
+from ...tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
 from .._util import normalize_axes
 from ..core.elementwise import absolute, equal, power, sqrt, where
 from .basic import _A3, check_matrix, check_real, check_square, mm, mT, sym_lower, sym_lower_T
@@ -53,11 +53,12 @@ def _pinv_vjp(ct, p, a, rcond, hermitian=False):
 
 
 pinv_p = register(Primitive("pinv", lambda a, rcond, hermitian=False: np.linalg.pinv(
-    a, rcond=rcond, hermitian=hermitian)))
+    a, rcond=rcond, hermitian=hermitian), sparsity="matrix"))
 pinv_p.defjvp(_pinv_jvp)
 pinv_p.defvjp(_pinv_vjp)
 
 
+@implements(np.linalg.pinv)
 def pinv(a, rcond=None, hermitian=False, **kwargs):
     """``np.linalg.pinv`` (Golub & Pereyra 1973 derivative, valid where the rank is
     locally constant). ``hermitian=True`` reads the lower triangle only, as NumPy does."""
@@ -72,6 +73,7 @@ def pinv(a, rcond=None, hermitian=False, **kwargs):
     return pinv_p(a, rcond=float(rcond))
 
 
+@implements(np.linalg.lstsq)
 def lstsq(a, b, rcond=None):
     """``np.linalg.lstsq``: (x, residuals, rank, s) with x = A⁺ b differentiable in A and
     b, residuals = Σ(A x - b)² when rank = n < m (else empty), s = svdvals(A)."""
@@ -97,11 +99,13 @@ def lstsq(a, b, rcond=None):
     return x, resid, rank, svdvals_p(a)
 
 
+@implements(np.linalg.matrix_rank)
 def matrix_rank(a, *args, **kwargs):
     """An integer: zero derivative, computed on the primal."""
     return np.linalg.matrix_rank(primal_value(a), *args, **kwargs)
 
 
+@implements(np.linalg.cond)
 def cond(x, p=None):
     """``np.linalg.cond``: s_max/s_min for p in (None, 2), s_min/s_max for -2, else
     norm(x, p) · norm(inv(x), p) over the last two axes."""
@@ -158,6 +162,7 @@ def _matrix_norm(x, ord, axes):
     raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
 
 
+@implements(np.linalg.norm)
 def norm(x, ord=None, axis=None, keepdims=False):
     """``np.linalg.norm``: every vector and matrix order, ``axis`` and ``keepdims``."""
     check_real("norm", x, "x")

@@ -1,8 +1,8 @@
 """NumPy coverage beyond the core families, in both modes (issue 4).
 
-The functions live in small modules grouped by family; this one merges their
-tables for the front end (``NUMPY_UFUNCS``, ``NUMPY_FUNCTIONS``) and the ndarray
-methods boxes gain (``BOX_METHODS``):
+The functions live in small modules grouped by family, each declaring the NumPy
+callables it computes (``dualad.tracer.implements``); this one imports them all and
+names the ndarray methods boxes gain (``BOX_METHODS``):
 
 - :mod:`.ufuncs`            sinc, remainder/mod, fmod, copysign, heaviside,
                             nan_to_num, ldexp, frexp, modf, divmod, and the
@@ -29,13 +29,6 @@ Conventions at kinks are stated in each module's docstring and collected in
 """
 from __future__ import annotations
 
-from . import (arrays, build, calculus, convolve, functional, inplace, joining, reductions,
-               sorting, ufuncs)
+from . import (arrays, build, calculus, convolve, functional, inplace, joining,  # noqa: F401
+               reductions, sorting, ufuncs)  # (their declarations fill the dispatch tables)
 from .methods import BOX_METHODS  # noqa: F401
-
-NUMPY_UFUNCS = {}
-NUMPY_FUNCTIONS = {}
-for _mod in (ufuncs, reductions, calculus, sorting, arrays, joining, build, convolve,
-             functional, inplace):
-    NUMPY_UFUNCS.update(getattr(_mod, "NUMPY_UFUNCS", {}))
-    NUMPY_FUNCTIONS.update(getattr(_mod, "NUMPY_FUNCTIONS", {}))

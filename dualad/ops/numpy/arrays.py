@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...tracer import Box, ndim_of, primal_value, shape_of, implements
 from .._util import normalize_axes
 from ..core.indexing import getitem, index
 from ..core.shape import broadcast_to, concatenate, flip, ravel, reshape, transpose
@@ -79,6 +79,7 @@ def _take_runs(x, axis, src):
 
 
 # --- take -------------------------------------------------------------------------------
+@implements(np.take)
 def take(a, indices, axis=None, out=None, mode="raise"):
     _no_out("take", out)
     if axis is None:
@@ -98,6 +99,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     return _along(a, axis, int(idx) if idx.ndim == 0 else idx)
 
 
+@implements(np.take_along_axis)
 def take_along_axis(arr, indices, axis=-1):
     idx = np.asarray(primal_value(indices))
     if axis is None:
@@ -113,6 +115,7 @@ def take_along_axis(arr, indices, axis=-1):
     return getitem(arr, idx=full)
 
 
+@implements(np.repeat)
 def repeat(a, repeats, axis=None):
     if axis is None:
         a, axis = ravel(a), 0
@@ -121,6 +124,7 @@ def repeat(a, repeats, axis=None):
     return _along(a, axis, src)
 
 
+@implements(np.tile)
 def tile(A, reps):
     reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
     shape = shape_of(A)
@@ -134,6 +138,7 @@ def tile(A, reps):
     return reshape(x, tuple(r * s for r, s in zip(reps, shape)))
 
 
+@implements(np.resize)
 def resize(a, new_shape):
     new_shape = (int(new_shape),) if np.ndim(new_shape) == 0 else tuple(int(s) for s in new_shape)
     size, new_size = math.prod(shape_of(a)), math.prod(new_shape)
@@ -146,6 +151,7 @@ def resize(a, new_shape):
 _INDEX_MODES = ("edge", "reflect", "symmetric", "wrap")
 
 
+@implements(np.pad)
 def pad(array, pad_width, mode="constant", **kwargs):
     """``np.pad`` in the modes constant (differentiable in ``constant_values`` too),
     empty (zeros), edge, reflect, symmetric and wrap."""
@@ -194,6 +200,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
 
 # --- roll, rot90, flips, rollaxis ----------------------------------------------------------
+@implements(np.roll)
 def roll(a, shift, axis=None):
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), shape_of(a))
@@ -213,6 +220,7 @@ def roll(a, shift, axis=None):
     return x
 
 
+@implements(np.rot90)
 def rot90(m, k=1, axes=(0, 1)):
     axes = tuple(axes)
     nd = ndim_of(m)
@@ -234,18 +242,21 @@ def rot90(m, k=1, axes=(0, 1)):
     return flip(transpose(m, perm), axes[1])
 
 
+@implements(np.fliplr)
 def fliplr(m):
     if ndim_of(m) < 2:
         raise ValueError(f"fliplr: input must be >= 2-d, got shape {shape_of(m)}")
     return flip(m, 1)
 
 
+@implements(np.flipud)
 def flipud(m):
     if ndim_of(m) < 1:
         raise ValueError("flipud: input must be >= 1-d")
     return flip(m, 0)
 
 
+@implements(np.rollaxis)
 def rollaxis(a, axis, start=0):
     n = ndim_of(a)
     axis = _axis(axis, n, "rollaxis")
@@ -262,6 +273,7 @@ def rollaxis(a, axis, start=0):
 
 
 # --- splitting -------------------------------------------------------------------------------
+@implements(np.array_split)
 def array_split(ary, indices_or_sections, axis=0):
     axis = _axis(axis, ndim_of(ary), "array_split")
     total = shape_of(ary)[axis]
@@ -277,6 +289,7 @@ def array_split(ary, indices_or_sections, axis=0):
     return [_along(ary, axis, slice(points[i], points[i + 1])) for i in range(len(points) - 1)]
 
 
+@implements(np.split)
 def split(ary, indices_or_sections, axis=0):
     if np.ndim(indices_or_sections) == 0:
         n = shape_of(ary)[_axis(axis, ndim_of(ary), "split")]
@@ -285,33 +298,31 @@ def split(ary, indices_or_sections, axis=0):
     return array_split(ary, indices_or_sections, axis)
 
 
+@implements(np.hsplit)
 def hsplit(ary, indices_or_sections):
     if ndim_of(ary) == 0:
         raise ValueError("hsplit only works on arrays of 1 or more dimensions")
     return split(ary, indices_or_sections, 1 if ndim_of(ary) > 1 else 0)
 
 
+@implements(np.vsplit)
 def vsplit(ary, indices_or_sections):
     if ndim_of(ary) < 2:
         raise ValueError("vsplit only works on arrays of 2 or more dimensions")
     return split(ary, indices_or_sections, 0)
 
 
+@implements(np.dsplit)
 def dsplit(ary, indices_or_sections):
     if ndim_of(ary) < 3:
         raise ValueError("dsplit only works on arrays of 3 or more dimensions")
     return split(ary, indices_or_sections, 2)
 
 
+@implements(np.unstack)
 def unstack(x, /, *, axis=0):
     axis = _axis(axis, ndim_of(x), "unstack")
     return tuple(_along(x, axis, i) for i in range(shape_of(x)[axis]))
 
 
-NUMPY_FUNCTIONS = {
-    np.take: take, np.take_along_axis: take_along_axis, np.repeat: repeat, np.tile: tile,
-    np.resize: resize, np.pad: pad, np.roll: roll, np.rot90: rot90, np.fliplr: fliplr,
-    np.flipud: flipud, np.rollaxis: rollaxis, np.array_split: array_split, np.split: split,
-    np.hsplit: hsplit, np.vsplit: vsplit, np.dsplit: dsplit, np.unstack: unstack,
-}
 

@@ -24,7 +24,7 @@ import warnings
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...tracer import Box, ndim_of, primal_value, shape_of, implements
 from .._util import normalize_axes, value_only
 from ..core.elementwise import isnan, log10, power, where
 from ..core.indexing import getitem, index, untake
@@ -36,6 +36,7 @@ from ..core.shape import (broadcast_to, cast, concatenate, expand_dims, flip, mo
 
 
 # --- select and choose ------------------------------------------------------------------
+@implements(np.select)
 def select(condlist, choicelist, default=0):
     if len(condlist) != len(choicelist):
         raise ValueError("select: list of cases must be same length as list of conditions")
@@ -53,6 +54,7 @@ def select(condlist, choicelist, default=0):
     return broadcast_to(out, shape) if shape_of(out) != shape else out
 
 
+@implements(np.choose)
 def choose(a, choices, out=None, mode="raise"):
     if out is not None:
         raise TypeError("choose: out= writes in place and cannot be traced")
@@ -74,6 +76,7 @@ def choose(a, choices, out=None, mode="raise"):
 
 
 # --- products ---------------------------------------------------------------------------
+@implements(np.kron)
 def kron(a, b):
     sa, sb = shape_of(a), shape_of(b)
     nd = max(len(sa), len(sb))
@@ -98,6 +101,7 @@ def _numpy_crosses_2_vectors():
 _CROSS_2_VECTORS = _numpy_crosses_2_vectors()
 
 
+@implements(np.cross)
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if axis is not None:
         axisa = axisb = axisc = axis
@@ -132,16 +136,19 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     return moveaxis(c, -1, normalize_axes(axisc, ndim_of(c))[0])
 
 
+@implements(np.vecdot)
 def vecdot(x1, x2, /, *, axis=-1):
     _real("vecdot", x1)
     return sum_(x1 * x2, axis=axis)
 
 
+@implements(np.matvec)
 def matvec(x1, x2, /):
     _real("matvec", x1)
     return index(matmul(x1, expand_dims(x2, -1)), (..., 0))
 
 
+@implements(np.vecmat)
 def vecmat(x1, x2, /):
     _real("vecmat", x1)
     return index(matmul(expand_dims(x1, -2), x2), (..., 0, slice(None)))
@@ -154,6 +161,7 @@ def _real(name, x):
 
 
 # --- covariance --------------------------------------------------------------------------
+@implements(np.cov)
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
         dtype=None):
     """``np.cov``, composed as NumPy computes it (weights may be traced too)."""
@@ -198,6 +206,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     return squeeze(c)
 
 
+@implements(np.corrcoef)
 def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     """``np.corrcoef``: cov / (σᵢ σⱼ); NumPy's clip to [−1, 1] (for rounding) only changes
     values that rounding pushed past ±1, which get derivative 0."""
@@ -216,6 +225,7 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
 
 
 # --- ranges and grids ---------------------------------------------------------------------
+@implements(np.linspace)
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, **kwargs):
     """Evenly spaced values, differentiable in start and stop (computed as NumPy does)."""
     num = operator.index(num)
@@ -243,6 +253,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     return (y, step) if retstep else y
 
 
+@implements(np.logspace)
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     nd = max(ndim_of(start), ndim_of(stop), ndim_of(base))
     up = lambda v: reshape(v, (1,) * (nd - ndim_of(v)) + shape_of(v))  # noqa: E731
@@ -250,6 +261,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     return power(expand_dims(up(base), axis) if nd else base, y)
 
 
+@implements(np.geomspace)
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     sp, tp = np.asarray(primal_value(start)), np.asarray(primal_value(stop))
     if np.any(sp == 0) or np.any(tp == 0):
@@ -274,6 +286,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     return moveaxis(y, 0, normalize_axes(axis, ndim_of(y))[0]) if axis != 0 else y
 
 
+@implements(np.meshgrid)
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     if indexing not in ("xy", "ij"):
         raise ValueError("meshgrid: valid values for `indexing` are 'xy' and 'ij'")
@@ -300,6 +313,7 @@ def _traced_full(fname, shape, fill_value, dtype):
     return cast(broadcast_to(fill_value, shape), dtype, fname)
 
 
+@implements(np.full)
 def full(shape, fill_value, dtype=None, order="C", **kwargs):
     """``np.full`` with a traced fill value: its broadcast, cast to a floating ``dtype``
     (dualad.numpy.full; NumPy's own cannot be dispatched on the fill value)."""
@@ -308,6 +322,7 @@ def full(shape, fill_value, dtype=None, order="C", **kwargs):
     return _traced_full("full", shape, fill_value, dtype)
 
 
+@implements(np.full_like)
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
     """``np.full_like``; a traced fill value keeps its derivative (broadcast). As NumPy's,
     the result has ``a``'s dtype unless ``dtype`` is given."""
@@ -318,6 +333,7 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw
     return np.full(shape, fill_value, dtype=dtype)
 
 
+@implements(np.empty_like)
 def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, **kwargs):
     return np.zeros(shape_of(prototype) if shape is None else shape,
                     dtype=dtype or primal_value(prototype).dtype)
@@ -333,6 +349,7 @@ def real_if_close(a, tol=100):
 
 
 # --- interpolation, counting, Vandermonde ----------------------------------------------------
+@implements(np.interp)
 def interp(x, xp, fp, left=None, right=None, period=None):
     """Piecewise-linear interpolation, differentiable in x, xp, fp, left and right."""
     if ndim_of(xp) != 1 or ndim_of(fp) != 1 or shape_of(xp) != shape_of(fp):
@@ -370,6 +387,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     return where(isnan(xv), np.nan, y) if np.isnan(xv).any() else y
 
 
+@implements(np.bincount)
 def bincount(x, weights=None, minlength=0):
     xv = np.asarray(primal_value(x))
     if weights is None:
@@ -378,6 +396,7 @@ def bincount(x, weights=None, minlength=0):
     return untake(weights, idx=(xv,), shape=counts.shape)
 
 
+@implements(np.vander)
 def vander(x, N=None, increasing=False):
     if ndim_of(x) != 1:
         raise ValueError(f"vander: x must be a one-dimensional array, got shape {shape_of(x)}")
@@ -392,18 +411,8 @@ def vander(x, N=None, increasing=False):
     return v if increasing else flip(v, 1)
 
 
-NUMPY_FUNCTIONS = {
-    np.select: select, np.choose: choose, np.kron: kron, np.cross: cross,
-    np.cov: cov, np.corrcoef: corrcoef, np.linspace: linspace,
-    np.logspace: logspace, np.geomspace: geomspace, np.meshgrid: meshgrid, np.full: full,
-    np.empty_like: empty_like, np.full_like: full_like, np.real_if_close: real_if_close,
-    np.interp: interp,
-    np.bincount: bincount, np.vander: vander,
-}
-# np.vecdot, np.matvec and np.vecmat are generalized ufuncs (NumPy >= 2.2).
-NUMPY_UFUNCS = {np.vecdot: vecdot, np.matvec: matvec, np.vecmat: vecmat}
-for _fn in (np.array_equal, np.array_equiv, np.iscomplexobj, np.isrealobj, np.isreal,
-            np.iscomplex, np.triu_indices_from, np.tril_indices_from, np.diag_indices_from,
-            np.may_share_memory, np.shares_memory):
-    NUMPY_FUNCTIONS[_fn] = value_only(_fn)
+# (np.iscomplexobj, np.isrealobj, np.isreal, np.iscomplex: in core.complex_numbers)
+for _fn in (np.array_equal, np.array_equiv, np.triu_indices_from, np.tril_indices_from,
+            np.diag_indices_from, np.may_share_memory, np.shares_memory):
+    implements(_fn)(value_only(_fn))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import ndim_of, primal_value, shape_of
+from ...tracer import ndim_of, primal_value, shape_of, implements
 from .._util import normalize_axes
 from ..core.indexing import index
 from ..core.reductions import sum as sum_
@@ -23,6 +23,7 @@ def _along(x, axis, sl):
     return index(x, (slice(None),) * axis + (sl,))
 
 
+@implements(np.diff)
 def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     """``a[1:] − a[:-1]`` along ``axis``, ``n`` times, after joining prepend/append."""
     if n < 0:
@@ -48,6 +49,7 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     return a
 
 
+@implements(np.ediff1d)
 def ediff1d(ary, to_end=None, to_begin=None):
     d = diff(ravel(ary))
     pieces = [ravel(p) for p in (to_begin,) if p is not None] + [d] + \
@@ -55,6 +57,7 @@ def ediff1d(ary, to_end=None, to_begin=None):
     return concatenate(pieces) if len(pieces) > 1 else d
 
 
+@implements(np.trapezoid)
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """The trapezoidal rule, ``Σ d·(y[1:] + y[:-1])/2``; differentiable in y, x and dx."""
     nd = ndim_of(y)
@@ -70,6 +73,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     return sum_(d * mid / 2.0, axis=axis)
 
 
+@implements(np.gradient)
 def gradient(f, *varargs, axis=None, edge_order=1):
     """``np.gradient``: second-order central differences inside, one-sided (order
     ``edge_order``) at the ends; uniform or coordinate spacing (which may be traced)."""
@@ -143,6 +147,3 @@ def _gradient_axis(f, axis, h, edge_order, nd):
     return concatenate([first, inner, last], axis=axis)
 
 
-NUMPY_FUNCTIONS = {
-    np.diff: diff, np.ediff1d: ediff1d, np.trapezoid: trapezoid, np.gradient: gradient,
-}

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, Primitive, ndim_of, primal_value, register, sample, shape_of
+from ...tracer import Box, Primitive, ndim_of, primal_value, register, sample, shape_of, implements
 from .._util import lift, unbroadcast
 from ..core.indexing import getitem, index
 from ..core.shape import concatenate, flip, reshape
@@ -177,6 +177,7 @@ def _check_1d(name, a, v):
             raise NotImplementedError(f"{name}: complex inputs are not supported here")
 
 
+@implements(np.convolve)
 def convolve(a, v, mode="full"):
     """``np.convolve``: same has length max(A, V), centred on full."""
     _check_1d("convolve", a, v)
@@ -188,6 +189,7 @@ def convolve(a, v, mode="full"):
     return conv(a, v, mode, 1, "numpy")
 
 
+@implements(np.correlate)
 def correlate(a, v, mode="valid"):
     """``np.correlate``: c[k] = Σ_n a[n + k] v[n], i.e. ``convolve(a, v[::-1])``."""
     _check_1d("correlate", a, v)
@@ -203,6 +205,7 @@ def _coeffs(p, name):
     return p
 
 
+@implements(np.polyval)
 def polyval(p, x):
     """Horner's scheme ``y = (…(p₀ x + p₁) x + …) + p_n``, as NumPy evaluates it."""
     p = _coeffs(p, "polyval")
@@ -212,6 +215,7 @@ def polyval(p, x):
     return y
 
 
+@implements(np.polyder)
 def polyder(p, m=1):
     p = _coeffs(p, "polyder")
     if m < 0:
@@ -223,6 +227,7 @@ def polyder(p, m=1):
     return p
 
 
+@implements(np.polyint)
 def polyint(p, m=1, k=None):
     p = _coeffs(p, "polyint")
     if m < 0:
@@ -247,23 +252,22 @@ def _pad_front(p, n):
     return concatenate([np.zeros(d), p]) if d > 0 else p
 
 
+@implements(np.polyadd)
 def polyadd(a1, a2):
     a1, a2 = _coeffs(a1, "polyadd"), _coeffs(a2, "polyadd")
     n = max(shape_of(a1)[0], shape_of(a2)[0])
     return _pad_front(a1, n) + _pad_front(a2, n)
 
 
+@implements(np.polysub)
 def polysub(a1, a2):
     a1, a2 = _coeffs(a1, "polysub"), _coeffs(a2, "polysub")
     n = max(shape_of(a1)[0], shape_of(a2)[0])
     return _pad_front(a1, n) - _pad_front(a2, n)
 
 
+@implements(np.polymul)
 def polymul(a1, a2):
     return convolve(_coeffs(a1, "polymul"), _coeffs(a2, "polymul"))
 
 
-NUMPY_FUNCTIONS = {
-    np.convolve: convolve, np.correlate: correlate, np.polyval: polyval, np.polyder: polyder,
-    np.polyint: polyint, np.polyadd: polyadd, np.polysub: polysub, np.polymul: polymul,
-}

@@ -14,13 +14,14 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...tracer import Box, ndim_of, primal_value, shape_of, implements
 from .._util import normalize_axes, value_only
 from ..core.indexing import getitem, index, untake
 from ..core.products import diag
 from ..core.shape import broadcast_to, expand_dims, moveaxis, ravel, reshape, stack, vstack
 
 
+@implements(np.piecewise)
 def piecewise(x, condlist, funclist, *args, **kw):
     xs = shape_of(x)
     n_funcs = len(funclist)
@@ -49,6 +50,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
     return out
 
 
+@implements(np.apply_along_axis)
 def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     nd = ndim_of(arr)
     axis = normalize_axes(axis, nd)[0]
@@ -63,6 +65,7 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
         if k else res
 
 
+@implements(np.apply_over_axes)
 def apply_over_axes(func, a, axes):
     val = a
     n = ndim_of(a)
@@ -78,26 +81,25 @@ def apply_over_axes(func, a, axes):
     return val
 
 
+@implements(np.unwrap)
 def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
     pp = primal_value(p)
     # (p − pp) is an exact traced zero: the value is NumPy's, the derivative 1
     return (p - pp) + np.unwrap(pp, discont=discont, axis=axis, period=period)
 
 
+@implements(np.diagflat)
 def diagflat(v, k=0):
     return diag(ravel(v), k)
 
 
+@implements(np.astype)
 def astype(x, dtype, /, *, copy=True, device=None):
     return x.astype(dtype) if isinstance(x, Box) else np.astype(x, dtype, copy=copy)
 
 
-NUMPY_FUNCTIONS = {
-    np.piecewise: piecewise, np.apply_along_axis: apply_along_axis,
-    np.apply_over_axes: apply_over_axes, np.unwrap: unwrap, np.diagflat: diagflat,
-    np.astype: astype, np.einsum_path: value_only(np.einsum_path),
-}
+implements(np.einsum_path)(value_only(np.einsum_path))
 if hasattr(np, "row_stack"):   # deprecated in NumPy 2.0
-    NUMPY_FUNCTIONS[np.row_stack] = vstack
+    implements(np.row_stack)(vstack)
 
 _ = math

@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-from ...tracer import Box, shape_of
+from ...tracer import Box, shape_of, implements
 from .._util import primal_tree
 
 _ALTERNATIVES = {
@@ -57,6 +57,7 @@ def conversion_hint(box):
     return _fill_message(fname, box) if fname in _ALTERNATIVES else None
 
 
+@implements(np.copyto)
 def copyto(dst, src, casting="same_kind", where=True):
     """``np.copyto``: in place, so only plain arrays (a traced mask is a value)."""
     if not isinstance(dst, Box) and not isinstance(src, Box):
@@ -75,4 +76,3 @@ def copyto(dst, src, casting="same_kind", where=True):
                     f"dualad.numpy.where(mask, src, dst) or dualad.numpy.full")
 
 
-NUMPY_FUNCTIONS = {np.copyto: copyto}

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ...tracer import ndim_of, primal_value, shape_of
+from ...tracer import ndim_of, primal_value, shape_of, implements
 from .arrays import _along, _axis, _gather_flat, _no_out
 from ..core.shape import broadcast_to, concatenate, ravel, reshape, swapaxes, transpose
 
@@ -41,10 +41,12 @@ def _2d(x):
 atleast_1d, atleast_2d, atleast_3d = _atleast(_1d), _atleast(_2d), _atleast(_3d)
 
 
+@implements(np.dstack)
 def dstack(tup):
     return concatenate([_3d(a) for a in tup], axis=2)
 
 
+@implements(np.column_stack)
 def column_stack(tup):
     """1-d arrays become columns (n, 1); 0-d ones (1, 1); others are joined as they are."""
     cols = []
@@ -55,6 +57,7 @@ def column_stack(tup):
     return concatenate(cols, axis=1)
 
 
+@implements(np.append)
 def append(arr, values, axis=None):
     if axis is None:
         return concatenate([ravel(arr), ravel(values)], axis=0)
@@ -65,6 +68,7 @@ def _tags(a):
     return np.arange(math.prod(shape_of(a))).reshape(shape_of(a))
 
 
+@implements(np.insert)
 def insert(arr, obj, values, axis=None):
     """``np.insert``: NumPy places entry numbers (of arr, and negative ones of values),
     and the result gathers the entries from ``concatenate([ravel(arr), ravel(values)])``."""
@@ -74,10 +78,12 @@ def insert(arr, obj, values, axis=None):
     return _gather_flat(concatenate([ravel(arr), ravel(values)]), src)
 
 
+@implements(np.delete)
 def delete(arr, obj, axis=None):
     return _gather_flat(arr, np.delete(_tags(arr), primal_value(obj), axis=axis))
 
 
+@implements(np.block)
 def block(arrays):
     """``np.block``: nested lists joined along the last axes, innermost list last."""
     def depth(x):
@@ -106,15 +112,18 @@ def block(arrays):
     return build(arrays, 0)
 
 
+@implements(np.broadcast_arrays)
 def broadcast_arrays(*args, subok=False):
     shape = np.broadcast_shapes(*[shape_of(a) for a in args])
     return tuple(broadcast_to(a, shape) for a in args)
 
 
+@implements(np.extract)
 def extract(condition, arr):
     return _gather_flat(arr, np.nonzero(np.ravel(primal_value(condition)))[0])
 
 
+@implements(np.compress)
 def compress(condition, a, axis=None, out=None):
     _no_out("compress", out)
     cond = np.ravel(primal_value(condition)).astype(bool)
@@ -127,6 +136,7 @@ def compress(condition, a, axis=None, out=None):
     return _along(a, axis, np.nonzero(cond)[0])
 
 
+@implements(np.trim_zeros)
 def trim_zeros(filt, trim="fb", axis=None):
     if ndim_of(filt) != 1 or axis not in (None, 0, -1):
         raise NotImplementedError("trim_zeros: only 1-d input is supported on traced values")
@@ -138,21 +148,20 @@ def trim_zeros(filt, trim="fb", axis=None):
     return _along(filt, 0, slice(int(start), int(stop)))
 
 
+@implements(np.matrix_transpose)
 def matrix_transpose(x, /):
     if ndim_of(x) < 2:
         raise ValueError(f"matrix_transpose: input must be at least 2-d, got shape {shape_of(x)}")
     return swapaxes(x, -1, -2)
 
 
+@implements(np.copy)
 def copy(a, order="K", subok=False):
     return a   # traced values are immutable: a copy is the value itself
 
 
-NUMPY_FUNCTIONS = {
-    np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d,
-    np.dstack: dstack, np.column_stack: column_stack, np.append: append, np.insert: insert,
-    np.delete: delete, np.block: block, np.broadcast_arrays: broadcast_arrays,
-    np.extract: extract, np.compress: compress, np.trim_zeros: trim_zeros,
-    np.matrix_transpose: matrix_transpose, np.permute_dims: transpose, np.copy: copy,
-    np.concat: concatenate,
-}
+implements(np.atleast_1d)(atleast_1d)
+implements(np.atleast_2d)(atleast_2d)
+implements(np.atleast_3d)(atleast_3d)
+implements(np.permute_dims)(transpose)
+implements(np.concat)(concatenate)

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, Primitive, ndim_of, primal_value, register, sample, shape_of
+from ...tracer import Box, Primitive, ndim_of, primal_value, register, sample, shape_of, implements
 from .._util import normalize_axes, value_only
 from ..core.elementwise import std_sqrt, where as _where
 from ..core.reductions import _reverse_cumsum, cumsum, cumsum_p, max as max_, min as min_
@@ -42,6 +42,7 @@ def _nb(t, x):
 
 # --- cumprod -----------------------------------------------------------------------------
 cumprod_p = register(Primitive("cumprod", lambda x, axis: np.cumprod(x, axis=axis),
+                               sparsity="cumulative",
                                sympy=lambda sp, x, axis: np.cumprod(
                                    np.asarray(x, dtype=object), axis=axis)))
 
@@ -114,6 +115,7 @@ cumprod_p.samples = [sample((3,), axis=0), sample((2, 3), axis=1),
                      sample(np.array([[0.5, 0.0, 2.0, -1.5], [0.0, 1.2, 0.0, 0.7]]), axis=1)]
 
 
+@implements(np.cumprod)
 def cumprod(x, axis=None, dtype=None, out=None):
     _no_out("cumprod", out)
     if axis is None:
@@ -127,10 +129,12 @@ def _no_out(name, out):
                         f"use the returned value")
 
 
+@implements(np.cumulative_sum)
 def cumulative_sum(x, axis=None, dtype=None, out=None, include_initial=False):
     return _cumulative("cumulative_sum", cumsum, 0.0, x, axis, out, include_initial)
 
 
+@implements(np.cumulative_prod)
 def cumulative_prod(x, axis=None, dtype=None, out=None, include_initial=False):
     return _cumulative("cumulative_prod", cumprod, 1.0, x, axis, out, include_initial)
 
@@ -167,6 +171,7 @@ def _float_dtype(x):
     return np.result_type(x, np.float16)
 
 
+@implements(np.nansum)
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     _no_out("nansum", out)
     _no_where("nansum", where)
@@ -174,6 +179,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
     return s if initial is None else s + initial
 
 
+@implements(np.nanprod)
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     _no_out("nanprod", out)
     _no_where("nanprod", where)
@@ -181,16 +187,19 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
     return p if initial is None else p * initial
 
 
+@implements(np.nancumsum)
 def nancumsum(a, axis=None, dtype=None, out=None):
     _no_out("nancumsum", out)
     return cumsum(_nan_free(a, 0.0)[0], axis)
 
 
+@implements(np.nancumprod)
 def nancumprod(a, axis=None, dtype=None, out=None):
     _no_out("nancumprod", out)
     return cumprod(_nan_free(a, 1.0)[0], axis)
 
 
+@implements(np.nanmean)
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     _no_out("nanmean", out)
     _no_where("nanmean", where)
@@ -199,6 +208,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
         return sum_(x, axis=axis, keepdims=keepdims) / _counts(mask, _axes(axis, a), keepdims, a)
 
 
+@implements(np.nanvar)
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None,
            correction=None):
     _no_out("nanvar", out)
@@ -218,6 +228,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
     return v if keepdims else reshape(v, _reduced_shape(shape_of(a), axes))
 
 
+@implements(np.nanstd)
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None,
            correction=None):
     # std_sqrt: the derivative is 0 where the variance is 0, as for std (reductions.std)
@@ -257,6 +268,7 @@ def _no_where(name, where):
 
 
 # --- average, ptp and the zero-derivative reductions -----------------------------------------
+@implements(np.average)
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     """``Σ w·a / Σ w`` along ``axis``; differentiable in ``a`` and in ``weights``."""
     axes = _axes(axis, a)
@@ -281,19 +293,16 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     return (avg, broadcast_to(scale, shape_of(avg))) if returned else avg
 
 
+@implements(np.ptp)
 def ptp(a, axis=None, out=None, keepdims=False):
     """max − min (ties share the cotangent evenly, as in max and min)."""
     _no_out("ptp", out)
     return max_(a, axis=axis, keepdims=keepdims) - min_(a, axis=axis, keepdims=keepdims)
 
 
-NUMPY_FUNCTIONS = {
-    np.cumprod: cumprod, np.cumulative_sum: cumulative_sum,
-    np.cumulative_prod: cumulative_prod, np.nansum: nansum, np.nanprod: nanprod,
-    np.nancumsum: nancumsum, np.nancumprod: nancumprod, np.nanmean: nanmean,
-    np.nanvar: nanvar, np.nanstd: nanstd, np.nanmax: nanmax, np.nanmin: nanmin,
-    np.average: average, np.ptp: ptp,
-    np.all: value_only(np.all), np.any: value_only(np.any),
-    np.count_nonzero: value_only(np.count_nonzero),
-}
+implements(np.nanmax)(nanmax)
+implements(np.nanmin)(nanmin)
+implements(np.all)(value_only(np.all))
+implements(np.any)(value_only(np.any))
+implements(np.count_nonzero)(value_only(np.count_nonzero))
 

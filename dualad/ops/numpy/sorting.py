@@ -30,15 +30,16 @@ import math
 
 import numpy as np
 
-from ...tracer import (Box, Primitive, ndim_of, note_decision, primal_value, register, sample,
-                       shape_of)
+from ...tracer import (Box, Primitive, implements, ndim_of, note_decision, primal_value,
+                       register, sample, shape_of)
 from .._util import normalize_axes, value_only
 from ..core.elementwise import where
 from ..core.indexing import getitem, take_batched, untake_batched
 from ..core.shape import ravel, reshape, transpose
 
 # --- sort -------------------------------------------------------------------------------------
-sort_p = register(Primitive("sort", lambda x, axis: np.sort(x, axis=axis, kind="stable")))
+sort_p = register(Primitive("sort", lambda x, axis: np.sort(x, axis=axis, kind="stable"),
+                           sparsity="slice"))
 
 
 def _axis_index(perm, axis):
@@ -105,6 +106,7 @@ sort_p.samples = [sample((4,), axis=0), sample((2, 3), axis=0)]
 # the tie average is tested separately (central differences agree with it for pairs).
 
 
+@implements(np.sort)
 def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     if order is not None:
         raise NotImplementedError("sort: order= (structured arrays) is not differentiable")
@@ -115,6 +117,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     return sort_p(a, axis=normalize_axes(axis, ndim_of(a))[0])
 
 
+@implements(np.partition)
 def partition(a, kth, axis=-1, kind="introselect", order=None):
     """A partition of ``a`` around ``kth``: the sorted array (see the module docstring)."""
     xs = shape_of(a)
@@ -135,6 +138,7 @@ def _unique_values(a, result_values, sorted_primal):
     return getitem(s, idx=(pos,))
 
 
+@implements(np.unique)
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
            equal_nan=True, **kwargs):
     """``np.unique``: the sorted distinct values, differentiable (ties: averaged)."""
@@ -295,24 +299,28 @@ def _no_weights(name, weights, interpolation):
         raise TypeError(f"{name}: interpolation= was renamed method= (NumPy 1.22)")
 
 
+@implements(np.quantile)
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False, *, weights=None, interpolation=None):
     _no_weights("quantile", weights, interpolation)
     return _quantile("quantile", a, q, axis, method, keepdims, False)
 
 
+@implements(np.nanquantile)
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                 keepdims=False, *, weights=None, interpolation=None):
     _no_weights("nanquantile", weights, interpolation)
     return _quantile("nanquantile", a, q, axis, method, keepdims, True)
 
 
+@implements(np.percentile)
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, weights=None, interpolation=None):
     _no_weights("percentile", weights, interpolation)
     return _quantile("percentile", a, _percent(q), axis, method, keepdims, False, q_given=q)
 
 
+@implements(np.nanpercentile)
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                   keepdims=False, *, weights=None, interpolation=None):
     _no_weights("nanpercentile", weights, interpolation)
@@ -324,22 +332,19 @@ def _percent(q):
     return q / 100.0 if isinstance(q, Box) else np.true_divide(q, 100)
 
 
+@implements(np.median)
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """The middle value, or the mean of the two middle values (ties: averaged)."""
     return _quantile("median", a, 0.5, axis, "linear", keepdims, False, median=True)
 
 
+@implements(np.nanmedian)
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     return _quantile("nanmedian", a, 0.5, axis, "linear", keepdims, True, median=True)
 
 
-NUMPY_FUNCTIONS = {
-    np.sort: sort, np.partition: partition, np.unique: unique,
-    np.quantile: quantile, np.nanquantile: nanquantile, np.percentile: percentile,
-    np.nanpercentile: nanpercentile, np.median: median, np.nanmedian: nanmedian,
-}
 for _fn in (np.unique_values, np.unique_counts, np.unique_inverse, np.unique_all):
-    NUMPY_FUNCTIONS[_fn] = _unique_named(_fn)
+    implements(_fn)(_unique_named(_fn))
 for _fn in (np.argpartition, np.searchsorted, np.digitize, np.nanargmax, np.nanargmin,
             np.argwhere, np.flatnonzero, np.isin, np.lexsort):
-    NUMPY_FUNCTIONS[_fn] = value_only(_fn)
+    implements(_fn)(value_only(_fn))

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Box, primal_value, sample
+from ...tracer import Box, primal_value, sample, implements
 from .._util import value_only
 from ..core.elementwise import (absolute, cos, elementwise, equal, isinf, isnan, less, rint,
                                 sign, trunc, where, zero_derivative)
@@ -42,6 +42,7 @@ signbit = zero_derivative("signbit", np.signbit, sympy=lambda sp, x: x < 0)
 spacing = zero_derivative("spacing", np.spacing)
 
 
+@implements(np.round, np.around)
 def round_(x, decimals=0, out=None):
     """``np.round``/``np.around``: piecewise constant, derivative 0 (as ``rint``)."""
     if out is not None:
@@ -51,6 +52,7 @@ def round_(x, decimals=0, out=None):
     return np.round(primal_value(x), decimals)
 
 
+@implements(np.fix)
 def fix(x, out=None):
     """``np.fix``: rounds toward zero, i.e. ``trunc``; derivative 0."""
     if out is not None:
@@ -115,6 +117,7 @@ heaviside = elementwise("heaviside", np.heaviside, lambda a, x, h: 0.0,
 
 
 # --- compositions --------------------------------------------------------------------------
+@implements(np.nan_to_num)
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """``np.nan_to_num``: x where finite, else the replacement (which may be traced)."""
     xp = primal_value(x)
@@ -129,6 +132,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     return where(isinf(x) & (xp < 0), neginf, out)
 
 
+@implements(np.ldexp)
 def ldexp(x, n):
     """``x · 2ⁿ`` for integer n (not differentiable): an exact scaling."""
     n = primal_value(n)
@@ -138,18 +142,21 @@ def ldexp(x, n):
     return x * np.ldexp(np.ones((), dtype=np.result_type(primal_value(x), np.float16)), n)
 
 
+@implements(np.frexp)
 def frexp(x):
     """``(m, e)`` with x = m·2^e: m = x·2^−e is differentiable (exact scaling), e is not."""
     _, e = np.frexp(primal_value(x))
     return ldexp(x, -e), e
 
 
+@implements(np.modf)
 def modf(x):
     """``(x − trunc(x), trunc(x))``: the fractional part has derivative 1."""
     whole = trunc(x)
     return x - whole, whole
 
 
+@implements(np.divmod)
 def divmod_(x, y):
     """``(floor_divide(x, y), remainder(x, y))``."""
     return floor_divide(x, y), remainder(x, y)
@@ -159,14 +166,15 @@ def rdivmod(y, x):
     return divmod_(x, y)
 
 
-NUMPY_UFUNCS = {
-    np.remainder: remainder, np.fmod: fmod, np.copysign: copysign,
-    np.heaviside: heaviside, np.floor_divide: floor_divide, np.logical_xor: logical_xor,
-    np.signbit: signbit, np.spacing: spacing, np.ldexp: ldexp, np.frexp: frexp,
-    np.modf: modf, np.divmod: divmod_,
-}
-NUMPY_FUNCTIONS = {
-    np.sinc: sinc, np.round: round_, np.around: round_, np.fix: fix, np.nan_to_num: nan_to_num,
-    np.isposinf: isposinf, np.isneginf: isneginf,
-}
+implements(np.remainder)(remainder)
+implements(np.fmod)(fmod)
+implements(np.copysign)(copysign)
+implements(np.heaviside)(heaviside)
+implements(np.floor_divide)(floor_divide)
+implements(np.logical_xor)(logical_xor)
+implements(np.signbit)(signbit)
+implements(np.spacing)(spacing)
+implements(np.sinc)(sinc)
+implements(np.isposinf)(isposinf)
+implements(np.isneginf)(isneginf)
 

@@ -18,8 +18,8 @@ conventions (poles, branch cuts, kinks) in its docstring:
 - :mod:`.extra`: owens_t, spence, lambertw (complex).
 
 scipy.special's functions are NumPy ufuncs, so ``scipy.special.gammaln(x)`` on
-a traced ``x`` reaches the registry through ``__array_ufunc__``: the table
-``NUMPY_UFUNCS`` below maps each ufunc to its primitive. Orders and shape
+a traced ``x`` reaches the registry through ``__array_ufunc__``: each module declares
+the ufuncs its primitives compute (``dualad.tracer.implements``). Orders and shape
 parameters (``n``, ``v``, ``a``, ...) keep SciPy's positions and are not
 differentiable. SciPy's Python functions (logsumexp, softmax, log_softmax,
 polygamma, zeta, multigammaln) do not dispatch: :mod:`dualad.scipy.special`
@@ -30,20 +30,19 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sc
 
+from ...tracer import implements
 from ..core.elementwise import cbrt, exp2, expm1, log1p, power
-from . import bessel, boxcox, erf, extra, gamma, log, student, zeta
+from . import bessel, boxcox, erf, extra, gamma, log, student, zeta  # noqa: F401  (declare)
 
 
 def _exp10(x):
     return power(10.0, x)
 
 
-NUMPY_UFUNCS = {
-    **gamma.NUMPY_UFUNCS, **erf.NUMPY_UFUNCS, **log.NUMPY_UFUNCS,
-    **bessel.NUMPY_UFUNCS, **student.NUMPY_UFUNCS,
-    **boxcox.NUMPY_UFUNCS, **extra.NUMPY_UFUNCS, **zeta.NUMPY_UFUNCS,
-    # scipy.special's own copies of NumPy's functions
-    sc.expm1: expm1, sc.log1p: log1p, sc.exp2: exp2, sc.cbrt: cbrt,
-    sc.exp10: _exp10,
-}
-NUMPY_FUNCTIONS = {np.i0: bessel.i0}   # numpy's own modified Bessel function I₀
+# scipy.special's own copies of NumPy's functions
+implements(sc.expm1)(expm1)
+implements(sc.log1p)(log1p)
+implements(sc.exp2)(exp2)
+implements(sc.cbrt)(cbrt)
+implements(sc.exp10)(_exp10)
+implements(np.i0)(bessel.i0)   # numpy's own modified Bessel function I₀

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sc
 
-from ...tracer import sample
+from ...tracer import sample, implements
 from ..core.elementwise import sign
 from .common import declare
 
@@ -100,8 +100,22 @@ k0e = declare("k0e", sc.k0e, lambda a, x: a - k1e(x),
 k1e = declare("k1e", sc.k1e, lambda a, x: a - 0.5 * (k0e(x) + kve(2, x)),
               sympy=lambda sp, x: sp.besselk(1, x) * sp.exp(x), domain=_X)
 
-NUMPY_UFUNCS = {
-    sc.jv: jv, sc.j0: j0, sc.j1: j1, sc.yv: yv, sc.yn: yn, sc.y0: y0, sc.y1: y1,
-    sc.iv: iv, sc.i0: i0, sc.i1: i1, sc.ive: ive, sc.i0e: i0e, sc.i1e: i1e,
-    sc.kv: kv, sc.k0: k0, sc.k1: k1, sc.kve: kve, sc.k0e: k0e, sc.k1e: k1e,
-}
+implements(sc.jv)(jv)
+implements(sc.j0)(j0)
+implements(sc.j1)(j1)
+implements(sc.yv)(yv)
+implements(sc.yn)(yn)
+implements(sc.y0)(y0)
+implements(sc.y1)(y1)
+implements(sc.iv)(iv)
+implements(sc.i0)(i0)
+implements(sc.i1)(i1)
+implements(sc.ive)(ive)
+implements(sc.i0e)(i0e)
+implements(sc.i1e)(i1e)
+implements(sc.kv)(kv)
+implements(sc.k0)(k0)
+implements(sc.k1)(k1)
+implements(sc.kve)(kve)
+implements(sc.k0e)(k0e)
+implements(sc.k1e)(k1e)

@@ -30,6 +30,7 @@ import scipy.special as sc
 from ..core.elementwise import absolute, exp, expm1, less, log, log1p, power, where
 from .common import declare
 from .log import xlog1py, xlogy
+from ...tracer import implements
 
 _G_SERIES = [(j + 1) / factorial(j + 2) for j in range(21)]
 
@@ -84,5 +85,7 @@ inv_boxcox1p = declare(
     lambda a, y, lmbda: -power(1.0 + a, 1.0 - lmbda) * _dlmbda_boxcox1p(a, lmbda),
     sympy=lambda sp, y, lmbda: (1 + lmbda * y) ** (1 / lmbda) - 1, domain=_YL)
 
-NUMPY_UFUNCS = {sc.boxcox: boxcox, sc.boxcox1p: boxcox1p, sc.inv_boxcox: inv_boxcox,
-                sc.inv_boxcox1p: inv_boxcox1p}
+implements(sc.boxcox)(boxcox)
+implements(sc.boxcox1p)(boxcox1p)
+implements(sc.inv_boxcox)(inv_boxcox)
+implements(sc.inv_boxcox1p)(inv_boxcox1p)

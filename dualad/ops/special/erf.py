@@ -25,6 +25,7 @@ import scipy.special as sc
 
 from ..core.elementwise import exp
 from .common import SQRT_2PI, SQRT_PI, TWO_OVER_SQRT_PI, declare, sp_fn
+from ...tracer import implements
 
 erf = declare("erf", sc.erf, lambda a, x: TWO_OVER_SQRT_PI * exp(-(x * x)), sympy=sp_fn("erf"))
 erfc = declare("erfc", sc.erfc, lambda a, x: -TWO_OVER_SQRT_PI * exp(-(x * x)),
@@ -50,8 +51,14 @@ ndtri_exp = declare("ndtri_exp", sc.ndtri_exp, lambda a, y: SQRT_2PI * exp(y + 0
                     sympy=lambda sp, y: sp.sqrt(2) * sp.erfinv(2 * sp.exp(y) - 1),
                     domain=[(-3.0, -0.05)], registry_sympy=False)
 
-NUMPY_UFUNCS = {
-    sc.erf: erf, sc.erfc: erfc, sc.erfcx: erfcx, sc.erfi: erfi, sc.dawsn: dawsn,
-    sc.erfinv: erfinv, sc.erfcinv: erfcinv, sc.ndtr: ndtr, sc.log_ndtr: log_ndtr,
-    sc.ndtri: ndtri, sc.ndtri_exp: ndtri_exp,
-}
+implements(sc.erf)(erf)
+implements(sc.erfc)(erfc)
+implements(sc.erfcx)(erfcx)
+implements(sc.erfi)(erfi)
+implements(sc.dawsn)(dawsn)
+implements(sc.erfinv)(erfinv)
+implements(sc.erfcinv)(erfcinv)
+implements(sc.ndtr)(ndtr)
+implements(sc.log_ndtr)(log_ndtr)
+implements(sc.ndtri)(ndtri)
+implements(sc.ndtri_exp)(ndtri_exp)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sc
 
-from ...tracer import sample
+from ...tracer import sample, implements
 from ..core.elementwise import absolute, exp, less, log, where
 from .common import SQRT_2PI, declare
 from .erf import erf
@@ -93,4 +93,6 @@ lambertw = declare(
              {**sample((), 2, 1e-8), "complex_domain": [((-2.0, -0.5), (0.2, 1.5)), None,
                                                          None]}])
 
-NUMPY_UFUNCS = {sc.owens_t: owens_t, sc.spence: spence, sc._ufuncs._lambertw: lambertw}
+implements(sc.owens_t)(owens_t)
+implements(sc.spence)(spence)
+implements(sc._ufuncs._lambertw)(lambertw)

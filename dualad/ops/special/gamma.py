@@ -47,7 +47,7 @@ import scipy.special as sc
 from ..core.elementwise import exp, zero_derivative
 from .common import declare, sp_fn
 from .log import xlog1py, xlogy
-from ...tracer import sample
+from ...tracer import sample, implements
 
 _X = [(0.2, 4.0)]
 
@@ -138,10 +138,18 @@ betaincinv = declare("betaincinv", sc.betaincinv, None, None,
                      lambda r, a, b, y: 1.0 / _dbetainc(a, b, r), domain=_PBX,
                      orders={0: _A, 1: _B}, samples=_BETA_INV_SAMPLES)
 
-NUMPY_UFUNCS = {
-    sc.gammaln: gammaln, sc.loggamma: loggamma, sc.psi: digamma, sc.gamma: gamma,
-    sc.rgamma: rgamma, sc.gammasgn: gammasgn, sc.beta: beta, sc.betaln: betaln,
-    sc.gammainc: gammainc, sc.gammaincc: gammaincc, sc.gammaincinv: gammaincinv,
-    sc.gammainccinv: gammainccinv, sc.betainc: betainc, sc.betaincc: betaincc,
-    sc.betaincinv: betaincinv,
-}
+implements(sc.gammaln)(gammaln)
+implements(sc.loggamma)(loggamma)
+implements(sc.psi)(digamma)
+implements(sc.gamma)(gamma)
+implements(sc.rgamma)(rgamma)
+implements(sc.gammasgn)(gammasgn)
+implements(sc.beta)(beta)
+implements(sc.betaln)(betaln)
+implements(sc.gammainc)(gammainc)
+implements(sc.gammaincc)(gammaincc)
+implements(sc.gammaincinv)(gammaincinv)
+implements(sc.gammainccinv)(gammainccinv)
+implements(sc.betainc)(betainc)
+implements(sc.betaincc)(betaincc)
+implements(sc.betaincinv)(betaincinv)

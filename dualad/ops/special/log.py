@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sc
 
-from ...tracer import primal_value
+from ...tracer import primal_value, implements
 from ..core.elementwise import log, log1p, where
 from .common import declare
 
@@ -61,7 +61,11 @@ kl_div = declare("kl_div", sc.kl_div, lambda a, x, y: log(x) - log(y),
                  sympy=lambda sp, x, y: x * sp.log(x / y) - x + y,
                  domain=[(0.1, 4.0), (0.1, 4.0)])
 
-NUMPY_UFUNCS = {
-    sc.expit: expit, sc.logit: logit, sc.log_expit: log_expit, sc.xlogy: xlogy,
-    sc.xlog1py: xlog1py, sc.entr: entr, sc.rel_entr: rel_entr, sc.kl_div: kl_div,
-}
+implements(sc.expit)(expit)
+implements(sc.logit)(logit)
+implements(sc.log_expit)(log_expit)
+implements(sc.xlogy)(xlogy)
+implements(sc.xlog1py)(xlog1py)
+implements(sc.entr)(entr)
+implements(sc.rel_entr)(rel_entr)
+implements(sc.kl_div)(kl_div)

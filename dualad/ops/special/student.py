@@ -37,7 +37,7 @@ from math import comb, factorial
 import numpy as np
 import scipy.special as sc
 
-from ...tracer import Box, sample
+from ...tracer import Box, sample, implements
 from ..core.elementwise import exp, log, log1p
 from .common import SQRT_PI, declare
 from .gamma import digamma, gammaln, polygamma
@@ -191,4 +191,5 @@ stdtrit = declare(
              sample(np.array([1.0, 2.5, 4.0, 30.0]), (2, 4), domain=_PP),
              sample((3, 1), (1, 4), domain=_PP)])
 
-NUMPY_UFUNCS = {sc.stdtr: stdtr, sc.stdtrit: stdtrit}
+implements(sc.stdtr)(stdtr)
+implements(sc.stdtrit)(stdtrit)

@@ -29,7 +29,7 @@ from math import factorial
 import numpy as np
 import scipy.special as sc
 
-from ...tracer import sample
+from ...tracer import sample, implements
 from ..core.elementwise import cos, exp, sin, where
 from .common import declare
 from .gamma import digamma, gammaln
@@ -123,4 +123,5 @@ riemann_zeta = declare(
     samples=[sample((), domain=_PR), sample((2, 4), domain=_PR),
              sample((3,), domain=[(-0.45, 0.95)]), sample((2, 3), domain=[(-5.0, -0.55)])])
 
-NUMPY_UFUNCS = {sc._ufuncs._zeta: zeta, sc._ufuncs._riemann_zeta: riemann_zeta}
+implements(sc._ufuncs._zeta)(zeta)
+implements(sc._ufuncs._riemann_zeta)(riemann_zeta)
