@@ -155,10 +155,6 @@ def divmod_(x, y):
     return floor_divide(x, y), remainder(x, y)
 
 
-def rdivmod(y, x):
-    return divmod_(x, y)
-
-
 NUMPY_UFUNCS = {
     np.remainder: remainder, np.fmod: fmod, np.copysign: copysign,
     np.heaviside: heaviside, np.floor_divide: floor_divide, np.logical_xor: logical_xor,
