@@ -28,7 +28,8 @@ import time
 
 import numpy as np
 
-from dualad.tracer import Box, Trace, shape_of
+from dualad.boxes import PrimalBox
+from dualad.tracer import Trace, shape_of
 
 # Interpreter constants (seconds): per primitive in a forward sweep, per recorded
 # primitive, per primitive of a backward sweep; seconds per flop of tangent work;
@@ -42,20 +43,10 @@ O_JVP, O_REC, O_VJP, TAU, RHO = 12e-6, 5e-6, 14e-6, 1.0e-9, 1.3
 CLOSE = 30.0
 
 
-class _Counted(Box):
-    __slots__ = ("primal",)
+class _Counted(PrimalBox):
+    """A value on the census trace: only its primal."""
 
-    def __init__(self, trace, primal):
-        self._trace = trace
-        self.primal = primal
-
-    @property
-    def _inner(self):
-        return self.primal
-
-    @property
-    def shape(self):
-        return shape_of(self.primal)
+    __slots__ = ()
 
 
 def _size(x):
@@ -94,6 +85,14 @@ class Census:
         self.by_prim = {}       # name -> calls
         self.t_plain = None     # seconds of one plain call of f
 
+    def count(self, prim, primals, ans, params):
+        """Count one call of ``prim`` on traced values (``ans``: its value or values)."""
+        self.n_ops += 1
+        self.by_prim[prim.name] = self.by_prim.get(prim.name, 0) + 1
+        self.elements += sum(_size(a) for a in ans) if isinstance(ans, (tuple, list)) \
+            else _size(ans)
+        self.flops += flops(prim, primals, ans, params)
+
     def bytes_per_direction(self, itemsize=8):
         return max(1, self.elements) * itemsize
 
@@ -118,15 +117,9 @@ class _CensusTrace(Trace):
         ans = prim(*primals, **params)
         if prim.zero_derivative:
             return ans
-        c = self.census
-        c.n_ops += 1
-        c.by_prim[prim.name] = c.by_prim.get(prim.name, 0) + 1
+        self.census.count(prim, primals, ans, params)
         if isinstance(ans, (tuple, list)):
-            c.elements += sum(_size(a) for a in ans)
-            c.flops += flops(prim, primals, ans, params)
             return type(ans)(_Counted(self, a) for a in ans)
-        c.elements += _size(ans)
-        c.flops += flops(prim, primals, ans, params)
         return _Counted(self, ans)
 
 
@@ -159,7 +152,9 @@ def model(c, n_dirs, chunk, mode):
     return (c.n_ops * O_REC + t_f) + sweeps * c.n_ops * O_VJP + n_dirs * c.flops * TAU * RHO
 
 
-def _best_of(fn, repeat=2):
+def best_of(fn, repeat=2):
+    """The least wall time of ``repeat`` calls of ``fn()``, in seconds: the call's cost
+    with the least interference from the rest of the machine."""
     best = math.inf
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -180,7 +175,7 @@ def time_jvp(problem, dirs, repeat=3, onehot=False):
     else:
         rng = np.random.default_rng(0)
         seeds = problem.tangent_seeds(rng.standard_normal((dirs, problem.n)).astype(dtype))
-    return _best_of(lambda: dualad.jvp(problem.fun, problem.primals(), seeds), repeat)
+    return best_of(lambda: dualad.jvp(problem.fun, problem.primals(), seeds), repeat)
 
 
 def time_vjp(problem, dirs_list, repeat=3, onehot=False):
@@ -194,7 +189,7 @@ def time_vjp(problem, dirs_list, repeat=3, onehot=False):
 
     def record():
         holder["pb"] = dualad.vjp(problem.fun, *problem.primals())[1]
-    t_record = _best_of(record, repeat)
+    t_record = best_of(record, repeat)
     pulls = []
     kinds = onehot if isinstance(onehot, (list, tuple)) else [onehot] * len(dirs_list)
     for dirs, onehot in zip(dirs_list, kinds):
@@ -202,7 +197,7 @@ def time_vjp(problem, dirs_list, repeat=3, onehot=False):
             cts = problem.onehot_cotangent_seeds(0, dirs, dtype)
         else:
             cts = problem.cotangent_seeds(rng.standard_normal((dirs, problem.m)).astype(dtype))
-        pulls.append(_best_of(lambda: holder["pb"](cts), repeat))
+        pulls.append(best_of(lambda: holder["pb"](cts), repeat))
     return t_record, pulls
 
 

@@ -180,23 +180,24 @@ def jacobian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAU
     return problem.structured(jacobian_flat(problem, mode, chunk_size, max_memory))
 
 
+def _in_mode(api, mode, f, args, argnums, chunk_size, max_memory):
+    """``jacobian(f, *args, mode=mode)`` called as ``api`` (jacfwd, jacrev): curried
+    without ``args``, and errors name ``api``, not the jacobian it calls."""
+    if not args:
+        return _curried(api, f, dict(argnums=argnums, chunk_size=chunk_size,
+                                     max_memory=max_memory),
+                        jacfwd if mode == "forward" else jacrev)
+    for k, a in enumerate(args):
+        refuse_traced(api, f, a, f"argument {k}")
+    return jacobian(f, *args, mode=mode, argnums=argnums, chunk_size=chunk_size,
+                    max_memory=max_memory)
+
+
 def jacfwd(f, *args, argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY):
     """``jacobian(..., mode="forward")``: batched JVPs, one column per direction."""
-    if not args:
-        return _curried("jacfwd", f, dict(argnums=argnums, chunk_size=chunk_size,
-                                          max_memory=max_memory), jacfwd)
-    for k, a in enumerate(args):    # name jacfwd, not the jacobian it calls
-        refuse_traced("jacfwd", f, a, f"argument {k}")
-    return jacobian(f, *args, mode="forward", argnums=argnums, chunk_size=chunk_size,
-                    max_memory=max_memory)
+    return _in_mode("jacfwd", "forward", f, args, argnums, chunk_size, max_memory)
 
 
 def jacrev(f, *args, argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY):
     """``jacobian(..., mode="reverse")``: batched pullbacks of one tape, one row per cotangent."""
-    if not args:
-        return _curried("jacrev", f, dict(argnums=argnums, chunk_size=chunk_size,
-                                          max_memory=max_memory), jacrev)
-    for k, a in enumerate(args):    # name jacrev, not the jacobian it calls
-        refuse_traced("jacrev", f, a, f"argument {k}")
-    return jacobian(f, *args, mode="reverse", argnums=argnums, chunk_size=chunk_size,
-                    max_memory=max_memory)
+    return _in_mode("jacrev", "reverse", f, args, argnums, chunk_size, max_memory)

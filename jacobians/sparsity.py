@@ -33,31 +33,25 @@ import numpy as np
 import scipy.sparse as sp
 
 import dualad
-from dualad.tracer import Box, Trace, primal_value, shape_of
+from dualad.boxes import PrimalBox
+from dualad.tracer import Trace, primal_value
 from dualad.tree import flatten, tree_map
 
 from ._common import Problem
-from .cost import Census, _size, flops
+from .cost import Census
 from .patterns import Budget, Pattern, TooDense, vstack
 from .rules import dense_rule, rule_for
 from .validity import DecisionLog
 
 
-class PatternBox(Box):
-    __slots__ = ("primal", "pattern")
+class PatternBox(PrimalBox):
+    """A value on the pattern trace: its primal and the index-set pattern of its Jacobian."""
+
+    __slots__ = ("pattern",)
 
     def __init__(self, trace, primal, pattern):
-        self._trace = trace
-        self.primal = primal
+        super().__init__(trace, primal)
         self.pattern = pattern
-
-    @property
-    def _inner(self):
-        return self.primal
-
-    @property
-    def shape(self):
-        return shape_of(self.primal)
 
     def __repr__(self):
         return f"PatternBox(shape={self.shape}, entries={self.pattern.nnz})"
@@ -84,11 +78,7 @@ class PatternTrace(Trace):
                 self.decisions.note(prim.name, ans)
             return ans
         pats = [a.pattern if m else None for a, m in zip(args, mine)]
-        c = self.census
-        c.n_ops += 1
-        c.by_prim[prim.name] = c.by_prim.get(prim.name, 0) + 1
-        c.elements += sum(_size(a) for a in ans) if isinstance(ans, (tuple, list)) else _size(ans)
-        c.flops += flops(prim, primals, ans, params)
+        self.census.count(prim, primals, ans, params)
         rule = rule_for(prim)
         try:
             if rule is None:

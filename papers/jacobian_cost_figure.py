@@ -11,7 +11,7 @@ forward mode is preferable when n << m, reverse when n >> m). The figure shows b
 ``jacobians.plan(F, x, mode="auto")`` picks at each point:
 
 - left, operation counts: every primitive applied during the sweeps, counted
-  on an outer tape (:mod:`papers.opcount`), one direction per sweep
+  on an outer tape (:mod:`dualad.teaching.opcount`), one direction per sweep
   (``chunk_size=1``, the textbook setting). The sweeps counted are the ones
   ``jacobians`` performs: n one-direction JVPs (forward), or one recorded tape
   and m one-cotangent pullbacks (reverse); the planner's count is the count of
@@ -34,14 +34,14 @@ import argparse
 import math
 import os
 import sys
-import time
 
 import numpy as np
 
 import dualad
 from dualad import jacobians
 from papers._compare import Report
-from papers.opcount import OpCounter
+from dualad.jacobians.cost import best_of
+from dualad.teaching.opcount import OpCounter
 
 OUT = os.path.join(os.path.dirname(__file__), "figures", "jacobian_cost.png")
 MARGIN = 2.0   # near n = m the planner (which weighs time) may take either mode: within 2x
@@ -106,15 +106,6 @@ def count_row(n, m):
 
 
 # --- time ----------------------------------------------------------------------------------------
-def _best(fn, repeat):
-    best = math.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def time_row(n, m, repeat=3):
     F = make_function(n, m)
     x = np.linspace(0.1, 1.0, n)
@@ -122,7 +113,7 @@ def time_row(n, m, repeat=3):
     row = {"n": n, "m": m, "mode": plans["auto"].mode}
     for mode, p in plans.items():
         p(x)   # warm up
-        row[mode] = _best(lambda: p(x), repeat)
+        row[mode] = best_of(lambda: p(x), repeat)
     return row
 
 

@@ -16,13 +16,13 @@ such products). Checked here:
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 
 import dualad
 from papers._compare import Report
-from papers.opcount import count_ops
+from dualad.jacobians.cost import best_of
+from dualad.teaching.opcount import count_ops
 
 
 def make_functions(n):
@@ -46,15 +46,6 @@ def make_functions(n):
 def full_hessian(f, x):
     """All n Hessian-vector products in one vector-mode forward-over-reverse sweep."""
     return dualad.jvp(dualad.grad(f), (x,), (np.eye(x.size),))[1]
-
-
-def _best_time(fn, repeat=5):
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main() -> int:
@@ -83,9 +74,9 @@ def main() -> int:
     x = np.random.default_rng(0).uniform(-0.8, 0.8, n)
     f = make_functions(n)["log-cosh + quartic"]
     g = dualad.grad(f)
-    t_g = _best_time(lambda: g(x))
-    t_hv = _best_time(lambda: dualad.hvp(f, x, np.ones(n)))
-    t_h = _best_time(lambda: full_hessian(f, x), repeat=2)
+    t_g = best_of(lambda: g(x), repeat=5)
+    t_hv = best_of(lambda: dualad.hvp(f, x, np.ones(n)), repeat=5)
+    t_h = best_of(lambda: full_hessian(f, x), repeat=2)
     report.note(f"time Hv / time grad (n={n}, measured)", "O(1)", f"{t_hv / t_g:.1f}")
     report.note(f"time H / time Hv (n={n}, measured)", "~n for a loop of products",
                 f"{t_h / t_hv:.1f} (one vectorized sweep)")

@@ -26,6 +26,7 @@ import itertools
 import numpy as np
 
 import dualad
+from dualad.boxes import PrimalBox
 from dualad.tracer import Box, Trace, shape_of
 
 
@@ -34,22 +35,11 @@ def _sp():
     return sympy
 
 
-class Sym(Box):
-    """A symbolic value: an object array of SymPy expressions."""
+class Sym(PrimalBox):
+    """A symbolic value: an object array of SymPy expressions (its primal, ``expr``)."""
 
-    __slots__ = ("expr",)
-
-    def __init__(self, trace, expr):
-        self._trace = trace
-        self.expr = expr
-
-    @property
-    def _inner(self):
-        return self.expr
-
-    @property
-    def shape(self):
-        return np.shape(self.expr)
+    __slots__ = ()
+    expr = PrimalBox.primal   # the same slot, under the name the oracle's code reads
 
     @property
     def dtype(self):

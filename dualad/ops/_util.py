@@ -1,7 +1,16 @@
 """Shape helpers shared by the rules, all written with registry operations.
 
-Tangents and cotangents may carry ``nb`` leading batch axes in front of the
-shape of their primal; these helpers are where that convention lives.
+Batch axes. A tangent or cotangent may carry ``nb`` leading batch axes in front of
+its primal's shape (vector-mode forward sweeps seed many directions at once; a
+reverse sweep may pull back a batch of cotangents): a tangent of ``x`` has shape
+``batch + x.shape``, a cotangent of ``ans`` has shape ``batch + ans.shape``, and every
+rule is polymorphic in ``batch``. The rules never count those axes themselves; they
+ask :func:`batch_ndim` (``nb``) or :func:`batch_shape` (``batch``), always comparing a
+tangent with its own primal (``batch_ndim(t, x)``) or a cotangent with the output
+(``batch_ndim(ct, ans)``), and move the primal's axes behind the batch with
+:func:`shift_axes` (axes) or :func:`batch_perm` (a permutation). :func:`lift` makes a
+batched tangent broadcast against a larger output, :func:`unbroadcast` sums a
+cotangent back to batch + an argument's shape.
 """
 from __future__ import annotations
 
@@ -9,8 +18,16 @@ from ..tracer import Box, ndim_of, note_decision, primal_value, shape_of
 
 
 def batch_ndim(batched, primal) -> int:
-    """Leading batch axes of a tangent or cotangent beyond ``primal``'s shape."""
-    return ndim_of(batched) - ndim_of(primal)
+    """``nb``: how many leading batch axes the tangent or cotangent ``batched`` carries
+    beyond the shape of ``primal`` (the value it is a tangent or cotangent of)."""
+    return len(shape_of(batched)) - len(shape_of(primal))
+
+
+def batch_shape(batched, primal) -> tuple:
+    """``batch``: the leading batch axes of ``batched`` beyond ``primal``'s shape, as a
+    shape (``()`` when unbatched)."""
+    s = shape_of(batched)
+    return s[:len(s) - len(shape_of(primal))]
 
 
 def lift(t, nb: int, out_ndim: int):
@@ -69,7 +86,15 @@ def normalize_axes(axis, ndim: int) -> tuple:
 
 
 def shift_axes(axes: tuple, nb: int) -> tuple:
+    """The primal's (non-negative) ``axes`` as axes of a value with ``nb`` batch axes
+    in front."""
     return tuple(a + nb for a in axes)
+
+
+def batch_perm(perm: tuple, nb: int) -> tuple:
+    """The permutation ``perm`` of a primal's axes as a permutation of a value with
+    ``nb`` batch axes in front (the batch axes stay where they are)."""
+    return tuple(range(nb)) + tuple(p + nb for p in perm)
 
 
 def primal_tree(x):

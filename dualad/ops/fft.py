@@ -28,14 +28,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
+from ._util import batch_ndim, shift_axes
 from .core.complex_numbers import conj, is_complex, real
 
 _NORMS = ("backward", "ortho", "forward")
 _SWAP = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
-
-
-def _shift(axes, nb):
-    return tuple(a + nb for a in axes)
 
 
 def _real_for(g, x):
@@ -51,9 +48,9 @@ def _fft_impl(x, axes, norm, inverse):
 fft_p = register(Primitive("fft", _fft_impl, linear=True, sparsity="axes"))
 fft_p.holomorphic = True  # complex-linear; rfft and irfft are not (real input / output)
 fft_p.defjvp(lambda t, ans, x, axes, norm, inverse:
-             fft_p(t, axes=_shift(axes, ndim_of(t) - ndim_of(x)), norm=norm, inverse=inverse))
+             fft_p(t, axes=shift_axes(axes, batch_ndim(t, x)), norm=norm, inverse=inverse))
 fft_p.defvjp(lambda ct, ans, x, axes, norm, inverse: _real_for(
-    fft_p(ct, axes=_shift(axes, ndim_of(ct) - ndim_of(ans)), norm=norm, inverse=inverse), x))
+    fft_p(ct, axes=shift_axes(axes, batch_ndim(ct, ans)), norm=norm, inverse=inverse), x))
 
 
 # --- real-to-complex and complex-to-real ------------------------------------------------
@@ -81,25 +78,25 @@ irfft_p = register(Primitive("irfft", _irfft_impl, linear=True, sparsity="axes")
 
 
 def _rfft_vjp(ct, ans, x, axes, norm):
-    nb = ndim_of(ct) - ndim_of(ans)
+    nb = batch_ndim(ct, ans)
     s = tuple(shape_of(x)[a] for a in axes)
     w = 1.0 / _multiplicity(s[-1], axes[-1] + nb, ndim_of(ct), primal_value(x).dtype)
-    return irfft_p(conj(ct) * w, axes=_shift(axes, nb), norm=_SWAP[norm], s=s)
+    return irfft_p(conj(ct) * w, axes=shift_axes(axes, nb), norm=_SWAP[norm], s=s)
 
 
 def _irfft_vjp(ct, ans, y, axes, norm, s):
     ct = real(ct)  # a real output: drop an imaginary part that is not its own
-    nb = ndim_of(ct) - ndim_of(ans)
+    nb = batch_ndim(ct, ans)
     m = _multiplicity(s[-1], axes[-1] + nb, ndim_of(ct), primal_value(ans).dtype)
-    g = conj(rfft_p(ct, axes=_shift(axes, nb), norm=_SWAP[norm])) * m
+    g = conj(rfft_p(ct, axes=shift_axes(axes, nb), norm=_SWAP[norm])) * m
     return _real_for(g, y)
 
 
 rfft_p.defjvp(lambda t, ans, x, axes, norm:
-              rfft_p(t, axes=_shift(axes, ndim_of(t) - ndim_of(x)), norm=norm))
+              rfft_p(t, axes=shift_axes(axes, batch_ndim(t, x)), norm=norm))
 rfft_p.defvjp(_rfft_vjp)
 irfft_p.defjvp(lambda t, ans, y, axes, norm, s:
-               irfft_p(t, axes=_shift(axes, ndim_of(t) - ndim_of(y)), norm=norm, s=s))
+               irfft_p(t, axes=shift_axes(axes, batch_ndim(t, y)), norm=norm, s=s))
 irfft_p.defvjp(_irfft_vjp)
 
 

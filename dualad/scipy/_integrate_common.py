@@ -8,7 +8,8 @@ import numpy as np
 
 from ..numpy import array as _array
 from ..ops import reshape
-from ..tracer import Box, ndim_of, shape_of
+from ..ops._util import batch_shape
+from ..tracer import Box, shape_of
 from ..tree import flatten
 
 _SCIPY_RTOL = 1.49012e-8
@@ -45,7 +46,7 @@ def _bind(fn, args, nlead, swap=False):
 
 def _batch(tangent, primal):
     """A tangent's batch axes beyond its primal, and them flattened to () or (B,)."""
-    batch = shape_of(tangent)[:ndim_of(tangent) - ndim_of(primal)]
+    batch = batch_shape(tangent, primal)
     return batch, ((math.prod(batch),) if batch else ())
 
 

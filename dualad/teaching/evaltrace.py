@@ -22,11 +22,11 @@ applied (by name in ``sweep_counts``), next to the primal's count. Rendering
 from __future__ import annotations
 
 import unicodedata
-from collections import Counter
 
 import numpy as np
 
 from .evalrender import EvaluationTrace, Row, _fmt, _parents  # noqa: F401  (public here)
+from .opcount import OpCounter
 from ..reverse import Var, VJPTrace
 from ..tracer import primal_value
 
@@ -122,7 +122,7 @@ def trace(f, *args, mode="forward", seed=None, names=None):
     for node in nodes[n_in:]:
         et.rows.append(Row(names[node], _formula(node, names), node.value, "primal"))
     n_primal = len(nodes) - n_in
-    counting = _CountingTape()
+    counting = OpCounter()
     if mode == "forward":
         _forward_rows(et, leaves, nodes, out, names, seed, counting, labels)
         et.op_counts = {"primal operations": n_primal,
@@ -155,28 +155,6 @@ def _marked(label, mark):
 
 
 _DOT, _BAR = "\u0307", "\u0304"   # combining dot above, combining macron
-
-
-class _CountingTape(VJPTrace):
-    """Counts the primitives the sweep's rules apply (it is never swept back): the rules
-    are registry operations, so lifting their inputs onto this tape counts every one."""
-
-    __slots__ = ("counts",)
-
-    def __init__(self):
-        super().__init__()
-        self.counts = Counter()
-
-    def process(self, prim, args, params):
-        self.counts[prim.name] += 1
-        return super().process(prim, args, params)
-
-    def process2(self, prim, x, y):
-        return self.process(prim, (x, y), {})
-
-    @property
-    def total(self):
-        return sum(self.counts.values())
 
 
 def _factor(p):

@@ -40,7 +40,7 @@ import numpy as np
 from ...tracer import Box, Primitive, implements, ndim_of, register, sample, shape_of
 from ...scaled import lazy_product
 from . import _logaddexp
-from .._util import fit, lift, unbroadcast
+from .._util import batch_ndim, fit, lift, unbroadcast
 
 
 def _scale(v, dv, nb=0):
@@ -68,8 +68,7 @@ def _scale(v, dv, nb=0):
 
 def _jvp_from(d, i):
     def jvp(t, ans, *args):
-        xs, ts = shape_of(args[i]), shape_of(t)
-        nb = len(ts) - len(xs)
+        xs, ts, nb = shape_of(args[i]), shape_of(t), batch_ndim(t, args[i])
         if xs == shape_of(ans) and ts[nb:] == xs:
             # the argument is not broadcast: the tangent (behind any batch axes) already
             # has the output's shape, and so has its product with ∂ans/∂arg
@@ -90,7 +89,7 @@ def _vjp_from(d, i):
         if xs is not None and getattr(g, "shape", None) == xs:
             return g
         xs = shape_of(args[i])
-        return unbroadcast(g, xs, ndim_of(ct) - ndim_of(ans))
+        return unbroadcast(g, xs, batch_ndim(ct, ans))
     return vjp
 
 
@@ -369,14 +368,14 @@ def _selection(name, impl, sympy_name, larger, nan_loses=False):
 
     def jvp_of(i):
         def jvp(t, ans, *args):
-            nb = ndim_of(t) - ndim_of(args[i])
+            nb = batch_ndim(t, args[i])
             out = _pick(lift(t, nb, ndim_of(ans)), *order(i, args))
             return fit(out, shape_of(t)[:nb] + shape_of(ans))
         return jvp
 
     def vjp_of(i):
         def vjp(ct, ans, *args):
-            nb = ndim_of(ct) - ndim_of(ans)
+            nb = batch_ndim(ct, ans)
             return unbroadcast(_pick(ct, *order(i, args)), shape_of(args[i]), nb)
         return vjp
 
@@ -421,7 +420,7 @@ where.elementwise = True
 
 def _where_jvp(branch):
     def jvp(t, ans, cond, x, y):
-        nb = ndim_of(t) - ndim_of(x if branch == 1 else y)
+        nb = batch_ndim(t, x if branch == 1 else y)
         t = lift(t, nb, ndim_of(ans))
         sel = where(cond, t, 0.0) if branch == 1 else where(cond, 0.0, t)
         return fit(sel, shape_of(t)[:nb] + shape_of(ans))
@@ -430,7 +429,7 @@ def _where_jvp(branch):
 
 def _where_vjp(branch):
     def vjp(ct, ans, cond, x, y):
-        nb = ndim_of(ct) - ndim_of(ans)
+        nb = batch_ndim(ct, ans)
         sel = where(cond, ct, 0.0) if branch == 1 else where(cond, 0.0, ct)
         return unbroadcast(sel, shape_of(x if branch == 1 else y), nb)
     return vjp

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Box, Primitive, ndim_of, register, sample, shape_of
+from ...tracer import Box, Primitive, register, sample, shape_of
+from .._util import batch_ndim
 
 
 def _is_advanced(entry):
@@ -106,12 +107,12 @@ def untake_batched(u, idx, shape, nb):
                   if not k else shape_of(u)[k:k + nb] + tuple(shape))
 
 
-getitem.defjvp(lambda t, ans, x, idx: take_batched(t, idx, ndim_of(t) - ndim_of(x)))
+getitem.defjvp(lambda t, ans, x, idx: take_batched(t, idx, batch_ndim(t, x)))
 getitem.defvjp(lambda ct, ans, x, idx:
-               untake_batched(ct, idx, shape_of(x), ndim_of(ct) - ndim_of(ans)))
+               untake_batched(ct, idx, shape_of(x), batch_ndim(ct, ans)))
 untake.defjvp(lambda t, ans, u, idx, shape:
-              untake_batched(t, idx, shape, ndim_of(t) - ndim_of(u)))
-untake.defvjp(lambda ct, ans, u, idx, shape: take_batched(ct, idx, ndim_of(ct) - len(shape)))
+              untake_batched(t, idx, shape, batch_ndim(t, u)))
+untake.defvjp(lambda ct, ans, u, idx, shape: take_batched(ct, idx, batch_ndim(ct, ans)))
 
 
 def index(x, idx):

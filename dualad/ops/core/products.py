@@ -22,7 +22,7 @@ import numpy as np
 
 from ...scaled import dense
 from ...tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
-from .._util import lift, unbroadcast
+from .._util import batch_ndim, lift, unbroadcast
 from .elementwise import multiply, where
 from .reductions import sum as sum_
 from .shape import reshape, transpose, ravel, moveaxis, broadcast_to
@@ -64,12 +64,12 @@ matmul_p = register(Primitive("matmul", _matmul_impl, sparsity="matmul",
 def _matmul_jvp_a(t, ans, a, b):
     if ndim_of(b) == 1:
         return matmul_p(t, b)
-    return matmul_p(lift(t, ndim_of(t) - ndim_of(a), ndim_of(ans)), b)
+    return matmul_p(lift(t, batch_ndim(t, a), ndim_of(ans)), b)
 
 
 def _matmul_jvp_b(t, ans, a, b):
     if ndim_of(b) == 1:
-        nb = ndim_of(t) - 1
+        nb = batch_ndim(t, b)
         if nb == 0:
             return matmul_p(a, t)
         if ndim_of(a) == 2:              # B directions at once: rows ẋ_k, one product
@@ -78,25 +78,25 @@ def _matmul_jvp_b(t, ans, a, b):
         col = reshape(t, ts[:nb] + (1,) * (ndim_of(a) - 2) + (ts[-1], 1))
         out = matmul_p(a, col)
         return reshape(out, shape_of(out)[:-1])
-    return matmul_p(a, lift(t, ndim_of(t) - ndim_of(b), ndim_of(ans)))
+    return matmul_p(a, lift(t, batch_ndim(t, b), ndim_of(ans)))
 
 
 def _matmul_vjp_a(ct, ans, a, b):
     if ndim_of(b) == 1:
         return multiply(reshape(ct, shape_of(ct) + (1,)), b)
-    return unbroadcast(matmul_p(ct, _mT(b)), shape_of(a), ndim_of(ct) - ndim_of(ans))
+    return unbroadcast(matmul_p(ct, _mT(b)), shape_of(a), batch_ndim(ct, ans))
 
 
 def _matmul_vjp_b(ct, ans, a, b):
     if ndim_of(b) == 1:
-        nb = ndim_of(ct) - ndim_of(ans)
+        nb = batch_ndim(ct, ans)
         if ndim_of(a) == 2:
             return matmul_p(_mT(a), ct) if nb == 0 else matmul_p(ct, a)
         cs = shape_of(ct)                # (B..., S..., m): rows against the stack, summed
         g = matmul_p(reshape(ct, cs[:-1] + (1, cs[-1])), a)
         g = reshape(g, shape_of(g)[:-2] + shape_of(g)[-1:])
         return sum_(g, axis=tuple(range(nb, nb + ndim_of(a) - 2)))
-    return unbroadcast(matmul_p(_mT(a), ct), shape_of(b), ndim_of(ct) - ndim_of(ans))
+    return unbroadcast(matmul_p(_mT(a), ct), shape_of(b), batch_ndim(ct, ans))
 
 
 matmul_p.defjvp(_matmul_jvp_a, _matmul_jvp_b)
@@ -182,7 +182,7 @@ def _fresh(subs, out, n):
 
 def _einsum_jvp(i):
     def jvp(t, ans, *ops, subs, out):
-        bl = _fresh(subs, out, ndim_of(t) - ndim_of(ops[i]))
+        bl = _fresh(subs, out, batch_ndim(t, ops[i]))
         new_subs = tuple(bl + s if j == i else s for j, s in enumerate(subs))
         new_ops = tuple(t if j == i else o for j, o in enumerate(ops))
         return einsum_p(*new_ops, subs=new_subs, out=bl + out)
@@ -199,7 +199,7 @@ def _identity_like(ct, n):
 def _einsum_vjp(i):
     def vjp(ct, ans, *ops, subs, out):
         target = subs[i]
-        nb = ndim_of(ct) - ndim_of(ans)
+        nb = batch_ndim(ct, ans)
         n_rep = len(target) - len(set(target))
         fresh = _fresh(subs, out, nb + n_rep)
         bl, rep = fresh[:nb], iter(fresh[nb:])

@@ -18,11 +18,7 @@ import math
 import numpy as np
 
 from ...tracer import Primitive, implements, ndim_of, register, sample, shape_of
-from .._util import normalize_axes, shift_axes
-
-
-def _nb(t, x):
-    return ndim_of(t) - ndim_of(x)
+from .._util import batch_ndim, normalize_axes, shift_axes
 
 
 def _expand(ct, x_shape, axes, keepdims, nb):
@@ -50,9 +46,9 @@ sum_p = register(Primitive("sum", _sum_impl,
                            sympy=lambda sp, x, axis, keepdims: np.sum(x, axis=axis,
                                                                       keepdims=keepdims)))
 sum_p.defjvp(lambda t, ans, x, axis, keepdims:
-             sum_p(t, axis=shift_axes(axis, _nb(t, x)), keepdims=keepdims))
+             sum_p(t, axis=shift_axes(axis, batch_ndim(t, x)), keepdims=keepdims))
 sum_p.defvjp(lambda ct, ans, x, axis, keepdims:
-             _expand(ct, shape_of(x), axis, keepdims, _nb(ct, ans)))
+             _expand(ct, shape_of(x), axis, keepdims, batch_ndim(ct, ans)))
 
 
 def sum(x, axis=None, keepdims=False, dtype=None):
@@ -131,13 +127,13 @@ def _extremum(name, impl):
     def jvp(t, ans, x, axis, keepdims):
         from .elementwise import where
         hit, m = _selector(x, ans, axis, keepdims)
-        return sum_p(where(hit, t * m, 0.0), axis=shift_axes(axis, _nb(t, x)),
+        return sum_p(where(hit, t * m, 0.0), axis=shift_axes(axis, batch_ndim(t, x)),
                      keepdims=keepdims)
 
     def vjp(ct, ans, x, axis, keepdims):
         from .elementwise import where
         hit, m = _selector(x, ans, axis, keepdims)
-        return where(hit, _expand(ct, shape_of(x), axis, keepdims, _nb(ct, ans)) * m, 0.0)
+        return where(hit, _expand(ct, shape_of(x), axis, keepdims, batch_ndim(ct, ans)) * m, 0.0)
 
     prim.defjvp(jvp)
     prim.defvjp(vjp)
@@ -203,9 +199,9 @@ def _expand_plainshape(a, x_shape, axes, keep=False):
 
 prod_p.defjvp(lambda t, ans, x, axis, keepdims:
               sum_p(t * _prod_others(x, ans, axis, keepdims),
-                    axis=shift_axes(axis, _nb(t, x)), keepdims=keepdims))
+                    axis=shift_axes(axis, batch_ndim(t, x)), keepdims=keepdims))
 prod_p.defvjp(lambda ct, ans, x, axis, keepdims:
-              _expand(ct, shape_of(x), axis, keepdims, _nb(ct, ans))
+              _expand(ct, shape_of(x), axis, keepdims, batch_ndim(ct, ans))
               * _prod_others(x, ans, axis, keepdims))
 
 
@@ -226,8 +222,8 @@ def _reverse_cumsum(ct, axis):
     return flip(cumsum_p(flip(ct, axis), axis=axis), axis)
 
 
-cumsum_p.defjvp(lambda t, ans, x, axis: cumsum_p(t, axis=axis + _nb(t, x)))
-cumsum_p.defvjp(lambda ct, ans, x, axis: _reverse_cumsum(ct, axis + _nb(ct, ans)))
+cumsum_p.defjvp(lambda t, ans, x, axis: cumsum_p(t, axis=axis + batch_ndim(t, x)))
+cumsum_p.defvjp(lambda ct, ans, x, axis: _reverse_cumsum(ct, axis + batch_ndim(ct, ans)))
 
 
 @implements(np.cumsum)

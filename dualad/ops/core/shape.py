@@ -22,11 +22,7 @@ import math
 import numpy as np
 
 from ...tracer import Box, Primitive, implements, ndim_of, primal_value, register, sample, shape_of
-from .._util import lift, normalize_axes, unbroadcast
-
-
-def _batch(x, primal_ndim):
-    return shape_of(x)[:ndim_of(x) - primal_ndim]
+from .._util import batch_ndim, batch_perm, batch_shape, lift, normalize_axes, unbroadcast
 
 
 # --- reshape ------------------------------------------------------------------
@@ -51,9 +47,9 @@ def _broadcast_impl(x, shape):
 
 reshape_p = register(Primitive("reshape", _reshape_impl, linear=True, sparsity="structural",
                                sympy=lambda sp, x, shape: x.reshape(shape)))
-reshape_p.defjvp(lambda t, ans, x, shape: reshape_p(t, shape=_batch(t, ndim_of(x)) + shape))
+reshape_p.defjvp(lambda t, ans, x, shape: reshape_p(t, shape=batch_shape(t, x) + shape))
 reshape_p.defvjp(lambda ct, ans, x, shape:
-                 reshape_p(ct, shape=_batch(ct, ndim_of(ans)) + shape_of(x)))
+                 reshape_p(ct, shape=batch_shape(ct, ans) + shape_of(x)))
 
 
 def _resolve_shape(shape, size):
@@ -110,17 +106,13 @@ def squeeze(x, axis=None):
 
 
 # --- transpose ---------------------------------------------------------------------
-def _perm_batched(perm, nb):
-    return tuple(range(nb)) + tuple(p + nb for p in perm)
-
-
-transpose_p = register(Primitive("transpose", _transpose_impl, linear=True, sparsity="structural",
+transpose_p = register(Primitive("transpose", _transpose_impl, linear=True,
+                                  sparsity="structural",
                                  sympy=lambda sp, x, axes: np.transpose(x, axes)))
 transpose_p.defjvp(lambda t, ans, x, axes:
-                   transpose_p(t, axes=_perm_batched(axes, ndim_of(t) - ndim_of(x))))
+                   transpose_p(t, axes=batch_perm(axes, batch_ndim(t, x))))
 transpose_p.defvjp(lambda ct, ans, x, axes:
-                   transpose_p(ct, axes=_perm_batched(tuple(np.argsort(axes)),
-                                                      ndim_of(ct) - ndim_of(ans))))
+                   transpose_p(ct, axes=batch_perm(tuple(np.argsort(axes)), batch_ndim(ct, ans))))
 
 
 @implements(np.transpose)
@@ -165,13 +157,13 @@ broadcast_to_p = register(Primitive("broadcast_to", _broadcast_impl, linear=True
 
 
 def _broadcast_jvp(t, ans, x, shape):
-    nb = ndim_of(t) - ndim_of(x)
-    return broadcast_to_p(lift(t, nb, len(shape)), shape=shape_of(t)[:nb] + tuple(shape))
+    return broadcast_to_p(lift(t, batch_ndim(t, x), len(shape)),
+                          shape=batch_shape(t, x) + tuple(shape))
 
 
 broadcast_to_p.defjvp(_broadcast_jvp)
 broadcast_to_p.defvjp(lambda ct, ans, x, shape:
-                      unbroadcast(ct, shape_of(x), ndim_of(ct) - ndim_of(ans)))
+                      unbroadcast(ct, shape_of(x), batch_ndim(ct, ans)))
 
 
 @implements(np.broadcast_to)
@@ -192,17 +184,16 @@ concatenate_p = register(Primitive("concatenate", _concat_impl, linear=True, spa
 def _concat_jvp_all(tangents, ans, *xs, axis):
     i = next(k for k, t in enumerate(tangents) if t is not None)  # not .index: arrays' ==
     ref = tangents[i]
-    batch = shape_of(ref)[:ndim_of(ref) - ndim_of(xs[i])]
-    nb = len(batch)
+    batch = batch_shape(ref, xs[i])
     parts = [t if t is not None else np.zeros(batch + shape_of(x), dtype=ans.dtype
                                                if hasattr(ans, "dtype") else float)
              for t, x in zip(tangents, xs)]
-    return concatenate_p(*parts, axis=axis + nb)
+    return concatenate_p(*parts, axis=axis + len(batch))
 
 
 def _concat_vjp_all(ct, ans, *xs, axis):
     from .indexing import getitem
-    nb = ndim_of(ct) - ndim_of(ans)
+    nb = batch_ndim(ct, ans)
     out, start = [], 0
     for x in xs:
         n = shape_of(x)[axis]

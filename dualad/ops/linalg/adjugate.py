@@ -97,10 +97,10 @@ def _cofactor_jvp(t, ans, a):
 def _cofactor_vjp(ct, ans, a):
     from .basic import det_p, expand2, mm, mT
     from ..core.reductions import sum as sum_
-    from .._util import unbroadcast
+    from .._util import batch_ndim, unbroadcast
     x = _inv_T(a)
     g = expand2(sum_(ct * ans, axis=(-2, -1))) * x - expand2(det_p(a)) * mm(mm(x, mT(ct)), x)
-    return unbroadcast(g, shape_of(a), len(shape_of(ct)) - len(shape_of(ans)))
+    return unbroadcast(g, shape_of(a), batch_ndim(ct, ans))
 
 
 cofactor_p.defjvp(_cofactor_jvp)

@@ -28,10 +28,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ...tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
-from .._util import lift, unbroadcast
+from ...tracer import Primitive, primal_value, register, sample, shape_of
+from .._util import batch_ndim, unbroadcast
 from ..core.indexing import index
-from .basic import _sym_solve, check_real, nbatch, sym_map
+from .basic import _sym_solve, check_real, sym_map, tangent_rhs
 from ..core.reductions import sum as sum_
 from ..core.shape import concatenate, expand_dims, reshape
 
@@ -122,17 +122,12 @@ solve_banded_p = register(Primitive(
 
 def _solve_banded_jvp_all(tangents, x, ab, b, l, u):
     tab, tb = tangents
-    rhs = None
-    if tb is not None:
-        rhs = lift(tb, nbatch(tb, b), ndim_of(x))
-    if tab is not None:
-        d = band_matmul(lift(tab, nbatch(tab, ab), ndim_of(x)), x, l, u)
-        rhs = -d if rhs is None else rhs - d
+    rhs = tangent_rhs(x, (tb, b, None), (tab, ab, lambda t: -band_matmul(t, x, l, u)))
     return solve_banded_p(ab, rhs, l=l, u=u)
 
 
 def _solve_banded_vjp_all(ct, x, ab, b, l, u):
-    nb = nbatch(ct, x)
+    nb = batch_ndim(ct, x)
     gb = solve_banded_p(band_transpose(ab, l, u), ct, l=u, u=l)      # A⁻ᵀ X̄
     gab = -band_outer(gb, x, l, u)
     return [unbroadcast(gab, shape_of(ab), nb), unbroadcast(gb, shape_of(b), nb)]
@@ -183,17 +178,12 @@ solveh_banded_p = register(Primitive("solveh_banded", _solveh_impl, sympy=_solve
 
 def _solveh_jvp_all(tangents, x, ab, b, lower):
     tab, tb = tangents
-    rhs = None
-    if tb is not None:
-        rhs = lift(tb, nbatch(tb, b), ndim_of(x))
-    if tab is not None:
-        d = sym_band_matmul(lift(tab, nbatch(tab, ab), ndim_of(x)), x, lower)
-        rhs = -d if rhs is None else rhs - d
+    rhs = tangent_rhs(x, (tb, b, None), (tab, ab, lambda t: -sym_band_matmul(t, x, lower)))
     return solveh_banded_p(ab, rhs, lower=lower)
 
 
 def _solveh_vjp_all(ct, x, ab, b, lower):
-    nb = nbatch(ct, x)
+    nb = batch_ndim(ct, x)
     gb = solveh_banded_p(ab, ct, lower=lower)                         # A⁻¹ X̄ (A = Aᵀ)
     l, u = _lu_of(lower, shape_of(ab)[-2] - 1)
     gab = -(band_outer(gb, x, l, u) + _strict(band_outer(x, gb, l, u), lower))

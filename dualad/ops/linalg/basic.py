@@ -57,7 +57,7 @@ import scipy.linalg
 import scipy.linalg.lapack
 
 from ...tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
-from .._util import lift, unbroadcast
+from .._util import batch_ndim, lift, unbroadcast
 from ..core.elementwise import multiply
 from ..core.products import matmul, matmul_p, tril, triu
 from .adjugate import cofactor_p, is_singular
@@ -70,11 +70,6 @@ mm = matmul_p
 def mT(x):
     """The matrix transpose of (a stack of) matrices: swap the last two axes."""
     return swapaxes(x, -1, -2)
-
-
-def nbatch(t, x) -> int:
-    """Leading batch axes of a tangent/cotangent ``t`` beyond the primal ``x``."""
-    return ndim_of(t) - ndim_of(x)
 
 
 def expand2(x):
@@ -152,19 +147,29 @@ solve_p = register(Primitive("solve", np.linalg.solve, sparsity="matrix",
                              sympy=lambda sp, a, b: sym_map(sp, _sym_solve, a, b)))
 
 
+def tangent_rhs(x, *terms):
+    """The right-hand side whose solve gives the tangent of ``x``, the solution of a
+    linear equation L(p; x) = q: Σ_k apply_k(ṗ_k) over the terms ``(ṗ_k, p_k, apply_k)``
+    whose tangent is not None (zero). Each ṗ_k (a tangent of the argument p_k, batch axes
+    in front) is lifted to broadcast against ``x`` first; ``apply_k`` None is the identity
+    (the tangent of q). For x = A⁻¹b: ẋ solves A ẋ = ḃ − Ȧ x, the terms
+    ``(ḃ, b, None), (Ȧ, A, lambda t: -mm(t, x))``."""
+    rhs = None
+    for t, p, apply in terms:
+        if t is not None:
+            t = lift(t, batch_ndim(t, p), ndim_of(x))
+            d = t if apply is None else apply(t)
+            rhs = d if rhs is None else rhs + d
+    return rhs
+
+
 def _solve_jvp_all(tangents, ans, a, b):
     ta, tb = tangents
-    rhs = None
-    if tb is not None:
-        rhs = lift(tb, nbatch(tb, b), ndim_of(ans))
-    if ta is not None:
-        d = mm(lift(ta, nbatch(ta, a), ndim_of(ans)), ans)
-        rhs = -d if rhs is None else rhs - d
-    return solve_p(a, rhs)
+    return solve_p(a, tangent_rhs(ans, (tb, b, None), (ta, a, lambda t: -mm(t, ans))))
 
 
 def _solve_vjp_all(ct, ans, a, b):
-    nb = nbatch(ct, ans)
+    nb = batch_ndim(ct, ans)
     gb = solve_p(mT(a), ct)
     return [unbroadcast(-mm(gb, mT(ans)), shape_of(a), nb), unbroadcast(gb, shape_of(b), nb)]
 
@@ -282,18 +287,13 @@ solve_triangular_p = register(Primitive("solve_triangular", _solve_tri_impl, spa
 
 def _solve_tri_jvp_all(tangents, ans, a, b, trans, lower, unit_diagonal):
     ta, tb = tangents
-    rhs = None
-    if tb is not None:
-        rhs = lift(tb, nbatch(tb, b), ndim_of(ans))
-    if ta is not None:
-        ta = _tri(lift(ta, nbatch(ta, a), ndim_of(ans)), lower, unit_diagonal)
-        d = mm(_op(ta, trans), ans)
-        rhs = -d if rhs is None else rhs - d
+    rhs = tangent_rhs(ans, (tb, b, None),
+                      (ta, a, lambda t: -mm(_op(_tri(t, lower, unit_diagonal), trans), ans)))
     return solve_triangular_p(a, rhs, trans=trans, lower=lower, unit_diagonal=unit_diagonal)
 
 
 def _solve_tri_vjp_all(ct, ans, a, b, trans, lower, unit_diagonal):
-    nb = nbatch(ct, ans)
+    nb = batch_ndim(ct, ans)
     gb = solve_triangular_p(a, ct, trans=1 - trans, lower=lower, unit_diagonal=unit_diagonal)
     g_op = -mm(gb, mT(ans))
     ga = _tri(_op(g_op, trans), lower, unit_diagonal)

@@ -27,10 +27,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ...tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
-from .._util import lift, unbroadcast
+from ...tracer import Primitive, primal_value, register, sample, shape_of
+from .._util import batch_ndim, unbroadcast
 from ..core.complex_numbers import conj
-from .basic import _A2, _A3, _sym_solve, check_matrix, check_square, mm, mT, nbatch, sym_map
+from .basic import _A2, _A3, _sym_solve, check_matrix, check_square, mm, mT, sym_map, tangent_rhs
 from .func import solve_sylvester_p
 
 _DIRECT_MAX = 10
@@ -76,19 +76,13 @@ solve_stein_p = register(Primitive("solve_stein", _stein_impl, sympy=_stein_symp
 
 def _stein_jvp_all(tangents, x, a, b, q):
     ta, tb, tq = tangents
-    rhs = None
-    for t, p, which in ((tq, q, "q"), (ta, a, "a"), (tb, b, "b")):
-        if t is None:
-            continue
-        t = lift(t, nbatch(t, p), ndim_of(x))
-        d = t if which == "q" else (mm(mm(t, x), mT(b)) if which == "a" else
-                                    mm(mm(a, x), mT(t)))
-        rhs = d if rhs is None else rhs + d
+    rhs = tangent_rhs(x, (tq, q, None), (ta, a, lambda t: mm(mm(t, x), mT(b))),
+                      (tb, b, lambda t: mm(mm(a, x), mT(t))))
     return solve_stein_p(a, b, rhs)
 
 
 def _stein_vjp_all(ct, x, a, b, q):
-    nb = nbatch(ct, x)
+    nb = batch_ndim(ct, x)
     gq = solve_stein_p(mT(a), mT(b), ct)
     return [unbroadcast(mm(mm(gq, b), mT(x)), shape_of(a), nb),
             unbroadcast(mm(mm(mT(gq), a), x), shape_of(b), nb),

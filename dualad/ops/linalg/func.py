@@ -23,11 +23,11 @@ import numpy as np
 import scipy.linalg
 
 from ...tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
-from .._util import lift, unbroadcast
+from .._util import batch_ndim, unbroadcast
 from ..core.indexing import index
 from ..core.products import matmul
-from .basic import (_A2, _A3, _SPD3, check_matrix, check_square, inv, inv_p, mm, mT, nbatch,
-                    solve_p, sym_map)
+from .basic import (_A2, _A3, _SPD3, check_matrix, check_square, inv, inv_p, mm, mT,
+                    solve_p, sym_map, tangent_rhs)
 from ..core.shape import broadcast_to, concatenate, reshape
 
 
@@ -54,18 +54,13 @@ solve_sylvester_p = register(Primitive("solve_sylvester", _sylvester_impl, spars
 
 def _sylvester_jvp_all(tangents, x, a, b, q):
     ta, tb, tq = tangents
-    rhs = None
-    for t, p, side in ((tq, q, 0), (ta, a, 1), (tb, b, 2)):
-        if t is None:
-            continue
-        t = lift(t, nbatch(t, p), ndim_of(x))
-        d = t if side == 0 else (-mm(t, x) if side == 1 else -mm(x, t))
-        rhs = d if rhs is None else rhs + d
+    rhs = tangent_rhs(x, (tq, q, None), (ta, a, lambda t: -mm(t, x)),
+                      (tb, b, lambda t: -mm(x, t)))
     return solve_sylvester_p(a, b, rhs)
 
 
 def _sylvester_vjp_all(ct, x, a, b, q):
-    nb = nbatch(ct, x)
+    nb = batch_ndim(ct, x)
     gq = solve_sylvester_p(mT(a), mT(b), ct)
     return [unbroadcast(-mm(gq, mT(x)), shape_of(a), nb),
             unbroadcast(-mm(mT(x), gq), shape_of(b), nb),

@@ -28,6 +28,7 @@ import numpy as np
 import scipy.linalg
 
 from ...tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
+from .._util import batch_ndim
 from ..core.indexing import index
 from .basic import _A2, _SPD3, check_matrix, check_real, check_square, mm, mT, solve_p
 from .decomp import svd
@@ -73,7 +74,7 @@ fractional_matrix_power_p.defjvp(
 fractional_matrix_power_p.defvjp(
     lambda ct, x, a, p: block_frechet(lambda m: fractional_matrix_power_p(m, p), mT(a), ct),
     lambda ct, x, a, p: sum_(ct * _log_times(a, x),
-                             axis=tuple(range(ndim_of(ct) - ndim_of(x), ndim_of(ct)))))
+                             axis=tuple(range(batch_ndim(ct, x), ndim_of(ct)))))
 
 
 def fractional_matrix_power(A, t):

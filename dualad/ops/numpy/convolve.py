@@ -27,8 +27,8 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, Primitive, ndim_of, primal_value, register, sample, shape_of, implements
-from .._util import lift, unbroadcast
+from ...tracer import Box, Primitive, implements, ndim_of, primal_value, register, sample, shape_of
+from .._util import batch_ndim, lift, unbroadcast
 from ..core.indexing import getitem, index
 from ..core.shape import concatenate, flip, reshape
 
@@ -96,7 +96,7 @@ def _rule_method(method):
 def _jvp(which):
     def rule(t, ans, a, v, mode, ndim, method):
         method = _rule_method(method)
-        nb = ndim_of(t) - ndim_of(a if which == 0 else v)
+        nb = batch_ndim(t, a if which == 0 else v)
         t = lift(t, nb, ndim_of(ans))
         return convolve_p(t, v, mode=mode, ndim=ndim, method=method) if which == 0 else \
             convolve_p(a, t, mode=mode, ndim=ndim, method=method)
@@ -105,7 +105,7 @@ def _jvp(which):
 
 def _vjp_a(ct, ans, a, v, mode, ndim, method):
     method = _rule_method(method)
-    nb = ndim_of(ct) - ndim_of(ans)
+    nb = batch_ndim(ct, ans)
     g = convolve_p(ct, _flip(v, ndim), mode="valid" if mode == "full" else "full", ndim=ndim,
                    method=method)
     return unbroadcast(g, shape_of(a), nb)
@@ -113,7 +113,7 @@ def _vjp_a(ct, ans, a, v, mode, ndim, method):
 
 def _vjp_v(ct, ans, a, v, mode, ndim, method):
     method = _rule_method(method)
-    nb = ndim_of(ct) - ndim_of(ans)
+    nb = batch_ndim(ct, ans)
     if mode == "full":
         g = convolve_p(ct, _flip(a, ndim), mode="valid", ndim=ndim, method=method)
     else:

@@ -27,17 +27,13 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, Primitive, ndim_of, primal_value, register, sample, shape_of, implements
-from .._util import normalize_axes, value_only
+from ...tracer import Box, Primitive, implements, ndim_of, primal_value, register, sample, shape_of
+from .._util import batch_ndim, normalize_axes, value_only
 from ..core.elementwise import std_sqrt, where as _where
 from ..core.reductions import _reverse_cumsum, cumsum, cumsum_p, max as max_, min as min_
 from ..core.reductions import mean, prod, sum as sum_
 from ..core.indexing import getitem
 from ..core.shape import broadcast_to, concatenate, flip, ravel, reshape
-
-
-def _nb(t, x):
-    return ndim_of(t) - ndim_of(x)
 
 
 # --- cumprod -----------------------------------------------------------------------------
@@ -91,7 +87,7 @@ def _exclusive(y, axis):
 
 
 def _cumprod_jvp(t, ans, x, axis):
-    nb = _nb(t, x)
+    nb = batch_ndim(t, x)
     if _division_safe(x):
         return ans * cumsum_p(t / x, axis=axis + nb)
     # ẏ_k = x_k ẏ_{k−1} + y_{k−1} ẋ_k: the product rule, as a linear recurrence
@@ -99,7 +95,7 @@ def _cumprod_jvp(t, ans, x, axis):
 
 
 def _cumprod_vjp(ct, ans, x, axis):
-    nb = _nb(ct, ans)
+    nb = batch_ndim(ct, ans)
     if _division_safe(x):
         return _reverse_cumsum(ct * ans, axis + nb) / x
     # x̄_i = y_{i−1} c_i with c_i = ū_i + x_{i+1} c_{i+1}: the same recurrence, reversed

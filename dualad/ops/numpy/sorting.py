@@ -30,9 +30,9 @@ import math
 
 import numpy as np
 
-from ...tracer import (Box, Primitive, implements, ndim_of, note_decision, primal_value,
-                       register, sample, shape_of)
-from .._util import normalize_axes, value_only
+from ...tracer import (Box, Primitive, implements, ndim_of, note_decision, primal_value, register,
+                       sample, shape_of)
+from .._util import batch_ndim, normalize_axes, value_only
 from ..core.elementwise import where
 from ..core.indexing import getitem, take_batched, untake_batched
 from ..core.shape import ravel, reshape, transpose
@@ -85,14 +85,14 @@ def _tie_mean(v, ties, nb):
 
 
 def _sort_jvp(t, ans, x, axis):
-    nb = ndim_of(t) - ndim_of(x)
+    nb = batch_ndim(t, x)
     idx, ties = _sort_plan(x, axis)
     y = take_batched(t, idx, nb)
     return y if ties is None else _tie_mean(y, ties, nb)
 
 
 def _sort_vjp(ct, ans, x, axis):
-    nb = ndim_of(ct) - ndim_of(ans)
+    nb = batch_ndim(ct, ans)
     inv, ties = _sort_plan(x, axis, inverse=True)
     if ties is not None:
         ct = _tie_mean(ct, ties, nb)

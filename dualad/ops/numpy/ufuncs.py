@@ -162,10 +162,6 @@ def divmod_(x, y):
     return floor_divide(x, y), remainder(x, y)
 
 
-def rdivmod(y, x):
-    return divmod_(x, y)
-
-
 implements(np.remainder)(remainder)
 implements(np.fmod)(fmod)
 implements(np.copysign)(copysign)

@@ -1,0 +1,31 @@
+"""A base for traced values that keep their primal one level down.
+
+An interpreter's value type is a :class:`~dualad.tracer.Box` that holds the value one
+level down (``_inner``, which the NumPy protocols, ``primal_value`` and the shape and
+dtype read) and whatever the interpreter carries beside it: an index-set pattern for
+sparsity detection, nothing for a counting interpreter, SymPy expressions for the
+oracle. :class:`PrimalBox` is that shared part, written once: the trace, the primal,
+``_inner`` and ``shape``. A subclass adds its own slots (and ``__init__`` when it has
+more to store).
+"""
+from __future__ import annotations
+
+from .tracer import Box, shape_of
+
+
+class PrimalBox(Box):
+    """A traced value of ``trace`` whose value one level down is ``primal``."""
+
+    __slots__ = ("primal",)
+
+    def __init__(self, trace, primal):
+        self._trace = trace
+        self.primal = primal
+
+    @property
+    def _inner(self):
+        return self.primal
+
+    @property
+    def shape(self):
+        return shape_of(self.primal)
