@@ -10,12 +10,11 @@
 from .core import elementwise, reductions, shape, indexing, products  # noqa: F401  (registers)
 from .core import complex_numbers  # noqa: F401  (registers)
 from . import numpy, fft, special  # noqa: F401  (registers)
-from .linalg import basic as linalg_basic  # noqa: F401  (registers)
-from .linalg import banded, equations, func_extra  # noqa: F401  (registers)
+from . import linalg  # noqa: F401  (registers; merges its NumPy tables)
 
 # Modules that add NumPy callables to the front end's tables: each may define
 # NUMPY_UFUNCS and NUMPY_FUNCTIONS, {numpy callable: dualad function}.
-EXTENSIONS = (numpy, linalg_basic, fft, special, complex_numbers)
+EXTENSIONS = (numpy, linalg, fft, special, complex_numbers)
 from .core.elementwise import *  # noqa: F401,F403,E402
 from .core.reductions import sum, mean, var, std, max, min, prod, cumsum  # noqa: F401,E402
 from .core.shape import (reshape, ravel, expand_dims, squeeze, transpose,  # noqa: F401,E402

@@ -31,7 +31,7 @@ import scipy.linalg
 from ...tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
 from .._util import lift, unbroadcast
 from ..core.indexing import index
-from .basic import _sym_solve, check_real, nbatch, sym_map
+from ._common import _sym_solve, check_real, nbatch, sym_map
 from ..core.reductions import sum as sum_
 from ..core.shape import concatenate, expand_dims, reshape
 

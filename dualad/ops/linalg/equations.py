@@ -30,7 +30,7 @@ import scipy.linalg
 from ...tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
 from .._util import lift, unbroadcast
 from ..core.complex_numbers import conj
-from .basic import _A2, _A3, _sym_solve, check_matrix, check_square, mm, mT, nbatch, sym_map
+from ._common import _A2, _A3, _sym_solve, check_matrix, check_square, mm, mT, nbatch, sym_map
 from .func import solve_sylvester_p
 
 _DIRECT_MAX = 10

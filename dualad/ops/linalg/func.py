@@ -26,8 +26,8 @@ from ...tracer import Primitive, ndim_of, primal_value, register, sample, shape_
 from .._util import lift, unbroadcast
 from ..core.indexing import index
 from ..core.products import matmul
-from .basic import (_A2, _A3, _SPD3, check_matrix, check_square, inv, inv_p, mm, mT, nbatch,
-                    solve_p, sym_map)
+from .basic import inv, inv_p, solve_p
+from ._common import _A2, _A3, _SPD3, check_matrix, check_square, mm, mT, nbatch, sym_map
 from ..core.shape import broadcast_to, concatenate, reshape
 
 
