@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from dualad.tracer import Box, Trace, shape_of
+from dualad.extend import Box, Trace, flatten, shape_of
 
 # Interpreter constants (seconds): per primitive in a forward sweep, per recorded
 # primitive, per primitive of a backward sweep; seconds per flop of tangent work;
@@ -133,7 +133,6 @@ class _CensusTrace(Trace):
 def census(problem):
     """Run ``problem``'s function once through the counting interpreter; also time one
     plain call. Returns the :class:`Census` and the (plain) output."""
-    from dualad.tree import flatten
     trace = _CensusTrace()
     leaves = [_Counted(trace, x) for x in problem.leaves]
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from dualad.reverse import VJPTrace
+from dualad.extend import VJPTrace
 
 
 class OpCounter(VJPTrace):

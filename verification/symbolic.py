@@ -26,7 +26,7 @@ import itertools
 import numpy as np
 
 import dualad
-from dualad.tracer import Box, Trace, shape_of
+from dualad.extend import Box, Trace, shape_of
 
 
 def _sp():
