@@ -4,20 +4,25 @@ One registry of primitives (:mod:`dualad.ops`), interpreted by dual numbers
 (forward mode, :mod:`dualad.forward`) and by a tape (reverse mode,
 :mod:`dualad.reverse`). Plain ``numpy`` calls on traced values reach the
 registry through the NumPy protocols (:mod:`dualad.dispatch`).
+
+The names below are the public interface; :mod:`dualad.extend` is the one for
+declaring primitives and writing interpreters. The planner and the oracles are
+:mod:`dualad.jacobians` and :mod:`dualad.verification`.
 """
+# The order matters once: the registry is filled (ops) before the NumPy protocols are
+# installed on the boxes (dispatch), which the NumPy namespace (numpy) reads.
 from . import ops  # noqa: F401  (fills the registry)
 from . import dispatch  # noqa: F401  (installs the NumPy protocols on traced values)
+from . import numpy  # noqa: F401
+from . import autograd  # noqa: F401
 from .api import jvp, vjp, grad, value_and_grad, hvp, derivative  # noqa: F401
-from .tracer import REGISTRY, Primitive, sample  # noqa: F401
+from .tracer import REGISTRY, EscapedTracerError, Primitive, sample  # noqa: F401
 from .forward import Dual  # noqa: F401
 from .reverse import Var  # noqa: F401
+from .custom import primitive, Function  # noqa: F401
+from .teaching.evaltrace import trace  # noqa: F401
+from .anomaly import detect_anomaly, AnomalyError  # noqa: F401
+from .checkpoint import checkpoint  # noqa: F401
+from .heap import keep_heap  # noqa: F401  (opt-in allocator setting)
 
 __version__ = "0.1.0"
-from .custom import primitive, Function  # noqa: E402,F401
-from . import autograd  # noqa: E402,F401
-from .teaching.evaltrace import trace  # noqa: E402,F401
-from . import numpy  # noqa: E402,F401
-from .anomaly import detect_anomaly, AnomalyError  # noqa: E402,F401
-from .checkpoint import checkpoint  # noqa: E402,F401
-from .tracer import EscapedTracerError  # noqa: E402,F401
-from .heap import keep_heap  # noqa: E402,F401  (opt-in allocator setting)

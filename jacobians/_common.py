@@ -14,10 +14,8 @@ import weakref
 
 import numpy as np
 
-from dualad.api import check_input
-from dualad.onehot import onehot_rows
-from dualad.tracer import Box, shape_of
-from dualad.tree import flatten
+from dualad.extend import Box, check_input, flatten, onehot_rows, shape_of
+from dualad.numpy import concatenate, ravel, reshape
 
 #: Default budget for the tangents / cotangents of one batched sweep (bytes).
 DEFAULT_MAX_MEMORY = 256 * 2 ** 20
@@ -107,11 +105,9 @@ class Problem:
 
     def flat_fun(self, z):
         """``F(z)``: the function as R^n -> R^m (used by the planner's fallbacks)."""
-        from dualad.ops.core.shape import reshape
         parts = [reshape(z[o:o + s], sh) for o, s, sh in
                  zip(self.in_offsets, self.in_sizes, self.in_shapes)]
         out = self.fun(*self.rebuild_inputs(parts))
-        from dualad.ops.core.shape import concatenate, ravel
         leaves = flatten(out)[0]
         return leaves[0] if len(leaves) == 1 and shape_of(leaves[0]) == (self.m,) else \
             concatenate([ravel(o) for o in leaves])

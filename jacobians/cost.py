@@ -28,8 +28,7 @@ import time
 
 import numpy as np
 
-from dualad.boxes import PrimalBox
-from dualad.tracer import Trace, shape_of
+from dualad.extend import Box, PrimalBox, Trace, flatten, shape_of
 
 # Interpreter constants (seconds): per primitive in a forward sweep, per recorded
 # primitive, per primitive of a backward sweep; seconds per flop of tangent work;
@@ -126,7 +125,6 @@ class _CensusTrace(Trace):
 def census(problem):
     """Run ``problem``'s function once through the counting interpreter; also time one
     plain call. Returns the :class:`Census` and the (plain) output."""
-    from dualad.tree import flatten
     trace = _CensusTrace()
     leaves = [_Counted(trace, x) for x in problem.leaves]
     try:

@@ -22,8 +22,7 @@ import math
 import numpy as np
 
 import dualad
-from dualad.tracer import shape_of
-from dualad.tree import flatten
+from dualad.extend import flatten, shape_of
 
 from . import cost
 from ._common import (DEFAULT_MAX_MEMORY, FunctionCache, Problem, chunks, flat_rows, float_dtype,

@@ -23,8 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 import dualad
-from dualad.tracer import Box, shape_of
-from dualad.tree import flatten
+from dualad.extend import Box, flatten, shape_of
 
 from ._common import DEFAULT_MAX_MEMORY, Problem, chunks, flat_rows, float_dtype, fname, \
     identity_rows

@@ -47,7 +47,7 @@ import string
 
 import numpy as np
 
-from dualad.tracer import shape_of
+from dualad.extend import shape_of
 
 from .patterns import Pattern, group, union, vstack
 

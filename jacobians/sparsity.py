@@ -33,15 +33,13 @@ import numpy as np
 import scipy.sparse as sp
 
 import dualad
-from dualad.boxes import PrimalBox
-from dualad.tracer import Trace, primal_value
-from dualad.tree import flatten, tree_map
+from dualad.extend import Box, PrimalBox, Trace, flatten, primal_value, shape_of, tree_map
 
 from ._common import Problem
 from .cost import Census
 from .patterns import Budget, Pattern, TooDense, vstack
 from .rules import dense_rule, rule_for
-from .validity import DecisionLog
+from .decisions import DecisionLog
 
 
 class PatternBox(PrimalBox):

@@ -26,49 +26,19 @@ Bratu Jacobian, n = 20000, which takes none), and one detection per new
 combination of decisions.
 
 Not covered (documented): values taken out of a box by hand
-(``dualad.tracer.primal_value``, ``.primal``) and user primitives whose pattern
+(``dualad.extend.primal_value``, ``.primal``) and user primitives whose pattern
 rule reads values; a pattern passed as ``sparsity=`` is taken as given.
 """
 from __future__ import annotations
 
 import copy
 
-import numpy as np
+from dualad.extend import Box, flatten
 
-from dualad.tracer import Box, primal_value
-from dualad.tree import flatten
-
-
-class DecisionLog:
-    """The decisions one run of ``f`` made, in order: ``(name, frozen value)`` pairs."""
-
-    __slots__ = ("entries",)
-
-    def __init__(self):
-        self.entries = []
-
-    def note(self, name, value):
-        self.entries.append((name, _frozen(value)))
-
-    def key(self):
-        return tuple(self.entries)
-
-    def __len__(self):
-        return len(self.entries)
-
-
-def _frozen(value):
-    """A hashable copy of a decision's value (exact: shape, dtype and bytes)."""
-    if type(value) is tuple or type(value) is list:
-        return tuple(_frozen(v) for v in value)
-    value = primal_value(value)
-    try:
-        a = np.asarray(value)
-    except Exception:  # noqa: BLE001 - not array-like (a dtype, say): its text
-        return repr(value)
-    if a.dtype.kind == "O":
-        return repr(value)
-    return a.shape, a.dtype.str, a.tobytes()
+from ._common import Problem
+from .decisions import DecisionLog  # noqa: F401  (documented here)
+from .sparse import compressed_forward, compressed_hessian, compressed_reverse
+from .sparsity import Sparsity, detect_hessian, detect_jacobian
 
 
 class NewDecisions(Exception):
@@ -143,7 +113,6 @@ class CheckedPattern:
         return self._sweep(problem, chunk, None, state), problem
 
     def _sweep(self, problem, chunk, check, state):
-        from .sparse import compressed_forward, compressed_reverse, compressed_hessian
         run = {"forward": compressed_forward, "reverse": compressed_reverse,
                "hessian": compressed_hessian}[self.kind]
         return run(problem, state[0].pattern, state[1], chunk, check)
@@ -151,8 +120,6 @@ class CheckedPattern:
     def _redetect(self, problem, log):
         """Detect the pattern at ``problem``'s point, merge it in; the new (sparsity,
         coloring), valid at this point."""
-        from ._common import Problem
-        from .sparsity import Sparsity, detect_hessian, detect_jacobian
         fresh = Problem(problem.api, problem.f, problem.args,
                         problem.nums[0] if problem.single else problem.nums)
         new = (detect_hessian if self.kind == "hessian" else detect_jacobian)(fresh)

@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from dualad.teaching.evaltrace import trace
+from dualad import trace
 from papers._compare import Report
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 import dualad
 from papers._compare import Report
-from dualad.teaching.opcount import count_ops
+from dualad.teaching import count_ops
 
 
 def speelpenning(x):

@@ -41,7 +41,7 @@ import dualad
 from dualad import jacobians
 from papers._compare import Report
 from dualad.jacobians.cost import best_of
-from dualad.teaching.opcount import OpCounter
+from dualad.teaching import OpCounter
 
 OUT = os.path.join(os.path.dirname(__file__), "figures", "jacobian_cost.png")
 MARGIN = 2.0   # near n = m the planner (which weighs time) may take either mode: within 2x

@@ -22,7 +22,7 @@ import numpy as np
 import dualad
 from papers._compare import Report
 from dualad.jacobians.cost import best_of
-from dualad.teaching.opcount import count_ops
+from dualad.teaching import count_ops
 
 
 def make_functions(n):

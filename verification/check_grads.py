@@ -30,7 +30,8 @@ from __future__ import annotations
 import numpy as np
 
 import dualad
-from dualad.ops import concatenate, ravel
+from dualad.extend import primal_value
+from dualad.numpy import concatenate, ravel
 
 from .numeric import real_directions, real_jacobian, richardson, realify
 
@@ -77,7 +78,7 @@ def _side_by_side(f, args, i, mode):
     parts = []
     with np.printoptions(precision=6, suppress=True, linewidth=120):
         try:
-            num = real_jacobian(lambda xi: np.asarray(dualad.tracer.primal_value(fi(xi))), x)
+            num = real_jacobian(lambda xi: np.asarray(primal_value(fi(xi))), x)
             parts.append(f"numerical Jacobian (central differences){_note(x, num)}:\n{num}")
         except Exception as e:  # noqa: BLE001 - the report prints what it can
             parts.append(f"numerical Jacobian: could not be computed ({type(e).__name__}: {e})")
@@ -171,7 +172,7 @@ class _Numeric:
 
 def _check(f, args, order, modes, label, tol, rng):
     count = 0
-    out = np.asarray(dualad.tracer.primal_value(f(*args)))
+    out = np.asarray(primal_value(f(*args)))
     tangents = tuple(_direction(np.shape(a), a, rng) for a in args)
     u = _direction(out.shape, np.result_type(out, float).type(0), rng)
     rtol, atol0 = tol

@@ -15,7 +15,7 @@ import os
 import sys
 
 import dualad
-from dualad.tracer import Primitive
+from dualad.extend import Primitive
 
 from .rules import check_rule
 

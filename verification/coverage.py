@@ -39,9 +39,7 @@ from pathlib import Path
 import numpy as np
 
 import dualad
-from dualad.forward import Dual, JVPTrace
-from dualad.tracer import REGISTRY, Box, primal_value
-from dualad.tree import flatten
+from dualad.extend import Box, Dual, JVPTrace, REGISTRY, flatten, primal_value
 
 from . import numeric
 from .coverage_table import (ENTRIES, GROUPS, HEADER, PRIMITIVES_NOTE, SAMPLE_NOTES, SAMPLES,
@@ -566,7 +564,7 @@ def missing_entries(entries=ENTRIES):
     """Public functions of dualad with no row: NumPy/SciPy callables of the front end's
     dispatch tables, and the functions of ``dualad.scipy.*`` that SciPy has by that name."""
     import scipy
-    from dualad.dispatch import FUNCTIONS, UFUNCS
+    from dualad.extend import NUMPY_FUNCTIONS as FUNCTIONS, NUMPY_UFUNCS as UFUNCS
     ns = namespace()
     names, covered = {e.name for e in entries}, set()
     for e in entries:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import dualad
-from dualad.tracer import REGISTRY, Primitive
+from dualad.extend import REGISTRY, Primitive, primal_value
 
 from .check_grads import GradCheckError, check_grads
 from .sampling import directions, signature_arity, signature_sample
@@ -196,7 +196,7 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
 
     ``args`` (a tuple of example arguments, arrays for differentiable ones)
     and ``params`` give one sample directly; ``samples`` a list of
-    :func:`dualad.tracer.sample` dicts. ``reference(*args, **params)``, when
+    :func:`dualad.extend.sample` dicts. ``reference(*args, **params)``, when
     given, is an independent implementation the primal value must match.
     """
     prim, call, name = _resolve(target)
@@ -261,14 +261,14 @@ def _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng, ref
                   modes=("fwd", "rev")):
     plain = call(*vals, **kw)
     if reference is not None:
-        a, r = _rel(dualad.tracer.primal_value(call(*vals, **kw)), reference(*vals, **kw))
+        a, r = _rel(primal_value(call(*vals, **kw)), reference(*vals, **kw))
         report.add(f"{tag}: value vs reference", r <= 1e-12, a, r)
     if prim.zero_derivative:
         for i in diff:
             f = _partial(call, vals, i, kw)
             # The traced call must pass through, its result carrying no derivative.
             g = dualad.grad(lambda x: np.sum(x) * 0.0 + np.sum(np.asarray(
-                dualad.tracer.primal_value(f(x)), dtype=float)))(vals[i])
+                primal_value(f(x)), dtype=float)))(vals[i])
             report.add(f"{tag}: zero derivative of argument {i}", np.all(g == 0))
         return
     fwd, rev = "fwd" in modes, "rev" in modes

@@ -26,8 +26,7 @@ import itertools
 import numpy as np
 
 import dualad
-from dualad.boxes import PrimalBox
-from dualad.tracer import Box, Trace, shape_of
+from dualad.extend import Box, PrimalBox, Trace, shape_of
 
 
 def _sp():

@@ -10,8 +10,7 @@
 from .core import elementwise, reductions, shape, indexing, products  # noqa: F401  (registers)
 from .core import complex_numbers  # noqa: F401  (registers)
 from . import numpy, fft, special  # noqa: F401  (registers)
-from .linalg import basic as linalg_basic  # noqa: F401  (registers)
-from .linalg import banded, equations, func_extra  # noqa: F401  (registers)
+from . import linalg  # noqa: F401  (registers)
 
 # Each module declares the NumPy callables its functions compute where it defines them
 # (dualad.tracer.implements): importing the families above fills the front end's tables.

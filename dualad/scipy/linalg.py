@@ -27,26 +27,28 @@ and ``check_finite`` are accepted and ignored.
 """
 from __future__ import annotations
 
-from ..ops.linalg.basic import det, inv, mT, solve_triangular  # noqa: F401  (re-exported)
-from ..ops.linalg.func import expm, logm, solve_sylvester, sqrtm  # noqa: F401
-from ..ops.linalg.func import expm_frechet as _frechet
 import numpy as np
 
-from ..ops.core.elementwise import where
-from ..ops.linalg.basic import cholesky as _np_cholesky, solve as _np_solve, sym_lower
-from ..ops.linalg.decomp import (eigh as _np_eigh, eigvalsh as _np_eigvalsh, qr as _np_qr,
-                                 svd as _np_svd, svdvals)
-from ..ops.linalg.lu import lu, lu_factor, lu_solve  # noqa: F401
-from ..ops.linalg.norm import norm, pinv as _np_pinv  # noqa: F401
-from ..ops.linalg.banded import solve_banded, solveh_banded  # noqa: F401
-from ..ops.linalg.equations import solve_continuous_lyapunov, solve_discrete_lyapunov
-from ..ops.linalg.func_extra import (cosm, coshm, fractional_matrix_power, polar, sinhm, sinm,
-                                     tanhm, tanm)
 from ..ops.core.complex_numbers import conj as _conj
+from ..ops.core.elementwise import where
 from ..ops.core.indexing import index as _index
 from ..ops.core.shape import (atleast_1d as _atleast_1d, atleast_2d as _atleast_2d,
                               broadcast_to as _broadcast_to, concatenate as _concatenate,
                               flip as _flip)
+from ..ops.linalg._common import mT, sym_lower  # noqa: F401  (mT re-exported)
+from ..ops.linalg.banded import solve_banded, solveh_banded  # noqa: F401
+from ..ops.linalg.basic import cholesky as _np_cholesky, solve as _np_solve
+from ..ops.linalg.basic import inv, solve_triangular  # noqa: F401  (re-exported)
+from ..ops.linalg.decomp import (eigh as _np_eigh, eigvalsh as _np_eigvalsh, qr as _np_qr,
+                                 svd as _np_svd, svdvals)
+from ..ops.linalg.det import det  # noqa: F401  (re-exported)
+from ..ops.linalg.equations import solve_continuous_lyapunov, solve_discrete_lyapunov
+from ..ops.linalg.func import expm, logm, solve_sylvester, sqrtm  # noqa: F401
+from ..ops.linalg.func import expm_frechet as _frechet
+from ..ops.linalg.func_extra import (cosm, coshm, fractional_matrix_power, polar, sinhm, sinm,
+                                     tanhm, tanm)
+from ..ops.linalg.lu import lu, lu_factor, lu_solve  # noqa: F401
+from ..ops.linalg.norm import norm, pinv as _np_pinv  # noqa: F401
 from ..tracer import Box as _Box, primal_value as _primal, shape_of as _shape_of
 
 solve_lyapunov = solve_continuous_lyapunov   # SciPy's alias

@@ -5,6 +5,8 @@ with their value and their tangent (forward) or adjoint (reverse).
 """
 from __future__ import annotations
 
+from ._evalnodes import _fmt, _parents
+
 
 def draw_graph(et, path, digits=3):
     try:
@@ -14,7 +16,6 @@ def draw_graph(et, path, digits=3):
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError("drawing a trace needs matplotlib: pip install 'dualad[plot]'; "
                           "EvaluationTrace.to_dot() needs nothing") from e
-    from .evalrender import _fmt, _parents
 
     depth = {}
     for node in et.nodes:

@@ -7,21 +7,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from ..reverse import Var
-from ..tracer import primal_value
-
-
-def _fmt(v, digits=3):
-    v = primal_value(v)
-    a = np.asarray(v)
-    if a.ndim == 0:
-        x = float(a) if np.isrealobj(a) else complex(a)
-        return f"{x:.{digits}f}" if isinstance(x, float) else str(np.round(x, digits))
-    with np.printoptions(threshold=12, edgeitems=2):
-        return np.array2string(a, separator=", ", formatter={
-            "float_kind": lambda x: f"{x:.{digits}f}"}).replace("\n", "")
+from ._evalnodes import _fmt, _parents
 
 
 @dataclass
@@ -151,9 +137,3 @@ def _tex_accents(s):
 
 def _tex_subscripts(s):
     return re.sub(r"_(-?\d+)", r"_{\1}", s)
-
-
-def _parents(node):
-    if node.prim is None:
-        return []
-    return [a for a in node.args if isinstance(a, Var) and a._trace is node._trace]

@@ -50,8 +50,19 @@ def _describe(v, depth=0):
     return s + (f"({', '.join(inner)})" if inner else "")
 
 
+# Moved by the same issue (the linalg family without import cycles): det and slogdet into
+# ops/linalg/det.py, mT into ops/linalg/_common.py, numpy.linalg's array-API aliases into
+# the package's __init__. The same functions, at their new homes.
+MOVED = {"dualad.ops.linalg.basic.det": "dualad.ops.linalg.det.det",
+         "dualad.ops.linalg.basic.slogdet": "dualad.ops.linalg.det.slogdet",
+         "dualad.ops.linalg.basic.mT": "dualad.ops.linalg._common.mT",
+         "dualad.ops.linalg.basic.<lambda>": "dualad.ops.linalg.<lambda>"}
+
+
 def test_generated_tables_match_the_hand_written_ones():
     before = json.loads(BEFORE.read_text())
+    before = {section: {k: MOVED.get(v, v) for k, v in table.items()}
+              for section, table in before.items()}
     now = {"ufuncs": {_key(k): _describe(v) for k, v in dispatch.UFUNCS.items()},
            "functions": {_key(k): _describe(v) for k, v in dispatch.FUNCTIONS.items()},
            "dualad.numpy": {name: _describe(fn) for name, fn in dnp._ns.items()}}

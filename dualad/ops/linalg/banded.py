@@ -31,7 +31,7 @@ import scipy.linalg
 from ...tracer import Primitive, primal_value, register, sample, shape_of
 from .._util import batch_ndim, unbroadcast
 from ..core.indexing import index
-from .basic import _sym_solve, check_real, sym_map, tangent_rhs
+from ._common import _sym_solve, check_real, sym_map, tangent_rhs
 from ..core.reductions import sum as sum_
 from ..core.shape import concatenate, expand_dims, reshape
 

@@ -1,4 +1,4 @@
-"""Matrix functions: inverse, solves, determinants, Cholesky, matrix exponential and square root.
+"""Inverse, solves and Cholesky (determinants: :mod:`.det`).
 
 Rules (Giles 2008, "An extended collection of matrix derivative results"),
 for one matrix or a stack (``...`` leading axes, NumPy's stacked-matrix
@@ -6,8 +6,6 @@ broadcasting), with ``Y``/``X`` the primal output:
 
     inv        Y = A⁻¹          Ẏ = -Y Ȧ Y                Ā = -Yᵀ Ȳ Yᵀ
     solve      X = A⁻¹B         Ẋ = A⁻¹(Ḃ - Ȧ X)          B̄ = A⁻ᵀ X̄,  Ā = -B̄ Xᵀ
-    det        d = |A|          ḋ = tr(adj(A) Ȧ)          Ā = d̄ adj(A)ᵀ  (= d̄ d A⁻ᵀ)
-    logabsdet  l = log|det A|   l̇ = tr(A⁻¹ Ȧ)             Ā = l̄ A⁻ᵀ
     cholesky   A = L Lᵀ         L̇ = L Φ(L⁻¹ Ȧ L⁻ᵀ)        Ā = sym*(L⁻ᵀ Φ(Lᵀ L̄) L⁻¹)
     solve_triangular  op(T) X = B   Ẋ = op(T)⁻¹(Ḃ - op(Ṫ) X)   B̄ = op(T)⁻ᵀ X̄,  op(T)‾ = -B̄ Xᵀ
 
@@ -15,18 +13,15 @@ broadcasting), with ``Y``/``X`` the primal output:
 ``cholesky`` reads only the lower triangle of A: the matrix differentiated is
 A_eff = tril(A) + tril(A, -1)ᵀ, so an upper entry has zero derivative and
 ``sym*`` maps a cotangent G of A_eff to tril(G) + tril(Gᵀ, -1).
-At singular A, the derivatives of inv, solve and logabsdet do not exist: LinAlgError
-is raised (slogdet's names slogdet and the shape). det's derivative there is the
-adjugate, computed by the SVD (:mod:`.matrix_adjugate`); its second derivative at a
-singular A raises LinAlgError.
+At singular A, the derivatives of inv and solve do not exist: LinAlgError is raised.
+(det's derivative there is the adjugate: :mod:`.det`.)
 
 Every rule is written with registry operations (including these primitives
 applied to traced outputs), so the rules differentiate again. The rest of
 numpy.linalg / scipy.linalg: eigen, singular value and QR decompositions in
-:mod:`.matrix_decomp`; expm, sqrtm, solve_sylvester in :mod:`.matrix_func`;
-pinv, lstsq and norms in :mod:`.matrix_norm`. Each function declares the
-``numpy.linalg`` callable it computes (``@implements(np.linalg.inv)``); the array-API
-aliases at the end of this module are declared here.
+:mod:`.decomp`; expm, sqrtm, solve_sylvester in :mod:`.func`;
+pinv, lstsq and norms in :mod:`.norm`. The package's ``NUMPY_FUNCTIONS``
+(:mod:`dualad.ops.linalg`) routes every one of them from the NumPy front end.
 
 Complex inputs: the holomorphic ones (inv, solve, det, solve_triangular,
 matrix_power, multi_dot, expm, logm, sqrtm, solve_sylvester) take complex matrices in
@@ -50,82 +45,16 @@ Coverage (F = forward, R = reverse, both to any order; S = SymPy translation):
 """
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 import scipy.linalg
 import scipy.linalg.lapack
 
 from ...tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
-from .._util import batch_ndim, lift, unbroadcast
-from ..core.elementwise import multiply
-from ..core.products import matmul, matmul_p, tril, triu
-from .adjugate import cofactor_p, is_singular
-from ..core.reductions import sum as sum_
-from ..core.shape import reshape, swapaxes
-
-mm = matmul_p
-
-
-def mT(x):
-    """The matrix transpose of (a stack of) matrices: swap the last two axes."""
-    return swapaxes(x, -1, -2)
-
-
-def expand2(x):
-    """``x[..., None, None]``: a per-matrix scalar made broadcastable to matrices."""
-    return reshape(x, shape_of(x) + (1, 1))
-
-
-def check_real(fname, a, argname="a"):
-    """Complex input to a function whose rules assume a real argument (not holomorphic:
-    transposes would need conjugates) is refused rather than differentiated wrongly."""
-    if np.iscomplexobj(primal_value(a)):
-        raise NotImplementedError(
-            f"{fname}: argument {argname} (shape {shape_of(a)}) is complex; {fname} is not "
-            f"holomorphic and its derivative is implemented for real matrices only")
-
-
-def check_square(fname, a, argname="a", real=False):
-    s = shape_of(a)
-    if len(s) < 2 or s[-1] != s[-2]:
-        raise ValueError(f"{fname}: argument {argname} must be a square matrix or a stack of "
-                         f"square matrices (shape (..., n, n)), got shape {s}")
-    if real:
-        check_real(fname, a, argname)
-
-
-def check_matrix(fname, a, argname="a", real=False):
-    if ndim_of(a) < 2:
-        raise ValueError(f"{fname}: argument {argname} must be a matrix or a stack of matrices "
-                         f"(at least 2 dimensions), got shape {shape_of(a)}")
-    if real:
-        check_real(fname, a, argname)
-
-
-# --- SymPy translations: a function of sympy.Matrix mapped over the stacked axes ------
-def sym_map(sp, fn, *arrays):
-    """Apply ``fn`` to the sympy Matrices of each stacked position of ``arrays``
-    (object arrays whose last two axes are matrices); results are scalars or Matrices."""
-    arrays = [np.asarray(a, dtype=object) for a in arrays]
-    lead = np.broadcast_shapes(*[a.shape[:-2] for a in arrays])
-    arrays = [np.broadcast_to(a, lead + a.shape[-2:]) for a in arrays]
-    outs = []
-    for idx in np.ndindex(*lead):
-        r = fn(*[sp.Matrix(a[idx].tolist()) for a in arrays])
-        outs.append(np.array(r.tolist(), dtype=object) if hasattr(r, "tolist") else r)
-    if not outs:
-        return np.empty(lead, dtype=object)
-    out = np.empty(len(outs), dtype=object)
-    if isinstance(outs[0], np.ndarray):
-        return np.stack(outs).reshape(lead + outs[0].shape)
-    out[:] = outs
-    return out.reshape(lead)
-
-
-def _sym_solve(m, r):
-    """A⁻¹ R by cofactors: compact rational expressions that differentiate fast."""
-    return m.adjugate() * r / m.det()
+from .._util import batch_ndim, unbroadcast
+from ..core.products import tril, triu
+from ..core.shape import reshape
+from ._common import (_A2, _A3, _SPD3, _STACK, _sym_solve, check_square, mm, mT,
+                      sym_lower, sym_lower_T, sym_map, tangent_rhs)
 
 
 # --- inverse ------------------------------------------------------------------------------
@@ -145,22 +74,6 @@ def inv(a):
 # --- solve ----------------------------------------------------------------------------------
 solve_p = register(Primitive("solve", np.linalg.solve, sparsity="matrix",
                              sympy=lambda sp, a, b: sym_map(sp, _sym_solve, a, b)))
-
-
-def tangent_rhs(x, *terms):
-    """The right-hand side whose solve gives the tangent of ``x``, the solution of a
-    linear equation L(p; x) = q: Σ_k apply_k(ṗ_k) over the terms ``(ṗ_k, p_k, apply_k)``
-    whose tangent is not None (zero). Each ṗ_k (a tangent of the argument p_k, batch axes
-    in front) is lifted to broadcast against ``x`` first; ``apply_k`` None is the identity
-    (the tangent of q). For x = A⁻¹b: ẋ solves A ẋ = ḃ − Ȧ x, the terms
-    ``(ḃ, b, None), (Ȧ, A, lambda t: -mm(t, x))``."""
-    rhs = None
-    for t, p, apply in terms:
-        if t is not None:
-            t = lift(t, batch_ndim(t, p), ndim_of(x))
-            d = t if apply is None else apply(t)
-            rhs = d if rhs is None else rhs + d
-    return rhs
 
 
 def _solve_jvp_all(tangents, ans, a, b):
@@ -193,51 +106,6 @@ def solve(a, b):
         return reshape(solve_p(a, reshape(b, (n, 1))), shape_of(a)[:-2] + (n,))
     return solve_p(a, b)
 
-
-# --- determinants ------------------------------------------------------------------------
-det_p = register(Primitive("det", np.linalg.det, sparsity="matrix",
-                           sympy=lambda sp, a: sym_map(sp, lambda m: m.det(), a)))
-# ∂det/∂A = adj(A)ᵀ, the cofactor matrix: d·A⁻ᵀ where A is invertible, and defined at
-# singular A too (see matrix_adjugate).
-det_p.defjvp(lambda t, ans, a: sum_(multiply(cofactor_p(a), t), axis=(-2, -1)))
-det_p.defvjp(lambda ct, ans, a: expand2(ct) * cofactor_p(a))
-
-
-def _logdet_inv_T(a):
-    """A⁻ᵀ, log|det A|'s derivative, which does not exist at a singular A (log|det| is
-    −inf there): a LinAlgError naming slogdet, not NumPy's bare 'Singular matrix'."""
-    if is_singular(a):
-        raise np.linalg.LinAlgError(
-            f"slogdet: argument a (shape {shape_of(a)}) is a singular matrix (or a stack "
-            f"holding one): log|det a| is -inf and has no derivative there. Differentiate "
-            f"np.linalg.det(a) instead (its derivative, the adjugate, exists at singular "
-            f"matrices), or regularize, e.g. slogdet(a + eps * np.eye(n))")
-    return mT(inv_p(a))
-
-
-logabsdet_p = register(Primitive(
-    "logabsdet", lambda a: np.linalg.slogdet(a)[1], sparsity="matrix",
-    sympy=lambda sp, a: sym_map(sp, lambda m: sp.log(m.det() ** 2) / 2, a)))  # = log|det|, smooth
-logabsdet_p.defjvp(lambda t, ans, a: sum_(multiply(_logdet_inv_T(a), t), axis=(-2, -1)))
-logabsdet_p.defvjp(lambda ct, ans, a: expand2(ct) * _logdet_inv_T(a))
-
-SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
-
-
-@implements(np.linalg.det)
-def det(a):
-    """``np.linalg.det`` on a matrix or a stack: ḋ = tr(adj(A)Ȧ), Ā = d̄ adj(A)ᵀ
-    (= d̄ d A⁻ᵀ where A is invertible; the adjugate also at a singular A)."""
-    check_square("det", a)
-    return det_p(a)
-
-
-@implements(np.linalg.slogdet)
-def slogdet(a):
-    """``np.linalg.slogdet``: (sign, log|det A|); the sign is piecewise constant
-    (zero derivative), log|det A| has derivative tr(A⁻¹Ȧ)."""
-    check_square("slogdet", a, real=True)
-    return SlogdetResult(np.linalg.slogdet(primal_value(a))[0], logabsdet_p(a))
 
 
 # --- triangular solves -------------------------------------------------------------------
@@ -333,19 +201,6 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
 
 
 # --- Cholesky ------------------------------------------------------------------------------
-def sym_lower(t, lower=True):
-    """The tangent of A_eff = tril(A) + tril(A, -1)ᵀ (or from the upper triangle)."""
-    if lower:
-        return tril(t) + mT(tril(t, -1))
-    return triu(t) + mT(triu(t, 1))
-
-
-def sym_lower_T(g, lower=True):
-    """The adjoint of :func:`sym_lower`: tril(G) + tril(Gᵀ, -1)."""
-    if lower:
-        return tril(g) + tril(mT(g), -1)
-    return triu(g) + triu(mT(g), 1)
-
 
 def _phi_mask(n, like):
     """Φ as a mask, in ``like``'s floating dtype (a float32 L keeps float32 tangents)."""
@@ -388,17 +243,9 @@ def cholesky(a, /, *, upper=False):
     check_square("cholesky", a, real=True)
     return mT(cholesky_p(mT(a))) if upper else cholesky_p(a)
 
-
-# --- samples for the rule checker (well-conditioned concrete matrices) ----------------
-_A2 = np.array([[2.0, 0.5], [-0.3, 1.5]])
-_A3 = np.array([[3.0, 0.4, -0.2], [0.1, 2.0, 0.5], [-0.3, 0.2, 1.5]])
-_SPD3 = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
-_STACK = np.stack([_A2, _A2.T + 0.5 * np.eye(2)])
-
+# --- samples for the rule checker (well-conditioned concrete matrices: ._common) --------
 inv_p.samples = [sample(_A2), sample(_A3), sample(_STACK)]
 solve_p.samples = [sample(_A2, (2, 3)), sample(_A3, (2, 3, 1)), sample(_STACK, (2, 2))]
-det_p.samples = [sample(_A2), sample(_A3), sample(_STACK)]
-logabsdet_p.samples = [sample(_A2), sample(-_A3), sample(_STACK)]
 cholesky_p.samples = [sample(np.array([[2.0, 0.6], [0.6, 1.5]])), sample(_SPD3),
                       sample(np.stack([_SPD3, _SPD3 + np.eye(3)]))]
 solve_triangular_p.samples = [
@@ -406,24 +253,3 @@ solve_triangular_p.samples = [
     sample(_A3, (3, 1), trans=1, lower=False, unit_diagonal=False),
     sample(_A3, (2, 3, 2), trans=0, lower=False, unit_diagonal=True),
     sample((3, 3), (3, 2), trans=1, lower=True, unit_diagonal=False, domain=[(1.0, 2.0), None])]
-
-from .decomp import eigh, eigvalsh, eig, eigvals, svd, svdvals, qr  # noqa: E402
-from .func import (expm, logm, sqrtm, solve_sylvester, matrix_power, multi_dot,  # noqa: E402
-                   tensorinv, tensorsolve)
-from . import lu  # noqa: E402,F401  (registers)
-from .norm import pinv, lstsq, norm, matrix_norm, vector_norm, matrix_rank, cond  # noqa: E402
-from ..core.products import (diagonal as _diagonal, outer as _outer,  # noqa: E402
-                             tensordot as _tensordot)
-
-_ARRAY_API = {  # NumPy >= 2.0: the array-API names in numpy.linalg
-    "svdvals": svdvals, "matrix_norm": matrix_norm, "vector_norm": vector_norm,
-    "matrix_transpose": mT, "matmul": matmul,
-    "diagonal": lambda x, /, *, offset=0: _diagonal(x, offset, -2, -1),
-    "trace": lambda x, /, *, offset=0, dtype=None: sum_(_diagonal(x, offset, -2, -1), axis=-1),
-    "outer": lambda x1, x2, /: _outer(x1, x2),
-    "vecdot": lambda x1, x2, /, *, axis=-1: sum_(multiply(x1, x2), axis=axis),
-    "tensordot": lambda x1, x2, /, *, axes=2: _tensordot(x1, x2, axes),
-}
-for _name, _fn in _ARRAY_API.items():
-    if hasattr(np.linalg, _name):  # NumPy >= 2.0
-        implements(getattr(np.linalg, _name))(_fn)

@@ -54,8 +54,8 @@ from ..core.indexing import index
 from ..core.products import diag_embed_p, diagonal_p, tril
 from ..core.reductions import sum as sum_
 from ..core.shape import cast, concatenate, expand_dims, reshape
-from .basic import (check_matrix, check_square, mm, mT, solve_p, solve_triangular_p, sym_lower,
-                    sym_lower_T)
+from .basic import solve_p, solve_triangular_p
+from ._common import check_matrix, check_square, mm, mT, sym_lower, sym_lower_T
 
 
 # --- packing several outputs into one value ---------------------------------------------

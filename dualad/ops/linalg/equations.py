@@ -30,7 +30,8 @@ import scipy.linalg
 from ...tracer import Primitive, primal_value, register, sample, shape_of
 from .._util import batch_ndim, unbroadcast
 from ..core.complex_numbers import conj
-from .basic import _A2, _A3, _sym_solve, check_matrix, check_square, mm, mT, sym_map, tangent_rhs
+from ._common import (_A2, _A3, _sym_solve, check_matrix, check_square, mm, mT, sym_map,
+                      tangent_rhs)
 from .func import solve_sylvester_p
 
 _DIRECT_MAX = 10

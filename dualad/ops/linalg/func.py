@@ -26,8 +26,9 @@ from ...tracer import Primitive, implements, ndim_of, primal_value, register, sa
 from .._util import batch_ndim, unbroadcast
 from ..core.indexing import index
 from ..core.products import matmul
-from .basic import (_A2, _A3, _SPD3, check_matrix, check_square, inv, inv_p, mm, mT,
-                    solve_p, sym_map, tangent_rhs)
+from .basic import inv, inv_p, solve_p
+from ._common import (_A2, _A3, _SPD3, check_matrix, check_square, mm, mT, sym_map,
+                      tangent_rhs)
 from ..core.shape import broadcast_to, concatenate, reshape
 
 

@@ -30,7 +30,8 @@ import scipy.linalg
 from ...tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
 from .._util import batch_ndim
 from ..core.indexing import index
-from .basic import _A2, _SPD3, check_matrix, check_real, check_square, mm, mT, solve_p
+from .basic import solve_p
+from ._common import _A2, _SPD3, check_matrix, check_real, check_square, mm, mT
 from .decomp import svd
 from .func import _real_part, block_frechet, expm_p, logm_p
 from ..core.reductions import sum as sum_

@@ -17,7 +17,8 @@ import scipy.linalg
 
 from ...tracer import Primitive, primal_value, register, sample, shape_of
 from ..core.products import matmul, tril, triu
-from .basic import _A3, check_square, mm, mT, solve_triangular, solve_triangular_p
+from .basic import solve_triangular, solve_triangular_p
+from ._common import _A3, check_square, mm, mT
 
 
 def _perm_matrix(piv):

@@ -22,7 +22,9 @@ import numpy as np
 from ...tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
 from .._util import normalize_axes
 from ..core.elementwise import absolute, equal, power, sqrt, where
-from .basic import _A3, check_matrix, check_real, check_square, mm, mT, sym_lower, sym_lower_T
+from .basic import inv
+from ._common import (_A3, check_matrix, check_real, check_square, mm, mT, sym_lower,
+                      sym_lower_T)
 from .decomp import _HERM_POINT, _SYM3, _TALL, svdvals_p
 from ..core.reductions import max as max_, min as min_, sum as sum_
 from ..core.shape import moveaxis, reshape
@@ -114,7 +116,6 @@ def cond(x, p=None):
         s = svdvals_p(x)
         big, small = max_(s, axis=-1), min_(s, axis=-1)
         return big / small if p != -2 else small / big
-    from .basic import inv
     return norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
 
 

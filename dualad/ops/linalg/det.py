@@ -1,4 +1,10 @@
-"""The cofactor matrix C(A) = adj(A)ᵀ = ∂det(A)/∂A, defined at singular matrices too.
+"""Determinants (det, slogdet) and their derivative, the cofactor matrix
+C(A) = adj(A)ᵀ = ∂det(A)/∂A, defined at singular matrices too.
+
+    det        d = |A|          ḋ = tr(adj(A) Ȧ)          Ā = d̄ adj(A)ᵀ  (= d̄ d A⁻ᵀ)
+    logabsdet  l = log|det A|   l̇ = tr(A⁻¹ Ȧ)             Ā = l̄ A⁻ᵀ
+
+At a singular A, log|det A| is -inf and has no derivative: LinAlgError naming slogdet.
 
 det's derivative is ḋ = tr(adj(A) Ȧ) = Σ C ⊙ Ȧ and Ā = d̄ C. Where A is invertible,
 C = det(A)·A⁻ᵀ (the fast path: one LU). At an exactly singular A that formula fails
@@ -22,7 +28,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Primitive, primal_value, register, sample, shape_of
+import collections
+
+from ...tracer import Primitive, implements, primal_value, register, sample, shape_of
+from .._util import batch_ndim, unbroadcast
+from ..core.elementwise import multiply
+from ..core.reductions import sum as sum_
+from ._common import _A2, _A3, _STACK, check_square, expand2, mm, mT, sym_map
+from .basic import inv_p
 
 
 def _cofactor_svd(a):
@@ -63,7 +76,6 @@ cofactor_p = register(Primitive(
 
 
 def _sym_cofactor(sp, a):
-    from .basic import sym_map
     return sym_map(sp, lambda m: m.adjugate().T, a)
 
 
@@ -78,7 +90,6 @@ def is_singular(a) -> bool:
 
 def _inv_T(a, fname="det"):
     """A⁻ᵀ for the cofactor's derivative; a clear error at a singular A."""
-    from .basic import inv_p, mT
     if is_singular(a):
         raise np.linalg.LinAlgError(
             f"{fname}: the second derivative at a singular matrix (argument a, shape "
@@ -88,16 +99,11 @@ def _inv_T(a, fname="det"):
 
 
 def _cofactor_jvp(t, ans, a):
-    from .basic import det_p, expand2, mm, mT
-    from ..core.reductions import sum as sum_
     x = _inv_T(a)
     return expand2(sum_(x * t, axis=(-2, -1))) * ans - expand2(det_p(a)) * mm(mm(x, mT(t)), x)
 
 
 def _cofactor_vjp(ct, ans, a):
-    from .basic import det_p, expand2, mm, mT
-    from ..core.reductions import sum as sum_
-    from .._util import batch_ndim, unbroadcast
     x = _inv_T(a)
     g = expand2(sum_(ct * ans, axis=(-2, -1))) * x - expand2(det_p(a)) * mm(mm(x, mT(ct)), x)
     return unbroadcast(g, shape_of(a), batch_ndim(ct, ans))
@@ -107,6 +113,53 @@ cofactor_p.defjvp(_cofactor_jvp)
 cofactor_p.defvjp(_cofactor_vjp)
 cofactor_p.holomorphic = True
 
-_A2 = np.array([[2.0, 0.5], [-0.3, 1.5]])
-_A3 = np.array([[3.0, 0.4, -0.2], [0.1, 2.0, 0.5], [-0.3, 0.2, 1.5]])
 cofactor_p.samples = [sample(_A2), sample(_A3), sample(np.stack([_A3, _A3.T]))]
+
+
+# --- determinants ------------------------------------------------------------------------
+det_p = register(Primitive("det", np.linalg.det, sparsity="matrix",
+                           sympy=lambda sp, a: sym_map(sp, lambda m: m.det(), a)))
+# ∂det/∂A = adj(A)ᵀ, the cofactor matrix: d·A⁻ᵀ where A is invertible, and defined at
+# singular A too (the cofactor above).
+det_p.defjvp(lambda t, ans, a: sum_(multiply(cofactor_p(a), t), axis=(-2, -1)))
+det_p.defvjp(lambda ct, ans, a: expand2(ct) * cofactor_p(a))
+
+
+def _logdet_inv_T(a):
+    """A⁻ᵀ, log|det A|'s derivative, which does not exist at a singular A (log|det| is
+    −inf there): a LinAlgError naming slogdet, not NumPy's bare 'Singular matrix'."""
+    if is_singular(a):
+        raise np.linalg.LinAlgError(
+            f"slogdet: argument a (shape {shape_of(a)}) is a singular matrix (or a stack "
+            f"holding one): log|det a| is -inf and has no derivative there. Differentiate "
+            f"np.linalg.det(a) instead (its derivative, the adjugate, exists at singular "
+            f"matrices), or regularize, e.g. slogdet(a + eps * np.eye(n))")
+    return mT(inv_p(a))
+
+
+logabsdet_p = register(Primitive(
+    "logabsdet", lambda a: np.linalg.slogdet(a)[1], sparsity="matrix",
+    sympy=lambda sp, a: sym_map(sp, lambda m: sp.log(m.det() ** 2) / 2, a)))  # = log|det|, smooth
+logabsdet_p.defjvp(lambda t, ans, a: sum_(multiply(_logdet_inv_T(a), t), axis=(-2, -1)))
+logabsdet_p.defvjp(lambda ct, ans, a: expand2(ct) * _logdet_inv_T(a))
+
+SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
+
+
+@implements(np.linalg.det)
+def det(a):
+    """``np.linalg.det`` on a matrix or a stack: ḋ = tr(adj(A)Ȧ), Ā = d̄ adj(A)ᵀ
+    (= d̄ d A⁻ᵀ where A is invertible; the adjugate also at a singular A)."""
+    check_square("det", a)
+    return det_p(a)
+
+
+@implements(np.linalg.slogdet)
+def slogdet(a):
+    """``np.linalg.slogdet``: (sign, log|det A|); the sign is piecewise constant
+    (zero derivative), log|det A| has derivative tr(A⁻¹Ȧ)."""
+    check_square("slogdet", a, real=True)
+    return SlogdetResult(np.linalg.slogdet(primal_value(a))[0], logabsdet_p(a))
+
+det_p.samples = [sample(_A2), sample(_A3), sample(_STACK)]
+logabsdet_p.samples = [sample(_A2), sample(-_A3), sample(_STACK)]

@@ -1,0 +1,130 @@
+"""The extension surface: what it takes to declare a primitive or write an interpreter.
+
+``dualad`` (``grad``, ``jvp``, ``vjp``, ``primitive``, ``Function``, ...) is for
+differentiating code; this module is for extending dualad itself. The planner
+(:mod:`dualad.jacobians`), the oracles (:mod:`dualad.verification`), the paper
+reproductions and users import from ``dualad``, ``dualad.numpy``, ``dualad.scipy`` and
+here, never from dualad's other modules, whose layout may change (a test,
+``tests/test_layering.py``, holds that line). As HIPS autograd's ``extend.py``.
+
+Declaring a primitive
+---------------------
+``Primitive(name, impl, *, sympy=None, zero_derivative=False, linear=False,
+nondiff_argnums=())``
+    An operation the interpreters know. ``impl(*args, **params)`` computes the value on
+    plain NumPy arrays; differentiable arguments are positional, everything else (axes,
+    shapes, indices) a keyword parameter. ``sympy(sp, *args, **params)`` builds the
+    same value from SymPy objects (the oracle's translation). ``linear`` says the
+    primitive is linear in its arguments, ``zero_derivative`` that its derivative is 0
+    everywhere (comparisons, ``floor``, ``sign``).
+``prim.defjvp(rule_0, rule_1, ...)``, ``prim.defvjp(...)``, ``prim.defderiv(...)``
+    The rules, one per differentiable argument i, with y = f(x_0, x_1, ...) = ``ans``:
+
+        JVP   rule_i(ṫ_i, ans, *args, **params) = ∂f/∂x_i · ṫ_i      (a tangent of y)
+        VJP   rule_i(ȳ,   ans, *args, **params) = ȳ · ∂f/∂x_i        (a cotangent of x_i)
+
+    The JVP pushes a tangent of argument i forward to the output (forward mode sums
+    the contributions of every argument); the VJP pulls the output's cotangent back to
+    argument i, summed over the axes broadcasting added (:func:`unbroadcast`), so it
+    has x_i's shape. ``None`` stands for a zero. Tangents and cotangents may carry
+    leading batch axes in front of their primal's shape (many directions at once):
+    rules written with broadcasting registry operations serve them unchanged.
+    ``defderiv(d_0, d_1, ...)`` declares an elementwise primitive by its partials
+    ``d_i(ans, *args) = ∂y/∂x_i`` and builds both rules from them.
+    Rules are written with registry operations (``dualad.numpy``, other primitives),
+    never raw NumPy on their arguments: then they differentiate again (higher order),
+    run on pattern values (sparsity) and on SymPy values (the oracle).
+``implements(*numpy_callables)``
+    Declares that a function (a decorator) or a primitive (``Primitive(...,
+    implements=(np.sin,))``) computes these NumPy callables: plain NumPy calls on boxes
+    then reach it (the front end's tables are built from these declarations only).
+``Primitive(..., sparsity=kind)``
+    The primitive's sparsity-pattern kind for the sparse planner, one of
+    :data:`SPARSITY_KINDS` (``"elementwise"``, ``"structural"``, ``"matrix"``, ...) or a
+    pattern rule; none means the planner assumes a dense pattern and says so.
+``register(prim)``
+    Adds ``prim`` to :data:`REGISTRY` (name -> primitive), which the rule checker, the
+    coverage table and the sparsity rules walk. Names are unique.
+``sample(*args, domain=None, **params)``
+    One example call for the rule checker; a primitive's ``samples`` is a list of them.
+``missing_rule(prim, argnum, mode)``
+    The error an interpreter raises for a rule that was not declared.
+
+``dualad.primitive`` and ``dualad.Function`` (public in ``dualad``) are the convenient
+front doors for users' primitives; this module gives the machinery under them.
+
+Writing an interpreter
+----------------------
+A primitive call ``prim(*args, **params)`` finds, among its arguments, the box whose
+trace has the highest level (the innermost transformation) and hands the call to that
+trace; with no box it runs ``impl``. An interpreter is a pair:
+
+``Trace``
+    One active transformation; subclasses define ``process(prim, args, params)``, which
+    unwraps its own boxes, computes the output (calling ``prim`` on the values one level
+    down, so outer transformations see the call) and returns it boxed. ``alive`` is
+    False once the transformation has returned; ``escaped(prim, args)`` is the
+    :class:`EscapedTracerError` to raise then. ``decisions``: see :func:`note_decision`.
+``Box``
+    Base class of traced values; a subclass stores its trace in ``_trace`` and exposes
+    the value one level down as ``_inner``. NumPy calls on boxes reach the registry
+    (operators and the NumPy protocols are attached to every Box subclass).
+``PrimalBox``
+    A Box that keeps its trace and its primal (``primal``, one level down): the base of
+    the planner's pattern and census boxes and of the SymPy oracle's symbols; a subclass
+    adds what its interpreter carries.
+``new_level()``
+    A fresh trace level, above every level handed out before (nested transformations).
+``Dual``, ``JVPTrace``
+    The forward interpreter: a primal with its tangent; subclass it to count or log.
+``Var``, ``VJPTrace``, ``backward_sweep``
+    The reverse interpreter: a node on the tape, the trace that records it, and the
+    sweep that pulls cotangents back through the tape (dualad.teaching.opcount subclasses
+    ``VJPTrace`` to count operations).
+
+Values, shapes, trees
+---------------------
+``primal_value(x)`` strips every box (the plain value under all traces);
+``shape_of(x)``, ``ndim_of(x)`` work on arrays, boxes and Python numbers.
+``note_decision(x, name, value)`` logs a value-dependent result (a comparison, an
+argmax, ``bool()``) on every trace under ``x`` that keeps a decision log: the sparse
+planner re-detects its pattern when the decisions change. ``flatten(tree)`` returns the
+leaves of nested tuples/lists/dicts and a function rebuilding the tree from new leaves;
+``tree_map(fn, tree, *rest)`` maps over leaves. ``unbroadcast(g, shape, nb)`` sums a
+cotangent (``nb`` leading batch axes) down to ``shape``: the VJP of broadcasting.
+
+For the planner and the oracles
+-------------------------------
+``check_input(api, argnum, x)``: ``x`` as a differentiable floating array, or a
+TypeError naming ``api`` and the argument. ``onehot_rows(start, count, offset, pshape,
+dtype)``: rows of an identity as a structured batch of tangents (seeds that make the
+first linear map a gather). ``NUMPY_FUNCTIONS``, ``NUMPY_UFUNCS``: the front end's tables
+{NumPy callable: dualad function}, what plain NumPy calls on boxes reach.
+"""
+from __future__ import annotations
+
+from .api import check_input
+from .dispatch import FUNCTIONS as NUMPY_FUNCTIONS, UFUNCS as NUMPY_UFUNCS
+from .forward import Dual, JVPTrace
+from .onehot import onehot_rows
+from .ops._util import unbroadcast
+from .reverse import Var, VJPTrace, backward_sweep
+from .boxes import PrimalBox
+from .tracer import (REGISTRY, SPARSITY_KINDS, Box, EscapedTracerError, Primitive, Trace,
+                     implements, missing_rule, ndim_of, new_level, note_decision, primal_value,
+                     register, sample, shape_of)
+from .tree import flatten, tree_map
+
+__all__ = [
+    # declaring primitives
+    "Primitive", "register", "REGISTRY", "sample", "missing_rule", "implements",
+    "SPARSITY_KINDS",
+    # interpreters
+    "Trace", "Box", "PrimalBox", "new_level", "EscapedTracerError",
+    "Dual", "JVPTrace", "Var", "VJPTrace", "backward_sweep",
+    # values, shapes, trees
+    "primal_value", "shape_of", "ndim_of", "note_decision", "flatten", "tree_map",
+    "unbroadcast",
+    # for the planner and the oracles
+    "check_input", "onehot_rows", "NUMPY_FUNCTIONS", "NUMPY_UFUNCS",
+]

@@ -1,0 +1,118 @@
+"""What the linear-algebra modules share: the matrix transpose and product, batch-axis
+counting, argument checks, the SymPy mapping over stacked matrices, the symmetric-argument
+maps of cholesky/eigh, and the concrete matrices the rule checker samples.
+
+This module declares no primitive and imports none of its siblings, so every module of
+the family can import it (the family's modules form no import cycle).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...tracer import ndim_of, primal_value, shape_of
+from .._util import batch_ndim, lift
+from ..core.products import matmul_p, tril, triu
+from ..core.shape import reshape, swapaxes
+
+
+mm = matmul_p
+
+
+def mT(x):
+    """The matrix transpose of (a stack of) matrices: swap the last two axes."""
+    return swapaxes(x, -1, -2)
+
+
+def expand2(x):
+    """``x[..., None, None]``: a per-matrix scalar made broadcastable to matrices."""
+    return reshape(x, shape_of(x) + (1, 1))
+
+
+def check_real(fname, a, argname="a"):
+    """Complex input to a function whose rules assume a real argument (not holomorphic:
+    transposes would need conjugates) is refused rather than differentiated wrongly."""
+    if np.iscomplexobj(primal_value(a)):
+        raise NotImplementedError(
+            f"{fname}: argument {argname} (shape {shape_of(a)}) is complex; {fname} is not "
+            f"holomorphic and its derivative is implemented for real matrices only")
+
+
+def check_square(fname, a, argname="a", real=False):
+    s = shape_of(a)
+    if len(s) < 2 or s[-1] != s[-2]:
+        raise ValueError(f"{fname}: argument {argname} must be a square matrix or a stack of "
+                         f"square matrices (shape (..., n, n)), got shape {s}")
+    if real:
+        check_real(fname, a, argname)
+
+
+def check_matrix(fname, a, argname="a", real=False):
+    if ndim_of(a) < 2:
+        raise ValueError(f"{fname}: argument {argname} must be a matrix or a stack of matrices "
+                         f"(at least 2 dimensions), got shape {shape_of(a)}")
+    if real:
+        check_real(fname, a, argname)
+
+
+# --- SymPy translations: a function of sympy.Matrix mapped over the stacked axes ------
+def sym_map(sp, fn, *arrays):
+    """Apply ``fn`` to the sympy Matrices of each stacked position of ``arrays``
+    (object arrays whose last two axes are matrices); results are scalars or Matrices."""
+    arrays = [np.asarray(a, dtype=object) for a in arrays]
+    lead = np.broadcast_shapes(*[a.shape[:-2] for a in arrays])
+    arrays = [np.broadcast_to(a, lead + a.shape[-2:]) for a in arrays]
+    outs = []
+    for idx in np.ndindex(*lead):
+        r = fn(*[sp.Matrix(a[idx].tolist()) for a in arrays])
+        outs.append(np.array(r.tolist(), dtype=object) if hasattr(r, "tolist") else r)
+    if not outs:
+        return np.empty(lead, dtype=object)
+    out = np.empty(len(outs), dtype=object)
+    if isinstance(outs[0], np.ndarray):
+        return np.stack(outs).reshape(lead + outs[0].shape)
+    out[:] = outs
+    return out.reshape(lead)
+
+
+def _sym_solve(m, r):
+    """A⁻¹ R by cofactors: compact rational expressions that differentiate fast."""
+    return m.adjugate() * r / m.det()
+
+
+
+def sym_lower(t, lower=True):
+    """The tangent of A_eff = tril(A) + tril(A, -1)ᵀ (or from the upper triangle)."""
+    if lower:
+        return tril(t) + mT(tril(t, -1))
+    return triu(t) + mT(triu(t, 1))
+
+
+def sym_lower_T(g, lower=True):
+    """The adjoint of :func:`sym_lower`: tril(G) + tril(Gᵀ, -1)."""
+    if lower:
+        return tril(g) + tril(mT(g), -1)
+    return triu(g) + triu(mT(g), 1)
+
+
+
+# --- samples for the rule checker (well-conditioned concrete matrices) ----------------
+_A2 = np.array([[2.0, 0.5], [-0.3, 1.5]])
+_A3 = np.array([[3.0, 0.4, -0.2], [0.1, 2.0, 0.5], [-0.3, 0.2, 1.5]])
+_SPD3 = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+_STACK = np.stack([_A2, _A2.T + 0.5 * np.eye(2)])
+
+
+def tangent_rhs(x, *terms):
+    """The right-hand side whose solve gives the tangent of ``x``, the solution of a
+    linear equation L(p; x) = q: Σ_k apply_k(ṗ_k) over the terms ``(ṗ_k, p_k, apply_k)``
+    whose tangent is not None (zero). Each ṗ_k (a tangent of the argument p_k, batch axes
+    in front) is lifted to broadcast against ``x`` first; ``apply_k`` None is the identity
+    (the tangent of q). For x = A⁻¹b: ẋ solves A ẋ = ḃ − Ȧ x, the terms
+    ``(ḃ, b, None), (Ȧ, A, lambda t: -mm(t, x))``."""
+    rhs = None
+    for t, p, apply in terms:
+        if t is not None:
+            t = lift(t, batch_ndim(t, p), ndim_of(x))
+            d = t if apply is None else apply(t)
+            rhs = d if rhs is None else rhs + d
+    return rhs

@@ -1,0 +1,29 @@
+"""What the trace renderers (:mod:`.evalrender`, :mod:`.evalplot`) share: a node's value
+formatted for display and a node's parents on the same tape (the graph's edges).
+
+Kept apart from both so that the text renderer can call the PNG one (lazily, since it
+needs matplotlib) without the PNG renderer importing the text one back.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..reverse import Var
+from ..tracer import primal_value
+
+
+def _fmt(v, digits=3):
+    v = primal_value(v)
+    a = np.asarray(v)
+    if a.ndim == 0:
+        x = float(a) if np.isrealobj(a) else complex(a)
+        return f"{x:.{digits}f}" if isinstance(x, float) else str(np.round(x, digits))
+    with np.printoptions(threshold=12, edgeitems=2):
+        return np.array2string(a, separator=", ", formatter={
+            "float_kind": lambda x: f"{x:.{digits}f}"}).replace("\n", "")
+
+
+def _parents(node):
+    if node.prim is None:
+        return []
+    return [a for a in node.args if isinstance(a, Var) and a._trace is node._trace]
