@@ -10,7 +10,7 @@ from . import dispatch  # noqa: F401  (installs the NumPy protocols on traced va
 from .api import jvp, vjp, grad, value_and_grad, hvp, derivative  # noqa: F401
 from .tracer import REGISTRY, Primitive, sample  # noqa: F401
 from .forward import Dual  # noqa: F401
-from .reverse import Var  # noqa: F401
+from .tape import Var  # noqa: F401
 
 __version__ = "0.1.0"
 from .custom import primitive, Function  # noqa: E402,F401

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from dualad.reverse import VJPTrace
+from dualad.tape import VJPTrace
 
 
 class OpCounter(VJPTrace):
@@ -24,9 +24,6 @@ class OpCounter(VJPTrace):
     def process(self, prim, args, params):
         self.counts[prim.name] += 1
         return super().process(prim, args, params)
-
-    def process2(self, prim, x, y):
-        return self.process(prim, (x, y), {})
 
     @property
     def total(self):

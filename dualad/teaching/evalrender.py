@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..reverse import Var
+from ..tape import Var
 from ..tracer import primal_value
 
 

@@ -27,7 +27,7 @@ from collections import Counter
 import numpy as np
 
 from .evalrender import EvaluationTrace, Row, _fmt, _parents  # noqa: F401  (public here)
-from ..reverse import Var, VJPTrace
+from ..tape import Var, VJPTrace
 from ..tracer import primal_value
 
 # Display templates: {0}, {1} are argument names, {out} the result's name.
@@ -170,9 +170,6 @@ class _CountingTape(VJPTrace):
     def process(self, prim, args, params):
         self.counts[prim.name] += 1
         return super().process(prim, args, params)
-
-    def process2(self, prim, x, y):
-        return self.process(prim, (x, y), {})
 
     @property
     def total(self):

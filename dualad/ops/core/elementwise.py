@@ -1,8 +1,11 @@
 """Elementwise primitives: each declared by one partial derivative per argument.
 
-``elementwise(name, impl, d_0, d_1, ...)`` takes ``d_i(ans, *args) = ∂ans/∂arg_i``
-(elementwise, broadcastable to the output) and derives both rules from it, as
-ChainRules' ``@scalar_rule`` does:
+``elementwise(name, impl, d_0, d_1, ...)`` takes ``d_i = ∂ans/∂arg_i`` (a
+constant, ``arg(j)`` for "argument j", or a function ``d_i(ans, *args)``
+elementwise and broadcastable to the output; see :mod:`dualad.partials`),
+compiles it once and derives both rules from it, as ChainRules'
+``@scalar_rule`` does (the reverse sweep's fast path reads the same compiled
+partials):
 
     JVP:  ṫ_out = Σ_i  ∂ans/∂arg_i · ṫ_i
     VJP:  ū_i   = unbroadcast(ū_out · ∂ans/∂arg_i)
@@ -37,7 +40,8 @@ import operator
 
 import numpy as np
 
-from ...tracer import Box, Primitive, ndim_of, register, sample, shape_of
+from ...partials import arg, compile_partial
+from ...tracer import DERIVED_RULES, Box, Primitive, ndim_of, register, sample, shape_of
 from ...scaled import lazy_product
 from . import _logaddexp
 from .._util import fit, lift, unbroadcast
@@ -94,8 +98,17 @@ def _vjp_from(d, i):
     return vjp
 
 
+def rules_from_partial(partial, i):
+    """The JVP and VJP rules of argument ``i`` from its compiled partial derivative."""
+    return _jvp_from(partial.fn, i), _vjp_from(partial.fn, i)
+
+
+DERIVED_RULES.from_partial = rules_from_partial   # what Primitive.defderiv builds with
+
+
 def elementwise(name, impl, *derivs, sympy=None, domain=None, complex_domain=None):
-    """Declare an elementwise primitive from its partial derivatives.
+    """Declare an elementwise primitive from its partial derivatives (each a number,
+    ``arg(j)`` or a function ``d(ans, *args)``: :mod:`dualad.partials`).
 
     ``domain`` is a list of open intervals ``(lo, hi)``, one per argument,
     inside which the function is smooth (default: the whole real line); the
@@ -106,6 +119,7 @@ def elementwise(name, impl, *derivs, sympy=None, domain=None, complex_domain=Non
     complex arguments there.
     """
     prim = register(Primitive(name, impl, sympy=sympy))
+    derivs = tuple(compile_partial(d) for d in derivs)
     prim.derivs = derivs
     prim.domain = domain
     if complex_domain is not None:
@@ -114,8 +128,7 @@ def elementwise(name, impl, *derivs, sympy=None, domain=None, complex_domain=Non
     prim.elementwise = True
     for i, d in enumerate(derivs):
         if d is not None:
-            prim.jvps[i] = _jvp_from(d, i)
-            prim.vjps[i] = _vjp_from(d, i)
+            prim.jvps[i], prim.vjps[i] = rules_from_partial(d, i)
     prim.nondiff_argnums = tuple(i for i, d in enumerate(derivs) if d is None)
     return prim
 
@@ -157,20 +170,19 @@ SMALL = ((-1.0, 1.0), (-1.0, 1.0))       # clear of the poles ±π/2 (tan), ±i�
 
 # --- arithmetic -----------------------------------------------------------
 # Python's operators are NumPy's ufuncs on arrays, and far cheaper on scalars.
-add = elementwise("add", operator.add, lambda a, x, y: 1.0, lambda a, x, y: 1.0,
+add = elementwise("add", operator.add, 1.0, 1.0,
                   sympy=lambda sp, x, y: x + y, complex_domain=[None, None])
-add.const_derivs = (1.0, 1.0)
-subtract = elementwise("subtract", operator.sub, lambda a, x, y: 1.0, lambda a, x, y: -1.0,
+subtract = elementwise("subtract", operator.sub, 1.0, -1.0,
                        sympy=lambda sp, x, y: x - y, complex_domain=[None, None])
-subtract.const_derivs = (1.0, -1.0)
-multiply = elementwise("multiply", operator.mul, lambda a, x, y: y, lambda a, x, y: x,
+multiply = elementwise("multiply", operator.mul, arg(1), arg(0),
                        sympy=lambda sp, x, y: x * y, complex_domain=[None, None])
 divide = elementwise("divide", operator.truediv, lambda a, x, y: 1.0 / y, lambda a, x, y: -a / y,
                      sympy=lambda sp, x, y: x / y, domain=[None, (0.1, np.inf)],
                      complex_domain=[None, RIGHT])
-negative = elementwise("negative", operator.neg, lambda a, x: -1.0, sympy=lambda sp, x: -x,
+# negative is linear: its constant partial −1 makes its JVP ṫ ↦ −ṫ, the primitive itself
+negative = elementwise("negative", operator.neg, -1.0, sympy=lambda sp, x: -x,
                        complex_domain=[None])
-positive = elementwise("positive", np.positive, lambda a, x: 1.0, sympy=lambda sp, x: x,
+positive = elementwise("positive", np.positive, 1.0, sympy=lambda sp, x: x,
                        complex_domain=[None])
 
 
@@ -315,9 +327,9 @@ arccosh = elementwise("arccosh", np.arccosh,
                       complex_domain=[((1.2, 2.5), (-1.0, 1.0))])
 arctanh = elementwise("arctanh", np.arctanh, lambda a, x: 1.0 / (1.0 - x * x),
                       sympy=_sp("atanh"), domain=[(-0.9, 0.9)], complex_domain=[REAL_STRIP])
-deg2rad = elementwise("deg2rad", np.deg2rad, lambda a, x: np.pi / 180.0,
+deg2rad = elementwise("deg2rad", np.deg2rad, np.pi / 180.0,
                       sympy=lambda sp, x: x * sp.pi / 180)
-rad2deg = elementwise("rad2deg", np.rad2deg, lambda a, x: 180.0 / np.pi,
+rad2deg = elementwise("rad2deg", np.rad2deg, 180.0 / np.pi,
                       sympy=lambda sp, x: x * 180 / sp.pi)
 
 

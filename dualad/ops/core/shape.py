@@ -51,9 +51,9 @@ def _broadcast_impl(x, shape):
 
 reshape_p = register(Primitive("reshape", _reshape_impl, linear=True,
                                sympy=lambda sp, x, shape: x.reshape(shape)))
-reshape_p.defjvp(lambda t, ans, x, shape: reshape_p(t, shape=_batch(t, ndim_of(x)) + shape))
-reshape_p.defvjp(lambda ct, ans, x, shape:
-                 reshape_p(ct, shape=_batch(ct, ndim_of(ans)) + shape_of(x)))
+reshape_p.def_linear(lambda ct, ans, x, shape:
+                     reshape_p(ct, shape=_batch(ct, ndim_of(ans)) + shape_of(x)),
+                     batched=lambda batch, shape: {"shape": batch + shape})
 
 
 def _resolve_shape(shape, size):
@@ -112,11 +112,10 @@ def _perm_batched(perm, nb):
 
 transpose_p = register(Primitive("transpose", _transpose_impl, linear=True,
                                  sympy=lambda sp, x, axes: np.transpose(x, axes)))
-transpose_p.defjvp(lambda t, ans, x, axes:
-                   transpose_p(t, axes=_perm_batched(axes, ndim_of(t) - ndim_of(x))))
-transpose_p.defvjp(lambda ct, ans, x, axes:
-                   transpose_p(ct, axes=_perm_batched(tuple(np.argsort(axes)),
-                                                      ndim_of(ct) - ndim_of(ans))))
+transpose_p.def_linear(lambda ct, ans, x, axes:
+                       transpose_p(ct, axes=_perm_batched(tuple(np.argsort(axes)),
+                                                          ndim_of(ct) - ndim_of(ans))),
+                       batched=lambda batch, axes: {"axes": _perm_batched(axes, len(batch))})
 
 
 def transpose(x, axes=None):
