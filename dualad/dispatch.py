@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from . import ops
-from .tape import Var, operator_method
+from .tape import Var, VJPTrace, operator_method, record
 from .tracer import Box, Primitive, note_decision, primal_value, shape_of, \
     truth
 
@@ -263,7 +263,16 @@ def _getitem(self, idx):
                 items = self.items = {}
             y = items.get(idx)
             if y is None or y.args is None:     # not read yet, or freed by a sweep
-                y = items[idx] = ops.getitem(self, idx=(idx,))
+                xv = self.value
+                if self._trace.__class__ is VJPTrace and xv.__class__ is np.ndarray:
+                    # an entry into the one recording function, as Var's operators have:
+                    # x[i] of a plain array, without Primitive.__call__ and process's
+                    # unboxing loop (3% of bench/instructions.py's Rosenbrock)
+                    y = record(self._trace, ops.getitem, (self,), {"idx": (idx,)}, (xv,),
+                               (0,), xv[idx])
+                else:
+                    y = ops.getitem(self, idx=(idx,))
+                items[idx] = y
             return y
         return ops.getitem(self, idx=(idx,))
     return ops.index(self, idx)

@@ -38,7 +38,9 @@ class Partial:
     Exactly one of ``const`` (a Python float) and ``arg`` (an argument position) is
     set for the two cheap kinds, both None for a general partial; ``fn(ans, *args)``
     computes the partial for every kind (what the JVP and VJP rules call). A Partial is
-    itself callable as ``fn``.
+    itself callable as ``fn``. An argument declared without a partial (``None``: not
+    differentiable, or given its own rules) has all three None, so the sweep tests
+    for it only on its slow branch.
     """
 
     __slots__ = ("const", "arg", "fn")
@@ -60,9 +62,11 @@ class Partial:
 
 
 def compile_partial(d):
-    """The :class:`Partial` of a declaration (a number, :class:`arg`, a function, or an
-    already compiled Partial); None stays None."""
-    if d is None or isinstance(d, Partial):
+    """The :class:`Partial` of a declaration (a number, :class:`arg`, a function, None,
+    or an already compiled Partial)."""
+    if d is None:
+        return Partial()
+    if isinstance(d, Partial):
         return d
     if isinstance(d, arg):
         j = d.index

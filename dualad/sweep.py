@@ -102,18 +102,20 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                 args = node.vals
                 for i in node.parents:
                     p = derivs[i]
-                    if p is None:     # an argument without a partial: its own rule
-                        apply_vjps(node, ct, cts, heap, False, (i,))
-                        continue
                     dv = p.const
                     if dv is None:
                         j = p.arg
                         if j is not None:
                             dv = args[j]
-                        elif len(args) == 2:  # no tuple unpacking: the common binary case
-                            dv = p.fn(node.value, args[0], args[1])
                         else:
-                            dv = p.fn(node.value, *args)
+                            fn = p.fn
+                            if fn is None:   # an argument without a partial: its own rule
+                                apply_vjps(node, ct, cts, heap, False, (i,))
+                                continue
+                            if len(args) == 2:  # no tuple unpacking: the common binary case
+                                dv = fn(node.value, args[0], args[1])
+                            else:
+                                dv = fn(node.value, *args)
                     if dv.__class__ is float:
                         g = ct if dv == 1.0 else (-ct if dv == -1.0 else ct * dv)
                     else:

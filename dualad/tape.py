@@ -135,7 +135,7 @@ def record(trace, prim, args, params, vals, parents, ans):
             trace.decisions.note(prim.name, ans)
         return ans
     tape = trace.tape
-    if type(ans) is _NDARRAY and tape is not None:
+    if ans.__class__ is _NDARRAY and tape is not None:
         trace.room -= ans.nbytes
         if trace.room < 0:
             _compact(trace)
@@ -188,12 +188,13 @@ def operator_method(prim, reflected=False):
     """
     impl = prim.impl
 
+    # (``x.__class__`` rather than ``type(x)``: no call, the hot path of scalar code)
     if reflected:   # other ∘ self: ``self`` is argument 1
         def method(self, other):
             trace = self._trace
             sv = self.value
-            if type(trace) is VJPTrace and (type(sv) is _F64 or type(sv) in PLAIN_TYPES):
-                if type(other) in PLAIN_TYPES:
+            if trace.__class__ is VJPTrace and (sv.__class__ is _F64 or sv.__class__ in PLAIN_TYPES):
+                if other.__class__ in PLAIN_TYPES:
                     return record(trace, prim, (other, self), _NO_PARAMS, (other, sv), _SECOND,
                                   impl(other, sv))
             return prim(other, self)
@@ -202,14 +203,14 @@ def operator_method(prim, reflected=False):
     def method(self, other):
         trace = self._trace
         sv = self.value
-        if type(trace) is VJPTrace and (type(sv) is _F64 or type(sv) in PLAIN_TYPES):
-            kind = type(other)
+        if trace.__class__ is VJPTrace and (sv.__class__ is _F64 or sv.__class__ in PLAIN_TYPES):
+            kind = other.__class__
             if kind in PLAIN_TYPES:
                 return record(trace, prim, (self, other), _NO_PARAMS, (sv, other), _FIRST,
                               impl(sv, other))
             if kind is Var and other._trace is trace:
                 ov = other.value
-                if type(ov) is _F64 or type(ov) in PLAIN_TYPES:
+                if ov.__class__ is _F64 or ov.__class__ in PLAIN_TYPES:
                     return record(trace, prim, (self, other), _NO_PARAMS, (sv, ov), _BOTH,
                                   impl(sv, ov))
         return prim(self, other)

@@ -236,14 +236,14 @@ class Primitive:
         replaces the rule of its argument in every path: see :meth:`_hand_rule`."""
         derivs = tuple(compile_partial(d) for d in partials)
         for i, d in enumerate(derivs):
-            if d is not None:
+            if d.fn is not None:
                 self.jvps[i], self.vjps[i] = DERIVED_RULES.from_partial(d, i)
         self.derivs = derivs
         # rules built from derivatives broadcast over batch axes
         self.batch_rules = True
         # an argument without a partial keeps its hand-written rules (if any), which the
         # fast path would not see: then the fast path is off
-        if any(d is None and (i in self.vjps) for i, d in enumerate(derivs)):
+        if any(d.fn is None and (i in self.vjps) for i, d in enumerate(derivs)):
             self._drop_derivs()
         return self
 
@@ -288,7 +288,7 @@ class Primitive:
             # The other direction's rule of this argument came from the old partial: it
             # becomes the transpose of the new rule (linear in its tangent/cotangent), so
             # forward and reverse mode keep computing one derivative.
-            if argnum < len(derivs) and derivs[argnum] is not None:
+            if argnum < len(derivs) and derivs[argnum].fn is not None:
                 other = self.vjps if kind == "jvp" else self.jvps
                 other[argnum] = DERIVED_RULES.transpose(checked, kind, argnum)
         return checked

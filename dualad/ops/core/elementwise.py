@@ -119,6 +119,7 @@ def elementwise(name, impl, *derivs, sympy=None, domain=None, complex_domain=Non
     complex arguments there.
     """
     prim = register(Primitive(name, impl, sympy=sympy))
+    nondiff = tuple(i for i, d in enumerate(derivs) if d is None)
     derivs = tuple(compile_partial(d) for d in derivs)
     prim.derivs = derivs
     prim.domain = domain
@@ -127,9 +128,9 @@ def elementwise(name, impl, *derivs, sympy=None, domain=None, complex_domain=Non
     prim.holomorphic = complex_domain is not None
     prim.elementwise = True
     for i, d in enumerate(derivs):
-        if d is not None:
+        if d.fn is not None:
             prim.jvps[i], prim.vjps[i] = rules_from_partial(d, i)
-    prim.nondiff_argnums = tuple(i for i, d in enumerate(derivs) if d is None)
+    prim.nondiff_argnums = nondiff
     return prim
 
 
@@ -188,6 +189,8 @@ positive = elementwise("positive", np.positive, 1.0, sympy=lambda sp, x: x,
 
 def _dpow_base(a, x, y):
     # y·x^(y-1), with the y == 0 case pinned to 0 (x^0 is constant even at x = 0).
+    if y.__class__ is int and y == 2:   # x ** 2 in scalar code: the sweep calls this per node
+        return 2.0 * x
     if isinstance(y, (int, float)):
         if y == 2:
             return 2.0 * x
