@@ -1,8 +1,8 @@
 """dualad: forward- and reverse-mode automatic differentiation of plain NumPy code.
 
 One registry of primitives (:mod:`dualad.ops`), interpreted by dual numbers
-(forward mode, :mod:`dualad.forward`) and by a tape (reverse mode,
-:mod:`dualad.reverse`). Plain ``numpy`` calls on traced values reach the
+(forward mode, :mod:`dualad.forward`) and by a tape (reverse mode: recording in
+:mod:`dualad.tape`, the backward sweep in :mod:`dualad.sweep`). Plain ``numpy`` calls on traced values reach the
 registry through the NumPy protocols (:mod:`dualad.dispatch`).
 """
 from . import ops  # noqa: F401  (fills the registry)

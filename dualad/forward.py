@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .anomaly import check as check_anomaly
 from .batching import map_batch, map_batch_all
 from .tracer import ANOMALY, Box, Trace, add_note, missing_rule, primal_value, shape_of
 
@@ -168,10 +169,9 @@ def _zero_tangent(batch, primal):
 
 
 def _checked(out, prim):
-    from .anomaly import check
     if isinstance(out, Dual):
-        check(prim, "value", out.primal)
-        check(prim, "tangent", out.tangent)
+        check_anomaly(prim, "value", out.primal)
+        check_anomaly(prim, "tangent", out.tangent)
     else:
-        check(prim, "value", out)
+        check_anomaly(prim, "value", out)
     return out

@@ -14,6 +14,7 @@ from heapq import heappop, heappush
 
 import numpy as np
 
+from .anomaly import check as check_anomaly
 from .batching import map_batch
 from .ops._util import unbroadcast
 from .ops.core.complex_numbers import real_p, to_complex
@@ -42,27 +43,14 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
     every leaf reached). With ``create_graph`` the rules run on the boxed values of
     ``trace`` itself, so the cotangents are recorded and differentiable.
 
-    This loop is ~75 lines on purpose: it is the hot path of every gradient, and the
-    elementwise rule ū_i = unbroadcast(ū · ∂ans/∂arg_i) is applied inline rather than in
-    a function of its own, which would cost a call per node (about 10% of the scalar
-    chain's instructions in bench/instructions.py).
+    Why this loop is ~90 lines: it is the hot path of every gradient, and the elementwise
+    rule ū_i = unbroadcast(ū · ∂ans/∂arg_i) is applied inline rather than in a function
+    of its own, which would add a Python call per node (of the order of the frame
+    ``record`` costs per recorded operation: several percent of bench/instructions.py's
+    scalar chain). Everything else it does is in the functions below.
     """
-    # Nodes are visited in decreasing creation order: every user of a node was created
-    # after it, so its cotangent is complete when the node is reached. A trace that keeps
-    # its tape is walked from the end, popping its nodes (skipping those without a
-    # cotangent); otherwise the nodes reached are ordered on a max-heap of ``seq``.
     cts = {}
-    if create_graph and tape is not None:
-        # The rules record on the trace as they run: the sweep orders its nodes on the heap,
-        # and the nodes of a tape carry no ``seq`` (the tape is their order): number them.
-        for node in tape:
-            node.seq = _next_seq()
-        tape = None
-    heap = None if tape is not None else []
-    if tape is not None:
-        tape_pop = (list(tape) if retain_graph else tape).pop   # the sweep empties the tape
-    for node, ct in seeds:
-        accumulate(cts, heap, node, ct)
+    heap, tape_pop = _visit_order(seeds, cts, tape, create_graph, retain_graph)
     results = {}
     fast = not create_graph and not ANOMALY[0]
     # Only a wanted node that is not a leaf (autograd.grad allows those) makes every node
@@ -103,7 +91,9 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                 for i in node.parents:
                     p = derivs[i]
                     dv = p.const
-                    if dv is None:
+                    if dv is not None:   # a Python float (partials.compile_partial)
+                        g = ct if dv == 1.0 else (-ct if dv == -1.0 else ct * dv)
+                    else:
                         j = p.arg
                         if j is not None:
                             dv = args[j]
@@ -116,10 +106,10 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                                 dv = fn(node.value, args[0], args[1])
                             else:
                                 dv = fn(node.value, *args)
-                    if dv.__class__ is float:
-                        g = ct if dv == 1.0 else (-ct if dv == -1.0 else ct * dv)
-                    else:
-                        g = ct * dv
+                        if dv.__class__ is float:
+                            g = ct if dv == 1.0 else (-ct if dv == -1.0 else ct * dv)
+                        else:
+                            g = ct * dv
                     # A scalar ū_i (so a scalar value and no batch axes: the primitive is
                     # elementwise, so its arguments are scalars too) has nothing to sum.
                     if g.__class__ is not _F64 and g.__class__ not in _SCALAR_TYPES:
@@ -140,9 +130,7 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
             elif create_graph or prim is not getitem or not scatter_index(node, ct, cts, heap):
                 apply_rule(node, ct, cts, heap, create_graph)
         except Exception as e:  # say which rule failed, keep the original exception
-            add_note(e, f"while running the VJP rule of primitive '{prim.name}' (cotangent "
-                        f"shape {shape_of(ct)}, argument shapes "
-                        f"{[shape_of(a) for a in node.vals]})")
+            _note_rule(e, node, ct)
             raise
         if not retain_graph:
             if heap is None:
@@ -151,6 +139,31 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
             else:
                 node.args = node.params = node.vals = None
     return results
+
+
+def _visit_order(seeds, cts, tape, create_graph, retain_graph):
+    """Seed ``cts`` and set up the order of the visit: ``(heap, tape_pop)``.
+
+    Nodes are visited in decreasing creation order: every user of a node was created
+    after it, so its cotangent is complete when the node is reached. A trace that keeps
+    its tape is walked from the end (``tape_pop``, skipping nodes without a cotangent);
+    otherwise the nodes reached are ordered on a max-heap of ``seq`` (``heap``)."""
+    if create_graph and tape is not None:
+        # The rules record on the trace as they run: the sweep orders its nodes on the heap,
+        # and the nodes of a tape carry no ``seq`` (the tape is their order): number them.
+        for node in tape:
+            node.seq = _next_seq()
+        tape = None
+    heap = None if tape is not None else []
+    tape_pop = None if tape is None else (list(tape) if retain_graph else tape).pop
+    for node, ct in seeds:
+        accumulate(cts, heap, node, ct)
+    return heap, tape_pop
+
+
+def _note_rule(e, node, ct):
+    add_note(e, f"while running the VJP rule of primitive '{node.prim.name}' (cotangent "
+                f"shape {shape_of(ct)}, argument shapes {[shape_of(a) for a in node.vals]})")
 
 
 def apply_rule(node, ct, cts, heap, create_graph):
@@ -170,8 +183,7 @@ def apply_rule(node, ct, cts, heap, create_graph):
     for i in node.parents:
         g = all_cts[i]
         if ANOMALY[0]:
-            from .anomaly import check
-            check(prim, f"cotangent of argument {i}", g, node)
+            check_anomaly(prim, f"cotangent of argument {i}", g, node)
         if g is not None:
             accumulate(cts, heap, node.args[i], g)
 
@@ -193,8 +205,7 @@ def apply_vjps(node, ct, cts, heap, create_graph, argnums):
         else:
             g = rule(ct, ans, *args, **params) if params else rule(ct, ans, *args)
         if ANOMALY[0]:
-            from .anomaly import check
-            check(prim, f"cotangent of argument {i}", g, node)
+            check_anomaly(prim, f"cotangent of argument {i}", g, node)
         if g is not None:
             accumulate(cts, heap, node.args[i], g)
 
