@@ -1,8 +1,8 @@
 """dualad: forward- and reverse-mode automatic differentiation of plain NumPy code.
 
 One registry of primitives (:mod:`dualad.ops`), interpreted by dual numbers
-(forward mode, :mod:`dualad.forward`) and by a tape (reverse mode,
-:mod:`dualad.reverse`). Plain ``numpy`` calls on traced values reach the
+(forward mode, :mod:`dualad.forward`) and by a tape (reverse mode: recording in
+:mod:`dualad.tape`, the backward sweep in :mod:`dualad.sweep`). Plain ``numpy`` calls on traced values reach the
 registry through the NumPy protocols (:mod:`dualad.dispatch`).
 
 The names below are the public interface; :mod:`dualad.extend` is the one for
@@ -18,7 +18,7 @@ from . import autograd  # noqa: F401
 from .api import jvp, vjp, grad, value_and_grad, hvp, derivative  # noqa: F401
 from .tracer import REGISTRY, EscapedTracerError, Primitive, sample  # noqa: F401
 from .forward import Dual  # noqa: F401
-from .reverse import Var  # noqa: F401
+from .tape import Var  # noqa: F401
 from .custom import primitive, Function  # noqa: F401
 from .teaching.evaltrace import trace  # noqa: F401
 from .anomaly import detect_anomaly, AnomalyError  # noqa: F401

@@ -17,9 +17,10 @@ import numpy as np
 
 from .forward import Dual, JVPTrace, LazyJVPTrace
 from .onehot import OneHotBatch
-from .reverse import Var, VJPTrace, backward_sweep
 from .scaled import dense
-from .tracer import Box, primal_value, shape_of
+from .sweep import backward_sweep
+from .tape import Var, VJPTrace
+from .tracer import DERIVED_RULES, Box, primal_value, shape_of
 from .tree import flatten, flatten_like, tree_map
 from .versions import Stamps
 
@@ -145,7 +146,7 @@ def jvp(f, primals, tangents, *, lazy=False):
     try:
         out = f(*rebuild(boxed))
     finally:
-        trace.alive = False
+        trace.stop()
     check_output("jvp", f, out)
     o_leaves, o_rebuild = flatten(out)
     outs, tans = [], []
@@ -211,8 +212,7 @@ def vjp(f, *primals):
     try:
         out = f(*args)
     finally:
-        trace.alive = False
-        tape = trace.detach_tape()
+        tape = trace.stop()
     check_output("vjp", f, out)
     stamps = Stamps.of_tape(tape)
     o_leaves, o_rebuild = flatten(out)
@@ -244,6 +244,26 @@ def vjp(f, *primals):
         return tuple(grads)
 
     return o_rebuild(returned), pullback
+
+
+def transposed_rule(rule, kind, argnum):
+    """The rule of the other direction, as the transpose of ``rule`` (a linear map of its
+    first argument): a JVP ``t ↦ J t`` from a VJP ``u ↦ Jᵀ u`` (and back) by one reverse
+    sweep through the rule, seeded with the tangent (cotangent). Made only when a
+    hand-written rule replaces one that ``defderiv`` built from a partial derivative
+    (see :meth:`dualad.tracer.Primitive._hand_rule`)."""
+    def transposed(w, ans, *args, **params):
+        if kind == "vjp":      # w: a tangent of an argument; the rule maps output -> argument
+            zero = np.zeros(shape_of(ans), np.result_type(primal_value(ans), np.float64))
+        else:                  # w: a cotangent of the output; the rule maps argument -> output
+            arg = args[argnum]
+            zero = np.zeros(shape_of(arg), np.result_type(primal_value(arg), np.float64))
+        _, pullback = vjp(lambda s: rule(s, ans, *args, **params), zero)
+        return pullback(w)[0]
+    return transposed
+
+
+DERIVED_RULES.transpose = transposed_rule   # what Primitive._hand_rule builds with
 
 
 def _copied(primal):
@@ -318,8 +338,7 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
     try:
         out = f(*args, **kwargs)
     finally:
-        trace.alive = False
-        tape = trace.detach_tape()
+        tape = trace.stop()
     if has_aux:
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
             raise TypeError("grad(has_aux=True): f must return a pair (value, aux)")

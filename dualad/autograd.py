@@ -12,7 +12,8 @@ import numpy as np
 
 from .api import check_input
 from .custom import Function, FunctionCtx  # noqa: F401  (part of this namespace)
-from .reverse import Var, VJPTrace, backward_sweep  # noqa: F401
+from .sweep import backward_sweep
+from .tape import Var, VJPTrace
 from .tracer import Box, primal_value, shape_of
 from .versions import check_graph, stamp_node
 
@@ -99,9 +100,6 @@ class _ImperativeTrace(VJPTrace):
         out = prim(*plain, **params)
         # Constants in, a constant Variable out (as a tensor without grad in PyTorch).
         return out if isinstance(out, (Box, tuple, list)) else Variable(out)
-
-    def process2(self, prim, x, y):
-        return self.process(prim, (x, y), {})
 
 
 def _box(trace, value, prim=None, args=None, params=None, vals=None, parents=()):

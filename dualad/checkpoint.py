@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import functools
 
-from .tracer import Primitive
+import numpy as np
+
+from .api import jvp, vjp
+from .tracer import Primitive, shape_of
 
 
 def checkpoint(f):
     """Wrap ``f`` (a function of arrays returning one array) to be recomputed in backward."""
-    from .api import jvp, vjp
-
     def impl(*args):
         return f(*args)
 
@@ -29,8 +30,6 @@ def checkpoint(f):
         return pullback(ct)
 
     def jvp_all(tangents, ans, *args):
-        import numpy as np
-        from .tracer import shape_of
         ref = next(t for t in tangents if t is not None)
         i = tangents.index(ref)
         batch = shape_of(ref)[:len(shape_of(ref)) - len(shape_of(args[i]))]

@@ -60,8 +60,10 @@ _weakrefs = weakref.getweakrefcount
 
 def _shape_only(prim):
     """Whether ``prim``'s VJP rule reads only the shapes and dtypes of its arguments and
-    value (add, subtract: constant partial derivatives), not their entries."""
-    return prim is not None and prim.const_derivs is not None
+    value (add, subtract: constant partial derivatives, see dualad.partials), not their
+    entries."""
+    derivs = None if prim is None else prim.derivs
+    return derivs is not None and all(d is not None and d.const is not None for d in derivs)
 
 
 def budget(tape):

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from . import ops
-from .reverse import Var, operator_method
+from .tape import Var, VJPTrace, operator_method, record
 from .tracer import NUMPY_FUNCTIONS, NUMPY_UFUNCS, PLAIN_TYPES, Box, Primitive, implements, \
     note_decision, primal_value, shape_of, truth
 
@@ -218,7 +218,7 @@ def _iter(self):
 
 
 def _getitem(self, idx):
-    if type(idx) is int:  # x[i] in a Python loop: straight to the trace
+    if type(idx) is int:  # x[i] in a Python loop
         if type(self) is Var and self._trace.alive:
             # Reading x[i] again gives the node recorded the first time (values on a tape
             # never change): a loop that reads each x[i] several times records it once.
@@ -228,27 +228,27 @@ def _getitem(self, idx):
                 items = self.items = {}
             y = items.get(idx)
             if y is None or y.args is None:     # not read yet, or freed by a sweep
-                y = items[idx] = self._trace.process1(ops.getitem, self, {"idx": (idx,)})
+                xv = self.value
+                if self._trace.__class__ is VJPTrace and xv.__class__ is np.ndarray:
+                    # an entry into the one recording function, as Var's operators have:
+                    # x[i] of a plain array, without Primitive.__call__ and process's
+                    # unboxing loop (3% of bench/instructions.py's Rosenbrock)
+                    y = record(self._trace, ops.getitem, (self,), {"idx": (idx,)}, (xv,),
+                               (0,), xv[idx])
+                else:
+                    y = ops.getitem(self, idx=(idx,))
+                items[idx] = y
             return y
-        return self._trace.process(ops.getitem, (self,), {"idx": (idx,)})
+        return ops.getitem(self, idx=(idx,))
     return ops.index(self, idx)
 
 
 def _binary(op, reflected=False):
-    """An operator method that goes straight to the highest trace among its operands
-    (the hot path of scalar code: no generic argument scan)."""
-    if not isinstance(op, Primitive):  # a composition (matmul): an ordinary call
-        if reflected:
-            return lambda self, other: op(other, self)
-        return lambda self, other: op(self, other)
-
-    def method(self, other):
-        t = self._trace
-        if type(other) not in PLAIN_TYPES and isinstance(other, Box) and \
-                other._trace.level > t.level:
-            t = other._trace
-        return t.process2(op, other, self) if reflected else t.process2(op, self, other)
-    return method
+    """The operator method of ``op``: a call of the primitive (or composition), which
+    finds the top trace among the operands."""
+    if reflected:
+        return lambda self, other: op(other, self)
+    return lambda self, other: op(self, other)
 
 
 def _install():
@@ -273,10 +273,9 @@ def _install():
                      ("truediv", ops.divide), ("pow", ops.power), ("matmul", ops.matmul)]:
         setattr(B, f"__{name}__", _binary(op))
         setattr(B, f"__r{name}__", _binary(op, reflected=True))
-        if isinstance(op, Primitive):  # scalar arithmetic on a tape: recorded in one frame
-            setattr(Var, f"__{name}__", operator_method(op, _binary(op)))
-            setattr(Var, f"__r{name}__", operator_method(op, _binary(op, reflected=True),
-                                                         reflected=True))
+        if isinstance(op, Primitive):  # scalar arithmetic on a tape: see operator_method
+            setattr(Var, f"__{name}__", operator_method(op))
+            setattr(Var, f"__r{name}__", operator_method(op, reflected=True))
     for name, op in [("lt", ops.less), ("le", ops.less_equal), ("gt", ops.greater),
                      ("ge", ops.greater_equal), ("eq", ops.equal), ("ne", ops.not_equal)]:
         setattr(B, f"__{name}__", _binary(op))

@@ -108,7 +108,8 @@ from .dispatch import FUNCTIONS as NUMPY_FUNCTIONS, UFUNCS as NUMPY_UFUNCS
 from .forward import Dual, JVPTrace
 from .onehot import onehot_rows
 from .ops._util import unbroadcast
-from .reverse import Var, VJPTrace, backward_sweep
+from .sweep import backward_sweep
+from .tape import Var, VJPTrace
 from .boxes import PrimalBox
 from .tracer import (REGISTRY, SPARSITY_KINDS, Box, EscapedTracerError, Primitive, Trace,
                      implements, missing_rule, ndim_of, new_level, note_decision, primal_value,

@@ -8,11 +8,11 @@ sweeps keep their perturbations apart.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from .tracer import ANOMALY, Box, Trace, map_batch, missing_rule, primal_value, shape_of
+from .anomaly import check as check_anomaly
+from .batching import map_batch, map_batch_all
+from .tracer import ANOMALY, Box, Trace, add_note, missing_rule, primal_value, shape_of
 
 
 class Dual(Box):
@@ -62,8 +62,7 @@ class JVPTrace(Trace):
         try:
             out = self._process_rules(prim, args, params, primals, ans)
         except Exception as e:  # say which rule failed, keep the original exception
-            from .reverse import _note
-            _note(e, f"while running the JVP rule of primitive '{prim.name}' (argument shapes "
+            add_note(e, f"while running the JVP rule of primitive '{prim.name}' (argument shapes "
                      f"{[shape_of(p) for p in primals]})")
             raise
         return _checked(out, prim) if ANOMALY[0] else out
@@ -75,7 +74,7 @@ class JVPTrace(Trace):
             ref = next(i for i, t in enumerate(tangents) if t is not None)
             nb = len(shape_of(tangents[ref])) - len(shape_of(primals[ref]))
             if nb and not prim.batch_rules:
-                tangent = _map_all(prim, tangents, nb, ans, primals, params)
+                tangent = map_batch_all(prim.jvp_all, tangents, nb, ans, primals, params)
             else:
                 tangent = prim.jvp_all(tangents, ans, *primals, **params)
             return ans if tangent is None else Dual(self, ans, tangent)
@@ -169,28 +168,10 @@ def _zero_tangent(batch, primal):
     return np.zeros(tuple(batch) + shape_of(primal), dtype if dtype.kind in "fc" else np.float64)
 
 
-def _map_all(prim, tangents, nb, ans, primals, params):
-    """``jvp_all`` for one direction at a time, over the batch of tangents."""
-    from .ops.core.shape import reshape, stack
-    ref = next(t for t in tangents if t is not None)
-    batch = shape_of(ref)[:nb]
-    n = math.prod(batch)
-    flat = [None if t is None else reshape(t, (n,) + shape_of(t)[nb:]) for t in tangents]
-    outs = [prim.jvp_all([None if t is None else t[k] for t in flat], ans, *primals, **params)
-            for k in range(n)]
-    return reshape(stack(outs), batch + shape_of(outs[0]))
-
-
 def _checked(out, prim):
-    from .anomaly import check
     if isinstance(out, Dual):
-        check(prim, "value", out.primal)
-        check(prim, "tangent", out.tangent)
+        check_anomaly(prim, "value", out.primal)
+        check_anomaly(prim, "tangent", out.tangent)
     else:
-        check(prim, "value", out)
+        check_anomaly(prim, "value", out)
     return out
-
-
-def batch_ndim(tangent, primal) -> int:
-    """Number of leading batch axes a tangent carries beyond its primal."""
-    return len(shape_of(tangent)) - len(shape_of(primal))

@@ -22,6 +22,8 @@ import math
 
 import numpy as np
 
+from .partials import compile_partial
+
 _levels = itertools.count(1)
 _local = threading.local()
 
@@ -42,13 +44,14 @@ class EscapedTracerError(RuntimeError):
 class Trace:
     """One active transformation; subclasses define :meth:`process`.
 
-    ``alive`` turns False when the transformation returns; a box of a dead
-    trace that is used again raises :class:`EscapedTracerError` instead of
-    silently recording on a tape nobody will sweep. ``decisions``, None unless
-    a caller sets it (the sparse Jacobians' pattern check), is a log whose
-    ``note(name, value)`` receives every value-dependent result the function
-    computes from this trace's values (zero-derivative primitives, ``bool()``,
-    index functions such as argmax): see :func:`note_decision`.
+    ``alive`` turns False when the transformation returns (:meth:`stop`); a box of
+    a dead trace that is used again, by any path (operators, NumPy functions,
+    indexing), raises :class:`EscapedTracerError` instead of silently recording on
+    a tape nobody will sweep. ``decisions``, None unless a caller sets it (the
+    sparse Jacobians' pattern check), is a log whose ``note(name, value)`` receives
+    every value-dependent result the function computes from this trace's values
+    (zero-derivative primitives, ``bool()``, index functions such as argmax): see
+    :func:`note_decision`.
     """
 
     __slots__ = ("level", "alive", "decisions")
@@ -57,6 +60,11 @@ class Trace:
         self.level = new_level() if level is None else level
         self.alive = True
         self.decisions = None
+
+    def stop(self):
+        """Mark the trace dead: its transformation has returned. (A trace that keeps a
+        tape also hands it over here, see :meth:`dualad.tape.VJPTrace.stop`.)"""
+        self.alive = False
 
     def escaped(self, prim, args):
         shapes = ", ".join(str(shape_of(a)) for a in args if isinstance(a, Box))
@@ -68,11 +76,10 @@ class Trace:
             f"store dualad.tracer.primal_value(x)")
 
     def process(self, prim, args, params):  # pragma: no cover - abstract
+        """Interpret ``prim(*args, **params)``, ``args`` holding boxes of this trace (and
+        maybe of lower ones): the one route by which every primitive call reaches a
+        trace (:meth:`Primitive.__call__`). A dead trace raises (:meth:`escaped`)."""
         raise NotImplementedError
-
-    def process2(self, prim, x, y):
-        """A binary primitive without parameters (traces may specialize this)."""
-        return self.process(prim, (x, y), {})
 
 
 class Box:
@@ -179,10 +186,10 @@ class Primitive:
       input tangents (``None`` where an input is not traced); ``vjp_all(cotangent, ans,
       *args, **params)``: every argument's cotangent at once (``None`` for a zero). Either
       is ``None`` when the per-argument rules are used.
-    - ``derivs``: an elementwise primitive's partials, ``derivs[i](ans, *args) =
-      ∂ans/∂arg_i`` (``None`` for a non-differentiable argument), the one source of its
-      JVP, VJP and the sweep's fast path; ``const_derivs``: the partials when they are
-      constants (add: 1, 1). ``None`` otherwise.
+    - ``derivs``: an elementwise primitive's partials ∂ans/∂arg_i, each compiled once
+      (:class:`dualad.partials.Partial`: a constant, "argument j", or a function of
+      ``(ans, *args)``; ``None`` for a non-differentiable argument), the one source of
+      its JVP, its VJP and the sweep's fast path. ``None`` otherwise.
     - ``batch_rules``: True when the rules accept leading batch axes; False for rules
       written for one direction (users' rules), which are mapped over the batch.
 
@@ -219,7 +226,7 @@ class Primitive:
     ``__doc__``).
     """
 
-    __slots__ = ("name", "impl", "jvps", "vjps", "jvp_all", "vjp_all", "derivs", "const_derivs",
+    __slots__ = ("name", "impl", "jvps", "vjps", "jvp_all", "vjp_all", "derivs",
                  "batch_rules", "sympy", "zero_derivative", "linear", "nondiff_argnums",
                  "elementwise", "sparsity", "implements", "samples", "domain",
                  "complex_domain", "holomorphic", "symbolic_rules", "cores", "rule_guard",
@@ -236,9 +243,8 @@ class Primitive:
         self.vjps = {}
         self.jvp_all = None
         self.vjp_all = None
-        self.derivs = None
-        self.const_derivs = None
-        self.batch_rules = True
+        self.batch_rules = True   # rules accept leading batch axes (else: mapped per direction)
+        self.derivs = None        # elementwise: ∂ans/∂arg_i compiled (dualad.partials.Partial)
         self.sympy = sympy
         self.zero_derivative = zero_derivative
         self.linear = linear
@@ -283,58 +289,78 @@ class Primitive:
             self.vjps[i] = self._hand_rule(rule, i, "vjp")
         return self
 
-    def defderiv(self, *derivs):
-        """Both rules of an elementwise primitive from ``d_i(ans, *args) = ∂ans/∂arg_i``.
+    def defderiv(self, *partials):
+        """Both rules of an elementwise primitive from its partials ∂ans/∂arg_i, each a
+        number, ``dualad.partials.arg(j)`` or a function ``d(ans, *args)`` (see
+        :mod:`dualad.partials`).
 
-        The partials are the one source of both rules and of the reverse sweep's
-        elementwise fast path (which reads ``derivs``). A later ``defjvp``/``defvjp``
+        The partials, compiled once into ``derivs``, are the one source of both rules and
+        of the reverse sweep's elementwise fast path. A later ``defjvp``/``defvjp``
         replaces the rule of its argument in every path: see :meth:`_hand_rule`."""
-        from .ops.core.elementwise import _jvp_from, _vjp_from
+        derivs = tuple(compile_partial(d) for d in partials)
         for i, d in enumerate(derivs):
-            if d is not None:
-                self.jvps[i] = _jvp_from(d, i)
-                self.vjps[i] = _vjp_from(d, i)
+            if d.fn is not None:
+                self.jvps[i], self.vjps[i] = DERIVED_RULES.from_partial(d, i)
         self.derivs = derivs
-        self.const_derivs = None
         # rules built from derivatives broadcast over batch axes
         self.batch_rules = True
         # an argument without a partial keeps its hand-written rules (if any), which the
         # fast path would not see: then the fast path is off
-        if any(d is None and (i in self.vjps) for i, d in enumerate(derivs)):
+        if any(d.fn is None and (i in self.vjps) for i, d in enumerate(derivs)):
             self._drop_derivs()
+        return self
+
+    def def_linear(self, transpose, *, batched=None):
+        """Both rules of a primitive linear in its one differentiable argument (the first):
+        the JVP is the primitive itself applied to the tangent, the VJP ``transpose(ct,
+        ans, x, **params)`` its transpose (adjoint) applied to the cotangent.
+
+        ``batched(batch, **params)``, for a primitive whose parameters name axes or
+        shapes, gives the parameters that apply it to a tangent with the leading batch
+        axes ``batch`` (reshape: ``shape`` becomes ``batch + shape``); without it the
+        primitive is applied as it is (elementwise ones broadcast over batch axes)."""
+        self.linear = True
+
+        def jvp(t, ans, x, **params):
+            if batched is not None:
+                nb = ndim_of(t) - ndim_of(x)
+                if nb:
+                    params = batched(shape_of(t)[:nb], **params)
+            return self(t, **params)
+        jvp.__name__ = jvp.__qualname__ = f"{self.name}_jvp"
+        self.jvps[0] = self._hand_rule(jvp, 0, "jvp")
+        self.vjps[0] = self._hand_rule(transpose, 0, "vjp")
         return self
 
     def _hand_rule(self, rule, argnum, kind):
         """A hand-written rule for ``argnum`` becomes the one source of truth for it.
 
-        The elementwise partials (``derivs``, ``const_derivs``) would otherwise still
-        drive the reverse sweep's fast path while the general path (anomaly mode,
-        ``create_graph``) and forward mode ran the new rule: so a hand-written VJP
-        turns the partials off, and a hand-written JVP too (the partials would no
-        longer describe the primitive's derivative, which the sparsity detector and the
-        rule checker read). The other arguments keep the rules built from their
-        partials, which are correct one direction at a time as well. A user's primitive
-        (``rule_guard`` set by :func:`dualad.primitive`) also wraps the rule in its
-        shape check."""
-        guard = getattr(self, "rule_guard", None)
+        The elementwise partials (``derivs``) would otherwise still drive the reverse
+        sweep's fast path while the general path (anomaly mode, ``create_graph``) and
+        forward mode ran the new rule: so a hand-written VJP turns the partials off, and
+        a hand-written JVP too (the partials would no longer describe the primitive's
+        derivative, which the sparsity detector and the rule checker read). The other
+        arguments keep the rules built from their partials, which are correct one
+        direction at a time as well. A user's primitive (``rule_guard`` set by
+        :func:`dualad.primitive`) also wraps the rule in its shape check."""
+        guard = self.rule_guard
         checked = rule if guard is None else guard(self, rule, argnum, kind)
-        if self.derivs is not None or self.const_derivs is not None:
+        if self.derivs is not None:
             derivs = self.derivs
             self._drop_derivs()
             # The other direction's rule of this argument came from the old partial: it
             # becomes the transpose of the new rule (linear in its tangent/cotangent), so
             # forward and reverse mode keep computing one derivative.
-            if derivs is not None and argnum < len(derivs) and derivs[argnum] is not None:
+            if argnum < len(derivs) and derivs[argnum].fn is not None:
                 other = self.vjps if kind == "jvp" else self.jvps
-                other[argnum] = _transposed(checked, kind, argnum)
+                other[argnum] = DERIVED_RULES.transpose(checked, kind, argnum)
         return checked
 
     def _drop_derivs(self):
         self.derivs = None
-        self.const_derivs = None
         # the rules are no longer all built from partials: hand-written ones of a user's
         # primitive are written for one direction (see dualad.custom.primitive)
-        if getattr(self, "rule_guard", None) is not None:
+        if self.rule_guard is not None:
             self.batch_rules = False
 
     def __repr__(self):
@@ -387,21 +413,29 @@ SPARSITY_KINDS = frozenset({
 })
 
 
-def _transposed(rule, kind, argnum):
-    """The rule of the other direction, as the transpose of ``rule`` (a linear map of its
-    first argument): a JVP ``t ↦ J t`` from a VJP ``u ↦ Jᵀ u`` (and back) by one reverse
-    sweep through the rule, seeded with the tangent (cotangent). Made only when a
-    hand-written rule replaces one that ``defderiv`` built from a partial derivative."""
-    def transposed(w, ans, *args, **params):
-        from .api import vjp   # late: api imports this module
-        if kind == "vjp":      # w: a tangent of an argument; the rule maps output -> argument
-            zero = np.zeros(shape_of(ans), np.result_type(primal_value(ans), np.float64))
-        else:                  # w: a cotangent of the output; the rule maps argument -> output
-            arg = args[argnum]
-            zero = np.zeros(shape_of(arg), np.result_type(primal_value(arg), np.float64))
-        _, pullback = vjp(lambda s: rule(s, ans, *args, **params), zero)
-        return pullback(w)[0]
-    return transposed
+class DerivedRules:
+    """How :class:`Primitive` builds the rules it derives from a declaration, supplied by
+    the layers that own the operations those rules are written with (this module
+    imports neither, which keeps it below them with no import cycle):
+
+    - ``from_partial(partial, i)``: the (JVP, VJP) pair of argument ``i`` of an
+      elementwise primitive from its compiled partial (set by
+      :mod:`dualad.ops.core.elementwise`);
+    - ``transpose(rule, kind, i)``: the rule of the other direction as the transpose of
+      a hand-written ``rule`` (set by :mod:`dualad.api`, which sweeps through it).
+    """
+
+    __slots__ = ("from_partial", "transpose")
+
+    def __init__(self):
+        self.from_partial = self.transpose = _not_installed
+
+
+def _not_installed(*args):  # pragma: no cover - dualad's import installs both
+    raise RuntimeError("import dualad first: its rule builders are not installed")
+
+
+DERIVED_RULES = DerivedRules()
 
 
 def sample(*args, domain=None, **params):
@@ -418,20 +452,10 @@ def sample(*args, domain=None, **params):
     return {"args": args, "params": params, "domain": domain}
 
 
-def map_batch(rule, batched, nb, *rest, **params):
-    """Apply an unbatched ``rule(v, *rest)`` to each of the leading ``nb`` batch slices
-    of ``batched`` and stack the results: how rules written for one direction
-    (users' custom rules) serve vector mode and batched sweeps."""
-    from .ops.core.shape import stack, reshape
-    shape = shape_of(batched)
-    batch, n = shape[:nb], math.prod(shape[:nb])
-    flat = reshape(batched, (n,) + shape[nb:])
-    outs = [rule(flat[k], *rest, **params) for k in range(n)]
-    if isinstance(outs[0], (tuple, list)):
-        return type(outs[0])(None if outs[0][j] is None else
-                             reshape(stack([o[j] for o in outs]), batch + shape_of(outs[0][j]))
-                             for j in range(len(outs[0])))
-    return None if outs[0] is None else reshape(stack(outs), batch + shape_of(outs[0]))
+def add_note(e, text):
+    """Add ``text`` to exception ``e``'s notes (once): which rule was running."""
+    if hasattr(e, "add_note") and text not in getattr(e, "__notes__", ()):
+        e.add_note(text)
 
 
 REGISTRY: dict[str, Primitive] = {}

@@ -11,21 +11,6 @@ import import_graph
 
 TREES = {k: v for k, v in import_graph.TREES.items() if k != "papers"}
 
-# Cycles being removed elsewhere in issue 16, by the edge that closes each of them. The
-# tracer must not import what is built on it; the "record" change (one recording route:
-# bind -> top trace -> process, the tape and the sweep split out of reverse.py) takes
-# these out, and then test_no_import_cycles passes and this list goes:
-#   tracer -> ops.core.shape       (map_batch's reshape)
-#   tracer -> ops.core.elementwise (the operator fast path's primitives)
-#   tracer -> api                  (Box.backward via api.vjp)
-# Removing these three edges also breaks every cycle through reverse -> ops,
-# forward -> ops, api -> forward/reverse and anomaly.
-RECORD_EDGES = {
-    ("dualad.tracer", "dualad.ops.core.shape"),
-    ("dualad.tracer", "dualad.ops.core.elementwise"),
-    ("dualad.tracer", "dualad.api"),
-}
-
 # The core families' rules call one another's primitives: broadcast_to's VJP sums
 # (reductions), sum's VJP broadcasts (shape), concatenate's VJP slices (indexing),
 # indexing moves axes (shape), abs of a complex number is complex_numbers', the
@@ -64,7 +49,7 @@ def test_no_import_cycles_beyond_the_known_edges():
     """Strict: without the edges named above, the graph is acyclic, so any new cycle (or
     an old one coming back another way) fails here, naming its modules and lines."""
     edges = _graph()
-    for source, target in RECORD_EDGES | CORE_EDGES:
+    for source, target in CORE_EDGES:
         edges[source].pop(target, None)
     found = import_graph.cycles(edges)
     assert not found, _report(edges, found)
@@ -73,7 +58,7 @@ def test_no_import_cycles_beyond_the_known_edges():
 def test_the_known_edges_still_exist():
     """A known edge that is gone is struck from the list (the lists only shrink)."""
     edges = _graph()
-    gone = sorted(e for e in RECORD_EDGES | CORE_EDGES if e[1] not in edges[e[0]])
+    gone = sorted(e for e in CORE_EDGES if e[1] not in edges[e[0]])
     assert not gone, f"no longer imported, remove from the known lists: {gone}"
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..reverse import Var
+from ..tape import Var
 from ..tracer import primal_value
 
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from .evalrender import EvaluationTrace, Row, _fmt, _parents  # noqa: F401  (public here)
 from .opcount import OpCounter
-from ..reverse import Var, VJPTrace
+from ..tape import Var, VJPTrace
 from ..tracer import primal_value
 
 # Display templates: {0}, {1} are argument names, {out} the result's name.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..reverse import VJPTrace
+from ..tape import VJPTrace
 
 
 class OpCounter(VJPTrace):
@@ -26,9 +26,6 @@ class OpCounter(VJPTrace):
     def process(self, prim, args, params):
         self.counts[prim.name] += 1
         return super().process(prim, args, params)
-
-    def process2(self, prim, x, y):
-        return self.process(prim, (x, y), {})
 
     @property
     def total(self):

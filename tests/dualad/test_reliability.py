@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad.reverse import Var, VJPTrace, backward_sweep
+from dualad.sweep import backward_sweep
+from dualad.tape import Var, VJPTrace
 
 
 def test_detect_anomaly_names_primitive_and_line_reverse():

@@ -1,12 +1,14 @@
-"""The reverse-mode hot path of scalar code: Var's own operator methods, the one-argument
-``x[i]`` recorder, and the tape-walking sweep. Each shortcut must give exactly what the
-general path (``Primitive.__call__`` -> ``VJPTrace.process``) gives, and step aside for
-everything it does not handle (boxes of other traces, trace subclasses, dead traces)."""
+"""The reverse-mode hot path of scalar code: Var's operator entry into the recording
+function, repeated ``x[i]``, and the tape-walking sweep. The operator entry must give
+exactly what the general path (``Primitive.__call__`` -> ``VJPTrace.process``) gives, and
+step aside for everything it does not handle (boxes of other traces, trace subclasses,
+dead traces)."""
 import numpy as np
 import pytest
 
 import dualad
-from dualad.reverse import Var, VJPTrace, backward_sweep
+from dualad.sweep import backward_sweep
+from dualad.tape import Var, VJPTrace
 
 
 def _by_operators(x):
@@ -95,9 +97,6 @@ def test_a_trace_subclass_sees_every_operation():
             self.seen.append(prim.name)
             return super().process(prim, args, params)
 
-        def process2(self, prim, x, y):
-            return self.process(prim, (x, y), {})
-
     trace = Counting()
     x = trace.new_leaf(np.array([1.0, 2.0]))
     y = (2.0 - x[0]) * x[1] ** 2
@@ -119,7 +118,7 @@ def _expected():
 
 def test_tape_sweep_retained_twice_then_freed():
     trace, x, out = _record()
-    tape = trace.detach_tape()
+    tape = trace.stop()
     n = len(tape)
     for _ in range(2):
         res = backward_sweep([(out, np.float64(1.0))], trace=trace, tape=tape,

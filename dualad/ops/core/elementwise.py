@@ -1,8 +1,11 @@
 """Elementwise primitives: each declared by one partial derivative per argument.
 
-``elementwise(name, impl, d_0, d_1, ...)`` takes ``d_i(ans, *args) = ∂ans/∂arg_i``
-(elementwise, broadcastable to the output) and derives both rules from it, as
-ChainRules' ``@scalar_rule`` does:
+``elementwise(name, impl, d_0, d_1, ...)`` takes ``d_i = ∂ans/∂arg_i`` (a
+constant, ``arg(j)`` for "argument j", or a function ``d_i(ans, *args)``
+elementwise and broadcastable to the output; see :mod:`dualad.partials`),
+compiles it once and derives both rules from it, as ChainRules'
+``@scalar_rule`` does (the reverse sweep's fast path reads the same compiled
+partials):
 
     JVP:  ṫ_out = Σ_i  ∂ans/∂arg_i · ṫ_i
     VJP:  ū_i   = unbroadcast(ū_out · ∂ans/∂arg_i)
@@ -37,7 +40,8 @@ import operator
 
 import numpy as np
 
-from ...tracer import Box, Primitive, implements, ndim_of, register, sample, shape_of
+from ...partials import arg, compile_partial
+from ...tracer import DERIVED_RULES, Box, Primitive, implements, ndim_of, register, sample, shape_of
 from ...scaled import lazy_product
 from . import _logaddexp
 from .._util import batch_ndim, fit, lift, unbroadcast
@@ -93,8 +97,17 @@ def _vjp_from(d, i):
     return vjp
 
 
+def rules_from_partial(partial, i):
+    """The JVP and VJP rules of argument ``i`` from its compiled partial derivative."""
+    return _jvp_from(partial.fn, i), _vjp_from(partial.fn, i)
+
+
+DERIVED_RULES.from_partial = rules_from_partial   # what Primitive.defderiv builds with
+
+
 def elementwise(name, impl, *derivs, sympy=None, domain=None, complex_domain=None):
-    """Declare an elementwise primitive from its partial derivatives.
+    """Declare an elementwise primitive from its partial derivatives (each a number,
+    ``arg(j)`` or a function ``d(ans, *args)``: :mod:`dualad.partials`).
 
     ``domain`` is a list of open intervals ``(lo, hi)``, one per argument,
     inside which the function is smooth (default: the whole real line); the
@@ -105,6 +118,8 @@ def elementwise(name, impl, *derivs, sympy=None, domain=None, complex_domain=Non
     complex arguments there.
     """
     prim = register(Primitive(name, impl, sympy=sympy))
+    nondiff = tuple(i for i, d in enumerate(derivs) if d is None)
+    derivs = tuple(compile_partial(d) for d in derivs)
     prim.derivs = derivs
     prim.domain = domain
     if complex_domain is not None:
@@ -112,10 +127,9 @@ def elementwise(name, impl, *derivs, sympy=None, domain=None, complex_domain=Non
     prim.holomorphic = complex_domain is not None
     prim.elementwise = True
     for i, d in enumerate(derivs):
-        if d is not None:
-            prim.jvps[i] = _jvp_from(d, i)
-            prim.vjps[i] = _vjp_from(d, i)
-    prim.nondiff_argnums = tuple(i for i, d in enumerate(derivs) if d is None)
+        if d.fn is not None:
+            prim.jvps[i], prim.vjps[i] = rules_from_partial(d, i)
+    prim.nondiff_argnums = nondiff
     return prim
 
 
@@ -156,25 +170,26 @@ SMALL = ((-1.0, 1.0), (-1.0, 1.0))       # clear of the poles ±π/2 (tan), ±i�
 
 # --- arithmetic -----------------------------------------------------------
 # Python's operators are NumPy's ufuncs on arrays, and far cheaper on scalars.
-add = elementwise("add", operator.add, lambda a, x, y: 1.0, lambda a, x, y: 1.0,
+add = elementwise("add", operator.add, 1.0, 1.0,
                   sympy=lambda sp, x, y: x + y, complex_domain=[None, None])
-add.const_derivs = (1.0, 1.0)
-subtract = elementwise("subtract", operator.sub, lambda a, x, y: 1.0, lambda a, x, y: -1.0,
+subtract = elementwise("subtract", operator.sub, 1.0, -1.0,
                        sympy=lambda sp, x, y: x - y, complex_domain=[None, None])
-subtract.const_derivs = (1.0, -1.0)
-multiply = elementwise("multiply", operator.mul, lambda a, x, y: y, lambda a, x, y: x,
+multiply = elementwise("multiply", operator.mul, arg(1), arg(0),
                        sympy=lambda sp, x, y: x * y, complex_domain=[None, None])
 divide = elementwise("divide", operator.truediv, lambda a, x, y: 1.0 / y, lambda a, x, y: -a / y,
                      sympy=lambda sp, x, y: x / y, domain=[None, (0.1, np.inf)],
                      complex_domain=[None, RIGHT])
-negative = elementwise("negative", operator.neg, lambda a, x: -1.0, sympy=lambda sp, x: -x,
+# negative is linear: its constant partial −1 makes its JVP ṫ ↦ −ṫ, the primitive itself
+negative = elementwise("negative", operator.neg, -1.0, sympy=lambda sp, x: -x,
                        complex_domain=[None])
-positive = elementwise("positive", np.positive, lambda a, x: 1.0, sympy=lambda sp, x: x,
+positive = elementwise("positive", np.positive, 1.0, sympy=lambda sp, x: x,
                        complex_domain=[None])
 
 
 def _dpow_base(a, x, y):
     # y·x^(y-1), with the y == 0 case pinned to 0 (x^0 is constant even at x = 0).
+    if y.__class__ is int and y == 2:   # x ** 2 in scalar code: the sweep calls this per node
+        return 2.0 * x
     if isinstance(y, (int, float)):
         if y == 2:
             return 2.0 * x
@@ -314,9 +329,9 @@ arccosh = elementwise("arccosh", np.arccosh,
                       complex_domain=[((1.2, 2.5), (-1.0, 1.0))])
 arctanh = elementwise("arctanh", np.arctanh, lambda a, x: 1.0 / (1.0 - x * x),
                       sympy=_sp("atanh"), domain=[(-0.9, 0.9)], complex_domain=[REAL_STRIP])
-deg2rad = elementwise("deg2rad", np.deg2rad, lambda a, x: np.pi / 180.0,
+deg2rad = elementwise("deg2rad", np.deg2rad, np.pi / 180.0,
                       sympy=lambda sp, x: x * sp.pi / 180)
-rad2deg = elementwise("rad2deg", np.rad2deg, lambda a, x: 180.0 / np.pi,
+rad2deg = elementwise("rad2deg", np.rad2deg, 180.0 / np.pi,
                       sympy=lambda sp, x: x * 180 / sp.pi)
 
 

@@ -45,10 +45,10 @@ sum_p = register(Primitive("sum", _sum_impl,
                            linear=True, sparsity="reduction",
                            sympy=lambda sp, x, axis, keepdims: np.sum(x, axis=axis,
                                                                       keepdims=keepdims)))
-sum_p.defjvp(lambda t, ans, x, axis, keepdims:
-             sum_p(t, axis=shift_axes(axis, batch_ndim(t, x)), keepdims=keepdims))
-sum_p.defvjp(lambda ct, ans, x, axis, keepdims:
-             _expand(ct, shape_of(x), axis, keepdims, batch_ndim(ct, ans)))
+sum_p.def_linear(lambda ct, ans, x, axis, keepdims:
+                 _expand(ct, shape_of(x), axis, keepdims, batch_ndim(ct, ans)),
+                 batched=lambda batch, axis, keepdims: {"axis": shift_axes(axis, len(batch)),
+                                                        "keepdims": keepdims})
 
 
 def sum(x, axis=None, keepdims=False, dtype=None):

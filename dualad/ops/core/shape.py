@@ -47,9 +47,9 @@ def _broadcast_impl(x, shape):
 
 reshape_p = register(Primitive("reshape", _reshape_impl, linear=True, sparsity="structural",
                                sympy=lambda sp, x, shape: x.reshape(shape)))
-reshape_p.defjvp(lambda t, ans, x, shape: reshape_p(t, shape=batch_shape(t, x) + shape))
-reshape_p.defvjp(lambda ct, ans, x, shape:
-                 reshape_p(ct, shape=batch_shape(ct, ans) + shape_of(x)))
+reshape_p.def_linear(lambda ct, ans, x, shape:
+                     reshape_p(ct, shape=batch_shape(ct, ans) + shape_of(x)),
+                     batched=lambda batch, shape: {"shape": batch + shape})
 
 
 def _resolve_shape(shape, size):
@@ -109,10 +109,10 @@ def squeeze(x, axis=None):
 transpose_p = register(Primitive("transpose", _transpose_impl, linear=True,
                                   sparsity="structural",
                                  sympy=lambda sp, x, axes: np.transpose(x, axes)))
-transpose_p.defjvp(lambda t, ans, x, axes:
-                   transpose_p(t, axes=batch_perm(axes, batch_ndim(t, x))))
-transpose_p.defvjp(lambda ct, ans, x, axes:
-                   transpose_p(ct, axes=batch_perm(tuple(np.argsort(axes)), batch_ndim(ct, ans))))
+transpose_p.def_linear(lambda ct, ans, x, axes:
+                       transpose_p(ct, axes=batch_perm(tuple(np.argsort(axes)),
+                                                       batch_ndim(ct, ans))),
+                       batched=lambda batch, axes: {"axes": batch_perm(axes, len(batch))})
 
 
 @implements(np.transpose)

@@ -94,10 +94,6 @@ def declare(name, impl, *derivs, sympy=None, domain=None, samples=None, orders=N
             argname, why = orders.get(i, (f"argument {i}", "no derivative rule"))
             raising = _nondiff_rule(name, argname, i, why)
             prim.jvps[i] = prim.vjps[i] = raising
-    # The reverse sweep's elementwise fast path calls derivs[i] for every traced argument:
-    # a traced order must reach the raising rule there too, not call None.
-    prim.derivs = tuple(d if d is not None else _nondiff_deriv(name, orders, i)
-                        for i, d in enumerate(derivs))
     prim.samples = samples if samples is not None else default_samples(
         derivs, domain, registry_sympy)
     return prim

@@ -1,0 +1,329 @@
+"""Reverse mode, sweeping: the iterative backward sweep over a tape of Var nodes.
+
+The sweep visits nodes in reverse creation order, without recursion, and
+accumulates cotangents ``v̄_parent += vjp_i(v̄_node)``. A cotangent may carry
+leading batch axes, so a batch of cotangents costs one sweep. The rule applied
+at a node is its primitive's: for an elementwise primitive the compiled
+partial derivatives (``prim.derivs``, see :mod:`dualad.partials`), read in the
+loop itself; otherwise its ``vjp_all`` or per-argument ``vjps``; ``x[i]`` of an
+array scatters into one :class:`IndexedCotangent` per indexed array.
+"""
+from __future__ import annotations
+
+from heapq import heappop, heappush
+
+import numpy as np
+
+from .anomaly import check as check_anomaly
+from .batching import map_batch
+from .ops._util import unbroadcast
+from .ops.core.complex_numbers import real_p, to_complex
+from .ops.core.elementwise import is_complex
+from .ops.core.indexing import getitem
+from .tape import _next_seq
+from .tracer import ANOMALY, PLAIN_TYPES, Box, add_note, missing_rule, primal_value, shape_of
+
+_FREED = ("Trying to backward through the graph a second time (or to read values the "
+          "sweep already freed). The tape is freed after a backward sweep; pass "
+          "retain_graph=True to the first backward/grad call to sweep it again.")
+
+_F64 = np.float64   # the scalar type of scalar code: tested by identity before the set
+# Scalar types: a cotangent and its primal of one of these both have shape ().
+_SCALAR_TYPES = frozenset({float, np.float64, np.float32, np.float16, np.complex128,
+                           np.complex64, np.longdouble})
+
+
+def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, wanted=None,
+                   tape=None):
+    """Run the reverse sweep from ``seeds`` ((Var, cotangent) pairs).
+
+    ``tape``, the list of ``trace``'s nodes in creation order (see
+    :meth:`VJPTrace.stop <dualad.tape.VJPTrace.stop>`), lets the sweep walk it instead
+    of using a heap. Returns ``{var: cotangent}`` for the Vars in ``wanted`` (default:
+    every leaf reached). With ``create_graph`` the rules run on the boxed values of
+    ``trace`` itself, so the cotangents are recorded and differentiable.
+
+    Why this loop is ~90 lines: it is the hot path of every gradient, and the elementwise
+    rule ū_i = unbroadcast(ū · ∂ans/∂arg_i) is applied inline rather than in a function
+    of its own, which would add a Python call per node (of the order of the frame
+    ``record`` costs per recorded operation: several percent of bench/instructions.py's
+    scalar chain). Everything else it does is in the functions below.
+    """
+    cts = {}
+    heap, tape_pop = _visit_order(seeds, cts, tape, create_graph, retain_graph)
+    results = {}
+    fast = not create_graph and not ANOMALY[0]
+    # Only a wanted node that is not a leaf (autograd.grad allows those) makes every node
+    # ask whether it is wanted.
+    wanted_inner = wanted is not None and any(w.prim is not None for w in wanted)
+    get_ct, pop_ct = cts.get, cts.pop                             # bound once: the hot loop
+    while cts:
+        if heap is None:
+            try:
+                node = tape_pop()
+            except IndexError:
+                raise RuntimeError(_FREED) from None  # cotangents left for nodes not on the tape
+            ct = pop_ct(node, None)
+            if ct is None:
+                continue
+        elif heap:
+            node = heappop(heap)[1]
+            ct = pop_ct(node)
+        else:
+            break
+        if ct.__class__ is IndexedCotangent:
+            ct = ct.materialize()
+        prim = node.prim
+        if prim is None or (wanted_inner and node in wanted):
+            if wanted is None or node in wanted:
+                results[node] = _own_dtype(ct, node)
+            if prim is None:                 # a leaf
+                continue
+        node_args = node.args
+        if node_args is None:
+            raise RuntimeError(_FREED)
+        try:
+            derivs = prim.derivs
+            if fast and derivs is not None:
+                # An elementwise primitive: ū_i = unbroadcast(ū · ∂ans/∂arg_i), the partial
+                # read from its compiled form (a constant, an argument, or a call).
+                args = node.vals
+                for i in node.parents:
+                    p = derivs[i]
+                    dv = p.const
+                    if dv is not None:   # a Python float (partials.compile_partial)
+                        g = ct if dv == 1.0 else (-ct if dv == -1.0 else ct * dv)
+                    else:
+                        j = p.arg
+                        if j is not None:
+                            dv = args[j]
+                        else:
+                            fn = p.fn
+                            if fn is None:   # an argument without a partial: its own rule
+                                apply_vjps(node, ct, cts, heap, False, (i,))
+                                continue
+                            if len(args) == 2:  # no tuple unpacking: the common binary case
+                                dv = fn(node.value, args[0], args[1])
+                            else:
+                                dv = fn(node.value, *args)
+                        if dv.__class__ is float:
+                            g = ct if dv == 1.0 else (-ct if dv == -1.0 else ct * dv)
+                        else:
+                            g = ct * dv
+                    # A scalar ū_i (so a scalar value and no batch axes: the primitive is
+                    # elementwise, so its arguments are scalars too) has nothing to sum.
+                    if g.__class__ is not _F64 and g.__class__ not in _SCALAR_TYPES:
+                        x = args[i]
+                        if getattr(g, "shape", None) != getattr(x, "shape", ()):
+                            g = unbroadcast(g, shape_of(x),
+                                            len(shape_of(ct)) - len(shape_of(node.value)))
+                    a = node_args[i]
+                    prev = get_ct(a)
+                    if prev is None:
+                        if heap is not None:
+                            heappush(heap, (-a.seq, a))
+                        cts[a] = g
+                    elif prev.__class__ is IndexedCotangent:
+                        accumulate(cts, heap, a, g)
+                    else:
+                        cts[a] = prev + g
+            elif create_graph or prim is not getitem or not scatter_index(node, ct, cts, heap):
+                apply_rule(node, ct, cts, heap, create_graph)
+        except Exception as e:  # say which rule failed, keep the original exception
+            _note_rule(e, node, ct)
+            raise
+        if not retain_graph:
+            if heap is None:
+                node.args = None     # popped off its tape: only the references to other
+                # nodes need cutting (x.items -> x[i] -> x would be a cycle), and the mark
+            else:
+                node.args = node.params = node.vals = None
+    return results
+
+
+def _visit_order(seeds, cts, tape, create_graph, retain_graph):
+    """Seed ``cts`` and set up the order of the visit: ``(heap, tape_pop)``.
+
+    Nodes are visited in decreasing creation order: every user of a node was created
+    after it, so its cotangent is complete when the node is reached. A trace that keeps
+    its tape is walked from the end (``tape_pop``, skipping nodes without a cotangent);
+    otherwise the nodes reached are ordered on a max-heap of ``seq`` (``heap``)."""
+    if create_graph and tape is not None:
+        # The rules record on the trace as they run: the sweep orders its nodes on the heap,
+        # and the nodes of a tape carry no ``seq`` (the tape is their order): number them.
+        for node in tape:
+            node.seq = _next_seq()
+        tape = None
+    heap = None if tape is not None else []
+    tape_pop = None if tape is None else (list(tape) if retain_graph else tape).pop
+    for node, ct in seeds:
+        accumulate(cts, heap, node, ct)
+    return heap, tape_pop
+
+
+def _note_rule(e, node, ct):
+    add_note(e, f"while running the VJP rule of primitive '{node.prim.name}' (cotangent "
+                f"shape {shape_of(ct)}, argument shapes {[shape_of(a) for a in node.vals]})")
+
+
+def apply_rule(node, ct, cts, heap, create_graph):
+    """Apply the VJP rule of ``node``'s primitive (its ``vjp_all`` or per-argument
+    ``vjps``) to ``ct`` and accumulate the cotangents of its parents. With
+    ``create_graph`` the rules see the boxed arguments and ``node`` itself as ``ans``."""
+    prim = node.prim
+    if prim.vjp_all is None:
+        return apply_vjps(node, ct, cts, heap, create_graph, node.parents)
+    args, ans = (node.args, node) if create_graph else (node.vals, node.value)
+    params = node.params
+    nb = len(shape_of(ct)) - len(shape_of(ans))
+    if nb and not prim.batch_rules:
+        all_cts = map_batch(prim.vjp_all, ct, nb, ans, *args, **params)
+    else:
+        all_cts = prim.vjp_all(ct, ans, *args, **params)
+    for i in node.parents:
+        g = all_cts[i]
+        if ANOMALY[0]:
+            check_anomaly(prim, f"cotangent of argument {i}", g, node)
+        if g is not None:
+            accumulate(cts, heap, node.args[i], g)
+
+
+def apply_vjps(node, ct, cts, heap, create_graph, argnums):
+    """Apply ``node``'s per-argument VJP rules ``vjps[i]`` for ``i`` in ``argnums`` (rules
+    written for one direction are mapped over the batch axes of ``ct``)."""
+    prim = node.prim
+    args, ans = (node.args, node) if create_graph else (node.vals, node.value)
+    params = node.params
+    vjps = prim.vjps
+    nb = len(shape_of(ct)) - len(shape_of(ans))
+    for i in argnums:
+        rule = vjps.get(i)
+        if rule is None:
+            raise missing_rule(prim, i, "vjp")
+        if nb and not prim.batch_rules:
+            g = map_batch(rule, ct, nb, ans, *args, **params)
+        else:
+            g = rule(ct, ans, *args, **params) if params else rule(ct, ans, *args)
+        if ANOMALY[0]:
+            check_anomaly(prim, f"cotangent of argument {i}", g, node)
+        if g is not None:
+            accumulate(cts, heap, node.args[i], g)
+
+
+# --------------------------------------------------------------------------
+# Sparse accumulation of indexing cotangents.
+
+def scatter_index(node, ct, cts, heap):
+    """``x[idx]``'s cotangent ``ct`` kept as a pending scatter-add into ``x``'s
+    :class:`IndexedCotangent`, when ``x`` is a plain array and ``ct`` a plain value without
+    batch axes; returns False (having done nothing) otherwise: then getitem's own VJP
+    rule runs."""
+    x = node.vals[0]
+    if type(x) is not np.ndarray or \
+            not (type(ct) is _F64 or type(ct) in PLAIN_TYPES or not isinstance(ct, Box)) or \
+            getattr(ct, "ndim", 0) != getattr(node.value, "ndim", 0):
+        return False
+    a = node.args[0]
+    acc = cts.get(a)
+    if type(acc) is not IndexedCotangent:
+        dense = acc
+        acc = cts[a] = IndexedCotangent(x)
+        if dense is not None:
+            acc.dense = dense
+        elif heap is not None:
+            heappush(heap, (-a.seq, a))
+    acc.add(node.params["idx"], ct)
+    return True
+
+
+class IndexedCotangent:
+    """Pending scatter-adds ``zeros(x.shape)[idx] += ct`` into one cotangent.
+
+    ``x[i]`` in a Python loop would otherwise allocate a dense cotangent of
+    ``x``'s whole shape per index; the sweep keeps one of these per indexed
+    array instead and scatters everything once, when it reaches that array.
+    """
+
+    __slots__ = ("shape", "dtype", "parts", "flat_idx", "flat_ct", "dense")
+
+    def __init__(self, x):
+        self.shape = x.shape
+        self.dtype = x.dtype
+        self.parts = []      # (index tuple, cotangent) in general
+        self.flat_idx = []   # x[i] of a 1-D x: just i and a scalar cotangent
+        self.flat_ct = []
+        self.dense = None
+
+    def add(self, idx, ct):
+        if len(idx) == 1 and type(idx[0]) is int and len(self.shape) == 1:
+            self.flat_idx.append(idx[0])
+            self.flat_ct.append(ct)
+        else:
+            self.parts.append((idx, ct))
+
+    def add_dense(self, g):
+        self.dense = g if self.dense is None else self.dense + g
+
+    def merge(self, other):
+        """Add the pending scatters (and dense part) of ``other`` to this one."""
+        self.parts.extend(other.parts)
+        self.flat_idx.extend(other.flat_idx)
+        self.flat_ct.extend(other.flat_ct)
+        if other.dense is not None:
+            self.add_dense(other.dense)
+
+    def materialize(self):
+        dtype = np.result_type(self.dtype, *[ct for _, ct in self.parts[:1]],
+                               *self.flat_ct[:1])
+        out = np.zeros(self.shape, dtype)
+        if self.dense is not None:
+            out = out + self.dense
+        for idx, ct in self.parts:
+            if np.iscomplexobj(ct) and out.dtype.kind != "c":  # a complex part after real ones
+                out = out.astype(np.result_type(out, ct))
+            np.add.at(out, idx, ct)
+        if self.flat_idx:
+            idx = np.array(self.flat_idx) % self.shape[0]
+            w = np.array(self.flat_ct)
+            if w.dtype.kind == "c":  # bincount weighs by reals only: the two parts apart
+                out = out.astype(np.result_type(out, w), copy=False)
+                out += np.bincount(idx, weights=w.real, minlength=self.shape[0]) \
+                    + 1j * np.bincount(idx, weights=w.imag, minlength=self.shape[0])
+            else:
+                out += np.bincount(idx, weights=w.astype(float, copy=False),
+                                   minlength=self.shape[0]).astype(dtype, copy=False)
+        return out
+
+
+# --------------------------------------------------------------------------
+# Accumulation.
+
+def accumulate(cts, heap, node, g):
+    """``cts[node] += g``; a node reached for the first time goes on the ``heap`` (when
+    the sweep orders its nodes on one)."""
+    prev = cts.get(node)
+    if prev is None:
+        if heap is not None:
+            heappush(heap, (-node.seq, node))
+        cts[node] = g
+    elif prev.__class__ is IndexedCotangent:
+        if g.__class__ is IndexedCotangent:
+            prev.merge(g)
+        else:
+            prev.add_dense(g)
+    elif g.__class__ is IndexedCotangent:
+        g.add_dense(prev)
+        cts[node] = g
+    else:
+        cts[node] = prev + g
+
+
+def _own_dtype(ct, node):
+    """A result cotangent in its primal's kind: Re ū for a real value (an imaginary part
+    riding on it is not its own, see dualad.ops.core.complex_numbers), complex for a complex one.
+    Runs once per returned cotangent, never per node."""
+    if is_complex(ct) != is_complex(node.value):
+        if is_complex(ct):
+            return real_p(ct)
+        return to_complex(ct, dtype=np.result_type(primal_value(node.value)))
+    return ct
