@@ -107,7 +107,7 @@ from .api import check_input
 from .dispatch import FUNCTIONS as NUMPY_FUNCTIONS, UFUNCS as NUMPY_UFUNCS
 from .forward import Dual, JVPTrace
 from .onehot import onehot_rows
-from .ops._util import unbroadcast
+from .ops.core.linear import unbroadcast
 from .sweep import backward_sweep
 from .tape import Var, VJPTrace
 from .boxes import PrimalBox

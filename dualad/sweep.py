@@ -16,7 +16,7 @@ import numpy as np
 
 from .anomaly import check as check_anomaly
 from .batching import map_batch
-from .ops._util import unbroadcast
+from .ops.core.linear import unbroadcast
 from .ops.core.complex_numbers import real_p, to_complex
 from .ops.core.elementwise import is_complex
 from .ops.core.indexing import getitem

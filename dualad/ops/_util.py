@@ -1,4 +1,6 @@
-"""Shape helpers shared by the rules, all written with registry operations.
+"""Shape helpers shared by the rules (batch axes, axes, primal values); they use no
+primitive (the ones written with primitives, lift and unbroadcast, are in
+:mod:`dualad.ops.core.linear`).
 
 Batch axes. A tangent or cotangent may carry ``nb`` leading batch axes in front of
 its primal's shape (vector-mode forward sweeps seed many directions at once; a
@@ -8,9 +10,9 @@ rule is polymorphic in ``batch``. The rules never count those axes themselves; t
 ask :func:`batch_ndim` (``nb``) or :func:`batch_shape` (``batch``), always comparing a
 tangent with its own primal (``batch_ndim(t, x)``) or a cotangent with the output
 (``batch_ndim(ct, ans)``), and move the primal's axes behind the batch with
-:func:`shift_axes` (axes) or :func:`batch_perm` (a permutation). :func:`lift` makes a
-batched tangent broadcast against a larger output, :func:`unbroadcast` sums a
-cotangent back to batch + an argument's shape.
+:func:`shift_axes` (axes) or :func:`batch_perm` (a permutation). ``lift`` makes a
+batched tangent broadcast against a larger output, ``unbroadcast`` sums a cotangent back
+to batch + an argument's shape (both in :mod:`dualad.ops.core.linear`).
 """
 from __future__ import annotations
 
@@ -28,46 +30,6 @@ def batch_shape(batched, primal) -> tuple:
     shape (``()`` when unbatched)."""
     s = shape_of(batched)
     return s[:len(s) - len(shape_of(primal))]
-
-
-def lift(t, nb: int, out_ndim: int):
-    """Insert unit axes after the batch axes so that ``t`` (batch + shape)
-    broadcasts against an output of ``out_ndim`` dimensions."""
-    k = out_ndim - (ndim_of(t) - nb)
-    if nb == 0 or k <= 0:
-        return t
-    from .core.shape import reshape
-    s = shape_of(t)
-    return reshape(t, shape=s[:nb] + (1,) * k + s[nb:])
-
-
-def unbroadcast(g, shape, nb: int):
-    """Sum ``g`` (batch + broadcast shape) down to batch + ``shape``.
-
-    The VJP of broadcasting: every axis NumPy added or stretched is summed.
-    """
-    shape = tuple(shape)
-    gshape = shape_of(g)
-    if gshape[nb:] == shape:
-        return g
-    from .core.reductions import sum as sum_
-    from .core.shape import reshape, broadcast_to
-    if len(gshape) - nb < len(shape):  # g was a scalar-like constant
-        return broadcast_to(g, shape=gshape[:nb] + shape)
-    lead = len(gshape) - nb - len(shape)
-    axes = tuple(range(nb, nb + lead)) + tuple(
-        nb + lead + i for i, s in enumerate(shape) if s == 1 and gshape[nb + lead + i] != 1)
-    if axes:
-        g = sum_(g, axis=axes, keepdims=True)
-    return reshape(g, shape=gshape[:nb] + shape)
-
-
-def fit(t, shape):
-    """Broadcast ``t`` to exactly ``shape`` (a tangent must match its primal)."""
-    if shape_of(t) == tuple(shape):
-        return t
-    from .core.shape import broadcast_to
-    return broadcast_to(t, shape=tuple(shape))
 
 
 def normalize_axes(axis, ndim: int) -> tuple:

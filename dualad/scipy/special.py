@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.core.elementwise import absolute as _abs, exp as _exp, log as _log, where as _where
+from ..ops.core.elementwise import exp as _exp, log as _log, where as _where
+from ..ops.core.complex_numbers import absolute as _abs
 from ..ops.core.elementwise import cbrt, exp2, expm1, log1p  # noqa: F401  (scipy.special too)
 from ..ops._util import normalize_axes
 from ..ops.core.reductions import sum as _sum

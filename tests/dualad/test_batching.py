@@ -5,7 +5,8 @@ import re
 import numpy as np
 
 import dualad
-from dualad.ops._util import batch_ndim, batch_perm, batch_shape, lift, shift_axes, unbroadcast
+from dualad.ops._util import batch_ndim, batch_perm, batch_shape, shift_axes
+from dualad.ops.core.linear import lift, unbroadcast
 
 ROOT = pathlib.Path(dualad.__file__).parent
 

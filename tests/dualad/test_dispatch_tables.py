@@ -50,10 +50,15 @@ def _describe(v, depth=0):
     return s + (f"({', '.join(inner)})" if inner else "")
 
 
-# Moved by the same issue (the linalg family without import cycles): det and slogdet into
-# ops/linalg/det.py, mT into ops/linalg/_common.py, numpy.linalg's array-API aliases into
-# the package's __init__. The same functions, at their new homes.
-MOVED = {"dualad.ops.linalg.basic.det": "dualad.ops.linalg.det.det",
+# Moved by the same issue (no import cycles): det and slogdet into ops/linalg/det.py, mT
+# into ops/linalg/_common.py, numpy.linalg's array-API aliases into the package's __init__;
+# abs and sign (which send complex arguments to complex_numbers) into complex_numbers;
+# logaddexp beside its partial, expit, in special/log. The same functions, new homes.
+MOVED = {"dualad.ops.core.elementwise.absolute": "dualad.ops.core.complex_numbers.absolute",
+         "dualad.ops.core.elementwise.sign": "dualad.ops.core.complex_numbers.sign",
+         "dualad.ops.core.elementwise.logaddexp": "dualad.ops.special.log.logaddexp",
+         "dualad.ops.core.elementwise.logaddexp2": "dualad.ops.special.log.logaddexp2",
+"dualad.ops.linalg.basic.det": "dualad.ops.linalg.det.det",
          "dualad.ops.linalg.basic.slogdet": "dualad.ops.linalg.det.slogdet",
          "dualad.ops.linalg.basic.mT": "dualad.ops.linalg._common.mT",
          "dualad.ops.linalg.basic.<lambda>": "dualad.ops.linalg.<lambda>"}

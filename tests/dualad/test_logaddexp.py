@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad.ops.core import _logaddexp
+from dualad.ops.special import _logaddexp
 
 SPECIAL = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e308, -1e308, 5e-324, 1.0, -1.0,
                     700.0, -750.0, 88.0, -104.0])

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad.ops._util import unbroadcast
+from dualad.ops.core.linear import unbroadcast
 from dualad.verification import GradCheckError, check_grads, check_rule
 from dualad.verification.numeric import (central_difference, holomorphic_defect, real_directions,
                                   real_jacobian, realify)

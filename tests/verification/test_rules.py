@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 
 import dualad
-from dualad.ops._util import unbroadcast
+from dualad.ops.core.linear import unbroadcast
 from dualad.verification import check_rule
 from dualad.verification.strategies import arrays_in
 

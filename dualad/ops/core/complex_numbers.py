@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...tracer import Primitive, implements, primal_value, register, sample, shape_of
-from .elementwise import is_complex, multiply, where
+from .elementwise import absolute_p, is_complex, multiply, sign_p, where
 
 
 def complex_dtype(x):
@@ -154,7 +154,7 @@ conjugate = conj
 
 
 def complex_abs(z):
-    """|z| of a complex ``z``; ``dualad.ops.absolute`` sends complex arguments here."""
+    """|z| of a complex ``z``; :func:`absolute` sends complex arguments here."""
     return complex_abs_p(z)
 
 
@@ -166,6 +166,25 @@ def complex_sign(z):
     derivative for complex z too; that is not the derivative of z/|z|.)
     """
     return _nonzero_ratio(z, complex_abs_p(z))
+
+
+# --- abs and sign: real arguments go to the elementwise primitives, complex ones here --
+@implements(np.absolute, np.fabs)
+def absolute(x):
+    """|x|; a complex ``x`` goes to :func:`complex_abs` (not holomorphic)."""
+    if is_complex(x):
+        return complex_abs(x)
+    return absolute_p(x)
+
+
+
+@implements(np.sign)
+def sign(x):
+    """``np.sign``: zero derivative for real ``x``; z/|z| for complex ``z``, whose
+    derivative is not zero (see :func:`complex_sign`)."""
+    if is_complex(x):
+        return complex_sign(x)
+    return sign_p(x)
 
 
 @implements(np.angle)

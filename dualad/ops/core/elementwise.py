@@ -31,8 +31,9 @@ Not holomorphic, with their own rules: ``abs`` of complex z (the R² derivative
 Re(conj(z)/|z|·dz), 0 at z = 0) and ``sign`` (z/|z|, composed). ``maximum``,
 ``minimum``, ``fmax`` and ``fmin`` raise on complex arguments: complex
 numbers are not ordered, and NumPy's lexicographic order has no useful
-derivative. ``cbrt``, ``logaddexp``, ``arctan2``, ``hypot``, ``deg2rad``
-do not take complex arguments in NumPy either.
+derivative. ``cbrt``, ``arctan2``, ``hypot``, ``deg2rad`` do not take complex
+arguments in NumPy either. (``logaddexp`` is declared in :mod:`dualad.ops.special.log`,
+beside expit, its partial derivative.)
 """
 from __future__ import annotations
 
@@ -43,8 +44,8 @@ import numpy as np
 from ...partials import arg, compile_partial
 from ...tracer import DERIVED_RULES, Box, Primitive, implements, ndim_of, register, sample, shape_of
 from ...scaled import lazy_product
-from . import _logaddexp
-from .._util import batch_ndim, fit, lift, unbroadcast
+from .._util import batch_ndim
+from .linear import fit, lift, unbroadcast
 
 
 def _scale(v, dv, nb=0):
@@ -234,14 +235,6 @@ absolute_p = elementwise("absolute", np.absolute, lambda a, x: sign_p(x), sympy=
                          domain=[(0.1, np.inf)])
 
 
-def absolute(x):
-    """|x|; a complex ``x`` goes to :func:`.complex_numbers.complex_abs` (not holomorphic)."""
-    if is_complex(x):
-        from .complex_numbers import complex_abs
-        return complex_abs(x)
-    return absolute_p(x)
-
-
 # --- exponentials and logarithms -----------------------------------------
 # Constants as Python floats: a NumPy float64 scalar (np.log(2.0)) would promote a
 # float32 tangent to float64 (NEP 50), a Python float does not.
@@ -263,37 +256,6 @@ log1p = elementwise("log1p", np.log1p, lambda a, x: 1.0 / (x + 1.0),
                     sympy=lambda sp, x: sp.log(1 + x), domain=[(-0.9, np.inf)],
                     complex_domain=[((-0.7, 1.5), (-1.5, 1.5))])
 
-
-def _dlogaddexp(x, y, scale=1.0):
-    """∂/∂x log(eˣ + eʸ) = 1/(1 + e^(y−x)) = expit(x − y), and for base 2
-    ∂/∂x log₂(2ˣ + 2ʸ) = expit((x − y)·ln 2). Computed from the difference x − y,
-    exact (Sterbenz) where x and y are close, not as exp(x − ans): at large magnitude
-    x − ans rounds to a multiple of x's ulp (float32 at 1e7: exp(−1) = 0.368 for ½).
-    Equal infinities give ½ each (their difference is nan)."""
-    from ..special.log import expit
-    g = expit(x - y) if scale == 1.0 else expit((x - y) * scale)
-    if _equal_infinities(x, y):
-        g = where(logical_and(isinf(x), x == y), 0.5, g)
-    return g
-
-
-def _equal_infinities(x, y):
-    from ...tracer import primal_value
-    xv = primal_value(x)
-    try:
-        inf = np.isinf(xv)
-    except TypeError:        # symbolic values (the SymPy oracle)
-        return False
-    return bool(inf.any()) and bool(np.any(inf & (xv == primal_value(y))))
-
-
-logaddexp = elementwise("logaddexp", _logaddexp.logaddexp,
-                        lambda a, x, y: _dlogaddexp(x, y), lambda a, x, y: _dlogaddexp(y, x),
-                        sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)))
-logaddexp2 = elementwise("logaddexp2", _logaddexp.logaddexp2,
-                         lambda a, x, y: _dlogaddexp(x, y, _LN2),
-                         lambda a, x, y: _dlogaddexp(y, x, _LN2),
-                         sympy=lambda sp, x, y: sp.log(2 ** x + 2 ** y, 2))
 
 # --- trigonometric and hyperbolic -----------------------------------------
 sin = elementwise("sin", np.sin, lambda a, x: cos(x), sympy=_sp("sin"), complex_domain=[None])
@@ -467,14 +429,6 @@ def clip(a, a_min=None, a_max=None):
 sign_p = zero_derivative("sign", np.sign, sympy=_sp("sign"))
 
 
-def sign(x):
-    """``np.sign``: zero derivative for real ``x``; z/|z| for complex ``z``, whose
-    derivative is not zero (see :func:`.complex_numbers.complex_sign`)."""
-    if is_complex(x):
-        from .complex_numbers import complex_sign
-        return complex_sign(x)
-    return sign_p(x)
-
 floor = zero_derivative("floor", np.floor, sympy=_sp("floor"))
 ceil = zero_derivative("ceil", np.ceil, sympy=_sp("ceiling"))
 trunc = zero_derivative("trunc", np.trunc)
@@ -523,7 +477,6 @@ implements(np.square)(square)
 implements(np.reciprocal)(reciprocal)
 implements(np.sqrt)(sqrt)
 implements(np.cbrt)(cbrt)
-implements(np.absolute, np.fabs)(absolute)
 implements(np.exp)(exp)
 implements(np.exp2)(exp2)
 implements(np.expm1)(expm1)
@@ -531,8 +484,6 @@ implements(np.log)(log)
 implements(np.log2)(log2)
 implements(np.log10)(log10)
 implements(np.log1p)(log1p)
-implements(np.logaddexp)(logaddexp)
-implements(np.logaddexp2)(logaddexp2)
 implements(np.sin)(sin)
 implements(np.cos)(cos)
 implements(np.tan)(tan)
@@ -553,7 +504,6 @@ implements(np.maximum)(maximum)
 implements(np.minimum)(minimum)
 implements(np.fmax)(fmax)
 implements(np.fmin)(fmin)
-implements(np.sign)(sign)
 implements(np.floor)(floor)
 implements(np.ceil)(ceil)
 implements(np.trunc)(trunc)

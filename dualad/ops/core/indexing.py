@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Box, Primitive, register, sample, shape_of
+from ...tracer import Box, Primitive, ndim_of, register, sample, shape_of
 from .._util import batch_ndim
+from .linear import transpose_p
 
 
 def _is_advanced(entry):
@@ -91,18 +92,20 @@ def take_batched(t, idx, nb):
     """``t[idx]`` applied behind ``nb`` batch axes of ``t``."""
     y = getitem(t, idx=batch_index(idx, nb))
     k = _advanced_moved(idx) if nb else 0
-    if k:
-        from .shape import moveaxis
-        y = moveaxis(y, tuple(range(k, k + nb)), tuple(range(nb)))
+    if k:   # NumPy put the advanced index's axes first: the batch axes go back in front
+        nd = ndim_of(y)
+        y = transpose_p(y, axes=tuple(range(k, k + nb)) + tuple(range(k))
+                        + tuple(range(k + nb, nd)))
     return y
 
 
 def untake_batched(u, idx, shape, nb):
     """Scatter-add ``u`` (batch + ``x[idx]``'s shape) into zeros of batch + shape."""
     k = _advanced_moved(idx) if nb else 0
-    if k:
-        from .shape import moveaxis
-        u = moveaxis(u, tuple(range(nb)), tuple(range(k, k + nb)))
+    if k:   # the batch axes go behind the advanced index's k axes, where x[idx] has them
+        nd = ndim_of(u)
+        u = transpose_p(u, axes=tuple(range(nb, nb + k)) + tuple(range(nb))
+                        + tuple(range(nb + k, nd)))
     return untake(u, idx=batch_index(idx, nb), shape=shape_of(u)[:nb] + tuple(shape)
                   if not k else shape_of(u)[k:k + nb] + tuple(shape))
 

@@ -22,7 +22,8 @@ import numpy as np
 
 from ...scaled import dense
 from ...tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
-from .._util import batch_ndim, lift, unbroadcast
+from .._util import batch_ndim
+from .linear import lift, unbroadcast
 from .elementwise import multiply, where
 from .reductions import sum as sum_
 from .shape import reshape, transpose, ravel, moveaxis, broadcast_to

@@ -19,38 +19,10 @@ import numpy as np
 
 from ...tracer import Primitive, implements, ndim_of, register, sample, shape_of
 from .._util import batch_ndim, normalize_axes, shift_axes
-
-
-def _expand(ct, x_shape, axes, keepdims, nb):
-    """Re-insert reduced axes into ``ct`` and broadcast it to batch + x_shape."""
-    from .shape import broadcast_to, reshape
-    cs = shape_of(ct)
-    batch = cs[:nb]
-    if not keepdims and not cs:      # a scalar cotangent broadcasts as it is (a full sum)
-        return broadcast_to(ct, tuple(x_shape))
-    if not keepdims:
-        full = tuple(1 if i in axes else s for i, s in enumerate(x_shape))
-        ct = reshape(ct, batch + full)
-    return broadcast_to(ct, batch + tuple(x_shape))
+from .linear import expand_reduced, sum_p
 
 
 # --- sum -----------------------------------------------------------------------------
-def _sum_impl(x, axis, keepdims):
-    if type(x) is np.ndarray:
-        return x.sum(axis=axis, keepdims=keepdims)
-    return np.sum(x, axis=axis, keepdims=keepdims)
-
-
-sum_p = register(Primitive("sum", _sum_impl,
-                           linear=True, sparsity="reduction",
-                           sympy=lambda sp, x, axis, keepdims: np.sum(x, axis=axis,
-                                                                      keepdims=keepdims)))
-sum_p.def_linear(lambda ct, ans, x, axis, keepdims:
-                 _expand(ct, shape_of(x), axis, keepdims, batch_ndim(ct, ans)),
-                 batched=lambda batch, axis, keepdims: {"axis": shift_axes(axis, len(batch)),
-                                                        "keepdims": keepdims})
-
-
 def sum(x, axis=None, keepdims=False, dtype=None):
     if dtype is not None and not np.issubdtype(dtype, np.floating):
         raise TypeError(f"sum: dtype={dtype} would make the result not differentiable")
@@ -133,7 +105,7 @@ def _extremum(name, impl):
     def vjp(ct, ans, x, axis, keepdims):
         from .elementwise import where
         hit, m = _selector(x, ans, axis, keepdims)
-        return where(hit, _expand(ct, shape_of(x), axis, keepdims, batch_ndim(ct, ans)) * m, 0.0)
+        return where(hit, expand_reduced(ct, shape_of(x), axis, keepdims, batch_ndim(ct, ans)) * m, 0.0)
 
     prim.defjvp(jvp)
     prim.defvjp(vjp)
@@ -201,7 +173,7 @@ prod_p.defjvp(lambda t, ans, x, axis, keepdims:
               sum_p(t * _prod_others(x, ans, axis, keepdims),
                     axis=shift_axes(axis, batch_ndim(t, x)), keepdims=keepdims))
 prod_p.defvjp(lambda ct, ans, x, axis, keepdims:
-              _expand(ct, shape_of(x), axis, keepdims, batch_ndim(ct, ans))
+              expand_reduced(ct, shape_of(x), axis, keepdims, batch_ndim(ct, ans))
               * _prod_others(x, ans, axis, keepdims))
 
 
@@ -236,8 +208,6 @@ def cumsum(x, axis=None):
 
 _ = builtins  # the builtins stay reachable although sum/max/min are shadowed here
 
-sum_p.samples = [sample((2, 3), axis=(0, 1), keepdims=False), sample((2, 3), axis=(1,), keepdims=True),
-                 sample((3,), axis=(0,), keepdims=False)]
 max_p.samples = [sample((2, 3), axis=(1,), keepdims=False), sample((4,), axis=(0,), keepdims=True)]
 min_p.samples = [sample((2, 3), axis=(0,), keepdims=False), sample((4,), axis=(0,), keepdims=False)]
 prod_p.samples = [sample((2, 3), axis=(1,), keepdims=False, domain=[(0.5, 2.0)]),

@@ -22,34 +22,10 @@ import math
 import numpy as np
 
 from ...tracer import Box, Primitive, implements, ndim_of, primal_value, register, sample, shape_of
-from .._util import batch_ndim, batch_perm, batch_shape, lift, normalize_axes, unbroadcast
+from .._util import batch_ndim, batch_shape, normalize_axes
+from .linear import broadcast_to_p, lift, reshape_p, transpose_p, unbroadcast
 
 
-# --- reshape ------------------------------------------------------------------
-def _reshape_impl(x, shape):
-    return x.reshape(shape) if type(x) is np.ndarray else np.reshape(x, shape)
-
-
-def _transpose_impl(x, axes):
-    return x.transpose(axes) if type(x) is np.ndarray else np.transpose(x, axes)
-
-
-def _broadcast_impl(x, shape):
-    # Small results are materialized (one C-level fill, cheaper than a stride-trick view);
-    # large ones stay read-only views, so no memory is spent on them.
-    dtype = np.result_type(x)
-    if math.prod(shape) <= 65536 and dtype != object:
-        out = np.empty(shape, dtype=dtype)
-        out[...] = x
-        return out
-    return np.broadcast_to(x, shape)
-
-
-reshape_p = register(Primitive("reshape", _reshape_impl, linear=True, sparsity="structural",
-                               sympy=lambda sp, x, shape: x.reshape(shape)))
-reshape_p.def_linear(lambda ct, ans, x, shape:
-                     reshape_p(ct, shape=batch_shape(ct, ans) + shape_of(x)),
-                     batched=lambda batch, shape: {"shape": batch + shape})
 
 
 def _resolve_shape(shape, size):
@@ -106,15 +82,6 @@ def squeeze(x, axis=None):
 
 
 # --- transpose ---------------------------------------------------------------------
-transpose_p = register(Primitive("transpose", _transpose_impl, linear=True,
-                                  sparsity="structural",
-                                 sympy=lambda sp, x, axes: np.transpose(x, axes)))
-transpose_p.def_linear(lambda ct, ans, x, axes:
-                       transpose_p(ct, axes=batch_perm(tuple(np.argsort(axes)),
-                                                       batch_ndim(ct, ans))),
-                       batched=lambda batch, axes: {"axes": batch_perm(axes, len(batch))})
-
-
 @implements(np.transpose)
 def transpose(x, axes=None):
     nd = ndim_of(x)
@@ -151,21 +118,6 @@ def moveaxis(x, source, destination):
 
 
 # --- broadcast_to --------------------------------------------------------------------
-broadcast_to_p = register(Primitive("broadcast_to", _broadcast_impl, linear=True,
-                                    sparsity="structural",
-                                    sympy=lambda sp, x, shape: np.broadcast_to(x, shape)))
-
-
-def _broadcast_jvp(t, ans, x, shape):
-    return broadcast_to_p(lift(t, batch_ndim(t, x), len(shape)),
-                          shape=batch_shape(t, x) + tuple(shape))
-
-
-broadcast_to_p.defjvp(_broadcast_jvp)
-broadcast_to_p.defvjp(lambda ct, ans, x, shape:
-                      unbroadcast(ct, shape_of(x), batch_ndim(ct, ans)))
-
-
 @implements(np.broadcast_to)
 def broadcast_to(x, shape):
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
@@ -335,9 +287,6 @@ def flip(x, axis=None):
     idx = tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(ndim_of(x)))
     return getitem(x, idx=idx)
 
-reshape_p.samples = [sample((2, 3), shape=(3, 2)), sample((6,), shape=(1, 2, 3))]
-transpose_p.samples = [sample((2, 3), axes=(1, 0)), sample((2, 3, 4), axes=(2, 0, 1))]
-broadcast_to_p.samples = [sample((3,), shape=(2, 3)), sample((1, 3), shape=(4, 3))]
 concatenate_p.samples = [sample((2,), (3,), axis=0), sample((2, 3), (2, 1), axis=1)]
 # Widening casts (exact, so the checker's float64 tolerances apply); narrowing ones round
 # to float32 and are tested with float32 tolerances in tests/dualad.

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...tracer import ndim_of, primal_value, shape_of
-from .._util import batch_ndim, lift
+from .._util import batch_ndim
+from ..core.linear import lift
 from ..core.products import matmul_p, tril, triu
 from ..core.shape import reshape, swapaxes
 

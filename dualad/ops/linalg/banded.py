@@ -29,7 +29,8 @@ import numpy as np
 import scipy.linalg
 
 from ...tracer import Primitive, primal_value, register, sample, shape_of
-from .._util import batch_ndim, unbroadcast
+from .._util import batch_ndim
+from ..core.linear import unbroadcast
 from ..core.indexing import index
 from ._common import _sym_solve, check_real, sym_map, tangent_rhs
 from ..core.reductions import sum as sum_

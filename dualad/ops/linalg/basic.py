@@ -50,7 +50,8 @@ import scipy.linalg
 import scipy.linalg.lapack
 
 from ...tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
-from .._util import batch_ndim, unbroadcast
+from .._util import batch_ndim
+from ..core.linear import unbroadcast
 from ..core.products import tril, triu
 from ..core.shape import reshape
 from ._common import (_A2, _A3, _SPD3, _STACK, _sym_solve, check_square, mm, mT,

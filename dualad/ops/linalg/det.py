@@ -31,7 +31,8 @@ import numpy as np
 import collections
 
 from ...tracer import Primitive, implements, primal_value, register, sample, shape_of
-from .._util import batch_ndim, unbroadcast
+from .._util import batch_ndim
+from ..core.linear import unbroadcast
 from ..core.elementwise import multiply
 from ..core.reductions import sum as sum_
 from ._common import _A2, _A3, _STACK, check_square, expand2, mm, mT, sym_map

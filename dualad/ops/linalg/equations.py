@@ -28,7 +28,8 @@ import numpy as np
 import scipy.linalg
 
 from ...tracer import Primitive, primal_value, register, sample, shape_of
-from .._util import batch_ndim, unbroadcast
+from .._util import batch_ndim
+from ..core.linear import unbroadcast
 from ..core.complex_numbers import conj
 from ._common import (_A2, _A3, _sym_solve, check_matrix, check_square, mm, mT, sym_map,
                       tangent_rhs)

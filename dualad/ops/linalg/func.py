@@ -23,7 +23,8 @@ import numpy as np
 import scipy.linalg
 
 from ...tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
-from .._util import batch_ndim, unbroadcast
+from .._util import batch_ndim
+from ..core.linear import unbroadcast
 from ..core.indexing import index
 from ..core.products import matmul
 from .basic import inv, inv_p, solve_p

@@ -21,7 +21,8 @@ import numpy as np
 
 from ...tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
 from .._util import normalize_axes
-from ..core.elementwise import absolute, equal, power, sqrt, where
+from ..core.elementwise import equal, power, sqrt, where
+from ..core.complex_numbers import absolute
 from .basic import inv
 from ._common import (_A3, check_matrix, check_real, check_square, mm, mT, sym_lower,
                       sym_lower_T)

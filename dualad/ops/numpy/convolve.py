@@ -28,7 +28,8 @@ import math
 import numpy as np
 
 from ...tracer import Box, Primitive, implements, ndim_of, primal_value, register, sample, shape_of
-from .._util import batch_ndim, lift, unbroadcast
+from .._util import batch_ndim
+from ..core.linear import lift, unbroadcast
 from ..core.indexing import getitem, index
 from ..core.shape import concatenate, flip, reshape
 

@@ -29,8 +29,9 @@ import numpy as np
 
 from ...tracer import Box, primal_value, sample, implements
 from .._util import value_only
-from ..core.elementwise import (absolute, cos, elementwise, equal, isinf, isnan, less, rint,
-                                sign, trunc, where, zero_derivative)
+from ..core.elementwise import (cos, elementwise, equal, isinf, isnan, less, rint, trunc, where,
+                                zero_derivative)
+from ..core.complex_numbers import absolute, sign
 
 # --- zero derivative -----------------------------------------------------------------
 floor_divide = zero_derivative("floor_divide", np.floor_divide,

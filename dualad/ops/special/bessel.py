@@ -27,7 +27,7 @@ import numpy as np
 import scipy.special as sc
 
 from ...tracer import sample, implements
-from ..core.elementwise import sign
+from ..core.complex_numbers import sign
 from .common import declare
 
 _X = [(0.2, 4.0)]

@@ -27,7 +27,8 @@ from math import factorial
 
 import scipy.special as sc
 
-from ..core.elementwise import absolute, exp, expm1, less, log, log1p, power, where
+from ..core.elementwise import exp, expm1, less, log, log1p, power, where
+from ..core.complex_numbers import absolute
 from .common import declare
 from .log import xlog1py, xlogy
 from ...tracer import implements

@@ -31,7 +31,8 @@ import numpy as np
 import scipy.special as sc
 
 from ...tracer import sample, implements
-from ..core.elementwise import absolute, exp, less, log, where
+from ..core.elementwise import exp, less, log, where
+from ..core.complex_numbers import absolute
 from .common import SQRT_2PI, declare
 from .erf import erf
 

@@ -8,6 +8,11 @@
     entr(x)       = -x·log x             entr'      = -(log x + 1)
     rel_entr(x, y) = x·log(x/y)          ∂x = log(x/y) + 1,  ∂y = -x/y
     kl_div(x, y)  = x·log(x/y) - x + y   ∂x = log(x/y),      ∂y = 1 - x/y
+    logaddexp(x, y) = log(eˣ + eʸ)       ∂x = expit(x - y),  ∂y = expit(y - x)
+    logaddexp2(x, y) = log₂(2ˣ + 2ʸ)     ∂x = expit((x - y)·ln 2)
+
+(``np.logaddexp`` and ``np.logaddexp2`` are NumPy ufuncs; they are declared here, beside
+expit, which is their partial derivative.)
 
 Conventions, as SciPy's values: ``xlogy(0, y) = 0`` for every y (also y = 0),
 so along x = 0 the function is constant in y: ∂y = 0 there, including at
@@ -25,8 +30,12 @@ import numpy as np
 import scipy.special as sc
 
 from ...tracer import primal_value, implements
-from ..core.elementwise import log, log1p, where
+from ..core.elementwise import elementwise, isinf, log, log1p, logical_and, where
+from . import _logaddexp
 from .common import declare
+
+
+_LN2 = float(np.log(2.0))
 
 
 def _guard(x, y, at):
@@ -45,6 +54,37 @@ logit = declare("logit", sc.logit, lambda a, p: 1.0 / (p * (1.0 - p)),
 log_expit = declare("log_expit", sc.log_expit, lambda a, x: expit(-x),
                     sympy=lambda sp, x: -sp.log(1 + sp.exp(-x)), domain=[(-4.0, 4.0)])
 
+# log(eˣ + eʸ) and log₂(2ˣ + 2ʸ): NumPy ufuncs, here because their partials are expit
+def _dlogaddexp(x, y, scale=1.0):
+    """∂/∂x log(eˣ + eʸ) = 1/(1 + e^(y−x)) = expit(x − y), and for base 2
+    ∂/∂x log₂(2ˣ + 2ʸ) = expit((x − y)·ln 2). Computed from the difference x − y,
+    exact (Sterbenz) where x and y are close, not as exp(x − ans): at large magnitude
+    x − ans rounds to a multiple of x's ulp (float32 at 1e7: exp(−1) = 0.368 for ½).
+    Equal infinities give ½ each (their difference is nan)."""
+    g = expit(x - y) if scale == 1.0 else expit((x - y) * scale)
+    if _equal_infinities(x, y):
+        g = where(logical_and(isinf(x), x == y), 0.5, g)
+    return g
+
+
+def _equal_infinities(x, y):
+    xv = primal_value(x)
+    try:
+        inf = np.isinf(xv)
+    except TypeError:        # symbolic values (the SymPy oracle)
+        return False
+    return bool(inf.any()) and bool(np.any(inf & (xv == primal_value(y))))
+
+
+logaddexp = elementwise("logaddexp", _logaddexp.logaddexp,
+                        lambda a, x, y: _dlogaddexp(x, y), lambda a, x, y: _dlogaddexp(y, x),
+                        sympy=lambda sp, x, y: sp.log(sp.exp(x) + sp.exp(y)))
+logaddexp2 = elementwise("logaddexp2", _logaddexp.logaddexp2,
+                         lambda a, x, y: _dlogaddexp(x, y, _LN2),
+                         lambda a, x, y: _dlogaddexp(y, x, _LN2),
+                         sympy=lambda sp, x, y: sp.log(2 ** x + 2 ** y, 2))
+
+
 xlogy = declare("xlogy", sc.xlogy, lambda a, x, y: log(y),
                 lambda a, x, y: x / _guard(x, y, 0.0),
                 sympy=lambda sp, x, y: x * sp.log(y), domain=[(-2.0, 2.0), (0.1, 4.0)])
@@ -61,6 +101,8 @@ kl_div = declare("kl_div", sc.kl_div, lambda a, x, y: log(x) - log(y),
                  sympy=lambda sp, x, y: x * sp.log(x / y) - x + y,
                  domain=[(0.1, 4.0), (0.1, 4.0)])
 
+implements(np.logaddexp)(logaddexp)
+implements(np.logaddexp2)(logaddexp2)
 implements(sc.expit)(expit)
 implements(sc.logit)(logit)
 implements(sc.log_expit)(log_expit)

@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ops.core.elementwise import absolute, arctan, exp, expm1, log, log1p, sign, tan, where
+from ...ops.core.elementwise import arctan, exp, expm1, log, log1p, tan, where
+from ...ops.core.complex_numbers import absolute, sign
 from ...ops.special.erf import log_ndtr, ndtr, ndtri
 from ...ops.special.gamma import (betainc, betaincc, betaincinv, betaln, gammainc, gammaincc,
                                   gammainccinv, gammaincinv, gammaln)

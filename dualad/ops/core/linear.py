@@ -1,0 +1,153 @@
+"""The four linear maps the rules' bookkeeping is written in: reshape, transpose,
+broadcast_to and sum, and the helpers built on them (:func:`lift`, :func:`unbroadcast`,
+:func:`fit`).
+
+They are closed under transposition, which is why they share a module below every other
+family: reshape's VJP is a reshape, transpose's the inverse permutation, and
+broadcast_to and sum are each other's transposes (broadcasting copies, its VJP sums the
+copies; summing adds, its VJP broadcasts the cotangent back):
+
+    reshape       ṫ ↦ reshape(ṫ)        ū ↦ reshape(ū, x.shape)
+    transpose     ṫ ↦ ṫᵀ(axes)          ū ↦ ūᵀ(argsort(axes))
+    broadcast_to  ṫ ↦ broadcast(ṫ)      ū ↦ Σ over the broadcast axes of ū
+    sum           ṫ ↦ Σ ṫ               ū ↦ broadcast(ū) over the summed axes
+
+Each is declared with :meth:`~dualad.tracer.Primitive.def_linear` (its JVP is itself)
+or its two rules; the NumPy front-end functions (argument checks, ``-1`` in shapes,
+``axis=None``) are in :mod:`.shape` and :mod:`.reductions`. Tangents and cotangents carry
+leading batch axes as everywhere (:mod:`dualad.ops._util`).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...tracer import Primitive, ndim_of, register, sample, shape_of
+from .._util import batch_ndim, batch_perm, batch_shape, shift_axes
+
+
+def _reshape_impl(x, shape):
+    return x.reshape(shape) if type(x) is np.ndarray else np.reshape(x, shape)
+
+
+def _transpose_impl(x, axes):
+    return x.transpose(axes) if type(x) is np.ndarray else np.transpose(x, axes)
+
+
+def _broadcast_impl(x, shape):
+    # Small results are materialized (one C-level fill, cheaper than a stride-trick view);
+    # large ones stay read-only views, so no memory is spent on them.
+    dtype = np.result_type(x)
+    if math.prod(shape) <= 65536 and dtype != object:
+        out = np.empty(shape, dtype=dtype)
+        out[...] = x
+        return out
+    return np.broadcast_to(x, shape)
+
+
+reshape_p = register(Primitive("reshape", _reshape_impl, linear=True, sparsity="structural",
+                               sympy=lambda sp, x, shape: x.reshape(shape)))
+reshape_p.def_linear(lambda ct, ans, x, shape:
+                     reshape_p(ct, shape=batch_shape(ct, ans) + shape_of(x)),
+                     batched=lambda batch, shape: {"shape": batch + shape})
+
+
+transpose_p = register(Primitive("transpose", _transpose_impl, linear=True,
+                                  sparsity="structural",
+                                 sympy=lambda sp, x, axes: np.transpose(x, axes)))
+transpose_p.def_linear(lambda ct, ans, x, axes:
+                       transpose_p(ct, axes=batch_perm(tuple(np.argsort(axes)),
+                                                       batch_ndim(ct, ans))),
+                       batched=lambda batch, axes: {"axes": batch_perm(axes, len(batch))})
+
+
+broadcast_to_p = register(Primitive("broadcast_to", _broadcast_impl, linear=True,
+                                    sparsity="structural",
+                                    sympy=lambda sp, x, shape: np.broadcast_to(x, shape)))
+
+
+def _broadcast_jvp(t, ans, x, shape):
+    return broadcast_to_p(lift(t, batch_ndim(t, x), len(shape)),
+                          shape=batch_shape(t, x) + tuple(shape))
+
+
+broadcast_to_p.defjvp(_broadcast_jvp)
+broadcast_to_p.defvjp(lambda ct, ans, x, shape:
+                      unbroadcast(ct, shape_of(x), batch_ndim(ct, ans)))
+
+
+def _broadcast(x, shape):
+    return x if shape_of(x) == shape else broadcast_to_p(x, shape=shape)
+
+
+def expand_reduced(ct, x_shape, axes, keepdims, nb):
+    """Re-insert reduced axes into ``ct`` and broadcast it to batch + x_shape."""
+    cs = shape_of(ct)
+    batch = cs[:nb]
+    if not keepdims and not cs:      # a scalar cotangent broadcasts as it is (a full sum)
+        return _broadcast(ct, tuple(x_shape))
+    if not keepdims:
+        full = tuple(1 if i in axes else s for i, s in enumerate(x_shape))
+        ct = reshape_p(ct, shape=batch + full)
+    return _broadcast(ct, batch + tuple(x_shape))
+
+
+def _sum_impl(x, axis, keepdims):
+    if type(x) is np.ndarray:
+        return x.sum(axis=axis, keepdims=keepdims)
+    return np.sum(x, axis=axis, keepdims=keepdims)
+
+
+sum_p = register(Primitive("sum", _sum_impl,
+                           linear=True, sparsity="reduction",
+                           sympy=lambda sp, x, axis, keepdims: np.sum(x, axis=axis,
+                                                                      keepdims=keepdims)))
+sum_p.def_linear(lambda ct, ans, x, axis, keepdims:
+                 expand_reduced(ct, shape_of(x), axis, keepdims, batch_ndim(ct, ans)),
+                 batched=lambda batch, axis, keepdims: {"axis": shift_axes(axis, len(batch)),
+                                                        "keepdims": keepdims})
+
+
+def lift(t, nb: int, out_ndim: int):
+    """Insert unit axes after the batch axes so that ``t`` (batch + shape)
+    broadcasts against an output of ``out_ndim`` dimensions."""
+    k = out_ndim - (ndim_of(t) - nb)
+    if nb == 0 or k <= 0:
+        return t
+    s = shape_of(t)
+    return reshape_p(t, shape=s[:nb] + (1,) * k + s[nb:])
+
+
+def unbroadcast(g, shape, nb: int):
+    """Sum ``g`` (batch + broadcast shape) down to batch + ``shape``.
+
+    The VJP of broadcasting: every axis NumPy added or stretched is summed.
+    """
+    shape = tuple(shape)
+    gshape = shape_of(g)
+    if gshape[nb:] == shape:
+        return g
+    if len(gshape) - nb < len(shape):  # g was a scalar-like constant
+        return broadcast_to_p(g, shape=gshape[:nb] + shape)
+    lead = len(gshape) - nb - len(shape)
+    axes = tuple(range(nb, nb + lead)) + tuple(
+        nb + lead + i for i, s in enumerate(shape) if s == 1 and gshape[nb + lead + i] != 1)
+    if axes:
+        g = sum_p(g, axis=axes, keepdims=True)
+    g_shape = gshape[:nb] + shape
+    return g if shape_of(g) == g_shape else reshape_p(g, shape=g_shape)
+
+
+def fit(t, shape):
+    """Broadcast ``t`` to exactly ``shape`` (a tangent must match its primal)."""
+    if shape_of(t) == tuple(shape):
+        return t
+    return broadcast_to_p(t, shape=tuple(shape))
+
+
+reshape_p.samples = [sample((2, 3), shape=(3, 2)), sample((6,), shape=(1, 2, 3))]
+transpose_p.samples = [sample((2, 3), axes=(1, 0)), sample((2, 3, 4), axes=(2, 0, 1))]
+broadcast_to_p.samples = [sample((3,), shape=(2, 3)), sample((1, 3), shape=(4, 3))]
+sum_p.samples = [sample((2, 3), axis=(0, 1), keepdims=False), sample((2, 3), axis=(1,), keepdims=True),
+                 sample((3,), axis=(0,), keepdims=False)]
