@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from . import ops
-from .tape import Var, VJPTrace, operator_method, record
+from .tape import Var, VJPTrace, operator_method, power_method, record
 from .tracer import NUMPY_FUNCTIONS, NUMPY_UFUNCS, PLAIN_TYPES, Box, Primitive, implements, \
     note_decision, primal_value, shape_of, truth
 
@@ -243,6 +243,14 @@ def _getitem(self, idx):
     return ops.index(self, idx)
 
 
+def _power(self, other):
+    """``x ** y`` of a box: ``square(x)`` for a scalar exponent 2, as NumPy's
+    ``ndarray.__pow__`` computes it (its fast scalar power), else ``power``."""
+    if (other.__class__ is int or other.__class__ is float) and other == 2:
+        return ops.square(self)
+    return ops.power(self, other)
+
+
 def _binary(op, reflected=False):
     """The operator method of ``op``: a call of the primitive (or composition), which
     finds the top trace among the operands."""
@@ -276,6 +284,8 @@ def _install():
         if isinstance(op, Primitive):  # scalar arithmetic on a tape: see operator_method
             setattr(Var, f"__{name}__", operator_method(op))
             setattr(Var, f"__r{name}__", operator_method(op, reflected=True))
+    B.__pow__ = _power                                    # x ** 2 is square(x), as in NumPy
+    Var.__pow__ = power_method(ops.power, ops.square)     # the same, on the tape's fast entry
     for name, op in [("lt", ops.less), ("le", ops.less_equal), ("gt", ops.greater),
                      ("ge", ops.greater_equal), ("eq", ops.equal), ("ne", ops.not_equal)]:
         setattr(B, f"__{name}__", _binary(op))

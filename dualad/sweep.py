@@ -86,7 +86,8 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
             derivs = prim.derivs
             if fast and derivs is not None:
                 # An elementwise primitive: ū_i = unbroadcast(ū · ∂ans/∂arg_i), the partial
-                # read from its compiled form (a constant, an argument, or a call).
+                # read from its compiled form (a constant, an argument, c·an argument, or a
+                # call).
                 args = node.vals
                 for i in node.parents:
                     p = derivs[i]
@@ -97,6 +98,8 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                         j = p.arg
                         if j is not None:
                             dv = args[j]
+                        elif p.scaled_arg is not None:
+                            dv = p.scale * args[p.scaled_arg]
                         else:
                             fn = p.fn
                             if fn is None:   # an argument without a partial: its own rule

@@ -5,6 +5,7 @@ the hand-written tables held on main before they were generated (and the names o
 ``dualad.numpy`` namespace built from them): the generated tables must hold the same,
 so no NumPy function was lost or remapped.
 """
+import importlib
 import json
 import pathlib
 
@@ -64,9 +65,25 @@ MOVED = {"dualad.ops.core.elementwise.absolute": "dualad.ops.core.complex_number
          "dualad.ops.linalg.basic.<lambda>": "dualad.ops.linalg.<lambda>"}
 
 
+def _exists(key):
+    """Whether this NumPy/SciPy has the callable ``module:qualname`` (the data was written
+    with NumPy 2.4; np.row_stack, say, is gone from NumPy 2.5)."""
+    mod, _, name = key.partition(":")
+    try:
+        obj = importlib.import_module(mod)
+    except ImportError:
+        return False
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+    return obj is not None
+
+
 def test_generated_tables_match_the_hand_written_ones():
     before = json.loads(BEFORE.read_text())
-    before = {section: {k: MOVED.get(v, v) for k, v in table.items()}
+    gone = {k.partition(":")[2] for k in before["functions"]
+            if k.startswith("numpy:") and not _exists(k)}   # and so from dualad.numpy too
+    before = {section: {k: MOVED.get(v, v) for k, v in table.items()
+                        if (k not in gone if section == "dualad.numpy" else _exists(k))}
               for section, table in before.items()}
     now = {"ufuncs": {_key(k): _describe(v) for k, v in dispatch.UFUNCS.items()},
            "functions": {_key(k): _describe(v) for k, v in dispatch.FUNCTIONS.items()},

@@ -76,3 +76,40 @@ def test_tracer_imports_neither_ops_nor_api():
         if isinstance(node, ast.ImportFrom):
             assert node.module not in ("ops", "api") and not (node.module or "").startswith(
                 ("ops.", "api")), node.module
+
+
+def test_a_scaled_argument_is_read_not_called():
+    """``arg(j, c)`` compiles to ``scaled_arg``/``scale`` (square: ∂x²/∂x = 2x), which the
+    sweep multiplies in without a call; its ``fn`` (for the JVP and VJP) agrees."""
+    p = compile_partial(arg(0, 2.0))
+    assert (p.const, p.arg, p.scaled_arg, p.scale) == (None, None, 0, 2.0)
+    assert p(9.0, 3.0) == 6.0
+    assert ops.square.derivs[0].scaled_arg == 0 and ops.square.derivs[0].scale == 2.0
+
+
+def test_var_squared_records_square_and_differentiates_like_power():
+    """``x ** 2`` of a box is ``square(x)`` (as NumPy's ndarray.__pow__ computes an
+    exponent 2), on the tape's fast entry and in forward mode, with power's derivatives:
+    first and second order, int and float 2; other exponents are still ``power``."""
+    from dualad.tape import VJPTrace
+    trace = VJPTrace(tape=True)
+    x = trace.new_leaf(np.float64(1.5))
+    assert (x ** 2).prim is ops.square and (x ** 2.0).prim is ops.square
+    assert (x ** 3).prim is ops.power and (2.0 ** x).prim is ops.power
+    trace.stop()
+    assert dualad.jvp(lambda t: t ** 2, (1.5,), (1.0,))[1] == 3.0
+    for f in (lambda t: t ** 2 * 3.0, lambda t: (1.0 - t) ** 2.0 + t ** 3):
+        g = dualad.grad(f)(1.5)
+        h = dualad.grad(dualad.grad(f))(1.5)
+        eps = 1e-6
+        assert np.isclose(g, (f(1.5 + eps) - f(1.5 - eps)) / (2 * eps), rtol=1e-6)
+        gp = dualad.grad(f)
+        assert np.isclose(h, (gp(1.5 + eps) - gp(1.5 - eps)) / (2 * eps), rtol=1e-5)
+    xs = np.array([0.5, -1.2, 2.0])
+    rosen = lambda v: sum(100 * (v[i + 1] - v[i] ** 2) ** 2 + (1 - v[i]) ** 2   # noqa: E731
+                          for i in range(len(v) - 1))
+    want = np.array([-2 * (1 - xs[0]) - 400 * xs[0] * (xs[1] - xs[0] ** 2),
+                     200 * (xs[1] - xs[0] ** 2) - 2 * (1 - xs[1])
+                     - 400 * xs[1] * (xs[2] - xs[1] ** 2),
+                     200 * (xs[2] - xs[1] ** 2)])
+    assert np.allclose(dualad.grad(rosen)(xs), want, rtol=1e-12)

@@ -101,7 +101,8 @@ def test_a_trace_subclass_sees_every_operation():
     x = trace.new_leaf(np.array([1.0, 2.0]))
     y = (2.0 - x[0]) * x[1] ** 2
     assert type(y) is Var
-    assert trace.seen == ["getitem", "subtract", "getitem", "power", "multiply"]
+    # (x ** 2 is square(x), as NumPy computes it: dualad.dispatch._power)
+    assert trace.seen == ["getitem", "subtract", "getitem", "square", "multiply"]
 
 
 def _record(tape=True):

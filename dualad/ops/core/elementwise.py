@@ -207,7 +207,7 @@ def _dpow_exponent(a, x, y):
 power = elementwise("power", operator.pow, _dpow_base, _dpow_exponent,
                     sympy=lambda sp, x, y: x ** y, domain=[(0.1, np.inf), None],
                     complex_domain=[RIGHT, SMALL])
-square = elementwise("square", np.square, lambda a, x: 2.0 * x, sympy=lambda sp, x: x ** 2,
+square = elementwise("square", np.square, arg(0, 2.0), sympy=lambda sp, x: x ** 2,
                      complex_domain=[None])
 reciprocal = elementwise("reciprocal", np.reciprocal, lambda a, x: -a * a,
                          sympy=lambda sp, x: 1 / x, domain=[(0.1, np.inf)],
