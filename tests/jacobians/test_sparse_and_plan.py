@@ -74,7 +74,10 @@ def test_sparse_hessian_user_pattern_and_random_structure():
 # --- the planner ------------------------------------------------------------------------------
 def test_plan_prepares_once_and_evaluates_at_new_points():
     x = rng.standard_normal(50)
-    p = jacobians.plan(bratu, x)
+    # calibrate=False: the cost model decides, not a timing of close alternatives (at
+    # n = 50, 50 dense directions and 3 colored ones can time alike on a loaded machine:
+    # CI once picked dense forward). This test is about preparing once, not the choice.
+    p = jacobians.plan(bratu, x, calibrate=False)
     assert p.mode in ("sparse-forward", "sparse-reverse") and p.directions == 3
     y = rng.standard_normal(50)
     J = p(y)
