@@ -16,7 +16,8 @@ from . import dispatch  # noqa: F401  (installs the NumPy protocols on traced va
 from . import numpy  # noqa: F401
 from . import autograd  # noqa: F401
 from .api import jvp, vjp, grad, value_and_grad, hvp, derivative  # noqa: F401
-from .tracer import REGISTRY, EscapedTracerError, Primitive, sample  # noqa: F401
+from .tracer import EscapedTracerError  # noqa: F401
+from .primitive import REGISTRY, Primitive, sample
 from .forward import Dual  # noqa: F401
 from .tape import Var  # noqa: F401
 from .custom import primitive, Function  # noqa: F401

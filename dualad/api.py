@@ -20,7 +20,8 @@ from .onehot import OneHotBatch
 from .scaled import dense
 from .sweep import backward_sweep
 from .tape import Var, VJPTrace
-from .tracer import DERIVED_RULES, Box, primal_value, shape_of
+from .tracer import Box, primal_value, shape_of
+from .primitive import DERIVED_RULES
 from .tree import flatten, flatten_like, tree_map
 from .versions import Stamps
 
@@ -251,7 +252,7 @@ def transposed_rule(rule, kind, argnum):
     first argument): a JVP ``t ↦ J t`` from a VJP ``u ↦ Jᵀ u`` (and back) by one reverse
     sweep through the rule, seeded with the tangent (cotangent). Made only when a
     hand-written rule replaces one that ``defderiv`` built from a partial derivative
-    (see :meth:`dualad.tracer.Primitive._hand_rule`)."""
+    (see :meth:`dualad.primitive.Primitive._hand_rule`)."""
     def transposed(w, ans, *args, **params):
         if kind == "vjp":      # w: a tangent of an argument; the rule maps output -> argument
             zero = np.zeros(shape_of(ans), np.result_type(primal_value(ans), np.float64))

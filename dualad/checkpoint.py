@@ -17,7 +17,8 @@ import functools
 import numpy as np
 
 from .api import jvp, vjp
-from .tracer import Primitive, shape_of
+from .tracer import shape_of
+from .primitive import Primitive
 
 
 def checkpoint(f):

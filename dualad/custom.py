@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tracer import Primitive, shape_of
+from .tracer import shape_of
+from .primitive import Primitive
 
 
 def primitive(fn=None, *, name=None, sympy=None):

@@ -3,7 +3,7 @@
 Boxes implement ``__array_ufunc__`` (``np.sin(x)``, ``x + y``) and
 ``__array_function__`` (``np.sum(x, axis=0)``, ``np.concatenate``) by looking
 the NumPy callable up in the tables that the declarations fill
-(:func:`dualad.tracer.implements`, a primitive's ``implements=``). A callable
+(:func:`dualad.primitive.implements`, a primitive's ``implements=``). A callable
 with no entry raises an error that names it: a derivative is never dropped
 silently.
 """
@@ -15,8 +15,8 @@ import numpy as np
 
 from . import ops
 from .tape import Var, VJPTrace, operator_method, power_method, record
-from .tracer import NUMPY_FUNCTIONS, NUMPY_UFUNCS, PLAIN_TYPES, Box, Primitive, implements, \
-    note_decision, primal_value, shape_of, truth
+from .tracer import PLAIN_TYPES, Box, note_decision, primal_value, shape_of, truth
+from .primitive import NUMPY_FUNCTIONS, NUMPY_UFUNCS, Primitive, implements
 
 # The dispatch tables, filled by the declarations (``implements``) beside each function.
 UFUNCS = NUMPY_UFUNCS

@@ -111,9 +111,10 @@ from .ops.core.linear import unbroadcast
 from .sweep import backward_sweep
 from .tape import Var, VJPTrace
 from .boxes import PrimalBox
-from .tracer import (REGISTRY, SPARSITY_KINDS, Box, EscapedTracerError, Primitive, Trace,
-                     implements, missing_rule, ndim_of, new_level, note_decision, primal_value,
-                     register, sample, shape_of)
+from .tracer import (Box, EscapedTracerError, Trace, ndim_of, new_level, note_decision,
+                     primal_value, shape_of)
+from .primitive import (REGISTRY, SPARSITY_KINDS, Primitive, implements, missing_rule, register,
+                        sample)
 from .tree import flatten, tree_map
 
 __all__ = [

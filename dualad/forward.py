@@ -12,7 +12,8 @@ import numpy as np
 
 from .anomaly import check as check_anomaly
 from .batching import map_batch, map_batch_all
-from .tracer import ANOMALY, Box, Trace, add_note, missing_rule, primal_value, shape_of
+from .tracer import ANOMALY, Box, Trace, primal_value, shape_of
+from .primitive import add_note, missing_rule
 
 
 class Dual(Box):

@@ -21,7 +21,8 @@ from .ops.core.complex_numbers import real_p, to_complex
 from .ops.core.elementwise import is_complex
 from .ops.core.indexing import getitem
 from .tape import _next_seq
-from .tracer import ANOMALY, PLAIN_TYPES, Box, add_note, missing_rule, primal_value, shape_of
+from .tracer import ANOMALY, PLAIN_TYPES, Box, primal_value, shape_of
+from .primitive import add_note, missing_rule
 
 _FREED = ("Trying to backward through the graph a second time (or to read values the "
           "sweep already freed). The tape is freed after a backward sweep; pass "

@@ -3,7 +3,7 @@
 Every primitive applied to a :class:`Var` records a node: the primitive, its
 arguments (boxed, so the sweep can re-run rules on the tape itself when
 ``create_graph`` is asked for), its parameters and its value. There is one way
-to record: :meth:`Primitive.__call__ <dualad.tracer.Primitive.__call__>` finds
+to record: :meth:`Primitive.__call__ <dualad.primitive.Primitive.__call__>` finds
 the top trace, whose :meth:`VJPTrace.process` unboxes the arguments and hands
 them to :func:`record`, the one function that checks the trace is alive,
 computes the value, logs zero-derivative decisions, compacts the tape and

@@ -13,7 +13,7 @@ from . import numpy, fft, special  # noqa: F401  (registers)
 from . import linalg  # noqa: F401  (registers)
 
 # Each module declares the NumPy callables its functions compute where it defines them
-# (dualad.tracer.implements): importing the families above fills the front end's tables.
+# (dualad.primitive.implements): importing the families above fills the front end's tables.
 from .core.elementwise import *  # noqa: F401,F403,E402
 from .core.complex_numbers import absolute, sign  # noqa: F401,E402
 from .core.reductions import sum, mean, var, std, max, min, prod, cumsum  # noqa: F401,E402

@@ -20,7 +20,8 @@ from ..api import jvp as _jvp, vjp as _vjp
 from ..ops import concatenate, index, moveaxis, ravel, reshape
 from ..ops import sum as _sum
 from ..ops.numpy.calculus import trapezoid as _trapezoid
-from ..tracer import Box, Primitive, primal_value, register, sample, shape_of
+from ..tracer import Box, primal_value, shape_of
+from ..primitive import Primitive, register, sample
 from ._integrate_common import _bind, _batch, _lift, _plain, _with
 
 

@@ -34,7 +34,8 @@ from ..api import jvp as _jvp, vjp as _vjp
 from ..numpy import array as _array
 from ..ops import concatenate, index, moveaxis, ravel, reshape, stack
 from ..ops import sum as _sum
-from ..tracer import Box, Primitive, primal_value, register, sample, shape_of
+from ..tracer import Box, primal_value, shape_of
+from ..primitive import Primitive, register, sample
 from ._integrate_common import (_SCIPY_RTOL, _SWEEP_OPTIONS, _SWEEP_TOL, _batch, _bind, _lift,
                                 _plain, _with)
 from ._quadrature import QuadSettings, quad, quad_p, quad_vec, simpson, trapezoid  # noqa: F401

@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 
 import dualad
 import dualad.scipy.linalg as dsl
-from dualad.tracer import REGISTRY
+from dualad.primitive import REGISTRY
 
 RNG = np.random.default_rng(0)
 

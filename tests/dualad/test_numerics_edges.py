@@ -8,7 +8,7 @@ import pytest
 import sympy
 
 import dualad
-from dualad.tracer import REGISTRY
+from dualad.primitive import REGISTRY
 from dualad.verification.rules import check_rule
 
 

@@ -9,7 +9,7 @@ import pytest
 
 import dualad
 import dualad.numpy as dnp
-from dualad.tracer import REGISTRY
+from dualad.primitive import REGISTRY
 from dualad.verification import check_rule
 
 from coverage_helpers import both_modes_grad, check

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad.tracer import REGISTRY
+from dualad.primitive import REGISTRY
 from dualad.verification import check_rule
 
 from coverage_helpers import both_modes_grad, check

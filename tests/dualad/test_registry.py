@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad.tracer import REGISTRY
+from dualad.primitive import REGISTRY
 from dualad.verification import check_registry
 
 

@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Primitive, implements, primal_value, register, sample, shape_of
+from ...tracer import primal_value, shape_of
+from ...primitive import Primitive, implements, register, sample
 from .elementwise import absolute_p, is_complex, multiply, sign_p, where
 
 

@@ -42,7 +42,8 @@ import operator
 import numpy as np
 
 from ...partials import arg, compile_partial
-from ...tracer import DERIVED_RULES, Box, Primitive, implements, ndim_of, register, sample, shape_of
+from ...tracer import Box, ndim_of, shape_of
+from ...primitive import DERIVED_RULES, Primitive, implements, register, sample
 from ...scaled import lazy_product
 from .._util import batch_ndim
 from .linear import fit, lift, unbroadcast
@@ -464,7 +465,7 @@ where.domain = None
 where.holomorphic = True  # linear in the branches: complex-linear
 
 
-# The NumPy callables these primitives and functions compute (dualad.tracer.implements:
+# The NumPy callables these primitives and functions compute (dualad.primitive.implements:
 # the front end's dispatch tables).
 implements(np.add)(add)
 implements(np.subtract)(subtract)

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Box, Primitive, ndim_of, register, sample, shape_of
+from ...tracer import Box, ndim_of, shape_of
+from ...primitive import Primitive, register, sample
 from .._util import batch_ndim
 from .linear import transpose_p
 

@@ -21,7 +21,8 @@ import math
 import numpy as np
 
 from ...scaled import dense
-from ...tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
+from ...tracer import ndim_of, primal_value, shape_of
+from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim
 from .linear import lift, unbroadcast
 from .elementwise import multiply, where

@@ -17,7 +17,8 @@ import math
 
 import numpy as np
 
-from ...tracer import Primitive, implements, ndim_of, register, sample, shape_of
+from ...tracer import ndim_of, shape_of
+from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim, normalize_axes, shift_axes
 from .linear import expand_reduced, sum_p
 

@@ -21,7 +21,8 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, Primitive, implements, ndim_of, primal_value, register, sample, shape_of
+from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim, batch_shape, normalize_axes
 from .linear import broadcast_to_p, lift, reshape_p, transpose_p, unbroadcast
 

@@ -48,7 +48,8 @@ import collections
 
 import numpy as np
 
-from ...tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
+from ...tracer import ndim_of, primal_value, shape_of
+from ...primitive import Primitive, implements, register, sample
 from ..core.elementwise import divide, equal, where
 from ..core.indexing import index
 from ..core.products import diag_embed_p, diagonal_p, tril

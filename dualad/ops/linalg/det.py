@@ -30,7 +30,8 @@ import numpy as np
 
 import collections
 
-from ...tracer import Primitive, implements, primal_value, register, sample, shape_of
+from ...tracer import primal_value, shape_of
+from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim
 from ..core.linear import unbroadcast
 from ..core.elementwise import multiply

@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ...tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
+from ...tracer import ndim_of, primal_value, shape_of
+from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim
 from ..core.linear import unbroadcast
 from ..core.indexing import index

@@ -27,7 +27,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ...tracer import Primitive, ndim_of, primal_value, register, sample, shape_of
+from ...tracer import ndim_of, primal_value, shape_of
+from ...primitive import Primitive, register, sample
 from .._util import batch_ndim
 from ..core.indexing import index
 from .basic import solve_p

@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ...tracer import Primitive, primal_value, register, sample, shape_of
+from ...tracer import primal_value, shape_of
+from ...primitive import Primitive, register, sample
 from ..core.products import matmul, tril, triu
 from .basic import solve_triangular, solve_triangular_p
 from ._common import _A3, check_square, mm, mT

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Primitive, implements, ndim_of, primal_value, register, sample, shape_of
+from ...tracer import ndim_of, primal_value, shape_of
+from ...primitive import Primitive, implements, register, sample
 from .._util import normalize_axes
 from ..core.elementwise import equal, power, sqrt, where
 from ..core.complex_numbers import absolute

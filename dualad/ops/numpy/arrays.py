@@ -20,7 +20,8 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of, implements
+from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...primitive import implements
 from .._util import normalize_axes
 from ..core.indexing import getitem, index
 from ..core.shape import broadcast_to, concatenate, flip, ravel, reshape, transpose

@@ -24,7 +24,8 @@ import warnings
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of, implements
+from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...primitive import implements
 from .._util import normalize_axes, value_only
 from ..core.elementwise import isnan, log10, power, where
 from ..core.indexing import getitem, index, untake

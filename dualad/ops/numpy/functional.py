@@ -14,7 +14,8 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of, implements
+from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...primitive import implements
 from .._util import normalize_axes, value_only
 from ..core.indexing import getitem, index, untake
 from ..core.products import diag

@@ -17,7 +17,8 @@ import sys
 
 import numpy as np
 
-from ...tracer import Box, shape_of, implements
+from ...tracer import Box, shape_of
+from ...primitive import implements
 from .._util import primal_tree
 
 _ALTERNATIVES = {

@@ -11,7 +11,8 @@ import math
 
 import numpy as np
 
-from ...tracer import ndim_of, primal_value, shape_of, implements
+from ...tracer import ndim_of, primal_value, shape_of
+from ...primitive import implements
 from .arrays import _along, _axis, _gather_flat, _no_out
 from ..core.shape import broadcast_to, concatenate, ravel, reshape, swapaxes, transpose
 

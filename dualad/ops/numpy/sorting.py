@@ -30,8 +30,8 @@ import math
 
 import numpy as np
 
-from ...tracer import (Box, Primitive, implements, ndim_of, note_decision, primal_value, register,
-                       sample, shape_of)
+from ...tracer import Box, ndim_of, note_decision, primal_value, shape_of
+from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim, normalize_axes, value_only
 from ..core.elementwise import where
 from ..core.indexing import getitem, take_batched, untake_batched

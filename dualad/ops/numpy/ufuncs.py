@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Box, primal_value, sample, implements
+from ...tracer import Box, primal_value
+from ...primitive import sample, implements
 from .._util import value_only
 from ..core.elementwise import (cos, elementwise, equal, isinf, isnan, less, rint, trunc, where,
                                 zero_derivative)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sc
 
-from ...tracer import sample, implements
+from ...primitive import sample, implements
 from ..core.complex_numbers import sign
 from .common import declare
 

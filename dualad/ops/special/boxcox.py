@@ -31,7 +31,7 @@ from ..core.elementwise import exp, expm1, less, log, log1p, power, where
 from ..core.complex_numbers import absolute
 from .common import declare
 from .log import xlog1py, xlogy
-from ...tracer import implements
+from ...primitive import implements
 
 _G_SERIES = [(j + 1) / factorial(j + 2) for j in range(21)]
 

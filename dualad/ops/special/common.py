@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Box, primal_value, sample, shape_of
+from ...tracer import Box, primal_value, shape_of
+from ...primitive import sample
 from ..core.elementwise import elementwise
 
 SQRT_PI = float(np.sqrt(np.pi))

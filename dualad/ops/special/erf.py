@@ -25,7 +25,7 @@ import scipy.special as sc
 
 from ..core.elementwise import exp
 from .common import SQRT_2PI, SQRT_PI, TWO_OVER_SQRT_PI, declare, sp_fn
-from ...tracer import implements
+from ...primitive import implements
 
 erf = declare("erf", sc.erf, lambda a, x: TWO_OVER_SQRT_PI * exp(-(x * x)), sympy=sp_fn("erf"))
 erfc = declare("erfc", sc.erfc, lambda a, x: -TWO_OVER_SQRT_PI * exp(-(x * x)),

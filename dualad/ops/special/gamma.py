@@ -47,7 +47,7 @@ import scipy.special as sc
 from ..core.elementwise import exp, zero_derivative
 from .common import declare, sp_fn
 from .log import xlog1py, xlogy
-from ...tracer import sample, implements
+from ...primitive import sample, implements
 
 _X = [(0.2, 4.0)]
 

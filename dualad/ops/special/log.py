@@ -29,7 +29,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sc
 
-from ...tracer import primal_value, implements
+from ...tracer import primal_value
+from ...primitive import implements
 from ..core.elementwise import elementwise, isinf, log, log1p, logical_and, where
 from . import _logaddexp
 from .common import declare

@@ -37,7 +37,8 @@ from math import comb, factorial
 import numpy as np
 import scipy.special as sc
 
-from ...tracer import Box, sample, implements
+from ...tracer import Box
+from ...primitive import sample, implements
 from ..core.elementwise import exp, log, log1p
 from .common import SQRT_PI, declare
 from .gamma import digamma, gammaln, polygamma
