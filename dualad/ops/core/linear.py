@@ -78,20 +78,16 @@ broadcast_to_p.defvjp(lambda ct, ans, x, shape:
                       unbroadcast(ct, shape_of(x), batch_ndim(ct, ans)))
 
 
-def _broadcast(x, shape):
-    return x if shape_of(x) == shape else broadcast_to_p(x, shape=shape)
-
-
 def expand_reduced(ct, x_shape, axes, keepdims, nb):
     """Re-insert reduced axes into ``ct`` and broadcast it to batch + x_shape."""
     cs = shape_of(ct)
     batch = cs[:nb]
     if not keepdims and not cs:      # a scalar cotangent broadcasts as it is (a full sum)
-        return _broadcast(ct, tuple(x_shape))
+        return fit(ct, x_shape)
     if not keepdims:
         full = tuple(1 if i in axes else s for i, s in enumerate(x_shape))
         ct = reshape_p(ct, shape=batch + full)
-    return _broadcast(ct, batch + tuple(x_shape))
+    return fit(ct, batch + tuple(x_shape))
 
 
 def _sum_impl(x, axis, keepdims):
