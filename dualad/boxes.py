@@ -6,7 +6,7 @@ dtype read) and whatever the interpreter carries beside it: an index-set pattern
 sparsity detection, nothing for a counting interpreter, SymPy expressions for the
 oracle. :class:`PrimalBox` is that shared part, written once: the trace, the primal,
 ``_inner`` and ``shape``. A subclass adds its own slots (and ``__init__`` when it has
-more to store).
+more to store): forward mode's :class:`~dualad.forward.Dual` adds the tangent.
 """
 from __future__ import annotations
 

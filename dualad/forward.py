@@ -12,27 +12,20 @@ import numpy as np
 
 from .anomaly import check as check_anomaly
 from .batching import map_batch, map_batch_all
+from .boxes import PrimalBox
 from .tracer import ANOMALY, Box, Trace, primal_value, shape_of
 from .primitive import add_note, missing_rule
 
 
-class Dual(Box):
+class Dual(PrimalBox):
     """A forward-mode traced value: ``primal`` and ``tangent`` of one trace."""
 
-    __slots__ = ("primal", "tangent")
+    __slots__ = ("tangent",)
 
     def __init__(self, trace, primal, tangent):
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
-
-    @property
-    def _inner(self):
-        return self.primal
-
-    @property
-    def shape(self):
-        return shape_of(self.primal)
 
     def __repr__(self):
         return f"Dual(primal={self.primal!r}, tangent={self.tangent!r})"
