@@ -19,13 +19,19 @@ def median_time(fn, *, repeat=7, min_time=0.05):
         if dt >= min_time or number >= 1 << 20:
             break
         number *= 2
+    return statistics.median(group_times(fn, number, repeat))
+
+
+def group_times(fn, number, repeat):
+    """Seconds per call of ``fn()``, one sample per group of ``number`` calls, ``repeat``
+    groups."""
     samples = []
     for _ in range(repeat):
         t0 = time.perf_counter()
         for _ in range(number):
             fn()
         samples.append((time.perf_counter() - t0) / number)
-    return statistics.median(samples)
+    return samples
 
 
 def optional(name):

@@ -22,7 +22,6 @@ import os
 import resource
 import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -30,6 +29,7 @@ import numpy as np  # noqa: E402
 
 import dualad  # noqa: E402
 import workloads  # noqa: E402
+from _timing import group_times  # noqa: E402
 import workloads_jacobians  # noqa: E402
 
 
@@ -52,12 +52,7 @@ def gc_cost(setting, what, repeat):
         finally:
             gc.enable()
     fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        times.append((time.perf_counter() - t0) / inner)
+    times = group_times(fn, inner, repeat)
     print(f"gc {setting} {what}: median {statistics.median(times) * 1e3:.3f} ms, "
           f"min {min(times) * 1e3:.3f} ms")
 
@@ -69,12 +64,8 @@ def heap_cost(setting):
         fn = wl.impls["dualad"](False)
         for _ in range(5):
             fn()
-        times = []
         f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        for _ in range(50):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
+        times = group_times(fn, 1, 50)
         faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / 50
         print(f"keep_heap {setting} {wl.name}: {faults:.0f} minor page faults per call, "
               f"median {statistics.median(times) * 1e3:.3f} ms, min {min(times) * 1e3:.3f} ms")
