@@ -166,7 +166,15 @@ class Primitive:
         ``batched(batch, **params)``, for a primitive whose parameters name axes or
         shapes, gives the parameters that apply it to a tangent with the leading batch
         axes ``batch`` (reshape: ``shape`` becomes ``batch + shape``); without it the
-        primitive is applied as it is (elementwise ones broadcast over batch axes)."""
+        primitive is applied as it is (elementwise ones broadcast over batch axes).
+
+        Example, reshape (its transpose is the reshape back to x's shape, behind the
+        cotangent's batch axes)::
+
+            reshape_p.def_linear(
+                lambda ct, ans, x, shape: reshape_p(ct, shape=batch_shape(ct, ans) + shape_of(x)),
+                batched=lambda batch, shape: {"shape": batch + shape})
+        """
         self.linear = True
 
         def jvp(t, ans, x, **params):
