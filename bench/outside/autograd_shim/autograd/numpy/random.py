@@ -1,0 +1,1 @@
+from numpy.random import *  # noqa
