@@ -1,0 +1,1 @@
+from .flatten import flatten  # noqa: F401
