@@ -50,13 +50,15 @@ import numpy as np
 
 from ...tracer import ndim_of, primal_value, shape_of
 from ...primitive import Primitive, implements, register, sample
-from ..core.elementwise import divide, equal, where
 from ..core.indexing import index
 from ..core.products import diag_embed_p, diagonal_p, tril
 from ..core.reductions import sum as sum_
 from ..core.shape import cast, concatenate, expand_dims, reshape
 from .basic import solve_p, solve_triangular_p
-from ._common import check_matrix, check_square, mm, mT, sym_lower, sym_lower_T
+from ._common import (check_matrix, check_square, gap_inverse as _gap_inverse,
+                      is_complex_value, mm, mT, row as _row, col as _col, sym_lower,
+                      sym_lower_T)
+from . import decomp_complex as cx
 
 
 # --- packing several outputs into one value ---------------------------------------------
@@ -125,22 +127,6 @@ def _call_unpacked(prim, *args, **params):
     return unpack(prim(*args, **params), cs)
 
 
-def _gap_inverse(lam):
-    """F_ij = 1/(λ_j - λ_i) off the diagonal, 0 on it and where λ_i == λ_j exactly."""
-    d = expand_dims(lam, -2) - expand_dims(lam, -1)
-    tie = equal(d, 0.0)
-    return where(tie, 0.0, divide(1.0, where(tie, 1.0, d)))
-
-
-def _row(v):
-    """v[..., None, :]: a vector scaling the columns of a matrix."""
-    return expand_dims(v, -2)
-
-
-def _col(v):
-    return expand_dims(v, -1)
-
-
 # --- symmetric eigendecomposition ----------------------------------------------------
 EighResult = collections.namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 
@@ -148,6 +134,8 @@ EighResult = collections.namedtuple("EighResult", ["eigenvalues", "eigenvectors"
 def _eigh_jvp(tangents, outs, a, UPLO):
     (t,) = tangents
     w, v = outs
+    if is_complex_value(v):
+        return cx.eigh_jvp(t, w, v, UPLO == "L")
     c = mm(mm(mT(v), sym_lower(t, UPLO == "L")), v)
     return [diagonal_p(c, offset=0), mm(v, _gap_inverse(w) * c)]
 
@@ -155,6 +143,8 @@ def _eigh_jvp(tangents, outs, a, UPLO):
 def _eigh_vjp(cts, outs, a, UPLO):
     gw, gv = cts
     w, v = outs
+    if is_complex_value(v):
+        return cx.eigh_vjp(gw, gv, w, v, UPLO == "L")
     n = shape_of(w)[-1]
     k = diag_embed_p(gw, offset=0, shape=(n, n)) + _gap_inverse(w) * mm(mT(v), gv)
     return [sym_lower_T(mm(mm(v, k), mT(v)), UPLO == "L")]
@@ -173,18 +163,24 @@ def _uplo(fname, UPLO):
 @implements(np.linalg.eigh)
 def eigh(a, UPLO="L"):
     """``np.linalg.eigh``: (eigenvalues ascending, eigenvectors as columns). Only the
-    ``UPLO`` triangle is read. Eigenvectors need distinct eigenvalues (see module doc)."""
-    check_square("eigh", a, real=True)
+    ``UPLO`` triangle is read (of a complex Hermitian matrix: that triangle, its conjugate
+    mirrored, the real part of the diagonal). Eigenvectors need distinct eigenvalues and
+    follow LAPACK's phase convention (see module doc and :mod:`.decomp_complex`)."""
+    check_square("eigh", a)
     return EighResult(*_call_unpacked(eigh_p, a, UPLO=_uplo("eigh", UPLO)))
 
 
 def _eigvalsh_jvp(t, w, a, UPLO):
     v = eigh(a, UPLO)[1]
+    if is_complex_value(v):
+        return cx.eigvalsh_jvp(t, v, UPLO == "L")
     return sum_(v * mm(sym_lower(t, UPLO == "L"), v), axis=-2)
 
 
 def _eigvalsh_vjp(ct, w, a, UPLO):
     v = eigh(a, UPLO)[1]
+    if is_complex_value(v):
+        return cx.eigvalsh_vjp(ct, v, UPLO == "L")
     return sym_lower_T(mm(v * _row(ct), mT(v)), UPLO == "L")
 
 
@@ -197,7 +193,7 @@ eigvalsh_p.defvjp(_eigvalsh_vjp)
 @implements(np.linalg.eigvalsh)
 def eigvalsh(a, UPLO="L"):
     """``np.linalg.eigvalsh``: λ̇_i = v_iᵀ Ȧ v_i, Ā = V diag(λ̄) Vᵀ (symmetrized onto UPLO)."""
-    check_square("eigvalsh", a, real=True)
+    check_square("eigvalsh", a)
     return eigvalsh_p(a, UPLO=_uplo("eigvalsh", UPLO))
 
 
@@ -273,8 +269,10 @@ def _svd_cores(s, hermitian):
 def _svd_jvp(tangents, outs, a, hermitian):
     (t,) = tangents
     if hermitian:       # the SVD of A_eff: only the lower triangle is read
-        t = sym_lower(t)
+        t = sym_lower(t, herm=is_complex_value(a))
     u, s, vh = outs
+    if is_complex_value(u):
+        return cx.svd_jvp(t, u, s, vh, a)
     v = mT(vh)
     m, n = shape_of(a)[-2:]
     k = min(m, n)
@@ -294,6 +292,9 @@ def _svd_jvp(tangents, outs, a, hermitian):
 def _svd_vjp(cts, outs, a, hermitian):
     gu, gs, gvh = cts
     u, s, vh = outs
+    if is_complex_value(u):
+        (ga,) = cx.svd_vjp(gu, gs, gvh, u, s, vh, a)
+        return [sym_lower_T(ga, herm=True) if hermitian else ga]
     v, gv = mT(vh), mT(gvh)
     m, n = shape_of(a)[-2:]
     k = min(m, n)
@@ -317,13 +318,18 @@ svd_p = multi_output("svd", lambda a, hermitian: tuple(
 
 def _svdvals_jvp(t, s, a, hermitian=False):
     u, _, vh = svd(a, full_matrices=False, hermitian=hermitian)
-    return sum_(u * mm(sym_lower(t) if hermitian else t, mT(vh)), axis=-2)
+    herm = is_complex_value(u)
+    t = sym_lower(t, herm=herm) if hermitian else t
+    if herm:
+        return cx.svdvals_jvp(t, u, vh)
+    return sum_(u * mm(t, mT(vh)), axis=-2)
 
 
 def _svdvals_vjp(ct, s, a, hermitian=False):
     u, _, vh = svd(a, full_matrices=False, hermitian=hermitian)
-    ga = mm(u * _row(ct), vh)
-    return sym_lower_T(ga) if hermitian else ga
+    herm = is_complex_value(u)
+    ga = cx.svdvals_vjp(ct, u, vh) if herm else mm(u * _row(ct), vh)
+    return sym_lower_T(ga, herm=herm) if hermitian else ga
 
 
 svdvals_p = register(Primitive("svdvals", lambda a, hermitian=False: np.linalg.svd(
@@ -334,7 +340,7 @@ svdvals_p.defvjp(_svdvals_vjp)
 
 def svdvals(x, /):
     """Singular values, descending: ṡ_i = u_iᵀ Ȧ v_i, Ā = U diag(s̄) Vᵀ."""
-    check_matrix("svdvals", x, "x", real=True)
+    check_matrix("svdvals", x, "x")
     return svdvals_p(x)
 
 
@@ -343,9 +349,9 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """``np.linalg.svd``. Differentiable in the reduced form (``full_matrices=False``, or
     any square matrix); ``compute_uv=False`` gives :func:`svdvals`. ``hermitian=True``
     reads the lower triangle only, as NumPy's eigh-based path does (see module doc)."""
-    check_matrix("svd", a, real=True)
+    check_matrix("svd", a)
     if hermitian:
-        check_square("svd", a, real=True)
+        check_square("svd", a)
         return svdvals_p(a, hermitian=True) if not compute_uv else SVDResult(
             *_call_unpacked(svd_p, a, hermitian=True))
     if not compute_uv:
