@@ -202,12 +202,10 @@ EigResult = collections.namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 
 
 def _eig_impl(a):
+    """NumPy's eig; a real matrix with a real spectrum gets real eigenpairs (as NumPy
+    before 2.5 returns them), else complex ones."""
     w, v = np.linalg.eig(a)
-    if np.iscomplexobj(w):
-        if np.any(w.imag != 0):
-            raise NotImplementedError(
-                f"eig: the matrix of shape {np.shape(a)} has complex eigenvalues; dualad "
-                f"differentiates eig only for real spectra (use eigh for symmetric matrices)")
+    if np.iscomplexobj(w) and not np.iscomplexobj(a) and not np.any(w.imag != 0):
         w, v = w.real, v.real
     return w, v
 
@@ -215,6 +213,8 @@ def _eig_impl(a):
 def _eig_jvp(tangents, outs, a):
     (t,) = tangents
     w, v = outs
+    if is_complex_value(v):
+        return cx.eig_jvp(t, w, v)
     c = solve_p(v, mm(t, v))
     d = mm(v, _gap_inverse(w) * c)
     return [diagonal_p(c, offset=0), d - v * _row(sum_(v * d, axis=-2))]
@@ -223,6 +223,8 @@ def _eig_jvp(tangents, outs, a):
 def _eig_vjp(cts, outs, a):
     gw, gv = cts
     w, v = outs
+    if is_complex_value(v):
+        return cx.eig_vjp(gw, gv, w, v)
     n = shape_of(w)[-1]
     gv = gv - v * _row(sum_(v * gv, axis=-2))
     k = diag_embed_p(gw, offset=0, shape=(n, n)) + _gap_inverse(w) * mm(mT(v), gv)
@@ -239,12 +241,15 @@ _EIG_ALWAYS_COMPLEX = np.iscomplexobj(np.linalg.eig(np.eye(1))[0])
 
 @implements(np.linalg.eig)
 def eig(a):
-    """``np.linalg.eig`` for matrices with a real spectrum: eigenvalues and unit-norm
-    eigenvectors. Complex spectra raise NotImplementedError. Where NumPy returns complex
-    eigenpairs for a real spectrum (2.5 on), so does this (a real-to-complex embedding)."""
-    check_square("eig", a, real=True)
+    """``np.linalg.eig``: eigenvalues and unit-norm eigenvectors, of real and complex
+    matrices. A real matrix with a complex spectrum gets complex eigenpairs (as NumPy
+    gives them), and a real input's cotangent is real. Eigenvectors follow LAPACK's phase
+    convention (the largest component real, :mod:`.decomp_complex`). Where NumPy returns
+    complex eigenpairs for a real spectrum (2.5 on), so does this (a real-to-complex
+    embedding)."""
+    check_square("eig", a)
     w, v = _call_unpacked(eig_p, a)
-    if _EIG_ALWAYS_COMPLEX:
+    if _EIG_ALWAYS_COMPLEX and not is_complex_value(w):
         dtype = np.result_type(primal_value(w), np.complex64)
         w, v = cast(w, dtype, "eig"), cast(v, dtype, "eig")
     return EigResult(w, v)
@@ -252,7 +257,7 @@ def eig(a):
 
 @implements(np.linalg.eigvals)
 def eigvals(a):
-    """``np.linalg.eigvals`` (real spectrum): λ̇ = diag(V⁻¹ Ȧ V)."""
+    """``np.linalg.eigvals``: λ̇ = diag(V⁻¹ Ȧ V)."""
     return eig(a)[0]
 
 
