@@ -50,6 +50,7 @@ import numpy as np
 
 from ...tracer import ndim_of, primal_value, shape_of
 from ...primitive import Primitive, implements, register, sample
+from ..core.complex_numbers import real
 from ..core.indexing import index
 from ..core.products import diag_embed_p, diagonal_p, tril
 from ..core.reductions import sum as sum_
@@ -127,6 +128,17 @@ def _call_unpacked(prim, *args, **params):
     return unpack(prim(*args, **params), cs)
 
 
+def _real_values(x):
+    """The real eigenvalues (singular values) of a complex matrix, which the packed value
+    carries as complex numbers with zero imaginary part: NumPy's real dtype."""
+    return real(x) if is_complex_value(x) else x
+
+
+def _svd_result(parts):
+    u, s, vh = parts
+    return SVDResult(u, _real_values(s), vh)
+
+
 # --- symmetric eigendecomposition ----------------------------------------------------
 EighResult = collections.namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 
@@ -167,7 +179,8 @@ def eigh(a, UPLO="L"):
     mirrored, the real part of the diagonal). Eigenvectors need distinct eigenvalues and
     follow LAPACK's phase convention (see module doc and :mod:`.decomp_complex`)."""
     check_square("eigh", a)
-    return EighResult(*_call_unpacked(eigh_p, a, UPLO=_uplo("eigh", UPLO)))
+    w, v = _call_unpacked(eigh_p, a, UPLO=_uplo("eigh", UPLO))
+    return EighResult(_real_values(w), v)
 
 
 def _eigvalsh_jvp(t, w, a, UPLO):
@@ -344,7 +357,8 @@ svdvals_p.defvjp(_svdvals_vjp)
 
 
 def svdvals(x, /):
-    """Singular values, descending: ṡ_i = u_iᵀ Ȧ v_i, Ā = U diag(s̄) Vᵀ."""
+    """Singular values, descending: ṡ_i = Re(u_iᴴ Ȧ v_i), Ā = conj(U) diag(s̄) Vᵀ
+    (U diag(s̄) Vᵀ for a real matrix)."""
     check_matrix("svdvals", x, "x")
     return svdvals_p(x)
 
@@ -357,8 +371,8 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     check_matrix("svd", a)
     if hermitian:
         check_square("svd", a)
-        return svdvals_p(a, hermitian=True) if not compute_uv else SVDResult(
-            *_call_unpacked(svd_p, a, hermitian=True))
+        return svdvals_p(a, hermitian=True) if not compute_uv else _svd_result(
+            _call_unpacked(svd_p, a, hermitian=True))
     if not compute_uv:
         return svdvals_p(a)
     m, n = shape_of(a)[-2:]
@@ -367,7 +381,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
             f"svd: full_matrices=True of a non-square matrix (shape {shape_of(a)}) is not "
             f"differentiable (the extra singular vectors are not unique); pass "
             f"full_matrices=False")
-    return SVDResult(*_call_unpacked(svd_p, a, hermitian=False))
+    return _svd_result(_call_unpacked(svd_p, a, hermitian=False))
 
 
 # --- QR --------------------------------------------------------------------------------
@@ -432,19 +446,37 @@ _SYM3 = np.array([[2.0, 0.3, -0.4], [0.3, 1.0, 0.2], [-0.4, 0.2, -1.0]])
 _REAL3 = np.array([[3.0, 0.4, -0.2], [0.1, 2.0, 0.5], [-0.3, 0.2, 1.0]])
 _TALL = np.array([[2.0, 0.5], [-0.3, 1.5], [0.4, 0.1]])
 
-eigh_p.samples = [sample(_SYM3, UPLO="L"), sample(np.stack([_SYM3, -_SYM3.T]), UPLO="U")]
-eigvalsh_p.samples = [sample(_SYM3, UPLO="L"), sample(_SYM3 + 0.1 * np.tril(_REAL3), UPLO="U")]
+# complex samples: a Hermitian matrix (plus an ignored non-Hermitian part: only the UPLO
+# triangle and the real diagonal are read), a general complex matrix, a real matrix with a
+# complex-conjugate pair of eigenvalues, complex tall/wide matrices
+_SKEW3 = np.array([[0.0, 0.5, -0.2], [-0.5, 0.0, 0.3], [0.2, -0.3, 0.0]])
+_HERM3 = _SYM3 + 1j * _SKEW3
+_CPLX3 = _REAL3 + 0.4j * _SYM3[::-1]
+_ROT3 = np.array([[1.0, -2.0, 0.3], [2.0, 1.2, -0.1], [0.2, 0.1, 3.0]])
+_CTALL = _TALL + 0.5j * _TALL[::-1]
+eigh_p.samples = [sample(_SYM3, UPLO="L"), sample(np.stack([_SYM3, -_SYM3.T]), UPLO="U"),
+                  sample(_HERM3 + 0.2j * np.eye(3) + 0.1 * np.triu(_REAL3, 1), UPLO="L"),
+                  sample(np.stack([_HERM3, _HERM3.conj()]) + 0.1j * np.tril(_REAL3),
+                         UPLO="U")]
+eigvalsh_p.samples = [sample(_SYM3, UPLO="L"), sample(_SYM3 + 0.1 * np.tril(_REAL3), UPLO="U"),
+                      sample(_HERM3 + 0.1j * np.triu(_REAL3), UPLO="L"),
+                      sample(_HERM3 + 0.1j * np.tril(_REAL3), UPLO="U")]
 # LAPACK's eigenvalue order is unspecified and can change under a perturbation (for
 # _REAL3.T within 0.007): finite differences need a neighbourhood where it is stable.
-eig_p.samples = [sample(_REAL3), sample(np.stack([_REAL3, _REAL3[::-1, ::-1]]))]
+eig_p.samples = [sample(_REAL3), sample(np.stack([_REAL3, _REAL3[::-1, ::-1]])),
+                 sample(_CPLX3), sample(_ROT3), sample(np.stack([_CPLX3, _CPLX3.T + 0.5]))]
 # hermitian=True: the point need not be symmetric (A_eff is built from its lower triangle);
 # _SYM3 and A_eff of _HERM_POINT are indefinite, with distinct nonzero |λ|.
 _HERM_POINT = _REAL3 - 2.2 * np.eye(3)
 svd_p.samples = [sample(_TALL, hermitian=False), sample(_TALL.T, hermitian=False),
                  sample(_REAL3, hermitian=False), sample((3, 2), hermitian=False),
                  sample(_SYM3, hermitian=True), sample(_HERM_POINT, hermitian=True),
-                 sample(np.stack([_REAL3, -_SYM3]), hermitian=True)]
+                 sample(np.stack([_REAL3, -_SYM3]), hermitian=True),
+                 sample(_CTALL, hermitian=False), sample(_CTALL.T, hermitian=False),
+                 sample(_CPLX3, hermitian=False), sample(_HERM3 - 1.5 * np.eye(3), hermitian=True)]
 svdvals_p.samples = [sample(_TALL), sample(np.stack([_REAL3, _SYM3])), sample((2, 3)),
                      sample(_SYM3, hermitian=True), sample(_HERM_POINT, hermitian=True),
-                     sample(np.stack([_REAL3, -_SYM3]), hermitian=True)]
+                     sample(np.stack([_REAL3, -_SYM3]), hermitian=True),
+                     sample(_CTALL), sample(np.stack([_CPLX3, _HERM3])),
+                     sample(_HERM3 - 1.5 * np.eye(3), hermitian=True)]
 qr_p.samples = [sample(_TALL), sample(_REAL3), sample((2, 3, 2))]

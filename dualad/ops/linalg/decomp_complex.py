@@ -34,6 +34,12 @@ Formulas (F_ij = 1/(λ_j − λ_i), 0 on the diagonal and on exact ties, as for 
         U [(F∘(J − Jᴴ)) S + diag s̄ + S (F∘(K − Kᴴ)) + i diag(Im J_ii / s_i)] Vᴴ
           + (I − U Uᴴ) Ḡ_U S⁻¹ Vᴴ + U S⁻¹ Ḡ_Vᴴ (I − V Vᴴ),  J = Uᴴ Ḡ_U, K = Vᴴ Ḡ_V
 
+Zero singular values: the phase term i Im P_ii / s_i is taken as 0 where s_i = 0 (the
+relative phase of u_i and v_i is undefined there); the terms (I − U Uᴴ) Ȧ V S⁻¹ of a
+non-square matrix need s > 0, as for real input. Near-ties of the largest component in
+eig's columns make LAPACK's phase jump: V itself is then not differentiable, gauge-invariant
+functions of it are.
+
 V̄₀ is the vectors' cotangent with the gauge's transpose added: the phase gets
 φ̄ = −Im diag(Vᵀ V̄) (− Im diag(Uᵀ Ū) for svd) and V̄₀ = V̄ + e_r ⊗ (i φ̄ / V_r).
 """
@@ -143,6 +149,13 @@ def _svd_gauge_on_v(a):
     return m >= n
 
 
+def _over_s(x, s):
+    """x / s, and 0 where s = 0: the relative phase of u_i and v_i is not defined for a
+    zero singular value, and no gauge-invariant function depends on it (as F's ties)."""
+    zero = equal(s, 0.0)
+    return where(zero, 0.0, x / where(zero, 1.0, s))
+
+
 def svd_jvp(t, u, s, vh, a):
     v = H(vh)
     m, n = shape_of(a)[-2:]
@@ -152,7 +165,7 @@ def svd_jvp(t, u, s, vh, a):
     p = mm(H(u), tv)
     sr, sc = row(s), col(s)
     ph = H(p)
-    du = mm(u, f * (p * sr + sc * ph)) + u * row(1j * imag(diagonal_p(p, offset=0)) / s)
+    du = mm(u, f * (p * sr + sc * ph)) + u * row(1j * _over_s(imag(diagonal_p(p, offset=0)), s))
     if m > k:
         du = du + (tv - mm(u, p)) / sr
     dv = mm(v, f * (sc * p + ph * sr))
@@ -184,7 +197,7 @@ def svd_vjp(gu, gs, gvh, u, s, vh, a):
     j = mm(H(u), gu_h)
     kk = mm(H(v), gv_h)
     inner = (f * (j - H(j))) * sr + sc * (f * (kk - H(kk))) \
-        + diag_embed_p(1j * imag(diagonal_p(j, offset=0)) / s + real(gs), offset=0,
+        + diag_embed_p(1j * _over_s(imag(diagonal_p(j, offset=0)), s) + real(gs), offset=0,
                        shape=(k, k))
     ga = mm(mm(u, inner), vh)
     if m > k:
