@@ -29,10 +29,14 @@ eigenvalues (singular values) coincide — there F's zero entries make a
 derivative that is finite but meaningless unless the loss is invariant under
 rotations inside the eigenspace; eigenvalues alone (eigvalsh, svdvals) are
 differentiable wherever they are simple. The vector terms of svd need s > 0.
-eigh, like LAPACK, reads only the ``UPLO`` triangle. eig supports real
-spectra only (complex eigenvalues raise NotImplementedError); like NumPy it
-returns eigenvalues in LAPACK's unspecified order, which a perturbation can
-permute: the derivative is that of the ordering at the point. qr needs full
+eigh, like LAPACK, reads only the ``UPLO`` triangle. Like NumPy, eig returns
+eigenvalues in LAPACK's unspecified order, which a perturbation can permute: the
+derivative is that of the ordering at the point.
+
+Complex input (eigh/eigvalsh, eig/eigvals, svd/svdvals) and real matrices with complex
+spectra (eig): the rules in :mod:`.decomp_complex` (the formulas above with ᵀ → ᴴ, Re/Im
+where a value is real, and a phase (gauge) term for LAPACK's convention), called when the
+primal value is complex. qr needs full
 rank (for m < n: an invertible leading m×m block).
 
 ``hermitian=True`` (svd, svdvals): NumPy computes the decomposition from ``eigh``,
