@@ -229,10 +229,46 @@ def _einsum_vjp(i):
     return vjp
 
 
+def _sublist_letters(sub, what):
+    """One sublist (ints 0-51 and Ellipsis) as subscript letters, NumPy's mapping:
+    0-25 → 'A'-'Z', 26-51 → 'a'-'z'; Ellipsis → '...'."""
+    try:
+        items = list(sub)
+    except TypeError:
+        raise TypeError(f"einsum: the {what} must be a list of integers in [0, 52) or "
+                        f"Ellipsis, got {sub!r}") from None
+    letters = ""
+    for k in items:
+        if k is Ellipsis:
+            letters += "..."
+        elif isinstance(k, (int, np.integer)) and not isinstance(k, bool) and 0 <= k < 52:
+            letters += string.ascii_uppercase[k] if k < 26 else string.ascii_lowercase[k - 26]
+        else:
+            raise TypeError(f"einsum: the {what} must hold integers in [0, 52) or Ellipsis "
+                            f"(NumPy's sublist form), got {k!r} in {sub!r}")
+    return letters
+
+
+def _sublist_to_subscripts(args):
+    """``einsum(op0, sub0, op1, sub1, ..., [sub_out])`` → ``(spec, operands)``."""
+    operands = list(args[0::2])
+    subs = list(args[1::2])
+    out = None
+    if len(args) % 2:                 # an odd count: the last item is the output sublist
+        out = operands.pop()
+    spec = ",".join(_sublist_letters(s, f"sublist of operand {i}") for i, s in enumerate(subs))
+    if out is not None:
+        spec += "->" + _sublist_letters(out, "output sublist")
+    return spec, operands
+
+
 @implements(np.einsum)
 def einsum(spec, *operands, **kwargs):
+    """``np.einsum`` in the subscripts form (``einsum('ij,jk->ik', a, b)``) or NumPy's
+    sublist form (``einsum(a, [0, 1], b, [1, 2], [0, 2])``, Ellipsis allowed), which is
+    converted to subscripts (integer k is letter k of 'A'…'Z' 'a'…'z', as in NumPy)."""
     if not isinstance(spec, str):
-        raise NotImplementedError("einsum: only the subscripts-string form is differentiable")
+        spec, operands = _sublist_to_subscripts((spec,) + operands)
     subs, out = _parse_einsum(spec, [shape_of(o) for o in operands])
     for i in range(len(operands)):
         einsum_p.jvps[i] = einsum_p.jvps.get(i) or _einsum_jvp(i)

@@ -13,7 +13,9 @@ from ...tracer import ndim_of, primal_value, shape_of
 from .._util import batch_ndim
 from ..core.linear import lift
 from ..core.products import matmul_p, tril, triu
-from ..core.shape import reshape, swapaxes
+from ..core.complex_numbers import conj
+from ..core.elementwise import divide, equal, where
+from ..core.shape import expand_dims, reshape, swapaxes
 
 
 mm = matmul_p
@@ -81,18 +83,50 @@ def _sym_solve(m, r):
 
 
 
-def sym_lower(t, lower=True):
-    """The tangent of A_eff = tril(A) + tril(A, -1)ᵀ (or from the upper triangle)."""
+def sym_lower(t, lower=True, herm=False):
+    """The tangent of A_eff = tril(A) + tril(A, -1)ᵀ (or from the upper triangle).
+
+    ``herm`` (a complex Hermitian solver, as LAPACK's zheevd): A_eff = tril(A, -1) +
+    Re diag(A) + tril(A, -1)ᴴ, which is ½(M + Mᴴ) with M = tril(A) + tril(A, -1): the
+    imaginary parts of the diagonal are not read. An R-linear (not C-linear) map."""
+    if herm:
+        m = tril(t) + tril(t, -1) if lower else triu(t) + triu(t, 1)
+        return 0.5 * (m + conj(mT(m)))
     if lower:
         return tril(t) + mT(tril(t, -1))
     return triu(t) + mT(triu(t, 1))
 
 
-def sym_lower_T(g, lower=True):
-    """The adjoint of :func:`sym_lower`: tril(G) + tril(Gᵀ, -1)."""
+def sym_lower_T(g, lower=True, herm=False):
+    """The transpose of :func:`sym_lower` (pairing Re Σ ū·v): tril(G) + tril(Gᵀ, -1);
+    with ``herm``, tril(H) + tril(H, -1) for H = ½(G + Gᴴ) (the diagonal gets Re G_ii)."""
+    if herm:
+        h = 0.5 * (g + conj(mT(g)))
+        return tril(h) + tril(h, -1) if lower else triu(h) + triu(h, 1)
     if lower:
         return tril(g) + tril(mT(g), -1)
     return triu(g) + triu(mT(g), 1)
+
+
+def is_complex_value(x):
+    """Whether the primal value of ``x`` is complex (decides which rules apply)."""
+    return np.iscomplexobj(primal_value(x))
+
+
+def gap_inverse(lam):
+    """F_ij = 1/(λ_j - λ_i) off the diagonal, 0 on it and where λ_i == λ_j exactly."""
+    d = expand_dims(lam, -2) - expand_dims(lam, -1)
+    tie = equal(d, 0.0)
+    return where(tie, 0.0, divide(1.0, where(tie, 1.0, d)))
+
+
+def row(v):
+    """v[..., None, :]: a vector scaling the columns of a matrix."""
+    return expand_dims(v, -2)
+
+
+def col(v):
+    return expand_dims(v, -1)
 
 
 

@@ -26,14 +26,15 @@ pinv, lstsq and norms in :mod:`.norm`. The package's ``NUMPY_FUNCTIONS``
 Complex inputs: the holomorphic ones (inv, solve, det, solve_triangular,
 matrix_power, multi_dot, expm, logm, sqrtm, solve_sylvester) take complex matrices in
 both modes with JAX's convention (cotangents are not conjugated: ū ↦ ū J).
-Decompositions (eigh, eig, svd, qr, lu), cholesky, slogdet, pinv, lstsq, cond
-and norms are real-only: a complex argument raises NotImplementedError.
+eigh, eig, svd and the norms take complex matrices by their R-linear rules
+(:mod:`.decomp_complex`, docs/linalg.md); qr, lu, cholesky, slogdet, pinv, lstsq and
+cond are real-only: a complex argument raises NotImplementedError.
 
 Coverage (F = forward, R = reverse, both to any order; S = SymPy translation):
 
     numpy.linalg  inv FRS, solve FRS, det FRS (stacks), slogdet FRS (sign: zero
-                  derivative), cholesky FRS, eigh FR, eigvalsh FR, eig FR (real
-                  spectrum), eigvals FR, svd FR (reduced), svdvals FR, qr FR, pinv FR,
+                  derivative), cholesky FRS, eigh FR, eigvalsh FR, eig FR (complex
+                  spectra too), eigvals FR, svd FR (reduced), svdvals FR, qr FR, pinv FR,
                   lstsq FR (x, residuals, s), norm FR (every ord/axis), matrix_norm FR,
                   vector_norm FR, cond FR, matrix_power FR, multi_dot FR, tensorinv FR,
                   tensorsolve FR, matrix_transpose/diagonal/trace/matmul/outer/vecdot/

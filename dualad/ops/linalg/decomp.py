@@ -1,8 +1,8 @@
 """Decompositions with several outputs: eigh, eig, svd, qr (and eigvalsh, svdvals).
 
 A decomposition is ONE primitive whose value packs its outputs along a last
-axis (``pack``/``unpack``), so the tape keeps one value per node; the public
-function unpacks it with reshape/getitem, which are differentiable. Its rules
+axis (``pack``/``unpack`` in :mod:`._multi`), so the tape keeps one value per node; the
+public function unpacks it with reshape/getitem, which are differentiable. Its rules
 see the unpacked outputs and tangents/cotangents (leading batch axes allowed).
 With F_ij = 1/(λ_j - λ_i) for i ≠ j (0 on the diagonal and, by convention, 0
 where two eigenvalues are exactly equal):
@@ -29,10 +29,14 @@ eigenvalues (singular values) coincide — there F's zero entries make a
 derivative that is finite but meaningless unless the loss is invariant under
 rotations inside the eigenspace; eigenvalues alone (eigvalsh, svdvals) are
 differentiable wherever they are simple. The vector terms of svd need s > 0.
-eigh, like LAPACK, reads only the ``UPLO`` triangle. eig supports real
-spectra only (complex eigenvalues raise NotImplementedError); like NumPy it
-returns eigenvalues in LAPACK's unspecified order, which a perturbation can
-permute: the derivative is that of the ordering at the point. qr needs full
+eigh, like LAPACK, reads only the ``UPLO`` triangle. Like NumPy, eig returns
+eigenvalues in LAPACK's unspecified order, which a perturbation can permute: the
+derivative is that of the ordering at the point.
+
+Complex input (eigh/eigvalsh, eig/eigvals, svd/svdvals) and real matrices with complex
+spectra (eig): the rules in :mod:`.decomp_complex` (the formulas above with ᵀ → ᴴ, Re/Im
+where a value is real, and a phase (gauge) term for LAPACK's convention), called when the
+primal value is complex. qr needs full
 rank (for m < n: an invertible leading m×m block).
 
 ``hermitian=True`` (svd, svdvals): NumPy computes the decomposition from ``eigh``,
@@ -48,97 +52,30 @@ import collections
 
 import numpy as np
 
-from ...tracer import ndim_of, primal_value, shape_of
+from ...tracer import primal_value, shape_of
 from ...primitive import Primitive, implements, register, sample
-from ..core.elementwise import divide, equal, where
+from ..core.complex_numbers import real
 from ..core.indexing import index
 from ..core.products import diag_embed_p, diagonal_p, tril
 from ..core.reductions import sum as sum_
-from ..core.shape import cast, concatenate, expand_dims, reshape
+from ..core.shape import cast, concatenate
 from .basic import solve_p, solve_triangular_p
-from ._common import check_matrix, check_square, mm, mT, sym_lower, sym_lower_T
+from ._common import (check_matrix, check_square, gap_inverse as _gap_inverse,
+                      is_complex_value, mm, mT, row as _row, col as _col, sym_lower,
+                      sym_lower_T)
+from . import decomp_complex as cx
+from ._multi import _call_unpacked, multi_output
 
 
-# --- packing several outputs into one value ---------------------------------------------
-def _size(core):
-    return int(np.prod(core, dtype=np.int64))
+def _real_values(x):
+    """The real eigenvalues (singular values) of a complex matrix, which the packed value
+    carries as complex numbers with zero imaginary part: NumPy's real dtype."""
+    return real(x) if is_complex_value(x) else x
 
 
-def pack(parts, cores):
-    """Concatenate ``parts`` (leading axes + core shape each; None = zero) along a last axis."""
-    lead = None
-    for p, c in zip(parts, cores):
-        if p is not None:
-            lead = shape_of(p)[:ndim_of(p) - len(c)]
-            break
-    if lead is None:
-        return None
-    flat = [reshape(p, lead + (_size(c),)) if p is not None else np.zeros(lead + (_size(c),))
-            for p, c in zip(parts, cores)]
-    return concatenate(flat, axis=-1)
-
-
-def unpack(x, cores):
-    """The parts of a packed value (any leading axes), reshaped to their core shapes."""
-    lead = shape_of(x)[:-1]
-    out, start = [], 0
-    for c in cores:
-        n = _size(c)
-        out.append(reshape(index(x, (Ellipsis, slice(start, start + n))), lead + tuple(c)))
-        start += n
-    return out
-
-
-def _np_pack(parts, cores):
-    lead = np.shape(parts[0])[:np.ndim(parts[0]) - len(cores[0])]
-    return np.concatenate([np.reshape(p, lead + (_size(c),)) for p, c in zip(parts, cores)],
-                          axis=-1)
-
-
-def multi_output(name, impl, cores, jvp, vjp):
-    """A primitive computing ``impl(*args, **params) -> tuple`` as one packed array.
-
-    ``cores(*shapes, **params)`` gives the core shape of each output;
-    ``jvp(tangents, outs, *args, **params)`` returns the output tangents (None = zero)
-    and ``vjp(cts, outs, *args, **params)`` the list of argument cotangents.
-    """
-    def packed_impl(*args, **params):
-        return _np_pack(impl(*args, **params), cores(*[np.shape(a) for a in args], **params))
-
-    prim = register(Primitive(name, packed_impl, cores=cores, sparsity="matrix"))
-
-    def jvp_all(tangents, ans, *args, **params):
-        cs = cores(*[shape_of(a) for a in args], **params)
-        return pack(jvp(tangents, unpack(ans, cs), *args, **params), cs)
-
-    def vjp_all(ct, ans, *args, **params):
-        cs = cores(*[shape_of(a) for a in args], **params)
-        return vjp(unpack(ct, cs), unpack(ans, cs), *args, **params)
-
-    prim.jvp_all = jvp_all
-    prim.vjp_all = vjp_all
-    return prim
-
-
-def _call_unpacked(prim, *args, **params):
-    cs = prim.cores(*[shape_of(a) for a in args], **params)
-    return unpack(prim(*args, **params), cs)
-
-
-def _gap_inverse(lam):
-    """F_ij = 1/(λ_j - λ_i) off the diagonal, 0 on it and where λ_i == λ_j exactly."""
-    d = expand_dims(lam, -2) - expand_dims(lam, -1)
-    tie = equal(d, 0.0)
-    return where(tie, 0.0, divide(1.0, where(tie, 1.0, d)))
-
-
-def _row(v):
-    """v[..., None, :]: a vector scaling the columns of a matrix."""
-    return expand_dims(v, -2)
-
-
-def _col(v):
-    return expand_dims(v, -1)
+def _svd_result(parts):
+    u, s, vh = parts
+    return SVDResult(u, _real_values(s), vh)
 
 
 # --- symmetric eigendecomposition ----------------------------------------------------
@@ -148,6 +85,8 @@ EighResult = collections.namedtuple("EighResult", ["eigenvalues", "eigenvectors"
 def _eigh_jvp(tangents, outs, a, UPLO):
     (t,) = tangents
     w, v = outs
+    if is_complex_value(v):
+        return cx.eigh_jvp(t, w, v, UPLO == "L")
     c = mm(mm(mT(v), sym_lower(t, UPLO == "L")), v)
     return [diagonal_p(c, offset=0), mm(v, _gap_inverse(w) * c)]
 
@@ -155,6 +94,8 @@ def _eigh_jvp(tangents, outs, a, UPLO):
 def _eigh_vjp(cts, outs, a, UPLO):
     gw, gv = cts
     w, v = outs
+    if is_complex_value(v):
+        return cx.eigh_vjp(gw, gv, w, v, UPLO == "L")
     n = shape_of(w)[-1]
     k = diag_embed_p(gw, offset=0, shape=(n, n)) + _gap_inverse(w) * mm(mT(v), gv)
     return [sym_lower_T(mm(mm(v, k), mT(v)), UPLO == "L")]
@@ -173,18 +114,25 @@ def _uplo(fname, UPLO):
 @implements(np.linalg.eigh)
 def eigh(a, UPLO="L"):
     """``np.linalg.eigh``: (eigenvalues ascending, eigenvectors as columns). Only the
-    ``UPLO`` triangle is read. Eigenvectors need distinct eigenvalues (see module doc)."""
-    check_square("eigh", a, real=True)
-    return EighResult(*_call_unpacked(eigh_p, a, UPLO=_uplo("eigh", UPLO)))
+    ``UPLO`` triangle is read (of a complex Hermitian matrix: that triangle, its conjugate
+    mirrored, the real part of the diagonal). Eigenvectors need distinct eigenvalues and
+    follow LAPACK's phase convention (see module doc and :mod:`.decomp_complex`)."""
+    check_square("eigh", a)
+    w, v = _call_unpacked(eigh_p, a, UPLO=_uplo("eigh", UPLO))
+    return EighResult(_real_values(w), v)
 
 
 def _eigvalsh_jvp(t, w, a, UPLO):
     v = eigh(a, UPLO)[1]
+    if is_complex_value(v):
+        return cx.eigvalsh_jvp(t, v, UPLO == "L")
     return sum_(v * mm(sym_lower(t, UPLO == "L"), v), axis=-2)
 
 
 def _eigvalsh_vjp(ct, w, a, UPLO):
     v = eigh(a, UPLO)[1]
+    if is_complex_value(v):
+        return cx.eigvalsh_vjp(ct, v, UPLO == "L")
     return sym_lower_T(mm(v * _row(ct), mT(v)), UPLO == "L")
 
 
@@ -197,7 +145,7 @@ eigvalsh_p.defvjp(_eigvalsh_vjp)
 @implements(np.linalg.eigvalsh)
 def eigvalsh(a, UPLO="L"):
     """``np.linalg.eigvalsh``: λ̇_i = v_iᵀ Ȧ v_i, Ā = V diag(λ̄) Vᵀ (symmetrized onto UPLO)."""
-    check_square("eigvalsh", a, real=True)
+    check_square("eigvalsh", a)
     return eigvalsh_p(a, UPLO=_uplo("eigvalsh", UPLO))
 
 
@@ -206,12 +154,10 @@ EigResult = collections.namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 
 
 def _eig_impl(a):
+    """NumPy's eig; a real matrix with a real spectrum gets real eigenpairs (as NumPy
+    before 2.5 returns them), else complex ones."""
     w, v = np.linalg.eig(a)
-    if np.iscomplexobj(w):
-        if np.any(w.imag != 0):
-            raise NotImplementedError(
-                f"eig: the matrix of shape {np.shape(a)} has complex eigenvalues; dualad "
-                f"differentiates eig only for real spectra (use eigh for symmetric matrices)")
+    if np.iscomplexobj(w) and not np.iscomplexobj(a) and not np.any(w.imag != 0):
         w, v = w.real, v.real
     return w, v
 
@@ -219,6 +165,8 @@ def _eig_impl(a):
 def _eig_jvp(tangents, outs, a):
     (t,) = tangents
     w, v = outs
+    if is_complex_value(v):
+        return cx.eig_jvp(t, w, v)
     c = solve_p(v, mm(t, v))
     d = mm(v, _gap_inverse(w) * c)
     return [diagonal_p(c, offset=0), d - v * _row(sum_(v * d, axis=-2))]
@@ -227,6 +175,8 @@ def _eig_jvp(tangents, outs, a):
 def _eig_vjp(cts, outs, a):
     gw, gv = cts
     w, v = outs
+    if is_complex_value(v):
+        return cx.eig_vjp(gw, gv, w, v)
     n = shape_of(w)[-1]
     gv = gv - v * _row(sum_(v * gv, axis=-2))
     k = diag_embed_p(gw, offset=0, shape=(n, n)) + _gap_inverse(w) * mm(mT(v), gv)
@@ -243,12 +193,15 @@ _EIG_ALWAYS_COMPLEX = np.iscomplexobj(np.linalg.eig(np.eye(1))[0])
 
 @implements(np.linalg.eig)
 def eig(a):
-    """``np.linalg.eig`` for matrices with a real spectrum: eigenvalues and unit-norm
-    eigenvectors. Complex spectra raise NotImplementedError. Where NumPy returns complex
-    eigenpairs for a real spectrum (2.5 on), so does this (a real-to-complex embedding)."""
-    check_square("eig", a, real=True)
+    """``np.linalg.eig``: eigenvalues and unit-norm eigenvectors, of real and complex
+    matrices. A real matrix with a complex spectrum gets complex eigenpairs (as NumPy
+    gives them), and a real input's cotangent is real. Eigenvectors follow LAPACK's phase
+    convention (the largest component real, :mod:`.decomp_complex`). Where NumPy returns
+    complex eigenpairs for a real spectrum (2.5 on), so does this (a real-to-complex
+    embedding)."""
+    check_square("eig", a)
     w, v = _call_unpacked(eig_p, a)
-    if _EIG_ALWAYS_COMPLEX:
+    if _EIG_ALWAYS_COMPLEX and not is_complex_value(w):
         dtype = np.result_type(primal_value(w), np.complex64)
         w, v = cast(w, dtype, "eig"), cast(v, dtype, "eig")
     return EigResult(w, v)
@@ -256,7 +209,7 @@ def eig(a):
 
 @implements(np.linalg.eigvals)
 def eigvals(a):
-    """``np.linalg.eigvals`` (real spectrum): λ̇ = diag(V⁻¹ Ȧ V)."""
+    """``np.linalg.eigvals``: λ̇ = diag(V⁻¹ Ȧ V)."""
     return eig(a)[0]
 
 
@@ -273,8 +226,10 @@ def _svd_cores(s, hermitian):
 def _svd_jvp(tangents, outs, a, hermitian):
     (t,) = tangents
     if hermitian:       # the SVD of A_eff: only the lower triangle is read
-        t = sym_lower(t)
+        t = sym_lower(t, herm=is_complex_value(a))
     u, s, vh = outs
+    if is_complex_value(u):
+        return cx.svd_jvp(t, u, s, vh, a)
     v = mT(vh)
     m, n = shape_of(a)[-2:]
     k = min(m, n)
@@ -294,6 +249,9 @@ def _svd_jvp(tangents, outs, a, hermitian):
 def _svd_vjp(cts, outs, a, hermitian):
     gu, gs, gvh = cts
     u, s, vh = outs
+    if is_complex_value(u):
+        (ga,) = cx.svd_vjp(gu, gs, gvh, u, s, vh, a)
+        return [sym_lower_T(ga, herm=True) if hermitian else ga]
     v, gv = mT(vh), mT(gvh)
     m, n = shape_of(a)[-2:]
     k = min(m, n)
@@ -317,13 +275,18 @@ svd_p = multi_output("svd", lambda a, hermitian: tuple(
 
 def _svdvals_jvp(t, s, a, hermitian=False):
     u, _, vh = svd(a, full_matrices=False, hermitian=hermitian)
-    return sum_(u * mm(sym_lower(t) if hermitian else t, mT(vh)), axis=-2)
+    herm = is_complex_value(u)
+    t = sym_lower(t, herm=herm) if hermitian else t
+    if herm:
+        return cx.svdvals_jvp(t, u, vh)
+    return sum_(u * mm(t, mT(vh)), axis=-2)
 
 
 def _svdvals_vjp(ct, s, a, hermitian=False):
     u, _, vh = svd(a, full_matrices=False, hermitian=hermitian)
-    ga = mm(u * _row(ct), vh)
-    return sym_lower_T(ga) if hermitian else ga
+    herm = is_complex_value(u)
+    ga = cx.svdvals_vjp(ct, u, vh) if herm else mm(u * _row(ct), vh)
+    return sym_lower_T(ga, herm=herm) if hermitian else ga
 
 
 svdvals_p = register(Primitive("svdvals", lambda a, hermitian=False: np.linalg.svd(
@@ -333,8 +296,9 @@ svdvals_p.defvjp(_svdvals_vjp)
 
 
 def svdvals(x, /):
-    """Singular values, descending: ṡ_i = u_iᵀ Ȧ v_i, Ā = U diag(s̄) Vᵀ."""
-    check_matrix("svdvals", x, "x", real=True)
+    """Singular values, descending: ṡ_i = Re(u_iᴴ Ȧ v_i), Ā = conj(U) diag(s̄) Vᵀ
+    (U diag(s̄) Vᵀ for a real matrix)."""
+    check_matrix("svdvals", x, "x")
     return svdvals_p(x)
 
 
@@ -343,11 +307,11 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """``np.linalg.svd``. Differentiable in the reduced form (``full_matrices=False``, or
     any square matrix); ``compute_uv=False`` gives :func:`svdvals`. ``hermitian=True``
     reads the lower triangle only, as NumPy's eigh-based path does (see module doc)."""
-    check_matrix("svd", a, real=True)
+    check_matrix("svd", a)
     if hermitian:
-        check_square("svd", a, real=True)
-        return svdvals_p(a, hermitian=True) if not compute_uv else SVDResult(
-            *_call_unpacked(svd_p, a, hermitian=True))
+        check_square("svd", a)
+        return svdvals_p(a, hermitian=True) if not compute_uv else _svd_result(
+            _call_unpacked(svd_p, a, hermitian=True))
     if not compute_uv:
         return svdvals_p(a)
     m, n = shape_of(a)[-2:]
@@ -356,7 +320,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
             f"svd: full_matrices=True of a non-square matrix (shape {shape_of(a)}) is not "
             f"differentiable (the extra singular vectors are not unique); pass "
             f"full_matrices=False")
-    return SVDResult(*_call_unpacked(svd_p, a, hermitian=False))
+    return _svd_result(_call_unpacked(svd_p, a, hermitian=False))
 
 
 # --- QR --------------------------------------------------------------------------------
@@ -421,19 +385,37 @@ _SYM3 = np.array([[2.0, 0.3, -0.4], [0.3, 1.0, 0.2], [-0.4, 0.2, -1.0]])
 _REAL3 = np.array([[3.0, 0.4, -0.2], [0.1, 2.0, 0.5], [-0.3, 0.2, 1.0]])
 _TALL = np.array([[2.0, 0.5], [-0.3, 1.5], [0.4, 0.1]])
 
-eigh_p.samples = [sample(_SYM3, UPLO="L"), sample(np.stack([_SYM3, -_SYM3.T]), UPLO="U")]
-eigvalsh_p.samples = [sample(_SYM3, UPLO="L"), sample(_SYM3 + 0.1 * np.tril(_REAL3), UPLO="U")]
+# complex samples: a Hermitian matrix (plus an ignored non-Hermitian part: only the UPLO
+# triangle and the real diagonal are read), a general complex matrix, a real matrix with a
+# complex-conjugate pair of eigenvalues, complex tall/wide matrices
+_SKEW3 = np.array([[0.0, 0.5, -0.2], [-0.5, 0.0, 0.3], [0.2, -0.3, 0.0]])
+_HERM3 = _SYM3 + 1j * _SKEW3
+_CPLX3 = _REAL3 + 0.4j * _SYM3[::-1]
+_ROT3 = np.array([[1.0, -2.0, 0.3], [2.0, 1.2, -0.1], [0.2, 0.1, 3.0]])
+_CTALL = _TALL + 0.5j * _TALL[::-1]
+eigh_p.samples = [sample(_SYM3, UPLO="L"), sample(np.stack([_SYM3, -_SYM3.T]), UPLO="U"),
+                  sample(_HERM3 + 0.2j * np.eye(3) + 0.1 * np.triu(_REAL3, 1), UPLO="L"),
+                  sample(np.stack([_HERM3, _HERM3.conj()]) + 0.1j * np.tril(_REAL3),
+                         UPLO="U")]
+eigvalsh_p.samples = [sample(_SYM3, UPLO="L"), sample(_SYM3 + 0.1 * np.tril(_REAL3), UPLO="U"),
+                      sample(_HERM3 + 0.1j * np.triu(_REAL3), UPLO="L"),
+                      sample(_HERM3 + 0.1j * np.tril(_REAL3), UPLO="U")]
 # LAPACK's eigenvalue order is unspecified and can change under a perturbation (for
 # _REAL3.T within 0.007): finite differences need a neighbourhood where it is stable.
-eig_p.samples = [sample(_REAL3), sample(np.stack([_REAL3, _REAL3[::-1, ::-1]]))]
+eig_p.samples = [sample(_REAL3), sample(np.stack([_REAL3, _REAL3[::-1, ::-1]])),
+                 sample(_CPLX3), sample(_ROT3), sample(np.stack([_CPLX3, _CPLX3.T + 0.5]))]
 # hermitian=True: the point need not be symmetric (A_eff is built from its lower triangle);
 # _SYM3 and A_eff of _HERM_POINT are indefinite, with distinct nonzero |λ|.
 _HERM_POINT = _REAL3 - 2.2 * np.eye(3)
 svd_p.samples = [sample(_TALL, hermitian=False), sample(_TALL.T, hermitian=False),
                  sample(_REAL3, hermitian=False), sample((3, 2), hermitian=False),
                  sample(_SYM3, hermitian=True), sample(_HERM_POINT, hermitian=True),
-                 sample(np.stack([_REAL3, -_SYM3]), hermitian=True)]
+                 sample(np.stack([_REAL3, -_SYM3]), hermitian=True),
+                 sample(_CTALL, hermitian=False), sample(_CTALL.T, hermitian=False),
+                 sample(_CPLX3, hermitian=False), sample(_HERM3 - 1.5 * np.eye(3), hermitian=True)]
 svdvals_p.samples = [sample(_TALL), sample(np.stack([_REAL3, _SYM3])), sample((2, 3)),
                      sample(_SYM3, hermitian=True), sample(_HERM_POINT, hermitian=True),
-                     sample(np.stack([_REAL3, -_SYM3]), hermitian=True)]
+                     sample(np.stack([_REAL3, -_SYM3]), hermitian=True),
+                     sample(_CTALL), sample(np.stack([_CPLX3, _HERM3])),
+                     sample(_HERM3 - 1.5 * np.eye(3), hermitian=True)]
 qr_p.samples = [sample(_TALL), sample(_REAL3), sample((2, 3, 2))]

@@ -103,14 +103,21 @@ def block_frechet(prim, a, e):
     return index(prim(block), (Ellipsis, slice(0, n), slice(n, 2 * n)))
 
 
-def _real_part(fname, a, x):
-    """A real matrix function of a real matrix: drop a round-off imaginary part."""
+def _real_part(fname, a, x, keep_complex=False):
+    """A real matrix function of a real matrix: drop a round-off imaginary part.
+
+    A true imaginary part (A has negative real eigenvalues) raises, or with
+    ``keep_complex`` stays: the value is then the principal function of the real matrix,
+    complex, and its derivative along real directions is the holomorphic one (a real
+    input's cotangent is the real part, docs/complex.md)."""
     if np.iscomplexobj(x) and not np.iscomplexobj(a):
         # round-off relative to a's precision: SciPy's logm of a float32 matrix leaves
         # imaginary parts near 1e-8, far above a float64 tolerance
         eps = np.finfo(np.result_type(a, np.float32)).eps
         tol = max(1e-10, 100.0 * eps)
         if np.abs(x.imag).max(initial=0.0) > tol * max(np.abs(x.real).max(initial=0.0), 1.0):
+            if keep_complex:
+                return x if np.result_type(a) != np.float32 else x.astype(np.complex64)
             raise NotImplementedError(
                 f"{fname}: the result for the real matrix of shape {np.shape(a)} is complex (it "
                 f"has negative real eigenvalues); complex results of real matrices are not "
@@ -154,7 +161,7 @@ def logm(a, disp=True):
 
 
 def _sqrtm_impl(a):
-    return _real_part("sqrtm", a, scipy.linalg.sqrtm(a))
+    return _real_part("sqrtm", a, scipy.linalg.sqrtm(a), keep_complex=True)
 
 
 sqrtm_p = register(Primitive("sqrtm", _sqrtm_impl, sparsity="matrix"))
@@ -163,9 +170,13 @@ sqrtm_p.defvjp(lambda ct, x, a: solve_sylvester_p(mT(x), mT(x), ct))
 
 
 def sqrtm(a, disp=True, blocksize=64):
-    """``scipy.linalg.sqrtm`` (principal square root, real case): X Ẋ + Ẋ X = Ȧ, solved
-    as a Sylvester equation; the VJP solves the transposed one. Needs no eigenvalue
-    of A on the closed negative real axis."""
+    """``scipy.linalg.sqrtm`` (principal square root): X Ẋ + Ẋ X = Ȧ, solved as a
+    Sylvester equation; the VJP solves the transposed one (no conjugate: the function is
+    holomorphic). Real and complex matrices; a real matrix with negative real eigenvalues
+    has a complex square root, returned as SciPy returns it, and its derivative along real
+    directions is the same formula (a real A's cotangent is the real part). Needs the
+    Sylvester operator X ↦ X Ẋ + Ẋ X invertible: A nonsingular (no zero eigenvalue, where
+    the square root has no derivative)."""
     check_square("sqrtm", a, "A")
     return sqrtm_p(a)
 
@@ -238,5 +249,9 @@ def tensorsolve(a, b, axes=None):
 solve_sylvester_p.samples = [sample(_A2, np.array([[0.7]]), (2, 1)), sample(_A2, _A2.T, (2, 2)),
                              sample(_A2, _A3, (2, 3))]
 expm_p.samples = [sample((2, 2)), sample((3, 3)), sample((2, 2, 2))]
-sqrtm_p.samples = [sample(_SPD3), sample(_A2)]
+# the last sample has eigenvalues -1 and 2 (+ 0.2j): a complex square root of a real matrix
+# and of a complex one near the negative axis
+_NEG2 = np.array([[0.0, 1.0], [2.0, 1.0]])
+sqrtm_p.samples = [sample(_SPD3), sample(_A2), sample(_NEG2), sample(_NEG2 + 0.1j * _A2),
+                   sample(np.stack([_NEG2, _A2]))]
 logm_p.samples = [sample(_SPD3), sample(_A2), sample(np.stack([_A2, _A2.T]))]

@@ -9,6 +9,9 @@
     lstsq x = A⁺ b (differentiable in A and b); residuals Σ(A x - b)²; s = svdvals(A)
     norm  composed of registry operations, every ord/axis/keepdims of np.linalg.norm
 
+Complex input: every norm is real-valued, |x|² = Re(x·conj x), and the matrix norms
+2, -2 and 'nuc' use the complex singular values; pinv, lstsq and cond stay real-only.
+
 Conventions: ``|·|'(0) = 0``; every 2-norm, p-norm and Frobenius norm has
 derivative 0 at x = 0 (a subgradient; the double-where trick keeps inf·0
 out of both modes and of second derivatives); ``ord=0`` counts nonzeros and
@@ -25,8 +28,9 @@ from .._util import normalize_axes
 from ..core.elementwise import equal, power, sqrt, where
 from ..core.complex_numbers import absolute
 from .basic import inv
-from ._common import (_A3, check_matrix, check_real, check_square, mm, mT, sym_lower,
-                      sym_lower_T)
+from ..core.complex_numbers import conj, real
+from ._common import (_A3, check_matrix, check_real, check_square, is_complex_value, mm, mT,
+                      sym_lower, sym_lower_T)
 from .decomp import _HERM_POINT, _SYM3, _TALL, svdvals_p
 from ..core.reductions import max as max_, min as min_, sum as sum_
 from ..core.shape import moveaxis, reshape
@@ -130,15 +134,23 @@ def _safe_root(s, p=2.0):
     return where(zero, 0.0, root)
 
 
+def _abs2(x):
+    """|x|² elementwise: x·x for real x, Re(x·conj x) for complex x (smooth at 0)."""
+    if is_complex_value(x):
+        return real(x * conj(x))
+    return x * x
+
+
 def _vector_norm(x, ord, axes):
     if ord is None or ord == 2:
-        return _safe_root(sum_(x * x, axis=axes))
+        return _safe_root(sum_(_abs2(x), axis=axes))
     if ord == np.inf:
         return max_(absolute(x), axis=axes)
     if ord == -np.inf:
         return min_(absolute(x), axis=axes)
     if ord == 0:  # the number of nonzeros: piecewise constant, zero derivative
-        return np.sum(primal_value(x) != 0, axis=axes).astype(primal_value(x).dtype)
+        return np.sum(primal_value(x) != 0, axis=axes).astype(
+            np.abs(primal_value(x)).dtype)
     if ord == 1:
         return sum_(absolute(x), axis=axes)
     if isinstance(ord, str):
@@ -151,7 +163,7 @@ def _matrix_norm(x, ord, axes):
     """Matrix norm over ``axes`` (row axis, column axis)."""
     r, c = axes
     if ord in (None, "fro", "f"):
-        return _safe_root(sum_(x * x, axis=(r, c)))
+        return _safe_root(sum_(_abs2(x), axis=(r, c)))
     if ord in (2, -2, "nuc"):
         s = svdvals_p(moveaxis(x, (r, c), (-2, -1)))
         return max_(s, axis=-1) if ord == 2 else (min_(s, axis=-1) if ord == -2
@@ -167,13 +179,14 @@ def _matrix_norm(x, ord, axes):
 
 @implements(np.linalg.norm)
 def norm(x, ord=None, axis=None, keepdims=False):
-    """``np.linalg.norm``: every vector and matrix order, ``axis`` and ``keepdims``."""
-    check_real("norm", x, "x")
+    """``np.linalg.norm``: every vector and matrix order, ``axis`` and ``keepdims``, of
+    real and complex arrays (real-valued, so ``grad`` of a complex input is
+    ∂‖x‖/∂Re x − i ∂‖x‖/∂Im x, docs/complex.md)."""
     nd = ndim_of(x)
     if axis is None:
         if ord is None:
             axes = tuple(range(nd))
-            res = _safe_root(sum_(x * x, axis=axes))
+            res = _safe_root(sum_(_abs2(x), axis=axes))
         elif nd == 1:
             axes = (0,)
             res = _vector_norm(x, ord, axes)
@@ -201,7 +214,6 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     """NumPy 2's ``np.linalg.vector_norm`` (axis=None: over all elements)."""
-    check_real("vector_norm", x, "x")
     nd = ndim_of(x)
     axes = normalize_axes(axis, nd)
     res = _vector_norm(x, ord, axes)
