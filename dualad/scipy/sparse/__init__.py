@@ -1,0 +1,17 @@
+"""``dualad.scipy.sparse``: scipy.sparse in differentiated code.
+
+- A constant scipy.sparse matrix (any format, spmatrix or sparray) times a traced
+  array, either side, works as written: ``A @ x``, ``x @ A``, ``A @ X``, ``A.dot(x)``,
+  ``A.T @ x``, ``np.dot(A, x)`` (one linear primitive, O(nnz) rules: :mod:`._matmul`).
+- A sparse matrix with *traced* stored values: :func:`csr_array`, :func:`csr_matrix`,
+  :func:`csc_array`, :func:`csc_matrix`, :func:`coo_array`, :func:`coo_matrix` with
+  SciPy's constructor forms (``(data, indices, indptr)``, ``(data, (row, col))``), for
+  ``@``, ``.T``, ``.dot``, ``toarray`` and :mod:`.linalg`'s solvers (:mod:`._traced`).
+- :mod:`.linalg`: ``spsolve``, ``cg``, ``gmres``, ``bicgstab``, ``minres``, differentiable
+  in the right-hand side and in the matrix's stored values.
+
+See ``docs/sparse.md`` for the rules.
+"""
+from scipy.sparse import issparse  # noqa: F401  (re-exported: True for SciPy's classes)
+
+from ._matmul import SparseOperator, sparse_matmul, sparse_matmul_p  # noqa: F401
