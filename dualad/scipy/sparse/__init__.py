@@ -12,6 +12,7 @@
 
 See ``docs/sparse.md`` for the rules.
 """
-from scipy.sparse import issparse  # noqa: F401  (re-exported: True for SciPy's classes)
-
 from ._matmul import SparseOperator, sparse_matmul, sparse_matmul_p  # noqa: F401
+from ._traced import (TracedSparse, coo_array, coo_matrix, csc_array, csc_matrix,  # noqa: F401
+                      csr_array, csr_matrix, issparse)
+from . import linalg  # noqa: F401,E402  (registers sparse_solve)
