@@ -195,6 +195,9 @@ def _sparse_matmul_caller():   # SPARSE-DEFER: lists helper owns __array__; lead
         raise TypeError("a scipy.sparse matrix times a traced value with *: write A @ x for "
                         "the matrix product (spmatrix's *), or dualad.scipy.sparse's "
                         "multiply for the elementwise product (sparray's *)")
+    if caller.f_code.co_name == "dot":   # coo's n-D dot raises on what it cannot read
+        raise TypeError("coo_array.dot / coo_matrix.dot cannot take a traced value; write "
+                        "A @ x (or convert: A.tocsr().dot(x))")
     return caller.f_code.co_name == "_matmul_dispatch"
 
 
