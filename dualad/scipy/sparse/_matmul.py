@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from ...primitive import Primitive, register, sample
 from ...scaled import dense
 from ...tracer import ndim_of, shape_of
+from ._traced import TracedSparse
 
 
 class SparseOperator:
@@ -89,11 +90,6 @@ sparse_matmul_p.samples = [sample((4,), op=_S, axis=-1), sample((4, 2), op=_S, a
                            sample((2, 4, 3), op=_S, axis=-2), sample((2, 3), op=_S.T, axis=-1)]
 
 
-def is_sparse_operand(x) -> bool:
-    """A scipy.sparse matrix or array, or a sparse matrix with traced stored values."""
-    return sp.issparse(x) or hasattr(x, "_traced_sparse")
-
-
 def _check_2d(a, who):
     if a.ndim != 2:
         raise ValueError(f"{who}: a scipy.sparse operand of shape {a.shape} ({a.ndim}-D); "
@@ -103,9 +99,9 @@ def _check_2d(a, who):
 def sparse_matmul(a, b):
     """``a @ b`` where ``a`` or ``b`` is sparse (``np.matmul``'s shape rules, the sparse
     operand a matrix): the product as a dense (traced) array."""
-    if hasattr(a, "_traced_sparse"):
+    if isinstance(a, TracedSparse):
         return a._matmul(b)
-    if hasattr(b, "_traced_sparse"):
+    if isinstance(b, TracedSparse):
         return b._rmatmul(a)
     if sp.issparse(a) and sp.issparse(b):
         return a @ b

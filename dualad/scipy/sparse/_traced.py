@@ -92,7 +92,6 @@ class TracedSparse:
     ``spmatrix`` whether it stands for a ``*_matrix`` (``*`` is then the matrix product,
     as in SciPy) or a ``*_array``."""
 
-    _traced_sparse = True
     __array_ufunc__ = None            # ndarray @ M: NumPy defers to M.__rmatmul__
     __array_priority__ = 200.0
 
@@ -168,7 +167,7 @@ class TracedSparse:
         return TracedSparse(multiply(self.data, s), self.struct, self.format, self.spmatrix)
 
     def __mul__(self, other):
-        if ndim_of(other) == 0 and not hasattr(other, "tocsr"):
+        if ndim_of(other) == 0 and not hasattr(type(other), "tocsr"):
             return self._scale(other)
         if self.spmatrix:
             return self @ other
@@ -176,7 +175,7 @@ class TracedSparse:
                         f"sparse array is not supported; write M @ v for the product")
 
     def __rmul__(self, other):
-        if ndim_of(other) == 0 and not hasattr(other, "tocsr"):
+        if ndim_of(other) == 0 and not hasattr(type(other), "tocsr"):
             return self._scale(other)
         if self.spmatrix:
             return self.__rmatmul__(other)
@@ -193,7 +192,7 @@ class TracedSparse:
 
     # --- products ----------------------------------------------------------------------
     def _matmul(self, v):
-        if hasattr(v, "tocsr"):
+        if hasattr(type(v), "tocsr"):
             raise TypeError(f"{self._name()} @ a sparse matrix: the product of two sparse "
                             f"matrices is not supported with traced values; multiply by "
                             f"its dense form (B.toarray()) or by vectors")
@@ -212,8 +211,8 @@ class TracedSparse:
 
     def _rmatmul(self, v):
         """``v @ M`` = (Mᵀ vᵀ)ᵀ."""
-        if hasattr(v, "tocsr"):
-            return self.T._matmul(v.T).T if hasattr(v.T, "tocsr") else None
+        if hasattr(type(v), "tocsr"):
+            return self._matmul(v)          # raises: no sparse x sparse with traced values
         nv = ndim_of(v)
         if nv == 1:
             return self.T._matmul(v)
@@ -229,7 +228,7 @@ class TracedSparse:
         return self._rmatmul(other)
 
     def dot(self, other):
-        if ndim_of(other) == 0 and not hasattr(other, "tocsr"):
+        if ndim_of(other) == 0 and not hasattr(type(other), "tocsr"):
             return self._scale(other)
         return self._matmul(other)
 
