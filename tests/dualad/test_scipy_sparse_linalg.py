@@ -60,6 +60,18 @@ def test_spsolve_shapes_formats_and_dtypes_as_scipy():
     check_grads(lambda b: dla.spsolve(Ac, b), (B1,))    # a real b, a complex matrix
 
 
+def test_float32_stays_float32_and_integer_matrices_solve_in_float64():
+    A32, b32 = SPD.astype(np.float32).tocsc(), B1.astype(np.float32)
+    for solve in (lambda b: dla.spsolve(A32, b), lambda b: dla.cg(A32, b)[0]):
+        x, t = dualad.jvp(solve, (b32,), (b32,))
+        assert x.dtype == t.dtype == np.float32
+        np.testing.assert_allclose(t, spla.spsolve(SPD.tocsc(), B1), rtol=1e-3)
+    assert dualad.grad(lambda b: dla.spsolve(A32, b).sum())(b32).dtype == np.float32
+    Ai = sp.csc_array(np.array([[2, 1], [0, 3]]))
+    np.testing.assert_allclose(dualad.grad(lambda b: dla.spsolve(Ai, b).sum())(np.ones(2)),
+                               [0.5, 1 / 6], rtol=1e-14)
+
+
 def test_one_factorization_serves_the_primal_and_every_rule_solve(monkeypatch):
     calls = []
     real_splu = spla.splu

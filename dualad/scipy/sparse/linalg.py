@@ -67,11 +67,12 @@ class Solver:
         return f"Solver({self.method!r}, {self.options})"
 
     # --- direct ------------------------------------------------------------------------
-    def _factor(self, data, struct, role):
+    def _factor(self, data, struct, dtype, role):
+        """SuperLU of A in ``dtype``, reused while the stored values are the same."""
         if self._lu is not None and self._lu_data.dtype == data.dtype and \
-                np.array_equal(self._lu_data, data):
+                self._lu.U.dtype == dtype and np.array_equal(self._lu_data, data):
             return self._lu
-        a = struct.matrix(data, "csc")
+        a = struct.matrix(data.astype(dtype, copy=False), "csc")
         try:
             lu = spla.splu(a, permc_spec=self.options.get("permc_spec"))
         except RuntimeError as e:     # "Factor is exactly singular"
@@ -86,15 +87,17 @@ class Solver:
         return lu
 
     def _direct(self, data, struct, rhs, trans, role):
-        lu = self._factor(data, struct, role)
+        # float32 stays float32 (as SciPy's spsolve); integers solve in float64
+        dtype = np.result_type(data, rhs, np.float32)
+        split = np.iscomplexobj(rhs) and not np.iscomplexobj(data)  # a real A, a complex b
+        lu = self._factor(data, struct, dtype.type(0).real.dtype if split else dtype, role)
         if lu is None:
-            return np.full(rhs.shape, np.nan, np.result_type(data, rhs, np.float64))
+            return np.full(rhs.shape, np.nan, dtype)
         t = "T" if trans else "N"
-        if np.iscomplexobj(rhs) and not np.iscomplexobj(data):   # a real LU, a complex rhs
+        if split:
             return lu.solve(np.ascontiguousarray(rhs.real), trans=t) + \
                 1j * lu.solve(np.ascontiguousarray(rhs.imag), trans=t)
-        return lu.solve(np.ascontiguousarray(rhs, dtype=np.result_type(data, rhs, np.float64)),
-                        trans=t)
+        return lu.solve(np.ascontiguousarray(rhs, dtype=dtype), trans=t)
 
     # --- iterative -----------------------------------------------------------------------
     def _iterative(self, data, struct, rhs, trans, role):
@@ -112,7 +115,7 @@ class Solver:
                         f"transpose Mᵀ, which M={m!r} does not provide ({e}); give M as a "
                         f"matrix or a LinearOperator with rmatvec") from None
         fn = getattr(spla, self.method)
-        out = np.empty(rhs.shape, np.result_type(data, rhs, np.float64))
+        out = np.empty(rhs.shape, np.result_type(data, rhs, np.float32))
         infos = []
         for j in range(rhs.shape[1]):
             kw = dict(opts)
