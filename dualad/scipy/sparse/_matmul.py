@@ -77,8 +77,15 @@ def _apply_impl(x, *, op, axis):
     return np.moveaxis(np.asarray(y).reshape((m.shape[0],) + rest), 0, axis)
 
 
+def _sympy_apply(sympy, x, op, axis):
+    """The SymPy translation: the dense matrix times an object array of expressions."""
+    moved = np.moveaxis(np.asarray(x, dtype=object), axis, 0)
+    y = np.tensordot(op.matrix.toarray().astype(object), moved, axes=1)
+    return np.moveaxis(y, 0, axis)
+
+
 sparse_matmul_p = register(Primitive("sparse_matmul", _apply_impl, linear=True,
-                                     sparsity="sparse_matmul"))
+                                     sparsity="sparse_matmul", sympy=_sympy_apply))
 # Linear in x: the JVP is the primitive on the tangent (batch axes in front leave the
 # negative ``axis`` where it is); the VJP applies Mᵀ to the cotangent (no conjugation:
 # JAX's convention for complex values, ū ↦ ū J).

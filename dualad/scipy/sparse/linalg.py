@@ -161,7 +161,24 @@ def _solve_impl(data, b, *, struct, trans, vector, solver, role):
     return np.moveaxis(x.reshape(moved.shape), 0, -2)
 
 
-sparse_solve_p = register(Primitive("sparse_solve", _solve_impl, sparsity="sparse_solve"))
+def _sympy_solve(sympy, data, b, *, struct, trans, vector, solver, role):
+    """The SymPy translation: the dense A (Aᵀ when ``trans``) from its stored values, solved
+    by cofactors (A⁻¹ = adj(A)/det(A): rational expressions that differentiate fast)."""
+    n = struct.shape[0]
+    a = sympy.zeros(n, n)
+    r, c = (struct.col, struct.row) if trans else (struct.row, struct.col)
+    for k, v in enumerate(np.asarray(data, dtype=object)):
+        a[int(r[k]), int(c[k])] += v
+    b = np.asarray(b, dtype=object)             # batch axes in front, as in _solve_impl
+    cols = b.reshape(-1, n).T if vector else np.moveaxis(b, -2, 0).reshape(n, -1)
+    x = np.array((a.adjugate() * sympy.Matrix(cols.tolist()) / a.det()).tolist(), dtype=object)
+    if vector:
+        return x.T.reshape(b.shape)
+    return np.moveaxis(x.reshape(np.moveaxis(b, -2, 0).shape), 0, -2)
+
+
+sparse_solve_p = register(Primitive("sparse_solve", _solve_impl, sparsity="sparse_solve",
+                                    sympy=_sympy_solve))
 
 
 def _effective(struct, trans):
@@ -205,7 +222,6 @@ _ROW = np.array([0, 0, 1, 1, 1, 2, 2, 3, 3, 0])
 _COL = np.array([0, 2, 0, 1, 3, 1, 2, 2, 3, 3])
 _DATA = np.array([4.0, 1.0, -0.5, 3.0, 0.7, 1.2, 5.0, -1.0, 2.5, 0.3])
 _SAMPLE = Structure(_ROW, _COL, (4, 4))
-_sym_rows = np.array([0, 1, 1, 2, 2, 3, 0, 1, 2, 3])
 sparse_solve_p.samples = [
     sample(_DATA, (4,), struct=_SAMPLE, trans=False, vector=True, solver=Solver("splu"),
            role="primal"),
@@ -213,6 +229,9 @@ sparse_solve_p.samples = [
            role="primal"),
     sample(_DATA, (4,), struct=_SAMPLE, trans=False, vector=True,
            solver=Solver("gmres", {"rtol": 1e-13, "atol": 0.0}), role="primal"),
+    # small enough for the SymPy oracle: 3 stored values, an integer (constant) b
+    sample(np.array([2.0, 0.5, 3.0]), np.array([1, -2]), struct=Structure([0, 0, 1], [0, 1, 1],
+           (2, 2)), trans=True, vector=True, solver=Solver("splu"), role="primal"),
 ]
 
 
