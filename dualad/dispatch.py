@@ -189,8 +189,12 @@ def _sparse_matmul_caller():   # SPARSE-DEFER: lists helper owns __array__; lead
     caller = sys._getframe(2)
     if not caller.f_globals.get("__name__", "").startswith("scipy.sparse"):
         return False
-    names = {caller.f_code.co_name, caller.f_back.f_code.co_name,
-             caller.f_back.f_back.f_code.co_name if caller.f_back.f_back else ""}
+    names, frame = set(), caller
+    for _ in range(3):            # the method, its dispatcher, the operator that called it
+        if frame is None:
+            break
+        names.add(frame.f_code.co_name)
+        frame = frame.f_back
     if names & {"__mul__", "__rmul__", "multiply", "_multiply_2d_with_broadcasting"}:
         raise TypeError("a scipy.sparse matrix times a traced value with *: write A @ x for "
                         "the matrix product (spmatrix's *), or dualad.scipy.sparse's "
