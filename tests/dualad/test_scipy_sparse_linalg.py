@@ -159,3 +159,31 @@ def test_property_spsolve_cotangents_match_the_dense_solve(n, seed, k):
     np.testing.assert_allclose(x, np.linalg.solve(M.toarray(), b), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(pullback(ct)[0], np.linalg.solve(M.toarray().T, ct),
                                rtol=1e-9, atol=1e-12)
+
+
+def test_assembled_parametric_matrix_solve():
+    """A(θ) = θ₀ I − K + θ₁ S assembled from traced pieces (sums of traced and constant
+    sparse matrices): dx/dθ₀ = −A⁻¹ x, dx/dθ₁ = −A⁻¹ S x."""
+    n = 6
+    K = sp.diags([np.ones(n - 1), -2 * np.ones(n), np.ones(n - 1)], [-1, 0, 1], format="csr")
+    eye = sp.identity(n, format="csr")
+    rows, cols = np.arange(n - 1), np.arange(1, n)
+    b = np.linspace(0, 1, n)
+
+    def x_of(theta):
+        A = dsp.csr_array((theta[0] * eye.data, eye.indices, eye.indptr), shape=(n, n)) - K
+        A = A + dsp.coo_array((theta[1] * np.ones(n - 1), (rows, cols)), shape=(n, n))
+        return dla.spsolve(A, b)
+    theta = np.array([3.0, 0.2])
+    check_grads(x_of, (theta,))
+    S = np.eye(n, k=1)
+    Ad = 3.0 * np.eye(n) - K.toarray() + 0.2 * S
+    x = np.linalg.solve(Ad, b)
+    from dualad import jacobians
+    J = jacobians.jacobian(x_of)(theta)
+    np.testing.assert_allclose(J[:, 0], -np.linalg.solve(Ad, x), rtol=1e-10)
+    np.testing.assert_allclose(J[:, 1], -np.linalg.solve(Ad, S @ x), rtol=1e-10)
+    with pytest.raises(ValueError, match=r"shapes \(6, 6\) and \(5, 5\) differ"):
+        dualad.grad(lambda t: dla.spsolve(
+            dsp.csr_array((t * eye.data, eye.indices, eye.indptr), shape=(n, n))
+            + sp.identity(5), b).sum())(1.0)

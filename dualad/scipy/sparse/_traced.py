@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 from ...ops.core.elementwise import multiply
 from ...ops.core.indexing import getitem, untake
-from ...ops.core.shape import reshape, transpose
+from ...ops.core.shape import concatenate, reshape, transpose
 from ...tracer import Box, ndim_of, primal_value, shape_of
 
 _INT = np.int64
@@ -186,6 +186,37 @@ class TracedSparse:
             raise TypeError(f"{self._name()} / an array of shape {shape_of(other)}: only a "
                             f"scalar divides a traced sparse matrix here")
         return self._scale(1.0 / other)
+
+    def _coo_parts(self, other, who):
+        """(data, row, col) of ``other``, a traced or SciPy sparse matrix of this shape."""
+        if isinstance(other, TracedSparse):
+            parts = other.data, other.struct.row, other.struct.col
+        elif sp.issparse(other):
+            c = other.tocoo()
+            parts = c.data, c.row, c.col
+        else:
+            raise TypeError(f"{self._name()} {who} a {type(other).__name__} of shape "
+                            f"{shape_of(other)}: only a sparse matrix of the same shape; for a "
+                            f"dense result write M.toarray() {who} x")
+        if tuple(other.shape) != self.shape:
+            raise ValueError(f"{self._name()} {who} a sparse matrix: shapes {self.shape} and "
+                             f"{tuple(other.shape)} differ")
+        return parts
+
+    def __add__(self, other):
+        """M + B: the stored values of both, side by side (coinciding coordinates add)."""
+        d, r, c = self._coo_parts(other, "+")
+        struct = Structure(np.concatenate([self.struct.row, r]),
+                           np.concatenate([self.struct.col, c]), self.shape)
+        return TracedSparse(concatenate([self.data, d]), struct, "coo", self.spmatrix)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self + (-other if isinstance(other, TracedSparse) else -other.tocoo())
+
+    def __rsub__(self, other):
+        return (-self) + other
 
     def _name(self):
         return f"{self.format}_{'matrix' if self.spmatrix else 'array'}"
