@@ -227,8 +227,9 @@ sparse_solve_p.samples = [
            role="primal"),
     sample(_DATA, (4, 2), struct=_SAMPLE, trans=True, vector=False, solver=Solver("splu"),
            role="primal"),
+    # gmres is exact after n = 4 steps; an rtol float32 can reach (the float32 sweep)
     sample(_DATA, (4,), struct=_SAMPLE, trans=False, vector=True,
-           solver=Solver("gmres", {"rtol": 1e-13, "atol": 0.0}), role="primal"),
+           solver=Solver("gmres", {"rtol": 1e-6, "atol": 0.0}), role="primal"),
     # small enough for the SymPy oracle: 3 stored values, an integer (constant) b
     sample(np.array([2.0, 0.5, 3.0]), np.array([1, -2]), struct=Structure([0, 0, 1], [0, 1, 1],
            (2, 2)), trans=True, vector=True, solver=Solver("splu"), role="primal"),
