@@ -30,7 +30,8 @@ def _mat(fmt, kind, a=A0):
 def test_every_format_and_side_has_the_dense_jacobian(fmt, kind):
     A = _mat(fmt, kind)
     x4, x5 = RNG.normal(size=4), RNG.normal(size=5)
-    cases = [(lambda x: A @ x, x4, A0), (lambda x: np.dot(A, x), x4, A0), (lambda x: x @ A, x5, A0.T),
+    cases = [(lambda x: A @ x, x4, A0), (lambda x: np.dot(A, x), x4, A0),
+             (lambda x: x @ A, x5, A0.T),
              (lambda x: A.T @ x, x5, A0.T), (lambda x: x.dot(A), x5, A0.T)]
     if fmt == "coo":   # coo's n-D dot refuses what it cannot read as an array: say A @ x
         with pytest.raises(TypeError, match="A @ x"):

@@ -51,7 +51,8 @@ class Structure:
 
     def matrix(self, data, fmt="csc"):
         """The plain SciPy matrix with stored values ``data`` (duplicates summed)."""
-        return sp.coo_array((np.asarray(data), (self.row, self.col)), shape=self.shape).asformat(fmt)
+        coo = sp.coo_array((np.asarray(data), (self.row, self.col)), shape=self.shape)
+        return coo.asformat(fmt)
 
     def __repr__(self):
         return f"Structure(shape={self.shape}, nnz={self.nnz})"
