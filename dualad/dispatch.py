@@ -196,9 +196,10 @@ def _sparse_matmul_caller():   # SPARSE-DEFER: lists helper owns __array__; lead
         names.add(frame.f_code.co_name)
         frame = frame.f_back
     if names & {"__mul__", "__rmul__", "multiply", "_multiply_2d_with_broadcasting"}:
-        raise TypeError("a scipy.sparse matrix times a traced value with *: write A @ x for "
-                        "the matrix product (spmatrix's *), or dualad.scipy.sparse's "
-                        "multiply for the elementwise product (sparray's *)")
+        raise TypeError("a scipy.sparse matrix times a traced value with * or multiply: "
+                        "write A @ x for the matrix product (spmatrix's *), or "
+                        "dualad.scipy.sparse.multiply(A, x) for the elementwise product "
+                        "(sparray's *, A.multiply(x))")
     if caller.f_code.co_name == "dot":   # coo's n-D dot raises on what it cannot read
         raise TypeError("coo_array.dot / coo_matrix.dot cannot take a traced value; write "
                         "A @ x (or convert: A.tocsr().dot(x))")

@@ -109,6 +109,10 @@ def test_misuse_gives_errors_naming_the_shapes():
         dualad.grad(lambda x: (sp.csr_matrix(A0) * x).sum())(np.ones(4))
     with pytest.raises(TypeError, match="A @ x"):   # sparray's * is elementwise
         dualad.grad(lambda x: (A * x).sum())(np.ones(4))
+    with pytest.raises(TypeError, match=r"dualad.scipy.sparse.multiply\(A, x\)"):
+        dualad.grad(lambda x: A.multiply(x).sum())(np.ones(4))
+    with pytest.raises(TypeError, match=r"dualad.scipy.sparse.multiply\(A, x\)"):
+        dualad.grad(lambda x: A.multiply(x).sum())(np.ones(4))
 
 
 # --- sparse matrices with traced stored values ------------------------------------------------
@@ -174,3 +178,26 @@ def test_property_products_match_the_dense_matrix(n, m, density, seed, k):
     y, pullback = dualad.vjp(lambda x: A @ x, x)
     np.testing.assert_allclose(y, A.toarray() @ x, atol=1e-13)
     np.testing.assert_allclose(pullback(ct)[0], A.toarray().T @ ct, atol=1e-13)
+
+
+def test_elementwise_product_keeps_the_pattern():
+    """multiply(A, x) = A ∘ x (sparray's *): stored values data_k · x[row_k, col_k]."""
+    A = sp.csr_array(A0)
+    coo = sp.coo_array(A0)
+    # x, and the gradient of Σ A ∘ x: A summed over the axes x broadcasts along
+    cases = [(RNG.normal(size=(5, 4)), A0), (RNG.normal(size=4), A0.sum(axis=0)),
+             (RNG.normal(size=(5, 1)), A0.sum(axis=1, keepdims=True)),
+             (np.array(1.7), A0.sum())]
+    for x, grad_sum in cases:
+        M = dsp.multiply(A, x)                              # plain: SciPy's own
+        np.testing.assert_allclose(M.toarray(), A0 * np.broadcast_to(x, (5, 4)))
+        check_grads(lambda x: dsp.multiply(A, x).toarray(), (x,))
+        check_grads(lambda x: dsp.multiply(A, x) @ np.ones(4), (x,))
+        g = dualad.grad(lambda x: dsp.multiply(A, x).toarray().sum())(x)
+        np.testing.assert_allclose(g, grad_sum, rtol=1e-12)
+    d = coo.data.copy()
+    x = RNG.normal(size=(5, 4))
+    check_grads(lambda d, x: dsp.multiply(dsp.coo_array((d, (coo.row, coo.col)),
+                                                        shape=(5, 4)), x).toarray(), (d, x))
+    with pytest.raises(ValueError, match="does not broadcast"):
+        dualad.grad(lambda x: dsp.multiply(A, x).toarray().sum())(np.ones(3))

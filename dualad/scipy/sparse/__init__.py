@@ -6,7 +6,8 @@
 - A sparse matrix with *traced* stored values: :func:`csr_array`, :func:`csr_matrix`,
   :func:`csc_array`, :func:`csc_matrix`, :func:`coo_array`, :func:`coo_matrix` with
   SciPy's constructor forms (``(data, indices, indptr)``, ``(data, (row, col))``), for
-  ``@``, ``.T``, ``.dot``, ``toarray`` and :mod:`.linalg`'s solvers (:mod:`._traced`).
+  ``@``, ``.T``, ``.dot``, ``+``, ``toarray`` and :mod:`.linalg`'s solvers (:mod:`._traced`);
+  :func:`multiply` (A, x): the elementwise product, a sparse matrix with A's pattern.
 - :mod:`.linalg`: ``spsolve``, ``cg``, ``gmres``, ``bicgstab``, ``minres``, differentiable
   in the right-hand side and in the matrix's stored values.
 
@@ -14,5 +15,5 @@ See ``docs/sparse.md`` for the rules.
 """
 from ._matmul import SparseOperator, sparse_matmul, sparse_matmul_p  # noqa: F401
 from ._traced import (TracedSparse, coo_array, coo_matrix, csc_array, csc_matrix,  # noqa: F401
-                      csr_array, csr_matrix, issparse)
+                      csr_array, csr_matrix, issparse, multiply)
 from . import linalg  # noqa: F401,E402  (registers sparse_solve)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ...ops.core.elementwise import multiply
+from ...ops.core.elementwise import multiply as _mul
 from ...ops.core.indexing import getitem, untake
 from ...ops.core.shape import concatenate, reshape, transpose
 from ...tracer import Box, ndim_of, primal_value, shape_of
@@ -65,12 +65,12 @@ def apply(data, struct, v, axis=-1):
     lead_v = (slice(None),) * (ndim_of(v) - (1 if axis == -1 else 2))
     if axis == -1:
         gathered = getitem(v, idx=lead_v + (struct.col,))               # (..., nnz)
-        prod = multiply(data, gathered)
+        prod = _mul(data, gathered)
         ps = shape_of(prod)
         return untake(prod, idx=(slice(None),) * (len(ps) - 1) + (struct.row,),
                       shape=ps[:-1] + (struct.shape[0],))
     gathered = getitem(v, idx=lead_v + (struct.col, slice(None)))       # (..., nnz, k)
-    prod = multiply(reshape(data, shape_of(data) + (1,)), gathered)
+    prod = _mul(reshape(data, shape_of(data) + (1,)), gathered)
     ps = shape_of(prod)
     return untake(prod, idx=(slice(None),) * (len(ps) - 2) + (struct.row, slice(None)),
                   shape=ps[:-2] + (struct.shape[0], ps[-1]))
@@ -165,15 +165,14 @@ class TracedSparse:
             raise TypeError(f"{self._name()} * an array of shape {shape_of(s)}: only a "
                             f"scalar scales a traced sparse matrix here; write "
                             f"M @ v for the product")
-        return TracedSparse(multiply(self.data, s), self.struct, self.format, self.spmatrix)
+        return TracedSparse(_mul(self.data, s), self.struct, self.format, self.spmatrix)
 
     def __mul__(self, other):
         if ndim_of(other) == 0 and not hasattr(type(other), "tocsr"):
             return self._scale(other)
         if self.spmatrix:
             return self @ other
-        raise TypeError(f"{self._name()} * an array: the elementwise product of a traced "
-                        f"sparse array is not supported; write M @ v for the product")
+        return multiply(self, other)
 
     def __rmul__(self, other):
         if ndim_of(other) == 0 and not hasattr(type(other), "tocsr"):
@@ -348,6 +347,39 @@ def _constructor(fmt, spmatrix):
 csr_array, csr_matrix = _constructor("csr", False), _constructor("csr", True)
 csc_array, csc_matrix = _constructor("csc", False), _constructor("csc", True)
 coo_array, coo_matrix = _constructor("coo", False), _constructor("coo", True)
+
+
+def multiply(A, x):
+    """The elementwise product of a sparse matrix (SciPy's or traced) and a dense ``x``
+    (traced or not) that broadcasts to A's shape (sparray's ``A * x``, ``A.multiply(x)``):
+    a sparse matrix with A's stored coordinates and values ``data_k · x[row_k, col_k]``
+    (a gather of x, O(nnz), never the dense m × n product)."""
+    if isinstance(A, TracedSparse):
+        data, struct, fmt, spmatrix = A.data, A.struct, A.format, A.spmatrix
+    elif sp.issparse(A) and A.ndim == 2:
+        coo = A.tocoo()
+        data, struct = coo.data, Structure(coo.row, coo.col, coo.shape)
+        fmt, spmatrix = A.format, not isinstance(A, sp.sparray)
+    else:
+        raise TypeError(f"multiply: A must be a 2-D sparse matrix, got {type(A).__name__}")
+    xs = shape_of(x)
+    try:
+        np.broadcast_shapes(xs, struct.shape)
+    except ValueError:
+        raise ValueError(f"multiply: x of shape {xs} does not broadcast to the sparse "
+                         f"matrix's shape {struct.shape}") from None
+    if len(xs) > 2:
+        raise ValueError(f"multiply: x of shape {xs} would make the product 3-D")
+    if not xs:
+        values = x
+    else:
+        full = (1,) * (2 - len(xs)) + tuple(xs)
+        idx = tuple(c if d > 1 else np.zeros_like(c) for c, d in
+                    zip((struct.row, struct.col), full))
+        values = getitem(reshape(x, full), idx=idx)
+    if not (isinstance(x, Box) or isinstance(data, Box)):
+        return A.multiply(x)                 # plain values: SciPy's own
+    return TracedSparse(_mul(data, values), struct, fmt, spmatrix)
 
 
 def issparse(x):
