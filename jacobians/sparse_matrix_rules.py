@@ -9,7 +9,8 @@
   graph (A is block diagonal over the components, up to a permutation, and so is its
   inverse), so ``x[i]`` depends on the ``b[j]`` of i's component (the same column of b)
   and on the stored values of that component. A connected A (a discretized PDE) gives a
-  dense Jacobian, as it must: it is one.
+  dense Jacobian, as it must: it is one. A matrix-free A (a LinearOperator) is taken as
+  connected.
 
 Neither rule reads a traced value, so the pattern holds at every point.
 """
@@ -46,6 +47,8 @@ def sparse_matmul_rule(prim, pats, primals, ans, params):
 
 def _components(struct):
     n = struct.shape[0]
+    if getattr(struct, "operator", None) is not None:   # a LinearOperator: no pattern known
+        return np.zeros(n, _INT)
     graph = coo_array((np.ones(len(struct.row), np.int8), (struct.row, struct.col)),
                       shape=struct.shape)
     return connected_components(graph, directed=False)[1].astype(_INT) if n else \

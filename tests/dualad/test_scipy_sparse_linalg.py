@@ -187,3 +187,28 @@ def test_assembled_parametric_matrix_solve():
         dualad.grad(lambda t: dla.spsolve(
             dsp.csr_array((t * eye.data, eye.indices, eye.indptr), shape=(n, n))
             + sp.identity(5), b).sum())(1.0)
+
+
+@pytest.mark.parametrize("method", ["cg", "gmres", "bicgstab", "minres"])
+def test_matrix_free_linear_operator_in_b(method):
+    """A constant LinearOperator (matvec, rmatvec): differentiable in b; the adjoint of the
+    nonsymmetric methods runs on the operator's transpose (rmatvec)."""
+    M = SPD if method in ("cg", "minres") else A
+    op = spla.LinearOperator(M.shape, matvec=lambda v: M @ v, rmatvec=lambda v: M.T @ v,
+                             dtype=float)
+    solve = getattr(dla, method)
+    check_grads(lambda b: solve(op, b, rtol=1e-12)[0], (B1,), rtol=1e-5)
+    g = dualad.grad(lambda b: solve(op, b, rtol=1e-12)[0].sum())(B1)
+    np.testing.assert_allclose(g, np.linalg.solve(M.toarray().T, np.ones(N)), rtol=1e-8)
+    from dualad import jacobians
+    pat = jacobians.jacobian_sparsity(lambda b: solve(op, b, rtol=1e-12)[0], B1)
+    assert pat.nnz == N * N                      # no pattern known: taken as connected
+
+
+def test_linear_operator_without_rmatvec_names_what_is_missing():
+    op = spla.LinearOperator(A.shape, matvec=lambda v: A @ v, dtype=float)
+    assert dla.gmres(op, B1, rtol=1e-12)[1] == 0          # the primal needs no transpose
+    with pytest.raises(NotImplementedError, match="gmres: the adjoint solve needs Aᵀ"):
+        dualad.grad(lambda b: dla.gmres(op, b, rtol=1e-12)[0].sum())(B1)
+    with pytest.raises(TypeError, match="spsolve: A must be a sparse matrix, got"):
+        dla.spsolve(op, B1)

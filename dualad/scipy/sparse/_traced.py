@@ -29,15 +29,18 @@ _INT = np.int64
 class Structure:
     """The coordinates of a sparse matrix's stored values: ``row``, ``col`` (int64, one per
     stored value, duplicates allowed) and ``shape``; its transpose and its canonical
-    SciPy form are built once when asked for."""
+    SciPy form are built once when asked for. ``operator``: a constant
+    ``scipy.sparse.linalg.LinearOperator`` standing for the matrix (matrix-free solves;
+    no stored values then, ``row`` and ``col`` empty)."""
 
-    __slots__ = ("row", "col", "shape", "_T", "__weakref__")
+    __slots__ = ("row", "col", "shape", "_T", "operator", "__weakref__")
 
-    def __init__(self, row, col, shape, transpose=None):
+    def __init__(self, row, col, shape, transpose=None, operator=None):
         self.row = np.asarray(row, _INT)
         self.col = np.asarray(col, _INT)
         self.shape = (int(shape[0]), int(shape[1]))
         self._T = transpose
+        self.operator = operator
 
     @property
     def nnz(self):
@@ -46,7 +49,7 @@ class Structure:
     @property
     def T(self):
         if self._T is None:
-            self._T = Structure(self.col, self.row, self.shape[::-1], self)
+            self._T = Structure(self.col, self.row, self.shape[::-1], self, self.operator)
         return self._T
 
     def matrix(self, data, fmt="csc"):

@@ -101,19 +101,17 @@ class Solver:
 
     # --- iterative -----------------------------------------------------------------------
     def _iterative(self, data, struct, rhs, trans, role):
-        a = struct.matrix(data, "csr")
+        symmetric = self.method in ("cg", "minres")    # these require A = Aᵀ and M = Mᵀ
+        a = struct.operator if struct.operator is not None else struct.matrix(data, "csr")
         opts = dict(self.options)
         m = opts.pop("M", None)
-        if trans:
+        if trans and struct.operator is not None:
+            if not symmetric:
+                a = _transposed(a, self.method, "A")
+        elif trans:
             a = a.T.tocsr()
-            if m is not None and self.method not in ("cg", "minres"):   # those need M = Mᵀ
-                try:
-                    m = m.T
-                except (AttributeError, NotImplementedError) as e:
-                    raise NotImplementedError(
-                        f"{self.method}: the adjoint solve needs the preconditioner's "
-                        f"transpose Mᵀ, which M={m!r} does not provide ({e}); give M as a "
-                        f"matrix or a LinearOperator with rmatvec") from None
+        if trans and m is not None and not symmetric:
+            m = _transposed(m, self.method, "M")
         fn = getattr(spla, self.method)
         out = np.empty(rhs.shape, np.result_type(data, rhs, np.float32))
         infos = []
@@ -146,6 +144,20 @@ class Solver:
         if self.method == "splu":
             return self._direct(data, struct, rhs, trans, role)
         return self._iterative(data, struct, rhs, trans, role)
+
+
+def _transposed(op, method, name):
+    """Aᵀ or Mᵀ of a matrix or LinearOperator, for an adjoint solve."""
+    t = spla.aslinearoperator(op).T if not (sp.issparse(op) or isinstance(op, np.ndarray)) \
+        else op.T
+    if isinstance(t, spla.LinearOperator):
+        try:
+            t.matvec(np.zeros(t.shape[1], t.dtype))
+        except NotImplementedError as e:
+            raise NotImplementedError(
+                f"{method}: the adjoint solve needs {name}ᵀ, which the LinearOperator {name} "
+                f"does not provide ({e}); give {name} with rmatvec, or as a matrix") from None
+    return t
 
 
 def _solve_impl(data, b, *, struct, trans, vector, solver, role):
@@ -241,6 +253,8 @@ def _operands(A, b, who):
     """(data, struct, b as given, vector) for a solve, with SciPy's shape checks."""
     if isinstance(A, TracedSparse):
         data, struct = A.data, A.struct
+    elif isinstance(A, spla.LinearOperator) and who != "spsolve":   # matrix-free, constant
+        data, struct = np.zeros(0), Structure([], [], A.shape, operator=A)
     elif sp.issparse(A):
         if A.ndim != 2:
             raise ValueError(f"{who}: A must be a 2-D sparse matrix, got shape {A.shape}")
@@ -252,8 +266,8 @@ def _operands(A, b, who):
                         f"(a traced one with dualad.scipy.sparse.csr_array((data, indices, "
                         f"indptr)))")
     else:
-        raise TypeError(f"{who}: A must be a sparse matrix, got {type(A).__name__}; "
-                        f"LinearOperators are not differentiable here")
+        kinds = "a sparse matrix" if who == "spsolve" else "a sparse matrix or LinearOperator"
+        raise TypeError(f"{who}: A must be {kinds}, got {type(A).__name__}")
     n, m = struct.shape
     if n != m:
         raise ValueError(f"{who}: A must be square, got shape {struct.shape}")
