@@ -23,7 +23,9 @@ initial guess. The derivative is then as accurate as those solves. Conventions:
 - a tangent or adjoint solve that does not converge raises ``RuntimeError`` naming the
   solver (never a silently wrong derivative);
 - a singular A in ``spsolve``: SciPy's ``MatrixRankWarning`` and NaN, as SciPy; a rule's
-  solve with a singular A raises ``numpy.linalg.LinAlgError``.
+  solve with a singular A raises ``numpy.linalg.LinAlgError``;
+- a constant ``LinearOperator`` A (matrix-free) in the iterative solvers: differentiable
+  in b; the adjoint of gmres/bicgstab uses its ``rmatvec`` (Aᵀ).
 
 Complex values follow JAX's convention (cotangents are not conjugated: Aᵀ, not Aᴴ).
 """
