@@ -184,8 +184,10 @@ def _to_array_error(self, *args, **kwargs):
 
 def _sparse_matmul_caller():   # SPARSE-DEFER: lists helper owns __array__; lead merges
     """``A @ x`` with a scipy.sparse A asks ``np.asanyarray(x)``: a 0-d object array makes it
-    return NotImplemented, so Python calls ``x.__rmatmul__(A)`` (the sparse product). For
-    ``A * x`` (a product for spmatrix, elementwise for sparray) the message says ``A @ x``."""
+    return NotImplemented, so Python calls ``x.__rmatmul__(A)`` (the sparse product).
+    ``A * x`` and ``A.multiply(x)`` raise instead (NotImplemented would reach dualad's
+    elementwise multiply, which would compute spmatrix's matrix product with elementwise
+    rules: a wrong derivative), naming ``A @ x`` and ``dualad.scipy.sparse.multiply``."""
     caller = sys._getframe(2)
     if not caller.f_globals.get("__name__", "").startswith("scipy.sparse"):
         return False
