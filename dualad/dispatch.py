@@ -10,6 +10,7 @@ silently.
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -168,6 +169,9 @@ def array_function(self, func, types, args, kwargs):
 
 
 def _to_array_error(self, *args, **kwargs):
+    # SPARSE-DEFER: lists helper owns __array__; lead merges
+    if _sparse_matmul_caller():
+        return _object_scalar(self)
     hint = ops.numpy.inplace.conversion_hint(self)   # np.full(shape, traced): name np.full
     if hint:
         raise TypeError(hint)
@@ -176,6 +180,38 @@ def _to_array_error(self, *args, **kwargs):
         f"derivative would be lost. Use dualad.numpy functions (e.g. dualad.numpy.array "
         f"to build an array from traced scalars) instead of np.asarray/np.array/float(). "
         f"{_ASSIGN_HINT}")
+
+
+def _sparse_matmul_caller():   # SPARSE-DEFER: lists helper owns __array__; lead merges
+    """``A @ x`` with a scipy.sparse A asks ``np.asanyarray(x)``: a 0-d object array makes it
+    return NotImplemented, so Python calls ``x.__rmatmul__(A)`` (the sparse product).
+    ``A * x`` and ``A.multiply(x)`` raise instead (NotImplemented would reach dualad's
+    elementwise multiply, which would compute spmatrix's matrix product with elementwise
+    rules: a wrong derivative), naming ``A @ x`` and ``dualad.scipy.sparse.multiply``."""
+    caller = sys._getframe(2)
+    if not caller.f_globals.get("__name__", "").startswith("scipy.sparse"):
+        return False
+    names, frame = set(), caller
+    for _ in range(3):            # the method, its dispatcher, the operator that called it
+        if frame is None:
+            break
+        names.add(frame.f_code.co_name)
+        frame = frame.f_back
+    if names & {"__mul__", "__rmul__", "multiply", "_multiply_2d_with_broadcasting"}:
+        raise TypeError("a scipy.sparse matrix times a traced value with * or multiply: "
+                        "write A @ x for the matrix product (spmatrix's *), or "
+                        "dualad.scipy.sparse.multiply(A, x) for the elementwise product "
+                        "(sparray's *, A.multiply(x))")
+    if caller.f_code.co_name == "dot":   # coo's n-D dot raises on what it cannot read
+        raise TypeError("coo_array.dot / coo_matrix.dot cannot take a traced value; write "
+                        "A @ x (or convert: A.tocsr().dot(x))")
+    return caller.f_code.co_name == "_matmul_dispatch"
+
+
+def _object_scalar(x):   # SPARSE-DEFER: lists helper owns __array__; lead merges
+    out = np.empty((), dtype=object)
+    out[()] = x
+    return out
 
 
 # NumPy's ``out[i] = x`` (out a plain array) converts x with float() (0-d x) or __array__ and,

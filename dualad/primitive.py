@@ -266,6 +266,7 @@ SPARSITY_KINDS = frozenset({
     "untake",        # scatter-add into ``shape`` at ``idx``
     "matmul", "einsum",  # by the index structure of the product
     "dense",         # every output element from every input element (declared, no fallback)
+    "sparse_matmul", "sparse_solve",  # by a sparse matrix's stored pattern (scipy.sparse)
 })
 
 

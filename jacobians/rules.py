@@ -50,6 +50,7 @@ import numpy as np
 from dualad.extend import shape_of
 
 from .patterns import Pattern, group, union, vstack
+from .sparse_matrix_rules import SPARSE_MATRIX_RULES
 
 _INT = np.int64
 JOINT_LIMIT = 20_000_000   # largest einsum index space enumerated exactly
@@ -299,6 +300,7 @@ KIND_RULES = {
     "axes": axes_rule, "matrix": matrix_rule, "untake": untake_rule,
     "matmul": matmul_rule, "einsum": einsum_rule, "dense": dense_rule,
 }
+KIND_RULES.update(SPARSE_MATRIX_RULES)   # sparse_matmul, sparse_solve
 
 
 def rule_for(prim):

@@ -1,7 +1,8 @@
 """SciPy functions with derivative rules: ``dualad.scipy.special``, ``.linalg``, ``.stats``,
-``.integrate``.
+``.integrate``, ``.sparse``.
 
 SciPy's own functions do not dispatch on traced values (except scipy.special's
 ufuncs, which do); call these instead.
 """
 from . import integrate  # noqa: F401  (registers the odeint and quad primitives)
+from . import sparse  # noqa: F401  (registers sparse_matmul and sparse_solve)

@@ -108,6 +108,9 @@ matmul_p.defvjp(_matmul_vjp_a, _matmul_vjp_b)
 @implements(np.matmul)
 def matmul(a, b):
     """NumPy's ``a @ b``: 1-D operands are promoted to matrices and squeezed back."""
+    if hasattr(type(a), "tocsr") or hasattr(type(b), "tocsr"):   # sparse: dualad.scipy.sparse
+        from ...scipy.sparse._matmul import sparse_matmul
+        return sparse_matmul(a, b)
     na, nb = ndim_of(a), ndim_of(b)
     if na == 0 or nb == 0:
         raise ValueError(f"matmul: operands must not be scalars (shapes {shape_of(a)} and "
