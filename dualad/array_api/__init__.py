@@ -41,7 +41,8 @@ globals().update(_REDUCTIONS)
 globals().update(_SORTING)
 
 _CREATION = ("arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full",
-             "full_like", "linspace", "meshgrid", "ones", "ones_like", "zeros", "zeros_like")
+             "full_like", "linspace", "meshgrid", "ones", "ones_like", "zeros", "zeros_like",
+             "fftfreq", "rfftfreq")
 
 
 def _wrap_module(namespace, names=None):
@@ -55,7 +56,7 @@ def _wrap_module(namespace, names=None):
 
 _wrap_module(globals(), set(_ELEMENTWISE) | set(_MANIPULATION) | set(_REDUCTIONS)
              | set(_SORTING) | set(_CREATION) | {"matmul", "matrix_transpose", "tensordot",
-                                                  "vecdot", "astype", "can_cast",
+                                                  "vecdot", "astype", "can_cast", "tril", "triu",
                                                   "finfo", "iinfo", "result_type"})
 _wrap_module(vars(linalg))
 _wrap_module(vars(fft))

@@ -16,6 +16,11 @@ def broadcast_arrays(*arrays):
     return list(np.broadcast_arrays(*arrays))
 
 
+def broadcast_shapes(*shapes):
+    """The shape the standard's broadcasting gives ``shapes`` (2024.12)."""
+    return np.broadcast_shapes(*shapes)
+
+
 def broadcast_to(x, /, shape):
     return np.broadcast_to(x, tuple(shape))
 
@@ -55,16 +60,13 @@ def reshape(x, /, shape, *, copy=None):
     shape = tuple(shape)
     if isinstance(x, Box):
         return np.reshape(x, shape)
-    if copy is False:
-        view = np.asarray(x).view()
-        try:
-            view.shape = shape
-        except AttributeError as err:
+    try:
+        return np.reshape(x, shape, copy=copy)   # NumPy >= 2.1 has the standard's copy=
+    except ValueError as err:
+        if copy is False:
             raise ValueError(f"reshape(copy=False): an array of shape {np.shape(x)} cannot "
                              f"be viewed as {shape} without a copy") from err
-        return view
-    out = np.reshape(x, shape)
-    return out.copy() if copy else out
+        raise
 
 
 def roll(x, /, shift, *, axis=None):
@@ -110,5 +112,5 @@ def take_along_axis(x, indices, /, *, axis=-1):
 
 
 FUNCTIONS = {f.__name__: f for f in (
-    broadcast_arrays, broadcast_to, concat, expand_dims, flip, moveaxis, permute_dims,
+    broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims, flip, moveaxis, permute_dims,
     repeat, reshape, roll, squeeze, stack, tile, unstack, take, take_along_axis)}

@@ -116,6 +116,11 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     return np.searchsorted(x1, x2, side=side, sorter=sorter)
 
 
+def isin(x1, x2, /, *, invert=False):
+    """Whether each element of ``x1`` is in ``x2`` (2024.12; a boolean: no derivative)."""
+    return np.isin(x1, x2, invert=invert)
+
+
 def where(condition, x1, x2, /):
     return np.where(condition, x1, x2)
 
@@ -138,4 +143,4 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
 
 FUNCTIONS = {f.__name__: f for f in (
     max, min, mean, sum, prod, var, std, cumulative_sum, cumulative_prod, argmax, argmin,
-    count_nonzero, nonzero, searchsorted, where, all, any, diff)}
+    count_nonzero, nonzero, searchsorted, isin, where, all, any, diff)}
