@@ -12,7 +12,8 @@ came in; a traced result stays a traced value (derivatives flow as usual).
 An ``Array`` only ever holds a plain value: it is a constant of the differentiated
 function. Writes (``a[idx] = v``, which consumers use through
 ``array_api_extra.at``) are copy-on-write, so no earlier reader of the old value
-sees a change; a handle that NumPy has read as an operand (``traced * a``, where a
+sees a change (value semantics, as JAX's arrays have: a write is not seen through
+another ``Array`` that shares memory, ``asarray(a, copy=False)`` included); a handle that NumPy has read as an operand (``traced * a``, where a
 tape may keep ``a`` by reference for its reverse sweep) refuses later writes.
 Writing a traced value into an ``Array`` raises and says what to write instead
 (a handle holding a traced value could meet a traced operator that takes it for a
@@ -56,8 +57,9 @@ class Array:
                              f"'cpu'")
         return self
 
-    def __dlpack__(self, /, **kwargs):
-        return self._value.__dlpack__(**kwargs)
+    def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+        return self._value.__dlpack__(stream=stream, max_version=max_version,
+                                      dl_device=dl_device, copy=copy)
 
     def __dlpack_device__(self):
         return self._value.__dlpack_device__()

@@ -50,9 +50,23 @@ def can_cast(from_, to, /):
     return np.can_cast(_dtype_of(from_), np.dtype(to), casting="safe")
 
 
+class FInfo:
+    """Machine limits of a floating dtype, as the standard has them (Python floats)."""
+
+    def __init__(self, dtype):
+        info = np.finfo(dtype)
+        self.bits = int(info.bits)
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.smallest_normal = float(info.smallest_normal)
+        self.dtype = info.dtype
+
+    def __repr__(self):
+        return f"finfo(dtype={self.dtype}, eps={self.eps}, max={self.max})"
+
+
 def finfo(type, /):  # noqa: A002  (the standard's name)
     """Machine limits of a floating dtype (or of an array's dtype)."""
-    return np.finfo(_dtype_of(type))
+    return FInfo(_dtype_of(type))
 
 
 def iinfo(type, /):  # noqa: A002

@@ -47,12 +47,18 @@ def mean(x, /, *, axis=None, keepdims=False):
 def sum(x, /, *, axis=None, dtype=None, keepdims=False):  # noqa: A001
     """Σ over ``axis`` in ``dtype`` (the input's floating dtype by default)."""
     x = _as(x)
-    return np.sum(_cast(x, _acc_dtype(x, dtype)), axis=_axis(axis), keepdims=keepdims)
+    acc = _acc_dtype(x, dtype)
+    if isinstance(x, Box):   # traced values are floating: accumulate in the cast dtype
+        return np.sum(_cast(x, acc), axis=_axis(axis), keepdims=keepdims)
+    return np.sum(x, axis=_axis(axis), dtype=acc, keepdims=keepdims)
 
 
 def prod(x, /, *, axis=None, dtype=None, keepdims=False):
     x = _as(x)
-    return np.prod(_cast(x, _acc_dtype(x, dtype)), axis=_axis(axis), keepdims=keepdims)
+    acc = _acc_dtype(x, dtype)
+    if isinstance(x, Box):
+        return np.prod(_cast(x, acc), axis=_axis(axis), keepdims=keepdims)
+    return np.prod(x, axis=_axis(axis), dtype=acc, keepdims=keepdims)
 
 
 def var(x, /, *, axis=None, correction=0.0, keepdims=False):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tracer import Box
+
 
 
 def matrix_transpose(x, /):
@@ -105,6 +107,12 @@ def trace(x, /, *, offset=0, dtype=None):
 
 def vecdot(x1, x2, /, *, axis=-1):
     """Σ conj(x1)·x2 along ``axis`` (the standard conjugates the first argument)."""
+    if axis != -1 and (isinstance(x1, Box) or isinstance(x2, Box)):
+        # dualad's rule contracts the last axis: move the contracted axis there
+        x1, x2 = np.broadcast_arrays(x1, x2)
+        x1, x2 = np.moveaxis(x1, axis, -1), np.moveaxis(x2, axis, -1)
+    if isinstance(x1, Box) or isinstance(x2, Box):
+        return np.vecdot(x1, x2)
     return np.vecdot(x1, x2, axis=axis)
 
 
