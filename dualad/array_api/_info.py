@@ -16,14 +16,20 @@ _DTYPES["numeric"] = (_DTYPES["integral"] + _DTYPES["real floating"]
 
 
 class Info:
-    """What the namespace supports: one device ("cpu"), NumPy's dtypes, boolean
-    indexing, and data-dependent output shapes (``nonzero``, ``unique_*``) on plain
-    and traced arrays (their shapes depend on primal values only)."""
+    """What the namespace supports: one device ("cpu"), NumPy's dtypes, and
+    data-dependent output shapes (``nonzero``, ``unique_*``: their shapes depend on
+    primal values only).
+
+    "boolean indexing" is reported False, as JAX reports it: reading ``x[mask]``
+    works, but writing through a mask into a traced array is not differentiable
+    here, and consumers that see False take the functional form instead
+    (``array_api_extra.apply_where`` computes ``where(cond, f1(x), f2(x))``), which
+    differentiates in both modes."""
 
     __module__ = "dualad.array_api"
 
     def capabilities(self):
-        return {"boolean indexing": True, "data-dependent shapes": True,
+        return {"boolean indexing": False, "data-dependent shapes": True,
                 "max dimensions": 64}
 
     def default_device(self):
