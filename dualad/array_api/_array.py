@@ -138,14 +138,15 @@ def _unwrap(obj):
     return obj
 
 
-def _holds_array(obj):
+def _ours(obj):
+    """Whether ``obj`` holds an ``Array`` or a traced value (in lists, tuples, dicts)."""
     cls = obj.__class__
-    if cls is Array:
+    if cls is Array or isinstance(obj, Box):
         return True
     if cls is tuple or cls is list:
-        return any(_holds_array(o) for o in obj)
+        return any(_ours(o) for o in obj)
     if cls is dict:
-        return any(_holds_array(o) for o in obj.values())
+        return any(_ours(o) for o in obj.values())
     return False
 
 
@@ -163,11 +164,13 @@ def _wrap_result(out):
 
 
 def native(fn):
-    """``fn`` on ``Array`` arguments: unwrap them, call, and wrap a plain result when an
-    ``Array`` came in (a traced result, or a call on plain ndarrays only, is left as
-    it is)."""
+    """``fn`` on ``Array`` arguments: unwrap them, call, and wrap a plain result as an
+    ``Array`` when an ``Array`` or a traced value came in (a mask or an index computed
+    from a traced value stays in this namespace, so a consumer can pass it on beside
+    traced values). Traced results stay traced; a call on plain ndarrays only gives
+    plain ndarrays."""
     def call(*args, **kwargs):
-        if not (_holds_array(args) or _holds_array(kwargs)):
+        if not (_ours(args) or _ours(kwargs)):
             return fn(*args, **kwargs)
         return _wrap_result(fn(*_unwrap(args), **_unwrap(kwargs)))
     call.__name__ = call.__qualname__ = getattr(fn, "__name__", "function")
