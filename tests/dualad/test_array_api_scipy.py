@@ -108,7 +108,9 @@ def test_sklearn_estimators_differentiate_in_the_input():
     import sklearn
     from sklearn.decomposition import PCA
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
-    from sklearn.linear_model import Ridge
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.metrics.pairwise import euclidean_distances, rbf_kernel
+    from sklearn.preprocessing import StandardScaler
     X = rng.normal(size=(30, 4))
     y = (X[:, 0] + 0.3 * rng.normal(size=30) > 0).astype(int)
     x0 = rng.normal(size=(3, 4))
@@ -122,10 +124,16 @@ def test_sklearn_estimators_differentiate_in_the_input():
         check("LDA.decision_function", lambda x: lda.decision_function(x), x0)
         check("LDA.predict_proba", lambda x: lda.predict_proba(x), x0)
         check("Ridge.predict", lambda x: ridge.predict(x), x0)
+        scaler = StandardScaler().fit(Xa)
+        logistic = LogisticRegression().fit(Xa, xp.asarray(y))
+        check("StandardScaler.transform", lambda x: scaler.transform(x), x0)
+        check("LogisticRegression.predict_proba", lambda x: logistic.predict_proba(x), x0)
+        check("rbf_kernel", lambda x: rbf_kernel(x, Xa[:5, :]), x0)
+        check("euclidean_distances", lambda x: euclidean_distances(x, Xa[:5, :]), x0)
         ref = PCA(n_components=2, svd_solver="full").fit(X).transform(x0)
         got = np.asarray(pca.transform(xp.asarray(x0)))
         results["PCA values"] = "pass" if np.allclose(np.abs(got), np.abs(ref)) else str(got)
     """
     results = _run(body)
     assert {k: v for k, v in results.items() if v != "pass"} == {}
-    assert len(results) == 6
+    assert len(results) == 10
