@@ -144,3 +144,14 @@ def test_a_constant_read_by_a_traced_computation_refuses_later_writes():
         d[0] = 5.0                       # the copy is free to change
         return xp.sum(y * d)
     np.testing.assert_allclose(dualad.grad(f)(np.ones(3)), [5.0, 1.0, 1.0])
+
+
+def test_float32_complex_and_empty_inputs():
+    x32 = np.linspace(0.1, 1.0, 4).astype(np.float32)
+    out, pullback = dualad.vjp(lambda x: xp.sum(xp.exp(x) * xp.std(x, correction=1)), x32)
+    assert out.dtype == np.float32 and pullback(np.float32(1.0))[0].dtype == np.float32
+    z = np.array([1 + 2j, 0.5 - 1j])
+    assert check_grads(lambda z: xp.abs(z) ** 2 + xp.real(xp.conj(z) * z * 1j), (z,), order=1)
+    assert dualad.grad(lambda x: xp.sum(x * 2.0))(np.zeros((0,))).shape == (0,)
+    with pytest.raises(TypeError, match="would drop its derivative"):
+        dualad.grad(lambda x: xp.sum(xp.asarray(x, dtype=xp.int32)))(np.ones(3))
