@@ -14,6 +14,7 @@ declaring primitives and writing interpreters. The planner and the oracles are
 from . import ops  # noqa: F401  (fills the registry)
 from . import dispatch  # noqa: F401  (installs the NumPy protocols on traced values)
 from . import numpy  # noqa: F401
+from . import array_api  # noqa: F401  (the array API namespace; installs __array_namespace__)
 from . import autograd  # noqa: F401
 from .api import jvp, vjp, grad, value_and_grad, hvp, derivative  # noqa: F401
 from .tracer import EscapedTracerError  # noqa: F401

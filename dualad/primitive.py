@@ -336,6 +336,8 @@ def implements(*callables):
 
     Ufuncs go to :data:`NUMPY_UFUNCS`, everything else to :data:`NUMPY_FUNCTIONS`. Each
     callable is declared once: a second declaration raises, naming both."""
+    callables = tuple(map(_dispatched, callables))
+
     def declare(fn):
         for c in callables:
             table = NUMPY_UFUNCS if isinstance(c, np.ufunc) else NUMPY_FUNCTIONS
@@ -348,6 +350,15 @@ def implements(*callables):
             fn.implements += tuple(c for c in callables if c not in fn.implements)
         return fn
     return declare
+
+
+def _dispatched(c):
+    """The callable NumPy's protocols hand to a traced value for ``c``. With
+    ``SCIPY_ARRAY_API=1`` set, ``scipy.special.erf`` is SciPy's array-API wrapper of
+    the ufunc (its ``__wrapped__``); the wrapper asks the argument's namespace, which
+    calls the ufunc, and ``__array_ufunc__`` receives the ufunc: that is the key."""
+    wrapped = getattr(c, "__wrapped__", None)
+    return wrapped if isinstance(wrapped, np.ufunc) and not isinstance(c, np.ufunc) else c
 
 
 def register(prim: Primitive) -> Primitive:

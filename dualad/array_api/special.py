@@ -1,0 +1,24 @@
+"""``xp.special``: where SciPy (with ``SCIPY_ARRAY_API=1``) looks for a backend's own
+special functions (``scipy.special._support_alternative_backends`` reads
+``xp.special.<name>``).
+
+A name resolves to SciPy's raw ufunc when dualad has a rule for it; the ufunc
+reaches that rule through ``__array_ufunc__``. SciPy's array-API wrapper of the
+same name must not be returned: it would ask this namespace again. Without a rule
+the name is absent and SciPy falls back to its NumPy path, whose conversion of a
+traced value raises an error naming the function.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import _ufuncs
+
+from ..dispatch import UFUNCS
+from ._array import native
+
+
+def __getattr__(name):
+    ufunc = getattr(_ufuncs, name, None)
+    if isinstance(ufunc, np.ufunc) and ufunc in UFUNCS:
+        return native(ufunc)
+    raise AttributeError(f"dualad.array_api.special has no rule for {name!r}")
