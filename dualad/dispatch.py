@@ -185,9 +185,9 @@ def _to_array_error(self, *args, **kwargs):
 def _sparse_matmul_caller():   # SPARSE-DEFER: lists helper owns __array__; lead merges
     """``A @ x`` with a scipy.sparse A asks ``np.asanyarray(x)``: a 0-d object array makes it
     return NotImplemented, so Python calls ``x.__rmatmul__(A)`` (the sparse product).
-    ``A * x`` and ``A.multiply(x)`` raise instead (NotImplemented would reach dualad's
-    elementwise multiply, which would compute spmatrix's matrix product with elementwise
-    rules: a wrong derivative), naming ``A @ x`` and ``dualad.scipy.sparse.multiply``."""
+    spmatrix's ``A * x`` (a matrix product, through ``_matmul_dispatch``) does the same: the
+    traced value's ``__rmul__`` sends a sparse operand to dualad.scipy.sparse._operators.
+    sparray's ``A * x`` and ``A.multiply(x)`` raise, naming ``dualad.scipy.sparse.multiply``."""
     caller = sys._getframe(2)
     if not caller.f_globals.get("__name__", "").startswith("scipy.sparse"):
         return False
@@ -197,6 +197,10 @@ def _sparse_matmul_caller():   # SPARSE-DEFER: lists helper owns __array__; lead
             break
         names.add(frame.f_code.co_name)
         frame = frame.f_back
+    if caller.f_code.co_name == "_matmul_dispatch":
+        # A @ x, and spmatrix's A * x (its * is the matrix product): the traced value's
+        # reflected operator computes the sparse product (dualad.scipy.sparse._operators)
+        return True
     if names & {"__mul__", "__rmul__", "multiply", "_multiply_2d_with_broadcasting"}:
         raise TypeError("a scipy.sparse matrix times a traced value with * or multiply: "
                         "write A @ x for the matrix product (spmatrix's *), or "
@@ -287,12 +291,33 @@ def _power(self, other):
     return ops.power(self, other)
 
 
-def _binary(op, reflected=False):
+def _sparse_operand(name, x, other, reflected):
+    from .scipy.sparse._operators import is_sparse, sparse_operand   # imports dualad.scipy
+    if not is_sparse(other):
+        return None
+    return sparse_operand(name, x, other, reflected)
+
+
+def _binary(op, reflected=False, name=None):
     """The operator method of ``op``: a call of the primitive (or composition), which
-    finds the top trace among the operands."""
+    finds the top trace among the operands. A SciPy sparse operand goes to
+    :func:`dualad.scipy.sparse._operators.sparse_operand` (its operators are SciPy's)."""
     if reflected:
-        return lambda self, other: op(other, self)
-    return lambda self, other: op(self, other)
+        def method(self, other):
+            if name is not None and hasattr(other.__class__, "tocsr"):
+                out = _sparse_operand(name, self, other, True)
+                if out is not None:
+                    return out
+            return op(other, self)
+        return method
+
+    def method(self, other):
+        if name is not None and hasattr(other.__class__, "tocsr"):
+            out = _sparse_operand(name, self, other, False)
+            if out is not None:
+                return out
+        return op(self, other)
+    return method
 
 
 def _install():
@@ -315,16 +340,19 @@ def _install():
     B.__getitem__ = _getitem
     for name, op in [("add", ops.add), ("sub", ops.subtract), ("mul", ops.multiply),
                      ("truediv", ops.divide), ("pow", ops.power), ("matmul", ops.matmul)]:
-        setattr(B, f"__{name}__", _binary(op))
-        setattr(B, f"__r{name}__", _binary(op, reflected=True))
+        sparse_name = name if name != "matmul" else None   # @ reaches sparse_matmul itself
+        setattr(B, f"__{name}__", _binary(op, name=sparse_name))
+        setattr(B, f"__r{name}__", _binary(op, reflected=True, name=sparse_name))
         if isinstance(op, Primitive):  # scalar arithmetic on a tape: see operator_method
-            setattr(Var, f"__{name}__", operator_method(op))
-            setattr(Var, f"__r{name}__", operator_method(op, reflected=True))
+            setattr(Var, f"__{name}__", operator_method(
+                op, fallback=_binary(op, name=sparse_name)))
+            setattr(Var, f"__r{name}__", operator_method(
+                op, reflected=True, fallback=_binary(op, reflected=True, name=sparse_name)))
     B.__pow__ = _power                                    # x ** 2 is square(x), as in NumPy
     Var.__pow__ = power_method(ops.power, ops.square)     # the same, on the tape's fast entry
     for name, op in [("lt", ops.less), ("le", ops.less_equal), ("gt", ops.greater),
                      ("ge", ops.greater_equal), ("eq", ops.equal), ("ne", ops.not_equal)]:
-        setattr(B, f"__{name}__", _binary(op))
+        setattr(B, f"__{name}__", _binary(op, name=name))
     B.__neg__ = lambda self: ops.negative(self)
     B.__pos__ = lambda self: self
     B.__abs__ = lambda self: ops.absolute(self)

@@ -174,7 +174,7 @@ def _compact(trace):
     trace.room = compaction.budget(trace.tape)
 
 
-def operator_method(prim, reflected=False):
+def operator_method(prim, reflected=False, fallback=None):
     """Var's method for the binary operator of ``prim`` (``x * y``: ``__mul__``, or
     ``__rmul__`` when ``reflected``): a thin entry into :func:`record` for scalar code.
 
@@ -186,6 +186,8 @@ def operator_method(prim, reflected=False):
     ``process``'s generic unboxing loop. Measured in issue 16 (bench/instructions.py,
     scalar-chain: 10^5 steps ``x = x * c + d`` recorded and swept): 238M instructions
     per call with it, 391M (+64%) with Var's operators going through ``prim``.
+    ``fallback(self, other)``, when given, replaces ``prim`` on the generic path (the Box
+    operator method, which also handles SciPy sparse operands).
     """
     impl = prim.impl
     # The value is ``impl`` of the unboxed operands whatever they hold: ``impl`` is Python's
@@ -201,6 +203,8 @@ def operator_method(prim, reflected=False):
                 sv = self.value
                 return record(trace, prim, (other, self), _NO_PARAMS, (other, sv), _SECOND,
                               impl(other, sv))
+            if fallback is not None:
+                return fallback(self, other)
             return prim(other, self)
         return method
 
@@ -216,6 +220,8 @@ def operator_method(prim, reflected=False):
                 sv, ov = self.value, other.value
                 return record(trace, prim, (self, other), _NO_PARAMS, (sv, ov), _BOTH,
                               impl(sv, ov))
+        if fallback is not None:
+            return fallback(self, other)
         return prim(self, other)
     return method
 

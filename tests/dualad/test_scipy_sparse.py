@@ -4,6 +4,8 @@
 Oracles: the dense matrix (the Jacobian of ``A @ x`` is A, of ``x @ A`` is Aᵀ) and
 finite differences (``check_grads``, both modes, order 2); never dualad itself.
 """
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -105,8 +107,9 @@ def test_misuse_gives_errors_naming_the_shapes():
         dualad.grad(lambda x: (A @ x).sum())(np.ones(5))
     with pytest.raises(ValueError, match="not aligned"):
         dualad.grad(lambda x: (x @ A).sum())(np.ones(4))
-    with pytest.raises(TypeError, match="A @ x"):   # spmatrix's * is a product: say so
-        dualad.grad(lambda x: (sp.csr_matrix(A0) * x).sum())(np.ones(4))
+    # spmatrix's * is the matrix product: computed as such (see the operator tests below)
+    np.testing.assert_allclose(
+        dualad.grad(lambda x: (sp.csr_matrix(A0) * x).sum())(np.ones(4)), A0.sum(axis=0))
     with pytest.raises(TypeError, match="A @ x"):   # sparray's * is elementwise
         dualad.grad(lambda x: (A * x).sum())(np.ones(4))
     with pytest.raises(TypeError, match=r"dualad.scipy.sparse.multiply\(A, x\)"):
@@ -201,3 +204,45 @@ def test_elementwise_product_keeps_the_pattern():
                                                         shape=(5, 4)), x).toarray(), (d, x))
     with pytest.raises(ValueError, match="does not broadcast"):
         dualad.grad(lambda x: dsp.multiply(A, x).toarray().sum())(np.ones(3))
+
+
+@pytest.mark.parametrize("f, want", [
+    (lambda x, A, B: (x * A).sum(), "spmatrix x * A is x @ A"),
+    (lambda x, A, B: ((A * x) ** 2).sum(), "spmatrix A * x is A @ x"),
+    (lambda x, A, B: ((x * B).toarray() ** 2).sum(), "sparray x * B is elementwise"),
+    (lambda x, A, B: np.sum((x - B) ** 2), "sparray x - B is dense"),
+    (lambda x, A, B: np.sum((B + x) ** 3), "sparray B + x is dense"),
+])
+def test_operators_with_a_sparse_operand_mean_what_scipy_means(f, want):
+    """Python's operators between a traced value and a SciPy sparse matrix follow SciPy's
+    meaning (spmatrix's * is the matrix product): checked against finite differences of
+    the same code on plain arrays, where SciPy's operators run."""
+    import scipy.sparse as sp
+    dense = np.array([[1.0, 2.0], [0.0, 3.0]])
+    A, B = sp.csr_matrix(dense), sp.csr_array(dense)
+    check_grads(lambda x: f(x, A, B), (np.array([0.3, 0.8]),))
+
+
+@pytest.mark.parametrize("f, words", [
+    (lambda x, A, B: x + A, "np.matrix"),
+    (lambda x, A, B: x / A, "A.toarray()"),
+    (lambda x, A, B: x < B, "A.toarray()"),
+])
+def test_operators_scipy_does_not_define_for_a_traced_value_raise(f, words):
+    import scipy.sparse as sp
+    dense = np.array([[1.0, 2.0], [0.0, 3.0]])
+    A, B = sp.csr_matrix(dense), sp.csr_array(dense)
+    with pytest.raises(TypeError, match=re.escape(words)):
+        dualad.grad(lambda x: np.sum(f(x, A, B)))(np.ones(2))
+
+
+def test_a_traced_scalar_times_a_constant_sparse_matrix_scales_it():
+    """θ * A (either class, either side for spmatrix): a sparse matrix with traced values
+    θ·data, as SciPy's scalar multiplication; used in a solve, d/dθ matches differences."""
+    import dualad.scipy.sparse.linalg as dspl
+    M = sp.csr_matrix(np.array([[4.0, 1.0], [1.0, 3.0]]))
+    b = np.array([1.0, 2.0])
+    for f in (lambda t: dspl.spsolve(t[0] * M, b).sum(),
+              lambda t: dspl.spsolve(M * t[0], b).sum(),
+              lambda t: dspl.spsolve(t[0] * sp.csr_array(M), b).sum()):
+        check_grads(f, (np.array([1.3]),))
