@@ -45,6 +45,9 @@ class DenseOutput:
     def __call__(self, t):
         if isinstance(t, (list, tuple)):
             t = _array(t)
+        if not isinstance(t, Box) and not any(isinstance(v, Box) for v in
+                                              (self._y0, self._t0, *self._traced)):
+            return self._solution(t)
         tv = np.asarray(primal_value(t))
         if tv.ndim > 1 or tv.dtype.kind not in "iuf":
             raise ValueError(f"solve_ivp: sol(t) takes a real scalar or 1-D array of times, "
@@ -56,8 +59,9 @@ class DenseOutput:
 
 
 def _vector(name, v):
-    if isinstance(v, (list, tuple)) and any(isinstance(x, Box) for x in v):
-        v = _array(v)
+    """A list or tuple (maybe of traced scalars) as one array."""
+    if isinstance(v, (list, tuple)):
+        return _array(v) if any(isinstance(x, Box) for x in v) else np.asarray(v, dtype=float)
     return v
 
 
@@ -126,13 +130,23 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     res = _si.solve_ivp(plain_fun, (float(primal_value(t0)), float(primal_value(tf))),
                         np.asarray(primal_value(y0)), method=method, t_eval=t_eval_plain,
                         dense_output=dense_output, vectorized=vectorized, **extra)
-    if not is_traced:
-        return res
-    if res.status == -1:
+    if is_traced and res.status == -1:
         raise RuntimeError(f"solve_ivp: the integration failed ({res.message}), so its "
                            f"derivatives cannot be computed")
-    return _traced_result(res, bound, traced, plain_params, y0, t0, tf, t_eval, t_eval_plain,
-                          method, vectorized, sensitivity, sweep_rtol, sweep_atol, options)
+    if not is_traced and res.sol is None:
+        return res
+    func, y0, times, settings = _prepare(res, bound, plain_params, y0, t0, tf, t_eval,
+                                         t_eval_plain, method, vectorized, sensitivity,
+                                         sweep_rtol, sweep_atol, options)
+    sol = None if res.sol is None else DenseOutput(res.sol, y0, t0, traced, func, settings)
+    if not is_traced:   # SciPy's result; sol(t) differentiable in a traced t
+        res.sol = sol
+        return res
+    Y = ivp_p(y0, t0, times, *traced, func=func, settings=settings)
+    return OdeResult(t=times if isinstance(times, Box) else np.asarray(times),
+                     y=transpose(Y), sol=sol, t_events=res.t_events, y_events=res.y_events,
+                     nfev=res.nfev, njev=res.njev, nlu=res.nlu, status=res.status,
+                     message=res.message, success=res.success)
 
 
 def _bind_events(events, args):
@@ -147,8 +161,10 @@ def _bind_events(events, args):
     return out
 
 
-def _traced_result(res, bound, traced, plain_params, y0, t0, tf, t_eval, t_eval_plain, method,
-                   vectorized, sensitivity, sweep_rtol, sweep_atol, options):
+def _prepare(res, bound, plain_params, y0, t0, tf, t_eval, t_eval_plain, method, vectorized,
+             sensitivity, sweep_rtol, sweep_atol, options):
+    """The primitive's func (on 1-D states), y0, output times and settings, the cache
+    holding SciPy's solution ``res``."""
     n = shape_of(y0)[0]
     if vectorized:   # SciPy calls a vectorized fun with (n, k) states: give it (n, 1)
         def func(t, y, *p):
@@ -162,8 +178,7 @@ def _traced_result(res, bound, traced, plain_params, y0, t0, tf, t_eval, t_eval_
     if t_eval is not None:
         times = t_eval
     elif isinstance(t0, Box) or isinstance(tf, Box):
-        inner = res.t[1:-1]
-        times = concatenate([reshape(t0, (1,)), inner, reshape(tf, (1,))])
+        times = concatenate([reshape(t0, (1,)), res.t[1:-1], reshape(tf, (1,))])
     else:
         times = res.t
     rtol, atol = options.get("rtol", 1e-3), options.get("atol", 1e-6)
@@ -177,9 +192,4 @@ def _traced_result(res, bound, traced, plain_params, y0, t0, tf, t_eval, t_eval_
         {"y0": np.asarray(primal_value(y0), float), "t0": float(primal_value(t0)),
          "params": plain_params, "times": res.t if t_eval is None else t_eval_plain,
          "y": res.y.T.copy(), "sol": res.sol})
-    Y = ivp_p(y0, t0, times, *traced, func=func, settings=settings)
-    sol = None if res.sol is None else DenseOutput(res.sol, y0, t0, traced, func, settings)
-    return OdeResult(t=times if isinstance(times, Box) else np.asarray(times),
-                     y=transpose(Y), sol=sol, t_events=res.t_events, y_events=res.y_events,
-                     nfev=res.nfev, njev=res.njev, nlu=res.nlu, status=res.status,
-                     message=res.message, success=res.success)
+    return func, y0, times, settings
