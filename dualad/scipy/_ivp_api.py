@@ -92,7 +92,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     min(atol, 1e-10)). Forward mode uses forward sensitivities; reverse mode uses
     ``sensitivity="adjoint"`` (backward solve, cost independent of the number of
     parameters), ``"forward"`` (one solve of the whole Jacobian) or ``"auto"`` (forward
-    for at most 8 input directions). ``events`` are not differentiable: with a traced
+    while n·(n + 1 + P) ≤ 4000). ``events`` are not differentiable: with a traced
     input they raise NotImplementedError.
     """
     if not callable(fun):
