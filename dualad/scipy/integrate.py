@@ -1,4 +1,5 @@
-"""``dualad.scipy.integrate``: odeint and quad, differentiable in both modes, to order 2.
+"""``dualad.scipy.integrate``: solve_ivp, odeint and quad, differentiable in both modes,
+to order 2. (solve_ivp: :mod:`._ivp_api` and the primitive :mod:`._ivp`.)
 
 odeint solves y' = f(y, t, p), y(t₀) = y₀ and returns Y_i = y(t_i). Its rules:
 
@@ -19,8 +20,8 @@ dynamics (integrands) built with ``dualad.jvp``/``vjp`` of the user's function, 
 rules differentiate again (second order, any mix of modes). A batch axis on tangents or
 cotangents is integrated in one augmented system. The sweeps use tolerances tighter than
 the primal's (``sweep_rtol``/``sweep_atol``): they approximate the derivatives of the exact
-solution, not of the solver's steps. Traced values reach ``func`` through ``args`` only
-(closing over one raises a TypeError). See docs/integrate.md.
+solution, not of the solver's steps. Traced values reach ``func`` through ``args`` or its
+closure (converted to arguments by :mod:`._closure`). See docs/integrate.md.
 """
 from __future__ import annotations
 
