@@ -41,7 +41,7 @@ from ._integrate_common import (_SCIPY_RTOL, _SWEEP_OPTIONS, _SWEEP_TOL, _batch,
                                 _plain, _with)
 from ._quadrature import QuadSettings, quad, quad_p, quad_vec, simpson, trapezoid  # noqa: F401
 from ._ivp import IvpSettings, ivp_p  # noqa: F401
-from ._ivp_api import DenseOutput, OdeResult, solve_ivp  # noqa: F401
+from ._ivp_api import OdeResult, solve_ivp  # noqa: F401
 
 
 # --- odeint ------------------------------------------------------------------------------

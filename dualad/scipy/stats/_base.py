@@ -65,6 +65,16 @@ def parse(dist, method, args, kwargs, shape_names, loc_scale=True):
     return [vals[k] for k in shape_names], vals.get("loc", 0.0), vals.get("scale", 1.0)
 
 
+def _undefined(moment):
+    """A moment that is nan for every parameter (cauchy's mean and variance)."""
+    return isinstance(moment, float) and np.isnan(moment)
+
+
+def _nan_like(loc, scale):
+    """nan of the parameters' broadcast shape: a constant, so its derivative is 0."""
+    return np.full(np.broadcast_shapes(np.shape(plain(loc)), np.shape(plain(scale))), np.nan)[()]
+
+
 class Continuous:
     """A location-scale family ``name(x, *shapes, loc=0, scale=1)`` in SciPy's shape.
 
@@ -108,11 +118,15 @@ class Continuous:
     def mean(self, *args, **kwargs):
         """loc + scale·m₀(shapes) (see :mod:`._moments`)."""
         loc, scale, ok, m0, _, _ = self._moments("mean", args, kwargs)
+        if _undefined(m0):
+            return _nan_like(loc, scale)
         return nan_unless(loc + scale * m0, ok)
 
     def var(self, *args, **kwargs):
         """scale²·v₀(shapes)."""
         loc, scale, ok, _, v0, _ = self._moments("var", args, kwargs)
+        if _undefined(v0):
+            return _nan_like(loc, scale)
         return nan_unless(scale * scale * v0 + 0.0 * loc, ok)
 
     def std(self, *args, **kwargs):
