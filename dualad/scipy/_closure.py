@@ -11,8 +11,9 @@ it converts at the level Python itself keeps closures:
                               fn's closure, found in
 
 - closure cells (``fn.__closure__``), followed into functions stored in cells (a helper
-  the lambda calls), ``functools.partial`` arguments, bound methods' ``__self__``
-  attributes (``model.rhs`` reading ``self.k``) and default argument values,
+  the lambda calls), ``functools.partial`` arguments, default argument values, and the
+  attributes of objects (``model.rhs`` reading ``self.k``, a callable model, a model
+  object the lambda uses), which are then shallow-copied,
 - inside lists, tuples and dicts held there (a parameter vector as a list of scalars).
 
 ``fn'`` rebuilds only what holds traced values, with the values it is given: cells that
@@ -102,6 +103,8 @@ def _scan(v, found, ids, depth, seen):
         if any(isinstance(p, (_Slot, _Rebuild)) for p in parts):
             return _Rebuild(lambda ps: types.MethodType(ps[0], ps[1]), parts)
         return v
+    if not isinstance(v, (type, types.ModuleType, types.BuiltinFunctionType)):
+        return _scan_object(v, found, ids, depth + 1, seen)   # a model object, a callable one
     return v
 
 

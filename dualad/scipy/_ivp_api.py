@@ -177,6 +177,8 @@ def _prepare(res, bound, plain_params, y0, t0, tf, t_eval, t_eval_plain, method,
         y0 = np.asarray(y0, dtype=float)
     if t_eval is not None:
         times = t_eval
+    elif len(res.t) < 2:   # t_span of zero length: the one output is y0 at t0
+        times = reshape(t0, (1,)) if isinstance(t0, Box) else res.t
     elif isinstance(t0, Box) or isinstance(tf, Box):
         times = concatenate([reshape(t0, (1,)), res.t[1:-1], reshape(tf, (1,))])
     else:

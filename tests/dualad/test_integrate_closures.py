@@ -32,6 +32,11 @@ class Model:
         return -self.k * y
 
 
+class CallableModel(Model):
+    def __call__(self, t, y):
+        return -self.k * y
+
+
 def _helper(y, k):
     return -k * y
 
@@ -44,6 +49,8 @@ CLOSURES = {
     "dict in a cell": lambda k: (lambda p: (lambda t, y: -p["k"] * y))({"k": k}),
     "functools.partial": lambda k: functools.partial(lambda t, y, k: -k * y, k=k),
     "bound method": lambda k: Model(k).rhs,
+    "object used in a lambda": lambda k: (lambda m: (lambda t, y: m.rhs(t, y)))(Model(k)),
+    "callable object": lambda k: CallableModel(k),
     "default argument": lambda k: (lambda t, y, k=k: -k * y),
     "derived value": lambda k: (lambda c: (lambda t, y: -c * y))(2.0 * k - k),
 }
