@@ -143,7 +143,8 @@ def test_time_derivatives_t_span_ends_and_t_eval():
         else:
             g0 = dualad.jvp(lambda a: end_value(a, 1.5), (0.2,), (1.0,))[1]
             g1 = dualad.jvp(lambda b: end_value(0.2, b), (1.5,), (1.0,))[1]
-        ref = lambda a, b: si.solve_ivp(rhs, (a, b), [1.0], rtol=1e-11, atol=1e-13).y[0, -1]  # noqa: E731
+        def ref(a, b):
+            return si.solve_ivp(rhs, (a, b), [1.0], rtol=1e-11, atol=1e-13).y[0, -1]
         assert g0 == pytest.approx((ref(0.2 + 1e-5, 1.5) - ref(0.2 - 1e-5, 1.5)) / 2e-5, rel=1e-5)
         assert g1 == pytest.approx(-k * end_value(0.2, 1.5) + np.sin(1.5), rel=1e-6)
 
