@@ -202,8 +202,9 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
            rtol=None, atol=None, tcrit=None, h0=0.0, hmax=0.0, hmin=0.0, ixpr=0, mxstep=0,
            mxhnil=0, mxordn=12, mxords=5, printmessg=0, tfirst=False, *, sweep_rtol=None,
            sweep_atol=None):
-    """``scipy.integrate.odeint`` (LSODA), differentiable in y0, t and every traced
-    entry of ``args``, in forward and reverse mode, to second order.
+    """``scipy.integrate.odeint`` (LSODA), differentiable in y0, t, every traced
+    entry of ``args`` and traced values ``func`` closes over, in forward and reverse
+    mode, to second order.
 
     ``func(y, t, *args)`` (``func(t, y, *args)`` with ``tfirst``) gets y in y0's shape
     (SciPy's odeint flattens; a 0-d y0 is a 1-vector, as in SciPy) and returns dy/dt;

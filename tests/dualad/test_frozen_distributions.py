@@ -4,6 +4,7 @@ compared at rtol 1e-6: truncation ~1e-12·f''', rounding ~1e-16/1e-6)."""
 import numpy as np
 import pytest
 import scipy.stats as ss
+from hypothesis import given, settings, strategies as st
 
 import dualad
 import dualad.scipy.stats as ds
@@ -165,3 +166,20 @@ def test_second_order_in_the_frozen_parameters():
     H = np.array([dualad.jvp(dualad.grad(f), (p,), (e,))[1] for e in np.eye(3)])
     H_ref = central(lambda q: np.asarray(dualad.grad(f)(q)), p, h=1e-5)
     np.testing.assert_allclose(H, H_ref, rtol=1e-5, atol=1e-8)
+
+
+@settings(derandomize=True, max_examples=40, deadline=None)
+@given(st.sampled_from(CONTINUOUS), st.floats(0.05, 0.95),
+       st.floats(-2.0, 2.0), st.floats(0.3, 3.0))
+def test_property_frozen_equals_scipy_frozen(case, q, loc, scale):
+    name, params, _ = case
+    shapes = params[:len(getattr(ds, name).shape_names)]
+    mine, ref = getattr(ds, name)(*shapes, loc, scale), getattr(ss, name)(*shapes, loc, scale)
+    x = ref.ppf(q)
+    for m in POINT_METHODS:
+        np.testing.assert_allclose(getattr(mine, m)(x), getattr(ref, m)(x), rtol=1e-10,
+                                   atol=1e-300, err_msg=f"{name}.{m}")
+    np.testing.assert_allclose(mine.ppf(q), x, rtol=1e-9)
+    for m in ("mean", "var", "entropy"):
+        np.testing.assert_allclose(getattr(mine, m)(), getattr(ref, m)(), rtol=1e-10,
+                                   equal_nan=True, err_msg=f"{name}.{m}")
