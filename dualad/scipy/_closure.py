@@ -19,7 +19,7 @@ it converts at the level Python itself keeps closures:
 ``fn'`` rebuilds only what holds traced values, with the values it is given: cells that
 hold no traced value are shared, so a closure that keeps a counter still counts. Anything
 else a function can read (a global variable, an attribute of an object passed in some
-other way) is not found; the integrators then see ``fn'`` return a traced value when
+other way, a container of more than 10,000 items) is not found; the integrators then see ``fn'`` return a traced value when
 called on plain numbers and raise a TypeError asking for ``args=(...)``: a derivative is
 never silently dropped.
 """
@@ -31,7 +31,8 @@ import types
 
 from ..tracer import Box
 
-_MAX_DEPTH = 8   # nested helpers followed; deeper structures are left as they are
+_MAX_DEPTH = 8        # nested helpers followed; deeper structures are left as they are
+_MAX_ITEMS = 10_000   # longer containers (data, not parameters) are not searched
 
 
 def closure_convert(fn):
@@ -77,6 +78,8 @@ def _scan(v, found, ids, depth, seen):
             found.append(v)
         return _Slot(ids[id(v)])
     if depth > _MAX_DEPTH or id(v) in seen:
+        return v
+    if type(v) in (list, tuple, dict) and len(v) > _MAX_ITEMS:
         return v
     seen = seen | {id(v)}
     if type(v) in (list, tuple):

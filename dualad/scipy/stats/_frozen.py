@@ -34,6 +34,8 @@ class FrozenDistribution:
         return f"<frozen dualad.scipy.stats.{self.dist.name}>"
 
     def __getattr__(self, name):
+        if name.startswith("__") or name in ("dist", "args", "kwds"):
+            raise AttributeError(name)   # copy/pickle probe before __init__ ran
         if name in _METHODS and hasattr(self.dist, name):
             method = getattr(self.dist, name)
             if name in ("mean", "var", "std", "entropy", "median"):
