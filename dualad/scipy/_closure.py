@@ -18,10 +18,10 @@ it converts at the level Python itself keeps closures:
 
 ``fn'`` rebuilds only what holds traced values, with the values it is given: cells that
 hold no traced value are shared, so a closure that keeps a counter still counts. Anything
-else a function can read (a global variable, an attribute of an object passed in some
-other way, a container of more than 10,000 items) is not found; the integrators then see ``fn'`` return a traced value when
-called on plain numbers and raise a TypeError asking for ``args=(...)``: a derivative is
-never silently dropped.
+else a function can read (a global variable, an object reached some other way, a
+container of more than 10,000 items) is not found; the integrators then see ``fn'``
+return a traced value when called on plain numbers and raise a TypeError asking for
+``args=(...)``: a derivative is never silently dropped.
 """
 from __future__ import annotations
 
