@@ -7,7 +7,8 @@ a value ``fun`` closes over: see :mod:`._closure`), ``y`` (and ``sol(t)``) is th
 the ``ivp_p`` primitive, whose primal call reuses that solution and whose rules solve the
 sensitivity or adjoint equations. Without t_eval the output times are the solver's steps:
 their interior is a constant of the derivative (the steps are the solver's choice), the
-first and last are t_span's ends and differentiable.
+first and last are t_span's ends and differentiable (the last is a terminal event's
+time when one stopped the solve: :mod:`._ivp_events`).
 """
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ import scipy.integrate as _si
 from scipy.optimize import OptimizeResult
 
 from ..numpy import array as _array
-from ..ops import concatenate, reshape, transpose
+from ..ops import concatenate, index, reshape, stack, transpose
 from ..tracer import Box, primal_value, shape_of
 from ._integrate_common import _SWEEP_TOL, _bind
 from ._ivp import IvpSettings, ivp_p
+from ._ivp_events import event_times
 
 _SENSITIVITIES = ("auto", "forward", "adjoint")
 
@@ -92,8 +94,9 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     min(atol, 1e-10)). Forward mode uses forward sensitivities; reverse mode uses
     ``sensitivity="adjoint"`` (backward solve, cost independent of the number of
     parameters), ``"forward"`` (one solve of the whole Jacobian) or ``"auto"`` (forward
-    while n·(n + 1 + P) ≤ 4000). ``events`` are not differentiable: with a traced
-    input they raise NotImplementedError.
+    while n·(n + 1 + P) ≤ 4000). Event times (``t_events``) and states
+    (``y_events``) are differentiable too (implicit function theorem, :mod:`._ivp_events`);
+    a terminal event's time is then the last output time.
     """
     if not callable(fun):
         raise TypeError(f"solve_ivp: fun must be callable, got {type(fun).__name__}")
@@ -118,14 +121,13 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         jac, jac_traced = _bind(extra["jac"], args, 2)
         jac_plain = [primal_value(p) for p in jac_traced]
         extra["jac"] = lambda t, y: jac(t, y, *jac_plain)
-    is_traced = any(isinstance(v, Box) for v in (y0, t0, tf, t_eval, *traced))
-    if is_traced and events is not None:
-        raise NotImplementedError(
-            "solve_ivp: events= with traced inputs: event times are not differentiated here. "
-            "Solve to a fixed time, or locate the event without tracing and pass its time as "
-            "t_span's end (dy/dt at the end is then exact)")
-    if events is not None:
-        extra["events"] = events if args == () else _bind_events(events, args)
+    ev_list = None if events is None else (
+        list(events) if isinstance(events, (list, tuple)) else [events])
+    bound_events = [_bind(ev, args, 2) for ev in ev_list or ()]
+    is_traced = any(isinstance(v, Box) for v in (y0, t0, tf, t_eval, *traced)) or any(
+        q for _, q in bound_events)
+    if ev_list is not None:
+        extra["events"] = [_plain_event(ev, g, q) for ev, (g, q) in zip(ev_list, bound_events)]
     t_eval_plain = None if t_eval is None else np.asarray(primal_value(t_eval), float)
     res = _si.solve_ivp(plain_fun, (float(primal_value(t0)), float(primal_value(tf))),
                         np.asarray(primal_value(y0)), method=method, t_eval=t_eval_plain,
@@ -142,23 +144,41 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     if not is_traced:   # SciPy's result; sol(t) differentiable in a traced t
         res.sol = sol
         return res
+    t_events, y_events = res.t_events, res.y_events
+    if ev_list is not None:
+        taus, ys, end = event_times(res, ev_list, bound_events, y0, t0, traced, func, settings)
+        t_events = [stack(t) if t else np.zeros(0) for t in taus]
+        y_events = [stack(y) if y else np.zeros((0, shape_of(y0)[0])) for y in ys]
+        if end is not None:   # a terminal event ended the solve at its (traced) time
+            times = _ends_at(times, t_eval, res, end)
+            settings = settings._replace(t_end=float(res.t[-1]))
     Y = ivp_p(y0, t0, times, *traced, func=func, settings=settings)
     return OdeResult(t=times if isinstance(times, Box) else np.asarray(times),
-                     y=transpose(Y), sol=sol, t_events=res.t_events, y_events=res.y_events,
+                     y=transpose(Y), sol=sol, t_events=t_events, y_events=y_events,
                      nfev=res.nfev, njev=res.njev, nlu=res.nlu, status=res.status,
                      message=res.message, success=res.success)
 
 
-def _bind_events(events, args):
-    out = []
-    for ev in (events if isinstance(events, (list, tuple)) else [events]):
-        g, traced = _bind(ev, args, 2)
-        h = (lambda g, p: lambda t, y: g(t, y, *p))(g, [primal_value(p) for p in traced])
-        for attr in ("terminal", "direction"):
-            if hasattr(ev, attr):
-                setattr(h, attr, getattr(ev, attr))
-        out.append(h)
-    return out
+def _plain_event(ev, g, q):
+    """The event function SciPy calls: on plain values, with its terminal/direction."""
+    plain_q = [primal_value(v) for v in q]
+
+    def h(t, y):
+        return g(t, y, *plain_q)
+    for attr in ("terminal", "direction"):
+        if hasattr(ev, attr):
+            setattr(h, attr, getattr(ev, attr))
+    return h
+
+
+def _ends_at(times, t_eval, res, end):
+    """The output times when a terminal event at ``end`` stopped the solve."""
+    if t_eval is not None:   # the t_eval times before the event; none moves with it
+        return index(t_eval, slice(0, len(res.t))) if isinstance(t_eval, Box) else res.t
+    if len(res.t) < 2:
+        return reshape(end, (1,))
+    first = index(times, slice(0, 1)) if isinstance(times, Box) else times[:1]
+    return concatenate([first, res.t[1:-1], reshape(end, (1,))])
 
 
 def _prepare(res, bound, plain_params, y0, t0, tf, t_eval, t_eval_plain, method, vectorized,

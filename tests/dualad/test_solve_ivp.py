@@ -208,8 +208,70 @@ def test_second_order_both_compositions(sensitivity):
 
 def test_the_rule_checker_passes_to_second_order():
     from dualad.scipy.integrate import ivp_p
+    from dualad.scipy._ivp_events import event_time_p
     from dualad.verification import check_rule
     assert check_rule(ivp_p).ok
+    assert check_rule(event_time_p).ok
+
+
+# --- events ----------------------------------------------------------------------------------
+def _level(t, y, k, c):
+    return y[0] - c
+
+
+_level.terminal = True
+
+
+@pytest.mark.parametrize("sensitivity", METHODS)
+def test_terminal_event_time_and_state_closed_form(sensitivity):
+    """y' = -k y, y(0) = y0 reaches c at τ = log(y0/c)/k; the solve stops there."""
+    def run(y0, k, c):
+        r = solve_ivp(lambda t, y, k, c: -k * y, (0.0, 5.0), y0 * np.ones(1), events=_level,
+                      args=(k, c), sensitivity=sensitivity, **TIGHT)
+        return r.t_events[0][0], r.t[-1], r.y[0, -1], r.y_events[0][0, 0], r.status
+    y0, k, c = 1.2, 0.7, 0.4
+    tau, t_end, y_end, y_ev, status = run(y0, k, c)
+    assert status == 1 and tau == t_end and tau == pytest.approx(np.log(y0 / c) / k, rel=1e-8)
+    d_tau = [1 / (y0 * k), -np.log(y0 / c) / k ** 2, -1 / (c * k)]
+    g = dualad.grad(lambda *a: run(*a)[0], argnums=(0, 1, 2))(y0, k, c)
+    np.testing.assert_allclose(g, d_tau, rtol=1e-6)
+    g = [dualad.jvp(lambda v: run(*[v if j == i else a for j, a in enumerate((y0, k, c))])[1],
+                    ((y0, k, c)[i],), (1.0,))[1] for i in range(3)]
+    np.testing.assert_allclose(g, d_tau, rtol=1e-6)
+    # the state at the terminal event is c whatever y0 and k are: derivatives 0, 0, 1
+    for out in (2, 3):
+        g = dualad.grad(lambda *a: run(*a)[out], argnums=(0, 1, 2))(y0, k, c)
+        np.testing.assert_allclose(g, [0.0, 0.0, 1.0], atol=1e-8)
+    h = dualad.grad(dualad.grad(lambda k: run(y0, k, c)[0]))(k)
+    assert h == pytest.approx(2 * np.log(y0 / c) / k ** 3, rel=1e-6)
+
+
+def test_non_terminal_events_against_differences():
+    """Zero crossings of y[0] of a damped oscillator, and a closed-over event level."""
+    def crossings(p, level):
+        def ev(t, y):
+            return y[0] - level
+        r = solve_ivp(lambda t, y: [y[1], -p[0] * y[0] - p[1] * y[1]], (0.0, 10.0),
+                      np.array([1.0, 0.0]), events=ev, t_eval=[5.0], **TIGHT)
+        return r.t_events[0], r.y_events[0], r.y
+    p = np.array([2.0, 0.3])
+    taus = crossings(p, 0.1)[0]
+    assert len(taus) >= 3
+    J = jacobians.jacrev(lambda p: crossings(p, 0.1)[0])(p)
+    ref = lambda p: si.solve_ivp(  # noqa: E731
+        lambda t, y: [y[1], -p[0] * y[0] - p[1] * y[1]], (0.0, 10.0), [1.0, 0.0],
+        events=lambda t, y: y[0] - 0.1, rtol=1e-11, atol=1e-13).t_events[0]
+    np.testing.assert_allclose(J, central(ref, p, h=1e-5), rtol=1e-5)
+    np.testing.assert_allclose(jacobians.jacfwd(lambda p: crossings(p, 0.1)[0])(p), J,
+                               rtol=1e-7)
+    g = dualad.grad(lambda c: np.sum(crossings(p, c)[0]))(0.1)
+    r_c = lambda c: np.sum(si.solve_ivp(  # noqa: E731
+        lambda t, y: [y[1], -p[0] * y[0] - p[1] * y[1]], (0.0, 10.0), [1.0, 0.0],
+        events=lambda t, y: y[0] - c, rtol=1e-11, atol=1e-13).t_events[0])
+    assert g == pytest.approx((r_c(0.1 + 1e-5) - r_c(0.1 - 1e-5)) / 2e-5, rel=1e-5)
+    # y at an event: its first component is the level (derivative 1 in it, 0 in p)
+    g = dualad.grad(lambda c: crossings(p, c)[1][1, 0])(0.1)
+    assert g == pytest.approx(1.0, rel=1e-7)
 
 
 # --- keywords and errors ---------------------------------------------------------------------
@@ -224,9 +286,6 @@ def test_vectorized_fun():
 
 def test_errors_name_the_argument():
     f = lambda t, y: -y  # noqa: E731
-    with pytest.raises(NotImplementedError, match="solve_ivp: events="):
-        dualad.grad(lambda y: solve_ivp(f, (0, 1), y, events=lambda t, y: y[0] - 0.5).y.sum())(
-            np.array([1.0]))
     with pytest.raises(ValueError, match=r"solve_ivp: argument y0 has shape \(2, 2\)"):
         solve_ivp(f, (0, 1), np.ones((2, 2)))
     with pytest.raises(ValueError, match="solve_ivp: sensitivity='backward'"):
