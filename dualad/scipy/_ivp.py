@@ -126,7 +126,7 @@ def _ivp_impl(y0, t0, times, *params, func, settings):
     return res.y.T.copy() if ordered else np.asarray(res.sol(times)).T.reshape(len(times), n)
 
 
-ivp_p = register(Primitive("solve_ivp", _ivp_impl, symbolic_rules=False))
+ivp_p = register(Primitive("solve_ivp", _ivp_impl, symbolic_rules=False, sparsity="dense"))
 
 
 def _rhs_at(func, s, y, params):

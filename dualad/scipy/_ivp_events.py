@@ -48,7 +48,8 @@ def _event_impl(y0, t0, *params, func, event, n_f, occurrence, settings):
     return np.float64(found[occurrence])
 
 
-event_time_p = register(Primitive("solve_ivp_event", _event_impl, symbolic_rules=False))
+event_time_p = register(Primitive("solve_ivp_event", _event_impl, symbolic_rules=False,
+                                   sparsity="dense"))
 
 
 def _residual(func, event, n_f, settings):
