@@ -289,6 +289,22 @@ for method in ("logpdf", "pdf"):
     row(f"scipy.stats.dirichlet.{method}", f"dst.dirichlet.{method}(p2, alpha)", "p2, alpha")
 row("scipy.stats.multivariate_normal.entropy", "dst.multivariate_normal.entropy(mean, S)", "S")
 row("scipy.stats.dirichlet.rvs", "dst.dirichlet.rvs(alpha, random_state=0)", "alpha", "raises")
+for dist, shapes in _SHAPES.items():   # moments (dualad/scipy/stats/_moments.py)
+    args = ", ".join(filter(None, [shapes, "loc", "scale"]))
+    for method in "mean var std entropy median".split():
+        closed = method != "median" or dist in ("norm", "t", "cauchy", "logistic", "laplace",
+                                                "expon", "uniform")
+        wrt = args if closed else "loc, scale"
+        if dist == "cauchy" and method in ("mean", "var", "std"):   # nan, as SciPy: constant
+            row(f"scipy.stats.cauchy.{method}", f"np.nan_to_num(dst.cauchy.{method}({args}))",
+                wrt, "zero")
+            continue
+        row(f"scipy.stats.{dist}.{method}", f"dst.{dist}.{method}({args})", wrt)
+for method in ("mean", "var", "std"):
+    row(f"scipy.stats.poisson.{method}", f"dst.poisson.{method}(mu)", "mu")
+row("scipy.stats.poisson.entropy", "dst.poisson.entropy(mu)", "mu", "raises")
+for method in ("mean", "var", "entropy"):
+    row(f"scipy.stats.dirichlet.{method}", f"dst.dirichlet.{method}(alpha)", "alpha")
 
 # --- scipy.signal, scipy.integrate ---------------------------------------------------------------
 for name in ("convolve", "correlate", "fftconvolve", "oaconvolve"):
@@ -298,6 +314,8 @@ for name in ("convolve2d", "correlate2d"):
 row("scipy.integrate.odeint", "dint.odeint(lambda y, t, r: -r * y, x, tgrid, (a,))", "x, a")
 row("scipy.integrate.quad", "dint.quad(lambda t, r: np.exp(-r * t), 0.0, c, args=(a,))[0]",
     "a, c")
+row("scipy.integrate.solve_ivp", "dint.solve_ivp(lambda t, y, r: -r * y, (0.0, 1.0), x, "
+    "t_eval=tgrid, args=(a,), rtol=1e-10, atol=1e-12).y", "x, a")
 row("scipy.integrate.quad_vec",
     "dint.quad_vec(lambda t, r: np.exp(-r * t) * b, 0.0, c, args=(a,))[0]", "a, c")
 row("scipy.integrate.trapezoid", "dint.trapezoid(y, x)", "x, y")

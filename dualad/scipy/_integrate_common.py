@@ -11,6 +11,7 @@ from ..ops import reshape
 from ..ops._util import batch_shape
 from ..tracer import Box, shape_of
 from ..tree import flatten
+from ._closure import closure_convert
 
 _SCIPY_RTOL = 1.49012e-8
 _SWEEP_TOL = 1e-10
@@ -22,26 +23,32 @@ def _plain(fname, out):
     if isinstance(out, Box):
         raise TypeError(
             f"{fname}: func returned a traced value (shape {shape_of(out)}) when called on plain "
-            f"arrays: it closes over a value being differentiated. Pass that value through "
-            f"args=(...) instead, so that its derivative can be computed")
+            f"arrays: it reads a value being differentiated that dualad could not find in its "
+            f"closure (a global variable, or an object attribute reached indirectly). Pass "
+            f"that value through args=(...) instead, so that its derivative can be computed")
     return np.asarray(out, dtype=float)
 
 
 def _bind(fn, args, nlead, swap=False):
     """``fn`` as ``g(*lead, *traced)`` (``nlead`` leading arguments, the first two swapped
-    for ``tfirst``) and the traced leaves of ``args`` (nested containers allowed): those
-    become differentiable arguments of the primitive, the other leaves are constants.
-    A list or tuple returned by ``fn`` (SciPy style) becomes one array."""
+    for ``tfirst``) and the traced values it uses: the traced leaves of ``args`` (nested
+    containers allowed) and then the traced values ``fn`` closes over (found by
+    :func:`._closure.closure_convert`). Those become differentiable arguments of the
+    primitive; the other leaves are constants. A list or tuple returned by ``fn`` (SciPy
+    style) becomes one array."""
+    fn, closed = closure_convert(fn)
     leaves, rebuild = flatten(args)
     pos = [i for i, a in enumerate(leaves) if isinstance(a, Box)]
     const = [None if i in pos else a for i, a in enumerate(leaves)]
+    k = len(pos)
 
     def bound(*a):
-        lead = a[:nlead]
-        out = fn(*(lead[::-1] if swap else lead), *rebuild(_with(const, pos, a[nlead:])))
+        lead, rest = a[:nlead], a[nlead:]
+        out = fn(*(lead[::-1] if swap else lead), *rebuild(_with(const, pos, rest[:k])),
+                 *rest[k:])
         return _array(out) if isinstance(out, (list, tuple)) else out
     bound.__name__ = getattr(fn, "__name__", "func")
-    return bound, tuple(leaves[i] for i in pos)
+    return bound, tuple(leaves[i] for i in pos) + closed
 
 
 def _batch(tangent, primal):

@@ -142,8 +142,8 @@ def quad(func, a, b, args=(), full_output=0, epsabs=1.49e-8, epsrel=1.49e-8, lim
          points=None, weight=None, wvar=None, wopts=None, maxp1=50, limlst=50,
          complex_func=False):
     """``scipy.integrate.quad``: ``(∫_a^b func(x, *args) dx, abserr)``, the value
-    differentiable in a, b (Leibniz: f(b), −f(a); 0 at an infinite limit) and in every
-    traced entry of ``args`` (the integral of the integrand's derivative), both modes,
+    differentiable in a, b (Leibniz: f(b), −f(a); 0 at an infinite limit), in every
+    traced entry of ``args`` and in traced values ``func`` closes over (the integral of the integrand's derivative), both modes,
     second order. ``weight`` and ``complex_func`` are passed to SciPy untraced only."""
     args = args if isinstance(args, tuple) else (args,)
     if weight is not None or complex_func:

@@ -1,4 +1,5 @@
-"""``dualad.scipy.integrate``: odeint and quad, differentiable in both modes, to order 2.
+"""``dualad.scipy.integrate``: solve_ivp, odeint and quad, differentiable in both modes,
+to order 2. (solve_ivp: :mod:`._ivp_api` and the primitive :mod:`._ivp`.)
 
 odeint solves y' = f(y, t, p), y(t₀) = y₀ and returns Y_i = y(t_i). Its rules:
 
@@ -19,8 +20,8 @@ dynamics (integrands) built with ``dualad.jvp``/``vjp`` of the user's function, 
 rules differentiate again (second order, any mix of modes). A batch axis on tangents or
 cotangents is integrated in one augmented system. The sweeps use tolerances tighter than
 the primal's (``sweep_rtol``/``sweep_atol``): they approximate the derivatives of the exact
-solution, not of the solver's steps. Traced values reach ``func`` through ``args`` only
-(closing over one raises a TypeError). See docs/integrate.md.
+solution, not of the solver's steps. Traced values reach ``func`` through ``args`` or its
+closure (converted to arguments by :mod:`._closure`). See docs/integrate.md.
 """
 from __future__ import annotations
 
@@ -39,6 +40,8 @@ from ..primitive import Primitive, register, sample
 from ._integrate_common import (_SCIPY_RTOL, _SWEEP_OPTIONS, _SWEEP_TOL, _batch, _bind, _lift,
                                 _plain, _with)
 from ._quadrature import QuadSettings, quad, quad_p, quad_vec, simpson, trapezoid  # noqa: F401
+from ._ivp import IvpSettings, ivp_p  # noqa: F401
+from ._ivp_api import OdeResult, solve_ivp  # noqa: F401
 
 
 # --- odeint ------------------------------------------------------------------------------
@@ -199,8 +202,9 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
            rtol=None, atol=None, tcrit=None, h0=0.0, hmax=0.0, hmin=0.0, ixpr=0, mxstep=0,
            mxhnil=0, mxordn=12, mxords=5, printmessg=0, tfirst=False, *, sweep_rtol=None,
            sweep_atol=None):
-    """``scipy.integrate.odeint`` (LSODA), differentiable in y0, t and every traced
-    entry of ``args``, in forward and reverse mode, to second order.
+    """``scipy.integrate.odeint`` (LSODA), differentiable in y0, t, every traced
+    entry of ``args`` and traced values ``func`` closes over, in forward and reverse
+    mode, to second order.
 
     ``func(y, t, *args)`` (``func(t, y, *args)`` with ``tfirst``) gets y in y0's shape
     (SciPy's odeint flattens; a 0-d y0 is a 1-vector, as in SciPy) and returns dy/dt;

@@ -247,11 +247,26 @@ def test_bad_inputs_name_the_function_argument_and_shape():
         dualad.grad(lambda b: di.quad(np.exp, 0.0, b, weight="cos", wvar=1.0)[0])(1.0)
 
 
-def test_a_traced_value_closed_over_says_to_pass_it_through_args():
+_HIDDEN = {}
+
+
+def _reads_a_global(y, t):
+    return -_HIDDEN["k"] * y
+
+
+def test_a_traced_value_read_from_a_global_says_to_pass_it_through_args():
+    # closures are converted (tests/dualad/test_integrate_closures.py); a global is not found
+    def loss(k):
+        _HIDDEN["k"] = k
+        return np.sum(di.odeint(_reads_a_global, [1.0], [0.0, 1.0]))
     with pytest.raises(TypeError, match=r"odeint: func returned a traced value .* args="):
-        dualad.grad(lambda k: np.sum(di.odeint(lambda y, t: -k * y, [1.0], [0.0, 1.0])))(0.5)
+        dualad.grad(loss)(0.5)
+
+    def quad_loss(p):
+        _HIDDEN["k"] = p
+        return di.quad(lambda x: np.exp(-_HIDDEN["k"] * x), 0.0, 1.0)[0]
     with pytest.raises(TypeError, match=r"quad: func returned a traced value .* args="):
-        dualad.grad(lambda p: di.quad(lambda x: np.exp(-p * x), 0.0, 1.0)[0])(0.5)
+        dualad.grad(quad_loss)(0.5)
     # through args (or y0, t: lists of traced scalars too), the derivatives are there
     g = dualad.grad(lambda k: di.odeint(decay, [1.0], [0.0, 1.0], args=(k,))[-1, 0])(0.5)
     assert g == pytest.approx(-np.exp(-0.5), rel=1e-7)                 # d/dk e^{-k}

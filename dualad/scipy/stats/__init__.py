@@ -10,6 +10,13 @@ batched sweeps work as for any NumPy code:
     multivariate_normal   logpdf, pdf                           (in x, mean, cov)
     dirichlet             logpdf, pdf                           (in x, alpha)
 
+Calling a distribution freezes its parameters, as in SciPy (:mod:`._frozen`):
+``norm(loc, scale).logpdf(x)``, ``t(df, loc, scale).cdf(x)``, ``poisson(mu).pmf(k)``,
+``multivariate_normal(mean, cov).logpdf(x)``, ``dirichlet(alpha).mean()``, differentiable
+in the frozen parameters and the argument; ``rvs`` samples with SciPy (plain parameters).
+The continuous families, poisson and dirichlet also have mean, var, std and entropy
+(:mod:`._moments`; poisson's entropy is SciPy's value, plain mu only).
+
 What is differentiable, the conventions outside the support and for invalid
 parameters, and what raises: the docstrings of :mod:`.continuous`,
 :mod:`.discrete`, :mod:`.multivariate` and ``docs/special.md``.

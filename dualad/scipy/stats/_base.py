@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ops.core.elementwise import exp, log, where
+from ...ops.core.elementwise import exp, log, sqrt, where
 from ...tracer import primal_value
+from ._frozen import FrozenDistribution
+from ._moments import STANDARD_MOMENTS
 
 _OUTSIDE = {  # method: (value below the support, value above it)
     "logpdf": (-np.inf, -np.inf), "cdf": (0.0, 1.0), "sf": (1.0, 0.0),
@@ -63,6 +65,16 @@ def parse(dist, method, args, kwargs, shape_names, loc_scale=True):
     return [vals[k] for k in shape_names], vals.get("loc", 0.0), vals.get("scale", 1.0)
 
 
+def _undefined(moment):
+    """A moment that is nan for every parameter (cauchy's mean and variance)."""
+    return isinstance(moment, float) and np.isnan(moment)
+
+
+def _nan_like(loc, scale):
+    """nan of the parameters' broadcast shape: a constant, so its derivative is 0."""
+    return np.full(np.broadcast_shapes(np.shape(plain(loc)), np.shape(plain(scale))), np.nan)[()]
+
+
 class Continuous:
     """A location-scale family ``name(x, *shapes, loc=0, scale=1)`` in SciPy's shape.
 
@@ -91,6 +103,43 @@ class Continuous:
 
     def __repr__(self):
         return f"<dualad.scipy.stats.{self.name}>"
+
+    def __call__(self, *args, **kwargs):
+        """The frozen distribution ``name(*shapes, loc=0, scale=1)``, as SciPy's."""
+        parse(self.name, "__call__", args, kwargs, self.shape_names)
+        return FrozenDistribution(self, args, kwargs)
+
+    def _moments(self, method, args, kwargs):
+        shapes, loc, scale, ok = self._setup(method, args, kwargs)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            m0, v0, h0 = STANDARD_MOMENTS[self.name](*shapes)
+        return loc, scale, ok, m0, v0, h0
+
+    def mean(self, *args, **kwargs):
+        """loc + scale·m₀(shapes) (see :mod:`._moments`)."""
+        loc, scale, ok, m0, _, _ = self._moments("mean", args, kwargs)
+        if _undefined(m0):
+            return _nan_like(loc, scale)
+        return nan_unless(loc + scale * m0, ok)
+
+    def var(self, *args, **kwargs):
+        """scale²·v₀(shapes)."""
+        loc, scale, ok, _, v0, _ = self._moments("var", args, kwargs)
+        if _undefined(v0):
+            return _nan_like(loc, scale)
+        return nan_unless(scale * scale * v0 + 0.0 * loc, ok)
+
+    def std(self, *args, **kwargs):
+        with np.errstate(invalid="ignore"):
+            return sqrt(self.var(*args, **kwargs))
+
+    def entropy(self, *args, **kwargs):
+        """h₀(shapes) + log scale (differential entropy, nats)."""
+        loc, scale, ok, _, _, h0 = self._moments("entropy", args, kwargs)
+        return nan_unless(h0 + log(scale) + 0.0 * loc, ok)
+
+    def median(self, *args, **kwargs):
+        return self.ppf(0.5, *args, **kwargs)
 
     def _missing(self, method):
         def call(*args, **kwargs):

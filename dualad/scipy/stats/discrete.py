@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.special as sc
+import scipy.stats
 
-from ...ops.core.elementwise import exp, log, where
+from ...ops.core.elementwise import exp, log, sqrt, where
 from ...ops.special.common import plain_param
 from ...ops.special.gamma import gammainc, gammaincc
 from ...ops.special.log import xlogy
 from ._base import nan_unless, plain, safe
+from ._frozen import FrozenDistribution
 
 
 class _Poisson:
@@ -29,6 +31,32 @@ class _Poisson:
 
     def __repr__(self):
         return "<dualad.scipy.stats.poisson>"
+
+    def __call__(self, *args, **kwargs):
+        """The frozen distribution ``poisson(mu, loc=0)``, as SciPy's."""
+        self._parse("__call__", args, kwargs)
+        return FrozenDistribution(self, args, kwargs)
+
+    def mean(self, *args, **kwargs):
+        """mu + loc (differentiable in mu)."""
+        mu, loc = self._parse("mean", args, kwargs)
+        loc = plain_param("poisson.mean", "loc", loc, "a count shift, not differentiable")
+        return nan_unless(mu + loc, plain(mu) >= 0)
+
+    def var(self, *args, **kwargs):
+        """mu."""
+        mu, _ = self._parse("var", args, kwargs)
+        return nan_unless(mu + 0.0, plain(mu) >= 0)
+
+    def std(self, *args, **kwargs):
+        with np.errstate(invalid="ignore"):
+            return sqrt(self.var(*args, **kwargs))
+
+    def entropy(self, *args, **kwargs):
+        """SciPy's value (a series with no closed form here): plain mu only."""
+        mu, loc = self._parse("entropy", args, kwargs)
+        mu = plain_param("poisson.entropy", "mu", mu, "SciPy sums a series; no rule here")
+        return scipy.stats.poisson.entropy(mu, plain_param("poisson.entropy", "loc", loc, ""))
 
     def _setup(self, method, k, args, kwargs):
         mu, loc = self._parse(method, args, kwargs)

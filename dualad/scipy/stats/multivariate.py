@@ -36,7 +36,7 @@ from ...ops.core.products import diag, diagonal
 from ...ops.linalg.basic import cholesky, solve_triangular
 from ...ops.core.reductions import sum as sum_
 from ...ops.core.shape import concatenate, expand_dims, reshape, squeeze, transpose
-from ...ops.special.gamma import gammaln
+from ...ops.special.gamma import digamma, gammaln
 from ...ops.special.common import plain_param
 from ...ops.special.log import xlogy
 from ...tracer import shape_of
@@ -89,6 +89,11 @@ class _MultivariateNormal:
                              f"positive definite; singular covariances (SciPy's "
                              f"allow_singular=True) are not differentiable here") from e
         return d, mean, L
+
+    def __call__(self, mean=None, cov=1, allow_singular=False, seed=None):
+        """The frozen ``multivariate_normal(mean, cov)``, as SciPy's."""
+        self._cov_factor("__call__", mean, cov)
+        return _FrozenMultivariateNormal(self, mean, cov, allow_singular, seed)
 
     def logpdf(self, x, mean=None, cov=1, allow_singular=False):
         """-½ (d log 2π + log det Σ + (x-μ)ᵀ Σ⁻¹ (x-μ)), over the last axis of x."""
@@ -157,6 +162,37 @@ class _Dirichlet:
                              f"simplex, but np.sum(x, 0) = {np.sum(xp, axis=0)}")
         return x
 
+    def __call__(self, alpha, seed=None):
+        """The frozen ``dirichlet(alpha)``, as SciPy's."""
+        self._alpha("__call__", alpha)
+        return _FrozenDirichlet(self, alpha, seed)
+
+    @staticmethod
+    def _alpha(method, alpha):
+        a = plain(alpha)
+        if a.ndim != 1 or a.size == 0 or np.min(a) <= 0:
+            raise ValueError(f"dirichlet.{method}: alpha must be a non-empty 1-D array of "
+                             f"positive numbers, got shape {a.shape}")
+        return alpha
+
+    def mean(self, alpha):
+        """α/α₀, α₀ = Σα."""
+        alpha = self._alpha("mean", alpha)
+        return alpha / sum_(alpha)
+
+    def var(self, alpha):
+        """α(α₀ − α)/(α₀²(α₀ + 1))."""
+        alpha = self._alpha("var", alpha)
+        a0 = sum_(alpha)
+        return alpha * (a0 - alpha) / (a0 * a0 * (a0 + 1.0))
+
+    def entropy(self, alpha):
+        """log B(α) + (α₀ − K)ψ(α₀) − Σ(αⱼ − 1)ψ(αⱼ)."""
+        alpha = self._alpha("entropy", alpha)
+        a0, K = sum_(alpha), shape_of(alpha)[0]
+        return (sum_(gammaln(alpha)) - gammaln(a0) + (a0 - K) * digamma(a0)
+                - sum_((alpha - 1.0) * digamma(alpha)))
+
     def logpdf(self, x, alpha):
         """log Γ(Σα) - Σ log Γ(αₖ) + Σₖ (αₖ - 1) log xₖ, summed over axis 0 of x."""
         x = self._check(x, alpha)
@@ -175,6 +211,60 @@ class _Dirichlet:
         alpha = plain_param("dirichlet.rvs", "alpha", alpha,
                             "samples are drawn, not differentiated")
         return scipy.stats.dirichlet.rvs(alpha, size=size, random_state=random_state)
+
+
+class _FrozenMultivariateNormal:
+    """``multivariate_normal(mean, cov)``: ``mean``, ``cov`` attributes; logpdf, pdf,
+    entropy differentiable in the frozen mean and cov; rvs by SciPy (plain only)."""
+
+    def __init__(self, dist, mean, cov, allow_singular, seed):
+        self.dist, self._allow, self._seed = dist, allow_singular, seed
+        d, self.mean, _ = dist._cov_factor("__call__", mean, cov)
+        cs = shape_of(cov)
+        self.cov = cov * np.eye(d) if len(cs) == 0 else diag(cov) if len(cs) == 1 else cov
+        self.dim = d
+
+    def logpdf(self, x):
+        return self.dist.logpdf(x, self.mean, self.cov, self._allow)
+
+    def pdf(self, x):
+        return self.dist.pdf(x, self.mean, self.cov, self._allow)
+
+    def entropy(self):
+        return self.dist.entropy(self.mean, self.cov)
+
+    def rvs(self, size=1, random_state=None):
+        why = "samples are drawn, not differentiated"
+        mean = plain_param("multivariate_normal.rvs", "mean", self.mean, why)
+        cov = plain_param("multivariate_normal.rvs", "cov", self.cov, why)
+        return scipy.stats.multivariate_normal(mean, cov, self._allow, self._seed).rvs(
+            size=size, random_state=random_state)
+
+
+class _FrozenDirichlet:
+    """``dirichlet(alpha)``: logpdf, pdf, mean, var, entropy in the frozen alpha; rvs."""
+
+    def __init__(self, dist, alpha, seed):
+        self.dist, self.alpha, self._seed = dist, alpha, seed
+
+    def logpdf(self, x):
+        return self.dist.logpdf(x, self.alpha)
+
+    def pdf(self, x):
+        return self.dist.pdf(x, self.alpha)
+
+    def mean(self):
+        return self.dist.mean(self.alpha)
+
+    def var(self):
+        return self.dist.var(self.alpha)
+
+    def entropy(self):
+        return self.dist.entropy(self.alpha)
+
+    def rvs(self, size=1, random_state=None):
+        return self.dist.rvs(self.alpha, size=size,
+                             random_state=self._seed if random_state is None else random_state)
 
 
 multivariate_normal = _MultivariateNormal()
