@@ -1,0 +1,142 @@
+"""``RegularGridInterpolator`` and ``interpn`` (methods linear/slinear and nearest).
+
+On a rectilinear grid (plain, strictly increasing coordinates per axis) with (traced)
+values V, at (traced) points ξ:
+
+    linear    Σ over the 2ᵈ corners of the cell of ξ of Πₖ (wₖ or 1 − wₖ) · V[corner],
+              wₖ = (ξₖ − g_i)/(g_{i+1} − g_i)    (the cell is fixed by the primal point)
+    nearest   V at the nearest grid point (ties to the lower one; derivative 0 in ξ)
+
+Linear in V; multilinear in ξ inside a cell, with the right cell's derivative on a cell
+face (the last cell's on the upper boundary). ``fill_value=None`` extrapolates with the
+end cells; otherwise points outside get ``fill_value`` (traced allowed), or, with
+``bounds_error=True`` (the default), a ValueError naming the dimension.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ...tracer import Box, ndim_of, primal_value, shape_of
+from ._ppoly import as_data, as_points, plain_abscissae
+
+_METHODS = ("linear", "slinear", "nearest")
+_LATER = ("cubic", "quintic", "pchip", "slinear3")
+
+
+class RegularGridInterpolator:
+    """``scipy.interpolate.RegularGridInterpolator(points, values, method='linear',
+    bounds_error=True, fill_value=nan)``; call it at (traced) points ``xi``."""
+
+    def __init__(self, points, values, method="linear", bounds_error=True,
+                 fill_value=np.nan, *, solver=None, solver_args=None):
+        self.method = self._check_method(method)
+        if solver is not None or solver_args is not None:
+            raise NotImplementedError("RegularGridInterpolator: solver/solver_args apply to "
+                                      "the spline methods, which are not supported here")
+        self.grid = tuple(plain_abscissae("RegularGridInterpolator", "grid points", p)
+                          for p in points)
+        self.values = as_data("RegularGridInterpolator", "values", values)
+        d = len(self.grid)
+        if d > ndim_of(self.values):
+            raise ValueError(f"RegularGridInterpolator: there are {d} point arrays, but "
+                             f"values has {ndim_of(self.values)} dimensions")
+        for k, g in enumerate(self.grid):
+            if g.ndim != 1:
+                raise ValueError(f"RegularGridInterpolator: the points in dimension {k} must "
+                                 f"be 1-dimensional")
+            if not np.all(np.diff(g) > 0):
+                raise ValueError(f"RegularGridInterpolator: the points in dimension {k} must "
+                                 f"be strictly ascending")
+            if shape_of(self.values)[k] != g.size:
+                raise ValueError(f"RegularGridInterpolator: there are {g.size} points and "
+                                 f"{shape_of(self.values)[k]} values in dimension {k}")
+        self.bounds_error = bounds_error
+        self.fill_value = fill_value
+
+    @staticmethod
+    def _check_method(method):
+        if method in _LATER:
+            raise NotImplementedError(f"RegularGridInterpolator: method={method!r} is not "
+                                      f"supported on traced values; use 'linear' or 'nearest' "
+                                      f"(or make_interp_spline along each axis)")
+        if method not in _METHODS:
+            raise ValueError(f"RegularGridInterpolator: method {method!r} is not defined")
+        return method
+
+    def __call__(self, xi, method=None, *, nu=None):
+        method = self.method if method is None else self._check_method(method)
+        if nu is not None and np.any(np.asarray(nu) != 0):
+            raise NotImplementedError("RegularGridInterpolator: nu is only for the spline "
+                                      "methods; differentiate the call instead")
+        d = len(self.grid)
+        xi = as_points("RegularGridInterpolator", xi)
+        if isinstance(xi, (tuple, list)):
+            xi = np.stack(np.broadcast_arrays(*xi), axis=-1)
+        if shape_of(xi)[-1] != d:
+            if d == 1 and ndim_of(xi) >= 1:
+                xi = np.expand_dims(xi, -1)
+            else:
+                raise ValueError(f"RegularGridInterpolator: the requested sample points xi "
+                                 f"have dimension {shape_of(xi)[-1]} but this "
+                                 f"RegularGridInterpolator has dimension {d}")
+        xp = np.asarray(primal_value(xi), dtype=float)
+        lead = xp.shape[:-1]
+        rest = shape_of(self.values)[d:]
+        coords = [xi[..., k] for k in range(d)]
+        outside = np.zeros(lead, dtype=bool)
+        for k, g in enumerate(self.grid):
+            off = (xp[..., k] < g[0]) | (xp[..., k] > g[-1])
+            if self.bounds_error and off.any():
+                raise ValueError(f"RegularGridInterpolator: one of the requested xi is out of "
+                                 f"bounds in dimension {k} ({xp[..., k][off][0]!r} outside "
+                                 f"[{g[0]}, {g[-1]}]); pass bounds_error=False")
+            outside |= off
+        tail = (1,) * len(rest)
+        if method == "nearest":
+            idx = []
+            for k, g in enumerate(self.grid):
+                i = np.clip(np.searchsorted(g, xp[..., k], side="right") - 1, 0,
+                            max(g.size - 2, 0))
+                if g.size > 1:
+                    far = (xp[..., k] - g[i]) > (g[i + 1] - xp[..., k])
+                    i = i + far
+                idx.append(i)
+            out = self.values[tuple(idx)]
+        else:
+            base, weights = [], []
+            for k, g in enumerate(self.grid):
+                if g.size == 1:
+                    base.append(np.zeros(lead, dtype=np.intp))
+                    weights.append(None)
+                    continue
+                i = np.clip(np.searchsorted(g, xp[..., k], side="right") - 1, 0, g.size - 2)
+                w = (coords[k] - g[i]) / (g[i + 1] - g[i])
+                base.append(i)
+                weights.append(np.reshape(w, lead + tail) if tail else w)
+            out = 0.0
+            for corner in itertools.product((0, 1), repeat=d):
+                idx, wt = [], 1.0
+                skip = False
+                for k, b in enumerate(corner):
+                    if weights[k] is None:
+                        if b:
+                            skip = True
+                        idx.append(base[k])
+                        continue
+                    idx.append(base[k] + b)
+                    wt = wt * (weights[k] if b else 1.0 - weights[k])
+                if not skip:
+                    out = out + wt * self.values[tuple(idx)]
+        if self.fill_value is not None and outside.any():
+            out = np.where(np.reshape(outside, lead + tail), self.fill_value, out)
+        if not isinstance(out, Box):
+            out = np.asarray(out, dtype=float)
+        return out
+
+
+def interpn(points, values, xi, method="linear", bounds_error=True, fill_value=np.nan):
+    """``scipy.interpolate.interpn``: ``RegularGridInterpolator(points, values, method,
+    bounds_error, fill_value)(xi)``."""
+    return RegularGridInterpolator(points, values, method, bounds_error, fill_value)(xi)
