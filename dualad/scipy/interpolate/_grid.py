@@ -90,7 +90,7 @@ class RegularGridInterpolator:
             off = (xp[..., k] < g[0]) | (xp[..., k] > g[-1])
             if self.bounds_error and off.any():
                 raise ValueError(f"RegularGridInterpolator: one of the requested xi is out of "
-                                 f"bounds in dimension {k} ({xp[..., k][off][0]!r} outside "
+                                 f"bounds in dimension {k} ({float(xp[..., k][off][0])} outside "
                                  f"[{g[0]}, {g[-1]}]); pass bounds_error=False")
             outside |= off
         tail = (1,) * len(rest)

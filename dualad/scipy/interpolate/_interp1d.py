@@ -119,7 +119,7 @@ class interp1d:  # noqa: N801  (SciPy's name)
                 side = "below" if below.any() else "above"
                 raise ValueError(f"interp1d: a value in x_new is {side} the interpolation "
                                  f"range's {'minimum' if side == 'below' else 'maximum'} value "
-                                 f"({bad!r} outside [{self.x[0]}, {self.x[-1]}]); pass "
+                                 f"({float(bad)} outside [{self.x[0]}, {self.x[-1]}]); pass "
                                  f"bounds_error=False or fill_value='extrapolate'")
             for mask, fill in ((below, self._fill[0]), (above, self._fill[1])):
                 if mask.any():
