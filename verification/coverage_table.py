@@ -295,6 +295,7 @@ for name in ("convolve", "correlate", "fftconvolve", "oaconvolve"):
     row(f"scipy.signal.{name}", f"dsig.{name}(x, y)", "x, y")
 for name in ("convolve2d", "correlate2d"):
     row(f"scipy.signal.{name}", f"dsig.{name}(u, kern)", "u, kern")
+row("scipy.signal.lfilter", "dsig.lfilter(b, y, x)", "b, y, x")
 row("scipy.integrate.odeint", "dint.odeint(lambda y, t, r: -r * y, x, tgrid, (a,))", "x, a")
 row("scipy.integrate.quad", "dint.quad(lambda t, r: np.exp(-r * t), 0.0, c, args=(a,))[0]",
     "a, c")
