@@ -244,3 +244,20 @@ def test_random_data(n, bc):
     np.testing.assert_allclose(di.CubicSpline(x, y, bc_type=bc)(pts),
                                si.CubicSpline(x, y, bc_type=bc)(pts), atol=1e-10)
     check_grads(lambda y: di.CubicSpline(x, y, bc_type=bc)(pts), (y,), order=1)
+
+
+def test_grid_point_forms_and_copied_data():
+    g = (np.arange(4.), np.arange(4.) + 1)
+    V = np.add.outer(g[0], g[1] ** 2)
+    for xi in [[1.5, 2.5], np.array([[1.5, 2.5]]), ([1.5, 2.], [2.5, 3.]),
+               (np.array([[1.5], [2.]]), np.array([2.5, 3., 3.5]))]:
+        ref = si.RegularGridInterpolator(g, V)(xi)
+        ours = di.RegularGridInterpolator(g, V)(xi)
+        assert ours.shape == ref.shape
+        np.testing.assert_allclose(ours, ref)
+    x, y = np.arange(4.), np.arange(4.) ** 2
+    made = [di.interp1d(x, y), di.RegularGridInterpolator((x,), y), di.CubicSpline(x, y),
+            di.BSpline(np.r_[0, 0, x, 3.], y, 2)]
+    before = [float(np.ravel(f(np.array([1.5])))[0]) for f in made]
+    y[:] = 0.0            # SciPy copies the data: so do these
+    assert [float(np.ravel(f(np.array([1.5])))[0]) for f in made] == before

@@ -71,16 +71,23 @@ class RegularGridInterpolator:
             raise NotImplementedError("RegularGridInterpolator: nu is only for the spline "
                                       "methods; differentiate the call instead")
         d = len(self.grid)
-        xi = as_points("RegularGridInterpolator", xi)
-        if isinstance(xi, (tuple, list)):
-            xi = np.stack(np.broadcast_arrays(*xi), axis=-1)
+        if isinstance(xi, tuple):      # SciPy: a tuple of coordinate arrays, broadcast
+            parts = [as_points("RegularGridInterpolator", p) for p in xi]
+            shape = np.broadcast_shapes(*[shape_of(p) for p in parts])
+            xi = np.stack([np.broadcast_to(p, shape) for p in parts], axis=-1)
+        else:
+            xi = as_points("RegularGridInterpolator", xi)
+        if ndim_of(xi) == 0:
+            raise ValueError("RegularGridInterpolator: xi must be at least 1-dimensional")
+        if ndim_of(xi) == 1:           # SciPy: a 1-D xi is reshaped to (-1, ndim)
+            if shape_of(xi)[0] % d:
+                raise ValueError(f"RegularGridInterpolator: xi of shape {shape_of(xi)} cannot "
+                                 f"be read as points of dimension {d}")
+            xi = np.reshape(xi, (-1, d))
         if shape_of(xi)[-1] != d:
-            if d == 1 and ndim_of(xi) >= 1:
-                xi = np.expand_dims(xi, -1)
-            else:
-                raise ValueError(f"RegularGridInterpolator: the requested sample points xi "
-                                 f"have dimension {shape_of(xi)[-1]} but this "
-                                 f"RegularGridInterpolator has dimension {d}")
+            raise ValueError(f"RegularGridInterpolator: the requested sample points xi have "
+                             f"dimension {shape_of(xi)[-1]} but this RegularGridInterpolator "
+                             f"has dimension {d}")
         xp = np.asarray(primal_value(xi), dtype=float)
         lead = xp.shape[:-1]
         rest = shape_of(self.values)[d:]

@@ -37,8 +37,10 @@ def plain_abscissae(fname, arg, x):
 
 
 def as_data(fname, arg, y):
+    """The data as an array; a plain one is copied (SciPy copies: a later in-place change of
+    the caller's array must not change the interpolant)."""
     if not isinstance(y, Box):
-        y = np.asarray(y)
+        y = np.array(y)
     dt = np.result_type(primal_value(y))
     if dt.kind == "c":
         raise NotImplementedError(f"{fname}: complex {arg} is not supported here (interpolate "
