@@ -191,8 +191,28 @@ def test_regular_grid_interpolator():
                                    si.interpn(g, V, inside, method=m), atol=1e-12)
     with pytest.raises(ValueError, match="out of bounds in dimension"):
         di.RegularGridInterpolator(g, V)(P)
-    with pytest.raises(NotImplementedError, match="method='cubic'"):
-        di.RegularGridInterpolator(g, V, method="cubic")
+    with pytest.raises(NotImplementedError, match="method='pchip'"):
+        di.RegularGridInterpolator(g, V, method="pchip")
+
+
+@pytest.mark.parametrize("method", ["cubic", "quintic"])
+def test_regular_grid_splines(method):
+    """Tensor-product not-a-knot splines; SciPy's reference with a direct solver (its default
+    iterative solver agrees only to ~1e-6)."""
+    import scipy.sparse.linalg as ssl
+    g = (np.array([0, 1., 2.5, 3, 4., 5., 5.5]), np.array([0, 0.5, 1., 2., 2.2, 3., 3.5]))
+    V = np.random.default_rng(0).normal(size=(7, 7, 2))
+    P = np.random.default_rng(1).uniform(-0.3, 5.8, size=(7, 2))
+    for fv in [np.nan, None]:
+        ref = si.RegularGridInterpolator(g, V, method=method, bounds_error=False, fill_value=fv,
+                                         solver=ssl.spsolve)
+        ours = di.RegularGridInterpolator(g, V, method=method, bounds_error=False, fill_value=fv)
+        np.testing.assert_allclose(ours(P), ref(P), atol=1e-11, equal_nan=True)
+    inside = np.random.default_rng(2).uniform(0.1, 1.9, size=(4, 2))
+    check_grads(lambda V, p: di.RegularGridInterpolator(g, V, method=method)(p), (V, inside),
+                order=2)
+    with pytest.raises(ValueError, match="at least"):
+        di.RegularGridInterpolator((np.arange(3.),), np.arange(3.), method=method)
 
 
 def test_traced_abscissae_raise_naming_them():

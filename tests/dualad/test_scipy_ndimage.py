@@ -191,3 +191,16 @@ def test_random_lengths_match_scipy(n, m, mode, origin):
                                atol=1e-12)
     np.testing.assert_allclose(dn.convolve1d(x, w, mode=mode, origin=origin),
                                si.convolve1d(x, w, mode=mode, origin=origin), atol=1e-12)
+
+
+def test_float32_stays_float32_and_prefilter_false():
+    x32 = X.astype(np.float32)
+    for f in (lambda x: dn.gaussian_filter(x, 1.0), lambda x: dn.uniform_filter(x, 3),
+              lambda x: dn.correlate1d(x, W3), lambda x: dn.map_coordinates(x, COORDS[:, :2, :2],
+                                                                           order=1)):
+        assert f(x32).dtype == np.float32
+    g = vjp(lambda x: dn.gaussian_filter(x, 1.0), x32)[1](np.ones_like(x32))[0]
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(
+        dn.map_coordinates(IMG, COORDS, order=3, mode="mirror", prefilter=False),
+        si.map_coordinates(IMG, COORDS, order=3, mode="mirror", prefilter=False), atol=1e-12)

@@ -7,6 +7,7 @@
     make_interp_spline(x, y, k, t, bc_type, axis)    → BSpline, linear in y
     interp1d(x, y, kind, axis, bounds_error, fill_value, assume_sorted)
     RegularGridInterpolator(points, values, method, bounds_error, fill_value), interpn
+                                                     (linear, slinear, nearest, cubic, quintic)
 
 Same names and signatures as ``scipy.interpolate``. Each is differentiable in the data
 values (the interpolant is linear in them) and in the evaluation points (piecewise

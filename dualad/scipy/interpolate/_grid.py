@@ -1,4 +1,5 @@
-"""``RegularGridInterpolator`` and ``interpn`` (methods linear/slinear and nearest).
+"""``RegularGridInterpolator`` and ``interpn`` (methods linear/slinear, nearest, cubic,
+quintic).
 
 On a rectilinear grid (plain, strictly increasing coordinates per axis) with (traced)
 values V, at (traced) points ξ:
@@ -6,6 +7,11 @@ values V, at (traced) points ξ:
     linear    Σ over the 2ᵈ corners of the cell of ξ of Πₖ (wₖ or 1 − wₖ) · V[corner],
               wₖ = (ξₖ − g_i)/(g_{i+1} − g_i)    (the cell is fixed by the primal point)
     nearest   V at the nearest grid point (ties to the lower one; derivative 0 in ξ)
+    cubic, quintic   the tensor-product not-a-knot spline of degree k = 3, 5 (SciPy folds
+              1-D make_interp_spline fits axis by axis; the tensor product is the same
+              function): coefficients C = V with each axis's fixed map Mₖ (SciPy's own
+              fit of the unit vectors) applied, then Σ over the (k+1)ᵈ active B-splines
+              of Πₖ Bⱼₖ(ξₖ) · C[j], each Bⱼₖ a polynomial piece (see :mod:`._splines`)
 
 Linear in V; multilinear in ξ inside a cell, with the right cell's derivative on a cell
 face (the last cell's on the upper boundary). ``fill_value=None`` extrapolates with the
@@ -19,10 +25,14 @@ import itertools
 import numpy as np
 
 from ...tracer import Box, ndim_of, primal_value, shape_of
-from ._ppoly import as_data, as_points, plain_abscissae
+import scipy.interpolate as _si
 
-_METHODS = ("linear", "slinear", "nearest")
-_LATER = ("cubic", "quintic", "pchip", "slinear3")
+from ._ppoly import as_data, as_points, horner, interval_of, plain_abscissae
+from ._splines import _comb_locals
+
+_METHODS = ("linear", "slinear", "nearest", "cubic", "quintic")
+_SPLINE_DEGREE = {"cubic": 3, "quintic": 5}
+_LATER = ("pchip",)
 
 
 class RegularGridInterpolator:
@@ -32,9 +42,10 @@ class RegularGridInterpolator:
     def __init__(self, points, values, method="linear", bounds_error=True,
                  fill_value=np.nan, *, solver=None, solver_args=None):
         self.method = self._check_method(method)
-        if solver is not None or solver_args is not None:
-            raise NotImplementedError("RegularGridInterpolator: solver/solver_args apply to "
-                                      "the spline methods, which are not supported here")
+        if (solver is not None or solver_args) and self.method not in _SPLINE_DEGREE:
+            raise ValueError(f"RegularGridInterpolator: method={self.method!r} does not accept "
+                             f"the 'solver' argument")
+        # the spline methods fit exactly (a direct solve per axis): solver is not needed
         self.grid = tuple(plain_abscissae("RegularGridInterpolator", "grid points", p)
                           for p in points)
         self.values = as_data("RegularGridInterpolator", "values", values)
@@ -54,13 +65,39 @@ class RegularGridInterpolator:
                                  f"{shape_of(self.values)[k]} values in dimension {k}")
         self.bounds_error = bounds_error
         self.fill_value = fill_value
+        self._check_points(self.method)
+        self._spline = {}
+
+    def _check_points(self, method):
+        k = _SPLINE_DEGREE.get(method, 1 if method in ("linear", "slinear") else 0)
+        for d, g in enumerate(self.grid):
+            if g.size <= k:
+                raise ValueError(f"RegularGridInterpolator: there are {g.size} points in "
+                                 f"dimension {d}, but method {method} requires at least "
+                                 f"{k + 1} points per dimension.")
+
+    def _spline_parts(self, method):
+        """Per axis: the knots' breakpoints, local pieces (L, J) and the coefficient
+        tensor (cached per method)."""
+        if method not in self._spline:
+            k = _SPLINE_DEGREE[method]
+            C = self.values
+            axes = []
+            for ax, g in enumerate(self.grid):
+                spl = _si.make_interp_spline(g, np.eye(g.size), k=k, axis=0)
+                n = spl.t.size - k - 1
+                C = np.moveaxis(np.tensordot(spl.c, np.moveaxis(C, ax, 0), axes=(1, 0)), 0, ax)
+                L, J = _comb_locals(spl.t, k, n)
+                axes.append((spl.t[k:n + 1], L, J))
+            self._spline[method] = (k, C, axes)
+        return self._spline[method]
 
     @staticmethod
     def _check_method(method):
         if method in _LATER:
             raise NotImplementedError(f"RegularGridInterpolator: method={method!r} is not "
-                                      f"supported on traced values; use 'linear' or 'nearest' "
-                                      f"(or make_interp_spline along each axis)")
+                                      f"supported on traced values; use 'linear', 'nearest', "
+                                      f"'cubic' or 'quintic'")
         if method not in _METHODS:
             raise ValueError(f"RegularGridInterpolator: method {method!r} is not defined")
         return method
@@ -101,7 +138,23 @@ class RegularGridInterpolator:
                                  f"[{g[0]}, {g[-1]}]); pass bounds_error=False")
             outside |= off
         tail = (1,) * len(rest)
-        if method == "nearest":
+        if method in _SPLINE_DEGREE:
+            self._check_points(method)
+            k, C, axes = self._spline_parts(method)
+            picks, weights = [], []
+            for ax, (breaks, L, J) in enumerate(axes):
+                i = interval_of(breaks, xp[..., ax])
+                s = coords[ax] - breaks[i]
+                w = [horner([L[p, i, r] for p in range(k + 1)], s, 0) for r in range(k + 1)]
+                weights.append([np.reshape(v, lead + tail) if tail else v for v in w])
+                picks.append([J[i, r] for r in range(k + 1)])
+            out = 0.0
+            for combo in itertools.product(range(k + 1), repeat=d):
+                wt = 1.0
+                for ax, r in enumerate(combo):
+                    wt = wt * weights[ax][r]
+                out = out + wt * C[tuple(picks[ax][r] for ax, r in enumerate(combo))]
+        elif method == "nearest":
             idx = []
             for k, g in enumerate(self.grid):
                 i = np.clip(np.searchsorted(g, xp[..., k], side="right") - 1, 0,

@@ -62,6 +62,8 @@ def _correlate_axes(fname, x, weights, axes, modes, cval, origins):
         _check_origin(fname, int(o), m)
         before = m // 2 + int(o)
         x = extend(x, ax, before, m - 1 - before, mode, cval)
+    if not isinstance(weights, Box) and np.result_type(primal_value(x)) == np.float32:
+        weights = np.asarray(weights, dtype=np.float32)      # float32 stays float32, as SciPy
     k = len(axes)
     nd = ndim_of(x)
     last = list(range(nd - k, nd))

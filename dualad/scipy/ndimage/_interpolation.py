@@ -178,4 +178,6 @@ def map_coordinates(input, coordinates, output=None, order=3, mode="constant", c
         out = np.where(inside, out, cval)
     if not isinstance(out, Box):
         out = np.asarray(out, dtype=float)
+    if output is None and np.result_type(primal_value(input)) == np.float32:
+        output = np.float32                                   # SciPy keeps the input's dtype
     return _output("map_coordinates", out, output)
