@@ -104,6 +104,8 @@ def _vector(name, arg, v):
     dt = np.result_type(primal_value(v))
     if dt.kind == "c":
         raise NotImplementedError(f"lfilter: complex {arg} is not supported here")
+    if dt.kind not in "biuf":
+        raise TypeError(f"lfilter: {arg} must be a real numeric array, got dtype {dt}")
     return v.astype(np.float64) if dt.kind in "biu" else v
 
 
@@ -126,6 +128,8 @@ def lfilter(b, a, x, axis=-1, zi=None):
         raise NotImplementedError("lfilter: complex x is not supported here")
     if xdt.kind in "biu":
         x = x.astype(np.float64)
+    elif xdt.kind != "f":
+        raise TypeError(f"lfilter: x must be a real numeric array, got dtype {xdt}")
     if ndim_of(x) == 0:
         raise ValueError("lfilter: x must be at least 1-D")
     a0 = float(primal_value(a)[0])

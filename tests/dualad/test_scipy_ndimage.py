@@ -204,3 +204,12 @@ def test_float32_stays_float32_and_prefilter_false():
     np.testing.assert_allclose(
         dn.map_coordinates(IMG, COORDS, order=3, mode="mirror", prefilter=False),
         si.map_coordinates(IMG, COORDS, order=3, mode="mirror", prefilter=False), atol=1e-12)
+
+
+def test_empty_and_non_numeric_inputs():
+    E = np.zeros((0, 3))
+    assert dn.gaussian_filter(E, 1.0).shape == si.gaussian_filter(E, 1.0).shape
+    assert dn.correlate1d(E, [1., 2.]).shape == (0, 3)
+    assert dn.map_coordinates(IMG, np.zeros((2, 0)), order=1).shape == (0,)
+    with pytest.raises(TypeError, match="gaussian_filter: input must be a real numeric"):
+        dn.gaussian_filter(None, 1.0)

@@ -47,14 +47,21 @@ def as_data(fname, arg, y):
                                   f"the real and imaginary parts separately)")
     if dt.kind in "biu":
         y = y.astype(np.float64)
+    elif dt.kind != "f":
+        raise TypeError(f"{fname}: {arg} must be a real numeric array, got dtype {dt} (shape "
+                        f"{shape_of(y)})")
     return y
 
 
 def as_points(fname, x):
     if not isinstance(x, Box):
         x = np.asarray(x)
-    if np.result_type(primal_value(x)).kind == "c":
+    kind = np.result_type(primal_value(x)).kind
+    if kind == "c":
         raise NotImplementedError(f"{fname}: complex evaluation points are not supported")
+    if kind not in "biuf":
+        raise TypeError(f"{fname}: the evaluation points must be a real numeric array, got "
+                        f"dtype {np.result_type(primal_value(x))}")
     return x if np.result_type(primal_value(x)).kind == "f" else x.astype(np.float64)
 
 

@@ -32,6 +32,9 @@ def _array(fname, x, arg="input"):
                                   f"real and imaginary parts separately)")
     if dt.kind in "biu":
         x = x.astype(np.float64)
+    elif dt.kind != "f":
+        raise TypeError(f"{fname}: {arg} must be a real numeric array, got dtype {dt} (shape "
+                        f"{shape_of(x)})")
     return x
 
 
@@ -56,6 +59,8 @@ def _check_origin(fname, origin, m):
 
 def _correlate_axes(fname, x, weights, axes, modes, cval, origins):
     """Correlate ``x`` over ``axes`` (weights has one axis per filtered axis)."""
+    if 0 in shape_of(x):            # nothing to filter (SciPy returns the empty array)
+        return x * 0.0
     wshape = shape_of(weights)
     for ax, m, mode, o in zip(axes, wshape, modes, origins):
         check_mode(fname, mode)

@@ -131,7 +131,9 @@ def _points(fname, arg, X):
     if dt.kind == "c":
         raise NotImplementedError(f"{fname}: complex {arg} is not supported here")
     if dt.kind in "biu":
-        X = X.astype(float) if isinstance(X, Box) else X.astype(float)
+        X = X.astype(float)
+    elif dt.kind != "f":
+        raise TypeError(f"{fname}: {arg} must be a real numeric array, got dtype {dt}")
     return X
 
 
