@@ -22,6 +22,7 @@ import numpy as np
 
 from ..ops._util import batch_ndim
 from ..ops.core.linear import unbroadcast
+from ..ops.core.reductions import sum as _sum
 from ..ops.core.shape import concatenate, flip, moveaxis, reshape, stack
 from ..ops.numpy.convolve import convolve_p
 from ..primitive import Primitive, register, sample
@@ -81,9 +82,9 @@ def _vjp_alpha(ct, ans, u, alpha):
     parts = []
     for k in range(1, shape_of(alpha)[0] + 1):
         if k >= n:
-            parts.append(np.sum(ubar, axis=axes) * 0.0)
+            parts.append(_sum(ubar, axis=axes) * 0.0)
         else:
-            parts.append(-np.sum(ubar[..., k:] * ans[..., :n - k], axis=axes))
+            parts.append(-_sum(ubar[..., k:] * ans[..., :n - k], axis=axes))
     return stack(parts, axis=-1)
 
 
