@@ -15,7 +15,8 @@ METRICS = [("euclidean", {}), ("sqeuclidean", {}), ("cityblock", {}), ("chebyshe
            ("minkowski", {"p": 3.0}), ("minkowski", {"p": 1.5}), ("cosine", {}),
            ("correlation", {}), ("seuclidean", {}), ("seuclidean", {"V": np.array([1., 2., 3.])}),
            ("mahalanobis", {}), ("euclidean", {"w": np.array([1., 2., .5])}),
-           ("cityblock", {"w": np.array([1., 0., .5])}), ("cosine", {"w": np.array([1., 2., .5])})]
+           ("cityblock", {"w": np.array([1., 0., .5])}), ("cosine", {"w": np.array([1., 2., .5])}),
+           ("braycurtis", {}), ("canberra", {}), ("canberra", {"w": np.array([1., 2., .5])})]
 
 
 @pytest.mark.parametrize("metric,kw", METRICS)
@@ -111,3 +112,22 @@ def test_random_shapes(m, n, metric):
     X = np.random.default_rng(m * 10 + n).normal(size=(m, n))
     np.testing.assert_allclose(dd.pdist(X, metric), sd.pdist(X, metric), rtol=1e-12, atol=1e-15)
     check_grads(lambda x: dd.pdist(x, metric), (X,), order=1)
+
+
+def test_canberra_drops_zero_over_zero_terms():
+    u, v = np.array([0., 1.]), np.array([0., 3.])
+    assert dd.canberra(u, v) == sd.canberra(u, v)
+    g = grad(lambda u: dd.canberra(u, v))(u)
+    assert np.all(np.isfinite(g)) and g[0] == 0.0
+
+
+@pytest.mark.parametrize("p", [1, 2, 3, np.inf])
+def test_distance_matrix_and_minkowski_distance(p):
+    import scipy.spatial as sp
+    from dualad.scipy import spatial as dsp
+    np.testing.assert_allclose(dsp.distance_matrix(A, B, p), sp.distance_matrix(A, B, p))
+    np.testing.assert_allclose(dsp.minkowski_distance(A[:, None], B[None], p),
+                               sp.minkowski_distance(A[:, None], B[None], p))
+    np.testing.assert_allclose(dsp.minkowski_distance_p(A[:, None], B[None], p),
+                               sp.minkowski_distance_p(A[:, None], B[None], p))
+    check_grads(lambda a: dsp.distance_matrix(a, B, p), (A,), order=2 if p != np.inf else 1)

@@ -10,6 +10,7 @@ on the point differences ``d = u − v``:
     minkowski      (Σ |d|ᵖ)^(1/p)   (p ≥ 1)        seuclidean    √(Σ d²/V)
     cosine         1 − u·v / (‖u‖ ‖v‖)             correlation   cosine of u − ū, v − v̄
     mahalanobis    √(dᵀ VI d)
+    braycurtis     Σ |d| / Σ |u + v|               canberra      Σ |d| / (|u| + |v|)
 
 Weights ``w`` (SciPy's ``w=``) multiply each coordinate's term as in SciPy.
 
@@ -20,7 +21,7 @@ Kinks (documented conventions, never a NaN from a finite distance):
 - ``|dᵢ|`` at dᵢ = 0 has derivative 0 (``abs``'s convention); ``chebyshev``'s ``max``
   splits ties evenly between the coordinates attaining it.
 Cosine and correlation of a zero vector are NaN in value (0/0, as SciPy warns), and so
-is their derivative.
+is their derivative. Canberra drops the 0/0 terms (coordinates both 0), as SciPy does.
 """
 from __future__ import annotations
 
@@ -97,11 +98,19 @@ def _pair_metric(name, u, v, p, w, V, VI):
     if name == "mahalanobis":
         d = u - v
         return _root(np.sum(np.matmul(d, VI) * d, axis=-1))
+    if name == "braycurtis":
+        return np.sum(_weighted(np.abs(u - v), w), axis=-1) / np.sum(
+            _weighted(np.abs(u + v), w), axis=-1)
+    if name == "canberra":      # SciPy drops the 0/0 terms (both coordinates 0)
+        den = np.abs(u) + np.abs(v)
+        pos = den > 0
+        term = np.where(pos, np.abs(u - v) / np.where(pos, den, 1.0), 0.0)
+        return np.sum(_weighted(term, w), axis=-1)
     raise AssertionError(name)   # _metric_name admits only the metrics above
 
 
 _SUPPORTED = ("euclidean", "sqeuclidean", "seuclidean", "cityblock", "chebyshev", "minkowski",
-              "cosine", "correlation", "mahalanobis")
+              "cosine", "correlation", "mahalanobis", "braycurtis", "canberra")
 
 
 def _metric_name(fname, metric):
@@ -245,6 +254,8 @@ cosine = _metric_fn("cosine")
 correlation = _metric_fn("correlation")
 seuclidean = _metric_fn("seuclidean")
 mahalanobis = _metric_fn("mahalanobis")
+braycurtis = _metric_fn("braycurtis")
+canberra = _metric_fn("canberra")
 
 
 def squareform(X, force="no", checks=True):
