@@ -281,3 +281,25 @@ def test_grid_point_forms_and_copied_data():
     before = [float(np.ravel(f(np.array([1.5])))[0]) for f in made]
     y[:] = 0.0            # SciPy copies the data: so do these
     assert [float(np.ravel(f(np.array([1.5])))[0]) for f in made] == before
+
+
+def test_ppoly_and_bspline_with_trailing_axes():
+    rng = np.random.default_rng(0)
+    c = rng.normal(size=(4, 5, 2))
+    x = np.cumsum(rng.uniform(.2, 1, 6))
+    xs = rng.uniform(x[0] - 1, x[-1] + 1, 7)
+    ref, ours = si.PPoly(c, x), di.PPoly(c, x)
+    np.testing.assert_allclose(ours(xs), ref(xs), atol=1e-12)
+    np.testing.assert_allclose(ours(xs, 2), ref(xs, 2), atol=1e-10)
+    np.testing.assert_allclose(ours.antiderivative()(xs), ref.antiderivative()(xs), atol=1e-10)
+    np.testing.assert_allclose(ours.integrate(x[0] - .5, x[-1]), ref.integrate(x[0] - .5, x[-1]))
+    check_grads(lambda c, xs: di.PPoly(c, x)(xs, 1), (c, np.array([x[0] + .1, x[2] + .05])),
+                order=2)
+    t = np.r_[[0.] * 4, 1, 2, 3, [4.] * 4]
+    cc = rng.normal(size=(3, 7))
+    ref, ours = si.BSpline(t, cc, 3, axis=1), di.BSpline(t, cc, 3, axis=1)
+    assert ours(xs).shape == ref(xs).shape == (3, 7)
+    np.testing.assert_allclose(ours(xs), ref(xs), atol=1e-12)
+    np.testing.assert_allclose(ours.derivative()(xs), ref.derivative()(xs), atol=1e-10)
+    check_grads(lambda c, xs: di.BSpline(t, c, 3, axis=1)(xs), (cc, np.array([.5, 1.5, 3.2])),
+                order=2)
