@@ -89,3 +89,54 @@ def test_random_orders(nb, na, n):
         y, y_ref = ds.lfilter(b, a, x), ss.lfilter(b, a, x)
     np.testing.assert_allclose(y, y_ref, atol=1e-12)
     check_grads(lambda b, a, x: ds.lfilter(b, a, x), (b, a, x), order=1)
+
+
+BUTTER_B, BUTTER_A = ss.butter(3, 0.2)
+SOS = ss.butter(4, 0.3, output="sos")
+SIG = np.random.default_rng(5).normal(size=(2, 40))
+
+
+def test_lfilter_zi_and_sosfilt_zi():
+    np.testing.assert_allclose(ds.lfilter_zi(BUTTER_B, BUTTER_A),
+                               ss.lfilter_zi(BUTTER_B, BUTTER_A), atol=1e-12)
+    np.testing.assert_allclose(ds.lfilter_zi([1, 2.], [0., 2, 1, .5]),
+                               ss.lfilter_zi([1, 2.], [0., 2, 1, .5]), atol=1e-12)
+    np.testing.assert_allclose(ds.sosfilt_zi(SOS), ss.sosfilt_zi(SOS), atol=1e-12)
+    check_grads(ds.lfilter_zi, (BUTTER_B, BUTTER_A), order=2)
+    check_grads(ds.sosfilt_zi, (SOS,), order=1)
+
+
+@pytest.mark.parametrize("padtype", ["odd", "even", "constant", None])
+def test_filtfilt_and_sosfiltfilt_match_scipy(padtype):
+    np.testing.assert_allclose(ds.filtfilt(BUTTER_B, BUTTER_A, SIG, padtype=padtype),
+                               ss.filtfilt(BUTTER_B, BUTTER_A, SIG, padtype=padtype), atol=1e-12)
+    np.testing.assert_allclose(
+        ds.filtfilt(BUTTER_B, BUTTER_A, SIG.T, axis=0, padlen=5, padtype=padtype),
+        ss.filtfilt(BUTTER_B, BUTTER_A, SIG.T, axis=0, padlen=5, padtype=padtype), atol=1e-12)
+    np.testing.assert_allclose(ds.sosfiltfilt(SOS, SIG, padtype=padtype),
+                               ss.sosfiltfilt(SOS, SIG, padtype=padtype), atol=1e-12)
+
+
+def test_sosfilt_and_derivatives():
+    np.testing.assert_allclose(ds.sosfilt(SOS, SIG), ss.sosfilt(SOS, SIG), atol=1e-12)
+    zi = np.random.default_rng(6).normal(size=(2, 2, 2))
+    y, zf = ds.sosfilt(SOS, SIG, zi=zi)
+    y_ref, zf_ref = ss.sosfilt(SOS, SIG, zi=zi)
+    np.testing.assert_allclose(y, y_ref, atol=1e-12)
+    np.testing.assert_allclose(zf, zf_ref, atol=1e-12)
+    check_grads(lambda b, a, x: ds.filtfilt(b, a, x), (BUTTER_B, BUTTER_A, SIG[0, :15]), order=1)
+    # SciPy's sections have a0 = 1: differentiate in the other five coefficients
+    with_a0 = lambda s: np.concatenate([s[:, :3], np.ones((s.shape[0], 1)), s[:, 3:]],  # noqa
+                                       axis=1)
+    free = np.delete(SOS, 3, axis=1)
+    check_grads(lambda s, x: ds.sosfiltfilt(with_a0(s), x), (free, SIG[0, :20]), order=1)
+    check_grads(lambda s, x, z: ds.sosfilt(with_a0(s), x, zi=z), (free, SIG[0, :6], zi[:, 0]),
+                order=2)
+    with pytest.raises(ValueError, match="greater than padlen"):
+        ds.filtfilt(BUTTER_B, BUTTER_A, SIG[:, :5])
+    with pytest.raises(NotImplementedError, match="method='gust'"):
+        ds.filtfilt(BUTTER_B, BUTTER_A, SIG, method="gust")
+    with pytest.raises(ValueError, match="n_sections, 6"):
+        ds.sosfilt(SOS[:, :5], SIG)
+    with pytest.raises(ValueError, match="should be all ones"):
+        ds.sosfilt(SOS * 2.0, SIG)
