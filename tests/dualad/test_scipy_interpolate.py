@@ -215,11 +215,29 @@ def test_regular_grid_splines(method):
         di.RegularGridInterpolator((np.arange(3.),), np.arange(3.), method=method)
 
 
+@pytest.mark.parametrize("kind", ["linear", "slinear", "nearest", "previous", "next", "zero"])
+def test_interp1d_traced_abscissae(kind):
+    """For the linear and piecewise-constant kinds the abscissae may be traced (the linear
+    formula is differentiated in x_i; the constant kinds have derivative 0 in x)."""
+    check_grads(lambda x, y, xs: di.interp1d(x, y, kind=kind, fill_value="extrapolate")(xs),
+                (X, Y, INNER), order=2)
+
+
+def test_regular_grid_traced_grid_points():
+    g = (np.array([0, 1., 2.5, 3]), np.array([0, 0.5, 1., 2., 2.2]))
+    V = np.random.default_rng(0).normal(size=(4, 5))
+    P = np.random.default_rng(1).uniform(0.1, 1.9, size=(6, 2))
+    for m in ["linear", "nearest"]:
+        check_grads(lambda g0, g1, V, p: di.RegularGridInterpolator((g0, g1), V, method=m)(p),
+                    (g[0], g[1], V, P), order=2)
+
+
 def test_traced_abscissae_raise_naming_them():
     for make, name in [(lambda x: di.CubicSpline(x, Y), "abscissae x"),
-                       (lambda x: di.interp1d(x, Y), "abscissae x"),
+                       (lambda x: di.interp1d(x, Y, kind="cubic"), "abscissae x"),
                        (lambda x: di.make_interp_spline(x, Y), "abscissae x"),
-                       (lambda t: di.RegularGridInterpolator((t,), Y), "grid points")]:
+                       (lambda t: di.RegularGridInterpolator((t,), Y, method="cubic"),
+                        "grid points")]:
         with pytest.raises(NotImplementedError, match=name + " are traced"):
             grad(lambda x: np.sum(make(x)(INNER)))(X)
     with pytest.raises(NotImplementedError, match="bc_type"):

@@ -23,9 +23,9 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-
-from ...tracer import Box, ndim_of, primal_value, shape_of
 import scipy.interpolate as _si
+
+from ...tracer import Box, ndim_of, primal_value, shape_of  # noqa: F401
 
 from ._ppoly import as_data, as_points, horner, interval_of, plain_abscissae
 from ._splines import _comb_locals
@@ -46,14 +46,21 @@ class RegularGridInterpolator:
             raise ValueError(f"RegularGridInterpolator: method={self.method!r} does not accept "
                              f"the 'solver' argument")
         # the spline methods fit exactly (a direct solve per axis): solver is not needed
-        self.grid = tuple(plain_abscissae("RegularGridInterpolator", "grid points", p)
+        # linear and nearest accept traced grid points (a linear formula in them, resp. a
+        # choice with derivative 0); the spline methods need them plain
+        self.grid = tuple(as_data("RegularGridInterpolator", "grid points", p)
+                          if isinstance(p, Box) and self.method not in _SPLINE_DEGREE else
+                          plain_abscissae("RegularGridInterpolator", "grid points", p,
+                                          f" for method={self.method!r} (they are for "
+                                          f"linear, slinear and nearest)")
                           for p in points)
+        self._gp = tuple(np.asarray(primal_value(g), dtype=float) for g in self.grid)
         self.values = as_data("RegularGridInterpolator", "values", values)
         d = len(self.grid)
         if d > ndim_of(self.values):
             raise ValueError(f"RegularGridInterpolator: there are {d} point arrays, but "
                              f"values has {ndim_of(self.values)} dimensions")
-        for k, g in enumerate(self.grid):
+        for k, g in enumerate(self._gp):
             if g.ndim != 1:
                 raise ValueError(f"RegularGridInterpolator: the points in dimension {k} must "
                                  f"be 1-dimensional")
@@ -70,7 +77,7 @@ class RegularGridInterpolator:
 
     def _check_points(self, method):
         k = _SPLINE_DEGREE.get(method, 1 if method in ("linear", "slinear") else 0)
-        for d, g in enumerate(self.grid):
+        for d, g in enumerate(self._gp):
             if g.size <= k:
                 raise ValueError(f"RegularGridInterpolator: there are {g.size} points in "
                                  f"dimension {d}, but method {method} requires at least "
@@ -130,7 +137,7 @@ class RegularGridInterpolator:
         rest = shape_of(self.values)[d:]
         coords = [xi[..., k] for k in range(d)]
         outside = np.zeros(lead, dtype=bool)
-        for k, g in enumerate(self.grid):
+        for k, g in enumerate(self._gp):
             off = (xp[..., k] < g[0]) | (xp[..., k] > g[-1])
             if self.bounds_error and off.any():
                 raise ValueError(f"RegularGridInterpolator: one of the requested xi is out of "
@@ -156,7 +163,7 @@ class RegularGridInterpolator:
                 out = out + wt * C[tuple(picks[ax][r] for ax, r in enumerate(combo))]
         elif method == "nearest":
             idx = []
-            for k, g in enumerate(self.grid):
+            for k, g in enumerate(self._gp):
                 i = np.clip(np.searchsorted(g, xp[..., k], side="right") - 1, 0,
                             max(g.size - 2, 0))
                 if g.size > 1:
@@ -166,13 +173,13 @@ class RegularGridInterpolator:
             out = self.values[tuple(idx)]
         else:
             base, weights = [], []
-            for k, g in enumerate(self.grid):
-                if g.size == 1:
+            for k, (g, gp) in enumerate(zip(self.grid, self._gp)):
+                if gp.size == 1:
                     base.append(np.zeros(lead, dtype=np.intp))
                     weights.append(None)
                     continue
-                i = np.clip(np.searchsorted(g, xp[..., k], side="right") - 1, 0, g.size - 2)
-                w = (coords[k] - g[i]) / (g[i + 1] - g[i])
+                i = np.clip(np.searchsorted(gp, xp[..., k], side="right") - 1, 0, gp.size - 2)
+                w = (coords[k] - g[i]) / (g[i + 1] - g[i])     # g may be traced
                 base.append(i)
                 weights.append(np.reshape(w, lead + tail) if tail else w)
             out = 0.0

@@ -23,13 +23,13 @@ import numpy as np
 from ...tracer import Box, ndim_of, primal_value, shape_of
 
 
-def plain_abscissae(fname, arg, x):
+def plain_abscissae(fname, arg, x, hint=""):
     """Breakpoints/knots/grids must be plain: derivatives in them are not supported."""
     if isinstance(x, Box):
         raise NotImplementedError(
             f"{fname}: the {arg} are traced; derivatives with respect to them are not "
-            f"supported. Pass {arg} as a plain array (compute them outside the function being "
-            f"differentiated); the data values and the evaluation points may be traced.")
+            f"supported{hint}. Pass {arg} as a plain array (compute them outside the function "
+            f"being differentiated); the data values and the evaluation points may be traced.")
     x = np.asarray(x)
     if x.dtype.kind == "c":
         raise ValueError(f"{fname}: complex {arg} are not supported")
