@@ -42,7 +42,9 @@ def _iir_impl(u, alpha):
     return _scipy_lfilter(one, np.concatenate([one, alpha]), u, axis=-1)
 
 
-iir_p = register(Primitive("iir_filter", _iir_impl,
+# sparsity "dense": y[n] depends on u[≤ n] and on every α (a recursion); declaring it dense
+# is the conservative superset (the cumulative kind would miss α's columns)
+iir_p = register(Primitive("iir_filter", _iir_impl, sparsity="dense",
                            sympy=lambda sp, u, alpha: _iir_impl(u, alpha)))
 
 
