@@ -280,8 +280,6 @@ class IndexedCotangent:
         dtype = np.result_type(self.dtype, *[ct for _, ct in self.parts[:1]],
                                *self.flat_ct[:1])
         out = np.zeros(self.shape, dtype)
-        if self.dense is not None:
-            out = out + self.dense
         for idx, ct in self.parts:
             if np.iscomplexobj(ct) and out.dtype.kind != "c":  # a complex part after real ones
                 out = out.astype(np.result_type(out, ct))
@@ -296,7 +294,9 @@ class IndexedCotangent:
             else:
                 out += np.bincount(idx, weights=w.astype(float, copy=False),
                                    minlength=self.shape[0]).astype(dtype, copy=False)
-        return out
+        # the dense part last: it may be traced (a reverse sweep run on dual numbers), and
+        # np.add.at cannot scatter into a traced array
+        return out if self.dense is None else out + self.dense
 
 
 # --------------------------------------------------------------------------

@@ -311,6 +311,14 @@ for name in ("convolve", "correlate", "fftconvolve", "oaconvolve"):
     row(f"scipy.signal.{name}", f"dsig.{name}(x, y)", "x, y")
 for name in ("convolve2d", "correlate2d"):
     row(f"scipy.signal.{name}", f"dsig.{name}(u, kern)", "u, kern")
+row("scipy.signal.lfilter", "dsig.lfilter(b, y, x)", "b, y, x")
+row("scipy.signal.lfilter_zi", "dsig.lfilter_zi(b, y)", "b, y")
+row("scipy.signal.filtfilt", "dsig.filtfilt(b, y, x, padlen=1)", "b, y, x")
+row("scipy.signal.sosfilt", "dsig.sosfilt(np.concatenate([b, [1.0], y[1:]])[None], x)",
+    "b, y, x")
+row("scipy.signal.sosfilt_zi", "dsig.sosfilt_zi(np.concatenate([b, y])[None])", "b, y")
+row("scipy.signal.sosfiltfilt",
+    "dsig.sosfiltfilt(np.concatenate([b, [1.0], y[1:]])[None], x, padlen=1)", "b, y, x")
 row("scipy.integrate.odeint", "dint.odeint(lambda y, t, r: -r * y, x, tgrid, (a,))", "x, a")
 row("scipy.integrate.quad", "dint.quad(lambda t, r: np.exp(-r * t), 0.0, c, args=(a,))[0]",
     "a, c")

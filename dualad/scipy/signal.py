@@ -120,3 +120,4 @@ def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
 
 def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
     return _conv2d("correlate2d", in1, in2, mode, boundary, fillvalue, flipped=True)
+from ._filtfilt import filtfilt, lfilter, lfilter_zi, sosfilt, sosfilt_zi, sosfiltfilt  # noqa
