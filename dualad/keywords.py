@@ -113,7 +113,21 @@ def call_function(func, op, args, kwargs, name=None):
         else:
             x = traced_in((args, kwargs))
             raise keyword_error(fname, k, x, _reason(k), _instead(fname, k))
-    return op(*args, **kwargs)
+    out = op(*args, **kwargs)
+    dtype = kwargs.get("dtype")
+    if dtype is not None and "dtype" in names:
+        out = _in_dtype(fname, out, dtype)
+    return out
+
+
+def _in_dtype(fname, out, dtype):
+    """The result of ``func(..., dtype=d)`` in dtype d, as NumPy's (a function that
+    computes in its operands' type is cast at the end; an integer d raises)."""
+    if isinstance(out, tuple):
+        return tuple(_in_dtype(fname, o, dtype) for o in out)
+    if not isinstance(out, Box) or np.result_type(primal_value(out)) == np.dtype(dtype):
+        return out
+    return cast_for(fname, out, dtype)
 
 
 def _reason(k):
@@ -183,6 +197,10 @@ def _elementwise_keywords(fname, args, kwargs):
         kwargs.pop(k, None)
     dtype = kwargs.pop("dtype", None)
     if dtype is not None:
+        if np.dtype(dtype).kind == "c":
+            raise keyword_error(fname, "dtype", x, "complex numbers are not ordered, so "
+                                "clipping them (NumPy's lexicographic order) is not "
+                                "differentiable", "clip the real parts or the magnitudes")
         args = list(args) or [kwargs.pop("a")]
         args[0] = cast_for(fname, args[0], dtype)
     return tuple(args), kwargs
@@ -223,7 +241,15 @@ def call_ufunc(ufunc, op, inputs, kwargs):
     target = np.result_type(refs[0])
     if any(kwargs.get(k) is not None for k in _LOOP) and target.kind in "fc":
         inputs = [_to_loop(i, target) for i in inputs]
-    res = op(*inputs)
+    loop = next((k for k in _LOOP if kwargs.get(k) is not None), None)
+    try:
+        res = op(*inputs)
+    except (TypeError, NotImplementedError) as e:
+        if loop is None:
+            raise
+        raise keyword_error(fname, loop, x, f"the {target} loop it selects is not "
+                            f"differentiable here ({e})",
+                            f"call {fname} without {loop}= (its real float64 loop)") from e
     if post is not None:
         res = post(res)
     outs = res if isinstance(res, tuple) else (res,)
