@@ -96,6 +96,9 @@ def call_function(func, op, args, kwargs, name=None):
     names, varkw = _accepts(op)
     kwargs = dict(kwargs)
     fname = name or fname_of(func)
+    if kwargs.get("device") not in (None, "cpu"):
+        raise keyword_error(fname, "device", traced_in((args, kwargs)), _reason("device"),
+                            "leave device= out (or pass device='cpu')")
     if func is np.clip:   # np.clip passes the ufunc keywords on to its ufunc
         args, kwargs = _elementwise_keywords(fname, args, kwargs)
     for k in list(kwargs):

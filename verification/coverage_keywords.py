@@ -144,13 +144,16 @@ def probe(entry, ns, measure):
     data = ast.unparse(node.args[0]) if node.args else "x"
     out = {}
     for kw in to_try(fn, node):
-        verdict, tried = "untried", ""
         if kw == "where" and isinstance(fn, np.ufunc):
             # NumPy leaves the masked entries uninitialized (and some SciPy ufuncs crash
             # the process on such a plain call): only the traced call, which must raise
             expr = with_keyword(tree, node, kw, _values(fn, kw, data)[0])
             out[kw] = (_traced_raises(entry, expr, ns, kw), expr)
             continue
+        # Every sample value NumPy accepts here is tried: a defect on any of them is
+        # reported; else the keyword works if it works for one of them (e.g. a real
+        # dtype=, where a complex one raises clearly).
+        tried = []
         for value in _values(fn, kw, data):
             expr = with_keyword(tree, node, kw, value)
             if not _finite(expr, ns):
@@ -158,9 +161,9 @@ def probe(entry, ns, measure):
             res = measure(replace(entry, expr=expr, claim="ok"))
             if any(d.startswith("plain call") for d in res.detail):
                 continue       # NumPy itself rejects this value here: try the next
-            verdict, tried = _verdict(res, kw, entry), expr
-            break
-        out[kw] = (verdict, tried)
+            tried.append((_verdict(res, kw, entry), expr))
+        out[kw] = next((t for v in ("FAILS", "RAW", "ok", "raises") for t in tried
+                        if t[0] == v), ("untried", ""))
     return out
 
 
