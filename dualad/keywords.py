@@ -95,6 +95,7 @@ def call_function(func, op, args, kwargs, name=None):
     ``func``, with each keyword given NumPy's meaning or a clear error."""
     names, varkw = _accepts(op)
     kwargs = dict(kwargs)
+    dtype = kwargs.get("dtype")
     fname = name or fname_of(func)
     if kwargs.get("device") not in (None, "cpu"):
         raise keyword_error(fname, "device", traced_in((args, kwargs)), _reason("device"),
@@ -113,23 +114,27 @@ def call_function(func, op, args, kwargs, name=None):
             args = (kwargs.pop(k),)
         elif k in _LAYOUT or k == "device" and v in (None, "cpu"):
             del kwargs[k]
+        elif k == "dtype":   # computed in the operands' type, then cast (_in_dtype)
+            del kwargs[k]
         else:
             x = traced_in((args, kwargs))
             raise keyword_error(fname, k, x, _reason(k), _instead(fname, k))
     out = op(*args, **kwargs)
-    dtype = kwargs.get("dtype")
-    if dtype is not None and "dtype" in names:
-        out = _in_dtype(fname, out, dtype)
+    if dtype is not None and ("dtype" in names or not varkw):
+        out = _in_dtype(fname, out, dtype, traced_in((args, kwargs)))
     return out
 
 
-def _in_dtype(fname, out, dtype):
+def _in_dtype(fname, out, dtype, x):
     """The result of ``func(..., dtype=d)`` in dtype d, as NumPy's (a function that
-    computes in its operands' type is cast at the end; an integer d raises)."""
+    computes in its operands' type is cast at the end; an integer d raises, naming the
+    traced argument ``x``)."""
     if isinstance(out, tuple):
-        return tuple(_in_dtype(fname, o, dtype) for o in out)
+        return tuple(_in_dtype(fname, o, dtype, x) for o in out)
     if not isinstance(out, Box) or np.result_type(primal_value(out)) == np.dtype(dtype):
         return out
+    if np.dtype(dtype).kind not in "fc" and x is not None:
+        cast_for(fname, x, dtype)   # raises: an integer result truncates the derivative
     return cast_for(fname, out, dtype)
 
 

@@ -61,7 +61,7 @@ def test_the_probe_catches_a_keyword_that_is_silently_ignored(monkeypatch):
     real = NUMPY_FUNCTIONS[np.cumsum]
     monkeypatch.setitem(NUMPY_FUNCTIONS, np.cumsum,
                         lambda a, axis=None, dtype=None, out=None: real(a, axis))
-    monkeypatch.setattr("dualad.keywords._in_dtype", lambda fname, out, dtype: out)
+    monkeypatch.setattr("dualad.keywords._in_dtype", lambda fname, out, dtype, x: out)
     ns = coverage.namespace()
     entry = next(e for e in ENTRIES if e.name == "numpy.cumsum")
     got = coverage_keywords.probe(entry, ns, lambda en: coverage.measure(en, ns, whole=False))
@@ -163,6 +163,8 @@ def _grad(f):
     (lambda x: np.sum(x, dtype=np.int64), "dtype"),
     (lambda x: np.mean(x, dtype=bool), "dtype"),
     (lambda x: np.cumsum(x, dtype=np.int32), "dtype"),
+    (lambda x: np.trace(x, dtype=np.int32), "dtype"),
+    (lambda x: np.dot(x, x.T, out=np.zeros((2, 2))), "out"),
     (lambda x: x.sum(dtype=int), "dtype"),
     (lambda x: np.exp(x, where=M), "where"),
     (lambda x: sc.erf(x, where=M), "where"),
@@ -203,7 +205,9 @@ def test_an_integer_output_loop_has_zero_derivative_and_numpy_s_value():
 
 def test_float32_dtype_gives_numpy_s_dtype():
     for f in (lambda x: np.sum(x, dtype=np.float32), lambda x: np.exp(x, dtype=np.float32),
-              lambda x: np.cumsum(x, dtype=np.float32), lambda x: x.mean(dtype=np.float32)):
+              lambda x: np.cumsum(x, dtype=np.float32), lambda x: x.mean(dtype=np.float32),
+              lambda x: np.trace(x, dtype=np.float32), lambda x: np.nanvar(x, dtype=np.float32),
+              lambda x: np.cumulative_prod(x, axis=1, dtype=np.float32)):
         value = dualad.jvp(f, (X,), (np.ones_like(X),))[0]
         assert value.dtype == f(X).dtype == np.float32
         assert np.allclose(value, f(X), rtol=1e-6)
