@@ -198,12 +198,18 @@ def _elementwise_keywords(fname, args, kwargs):
     x = traced_in((args, kwargs))
     if not is_all(kwargs.pop("where", True)):
         raise _where_error(fname, x)
-    if kwargs.pop("signature", None) is not None:
-        raise keyword_error(fname, "signature", x, "signature= is not implemented for "
-                            "traced values", "pass dtype= instead")
     for k in ("casting", "order", "subok"):
         kwargs.pop(k, None)
     dtype = kwargs.pop("dtype", None)
+    signature = kwargs.pop("signature", None)
+    if signature is not None:   # the loop's output type, as dtype= ('ddd->d': float64)
+        out_type = (signature.split("->")[-1].strip() if isinstance(signature, str)
+                    else signature[-1])
+        try:
+            dtype = dtype if out_type is None else np.dtype(out_type)
+        except TypeError:
+            raise keyword_error(fname, "signature", x, f"signature={signature!r} is not "
+                                "understood", "pass dtype= instead") from None
     if dtype is not None:
         if np.dtype(dtype).kind == "c":
             raise keyword_error(fname, "dtype", x, "complex numbers are not ordered, so "

@@ -45,7 +45,7 @@ VALUES = {
     "optimize": ["True"], "endpoint": ["False"], "num": ["4"], "period": ["6.0"],
     "discont": ["1.0"], "trim": ["'f'"], "increasing": ["True"], "N": ["2"], "m": ["2"],
     "lbnd": ["0.5"], "shift": ["1"], "axis1": ["0", "1"], "axis2": ["0", "1"], "tensor": ["True"],
-    "weights": ["np.ones(np.shape({d}))"], "dtype_int": ["int"], "left": ["0.0"],
+    "weights": ["np.ones(np.shape({d}))", "np.ones(np.shape({d}))|method='inverted_cdf'"], "dtype_int": ["int"], "left": ["0.0"],
     "bins": ["np.array([0.5])"], "unwrap": ["True"], "x": ["np.linspace(0.0, 1.0, 3)"],
     "atol": ["1e-3"], "sorter": ["None"], "max_work": ["None"], "shape": ["np.shape({d})"],
     "deg": ["True"], "default": ["0.5"], "start": ["0"], "retstep": ["True"], "base": ["2.0"],
@@ -61,6 +61,7 @@ GROUPS = ("numpy", "numpy.linalg", "numpy.fft", "scipy.special")   # the rows pr
 UFUNC_KEYWORDS = ("where", "casting", "order", "dtype", "subok", "signature")
 GUFUNC_KEYWORDS = ("axes", "axis", "keepdims")
 SKIP = {"out"}
+ALIASES = [("a_min", "min"), ("a_max", "max")]   # np.clip's two names of each bound
 
 
 def callee(entry, ns):
@@ -111,12 +112,18 @@ def to_try(fn, node):
     else:
         taken = set()
     taken |= {k.arg for k in node.keywords}
+    for pair in ALIASES:   # a keyword whose other name the call passes: NumPy refuses both
+        if taken & set(pair):
+            taken |= set(pair)
     return [k for k in names if k not in taken and k not in SKIP]
 
 
 def _values(fn, kw, data):
     if kw == "signature" and isinstance(fn, np.ufunc):   # its float64 loop
-        return [repr(t) for t in fn.types if t.split("->")[0] == "d" * fn.nin][:1]
+        loops = [t for t in fn.types if t.split("->")[0] == "d" * fn.nin]
+        return [repr(t) for t in (loops or [t for t in fn.types if t.startswith("d")])][:1]
+    if kw == "signature" and fn is np.clip:
+        return ["'ddd->d'"]
     if kw == "axes" and isinstance(fn, np.ufunc):
         return ["[(0,), (0,), ()]", "[(0,), (0,)]", "[(-2, -1), (-2, -1), (-1, -2)]",
                 "[(-1, -2), (-1,), (-1,)]", "[(-1,), (-1, -2), (-1,)]"]
@@ -126,11 +133,18 @@ def _values(fn, kw, data):
 
 
 def with_keyword(tree, node, kw, value):
-    node.keywords.append(ast.keyword(arg=kw, value=ast.parse(value, mode="eval").body))
+    """The call with ``kw=value`` added; ``value`` may carry keywords the sample value
+    needs after a ``|`` (``weights=w|method='inverted_cdf'``)."""
+    value, *extra = value.split("|")
+    added = [ast.keyword(arg=kw, value=ast.parse(value, mode="eval").body)]
+    for item in extra:
+        k, v = item.split("=", 1)
+        added.append(ast.keyword(arg=k.strip(), value=ast.parse(v, mode="eval").body))
+    node.keywords.extend(added)
     try:
         return ast.unparse(tree)
     finally:
-        node.keywords.pop()
+        del node.keywords[-len(added):]
 
 
 def probe(entry, ns, measure):

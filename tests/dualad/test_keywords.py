@@ -88,6 +88,8 @@ FORMS = {
     "nanmax(initial=)": lambda x: np.nanmax(x, axis=0, initial=0.6),
     "nanvar(where=)": lambda x: np.nanvar(x, where=M, axis=1),
     "clip(min=, max=)": lambda x: np.clip(x, min=-0.5, max=0.6),
+    "clip(signature=, casting=)": lambda x: np.clip(x, -0.5, 0.6, signature="ddd->d",
+                                                     casting="same_kind"),
     "exp(dtype=)": lambda x: np.exp(x, dtype=np.float64),
     "add(signature=)": lambda x: np.add(x, x * x, signature="dd->d"),
     "sin(casting=, order=)": lambda x: np.sin(x, casting="same_kind", order="K"),
