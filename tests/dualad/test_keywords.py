@@ -231,3 +231,26 @@ def test_device_cpu_is_accepted():
 def test_keyword_error_is_both_type_and_value_error():
     assert issubclass(KeywordError, TypeError) and issubclass(KeywordError, ValueError)
     assert dataclasses.is_dataclass(coverage.Result)
+
+
+@pytest.mark.parametrize("x, f", [
+    (np.zeros((0,)), lambda x: np.max(x, initial=1.0)),
+    (np.zeros((2, 0)), lambda x: np.min(x, axis=1, initial=1.0, keepdims=True)),
+    (np.zeros((0,)), lambda x: np.sum(x, initial=1.0)),
+    (X, lambda x: np.max(x, axis=1, where=np.array([[False] * 3, [True, True, False]]),
+                         initial=-2.0)),
+    (X, lambda x: np.mean(x, axis=1, where=np.array([[False] * 3, [True, True, False]]))),
+    (X, lambda x: np.var(x, axis=1, ddof=2, where=np.array([[False] * 3, [True, True, False]]))),
+    (X.astype(np.float32), lambda x: np.var(x, where=M)),
+    (X.astype(np.float32), lambda x: np.nansum(x, where=M, axis=0)),
+])
+def test_edge_cases_give_numpy_s_value_and_dtype(x, f):
+    """Empty reductions with initial=, selections with nothing selected (NaN as NumPy),
+    n − ddof ≤ 0 (inf/nan as NumPy), float32 staying float32."""
+    import warnings
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        value = dualad.jvp(f, (x,), (np.ones_like(x),))[0]
+        expected = f(x)
+    assert np.result_type(value) == np.result_type(expected)
+    assert np.allclose(value, expected, equal_nan=True, rtol=1e-6)

@@ -67,7 +67,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
         count = float(math.prod(shape_of(x)[i] for i in axes))
         centred = x - mean
     else:
-        count = np.sum(mask, axis=axes, keepdims=True, dtype=float)
+        count = np.sum(mask, axis=axes, keepdims=True, dtype=_float(x))
         with np.errstate(invalid="ignore", divide="ignore"):
             m = (sum_p(select(mask, x, 0.0), axis=axes, keepdims=True) / count
                  if mean is None else mean)
@@ -76,6 +76,10 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     with np.errstate(invalid="ignore", divide="ignore"):
         dof = np.maximum(np.asarray(count, dtype=_float(x)) - ddof, 0)
         return _squares(centred, axes, keepdims) / dof
+
+
+def _reduced(shape, axes, keepdims):
+    return tuple(1 if i in axes else n for i, n in enumerate(shape) if keepdims or i not in axes)
 
 
 def _float(x):
@@ -193,7 +197,12 @@ def _extreme(name, prim, fill, a, axis, out, keepdims, initial, where):
                              f"no identity), e.g. np.{name}(x, where=mask, initial={fill})")
         from .elementwise import where as select
         a = select(mask, a, fill)
-    r = prim(a, axis=normalize_axes(axis, ndim_of(a)), keepdims=bool(keepdims))
+    axes = normalize_axes(axis, ndim_of(a))
+    if initial is not None and any(shape_of(a)[i] == 0 for i in axes):
+        # an empty reduction is its initial value (NumPy's); a has no entry to differentiate
+        r = np.full(_reduced(shape_of(a), axes, keepdims), fill, dtype=_float(a))
+    else:
+        r = prim(a, axis=axes, keepdims=bool(keepdims))
     if initial is None:
         return r
     from .elementwise import maximum, minimum
