@@ -233,14 +233,27 @@ _LOOP = ("dtype", "signature")
 _GUFUNC = ("axes", "axis", "keepdims")
 
 
-def call_ufunc(ufunc, op, inputs, kwargs):
-    """``ufunc(*inputs, **kwargs)`` on traced inputs (``out=`` already handled)."""
+def call_ufunc(ufunc, op, inputs, kwargs, fill=None):
+    """``ufunc(*inputs, **kwargs)`` on traced inputs (``out=`` already handled).
+
+    ``fill``: for a caller that handles ``out=``, the values ``out`` holds (a tuple for
+    several outputs). Then ``where=mask`` has NumPy's meaning, where(mask, f(x), fill):
+    the derivative is f's where the mask is True and fill's elsewhere (the unselected
+    entries of f are computed but selected away, so their infs do not reach a
+    derivative). Without ``fill`` a mask raises (NumPy leaves those entries
+    uninitialized)."""
     fname = fname_of(ufunc)
     x = traced_in(inputs)
     kwargs = dict(kwargs)
     where = kwargs.pop("where", True)
+    mask = None
     if not is_all(where):
-        raise _where_error(fname, x)
+        if fill is None:
+            raise _where_error(fname, x)
+        mask = np.asarray(primal_value(where))
+        if mask.dtype != bool:
+            raise keyword_error(fname, "where", x, f"where= must be a boolean mask, got "
+                                f"dtype {mask.dtype}", "pass a boolean array, e.g. where=y != 0")
     core = {k: kwargs.pop(k) for k in _GUFUNC if k in kwargs}
     primals = [primal_value(i) for i in inputs]
     # NumPy decides the loop, the output types and every casting error on the values.
@@ -256,8 +269,11 @@ def call_ufunc(ufunc, op, inputs, kwargs):
     if any(kwargs.get(k) is not None for k in _LOOP) and target.kind in "fc":
         inputs = [_to_loop(i, target) for i in inputs]
     loop = next((k for k in _LOOP if kwargs.get(k) is not None), None)
+    if mask is not None:
+        inputs = _selected_only(inputs, np.broadcast_to(mask, np.shape(refs[0])))
     try:
-        res = op(*inputs)
+        with np.errstate(all="ignore" if mask is not None else None):
+            res = op(*inputs)   # the unselected entries may divide by 0: selected away
     except (TypeError, NotImplementedError) as e:
         if loop is None:
             raise
@@ -273,7 +289,28 @@ def call_ufunc(ufunc, op, inputs, kwargs):
             raise keyword_error(fname, ", ".join(core) or "dtype", x,
                                 f"the result's shape {shape_of(r)} differs from NumPy's "
                                 f"{np.shape(want)}", "move the axes with np.moveaxis first")
+    if mask is not None:
+        from . import ops
+        fills = fill if isinstance(res, tuple) else (fill,)
+        fixed = tuple(ops.where(mask, r, f) for r, f in zip(fixed, fills))
     return fixed if isinstance(res, tuple) else fixed[0]
+
+
+def _selected_only(inputs, mask):
+    """The inputs with their unselected entries replaced by a selected one (a point of the
+    function's domain): f there is selected away by ``where``, and so is its derivative,
+    but an inf derivative at a pole (1/b at b = 0) times the zero cotangent would be NaN.
+    An input broadcast along the output keeps its values."""
+    if not mask.any():
+        return inputs
+    first = np.unravel_index(np.argmax(mask), mask.shape)
+    from . import ops
+    out = []
+    for v in inputs:
+        if np.shape(primal_value(v)) == mask.shape:
+            v = ops.where(mask, v, np.asarray(primal_value(v))[first])
+        out.append(v)
+    return out
 
 
 def _to_loop(v, target):

@@ -254,3 +254,23 @@ def test_edge_cases_give_numpy_s_value_and_dtype(x, f):
         expected = f(x)
     assert np.result_type(value) == np.result_type(expected)
     assert np.allclose(value, expected, equal_nan=True, rtol=1e-6)
+
+
+def test_where_with_the_values_of_out_is_numpy_s_select_and_safe_at_poles():
+    """``call_ufunc(..., fill=out)``, for the ``out=`` front end: where(mask, f(x), out),
+    NumPy's ``np.divide(a, b, out=o, where=b != 0)``; the pole b = 0 that the mask leaves
+    out gives no NaN derivative (its inputs are replaced by a selected point)."""
+    from dualad import keywords
+    from dualad.primitive import NUMPY_UFUNCS
+    b = np.array([0.0, 2.0, 0.5])
+
+    def f(a, b):
+        return keywords.call_ufunc(np.divide, NUMPY_UFUNCS[np.divide], (a, b),
+                                   {"where": b != 0}, fill=a * 0 + 7.0)
+    a = np.array([0.3, 0.5, 0.8])
+    value = dualad.jvp(f, (a, b), (np.ones(3), np.ones(3)))[0]
+    assert np.array_equal(value, np.divide(a, b, out=np.full(3, 7.0), where=b != 0))
+    check_grads(f, (a, b), order=2)
+    log = lambda x: keywords.call_ufunc(np.log, NUMPY_UFUNCS[np.log], (x,),  # noqa: E731
+                                        {"where": x > 0}, fill=x)
+    check_grads(log, (np.array([-1.0, 0.5, 2.0]),), order=2)
