@@ -257,7 +257,8 @@ def call_ufunc(ufunc, op, inputs, kwargs, fill=None):
     core = {k: kwargs.pop(k) for k in _GUFUNC if k in kwargs}
     primals = [primal_value(i) for i in inputs]
     # NumPy decides the loop, the output types and every casting error on the values.
-    ref = ufunc(*primals, **kwargs, **core)
+    with np.errstate(all="ignore" if mask is not None else None):
+        ref = ufunc(*primals, **kwargs, **core)
     post = None
     if core:
         if not ufunc.signature:
