@@ -274,3 +274,26 @@ def test_where_with_the_values_of_out_is_numpy_s_select_and_safe_at_poles():
     log = lambda x: keywords.call_ufunc(np.log, NUMPY_UFUNCS[np.log], (x,),  # noqa: E731
                                         {"where": x > 0}, fill=x)
     check_grads(log, (np.array([-1.0, 0.5, 2.0]),), order=2)
+
+
+def test_the_signature_snapshot_is_what_numpy_documents():
+    """verification/coverage_signatures.py (the keyword column's parameter lists, the same
+    on every NumPy) holds only keywords the installed NumPy/SciPy documents, wherever it
+    can introspect the function (NumPy ≥ 2.4 can for its C functions too)."""
+    import inspect
+    from dualad.verification.coverage_signatures import SIGNATURES
+    ns = coverage.namespace()
+    checked = 0
+    for e in ENTRIES:
+        found = coverage_keywords.callee(e, ns) if e.group in coverage_keywords.GROUPS else None
+        if found is None or isinstance(found[0], np.ufunc):
+            continue
+        fn = found[0]
+        try:
+            installed = set(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            continue
+        snapshot = {n for n, _ in coverage_keywords.params(fn)}
+        assert snapshot <= installed, (e.name, snapshot - installed)
+        checked += 1
+    assert checked > 100 and len(SIGNATURES) > 200
