@@ -671,7 +671,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m dualad.verification.coverage",
                                      description="Measure dualad's coverage table.")
     parser.add_argument("--write", metavar="PATH", help="write the Markdown document here")
+    parser.add_argument("--write-signatures", metavar="PATH",
+                        help="write the keyword column's parameter snapshot here "
+                             "(verification/coverage_signatures.py) and exit")
     args = parser.parse_args(argv)
+    if args.write_signatures:
+        coverage_keywords.write_signatures(args.write_signatures, namespace(), ENTRIES)
+        return 0
     results = measure_all()
     text = render(results)
     if args.write:
