@@ -18,6 +18,8 @@ from . import ops
 from .tape import Var, VJPTrace, operator_method, power_method, record
 from .tracer import PLAIN_TYPES, Box, note_decision, primal_value, shape_of, truth
 from .primitive import NUMPY_FUNCTIONS, NUMPY_UFUNCS, Primitive, implements
+from .ops.core.keyword_args import cast_for, mask_of, no_out
+from . import keywords
 
 # The dispatch tables, filled by the declarations (``implements``) beside each function.
 UFUNCS = NUMPY_UFUNCS
@@ -36,51 +38,37 @@ def _where(condition, x=None, y=None):
     return ops.where(primal_value(condition), x, y)
 
 
-def _no_out(fn, out):
-    if out is not None:
-        raise TypeError(f"numpy.{fn}(..., out=...) writes in place into an array, which cannot "
-                        f"be traced; use the returned value instead")
-
-
-def _mask(fn, a, where):
-    """The ``where=`` mask of a reduction as a plain boolean array of ``a``'s shape."""
-    mask = np.asarray(primal_value(where))
-    if mask.dtype != bool:
-        raise TypeError(f"numpy.{fn}: where= must be a boolean mask, got dtype {mask.dtype} "
-                        f"and shape {mask.shape}")
-    try:
-        return np.broadcast_to(mask, shape_of(a))
-    except ValueError:
-        raise ValueError(f"numpy.{fn}: the where= mask of shape {mask.shape} does not broadcast "
-                         f"to the array's shape {shape_of(a)}") from None
+def _no_out(fn, out, a=None):
+    no_out(f"numpy.{fn}", out, a)
 
 
 @implements(np.sum)
-def np_sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+def np_sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     """``np.sum`` with NumPy's signature. ``where=mask`` sums the selected entries only:
-    Σ_{i: mask_i} a_i = Σ_i where(mask, a, 0)_i, linear in ``a`` (cotangent ū·mask)."""
-    _no_out("sum", out)
-    if where is not None:
-        a = ops.where(_mask("sum", a, where), a, 0.0)
-    s = ops.sum(a, axis, keepdims, dtype)
-    return s if initial is None else s + primal_value(initial)
+    Σ_{i: mask_i} a_i = Σ_i where(mask, a, 0)_i, linear in ``a`` (cotangent ū·mask);
+    ``dtype=`` a floating accumulation type (see ops/core/keyword_args.py)."""
+    _no_out("sum", out, a)
+    a = cast_for("numpy.sum", a, dtype)
+    mask = mask_of("numpy.sum", a, where)
+    if mask is not None:
+        a = ops.where(mask, a, 0.0)
+    s = ops.sum(a, axis, keepdims)
+    return s if initial is None else s + initial
 
 
 @implements(np.mean)
-def np_mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+def np_mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """``np.mean`` with NumPy's signature. ``where=mask`` averages the selected entries:
     Σ_i where(mask, a, 0)_i / Σ_i mask_i (NaN where nothing is selected, as NumPy)."""
-    _no_out("mean", out)
-    if dtype is not None and not np.issubdtype(dtype, np.inexact):
-        raise TypeError(f"numpy.mean: dtype={dtype} would make the result not differentiable")
-    if where is None:
-        m = ops.mean(a, axis, keepdims)
-    else:
-        mask = _mask("mean", a, where)
-        count = np.sum(mask, axis=axis, keepdims=keepdims, dtype=float)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            m = ops.sum(ops.where(mask, a, 0.0), axis, keepdims) / count
-    return m if dtype is None else _astype(m, dtype)
+    _no_out("mean", out, a)
+    a = cast_for("numpy.mean", a, dtype)
+    mask = mask_of("numpy.mean", a, where)
+    if mask is None:
+        return ops.mean(a, axis, keepdims)
+    count = np.sum(mask, axis=axis, keepdims=keepdims,
+                   dtype=np.result_type(primal_value(a), np.float16))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return ops.sum(ops.where(mask, a, 0.0), axis, keepdims) / count
 
 
 @implements(np.zeros_like)
@@ -139,9 +127,8 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method == "__call__":
         op = UFUNCS.get(ufunc)
         if op is not None:
-            if kwargs:
-                raise TypeError(f"numpy.{ufunc.__name__}: keyword arguments "
-                                f"{sorted(kwargs)} are not supported on traced values")
+            if kwargs:   # where=, dtype=, casting=, axes=, ...: NumPy's meaning or an error
+                return keywords.call_ufunc(ufunc, op, inputs, kwargs)
             return op(*inputs)
     elif method == "reduce" and ufunc in (np.add, np.maximum, np.minimum, np.multiply):
         red = {np.add: ops.sum, np.maximum: ops.max, np.minimum: ops.min,
@@ -164,8 +151,13 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
 def array_function(self, func, types, args, kwargs):
     op = FUNCTIONS.get(func)
     if op is None:
-        raise no_rule(func, args)
-    return op(*args, **kwargs)
+        built = keywords.like_call(func, args, kwargs)   # np.zeros(3, like=x): a constant
+        if built is NotImplemented:
+            raise no_rule(func, args)
+        return built
+    if kwargs:
+        return keywords.call_function(func, op, args, kwargs)
+    return op(*args)
 
 
 def _to_array_error(self, *args, **kwargs):
@@ -358,29 +350,16 @@ def _install():
     B.__abs__ = lambda self: ops.absolute(self)
     B.T = property(lambda self: ops.transpose(self))
     B.mT = property(lambda self: ops.swapaxes(self, -1, -2))
-    B.sum = lambda self, axis=None, dtype=None, out=None, keepdims=False, **kw: np_sum(
-        self, axis, dtype, out, keepdims, **kw)
-    B.mean = lambda self, axis=None, dtype=None, out=None, keepdims=False, **kw: np_mean(
-        self, axis, dtype, out, keepdims, **kw)
-    B.var = lambda self, axis=None, ddof=0, keepdims=False: ops.var(self, axis, ddof, keepdims)
-    B.std = lambda self, axis=None, ddof=0, keepdims=False: ops.std(self, axis, ddof, keepdims)
-    B.max = lambda self, axis=None, keepdims=False: ops.max(self, axis, keepdims)
-    B.min = lambda self, axis=None, keepdims=False: ops.min(self, axis, keepdims)
-    B.prod = lambda self, axis=None, keepdims=False: ops.prod(self, axis, keepdims)
-    B.cumsum = lambda self, axis=None: ops.cumsum(self, axis)
-    B.reshape = lambda self, *shape, order="C": ops.reshape(
-        self, shape[0] if len(shape) == 1 else shape, order)
-    B.ravel = lambda self: ops.ravel(self)
+    for name, fn in [("sum", np.sum), ("mean", np.mean), ("var", np.var), ("std", np.std),
+                     ("max", np.max), ("min", np.min), ("prod", np.prod),
+                     ("cumsum", np.cumsum), ("clip", np.clip), ("ravel", np.ravel),
+                     ("squeeze", np.squeeze), ("diagonal", np.diagonal), ("trace", np.trace),
+                     ("dot", np.dot), ("swapaxes", np.swapaxes)]:
+        setattr(B, name, keywords.method(name, fn))   # NumPy's keywords: see keywords.py
+    B.reshape = keywords.reshape_method
     B.flatten = lambda self: ops.ravel(self)
-    B.squeeze = lambda self, axis=None: ops.squeeze(self, axis)
     B.transpose = lambda self, *axes: ops.transpose(
         self, None if not axes else (axes[0] if len(axes) == 1 else axes))
-    B.swapaxes = lambda self, a, b: ops.swapaxes(self, a, b)
-    B.dot = lambda self, other: ops.dot(self, other)
-    B.clip = lambda self, a_min=None, a_max=None: ops.clip(self, a_min, a_max)
-    B.diagonal = lambda self, offset=0, axis1=0, axis2=1: ops.diagonal(self, offset, axis1,
-                                                                       axis2)
-    B.trace = lambda self, offset=0: ops.trace(self, offset)
     B.item = _to_array_error
     B.tolist = _to_array_error
     B.astype = _astype

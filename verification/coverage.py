@@ -41,7 +41,7 @@ import numpy as np
 import dualad
 from dualad.extend import Box, Dual, JVPTrace, REGISTRY, flatten, primal_value
 
-from . import numeric
+from . import coverage_keywords, numeric
 from .coverage_table import (ENTRIES, GROUPS, HEADER, PRIMITIVES_NOTE, SAMPLE_NOTES, SAMPLES,
                              Entry, autograd_functions, qualified_name)
 
@@ -132,6 +132,7 @@ class Result:
     primitives: tuple = ()
     alt: str | None = None
     detail: list = field(default_factory=list)
+    keywords: dict = field(default_factory=dict)   # {keyword: (verdict, call)}: coverage_keywords
 
     @property
     def pending(self):
@@ -241,8 +242,10 @@ def _close(a, b, rtol=VALUE_RTOL):
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=1e-12, equal_nan=True))
 
 
-def measure(entry, ns=None):
-    """Run one row in both modes against central differences; a :class:`Result`."""
+def measure(entry, ns=None, whole=True):
+    """Run one row in both modes against central differences; a :class:`Result`.
+    ``whole=False`` (a keyword probe) skips the primitives reached and the alternative
+    call."""
     ns = namespace() if ns is None else ns
     res = Result(entry)
     try:
@@ -266,6 +269,8 @@ def measure(entry, ns=None):
             _check_values(res, entry, ns, plain)
         for mode in ("forward", "reverse"):
             setattr(res, mode, _run_mode(res, mode, g, primals, plain, numeric_J))
+        if not whole:
+            return res
         try:
             res.primitives = _reached(call, primals)
         except Exception:  # noqa: BLE001 - a call that raises on traced values reaches nothing
@@ -366,6 +371,10 @@ def measure_all(entries=None):
         ns = namespace()
         with _one_blas_thread():
             _CACHE[key] = [measure(e, ns) for e in (ENTRIES if entries is None else entries)]
+            for r in _CACHE[key]:
+                if r.entry.group in coverage_keywords.GROUPS and not r.pending:
+                    r.keywords = coverage_keywords.probe(
+                        r.entry, ns, lambda e: measure(e, ns, whole=False))
     return _CACHE[key]
 
 
@@ -631,13 +640,19 @@ def render(results):
                 f"{c['reverse ok']}, zero by design {c['zero']}, raises {c['raises']}, "
                 f"pending {c['pending']}, FAILS {c['FAILS']}; SymPy oracle on "
                 f"{c['SymPy oracle']}.", "",
-                "| function | sample call | w.r.t. | forward | reverse | SymPy | primitives |",
-                "|---|---|---|---|---|---|---|"]
+                "| function | sample call | w.r.t. | forward | reverse | SymPy | primitives "
+                "| keywords |", "|---|---|---|---|---|---|---|---|"]
         for r in rs:
             call = f"`{r.entry.expr}`" + (f" = `{r.alt}`" if r.alt else "")
             out.append("| " + " | ".join(_cell(c) for c in (
                 r.entry.name, call, ", ".join(r.entry.wrt), _mark(r.forward),
-                _mark(r.reverse), r.sympy, ", ".join(r.primitives) or "—")) + " |")
+                _mark(r.reverse), r.sympy, ", ".join(r.primitives) or "—",
+                coverage_keywords.cell(r.keywords))) + " |")
+    kc = coverage_keywords.counts(r.keywords for r in results)
+    out += ["", "## Keywords", "", f"Documented keywords tried on the NumPy and SciPy rows "
+            f"(the keywords column): {kc['ok']} work, {kc['raises']} raise a clear error, "
+            f"{kc['untried']} untried (no sample value NumPy accepts there), {kc['RAW']} "
+            f"unclear errors, {kc['FAILS']} wrong values or derivatives."]
     rows = primitive_rows(results)
     out += ["", f"## Registered primitives ({len(rows)})", "", PRIMITIVES_NOTE.strip(), "",
             "| primitive | module | JVP | VJP | SymPy | rows reaching it |",
@@ -656,7 +671,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m dualad.verification.coverage",
                                      description="Measure dualad's coverage table.")
     parser.add_argument("--write", metavar="PATH", help="write the Markdown document here")
+    parser.add_argument("--write-signatures", metavar="PATH",
+                        help="write the keyword column's parameter snapshot here "
+                             "(verification/coverage_signatures.py) and exit")
     args = parser.parse_args(argv)
+    if args.write_signatures:
+        coverage_keywords.write_signatures(args.write_signatures, namespace(), ENTRIES)
+        return 0
     results = measure_all()
     text = render(results)
     if args.write:

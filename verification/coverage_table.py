@@ -114,7 +114,7 @@ rows("numpy", "{}(x, y)", "greater greater_equal less less_equal equal not_equal
      "searchsorted shares_memory may_share_memory", "x, y", "zero")
 for name, expr, wrt in [
         ("ldexp", "np.ldexp(x, n)", "x"), ("heaviside", "np.heaviside(z0, y)", "y"),
-        ("clip", "np.clip(z, -0.5, 1.0)", "z"), ("where", "np.where(z > 0, x, y)", "x, y"),
+        ("clip", "np.clip(z, -0.5, 1.0)", "z"), ("clip", "np.clip(z, min=-0.5, max=1.0)", "z"), ("where", "np.where(z > 0, x, y)", "x, y"),
         ("select", "np.select([z < 0, z >= 0], [x, y])", "x, y"),
         ("choose", "np.choose(np.array([0, 1, 0]), [x, y])", "x, y"),
         ("piecewise", "np.piecewise(z, [z < 0, z >= 0], [np.sin, np.cos])", "z"),
@@ -448,6 +448,18 @@ How each column is measured:
   special functions for at least one of them (NumPy has no `erfinv`, `ndtri`, ...),
   `partial (no SymPy: ...)` naming the primitives without a translation, `—` when none
   has one, `n/a` when no differentiable primitive is reached.
+- **keywords** (NumPy, `numpy.linalg`, `numpy.fft` and `scipy.special` rows): every keyword
+  NumPy (or SciPy) documents for the function that the sample call does not pass, added
+  to it with a sample value NumPy accepts there (`verification/coverage_keywords.py`) and
+  measured as the row is (the traced value against NumPy's with that keyword, both
+  Jacobians against differences). Listed first, those that work; `raises:` those that
+  raise a clear error naming the keyword (or, on a row that raises anyway, the
+  function); `untried:` those with no sample value NumPy accepts for this call (e.g.
+  `order=` of structured arrays); `RAW:` an error that does not name the keyword (Python's
+  "unexpected keyword argument" included) and `FAILS:` a wrong value or derivative are
+  defects. `out=` is left out (in-place updates); a ufunc's `where=` is only run traced
+  (NumPy leaves the masked entries uninitialized, so dualad raises: see
+  [numpy_coverage.md](numpy_coverage.md#keywords)).
 
 Conventions at kinks and what is not supported: [numpy_coverage.md](numpy_coverage.md);
 domains, poles and stats: [special.md](special.md); complex numbers (the rows here use real

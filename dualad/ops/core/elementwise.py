@@ -417,8 +417,21 @@ where.defjvp(_where_jvp(1), _where_jvp(2), argnums=(1, 2))
 where.defvjp(_where_vjp(1), _where_vjp(2), argnums=(1, 2))
 
 
-def clip(a, a_min=None, a_max=None):
-    """``minimum(maximum(a, a_min), a_max)``: at a bound the derivative is ½."""
+def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
+    """``minimum(maximum(a, a_min), a_max)``: at a bound the derivative is ½. NumPy's
+    signature: ``min=``/``max=`` are NumPy 2.1's names of ``a_min``/``a_max``; the ufunc
+    keywords (``dtype=``, ``where=``, ...) are handled by the front end (dualad/keywords.py)."""
+    if out is not None:
+        raise TypeError(f"numpy.clip(..., out=...) on a traced value of shape {shape_of(a)}: "
+                        f"out= writes in place into an array, which cannot be traced; use "
+                        f"the returned value instead (y = np.clip(x, lo, hi))")
+    for name, old, new in (("min", a_min, min), ("max", a_max, max)):
+        if old is not None and new is not None:
+            raise TypeError(f"numpy.clip(..., {name}=...) on a traced value of shape "
+                            f"{shape_of(a)}: a_{name}= and {name}= were both given; pass one "
+                            f"of them ({name}= is NumPy 2.1's name)")
+    a_min = a_min if min is None else min
+    a_max = a_max if max is None else max
     if a_min is not None:
         a = maximum(a, a_min)
     if a_max is not None:

@@ -20,6 +20,7 @@ import numpy as np
 from ...tracer import ndim_of, shape_of
 from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim, normalize_axes, shift_axes
+from .keyword_args import cast_for, mask_of, no_out, pick_ddof
 from .linear import expand_reduced, sum_p
 
 
@@ -36,6 +37,9 @@ def mean(x, axis=None, keepdims=False):
     return sum_p(x, axis=axes, keepdims=bool(keepdims)) / float(n)
 
 
+_mean = mean   # var's keyword mean= shadows the function inside var
+
+
 def _dof(x, n, ddof):
     """n − ddof as the divisor of var; where it is ≤ 0, a zero of x's floating dtype, so
     the value is NumPy's (nan or inf) and so is the derivative — not a negative count."""
@@ -46,27 +50,70 @@ def _dof(x, n, ddof):
 
 
 @implements(np.var)
-def var(x, axis=None, ddof=0, keepdims=False):
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
+        correction=None):
+    """``np.var`` with NumPy's signature: Σ |a − m|² / (n − ddof) over the selected entries
+    (``where=``), with m = ``mean=`` if given (NumPy's precomputed mean, keepdims shape)
+    else their mean. ``correction=`` is ddof's array-API name."""
+    no_out("var", out, a)
+    ddof = pick_ddof("var", a, ddof, correction)
+    x = cast_for("var", a, dtype)
+    mask = mask_of("var", x, where)
     axes = normalize_axes(axis, ndim_of(x))
-    n = math.prod(shape_of(x)[a] for a in axes)
-    centred = x - mean(x, axis=axes, keepdims=True)
+    if mask is None and mean is None:
+        return _var(x, axes, ddof, keepdims)
+    from .elementwise import where as select
+    if mask is None:
+        count = float(math.prod(shape_of(x)[i] for i in axes))
+        centred = x - mean
+    else:
+        count = np.sum(mask, axis=axes, keepdims=True, dtype=_float(x))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            m = (sum_p(select(mask, x, 0.0), axis=axes, keepdims=True) / count
+                 if mean is None else mean)
+        centred = select(mask, x - m, 0.0)
+        count = count if keepdims else np.squeeze(count, axis=axes)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        dof = np.maximum(np.asarray(count, dtype=_float(x)) - ddof, 0)
+        return _squares(centred, axes, keepdims) / dof
+
+
+def _reduced(shape, axes, keepdims):
+    return tuple(1 if i in axes else n for i, n in enumerate(shape) if keepdims or i not in axes)
+
+
+def _float(x):
+    dt = np.result_type(_plain(x))
+    return np.dtype(np.float64) if dt.kind not in "fc" else np.finfo(dt).dtype
+
+
+def _squares(centred, axes, keepdims):
+    """Σ |c|² (real for complex c, as NumPy's variance)."""
     from .elementwise import is_complex
-    dof = _dof(x, n, ddof)
-    if is_complex(centred):  # NumPy's complex variance: the mean of |x − mean|², real
+    if is_complex(centred):
         from .complex_numbers import imag, real
         re, im = real(centred), imag(centred)
-        return sum_p(re * re + im * im, axis=axes, keepdims=bool(keepdims)) / dof.real
-    return sum_p(centred * centred, axis=axes, keepdims=bool(keepdims)) / dof
+        return sum_p(re * re + im * im, axis=axes, keepdims=bool(keepdims))
+    return sum_p(centred * centred, axis=axes, keepdims=bool(keepdims))
+
+
+def _var(x, axes, ddof, keepdims):
+    n = math.prod(shape_of(x)[a] for a in axes)
+    centred = x - _mean(x, axis=axes, keepdims=True)
+    dof = _dof(x, n, ddof)
+    return _squares(centred, axes, keepdims) / (dof.real if isinstance(dof, np.generic) else dof)
 
 
 @implements(np.std)
-def std(x, axis=None, ddof=0, keepdims=False):
-    """√var. Where var = 0 the derivative is 0 (see ``std_sqrt``): exact for a size-1
-    reduction (std ≡ 0, e.g. batch normalization over a batch of one), PyTorch's
-    convention for constant data. Where n − ddof ≤ 0 the value is NumPy's nan (or inf),
-    and so is the derivative."""
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
+        correction=None):
+    """√var (the same keywords as :func:`var`). Where var = 0 the derivative is 0 (see
+    ``std_sqrt``): exact for a size-1 reduction (std ≡ 0, e.g. batch normalization over a
+    batch of one), PyTorch's convention for constant data. Where n − ddof ≤ 0 the value
+    is NumPy's nan (or inf), and so is the derivative."""
     from .elementwise import std_sqrt
-    return std_sqrt(var(x, axis=axis, ddof=ddof, keepdims=keepdims))
+    return std_sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                        correction=correction))
 
 
 # --- max / min ----------------------------------------------------------------------------
@@ -129,13 +176,37 @@ max_p.symbolic_rules = min_p.symbolic_rules = False
 
 
 @implements(np.max, np.amax)
-def max(x, axis=None, keepdims=False):
-    return max_p(x, axis=normalize_axes(axis, ndim_of(x)), keepdims=bool(keepdims))
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    """``np.max`` with NumPy's signature: ``where=`` selects the entries (the others
+    become −∞), ``initial=`` is one more operand (maximum(max, initial))."""
+    return _extreme("max", max_p, -np.inf, a, axis, out, keepdims, initial, where)
 
 
 @implements(np.min, np.amin)
-def min(x, axis=None, keepdims=False):
-    return min_p(x, axis=normalize_axes(axis, ndim_of(x)), keepdims=bool(keepdims))
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    """``np.min`` with NumPy's signature (see :func:`max`)."""
+    return _extreme("min", min_p, np.inf, a, axis, out, keepdims, initial, where)
+
+
+def _extreme(name, prim, fill, a, axis, out, keepdims, initial, where):
+    no_out(name, out, a)
+    mask = mask_of(name, a, where)
+    if mask is not None:
+        if initial is None:   # NumPy's own rule: an empty selection needs a start value
+            raise ValueError(f"{name}: where= needs initial= (as in NumPy: a {name}imum has "
+                             f"no identity), e.g. np.{name}(x, where=mask, initial={fill})")
+        from .elementwise import where as select
+        a = select(mask, a, fill)
+    axes = normalize_axes(axis, ndim_of(a))
+    if initial is not None and any(shape_of(a)[i] == 0 for i in axes):
+        # an empty reduction is its initial value (NumPy's); a has no entry to differentiate
+        r = np.full(_reduced(shape_of(a), axes, keepdims), fill, dtype=_float(a))
+    else:
+        r = prim(a, axis=axes, keepdims=bool(keepdims))
+    if initial is None:
+        return r
+    from .elementwise import maximum, minimum
+    return (maximum if name == "max" else minimum)(r, initial)
 
 
 # --- prod -------------------------------------------------------------------------------
@@ -179,8 +250,17 @@ prod_p.defvjp(lambda ct, ans, x, axis, keepdims:
 
 
 @implements(np.prod)
-def prod(x, axis=None, keepdims=False):
-    return prod_p(x, axis=normalize_axes(axis, ndim_of(x)), keepdims=bool(keepdims))
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    """``np.prod`` with NumPy's signature: ``where=`` multiplies the selected entries (the
+    others become 1), ``initial=`` is one more factor."""
+    no_out("prod", out, a)
+    a = cast_for("prod", a, dtype)
+    mask = mask_of("prod", a, where)
+    if mask is not None:
+        from .elementwise import where as select
+        a = select(mask, a, 1.0)
+    p = prod_p(a, axis=normalize_axes(axis, ndim_of(a)), keepdims=bool(keepdims))
+    return p if initial is None else p * initial
 
 
 # --- cumsum --------------------------------------------------------------------------------
@@ -200,8 +280,11 @@ cumsum_p.defvjp(lambda ct, ans, x, axis: _reverse_cumsum(ct, axis + batch_ndim(c
 
 
 @implements(np.cumsum)
-def cumsum(x, axis=None):
+def cumsum(x, axis=None, dtype=None, out=None):
+    """``np.cumsum`` with NumPy's signature (``dtype=``: a floating accumulation type)."""
     from .shape import ravel
+    no_out("cumsum", out, x)
+    x = cast_for("cumsum", x, dtype)
     if axis is None:
         x, axis = ravel(x), 0
     return cumsum_p(x, axis=normalize_axes(axis, ndim_of(x))[0])

@@ -235,8 +235,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     div = (num - 1) if endpoint else num
     delta = stop - start
     nd = ndim_of(delta)
-    dtype = np.result_type(primal_value(start), primal_value(stop), 1.0)
-    t = np.arange(num, dtype=dtype).reshape((-1,) + (1,) * nd)
+    work = np.result_type(primal_value(start), primal_value(stop), 1.0)
+    t = np.arange(num, dtype=work).reshape((-1,) + (1,) * nd)
     if div > 0:
         step = delta / div
         y = (t / div) * delta if np.any(primal_value(step) == 0) else t * step
@@ -249,8 +249,11 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         y = concatenate([index(y, (slice(None, -1),)), reshape(last, (1,) + shape_of(last))])
     if axis != 0:
         y = moveaxis(y, 0, normalize_axes(axis, ndim_of(y))[0])
-    if dtype is not None and np.issubdtype(dtype, np.integer):
+    if dtype is not None and np.issubdtype(dtype, np.integer):   # NumPy floors: ∂ = 0
         y = np.floor(primal_value(y)).astype(dtype)
+    elif dtype is not None:
+        from ..core.keyword_args import cast_for
+        y = cast_for("numpy.linspace", y, dtype)
     return (y, step) if retstep else y
 
 

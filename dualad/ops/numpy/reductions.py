@@ -34,6 +34,7 @@ from ..core.elementwise import std_sqrt, where as _where
 from ..core.reductions import _reverse_cumsum, cumsum, cumsum_p, max as max_, min as min_
 from ..core.reductions import mean, prod, sum as sum_
 from ..core.indexing import getitem
+from ..core.keyword_args import cast_for, mask_of, pick_ddof
 from ..core.shape import broadcast_to, concatenate, flip, ravel, reshape
 
 
@@ -115,6 +116,7 @@ cumprod_p.samples = [sample((3,), axis=0), sample((2, 3), axis=1),
 @implements(np.cumprod)
 def cumprod(x, axis=None, dtype=None, out=None):
     _no_out("cumprod", out)
+    x = cast_for("numpy.cumprod", x, dtype)
     if axis is None:
         x, axis = ravel(x), 0
     return cumprod_p(x, axis=normalize_axes(axis, ndim_of(x))[0])
@@ -128,11 +130,13 @@ def _no_out(name, out):
 
 @implements(np.cumulative_sum)
 def cumulative_sum(x, axis=None, dtype=None, out=None, include_initial=False):
+    x = cast_for("numpy.cumulative_sum", x, dtype)
     return _cumulative("cumulative_sum", cumsum, 0.0, x, axis, out, include_initial)
 
 
 @implements(np.cumulative_prod)
 def cumulative_prod(x, axis=None, dtype=None, out=None, include_initial=False):
+    x = cast_for("numpy.cumulative_prod", x, dtype)
     return _cumulative("cumulative_prod", cumprod, 1.0, x, axis, out, include_initial)
 
 
@@ -168,56 +172,66 @@ def _float_dtype(x):
     return np.result_type(x, np.float16)
 
 
+def _skipped(name, a, where, fill):
+    """(a with the skipped entries set to ``fill``, the mask of skipped entries): the NaNs
+    and, with ``where=``, the entries the mask leaves out."""
+    mask = np.isnan(primal_value(a))
+    sel = mask_of(f"numpy.{name}", a, where)
+    if sel is not None:
+        mask = mask | ~sel
+    return (_where(mask, fill, a) if mask.any() else a), mask
+
+
 @implements(np.nansum)
-def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     _no_out("nansum", out)
-    _no_where("nansum", where)
-    s = sum_(_nan_free(a, 0.0)[0], axis=axis, keepdims=keepdims)
+    a = cast_for("numpy.nansum", a, dtype)
+    s = sum_(_skipped("nansum", a, where, 0.0)[0], axis=axis, keepdims=keepdims)
     return s if initial is None else s + initial
 
 
 @implements(np.nanprod)
-def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     _no_out("nanprod", out)
-    _no_where("nanprod", where)
-    p = prod(_nan_free(a, 1.0)[0], axis=axis, keepdims=keepdims)
+    a = cast_for("numpy.nanprod", a, dtype)
+    p = prod(_skipped("nanprod", a, where, 1.0)[0], axis=axis, keepdims=keepdims)
     return p if initial is None else p * initial
 
 
 @implements(np.nancumsum)
 def nancumsum(a, axis=None, dtype=None, out=None):
     _no_out("nancumsum", out)
-    return cumsum(_nan_free(a, 0.0)[0], axis)
+    return cumsum(_nan_free(cast_for("numpy.nancumsum", a, dtype), 0.0)[0], axis)
 
 
 @implements(np.nancumprod)
 def nancumprod(a, axis=None, dtype=None, out=None):
     _no_out("nancumprod", out)
-    return cumprod(_nan_free(a, 1.0)[0], axis)
+    return cumprod(_nan_free(cast_for("numpy.nancumprod", a, dtype), 1.0)[0], axis)
 
 
 @implements(np.nanmean)
-def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
     _no_out("nanmean", out)
-    _no_where("nanmean", where)
-    x, mask = _nan_free(a, 0.0)
+    a = cast_for("numpy.nanmean", a, dtype)
+    x, mask = _skipped("nanmean", a, where, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         return sum_(x, axis=axis, keepdims=keepdims) / _counts(mask, _axes(axis, a), keepdims, a)
 
 
 @implements(np.nanvar)
-def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None,
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True, mean=None,
            correction=None):
+    """Σ |a − m|² / (n − ddof) over the entries that are not NaN (and selected by
+    ``where=``); m = ``mean=`` (NumPy's precomputed mean, keepdims shape) if given."""
     _no_out("nanvar", out)
-    _no_where("nanvar", where)
-    if mean is not None:
-        raise NotImplementedError("nanvar: mean= is not supported on traced values")
-    ddof = correction if correction is not None else ddof
-    x, mask = _nan_free(a, 0.0)
+    ddof = pick_ddof("numpy.nanvar", a, ddof, correction)
+    a = cast_for("numpy.nanvar", a, dtype)
+    x, mask = _skipped("nanvar", a, where, 0.0)
     axes = _axes(axis, a)
     n = _counts(mask, axes, True, a)
     with np.errstate(invalid="ignore", divide="ignore"):
-        m = sum_(x, axis=axes, keepdims=True) / n
+        m = sum_(x, axis=axes, keepdims=True) / n if mean is None else mean
         d = _where(mask, 0.0, x - m) if mask.any() else x - m
         dof = np.maximum(n - ddof, 0.0)
         v = sum_(d * d, axis=axes, keepdims=True) / dof
@@ -226,20 +240,21 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
 
 
 @implements(np.nanstd)
-def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None,
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=True, mean=None,
            correction=None):
     # std_sqrt: the derivative is 0 where the variance is 0, as for std (reductions.std)
     return std_sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where, mean, correction))
 
 
 def _nan_extremum(name, red, fill):
-    def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    def fn(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+        """The extremum of the entries that are not NaN (and selected by ``where=``;
+        ``initial=`` is one more operand, as in NumPy)."""
         _no_out(name, out)
-        _no_where(name, where)
+        x, mask = _skipped(name, a, where, fill)
+        r = red(x, axis=axis, keepdims=keepdims, initial=initial)
         if initial is not None:
-            raise NotImplementedError(f"{name}: initial= is not supported on traced values")
-        x, mask = _nan_free(a, fill)
-        r = red(x, axis=axis, keepdims=keepdims)
+            return r
         all_nan = np.all(mask, axis=_axes(axis, a), keepdims=keepdims)
         return _where(all_nan, np.nan, r) if all_nan.any() else r
     fn.__name__ = name
@@ -256,12 +271,6 @@ def _axes(axis, a):
 
 def _reduced_shape(shape, axes):
     return tuple(s for i, s in enumerate(shape) if i not in axes)
-
-
-def _no_where(name, where):
-    if where is not None and where is not True:
-        raise NotImplementedError(f"{name}: where= is not supported on traced values; "
-                                  f"mask with dualad.numpy.where instead")
 
 
 # --- average, ptp and the zero-derivative reductions -----------------------------------------
