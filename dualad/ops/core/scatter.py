@@ -1,0 +1,202 @@
+"""Scatter updates: ``x`` with the entries at ``idx`` replaced or combined with ``v``.
+
+One primitive, ``scatter_set``, replaces distinct entries:
+
+    scatter_set(x, u; idx) = x with x[idx] := u      (the targets of idx distinct,
+                                                      u of x[idx]'s shape)
+    ṫ_y = keep·ṫ_x + untake(ṫ_u, idx)                 keep = 0 at the targets, 1 elsewhere
+    ū_x = keep·ū                                     ū_u = ū[idx]
+
+It is linear in (x, u) together and structural (each output element is one input
+element), so the sparsity detector reads it exactly. Every update is written with
+it, ``getitem`` and ``untake`` (:mod:`.indexing`) and elementwise primitives, so
+forward and reverse mode, batched tangents and every order come from their rules:
+
+- ``set`` with repeated targets: NumPy's ``x[idx] = v`` keeps the last write, so
+  only the last occurrence of each target is written;
+- ``add``/``subtract``: ``x ± untake(v, idx)``, which accumulates repeated targets
+  (``np.add.at``, JAX's ``.at[].add``);
+- ``multiply``, ``divide``, ``power``, ``minimum``, ``maximum``:
+  ``x[t] := op(x[t], v_k)`` applied once per occurrence k, in index order, as
+  ``np.multiply.at`` does: with repeated targets, in rounds of distinct targets
+  (round r holds every target's r-th occurrence), one ``scatter_set`` per round.
+
+The result has ``x``'s shape and dtype (an in-place write casts ``v`` to it).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...tracer import Box, shape_of
+from ...primitive import Primitive, register, sample
+from .._util import batch_ndim
+from .indexing import getitem, normalize_index, take_batched, untake, untake_batched
+
+
+def _is_basic(idx):
+    return not any(isinstance(e, np.ndarray) for e in idx)
+
+
+def _scatter_impl(x, u, idx):
+    y = np.array(x, dtype=np.result_type(x), copy=True)
+    y[idx] = u
+    return y
+
+
+def _keep_mask(shape, idx):
+    """1 where ``x[idx] = ...`` leaves ``x`` unchanged, 0 at the targets (a plain value)."""
+    keep = np.ones(shape, dtype=bool)
+    keep[idx] = False
+    return keep
+
+
+def _jvp_x(t, ans, x, u, idx):
+    from .. import where
+    return where(_keep_mask(shape_of(x), idx), t, 0.0)
+
+
+def _jvp_u(t, ans, x, u, idx):
+    return untake_batched(t, idx, shape_of(x), batch_ndim(t, u))
+
+
+scatter_set = register(Primitive(
+    "scatter_set", _scatter_impl, linear=True, sparsity="structural",
+    sympy=lambda sp, x, u, idx: _scatter_impl(np.asarray(x, dtype=object), u, idx)))
+scatter_set.defjvp(_jvp_x, _jvp_u)
+scatter_set.defvjp(lambda ct, ans, x, u, idx: _jvp_x(ct, ans, x, u, idx),
+                   lambda ct, ans, x, u, idx: take_batched(ct, idx, batch_ndim(ct, ans)))
+scatter_set.samples = [
+    sample((4,), (), idx=(1,)),
+    sample((3, 4), (2, 4), idx=(slice(0, 2),)),
+    sample((3, 4), (3,), idx=(np.array([2, 0, 1]), np.array([1, 1, 3]))),
+    sample((3, 4), (3, 2), idx=(slice(None), np.array([3, 0]))),
+    sample((2, 3, 4), (2, 2), idx=(slice(None), np.array([0, 2]), 1)),
+]
+
+# --- the updates -----------------------------------------------------------------------------
+
+OPS = ("set", "add", "subtract", "multiply", "divide", "power", "min", "max")
+
+
+def _dtype(a):
+    return a.dtype if isinstance(a, Box) else np.result_type(a)
+
+
+def _fit_value(fname, x, v, target_shape):
+    """``v`` broadcast to ``target_shape`` and cast to ``x``'s dtype, as an in-place write
+    casts it; casts that would drop a derivative raise."""
+    from .. import broadcast_to
+    from .shape import cast
+    xd, vd = np.dtype(_dtype(x)), np.dtype(_dtype(v))
+    if isinstance(v, Box) and xd.kind not in "fc":
+        raise TypeError(f"{fname}: writing a traced value (shape {shape_of(v)}) into an "
+                        f"array of dtype {xd} (shape {shape_of(x)}) would drop its "
+                        f"derivative; only floating and complex arrays are differentiable: "
+                        f"make the array floating first (e.g. np.zeros(n) or x.astype(float))")
+    if isinstance(v, Box) and vd.kind == "c" and xd.kind != "c":
+        raise TypeError(f"{fname}: writing a complex traced value (shape {shape_of(v)}) into "
+                        f"a real array of dtype {xd} (shape {shape_of(x)}) would discard its "
+                        f"imaginary part; write np.real(v) explicitly or make the array complex")
+    if vd != xd:
+        v = cast(v, xd, fname) if isinstance(v, Box) else np.asarray(v).astype(xd)
+    vs = shape_of(v)
+    if tuple(vs) != tuple(target_shape):
+        try:
+            np.broadcast_shapes(vs, target_shape)
+        except ValueError:
+            raise ValueError(f"{fname}: a value of shape {tuple(vs)} cannot be written into "
+                             f"x[idx] of shape {tuple(target_shape)} (x of shape "
+                             f"{tuple(shape_of(x))})") from None
+        if math.prod(vs) == math.prod(target_shape):   # same entries, extra unit axes
+            from .shape import reshape
+            v = reshape(v, target_shape)
+        else:
+            v = broadcast_to(v, target_shape)
+    return v
+
+
+def _combine(op, a, b):
+    from .. import add, subtract, multiply, divide, power, minimum, maximum
+    return {"add": add, "subtract": subtract, "multiply": multiply, "divide": divide,
+            "power": power, "min": minimum, "max": maximum}[op](a, b)
+
+
+def update(x, idx, v, op="set", fname=None):
+    """``x`` with ``op`` applied at ``idx`` (see the module docstring): the functional form
+    of ``x[idx] = v`` (``op="set"``), ``np.add.at(x, idx, v)`` (``"add"``), and so on.
+
+    ``x`` and ``v`` may each be traced or plain; ``idx`` is any NumPy index (integers,
+    slices, None, Ellipsis, integer or boolean arrays), never traced. Returns a new value;
+    ``x`` is not changed."""
+    fname = fname or f"at[...].{op}"
+    if op not in OPS:
+        raise ValueError(f"{fname}: unknown update {op!r}; one of {', '.join(OPS)}")
+    xs = tuple(shape_of(x))
+    idx = normalize_index(idx, xs)
+    if not isinstance(x, Box) and not isinstance(v, Box):     # nothing traced: NumPy's own
+        y = np.array(x, copy=True)
+        ufunc = {"set": None, "add": np.add, "subtract": np.subtract, "multiply": np.multiply,
+                 "divide": np.divide, "power": np.power, "min": np.minimum,
+                 "max": np.maximum}[op]
+        if ufunc is None:
+            y[idx] = v
+        else:
+            ufunc.at(y, idx, v)
+        return y
+    probe = np.broadcast_to(np.zeros((), bool), xs)[idx]    # x[idx]'s shape, no copy of x
+    u = _fit_value(fname, x, v, probe.shape)
+    if _is_basic(idx):
+        return _distinct(op, x, u, idx)
+    targets = np.arange(math.prod(xs)).reshape(xs)[idx].ravel()
+    if np.unique(targets).size == targets.size:
+        return _distinct(op, x, u, idx)
+    from .shape import reshape
+    uf = reshape(u, (targets.size,)) if isinstance(u, Box) else np.reshape(u, -1)
+    if op in ("add", "subtract"):      # accumulates repeated targets, as np.add.at does
+        from .shape import cast
+        s = untake(uf, idx=(targets,), shape=(math.prod(xs),)) \
+            if isinstance(uf, Box) else _plain_untake(uf, targets, math.prod(xs))
+        s = reshape(s, xs)
+        out = _combine(op, x, s)
+        return cast(out, _dtype(x), fname) if isinstance(out, Box) else out
+    if op == "set":                    # the last write of each target wins
+        _, first_of_reversed = np.unique(targets[::-1], return_index=True)
+        last = targets.size - 1 - first_of_reversed
+        return scatter_set(x, _take(uf, last), idx=np.unravel_index(targets[last], xs))
+    # one round of distinct targets per occurrence: the k-th write to each target in round k
+    order = np.argsort(targets, kind="stable")
+    sorted_t = targets[order]
+    start = np.r_[0, np.flatnonzero(np.diff(sorted_t)) + 1]
+    rank = np.empty(targets.size, dtype=np.intp)
+    rank[order] = np.arange(targets.size) - np.repeat(start, np.diff(np.r_[start,
+                                                                          targets.size]))
+    for r in range(int(rank.max()) + 1):
+        sel = np.flatnonzero(rank == r)
+        ridx = np.unravel_index(targets[sel], xs)
+        x = _distinct(op, x, _take(uf, sel), ridx)
+    return x
+
+
+def _plain_untake(u, targets, size):
+    out = np.zeros(size, dtype=np.result_type(u))
+    np.add.at(out, targets, u)
+    return out
+
+
+def _take(u, positions):
+    return getitem(u, idx=(positions,)) if isinstance(u, Box) else u[positions]
+
+
+def _distinct(op, x, u, idx):
+    """``op`` at ``idx`` whose targets are distinct: one ``scatter_set``."""
+    if op != "set":
+        xi = getitem(x, idx=idx) if isinstance(x, Box) else x[idx]
+        new = _combine(op, xi, u)
+        if _dtype(new) != _dtype(x):
+            from .shape import cast
+            new = cast(new, _dtype(x)) if isinstance(new, Box) else \
+                np.asarray(new).astype(_dtype(x))
+        u = new
+    return scatter_set(x, u, idx=idx)
