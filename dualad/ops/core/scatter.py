@@ -32,7 +32,9 @@ import numpy as np
 from ...tracer import Box, shape_of
 from ...primitive import Primitive, register, sample
 from .._util import batch_ndim
+from .elementwise import add, divide, maximum, minimum, multiply, power, subtract, where
 from .indexing import getitem, normalize_index, take_batched, untake, untake_batched
+from .shape import broadcast_to, cast, reshape
 
 
 def _is_basic(idx):
@@ -53,7 +55,6 @@ def _keep_mask(shape, idx):
 
 
 def _jvp_x(t, ans, x, u, idx):
-    from .. import where
     return where(_keep_mask(shape_of(x), idx), t, 0.0)
 
 
@@ -87,8 +88,6 @@ def _dtype(a):
 def _fit_value(fname, x, v, target_shape):
     """``v`` broadcast to ``target_shape`` and cast to ``x``'s dtype, as an in-place write
     casts it; casts that would drop a derivative raise."""
-    from .. import broadcast_to
-    from .shape import cast
     xd, vd = np.dtype(_dtype(x)), np.dtype(_dtype(v))
     if isinstance(v, Box) and xd.kind not in "fc":
         raise TypeError(f"{fname}: writing a traced value (shape {shape_of(v)}) into an "
@@ -110,7 +109,6 @@ def _fit_value(fname, x, v, target_shape):
                              f"x[idx] of shape {tuple(target_shape)} (x of shape "
                              f"{tuple(shape_of(x))})") from None
         if math.prod(vs) == math.prod(target_shape):   # same entries, extra unit axes
-            from .shape import reshape
             v = reshape(v, target_shape)
         else:
             v = broadcast_to(v, target_shape)
@@ -118,7 +116,6 @@ def _fit_value(fname, x, v, target_shape):
 
 
 def _combine(op, a, b):
-    from .. import add, subtract, multiply, divide, power, minimum, maximum
     return {"add": add, "subtract": subtract, "multiply": multiply, "divide": divide,
             "power": power, "min": minimum, "max": maximum}[op](a, b)
 
@@ -152,10 +149,8 @@ def update(x, idx, v, op="set", fname=None):
     targets = np.arange(math.prod(xs)).reshape(xs)[idx].ravel()
     if np.unique(targets).size == targets.size:
         return _distinct(op, x, u, idx)
-    from .shape import reshape
     uf = reshape(u, (targets.size,)) if isinstance(u, Box) else np.reshape(u, -1)
     if op in ("add", "subtract"):      # accumulates repeated targets, as np.add.at does
-        from .shape import cast
         s = untake(uf, idx=(targets,), shape=(math.prod(xs),)) \
             if isinstance(uf, Box) else _plain_untake(uf, targets, math.prod(xs))
         s = reshape(s, xs)
@@ -195,8 +190,25 @@ def _distinct(op, x, u, idx):
         xi = getitem(x, idx=idx) if isinstance(x, Box) else x[idx]
         new = _combine(op, xi, u)
         if _dtype(new) != _dtype(x):
-            from .shape import cast
             new = cast(new, _dtype(x)) if isinstance(new, Box) else \
                 np.asarray(new).astype(_dtype(x))
         u = new
     return scatter_set(x, u, idx=idx)
+
+
+# --- copies ------------------------------------------------------------------------------------
+
+copy_p = register(Primitive("copy", lambda x: np.array(x, copy=True), linear=True,
+                            sparsity="structural", sympy=lambda sp, x: x))
+copy_p.defjvp(lambda t, ans, x: t)
+copy_p.defvjp(lambda ct, ans, x: ct)
+copy_p.elementwise = True
+copy_p.samples = [sample((3,)), sample((2, 3))]
+
+
+def copy(x):
+    """An independent copy of ``x`` (``np.copy``, ``x.copy()``, ``copy.copy``): for a traced
+    value a new value of its trace (a new node on a tape), so that writing into one in
+    place (:mod:`dualad.inplace`) leaves the other as it was. The identity map: ṫ ↦ ṫ,
+    ū ↦ ū."""
+    return copy_p(x) if isinstance(x, Box) else np.array(x, copy=True)

@@ -158,7 +158,8 @@ def matrix_transpose(x, /):
 
 @implements(np.copy)
 def copy(a, order="K", subok=False):
-    return a   # traced values are immutable: a copy is the value itself
+    from ..core.scatter import copy as copy_value
+    return copy_value(a)   # a new value: writing into one in place leaves the other
 
 
 implements(np.atleast_1d)(atleast_1d)
