@@ -28,6 +28,7 @@ See docs/inplace.md.
 from __future__ import annotations
 
 import weakref
+from functools import partial
 
 import numpy as np
 
@@ -52,7 +53,7 @@ def _is_basic(idx):
     return True
 
 
-def _forget(key, base_key):
+def _forget(key, base_key, ref, _VIEW_OF=_VIEW_OF, _VIEWS=_VIEWS):   # bound: also at exit
     _VIEW_OF.pop(key, None)
     views = _VIEWS.get(base_key)
     if views is not None:
@@ -69,7 +70,7 @@ def note_view(base, idx, view):
     if not isinstance(view, Box) or not shape_of(view) or not _is_basic(idx):
         return
     key, base_key = id(view), id(base)
-    ref = weakref.ref(view, lambda r: _forget(key, base_key))
+    ref = weakref.ref(view, partial(_forget, key, base_key))
     _VIEW_OF[key] = (ref, base, idx)
     _VIEWS.setdefault(base_key, {})[key] = ref
 
@@ -164,7 +165,8 @@ def _rebind_node(box, new, fname):
     if box.prim is None:
         raise TypeError(
             f"{fname}: the traced array of shape {shape_of(box)} is an input of the function "
-            f"being differentiated; writing into it in place would lose it. Write into a copy "
+            f"being differentiated, which an in-place write cannot replace (the sweep needs it). "
+            f"Write into a copy "
             f"(y = x.copy(); y[idx] = v) or functionally (y = x.at[idx].set(v))")
     if tape is None:
         raise TypeError(
