@@ -34,7 +34,7 @@ def normalize_index(idx, shape):
                             f"{shape_of(e)} indexed by a traced value); indices are not "
                             f"differentiable: pass plain integers or arrays")
         if isinstance(e, list):
-            e = np.asarray(e)
+            e = np.asarray(e) if e else np.zeros(0, np.intp)   # x[[]]: NumPy's empty index
         if isinstance(e, np.ndarray) and e.dtype == bool:
             if e.ndim == 0:
                 raise IndexError("getitem: a 0-d boolean index is not differentiable")
