@@ -171,9 +171,9 @@ def _rebind_node(box, new, fname):
     if tape is None:
         raise TypeError(
             f"{fname}: in-place writes into a traced array (shape {shape_of(box)}) are "
-            f"supported inside dualad.grad/vjp/jvp and dualad.jacobians, not on the "
-            f"imperative API's tape (dualad.autograd.Variable); write it functionally: "
-            f"y = y.at[idx].set(v)")
+            f"supported inside dualad.grad/vjp/jvp and dualad.jacobians, not on a tape that "
+            f"keeps no list of its nodes (the imperative API's, dualad.autograd.Variable, or "
+            f"a counting trace); write it functionally: y = y.at[idx].set(v)")
     old = object.__new__(type(box))
     _move(old, box)
     k = len(tape) - 1

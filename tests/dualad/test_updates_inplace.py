@@ -280,3 +280,31 @@ def test_shape_and_dtype_errors():
         y = np.zeros(5, dtype=int)
         return at(y)[0].set(x[0])
     _raises(to_int, "dtype int64")
+
+
+# --- the other interpreters -----------------------------------------------------------------------
+def _assembled(x):
+    y = np.zeros_like(x)
+    y[0] = x[0] * x[1]
+    y[1:] += np.sin(x[:-1])
+    z = y[1:]
+    z[0] *= 2.0
+    np.add.at(y, [2, 2], x[1:3])
+    return y
+
+
+def test_sympy_values_pattern_and_census_interpreters():
+    from dualad.verification import symbolic
+    assert symbolic.compare(_assembled, [(4,)], mode="forward") == (True, "symbolic")
+    assert symbolic.compare(_assembled, [(4,)], mode="reverse") == (True, "symbolic")
+    x = np.array([0.3, 0.5, 0.7, 0.9])
+    plan = jacobians.plan(_assembled, x)
+    assert "6 structural nonzeros of 4 x 4" in plan.explain()
+    np.testing.assert_allclose(plan(x).toarray() if hasattr(plan(x), "toarray") else plan(x),
+                               jacobians.jacfwd(_assembled)(x))
+
+
+def test_a_counting_trace_raises():
+    from dualad.teaching.opcount import count_ops
+    with pytest.raises(TypeError, match="counting trace"):
+        count_ops(_assembled, np.ones(4))

@@ -98,7 +98,7 @@ def _fit_value(fname, x, v, target_shape):
         raise TypeError(f"{fname}: writing a complex traced value (shape {shape_of(v)}) into "
                         f"a real array of dtype {xd} (shape {shape_of(x)}) would discard its "
                         f"imaginary part; write np.real(v) explicitly or make the array complex")
-    if vd != xd:
+    if vd != xd and "O" not in (xd.kind, vd.kind):   # object: SymPy values, kept as they are
         v = cast(v, xd, fname) if isinstance(v, Box) else np.asarray(v).astype(xd)
     vs = shape_of(v)
     if tuple(vs) != tuple(target_shape):
@@ -154,8 +154,7 @@ def update(x, idx, v, op="set", fname=None):
         s = untake(uf, idx=(targets,), shape=(math.prod(xs),)) \
             if isinstance(uf, Box) else _plain_untake(uf, targets, math.prod(xs))
         s = reshape(s, xs)
-        out = _combine(op, x, s)
-        return cast(out, _dtype(x), fname) if isinstance(out, Box) else out
+        return _cast_like(_combine(op, x, s), x, fname)
     if op == "set":                    # the last write of each target wins
         _, first_of_reversed = np.unique(targets[::-1], return_index=True)
         last = targets.size - 1 - first_of_reversed
@@ -174,6 +173,14 @@ def update(x, idx, v, op="set", fname=None):
     return x
 
 
+def _cast_like(new, x, fname):
+    """``new`` in ``x``'s dtype (an in-place result keeps the array's dtype)."""
+    nd, xd = np.dtype(_dtype(new)), np.dtype(_dtype(x))
+    if nd == xd or "O" in (nd.kind, xd.kind):
+        return new
+    return cast(new, xd, fname) if isinstance(new, Box) else np.asarray(new).astype(xd)
+
+
 def _plain_untake(u, targets, size):
     out = np.zeros(size, dtype=np.result_type(u))
     np.add.at(out, targets, u)
@@ -188,11 +195,7 @@ def _distinct(op, x, u, idx):
     """``op`` at ``idx`` whose targets are distinct: one ``scatter_set``."""
     if op != "set":
         xi = getitem(x, idx=idx) if isinstance(x, Box) else x[idx]
-        new = _combine(op, xi, u)
-        if _dtype(new) != _dtype(x):
-            new = cast(new, _dtype(x)) if isinstance(new, Box) else \
-                np.asarray(new).astype(_dtype(x))
-        u = new
+        u = _cast_like(_combine(op, xi, u), x, "at[...]")
     return scatter_set(x, u, idx=idx)
 
 
