@@ -308,3 +308,21 @@ def test_a_counting_trace_raises():
     from dualad.teaching.opcount import count_ops
     with pytest.raises(TypeError, match="counting trace"):
         count_ops(_assembled, np.ones(4))
+
+
+def test_methods_and_the_other_operators():
+    def f(x):
+        y = x * 3.0
+        y.sort()
+        z = x * 1.0
+        z //= 0.5                 # zero derivative, NumPy's value
+        w = x * 1.0
+        w %= 0.7
+        u = x * 1.0
+        u.fill(x[0])
+        m = np.outer(x[:2], x[:2])
+        m @= np.array([[1.0, 2.0], [0.5, -1.0]])
+        return np.concatenate([y, z, w, u, m.ravel()])
+    _same_as_numpy(f, np.array([0.33, -1.2, 0.81, 0.52]))
+    with pytest.raises(NotImplementedError, match="numpy.negative.at"):
+        dualad.grad(lambda x: np.sum(np.negative.at(x * 1.0, [0]) or x))(Y)
