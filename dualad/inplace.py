@@ -27,6 +27,7 @@ See docs/inplace.md.
 """
 from __future__ import annotations
 
+import operator
 import weakref
 from functools import partial
 
@@ -122,6 +123,8 @@ def _move(dst, src, skip=("items",)):
 def write(box, new, fname="x[...] = v"):
     """Make ``box`` stand for ``new`` (a value of ``box``'s shape), with NumPy's view
     semantics: a view writes its base, a base re-derives its views."""
+    if new is box:        # the value it already holds
+        return box
     entry = _base_of(box)
     if entry is not None:
         base, idx = entry
@@ -194,8 +197,8 @@ def _rebind_node(box, new, fname):
     else:   # pragma: no cover - a node the user holds stays on its tape
         raise RuntimeError(f"{fname}: the traced array is not on its tape")
     tape[k] = old
-    if at_new is None:     # ``new`` is not a fresh node after ``box``: take a fresh copy
-        new = copy_p(new)
+    if at_new != len(tape) - 1:    # not the node just recorded (one a caller may hold):
+        new = copy_p(new)           # the object takes a fresh copy of it
         at_new = len(tape) - 1
     _move(box, new)
     tape[at_new] = box
@@ -209,6 +212,8 @@ def setitem(self, idx, value):
 
 
 def _inplace_operator(symbol, name, binary):
+    """``y += v`` (``binary`` is ``operator.add``: the class's own operator, so a scalar
+    Var keeps the tape's fast entry)."""
     def method(self, other):
         new = binary(self, other)
         if not shape_of(self):     # a scalar: immutable in NumPy too, ``+=`` rebinds
@@ -219,12 +224,15 @@ def _inplace_operator(symbol, name, binary):
 
 
 def _fit(new, target, fname):
-    """``new`` as a value of ``target``'s shape and dtype (NumPy's in-place casting)."""
+    """``new`` as a value of ``target``'s shape and dtype (NumPy's in-place casting); a
+    plain ``new`` (a value-only result) is written as a constant."""
     if tuple(shape_of(new)) != tuple(shape_of(target)):
         raise ValueError(f"{fname}: non-broadcastable output operand with shape "
                          f"{tuple(shape_of(target))} doesn't match the broadcast shape "
                          f"{tuple(shape_of(new))}")
-    return update(target, (Ellipsis,), new, "set", fname)
+    if not isinstance(new, Box) or new.dtype != target.dtype:
+        return update(target, (Ellipsis,), new, "set", fname)    # casts as NumPy does
+    return new
 
 
 def copy_method(self, order="C"):
@@ -293,6 +301,8 @@ def ufunc_update(ufunc, method, inputs, kwargs, compute):
                         f"traced values; use the returned values")
     target = out[0]
     result = compute(ufunc, method, *inputs, **kwargs)
+    if any(result is a for a in inputs):    # an operation that returned its argument
+        result = copy(result)
     if not isinstance(target, Box):
         if isinstance(result, Box):
             how = _SYMBOLS.get(ufunc)
@@ -398,4 +408,4 @@ def install(B):
     B.sort = sort_method
     for sym, name in [("+=", "add"), ("-=", "sub"), ("*=", "mul"), ("/=", "truediv"),
                       ("**=", "pow"), ("@=", "matmul"), ("//=", "floordiv"), ("%=", "mod")]:
-        setattr(B, f"__i{name}__", _inplace_operator(sym, name, getattr(B, f"__{name}__")))
+        setattr(B, f"__i{name}__", _inplace_operator(sym, name, getattr(operator, name)))
