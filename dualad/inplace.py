@@ -249,6 +249,29 @@ def sort_method(self, axis=-1, kind=None, order=None):
     write(self, np.sort(self, axis=axis, kind=kind, order=order), "y.sort()")
 
 
+def partition_method(self, kth, axis=-1, kind="introselect", order=None):
+    """``y.partition(kth)``: ``y`` replaced by ``np.partition(y, kth)``."""
+    write(self, np.partition(self, kth, axis=axis, kind=kind, order=order), "y.partition()")
+
+
+def put_method(self, indices, values, mode="raise"):
+    """``y.put(indices, values)``: ``y.flat[indices] = values`` (values repeated as needed,
+    as NumPy does); only ``mode="raise"``."""
+    if mode != "raise":
+        raise NotImplementedError(f"y.put(..., mode={mode!r}): only mode='raise' is supported")
+    flat_idx = np.asarray(indices, dtype=np.intp).ravel()
+    if isinstance(values, Box):
+        values = ops.ravel(values)
+    else:
+        values = np.ravel(values)
+    n = shape_of(values)[0] if shape_of(values) else 1
+    if flat_idx.size and n and n != flat_idx.size:      # NumPy cycles through values
+        reps = np.arange(flat_idx.size) % n
+        values = ops.index(values, reps) if isinstance(values, Box) else values[reps]
+    flat = update(ops.ravel(self), (flat_idx,), values, "set", "y.put()")
+    write(self, ops.reshape(flat, shape_of(self)), "y.put()")
+
+
 # --- ufuncs: out= and ufunc.at ---------------------------------------------------------------
 
 _AT_OPS = {np.add: "add", np.subtract: "subtract", np.multiply: "multiply",
@@ -406,6 +429,8 @@ def install(B):
     B.copy = copy_method
     B.fill = fill
     B.sort = sort_method
+    B.partition = partition_method
+    B.put = put_method
     for sym, name in [("+=", "add"), ("-=", "sub"), ("*=", "mul"), ("/=", "truediv"),
                       ("**=", "pow"), ("@=", "matmul"), ("//=", "floordiv"), ("%=", "mod")]:
         setattr(B, f"__i{name}__", _inplace_operator(sym, name, getattr(operator, name)))
