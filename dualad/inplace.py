@@ -35,7 +35,7 @@ import numpy as np
 
 from . import ops
 from .forward import LazyJVPTrace
-from .ops.core.scatter import OPS, copy, copy_p, update
+from .ops.core.scatter import at, copy, copy_p, update  # noqa: F401  (at: public here)
 from .tape import Var
 from .tracer import Box, shape_of
 
@@ -348,76 +348,6 @@ def constant_like(a, fill, dtype=None, order="K", subok=True, shape=None, **kwar
     if isinstance(a, Box) and shape is None and dt.kind in "fc" and not kwargs:
         return update(a, (Ellipsis,), value, "set", f"numpy.{fill.__name__}_like")
     return value
-
-
-# --- the functional form: y.at[idx].set(v) ---------------------------------------------------
-
-class _Updater:
-    """``y.at[idx]``: the updates of ``y`` at ``idx``, each returning a new value (``y`` is
-    not changed), as in JAX."""
-
-    __slots__ = ("array", "idx")
-
-    def __init__(self, array, idx):
-        self.array, self.idx = array, idx
-
-    def _do(self, op, v, mode, name):
-        if mode not in (None, "promise_in_bounds"):
-            raise NotImplementedError(f"at[...].{name}(..., mode={mode!r}): only in-bounds "
-                                      f"indices (mode=None) are supported; an out-of-bounds "
-                                      f"index raises IndexError")
-        return update(self.array, self.idx, v, op, f"at[...].{name}")
-
-    def set(self, v, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """``y`` with ``y[idx] = v`` (repeated indices: the last write wins, as in NumPy)."""
-        return self._do("set", v, mode, "set")
-
-    def add(self, v, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        """``y`` with ``v`` added at ``idx``, repeated indices accumulating (np.add.at)."""
-        return self._do("add", v, mode, "add")
-
-    def subtract(self, v, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        return self._do("subtract", v, mode, "subtract")
-
-    def multiply(self, v, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        return self._do("multiply", v, mode, "multiply")
-
-    def divide(self, v, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        return self._do("divide", v, mode, "divide")
-
-    def power(self, v, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        return self._do("power", v, mode, "power")
-
-    def min(self, v, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        return self._do("min", v, mode, "min")
-
-    def max(self, v, *, indices_are_sorted=False, unique_indices=False, mode=None):
-        return self._do("max", v, mode, "max")
-
-    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
-            fill_value=None):
-        """``y[idx]`` (a new value, never a view)."""
-        if mode not in (None, "promise_in_bounds") or fill_value is not None:
-            raise NotImplementedError("at[...].get: only in-bounds indices (mode=None, no "
-                                      "fill_value) are supported")
-        y = self.array
-        return ops.index(y, self.idx) if isinstance(y, Box) else np.array(y[self.idx])
-
-
-class _At:
-    __slots__ = ("array",)
-
-    def __init__(self, array):
-        self.array = array
-
-    def __getitem__(self, idx):
-        return _Updater(self.array, idx)
-
-
-def at(array):
-    """``at(y)[idx].set(v)``: the functional updates of ``y`` (a traced value or a plain
-    array; ``y.at`` on a traced value is the same). Each returns a new value."""
-    return _At(array)
 
 
 def install(B):
