@@ -326,3 +326,15 @@ def test_methods_and_the_other_operators():
     _same_as_numpy(f, np.array([0.33, -1.2, 0.81, 0.52]))
     with pytest.raises(NotImplementedError, match="numpy.negative.at"):
         dualad.grad(lambda x: np.sum(np.negative.at(x * 1.0, [0]) or x))(Y)
+
+
+def test_hvp_and_third_derivative_of_in_place_code():
+    """Forward-over-reverse (the lazy forward sweep under the tape) and nested forward
+    mode: the in-place residual against its functional twin."""
+    v = np.linspace(-1.0, 1.0, 5)
+    loss = lambda y: np.sum(burgers_residual(y) ** 3)             # noqa: E731
+    twin = lambda y: np.sum(burgers_functional(y) ** 3)           # noqa: E731
+    np.testing.assert_allclose(dualad.hvp(loss, Y, v), jacobians.hessian(twin)(Y) @ v,
+                               rtol=1e-10)
+    np.testing.assert_allclose(dualad.derivative(lambda t: loss(Y + t * v), 3)(0.0),
+                               dualad.derivative(lambda t: twin(Y + t * v), 3)(0.0), rtol=1e-10)
