@@ -62,9 +62,18 @@ def _jvp_u(t, ans, x, u, idx):
     return untake_batched(t, idx, shape_of(x), batch_ndim(t, u))
 
 
-scatter_set = register(Primitive(
-    "scatter_set", _scatter_impl, linear=True, sparsity="structural",
-    sympy=lambda sp, x, u, idx: _scatter_impl(np.asarray(x, dtype=object), u, idx)))
+def _scatter_sympy(sp, x, u, idx):
+    """On SymPy values (object arrays); plain numbers become SymPy numbers, and a 0-d ``u``
+    its entry (NumPy would store the 0-d array itself in an object array)."""
+    to_sympy = np.vectorize(sp.sympify, otypes=[object])
+    y = to_sympy(np.asarray(x, dtype=object))
+    u = to_sympy(np.asarray(u, dtype=object))
+    y[idx] = u[()] if u.ndim == 0 else u
+    return y
+
+
+scatter_set = register(Primitive("scatter_set", _scatter_impl, linear=True,
+                                 sparsity="structural", sympy=_scatter_sympy))
 scatter_set.defjvp(_jvp_x, _jvp_u)
 scatter_set.defvjp(lambda ct, ans, x, u, idx: _jvp_x(ct, ans, x, u, idx),
                    lambda ct, ans, x, u, idx: take_batched(ct, idx, batch_ndim(ct, ans)))
