@@ -7,7 +7,7 @@ mode and order differentiates it) and then makes the Python object the user hold
 *stand for* the new value (:func:`write`):
 
 - forward mode (:class:`~dualad.forward.Dual`) and the other eager interpreters
-  (sparsity patterns, SymPy values, counters): their consumers keep no reference to
+  (sparsity patterns, SymPy values, the planner's census): their consumers keep no reference to
   their arguments, so the object's slots (primal, tangent, ...) are replaced;
 - reverse mode: the object is a node of the tape, which its consumers hold in their
   ``args`` and the sweep keys cotangents by. Its slots move to a fresh node that takes
@@ -23,7 +23,8 @@ Ellipsis) giving a result of one or more dimensions records the result as a view
 its base; writing into the base re-derives its live views, writing into a view writes
 the base (and so every other view of it). Scalars (0-d traced values) stand for NumPy
 scalars, which are immutable: ``s += v`` rebinds ``s``, as it does in NumPy.
-See docs/inplace.md.
+Not detected (docs/inplace.md): an inner transformation that already used an outer
+array sees a write into that array made inside it.
 """
 from __future__ import annotations
 
