@@ -16,7 +16,7 @@ from .tracer import Box, shape_of
 class PrimalBox(Box):
     """A traced value of ``trace`` whose value one level down is ``primal``."""
 
-    __slots__ = ("primal",)
+    __slots__ = ("primal", "__weakref__")   # weak: dualad.inplace tracks views
 
     def __init__(self, trace, primal):
         self._trace = trace

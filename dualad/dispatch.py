@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 import sys
+from functools import partial
 
 import numpy as np
 
-from . import ops
+from . import inplace, ops
 from .tape import Var, VJPTrace, operator_method, power_method, record
 from .tracer import PLAIN_TYPES, Box, note_decision, primal_value, shape_of, truth
 from .primitive import NUMPY_FUNCTIONS, NUMPY_UFUNCS, Primitive, implements
@@ -73,12 +74,12 @@ def np_mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
 
 @implements(np.zeros_like)
 def _zeros_like(a, dtype=None, *args, **kwargs):
-    return np.zeros(shape_of(a), dtype=dtype or primal_value(a).dtype)
+    return inplace.constant_like(a, np.zeros, dtype, *args, **kwargs)
 
 
 @implements(np.ones_like)
 def _ones_like(a, dtype=None, *args, **kwargs):
-    return np.ones(shape_of(a), dtype=dtype or primal_value(a).dtype)
+    return inplace.constant_like(a, np.ones, dtype, *args, **kwargs)
 
 
 def _passthrough(fn):
@@ -120,9 +121,8 @@ def no_rule(fn, args):
 
 
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    if kwargs.get("out") is not None:
-        raise TypeError(f"numpy.{ufunc.__name__}(..., out=...) writes in place into an "
-                        f"array, which cannot be traced; use the returned value instead")
+    if method == "at" or kwargs.get("out") is not None:   # in place: dualad.inplace
+        return inplace.ufunc_update(ufunc, method, inputs, kwargs, partial(array_ufunc, self))
     kwargs.pop("out", None)
     if method == "__call__":
         op = UFUNCS.get(ufunc)
@@ -236,13 +236,6 @@ def _conversion_error(kind):
     return convert
 
 
-def _setitem(self, idx, value):
-    raise TypeError(
-        f"in-place assignment x[...] = value into a traced array of shape {self.shape} is not "
-        f"differentiable; build the result functionally, e.g. with dualad.numpy.where(mask, "
-        f"value, x) or dualad.numpy.concatenate")
-
-
 def _iter(self):
     if not self.shape:
         raise TypeError("iteration over a traced 0-d value")
@@ -270,9 +263,14 @@ def _getitem(self, idx):
                 else:
                     y = ops.getitem(self, idx=(idx,))
                 items[idx] = y
+                if xv.ndim > 1:   # a row of a matrix is a view of it (see dualad.inplace)
+                    inplace.note_view(self, idx, y)
             return y
-        return ops.getitem(self, idx=(idx,))
-    return ops.index(self, idx)
+        y = ops.getitem(self, idx=(idx,))
+    else:
+        y = ops.index(self, idx)
+    inplace.note_view(self, idx, y)
+    return y
 
 
 def _power(self, other):
@@ -321,14 +319,9 @@ def _install():
     B.__int__ = _conversion_error("int")
     B.__complex__ = _conversion_error("complex")
     B.__index__ = _conversion_error("operator.index")
-    # A traced value is immutable (value semantics), so a copy of it is itself: copying a
-    # params dict with copy.deepcopy inside grad keeps every derivative.
-    B.__copy__ = lambda self: self
-    B.__deepcopy__ = lambda self, memo: self
     B.__hash__ = object.__hash__
     B.__bool__ = truth   # a branch on a value: logged for the sparse pattern check
     B.__iter__ = _iter
-    B.__setitem__ = _setitem
     B.__getitem__ = _getitem
     for name, op in [("add", ops.add), ("sub", ops.subtract), ("mul", ops.multiply),
                      ("truediv", ops.divide), ("pow", ops.power), ("matmul", ops.matmul)]:
@@ -368,6 +361,7 @@ def _install():
     B.real = property(lambda self: ops.core.complex_numbers.real(self))
     B.imag = property(lambda self: ops.core.complex_numbers.imag(self))
     B.conj = B.conjugate = lambda self: ops.core.complex_numbers.conj(self)
+    inplace.install(B)   # y[i] = v, y += v, y.at[i].set(v), copies (dualad.inplace)
 
 
 def _astype(self, dtype, *args, **kwargs):

@@ -21,5 +21,6 @@ from .core.shape import (reshape, ravel, expand_dims, squeeze, transpose,  # noq
                          swapaxes, moveaxis, broadcast_to, concatenate, stack, hstack, vstack, flip,
                          atleast_1d, atleast_2d)
 from .core.indexing import index, getitem, untake  # noqa: F401,E402
+from .core import scatter  # noqa: F401,E402  (registers scatter_set)
 from .core.products import (matmul, einsum, tensordot, dot, inner, outer, vdot,  # noqa: F401,E402
                             diagonal, trace, diag, triu, tril)

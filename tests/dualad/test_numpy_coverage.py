@@ -278,11 +278,26 @@ def test_box_methods():
           + x.take([0, 0, 1], axis=1) + x.compress([True, False], axis=0) + x.copy(), X23)
 
 
-@pytest.mark.parametrize("method,args", [("sort", ()), ("partition", (1,)), ("fill", (0.0,)),
-                                         ("put", ([0], [1.0])), ("resize", ((3, 2),))])
+@pytest.mark.parametrize("method,args", [("resize", ((3, 2),))])
 def test_in_place_methods_raise_and_name_the_alternative(method, args):
     with pytest.raises(TypeError, match=f"x.{method}.*in place.*np|x.{method}.*in place.*dualad"):
         dualad.grad(lambda x: np.sum(getattr(x, method)(*args)))(X23)
+
+
+@pytest.mark.parametrize("method,args", [("sort", ()), ("partition", (1,)), ("fill", (0.0,)),
+                                         ("put", ([0], [1.0]))])
+def test_in_place_methods_write_and_an_input_raises(method, args):
+    """In-place methods write the array (dualad.inplace, tests/dualad/test_updates_inplace.py);
+    on an input of grad the write raises and names the copy to write into."""
+    with pytest.raises(TypeError, match=r"in-place write.*x.copy\(\)"):
+        dualad.grad(lambda x: np.sum(getattr(x, method)(*args)))(X23)
+
+    def f(x):
+        y = x * 1.0
+        getattr(y, method)(*args)
+        return y
+    np.testing.assert_allclose(dualad.jvp(f, (X23,), (X23,))[0], f(X23.copy()))
+    check(f, X23)
 
 
 def test_full_with_traced_fill_value():

@@ -33,9 +33,10 @@ def normalize_index(idx, shape):
             raise TypeError(f"getitem: an index may not be a traced value (array of shape "
                             f"{shape_of(e)} indexed by a traced value); indices are not "
                             f"differentiable: pass plain integers or arrays")
-        if isinstance(e, list) or (not isinstance(e, (int, slice, np.ndarray, np.generic))
-                                   and e is not None and e is not Ellipsis
-                                   and hasattr(e, "__array_namespace__")):  # array-API array
+        if isinstance(e, list):
+            e = np.asarray(e) if e else np.zeros(0, np.intp)   # x[[]]: NumPy's empty index
+        elif (not isinstance(e, (int, slice, np.ndarray, np.generic)) and e is not None
+              and e is not Ellipsis and hasattr(e, "__array_namespace__")):  # array-API array
             e = np.asarray(e)
         if isinstance(e, np.ndarray) and e.dtype == bool:
             if e.ndim == 0:

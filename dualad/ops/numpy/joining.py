@@ -15,6 +15,7 @@ from ...tracer import ndim_of, primal_value, shape_of
 from ...primitive import implements
 from .arrays import _along, _axis, _gather_flat, _no_out
 from ..core.shape import broadcast_to, concatenate, ravel, reshape, swapaxes, transpose
+from ..core.scatter import copy as copy_value
 
 
 def _atleast(fn):
@@ -158,7 +159,7 @@ def matrix_transpose(x, /):
 
 @implements(np.copy)
 def copy(a, order="K", subok=False):
-    return a   # traced values are immutable: a copy is the value itself
+    return copy_value(a)   # a new value: writing into one in place leaves the other
 
 
 implements(np.atleast_1d)(atleast_1d)
