@@ -324,7 +324,18 @@ def ufunc_update(ufunc, method, inputs, kwargs, compute):
         raise TypeError(f"{fname}: out= of a ufunc with several outputs is not supported on "
                         f"traced values; use the returned values")
     target = out[0]
-    result = compute(ufunc, method, *inputs, **kwargs)
+    where = kwargs.get("where", True)
+    if method == "__call__" and not (where is True or isinstance(where, Box)
+                                     or bool(np.all(where))):
+        # NumPy's where= with out=: where(mask, f(x), out), keywords.call_ufunc's ``fill``
+        from .keywords import call_ufunc
+        from .primitive import NUMPY_UFUNCS
+        op = NUMPY_UFUNCS.get(ufunc)
+        if op is None:
+            raise NotImplementedError(f"{fname}: no derivative rule for numpy.{ufunc.__name__}")
+        result = call_ufunc(ufunc, op, inputs, kwargs, fill=target)
+    else:
+        result = compute(ufunc, method, *inputs, **kwargs)
     if any(result is a for a in inputs):    # an operation that returned its argument
         result = copy(result)
     if not isinstance(target, Box):
