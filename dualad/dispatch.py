@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from . import ops
+from . import objects, ops, scipy_errors
 from .tape import Var, VJPTrace, operator_method, power_method, record
 from .tracer import PLAIN_TYPES, Box, note_decision, primal_value, shape_of, truth
 from .primitive import NUMPY_FUNCTIONS, NUMPY_UFUNCS, Primitive, implements
@@ -168,14 +168,61 @@ def array_function(self, func, types, args, kwargs):
 
 
 def _to_array_error(self, *args, **kwargs):
+    """``x.item()``, ``x.tolist()``, ``np.asarray(x, dtype=float)``: a plain number or array
+    would lose the derivative, so these raise (naming the SciPy function that asked, if
+    one did: dualad.scipy_errors)."""
     hint = ops.numpy.inplace.conversion_hint(self)   # np.full(shape, traced): name np.full
     if hint:
         raise TypeError(hint)
+    err = scipy_errors.scipy_error(self, "np.asarray", depth=2)
+    if err is not None:
+        raise err
     raise TypeError(
         f"cannot convert a traced value of shape {self.shape} to a plain NumPy array: its "
         f"derivative would be lost. Use dualad.numpy functions (e.g. dualad.numpy.array "
-        f"to build an array from traced scalars) instead of np.asarray/np.array/float(). "
-        f"{_ASSIGN_HINT}")
+        f"or dualad.numpy.stack to build an array from traced values) instead of "
+        f"np.asarray(x, dtype=float)/float()/x.item()/x.tolist(). {_assign_hint()}")
+
+
+def _array(self, dtype=None, copy=None):
+    """``__array__``: what NumPy's C code gets when it converts a traced value.
+
+    - no dtype (``np.array([x, y])``, ``np.r_[x, 1.0]``, ``np.mean([a, b])``): an object
+      array of traced scalars of ``x``'s shape (dualad.objects), restacked into one traced
+      array wherever it meets dualad again;
+    - an integer or boolean dtype (``np.int64(x)``, ``np.asarray(x, dtype=int)``): the
+      plain integers of the primal, zero derivative (a logged decision, as ``astype(int)``);
+    - asked by scipy.sparse (``A @ x``): a 0-d object array holding ``x`` itself, so that
+      the sparse operator returns NotImplemented and Python calls ``x.__rmatmul__``;
+    - asked by other SciPy code, or with a floating dtype (``out[i] = x`` into a float
+      array): an error that names the SciPy function and its dualad.scipy replacement, or
+      says what to write instead.
+    """
+    hint = ops.numpy.inplace.conversion_hint(self)   # np.full(shape, traced): name np.full
+    if hint:
+        raise TypeError(hint)
+    caller = scipy_errors.caller_module(2)
+    if caller.startswith("scipy.sparse"):
+        out = np.empty((), dtype=object)
+        out[()] = self
+        return out
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+        if dtype.kind in "iub":
+            return _integers(self, dtype, "np.asarray")
+    if dtype is not None and dtype != objects.OBJECT or caller == "scipy" or \
+            caller.startswith(("scipy.", "dualad")):    # dualad's own code never converts
+        _to_array_error(self)
+    return objects.object_array(self)
+
+
+def _integers(x, dtype, how):
+    """``x`` cast to an integer (or boolean) dtype: a plain array with zero derivative (an
+    integer-valued function of ``x`` is constant almost everywhere, as in JAX), logged as a
+    decision on the value (the sparse pattern check reads it)."""
+    out = np.asarray(primal_value(x)).astype(dtype)
+    note_decision(x, how, out)
+    return out
 
 
 # NumPy's ``out[i] = x`` (out a plain array) converts x with float() (0-d x) or __array__ and,
@@ -187,21 +234,63 @@ _ASSIGN_HINT = ("If it came from assigning a traced value into a plain NumPy arr
                 "issue 17)")
 
 
+def _assign_hint():
+    # ASSIGN-HINT: the lead switches this to the "updates" helper's assignment_hint() once
+    # their branch lands; until then today's text.
+    return _ASSIGN_HINT
+
+
 def _conversion_error(kind):
-    """``float(x)``, ``int(x)``, ``complex(x)``, ``operator.index(x)`` of a traced value."""
+    """``float(x)``, ``complex(x)`` of a traced value: they would lose a nonzero derivative,
+    so they raise (naming the SciPy function that asked, if one did)."""
     def convert(self):
         hint = ops.numpy.inplace.conversion_hint(self)
         if hint:
             raise TypeError(hint)
+        err = scipy_errors.scipy_error(self, f"{kind}()", depth=2)
+        if err is not None:
+            raise err
         raise TypeError(
             f"cannot convert a traced value of shape {self.shape} with {kind}(): the result "
             f"would be a plain number and its derivative would be lost. Keep computing with "
             f"the traced value "
             f"(NumPy functions on it stay differentiable). For a number that needs no "
-            f"derivative (a loop count, an index, a printout) take it from the primal value: "
-            f"{kind}(dualad.tracer.primal_value(x)). {_ASSIGN_HINT}")
-    convert.__name__ = f"__{'index' if kind == 'operator.index' else kind}__"
+            f"derivative (a printout, a tolerance test) take it from the primal value: "
+            f"{kind}(dualad.tracer.primal_value(x)). {_assign_hint()}")
+    convert.__name__ = f"__{kind}__"
     return convert
+
+
+def _int(self):
+    """``int(x)``: the integer of the primal, zero derivative (logged), as NumPy converts a
+    one-element array; used for indexing and counts."""
+    out = int(primal_value(self))
+    note_decision(self, "int", out)
+    return out
+
+
+def _index(self):
+    """``operator.index(x)`` (``range(x)``, ``a[x]``): NumPy's rule, only integer values are
+    indices; a traced value is floating, so this raises and says how to cast."""
+    if self.dtype.kind in "iub":
+        return _int(self)
+    raise TypeError(
+        f"cannot use a traced value of shape {self.shape} and dtype {self.dtype} with "
+        f"operator.index() (an index, a range bound): only integer values are indices, as in "
+        f"NumPy. Cast it, which has zero derivative: int(x), x.astype(int), np.floor(x)."
+        f"astype(int), or take a number from the primal value: int(dualad.tracer.primal_value"
+        f"(x)). {_assign_hint()}")
+
+
+def _round(self, ndigits=None):
+    """``round(x)``: a plain int for a 0-d value (zero derivative, logged), as Python and
+    NumPy's float64 give; with ``ndigits``, or for an array, ``np.round`` (dispatched)."""
+    if ndigits is None and not self.shape:
+        out = round(primal_value(self)[()] if isinstance(primal_value(self), np.ndarray)
+                    else primal_value(self))
+        note_decision(self, "round", out)
+        return out
+    return np.round(self, 0 if ndigits is None else ndigits)
 
 
 def _setitem(self, idx, value):
@@ -263,11 +352,13 @@ def _install():
     B = Box
     B.__array_ufunc__ = array_ufunc
     B.__array_function__ = array_function
-    B.__array__ = _to_array_error
+    B.__array__ = _array
     B.__float__ = _conversion_error("float")
-    B.__int__ = _conversion_error("int")
+    B.__int__ = _int
     B.__complex__ = _conversion_error("complex")
-    B.__index__ = _conversion_error("operator.index")
+    B.__index__ = _index
+    B.__round__ = _round
+    objects.install(B)   # object arrays of traced scalars (np.array([x, y])): dualad.objects
     # A traced value is immutable (value semantics), so a copy of it is itself: copying a
     # params dict with copy.deepcopy inside grad keeps every derivative.
     B.__copy__ = lambda self: self
@@ -328,12 +419,16 @@ def _install():
 
 
 def _astype(self, dtype, *args, **kwargs):
+    """``x.astype(dtype)``: floating and complex dtypes keep the derivative; integer and
+    boolean ones (``(x*0).astype(int)`` for indexing) give plain integers, zero derivative
+    (logged, see :func:`_integers`); other dtypes raise."""
     dtype = np.dtype(dtype)
+    if dtype.kind in "iub":
+        return _integers(self, dtype, "astype")
     if not np.issubdtype(dtype, np.floating) and not np.issubdtype(dtype, np.complexfloating):
         raise TypeError(f"astype({dtype}) of a traced value of shape {self.shape} would drop "
-                        f"its derivative; only floating dtypes are differentiable. For "
-                        f"integers that need no derivative (indices, counts) cast the primal "
-                        f"value: dualad.tracer.primal_value(x).astype({dtype})")
+                        f"its derivative; only floating and complex dtypes are differentiable "
+                        f"(integer and boolean casts give plain values with zero derivative)")
     if dtype == self.dtype:
         return self
     if dtype.kind == "c" and self.dtype.kind == "f" and dtype.itemsize >= 2 * self.dtype.itemsize:

@@ -15,6 +15,11 @@ import numpy as np
 from .partials import compile_partial
 from .tracer import Box, ndim_of, shape_of
 
+_NDARRAY = np.ndarray
+# The hook for object-array arguments (``np.array([x, y])`` of traced scalars), set by
+# dualad.objects.install: they are restacked into one traced array before the call.
+OBJECT_ARRAYS = [lambda prim, args, params: prim.impl(*args, **params)]
+
 
 class Primitive:
     """An operation the interpreters know: its value, derivative rules and declarations.
@@ -121,6 +126,8 @@ class Primitive:
                 t = a._trace
                 if top is None or t.level > top.level:
                     top = t
+            elif a.__class__ is _NDARRAY and a.dtype.hasobject:   # np.array([x, y]): traced
+                return OBJECT_ARRAYS[0](self, args, params)        # entries, dualad.objects
         if top is None:
             return self.impl(*args, **params)
         return top.process(self, args, params)
