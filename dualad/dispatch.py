@@ -211,7 +211,7 @@ def _array(self, dtype=None, copy=None):
         if dtype.kind in "iub":
             return _integers(self, dtype, "np.asarray")
     if dtype is not None and dtype != objects.OBJECT or caller == "scipy" or \
-            caller.startswith(("scipy.", "dualad")):    # dualad's own code never converts
+            caller.startswith("scipy."):
         _to_array_error(self)
     return objects.object_array(self)
 

@@ -105,12 +105,39 @@ def to_traced(a):
     return flat if a.ndim == 1 else ops.reshape(flat, a.shape)
 
 
+def _holds_boxes(obj):
+    if isinstance(obj, Box):
+        return True
+    if type(obj) is list or type(obj) is tuple:
+        return any(_holds_boxes(o) for o in obj)
+    if isinstance(obj, np.ndarray) and obj.dtype.hasobject:
+        return holds_boxes(obj)
+    return False
+
+
+def pack(obj):
+    """A (nested) list or tuple holding traced values, or an object array holding traced
+    scalars, as one traced array: what ``np.array(obj)`` would give, with derivatives
+    (entries of equal shapes, stacked; NumPy's dtype promotion); anything else as it is."""
+    if isinstance(obj, np.ndarray):
+        return to_traced(obj) if obj.dtype.hasobject else obj
+    if (type(obj) is list or type(obj) is tuple) and _holds_boxes(obj):
+        parts = [pack(o) if _holds_boxes(o) else np.asarray(o) for o in obj]
+        shapes = {shape_of(p) for p in parts}
+        if len(shapes) != 1:
+            raise ValueError(f"a list of traced values with entries of shapes "
+                             f"{sorted(shapes)} is inhomogeneous; NumPy cannot make an array "
+                             f"of it either")
+        return ops.stack(parts)
+    return obj
+
+
 def call_with_arrays(prim, args, params):
-    """``prim(*args, **params)`` with its object-array arguments restacked
-    (:func:`to_traced`); :meth:`Primitive.__call__` calls this when an argument is an
-    object array, then the call takes the one route (top trace, ``process``)."""
-    args = [to_traced(a) if isinstance(a, np.ndarray) and a.dtype.hasobject else a
-            for a in args]
+    """``prim(*args, **params)`` with its arguments that hold traced values in a list,
+    tuple or object array stacked (:func:`pack`); :meth:`Primitive.__call__` calls this
+    when an argument is one of those, then the call takes the one route (top trace,
+    ``process``). A list of plain numbers is passed on unchanged."""
+    args = [pack(a) for a in args]
     top = None
     for a in args:
         if isinstance(a, Box):

@@ -76,22 +76,58 @@ def _distribution(frame):
     return None
 
 
-def _public(frame):
-    """``(subpackage, path)``: the public SciPy name of the function ``frame`` runs, as
-    ``("linalg", ("expm",))`` or ``("stats", ("norm", "logpdf"))``, or None."""
-    parts = _module(frame).split(".")
-    if len(parts) < 2 or parts[1].startswith("_"):
+def _public_package(module):
+    """The public part of a SciPy module's name, without ``scipy.``:
+    ``scipy.linalg._basic`` → ``linalg``, ``scipy.spatial.distance`` → ``spatial.distance``."""
+    public = []
+    for part in module.split(".")[1:]:
+        if part.startswith("_"):
+            break
+        public.append(part)
+    return ".".join(public)
+
+
+def _resolve(sub, names):
+    """``(sub, path)`` if ``scipy.<sub>.<names[0]>`` is public (a class's ``__init__`` is
+    the class itself, a method stays a method), else None."""
+    if not sub or not names or names[0].startswith("_"):
         return None
-    sub, fname = parts[1], frame.f_code.co_name
-    if sub == "stats":
-        dist = _distribution(frame)
-        if dist is not None:
-            return sub, (dist, fname)
     try:
         mod = importlib.import_module(f"scipy.{sub}")
     except ImportError:       # pragma: no cover - every scipy.X we can be called from exists
         return None
-    return (sub, (fname,)) if callable(getattr(mod, fname, None)) else None
+    obj = getattr(mod, names[0], None)
+    if obj is None or not callable(obj):
+        return None
+    if isinstance(obj, type) and len(names) > 1:
+        return (sub, (names[0],)) if names[1] == "__init__" else (sub, (names[0], names[1]))
+    return sub, (names[0],)
+
+
+def _public(frame):
+    """``(subpackage, path)``: the public SciPy name of the function ``frame`` runs, as
+    ``("linalg", ("expm",))``, ``("stats", ("norm", "logpdf"))`` or ``("interpolate",
+    ("CubicSpline",))``, or None. A decorator's wrapper (``functools.wraps``) is named
+    after the function it wraps, found among its closure's variables."""
+    sub = _public_package(_module(frame))
+    code = frame.f_code
+    if sub == "stats":
+        dist = _distribution(frame)
+        if dist is not None:
+            return sub, (dist, code.co_name)
+    qualname = getattr(code, "co_qualname", code.co_name)
+    names = [n for n in qualname.split(".") if n != "<locals>"]
+    found = _resolve(sub, names[-2:] if len(names) > 1 else names)
+    if found is not None:
+        return found
+    for name in code.co_freevars:          # a wrapper: the function it closes over
+        fn = frame.f_locals.get(name)
+        mod = getattr(fn, "__module__", None) or ""
+        if callable(fn) and _is_scipy(mod) and "." in mod:
+            found = _resolve(_public_package(mod), [getattr(fn, "__name__", "")])
+            if found is not None:
+                return found
+    return None
 
 
 def scipy_function(frame):
@@ -132,7 +168,8 @@ def scipy_error(box, how, depth=2):
     else:
         sub, path = found
         name, alt = f"scipy.{sub}." + ".".join(path), replacement(sub, path)
-    head = (f"{name} was called with a traced value of shape {shape_of(box)}: SciPy converts "
+    head = (f"{name} met a traced value of shape {shape_of(box)} (an argument, or a value its "
+            f"callback returned): SciPy converts "
             f"it to a plain array ({how}) instead of dispatching on it, so its derivative "
             f"would be lost. ")
     if alt is not None:
