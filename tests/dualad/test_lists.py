@@ -176,8 +176,9 @@ def test_compiled_code_given_an_object_array_fails_loudly():
     # np.linalg refuses object arrays; a float() of an entry raises our error
     with pytest.raises(TypeError):
         dualad.grad(lambda x: np.sum(np.linalg.inv(np.array([[x, 1.0], [0.0, x]]))))(2.0)
-    with pytest.raises(TypeError, match="float"):
+    with pytest.raises((TypeError, ValueError)) as info:   # NumPy's error, caused by ours
         dualad.grad(lambda x: np.sum(np.array([x, 1.0]).astype(float)))(2.0)
+    assert "float()" in str(info.value) + str(info.value.__cause__)
     with pytest.raises(ValueError) as info:     # NumPy's error, caused by ours
         dualad.grad(lambda x: np.array([x, 1.0], dtype=float).sum())(2.0)
     assert "cannot convert a traced value of shape ()" in str(info.value.__cause__)
