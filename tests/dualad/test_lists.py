@@ -179,9 +179,10 @@ def test_compiled_code_given_an_object_array_fails_loudly():
     with pytest.raises((TypeError, ValueError)) as info:   # NumPy's error, caused by ours
         dualad.grad(lambda x: np.sum(np.array([x, 1.0]).astype(float)))(2.0)
     assert "float()" in str(info.value) + str(info.value.__cause__)
-    with pytest.raises(ValueError) as info:     # NumPy's error, caused by ours
+    with pytest.raises((TypeError, ValueError)) as info:
         dualad.grad(lambda x: np.array([x, 1.0], dtype=float).sum())(2.0)
-    assert "cannot convert a traced value of shape ()" in str(info.value.__cause__)
+    assert "cannot convert a traced value of shape ()" in str(info.value) + str(
+        info.value.__cause__)
     with pytest.raises(TypeError, match="cannot convert a traced value"):
         dualad.grad(lambda x: np.float64(x))(2.0)
 
