@@ -169,9 +169,8 @@ def scipy_error(box, how, depth=2):
         sub, path = found
         name, alt = f"scipy.{sub}." + ".".join(path), replacement(sub, path)
     head = (f"{name} met a traced value of shape {shape_of(box)} (an argument, or a value its "
-            f"callback returned): SciPy converts "
-            f"it to a plain array ({how}) instead of dispatching on it, so its derivative "
-            f"would be lost. ")
+            f"callback returned): SciPy converts it to plain numbers ({how}) instead of "
+            f"dispatching on it, so its derivative would be lost. ")
     if alt is not None:
         return TypeError(head + f"Call {alt} instead: the same function with derivative "
                                 f"rules (import dualad.scipy.{found[0]}).")
