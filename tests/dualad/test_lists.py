@@ -238,3 +238,32 @@ def test_scipy_sparse_gets_the_value_itself():
     r = seen["result"]
     assert r.shape == () and r.dtype == object and isinstance(r[()], dualad.Var)
     assert r[()].shape == (3,)
+
+
+def test_jacobians_of_functions_that_build_arrays_from_lists():
+    from dualad import jacobians
+    x = np.array([0.5, 2.0])
+    f = lambda x: np.array([x[0], x[1] ** 2, x[0] * x[1]])
+    closed = np.array([[1.0, 0.0], [0.0, 2 * x[1]], [x[1], x[0]]])
+    for mode in ("fwd", "rev", "auto"):
+        np.testing.assert_allclose(jacobians.jacobian(f, mode=mode)(x), closed)
+    # the sparsity detector restacks too (an object-array output once read as all-zero)
+    np.testing.assert_allclose(jacobians.sparse_jacobian(f)(x).toarray(), closed)
+    h = jacobians.sparse_hessian(lambda x: np.sum(np.array([x[0] ** 3, x[0] * x[1]])))(x)
+    np.testing.assert_allclose(h.toarray(), [[6 * x[0], 1.0], [1.0, 0.0]])
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (1, 1), (1, 1, 1)])
+def test_grad_accepts_any_one_element_output(shape):
+    f = lambda x: np.reshape(np.sum(x ** 2) * x[0], shape)
+    x = np.array([0.5, 2.0])
+    closed = np.array([x @ x + 2 * x[0] ** 2, 2 * x[0] * x[1]])
+    np.testing.assert_allclose(dualad.grad(f)(x), closed)
+    value, g = dualad.value_and_grad(f)(x)
+    assert np.shape(value) == shape
+    np.testing.assert_allclose(g, closed)
+    # built from a list: an object array of one traced scalar
+    np.testing.assert_allclose(dualad.grad(lambda x: np.array([[x[0] * x[1]]]))(x),
+                               [x[1], x[0]])
+    with pytest.raises(TypeError, match=r"scalar.*\(2,\).*vjp"):
+        dualad.grad(lambda x: np.array([x[0], x[1]]))(x)
