@@ -25,7 +25,7 @@ Costs and limits (documented in docs/sharp_bits.md): each entry of an n-element 
 array turned into an object array is one recorded ``index`` node, each object-loop
 operation one node per entry, restacking one ``reshape`` per traced entry plus one
 ``concatenate``: O(n) Python-level operations, about 10-30 µs per entry (measured in
-tests/dualad/test_lists.py::test_cost_per_entry_is_linear). Where dispatch sees a traced
+tests/dualad/test_lists.py::test_the_entries_and_the_restack_are_linear_in_the_size counts the nodes; docs/sharp_bits.md the time). Where dispatch sees a traced
 value it is used instead (``np.concatenate([x, plain])`` never builds an object array).
 Compiled code given an object array fails loudly: it converts the entries with
 ``float()``, which raises (never a silently dropped derivative). NumPy's object reductions
@@ -44,9 +44,24 @@ from .tracer import Box, shape_of
 OBJECT = np.dtype(object)
 
 
+# Above this many entries a traced array is not turned into an object array: its entries'
+# reverse sweep costs O(n) each (a cotangent of the whole array per entry, as x[i] in a
+# loop), O(n²) in all: 10^4 entries already take minutes. The error says what to write.
+MAX_ENTRIES = 10_000
+
+
 def object_array(box):
     """``box`` as an object array of its own shape holding traced scalars (see module)."""
     shape = box.shape
+    size = box.size
+    if size > MAX_ENTRIES:
+        raise TypeError(
+            f"NumPy asked a traced array of shape {shape} for a plain array (np.asarray, "
+            f"np.array, or a list holding it: np.array([x, y]), np.r_[x, ...]); as an object "
+            f"array of {size} traced scalars its derivative would cost O(n^2) (the limit is "
+            f"dualad.objects.MAX_ENTRIES = {MAX_ENTRIES}). Write it so dispatch sees the "
+            f"traced array: np.concatenate([x, ...]), np.stack([x, y]), "
+            f"dualad.numpy.array([x, y]), or keep x itself instead of np.asarray(x)")
     out = np.empty(shape, dtype=object)
     if not shape:
         out[()] = box              # a full integer index stores the object as it is

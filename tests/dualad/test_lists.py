@@ -267,3 +267,12 @@ def test_grad_accepts_any_one_element_output(shape):
                                [x[1], x[0]])
     with pytest.raises(TypeError, match=r"scalar.*\(2,\).*vjp"):
         dualad.grad(lambda x: np.array([x[0], x[1]]))(x)
+
+
+def test_large_traced_arrays_are_not_turned_into_object_arrays(monkeypatch):
+    monkeypatch.setattr(objects, "MAX_ENTRIES", 4)
+    with pytest.raises(TypeError, match=r"shape \(5,\).*5 traced scalars.*np.concatenate"):
+        dualad.grad(lambda x: np.sum(np.r_[x, 1.0]))(np.arange(5.0))
+    np.testing.assert_allclose(                                   # the dispatched spelling
+        dualad.grad(lambda x: np.sum(np.concatenate([x, [1.0]]) ** 2))(np.arange(5.0)),
+        2 * np.arange(5.0))
