@@ -21,11 +21,12 @@ reshaped to the object array's shape):
 - the outputs of ``grad``/``value_and_grad``/``jvp``/``vjp`` (and so of ``jacobian``,
   ``hessian``, ``check_grads``): :func:`traced_outputs`.
 
-Costs and limits (documented in docs/sharp_bits.md): each entry of an n-element traced
-array turned into an object array is one recorded ``index`` node, each object-loop
-operation one node per entry, restacking one ``reshape`` per traced entry plus one
-``concatenate``: O(n) Python-level operations, about 10-30 µs per entry (measured in
-tests/dualad/test_lists.py::test_the_entries_and_the_restack_are_linear_in_the_size counts the nodes; docs/sharp_bits.md the time). Where dispatch sees a traced
+Costs and limits (docs/sharp_bits.md): each entry of an n-element traced array turned
+into an object array is one recorded ``index`` node, each object-loop operation one node
+per entry, restacking one ``reshape`` per traced entry plus one ``concatenate``: O(n)
+Python-level operations in the forward pass (about 11 µs per entry at n = 100; the node
+counts are tested in tests/dualad/test_lists.py), and the reverse sweep of the entries
+costs O(n²) as ``x[i]`` in a loop does, hence :data:`MAX_ENTRIES`. Where dispatch sees a traced
 value it is used instead (``np.concatenate([x, plain])`` never builds an object array).
 Compiled code given an object array fails loudly: it converts the entries with
 ``float()``, which raises (never a silently dropped derivative). NumPy's object reductions
