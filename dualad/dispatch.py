@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from . import objects, ops, scipy_errors
+from . import casts, objects, ops, scipy_errors
 from .tape import Var, VJPTrace, operator_method, power_method, record
 from .tracer import PLAIN_TYPES, Box, note_decision, primal_value, shape_of, truth
 from .primitive import NUMPY_FUNCTIONS, NUMPY_UFUNCS, Primitive, implements
@@ -209,20 +209,11 @@ def _array(self, dtype=None, copy=None):
     if dtype is not None:
         dtype = np.dtype(dtype)
         if dtype.kind in "iub":
-            return _integers(self, dtype, "np.asarray")
+            return casts.integers(self, dtype, "np.asarray")
     if dtype is not None and dtype != objects.OBJECT or caller == "scipy" or \
             caller.startswith("scipy."):
         _to_array_error(self)
     return objects.object_array(self)
-
-
-def _integers(x, dtype, how):
-    """``x`` cast to an integer (or boolean) dtype: a plain array with zero derivative (an
-    integer-valued function of ``x`` is constant almost everywhere, as in JAX), logged as a
-    decision on the value (the sparse pattern check reads it)."""
-    out = np.asarray(primal_value(x)).astype(dtype)
-    note_decision(x, how, out)
-    return out
 
 
 # NumPy's ``out[i] = x`` (out a plain array) converts x with float() (0-d x) or __array__ and,
@@ -259,38 +250,6 @@ def _conversion_error(kind):
             f"{kind}(dualad.tracer.primal_value(x)). {_assign_hint()}")
     convert.__name__ = f"__{kind}__"
     return convert
-
-
-def _int(self):
-    """``int(x)``: the integer of the primal, zero derivative (logged), as NumPy converts a
-    one-element array; used for indexing and counts."""
-    out = int(primal_value(self))
-    note_decision(self, "int", out)
-    return out
-
-
-def _index(self):
-    """``operator.index(x)`` (``range(x)``, ``a[x]``): NumPy's rule, only integer values are
-    indices; a traced value is floating, so this raises and says how to cast."""
-    if self.dtype.kind in "iub":
-        return _int(self)
-    raise TypeError(
-        f"cannot use a traced value of shape {self.shape} and dtype {self.dtype} with "
-        f"operator.index() (an index, a range bound): only integer values are indices, as in "
-        f"NumPy. Cast it, which has zero derivative: int(x), x.astype(int), np.floor(x)."
-        f"astype(int), or take a number from the primal value: int(dualad.tracer.primal_value"
-        f"(x)). {_assign_hint()}")
-
-
-def _round(self, ndigits=None):
-    """``round(x)``: a plain int for a 0-d value (zero derivative, logged), as Python and
-    NumPy's float64 give; with ``ndigits``, or for an array, ``np.round`` (dispatched)."""
-    if ndigits is None and not self.shape:
-        out = round(primal_value(self)[()] if isinstance(primal_value(self), np.ndarray)
-                    else primal_value(self))
-        note_decision(self, "round", out)
-        return out
-    return np.round(self, 0 if ndigits is None else ndigits)
 
 
 def _setitem(self, idx, value):
@@ -354,10 +313,10 @@ def _install():
     B.__array_function__ = array_function
     B.__array__ = _array
     B.__float__ = _conversion_error("float")
-    B.__int__ = _int
+    B.__int__ = casts.to_int
     B.__complex__ = _conversion_error("complex")
-    B.__index__ = _index
-    B.__round__ = _round
+    B.__index__ = casts.to_index
+    B.__round__ = casts.to_round
     objects.install(B)   # object arrays of traced scalars (np.array([x, y])): dualad.objects
     # A traced value is immutable (value semantics), so a copy of it is itself: copying a
     # params dict with copy.deepcopy inside grad keeps every derivative.
@@ -421,10 +380,10 @@ def _install():
 def _astype(self, dtype, *args, **kwargs):
     """``x.astype(dtype)``: floating and complex dtypes keep the derivative; integer and
     boolean ones (``(x*0).astype(int)`` for indexing) give plain integers, zero derivative
-    (logged, see :func:`_integers`); other dtypes raise."""
+    (logged, see :func:`dualad.casts.integers`); other dtypes raise."""
     dtype = np.dtype(dtype)
     if dtype.kind in "iub":
-        return _integers(self, dtype, "astype")
+        return casts.integers(self, dtype, "astype")
     if not np.issubdtype(dtype, np.floating) and not np.issubdtype(dtype, np.complexfloating):
         raise TypeError(f"astype({dtype}) of a traced value of shape {self.shape} would drop "
                         f"its derivative; only floating and complex dtypes are differentiable "
