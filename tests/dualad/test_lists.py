@@ -276,3 +276,16 @@ def test_large_traced_arrays_are_not_turned_into_object_arrays(monkeypatch):
     np.testing.assert_allclose(                                   # the dispatched spelling
         dualad.grad(lambda x: np.sum(np.concatenate([x, [1.0]]) ** 2))(np.arange(5.0)),
         2 * np.arange(5.0))
+
+
+def test_complex_entries_and_python_ints():
+    z0 = 1.0 + 1.0j
+    out, tan = dualad.jvp(lambda z: np.array([z, z ** 2, 1j]), (z0,), (1.0 + 0j,))
+    np.testing.assert_allclose(out, [z0, z0 ** 2, 1j])
+    np.testing.assert_allclose(tan, [1.0, 2 * z0, 0.0])
+    # the same gradient as the dispatched spelling (the complex convention is dualad's)
+    np.testing.assert_allclose(dualad.grad(lambda z: np.abs(np.sum(np.array([z, z ** 2]))))(z0),
+                               dualad.grad(lambda z: np.abs(z + z ** 2))(z0))
+    out, tan = dualad.jvp(lambda x: np.array([x, 1]), (2.0,), (1.0,))   # an int entry
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(tan, [1.0, 0.0])
