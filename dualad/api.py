@@ -20,7 +20,7 @@ from .onehot import OneHotBatch
 from .scaled import dense
 from .sweep import backward_sweep
 from .tape import Var, VJPTrace
-from .objects import traced_outputs
+from .objects import holds_boxes, to_traced, traced_outputs
 from .tracer import Box, primal_value, shape_of
 from .primitive import DERIVED_RULES
 from .tree import flatten, flatten_like, tree_map
@@ -48,6 +48,8 @@ def check_input(api, argnum, x, where=""):
                         f"differentiable inputs are floating-point arrays or Python floats")
     arr = np.asarray(x)
     if arr.dtype == object:
+        if arr.ndim and holds_boxes(arr):   # np.array([x, y]) of an outer trace's values
+            return to_traced(arr)
         raise TypeError(f"{api}: argument {argnum}{where} is an object array of shape "
                         f"{arr.shape}; differentiable inputs are floating-point arrays")
     if arr.dtype.kind not in "fc":  # floating or complex

@@ -289,3 +289,12 @@ def test_complex_entries_and_python_ints():
     out, tan = dualad.jvp(lambda x: np.array([x, 1]), (2.0,), (1.0,))   # an int entry
     assert out.dtype == np.float64
     np.testing.assert_array_equal(tan, [1.0, 0.0])
+
+
+def test_an_object_array_as_the_input_of_a_nested_grad():
+    # the inner grad's input is np.array([x, 2x]) of the outer trace's value
+    def outer(x):
+        g = dualad.grad(lambda v: v[0] * v[1] ** 2)(np.array([x, 2 * x]))
+        return g[0] + g[1]          # (2x)² + 2·x·2x = 8x²
+    np.testing.assert_allclose(dualad.grad(outer)(1.5), 16 * 1.5)
+    check_grads(outer, (np.float64(1.5),), order=2)
