@@ -20,6 +20,7 @@ from .onehot import OneHotBatch
 from .scaled import dense
 from .sweep import backward_sweep
 from .tape import Var, VJPTrace
+from .objects import holds_boxes, to_traced, traced_outputs
 from .tracer import Box, primal_value, shape_of
 from .primitive import DERIVED_RULES
 from .tree import flatten, flatten_like, tree_map
@@ -47,6 +48,8 @@ def check_input(api, argnum, x, where=""):
                         f"differentiable inputs are floating-point arrays or Python floats")
     arr = np.asarray(x)
     if arr.dtype == object:
+        if arr.ndim and holds_boxes(arr):   # np.array([x, y]) of an outer trace's values
+            return to_traced(arr)
         raise TypeError(f"{api}: argument {argnum}{where} is an object array of shape "
                         f"{arr.shape}; differentiable inputs are floating-point arrays")
     if arr.dtype.kind not in "fc":  # floating or complex
@@ -145,7 +148,7 @@ def jvp(f, primals, tangents, *, lazy=False):
     if trace is None:
         trace = JVPTrace()
     try:
-        out = f(*rebuild(boxed))
+        out = traced_outputs(f(*rebuild(boxed)))   # np.array([x, y]) restacked: objects
     finally:
         trace.stop()
     check_output("jvp", f, out)
@@ -211,7 +214,7 @@ def vjp(f, *primals):
     primals = tuple(_copied(p) for p in primals)
     args, per_arg = _trace_inputs("vjp", trace, primals, range(len(primals)))
     try:
-        out = f(*args)
+        out = traced_outputs(f(*args))
     finally:
         tape = trace.stop()
     check_output("vjp", f, out)
@@ -337,7 +340,7 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
     if holomorphic:
         _check_holomorphic_inputs(f, per_arg)
     try:
-        out = f(*args, **kwargs)
+        out = traced_outputs(f(*args, **kwargs))
     finally:
         tape = trace.stop()
     if has_aux:

@@ -15,7 +15,7 @@ from functools import partial
 
 import numpy as np
 
-from . import inplace, ops
+from . import casts, inplace, objects, ops, scipy_errors
 from .tape import Var, VJPTrace, operator_method, power_method, record
 from .tracer import PLAIN_TYPES, Box, note_decision, primal_value, shape_of, truth
 from .primitive import NUMPY_FUNCTIONS, NUMPY_UFUNCS, Primitive, implements
@@ -161,20 +161,53 @@ def array_function(self, func, types, args, kwargs):
 
 
 def _to_array_error(self, *args, **kwargs):
-    # SPARSE-DEFER: lists helper owns __array__; lead merges
-    if _sparse_matmul_caller():
-        return _object_scalar(self)
+    """``x.item()``, ``x.tolist()``, ``np.asarray(x, dtype=float)``: a plain number or array
+    would lose the derivative, so these raise (naming the SciPy function that asked, if
+    one did: dualad.scipy_errors)."""
     hint = ops.numpy.inplace.conversion_hint(self)   # np.full(shape, traced): name np.full
     if hint:
         raise TypeError(hint)
+    err = scipy_errors.scipy_error(self, "np.asarray", depth=2)
+    if err is not None:
+        raise err
     raise TypeError(
         f"cannot convert a traced value of shape {self.shape} to a plain NumPy array: its "
         f"derivative would be lost. Use dualad.numpy functions (e.g. dualad.numpy.array "
-        f"to build an array from traced scalars) instead of np.asarray/np.array/float(). "
-        f"{_ASSIGN_HINT}")
+        f"or dualad.numpy.stack to build an array from traced values) instead of "
+        f"np.asarray(x, dtype=float)/float()/x.item()/x.tolist(). {_assign_hint()}")
 
 
-def _sparse_matmul_caller():   # SPARSE-DEFER: lists helper owns __array__; lead merges
+def _array(self, dtype=None, copy=None):
+    """``__array__``: what NumPy's C code gets when it converts a traced value.
+
+    - no dtype (``np.array([x, y])``, ``np.r_[x, 1.0]``, ``np.mean([a, b])``): an object
+      array of traced scalars of ``x``'s shape (dualad.objects), restacked into one traced
+      array wherever it meets dualad again;
+    - an integer or boolean dtype (``np.int64(x)``, ``np.asarray(x, dtype=int)``): the
+      plain integers of the primal, zero derivative (a logged decision, as ``astype(int)``);
+    - asked by scipy.sparse (``A @ x``): a 0-d object array holding ``x`` itself, so that
+      the sparse operator returns NotImplemented and Python calls ``x.__rmatmul__``;
+    - asked by other SciPy code, or with a floating dtype (``out[i] = x`` into a float
+      array): an error that names the SciPy function and its dualad.scipy replacement, or
+      says what to write instead.
+    """
+    hint = ops.numpy.inplace.conversion_hint(self)   # np.full(shape, traced): name np.full
+    if hint:
+        raise TypeError(hint)
+    caller = scipy_errors.caller_module(2)
+    if caller.startswith("scipy.sparse") and _sparse_matmul_caller():
+        return _object_scalar(self)
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+        if dtype.kind in "iub":
+            return casts.integers(self, dtype, "np.asarray")
+    if dtype is not None and dtype != objects.OBJECT or caller == "scipy" or \
+            caller.startswith("scipy."):
+        _to_array_error(self)
+    return objects.object_array(self)
+
+
+def _sparse_matmul_caller():
     """``A @ x`` with a scipy.sparse A asks ``np.asanyarray(x)``: a 0-d object array makes it
     return NotImplemented, so Python calls ``x.__rmatmul__(A)`` (the sparse product).
     spmatrix's ``A * x`` (a matrix product, through ``_matmul_dispatch``) does the same: the
@@ -204,35 +237,37 @@ def _sparse_matmul_caller():   # SPARSE-DEFER: lists helper owns __array__; lead
     return caller.f_code.co_name == "_matmul_dispatch"
 
 
-def _object_scalar(x):   # SPARSE-DEFER: lists helper owns __array__; lead merges
+def _object_scalar(x):
     out = np.empty((), dtype=object)
     out[()] = x
     return out
 
 
-# NumPy's ``out[i] = x`` (out a plain array) converts x with float() (0-d x) or __array__ and,
-# for a 0-d box, reports "setting an array element with a sequence" caused by this message.
-_ASSIGN_HINT = ("If it came from assigning a traced value into a plain NumPy array "
-                "(out[i] = x), build the array from its pieces instead: "
-                "dualad.numpy.stack([...]) or dualad.numpy.array([...]) of the traced entries, "
-                "or dualad.numpy.where(mask, x, out) (functional index updates are planned in "
-                "issue 17)")
+def _assign_hint():
+    """NumPy's ``out[i] = x`` (out a plain array) converts x with float() (0-d x) or
+    __array__, which raise: their messages end with the two ways to write it."""
+    return ("If it came from assigning a traced value into a plain NumPy array "
+            "(out[i] = x): " + inplace.assignment_hint())
 
 
 def _conversion_error(kind):
-    """``float(x)``, ``int(x)``, ``complex(x)``, ``operator.index(x)`` of a traced value."""
+    """``float(x)``, ``complex(x)`` of a traced value: they would lose a nonzero derivative,
+    so they raise (naming the SciPy function that asked, if one did)."""
     def convert(self):
         hint = ops.numpy.inplace.conversion_hint(self)
         if hint:
             raise TypeError(hint)
+        err = scipy_errors.scipy_error(self, f"{kind}()", depth=2)
+        if err is not None:
+            raise err
         raise TypeError(
             f"cannot convert a traced value of shape {self.shape} with {kind}(): the result "
             f"would be a plain number and its derivative would be lost. Keep computing with "
             f"the traced value "
             f"(NumPy functions on it stay differentiable). For a number that needs no "
-            f"derivative (a loop count, an index, a printout) take it from the primal value: "
-            f"{kind}(dualad.tracer.primal_value(x)). {_ASSIGN_HINT}")
-    convert.__name__ = f"__{'index' if kind == 'operator.index' else kind}__"
+            f"derivative (a printout, a tolerance test) take it from the primal value: "
+            f"{kind}(dualad.tracer.primal_value(x)). {_assign_hint()}")
+    convert.__name__ = f"__{kind}__"
     return convert
 
 
@@ -314,11 +349,13 @@ def _install():
     B = Box
     B.__array_ufunc__ = array_ufunc
     B.__array_function__ = array_function
-    B.__array__ = _to_array_error
+    B.__array__ = _array
     B.__float__ = _conversion_error("float")
-    B.__int__ = _conversion_error("int")
+    B.__int__ = casts.to_int
     B.__complex__ = _conversion_error("complex")
-    B.__index__ = _conversion_error("operator.index")
+    B.__index__ = casts.to_index
+    B.__round__ = casts.to_round
+    objects.install(B)   # object arrays of traced scalars (np.array([x, y])): dualad.objects
     B.__hash__ = object.__hash__
     B.__bool__ = truth   # a branch on a value: logged for the sparse pattern check
     B.__iter__ = _iter
@@ -365,12 +402,16 @@ def _install():
 
 
 def _astype(self, dtype, *args, **kwargs):
+    """``x.astype(dtype)``: floating and complex dtypes keep the derivative; integer and
+    boolean ones (``(x*0).astype(int)`` for indexing) give plain integers, zero derivative
+    (logged, see :func:`dualad.casts.integers`); other dtypes raise."""
     dtype = np.dtype(dtype)
+    if dtype.kind in "iub":
+        return casts.integers(self, dtype, "astype")
     if not np.issubdtype(dtype, np.floating) and not np.issubdtype(dtype, np.complexfloating):
         raise TypeError(f"astype({dtype}) of a traced value of shape {self.shape} would drop "
-                        f"its derivative; only floating dtypes are differentiable. For "
-                        f"integers that need no derivative (indices, counts) cast the primal "
-                        f"value: dualad.tracer.primal_value(x).astype({dtype})")
+                        f"its derivative; only floating and complex dtypes are differentiable "
+                        f"(integer and boolean casts give plain values with zero derivative)")
     if dtype == self.dtype:
         return self
     if dtype.kind == "c" and self.dtype.kind == "f" and dtype.itemsize >= 2 * self.dtype.itemsize:

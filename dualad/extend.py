@@ -100,10 +100,13 @@ TypeError naming ``api`` and the argument. ``onehot_rows(start, count, offset, p
 dtype)``: rows of an identity as a structured batch of tangents (seeds that make the
 first linear map a gather). ``NUMPY_FUNCTIONS``, ``NUMPY_UFUNCS``: the front end's tables
 {NumPy callable: dualad function}, what plain NumPy calls on boxes reach.
+``traced_outputs(out)``: a function's output with its object arrays of traced scalars
+(``np.array([x, y])``) restacked into traced arrays, as ``grad``/``jvp``/``vjp`` do.
 """
 from __future__ import annotations
 
 from .api import check_input
+from .objects import traced_outputs
 from .dispatch import FUNCTIONS as NUMPY_FUNCTIONS, UFUNCS as NUMPY_UFUNCS
 from .forward import Dual, JVPTrace
 from .onehot import onehot_rows
@@ -128,5 +131,5 @@ __all__ = [
     "primal_value", "shape_of", "ndim_of", "note_decision", "flatten", "tree_map",
     "unbroadcast",
     # for the planner and the oracles
-    "check_input", "onehot_rows", "NUMPY_FUNCTIONS", "NUMPY_UFUNCS",
+    "check_input", "onehot_rows", "NUMPY_FUNCTIONS", "NUMPY_UFUNCS", "traced_outputs",
 ]

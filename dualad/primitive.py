@@ -15,6 +15,11 @@ import numpy as np
 from .partials import compile_partial
 from .tracer import Box, ndim_of, shape_of
 
+_NDARRAY = np.ndarray
+# The hook for object-array and list arguments (``np.array([x, y])``, ``[x, y]`` of traced
+# values), set by dualad.objects.install: they are stacked into one traced array first.
+OBJECT_ARRAYS = [lambda prim, args, params: prim.impl(*args, **params)]
+
 
 class Primitive:
     """An operation the interpreters know: its value, derivative rules and declarations.
@@ -121,6 +126,9 @@ class Primitive:
                 t = a._trace
                 if top is None or t.level > top.level:
                     top = t
+            elif (a.__class__ is _NDARRAY and a.dtype.hasobject or a.__class__ is list
+                  or a.__class__ is tuple):    # np.array([x, y]), [x, y]: dualad.objects
+                return OBJECT_ARRAYS[0](self, args, params)
         if top is None:
             return self.impl(*args, **params)
         return top.process(self, args, params)

@@ -199,7 +199,8 @@ def operator_method(prim, reflected=False, fallback=None):
     if reflected:   # other ∘ self: ``self`` is argument 1
         def method(self, other):
             trace = self._trace
-            if trace.__class__ is VJPTrace and other.__class__ in PLAIN_TYPES:
+            if trace.__class__ is VJPTrace and other.__class__ in PLAIN_TYPES and not (
+                    other.__class__ is _NDARRAY and other.dtype.hasobject):
                 sv = self.value
                 return record(trace, prim, (other, self), _NO_PARAMS, (other, sv), _SECOND,
                               impl(other, sv))
@@ -212,7 +213,9 @@ def operator_method(prim, reflected=False, fallback=None):
         trace = self._trace
         if trace.__class__ is VJPTrace:
             kind = other.__class__
-            if kind in PLAIN_TYPES:
+            # (an object array, np.array([y, z]) of traced scalars, goes to ``prim``, which
+            # restacks it: dualad.objects)
+            if kind in PLAIN_TYPES and not (kind is _NDARRAY and other.dtype.hasobject):
                 sv = self.value
                 return record(trace, prim, (self, other), _NO_PARAMS, (sv, other), _FIRST,
                               impl(sv, other))

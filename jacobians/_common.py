@@ -14,7 +14,7 @@ import weakref
 
 import numpy as np
 
-from dualad.extend import Box, check_input, flatten, onehot_rows, shape_of
+from dualad.extend import Box, check_input, flatten, onehot_rows, shape_of, traced_outputs
 from dualad.numpy import concatenate, ravel, reshape
 
 #: Default budget for the tangents / cotangents of one batched sweep (bytes).
@@ -91,7 +91,7 @@ class Problem:
         full = list(self.args)
         for i, a in zip(self.nums, diff):
             full[i] = a
-        return self.f(*full)
+        return traced_outputs(self.f(*full))     # np.array([x, y]) restacked (dualad.objects)
 
     def with_point(self, args):
         """A new Problem of the same function and argnums at other arguments."""

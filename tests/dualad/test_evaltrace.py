@@ -76,9 +76,10 @@ def test_custom_rule_on_plain_arrays_is_traced_and_named_as_uncounted():
     @dualad.primitive(name="cube")
     def cube(x):
         return x ** 3
-    # A rule that only works on plain arrays (np.asarray refuses traced values).
-    cube.defjvp(lambda t, ans, x: t * 3.0 * np.asarray(x) ** 2)
-    cube.defvjp(lambda ct, ans, x: ct * 3.0 * np.asarray(x) ** 2)
+    # A rule that only works on plain arrays (np.asarray(x, dtype=float) refuses traced
+    # values; without a dtype it would give an object array of traced scalars).
+    cube.defjvp(lambda t, ans, x: t * 3.0 * np.asarray(x, dtype=float) ** 2)
+    cube.defvjp(lambda ct, ans, x: ct * 3.0 * np.asarray(x, dtype=float) ** 2)
     g = lambda x: np.sin(cube(x))  # noqa: E731
     for mode in ("forward", "reverse"):
         et = trace(g, 0.7, mode=mode)
