@@ -1,5 +1,6 @@
 """SciPy functions with derivative rules: ``dualad.scipy.special``, ``.linalg``, ``.stats``,
-``.integrate``, ``.sparse``.
+``.integrate``, ``.sparse``, ``.interpolate``, ``.spatial``, ``.ndimage``, ``.signal``,
+``.optimize`` (the Rosenbrock family), ``.fft`` (a scipy.fft backend).
 
 SciPy's own functions do not dispatch on traced values (except scipy.special's
 ufuncs, which do); call these instead.
