@@ -71,6 +71,9 @@ def _distribution(frame):
         return None
     dist = getattr(obj, "dist", obj)   # a frozen distribution keeps its family in .dist
     name = getattr(dist, "name", None)
+    if not isinstance(name, str):      # multivariate ones: multivariate_normal_gen, *_frozen
+        cls = type(dist).__name__
+        name = next((cls[:-len(s)] for s in ("_gen", "_frozen") if cls.endswith(s)), None)
     if isinstance(name, str) and type(dist).__module__.startswith("scipy.stats"):
         return name
     return None

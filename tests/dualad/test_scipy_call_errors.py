@@ -33,6 +33,9 @@ A = np.eye(3) * 0.5
      "dualad.scipy.stats.norm.logpdf"),                      # a frozen distribution
     (lambda x: np.sum(scipy.integrate.odeint(lambda y, t: -x[0] * y, 1.0, [0.0, 1.0])),
      "scipy.integrate.odeint", "dualad.scipy.integrate.odeint"),   # a closure, compiled code
+    (lambda x: scipy.stats.multivariate_normal.logpdf(x, np.zeros(3), np.eye(3)),
+     "scipy.stats.multivariate_normal.logpdf",
+     "dualad.scipy.stats.multivariate_normal.logpdf"),       # a multi_rv_generic method
     (lambda x: scipy.integrate.quad(lambda t: x[0] * t, 0.0, 1.0)[0],
      "scipy.integrate.quad", "dualad.scipy.integrate.quad"),       # float() of the callback's
 ])
