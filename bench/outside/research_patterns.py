@@ -347,7 +347,7 @@ def finite_difference(fn, x, h=1e-6):
     return g
 
 
-class _DualadScipy:
+class DualadScipy:
     """``sp.<module>``: dualad.scipy.<module> where dualad has it, else SciPy's."""
 
     def __getattr__(self, name):
@@ -366,7 +366,7 @@ def run_dualad(fn, x):
     import scipy.integrate, scipy.interpolate, scipy.linalg, scipy.spatial.distance  # noqa
     import scipy.special, scipy.stats  # noqa
     import dualad
-    sp = _DualadScipy() if SCIPY_MODE[0] == "dualad" else scipy
+    sp = DualadScipy() if SCIPY_MODE[0] == "dualad" else scipy
     return numpy.asarray(dualad.grad(lambda p: fn(numpy, sp, p))(x), dtype=float)
 
 

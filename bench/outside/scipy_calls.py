@@ -15,8 +15,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import pathlib
+import sys
 
 import numpy
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from research_patterns import DualadScipy, finite_difference  # noqa: E402
 
 CALLS = []
 
@@ -328,27 +333,8 @@ def fft_dct(np, sp, x):
     return np.sum(sp.fft.dct(x) ** 2 * numpy.arange(8.0))
 
 
-class DualadScipy:
-    """``sp.<module>``: dualad.scipy.<module> where dualad has it, else SciPy's."""
-
-    def __getattr__(self, name):
-        try:
-            return importlib.import_module(f"dualad.scipy.{name}")
-        except ImportError:
-            return importlib.import_module(f"scipy.{name}")
-
-
 def _point(n):
     return numpy.random.default_rng(3).uniform(0.3, 1.0, n)
-
-
-def _fd(fn, x, h=1e-6):
-    g = numpy.zeros_like(x)
-    for i in range(x.size):
-        e = numpy.zeros_like(x)
-        e[i] = h
-        g[i] = (fn(x + e) - fn(x - e)) / (2 * h)
-    return g
 
 
 def outcome(sp, fn, doc, x, expected):
@@ -379,7 +365,7 @@ def main(argv=None):
     print(f"{'call':44s} {'plain SciPy':12s} dualad.scipy")
     for name, n, fn, doc in CALLS:
         x = _point(n)
-        expected = _fd(lambda p: float(fn(numpy, scipy, p)), x)
+        expected = finite_difference(lambda p: float(fn(numpy, scipy, p)), x)
         row = []
         for label, sp in (("plain", scipy), ("dualad", DualadScipy())):
             kind, why = outcome(sp, fn, doc, x, expected)
