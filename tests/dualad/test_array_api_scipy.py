@@ -97,6 +97,10 @@ def test_what_scipy_cannot_dispatch_fails_with_a_clear_error():
     check("simpson", lambda x: si.simpson(x * x), ANY)
     """
     message = _run(body)["simpson"]
+    if message == "pass":    # SciPy >= 1.18 dispatches simpson (the harness checked it)
+        import scipy
+        assert tuple(int(v) for v in scipy.__version__.split(".")[:2]) >= (1, 18)
+        return
     assert "scipy.integrate.simpson met a traced value" in message
     assert "dualad.scipy.integrate.simpson" in message
 

@@ -99,8 +99,9 @@ SIG = np.random.default_rng(5).normal(size=(2, 40))
 def test_lfilter_zi_and_sosfilt_zi():
     np.testing.assert_allclose(ds.lfilter_zi(BUTTER_B, BUTTER_A),
                                ss.lfilter_zi(BUTTER_B, BUTTER_A), atol=1e-12)
+    # a leading zero of a is stripped (SciPy 1.17 does so; 1.18 raises instead)
     np.testing.assert_allclose(ds.lfilter_zi([1, 2.], [0., 2, 1, .5]),
-                               ss.lfilter_zi([1, 2.], [0., 2, 1, .5]), atol=1e-12)
+                               ss.lfilter_zi([1, 2.], [2, 1, .5]), atol=1e-12)
     np.testing.assert_allclose(ds.sosfilt_zi(SOS), ss.sosfilt_zi(SOS), atol=1e-12)
     check_grads(ds.lfilter_zi, (BUTTER_B, BUTTER_A), order=2)
     check_grads(ds.sosfilt_zi, (SOS,), order=1)
