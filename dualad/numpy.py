@@ -38,17 +38,31 @@ def _contains_box(obj):
     return False
 
 
-def array(obj, dtype=None, **kwargs):
-    """``np.array`` that keeps derivatives of traced elements (built with ``stack``)."""
+def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    """``np.array`` that keeps derivatives of traced elements (built with ``stack``).
+
+    As NumPy's: a new array unless ``copy=False`` (a traced value can be written in
+    place, so the copy matters), cast to ``dtype`` (an integer dtype gives plain
+    integers, zero derivative: dualad.casts), at least ``ndmin`` axes (added in front).
+    ``order`` and ``subok`` do not change values."""
     if isinstance(obj, _Box):
-        return obj
-    if isinstance(obj, (list, tuple)) and _contains_box(obj):
-        return _ops.stack([array(o, dtype) for o in obj])
-    return _np.array(obj, dtype=dtype, **kwargs)
+        out = _np.copy(obj) if copy else obj
+    elif isinstance(obj, (list, tuple)) and _contains_box(obj):
+        out = _ops.stack([array(o, copy=False) for o in obj])
+    else:
+        return _np.array(obj, dtype=dtype, copy=copy, order=order, subok=subok, ndmin=ndmin,
+                         **({} if like is None else {"like": like}))
+    if dtype is not None:
+        out = out.astype(dtype)
+    missing = ndmin - len(out.shape)
+    if missing > 0 and isinstance(out, _Box):
+        out = _ops.reshape(out, (1,) * missing + tuple(out.shape))
+    return out
 
 
-def asarray(obj, dtype=None, **kwargs):
-    return array(obj, dtype, **kwargs)
+def asarray(obj, dtype=None, *, order=None, copy=None, like=None):
+    """``np.asarray``: :func:`array` without a copy unless asked (``copy=True``)."""
+    return array(obj, dtype, copy=bool(copy), like=like)
 
 
 def __getattr__(name):

@@ -299,3 +299,23 @@ def test_an_object_array_as_the_input_of_a_nested_grad():
         return g[0] + g[1]          # (2x)² + 2·x·2x = 8x²
     np.testing.assert_allclose(dualad.grad(outer)(1.5), 16 * 1.5)
     check_grads(outer, (np.float64(1.5),), order=2)
+
+
+def test_dualad_numpy_array_takes_numpy_s_keywords():
+    """dualad.numpy.array of traced values: dtype= casts (a complex result carries the
+    derivative), copy= gives an independent array (a write into it leaves x alone),
+    ndmin= adds leading axes; each against finite differences."""
+    import dualad.numpy as dnp
+    x = np.array([0.3, 0.7])
+    check_grads(lambda x: np.real(dnp.array([x[0], x[1] * x[0]], dtype=np.complex128) * 1j
+                                  + 2).sum() + np.imag(dnp.array([x[0]], dtype=complex)
+                                                       * (1 + 1j)).sum(), (x,))
+
+    def written(x):
+        y = dnp.array(x)
+        y[0] = 5.0
+        return np.sum(x) + np.sum(y ** 2)
+    check_grads(written, (x,))
+    np.testing.assert_allclose(dualad.grad(written)(x), [1.0, 1.0 + 2 * x[1]])
+    assert dualad.grad(lambda x: np.sum(dnp.array(x, ndmin=3) ** 2))(x).shape == (2,)
+    assert dualad.jvp(lambda x: dnp.array(x, ndmin=3), (x,), (x,))[0].shape == (1, 1, 2)
