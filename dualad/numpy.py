@@ -48,7 +48,7 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=N
     if isinstance(obj, _Box):
         out = _np.copy(obj) if copy else obj
     elif isinstance(obj, (list, tuple)) and _contains_box(obj):
-        out = _ops.stack([array(o, copy=False) for o in obj])
+        out = _ops.stack([asarray(o) for o in obj])
     else:
         return _np.array(obj, dtype=dtype, copy=copy, order=order, subok=subok, ndmin=ndmin,
                          **({} if like is None else {"like": like}))
@@ -61,8 +61,12 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=N
 
 
 def asarray(obj, dtype=None, *, order=None, copy=None, like=None):
-    """``np.asarray``: :func:`array` without a copy unless asked (``copy=True``)."""
-    return array(obj, dtype, copy=bool(copy), like=like)
+    """``np.asarray``: :func:`array` without a copy unless asked (``copy=True``); plain
+    input is NumPy's own (``copy=None``: a copy only where needed)."""
+    if isinstance(obj, _Box) or (isinstance(obj, (list, tuple)) and _contains_box(obj)):
+        return array(obj, dtype, copy=bool(copy))
+    return _np.asarray(obj, dtype=dtype, order=order, copy=copy,
+                       **({} if like is None else {"like": like}))
 
 
 def __getattr__(name):
