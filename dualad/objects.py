@@ -14,7 +14,7 @@ Wherever such an object array meets dualad again it becomes one traced array
 (:func:`to_traced`: the entries stacked, ``concatenate`` of their ``(1,)`` reshapes,
 reshaped to the object array's shape):
 
-- an argument of any primitive (``Primitive.__call__`` calls :func:`call_with_arrays`,
+- an argument of any primitive (``Primitive.__call__`` calls :func:`packed_arguments`,
   set as its hook below), hence every dispatched NumPy function and operator with a
   traced operand (``np.sin(x) * A``, ``np.concatenate([A, x])``);
 - ``Var``'s operator fast path (``x * A``): it sends object arrays to the primitive;
@@ -148,21 +148,15 @@ def pack(obj):
     return obj
 
 
-def call_with_arrays(prim, args, params):
-    """``prim(*args, **params)`` with its arguments that hold traced values in a list,
-    tuple or object array stacked (:func:`pack`); :meth:`Primitive.__call__` calls this
-    when an argument is one of those, then the call takes the one route (top trace,
-    ``process``). A list of plain numbers is passed on unchanged."""
-    args = [pack(a) for a in args]
-    top = None
-    for a in args:
-        if isinstance(a, Box):
-            t = a._trace
-            if top is None or t.level > top.level:
-                top = t
-    if top is None:
-        return prim.impl(*args, **params)
-    return top.process(prim, tuple(args), params)
+def packed_arguments(args):
+    """``args`` with each list, tuple or object array that holds traced values stacked
+    (:func:`pack`), or None when none does (a list of plain numbers stays as it is).
+    :meth:`Primitive.__call__` calls this when an argument is one of those, then calls
+    the primitive again on the result: the one route (top trace, ``process``)."""
+    out = [pack(a) for a in args]
+    if all(o is a for o, a in zip(out, args)):
+        return None
+    return out
 
 
 def traced_outputs(out):
@@ -224,7 +218,7 @@ def install(box_class):
     :meth:`Primitive.__call__`'s object-array hook, and the methods NumPy's object loops
     call."""
     box_class.dtype = property(_box_dtype, doc=box_class.dtype.__doc__)
-    primitive.OBJECT_ARRAYS[0] = call_with_arrays
+    primitive.OBJECT_ARRAYS[0] = packed_arguments
     for name in OBJECT_LOOP_METHODS:
         if not hasattr(box_class, name):
             setattr(box_class, name, _loop_method(getattr(np, name)))

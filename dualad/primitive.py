@@ -17,8 +17,9 @@ from .tracer import Box, ndim_of, shape_of
 
 _NDARRAY = np.ndarray
 # The hook for object-array and list arguments (``np.array([x, y])``, ``[x, y]`` of traced
-# values), set by dualad.objects.install: they are stacked into one traced array first.
-OBJECT_ARRAYS = [lambda prim, args, params: prim.impl(*args, **params)]
+# values), set by dualad.objects.install: the arguments with such ones stacked into one
+# traced array each, or None when none holds a traced value.
+OBJECT_ARRAYS = [lambda args: None]
 
 
 class Primitive:
@@ -128,7 +129,9 @@ class Primitive:
                     top = t
             elif (a.__class__ is _NDARRAY and a.dtype.hasobject or a.__class__ is list
                   or a.__class__ is tuple):    # np.array([x, y]), [x, y]: dualad.objects
-                return OBJECT_ARRAYS[0](self, args, params)
+                packed = OBJECT_ARRAYS[0](args)
+                if packed is not None:         # stacked: the call again, on traced arrays
+                    return self(*packed, **params)
         if top is None:
             return self.impl(*args, **params)
         return top.process(self, args, params)
