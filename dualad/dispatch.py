@@ -212,10 +212,9 @@ def _sparse_matmul_caller():
     return NotImplemented, so Python calls ``x.__rmatmul__(A)`` (the sparse product).
     spmatrix's ``A * x`` (a matrix product, through ``_matmul_dispatch``) does the same: the
     traced value's ``__rmul__`` sends a sparse operand to dualad.scipy.sparse._operators.
-    sparray's ``A * x`` and ``A.multiply(x)`` raise, naming ``dualad.scipy.sparse.multiply``."""
+    sparray's ``A * x`` and ``A.multiply(x)`` raise, naming ``dualad.scipy.sparse.multiply``.
+    (Called by ``__array__`` when a scipy.sparse module asked: the frame two up.)"""
     caller = sys._getframe(2)
-    if not caller.f_globals.get("__name__", "").startswith("scipy.sparse"):
-        return False
     names, frame = set(), caller
     for _ in range(3):            # the method, its dispatcher, the operator that called it
         if frame is None:
@@ -234,7 +233,7 @@ def _sparse_matmul_caller():
     if caller.f_code.co_name == "dot":   # coo's n-D dot raises on what it cannot read
         raise TypeError("coo_array.dot / coo_matrix.dot cannot take a traced value; write "
                         "A @ x (or convert: A.tocsr().dot(x))")
-    return caller.f_code.co_name == "_matmul_dispatch"
+    return False
 
 
 def _object_scalar(x):
