@@ -326,21 +326,12 @@ def _binary(op, reflected=False, name=None):
     """The operator method of ``op``: a call of the primitive (or composition), which
     finds the top trace among the operands. A SciPy sparse operand goes to
     :func:`dualad.scipy.sparse._operators.sparse_operand` (its operators are SciPy's)."""
-    if reflected:
-        def method(self, other):
-            if name is not None and hasattr(other.__class__, "tocsr"):
-                out = _sparse_operand(name, self, other, True)
-                if out is not None:
-                    return out
-            return op(other, self)
-        return method
-
     def method(self, other):
         if name is not None and hasattr(other.__class__, "tocsr"):
-            out = _sparse_operand(name, self, other, False)
+            out = _sparse_operand(name, self, other, reflected)
             if out is not None:
                 return out
-        return op(self, other)
+        return op(other, self) if reflected else op(self, other)
     return method
 
 
