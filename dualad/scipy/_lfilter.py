@@ -27,6 +27,7 @@ from ..ops.core.shape import concatenate, flip, moveaxis, reshape, stack
 from ..ops.numpy.convolve import convolve_p
 from ..primitive import Primitive, register, sample
 from ..tracer import Box, ndim_of, primal_value, shape_of
+from ._arrays import real_floats
 
 
 def _iir_impl(u, alpha):
@@ -104,12 +105,7 @@ def _vector(name, arg, v):
                          f"{shape_of(v)}")
     if shape_of(v)[0] == 0:
         raise ValueError(f"lfilter: {arg} must not be empty")
-    dt = np.result_type(primal_value(v))
-    if dt.kind == "c":
-        raise NotImplementedError(f"lfilter: complex {arg} is not supported here")
-    if dt.kind not in "biuf":
-        raise TypeError(f"lfilter: {arg} must be a real numeric array, got dtype {dt}")
-    return v.astype(np.float64) if dt.kind in "biu" else v
+    return real_floats("lfilter", arg, v)
 
 
 def _pad_to(v, n):
@@ -124,15 +120,7 @@ def lfilter(b, a, x, axis=-1, zi=None):
     """``scipy.signal.lfilter(b, a, x, axis=-1, zi=None)``: y, or (y, zf) when ``zi`` is
     given; differentiable in b, a, x and zi."""
     b, a = _vector("lfilter", "b", b), _vector("lfilter", "a", a)
-    if not isinstance(x, Box):
-        x = np.asarray(x)
-    xdt = np.result_type(primal_value(x))
-    if xdt.kind == "c":
-        raise NotImplementedError("lfilter: complex x is not supported here")
-    if xdt.kind in "biu":
-        x = x.astype(np.float64)
-    elif xdt.kind != "f":
-        raise TypeError(f"lfilter: x must be a real numeric array, got dtype {xdt}")
+    x = real_floats("lfilter", "x", x)
     if ndim_of(x) == 0:
         raise ValueError("lfilter: x must be at least 1-D")
     a0 = float(primal_value(a)[0])

@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from ...tracer import Box, ndim_of, primal_value, shape_of
+from .._arrays import real_floats
 
 
 def plain_abscissae(fname, arg, x, hint=""):
@@ -39,30 +40,12 @@ def plain_abscissae(fname, arg, x, hint=""):
 def as_data(fname, arg, y):
     """The data as an array; a plain one is copied (SciPy copies: a later in-place change of
     the caller's array must not change the interpolant)."""
-    if not isinstance(y, Box):
-        y = np.array(y)
-    dt = np.result_type(primal_value(y))
-    if dt.kind == "c":
-        raise NotImplementedError(f"{fname}: complex {arg} is not supported here (interpolate "
-                                  f"the real and imaginary parts separately)")
-    if dt.kind in "biu":
-        y = y.astype(np.float64)
-    elif dt.kind != "f":
-        raise TypeError(f"{fname}: {arg} must be a real numeric array, got dtype {dt} (shape "
-                        f"{shape_of(y)})")
-    return y
+    return real_floats(fname, arg, y, copy=True,
+                       complex_hint=" (interpolate the real and imaginary parts separately)")
 
 
 def as_points(fname, x):
-    if not isinstance(x, Box):
-        x = np.asarray(x)
-    kind = np.result_type(primal_value(x)).kind
-    if kind == "c":
-        raise NotImplementedError(f"{fname}: complex evaluation points are not supported")
-    if kind not in "biuf":
-        raise TypeError(f"{fname}: the evaluation points must be a real numeric array, got "
-                        f"dtype {np.result_type(primal_value(x))}")
-    return x if np.result_type(primal_value(x)).kind == "f" else x.astype(np.float64)
+    return real_floats(fname, "evaluation points", x)
 
 
 def interval_of(breaks, xp):

@@ -21,21 +21,12 @@ from ...ops.core.shape import flip, moveaxis
 from ...ops.numpy.convolve import convolve_p
 from ...tracer import Box, ndim_of, primal_value, shape_of
 from ._extend import check_mode, extend, per_axis
+from .._arrays import real_floats
 
 
 def _array(fname, x, arg="input"):
-    if not isinstance(x, Box):
-        x = np.asarray(x)
-    dt = np.result_type(primal_value(x))
-    if dt.kind == "c":
-        raise NotImplementedError(f"{fname}: complex {arg} is not supported here (filter the "
-                                  f"real and imaginary parts separately)")
-    if dt.kind in "biu":
-        x = x.astype(np.float64)
-    elif dt.kind != "f":
-        raise TypeError(f"{fname}: {arg} must be a real numeric array, got dtype {dt} (shape "
-                        f"{shape_of(x)})")
-    return x
+    return real_floats(fname, arg, x, complex_hint=" (filter the real and imaginary parts "
+                                                   "separately)")
 
 
 def _output(fname, y, output):

@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...tracer import Box, ndim_of, primal_value, shape_of
+from .._arrays import real_floats
 
 _METRICS = ("braycurtis", "canberra", "chebyshev", "cityblock", "correlation", "cosine",
             "dice", "euclidean", "hamming", "jaccard", "jensenshannon", "kulczynski1",
@@ -136,14 +137,7 @@ def _points(fname, arg, X):
     if ndim_of(X) != 2:
         raise ValueError(f"{fname}: {arg} must be a 2-dimensional array, got shape "
                          f"{shape_of(X)}")
-    dt = np.result_type(primal_value(X))
-    if dt.kind == "c":
-        raise NotImplementedError(f"{fname}: complex {arg} is not supported here")
-    if dt.kind in "biu":
-        X = X.astype(float)
-    elif dt.kind != "f":
-        raise TypeError(f"{fname}: {arg} must be a real numeric array, got dtype {dt}")
-    return X
+    return real_floats(fname, arg, X)
 
 
 def _options(fname, name, XA, XB, kwargs):
