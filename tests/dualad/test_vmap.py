@@ -434,3 +434,38 @@ def test_batch_trace_is_exported_for_interpreters():
     from dualad import extend
     assert extend.BatchTrace is BatchTrace and extend.is_looped is is_looped
     assert dualad.vmap.batching_rule is batching_rule
+
+
+@pytest.mark.parametrize("fn", [
+    np.nansum, np.nanmean, np.nanmax, np.nanvar,
+    lambda x: np.nansum(x, where=x < 1),
+    lambda x: np.select([x > 0.5, x < -0.5], [x, -x], default=0.0),
+    lambda x: np.round(x, 1), lambda x: np.linalg.norm(x, 0), lambda x: np.frexp(x)[0],
+    lambda x: np.isclose(x, X_NAN[0, 0]) * 1.0, lambda x: np.argsort(x) * 1.0],
+    ids=["nansum", "nanmean", "nanmax", "nanvar", "nansum-where", "select", "round",
+         "norm0", "frexp", "isclose", "argsort"])
+def test_value_dependent_masks_are_per_example(fn):
+    """Functions that compute a mask, count or index from the values (not a derivative):
+    under vmap each example gets its own (a whole-batch mask would be silently wrong)."""
+    want = np.stack([fn(x) for x in X_NAN])
+    got = vmap(fn)(X_NAN)
+    assert np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want, equal_nan=True)
+
+
+X_NAN = RNG.normal(size=(4, 3))
+X_NAN[1, 2] = np.nan
+X_NAN[2, 0] = 0.0
+
+
+def test_gradient_of_nan_reductions_per_example():
+    g = vmap(grad(np.nansum))(X_NAN)
+    np.testing.assert_array_equal(g, np.where(np.isnan(X_NAN), 0.0, 1.0))
+
+
+def test_boolean_operators_on_batched_masks():
+    X = RNG.normal(size=(4, 5))
+    got = vmap(lambda x: np.where(~(x > 0) | (x > 1) & (x < 2) ^ (x < -1), x, 0.0))(X)
+    np.testing.assert_allclose(got, np.where(~(X > 0) | (X > 1) & (X < 2) ^ (X < -1), X, 0.0))
+    with pytest.raises(TypeError, match="boolean batched"):
+        vmap(lambda x: ~x)(X)

@@ -149,8 +149,9 @@ def _vector_norm(x, ord, axes):
     if ord == -np.inf:
         return min_(absolute(x), axis=axes)
     if ord == 0:  # the number of nonzeros: piecewise constant, zero derivative
-        return np.sum(primal_value(x) != 0, axis=axes).astype(
-            np.abs(primal_value(x)).dtype)
+        from ...vmap_rules import per_example   # under vmap: a count per example
+        dtype = np.abs(primal_value(x)).dtype
+        return per_example(lambda v: np.sum(v != 0, axis=axes).astype(dtype), (x,), {})
     if ord == 1:
         return sum_(absolute(x), axis=axes)
     if isinstance(ord, str):
