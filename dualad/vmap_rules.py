@@ -148,6 +148,36 @@ def per_example(fn, args, kwargs, name=None):
                          f"(np.where(cond, x, 0) instead of x[np.nonzero(cond)])") from None
 
 
+def per_example_rule(rule):
+    """``rule`` (a JVP or VJP rule ``rule(w, ans, *args, **params)``) that reads its
+    arguments' VALUES to plan its work (sort's permutation, a pivot order) made correct
+    under vmap: when a BatchTracer is among ``w``, ``ans``, ``args`` (vmap of grad: the
+    rule runs on batched values), the rule runs on each example of the top batch and the
+    results are stacked; otherwise it is ``rule`` itself. The derivative boxes inside
+    stay (the examples are registry slices), so the result differentiates again."""
+    @functools.wraps(rule)
+    def per_example_rule(w, ans, *args, **params):
+        top = None
+        for v in (w, ans, *args):
+            if isinstance(v, BatchTracer) and (top is None or v._trace.level > top.level):
+                top = v._trace
+        if top is None:
+            return rule(w, ans, *args, **params)
+
+        def example(v, k):
+            return getitem(v.val, idx=(k,)) if isinstance(v, BatchTracer) and \
+                v._trace is top else v
+        outs = [per_example_rule(example(w, k), example(ans, k),
+                                 *[example(a, k) for a in args], **params)
+                for k in range(top.size)]
+        if isinstance(outs[0], (tuple, list)):
+            return type(outs[0])(None if outs[0][j] is None else
+                                 BatchTracer(top, stack([o[j] for o in outs]))
+                                 for j in range(len(outs[0])))
+        return None if outs[0] is None else BatchTracer(top, stack(outs))
+    return per_example_rule
+
+
 # --- rules of the per-example-gradient path ------------------------------------------
 
 def _matmul_rule(args, batched):

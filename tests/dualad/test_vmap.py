@@ -469,3 +469,17 @@ def test_boolean_operators_on_batched_masks():
     np.testing.assert_allclose(got, np.where(~(X > 0) | (X > 1) & (X < 2) ^ (X < -1), X, 0.0))
     with pytest.raises(TypeError, match="boolean batched"):
         vmap(lambda x: ~x)(X)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: np.sum(np.sort(x) * np.arange(4.0)), np.median,
+    lambda x: np.quantile(x, 0.3)], ids=["sort", "median", "quantile"])
+def test_rules_that_read_values_run_per_example_under_vmap_of_grad(fn):
+    """sort's rules plan a permutation from x's values (per_example_rule): under
+    vmap(grad) each example gets its own permutation. Oracle: finite differences."""
+    X = RNG.normal(size=(3, 4))
+    g = vmap(grad(fn))(X)
+    eps = 1e-6
+    for k in range(3):
+        fd = [(fn(X[k] + eps * e) - fn(X[k] - eps * e)) / (2 * eps) for e in np.eye(4)]
+        np.testing.assert_allclose(g[k], fd, rtol=1e-6, atol=1e-8)
