@@ -483,3 +483,51 @@ def test_rules_that_read_values_run_per_example_under_vmap_of_grad(fn):
     for k in range(3):
         fd = [(fn(X[k] + eps * e) - fn(X[k] - eps * e)) / (2 * eps) for e in np.eye(4)]
         np.testing.assert_allclose(g[k], fd, rtol=1e-6, atol=1e-8)
+
+
+def test_jacobian_by_vmap_over_directions():
+    """vmap over the tangents of one jvp, and over the cotangents of one pullback: the
+    Jacobian of f(x) = tanh(Wx)·x₀ + Σ x₁..² against its closed form."""
+    x, W = RNG.normal(size=3), RNG.normal(size=(3, 3))
+
+    def f(x):
+        return np.tanh(W @ x) * x[0] + np.sum(x[1:] ** 2)
+    t = np.tanh(W @ x)
+    J = (1 - t ** 2)[:, None] * W * x[0]
+    J[:, 0] += t
+    J[:, 1:] += 2 * x[1:]
+    np.testing.assert_allclose(vmap(lambda v: jvp(f, (x,), (v,))[1], out_axes=1)(np.eye(3)),
+                               J, rtol=1e-12)
+    _, pullback = vjp(f, x)
+    np.testing.assert_allclose(vmap(lambda u: pullback(u)[0])(np.eye(3)), J, rtol=1e-12)
+
+
+def test_indexing_an_unmapped_parameter_under_vmap_of_grad():
+    w, X = RNG.normal(size=3), RNG.normal(size=(4, 3))
+    g = vmap(grad(lambda w, x: np.sum(w[0] * x) + np.sum(w[1:] ** 2) * x[0]),
+             in_axes=(None, 0))(w, X)
+    want = np.stack([np.concatenate([[np.sum(x)], 2 * w[1:] * x[0]]) for x in X])
+    np.testing.assert_allclose(g, want, rtol=1e-12)
+
+
+def test_nested_vmap_closing_over_the_outer_value():
+    A, B = RNG.normal(size=(2, 3)), RNG.normal(size=5)
+    np.testing.assert_allclose(vmap(lambda a: vmap(lambda b: a * b)(B))(A),
+                               A[:, None, :] * B[None, :, None])
+    np.testing.assert_allclose(vmap(lambda a: vmap(lambda b: a)(B))(A),
+                               np.broadcast_to(A[:, None, :], (2, 5, 3)))
+
+
+def test_function_subclass_under_vmap_of_grad():
+    class Cube(dualad.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x ** 2
+    X = RNG.normal(size=(4, 3))
+    np.testing.assert_allclose(vmap(grad(lambda x: np.sum(Cube.apply(x))))(X), 3 * X ** 2)
