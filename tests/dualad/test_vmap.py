@@ -418,7 +418,7 @@ def test_error_python_control_flow_names_vmap_and_np_where(branch):
 def test_error_escaped_batch_tracer():
     kept = []
     vmap(lambda x: kept.append(x) or x)(np.ones(3))
-    with pytest.raises(dualad.EscapedTracerError):
+    with pytest.raises(dualad.EscapedTracerError, match="escaped the vmap call"):
         np.sin(kept[0])
 
 
