@@ -531,3 +531,16 @@ def test_function_subclass_under_vmap_of_grad():
             return g * 3 * x ** 2
     X = RNG.normal(size=(4, 3))
     np.testing.assert_allclose(vmap(grad(lambda x: np.sum(Cube.apply(x))))(X), 3 * X ** 2)
+
+
+def test_checkpoint_under_vmap_maps_its_function_once():
+    calls = []
+
+    def f(x):
+        calls.append(np.shape(x))
+        return np.sum(np.sin(x) * x ** 2) + np.tanh(np.sum(x)) ** 2
+    X = RNG.normal(size=(4, 3))
+    g = vmap(grad(dualad.checkpoint(f)))(X)
+    np.testing.assert_allclose(g, _loop(_grad_f, X), rtol=1e-12)
+    assert not is_looped(dualad.checkpoint(f).primitive)
+    assert len(calls) <= 2 and all(s == (3,) for s in calls)   # forward + recompute
