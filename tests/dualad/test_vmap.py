@@ -544,3 +544,35 @@ def test_checkpoint_under_vmap_maps_its_function_once():
     np.testing.assert_allclose(g, _loop(_grad_f, X), rtol=1e-12)
     assert not is_looped(dualad.checkpoint(f).primitive)
     assert len(calls) <= 2 and all(s == (3,) for s in calls)   # forward + recompute
+
+
+def test_pivots_and_ranks_are_per_example():
+    """LU's permutation and lstsq's rank are computed from the values: one per example.
+    Oracle: SciPy/NumPy on each example; gradients by finite differences."""
+    import scipy.linalg
+    import dualad.scipy.linalg as dsl
+    A = RNG.normal(size=(3, 3, 3)) + 2 * np.eye(3)
+    b = RNG.normal(size=3)
+
+    def solve(a):
+        return dsl.lu_solve(dsl.lu_factor(a), b)
+    np.testing.assert_allclose(vmap(solve)(A),
+                               [scipy.linalg.lu_solve(scipy.linalg.lu_factor(a), b)
+                                for a in A], rtol=1e-12)
+    np.testing.assert_allclose(vmap(lambda a: dsl.lu(a)[0])(A),
+                               [scipy.linalg.lu(a)[0] for a in A])
+    for k, g in enumerate(vmap(grad(lambda a: np.sum(np.sin(solve(a)))))(A)):
+        check = np.zeros_like(g)
+        for idx in np.ndindex(3, 3):
+            e = np.zeros((3, 3))
+            e[idx] = 1e-6
+            check[idx] = (np.sum(np.sin(np.linalg.solve(A[k] + e, b)))
+                          - np.sum(np.sin(np.linalg.solve(A[k] - e, b)))) / 2e-6
+        np.testing.assert_allclose(g, check, rtol=1e-5, atol=1e-7)
+    R = RNG.normal(size=(3, 4, 4))
+    R[1, 3] = R[1, 0]      # rank 3
+    np.testing.assert_array_equal(vmap(np.linalg.matrix_rank)(R), np.linalg.matrix_rank(R))
+    tall = RNG.normal(size=(3, 5, 2))
+    x = vmap(lambda a: np.linalg.lstsq(a, np.ones(5), rcond=None)[0])(tall)
+    np.testing.assert_allclose(x, [np.linalg.lstsq(a, np.ones(5), rcond=None)[0]
+                                   for a in tall], rtol=1e-10)
