@@ -576,3 +576,23 @@ def test_pivots_and_ranks_are_per_example():
     x = vmap(lambda a: np.linalg.lstsq(a, np.ones(5), rcond=None)[0])(tall)
     np.testing.assert_allclose(x, [np.linalg.lstsq(a, np.ones(5), rcond=None)[0]
                                    for a in tall], rtol=1e-10)
+
+
+def test_unwrap_and_eigenvector_phases_per_example():
+    P = np.cumsum(RNG.normal(size=(3, 6)) * 2, axis=1)
+    np.testing.assert_allclose(vmap(np.unwrap)(P), np.unwrap(P, axis=1))
+    np.testing.assert_allclose(vmap(grad(lambda p: np.sum(np.unwrap(p) ** 2)))(P),
+                               2 * np.unwrap(P, axis=1))
+    A = RNG.normal(size=(3, 3, 3))
+
+    def f(a):   # depends on LAPACK's phase convention of the eigenvectors
+        v = np.linalg.eig(a)[1]
+        return np.sum(np.real(v * np.conj(v[0])))
+    np.testing.assert_allclose(vmap(f)(A), [f(a) for a in A], rtol=1e-12)
+    for k, g in enumerate(vmap(grad(f))(A)):
+        fd = np.zeros((3, 3))
+        for idx in np.ndindex(3, 3):
+            e = np.zeros((3, 3))
+            e[idx] = 1e-6
+            fd[idx] = (f(A[k] + e) - f(A[k] - e)) / 2e-6
+        np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-7)
