@@ -596,3 +596,19 @@ def test_unwrap_and_eigenvector_phases_per_example():
             e[idx] = 1e-6
             fd[idx] = (f(A[k] + e) - f(A[k] - e)) / 2e-6
         np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-7)
+
+
+def test_batched_indices_gather_per_example():
+    X = RNG.normal(size=(3, 4))
+    idx = np.array([[0, 1], [2, 3], [1, 1]])
+    want = np.take_along_axis(X, idx, axis=1)
+    np.testing.assert_array_equal(vmap(lambda x, i: np.take(x, i))(X, idx), want)
+    np.testing.assert_array_equal(vmap(lambda x, i: x[i])(X, idx), want)
+    np.testing.assert_array_equal(vmap(lambda x, i: np.take_along_axis(x, i, 0))(X, idx), want)
+    np.testing.assert_array_equal(vmap(lambda x: x[np.argmax(x)])(X), X.max(1))
+    # differentiated from outside vmap: the tape is below the batch
+    g = grad(lambda X: np.sum(vmap(lambda x: x[np.argmax(x)])(X)))(X)
+    np.testing.assert_array_equal(g, (X == X.max(1, keepdims=True)) * 1.0)
+    # from inside (grad under vmap): not supported yet, and it says so (never zeros)
+    with pytest.raises(NotImplementedError, match="batched by vmap.*np.where"):
+        vmap(grad(lambda x: x[np.argmax(x)]))(X)

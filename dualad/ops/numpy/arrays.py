@@ -21,6 +21,8 @@ import math
 import numpy as np
 
 from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...vmap_tracer import batch_tracer_in
+from ...vmap_rules import looped_call
 from ...primitive import implements
 from .._util import normalize_axes
 from ..core.indexing import getitem, index
@@ -83,6 +85,8 @@ def _take_runs(x, axis, src):
 @implements(np.take)
 def take(a, indices, axis=None, out=None, mode="raise"):
     _no_out("take", out)
+    if batch_tracer_in(indices) is not None:   # indices batched by vmap: per example
+        return looped_call(take, a, indices, axis, None, mode)
     if axis is None:
         a, axis = ravel(a), 0
     axis = _axis(axis, ndim_of(a), "take")
@@ -102,6 +106,8 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 @implements(np.take_along_axis)
 def take_along_axis(arr, indices, axis=-1):
+    if batch_tracer_in(indices) is not None:   # indices batched by vmap: per example
+        return looped_call(take_along_axis, arr, indices, axis)
     idx = np.asarray(primal_value(indices))
     if axis is None:
         arr, axis = ravel(arr), 0
@@ -118,6 +124,8 @@ def take_along_axis(arr, indices, axis=-1):
 
 @implements(np.repeat)
 def repeat(a, repeats, axis=None):
+    if batch_tracer_in(repeats) is not None:   # counts batched by vmap: per example
+        return looped_call(repeat, a, repeats, axis)
     if axis is None:
         a, axis = ravel(a), 0
     axis = _axis(axis, ndim_of(a), "repeat")
