@@ -30,7 +30,7 @@ from .ops.core.indexing import getitem
 from .ops.core.products import matmul_p
 from .ops.core.shape import stack
 from .tracer import Box, shape_of
-from .vmap_tracer import BatchTracer, nondiff_value
+from .vmap_tracer import BatchTracer, batch_tracer_in, nondiff_value
 
 
 def _batch_size(args, batched):
@@ -222,8 +222,17 @@ def per_example_rule(rule):
         for v in (w, ans, *args):
             if isinstance(v, BatchTracer) and (top is None or v._trace.level > top.level):
                 top = v._trace
-        if top is None:
+        above = _top_box((w, ans, *args))
+        if top is None and not any(batch_tracer_in(v) is not None for v in (w, ans, *args)):
             return rule(w, ans, *args, **params)
+        if top is None or above._trace.level > top.level:
+            raise NotImplementedError(
+                f"vmap: the derivative rule {rule.__name__} plans its work from its "
+                f"arguments' values, which are batched by vmap underneath another "
+                f"transformation's values here (a derivative of a derivative under vmap: "
+                f"vmap(hvp(f)), vmap(grad(grad(f))), ...), so it cannot be run per example. "
+                f"Loop over the batch in Python for this function, or take the derivative "
+                f"outside: hvp(lambda X: np.sum(vmap(f)(X)), X, V)")
 
         def example(v, k):
             return getitem(v.val, idx=(k,)) if isinstance(v, BatchTracer) and \

@@ -612,3 +612,22 @@ def test_batched_indices_gather_per_example():
     # from inside (grad under vmap): not supported yet, and it says so (never zeros)
     with pytest.raises(NotImplementedError, match="batched by vmap.*np.where"):
         vmap(grad(lambda x: x[np.argmax(x)]))(X)
+
+
+def test_value_planned_rules_in_second_derivatives_under_vmap():
+    """sort's rules read values; vmap(hvp) runs them under the forward sweep's boxes, where
+    they cannot be split per example: a clear error, and the outside form works."""
+    X, V = RNG.normal(size=(3, 4)), RNG.normal(size=(3, 4))
+
+    def f(x):
+        return np.sum(np.sort(x) ** 3 * np.arange(4.0))
+    with pytest.raises(NotImplementedError, match="plans its work from its arguments' values"):
+        vmap(lambda x, v: hvp(f, x, v))(X, V)
+    # ∇²f v = 6·w·s ⊙ (Pv) permuted back, s the sorted x and w the weights
+    want = []
+    for x, v in zip(X, V):
+        p = np.argsort(x)
+        h = np.zeros(4)
+        h[p] = 6 * np.arange(4.0) * x[p] * v[p]
+        want.append(h)
+    np.testing.assert_allclose(hvp(lambda Z: np.sum(vmap(f)(Z)), X, V), want, rtol=1e-12)
