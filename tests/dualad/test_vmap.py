@@ -609,9 +609,54 @@ def test_batched_indices_gather_per_example():
     # differentiated from outside vmap: the tape is below the batch
     g = grad(lambda X: np.sum(vmap(lambda x: x[np.argmax(x)])(X)))(X)
     np.testing.assert_array_equal(g, (X == X.max(1, keepdims=True)) * 1.0)
-    # from inside (grad under vmap): not supported yet, and it says so (never zeros)
-    with pytest.raises(NotImplementedError, match="batched by vmap.*np.where"):
-        vmap(grad(lambda x: x[np.argmax(x)]))(X)
+    # from inside (grad under vmap): the index is an argument of gather (dualad.vmap_gather)
+    np.testing.assert_array_equal(vmap(grad(lambda x: x[np.argmax(x)] * 2))(X),
+                                  2.0 * (X == X.max(1, keepdims=True)))
+    with pytest.raises(IndexError, match="boolean mask index batched by vmap"):
+        vmap(lambda x: x[x > 0])(X)
+
+
+def test_per_example_gradients_of_an_embedding_lookup():
+    """E[token] with a batch of tokens, E shared: the per-example gradient scatters into
+    the looked-up rows only. Closed form: ∂Σ tanh(E[t])² / ∂E[r] = Σ_{t_i = r} 2 tanh·sech²."""
+    E = RNG.normal(size=(5, 3))
+    tokens = np.array([[0, 4], [1, 1], [3, 0]])
+
+    def loss(E, t):
+        return np.sum(np.tanh(E[t]) ** 2)
+    g = vmap(grad(loss), in_axes=(None, 0))(E, tokens)
+    for b, t in enumerate(tokens):
+        want = np.zeros_like(E)
+        for r in t:
+            th = np.tanh(E[r])
+            want[r] += 2 * th * (1 - th ** 2)
+        np.testing.assert_allclose(g[b], want, rtol=1e-12)
+
+
+def test_batched_non_adjacent_indices_in_vector_mode():
+    """m[j, :, k] (advanced indices apart: NumPy puts their axes first) with a batch of
+    index pairs, pushed forward with two tangent directions at once. Oracle: the same
+    linear map on plain arrays, m ↦ m[j, :, k]."""
+    M = RNG.normal(size=(3, 4, 5, 6))
+    j = np.array([[0, 1], [2, 2], [3, 0]])
+    k = np.array([[5, 1], [0, 2], [3, 3]])
+    T = RNG.normal(size=(3, 2, 4, 5, 6))
+    got = vmap(lambda m, j, k, t: jvp(lambda mm: mm[j, :, k], (m,), (t,))[1])(M, j, k, T)
+    want = np.stack([np.stack([T[b, d][j[b], :, k[b]] for d in range(2)]) for b in range(3)])
+    np.testing.assert_allclose(got, want)
+    u = RNG.normal(size=(3, 2, 5))    # cotangents of m[j, :, k], pulled back
+    got = vmap(lambda m, j, k, u: vjp(lambda mm: mm[j, :, k], m)[1](u)[0])(M, j, k, u)
+    for b in range(3):
+        want = np.zeros((4, 5, 6))
+        np.add.at(want, (j[b], slice(None), k[b]), u[b])
+        np.testing.assert_allclose(got[b], want)
+    U = RNG.normal(size=(3, 2, 2, 5))  # two cotangents per example, swept at once
+    got = vmap(lambda m, j, k, u: vjp(lambda mm: mm[j, :, k], m)[1](u)[0])(M, j, k, U)
+    for b in range(3):
+        for d in range(2):
+            want = np.zeros((4, 5, 6))
+            np.add.at(want, (j[b], slice(None), k[b]), U[b, d])
+            np.testing.assert_allclose(got[b, d], want)
 
 
 def test_value_planned_rules_in_second_derivatives_under_vmap():

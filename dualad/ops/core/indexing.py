@@ -133,9 +133,9 @@ def index(x, idx):
     """``x[idx]`` for a traced ``x`` (what ``Box.__getitem__`` calls)."""
     if type(idx) is int:  # the scalar loop x[i]: skip normalization
         return getitem(x, idx=(idx,))
-    if batch_index_entry(idx):   # an index batched by vmap: one gather per example
-        from ...vmap_rules import looped_call
-        return looped_call(index, x, idx)
+    if batch_index_entry(idx):   # an index batched by vmap: the index as an argument
+        from ...vmap_gather import traced_index
+        return traced_index(x, idx, normalize_index)
     return getitem(x, idx=normalize_index(idx, shape_of(x)))
 
 getitem.samples = [sample((4,), idx=(1,)), sample((3, 4), idx=(slice(0, 2), np.array([0, 3, 3]))),

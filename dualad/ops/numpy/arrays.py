@@ -85,8 +85,16 @@ def _take_runs(x, axis, src):
 @implements(np.take)
 def take(a, indices, axis=None, out=None, mode="raise"):
     _no_out("take", out)
-    if batch_tracer_in(indices) is not None:   # indices batched by vmap: per example
-        return looped_call(take, a, indices, axis, None, mode)
+    if batch_tracer_in(indices) is not None:   # indices batched by vmap: x[..., i]
+        if axis is None:
+            a, axis = ravel(a), 0
+        axis = _axis(axis, ndim_of(a), "take")
+        n = shape_of(a)[axis]
+        if mode == "wrap":
+            indices = indices % n
+        elif mode == "clip":
+            indices = np.clip(indices, 0, n - 1)
+        return index(a, (slice(None),) * axis + (indices,))
     if axis is None:
         a, axis = ravel(a), 0
     axis = _axis(axis, ndim_of(a), "take")
@@ -106,9 +114,8 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 @implements(np.take_along_axis)
 def take_along_axis(arr, indices, axis=-1):
-    if batch_tracer_in(indices) is not None:   # indices batched by vmap: per example
-        return looped_call(take_along_axis, arr, indices, axis)
-    idx = np.asarray(primal_value(indices))
+    batched = batch_tracer_in(indices) is not None   # by vmap: the index as an argument
+    idx = indices if batched else np.asarray(primal_value(indices))
     if axis is None:
         arr, axis = ravel(arr), 0
     nd = ndim_of(arr)
@@ -119,7 +126,7 @@ def take_along_axis(arr, indices, axis=-1):
     full = tuple(idx if i == axis else
                  np.arange(n).reshape(tuple(n if j == i else 1 for j in range(nd)))
                  for i, n in enumerate(shape_of(arr)))
-    return getitem(arr, idx=full)
+    return index(arr, full) if batched else getitem(arr, idx=full)
 
 
 @implements(np.repeat)
