@@ -682,3 +682,53 @@ def test_value_planned_rules_in_second_derivatives_under_vmap():
         h[p] = 6 * np.arange(4.0) * x[p] * v[p]
         want.append(h)
     np.testing.assert_allclose(hvp(lambda Z: np.sum(vmap(f)(Z)), X, V), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("index", [
+    lambda x, i, j: x[i], lambda x, i, j: x[:, i], lambda x, i, j: x[i, 2],
+    lambda x, i, j: x[None, i], lambda x, i, j: x[i, :, j], lambda x, i, j: x[1:, i],
+    lambda x, i, j: x[i, j], lambda x, i, j: x[..., j], lambda x, i, j: x[i][:, j]],
+    ids=["x[i]", "x[:,i]", "x[i,2]", "x[None,i]", "x[i,:,j]", "x[1:,i]", "x[i,j]",
+         "x[...,j]", "x[i][:,j]"])
+@pytest.mark.parametrize("x_axis", [0, None])
+def test_batched_index_forms_one_gather(index, x_axis, monkeypatch):
+    """Each form of x[i] with a batch of index arrays, x batched or shared, against NumPy
+    per example; values and the gradient (scatter) both, without the loop where the
+    index block leads (or x is shared)."""
+    X = RNG.normal(size=(3, 4, 4, 4))
+    I = RNG.integers(0, 4, size=(3, 2))
+    J = RNG.integers(0, 4, size=(3, 2))
+    xs = X if x_axis == 0 else X[0]
+    if x_axis == 0:   # (a plain NumPy x indexed by a batched i is NumPy's own __getitem__)
+        got = vmap(index, in_axes=(x_axis, 0, 0))(xs, I, J)
+        want = np.stack([index(X[b], I[b], J[b]) for b in range(3)])
+        np.testing.assert_array_equal(got, want)
+    g = vmap(grad(lambda x, i, j: np.sum(np.sin(index(x, i, j)))), in_axes=(x_axis, 0, 0))(
+        xs, I, J)
+    for b in range(3):
+        x = X[b] if x_axis == 0 else X[0]
+        want = np.zeros_like(x)
+        idx = np.arange(x.size).reshape(x.shape)
+        np.add.at(want.reshape(-1), index(idx, I[b], J[b]).ravel(),
+                  np.cos(index(x, I[b], J[b])).ravel())
+        np.testing.assert_allclose(g[b], want, rtol=1e-12)
+
+
+def test_plain_array_indexed_by_a_batched_index_says_what_to_write():
+    E = RNG.normal(size=(6, 3))
+    import dualad.numpy as dnp
+    with pytest.raises(TypeError, match=r"dualad\.numpy\.take\(x, i, axis=\.\.\.\)"):
+        vmap(lambda t: E[t])(np.array([[0, 1], [2, 3]]))
+    got = vmap(lambda t: dnp.take(E, t, axis=0))(np.array([[0, 1], [2, 3]]))
+    np.testing.assert_array_equal(got, E[np.array([[0, 1], [2, 3]])])
+    got = vmap(lambda E, t: E[t], in_axes=(0, 0))(np.stack([E, E]), np.array([[0, 1], [2, 3]]))
+    np.testing.assert_array_equal(got, E[np.array([[0, 1], [2, 3]])])
+
+
+def test_embedding_gradients_do_not_loop(monkeypatch):
+    E = RNG.normal(size=(6, 3))
+    tokens = RNG.integers(0, 6, size=(8, 2))
+    spy = _Spy(monkeypatch)
+    vmap(grad(lambda E, t: np.sum(np.tanh(E[t]) ** 2)), in_axes=(None, 0))(E, tokens)
+    assert {"gather", "scatter"} <= set(spy.looped), spy.looped
+    assert not any(spy.looped.values()), spy.looped
