@@ -65,8 +65,16 @@ from .sparsity import as_pattern, detect_hessian, detect_jacobian
 
 # --- planning at the primal values ------------------------------------------------------
 def _at_primals(problem):
-    """The same call at the primal values of every argument (uncached census, patterns)."""
-    args = [tree_map(primal_value, a) for a in problem.args]
+    """The same call at the primal values of every argument, for planning (census,
+    sparsity pattern): no outer trace records it. Under ``vmap`` a primal value holds
+    the whole batch (its shape is not the traced value's), and each example may take
+    other decisions (``x[np.argmax(x)]``): then the call is planned on the traced values
+    themselves, where a pattern rule that would read a batched value falls back to
+    the conservative dense one, so the pattern holds for every example."""
+    leaves = [x for a in problem.args for x in flatten(a)[0]]
+    batched = any(np.shape(primal_value(x)) != shape_of(x) for x in leaves
+                  if isinstance(x, Box))
+    args = problem.args if batched else [tree_map(primal_value, a) for a in problem.args]
     return Problem(problem.api, problem.f, args, problem.nums[0] if problem.single else
                    problem.nums, traced_ok=True)
 
@@ -286,15 +294,11 @@ def sparse_jacobian(f, *args, mode="auto", argnums=0, sparsity=None, chunk_size=
     """:func:`jacobians.sparse_jacobian` on traced values (see the module docstring)."""
     mode = check_mode("sparse_jacobian", mode)
     problem = Problem("sparse_jacobian", f, args, argnums, traced_ok=True)
-    at = _at_primals(problem)
+    c = _census(problem)
     if sparsity is None:
-        detected = detect_jacobian(at)
-        pattern, c = detected.pattern, detected.census
+        pattern = detect_jacobian(_at_primals(problem)).pattern
     else:
-        c, out = cost.census(at)
-        at.set_outputs(out)
-        pattern = as_pattern("sparse_jacobian", sparsity, (at.m, at.n))
-    _outputs_from(problem, at)
+        pattern = as_pattern("sparse_jacobian", sparsity, (problem.m, problem.n))
     chunk = _chunk(problem, chunk_size, c.chunk_size(max_memory, _itemsize(problem)))
     col, row = colorings_for(pattern, mode)
     dtype = float_dtype(problem.dtype)
@@ -307,12 +311,6 @@ def sparse_jacobian(f, *args, mode="auto", argnums=0, sparsity=None, chunk_size=
     pos = np.asarray(row.colors, np.int64)[_pattern_rows(pattern)] * problem.n + \
         pattern.indices
     return _csr(pattern, _gather(compressed, pos))
-
-
-def _outputs_from(problem, at):
-    """``problem``'s output shapes from ``at``'s (the same call at the primal values)."""
-    problem.out_shapes, problem.out_rebuild = at.out_shapes, at.out_rebuild
-    problem.out_offsets, problem.m = at.out_offsets, at.m
 
 
 def sparse_hessian(f, *args, argnums=0, sparsity=None, chunk_size=None,
