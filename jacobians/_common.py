@@ -41,10 +41,10 @@ def refuse_traced(api, f, value, what):
             raise TracedOutput(
                 f"jacobians.{api}: {what} of {fname(f)} is a traced value (shape "
                 f"{shape_of(leaf)}): jacobians.{api} was called inside a transformation "
-                f"(dualad.grad/jvp/vjp/vmap), which jacobians.{api} does not follow. "
-                f"jacobian, jacfwd, jacrev, hessian, hvp, sparse_jacobian and sparse_hessian "
-                f"do (they return traced results); or use dualad.grad, dualad.jvp (J·v), "
-                f"dualad.vjp (vᵀ·J)")
+                f"(dualad.grad/jvp/vjp/vmap) and takes plain values only: call it outside "
+                f"the transformation, or use what follows transformations (returns traced "
+                f"results): jacobians.jacobian, jacfwd, jacrev, hessian, hvp, "
+                f"sparse_jacobian, sparse_hessian, or dualad.grad, jvp (J·v), vjp (vᵀ·J)")
 
 
 #: api name -> the traced path of that public function (filled by jacobians.nested).

@@ -338,3 +338,14 @@ def test_vmap_inside_jacobian():
     want = np.stack([r * np.cos(r * X) for r in XS])     # ∂/∂x Σ_j sin(r_j x_j) = r cos(r x)
     np.testing.assert_allclose(J.jacobian(g, X), want, rtol=1e-13)
     np.testing.assert_allclose(J.jacrev(g)(X), want, rtol=1e-13)
+
+
+def test_plain_only_functions_say_so():
+    """plan and jacobian_sparsity take plain values: the error names them and the
+    functions that follow transformations."""
+    with pytest.raises(NotImplementedError, match=r"jacobians\.plan: argument 0 of scal is "
+                       r"a traced value \(shape \(3,\)\).*plain values only.*jacfwd"):
+        dualad.grad(lambda x: J.plan(scal, x)(x))(X)
+    with pytest.raises(NotImplementedError, match=r"jacobians\.jacobian_sparsity: .*call "
+                       r"it outside the transformation"):
+        dualad.grad(lambda x: np.sum(J.jacobian_sparsity(vec, x).toarray()))(X)
