@@ -52,7 +52,13 @@ TRACED_PATHS = {}
 
 
 def holds_traced(tree):
-    """Whether a leaf of ``tree`` is a traced value (a box, or an object array of them)."""
+    """Whether a leaf of ``tree`` (a tuple of arguments) is a traced value (a box, or an
+    object array of them)."""
+    for a in tree:      # the common plain call (arrays, numbers) without flattening
+        if not (type(a) in (float, int) or (type(a) is np.ndarray and a.dtype != object)):
+            break
+    else:
+        return False
     for leaf in flatten(tree)[0]:
         if isinstance(leaf, Box) or (isinstance(leaf, np.ndarray) and leaf.dtype == object
                                      and any(isinstance(x, Box) for x in leaf.flat)):
