@@ -64,13 +64,13 @@ from .sparsity import as_pattern, detect_hessian, detect_jacobian
 
 
 # --- planning at the primal values ------------------------------------------------------
-def _at_primals(problem):
-    """The same call at the primal values of every argument, for planning (census,
-    sparsity pattern): no outer trace records it. Under ``vmap`` a primal value holds
-    the whole batch (its shape is not the traced value's), and each example may take
-    other decisions (``x[np.argmax(x)]``): then the call is planned on the traced values
-    themselves, where a pattern rule that would read a batched value falls back to
-    the conservative dense one, so the pattern holds for every example."""
+def _for_planning(problem):
+    """The call to plan on (census, sparsity pattern): the same call at the primal values
+    of every argument, which no outer trace records. Under ``vmap`` a primal value holds
+    the whole batch (its shape is not the traced value's) and a pattern detected at one
+    example need not hold at another: then the call is planned on the traced values
+    themselves, where a pattern rule that would read a batched value falls back to the
+    conservative dense one, so the pattern holds for every example."""
     leaves = [x for a in problem.args for x in flatten(a)[0]]
     batched = any(np.shape(primal_value(x)) != shape_of(x) for x in leaves
                   if isinstance(x, Box))
@@ -82,7 +82,7 @@ def _at_primals(problem):
 def _census(problem):
     """The census of ``problem``'s function at the primal values; sets ``problem``'s
     output shapes from it (the sweeps set them again from their own outputs)."""
-    c, out = cost.census(_at_primals(problem))
+    c, out = cost.census(_for_planning(problem))
     problem.set_outputs(out)
     return c
 
@@ -241,7 +241,12 @@ def hvp(f, x, v, *args, argnums=0):
     if shape_of(v) != xs and shape_of(v)[1:] != xs:
         raise ValueError(f"hvp({problem.name}): v has shape {shape_of(v)}, but x has shape "
                          f"{xs}; v must have shape {xs} or (B, *{xs})")
-    return dualad.jvp(_grad_of(problem), problem.primals(), (v,), lazy=True)[1][0]
+    def scalar_fun(x):      # the plain path's census check, made on the sweep's output
+        out = problem.fun(x)
+        problem.set_outputs(out)
+        _scalar(problem)
+        return out
+    return dualad.jvp(dualad.grad(scalar_fun), problem.primals(), (v,), lazy=True)[1]
 
 
 # --- sparse -----------------------------------------------------------------------------------
@@ -296,7 +301,7 @@ def sparse_jacobian(f, *args, mode="auto", argnums=0, sparsity=None, chunk_size=
     problem = Problem("sparse_jacobian", f, args, argnums, traced_ok=True)
     c = _census(problem)
     if sparsity is None:
-        pattern = detect_jacobian(_at_primals(problem)).pattern
+        pattern = detect_jacobian(_for_planning(problem)).pattern
     else:
         pattern = as_pattern("sparse_jacobian", sparsity, (problem.m, problem.n))
     chunk = _chunk(problem, chunk_size, c.chunk_size(max_memory, _itemsize(problem)))
@@ -321,7 +326,7 @@ def sparse_hessian(f, *args, argnums=0, sparsity=None, chunk_size=None,
     c = _census(problem)
     _scalar(problem)
     if sparsity is None:
-        pattern = detect_hessian(_at_primals(problem)).pattern
+        pattern = detect_hessian(_for_planning(problem)).pattern
     else:
         pattern = as_pattern("sparse_hessian", sparsity, (problem.n, problem.n))
         pattern = ((pattern + pattern.T) > 0).tocsr()

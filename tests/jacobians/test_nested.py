@@ -349,3 +349,40 @@ def test_plain_only_functions_say_so():
     with pytest.raises(NotImplementedError, match=r"jacobians\.jacobian_sparsity: .*call "
                        r"it outside the transformation"):
         dualad.grad(lambda x: np.sum(J.jacobian_sparsity(vec, x).toarray()))(X)
+
+
+def test_traced_hvp_of_a_vector_function_names_hvp():
+    with pytest.raises(TypeError, match=r"hvp: vec must return a scalar \(shape \(\)\), got "
+                                        r"shape \(3,\)"):
+        dualad.grad(lambda x: np.sum(J.hvp(vec, x, V)))(X)
+
+
+@pytest.mark.parametrize("api", ["jacobian", "jacfwd", "jacrev", "sparse_jacobian", "hessian",
+                                 "sparse_hessian"])
+def test_np_sum_of_a_curried_result_inside_grad(api):
+    """np.sum of the result, as a loss: for the sparse results np.sum calls M.sum()."""
+    fn = np.sin if "jac" in api else scal
+    loss = lambda v: np.sum(getattr(J, api)(fn)(v))
+    np.testing.assert_allclose(dualad.grad(loss)(X), _numeric_grad(loss, X), rtol=1e-6,
+                               atol=1e-9)
+
+
+def test_traced_sparse_sums_match_scipy():
+    """TracedSparse.sum: the total, and (a *_array) column and row sums, against SciPy."""
+    seen = {}
+
+    def sums(x):
+        h = J.sparse_jacobian(vec, x)
+        seen["plain"] = h.primal()
+        arr = dsp.csr_array((h.data, seen["plain"].indices, seen["plain"].indptr),
+                            shape=h.shape)
+        return h.sum(), arr.sum(axis=0), arr.sum(axis=1)
+
+    total, cols, rows = dualad.jvp(sums, (X,), (V,))[0]
+    plain = seen["plain"]
+    assert np.isclose(total, plain.sum())
+    np.testing.assert_allclose(cols, np.asarray(plain.sum(axis=0)).ravel(), rtol=1e-14)
+    np.testing.assert_allclose(rows, np.asarray(plain.sum(axis=1)).ravel(), rtol=1e-14)
+    with pytest.raises(TypeError, match=r"csr_matrix.sum\(axis=0\): SciPy returns an "
+                                        r"np.matrix.*M.toarray\(\).sum\(axis=0\)"):
+        dualad.grad(lambda x: np.sum(J.sparse_jacobian(vec, x).sum(axis=0)))(X)
