@@ -162,6 +162,19 @@ def test_argnums_tuple_inside_grad():
     np.testing.assert_allclose(gy, _numeric_grad(lambda z: loss(X, z), V[:2]), rtol=1e-6)
 
 
+@pytest.mark.parametrize("api", ["hessian", "sparse_hessian"])
+def test_hessian_of_two_arguments_inside_jvp_and_vjp(api):
+    """argnums=(0, 1): blocks [[H_xx, H_xy], [H_yx, H_yy]] (dense) or one flat (5 x 5) CSR."""
+    f = lambda x, y: np.sum(np.sin(x)) * np.sum(y ** 2) + np.dot(x[:2], y) ** 3
+
+    def fn(x):
+        h = getattr(J, api)(f, x, V[:2], argnums=(0, 1))
+        if api == "sparse_hessian":
+            return h.toarray()
+        return np.concatenate([np.ravel(h[i][j]) for i in (0, 1) for j in (0, 1)])
+    assert check_grads(fn, X, order=1, modes=("fwd", "rev")) > 0
+
+
 def test_curried_argnums_inside_jvp():
     jy = J.jacfwd(two, argnums=1)
     out, tan = dualad.jvp(lambda x: jy(x, V[:2]), (X,), (V,))
