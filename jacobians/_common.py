@@ -9,6 +9,7 @@ user-facing result is cut out of ``J`` in blocks ``out.shape + in.shape``.
 """
 from __future__ import annotations
 
+import functools
 import math
 import weakref
 
@@ -25,18 +26,67 @@ def fname(f):
     return getattr(f, "__name__", None) or type(f).__name__
 
 
+class TracedOutput(NotImplementedError):
+    """The plain path met a traced value (an argument, an output, a sweep's result): the
+    call belongs to the traced path, :mod:`jacobians.nested`. Raised for
+    :func:`composes` to catch; reaching a user only from a function without a traced
+    path (``plan``, ``jacobian_sparsity``)."""
+
+
 def refuse_traced(api, f, value, what):
-    """jacobians inside dualad.grad/jvp/vjp (a traced value reaching it) are not supported yet:
-    say so, instead of failing later when the traced value is converted to an array."""
+    """Raise :class:`TracedOutput` if ``value`` holds a traced value: the plain path writes
+    results into NumPy arrays, which would drop the outer derivative."""
     for leaf in flatten(value)[0]:
         if isinstance(leaf, Box):
-            raise NotImplementedError(
+            raise TracedOutput(
                 f"jacobians.{api}: {what} of {fname(f)} is a traced value (shape "
-                f"{shape_of(leaf)}): jacobians.{api} was called inside dualad.grad/jvp/vjp, and "
-                f"nesting the jacobians functions inside dualad's transformations is not "
-                f"supported yet. Inside a differentiated function use dualad's own "
-                f"transformations, which nest: dualad.grad, dualad.jvp (J·v), dualad.vjp "
-                f"(vᵀ·J) or dualad.hvp (Hessian-vector products)")
+                f"{shape_of(leaf)}): jacobians.{api} was called inside a transformation "
+                f"(dualad.grad/jvp/vjp/vmap) and takes plain values only: call it outside "
+                f"the transformation, or use what follows transformations (returns traced "
+                f"results): jacobians.jacobian, jacfwd, jacrev, hessian, hvp, "
+                f"sparse_jacobian, sparse_hessian, or dualad.grad, jvp (J·v), vjp (vᵀ·J)")
+
+
+#: api name -> the traced path of that public function (filled by jacobians.nested).
+TRACED_PATHS = {}
+
+
+def holds_traced(tree):
+    """Whether a leaf of ``tree`` (a tuple of arguments) is a traced value (a box, or an
+    object array of them)."""
+    for a in tree:      # the common plain call (arrays, numbers) without flattening
+        if not (type(a) in (float, int) or (type(a) is np.ndarray and a.dtype != object)):
+            break
+    else:
+        return False
+    for leaf in flatten(tree)[0]:
+        if isinstance(leaf, Box) or (isinstance(leaf, np.ndarray) and leaf.dtype == object
+                                     and any(isinstance(x, Box) for x in leaf.flat)):
+            return True
+    return False
+
+
+def composes(api, curry=False):
+    """Decorator of the public planner function ``api``: on traced values (an argument, or
+    a traced output met by the plain path: :class:`TracedOutput`) the call goes to its
+    traced path, ``TRACED_PATHS[api]`` (:mod:`jacobians.nested`). ``curry``: without
+    positional arguments after ``f``, return the function of them."""
+    def wrap(plain):
+        @functools.wraps(plain)
+        def public(f, *args, **kwargs):
+            if curry and not args:
+                def curried(*a):
+                    return public(f, *a, **kwargs)
+                curried.__name__ = f"{api}({fname(f)})"
+                return curried
+            if args and holds_traced(args):
+                return TRACED_PATHS[api](f, *args, **kwargs)
+            try:
+                return plain(f, *args, **kwargs)
+            except TracedOutput:      # f closes over a traced value
+                return TRACED_PATHS[api](f, *args, **kwargs)
+        return public
+    return wrap
 
 
 def normalize_argnums(api, f, argnums, nargs):
@@ -188,6 +238,9 @@ def identity_rows(start, count, total, dtype):
 
 def flat_rows(leaves, batch):
     """Leaves (B, *shape) as one (B, total) matrix."""
+    if any(isinstance(x, Box) for x in leaves):   # f closes over a traced value
+        raise TracedOutput("a sweep of the plain path returned traced values (the function "
+                           "closes over a value traced by an outer transformation)")
     if len(leaves) == 1:
         return np.asarray(leaves[0]).reshape(batch, -1)
     return np.concatenate([np.asarray(x).reshape(batch, -1) for x in leaves], axis=1)

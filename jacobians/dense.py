@@ -25,8 +25,8 @@ import dualad
 from dualad.extend import flatten, shape_of
 
 from . import cost
-from ._common import (DEFAULT_MAX_MEMORY, FunctionCache, Problem, chunks, flat_rows, float_dtype,
-                      fname, refuse_traced)
+from ._common import (DEFAULT_MAX_MEMORY, FunctionCache, Problem, chunks, composes, flat_rows,
+                      float_dtype, fname, refuse_traced)
 
 MODES = ("auto", "forward", "reverse")
 _CACHE = FunctionCache()
@@ -59,6 +59,7 @@ def get_census(problem):
     hit = _CACHE.get(problem.f, key)
     if hit is None:
         c, out = cost.census(problem)
+        refuse_traced(problem.api, problem.f, out, "the output")   # never cache a traced output
         leaves = flatten(out)[0]
         hit = _CACHE.put(problem.f, key, (c, [shape_of(o) for o in leaves], out))
     c, shapes, out = hit
@@ -161,6 +162,7 @@ def _curried(api, f, kwargs, run):
     return jac_f
 
 
+@composes("jacobian")
 def jacobian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY):
     """The Jacobian of ``f`` at ``args`` in ``argnums``: shape ``out.shape + in.shape``.
 
@@ -186,17 +188,17 @@ def _in_mode(api, mode, f, args, argnums, chunk_size, max_memory):
         return _curried(api, f, dict(argnums=argnums, chunk_size=chunk_size,
                                      max_memory=max_memory),
                         jacfwd if mode == "forward" else jacrev)
-    for k, a in enumerate(args):
-        refuse_traced(api, f, a, f"argument {k}")
     return jacobian(f, *args, mode=mode, argnums=argnums, chunk_size=chunk_size,
                     max_memory=max_memory)
 
 
+@composes("jacfwd")
 def jacfwd(f, *args, argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY):
     """``jacobian(..., mode="forward")``: batched JVPs, one column per direction."""
     return _in_mode("jacfwd", "forward", f, args, argnums, chunk_size, max_memory)
 
 
+@composes("jacrev")
 def jacrev(f, *args, argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY):
     """``jacobian(..., mode="reverse")``: batched pullbacks of one tape, one row per cotangent."""
     return _in_mode("jacrev", "reverse", f, args, argnums, chunk_size, max_memory)

@@ -25,8 +25,8 @@ import numpy as np
 import dualad
 from dualad.extend import Box, flatten, shape_of
 
-from ._common import DEFAULT_MAX_MEMORY, Problem, chunks, flat_rows, float_dtype, fname, \
-    identity_rows
+from ._common import DEFAULT_MAX_MEMORY, Problem, chunks, composes, flat_rows, float_dtype, \
+    fname, identity_rows
 from .dense import get_census
 
 HESSIAN_MODES = ("auto", "forward-over-reverse", "reverse-over-reverse",
@@ -134,6 +134,7 @@ def structured_square(problem, h):
     return outer[0] if problem.single else outer
 
 
+@composes("hessian")
 def hessian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY):
     """The Hessian of scalar ``f`` at ``args``: shape ``in.shape + in.shape``, exactly symmetric.
 
@@ -158,6 +159,7 @@ def hessian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAUL
     return structured_square(problem, h)
 
 
+@composes("hvp", curry=True)
 def hvp(f, x, v, *args, argnums=0):
     """``∇²f(x) v`` by forward-over-reverse: one JVP through one gradient sweep, a small
     multiple of the gradient's cost. ``v`` of shape ``x.shape``, or ``(B, *x.shape)`` for
@@ -165,7 +167,7 @@ def hvp(f, x, v, *args, argnums=0):
     (``argnums`` says which argument ``x`` is)."""
     call_args = list(args)
     call_args.insert(int(argnums), x)
-    problem = scalar_problem("hvp", f, call_args, int(argnums), traced_ok=True)
+    problem = scalar_problem("hvp", f, call_args, int(argnums))
     v = v if isinstance(v, Box) else np.asarray(v)
     xs = problem.in_shapes[0]
     if len(problem.leaves) != 1:

@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import cost
-from ._common import DEFAULT_MAX_MEMORY, Problem, float_dtype, fname
+from ._common import DEFAULT_MAX_MEMORY, Problem, composes, float_dtype, fname
 from .coloring import column_coloring, row_coloring, star_coloring
 from .dense import check_mode, forward_flat, reverse_flat
 from .hessian import hessian_chunk, hessian_rows, scalar_problem
@@ -100,6 +100,7 @@ def choose(census, col, row, chunk):
     return "forward" if f <= r else "reverse"
 
 
+@composes("sparse_jacobian")
 def sparse_jacobian(f, *args, mode="auto", argnums=0, sparsity=None, chunk_size=None,
                     max_memory=DEFAULT_MAX_MEMORY):
     """The flat Jacobian (m x n) of ``f`` at ``args`` as a scipy CSR matrix.
@@ -157,6 +158,7 @@ def decompress_star(pattern, coloring, compressed):
     return out
 
 
+@composes("sparse_hessian")
 def sparse_hessian(f, *args, argnums=0, sparsity=None, chunk_size=None,
                    max_memory=DEFAULT_MAX_MEMORY):
     """The Hessian (n x n, flat inputs) of scalar ``f`` as an exactly symmetric scipy CSR.

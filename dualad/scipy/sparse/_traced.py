@@ -20,6 +20,7 @@ import scipy.sparse as sp
 
 from ...ops.core.elementwise import multiply as _mul
 from ...ops.core.indexing import getitem, untake
+from ...ops.core.linear import sum_p as _sum
 from ...ops.core.shape import concatenate, reshape, transpose
 from ...tracer import Box, ndim_of, primal_value, shape_of
 
@@ -159,6 +160,29 @@ class TracedSparse:
         return untake(self.data, idx=(self.struct.row, self.struct.col), shape=self.shape)
 
     todense = toarray
+
+    def sum(self, axis=None, dtype=None, out=None):
+        """Σ of the stored values (``axis=None``: a traced scalar, also what ``np.sum(M)``
+        calls); ``axis=0`` / ``1`` the column / row sums (scatter-adds of the stored
+        values) as a 1-D array, as a ``*_array`` gives. A ``*_matrix``'s axis sums are
+        an ``np.matrix`` in SciPy, whose ``*`` a traced value cannot imitate: refused."""
+        if dtype is not None or out is not None:
+            raise TypeError(f"{self._name()}.sum: dtype= and out= are not supported on a "
+                            f"traced sparse matrix; cast or store the returned value")
+        if axis is None:
+            return _sum(self.data, axis=(ndim_of(self.data) - 1,), keepdims=False)
+        if axis not in (0, 1, -1, -2):
+            raise ValueError(f"{self._name()}.sum: axis={axis!r}; a sparse matrix has axes "
+                             f"0 and 1")
+        if self.spmatrix:
+            raise TypeError(f"{self._name()}.sum(axis={axis}): SciPy returns an np.matrix "
+                            f"here, which a traced value cannot be; write "
+                            f"M.toarray().sum(axis={axis}) (or M @ ones) for the sums")
+        along = self.struct.col if axis in (0, -2) else self.struct.row
+        size = self.shape[1] if axis in (0, -2) else self.shape[0]
+        lead = (slice(None),) * (ndim_of(self.data) - 1)
+        return untake(self.data, idx=lead + (along,),
+                      shape=shape_of(self.data)[:-1] + (size,))
 
     def __neg__(self):
         return TracedSparse(-self.data, self.struct, self.format, self.spmatrix)
