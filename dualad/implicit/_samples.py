@@ -1,0 +1,50 @@
+"""Rule-checker samples for the implicit primitives (``prim.samples``): small, well
+conditioned systems whose rules :func:`dualad.verification.check_registry` checks in both
+modes, to order 2, against finite differences."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..primitive import sample
+from ..tree import flatten
+from .linear_solve import LinearSystem, linear_solve_p
+from .root import RootProblem, root_p
+
+_A = np.array([[4.0, 1.0, -0.5], [0.3, 3.0, 0.8], [-0.2, 0.5, 5.0]])
+_M = np.array([[3.0, 1.0, 0.0], [1.0, 2.5, 0.4], [0.0, 0.4, 2.0]])   # symmetric positive definite
+
+
+def _dense_system(method):
+    return LinearSystem(lambda v, a: a @ v, 3, rmatvec=lambda u, a: u @ a,
+                        matrix=lambda a: a, method=method)
+
+
+def _shifted_system(method, symmetric=False):
+    """A(k) = M + k·diag(1, 2, 3): a matvec closing over a scalar k (no matrix, no rmatvec)."""
+    return LinearSystem(lambda v, k: _M @ v + k * (np.arange(1.0, 4.0) * v), 3,
+                        method=method, symmetric=symmetric)
+
+
+def _root_problem():
+    """x* with x + 0.3 sin(x) = a (elementwise; solved by Newton's method)."""
+    def solve(a):
+        x = np.array(a, dtype=float)
+        for _ in range(60):
+            x = x - (x + 0.3 * np.sin(x) - a) / (1.0 + 0.3 * np.cos(x))
+        return x
+
+    def optimality(x, a):
+        return x + 0.3 * np.sin(x) - a
+    leaves, rebuild = flatten((np.zeros(3),))
+    return RootProblem(solve, optimality, leaves, rebuild, [0], tol=None, has_aux=False,
+                       method="direct", symmetric=False, options={}, transpose_method=None)
+
+
+linear_solve_p.samples = [
+    sample((3,), _A, system=_dense_system("direct"), role="primal"),
+    sample((2, 3), _A, system=_dense_system("direct"), role="primal"),
+    sample((3,), np.array(0.5), system=_shifted_system("gmres"), role="primal"),
+    sample((3,), np.array(0.5), system=_shifted_system("cg", symmetric=True), role="primal"),
+    sample((3,), np.array(0.5), system=_shifted_system("direct"), role="primal"),
+]
+root_p.samples = [sample(np.array([0.4, -1.2, 2.0]), problem=_root_problem())]
