@@ -114,15 +114,15 @@ def _dense(A, b, method, options, symmetric, transpose_solve):
             raise TypeError(f"{_NAME}: A of dtype {dt} is not differentiable")
         A = np.asarray(A, dtype=float)
 
-    def matvec(v, a):
-        return a @ v
+    def matvec(v, a):        # A v for each row v: v @ Aᵀ (leading axes broadcast)
+        return v @ a.T
 
     def rmatvec(u, a):
         return u @ a
 
     system = LinearSystem(matvec, n, rmatvec=rmatvec, matrix=lambda a: a, method=method,
                           transpose_method=transpose_solve, options=options,
-                          symmetric=symmetric, name=_NAME)
+                          symmetric=symmetric, name=_NAME, batched=True)
     rhs = b if vector else b.T      # leading axes are right-hand sides
     x = linear_solve_p(rhs, A, system=system, role="primal")
     return x if vector else x.T

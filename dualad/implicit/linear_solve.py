@@ -47,6 +47,8 @@ class LinearSystem:
     - ``matvec(v, *c) = A v`` (v of shape (n,)), written with NumPy/registry operations;
     - ``rmatvec(u, *c) = Aᵀ u`` or ``None`` (then the VJP of ``matvec`` in v);
     - ``matrix(*c)``: the plain dense A, or ``None`` (then built from the matvec);
+    - ``batched``: ``matvec`` and ``rmatvec`` accept v with leading axes (one vector per
+      row: ``v @ a.T``), so a batch of primal right-hand sides needs no loop;
     - ``method``, ``options`` (``rtol``, ``atol``, ``maxiter``, ``restart``, ``M``):
       how it is solved; ``transpose_method`` for the transposed system (a JAX
       ``transpose_solve``), ``symmetric``: A = Aᵀ.
@@ -57,12 +59,12 @@ class LinearSystem:
     """
 
     __slots__ = ("matvec", "rmatvec", "matrix", "method", "transpose_method", "options",
-                 "symmetric", "name", "what", "n", "transposed", "_T", "_lu_key", "_lu", "stats",
-                 "__weakref__")
+                 "symmetric", "name", "what", "n", "batched", "transposed", "_T", "_lu_key",
+                 "_lu", "stats", "__weakref__")
 
     def __init__(self, matvec, n, *, rmatvec=None, matrix=None, method="auto",
                  transpose_method=None, options=None, symmetric=False,
-                 name="custom_linear_solve", what="the matrix A"):
+                 name="custom_linear_solve", what="the matrix A", batched=False):
         if isinstance(method, str) and method not in METHODS:
             raise ValueError(f"{name}: unknown method {method!r}; use one of "
                              f"{', '.join(METHODS)} or a callable solve(matvec, b) -> x")
@@ -70,6 +72,7 @@ class LinearSystem:
         self.method, self.transpose_method = method, transpose_method
         self.options = dict(options or {})
         self.symmetric, self.name, self.what, self.n = bool(symmetric), name, what, int(n)
+        self.batched = batched      # matvec and rmatvec map leading axes of v row by row
         self.transposed = None      # for the transposed system: the system it transposes
         self._T = self if self.symmetric else None
         self._lu_key = self._lu = None
@@ -90,7 +93,8 @@ class LinearSystem:
                 method = "auto" if callable(self.method) else self.method
             t = LinearSystem(rmv, self.n, rmatvec=self.matvec, method=method,
                              transpose_method=self.method, options=self.options,
-                             name=self.name, what=self.what + "ᵀ")
+                             name=self.name, what=self.what + "ᵀ",
+                             batched=self.batched and self.rmatvec is not None)
             t.transposed, t._T, t.stats = self, self, self.stats
             self._T = t
         return self._T
@@ -265,7 +269,7 @@ def _matvec_at(system, x, consts):
     leading S a separate vector)."""
     n = system.n
     lead = tuple(shape_of(x)[:-1])
-    if not lead:
+    if not lead or system.batched:
         return lambda *c: system.matvec(x, *c)
 
     def many(*c):   # a batch of primal right-hand sides: the matvec one vector at a time
