@@ -29,6 +29,7 @@ import warnings
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..api import jvp as _jvp
@@ -117,8 +118,7 @@ class LinearSystem:
         if method == "direct":
             base = self.transposed if self.transposed is not None else self
             lu = base.factor(consts, role)
-            return sla.lu_solve(lu, rhs.T, trans=1 if self.transposed is not None else 0,
-                                check_finite=False).T
+            return lu.solve(rhs.T, self.transposed is not None).T
         return self._solve_iterative(method, consts, rhs, role)
 
     def plain_matvec(self, consts, dtype):
@@ -134,10 +134,12 @@ class LinearSystem:
         return mv
 
     def dense(self, consts, dtype):
-        """The plain matrix A: ``matrix(*c)``, else the matvec swept over the identity in
-        vector mode (one evaluation of the matvec with n directions)."""
+        """The plain matrix A: ``matrix(*c)`` (dense, or ``scipy.sparse``: then SuperLU),
+        else the matvec swept over the identity in vector mode (one evaluation of the
+        matvec with n directions)."""
         if self.matrix is not None:
-            a = plain(self.matrix(*consts))
+            a = self.matrix(*consts)
+            a = a if sp.issparse(a) else plain(a)
             if a.shape != (self.n, self.n):
                 raise ValueError(f"{self.name}: the matrix has shape {a.shape}, expected "
                                  f"({self.n}, {self.n})")
@@ -162,21 +164,11 @@ class LinearSystem:
             return self._lu
         dtype = np.result_type(*key, np.float64) if key else np.float64
         a = self.dense(consts, dtype)
-        if not np.all(np.isfinite(a)):
+        if not np.all(np.isfinite(a.data if sp.issparse(a) else a)):
             raise FloatingPointError(f"{self.name}: {self.what} ({self.n} x {self.n}) of the "
                                      f"{role} solve has non-finite entries")
         self.stats["factorizations"] += 1
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", sla.LinAlgWarning)
-            lu = sla.lu_factor(a, check_finite=False)
-        rcond = _rcond(a, lu)
-        if not rcond > np.finfo(lu[0].dtype).eps * self.n:
-            raise np.linalg.LinAlgError(
-                f"{self.name}: {self.what} ({self.n} x {self.n}) of the {role} solve is "
-                f"singular to working precision (reciprocal condition number {rcond:.3g}); "
-                f"the solution is not a differentiable function of its inputs here. "
-                f"Regularise the problem (a ridge term, a small multiple of the identity) "
-                f"or check that the solution is isolated")
+        lu = Factorization(a, self, role)
         self._lu_key, self._lu = [np.array(k, copy=True) for k in key], lu
         return lu
 
@@ -233,6 +225,45 @@ class LinearSystem:
                         if self.transposed is not None else ""))
             out[j] = x
         return out
+
+
+class Factorization:
+    """The LU factors of a dense A (LAPACK, with its condition estimated) or of a
+    ``scipy.sparse`` A (SuperLU); ``solve(B, trans)`` solves A X = B (Aᵀ X = B) for the
+    columns of B. A singular A raises LinAlgError with the advice to regularise."""
+
+    __slots__ = ("lu", "sparse")
+
+    def __init__(self, a, system, role):
+        self.sparse = sp.issparse(a)
+        singular = None
+        if self.sparse:
+            try:
+                self.lu = spla.splu(sp.csc_matrix(a))
+            except RuntimeError as e:          # "Factor is exactly singular"
+                singular = str(e)
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", sla.LinAlgWarning)
+                self.lu = sla.lu_factor(a, check_finite=False)
+            rcond = _rcond(a, self.lu)
+            if not rcond > np.finfo(self.lu[0].dtype).eps * system.n:
+                singular = f"reciprocal condition number {rcond:.3g}"
+        if singular is not None:
+            raise np.linalg.LinAlgError(
+                f"{system.name}: {system.what} ({system.n} x {system.n}) of the {role} solve "
+                f"is singular to working precision ({singular}); the solution is not a "
+                f"differentiable function of its inputs here. Regularise the problem (a ridge "
+                f"term, a small multiple of the identity) or check that the solution is "
+                f"isolated")
+
+    def solve(self, b, trans=False):
+        if self.sparse:
+            b = np.asarray(b)
+            if np.iscomplexobj(b) and self.lu.U.dtype.kind != "c":
+                return self.solve(b.real, trans) + 1j * self.solve(b.imag, trans)
+            return self.lu.solve(np.ascontiguousarray(b), trans="T" if trans else "N")
+        return sla.lu_solve(self.lu, b, trans=1 if trans else 0, check_finite=False)
 
 
 def _rcond(a, lu):

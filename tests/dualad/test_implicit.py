@@ -426,3 +426,30 @@ def test_float32_stays_float32():
     g = dualad.grad(lambda b: np.sum(custom_linear_solve(A, b)))(b)
     np.testing.assert_allclose(x, np.linalg.solve(A3, B3), rtol=1e-5)
     np.testing.assert_allclose(g, np.linalg.solve(A3.T, np.ones(3)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["sparse", "dense"])
+def test_user_jacobian_dense_or_sparse(kind):
+    """jacobian= gives ∂_x F (plain values): SuperLU for a sparse one, LU for a dense one;
+    the derivatives equal those through the Jacobian dualad builds itself, to order 2."""
+    n = 7
+    c = np.linspace(0.5, 1.5, n)
+    L = _tridiagonal(n, 3.0)
+
+    def F(x, c):
+        return L @ x + 0.1 * x ** 3 - c
+
+    def jac(x, c):
+        J = L + sp.diags(0.3 * x ** 2)
+        return J if kind == "sparse" else J.toarray()
+
+    def solve(c):
+        return so.fsolve(lambda x: F(x, c), np.zeros(n), fprime=lambda x: jac(x, c).toarray()
+                         if kind == "sparse" else jac(x, c), xtol=1e-13)
+    with_jac = custom_root(solve, F, jacobian=jac)
+    built = custom_root(solve, F)
+    loss = lambda r: (lambda c: np.sum(np.sin(r(c))))     # noqa: E731
+    np.testing.assert_allclose(dualad.grad(loss(with_jac))(c), dualad.grad(loss(built))(c),
+                               rtol=1e-10)
+    np.testing.assert_allclose(jacobians.hessian(loss(with_jac))(c),
+                               jacobians.hessian(loss(built))(c), rtol=1e-8, atol=1e-12)
