@@ -453,3 +453,17 @@ def test_user_jacobian_dense_or_sparse(kind):
                                rtol=1e-10)
     np.testing.assert_allclose(jacobians.hessian(loss(with_jac))(c),
                                jacobians.hessian(loss(built))(c), rtol=1e-8, atol=1e-12)
+
+
+def test_lax_custom_linear_solve_positional_symmetric_and_has_aux():
+    M = np.array([[3.0, 1.0, 0.0], [1.0, 2.5, 0.4], [0.0, 0.4, 2.0]])
+
+    def f(s):
+        def solve(mv, r):
+            return np.linalg.solve(M + dualad_plain(s) * np.eye(3), r), "lu"
+        return lax.custom_linear_solve(lambda v: M @ v + s * v, B3, solve, None, True, True)
+    x, aux = f(0.5)
+    assert aux == "lu"
+    H = M + 0.5 * np.eye(3)
+    np.testing.assert_allclose(dualad.derivative(lambda s: f(s)[0], 1)(0.5),
+                               -np.linalg.solve(H, np.linalg.solve(H, B3)), rtol=1e-10)
