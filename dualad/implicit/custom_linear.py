@@ -66,6 +66,9 @@ def custom_linear_solve(A, b, solve=None, transpose_solve=None, symmetric=False,
                          f"{', '.join(METHODS)}")
     if b is None:
         raise TypeError(f"{_NAME}: b is None; pass the right-hand side as an array")
+    if getattr(A, "shape", None) is not None and len(A.shape) == 2 and A.shape[0] == 0:
+        x = b * 0.0 if isinstance(b, Box) else np.zeros(np.shape(b))   # 0 x 0: nothing to solve
+        return (x, None) if has_aux else x
     options = {k: v for k, v in dict(rtol=rtol, atol=atol, maxiter=maxiter, restart=restart,
                                      M=M).items() if v is not None}
     if isinstance(A, (TracedSparse, spla.LinearOperator)) or sp.issparse(A):
@@ -156,6 +159,7 @@ def _matvec(fn, b, method, options, symmetric, rmatvec, transpose_solve):
             return flat.ravel(fn(flat.unravel(v)), _NAME, "matvec(v)")
         return flat.ravel(rmatvec(flat.unravel(v)), _NAME, "rmatvec(u)")
     conv, consts = closure_convert(both)
+    _check_linear(conv, n, consts, b_flat)
     system = LinearSystem(lambda v, *c: conv(0, v, *c), n,
                           rmatvec=None if rmatvec is None else (lambda u, *c: conv(1, u, *c)),
                           method=method, transpose_method=transpose_solve, options=options,
@@ -166,6 +170,18 @@ def _matvec(fn, b, method, options, symmetric, rmatvec, transpose_solve):
             system.transpose_method = _on_tree(transpose_solve, flat)
     x = linear_solve_p(b_flat, *consts, system=system, role="primal")
     return flat.unravel(x)
+
+
+def _check_linear(conv, n, consts, b_flat):
+    """matvec(0) must be 0: an affine map (A v + c) would be solved as if c were not
+    there. One matvec on plain values."""
+    dtype = np.result_type(primal_value(b_flat), np.float64)
+    at_zero = plain(conv(0, np.zeros(n, dtype), *[primal_value(c) for c in consts]))
+    if at_zero.shape == (n,) and np.any(at_zero != 0):
+        raise ValueError(f"{_NAME}: matvec(0) is not 0 (max |matvec(0)| = "
+                         f"{np.max(np.abs(at_zero)):.3g}): the matvec must be linear, "
+                         f"v ↦ A v; move a constant term c of A v + c = b into the "
+                         f"right-hand side (b − c)")
 
 
 def _on_tree(solve, flat):

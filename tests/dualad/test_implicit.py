@@ -417,6 +417,9 @@ def test_linear_solve_errors():
                                                          lambda mv, r: r)))(B3)
     with pytest.raises(ValueError, match="matvec"):
         dualad.grad(lambda b: np.sum(custom_linear_solve(lambda v: np.ones(2), b)))(B3)
+    with pytest.raises(ValueError, match=r"matvec\(0\) is not 0.*linear"):
+        custom_linear_solve(lambda v: A3 @ v + 1.0, B3)
+    assert custom_linear_solve(np.zeros((0, 0)), np.zeros(0)).shape == (0,)
 
 
 def test_float32_stays_float32():
