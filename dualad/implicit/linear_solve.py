@@ -20,7 +20,8 @@ Methods (``method=``): ``"direct"`` (the dense matrix, built by one vector-mode 
 the matvec over the identity when only a matvec is given, LU-factored once per value of
 c), ``"cg"`` (A symmetric positive definite), ``"gmres"``, ``"bicgstab"``, ``"minres"``
 (A symmetric) from ``scipy.sparse.linalg``, matrix-free; ``"auto"``: direct up to
-:data:`DENSE_MAX` unknowns, else minres when ``symmetric`` and gmres otherwise. A callable
+:data:`DENSE_MAX` unknowns (:data:`DENSE_MANY_MAX` for n/10 or more right-hand sides at
+once: a Jacobian's worth of tangents), else minres when ``symmetric``, gmres otherwise. A callable
 ``solve(matvec, b) -> x`` (JAX's convention) runs on plain values.
 """
 from __future__ import annotations
@@ -37,7 +38,8 @@ from ..primitive import Primitive, register
 from ..tracer import shape_of
 from ._util import batch_shape, densified, plain, pull, push
 
-DENSE_MAX = 500     # "auto": a dense LU up to this many unknowns, matrix-free beyond
+DENSE_MAX = 500     # "auto": a dense LU up to this many unknowns, matrix-free beyond,
+DENSE_MANY_MAX = 4000   # ... or up to this many with at least n/10 right-hand sides at once
 ITERATIVE = ("cg", "gmres", "bicgstab", "minres")
 METHODS = ("auto", "direct") + ITERATIVE
 
@@ -101,18 +103,22 @@ class LinearSystem:
         return self._T
 
     # --- plain solves ------------------------------------------------------------------
-    def resolved_method(self):
+    def resolved_method(self, k=1):
+        """The method for ``k`` right-hand sides: "auto" is direct up to DENSE_MAX
+        unknowns, and up to DENSE_MANY_MAX when there are at least n/10 right-hand sides
+        (a Jacobian's worth of tangents: one factorization beats k Krylov solves)."""
         m = self.method
         if m == "auto":
-            return "direct" if self.n <= DENSE_MAX else ("minres" if self.symmetric
-                                                         else "gmres")
+            if self.n <= DENSE_MAX or (self.n <= DENSE_MANY_MAX and 10 * k >= self.n):
+                return "direct"
+            return "minres" if self.symmetric else "gmres"
         return m
 
     def solve(self, consts, rhs, role):
         """X with A X[j] = rhs[j] for each row of ``rhs`` (k, n), on plain values."""
         self.stats["solves"] += 1
         self.stats["rhs"] += rhs.shape[0]
-        method = self.resolved_method()
+        method = self.resolved_method(rhs.shape[0])
         if callable(method):
             return self._solve_callable(method, consts, rhs, role)
         if method == "direct":
