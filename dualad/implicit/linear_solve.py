@@ -34,9 +34,10 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..api import jvp as _jvp
+from ..ops import reshape, stack
 from ..primitive import Primitive, register
 from ..tracer import shape_of
-from ._util import batch_shape, densified, plain, pull, push
+from ._util import densified, plain, pull, push
 
 DENSE_MAX = 500     # "auto": a dense LU up to this many unknowns, matrix-free beyond,
 DENSE_MANY_MAX = 4000   # ... or up to this many with at least n/10 right-hand sides at once
@@ -295,7 +296,9 @@ def _impl(b, *consts, system, role):
         b = b.astype(np.float64)
     n = system.n
     rhs = b.reshape(-1, n)          # leading axes: independent right-hand sides
-    return system.solve(consts, rhs, role).reshape(b.shape)
+    # float32 in, float32 out (the factorization may run in float64)
+    dtype = np.result_type(b, *[np.asarray(c) for c in consts], np.float32)
+    return system.solve(consts, rhs, role).reshape(b.shape).astype(dtype, copy=False)
 
 
 linear_solve_p = register(Primitive("custom_linear_solve", _impl, sparsity="dense"))
@@ -310,7 +313,6 @@ def _matvec_at(system, x, consts):
         return lambda *c: system.matvec(x, *c)
 
     def many(*c):   # a batch of primal right-hand sides: the matvec one vector at a time
-        from ..ops import reshape, stack
         flat = reshape(x, (-1, n))
         return reshape(stack([system.matvec(flat[i], *c) for i in range(shape_of(flat)[0])]),
                        lead + (n,))
@@ -340,4 +342,4 @@ def _vjp_all(ct, ans, b, *consts, system, role):
 linear_solve_p.jvp_all = _jvp_all
 linear_solve_p.vjp_all = _vjp_all
 
-__all__ = ["LinearSystem", "linear_solve_p", "DENSE_MAX", "batch_shape"]
+__all__ = ["LinearSystem", "Factorization", "linear_solve_p", "DENSE_MAX", "DENSE_MANY_MAX"]

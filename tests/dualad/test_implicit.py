@@ -430,6 +430,11 @@ def test_float32_stays_float32():
     g = dualad.grad(lambda b: np.sum(custom_linear_solve(A, b)))(b)
     np.testing.assert_allclose(x, np.linalg.solve(A3, B3), rtol=1e-5)
     np.testing.assert_allclose(g, np.linalg.solve(A3.T, np.ones(3)), rtol=1e-5)
+    assert x.dtype == g.dtype == np.float32
+    root32 = custom_root(lambda a: np.float32(poly_root(a.astype(float))), poly)
+    g32 = dualad.grad(root32)(A_POLY.astype(np.float32))
+    assert g32.dtype == np.float32
+    np.testing.assert_allclose(g32, poly_closed_forms(A_POLY)[1], rtol=1e-4)
 
 
 @pytest.mark.parametrize("kind", ["sparse", "dense"])
