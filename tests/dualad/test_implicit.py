@@ -386,6 +386,15 @@ def test_bad_solve_results(ret, match):
 _LEAK = {}
 
 
+def test_keyword_parameters_are_refused_by_name():
+    with pytest.raises(TypeError, match="custom_root: root.*positionally.*'?a'?"):
+        poly_root_ad(a=A_POLY)
+    with pytest.raises(ValueError, match="unknown linear_solve"):
+        custom_root(poly_root, poly, linear_solve="lu")
+    with pytest.raises(TypeError, match="optimality must be a callable"):
+        custom_root(poly_root, None)
+
+
 def test_solve_returning_a_traced_value():
     """A traced value solve reaches through a global (closure conversion cannot see it)."""
     def f(a):
