@@ -42,6 +42,12 @@ def _fname(f):
 def check_input(api, argnum, x, where=""):
     """``x`` as a floating array; a clear TypeError for what cannot be differentiated."""
     if isinstance(x, Box):
+        kind = x.dtype.kind
+        if kind not in "fc":   # an integer array mapped by vmap, say
+            raise TypeError(f"{api}: argument {argnum}{where} has dtype {x.dtype} and "
+                            f"(per-example) shape {x.shape}; integer and boolean inputs are "
+                            f"not differentiable. Cast it to a floating dtype first, e.g. "
+                            f"x.astype(float)")
         return x
     if x is None or isinstance(x, (str, bytes)):
         raise TypeError(f"{api}: argument {argnum}{where} is {type(x).__name__} {x!r}; "

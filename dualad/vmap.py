@@ -228,6 +228,13 @@ def _vmap_call(f, in_axes, out_axes, axis_size, args, kwargs):
                              f"every mapped argument needs the same batch size")
         moved.append((leaf, ax))
     if size is None:
+        nones = [lname for leaf, ax, lname in zip(leaves, axes, names)
+                 if leaf is None and ax is not None]
+        if nones:    # vmap(f)(None): most likely a missing array, not an optional argument
+            raise TypeError(f"{name}: {', '.join(nones)} is None and no other argument is "
+                            f"mapped, so there is nothing to map over; pass an array with the "
+                            f"batch axis (None is kept only beside mapped arrays, as an "
+                            f"unused optional argument)")
         raise ValueError(f"{name}: in_axes maps no argument (every in_axes is None), so the "
                          f"batch size is unknown; pass axis_size=B, or map an argument")
     trace = BatchTrace(size)
@@ -238,6 +245,9 @@ def _vmap_call(f, in_axes, out_axes, axis_size, args, kwargs):
         out = traced_outputs(f(*call_args, **call_kwargs))
     finally:
         trace.stop()
+    if out is None:
+        raise TypeError(f"{name}: {_fname(f)} returned None; did it forget to `return`? "
+                        f"Return the arrays to map")
     return _unbatch_outputs(name, trace, out, out_axes)
 
 
