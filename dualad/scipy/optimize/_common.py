@@ -1,0 +1,166 @@
+"""What every ``dualad.scipy.optimize`` solver shares: the traced values a problem depends
+on, the plain problem SciPy solves, the convergence check, and the one call to
+:func:`dualad.custom_root` that makes the solution differentiable.
+
+A problem ``fun(x, *args)`` depends on θ: the traced leaves of ``args`` (nested tuples,
+lists and dicts allowed) and the traced values ``fun`` closes over (found by
+:func:`dualad.scipy._closure.closure_convert`). SciPy solves it on the primal values of θ;
+the solution x* satisfies an optimality condition F(x*, θ) = 0 (a root: F = fun; a
+minimum: F = ∇ₓf; a fixed point: F = func(x) − x), and the implicit function theorem
+gives its derivative,
+
+    ∂F/∂x · ẋ = −∂F/∂θ · θ̇        (forward),        θ̄ = −(∂F/∂θ)ᵀ (∂F/∂x)⁻ᵀ x̄   (reverse),
+
+which :func:`dualad.custom_root` computes (a linear solve with ∂F/∂x at x*, never a
+differentiated solver), in both modes and to any order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...numpy import array as _array
+from ...tracer import Box, primal_value, shape_of
+from ...tree import flatten
+from .._closure import closure_convert
+
+
+class ConvergenceError(RuntimeError):
+    """A solver did not converge on a problem being differentiated: the implicit function
+    theorem would give the derivative of a point that is not a solution."""
+
+
+class DegenerateSolutionWarning(RuntimeWarning):
+    """A solution where the active set is degenerate (a component exactly at a bound with
+    zero gradient, an active inequality with a zero multiplier): the solution is not
+    differentiable there, and the derivative returned is one-sided (the set held fixed)."""
+
+
+def is_traced(tree):
+    return any(isinstance(v, Box) for v in flatten(tree)[0])
+
+
+def bind(fn, args=(), kwargs=None):
+    """``(g, θ)``: ``g(x, *θ) ≡ fn(x, *args, **kwargs)`` with θ the traced leaves of args and
+    kwargs and then the traced values ``fn`` closes over, in that order."""
+    fn, closed = closure_convert(fn)
+    tree = (tuple(args), dict(kwargs or {}))
+    leaves, rebuild = flatten(tree)
+    pos = [i for i, a in enumerate(leaves) if isinstance(a, Box)]
+    k = len(pos)
+
+    def g(x, *theta):
+        full = list(leaves)
+        for i, v in zip(pos, theta[:k]):
+            full[i] = v
+        a, kw = rebuild(full)
+        return fn(x, *a, *theta[k:], **kw)
+    g.__name__ = getattr(fn, "__name__", "func")
+    return g, tuple(leaves[i] for i in pos) + closed
+
+
+def plain(api, name, g, theta):
+    """``g`` with θ at its primal values, as SciPy calls it: a function of x alone. A
+    traced value in what it returns means ``fun`` read a traced value dualad did not find
+    (a global variable, an object reached indirectly): refused, naming args=(...)."""
+    p = tuple(primal_value(t) for t in theta)
+
+    def call(x, *more):
+        out = g(x, *more, *p) if more else g(x, *p)
+        if is_traced(out):
+            raise TypeError(
+                f"{api}: {name} returned a traced value when called on plain numbers: it "
+                f"reads a value being differentiated that dualad could not find among its "
+                f"arguments and closure (a global variable, or an object reached indirectly). "
+                f"Pass that value through args=(...) so that its derivative is computed")
+        return out
+    call.__name__ = getattr(g, "__name__", name)
+    return call
+
+
+def plain_callable(api, name, fn, args=(), kwargs=None):
+    """A user callable SciPy calls with (x, *args) (``jac``, ``hess``, ``fprime``, ...), with
+    ``args`` and traced closure values at their primal values; None and non-callables
+    (``jac=True``, ``'2-point'``) are returned as they are."""
+    if not callable(fn):
+        return fn
+    g, theta = bind(fn, args, kwargs)
+    return plain(api, name, g, theta)
+
+
+def as_array(out):
+    """A list or tuple (of maybe traced scalars) that SciPy accepts as an array, as one."""
+    if isinstance(out, (list, tuple)):
+        return _array(out) if is_traced(out) else np.asarray(out, dtype=float)
+    return out
+
+
+def check_args(api, args):
+    """SciPy's ``args``: a tuple; a single value is wrapped, as SciPy does."""
+    if args is None:
+        return ()
+    return tuple(args) if isinstance(args, (tuple, list)) and not isinstance(args, Box) \
+        else (args,)
+
+
+def require_callable(api, name, fn):
+    if not callable(fn):
+        raise TypeError(f"{api}: {name} must be callable, got {type(fn).__name__}")
+
+
+def residual_norm(F, x):
+    """‖F(x)‖∞ on plain values (for messages)."""
+    try:
+        return float(np.max(np.abs(np.asarray(F(x), dtype=float)), initial=0.0))
+    except Exception:      # pragma: no cover - the message only
+        return float("nan")
+
+
+def check_converged(api, success, message, residual=None, hint=""):
+    """Raise :class:`ConvergenceError` for an unconverged solve being differentiated.
+
+    Only called when θ is traced: with nothing to differentiate, SciPy's result is
+    returned as SciPy returns it (success False included)."""
+    if success:
+        return
+    at = "" if residual is None else f" (the optimality residual there is {residual:.3g})"
+    raise ConvergenceError(
+        f"{api}: the solver did not converge ({message!s}){at}, so res.x is not a solution and "
+        f"its implicit derivative would be that of a point that solves nothing. Tighten the "
+        f"tolerances, raise the iteration limit, start closer or choose another method"
+        f"{hint}; check res.success with plain (not traced) arguments first")
+
+
+def solution(api, optimality, x_star, theta, *, solve=None):
+    """x(θ) with ``optimality(x(θ), *θ) = 0`` and x(θ*) = ``x_star`` (SciPy's solution), made
+    differentiable in θ by :func:`dualad.custom_root`: an array of ``x_star``'s shape.
+
+    ``solve(matvec, b)`` solves (∂F/∂x) v = b when its structure is known (diagonal for
+    elementwise problems); otherwise custom_root's default linear solve."""
+    from ...implicit import custom_root
+    x_star = np.asarray(x_star, dtype=float)
+    kw = {} if solve is None else {"solve": solve}
+    root = custom_root(lambda x0, *th: x_star, optimality, **kw)
+    return root(x_star, *theta)
+
+
+def shape_message(api, name, got, want):
+    return (f"{api}: {name} returned shape {got}; it must have the shape of x, {want} "
+            f"(a system of as many equations as unknowns)")
+
+
+def flat_residual(api, name, g, shape):
+    """F(x, *θ) = g(x reshaped to ``shape``, *θ) raveled, checked to have x's size."""
+    size = int(np.prod(shape, dtype=int))
+
+    def F(x, *theta):
+        out = as_array(g(x, *theta))
+        got = tuple(shape_of(out))
+        if int(np.prod(got, dtype=int)) != size:
+            raise ValueError(shape_message(api, name, got, tuple(shape)))
+        return out if got == tuple(shape) else _reshape(out, shape)
+    return F
+
+
+def _reshape(v, shape):
+    from ...ops import reshape
+    return reshape(v, tuple(shape))
