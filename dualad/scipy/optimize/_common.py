@@ -16,6 +16,8 @@ differentiated solver), in both modes and to any order.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ...numpy import array as _array
@@ -115,12 +117,20 @@ def residual_norm(F, x):
         return float("nan")
 
 
-def check_converged(api, success, message, residual=None, hint=""):
-    """Raise :class:`ConvergenceError` for an unconverged solve being differentiated.
+def check_converged(api, success, message, residual=None, scale=1.0, hint=""):
+    """Refuse to differentiate an unconverged solve (:class:`ConvergenceError`).
 
     Only called when θ is traced: with nothing to differentiate, SciPy's result is
-    returned as SciPy returns it (success False included)."""
+    returned as SciPy returns it. A failure SciPy reports at a point whose optimality
+    residual ‖F(x*)‖∞ is at most ``ACCEPT_TOL``·max(1, |``scale``|) (BFGS's "precision
+    loss" at a minimum whose gradient is as small as SciPy's own default gtol accepts)
+    is differentiated, with a RuntimeWarning saying so."""
     if success:
+        return
+    if residual is not None and residual <= ACCEPT_TOL * max(1.0, abs(scale)):
+        warnings.warn(f"{api}: SciPy reports failure ({message!s}), but the optimality "
+                      f"residual at res.x is {residual:.3g}, within {ACCEPT_TOL:g}·max(1, |f|): "
+                      f"differentiating it as a solution", RuntimeWarning, stacklevel=4)
         return
     at = "" if residual is None else f" (the optimality residual there is {residual:.3g})"
     raise ConvergenceError(
@@ -128,6 +138,9 @@ def check_converged(api, success, message, residual=None, hint=""):
         f"its implicit derivative would be that of a point that solves nothing. Tighten the "
         f"tolerances, raise the iteration limit, start closer or choose another method"
         f"{hint}; check res.success with plain (not traced) arguments first")
+
+
+ACCEPT_TOL = 1e-6    # a reported failure with a residual this small is still a solution
 
 
 def solution(api, optimality, x_star, theta, *, solve=None):

@@ -15,8 +15,7 @@ import scipy.optimize as _so
 
 from ...tracer import Box, primal_value
 from ._active import least_squares_bounds
-from ._common import (as_array, bind, check_args, check_converged, plain, plain_callable,
-                      require_callable)
+from ._common import as_array, bind, check_args, plain, plain_callable, require_callable
 from ._stationary import stationary_point
 
 
@@ -75,7 +74,6 @@ def least_squares(fun, x0, jac="2-point", bounds=(-np.inf, np.inf), method="trf"
     res = _so.least_squares(plain_r, x0, jac=plain_callable(api, "jac", jac, args, kwargs),
                             bounds=(-np.inf, np.inf) if box is None else box.scipy_form,
                             f_scale=float(primal_value(f_scale)), **opts)
-    check_converged(api, res.success, res.message)
     rho = _rho(api, loss)
     k = len(theta_r)
 
@@ -89,7 +87,7 @@ def least_squares(fun, x0, jac="2-point", bounds=(-np.inf, np.inf), method="trf"
         s = th[k] if scale_traced else float(f_scale)
         return 0.5 * s ** 2 * np.sum(rho((r / s) ** 2))
     theta_phi = theta_r + ((f_scale,) if scale_traced else ())
-    x = stationary_point(api, cost, theta_phi, res.x, box)
+    x = stationary_point(api, cost, theta_phi, res.x, box, (), (res.success, res.message))
     res.x = x
     res.fun = residuals(x, *theta_phi)
     res.cost = cost(x, *theta_phi)

@@ -8,8 +8,7 @@ import scipy.optimize as _so
 
 from ...tracer import primal_value
 from ._active import minimize_bounds, parse_constraints
-from ._common import (bind, check_args, check_converged, is_traced, plain, plain_callable,
-                      require_callable)
+from ._common import bind, check_args, plain, plain_callable, require_callable
 from ._stationary import stationary_point
 
 
@@ -70,11 +69,8 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
                        bounds=None if box is None else box.scipy_form,
                        constraints=[c.scipy_form for c in cons], tol=tol,
                        callback=callback, options=options)
-    check_converged(api, res.success, res.message,
-                    hint=" (for a bounded or constrained problem: check the constraints "
-                         "are feasible)")
     phi = _objective(api, g, jac_in_output)
-    x = stationary_point(api, phi, theta_f, res.x, box, cons)
+    x = stationary_point(api, phi, theta_f, res.x, box, cons, (res.success, res.message))
     res.x = x
     res.fun = phi(x, *theta_f)
     return res

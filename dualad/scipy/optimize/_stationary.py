@@ -25,7 +25,7 @@ import numpy as np
 from ...api import grad as _grad, vjp as _vjp
 from ...tracer import primal_value
 from ._active import ZERO_TOL
-from ._common import DegenerateSolutionWarning, solution
+from ._common import DegenerateSolutionWarning, check_converged, solution
 
 
 def _report(api, what):
@@ -42,10 +42,13 @@ def _split(theta, sizes):
     return out
 
 
-def stationary_point(api, phi, theta_phi, x_star, bounds=None, constraints=()):
+def stationary_point(api, phi, theta_phi, x_star, bounds=None, constraints=(),
+                     status=(True, "")):
     """x(θ), SciPy's minimizer ``x_star`` of φ(x, *θ_phi) subject to ``bounds``
     (:class:`._active.BoxBounds` or None) and ``constraints`` (:class:`._active.Constraint`
-    records), differentiable in θ = θ_phi + the bounds' and constraints' traced values."""
+    records), differentiable in θ = θ_phi + the bounds' and constraints' traced values.
+    ``status`` is SciPy's (success, message), checked against the KKT residual
+    (:func:`._common.check_converged`)."""
     x_star = np.asarray(x_star, dtype=float)
     n = x_star.size
     groups = [tuple(theta_phi), bounds.theta if bounds is not None else ()]
@@ -64,6 +67,8 @@ def stationary_point(api, phi, theta_phi, x_star, bounds=None, constraints=()):
             _report(api, f"x[{degenerate.tolist()[:10]}] at a bound with zero gradient")
     rows = _active_rows(constraints, x_star)
     if not rows:
+        check_converged(api, *status, float(np.max(np.abs(g_star[~mask]), initial=0.0)),
+                        f_star)
         if not mask.any():
             F = lambda x, *th: gradient(x, th[:sizes[0]])   # noqa: E731
             return solution(api, F, x_star, theta)
@@ -73,8 +78,8 @@ def stationary_point(api, phi, theta_phi, x_star, bounds=None, constraints=()):
             t_phi, t_b = _split(th, sizes[:2])
             return free * gradient(x, t_phi) + held * (x - bounds.targets(t_b, at_hi))
         return solution(api, F, x_star, theta)
-    return _kkt(api, phi, gradient, x_star, f_star, g_star, theta, sizes, bounds, mask,
-                at_hi, constraints, rows)
+    return _kkt(api, phi, x_star, f_star, g_star, theta, sizes, bounds, mask, at_hi,
+                constraints, rows, status)
 
 
 def _active_rows(constraints, x_star):
@@ -100,8 +105,8 @@ def _tol(b):
     return ACTIVE_TOL * np.maximum(1, np.where(np.isfinite(b), np.abs(b), 1))
 
 
-def _kkt(api, phi, gradient, x_star, f_star, g_star, theta, sizes, bounds, mask, at_hi,
-         constraints, rows):
+def _kkt(api, phi, x_star, f_star, g_star, theta, sizes, bounds, mask, at_hi, constraints,
+         rows, status):
     n = x_star.size
     bidx = np.flatnonzero(mask)
     b_hi = at_hi[bidx]
@@ -127,6 +132,9 @@ def _kkt(api, phi, gradient, x_star, f_star, g_star, theta, sizes, bounds, mask,
     m = sum(r[1].size for r in rows) + bidx.size
     J = np.asarray(pullback(np.eye(m))[0], dtype=float).reshape(m, n)
     lam = np.linalg.lstsq(J.T, -g_star, rcond=None)[0]
+    kkt = np.concatenate([g_star + J.T @ lam,
+                          np.asarray(c_active(x_star, p_theta), dtype=float)])
+    check_converged(api, *status, float(np.max(np.abs(kkt))), f_star)
     inequality = np.concatenate([~r[3] for r in rows] + [np.ones(bidx.size, bool)])
     small = np.abs(lam) <= ZERO_TOL * max(1.0, abs(f_star))
     if np.any(inequality & small):
