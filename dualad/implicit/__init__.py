@@ -1,0 +1,12 @@
+"""Implicit differentiation: solutions of equations differentiated by the implicit
+function theorem, never by differentiating the solver (docs/implicit.md).
+
+- :func:`custom_linear_solve`: x = A⁻¹ b, A a matrix, a sparse matrix, a LinearOperator or
+  a matvec closing over traced values (:mod:`.linear_solve`, :mod:`.custom_linear`);
+- :func:`custom_root`: x*(θ) with F(x*, θ) = 0 from a user's solver (:mod:`.root`);
+- :mod:`.lax`: JAX's spellings, ``custom_root(f, initial_guess, solve, tangent_solve)``
+  and ``custom_linear_solve(matvec, b, solve, transpose_solve, symmetric)``.
+"""
+from .custom_linear import custom_linear_solve  # noqa: F401
+from .linear_solve import LinearSystem, linear_solve_p  # noqa: F401
+from .root import custom_root  # noqa: F401

@@ -1,0 +1,216 @@
+"""``dualad.custom_linear_solve``: the front end of :mod:`.linear_solve`.
+
+One function, two spellings:
+
+- dualad's: ``custom_linear_solve(A, b, *, method="auto", symmetric=False, rmatvec=None,
+  rtol=..., atol=0.0, maxiter=None, restart=None, M=None)`` with A a dense array (traced
+  or not), a ``scipy.sparse`` matrix or a :func:`dualad.scipy.sparse.csr_array` with traced
+  stored values, a ``scipy.sparse.linalg.LinearOperator``, or a callable ``matvec(v)``
+  (which may close over traced values);
+- JAX's (``jax.lax.custom_linear_solve``): ``custom_linear_solve(matvec, b, solve,
+  transpose_solve=None, symmetric=False)``: ``solve(matvec, b) -> x`` is the user's
+  solver, run on plain values, ``transpose_solve(vecmat, b)`` the one for Aᵀ (``symmetric``:
+  ``solve`` serves both; neither: the transposed system is solved with ``method``).
+
+b is a vector (n,), a matrix (n, k) of k right-hand sides (A a matrix or sparse), or,
+for a matvec, any pytree of arrays (the matvec maps that structure to itself).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from ..scipy._closure import closure_convert
+from ..scipy.sparse import TracedSparse
+from ..scipy.sparse.linalg import Solver, _operands, sparse_solve_p
+from ..tracer import Box, primal_value, shape_of
+from ..tree import tree_map
+from ._util import Flat, plain
+from .linear_solve import DENSE_MAX, ITERATIVE, METHODS, LinearSystem, linear_solve_p
+
+_NAME = "custom_linear_solve"
+
+
+def custom_linear_solve(A, b, solve=None, transpose_solve=None, *, symmetric=False,
+                        method="auto", rmatvec=None, rtol=None, atol=0.0, maxiter=None,
+                        restart=None, M=None, has_aux=False):
+    """x = A⁻¹ b, differentiable in b and in A (its entries, stored values, or the values
+    its matvec closes over), in both modes and to any order. See :mod:`.linear_solve`
+    for the rules and the methods and the module docstring for the two spellings.
+
+    ``method``: ``"auto"`` (direct up to 500 unknowns, else gmres, or minres when
+    ``symmetric``; a sparse matrix: SuperLU), ``"direct"``, ``"cg"`` (symmetric positive
+    definite), ``"gmres"``, ``"bicgstab"``, ``"minres"`` (symmetric); iterative solves use
+    ``rtol`` (default 1e-10 in float64, 1e-5 in float32), ``atol``, ``maxiter``,
+    ``restart`` (gmres), and the preconditioner ``M``. ``rmatvec(u) = Aᵀ u`` for a matvec
+    A (else the transpose comes from a reverse sweep of the matvec).
+    """
+    if has_aux:
+        raise NotImplementedError(f"{_NAME}: has_aux=True is not supported; return the "
+                                  f"auxiliary data from your solve separately")
+    if solve is not None:
+        if not callable(solve):
+            raise TypeError(f"{_NAME}: solve must be a callable solve(matvec, b) -> x, got "
+                            f"{type(solve).__name__}")
+        method = _plain_callable(solve)
+        if transpose_solve is not None:
+            transpose_solve = _plain_callable(transpose_solve)
+    elif transpose_solve is not None:
+        raise TypeError(f"{_NAME}: transpose_solve without solve; give both (JAX's "
+                        f"spelling) or use method=")
+    if not callable(method) and method not in METHODS:
+        raise ValueError(f"{_NAME}: unknown method {method!r}; use one of "
+                         f"{', '.join(METHODS)}")
+    if b is None:
+        raise TypeError(f"{_NAME}: b is None; pass the right-hand side as an array")
+    options = {k: v for k, v in dict(rtol=rtol, atol=atol, maxiter=maxiter, restart=restart,
+                                     M=M).items() if v is not None}
+    if isinstance(A, (TracedSparse, spla.LinearOperator)) or sp.issparse(A):
+        return _sparse(A, b, method, options, symmetric)
+    if isinstance(A, (Box, np.ndarray)) or (not callable(A) and hasattr(A, "shape")):
+        return _dense(A, b, method, options, symmetric, transpose_solve)
+    if not callable(A):
+        raise TypeError(f"{_NAME}: A must be a matrix (dense or scipy.sparse), a "
+                        f"LinearOperator or a callable matvec(v), got {type(A).__name__}")
+    return _matvec(A, b, method, options, symmetric, rmatvec, transpose_solve)
+
+
+def _plain_callable(fn):
+    """A user's solve function with the traced values in its closure replaced by their
+    plain values (it runs on plain values only, never differentiated through)."""
+    conv, found = closure_convert(fn)
+    if not found:
+        return fn
+    values = tuple(primal_value(v) for v in found)
+    return lambda matvec, b: conv(matvec, b, *values)
+
+
+def _check_b(b, n, what, matrix):
+    bs = tuple(shape_of(b))
+    ok = (len(bs) == 1 and bs[0] == n) or (matrix and len(bs) == 2 and bs[0] == n)
+    if not ok:
+        more = f", or ({n}, k) for k right-hand sides" if matrix else ""
+        raise ValueError(f"{_NAME}: b has shape {bs} but A is {what}: b must have shape "
+                         f"({n},){more}")
+    dt = np.result_type(primal_value(b))
+    if dt.kind not in "fc":
+        if isinstance(b, Box):
+            raise TypeError(f"{_NAME}: b of dtype {dt} is not differentiable")
+    return len(bs) == 1
+
+
+def _dense(A, b, method, options, symmetric, transpose_solve):
+    shape = tuple(shape_of(A))
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise ValueError(f"{_NAME}: a dense A must be a square matrix, got shape {shape}")
+    n = shape[0]
+    if not isinstance(b, Box):
+        b = np.asarray(b)
+    vector = _check_b(b, n, f"{n} x {n}", True)
+    dt = np.result_type(primal_value(A))
+    if dt.kind not in "fc":
+        if isinstance(A, Box):
+            raise TypeError(f"{_NAME}: A of dtype {dt} is not differentiable")
+        A = np.asarray(A, dtype=float)
+
+    def matvec(v, a):
+        return a @ v
+
+    def rmatvec(u, a):
+        return u @ a
+
+    system = LinearSystem(matvec, n, rmatvec=rmatvec, matrix=lambda a: a, method=method,
+                          transpose_method=transpose_solve, options=options,
+                          symmetric=symmetric, name=_NAME)
+    rhs = b if vector else b.T      # leading axes are right-hand sides
+    x = linear_solve_p(rhs, A, system=system, role="primal")
+    return x if vector else x.T
+
+
+def _matvec(fn, b, method, options, symmetric, rmatvec, transpose_solve):
+    flat = Flat(b)
+    n = flat.n
+    b_flat = flat.ravel(b, _NAME, "b")
+
+    def both(which, v):
+        if which == 0:
+            return flat.ravel(fn(flat.unravel(v)), _NAME, "matvec(v)")
+        return flat.ravel(rmatvec(flat.unravel(v)), _NAME, "rmatvec(u)")
+    conv, consts = closure_convert(both)
+    system = LinearSystem(lambda v, *c: conv(0, v, *c), n,
+                          rmatvec=None if rmatvec is None else (lambda u, *c: conv(1, u, *c)),
+                          method=method, transpose_method=transpose_solve, options=options,
+                          symmetric=symmetric, name=_NAME)
+    if callable(method):
+        system.method = _on_tree(method, flat)
+        if transpose_solve is not None:
+            system.transpose_method = _on_tree(transpose_solve, flat)
+    x = linear_solve_p(b_flat, *consts, system=system, role="primal")
+    return flat.unravel(x)
+
+
+def _on_tree(solve, flat):
+    """A JAX-style ``solve(matvec, b)`` on the user's pytree structure, as one on flat
+    vectors (plain values)."""
+    if flat.single and len(flat.shapes[0]) == 1:
+        return solve
+
+    def flat_solve(matvec, b):
+        def tree_matvec(v):
+            return _plain_tree(flat.unravel(matvec(plain(flat.ravel(v, _NAME, "v")))))
+        x = solve(tree_matvec, _plain_tree(flat.unravel(b)))
+        return plain(flat.ravel(x, _NAME, "solve(matvec, b)"))
+    return flat_solve
+
+
+def _plain_tree(tree):
+    return tree_map(plain, tree)
+
+
+def _sparse(A, b, method, options, symmetric):
+    if callable(method):
+        raise TypeError(f"{_NAME}: a solve function is for a matvec A (JAX's spelling); "
+                        f"for a sparse A or LinearOperator use method=")
+    is_op = isinstance(A, spla.LinearOperator)
+    n = A.shape[0]
+    if A.shape[0] != A.shape[1]:
+        raise ValueError(f"{_NAME}: A must be square, got shape {A.shape}")
+    if method == "direct" and is_op:    # a dense copy of the operator, then LU
+        return _dense(A @ np.eye(n), b, "direct", options, symmetric, None)
+    if method == "auto":
+        method = ("minres" if symmetric else "gmres") if is_op else "direct"
+    if sp.issparse(b):
+        b = b.toarray()
+    if not isinstance(b, Box):
+        b = np.asarray(b)
+    vector = _check_b(b, n, f"a {n} x {n} sparse matrix", True)
+    data, struct, _, _ = _operands(A, b if vector else b[:, 0], method if method != "direct"
+                                   else "spsolve")
+    if method == "direct":
+        solver = Solver("splu")
+    else:
+        solver = Solver(method, _sparse_options(method, options, b))
+    rhs = b if vector else b.T
+    x = sparse_solve_p(data, rhs, struct=struct, trans=False, vector=True, solver=solver,
+                       role="primal")
+    if solver.info != 0:
+        raise RuntimeError(f"{_NAME}: {method} did not converge (info={solver.info}, with "
+                           f"{solver._settings()}); the solution and its derivative would be "
+                           f"wrong. Raise maxiter, loosen rtol, give a preconditioner M or "
+                           f"use method='direct'")
+    return x if vector else x.T
+
+
+def _sparse_options(method, options, b):
+    opts = dict(options)
+    dt = np.result_type(primal_value(b), np.float32)
+    opts.setdefault("rtol", 1e-10 if dt.itemsize >= 8 else 1e-5)
+    if method == "minres":
+        opts.pop("atol", None)
+    if method != "gmres":
+        opts.pop("restart", None)
+    return opts
+
+
+__all__ = ["custom_linear_solve", "DENSE_MAX", "ITERATIVE"]
