@@ -23,6 +23,7 @@ import numpy as np
 from ...numpy import array as _array
 from ...tracer import Box, primal_value, shape_of
 from ...tree import flatten
+from ...implicit import custom_root
 from .._closure import closure_convert
 
 
@@ -143,17 +144,50 @@ def check_converged(api, success, message, residual=None, scale=1.0, hint=""):
 ACCEPT_TOL = 1e-6    # a reported failure with a residual this small is still a solution
 
 
-def solution(api, optimality, x_star, theta, *, solve=None):
+NEWTON_TOL = 1e-4   # custom_root's check: one Newton step moves SciPy's x* by at most this
+
+
+class _Hidden:
+    """A callable whose closure :func:`closure_convert` does not search (no ``__dict__``).
+
+    The optimality conditions built here receive every traced value they depend on as
+    an argument (θ, found by :func:`bind`); their closures also hold the bookkeeping
+    copies of those values (the args tree, bound sides), which custom_root would
+    otherwise collect a second time as closed-over parameters."""
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *a):
+        return self.fn(*a)
+
+
+def solution(api, optimality, x_star, theta, *, symmetric=False, solve=None):
     """x(θ) with ``optimality(x(θ), *θ) = 0`` and x(θ*) = ``x_star`` (SciPy's solution), made
     differentiable in θ by :func:`dualad.custom_root`: an array of ``x_star``'s shape.
 
-    ``solve(matvec, b)`` solves (∂F/∂x) v = b when its structure is known (diagonal for
-    elementwise problems); otherwise custom_root's default linear solve."""
-    from ...implicit import custom_root
-    x_star = np.asarray(x_star, dtype=float)
-    kw = {} if solve is None else {"solve": solve}
-    root = custom_root(lambda x0, *th: x_star, optimality, **kw)
-    return root(x_star, *theta)
+    ``symmetric``: ∂F/∂x is symmetric (a Hessian, a KKT matrix), for the matrix-free
+    solves (minres). ``solve(matvec, b)`` solves (∂F/∂x) v = b and its transpose when
+    the structure is known (diagonal for elementwise problems). custom_root checks that
+    x* is a root (one Newton step within ``NEWTON_TOL``·max(1, |x*|)): SciPy's success
+    at a point that is not one (a solver's loose tolerance, a misjudged active set)
+    raises :class:`ConvergenceError`."""
+    x_star = np.array(x_star, dtype=float)
+    kw = dict(symmetric=symmetric, tol=NEWTON_TOL)
+    if solve is not None:
+        kw.update(linear_solve=solve, transpose_solve=solve)
+    root = custom_root(_Hidden(lambda *th: x_star), _Hidden(optimality), **kw)
+    try:
+        return root(*theta)
+    except RuntimeError as err:
+        if not str(err).startswith("custom_root: the solver did not converge"):
+            raise
+        raise ConvergenceError(
+            f"{api}: SciPy's solution is not a root of the optimality condition to within "
+            f"{NEWTON_TOL:g} (relative): {str(err).split(': ', 1)[1].split('. ')[0]}. Solve more "
+            f"accurately (tighter tol/gtol/xtol) before differentiating the solution") \
+            from err
 
 
 def shape_message(api, name, got, want):

@@ -71,7 +71,7 @@ def stationary_point(api, phi, theta_phi, x_star, bounds=None, constraints=(),
                         f_star)
         if not mask.any():
             F = lambda x, *th: gradient(x, th[:sizes[0]])   # noqa: E731
-            return solution(api, F, x_star, theta)
+            return solution(api, F, x_star, theta, symmetric=True)
         free, held = (~mask).astype(float), mask.astype(float)
 
         def F(x, *th):
@@ -147,7 +147,7 @@ def _kkt(api, phi, x_star, f_star, g_star, theta, sizes, bounds, mask, at_hi, co
         t_phi = th[:sizes[0]]
         lagrangian = lambda y: phi(y, *t_phi) + np.sum(lam * c_active(y, th))  # noqa: E731
         return np.concatenate([_grad(lagrangian)(x), c_active(x, th)])
-    z = solution(api, F, z_star, theta)
+    z = solution(api, F, z_star, theta, symmetric=True)
     return z[:n]
 
 
