@@ -61,33 +61,45 @@ def bind(fn, args=(), kwargs=None):
     return g, tuple(leaves[i] for i in pos) + closed
 
 
+def _refuse_traced(api, name, out):
+    if is_traced(out):
+        raise TypeError(
+            f"{api}: {name} returned a traced value when called on plain numbers: it reads a "
+            f"value being differentiated that dualad could not find among its arguments and "
+            f"closure (a global variable, or an object reached indirectly). Pass that value "
+            f"through args=(...) so that its derivative is computed")
+    return out
+
+
 def plain(api, name, g, theta):
     """``g`` with θ at its primal values, as SciPy calls it: a function of x alone. A
     traced value in what it returns means ``fun`` read a traced value dualad did not find
     (a global variable, an object reached indirectly): refused, naming args=(...)."""
     p = tuple(primal_value(t) for t in theta)
 
-    def call(x, *more):
-        out = g(x, *more, *p) if more else g(x, *p)
-        if is_traced(out):
-            raise TypeError(
-                f"{api}: {name} returned a traced value when called on plain numbers: it "
-                f"reads a value being differentiated that dualad could not find among its "
-                f"arguments and closure (a global variable, or an object reached indirectly). "
-                f"Pass that value through args=(...) so that its derivative is computed")
-        return out
+    def call(x):
+        return _refuse_traced(api, name, g(x, *p))
     call.__name__ = getattr(g, "__name__", name)
     return call
 
 
 def plain_callable(api, name, fn, args=(), kwargs=None):
-    """A user callable SciPy calls with (x, *args) (``jac``, ``hess``, ``fprime``, ...), with
-    ``args`` and traced closure values at their primal values; None and non-callables
-    (``jac=True``, ``'2-point'``) are returned as they are."""
-    if not callable(fn):
+    """A user callable SciPy calls as ``fn(*lead, *args, **kwargs)`` (``jac(x)``,
+    ``hessp(x, p)``, ``fprime``, ...), with ``args``, ``kwargs`` and the traced values it
+    closes over at their primal values; None and non-callables (``jac=True``,
+    ``'2-point'``, a ``HessianUpdateStrategy``) are returned as they are."""
+    if not callable(fn) or isinstance(fn, type):
         return fn
-    g, theta = bind(fn, args, kwargs)
-    return plain(api, name, g, theta)
+    leaves, rebuild = flatten((tuple(args), dict(kwargs or {})))
+    p_args, p_kwargs = rebuild([primal_value(v) for v in leaves])
+    whole = lambda *a: fn(*a[:-1], **a[-1])     # noqa: E731  (kwargs as one argument)
+    conv, closed = closure_convert(whole)
+    p_closed = tuple(primal_value(v) for v in closed)
+
+    def call(*lead):
+        return _refuse_traced(api, name, conv(*lead, *p_args, p_kwargs, *p_closed))
+    call.__name__ = getattr(fn, "__name__", name)
+    return call
 
 
 def as_array(out):
