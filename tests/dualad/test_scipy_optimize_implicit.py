@@ -530,8 +530,10 @@ def test_plain_scipy_calls_name_the_replacement(capsys):
 
 # --- the cost of a derivative: linear solves, not a differentiated solver ----------------
 def test_a_1000_variable_minimum_costs_a_few_linear_solves():
-    """n = 1000: the reverse-mode gradient of a loss of x* in b is one adjoint solve (its
-    Krylov iterations each one Hessian-vector product), whatever SciPy's iterations."""
+    """n = 1000: the reverse-mode gradient of a loss of x* in b is one adjoint solve
+    (matrix-free minres, each iteration one Hessian-vector product, i.e. one evaluation
+    of fun on traced values), whatever SciPy's iterations; checked against the closed
+    form (∇²f)⁻¹ 2x*. bench/implicit_optimize.py compares with unrolling."""
     n = 1000
     calls = {"plain": 0, "traced": 0}
 
@@ -540,14 +542,17 @@ def test_a_1000_variable_minimum_costs_a_few_linear_solves():
               isinstance(x, dualad.extend.Box) else "plain"] += 1
         return 0.5 * np.sum(np.diff(x) ** 2) + 0.5 * np.sum(x ** 2) + 0.25 * np.sum(x ** 4) - b @ x
 
-    b = np.sin(np.arange(n))
-    loss = lambda b: np.sum(do.minimize(fun, np.zeros(n), args=(b,), method="L-BFGS-B",
-                                        options=dict(gtol=1e-10)).x ** 2)
-    g = dualad.grad(loss)(b)
-    scipy_evals, traced_evals = calls["plain"], calls["traced"]
-    x = so.minimize(fun, np.zeros(n), args=(b,), method="L-BFGS-B", options=dict(gtol=1e-10)).x
+    def grad_fun(x, b):
+        d = np.diff(x)
+        return x + x ** 3 - b + np.concatenate([-d[:1], d[:-1] - d[1:], d[-1:]])
+
+    b = np.sin(np.arange(n)) + 0.5
+    solve = lambda b: do.minimize(fun, np.zeros(n), args=(b,), method="L-BFGS-B", jac=grad_fun,
+                                  options=dict(gtol=1e-10, ftol=1e-15))
+    g = dualad.grad(lambda b: np.sum(solve(b).x ** 2))(b)
+    x = solve(b).x
     H = np.diag(1 + 3 * x ** 2) + 2 * np.eye(n) - np.eye(n, k=1) - np.eye(n, k=-1)
     H[0, 0] -= 1
     H[-1, -1] -= 1
-    np.testing.assert_allclose(g, np.linalg.solve(H, 2 * x), rtol=1e-6, atol=1e-9)
-    assert traced_evals < 60 < scipy_evals / 2 or traced_evals < scipy_evals
+    np.testing.assert_allclose(g, np.linalg.solve(H, 2 * x), rtol=1e-7, atol=1e-9)
+    assert calls["traced"] <= 40       # 22 measured: minres iterations + res.fun + x* check
