@@ -353,6 +353,16 @@ def test_degenerate_active_set_is_reported():
     np.testing.assert_allclose(J, np.diag([1.0, 0.0, 1.0]), atol=1e-8)   # one-sided: held
 
 
+def test_degenerate_inequality_is_reported():
+    """x₀ ≤ 1 with a₀ = 1: the constraint is active with a zero multiplier."""
+    f = lambda a: do.minimize(lambda x: 0.5 * np.sum((x - a) ** 2), np.zeros(2), method="SLSQP",
+                              options=dict(ftol=1e-15),
+                              constraints={"type": "ineq", "fun": lambda x: 1.0 - x[0]}).x
+    with pytest.warns(do.DegenerateSolutionWarning, match="active inequality rows \\[0\\]"):
+        J = jacobians.jacrev(f)(np.array([1.0, 2.0]))
+    np.testing.assert_allclose(J, np.diag([0.0, 1.0]), atol=1e-8)
+
+
 # --- an equality-constrained quadratic program: the KKT matrix ---------------------------
 A_EQ = np.array([[1.0, 1.0, 1.0]])
 K = np.block([[Q, A_EQ.T], [A_EQ, np.zeros((1, 1))]])     # [x; ν] = K⁻¹ [b; d]
@@ -506,6 +516,24 @@ def test_bad_bounds_and_constraints_say_what_to_write():
                                                  method="Nelder-Mead").x))(np.ones(3))
 
 
+@pytest.mark.parametrize("x0, err, match", [
+    (None, TypeError, "minimize: x0 is None"),
+    (np.zeros(0), ValueError, r"minimize: x0 is empty \(shape \(0,\)\)"),
+    (np.zeros(2, complex), TypeError, "minimize: x0 is complex"),
+    (np.zeros((1, 2)), ValueError, r"minimize: x0 has shape \(1, 2\)"),
+])
+def test_bad_starting_points_are_refused(x0, err, match):
+    with pytest.raises(err, match=match):
+        dualad.grad(lambda a: np.sum(do.minimize(lambda x, a: np.sum((x - a) ** 2), x0,
+                                                 args=(a,)).x))(np.ones(2))
+
+
+def test_a_complex_traced_argument_is_refused():
+    with pytest.raises(TypeError, match=r"root: a traced argument of shape \(2,\) is complex"):
+        dualad.jvp(lambda a: do.root(lambda x, a: x - a.real, np.zeros(2), args=(a,)).x,
+                   (np.ones(2) + 0j,), (np.ones(2) + 0j,))
+
+
 def test_float32_and_list_inputs():
     f = lambda c: do.root(lambda x, c: [poly(x[0], c)], [np.float32(1.0)], args=(c,)).x[0]
     _, d1, _ = root_closed_form(C)
@@ -556,3 +584,19 @@ def test_a_1000_variable_minimum_costs_a_few_linear_solves():
     H[-1, -1] -= 1
     np.testing.assert_allclose(g, np.linalg.solve(H, 2 * x), rtol=1e-7, atol=1e-9)
     assert calls["traced"] <= 40       # 22 measured: minres iterations + res.fun + x* check
+
+
+def test_astype_to_the_same_dtype_copies():
+    """x.astype(x.dtype) is a copy (NumPy's copy=True default), so a write into it leaves
+    x alone: SciPy's apply_where (in scipy.optimize.fixed_point's own loop) relies on it."""
+    def f(a):
+        x = a * np.array([1.0, 2.0])
+        y = x.astype(x.dtype)
+        y[0] = 7.0
+        assert x.astype(x.dtype, copy=False) is x
+        return x[0] + 10 * y[1]
+    np.testing.assert_allclose(dualad.grad(f)(1.0), 21.0)
+    # differentiating through SciPy's own fixed-point loop then agrees with the implicit one
+    g = lambda a: so.fixed_point(lambda x: 0.5 * np.cos(a * x), np.array([0.5]))[0]
+    h = lambda a: do.fixed_point(lambda x: 0.5 * np.cos(a * x), np.array([0.5]))[0]
+    np.testing.assert_allclose(dualad.grad(g)(1.0), dualad.grad(h)(1.0), rtol=1e-6)

@@ -175,7 +175,7 @@ def parse_constraints(api, constraints, x0):
                 raise ValueError(f"{api}: {where} has unknown keys {sorted(unknown)}")
             cargs = con.get("args", ())
             cargs = cargs if isinstance(cargs, tuple) else (cargs,)
-            g, theta = bind(con["fun"], cargs)
+            g, theta = bind(con["fun"], cargs, api=api)
             fn = _vector_fn(g)
             m = np.size(plain(api, f"{where}['fun']", g, theta)(x0))
             lo = Side(np.zeros(m), (), None)
@@ -185,7 +185,7 @@ def parse_constraints(api, constraints, x0):
                 form["jac"] = plain_callable(api, f"{where}['jac']", con["jac"], cargs)
             out.append(Constraint(fn, theta, lo, hi, form))
         elif isinstance(con, _so.NonlinearConstraint):
-            g, theta = bind(con.fun)
+            g, theta = bind(con.fun, api=api)
             fn = _vector_fn(g)
             m = np.size(plain(api, f"{where}.fun", g, theta)(x0))
             lo = _side(api, f"{where}.lb", con.lb, m, -np.inf)

@@ -42,9 +42,37 @@ def is_traced(tree):
     return any(isinstance(v, Box) for v in flatten(tree)[0])
 
 
-def bind(fn, args=(), kwargs=None):
+def start(api, x0, name="x0"):
+    """The starting point as a plain float array (its derivative is 0: it only starts the
+    solve); None, empty, complex or non-numeric input is refused."""
+    if x0 is None:
+        raise TypeError(f"{api}: {name} is None; pass the starting point, an array of floats")
+    if isinstance(x0, (list, tuple)) and is_traced(x0):
+        x0 = [primal_value(v) for v in x0]
+    x = np.asarray(primal_value(x0))
+    if x.dtype.kind == "c":
+        raise TypeError(f"{api}: {name} is complex (dtype {x.dtype}, shape {x.shape}); SciPy's "
+                        f"solvers are real: split the unknowns into real and imaginary parts")
+    if x.dtype.kind not in "biuf":
+        raise TypeError(f"{api}: {name} has dtype {x.dtype}; pass an array of floats")
+    if x.size == 0:
+        raise ValueError(f"{api}: {name} is empty (shape {x.shape}); there is nothing to solve for")
+    return x.astype(float)
+
+
+def _real(api, theta):
+    for v in theta:
+        dt = np.asarray(primal_value(v)).dtype
+        if dt.kind == "c":
+            raise TypeError(f"{api}: a traced argument of shape {shape_of(v)} is complex "
+                            f"({dt}); SciPy's solvers and their implicit derivatives are real: "
+                            f"pass the real and imaginary parts as separate real arguments")
+
+
+def bind(fn, args=(), kwargs=None, api="optimize"):
     """``(g, θ)``: ``g(x, *θ) ≡ fn(x, *args, **kwargs)`` with θ the traced leaves of args and
-    kwargs and then the traced values ``fn`` closes over, in that order."""
+    kwargs and then the traced values ``fn`` closes over, in that order (real ones: a
+    complex traced value is refused)."""
     fn, closed = closure_convert(fn)
     tree = (tuple(args), dict(kwargs or {}))
     leaves, rebuild = flatten(tree)
@@ -58,7 +86,9 @@ def bind(fn, args=(), kwargs=None):
         a, kw = rebuild(full)
         return fn(x, *a, *theta[k:], **kw)
     g.__name__ = getattr(fn, "__name__", "func")
-    return g, tuple(leaves[i] for i in pos) + closed
+    theta = tuple(leaves[i] for i in pos) + closed
+    _real(api, theta)
+    return g, theta
 
 
 def _refuse_traced(api, name, out):

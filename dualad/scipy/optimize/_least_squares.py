@@ -15,7 +15,7 @@ import scipy.optimize as _so
 
 from ...tracer import Box, primal_value
 from ._active import least_squares_bounds
-from ._common import as_array, bind, check_args, plain, plain_callable, require_callable
+from ._common import as_array, bind, start, check_args, plain, plain_callable, require_callable
 from ._stationary import stationary_point
 
 
@@ -55,8 +55,8 @@ def least_squares(fun, x0, jac="2-point", bounds=(-np.inf, np.inf), method="trf"
     require_callable(api, "fun", fun)
     args = check_args(api, args)
     kwargs = dict(kwargs or {})
-    g, theta_r = bind(fun, args, kwargs)
-    x0 = np.atleast_1d(np.asarray(primal_value(x0), dtype=float))
+    g, theta_r = bind(fun, args, kwargs, api=api)
+    x0 = np.atleast_1d(start(api, x0))
     box = least_squares_bounds(api, bounds, x0.size)
     scale_traced = isinstance(f_scale, Box)
     traced = theta_r + (box.theta if box is not None else ()) + ((f_scale,) if scale_traced

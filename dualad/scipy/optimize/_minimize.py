@@ -8,7 +8,7 @@ import scipy.optimize as _so
 
 from ...tracer import primal_value
 from ._active import minimize_bounds, parse_constraints
-from ._common import bind, check_args, plain, plain_callable, require_callable
+from ._common import bind, start, check_args, plain, plain_callable, require_callable
 from ._stationary import stationary_point
 
 
@@ -47,8 +47,8 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     api = "minimize"
     require_callable(api, "fun", fun)
     args = check_args(api, args)
-    g, theta_f = bind(fun, args)
-    x0 = np.atleast_1d(np.asarray(primal_value(x0), dtype=float))
+    g, theta_f = bind(fun, args, api=api)
+    x0 = np.atleast_1d(start(api, x0))
     if x0.ndim != 1:
         raise ValueError(f"{api}: x0 has shape {x0.shape}; SciPy's minimize takes a 1-D x0 "
                          f"(ravel it and reshape inside fun)")

@@ -12,8 +12,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.optimize as _so
 
-from ...tracer import primal_value
-from ._common import (ConvergenceError, bind, check_args, check_converged, flat_residual,
+from ._common import (bind, start, check_args, check_converged, flat_residual,
                       plain, plain_callable, require_callable, residual_norm, solution)
 
 
@@ -44,8 +43,8 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
     api = "root"
     require_callable(api, "fun", fun)
     args = check_args(api, args)
-    g, theta = bind(fun, args)
-    x0 = primal_value(x0)
+    g, theta = bind(fun, args, api=api)
+    x0 = start(api, x0)
     if not theta:
         return _so.root(fun, x0, args=args, method=method, jac=jac, tol=tol,
                         callback=callback, options=options)
@@ -74,8 +73,8 @@ def fsolve(func, x0, args=(), fprime=None, full_output=0, col_deriv=0, xtol=1.49
     api = "fsolve"
     require_callable(api, "func", func)
     args = check_args(api, args)
-    g, theta = bind(func, args)
-    x0 = primal_value(x0)
+    g, theta = bind(func, args, api=api)
+    x0 = start(api, x0)
     kw = dict(col_deriv=col_deriv, xtol=xtol, maxfev=maxfev, band=band, epsfcn=epsfcn,
               factor=factor, diag=diag)
     if not theta:
@@ -97,8 +96,8 @@ def fixed_point(func, x0, args=(), xtol=1e-08, maxiter=500, method="del2"):
     api = "fixed_point"
     require_callable(api, "func", func)
     args = check_args(api, args)
-    g, theta = bind(func, args)
-    x0 = primal_value(x0)
+    g, theta = bind(func, args, api=api)
+    x0 = start(api, x0)
     if not theta:
         return _so.fixed_point(func, x0, args=args, xtol=xtol, maxiter=maxiter, method=method)
     x = _so.fixed_point(plain(api, "func", g, theta), x0, xtol=xtol, maxiter=maxiter,
@@ -109,4 +108,4 @@ def fixed_point(func, x0, args=(), xtol=1e-08, maxiter=500, method="del2"):
     return solution(api, F, x, theta)
 
 
-__all__ = ["root", "fsolve", "fixed_point", "ConvergenceError"]
+__all__ = ["root", "fsolve", "fixed_point"]

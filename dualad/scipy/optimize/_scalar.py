@@ -14,7 +14,7 @@ import numpy as np
 import scipy.optimize as _so
 
 from ...tracer import primal_value
-from ._common import (bind, check_args, check_converged, plain, plain_callable,
+from ._common import (bind, start, check_args, check_converged, plain, plain_callable,
                       require_callable, residual_norm, solution)
 
 
@@ -37,7 +37,7 @@ def _bracketing(api, solver):
               full_output=False, disp=True, **extra):
         require_callable(api, "f", f)
         args = check_args(api, args)
-        g, theta = bind(f, args)
+        g, theta = bind(f, args, api=api)
         a, b = primal_value(a), primal_value(b)
         kw = dict(xtol=xtol, rtol=rtol, maxiter=maxiter, disp=disp, **extra)
         if not theta:
@@ -86,10 +86,10 @@ def root_scalar(f, args=(), method=None, bracket=None, fprime=None, fprime2=None
     api = "root_scalar"
     require_callable(api, "f", f)
     args = check_args(api, args)
-    g, theta = bind(f, args)
+    g, theta = bind(f, args, api=api)
     if bracket is not None:
         bracket = [primal_value(v) for v in bracket]
-    x0, x1 = primal_value(x0), primal_value(x1)
+    x0, x1 = (None if v is None else start(api, v, name) for v, name in ((x0, "x0"), (x1, "x1")))
     kw = dict(method=method, bracket=bracket, x0=x0, x1=x1, xtol=xtol, rtol=rtol,
               maxiter=maxiter, options=options)
     if not theta:
@@ -120,8 +120,8 @@ def newton(func, x0, fprime=None, args=(), tol=1.48e-08, maxiter=50, fprime2=Non
     api = "newton"
     require_callable(api, "func", func)
     args = check_args(api, args)
-    g, theta = bind(func, args)
-    x0, x1 = primal_value(x0), primal_value(x1)
+    g, theta = bind(func, args, api=api)
+    x0, x1 = start(api, x0), (None if x1 is None else start(api, x1, "x1"))
     kw = dict(tol=tol, maxiter=maxiter, x1=x1, rtol=rtol, disp=disp)
     if not theta:
         return _so.newton(func, x0, fprime=fprime, args=args, fprime2=fprime2,

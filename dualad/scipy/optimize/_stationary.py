@@ -28,10 +28,10 @@ from ._active import ZERO_TOL
 from ._common import DegenerateSolutionWarning, check_converged, solution
 
 
-def _report(api, what):
+def _report(api, what, depth):
     warnings.warn(f"{api}: degenerate active set at the solution: {what}. The solution is "
                   f"not differentiable there; the derivative returned holds the active set "
-                  f"fixed (one-sided)", DegenerateSolutionWarning, stacklevel=4)
+                  f"fixed (one-sided)", DegenerateSolutionWarning, stacklevel=depth)
 
 
 def _split(theta, sizes):
@@ -64,7 +64,7 @@ def stationary_point(api, phi, theta_phi, x_star, bounds=None, constraints=(),
     if bounds is not None:
         mask, at_hi, degenerate = bounds.active(x_star, g_star, f_star)
         if degenerate.size:
-            _report(api, f"x[{degenerate.tolist()[:10]}] at a bound with zero gradient")
+            _report(api, f"x[{degenerate.tolist()[:10]}] at a bound with zero gradient", 4)
     rows = _active_rows(constraints, x_star)
     if not rows:
         check_converged(api, *status, float(np.max(np.abs(g_star[~mask]), initial=0.0)),
@@ -139,7 +139,7 @@ def _kkt(api, phi, x_star, f_star, g_star, theta, sizes, bounds, mask, at_hi, co
     small = np.abs(lam) <= ZERO_TOL * max(1.0, abs(f_star))
     if np.any(inequality & small):
         _report(api, f"active inequality rows {np.flatnonzero(inequality & small).tolist()[:10]}"
-                     f" (constraints, then bounds) with zero multiplier")
+                     f" (constraints, then bounds) with zero multiplier", 5)
     z_star = np.concatenate([x_star.reshape(-1), lam])
 
     def F(z, *th):
