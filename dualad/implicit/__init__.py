@@ -10,3 +10,4 @@ function theorem, never by differentiating the solver (docs/implicit.md).
 from .custom_linear import custom_linear_solve  # noqa: F401
 from .linear_solve import LinearSystem, linear_solve_p  # noqa: F401
 from .root import custom_root  # noqa: F401
+from . import _samples  # noqa: F401,E402  (the rule checker's samples)

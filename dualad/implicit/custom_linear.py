@@ -32,9 +32,9 @@ from .linear_solve import DENSE_MAX, ITERATIVE, METHODS, LinearSystem, linear_so
 _NAME = "custom_linear_solve"
 
 
-def custom_linear_solve(A, b, solve=None, transpose_solve=None, *, symmetric=False,
-                        method="auto", rmatvec=None, rtol=None, atol=0.0, maxiter=None,
-                        restart=None, M=None, has_aux=False):
+def custom_linear_solve(A, b, solve=None, transpose_solve=None, symmetric=False,
+                        has_aux=False, *, method="auto", rmatvec=None, rtol=None, atol=0.0,
+                        maxiter=None, restart=None, M=None):
     """x = A⁻¹ b, differentiable in b and in A (its entries, stored values, or the values
     its matvec closes over), in both modes and to any order. See :mod:`.linear_solve`
     for the rules and the methods and the module docstring for the two spellings.
@@ -46,14 +46,16 @@ def custom_linear_solve(A, b, solve=None, transpose_solve=None, *, symmetric=Fal
     ``restart`` (gmres), and the preconditioner ``M``. ``rmatvec(u) = Aᵀ u`` for a matvec
     A (else the transpose comes from a reverse sweep of the matvec).
     """
-    if has_aux:
-        raise NotImplementedError(f"{_NAME}: has_aux=True is not supported; return the "
-                                  f"auxiliary data from your solve separately")
+    aux = []
+    if has_aux and solve is None:
+        raise TypeError(f"{_NAME}: has_aux=True needs a solve function returning (x, aux)")
     if solve is not None:
         if not callable(solve):
             raise TypeError(f"{_NAME}: solve must be a callable solve(matvec, b) -> x, got "
                             f"{type(solve).__name__}")
         method = _plain_callable(solve)
+        if has_aux:
+            method = _with_aux(method, aux)
         if transpose_solve is not None:
             transpose_solve = _plain_callable(transpose_solve)
     elif transpose_solve is not None:
@@ -64,16 +66,35 @@ def custom_linear_solve(A, b, solve=None, transpose_solve=None, *, symmetric=Fal
                          f"{', '.join(METHODS)}")
     if b is None:
         raise TypeError(f"{_NAME}: b is None; pass the right-hand side as an array")
+    if getattr(A, "shape", None) is not None and len(A.shape) == 2 and A.shape[0] == 0:
+        x = b * 0.0 if isinstance(b, Box) else np.zeros(np.shape(b))   # 0 x 0: nothing to solve
+        return (x, None) if has_aux else x
     options = {k: v for k, v in dict(rtol=rtol, atol=atol, maxiter=maxiter, restart=restart,
                                      M=M).items() if v is not None}
     if isinstance(A, (TracedSparse, spla.LinearOperator)) or sp.issparse(A):
-        return _sparse(A, b, method, options, symmetric)
-    if isinstance(A, (Box, np.ndarray)) or (not callable(A) and hasattr(A, "shape")):
-        return _dense(A, b, method, options, symmetric, transpose_solve)
-    if not callable(A):
+        x = _sparse(A, b, method, options, symmetric)
+    elif isinstance(A, (Box, np.ndarray)) or (not callable(A) and hasattr(A, "shape")):
+        x = _dense(A, b, method, options, symmetric, transpose_solve)
+    elif not callable(A):
         raise TypeError(f"{_NAME}: A must be a matrix (dense or scipy.sparse), a "
                         f"LinearOperator or a callable matvec(v), got {type(A).__name__}")
-    return _matvec(A, b, method, options, symmetric, rmatvec, transpose_solve)
+    else:
+        x = _matvec(A, b, method, options, symmetric, rmatvec, transpose_solve)
+    return (x, aux[0] if aux else None) if has_aux else x
+
+
+def _with_aux(solve, aux):
+    """``solve`` returning (x, aux): x for the solves, the first call's aux kept (the
+    primal solve's: JAX's has_aux; aux is not differentiated)."""
+    def solve_x(matvec, b):
+        out = solve(matvec, b)
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError(f"{_NAME}: with has_aux=True, solve must return (x, aux), got "
+                            f"{type(out).__name__}")
+        if not aux:
+            aux.append(out[1])
+        return out[0]
+    return solve_x
 
 
 def _plain_callable(fn):
@@ -114,15 +135,15 @@ def _dense(A, b, method, options, symmetric, transpose_solve):
             raise TypeError(f"{_NAME}: A of dtype {dt} is not differentiable")
         A = np.asarray(A, dtype=float)
 
-    def matvec(v, a):
-        return a @ v
+    def matvec(v, a):        # A v for each row v: v @ Aᵀ (leading axes broadcast)
+        return v @ a.T
 
     def rmatvec(u, a):
         return u @ a
 
     system = LinearSystem(matvec, n, rmatvec=rmatvec, matrix=lambda a: a, method=method,
                           transpose_method=transpose_solve, options=options,
-                          symmetric=symmetric, name=_NAME)
+                          symmetric=symmetric, name=_NAME, batched=True)
     rhs = b if vector else b.T      # leading axes are right-hand sides
     x = linear_solve_p(rhs, A, system=system, role="primal")
     return x if vector else x.T
@@ -138,6 +159,7 @@ def _matvec(fn, b, method, options, symmetric, rmatvec, transpose_solve):
             return flat.ravel(fn(flat.unravel(v)), _NAME, "matvec(v)")
         return flat.ravel(rmatvec(flat.unravel(v)), _NAME, "rmatvec(u)")
     conv, consts = closure_convert(both)
+    _check_linear(conv, n, consts, b_flat)
     system = LinearSystem(lambda v, *c: conv(0, v, *c), n,
                           rmatvec=None if rmatvec is None else (lambda u, *c: conv(1, u, *c)),
                           method=method, transpose_method=transpose_solve, options=options,
@@ -148,6 +170,18 @@ def _matvec(fn, b, method, options, symmetric, rmatvec, transpose_solve):
             system.transpose_method = _on_tree(transpose_solve, flat)
     x = linear_solve_p(b_flat, *consts, system=system, role="primal")
     return flat.unravel(x)
+
+
+def _check_linear(conv, n, consts, b_flat):
+    """matvec(0) must be 0: an affine map (A v + c) would be solved as if c were not
+    there. One matvec on plain values."""
+    dtype = np.result_type(primal_value(b_flat), np.float64)
+    at_zero = plain(conv(0, np.zeros(n, dtype), *[primal_value(c) for c in consts]))
+    if at_zero.shape == (n,) and np.any(at_zero != 0):
+        raise ValueError(f"{_NAME}: matvec(0) is not 0 (max |matvec(0)| = "
+                         f"{np.max(np.abs(at_zero)):.3g}): the matvec must be linear, "
+                         f"v ↦ A v; move a constant term c of A v + c = b into the "
+                         f"right-hand side (b − c)")
 
 
 def _on_tree(solve, flat):

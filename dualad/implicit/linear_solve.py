@@ -29,6 +29,7 @@ import warnings
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..api import jvp as _jvp
@@ -47,6 +48,8 @@ class LinearSystem:
     - ``matvec(v, *c) = A v`` (v of shape (n,)), written with NumPy/registry operations;
     - ``rmatvec(u, *c) = Aᵀ u`` or ``None`` (then the VJP of ``matvec`` in v);
     - ``matrix(*c)``: the plain dense A, or ``None`` (then built from the matvec);
+    - ``batched``: ``matvec`` and ``rmatvec`` accept v with leading axes (one vector per
+      row: ``v @ a.T``), so a batch of primal right-hand sides needs no loop;
     - ``method``, ``options`` (``rtol``, ``atol``, ``maxiter``, ``restart``, ``M``):
       how it is solved; ``transpose_method`` for the transposed system (a JAX
       ``transpose_solve``), ``symmetric``: A = Aᵀ.
@@ -57,12 +60,12 @@ class LinearSystem:
     """
 
     __slots__ = ("matvec", "rmatvec", "matrix", "method", "transpose_method", "options",
-                 "symmetric", "name", "what", "n", "transposed", "_T", "_lu_key", "_lu", "stats",
-                 "__weakref__")
+                 "symmetric", "name", "what", "n", "batched", "transposed", "_T", "_lu_key",
+                 "_lu", "stats", "__weakref__")
 
     def __init__(self, matvec, n, *, rmatvec=None, matrix=None, method="auto",
                  transpose_method=None, options=None, symmetric=False,
-                 name="custom_linear_solve", what="the matrix A"):
+                 name="custom_linear_solve", what="the matrix A", batched=False):
         if isinstance(method, str) and method not in METHODS:
             raise ValueError(f"{name}: unknown method {method!r}; use one of "
                              f"{', '.join(METHODS)} or a callable solve(matvec, b) -> x")
@@ -70,6 +73,7 @@ class LinearSystem:
         self.method, self.transpose_method = method, transpose_method
         self.options = dict(options or {})
         self.symmetric, self.name, self.what, self.n = bool(symmetric), name, what, int(n)
+        self.batched = batched      # matvec and rmatvec map leading axes of v row by row
         self.transposed = None      # for the transposed system: the system it transposes
         self._T = self if self.symmetric else None
         self._lu_key = self._lu = None
@@ -90,7 +94,8 @@ class LinearSystem:
                 method = "auto" if callable(self.method) else self.method
             t = LinearSystem(rmv, self.n, rmatvec=self.matvec, method=method,
                              transpose_method=self.method, options=self.options,
-                             name=self.name, what=self.what + "ᵀ")
+                             name=self.name, what=self.what + "ᵀ",
+                             batched=self.batched and self.rmatvec is not None)
             t.transposed, t._T, t.stats = self, self, self.stats
             self._T = t
         return self._T
@@ -113,8 +118,7 @@ class LinearSystem:
         if method == "direct":
             base = self.transposed if self.transposed is not None else self
             lu = base.factor(consts, role)
-            return sla.lu_solve(lu, rhs.T, trans=1 if self.transposed is not None else 0,
-                                check_finite=False).T
+            return lu.solve(rhs.T, self.transposed is not None).T
         return self._solve_iterative(method, consts, rhs, role)
 
     def plain_matvec(self, consts, dtype):
@@ -130,10 +134,12 @@ class LinearSystem:
         return mv
 
     def dense(self, consts, dtype):
-        """The plain matrix A: ``matrix(*c)``, else the matvec swept over the identity in
-        vector mode (one evaluation of the matvec with n directions)."""
+        """The plain matrix A: ``matrix(*c)`` (dense, or ``scipy.sparse``: then SuperLU),
+        else the matvec swept over the identity in vector mode (one evaluation of the
+        matvec with n directions)."""
         if self.matrix is not None:
-            a = plain(self.matrix(*consts))
+            a = self.matrix(*consts)
+            a = a if sp.issparse(a) else plain(a)
             if a.shape != (self.n, self.n):
                 raise ValueError(f"{self.name}: the matrix has shape {a.shape}, expected "
                                  f"({self.n}, {self.n})")
@@ -158,21 +164,11 @@ class LinearSystem:
             return self._lu
         dtype = np.result_type(*key, np.float64) if key else np.float64
         a = self.dense(consts, dtype)
-        if not np.all(np.isfinite(a)):
+        if not np.all(np.isfinite(a.data if sp.issparse(a) else a)):
             raise FloatingPointError(f"{self.name}: {self.what} ({self.n} x {self.n}) of the "
                                      f"{role} solve has non-finite entries")
         self.stats["factorizations"] += 1
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", sla.LinAlgWarning)
-            lu = sla.lu_factor(a, check_finite=False)
-        rcond = _rcond(a, lu)
-        if not rcond > np.finfo(lu[0].dtype).eps * self.n:
-            raise np.linalg.LinAlgError(
-                f"{self.name}: {self.what} ({self.n} x {self.n}) of the {role} solve is "
-                f"singular to working precision (reciprocal condition number {rcond:.3g}); "
-                f"the solution is not a differentiable function of its inputs here. "
-                f"Regularise the problem (a ridge term, a small multiple of the identity) "
-                f"or check that the solution is isolated")
+        lu = Factorization(a, self, role)
         self._lu_key, self._lu = [np.array(k, copy=True) for k in key], lu
         return lu
 
@@ -231,6 +227,45 @@ class LinearSystem:
         return out
 
 
+class Factorization:
+    """The LU factors of a dense A (LAPACK, with its condition estimated) or of a
+    ``scipy.sparse`` A (SuperLU); ``solve(B, trans)`` solves A X = B (Aᵀ X = B) for the
+    columns of B. A singular A raises LinAlgError with the advice to regularise."""
+
+    __slots__ = ("lu", "sparse")
+
+    def __init__(self, a, system, role):
+        self.sparse = sp.issparse(a)
+        singular = None
+        if self.sparse:
+            try:
+                self.lu = spla.splu(sp.csc_matrix(a))
+            except RuntimeError as e:          # "Factor is exactly singular"
+                singular = str(e)
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", sla.LinAlgWarning)
+                self.lu = sla.lu_factor(a, check_finite=False)
+            rcond = _rcond(a, self.lu)
+            if not rcond > np.finfo(self.lu[0].dtype).eps * system.n:
+                singular = f"reciprocal condition number {rcond:.3g}"
+        if singular is not None:
+            raise np.linalg.LinAlgError(
+                f"{system.name}: {system.what} ({system.n} x {system.n}) of the {role} solve "
+                f"is singular to working precision ({singular}); the solution is not a "
+                f"differentiable function of its inputs here. Regularise the problem (a ridge "
+                f"term, a small multiple of the identity) or check that the solution is "
+                f"isolated")
+
+    def solve(self, b, trans=False):
+        if self.sparse:
+            b = np.asarray(b)
+            if np.iscomplexobj(b) and self.lu.U.dtype.kind != "c":
+                return self.solve(b.real, trans) + 1j * self.solve(b.imag, trans)
+            return self.lu.solve(np.ascontiguousarray(b), trans="T" if trans else "N")
+        return sla.lu_solve(self.lu, b, trans=1 if trans else 0, check_finite=False)
+
+
 def _rcond(a, lu):
     """LAPACK's estimate of 1/cond₁(A) from A's LU factors."""
     gecon, = sla.get_lapack_funcs(("gecon",), (lu[0],))
@@ -265,7 +300,7 @@ def _matvec_at(system, x, consts):
     leading S a separate vector)."""
     n = system.n
     lead = tuple(shape_of(x)[:-1])
-    if not lead:
+    if not lead or system.batched:
         return lambda *c: system.matvec(x, *c)
 
     def many(*c):   # a batch of primal right-hand sides: the matvec one vector at a time

@@ -21,7 +21,6 @@ values replaced by their values) and is never differentiated.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg as sla
 
 from ..ops import concatenate, reshape
 from ..primitive import Primitive, register
@@ -53,16 +52,17 @@ class RootProblem:
 
     __slots__ = ("solve", "optimality", "leaves", "rebuild", "traced", "flat", "tol",
                  "has_aux", "aux", "linear", "method", "symmetric", "options",
-                 "transpose_method", "__weakref__")
+                 "transpose_method", "jacobian", "__weakref__")
 
     def __init__(self, solve, optimality, leaves, rebuild, traced, *, tol, has_aux, method,
-                 symmetric, options, transpose_method):
+                 symmetric, options, transpose_method, jacobian=None):
         self.solve, self.optimality = solve, optimality
         self.leaves, self.rebuild, self.traced = leaves, rebuild, traced
         self.flat = self.aux = self.linear = None
         self.tol, self.has_aux = tol, has_aux
         self.method, self.symmetric, self.options = method, symmetric, options
         self.transpose_method = transpose_method
+        self.jacobian = jacobian     # the user's ∂_x F(x, *params) on plain values, or None
 
     def __repr__(self):
         return f"RootProblem(n={None if self.flat is None else self.flat.n})"
@@ -93,6 +93,8 @@ class RootProblem:
             return pull(lambda x_: self.F(x_, *args), (x,), u, (n,))[0]
 
         def jacobian(x, *args):           # ∂_x F: one vector-mode sweep over the identity
+            if self.jacobian is not None:     # the user's (dense or scipy.sparse)
+                return self.jacobian(self.flat.unravel(x), *self.params(args))
             eye = np.eye(n, dtype=np.result_type(plain(x), np.float64))
             return plain(push(lambda x_: self.F(x_, *args), (x,), (eye,))).T
         self.linear = LinearSystem(matvec, n, rmatvec=rmatvec, matrix=jacobian,
@@ -183,7 +185,7 @@ def _check_residual(problem, x, r, args):
         raise FloatingPointError(f"{_NAME}: optimality is not finite at solve's solution")
     if system.resolved_method() == "direct":
         lu = system.factor(consts, "primal")
-        step = sla.lu_solve(lu, r, check_finite=False)
+        step = lu.solve(r)
         err, what = float(np.max(np.abs(step))), "the Newton step |J⁻¹ F(x)|"
         if err <= tol * size:
             return
@@ -222,8 +224,8 @@ root_p.vjp_all = _root_vjp_all
 
 
 def custom_root(solve, optimality, *, linear_solve="auto", transpose_solve=None,
-                symmetric=False, tol=None, has_aux=False, rtol=None, atol=None,
-                maxiter=None, restart=None, M=None):
+                symmetric=False, jacobian=None, tol=None, has_aux=False, rtol=None,
+                atol=None, maxiter=None, restart=None, M=None):
     """``root(*params) = x*`` with ``optimality(x*, *params) = 0``, ``x*`` from
     ``solve(*params)``, differentiable in ``params`` and in the traced values
     ``optimality`` closes over (module docstring: the rules).
@@ -239,6 +241,10 @@ def custom_root(solve, optimality, *, linear_solve="auto", transpose_solve=None,
       Hessian of a minimised function), or a callable ``solve(matvec, b) -> x`` on plain
       values (``transpose_solve`` the one for Jᵀ); ``rtol``, ``atol``, ``maxiter``,
       ``restart``, ``M`` go to the iterative ones.
+    - ``jacobian(x, *params)``: ∂_x F at a solution, on plain values, as a dense array or
+      a ``scipy.sparse`` matrix (n x n, columns in the order of x's flattened leaves);
+      then the direct solves factor it (SuperLU when sparse) instead of building ∂_x F
+      from n directions of F, whatever the size (``linear_solve`` "auto" means "direct").
     - ``tol``: how far from a root the returned x may be (relative, default 1e-6 in
       float64); ``tol=False`` switches the check off. A non-root raises RuntimeError
       (never a silently wrong derivative); a singular J raises LinAlgError.
@@ -260,9 +266,11 @@ def custom_root(solve, optimality, *, linear_solve="auto", transpose_solve=None,
         plain_solve = _plain_solve(solve)
         if not traced and not closed:
             return plain_solve(*params)
+        method = "direct" if jacobian is not None and linear_solve == "auto" else linear_solve
         problem = RootProblem(plain_solve, opt, leaves, rebuild, traced, tol=tol,
-                              has_aux=has_aux, method=linear_solve, symmetric=symmetric,
-                              options=options, transpose_method=transpose_solve)
+                              has_aux=has_aux, method=method, symmetric=symmetric,
+                              options=options, transpose_method=transpose_solve,
+                              jacobian=None if jacobian is None else _plain_solve(jacobian))
         x_flat = root_p(*[leaves[i] for i in traced], *closed, problem=problem)
         x = problem.flat.unravel(x_flat)
         return (x, problem.aux) if has_aux else x
