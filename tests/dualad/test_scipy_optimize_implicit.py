@@ -600,3 +600,14 @@ def test_astype_to_the_same_dtype_copies():
     g = lambda a: so.fixed_point(lambda x: 0.5 * np.cos(a * x), np.array([0.5]))[0]
     h = lambda a: do.fixed_point(lambda x: 0.5 * np.cos(a * x), np.array([0.5]))[0]
     np.testing.assert_allclose(dualad.grad(g)(1.0), dualad.grad(h)(1.0), rtol=1e-6)
+
+
+def test_a_method_that_ignores_bounds_or_constraints_is_refused():
+    fun = lambda x, a: np.sum((x - a) ** 2)
+    with pytest.raises(ValueError, match="minimize: method='BFGS' ignores bounds"):
+        dualad.grad(lambda a: np.sum(do.minimize(fun, np.zeros(2), args=(a,), method="BFGS",
+                                                 bounds=[(0, 1)] * 2).x))(np.ones(2))
+    with pytest.raises(ValueError, match="minimize: method='L-BFGS-B' ignores constraints"):
+        dualad.grad(lambda a: np.sum(do.minimize(
+            fun, np.zeros(2), args=(a,), method="L-BFGS-B",
+            constraints={"type": "eq", "fun": lambda x: x[0]}).x))(np.ones(2))

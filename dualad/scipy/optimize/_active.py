@@ -82,8 +82,9 @@ class BoxBounds:
     def active(self, x, grad, f):
         """``(mask, target side per component, degenerate indices)`` at x."""
         lo, hi = self.lower.plain, self.upper.plain
-        at_lo = np.isfinite(lo) & (x - lo <= ACTIVE_TOL * np.maximum(1, np.abs(lo)))
-        at_hi = np.isfinite(hi) & (hi - x <= ACTIVE_TOL * np.maximum(1, np.abs(hi))) & ~at_lo
+        at_lo = np.isfinite(lo) & (np.abs(x - lo) <= ACTIVE_TOL * np.maximum(1, np.abs(lo)))
+        at_hi = np.isfinite(hi) & (np.abs(hi - x) <= ACTIVE_TOL * np.maximum(1, np.abs(hi))) \
+            & ~at_lo
         mask = at_lo | at_hi
         zero = np.abs(grad) <= ZERO_TOL * max(1.0, abs(f))
         return mask, at_hi, np.flatnonzero(mask & zero)

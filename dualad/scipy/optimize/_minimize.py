@@ -29,6 +29,25 @@ def _objective(api, g, jac_in_output):
     return f
 
 
+_BOUNDED = ("nelder-mead", "l-bfgs-b", "tnc", "slsqp", "powell", "trust-constr", "cobyla",
+            "cobyqa")
+_CONSTRAINED = ("cobyla", "cobyqa", "slsqp", "trust-constr")
+
+
+def _check_method(api, method, box, cons):
+    """A method SciPy runs while ignoring the bounds or constraints (it only warns) would
+    have its unconstrained solution differentiated as if they held: refused."""
+    if not isinstance(method, str):
+        return
+    m = method.lower()
+    if box is not None and m not in _BOUNDED:
+        raise ValueError(f"{api}: method={method!r} ignores bounds (SciPy only warns); use one of "
+                         f"{', '.join(_BOUNDED)}")
+    if cons and m not in _CONSTRAINED:
+        raise ValueError(f"{api}: method={method!r} ignores constraints (SciPy only warns); use "
+                         f"one of {', '.join(_CONSTRAINED)}")
+
+
 def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bounds=None,
              constraints=(), tol=None, callback=None, options=None):
     """``scipy.optimize.minimize``, with ``res.x`` and ``res.fun`` differentiable in the
@@ -60,6 +79,7 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
         return _so.minimize(fun, x0, args=args, method=method, jac=jac, hess=hess,
                             hessp=hessp, bounds=bounds, constraints=constraints, tol=tol,
                             callback=callback, options=options)
+    _check_method(api, method, box, cons)
     jac_in_output = not callable(jac) and jac is not None and not isinstance(jac, str) \
         and bool(jac)
     res = _so.minimize(plain(api, "fun", g, theta_f), x0, method=method,
