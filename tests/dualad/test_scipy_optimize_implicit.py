@@ -611,3 +611,25 @@ def test_a_method_that_ignores_bounds_or_constraints_is_refused():
         dualad.grad(lambda a: np.sum(do.minimize(
             fun, np.zeros(2), args=(a,), method="L-BFGS-B",
             constraints={"type": "eq", "fun": lambda x: x[0]}).x))(np.ones(2))
+
+
+def test_least_squares_second_order_against_differences_of_first_derivatives():
+    """The Hessian (reverse over forward, by jacobians.hessian) of a loss of the fitted
+    parameters in the data, against central differences of its gradient (the gradient is
+    checked against polished re-solves above)."""
+    model = lambda p, y: p[0] * np.exp(-p[1] * T_EXP) - y
+    kw = dict(xtol=1e-15, ftol=1e-15, gtol=1e-15)
+    loss = lambda y: np.sum(do.least_squares(model, np.array([1.0, 1.0]), args=(y,), **kw).x ** 2)
+    gradient = lambda y: dualad.grad(loss)(y)
+    H = jacobians.hessian(loss)(Y_EXP)
+    np.testing.assert_allclose(H, H.T, atol=1e-9)
+    h = 1e-2          # five-point differences: truncation ~h⁴, SciPy's x* error (~1e-8) / h
+    for i in (0, 5, 11):
+        e = np.zeros(12)
+        e[i] = h
+        g = lambda k: gradient(Y_EXP + k * e)     # noqa: E731
+        np.testing.assert_allclose(H[i], (8 * (g(1) - g(-1)) - (g(2) - g(-2))) / (12 * h),
+                                   rtol=1e-5, atol=1e-6)
+    v = np.linspace(-1, 1, 12)
+    hv = dualad.jvp(gradient, (Y_EXP,), (v,))[1]                       # forward over reverse
+    np.testing.assert_allclose(hv, H @ v, rtol=1e-8, atol=1e-10)
