@@ -407,6 +407,27 @@ def test_linear_constraint_and_an_inactive_inequality():
     np.testing.assert_allclose(jacobians.jacrev(f)(b), np.linalg.inv(K)[:3, :3], atol=1e-6)
 
 
+def test_constraint_and_active_bound_together():
+    """Σx = d with x ≥ 0, x₂ held at 0: the KKT system with the bound as a row x₂ = 0,
+    [x; ν] = K₂⁻¹ [b; d; 0]; derivatives in b and in d. trust-constr stalls on this
+    problem (SciPy: success False, x₂ = 0.011): differentiating it raises."""
+    b, d = np.array([1.0, 1.0, -2.0]), np.array([1.0])
+    A2 = np.array([[1.0, 1.0, 1.0], [0.0, 0.0, 1.0]])
+    K2inv = np.linalg.inv(np.block([[Q, A2.T], [A2, np.zeros((2, 2))]]))
+
+    def f(b, d, method="SLSQP", opts=dict(ftol=1e-15)):
+        return do.minimize(lambda x: 0.5 * x @ Q @ x - b @ x, np.full(3, 0.3), method=method,
+                           bounds=[(0.0, None)] * 3, options=opts,
+                           constraints={"type": "eq", "fun": lambda x: np.sum(x) - d}).x
+    np.testing.assert_allclose(f(b, d), [0.25, 0.75, 0.0], atol=1e-6)
+    np.testing.assert_allclose(jacobians.jacrev(lambda b: f(b, d))(b), K2inv[:3, :3], atol=1e-6)
+    np.testing.assert_allclose(jacobians.jacfwd(lambda d: f(b, d))(d), K2inv[:3, 3:4], atol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(do.ConvergenceError, match="maximum number of function evaluations"):
+            dualad.grad(lambda b: np.sum(f(b, d, "trust-constr", dict(maxiter=200))))(b)
+
+
 def test_sphere_constraint_second_order():
     """min ½‖x − a‖² on the unit sphere: x = a/‖a‖, dx/da = (I − xxᵀ)/‖a‖; the Hessian of
     a scalar of x against finite differences of that closed-form gradient."""

@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 
 from ...numpy import array as _array
+from ...ops import reshape
 from ...tracer import Box, primal_value, shape_of
 from ...tree import flatten
 from ...implicit import custom_root
@@ -251,5 +252,4 @@ def flat_residual(api, name, g, shape):
 
 
 def _reshape(v, shape):
-    from ...ops import reshape
     return reshape(v, tuple(shape))

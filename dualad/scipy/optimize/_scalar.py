@@ -143,7 +143,7 @@ def newton(func, x0, fprime=None, args=(), tol=1.48e-08, maxiter=50, fprime2=Non
         check_converged(api, False, f"entries {bad.tolist()[:10]} of x0 did not converge"
                         + (" (zero derivative)" if np.any(np.ravel(zero_der)[bad]) else ""))
     x = solution(api, F, x, theta, solve=_diagonal_solve)
-    return (x, *out[1:]) if full_output else x
+    return out._replace(root=x) if full_output else x     # SciPy's (root, converged, zero_der)
 
 
 __all__ = ["brentq", "brenth", "bisect", "ridder", "toms748", "root_scalar", "newton"]
