@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.optimize as so
+from hypothesis import given, settings, strategies as st
 
 import dualad
 import dualad.scipy.optimize as do
@@ -67,6 +68,25 @@ def test_root_of_a_polynomial_in_its_coefficients(name):
     np.testing.assert_allclose(dualad.grad(f)(C), d1, rtol=1e-8, atol=1e-12)      # reverse
     v = np.array([0.3, -1.0, 0.5])
     np.testing.assert_allclose(dualad.jvp(f, (C,), (v,))[1], d1 @ v, rtol=1e-8)   # forward
+
+
+@settings(derandomize=True, max_examples=25, deadline=None)
+@given(st.lists(st.floats(-2.0, 2.0), min_size=4, max_size=4),
+       st.sampled_from(["brentq", "newton", "root-hybr"]))
+def test_root_derivatives_for_random_cubics(c, name):
+    """p(x) = c0 + c1 x + c2 x² + c3 x³ shifted so that p(1) = 0 with |p'(1)| ≥ 0.5 (a
+    simple root): dx/dc_i = −xⁱ/p'(x) at x = 1, i.e. −1/p'(1) for every coefficient."""
+    c = np.array(c)
+    slope = c[1] + 2 * c[2] + 3 * c[3]
+    if abs(slope) < 0.5:
+        c[1] += 1.0 if slope >= 0 else -1.0
+        slope = c[1] + 2 * c[2] + 3 * c[3]
+    c[0] = -(c[1] + c[2] + c[3])                  # the root x = 1
+    cubic = lambda x, c: c[0] + c[1] * x + c[2] * x ** 2 + c[3] * x ** 3
+    solve = {"brentq": lambda c: do.brentq(cubic, 0.99, 1.01, args=(c,)),
+             "newton": lambda c: do.newton(cubic, 1.001, args=(c,), tol=1e-14),
+             "root-hybr": lambda c: do.root(cubic, np.array([1.001]), args=(c,)).x[0]}[name]
+    np.testing.assert_allclose(dualad.grad(solve)(c), -np.ones(4) / slope, rtol=1e-7)
 
 
 @pytest.mark.parametrize("name", ["brentq", "root_scalar-newton", "newton", "root-hybr", "fsolve"])
