@@ -485,6 +485,15 @@ def test_unconverged_solves_raise_when_differentiated_and_return_when_plain():
                                                     np.zeros(3), maxiter=2)))(B_FP)
 
 
+def test_a_non_isolated_solution_is_refused():
+    """A triple root (f' = 0) and a minimum flat in x₁: ∂F/∂x is singular there."""
+    with pytest.raises(np.linalg.LinAlgError, match="brentq: at SciPy's solution, .* singular"):
+        dualad.grad(lambda a: do.brentq(lambda x, a: x ** 3 - a, -1.0, 1.0, args=(a,)))(0.0)
+    with pytest.raises(np.linalg.LinAlgError, match="minimize: at SciPy's solution"):
+        dualad.jvp(lambda a: do.minimize(lambda x, a: (x[0] - a) ** 2 + 0 * x[1], np.zeros(2),
+                                         args=(a,)).x, (1.0,), (1.0,))
+
+
 def test_a_loose_scipy_success_is_refused_by_the_newton_check():
     """Nelder–Mead's default tolerance stops 1e-4 away: not a root of ∇f to 1e-4."""
     f = lambda a: do.minimize(lambda x: np.sum((x - a) ** 2) * 1e-3, np.zeros(2),

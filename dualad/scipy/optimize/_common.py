@@ -223,6 +223,8 @@ def solution(api, optimality, x_star, theta, *, symmetric=False, solve=None):
     root = custom_root(_Hidden(lambda *th: x_star), _Hidden(optimality), **kw)
     try:
         return root(*theta)
+    except np.linalg.LinAlgError as err:      # a singular ∂F/∂x: name the SciPy function
+        raise np.linalg.LinAlgError(f"{api}: at SciPy's solution, {err}") from err
     except RuntimeError as err:
         if not str(err).startswith("custom_root: the solver did not converge"):
             raise
