@@ -98,7 +98,7 @@ def main():
     x_star = newton(THETA, steps=12)
     print(f"n = {N}; |F(x*)| = {np.max(np.abs(F(x_star, THETA))):.2e}")
     rows = []
-    for method in ("auto", "gmres", "direct", "sparse jacobian="):
+    for method in ("auto", "gmres", "direct", "sparse jac."):
         if method.startswith("sparse"):
             root = custom_root(plain_solve, F, jacobian=sparse_jacobian)
         else:
@@ -121,6 +121,26 @@ def main():
         print(f"{name:24s} {nf:8d} {stats['solves']:6d} ({stats['rhs']:3d}) {t * 1e3:7.1f} ms"
               f"  {np.max(np.abs(g - g_u)):.1e}")
     print(f"{'unrolled (8 Newton)':24s} {nf_u:8d} {'8 banded':>13s} {t_u * 1e3:7.1f} ms")
+    # second order: one Hessian-vector product of the loss (forward over reverse)
+    v = np.sin(np.arange(N))
+    print(f"{'hvp by':24s} {'F evals':>8s} {'solves (rhs)':>13s} {'time':>9s}  max|Δ|")
+    ref = None
+    for name, make in (("unrolled (8 Newton)", None),
+                       ("implicit (sparse jac.)", dict(jacobian=sparse_jacobian)),
+                       ("implicit (auto)", dict())):
+        if make is None:
+            loss = unrolled
+        else:
+            root = custom_root(plain_solve, F, **make)
+            loss = (lambda r: lambda th: np.sum(W * r(th) ** 2))(root)
+
+        def hvp():
+            return dualad.hvp(loss, (THETA,), (v,))[0]
+        h, _, nf, stats = counted(hvp)
+        t = best(hvp)
+        ref = h if ref is None else ref
+        print(f"{name:24s} {nf:8d} {stats['solves']:6d} ({stats['rhs']:3d}) {t * 1e3:7.1f} ms"
+              f"  {np.max(np.abs(h - ref)):.1e}")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ from .linear_solve import LinearSystem, linear_solve_p
 from .root import RootProblem, root_p
 
 _A = np.array([[4.0, 1.0, -0.5], [0.3, 3.0, 0.8], [-0.2, 0.5, 5.0]])
-_M = np.array([[3.0, 1.0, 0.0], [1.0, 2.5, 0.4], [0.0, 0.4, 2.0]])   # symmetric positive definite
 
 
 def _dense_system(method):
@@ -20,9 +19,11 @@ def _dense_system(method):
 
 
 def _shifted_system(method, symmetric=False):
-    """A(k) = M + k·diag(1, 2, 3): a matvec closing over a scalar k (no matrix, no rmatvec)."""
-    return LinearSystem(lambda v, k: _M @ v + k * (np.arange(1.0, 4.0) * v), 3,
-                        method=method, symmetric=symmetric)
+    """A(k) = 2.5 I + 0.5 (P + Pᵀ) + k I (P the cyclic shift; symmetric positive definite
+    for k > −1): a matvec closing over a scalar k (no matrix, no rmatvec), written with
+    Python-float constants so that float32 stays float32."""
+    return LinearSystem(lambda v, k: (2.5 + k) * v + 0.5 * (np.roll(v, 1) + np.roll(v, -1)),
+                        3, method=method, symmetric=symmetric)
 
 
 def _root_problem(method="direct", nparams=1):

@@ -125,7 +125,3 @@ def unfold(t, batch, core):
 def plain(x):
     """The plain NumPy value under every trace."""
     return np.asarray(primal_value(x))
-
-
-def is_traced(x):
-    return isinstance(x, Box)

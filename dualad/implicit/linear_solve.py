@@ -20,7 +20,8 @@ Methods (``method=``): ``"direct"`` (the dense matrix, built by one vector-mode 
 the matvec over the identity when only a matvec is given, LU-factored once per value of
 c), ``"cg"`` (A symmetric positive definite), ``"gmres"``, ``"bicgstab"``, ``"minres"``
 (A symmetric) from ``scipy.sparse.linalg``, matrix-free; ``"auto"``: direct up to
-:data:`DENSE_MAX` unknowns, else minres when ``symmetric`` and gmres otherwise. A callable
+:data:`DENSE_MAX` unknowns (:data:`DENSE_MANY_MAX` for n/10 or more right-hand sides at
+once: a Jacobian's worth of tangents), else minres when ``symmetric``, gmres otherwise. A callable
 ``solve(matvec, b) -> x`` (JAX's convention) runs on plain values.
 """
 from __future__ import annotations
@@ -33,11 +34,13 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..api import jvp as _jvp
+from ..ops import reshape, stack
 from ..primitive import Primitive, register
 from ..tracer import shape_of
-from ._util import batch_shape, densified, plain, pull, push
+from ._util import densified, plain, pull, push
 
-DENSE_MAX = 500     # "auto": a dense LU up to this many unknowns, matrix-free beyond
+DENSE_MAX = 500     # "auto": a dense LU up to this many unknowns, matrix-free beyond,
+DENSE_MANY_MAX = 4000   # ... or up to this many with at least n/10 right-hand sides at once
 ITERATIVE = ("cg", "gmres", "bicgstab", "minres")
 METHODS = ("auto", "direct") + ITERATIVE
 
@@ -101,18 +104,22 @@ class LinearSystem:
         return self._T
 
     # --- plain solves ------------------------------------------------------------------
-    def resolved_method(self):
+    def resolved_method(self, k=1):
+        """The method for ``k`` right-hand sides: "auto" is direct up to DENSE_MAX
+        unknowns, and up to DENSE_MANY_MAX when there are at least n/10 right-hand sides
+        (a Jacobian's worth of tangents: one factorization beats k Krylov solves)."""
         m = self.method
         if m == "auto":
-            return "direct" if self.n <= DENSE_MAX else ("minres" if self.symmetric
-                                                         else "gmres")
+            if self.n <= DENSE_MAX or (self.n <= DENSE_MANY_MAX and 10 * k >= self.n):
+                return "direct"
+            return "minres" if self.symmetric else "gmres"
         return m
 
     def solve(self, consts, rhs, role):
         """X with A X[j] = rhs[j] for each row of ``rhs`` (k, n), on plain values."""
         self.stats["solves"] += 1
         self.stats["rhs"] += rhs.shape[0]
-        method = self.resolved_method()
+        method = self.resolved_method(rhs.shape[0])
         if callable(method):
             return self._solve_callable(method, consts, rhs, role)
         if method == "direct":
@@ -289,7 +296,9 @@ def _impl(b, *consts, system, role):
         b = b.astype(np.float64)
     n = system.n
     rhs = b.reshape(-1, n)          # leading axes: independent right-hand sides
-    return system.solve(consts, rhs, role).reshape(b.shape)
+    # float32 in, float32 out (the factorization may run in float64)
+    dtype = np.result_type(b, *[np.asarray(c) for c in consts], np.float32)
+    return system.solve(consts, rhs, role).reshape(b.shape).astype(dtype, copy=False)
 
 
 linear_solve_p = register(Primitive("custom_linear_solve", _impl, sparsity="dense"))
@@ -304,7 +313,6 @@ def _matvec_at(system, x, consts):
         return lambda *c: system.matvec(x, *c)
 
     def many(*c):   # a batch of primal right-hand sides: the matvec one vector at a time
-        from ..ops import reshape, stack
         flat = reshape(x, (-1, n))
         return reshape(stack([system.matvec(flat[i], *c) for i in range(shape_of(flat)[0])]),
                        lead + (n,))
@@ -334,4 +342,4 @@ def _vjp_all(ct, ans, b, *consts, system, role):
 linear_solve_p.jvp_all = _jvp_all
 linear_solve_p.vjp_all = _vjp_all
 
-__all__ = ["LinearSystem", "linear_solve_p", "DENSE_MAX", "batch_shape"]
+__all__ = ["LinearSystem", "Factorization", "linear_solve_p", "DENSE_MAX", "DENSE_MANY_MAX"]

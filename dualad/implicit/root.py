@@ -259,7 +259,12 @@ def custom_root(solve, optimality, *, linear_solve="auto", transpose_solve=None,
     options = {k: v for k, v in dict(rtol=rtol, atol=atol, maxiter=maxiter, restart=restart,
                                      M=M).items() if v is not None}
 
-    def root(*params):
+    def root(*params, **keywords):
+        if keywords:
+            raise TypeError(f"{_NAME}: root(...) takes its parameters positionally, got the "
+                            f"keyword(s) {', '.join(sorted(keywords))}: pass them in the "
+                            f"order solve(*params) and optimality(x, *params) take them, or "
+                            f"close over them in both functions")
         leaves, rebuild = flatten(params)
         traced = [i for i, x in enumerate(leaves) if isinstance(x, Box)]
         opt, closed = closure_convert(optimality)

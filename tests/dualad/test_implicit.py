@@ -7,6 +7,7 @@ first derivatives for Hessians), or an unrolled solver differentiated step by st
 """
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 import scipy.optimize as so
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
@@ -385,6 +386,15 @@ def test_bad_solve_results(ret, match):
 _LEAK = {}
 
 
+def test_keyword_parameters_are_refused_by_name():
+    with pytest.raises(TypeError, match="custom_root: root.*positionally.*'?a'?"):
+        poly_root_ad(a=A_POLY)
+    with pytest.raises(ValueError, match="unknown linear_solve"):
+        custom_root(poly_root, poly, linear_solve="lu")
+    with pytest.raises(TypeError, match="optimality must be a callable"):
+        custom_root(poly_root, None)
+
+
 def test_solve_returning_a_traced_value():
     """A traced value solve reaches through a global (closure conversion cannot see it)."""
     def f(a):
@@ -429,6 +439,11 @@ def test_float32_stays_float32():
     g = dualad.grad(lambda b: np.sum(custom_linear_solve(A, b)))(b)
     np.testing.assert_allclose(x, np.linalg.solve(A3, B3), rtol=1e-5)
     np.testing.assert_allclose(g, np.linalg.solve(A3.T, np.ones(3)), rtol=1e-5)
+    assert x.dtype == g.dtype == np.float32
+    root32 = custom_root(lambda a: np.float32(poly_root(a.astype(float))), poly)
+    g32 = dualad.grad(root32)(A_POLY.astype(np.float32))
+    assert g32.dtype == np.float32
+    np.testing.assert_allclose(g32, poly_closed_forms(A_POLY)[1], rtol=1e-4)
 
 
 @pytest.mark.parametrize("kind", ["sparse", "dense"])
@@ -470,3 +485,36 @@ def test_lax_custom_linear_solve_positional_symmetric_and_has_aux():
     H = M + 0.5 * np.eye(3)
     np.testing.assert_allclose(dualad.derivative(lambda s: f(s)[0], 1)(0.5),
                                -np.linalg.solve(H, np.linalg.solve(H, B3)), rtol=1e-10)
+
+
+def test_argmin_through_the_stationarity_condition_to_second_order():
+    """x*(θ) = argmin f(x, θ): the optimality condition is ∇_x f (a nested grad), J the
+    Hessian (symmetric: cg), second order needs third derivatives of f."""
+    def f(x, th):
+        return np.sum((x - th) ** 2) + 0.25 * np.sum(x ** 4) + th[0] * x[1] * x[2]
+
+    def solve(th):
+        return so.minimize(lambda x: f(x, th), np.zeros(3), method="BFGS", tol=1e-14,
+                           jac=lambda x: dualad.grad(f)(x, th)).x
+    for method in ("direct", "cg"):
+        argmin = custom_root(solve, dualad.grad(f), linear_solve=method, symmetric=True,
+                             tol=1e-5)
+        assert check_grads(argmin, (np.array([0.5, -0.3, 0.8]),), order=2) > 0
+
+
+@settings(derandomize=True, max_examples=15, deadline=None)
+@given(st.integers(2, 5), st.floats(-1.0, 1.0), st.floats(0.5, 2.0))
+def test_property_linear_solve_matches_the_closed_form(n, shift, scale):
+    """Diagonally dominant A (well conditioned) and b drawn from the parameters: the VJP
+    in (A, b) equals (−b̄ xᵀ, A⁻ᵀ x̄) for every method."""
+    rng = np.random.default_rng(n)
+    A = rng.normal(size=(n, n)) + (n + 2.0) * scale * np.eye(n)
+    b = rng.normal(size=n) + shift
+    x = np.linalg.solve(A, b)
+    xbar = np.cos(np.arange(n) + shift)
+    bbar = np.linalg.solve(A.T, xbar)
+    for method in ("direct", "gmres", "bicgstab"):
+        _, pullback = dualad.vjp(lambda A, b: custom_linear_solve(A, b, method=method), A, b)
+        gA, gb = pullback(xbar)
+        np.testing.assert_allclose(gb, bbar, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(gA, -np.outer(bbar, x), rtol=1e-8, atol=1e-10)
