@@ -424,3 +424,28 @@ def test_least_squares_second_order_against_differences_of_first_derivatives():
     v = np.linspace(-1, 1, 12)
     hv = dualad.jvp(gradient, (Y_EXP,), (v,))[1]                       # forward over reverse
     np.testing.assert_allclose(hv, H @ v, rtol=1e-8, atol=1e-10)
+
+
+def test_least_squares_callable_loss():
+    """A callable loss written with NumPy operations works (here soft_l1's formulas); one
+    that assigns traced values into np.empty (SciPy's documentation style) is refused
+    with a message saying how to write it."""
+    model = lambda p, y: p[0] * np.exp(-p[1] * T_EXP) - y
+
+    def stacked(z):
+        t = 1 + z
+        return np.stack([2 * (t ** 0.5 - 1), t ** -0.5, -0.5 * t ** -1.5])
+
+    def assigned(z):
+        rho = np.empty((3, z.size))
+        rho[0] = 2 * ((1 + z) ** 0.5 - 1)
+        rho[1] = (1 + z) ** -0.5
+        rho[2] = -0.5 * (1 + z) ** -1.5
+        return rho
+    kw = dict(f_scale=0.1, xtol=1e-15, ftol=1e-15, gtol=1e-15)
+    fit = lambda y, loss: do.least_squares(model, np.ones(2), args=(y,), loss=loss, **kw).x
+    np.testing.assert_allclose(jacobians.jacrev(lambda y: fit(y, stacked))(Y_EXP),
+                               jacobians.jacrev(lambda y: fit(y, "soft_l1"))(Y_EXP), rtol=1e-6,
+                               atol=1e-9)
+    with pytest.raises(TypeError, match=r"least_squares: the callable loss .*np\.stack"):
+        dualad.grad(lambda y: fit(y, assigned)[0])(Y_EXP)

@@ -22,7 +22,17 @@ from ._stationary import stationary_point
 def _rho(api, loss):
     """The loss ρ(z) as traced-value operations (SciPy's formulas: _lsq.least_squares)."""
     if callable(loss):
-        return lambda z: loss(z)[0]
+        def rho(z):
+            try:
+                return loss(z)[0]
+            except TypeError as err:
+                raise TypeError(
+                    f"{api}: the callable loss is evaluated on traced values for the derivative "
+                    f"(only its first row, ρ(z), is used) and failed: "
+                    f"{str(err).splitlines()[0][:120]}... Write it with NumPy operations that "
+                    f"build a new array, e.g. return np.stack([rho, drho, d2rho]), rather than "
+                    f"assigning into np.empty(...)") from err
+        return rho
     losses = {
         "linear": lambda z: z,
         "soft_l1": lambda z: 2 * (np.sqrt(1 + z) - 1),
