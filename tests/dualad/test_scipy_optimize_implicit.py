@@ -449,3 +449,12 @@ def test_least_squares_callable_loss():
                                atol=1e-9)
     with pytest.raises(TypeError, match=r"least_squares: the callable loss .*np\.stack"):
         dualad.grad(lambda y: fit(y, assigned)[0])(Y_EXP)
+
+
+def test_least_squares_traced_kwargs_and_a_jac():
+    """A traced value in ``kwargs``, and the user's ``jac`` (SciPy's solve only, called with
+    the same args and kwargs on plain values): dw/dy = (XᵀX)⁻¹Xᵀ."""
+    fit = lambda y: do.least_squares(lambda w, y: X @ w - y, np.zeros(4), kwargs={"y": y},
+                                     jac=lambda w, y: X, method="lm").x
+    np.testing.assert_allclose(jacobians.jacfwd(fit)(Y), np.linalg.solve(X.T @ X, X.T),
+                               rtol=1e-8, atol=1e-12)
