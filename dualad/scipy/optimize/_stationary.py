@@ -24,7 +24,7 @@ import numpy as np
 
 from ...api import grad as _grad, vjp as _vjp
 from ...tracer import primal_value
-from ._active import ZERO_TOL
+from ._active import ACTIVE_TOL, ZERO_TOL
 from ._common import DegenerateSolutionWarning, check_converged, solution
 
 
@@ -101,7 +101,6 @@ def _active_rows(constraints, x_star):
 
 
 def _tol(b):
-    from ._active import ACTIVE_TOL
     return ACTIVE_TOL * np.maximum(1, np.where(np.isfinite(b), np.abs(b), 1))
 
 
