@@ -458,3 +458,21 @@ def test_least_squares_traced_kwargs_and_a_jac():
                                      jac=lambda w, y: X, method="lm").x
     np.testing.assert_allclose(jacobians.jacfwd(fit)(Y), np.linalg.solve(X.T @ X, X.T),
                                rtol=1e-8, atol=1e-12)
+
+
+def test_least_squares_loss_closing_over_a_traced_value():
+    """A callable loss reading a traced scale c (ρ(z) = c·log1p(z/c), Cauchy's with its
+    own scale): the fit depends on c through the loss alone; against differences."""
+    model = lambda p, y: p[0] * np.exp(-p[1] * T_EXP) - y
+    kw = dict(f_scale=0.1, xtol=1e-15, ftol=1e-15, gtol=1e-15)
+
+    def fit(c):
+        loss = lambda z: np.stack([c * np.log1p(z / c), 1 / (1 + z / c),
+                                   -1 / (c * (1 + z / c) ** 2)])
+        return do.least_squares(model, np.ones(2), args=(Y_EXP,), loss=loss, **kw).x
+    plain_fit = lambda c: so.least_squares(
+        lambda p: model(p, Y_EXP), np.ones(2), **kw,
+        loss=lambda z: np.stack([c * np.log1p(z / c), 1 / (1 + z / c),
+                                 -1 / (c * (1 + z / c) ** 2)])).x
+    np.testing.assert_allclose(dualad.jvp(fit, (2.0,), (1.0,))[1], _fd(plain_fit, 2.0)[:, 0],
+                               rtol=1e-5, atol=1e-9)

@@ -14,17 +14,20 @@ import numpy as np
 import scipy.optimize as _so
 
 from ...tracer import Box, primal_value
+from .._closure import closure_convert
 from ._active import least_squares_bounds
 from ._common import as_array, bind, start, check_args, plain, plain_callable, require_callable
 from ._stationary import stationary_point
 
 
 def _rho(api, loss):
-    """The loss ρ(z) as traced-value operations (SciPy's formulas: _lsq.least_squares)."""
+    """The loss ρ(z, *θ_loss) as traced-value operations (SciPy's formulas:
+    _lsq.least_squares); a callable loss closure-converted, θ_loss the traced values it
+    closes over."""
     if callable(loss):
-        def rho(z):
+        def rho(z, *theta):
             try:
-                return loss(z)[0]
+                return loss(z, *theta)[0]
             except TypeError as err:
                 raise TypeError(
                     f"{api}: the callable loss is evaluated on traced values for the derivative "
@@ -69,8 +72,9 @@ def least_squares(fun, x0, jac="2-point", bounds=(-np.inf, np.inf), method="trf"
     x0 = np.atleast_1d(start(api, x0))
     box = least_squares_bounds(api, bounds, x0.size)
     scale_traced = isinstance(f_scale, Box)
-    traced = theta_r + (box.theta if box is not None else ()) + ((f_scale,) if scale_traced
-                                                                 else ())
+    loss_fn, theta_l = closure_convert(loss) if callable(loss) else (loss, ())
+    theta_phi = theta_r + ((f_scale,) if scale_traced else ()) + theta_l
+    traced = theta_phi + (box.theta if box is not None else ())
     opts = dict(method=method, ftol=ftol, xtol=xtol, gtol=gtol, x_scale=x_scale, loss=loss,
                 diff_step=diff_step, tr_solver=tr_solver, tr_options=tr_options,
                 jac_sparsity=jac_sparsity, max_nfev=max_nfev, verbose=verbose,
@@ -81,11 +85,12 @@ def least_squares(fun, x0, jac="2-point", bounds=(-np.inf, np.inf), method="trf"
         return _so.least_squares(fun, x0, jac=jac, bounds=bounds, f_scale=f_scale,
                                  args=args, kwargs=kwargs, **opts)
     plain_r = plain(api, "fun", lambda x, *th: as_array(g(x, *th)), theta_r)
+    opts["loss"] = plain_callable(api, "loss", loss)
     res = _so.least_squares(plain_r, x0, jac=plain_callable(api, "jac", jac, args, kwargs),
                             bounds=(-np.inf, np.inf) if box is None else box.scipy_form,
                             f_scale=float(primal_value(f_scale)), **opts)
-    rho = _rho(api, loss)
-    k = len(theta_r)
+    rho = _rho(api, loss_fn)
+    k, m = len(theta_r), len(theta_r) + scale_traced
 
     def residuals(x, *th):
         return np.reshape(as_array(g(x, *th[:k])), (-1,))
@@ -95,8 +100,7 @@ def least_squares(fun, x0, jac="2-point", bounds=(-np.inf, np.inf), method="trf"
         if loss == "linear":
             return 0.5 * np.sum(r * r)
         s = th[k] if scale_traced else float(f_scale)
-        return 0.5 * s ** 2 * np.sum(rho((r / s) ** 2))
-    theta_phi = theta_r + ((f_scale,) if scale_traced else ())
+        return 0.5 * s ** 2 * np.sum(rho((r / s) ** 2, *th[m:]))
     x = stationary_point(api, cost, theta_phi, res.x, box, (), (res.success, res.message))
     res.x = x
     res.fun = residuals(x, *theta_phi)
