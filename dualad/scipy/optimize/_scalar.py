@@ -32,47 +32,50 @@ def _scalar(api, g, outputs):
     return F
 
 
+def _bracketed(api, solver, f, a, b, args, full_output, kw):
+    """One bracketing solve: SciPy's on plain values, then the implicit root."""
+    require_callable(api, "f", f)
+    args = check_args(api, args)
+    g, theta = bind(f, args, api=api)
+    a, b = primal_value(a), primal_value(b)
+    if not theta:
+        return solver(f, a, b, args=args, full_output=full_output, **kw)
+    x, r = solver(plain(api, "f", g, theta), a, b, full_output=True, **kw)
+    F = _scalar(api, g, 1)
+    check_converged(api, r.converged, r.flag, residual_norm(plain(api, "f", F, theta), x))
+    r.root = x = solution(api, F, x, theta)
+    return (x, r) if full_output else x
+
+
 def _bracketing(api, solver):
     def solve(f, a, b, args=(), xtol=2e-12, rtol=4 * np.finfo(float).eps, maxiter=100,
-              full_output=False, disp=True, **extra):
-        require_callable(api, "f", f)
-        args = check_args(api, args)
-        g, theta = bind(f, args, api=api)
-        a, b = primal_value(a), primal_value(b)
-        kw = dict(xtol=xtol, rtol=rtol, maxiter=maxiter, disp=disp, **extra)
-        if not theta:
-            return solver(f, a, b, args=args, full_output=full_output, **kw)
-        x, r = solver(plain(api, "f", g, theta), a, b, full_output=True, **kw)
-        F = _scalar(api, g, 1)
-        check_converged(api, r.converged, r.flag,
-                        residual_norm(plain(api, "f", F, theta), x))
-        r.root = x = solution(api, F, x, theta)
-        return (x, r) if full_output else x
-    solve.__name__ = api
-    solve.__qualname__ = api
-    solve.__doc__ = (
-        f"``scipy.optimize.{api}``: the root of f(x, *args) in the bracket [a, b], "
-        f"differentiable in the traced ``args`` and closed-over traced values (dx/dθ = "
-        f"−f_θ/f_x at the root), both modes, any order. SciPy's signature; with "
-        f"``disp=False`` an unconverged root being differentiated raises "
-        f"ConvergenceError (SciPy would return it with r.converged False).")
+              full_output=False, disp=True):
+        return _bracketed(api, solver, f, a, b, args, full_output,
+                          dict(xtol=xtol, rtol=rtol, maxiter=maxiter, disp=disp))
+    solve.__name__ = solve.__qualname__ = api
+    solve.__doc__ = _DOC.format(api=api)
     return solve
 
 
+_DOC = ("``scipy.optimize.{api}``: the root of f(x, *args) in the bracket [a, b], "
+        "differentiable in the traced ``args`` and closed-over traced values (dx/dθ = "
+        "−f_θ/f_x at the root), both modes, any order. SciPy's signature; with "
+        "``disp=False`` an unconverged root being differentiated raises ConvergenceError "
+        "(SciPy would return it with r.converged False).")
 brentq = _bracketing("brentq", _so.brentq)
 brenth = _bracketing("brenth", _so.brenth)
 bisect = _bracketing("bisect", _so.bisect)
 ridder = _bracketing("ridder", _so.ridder)
-_toms748 = _bracketing("toms748", _so.toms748)
 
 
 def toms748(f, a, b, args=(), k=1, xtol=2e-12, rtol=4 * np.finfo(float).eps, maxiter=100,
             full_output=False, disp=True):
-    return _toms748(f, a, b, args=args, xtol=xtol, rtol=rtol, maxiter=maxiter,
-                    full_output=full_output, disp=disp, k=k)
+    return _bracketed("toms748", _so.toms748, f, a, b, args, full_output,
+                      dict(k=k, xtol=xtol, rtol=rtol, maxiter=maxiter, disp=disp))
 
 
-toms748.__doc__ = _toms748.__doc__
+toms748.__doc__ = _DOC.format(api="toms748")
+
 
 
 def root_scalar(f, args=(), method=None, bracket=None, fprime=None, fprime2=None, x0=None,
