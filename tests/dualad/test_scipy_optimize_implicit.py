@@ -48,12 +48,14 @@ ROOTS = {
         lambda x: (poly(x, c), c[1] + 2 * c[2] * x), x0=1.0, fprime=True,
         method="newton", xtol=1e-14).root,
     "newton": lambda c: do.newton(poly, 1.0, args=(c,), tol=1e-14),
-    "newton-halley": lambda c: do.newton(poly, 1.0, args=(c,), fprime=lambda x, c: c[1] + 2 * c[2] * x,
-                                         fprime2=lambda x, c: 2 * c[2], tol=1e-14),
+    "newton-halley": lambda c: do.newton(poly, 1.0, args=(c,), tol=1e-14,
+                                         fprime=lambda x, c: c[1] + 2 * c[2] * x,
+                                         fprime2=lambda x, c: 2 * c[2]),
     "root-hybr": lambda c: do.root(poly, np.array([1.0]), args=(c,)).x[0],
     "root-lm": lambda c: do.root(poly, np.array([1.0]), args=(c,), method="lm").x[0],
-    "root-jac=True": lambda c: do.root(lambda x, c: (poly(x, c), np.reshape(c[1] + 2 * c[2] * x, (1, 1))),
-                                       np.array([1.0]), args=(c,), jac=True).x[0],
+    "root-jac=True": lambda c: do.root(
+        lambda x, c: (poly(x, c), np.reshape(c[1] + 2 * c[2] * x, (1, 1))),
+        np.array([1.0]), args=(c,), jac=True).x[0],
     "fsolve": lambda c: do.fsolve(poly, 1.0, args=(c,))[0],
 }
 

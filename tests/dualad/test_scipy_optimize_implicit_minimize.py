@@ -192,7 +192,8 @@ def test_linear_constraint_and_an_inactive_inequality():
     f = lambda b: do.minimize(lambda x: 0.5 * x @ Q @ x - b @ x, np.zeros(3),
                               method="trust-constr", options=dict(gtol=1e-12, xtol=1e-15),
                               constraints=[so.LinearConstraint(A_EQ, 0.5, 0.5),
-                                           so.NonlinearConstraint(lambda x: x @ x, -np.inf, 100.0)]).x
+                                           so.NonlinearConstraint(lambda x: x @ x, -np.inf,
+                                                                  100.0)]).x
     np.testing.assert_allclose(jacobians.jacrev(f)(b), np.linalg.inv(K)[:3, :3], atol=1e-6)
 
 
