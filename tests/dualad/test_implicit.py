@@ -518,3 +518,27 @@ def test_property_linear_solve_matches_the_closed_form(n, shift, scale):
         gA, gb = pullback(xbar)
         np.testing.assert_allclose(gb, bbar, rtol=1e-8, atol=1e-10)
         np.testing.assert_allclose(gA, -np.outer(bbar, x), rtol=1e-8, atol=1e-10)
+
+
+def test_nash_equilibrium_of_a_quadratic_game_closed_form():
+    """Two players, f_i(x) = ½ m_ii x_i² + m_ij x_i x_j − θ_i x_i; the equilibrium (both
+    first-order conditions: M x = θ) found by best-response iteration (a fixed point).
+    Closed forms: ∂x/∂θ = M⁻¹, ∂x/∂m_00 = −M⁻¹ (x_0, 0)."""
+    def best_responses(x, p):
+        m, th = p[:4].reshape(2, 2), p[4:]
+        return np.stack([(th[0] - m[0, 1] * x[1]) / m[0, 0], (th[1] - m[1, 0] * x[0]) / m[1, 1]])
+
+    def solve(p):
+        x = np.zeros(2)
+        for _ in range(200):
+            x = best_responses(x, p)
+        return x
+    equilibrium = custom_root(solve, lambda x, p: x - best_responses(x, p))
+    p = np.array([2.0, 0.5, -0.3, 1.5, 1.0, -0.4])
+    M = p[:4].reshape(2, 2)
+    x = np.linalg.solve(M, p[4:])
+    np.testing.assert_allclose(equilibrium(p), x, rtol=1e-12)
+    J = jacobians.jacrev(equilibrium)(p)
+    np.testing.assert_allclose(J[:, 4:], np.linalg.inv(M), rtol=1e-10)
+    np.testing.assert_allclose(J[:, 0], -np.linalg.solve(M, [x[0], 0.0]), rtol=1e-10)
+    assert check_grads(equilibrium, (p,), order=2) > 0
