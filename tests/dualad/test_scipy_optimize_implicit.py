@@ -147,6 +147,32 @@ def test_fixed_point_in_a_closed_over_matrix():
                                rtol=1e-9, atol=1e-12)
 
 
+def test_nash_equilibrium_of_a_quadratic_game():
+    """Player i minimises ½aᵢxᵢ² + b xᵢxⱼ − cᵢxᵢ; the best responses xᵢ = (cᵢ − b xⱼ)/aᵢ
+    meet at M x = c, M = [[a₀, b], [b, a₁]] (a contraction for |b| < aᵢ): dx/dc = M⁻¹,
+    dx/db = −M⁻¹E x and d²x/db² = 2 M⁻¹E M⁻¹E x (E the swap), the game's coupling b
+    closed over by the best-response map."""
+    a, c, E = np.array([2.0, 3.0]), np.array([1.0, -0.5]), np.array([[0.0, 1.0], [1.0, 0.0]])
+
+    def equilibrium(b, c):
+        best = lambda x: (c - b * x[::-1]) / a
+        return do.fixed_point(best, np.zeros(2), xtol=1e-14)
+    b = 0.8
+    M = np.diag(a) + b * E
+    x = np.linalg.solve(M, c)
+    np.testing.assert_allclose(equilibrium(b, c), x, atol=1e-12)
+    np.testing.assert_allclose(jacobians.jacrev(lambda c: equilibrium(b, c))(c), np.linalg.inv(M),
+                               rtol=1e-9)
+    dx = -np.linalg.solve(M, E @ x)
+    np.testing.assert_allclose(dualad.jvp(lambda b: equilibrium(b, c), (b,), (1.0,))[1], dx,
+                               rtol=1e-9)
+    d2 = 2 * np.linalg.solve(M, E @ np.linalg.solve(M, E @ x))
+    for i in range(2):
+        np.testing.assert_allclose(
+            dualad.grad(lambda b: dualad.grad(lambda b: equilibrium(b, c)[i])(b))(b), d2[i],
+            rtol=1e-8)
+
+
 # --- least squares ----------------------------------------------------------------------
 X = np.random.default_rng(0).normal(size=(20, 4))
 Y = np.random.default_rng(5).normal(size=20)
