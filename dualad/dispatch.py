@@ -414,8 +414,9 @@ def _astype(self, dtype, *args, **kwargs):
         raise TypeError(f"astype({dtype}) of a traced value of shape {self.shape} would drop "
                         f"its derivative; only floating and complex dtypes are differentiable "
                         f"(integer and boolean casts give plain values with zero derivative)")
-    if dtype == self.dtype:
-        return self
+    if dtype == self.dtype:       # NumPy copies unless copy=False (in-place writes exist)
+        copy = args[3] if len(args) > 3 else kwargs.get("copy", True)   # after order, casting, subok
+        return np.copy(self) if copy else self
     if dtype.kind == "c" and self.dtype.kind == "f" and dtype.itemsize >= 2 * self.dtype.itemsize:
         return ops.core.complex_numbers.to_complex(self, dtype)  # real into complex: cotangent Re ū
     if dtype.kind == "f" and self.dtype.kind == "c":

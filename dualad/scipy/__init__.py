@@ -1,6 +1,7 @@
 """SciPy functions with derivative rules: ``dualad.scipy.special``, ``.linalg``, ``.stats``,
 ``.integrate``, ``.sparse``, ``.interpolate``, ``.spatial``, ``.ndimage``, ``.signal``,
-``.optimize`` (the Rosenbrock family), ``.fft`` (a scipy.fft backend).
+``.optimize`` (SciPy's solvers, their solutions differentiated implicitly; the Rosenbrock
+family), ``.fft`` (a scipy.fft backend).
 
 SciPy's own functions do not dispatch on traced values (except scipy.special's
 ufuncs, which do); call these instead.

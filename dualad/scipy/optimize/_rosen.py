@@ -1,11 +1,10 @@
-"""``dualad.scipy.optimize``: SciPy's Rosenbrock test functions on traced values.
+"""SciPy's Rosenbrock test functions on traced values (``dualad.scipy.optimize.rosen``, ...).
 
 ``rosen(x) = Σ_{i<n-1} 100 (x_{i+1} − x_i²)² + (1 − x_i)²`` (Rosenbrock 1960, SciPy's
 convention, summed over axis 0 so that a 2-D x holds one point per column), and its
 gradient, Hessian and Hessian-vector product in closed form, as SciPy computes them:
 written with NumPy operations, so they differentiate to any order in both modes (the
-derivative of ``rosen_der`` is ``rosen_hess``). The solvers with implicit derivatives
-(``root``, ``minimize``, ...) are issue 18's.
+derivative of ``rosen_der`` is ``rosen_hess``).
 """
 from __future__ import annotations
 
