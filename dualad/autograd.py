@@ -62,6 +62,10 @@ class Variable(Var):
         return np.array(primal_value(self.value))
 
     def detach(self):
+        """The value as a new constant Variable (as PyTorch's ``Tensor.detach``): it shares
+        the array, does not require grad and is on no graph, so nothing computed from it
+        reaches this Variable's leaves (its derivative is zero). Inside a functional
+        transformation ``x.detach()`` is :func:`dualad.stop_gradient` ``(x)``."""
         return Variable(primal_value(self.value))
 
     def __copy__(self):
@@ -93,6 +97,8 @@ class _ImperativeTrace(VJPTrace):
     __slots__ = ()
 
     def process(self, prim, args, params):
+        if getattr(prim, "stops_gradient", False):   # stop_gradient(v) is v.detach()
+            return Variable(prim.impl(*[primal_value(a) for a in args], **params))
         for a in args:
             if isinstance(a, Variable) and a._trace is self and a.requires_grad:
                 return super().process(prim, args, params)

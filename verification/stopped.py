@@ -57,8 +57,11 @@ def check_stopped(report, prim, call, vals, diff, kw, tag):
         _exact(report, f"{tag}: zero cotangent (VJP) of argument {i}", pullback(u)[0],
                np.zeros(x.shape))
         seen = []
-        dualad.grad(lambda v: (seen.append(isinstance(f(v), Box)), np.sum(v))[1])(x)
-        report.add(f"{tag}: output of argument {i} stays traced (decisions logged)", seen[0])
+        probe = lambda v: (seen.append(isinstance(f(v), Box)), np.sum(v))[1]  # noqa: E731
+        dualad.grad(probe)(x)
+        dualad.jvp(probe, (x,), (x,))
+        report.add(f"{tag}: output of argument {i} stays traced in reverse and forward mode "
+                   f"(decisions on it are logged)", seen == [True, True], detail=str(seen))
         if plain.shape == x.shape:
             _order2(report, f, x, plain, i, tag)
         if n <= 6:
