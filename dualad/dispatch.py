@@ -18,7 +18,8 @@ import numpy as np
 from . import casts, inplace, objects, ops, scipy_errors, stop
 from .tape import Var, VJPTrace, operator_method, power_method, record
 from .tracer import PLAIN_TYPES, Box, note_decision, primal_value, shape_of, truth
-from .vmap_tracer import nondiff_value
+from .vmap_tracer import batch_tracer_in, nondiff_value, note_value
+from .vmap_rules import per_example
 from .primitive import NUMPY_FUNCTIONS, NUMPY_UFUNCS, Primitive, implements
 from .ops.core.keyword_args import cast_for, mask_of, no_out
 from . import keywords
@@ -33,7 +34,8 @@ def _where(condition, x=None, y=None):
     """``np.where``: three arguments select (differentiable in x and y, the condition is a
     value); one argument gives the indices of the true entries, as NumPy does."""
     if x is None and y is None:
-        return np.where(primal_value(condition))
+        return np.where(primal_value(condition)) if batch_tracer_in(condition) is None \
+            else per_example(np.where, (condition,), {}, "np.where(condition)")
     if x is None or y is None:
         raise TypeError("where: pass both x and y (np.where(cond, x, y)) or neither "
                         "(np.where(cond) returns the indices of the true entries)")
@@ -67,8 +69,11 @@ def np_mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     mask = mask_of("numpy.mean", a, where)
     if mask is None:
         return ops.mean(a, axis, keepdims)
-    count = np.sum(mask, axis=axis, keepdims=keepdims,
-                   dtype=np.result_type(primal_value(a), np.float16))
+    dt = np.result_type(primal_value(a), np.float16)
+    if isinstance(mask, Box):   # a batched mask (vmap): a count per example
+        count = ops.sum(ops.where(mask, dt.type(1), dt.type(0)), axis, keepdims)
+    else:
+        count = np.sum(mask, axis=axis, keepdims=keepdims, dtype=dt)
     with np.errstate(invalid="ignore", divide="ignore"):
         return ops.sum(ops.where(mask, a, 0.0), axis, keepdims) / count
 
@@ -87,6 +92,10 @@ def _passthrough(fn):
     """Functions of the value alone (shapes, arg-indices): zero derivative (their results
     are decisions on the values: logged, see tracer.note_decision)."""
     def call(*args, **kwargs):
+        if any(batch_tracer_in(a) is not None for a in (*args, *kwargs.values())):
+            out = per_example(fn, args, kwargs)   # under vmap: one result per example
+            note_value(args, fn.__name__, out)
+            return out
         out = fn(*[primal_value(a) for a in args],
                  **{k: primal_value(v) for k, v in kwargs.items()})
         note_decision(args, fn.__name__, out)

@@ -30,6 +30,7 @@ from .ops.core.indexing import getitem
 from .ops.core.products import matmul_p
 from .ops.core.shape import stack
 from .tracer import shape_of
+from .vmap_tracer import BatchTracer, nondiff_value
 
 
 def _batch_size(args, batched):
@@ -112,6 +113,39 @@ def is_looped(prim, batched=None):
     if prim.batch is not None or prim.elementwise or prim.derivs is not None:
         return False
     return not _linear_applies(prim, (True,) if batched is None else tuple(batched))
+
+
+def per_example(fn, args, kwargs, name=None):
+    """``fn`` (a function of plain values with no derivative: argmax, isclose) of traced
+    ``args``: under vmap, called on each example of the top batch and stacked, so its
+    result is one per example (``primal_value`` would hand it the whole batch as one
+    array); without a batched argument, ``fn`` of the primal values."""
+    args = [nondiff_value(a) for a in args]
+    kwargs = {k: nondiff_value(v) for k, v in kwargs.items()}
+    top = None
+    for v in (*args, *kwargs.values()):
+        if isinstance(v, BatchTracer) and (top is None or v._trace.level > top.level):
+            top = v._trace
+    if top is None:
+        return fn(*args, **kwargs)
+
+    def example(v, k):
+        return getitem(v.val, idx=(k,)) if isinstance(v, BatchTracer) and v._trace is top \
+            else v
+    outs = [per_example(fn, [example(a, k) for a in args],
+                        {n: example(v, k) for n, v in kwargs.items()}, name)
+            for k in range(top.size)]
+    try:
+        if isinstance(outs[0], (tuple, list)):
+            return type(outs[0])(BatchTracer(top, stack([o[j] for o in outs]))
+                                 for j in range(len(outs[0])))
+        return BatchTracer(top, stack(outs))
+    except ValueError:
+        raise ValueError(f"vmap: {name or getattr(fn, '__name__', fn)} gives results of "
+                         f"different shapes for different examples, which cannot be stacked "
+                         f"into one batch (as in JAX, a shape may not depend on values "
+                         f"under vmap); compute it outside vmap, or use a fixed-size form "
+                         f"(np.where(cond, x, 0) instead of x[np.nonzero(cond)])") from None
 
 
 # --- rules of the per-example-gradient path ------------------------------------------

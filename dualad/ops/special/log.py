@@ -30,6 +30,7 @@ import numpy as np
 import scipy.special as sc
 
 from ...tracer import primal_value
+from ...vmap_tracer import batch_tracer_in, nondiff_value
 from ...primitive import implements
 from ..core.elementwise import elementwise, isinf, log, log1p, logical_and, where
 from . import _logaddexp
@@ -45,6 +46,8 @@ def _guard(x, y, at):
     hit = (np.asarray(primal_value(x)) == 0) & (np.asarray(primal_value(y)) == at)
     if not np.any(hit):
         return y
+    if batch_tracer_in(x) is not None or batch_tracer_in(y) is not None:
+        hit = (nondiff_value(x) == 0) & (nondiff_value(y) == at)   # per example (vmap)
     return where(hit, 1.0 + at, y)
 
 
