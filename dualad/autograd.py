@@ -12,6 +12,7 @@ import numpy as np
 
 from .api import check_input
 from .custom import Function, FunctionCtx  # noqa: F401  (part of this namespace)
+from .stop import StopGradientPrimitive
 from .sweep import backward_sweep
 from .tape import Var, VJPTrace
 from .tracer import Box, primal_value, shape_of
@@ -97,10 +98,10 @@ class _ImperativeTrace(VJPTrace):
     __slots__ = ()
 
     def process(self, prim, args, params):
-        if getattr(prim, "stops_gradient", False):   # stop_gradient(v) is v.detach()
-            return Variable(prim.impl(*[primal_value(a) for a in args], **params))
         for a in args:
             if isinstance(a, Variable) and a._trace is self and a.requires_grad:
+                if prim.__class__ is StopGradientPrimitive:   # stop_gradient(v): v.detach()
+                    break
                 return super().process(prim, args, params)
         plain = [a.value if isinstance(a, Variable) and a._trace is self else a for a in args]
         out = prim(*plain, **params)

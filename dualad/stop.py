@@ -84,7 +84,8 @@ def _leaf(x, path):
         return stop_gradient_p(x)
     arr = np.asarray(x) if not isinstance(x, np.ndarray) else x
     if arr.dtype.kind == "O":        # np.array([x, y]) of traced scalars: stacked by the call
-        return stop_gradient_p(arr)
+        out = stop_gradient_p(arr)
+        return x if out is arr else out   # nothing traced inside (a SciPy sparse matrix, say)
     if arr.dtype.kind not in "biufc":
         raise TypeError(f"stop_gradient: {path or 'x'} has dtype {arr.dtype} (shape "
                         f"{arr.shape}); pass numeric arrays")

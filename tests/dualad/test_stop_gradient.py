@@ -228,6 +228,9 @@ def test_empty_and_object_arrays():
         stacked = sg(np.array([x[0], x[1]], dtype=object))
         return np.sum(x[:2] * stacked)
     np.testing.assert_allclose(dualad.grad(f)(X), [X[0], X[1], 0.0, 0.0], rtol=1e-14)
+    import scipy.sparse
+    S = scipy.sparse.eye(3, format="csr")
+    assert sg(S) is S and sg({"m": S})["m"] is S     # plain objects come back as they are
 
 
 @pytest.mark.parametrize("bad, where", [(None, "x is None"), ("abc", "x is a str"),
