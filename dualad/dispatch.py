@@ -18,7 +18,7 @@ import numpy as np
 from . import casts, inplace, objects, ops, scipy_errors, stop
 from .tape import Var, VJPTrace, operator_method, power_method, record
 from .tracer import PLAIN_TYPES, Box, note_decision, primal_value, shape_of, truth
-from .vmap_tracer import batch_tracer_in, nondiff_value, note_value
+from .vmap_tracer import batch_tracer_in, map_value, nondiff_value, note_value, only_batched
 from .vmap_rules import per_example
 from .primitive import NUMPY_FUNCTIONS, NUMPY_UFUNCS, Primitive, implements
 from .ops.core.keyword_args import cast_for, mask_of, no_out
@@ -409,6 +409,8 @@ def _astype(self, dtype, *args, **kwargs):
     dtype = np.dtype(dtype)
     if dtype.kind in "iub":
         return casts.integers(self, dtype, "astype")
+    if only_batched(self):   # a batched count or mask (vmap): no derivative to drop
+        return map_value(self, lambda v: np.asarray(v).astype(dtype))
     if not np.issubdtype(dtype, np.floating) and not np.issubdtype(dtype, np.complexfloating):
         raise TypeError(f"astype({dtype}) of a traced value of shape {self.shape} would drop "
                         f"its derivative; only floating and complex dtypes are differentiable "

@@ -48,6 +48,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...tracer import primal_value, shape_of
+from ...vmap_tracer import map_value
 from ..core.complex_numbers import conj, imag, real
 from ..core.elementwise import equal, where
 from ..core.products import diag_embed_p, diagonal_p
@@ -65,7 +66,10 @@ def H(x):
 def fixed_rows(v, rule):
     """A constant boolean mask, shape of ``v``: True at the component (r_i, i) whose phase
     LAPACK fixes in column i (``rule`` "first", "last" or "largest")."""
-    pv = primal_value(v)
+    return map_value(v, lambda pv: _fixed_rows_plain(pv, rule))   # per example under vmap
+
+
+def _fixed_rows_plain(pv, rule):
     n = pv.shape[-2]
     mask = np.zeros(pv.shape, dtype=bool)
     if rule == "largest":

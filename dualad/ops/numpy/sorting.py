@@ -36,6 +36,7 @@ from .._util import batch_ndim, normalize_axes, value_only
 from ..core.elementwise import where
 from ..core.indexing import getitem, take_batched, untake_batched
 from ..core.shape import ravel, reshape, transpose
+from ...vmap_rules import per_example_rule
 
 # --- sort -------------------------------------------------------------------------------------
 sort_p = register(Primitive("sort", lambda x, axis: np.sort(x, axis=axis, kind="stable"),
@@ -99,8 +100,8 @@ def _sort_vjp(ct, ans, x, axis):
     return take_batched(ct, inv, nb)
 
 
-sort_p.defjvp(_sort_jvp)
-sort_p.defvjp(_sort_vjp)
+sort_p.defjvp(per_example_rule(_sort_jvp))   # the plan reads x's values: per example
+sort_p.defvjp(per_example_rule(_sort_vjp))   # under vmap (dualad.vmap_rules)
 sort_p.samples = [sample((4,), axis=0), sample((2, 3), axis=0)]
 # No SymPy translation: SymPy has no sort of symbols. At ties sort is not differentiable;
 # the tie average is tested separately (central differences agree with it for pairs).
