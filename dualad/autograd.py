@@ -12,6 +12,7 @@ import numpy as np
 
 from .api import check_input
 from .custom import Function, FunctionCtx  # noqa: F401  (part of this namespace)
+from .stop import StopGradientPrimitive
 from .sweep import backward_sweep
 from .tape import Var, VJPTrace
 from .tracer import Box, primal_value, shape_of
@@ -62,6 +63,10 @@ class Variable(Var):
         return np.array(primal_value(self.value))
 
     def detach(self):
+        """The value as a new constant Variable (as PyTorch's ``Tensor.detach``): it shares
+        the array, does not require grad and is on no graph, so nothing computed from it
+        reaches this Variable's leaves (its derivative is zero). Inside a functional
+        transformation ``x.detach()`` is :func:`dualad.stop_gradient` ``(x)``."""
         return Variable(primal_value(self.value))
 
     def __copy__(self):
@@ -95,6 +100,8 @@ class _ImperativeTrace(VJPTrace):
     def process(self, prim, args, params):
         for a in args:
             if isinstance(a, Variable) and a._trace is self and a.requires_grad:
+                if prim.__class__ is StopGradientPrimitive:   # stop_gradient(v): v.detach()
+                    break
                 return super().process(prim, args, params)
         plain = [a.value if isinstance(a, Variable) and a._trace is self else a for a in args]
         out = prim(*plain, **params)

@@ -15,7 +15,7 @@ from functools import partial
 
 import numpy as np
 
-from . import casts, inplace, objects, ops, scipy_errors
+from . import casts, inplace, objects, ops, scipy_errors, stop
 from .tape import Var, VJPTrace, operator_method, power_method, record
 from .tracer import PLAIN_TYPES, Box, note_decision, primal_value, shape_of, truth
 from .vmap_tracer import batch_tracer_in, map_value, nondiff_value, note_value, only_batched
@@ -399,6 +399,7 @@ def _install():
     B.imag = property(lambda self: ops.core.complex_numbers.imag(self))
     B.conj = B.conjugate = lambda self: ops.core.complex_numbers.conj(self)
     inplace.install(B)   # y[i] = v, y += v, y.at[i].set(v), copies (dualad.inplace)
+    B.detach = stop.detach   # x.detach() is stop_gradient(x) (Variable's own: a constant)
 
 
 def _astype(self, dtype, *args, **kwargs):

@@ -495,7 +495,7 @@ def sympy_status(name):
     comparison is run here), ``n/a (...)``, ``—`` (no translation) or ``FAILS``."""
     if name not in _SYMPY:
         prim = REGISTRY[name]
-        if prim.zero_derivative:
+        if prim.zero_derivative or getattr(prim, "stops_gradient", False):  # (stop_gradient)
             status = "n/a (zero derivative)"
         elif prim.sympy is None:
             status = "—"
@@ -559,7 +559,7 @@ def primitive_rows(results=None):
         prim = REGISTRY[name]
 
         def rule(rules, whole):
-            if prim.zero_derivative:
+            if prim.zero_derivative or getattr(prim, "stops_gradient", False):
                 return "zero"
             return ("linear " if prim.linear else "") + "rule" if (rules or whole) else "—"
         rows.append(dict(name=name, module=modules.get(name, "?"),

@@ -41,6 +41,7 @@ from dualad.extend import REGISTRY, Primitive, primal_value
 
 from .check_grads import GradCheckError, check_grads
 from .sampling import directions, signature_arity, signature_sample
+from .stopped import check_stopped
 from .numeric import central_difference, complex_step, real_directions, real_jacobian, realify
 
 ELEMENTWISE_SHAPES = {
@@ -244,7 +245,8 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
             report.add(f"{tag}: ran without error", False, detail=f"{type(e).__name__}: {e}")
         elementwise = prim.derivs is not None
         # The SymPy oracle works on real symbols: complex samples are left to the others.
-        if sympy and prim.sympy is not None and not prim.zero_derivative and (
+        if sympy and prim.sympy is not None and not prim.zero_derivative and not getattr(
+                prim, "stops_gradient", False) and (
                 sympy_runs < (3 if elementwise else 1)) and not any(
                 np.iscomplexobj(vals[i]) for i in diff):
             sympy_runs += _check_sympy(report, prim, call, vals, diff, kw, tag, smp, modes)
@@ -263,6 +265,8 @@ def _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng, ref
     if reference is not None:
         a, r = _rel(primal_value(call(*vals, **kw)), reference(*vals, **kw))
         report.add(f"{tag}: value vs reference", r <= 1e-12, a, r)
+    if getattr(prim, "stops_gradient", False):   # zero by declaration: verification/stopped.py
+        return check_stopped(report, prim, call, vals, diff, kw, tag)
     if prim.zero_derivative:
         for i in diff:
             f = _partial(call, vals, i, kw)

@@ -1,0 +1,20 @@
+"""JAX-style spellings (``jax.lax``): the same functions as elsewhere in dualad, under the
+names JAX users reach for.
+
+``stop_gradient(x)``
+    The value of ``x`` with a zero derivative in every transformation, at every level of
+    nesting (:func:`dualad.stop_gradient`).
+``custom_root(f, initial_guess, solve, tangent_solve, has_aux=False)``
+    JAX's ``lax.custom_root``: the root of ``f`` found by ``solve(f, initial_guess)``,
+    differentiated by the implicit function theorem (:func:`dualad.custom_root` is the
+    same engine with dualad's ``(solve, optimality)`` spelling).
+``custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False, has_aux=False)``
+    JAX's ``lax.custom_linear_solve``; it is :func:`dualad.custom_linear_solve` itself,
+    whose third positional argument is ``solve``.
+"""
+from __future__ import annotations
+
+from .stop import stop_gradient
+from .implicit.lax import custom_root, custom_linear_solve
+
+__all__ = ["stop_gradient", "custom_root", "custom_linear_solve"]
