@@ -147,7 +147,7 @@ def _choose_hessian(problem, chunk_size, max_memory):
     if not worth:
         return Choice("dense", chunk, why=why)
     try:
-        sparsity = detect_hessian(problem, budget=max(1_000_000, max_memory // 16))
+        sparsity = detect_hessian(problem, budget=cost.detection_budget(c, max_memory))
     except TooDense as e:
         return Choice("dense", chunk, why=f"the Hessian's pattern is too dense ({e})")
     coloring = star_coloring(sparsity.pattern)

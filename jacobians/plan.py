@@ -188,14 +188,14 @@ class Plan:
                 f"{self.directions} directions in {self.n_chunks} sweep(s))")
 
 
-def _detect(problem, sparse, sparsity, max_memory, notes):
+def _detect(problem, sparse, sparsity, max_memory, notes, budget=None):
     if sparse is False:
         notes.append("Sparsity: not considered (sparse=False).")
         return None
     if sparsity is not None:
         pattern = as_pattern(problem.api, sparsity, (problem.m, problem.n))
         return Sparsity(pattern, source="user-supplied")
-    budget = max(1_000_000, max_memory // 16)
+    budget = budget or max(1_000_000, max_memory // 16)
     t0 = time.perf_counter()
     try:
         return detect_jacobian(problem, budget=budget)
@@ -254,11 +254,13 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
             estimates[alt] = (cost.model(census, dirs[alt], chunk, alt), "modelled")
     if sp_info is None and mode not in ("forward", "reverse"):
         go = True
+        budget = None
         if detect == "worth" and sparse == "auto" and sparsity is None:
             go, why = cost.worth_detecting(census, min(e for e, _ in estimates.values()))
             notes.append(f"Sparsity: {'detected' if go else 'not detected'}: {why}.")
+            budget = cost.detection_budget(census, max_memory)
         if go:
-            sp_info = _detect(problem, sparse, sparsity, max_memory, notes)
+            sp_info = _detect(problem, sparse, sparsity, max_memory, notes, budget)
     if sparse is True and sp_info is None:
         raise ValueError(f"{problem.api}({problem.name}): a sparse mode was asked for but the "
                          f"pattern could not be obtained ({' '.join(notes)})")
@@ -328,32 +330,34 @@ def _settle(problem, feasible, calibrate, dirs, chunk, nnz, estimates):
 
 
 def _time(problem, alts, dirs, chunk, nnz, estimates):
-    """Time one sweep of each alternative, seeded as it will be: dense ones one-hot,
-    compressed (sparse) ones with general directions."""
+    """Time one sweep of each alternative, seeded as it will be (dense ones one-hot,
+    compressed ones with general directions), of at most ``cost.TIME_DIRS`` directions:
+    the estimate is that sweep times the sweeps of that size the alternative needs (so
+    timing costs a fraction of the Jacobian, not one Jacobian per alternative)."""
     r = cost.TIME_REPEAT
     lines = [f"Timed: {', '.join(alts)} were modelled within {cost.CLOSE:g}x of each other, "
              f"so one sweep of each ran on {problem.name} itself (best of {r}):"]
+    size = {a: min(dirs[a], chunk, cost.TIME_DIRS) for a in alts}
     for a in (a for a in alts if KIND[a] == "forward"):
-        b = min(dirs[a], chunk)
-        sparse = a.startswith("sparse")
+        b, sparse = size[a], a.startswith("sparse")
         t = cost.time_jvp(problem, b, onehot=not sparse)
         note(problem, f"timing {a} (one JVP of {b} directions)", t * r, r)
         extra = nnz * _DECOMPRESS if sparse else 0.0
-        estimates[a] = (math.ceil(dirs[a] / chunk) * t + extra, "timed")
+        estimates[a] = (math.ceil(dirs[a] / b) * t + extra, "timed")
         lines.append(f"  {a}: one JVP of {b} {'colored' if sparse else 'one-hot'} directions "
                      f"{_fmt(t)} ({r} evaluations of {problem.name}), x "
-                     f"{math.ceil(dirs[a] / chunk)} sweep(s)")
+                     f"{math.ceil(dirs[a] / b)}")
     rev = [a for a in alts if KIND[a] == "reverse"]
     if rev:   # one recorded tape, a pullback per alternative
-        t_rec, pulls = cost.time_vjp(problem, [min(dirs[a], chunk) for a in rev],
+        t_rec, pulls = cost.time_vjp(problem, [size[a] for a in rev],
                                      onehot=[not a.startswith("sparse") for a in rev])
         note(problem, "timing reverse (recording one tape)", t_rec * r, r)
         lines.append(f"  recording one tape {_fmt(t_rec)} ({r} evaluations of "
                      f"{problem.name})")
         for a, t in zip(rev, pulls):
+            b = size[a]
             extra = nnz * _DECOMPRESS if a.startswith("sparse") else 0.0
-            estimates[a] = (t_rec + math.ceil(dirs[a] / chunk) * t + extra, "timed")
-            lines.append(f"  {a}: one pullback of {min(dirs[a], chunk)} cotangents "
-                         f"{_fmt(t)} (no evaluation of {problem.name}), x "
-                         f"{math.ceil(dirs[a] / chunk)} sweep(s)")
+            estimates[a] = (t_rec + math.ceil(dirs[a] / b) * t + extra, "timed")
+            lines.append(f"  {a}: one pullback of {b} cotangents {_fmt(t)} (no evaluation "
+                         f"of {problem.name}), x {math.ceil(dirs[a] / b)}")
     return lines
