@@ -208,7 +208,7 @@ def _detect(problem, sparse, sparsity, max_memory, notes, budget=None):
 
 
 def plan(f, *args, mode="auto", argnums=0, sparse="auto", sparsity=None, chunk_size=None,
-         max_memory=DEFAULT_MAX_MEMORY, output="auto", calibrate=True):
+         max_memory=DEFAULT_MAX_MEMORY, output="auto", calibrate=True, detect="always"):
     """Prepare the Jacobian of ``f`` at ``args`` (see the module docstring).
 
     ``mode``: "auto", "forward", "reverse", "sparse-forward", "sparse-reverse".
@@ -218,12 +218,18 @@ def plan(f, *args, mode="auto", argnums=0, sparse="auto", sparsity=None, chunk_s
     or "sparse". ``calibrate``: time close alternatives on the function itself (only
     where the best is modelled at ``cost.TIME_MIN_SECONDS`` or more). ``max_memory``:
     bytes of one sweep's tangents, and of a dense result (refused beyond it).
+    ``detect``: "always" (with ``sparse="auto"``, detect the pattern) or "worth" (only
+    when the modelled dense cost pays for it: what ``jacobian(f, x)`` does, so
+    ``plan(f, x, output="dense", detect="worth").explain()`` says what it would do).
     """
     mode = check_mode("plan", mode, ("auto",) + ALTERNATIVES)
     if output not in ("auto", "dense", "sparse"):
         raise ValueError(f"plan: output={output!r} is not one of 'auto', 'dense', 'sparse'")
+    if detect not in ("always", "worth"):
+        raise ValueError(f"plan: detect={detect!r} is not one of 'always', 'worth'")
     problem = Problem("plan", f, args, argnums)
-    return prepare(problem, mode, sparse, sparsity, chunk_size, max_memory, output, calibrate)
+    return prepare(problem, mode, sparse, sparsity, chunk_size, max_memory, output, calibrate,
+                   detect)
 
 
 def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
