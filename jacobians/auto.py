@@ -37,7 +37,7 @@ from . import cost
 from ._common import FunctionCache
 from .coloring import star_coloring
 from .hessian_sweeps import hessian_chunk, hessian_rows
-from .memory import DenseTooLarge, refuse_dense
+from .memory import DenseTooLarge, dense_of, refuse_dense
 from .patterns import TooDense
 from .plan import _DECOMPRESS, prepare
 from .reuse import MODES
@@ -97,7 +97,7 @@ def jacobian_auto(problem, chunk_size, max_memory, calibrate=True):
     flat, computed = choice.checked.evaluate(problem, choice.chunk)
     _adopt_outputs(problem, computed)
     refuse_dense(problem.api, problem, max_memory, flat.dtype)   # the output's shape may
-    return flat.toarray()                                       # have changed at this point
+    return dense_of(flat)                                       # have changed at this point
 
 
 def _choose_jacobian(problem, key, chunk_size, max_memory, calibrate):
@@ -131,8 +131,7 @@ def hessian_auto(problem, chunk_size, max_memory):
     if choice is None:
         choice = _CHOICES.put(problem.f, key, _choose_hessian(problem, chunk_size, max_memory))
     if choice.mode == "sparse":
-        h = choice.checked.evaluate(problem, choice.chunk)[0].toarray()
-        return h
+        return dense_of(choice.checked.evaluate(problem, choice.chunk)[0])
     # Rows of H/2 (seeds scaled by ½, exact in floating point), so one pass gives the
     # exactly symmetric (H + Hᵀ)/2.
     h = hessian_rows(problem, "forward-over-reverse", None, choice.chunk, scale=0.5)

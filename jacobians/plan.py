@@ -33,7 +33,7 @@ import numpy as np
 
 from . import cost
 from ._common import DEFAULT_MAX_MEMORY, Problem, float_dtype
-from .memory import dense_bytes, human_bytes, refuse_dense
+from .memory import dense_bytes, dense_of, human_bytes, refuse_dense
 from .patterns import TooDense
 from .sparse import colorings_for
 from .sparsity import Sparsity, as_pattern, detect_jacobian
@@ -119,7 +119,7 @@ class Plan:
             import scipy.sparse as sp
             return flat if sp.issparse(flat) else sp.csr_matrix(flat)
         if not isinstance(flat, np.ndarray):
-            flat = flat.toarray()      # within max_memory: checked when planned
+            flat = dense_of(flat)      # within max_memory: checked when planned
         return problem.structured(flat)
 
     def _follow(self):

@@ -6,7 +6,8 @@ hits and each call would pay the planning again (a census, maybe a pattern detec
 and timed sweeps). :func:`code_key` names such a function by what decides its cost:
 
     its code object, the *signature* of each closure cell, of its defaults and
-    keyword defaults (arrays: shape and dtype; numbers, strings, None: their value;
+    keyword defaults (arrays: shape and dtype; numbers, strings, None: their value, or
+    inside a tuple or list their type, as a list used as a counter changes while f runs;
     tuples and lists: their items'; anything else: its identity), and its globals' dict
 
 and :data:`MODES` maps that (with the arguments' signature and the call's options) to
@@ -33,8 +34,8 @@ _SCALARS = (int, float, complex, bool, str, bytes, type(None), np.generic)
 def _sig(value, depth=0):
     if isinstance(value, np.ndarray):
         return ("array", value.shape, value.dtype.str)
-    if isinstance(value, _SCALARS):
-        return (type(value).__name__, value)
+    if isinstance(value, _SCALARS):   # inside a container its type only (module docstring)
+        return (type(value).__name__, value) if depth == 0 else (type(value).__name__,)
     if isinstance(value, (tuple, list)) and len(value) <= 16 and depth < 3:
         return (type(value).__name__,) + tuple(_sig(v, depth + 1) for v in value)
     return ("id", id(value))

@@ -286,3 +286,16 @@ def test_explain_says_what_was_timed(monkeypatch):
 def test_plan_argument_errors():
     with pytest.raises(ValueError, match="detect='sometimes'"):
         jacobians.plan(np.sin, np.ones(3), detect="sometimes")
+
+
+def test_closure_signatures():
+    from dualad.jacobians.reuse import code_key
+
+    def make(A, count, n):
+        return lambda v: (count.append(1), A @ v * n)[1]
+    k = code_key(make(np.ones((3, 3)), [], 2))
+    assert k == code_key(make(np.zeros((3, 3)), [1, 1], 2))    # shapes, list item types
+    assert k != code_key(make(np.ones((4, 3)), [], 2))         # another shape
+    assert k != code_key(make(np.ones((3, 3), np.float32), [], 2))   # another dtype
+    assert k != code_key(make(np.ones((3, 3)), [], 3))         # another top-level number
+    assert code_key(np.sin) is None and code_key(Counter()) is None
