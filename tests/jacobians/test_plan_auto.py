@@ -292,10 +292,13 @@ def test_closure_signatures():
     from dualad.jacobians.reuse import code_key
 
     def make(A, count, n):
-        return lambda v: (count.append(1), A @ v * n)[1]
-    k = code_key(make(np.ones((3, 3)), [], 2))
-    assert k == code_key(make(np.zeros((3, 3)), [1, 1], 2))    # shapes, list item types
-    assert k != code_key(make(np.ones((4, 3)), [], 2))         # another shape
-    assert k != code_key(make(np.ones((3, 3), np.float32), [], 2))   # another dtype
-    assert k != code_key(make(np.ones((3, 3)), [], 3))         # another top-level number
+        def f(v):
+            count[0] += 1
+            return A @ v * n
+        return f
+    k = code_key(make(np.ones((3, 3)), [0], 2))
+    assert k == code_key(make(np.zeros((3, 3)), [7], 2))      # shapes, list item types
+    assert k != code_key(make(np.ones((4, 3)), [0], 2))       # another shape
+    assert k != code_key(make(np.ones((3, 3), np.float32), [0], 2))   # another dtype
+    assert k != code_key(make(np.ones((3, 3)), [0], 3))       # another top-level number
     assert code_key(np.sin) is None and code_key(Counter()) is None
