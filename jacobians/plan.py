@@ -146,6 +146,8 @@ class Plan:
                  f"Function: {c.n_ops} primitives per evaluation, {c.elements} values, "
                  f"~{c.flops:.3g} flops" + (f"; one counted call {_fmt(c.t_plain)}."
                                            if c.t_plain else ".")]
+        first = [t for t in self.notes if t.startswith("Sparsity detection:")]
+        lines.extend(first)            # whether a detection was worth it, before its result
         if self.sparsity is not None:
             lines.append("Sparsity: " + self.sparsity.describe() + ".")
             for name, col in (("columns (forward)", self.column_coloring),
@@ -155,7 +157,7 @@ class Plan:
                     lines.append(f"Coloring of {name}: {col.ncolors} colors by {col.method} "
                                  f"(lower bound {col.lower_bound}"
                                  f"{', optimal' if col.optimal else ''}; tried: {tried}).")
-        lines.extend(self.notes)
+        lines.extend(t for t in self.notes if t not in first)
         if self.checked is not None:
             lines.append(self.checked.describe())
         est = self.estimates[self.mode][0]
@@ -263,7 +265,7 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
         budget = None
         if detect == "worth" and sparse == "auto" and sparsity is None:
             go, why = cost.worth_detecting(census, min(e for e, _ in estimates.values()))
-            notes.append(f"Sparsity: {'detected' if go else 'not detected'}: {why}.")
+            notes.append(f"Sparsity detection: {'run' if go else 'skipped'}: {why}.")
             budget = cost.detection_budget(census, max_memory)
         if go:
             sp_info = _detect(problem, sparse, sparsity, max_memory, notes, budget)

@@ -76,7 +76,11 @@ def test_small_problems_are_never_detected(directions):
     assert counter.calls == 2           # census + the one sweep: no pattern run, no timing
     np.testing.assert_allclose(J, tri_exact(x), rtol=1e-13)
     text = jacobians.plan(counted_tri(Counter()), x, output="dense", detect="worth").explain()
-    assert "Sparsity: not detected" in text and "trivially cheap" in text
+    assert "Sparsity detection: skipped" in text and "trivially cheap" in text
+    text = jacobians.plan(counted_tri(Counter()), rng.standard_normal(2000), output="dense",
+                          detect="worth").explain()
+    assert "Sparsity detection: run: the dense result is modelled at" in text
+    assert "Chosen: sparse-forward" in text
 
 
 def test_auto_route_with_several_arguments_and_shaped_outputs():
