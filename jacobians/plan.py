@@ -263,7 +263,7 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
     if sp_info is None and mode not in ("forward", "reverse"):
         go = True
         budget = None
-        if detect == "worth" and sparse == "auto" and sparsity is None:
+        if detect == "worth" and sparse == "auto" and sparsity is None and dense_ok:
             go, why = cost.worth_detecting(census, min(e for e, _ in estimates.values()))
             notes.append(f"Sparsity detection: {'run' if go else 'skipped'}: {why}.")
             budget = cost.detection_budget(census, max_memory)

@@ -148,6 +148,10 @@ def test_refusal_names_function_shapes_bytes_and_the_sparse_call():
     # so does a plan, which marks the dense modes infeasible and takes the coloring
     p = jacobians.plan(tri, x, max_memory=16 * 2 ** 20)
     assert p.mode == "sparse-forward" and "infeasible" in p.explain()
+    # detect="worth" detects whenever the dense result cannot be had at all
+    small = rng.standard_normal(300)
+    p = jacobians.plan(tri, small, max_memory=300 * 300 * 8 - 1, detect="worth")
+    assert p.mode == "sparse-forward" and p.directions == 3
     with pytest.raises(DenseTooLarge, match=r"plan\(tri\)"):
         jacobians.plan(tri, x, max_memory=16 * 2 ** 20, output="dense")
 
