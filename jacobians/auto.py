@@ -67,15 +67,16 @@ def fixed_chunk(problem, mode, chunk_size, max_memory):
     the census tells ``m``; otherwise the sweep does, before allocating it."""
     if chunk_size is not None:
         return chunk_for(problem, chunk_size, max_memory)
-    key = ("chunk", signature(problem), max_memory)
     census = get_census(problem, compute=False)
     if census is None:
+        key = ("chunk", signature(problem), max_memory)
         hit = MODES.get(problem.f, key)
         if hit is not None:
             return hit
         census = get_census(problem)
+        MODES.put(problem.f, key, chunk_for(problem, None, max_memory, census))
     refuse_dense(problem.api, problem, max_memory, result_dtype(problem))
-    return MODES.put(problem.f, key, chunk_for(problem, None, max_memory, census))
+    return chunk_for(problem, None, max_memory, census)
 
 
 def _adopt_outputs(problem, computed):
