@@ -41,7 +41,15 @@ def check_mode(api, mode, allowed=MODES):
 
 
 def signature(problem):
-    """What the cache of a function is keyed on: argument shapes and dtypes, argnums."""
+    """What the cache of a function is keyed on: argument shapes and dtypes, argnums
+    (computed once per problem)."""
+    sig = problem.__dict__.get("signature")
+    if sig is None:
+        sig = problem.signature = _signature(problem)
+    return sig
+
+
+def _signature(problem):
     sig = []
     for a in problem.args:
         leaves = flatten(a)[0]
