@@ -7,19 +7,35 @@ and traced argument, ``matmul`` ~ 2pqr, ``einsum`` ~ its index space,
 decompositions ~ size^1.5). From it, for B directions swept in chunks of c
 (s = ceil(B / c) sweeps) over K primitives:
 
-    forward  ≈ s · (K · o_jvp + t_f)             + B · W · τ
-    reverse  ≈ (K · o_rec + t_f) + s · K · o_vjp + B · W · τ · ρ
+    forward  ≈ s · (K · o_jvp + t_f)             + B · W
+    reverse  ≈ (K · o_rec + t_f) + s · K · o_vjp + B · W · ρ
 
-with W the per-direction work (the census' flops), t_f the plain call,
+with W the per-direction work (the census' flops at τ each, those of products,
+matmul and einsum, at τ_blas: one BLAS call carries the whole batch), t_f the plain call,
 o_* the interpreter's cost per primitive and τ, ρ machine constants (the
 defaults below were measured on a laptop-class x86 core; any order of magnitude
-is enough because close calls, within :data:`CLOSE`, are settled by
-:func:`time_sweeps`, one timed batched JVP and one timed VJP of the function
-itself, seeded one-hot as the dense Jacobian is).
+is enough because close calls, within :data:`CLOSE`, are settled by timing
+one batched JVP and one VJP of the function itself, seeded as the sweeps will be:
+:func:`time_jvp`, :func:`time_vjp`).
 
 The census also sizes the chunks: one direction needs about
 ``itemsize · Σ sizes of the values`` bytes of tangents (forward) or
-cotangents (reverse, where the tape keeps them all alive).
+cotangents (reverse, where the tape keeps them all alive). It is the planner's only
+evaluation of ``f`` on a first call that needs no more: its own wall time stands for
+``t_f`` (it is the plain call plus a few microseconds per primitive), so ``f`` is not
+called a second time to time it.
+
+What the planner spends to learn more is itself modelled, and spent only where it can
+pay back:
+
+- Sparsity detection (``mode="auto"`` of ``jacobian``/``hessian``) costs one run of
+  ``f`` on index-set patterns, modelled as :func:`model_detection`. It is done only when
+  the cheaper dense estimate is at least :data:`DETECT_MIN_SECONDS` and at least
+  :data:`DETECT_RATIO` times the modelled detection: a problem whose dense Jacobian is
+  trivially cheap never pays for a pattern.
+- Timing (settling alternatives within :data:`CLOSE` of each other) costs about two
+  runs of each timed sweep; it is done only when the cheapest alternative is modelled at
+  :data:`TIME_MIN_SECONDS` or more. Below that, a wrong pick costs less than the timing.
 """
 from __future__ import annotations
 
@@ -28,18 +44,45 @@ import time
 
 import numpy as np
 
-from dualad.extend import Box, PrimalBox, Trace, flatten, shape_of
+from dualad.extend import PrimalBox, Trace, flatten, shape_of
+
+from .rules import JOINT_LIMIT
 
 # Interpreter constants (seconds): per primitive in a forward sweep, per recorded
 # primitive, per primitive of a backward sweep; seconds per flop of tangent work;
 # the backward sweep's work per direction relative to the forward one.
 O_JVP, O_REC, O_VJP, TAU, RHO = 12e-6, 5e-6, 14e-6, 1.0e-9, 1.3
+# Seconds per flop of matmul/einsum work: a batch of tangents through a product is one
+# BLAS call (measured ~3e10 flop/s on one core: a 1000 x 1000 matmul Jacobian).
+TAU_BLAS = 5e-11
 
 # Alternatives modelled within this factor of the cheapest are settled by timing. The
 # model charges every direction the census' whole work W; dense Jacobians seed one-hot
 # (dualad.onehot), which makes the first linear map a gather, so the modelled ratio of
 # forward to reverse can be off by about the width of that map: a wide margin.
 CLOSE = 30.0
+
+# Timing is spent only on a close call whose cheapest alternative is modelled at least
+# this long (seconds); repeats per timed sweep (the best is kept).
+TIME_MIN_SECONDS = 0.02
+TIME_REPEAT = 2
+# Directions in a timed sweep at most: the estimate scales it to all of them (a timed
+# sweep of the whole chunk would cost as much as the Jacobian itself).
+TIME_DIRS = 128
+
+# Sparsity detection in mode="auto": the pattern run costs ~ O_PAT per primitive and
+# PAT_ELEMENT per element of every value (index sets of a few entries each; measured on
+# banded and stencil residuals), plus the plain call; the gradient's pattern (Hessians)
+# ~ HESSIAN_PATTERN times that (measured 6-14x on Rosenbrock, n = 200 to 20000). Detected only when the cheaper dense estimate is at least
+# DETECT_MIN_SECONDS and DETECT_RATIO times the modelled detection.
+O_PAT, PAT_ELEMENT, HESSIAN_PATTERN = 10e-6, 40e-9, 12.0
+# A product's pattern enumerates its index space (the pairs where a constant operand is
+# nonzero, up to rules.JOINT_LIMIT; past it the conservative rule is cheap): ~2 us a pair
+# (measured: a dense 1000 x 1000 matmul's pattern takes 1.5 s).
+PAT_PAIR = 2e-6
+DETECT_MIN_SECONDS = 2e-3
+DETECT_RATIO = 4.0
+DETECT_ENTRIES = 32
 
 
 class _Counted(PrimalBox):
@@ -81,6 +124,8 @@ class Census:
         self.n_ops = 0          # primitives applied to traced values (what a sweep visits)
         self.elements = 0       # Σ sizes of their values
         self.flops = 0.0        # Σ arithmetic estimates
+        self.blas_flops = 0.0   # the part of it in products (matmul, einsum)
+        self.pairs = 0          # Σ index spaces of products (what their patterns enumerate)
         self.by_prim = {}       # name -> calls
         self.t_plain = None     # seconds of one plain call of f
 
@@ -90,7 +135,13 @@ class Census:
         self.by_prim[prim.name] = self.by_prim.get(prim.name, 0) + 1
         self.elements += sum(_size(a) for a in ans) if isinstance(ans, (tuple, list)) \
             else _size(ans)
-        self.flops += flops(prim, primals, ans, params)
+        w = flops(prim, primals, ans, params)
+        self.flops += w
+        if prim.name in ("matmul", "einsum"):
+            self.blas_flops += w
+            joint = w / 2 if prim.name == "matmul" else w / max(1, len(primals) - 1)
+            if joint <= JOINT_LIMIT:
+                self.pairs += int(joint)
 
     def bytes_per_direction(self, itemsize=8):
         return max(1, self.elements) * itemsize
@@ -123,19 +174,19 @@ class _CensusTrace(Trace):
 
 
 def census(problem):
-    """Run ``problem``'s function once through the counting interpreter; also time one
-    plain call. Returns the :class:`Census` and the (plain) output."""
+    """Run ``problem``'s function once through the counting interpreter, timed (its time
+    stands for the plain call's: see the module docstring). Returns the :class:`Census`
+    and the (plain) output."""
     trace = _CensusTrace()
     leaves = [_Counted(trace, x) for x in problem.leaves]
+    t0 = time.perf_counter()
     try:
         out = problem.fun(*problem.rebuild_inputs(leaves))
     finally:
         trace.alive = False
+    trace.census.t_plain = time.perf_counter() - t0
     o_leaves, rebuild = flatten(out)
     out = rebuild([o.primal if isinstance(o, _Counted) else o for o in o_leaves])
-    t0 = time.perf_counter()
-    problem.fun(*problem.primals())
-    trace.census.t_plain = time.perf_counter() - t0
     return trace.census, out
 
 
@@ -145,9 +196,65 @@ def model(c, n_dirs, chunk, mode):
         return 0.0
     sweeps = math.ceil(n_dirs / max(1, chunk))
     t_f = c.t_plain or 0.0
+    work = work_per_direction(c)
     if mode == "forward":
-        return sweeps * (c.n_ops * O_JVP + t_f) + n_dirs * c.flops * TAU
-    return (c.n_ops * O_REC + t_f) + sweeps * c.n_ops * O_VJP + n_dirs * c.flops * TAU * RHO
+        return sweeps * (c.n_ops * O_JVP + t_f) + n_dirs * work
+    return (c.n_ops * O_REC + t_f) + sweeps * c.n_ops * O_VJP + n_dirs * work * RHO
+
+
+def work_per_direction(c):
+    """Seconds of tangent arithmetic per direction: products at BLAS speed, the rest at
+    :data:`TAU` a flop."""
+    blas = getattr(c, "blas_flops", 0.0)
+    return (c.flops - blas) * TAU + blas * TAU_BLAS
+
+
+def model_hessian(c, n_dirs, chunk):
+    """Modelled seconds of ``n_dirs`` Hessian-vector products by forward-over-reverse in
+    chunks of ``chunk``: per sweep a tape of f and its backward sweep, both carried forward
+    (each primitive's JVP twice), and per direction ~ (2 + ρ) times f's work."""
+    if n_dirs == 0:
+        return 0.0
+    sweeps = math.ceil(n_dirs / max(1, chunk))
+    t_f = c.t_plain or 0.0
+    per_sweep = c.n_ops * (O_REC + O_VJP + 2 * O_JVP) + 2 * t_f
+    return sweeps * per_sweep + n_dirs * work_per_direction(c) * (2 + RHO)
+
+
+def model_detection(c, hessian=False):
+    """Modelled seconds of one sparsity detection (see the module docstring)."""
+    t = (c.t_plain or 0.0) + c.n_ops * O_PAT + c.elements * PAT_ELEMENT + \
+        getattr(c, "pairs", 0) * PAT_PAIR
+    return t * HESSIAN_PATTERN if hessian else t
+
+
+def worth_detecting(c, dense_seconds, hessian=False):
+    """``(yes, why)``: is a sparsity detection worth its cost against ``dense_seconds``,
+    the cheaper dense estimate? (the thresholds of the module docstring)."""
+    det = model_detection(c, hessian)
+    if dense_seconds < DETECT_MIN_SECONDS:
+        return False, (f"the dense result is modelled at {_fmt(dense_seconds)}, under "
+                       f"{_fmt(DETECT_MIN_SECONDS)}: trivially cheap, no pattern detected")
+    if dense_seconds < DETECT_RATIO * det:
+        return False, (f"a pattern detection (modelled {_fmt(det)}) would cost more than "
+                       f"1/{DETECT_RATIO:g} of the dense result (modelled "
+                       f"{_fmt(dense_seconds)})")
+    return True, (f"the dense result is modelled at {_fmt(dense_seconds)}, at least "
+                  f"{DETECT_RATIO:g}x a pattern detection (modelled {_fmt(det)})")
+
+
+def detection_budget(c, max_memory):
+    """The entries any one pattern may hold in an auto-mode detection: DETECT_ENTRIES per
+    element of ``f``'s values (a Jacobian denser than that cannot pay for compression;
+    stopping early bounds what the detection costs), within ``max_memory / 16``."""
+    return int(min(max(100_000, DETECT_ENTRIES * c.elements), max(1_000_000, max_memory // 16)))
+
+
+def _fmt(seconds):
+    if seconds is None or not math.isfinite(seconds):
+        return "-"
+    return f"{seconds * 1e6:.0f} us" if seconds < 1e-3 else \
+        (f"{seconds * 1e3:.2f} ms" if seconds < 1 else f"{seconds:.2f} s")
 
 
 def best_of(fn, repeat=2):
@@ -161,7 +268,7 @@ def best_of(fn, repeat=2):
     return best
 
 
-def time_jvp(problem, dirs, repeat=3, onehot=False):
+def time_jvp(problem, dirs, repeat=TIME_REPEAT, onehot=False):
     """Seconds of one batched JVP of ``problem`` with ``dirs`` directions (best of
     ``repeat``). ``onehot``: rows of the identity kept one-hot, as a dense Jacobian seeds
     its sweeps (:mod:`dualad.onehot`: cheaper than general directions); otherwise random
@@ -176,7 +283,7 @@ def time_jvp(problem, dirs, repeat=3, onehot=False):
     return best_of(lambda: dualad.jvp(problem.fun, problem.primals(), seeds), repeat)
 
 
-def time_vjp(problem, dirs_list, repeat=3, onehot=False):
+def time_vjp(problem, dirs_list, repeat=TIME_REPEAT, onehot=False):
     """Seconds of recording one tape, and of one batched pullback for each batch size
     in ``dirs_list`` (best of ``repeat``); ``onehot`` as in :func:`time_jvp`, for all of
     them or (a sequence) for each."""
@@ -197,15 +304,3 @@ def time_vjp(problem, dirs_list, repeat=3, onehot=False):
             cts = problem.cotangent_seeds(rng.standard_normal((dirs, problem.m)).astype(dtype))
         pulls.append(best_of(lambda: holder["pb"](cts), repeat))
     return t_record, pulls
-
-
-def time_sweeps(problem, fwd_dirs, rev_dirs, repeat=3):
-    """One timed JVP (``fwd_dirs`` directions) and one timed VJP (record, and a pullback of
-    ``rev_dirs`` cotangents), seeded one-hot as dense Jacobians are:
-    ``{"jvp", "record", "pullback"}`` in seconds."""
-    out = {}
-    if fwd_dirs:
-        out["jvp"] = time_jvp(problem, fwd_dirs, repeat, onehot=True)
-    if rev_dirs:
-        out["record"], (out["pullback"],) = time_vjp(problem, [rev_dirs], repeat, onehot=True)
-    return out

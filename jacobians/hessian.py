@@ -1,137 +1,31 @@
-"""Dense Hessians of scalar functions, by four compositions of the two modes.
+"""Dense Hessians of scalar functions: ``hessian`` and ``hvp``.
 
-For ``f: R^n -> R`` with Hessian ``H = ∇²f`` and a chunk ``V`` (B x n) of
-directions (rows of the identity):
-
-    forward-over-reverse  V H = ∂/∂ε ∇f(x + εV)      ONE vector-mode JVP through
-                                                       the gradient's reverse sweep
-    reverse-over-reverse  V H = Vᵀ-pullback of ∇f     ONE tape of the gradient,
-                                                       swept back once per chunk
-    reverse-over-forward  V H = ∇_x (V ∇f(x))         ONE pullback (B cotangents) of
-                                                       the batched directional derivative
-    forward-over-forward  U H = ∂/∂ε ∂f/∂δ            nested JVPs: n inner directions
-                                                       times B outer ones (n² work)
-
-Each is ceil(n / B) sweeps. The result is made exactly symmetric,
-``H ← (H + Hᵀ) / 2`` (rounding differs between ``∂²f/∂x_i∂x_j`` and
-``∂²f/∂x_j∂x_i``). ``mode="auto"`` is forward-over-reverse: the forward sweep
-rides on one reverse sweep, so each chunk costs a small multiple of one
-gradient, with no second-order tape to record.
+The four compositions of the two modes (:mod:`jacobians.hessian_sweeps`) give rows
+``V H`` of ``H = ∇²f`` for a chunk ``V`` of directions, each ceil(n / B) sweeps:
+forward-over-reverse (one vector-mode JVP through the gradient's reverse sweep),
+reverse-over-reverse, reverse-over-forward and forward-over-forward (n² work). The
+result is made exactly symmetric, ``H ← (H + Hᵀ) / 2`` (rounding differs between
+``∂²f/∂x_i∂x_j`` and ``∂²f/∂x_j∂x_i``). ``mode="auto"`` is forward-over-reverse (the
+forward sweep rides on one reverse sweep, so each chunk costs a small multiple of one
+gradient, with no second-order tape), or, when the modelled dense cost makes a pattern
+detection worth it and a star coloring needs far fewer directions than n, the same
+sweeps compressed by the coloring and decompressed into the dense result
+(:mod:`jacobians.auto`). A dense Hessian over ``max_memory`` bytes is refused, naming
+``sparse_hessian`` (:mod:`jacobians.memory`).
 """
 from __future__ import annotations
 
 import numpy as np
 
 import dualad
-from dualad.extend import Box, flatten, shape_of
+from dualad.extend import Box, shape_of
 
-from ._common import DEFAULT_MAX_MEMORY, Problem, chunks, composes, flat_rows, float_dtype, \
-    fname, identity_rows
-from .dense import get_census
-
-HESSIAN_MODES = ("auto", "forward-over-reverse", "reverse-over-reverse",
-                 "reverse-over-forward", "forward-over-forward")
-_ALIASES = {"fwd-rev": "forward-over-reverse", "rev-rev": "reverse-over-reverse",
-            "rev-fwd": "reverse-over-forward", "fwd-fwd": "forward-over-forward"}
-
-
-def check_hessian_mode(mode):
-    mode = _ALIASES.get(mode, mode)
-    if mode not in HESSIAN_MODES:
-        raise ValueError(f"hessian: mode={mode!r} is not one of "
-                         f"{', '.join(map(repr, HESSIAN_MODES))}")
-    return "forward-over-reverse" if mode == "auto" else mode
-
-
-def scalar_problem(api, f, args, argnums, traced_ok=False):
-    problem = Problem(api, f, args, argnums, traced_ok)
-    get_census(problem)
-    if problem.out_shapes != [()]:
-        got = problem.out_shapes[0] if len(problem.out_shapes) == 1 else \
-            f"{len(problem.out_shapes)} outputs"
-        raise TypeError(f"{api}: {problem.name} must return a scalar (shape ()), got "
-                        f"shape {got}; for vector outputs take the jacobian of each "
-                        f"component's gradient")
-    return problem
-
-
-def _grad_of(problem):
-    return dualad.grad(problem.fun, argnums=tuple(range(len(problem.nums))))
-
-
-def _directional(problem, block):
-    """x ↦ (∇f(x) · v_b)_b for the rows v_b of ``block``: batched forward mode."""
-    seeds = problem.tangent_seeds(block)
-    return lambda *diff: dualad.jvp(problem.fun, diff, seeds)[1]
-
-
-def hessian_rows(problem, mode, directions, chunk, scale=1.0, check=None):
-    """``directions @ H`` (c x n) for ``directions`` (c x n), in chunks of ``chunk``;
-    ``directions=None`` is ``scale`` times the identity (the whole H), seeded one-hot in
-    forward-over-reverse (:mod:`dualad.onehot`). ``check()`` runs after the first chunk
-    (it may raise: see :mod:`jacobians.validity`)."""
-    n = problem.n
-    dtype = float_dtype(problem.dtype)
-    if directions is None:
-        c = n
-        if mode != "forward-over-reverse":
-            directions = identity_rows(0, n, n, dtype)
-            if scale != 1.0:
-                directions *= scale
-    else:
-        c = directions.shape[0]
-        dtype = np.result_type(dtype, directions.dtype)
-    out = np.empty((c, n), dtype)
-    primals = problem.primals()
-    if mode == "reverse-over-reverse":
-        pullback = dualad.vjp(_grad_of(problem), *primals)[1]
-    for start, count in chunks(c, chunk):
-        block = None if directions is None else directions[start:start + count]
-        if mode == "forward-over-reverse":
-            seeds = problem.tangent_seeds(block) if block is not None else \
-                problem.onehot_tangent_seeds(start, count, dtype, scale)
-            rows = dualad.jvp(_grad_of(problem), primals, seeds, lazy=True)[1]
-        elif mode == "reverse-over-reverse":
-            rows = pullback(problem.tangent_seeds(block))
-        elif mode == "reverse-over-forward":
-            pb = dualad.vjp(_directional(problem, block), *primals)[1]
-            rows = pb(np.eye(count, dtype=out.dtype))
-        else:  # forward-over-forward: the forward gradient, differentiated forward
-            eye = identity_rows(0, n, n, out.dtype)
-            rows = dualad.jvp(_directional(problem, eye), primals,
-                              problem.tangent_seeds(block))[1]
-        block_rows = flat_rows(flatten(rows)[0], count)
-        if check is not None and start == 0:
-            check()
-        if count == c and block_rows.dtype == out.dtype and block_rows.flags.c_contiguous:
-            return block_rows                  # one chunk: no copy
-        out[start:start + count] = block_rows
-    return out
-
-
-def hessian_chunk(problem, mode, chunk_size, max_memory):
-    if chunk_size is not None:
-        return max(1, int(chunk_size))
-    c = get_census(problem)
-    per = c.bytes_per_direction(np.dtype(float_dtype(problem.dtype)).itemsize) * 3
-    if mode == "forward-over-forward":
-        per *= max(1, problem.n)
-    return max(1, int(max_memory // per))
-
-
-def structured_square(problem, h):
-    """Blocks ``in_i.shape + in_j.shape`` of a flat (n x n) matrix, nested like the inputs."""
-    if len(problem.leaves) == 1:
-        return h.reshape(tuple(problem.in_shapes[0]) * 2)
-    rows = []
-    spans = list(zip(problem.in_offsets, problem.in_sizes, problem.in_shapes))
-    for ro, rs, rsh in spans:
-        blocks = [h[ro:ro + rs, co:co + cs].reshape(tuple(rsh) + tuple(csh))
-                  for co, cs, csh in spans]
-        inner = problem.rebuild_inputs(blocks)
-        rows.append(inner[0] if problem.single else inner)
-    outer = problem.rebuild_inputs(rows)
-    return outer[0] if problem.single else outer
+from ._common import DEFAULT_MAX_MEMORY, composes, fname
+from .auto import hessian_auto
+from .hessian_sweeps import (HESSIAN_MODES, _grad_of, check_hessian_mode,  # noqa: F401
+                             hessian_chunk, hessian_rows, scalar_problem, structured_square)
+from .memory import refuse_dense
+from .sweeps import result_dtype
 
 
 @composes("hessian")
@@ -139,9 +33,11 @@ def hessian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAUL
     """The Hessian of scalar ``f`` at ``args``: shape ``in.shape + in.shape``, exactly symmetric.
 
     ``hessian(f, x)`` evaluates; ``hessian(f)`` returns ``x ↦ H(x)``. ``mode``:
-    "auto" (= "forward-over-reverse"), "reverse-over-reverse",
-    "reverse-over-forward" or "forward-over-forward". Directions go through
-    in batched sweeps of ``chunk_size`` (or as many as fit in ``max_memory``).
+    "auto" (forward-over-reverse, compressed by a star coloring where that pays: see
+    the module docstring), "forward-over-reverse", "reverse-over-reverse",
+    "reverse-over-forward" or "forward-over-forward". Directions go through in batched
+    sweeps of ``chunk_size`` (or as many as fit in ``max_memory``); a dense Hessian
+    larger than ``max_memory`` bytes is refused (use ``sparse_hessian``).
     """
     mode = check_hessian_mode(mode)
     if not args:
@@ -151,6 +47,9 @@ def hessian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAUL
         hess_f.__name__ = f"hessian({fname(f)})"
         return hess_f
     problem = scalar_problem("hessian", f, args, argnums)
+    refuse_dense("hessian", problem, max_memory, result_dtype(problem), "hessian")
+    if mode == "auto":
+        return structured_square(problem, hessian_auto(problem, chunk_size, max_memory))
     chunk = hessian_chunk(problem, mode, chunk_size, max_memory)
     # Rows of H/2 (seeds scaled by ½, exact in floating point), so one pass gives the
     # exactly symmetric (H + Hᵀ)/2.

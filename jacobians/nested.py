@@ -57,8 +57,8 @@ from . import cost
 from ._common import (DEFAULT_MAX_MEMORY, TRACED_PATHS, Problem, chunks, float_dtype,
                       identity_rows)
 from .coloring import star_coloring
-from .dense import check_mode
-from .hessian import _directional, _grad_of, check_hessian_mode, structured_square
+from .sweeps import check_mode
+from .hessian_sweeps import _directional, _grad_of, check_hessian_mode, structured_square
 from .sparse import choose, colorings_for
 from .sparsity import as_pattern, detect_hessian, detect_jacobian
 

@@ -9,48 +9,50 @@ and weighs four ways to get the Jacobian of ``F: R^n -> R^m``:
     sparse-forward  one direction per column color, then decompression
     sparse-reverse  one cotangent per row color, then decompression
 
-Each is first modelled from the census (:mod:`jacobians.cost`); those within
-a factor of 3 of the best are then timed on the function itself (one sweep of
-one chunk each) and the estimate is chunks x that time. The cheapest wins;
-``explain()`` says which, why, and what every alternative would cost.
+Each is first modelled from the census (:mod:`jacobians.cost`). Alternatives within
+:data:`cost.CLOSE` of the best are timed on the function itself (one sweep of one chunk
+each), but only when the best is modelled at :data:`cost.TIME_MIN_SECONDS` or more:
+below that a wrong pick costs less than the timing. The cheapest wins; ``explain()``
+says which, why, what every alternative would cost, what was timed (or why nothing
+was) and how many times planning evaluated ``f``.
+
+A dense result (``forward``/``reverse``, or ``output="dense"``) larger than
+``max_memory`` is refused before anything is allocated (:mod:`jacobians.memory`); in
+``mode="auto"`` with ``output="auto"`` the dense modes are then only marked infeasible.
+
+``jacobian(f, x, mode="auto")`` is :func:`prepare` with ``output="dense"`` and
+``detect="worth"``: the pattern is detected only when the modelled dense cost makes it
+worth one pattern evaluation (:func:`cost.worth_detecting`).
 """
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
 from . import cost
 from ._common import DEFAULT_MAX_MEMORY, Problem, float_dtype
-from .dense import check_mode, chunk_for, forward_flat, get_census, reverse_flat
+from .memory import dense_bytes, dense_of, human_bytes, refuse_dense
 from .patterns import TooDense
 from .sparse import colorings_for
 from .sparsity import Sparsity, as_pattern, detect_jacobian
+from .sweeps import check_mode, chunk_for, forward_flat, get_census, note, result_dtype, \
+    reverse_flat
 from .validity import CheckedPattern
 
 ALTERNATIVES = ("forward", "reverse", "sparse-forward", "sparse-reverse")
+KIND = {"forward": "forward", "reverse": "reverse", "sparse-forward": "forward",
+        "sparse-reverse": "reverse"}
 _DECOMPRESS = 20e-9   # seconds per structural nonzero read back from a compressed product
-
-
-def _fmt(seconds):
-    if seconds is None or not math.isfinite(seconds):
-        return "-"
-    return f"{seconds * 1e6:.0f} us" if seconds < 1e-3 else \
-        (f"{seconds * 1e3:.2f} ms" if seconds < 1 else f"{seconds:.2f} s")
-
-
-def _bytes(b):
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if b < 1024 or unit == "TB":
-            return f"{b:.0f} {unit}" if unit == "B" else f"{b:.1f} {unit}"
-        b /= 1024
+_fmt = cost._fmt
 
 
 class Plan:
     """A prepared Jacobian: ``plan(*args)`` evaluates at new arguments of the same shapes."""
 
     def __init__(self, problem, mode, chunk, census, sparsity, col, row, estimates, how,
-                 notes, output):
+                 notes, output, max_memory=DEFAULT_MAX_MEMORY, timed=None):
         self.problem = problem
         self.mode = mode
         self.chunk_size = chunk
@@ -61,11 +63,14 @@ class Plan:
         self.how = how
         self.notes = notes
         self.output = output
+        self.max_memory = max_memory
+        self.timed = timed or []        # lines: what was timed, or why nothing was
+        self.planning = list(problem.__dict__.get("planning", ()))   # (what, s, evaluations)
         self.n, self.m = problem.n, problem.m
         # Sparse modes: the pattern is checked at every new point (jacobians.validity).
         self.checked = None
         if mode.startswith("sparse"):
-            kind = "forward" if mode == "sparse-forward" else "reverse"
+            kind = KIND[mode]
             self.checked = CheckedPattern(kind, sparsity, col if kind == "forward" else row)
         self.bytes_per_direction = census.bytes_per_direction(
             np.dtype(float_dtype(problem.dtype)).itemsize)
@@ -88,23 +93,33 @@ class Plan:
     def sparse(self):
         return self.mode.startswith("sparse")
 
+    @property
+    def evaluations(self):
+        """Evaluations of ``f`` spent on planning (census, detection, timing)."""
+        return sum(e for _, _, e in self.planning)
+
     # --- evaluation ----------------------------------------------------------------------
-    def __call__(self, *args):
-        problem = self.problem.with_point(args) if args else self.problem
+    def evaluate(self, problem):
+        """The flat Jacobian at ``problem``'s point (an array, or CSR for sparse modes) and
+        the problem that computed it (its outputs set at this point)."""
         chunk, mode = self.chunk_size, self.mode
         if mode == "forward":
-            flat = forward_flat(problem, chunk)
-        elif mode == "reverse":
-            flat = reverse_flat(problem, chunk)
-        else:
-            flat, problem = self.checked.evaluate(problem, chunk)
-            self._follow()
+            return forward_flat(problem, chunk, max_memory=self.max_memory), problem
+        if mode == "reverse":
+            return reverse_flat(problem, chunk, max_memory=self.max_memory), problem
+        flat, problem = self.checked.evaluate(problem, chunk)
+        self._follow()
+        return flat, problem
+
+    def __call__(self, *args):
+        problem = self.problem.with_point(args) if args else self.problem
+        flat, problem = self.evaluate(problem)
         want_sparse = self.output == "sparse" or (self.output == "auto" and self.sparse)
         if want_sparse:
             import scipy.sparse as sp
             return flat if sp.issparse(flat) else sp.csr_matrix(flat)
         if not isinstance(flat, np.ndarray):
-            flat = flat.toarray()
+            flat = dense_of(flat)      # within max_memory: checked when planned
         return problem.structured(flat)
 
     def _follow(self):
@@ -129,8 +144,10 @@ class Plan:
         lines = [f"Jacobian plan for {self.problem.name}: n = {self.n} inputs, "
                  f"m = {self.m} outputs (flat Jacobian {self.m} x {self.n}).",
                  f"Function: {c.n_ops} primitives per evaluation, {c.elements} values, "
-                 f"~{c.flops:.3g} flops" + (f"; one plain call {_fmt(c.t_plain)}."
+                 f"~{c.flops:.3g} flops" + (f"; one counted call {_fmt(c.t_plain)}."
                                            if c.t_plain else ".")]
+        first = [t for t in self.notes if t.startswith("Sparsity detection:")]
+        lines.extend(first)            # whether a detection was worth it, before its result
         if self.sparsity is not None:
             lines.append("Sparsity: " + self.sparsity.describe() + ".")
             for name, col in (("columns (forward)", self.column_coloring),
@@ -140,13 +157,13 @@ class Plan:
                     lines.append(f"Coloring of {name}: {col.ncolors} colors by {col.method} "
                                  f"(lower bound {col.lower_bound}"
                                  f"{', optimal' if col.optimal else ''}; tried: {tried}).")
-        lines.extend(self.notes)
+        lines.extend(t for t in self.notes if t not in first)
         if self.checked is not None:
             lines.append(self.checked.describe())
         est = self.estimates[self.mode][0]
         lines.append(f"Chosen: {self.mode} — {self.directions} directions in "
                      f"{self.n_chunks} sweep(s) of up to {self.chunk_size} (one sweep's "
-                     f"tangents ~{_bytes(self.bytes_per_direction * min(self.chunk_size, self.directions or 1))}); "
+                     f"tangents ~{human_bytes(self.bytes_per_direction * min(self.chunk_size, self.directions or 1))}); "
                      f"estimated {_fmt(est)} per Jacobian.")
         lines.append("Why: " + self.how)
         lines.append("Estimated cost of each alternative:")
@@ -157,6 +174,15 @@ class Plan:
             mark = "  <- chosen" if alt == self.mode else ""
             lines.append(f"  {alt:<15} {'' if d is None else d:>7} directions  {chunks:<12} "
                          f"{_fmt(seconds):>10}  ({source}){mark}")
+        lines.extend(self.timed)
+        if self.planning:
+            steps = "; ".join(f"{what}: {e} evaluation(s), {_fmt(s)}"
+                              for what, s, e in self.planning)
+            lines.append(f"Planning evaluated {self.problem.name} {self.evaluations} "
+                         f"time(s): {steps}.")
+        else:
+            lines.append(f"Planning evaluated {self.problem.name} 0 times (its census was "
+                         f"cached from an earlier call).")
         return "\n".join(lines)
 
     def __repr__(self):
@@ -164,46 +190,88 @@ class Plan:
                 f"{self.directions} directions in {self.n_chunks} sweep(s))")
 
 
-def _consider_sparse(problem, sparse, sparsity, max_memory, notes):
+def _detect(problem, sparse, sparsity, max_memory, notes, budget=None):
     if sparse is False:
         notes.append("Sparsity: not considered (sparse=False).")
         return None
     if sparsity is not None:
-        pattern = as_pattern("plan", sparsity, (problem.m, problem.n))
+        pattern = as_pattern(problem.api, sparsity, (problem.m, problem.n))
         return Sparsity(pattern, source="user-supplied")
-    budget = max(1_000_000, max_memory // 16)
+    budget = budget or max(1_000_000, max_memory // 16)
+    t0 = time.perf_counter()
     try:
         return detect_jacobian(problem, budget=budget)
     except TooDense as e:
         notes.append(f"Sparsity: detection stopped, {e}: the Jacobian is treated as dense.")
         return None
+    finally:
+        note(problem, "sparsity detection (one run on index-set patterns)",
+             time.perf_counter() - t0, 1)
 
 
 def plan(f, *args, mode="auto", argnums=0, sparse="auto", sparsity=None, chunk_size=None,
-         max_memory=DEFAULT_MAX_MEMORY, output="auto", calibrate=True):
+         max_memory=DEFAULT_MAX_MEMORY, output="auto", calibrate=True, detect="always"):
     """Prepare the Jacobian of ``f`` at ``args`` (see the module docstring).
 
     ``mode``: "auto", "forward", "reverse", "sparse-forward", "sparse-reverse".
     ``sparse``: "auto" (detect and weigh), True (only sparse modes), False (dense only).
     ``sparsity``: a given m x n pattern (skips detection). ``output``: "auto"
     (scipy CSR for sparse modes, arrays ``out.shape + in.shape`` otherwise), "dense"
-    or "sparse". ``calibrate``: time close alternatives on the function itself.
+    or "sparse". ``calibrate``: time close alternatives on the function itself (only
+    where the best is modelled at ``cost.TIME_MIN_SECONDS`` or more). ``max_memory``:
+    bytes of one sweep's tangents, and of a dense result (refused beyond it).
+    ``detect``: "always" (with ``sparse="auto"``, detect the pattern) or "worth" (only
+    when the modelled dense cost pays for it: what ``jacobian(f, x)`` does, so
+    ``plan(f, x, output="dense", detect="worth").explain()`` says what it would do).
     """
-    allowed = ("auto",) + ALTERNATIVES
-    mode = check_mode("plan", mode, allowed)
+    mode = check_mode("plan", mode, ("auto",) + ALTERNATIVES)
     if output not in ("auto", "dense", "sparse"):
         raise ValueError(f"plan: output={output!r} is not one of 'auto', 'dense', 'sparse'")
+    if detect not in ("always", "worth"):
+        raise ValueError(f"plan: detect={detect!r} is not one of 'always', 'worth'")
     problem = Problem("plan", f, args, argnums)
-    census = get_census(problem)
-    chunk = chunk_for(problem, chunk_size, max_memory, census)
-    notes = []
+    return prepare(problem, mode, sparse, sparsity, chunk_size, max_memory, output, calibrate,
+                   detect)
+
+
+def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
+            max_memory=DEFAULT_MAX_MEMORY, output="auto", calibrate=True, detect="always"):
+    """The :class:`Plan` of ``problem`` (see :func:`plan`). ``detect``: "always" (when
+    ``sparse="auto"``) or "worth" (only when :func:`cost.worth_detecting` says so)."""
     if mode.startswith("sparse"):
         sparse = True
-    sp_info = None if mode in ("forward", "reverse") else \
-        _consider_sparse(problem, sparse, sparsity, max_memory, notes)
+    notes, sp_info = [], None
+    census = get_census(problem, compute=not (sparse is True and sparsity is None))
+    if census is None:
+        # A sparse mode without a census yet: the detection counts the primitives too
+        # (one evaluation of f instead of two; its time stands for the plain call's).
+        sp_info = _detect(problem, sparse, None, max_memory, notes)
+        census = sp_info.census if sp_info is not None else get_census(problem)
+        if census.t_plain is None and sp_info is not None:
+            census.t_plain = sp_info.seconds
+    chunk = chunk_for(problem, chunk_size, max_memory, census)
+    dtype = result_dtype(problem)
+    dense_ok = dense_bytes(problem, dtype) <= max_memory
+    if not dense_ok and (output == "dense" or mode in ("forward", "reverse") or
+                         sparse is False):
+        refuse_dense(problem.api, problem, max_memory, dtype)
+    dirs = {"forward": problem.n, "reverse": problem.m}
+    estimates = {}
+    for alt in ("forward", "reverse"):
+        if mode in ("auto", alt) and sparse is not True:
+            estimates[alt] = (cost.model(census, dirs[alt], chunk, alt), "modelled")
+    if sp_info is None and mode not in ("forward", "reverse"):
+        go = True
+        budget = None
+        if detect == "worth" and sparse == "auto" and sparsity is None and dense_ok:
+            go, why = cost.worth_detecting(census, min(e for e, _ in estimates.values()))
+            notes.append(f"Sparsity detection: {'run' if go else 'skipped'}: {why}.")
+            budget = cost.detection_budget(census, max_memory)
+        if go:
+            sp_info = _detect(problem, sparse, sparsity, max_memory, notes, budget)
     if sparse is True and sp_info is None:
-        raise ValueError(f"plan({problem.name}): a sparse mode was asked for but the pattern "
-                         f"could not be obtained ({' '.join(notes)})")
+        raise ValueError(f"{problem.api}({problem.name}): a sparse mode was asked for but the "
+                         f"pattern could not be obtained ({' '.join(notes)})")
     col = row = None
     if sp_info is not None:
         col, row = colorings_for(sp_info.pattern, {"sparse-forward": "forward",
@@ -212,73 +280,92 @@ def plan(f, *args, mode="auto", argnums=0, sparse="auto", sparsity=None, chunk_s
             notes.append("Row coloring skipped: it cannot use fewer colors than the column "
                          "coloring (its lower bound, the largest column count, is no smaller).")
     nnz = sp_info.nnz if sp_info is not None else 0
-    dirs = {"forward": problem.n, "reverse": problem.m,
-            "sparse-forward": col.ncolors if col else None,
-            "sparse-reverse": row.ncolors if row else None}
-    kind = {"forward": "forward", "reverse": "reverse", "sparse-forward": "forward",
-            "sparse-reverse": "reverse"}
-    itemsize = np.dtype(float_dtype(problem.dtype)).itemsize
-    dense_bytes = problem.n * problem.m * itemsize
-    estimates = {}
-    for alt in ALTERNATIVES:
-        if dirs[alt] is None:
+    dirs.update({"sparse-forward": col.ncolors if col else None,
+                 "sparse-reverse": row.ncolors if row else None})
+    for alt in ("sparse-forward", "sparse-reverse"):
+        if dirs[alt] is None or mode not in ("auto", alt):
             continue
-        if mode != "auto" and alt != mode:
-            continue
-        if alt in ("forward", "reverse") and sparse is True:
-            continue
-        if alt in ("forward", "reverse") and dense_bytes > max_memory and sp_info is not None \
-                and mode == "auto":
-            estimates[alt] = (math.inf, f"infeasible: the dense result alone needs "
-                                        f"{_bytes(dense_bytes)} > max_memory")
-            continue
-        if alt.startswith("sparse") and mode == "auto" and sparse is not True and \
-                dirs[alt] >= dirs[kind[alt]]:
+        if mode == "auto" and sparse is not True and dirs[alt] >= dirs[KIND[alt]]:
             estimates[alt] = (math.inf, "no compression: as many colors as dense directions")
             continue
-        extra = nnz * _DECOMPRESS if alt.startswith("sparse") else 0.0
-        estimates[alt] = (cost.model(census, dirs[alt], chunk, kind[alt]) + extra, "modelled")
+        estimates[alt] = (cost.model(census, dirs[alt], chunk, KIND[alt]) + nnz * _DECOMPRESS,
+                          "modelled")
+    if not dense_ok:
+        for alt in ("forward", "reverse"):
+            if alt in estimates:
+                estimates[alt] = (math.inf, f"infeasible: the dense result alone needs "
+                                            f"{human_bytes(dense_bytes(problem, dtype))} > "
+                                            f"max_memory")
     feasible = {a: e for a, (e, _) in estimates.items() if math.isfinite(e)}
     if not feasible:
-        raise ValueError(f"plan({problem.name}): no feasible way to compute the Jacobian "
-                         f"within max_memory={max_memory}")
+        refuse_dense(problem.api, problem, max_memory, dtype)
     infeasible = [a for a, (e, _) in estimates.items() if not math.isfinite(e)]
     if len(feasible) == 1:
         how = ("the only feasible alternative: " + ", ".join(infeasible) + " would need "
-               f"the dense {problem.m} x {problem.n} result in memory.") if infeasible else \
-            "the only alternative asked for."
+               f"the dense {problem.m} x {problem.n} result in memory.") \
+            if not dense_ok and infeasible else "the only alternative asked for or left."
     else:
         how = "the cheapest modelled estimate."
-    if calibrate and len(feasible) > 1:
-        best = min(feasible.values())
-        close = [a for a, e in feasible.items() if e <= cost.CLOSE * best]
-        if len(close) > 1:
-            _time(problem, close, dirs, kind, chunk, nnz, estimates)
-            how = (f"the cheapest estimate after timing one sweep of each of "
-                   f"{', '.join(close)} on the function itself (the others are modelled "
-                   f"and more than {cost.CLOSE:g}x the best).")
-        feasible = {a: e for a, (e, _) in estimates.items() if math.isfinite(e)}
+    timed = _settle(problem, feasible, calibrate, dirs, chunk, nnz, estimates)
+    if timed[0].startswith("Timed:"):
+        how = "the cheapest estimate after timing (see 'Timed')."
+    feasible = {a: e for a, (e, _) in estimates.items() if math.isfinite(e)}
     chosen = min(feasible, key=feasible.get)
     if len(feasible) > 1:
         ranked = sorted(feasible.values())
         how += f" {chosen} is {ranked[1] / max(ranked[0], 1e-12):.2f}x cheaper than the runner-up."
-    return Plan(problem, chosen, chunk, census, sp_info, col, row, estimates, how, notes, output)
+    return Plan(problem, chosen, chunk, census, sp_info, col, row, estimates, how, notes,
+                output, max_memory, timed)
 
 
-def _time(problem, alts, dirs, kind, chunk, nnz, estimates):
-    """Time one sweep of each alternative, seeded as it will be: dense ones one-hot,
-    compressed (sparse) ones with general directions."""
-    fwd = [a for a in alts if kind[a] == "forward"]
-    rev = [a for a in alts if kind[a] == "reverse"]
-    for a in fwd:
-        b = min(dirs[a], chunk)
-        sparse = a.startswith("sparse")
+def _settle(problem, feasible, calibrate, dirs, chunk, nnz, estimates):
+    """Time the close alternatives when that can pay (see the module docstring); the
+    lines ``explain()`` shows about it."""
+    if len(feasible) < 2:
+        return ["Nothing timed: only one alternative was left."]
+    best = min(feasible.values())
+    close = [a for a, e in feasible.items() if e <= cost.CLOSE * best]
+    if not calibrate:
+        return ["Nothing timed: calibrate=False (the cost model decided)."]
+    if len(close) < 2:
+        return [f"Nothing timed: the modelled estimates are more than {cost.CLOSE:g}x apart, "
+                f"a clear call."]
+    if best < cost.TIME_MIN_SECONDS:
+        return [f"Nothing timed: {', '.join(close)} are within {cost.CLOSE:g}x, but the "
+                f"cheapest is modelled at {_fmt(best)}, under {_fmt(cost.TIME_MIN_SECONDS)}: "
+                f"timing would cost more than a wrong pick."]
+    return _time(problem, close, dirs, chunk, nnz, estimates)
+
+
+def _time(problem, alts, dirs, chunk, nnz, estimates):
+    """Time one sweep of each alternative, seeded as it will be (dense ones one-hot,
+    compressed ones with general directions), of at most ``cost.TIME_DIRS`` directions:
+    the estimate is that sweep times the sweeps of that size the alternative needs (so
+    timing costs a fraction of the Jacobian, not one Jacobian per alternative)."""
+    r = cost.TIME_REPEAT
+    lines = [f"Timed: {', '.join(alts)} were modelled within {cost.CLOSE:g}x of each other, "
+             f"so one sweep of each ran on {problem.name} itself (best of {r}):"]
+    size = {a: min(dirs[a], chunk, cost.TIME_DIRS) for a in alts}
+    for a in (a for a in alts if KIND[a] == "forward"):
+        b, sparse = size[a], a.startswith("sparse")
         t = cost.time_jvp(problem, b, onehot=not sparse)
+        note(problem, f"timing {a} (one JVP of {b} directions)", t * r, r)
         extra = nnz * _DECOMPRESS if sparse else 0.0
-        estimates[a] = (math.ceil(dirs[a] / chunk) * t + extra, "timed")
+        estimates[a] = (math.ceil(dirs[a] / b) * t + extra, "timed")
+        lines.append(f"  {a}: one JVP of {b} {'colored' if sparse else 'one-hot'} directions "
+                     f"{_fmt(t)} ({r} evaluations of {problem.name}), x "
+                     f"{math.ceil(dirs[a] / b)}")
+    rev = [a for a in alts if KIND[a] == "reverse"]
     if rev:   # one recorded tape, a pullback per alternative
-        t_rec, pulls = cost.time_vjp(problem, [min(dirs[a], chunk) for a in rev],
+        t_rec, pulls = cost.time_vjp(problem, [size[a] for a in rev],
                                      onehot=[not a.startswith("sparse") for a in rev])
+        note(problem, "timing reverse (recording one tape)", t_rec * r, r)
+        lines.append(f"  recording one tape {_fmt(t_rec)} ({r} evaluations of "
+                     f"{problem.name})")
         for a, t in zip(rev, pulls):
+            b = size[a]
             extra = nnz * _DECOMPRESS if a.startswith("sparse") else 0.0
-            estimates[a] = (t_rec + math.ceil(dirs[a] / chunk) * t + extra, "timed")
+            estimates[a] = (t_rec + math.ceil(dirs[a] / b) * t + extra, "timed")
+            lines.append(f"  {a}: one pullback of {b} cotangents {_fmt(t)} (no evaluation "
+                         f"of {problem.name}), x {math.ceil(dirs[a] / b)}")
+    return lines

@@ -24,8 +24,8 @@ import scipy.sparse as sp
 from . import cost
 from ._common import DEFAULT_MAX_MEMORY, Problem, composes, float_dtype, fname
 from .coloring import column_coloring, row_coloring, star_coloring
-from .dense import check_mode, forward_flat, reverse_flat
-from .hessian import hessian_chunk, hessian_rows, scalar_problem
+from .sweeps import check_mode, forward_flat, reverse_flat
+from .hessian_sweeps import hessian_chunk, hessian_rows, scalar_problem
 from .sparsity import as_pattern, detect_hessian, detect_jacobian
 
 
@@ -123,7 +123,7 @@ def sparse_jacobian(f, *args, mode="auto", argnums=0, sparsity=None, chunk_size=
         detected = detect_jacobian(problem)
         pattern, census = detected.pattern, detected.census
     else:
-        from .dense import get_census
+        from .sweeps import get_census
         census = get_census(problem)
         pattern = as_pattern("sparse_jacobian", sparsity, (problem.m, problem.n))
     chunk = chunk_size or census.chunk_size(max_memory,
