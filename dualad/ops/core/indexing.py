@@ -122,6 +122,16 @@ untake.defjvp(lambda t, ans, u, idx, shape:
 untake.defvjp(lambda ct, ans, u, idx, shape: take_batched(ct, idx, batch_ndim(ct, ans)))
 
 
+# vmap: the example's index behind a full slice over the batch axis. ``take_batched`` and
+# ``untake_batched`` keep the batch axis in front where NumPy moves the advanced index's
+# axes there (advanced indices separated by a slice or None). The index is normalized
+# against the example's shape first (Ellipsis, masks, lists), in case a caller passed it raw.
+getitem.defbatch(lambda args, batched, idx:
+                 take_batched(args[0], normalize_index(idx, shape_of(args[0])[1:]), 1))
+untake.defbatch(lambda args, batched, idx, shape:
+                untake_batched(args[0], normalize_index(idx, shape), shape, 1))
+
+
 def index(x, idx):
     """``x[idx]`` for a traced ``x`` (what ``Box.__getitem__`` calls)."""
     if type(idx) is int:  # the scalar loop x[i]: skip normalization

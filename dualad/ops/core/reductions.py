@@ -19,6 +19,7 @@ import numpy as np
 
 from ...tracer import ndim_of, shape_of
 from ...primitive import Primitive, implements, register, sample
+from .._batch import axes_in_batch, axis_in_batch, example_ndim
 from .._util import batch_ndim, normalize_axes, shift_axes
 from .keyword_args import cast_for, mask_of, no_out, pick_ddof
 from .linear import expand_reduced, sum_p
@@ -116,6 +117,25 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
                         correction=correction))
 
 
+def reduction_batch(prim):
+    """vmap of a reduction over the example's ``axis`` (a tuple, or None for all): the
+    same reduction over those axes shifted behind the batch axis."""
+    def rule(args, batched, axis, keepdims):
+        x = args[0]
+        return prim(x, axis=axes_in_batch(axis, example_ndim(x, True)), keepdims=keepdims)
+    rule.__name__ = rule.__qualname__ = f"{prim.name}_batch"
+    return rule
+
+
+def cumulative_batch(prim):
+    """vmap of a scan along the example's ``axis``: the same scan along axis + 1."""
+    def rule(args, batched, axis):
+        x = args[0]
+        return prim(x, axis=axis_in_batch(axis, example_ndim(x, True)))
+    rule.__name__ = rule.__qualname__ = f"{prim.name}_batch"
+    return rule
+
+
 # --- max / min ----------------------------------------------------------------------------
 def _selector(x, ans, axes, keepdims):
     """(hit, m): hit = [x == extremum], m = hit / number of ties, with ``ans`` broadcast
@@ -157,6 +177,7 @@ def _extremum(name, impl):
 
     prim.defjvp(jvp)
     prim.defvjp(vjp)
+    prim.defbatch(reduction_batch(prim))
     return prim
 
 
@@ -247,6 +268,7 @@ prod_p.defjvp(lambda t, ans, x, axis, keepdims:
 prod_p.defvjp(lambda ct, ans, x, axis, keepdims:
               expand_reduced(ct, shape_of(x), axis, keepdims, batch_ndim(ct, ans))
               * _prod_others(x, ans, axis, keepdims))
+prod_p.defbatch(reduction_batch(prod_p))
 
 
 @implements(np.prod)
@@ -277,6 +299,7 @@ def _reverse_cumsum(ct, axis):
 
 cumsum_p.defjvp(lambda t, ans, x, axis: cumsum_p(t, axis=axis + batch_ndim(t, x)))
 cumsum_p.defvjp(lambda ct, ans, x, axis: _reverse_cumsum(ct, axis + batch_ndim(ct, ans)))
+cumsum_p.defbatch(cumulative_batch(cumsum_p))
 
 
 @implements(np.cumsum)

@@ -31,7 +31,8 @@ from ...tracer import Box, ndim_of, primal_value, shape_of
 from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim, normalize_axes, value_only
 from ..core.elementwise import std_sqrt, where as _where
-from ..core.reductions import _reverse_cumsum, cumsum, cumsum_p, max as max_, min as min_
+from ..core.reductions import _reverse_cumsum, cumsum, cumsum_p, cumulative_batch
+from ..core.reductions import max as max_, min as min_
 from ..core.reductions import mean, prod, sum as sum_
 from ..core.indexing import getitem
 from ..core.keyword_args import cast_for, mask_of, pick_ddof
@@ -109,6 +110,7 @@ def _cumprod_vjp(ct, ans, x, axis):
 
 cumprod_p.defjvp(_cumprod_jvp)
 cumprod_p.defvjp(_cumprod_vjp)
+cumprod_p.defbatch(cumulative_batch(cumprod_p))
 cumprod_p.samples = [sample((3,), axis=0), sample((2, 3), axis=1),
                      sample(np.array([[0.5, 0.0, 2.0, -1.5], [0.0, 1.2, 0.0, 0.7]]), axis=1)]
 

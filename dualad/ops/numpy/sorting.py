@@ -32,6 +32,7 @@ import numpy as np
 
 from ...tracer import Box, ndim_of, note_decision, primal_value, shape_of
 from ...primitive import Primitive, implements, register, sample
+from .._batch import axis_in_batch
 from .._util import batch_ndim, normalize_axes, value_only
 from ..core.elementwise import where
 from ..core.indexing import getitem, take_batched, untake_batched
@@ -101,6 +102,9 @@ def _sort_vjp(ct, ans, x, axis):
 
 sort_p.defjvp(_sort_jvp)
 sort_p.defvjp(_sort_vjp)
+# vmap: each example's slices along its axis, sorted, are the batch's along axis + 1
+sort_p.defbatch(lambda args, batched, axis: sort_p(
+    args[0], axis=axis_in_batch(axis, ndim_of(args[0]) - 1)))
 sort_p.samples = [sample((4,), axis=0), sample((2, 3), axis=0)]
 # No SymPy translation: SymPy has no sort of symbols. At ties sort is not differentiable;
 # the tie average is tested separately (central differences agree with it for pairs).

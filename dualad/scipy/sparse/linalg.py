@@ -39,6 +39,7 @@ import scipy.sparse.linalg as spla
 
 from ...ops.core.elementwise import multiply, subtract
 from ...ops.core.indexing import getitem
+from ...ops.core.batch_ops import looping_when
 from ...ops.core.reductions import sum as _sum
 from ...primitive import Primitive, register, sample
 from ...scaled import dense
@@ -230,6 +231,10 @@ def _solve_vjp_all(ct, ans, data, b, *, struct, trans, vector, solver, role):
 
 sparse_solve_p.jvp_all = _solve_jvp_all
 sparse_solve_p.vjp_all = _solve_vjp_all
+# vmap: right-hand sides carry leading axes already (one factorization serves them all);
+# batched stored values are a different matrix per example: one solve each (a loop)
+sparse_solve_p.defbatch(looping_when(sparse_solve_p, (0,), lambda args, batched, **params:
+                                     sparse_solve_p(*args, **params)))
 
 # Rule-checker samples: a well-conditioned nonsymmetric 4 x 4 with 10 stored values.
 _ROW = np.array([0, 0, 1, 1, 1, 2, 2, 3, 3, 0])
