@@ -25,6 +25,7 @@ from .custom import primitive, Function  # noqa: F401
 from .teaching.evaltrace import trace  # noqa: F401
 from .anomaly import detect_anomaly, AnomalyError  # noqa: F401
 from .checkpoint import checkpoint  # noqa: F401
+from .vmap import vmap  # noqa: F401
 from .heap import keep_heap  # noqa: F401  (opt-in allocator setting)
 
 __version__ = "0.1.0"

@@ -13,12 +13,17 @@ from __future__ import annotations
 import numpy as np
 
 from .tracer import note_decision, primal_value
+from .vmap_tracer import batch_tracer_in, map_value, note_value
 
 
 def integers(x, dtype, how):
     """``x`` cast to an integer (or boolean) dtype: a plain array with zero derivative (an
     integer-valued function of ``x`` is constant almost everywhere, as in JAX), logged as a
     decision on the value (the sparse pattern check reads it)."""
+    if batch_tracer_in(x) is not None:   # under vmap: one integer array per example
+        out = map_value(x, lambda v: np.asarray(v).astype(dtype))
+        note_value(x, how, out)
+        return out
     out = np.asarray(primal_value(x)).astype(dtype)
     note_decision(x, how, out)
     return out

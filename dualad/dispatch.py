@@ -18,6 +18,7 @@ import numpy as np
 from . import casts, inplace, objects, ops, scipy_errors
 from .tape import Var, VJPTrace, operator_method, power_method, record
 from .tracer import PLAIN_TYPES, Box, note_decision, primal_value, shape_of, truth
+from .vmap_tracer import nondiff_value
 from .primitive import NUMPY_FUNCTIONS, NUMPY_UFUNCS, Primitive, implements
 from .ops.core.keyword_args import cast_for, mask_of, no_out
 from . import keywords
@@ -36,7 +37,7 @@ def _where(condition, x=None, y=None):
     if x is None or y is None:
         raise TypeError("where: pass both x and y (np.where(cond, x, y)) or neither "
                         "(np.where(cond) returns the indices of the true entries)")
-    return ops.where(primal_value(condition), x, y)
+    return ops.where(nondiff_value(condition), x, y)   # a batched condition stays batched
 
 
 def _no_out(fn, out, a=None):

@@ -49,6 +49,13 @@ nondiff_argnums=())``
     One example call for the rule checker; a primitive's ``samples`` is a list of them.
 ``missing_rule(prim, argnum, mode)``
     The error an interpreter raises for a rule that was not declared.
+``prim.defbatch(rule)``
+    The batching rule ``rule(args, batched, **params)`` that ``dualad.vmap`` applies:
+    ``args`` the positional arguments one level down, each carrying a leading batch axis
+    where ``batched[i]`` is True; the output (each element of a tuple) carries it too.
+    Without one vmap derives it (elementwise primitives broadcast, ``def_linear``'s
+    ``batched=`` parameters) or loops over the batch; ``batching_rule(prim)`` gives the
+    rule in use and ``is_looped(prim)`` says whether it is the loop (docs/vmap.md).
 
 ``dualad.primitive`` and ``dualad.Function`` (public in ``dualad``) are the convenient
 front doors for users' primitives; this module gives the machinery under them.
@@ -81,6 +88,12 @@ trace; with no box it runs ``impl``. An interpreter is a pair:
     The reverse interpreter: a node on the tape, the trace that records it, and the
     sweep that pulls cotangents back through the tape (dualad.teaching.opcount subclasses
     ``VJPTrace`` to count operations).
+``BatchTracer``, ``BatchTrace``
+    The batching interpreter (``dualad.vmap``): a value whose ``_inner`` carries the batch
+    axis at 0 and whose ``shape`` is the per-example one; the trace's ``size`` is the
+    batch size. Code that takes a plain value from a traced one without derivative (a
+    mask, an integer cast) keeps the batch axis with ``nondiff_value(x)`` where
+    ``primal_value(x)`` would hand on the whole batch as one example.
 
 Values, shapes, trees
 ---------------------
@@ -119,6 +132,8 @@ from .tracer import (Box, EscapedTracerError, Trace, ndim_of, new_level, note_de
 from .primitive import (REGISTRY, SPARSITY_KINDS, Primitive, implements, missing_rule, register,
                         sample)
 from .tree import flatten, tree_map
+from .vmap import BatchTrace, batching_rule, is_looped
+from .vmap_tracer import BatchTracer, nondiff_value
 
 __all__ = [
     # declaring primitives
@@ -127,6 +142,7 @@ __all__ = [
     # interpreters
     "Trace", "Box", "PrimalBox", "new_level", "EscapedTracerError",
     "Dual", "JVPTrace", "Var", "VJPTrace", "backward_sweep",
+    "BatchTrace", "BatchTracer", "batching_rule", "is_looped", "nondiff_value",
     # values, shapes, trees
     "primal_value", "shape_of", "ndim_of", "note_decision", "flatten", "tree_map",
     "unbroadcast",

@@ -46,6 +46,12 @@ class Primitive:
       its JVP, its VJP and the sweep's fast path. ``None`` otherwise.
     - ``batch_rules``: True when the rules accept leading batch axes; False for rules
       written for one direction (users' rules), which are mapped over the batch.
+    - ``batch(args, batched, **params)``: the batching rule for ``dualad.vmap`` (set by
+      :meth:`defbatch`): ``args`` one level down, ``batched[i]`` True when ``args[i]``
+      carries the leading batch axis; the output carries it. ``None``: derived
+      (:func:`dualad.vmap.batching_rule`: broadcasting, ``linear_batched``, or a loop).
+    - ``linear_batched(batch, **params)``: a linear primitive's parameters for a value
+      with the leading batch axes ``batch`` (``def_linear``'s ``batched=``), or None.
 
     Declarations (keywords of ``__init__``):
 
@@ -84,13 +90,13 @@ class Primitive:
                  "batch_rules", "sympy", "zero_derivative", "linear", "nondiff_argnums",
                  "elementwise", "sparsity", "implements", "samples", "domain",
                  "complex_domain", "holomorphic", "symbolic_rules", "cores", "rule_guard",
-                 "function_class", "wraps", "doc", "__weakref__")
+                 "function_class", "wraps", "doc", "batch", "linear_batched", "__weakref__")
 
     def __init__(self, name, impl, *, sympy=None, zero_derivative=False, linear=False,
                  nondiff_argnums=(), elementwise=False, sparsity=None, implements=(),
                  samples=None, domain=None, complex_domain=None, holomorphic=False,
                  symbolic_rules=True, cores=None, rule_guard=None, function_class=None,
-                 wraps=None, doc=None):
+                 wraps=None, doc=None, batch=None):
         self.name = name
         self.impl = impl
         self.jvps = {}
@@ -119,6 +125,8 @@ class Primitive:
         self.function_class = function_class
         self.wraps = wraps
         self.doc = doc
+        self.batch = batch             # vmap's batching rule (None: derived, dualad.vmap)
+        self.linear_batched = None     # def_linear's ``batched=``
 
     def __call__(self, *args, **params):
         top = None
@@ -187,6 +195,7 @@ class Primitive:
                 batched=lambda batch, shape: {"shape": batch + shape})
         """
         self.linear = True
+        self.linear_batched = batched
 
         def jvp(t, ans, x, **params):
             if batched is not None:
@@ -197,6 +206,15 @@ class Primitive:
         jvp.__name__ = jvp.__qualname__ = f"{self.name}_jvp"
         self.jvps[0] = self._hand_rule(jvp, 0, "jvp")
         self.vjps[0] = self._hand_rule(transpose, 0, "vjp")
+        return self
+
+    def defbatch(self, rule):
+        """Declare the batching rule ``rule(args, batched, **params)`` that ``dualad.vmap``
+        applies (see :mod:`dualad.vmap`): ``args`` the positional arguments one level
+        down, ``batched[i]`` True when ``args[i]`` carries a leading batch axis; the
+        output (each element of a tuple output) must carry it. Written with registry
+        operations, as every rule. Without one, vmap derives a rule or loops."""
+        self.batch = rule
         return self
 
     def _hand_rule(self, rule, argnum, kind):

@@ -1,0 +1,267 @@
+"""``vmap``: the batching interpreter over the op registry, with JAX's semantics.
+
+``vmap(f, in_axes, out_axes)(*args)`` is ``f`` mapped over an axis of its arguments,
+
+    vmap(f)(X)[b] = f(X[b])         for each b < B,
+
+computed in one pass over the batch: each primitive call on batched values runs the
+primitive's *batching rule* once on the whole batch instead of B times.
+
+The interpreter is a pair (:mod:`dualad.tracer`): a :class:`BatchTrace` of batch size
+``size`` and its values, :class:`~dualad.vmap_tracer.BatchTracer`, whose value one level
+down carries the batch axis at position 0, always, and whose ``shape`` is the
+per-example one. A batching rule is
+
+    rule(args, batched, **params) -> out
+
+``args`` the primitive's positional arguments one level down (plain arrays or boxes of
+lower traces), ``batched[i]`` True when ``args[i]`` carries the leading batch axis; the
+output (each element of a tuple output) carries the leading batch axis. Rules are written
+with registry operations, so they run on lower traces' boxes: vmap of grad, grad of
+vmap, vmap of vmap. :func:`batching_rule` gives a primitive's rule: the one it declares
+(:meth:`Primitive.defbatch <dualad.primitive.Primitive.defbatch>`), else one derived from
+its declarations (:mod:`dualad.vmap_rules`): broadcasting for elementwise primitives, the
+``batched=`` parameters of a linear primitive's :meth:`def_linear`, else a loop over the
+batch (always correct, B calls; :func:`is_looped` says which).
+"""
+from __future__ import annotations
+
+from .objects import traced_outputs
+from .ops.core.linear import broadcast_to_p, transpose_p
+from .tracer import Box, Trace, shape_of
+from .tree import flatten
+from .vmap_rules import batching_rule, is_looped, run_rule
+from .vmap_tracer import BatchTracer
+
+__all__ = ["vmap", "BatchTrace", "BatchTracer", "batching_rule", "is_looped"]
+
+
+class BatchTrace(Trace):
+    """A batching transformation of batch size ``size``: interprets each primitive
+    applied to its :class:`BatchTracer` values by the primitive's batching rule."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, size, level=None):
+        super().__init__(level)
+        self.size = size
+
+    def process(self, prim, args, params):
+        """Unbox this trace's tracers, say which arguments are batched, apply the rule
+        and box its output (each element of a tuple/list output)."""
+        if not self.alive:
+            raise self.escaped(prim, args)
+        vals = []
+        batched = []
+        for a in args:
+            if isinstance(a, BatchTracer) and a._trace is self:
+                vals.append(a.val)
+                batched.append(True)
+            else:
+                vals.append(a)
+                batched.append(False)
+        out = run_rule(prim, vals, tuple(batched), params)
+        if isinstance(out, (tuple, list)):
+            return type(out)(BatchTracer(self, o) for o in out)
+        return BatchTracer(self, out)
+
+
+def _fname(f):
+    return getattr(f, "__name__", type(f).__name__)
+
+
+def _check_axes_spec(api, spec, what):
+    leaves, _ = flatten(spec)
+    for a in leaves:
+        if a is not None and not (isinstance(a, int) and not isinstance(a, bool)):
+            raise TypeError(f"{api}: {what} must hold ints or None (the axis of each array to "
+                            f"map over, None for one shared by every example), got {a!r} in "
+                            f"{spec!r}")
+
+
+def _axes_per_leaf(api, spec, tree, what, path):
+    """The axis of each leaf of ``tree`` (flatten order) from ``spec``, a prefix of
+    ``tree``: an int or None applies to the whole subtree under it."""
+    if spec is None or isinstance(spec, int):
+        return [spec] * len(flatten(tree)[0])
+    if isinstance(spec, dict):
+        if not isinstance(tree, dict) or set(spec) != set(tree):
+            raise ValueError(f"{api}: {what}{path} is a dict with keys {sorted(map(str, spec))} "
+                             f"but the value there is {_describe(tree)}; give one entry per "
+                             f"key (or one int/None for the whole value)")
+        out = []
+        for k in tree:    # the tree's key order: the order flatten visits
+            out += _axes_per_leaf(api, spec[k], tree[k], what, f"{path}[{k!r}]")
+        return out
+    if isinstance(spec, (tuple, list)):
+        if not isinstance(tree, (tuple, list)) or len(tree) != len(spec):
+            raise ValueError(f"{api}: {what}{path} is a {type(spec).__name__} of {len(spec)} "
+                             f"entries but the value there is {_describe(tree)}; give one "
+                             f"entry per item (or one int/None for the whole value)")
+        out = []
+        for i, (s, t) in enumerate(zip(spec, tree)):
+            out += _axes_per_leaf(api, s, t, what, f"{path}[{i}]")
+        return out
+    raise TypeError(f"{api}: {what}{path} must be an int, None, or a tuple/list/dict of them, "
+                    f"got {spec!r}")
+
+
+def _describe(tree):
+    if isinstance(tree, (tuple, list)):
+        return f"a {type(tree).__name__} of {len(tree)} item(s)"
+    if isinstance(tree, dict):
+        return f"a dict with keys {sorted(map(str, tree))}"
+    return f"an array of shape {shape_of(tree)}" if hasattr(tree, "shape") else \
+        f"a {type(tree).__name__}"
+
+
+def _leaf_names(tree, prefix):
+    """A readable name of each leaf of ``tree`` (flatten order): ``argument 1['w']``."""
+    if isinstance(tree, (tuple, list)):
+        return [n for i, t in enumerate(tree) for n in _leaf_names(t, f"{prefix}[{i}]")]
+    if isinstance(tree, dict):
+        return [n for k in tree for n in _leaf_names(tree[k], f"{prefix}[{k!r}]")]
+    return [prefix]
+
+
+def _is_array_leaf(x):
+    return isinstance(x, Box) or hasattr(x, "shape") or isinstance(x, (int, float, complex))
+
+
+def _move_axis(x, src, dst):
+    """``x`` with axis ``src`` moved to ``dst`` (registry transpose: lower boxes too)."""
+    if src == dst:
+        return x
+    nd = len(shape_of(x))
+    order = [i for i in range(nd) if i != src]
+    order.insert(dst, src)
+    return transpose_p(x, axes=tuple(order))
+
+
+def vmap(f, in_axes=0, out_axes=0, *, axis_size=None):
+    """``f`` mapped over an axis of its arguments, in one batched pass (JAX's ``vmap``).
+
+    ``in_axes``: an int (the axis of every argument to map over; negative counts from the
+    end), None (the argument is shared by every example), or a tuple/list with one entry
+    per positional argument, each an int, None, or a prefix tree (tuple/list/dict) of the
+    argument: ``in_axes=(None, 0)`` maps the second argument only, ``({'w': None, 'b':
+    0},)`` the key 'b' of a dict argument. Keyword arguments are mapped along axis 0.
+    ``out_axes``: where the batch axis goes in each output, the same forms over the output
+    tree; None only for an output that does not depend on a mapped input.
+    ``axis_size``: the batch size, needed when no argument is mapped.
+
+    Errors name the function, argument and shape: mismatched batch sizes, an axis out of
+    range, a 0-d argument given an axis. Python control flow on a batched value raises
+    (write ``np.where``). Composes with grad, jvp, vjp, hvp, checkpoint and itself.
+    """
+    _check_axes_spec("vmap", in_axes, "in_axes")
+    _check_axes_spec("vmap", out_axes, "out_axes")
+    if isinstance(in_axes, dict):
+        raise TypeError(f"vmap({_fname(f)}): in_axes must be an int, None, or a tuple/list "
+                        f"with one entry per positional argument; got a dict (put it inside "
+                        f"a tuple: in_axes=({in_axes!r},) for a dict argument)")
+    if axis_size is not None and (not isinstance(axis_size, int) or axis_size < 0):
+        raise ValueError(f"vmap({_fname(f)}): axis_size must be a non-negative int, got "
+                         f"{axis_size!r}")
+
+    def vmapped(*args, **kwargs):
+        return _vmap_call(f, in_axes, out_axes, axis_size, args, kwargs)
+
+    vmapped.__name__ = f"vmap({_fname(f)})"
+    vmapped.__wrapped__ = f
+    return vmapped
+
+
+# ``dualad.vmap`` is this function (the package exports it over the module's name): the
+# interface's other names are reachable from it too, ``dualad.vmap.batching_rule(prim)``.
+vmap.batching_rule = batching_rule
+vmap.is_looped = is_looped
+vmap.BatchTrace = BatchTrace
+vmap.BatchTracer = BatchTracer
+
+
+def _vmap_call(f, in_axes, out_axes, axis_size, args, kwargs):
+    name = f"vmap({_fname(f)})"
+    if isinstance(in_axes, (tuple, list)) and len(in_axes) != len(args):
+        raise ValueError(f"{name}: in_axes has {len(in_axes)} entries but {_fname(f)} was "
+                         f"called with {len(args)} positional argument(s); give one entry "
+                         f"per argument (None for an argument shared by every example)")
+    tree = (tuple(args), kwargs)
+    axes = _axes_per_leaf(name, in_axes, tree[0], "in_axes", "") + \
+        _axes_per_leaf(name, 0, kwargs, "in_axes", "")
+    leaves, rebuild = flatten(tree)
+    names = [n for i, a in enumerate(args) for n in _leaf_names(a, f"argument {i}")] + \
+        [n for k, v in kwargs.items() for n in _leaf_names(v, f"keyword argument {k!r}")]
+    size, first = axis_size, None
+    moved = []
+    for leaf, ax, lname in zip(leaves, axes, names):
+        if ax is None or leaf is None:
+            moved.append((leaf, None))
+            continue
+        if not _is_array_leaf(leaf):
+            raise TypeError(f"{name}: {lname} is a {type(leaf).__name__}, which has no axis "
+                            f"{ax} to map over; give it in_axes None, or pass an array")
+        shape = shape_of(leaf)
+        if not shape:
+            raise ValueError(f"{name}: {lname} is 0-d (a scalar) but in_axes asks to map it "
+                             f"along axis {ax}; give it in_axes None, or pass an array with "
+                             f"the batch axis")
+        if not -len(shape) <= ax < len(shape):
+            raise ValueError(f"{name}: in_axes {ax} is out of range for {lname} of shape "
+                             f"{shape} ({len(shape)} dimension(s))")
+        ax %= len(shape)
+        n = shape[ax]
+        if size is None:
+            size, first = n, (lname, ax)
+        elif n != size:
+            other = f"{first[0]} has {size} along axis {first[1]}" if first else \
+                f"axis_size is {size}"
+            raise ValueError(f"{name}: {lname} has size {n} along axis {ax} but {other}; "
+                             f"every mapped argument needs the same batch size")
+        moved.append((leaf, ax))
+    if size is None:
+        raise ValueError(f"{name}: in_axes maps no argument (every in_axes is None), so the "
+                         f"batch size is unknown; pass axis_size=B, or map an argument")
+    trace = BatchTrace(size)
+    boxed = [leaf if ax is None else BatchTracer(trace, _move_axis(leaf, ax, 0))
+             for leaf, ax in moved]
+    try:
+        call_args, call_kwargs = rebuild(boxed)
+        out = traced_outputs(f(*call_args, **call_kwargs))
+    finally:
+        trace.stop()
+    return _unbatch_outputs(name, trace, out, out_axes)
+
+
+def _unbatch_outputs(name, trace, out, out_axes):
+    o_leaves, o_rebuild = flatten(out)
+    if isinstance(out_axes, (tuple, list, dict)):
+        axes = _axes_per_leaf(name, out_axes, out, "out_axes", "")
+    else:
+        axes = [out_axes] * len(o_leaves)
+    results = []
+    for i, (o, ax) in enumerate(zip(o_leaves, axes)):
+        batched = isinstance(o, BatchTracer) and o._trace is trace
+        if ax is None:
+            if batched:
+                raise ValueError(f"{name}: out_axes is None for output {i}, but it depends on "
+                                 f"the mapped inputs (per-example shape {o.shape}): it differs "
+                                 f"from example to example. Give it an out_axes (0), or "
+                                 f"return a value shared by every example there")
+            results.append(o)
+            continue
+        if o is None:
+            results.append(o)
+            continue
+        if batched:
+            val = o.val
+        else:   # the same for every example: broadcast along the batch axis
+            shape = shape_of(o)
+            val = broadcast_to_p(o, shape=(trace.size,) + shape)
+        nd = len(shape_of(val))
+        if not -nd <= ax < nd:
+            raise ValueError(f"{name}: out_axes {ax} is out of range for output {i}, of "
+                             f"per-example shape {shape_of(val)[1:]} ({nd - 1} dimension(s), "
+                             f"so {nd} with the batch axis)")
+        results.append(_move_axis(val, 0, ax % nd))
+    return o_rebuild(results)

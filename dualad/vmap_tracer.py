@@ -1,0 +1,116 @@
+"""The batching interpreter's value: :class:`BatchTracer`, and what code below the
+interpreter needs to know about it (no import of the registry here, so the casts and the
+NumPy front end can use it without an import cycle).
+
+A BatchTracer of a :class:`~dualad.vmap.BatchTrace` of batch size B holds ``val``, a value
+one level down (a plain array, or a box of a lower trace) whose axis 0 is the batch axis,
+ALWAYS: ``vmap`` moves each ``in_axes`` to 0 on entry and the batch axis to ``out_axes``
+on exit. Its ``shape``, ``ndim``, ``size`` and ``len`` are the PER-EXAMPLE ones (as JAX's
+tracers): the function being mapped sees one example. The batch size is the trace's
+``size``.
+
+Python control flow on a batched value (``if x > 0``, ``float(x)``, ``int(x)``) would
+need one answer for the whole batch: it raises, naming vmap and suggesting ``np.where``.
+"""
+from __future__ import annotations
+
+from .tracer import Box, note_decision, shape_of
+
+
+def _control_flow_error(x, what):
+    return TypeError(
+        f"vmap: {what} of a batched value (per-example shape {x.shape}, batch size "
+        f"{x._trace.size}) would need one answer for the whole batch, but each example has "
+        f"its own. Write the branch as a selection, which is batched: np.where(cond, a, b) "
+        f"instead of `a if cond else b`; np.maximum/np.minimum/np.clip for bounds. A "
+        f"per-example Python value cannot be had inside vmap")
+
+
+class BatchTracer(Box):
+    """A value of a batching trace: ``val`` one level down carries the batch axis at 0."""
+
+    __slots__ = ("val", "__weakref__")   # weak: dualad.inplace tracks views
+
+    def __init__(self, trace, val):
+        self._trace = trace
+        self.val = val
+
+    @property
+    def _inner(self):
+        return self.val
+
+    @property
+    def shape(self):
+        return shape_of(self.val)[1:]
+
+    def __len__(self):
+        shape = self.shape
+        if not shape:
+            raise TypeError(f"vmap: len() of a batched value whose examples are 0-d "
+                            f"(batch size {self._trace.size})")
+        return shape[0]
+
+    def __bool__(self):
+        raise _control_flow_error(self, "bool() (an `if`, `while`, `and`/`or` on it)")
+
+    def __float__(self):
+        raise _control_flow_error(self, "float()")
+
+    def __int__(self):
+        raise _control_flow_error(self, "int()")
+
+    def __complex__(self):
+        raise _control_flow_error(self, "complex()")
+
+    def __index__(self):
+        raise _control_flow_error(self, "operator.index() (an index, a range bound)")
+
+    def item(self, *args):
+        raise _control_flow_error(self, "item()")
+
+    def tolist(self):
+        raise _control_flow_error(self, "tolist()")
+
+    def __repr__(self):
+        return f"BatchTracer(per-example shape {self.shape}, batch {self._trace.size}, " \
+               f"val={self.val!r})"
+
+
+def batch_tracer_in(x):
+    """The first BatchTracer in ``x``'s chain of boxes (``x`` itself, or a box under a
+    Var/Dual), or None."""
+    while isinstance(x, Box):
+        if isinstance(x, BatchTracer):
+            return x
+        x = x._inner
+    return None
+
+
+def map_value(x, fn):
+    """``fn`` of ``x``'s value with no derivative, keeping its batch axes: every box of a
+    differentiating trace is stripped (the result has zero derivative), every BatchTracer
+    is kept around the result. ``fn`` sees the plain value with all batch axes in front,
+    so it must act on each example alone (elementwise: ``astype(int)``, comparisons).
+    Used where code takes a value-dependent plain result (an integer cast) from a traced
+    value: under vmap that result is still one per example."""
+    if isinstance(x, BatchTracer):
+        return BatchTracer(x._trace, map_value(x.val, fn))
+    if isinstance(x, Box):
+        return map_value(x._inner, fn)
+    return fn(x)
+
+
+def nondiff_value(x):
+    """``x`` with its differentiating boxes stripped and its batch boxes kept (a value
+    used without derivative: a mask, a condition). ``primal_value`` for code that must
+    stay correct under vmap."""
+    if batch_tracer_in(x) is None:
+        while isinstance(x, Box):
+            x = x._inner
+        return x
+    return map_value(x, lambda v: v)
+
+
+def note_value(x, name, out):
+    """:func:`note_decision` of a batched result too (the log takes the plain value)."""
+    note_decision(x, name, out.val if isinstance(out, BatchTracer) else out)
