@@ -1,4 +1,4 @@
-"""Batching rules: the derived ones, and the few the per-example-gradient path needs.
+"""Batching rules: the derived ones (the declared ones sit beside their primitives).
 
 A batching rule is ``rule(args, batched, **params) -> out``: ``args`` the primitive's
 positional arguments one level down, ``batched[i]`` True when ``args[i]`` carries the
@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import functools
 
-from .ops.core.linear import broadcast_to_p, reshape_p
+from .ops.core.linear import reshape_p
 from .ops.core.indexing import getitem
-from .ops.core.products import matmul_p
 from .ops.core.shape import stack
 from .tracer import shape_of
 
@@ -112,43 +111,3 @@ def is_looped(prim, batched=None):
     if prim.batch is not None or prim.elementwise or prim.derivs is not None:
         return False
     return not _linear_applies(prim, (True,) if batched is None else tuple(batched))
-
-
-# --- rules of the per-example-gradient path ------------------------------------------
-
-def _matmul_rule(args, batched):
-    """``matmul_p`` (a stack of matrices times a stack of matrices, or times one vector
-    b of shape (n,)): align the stack ranks as broadcasting does, with the batch axis
-    leading. A batched vector b becomes a batched column (B, n, 1) and the product loses
-    that unit axis again."""
-    a, b = args
-    ba, bb = batched
-    vector = len(shape_of(b)) - bb == 1
-    if vector and not bb:           # one vector against a batch of stacks: as it is
-        return matmul_p(a, b)
-    if vector:
-        b = reshape_p(b, shape=shape_of(b) + (1,))
-    ra, rb = len(shape_of(a)) - ba, len(shape_of(b)) - bb
-    top = max(ra, rb)
-    if ba:
-        a = lift_to(a, top)
-    if bb:
-        b = lift_to(b, top)
-    out = matmul_p(a, b)
-    if vector:
-        out = reshape_p(out, shape=shape_of(out)[:-1])
-    return out
-
-
-matmul_p.defbatch(_matmul_rule)
-
-
-def _broadcast_to_rule(args, batched, shape):
-    """``broadcast_to(x, shape)`` of a batched x: x's example axes right-aligned against
-    ``shape`` behind the batch axis."""
-    (x,) = args
-    x = lift_to(x, len(shape))
-    return broadcast_to_p(x, shape=shape_of(x)[:1] + tuple(shape))
-
-
-broadcast_to_p.defbatch(_broadcast_to_rule)
