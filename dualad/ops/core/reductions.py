@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ...tracer import ndim_of, shape_of
+from ...vmap_tracer import map_value
 from ...primitive import Primitive, implements, register, sample
 from .._batch import axes_in_batch, axis_in_batch, example_ndim
 from .._util import batch_ndim, normalize_axes, shift_axes
@@ -137,17 +138,23 @@ def cumulative_batch(prim):
 
 
 # --- max / min ----------------------------------------------------------------------------
-def _selector(x, ans, axes, keepdims):
-    """(hit, m): hit = [x == extremum], m = hit / number of ties, with ``ans`` broadcast
-    back; m in x's floating dtype (a float32 x keeps float32 derivatives)."""
-    xp = _plain(x)
-    a = _plain(ans) if keepdims else np.expand_dims(_plain(ans), axes)
-    hit = xp == a
-    m = hit / np.sum(hit, axis=axes, keepdims=True)
-    dt = getattr(xp, "dtype", None)
-    if dt is not None and dt.kind == "f" and m.dtype != dt:
-        m = m.astype(dt)
-    return hit, m
+def _selector(x, axes, extremum):
+    """(hit, m): hit = [x == extremum over ``axes``], m = hit / number of ties; m in x's
+    floating dtype (a float32 x keeps float32 derivatives). Under vmap one pair per
+    example (``map_value``: the plain value carries the batch axes in front, counted
+    against x's per-example ndim), so the extremum is taken from x again, not from ans."""
+    nd = ndim_of(x)
+
+    def hits(xp):
+        ax = shift_axes(axes, np.ndim(xp) - nd)
+        return xp == extremum(xp, axis=ax, keepdims=True), ax
+
+    def share(xp):
+        hit, ax = hits(xp)
+        m = hit / np.sum(hit, axis=ax, keepdims=True)
+        dt = getattr(xp, "dtype", None)
+        return m.astype(dt) if dt is not None and dt.kind == "f" and m.dtype != dt else m
+    return map_value(x, lambda xp: hits(xp)[0]), map_value(x, share)
 
 
 def _plain(v):
@@ -166,13 +173,13 @@ def _extremum(name, impl):
     # multiplied by 0: an inf cotangent (√ of a maximum 0) must not make them nan.
     def jvp(t, ans, x, axis, keepdims):
         from .elementwise import where
-        hit, m = _selector(x, ans, axis, keepdims)
+        hit, m = _selector(x, axis, impl)
         return sum_p(where(hit, t * m, 0.0), axis=shift_axes(axis, batch_ndim(t, x)),
                      keepdims=keepdims)
 
     def vjp(ct, ans, x, axis, keepdims):
         from .elementwise import where
-        hit, m = _selector(x, ans, axis, keepdims)
+        hit, m = _selector(x, axis, impl)
         return where(hit, expand_reduced(ct, shape_of(x), axis, keepdims, batch_ndim(ct, ans)) * m, 0.0)
 
     prim.defjvp(jvp)
@@ -239,19 +246,22 @@ prod_p = register(Primitive("prod", lambda x, axis, keepdims: np.prod(x, axis=ax
 
 
 def _prod_others(x, ans, axes, keepdims):
-    """∂(∏x)/∂x_i = ∏_{j≠i} x_j, exact when x has zeros along the reduced axes."""
-    from .elementwise import where
-    xp = _plain(x)
-    zero = xp == 0
-    n_zero = np.sum(zero, axis=axes, keepdims=True)
-    if not n_zero.any():
+    """∂(∏x)/∂x_i = ∏_{j≠i} x_j, exact when x has zeros along the reduced axes. Whether
+    any entry is zero is decided on the whole batch under vmap (both ways give the same
+    value); the zero masks are one per example (``map_value``)."""
+    from .elementwise import logical_and, where
+    if not np.any(_plain(x) == 0):
         a = ans if keepdims else _expand_plainshape(ans, shape_of(x), axes)
         return a / x
+    nd = ndim_of(x)
+    zero = map_value(x, lambda xp: xp == 0)
+    n_zero = map_value(x, lambda xp: np.sum(xp == 0, axis=shift_axes(axes, np.ndim(xp) - nd),
+                                            keepdims=True))
     safe = where(zero, 1.0, x)
     p_nonzero = prod_p(safe, axis=axes, keepdims=True)
     others = where(n_zero == 0, _expand_plainshape(prod_p(x, axis=axes, keepdims=True),
                                                    shape_of(x), axes, keep=True) / safe,
-                   where(zero & (n_zero == 1), p_nonzero, 0.0))
+                   where(logical_and(zero, n_zero == 1), p_nonzero, 0.0))
     return others
 
 

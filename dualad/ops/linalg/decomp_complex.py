@@ -47,7 +47,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import primal_value, shape_of
+from ...tracer import shape_of
+from ...vmap_tracer import map_value
 from ..core.complex_numbers import conj, imag, real
 from ..core.elementwise import equal, where
 from ..core.products import diag_embed_p, diagonal_p
@@ -64,16 +65,18 @@ def H(x):
 # --- the phase (gauge) convention --------------------------------------------------------
 def fixed_rows(v, rule):
     """A constant boolean mask, shape of ``v``: True at the component (r_i, i) whose phase
-    LAPACK fixes in column i (``rule`` "first", "last" or "largest")."""
-    pv = primal_value(v)
-    n = pv.shape[-2]
-    mask = np.zeros(pv.shape, dtype=bool)
-    if rule == "largest":
-        r = np.argmax(np.abs(pv), axis=-2)
-        np.put_along_axis(mask, r[..., None, :], True, axis=-2)
-    else:
-        mask[..., 0 if rule == "first" else n - 1, :] = True
-    return mask
+    LAPACK fixes in column i (``rule`` "first", "last" or "largest"). One mask per
+    example under vmap (``map_value``: it is computed per matrix of the stack)."""
+    def mask_of(pv):
+        n = pv.shape[-2]
+        mask = np.zeros(pv.shape, dtype=bool)
+        if rule == "largest":
+            r = np.argmax(np.abs(pv), axis=-2)
+            np.put_along_axis(mask, r[..., None, :], True, axis=-2)
+        else:
+            mask[..., 0 if rule == "first" else n - 1, :] = True
+        return mask
+    return map_value(v, mask_of)
 
 
 def _picked(x, mask):

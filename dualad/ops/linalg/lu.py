@@ -16,6 +16,7 @@ import numpy as np
 import scipy.linalg
 
 from ...tracer import primal_value, shape_of
+from ...vmap_tracer import map_value
 from ...primitive import Primitive, register, sample
 from ..core.products import matmul, tril, triu
 from ..core.batch_ops import stacked_rule
@@ -37,8 +38,10 @@ def _perm_matrix(piv):
 
 
 def _pivots(a):
-    # P in a's floating dtype (a 0/1 matrix: exact in any), so float32 stays float32
-    return _perm_matrix(scipy.linalg.lu_factor(primal_value(a))[1]).astype(_float_dtype(a))
+    # P in a's floating dtype (a 0/1 matrix: exact in any), so float32 stays float32; one
+    # per example under vmap (map_value: lu_factor and _perm_matrix act per matrix)
+    dt = _float_dtype(a)
+    return map_value(a, lambda v: _perm_matrix(scipy.linalg.lu_factor(v)[1]).astype(dt))
 
 
 def _unpack(m):
