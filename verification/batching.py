@@ -117,6 +117,8 @@ def _with(vals, repl, others=None, k=0):
 
 def _rel(a, b):
     a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind == "b" or b.dtype.kind == "b":    # masks: compared as 0/1
+        a, b = a.astype(float), b.astype(float)
     if a.shape != b.shape:
         return np.inf, np.inf
     err = np.abs(a - b)
