@@ -196,7 +196,7 @@ def _rel(a, b):
 
 
 def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=True, seed=0,
-               rtol=1e-6, reference=None, vmap=True, only_vmap=False):
+               rtol=1e-6, reference=None, vmap=True, only_vmap=False, vmap_derivatives=True):
     """Check a primitive's (or Function's) rules; returns a :class:`RuleReport`.
 
     ``args`` (a tuple of example arguments, arrays for differentiable ones)
@@ -204,7 +204,8 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
     :func:`dualad.extend.sample` dicts. ``reference(*args, **params)``, when
     given, is an independent implementation the primal value must match.
     ``vmap``: also check the batching rule (``verification.batching``);
-    ``only_vmap``: that check alone (the derivative rules' checks skipped).
+    ``only_vmap``: that check alone (the derivative rules' checks skipped);
+    ``vmap_derivatives=False``: the batching check without its JVP/VJP compositions.
     """
     prim, call, name = _resolve(target)
     report = RuleReport(name, vmap=vmap_kind(prim))
@@ -255,7 +256,8 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
                 report.add(f"{tag}: ran without error", False,
                            detail=f"{type(e).__name__}: {e}")
         if vmap or only_vmap:
-            check_batching(report, prim, call, vals, diff, kw, tag, smp, rng, modes=modes)
+            check_batching(report, prim, call, vals, diff, kw, tag, smp, rng,
+                           modes=modes if vmap_derivatives else ())
         if only_vmap:
             continue
         elementwise = prim.derivs is not None
