@@ -37,11 +37,11 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from ...ops._util import batch_ndim
+from ...ops.core.batch_ops import looping_when
 from ...ops.core.elementwise import multiply, subtract
 from ...ops.core.indexing import getitem
 from ...ops.core.linear import unbroadcast
-from ...ops._util import batch_ndim
-from ...ops.core.batch_ops import looping_when
 from ...ops.core.reductions import sum as _sum
 from ...primitive import Primitive, register, sample
 from ...scaled import dense
