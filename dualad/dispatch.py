@@ -19,6 +19,7 @@ from . import casts, inplace, objects, ops, scipy_errors
 from .tape import Var, VJPTrace, operator_method, power_method, record
 from .tracer import PLAIN_TYPES, Box, note_decision, primal_value, shape_of, truth
 from .vmap_tracer import nondiff_value
+from .ops._util import value_only
 from .primitive import NUMPY_FUNCTIONS, NUMPY_UFUNCS, Primitive, implements
 from .ops.core.keyword_args import cast_for, mask_of, no_out
 from . import keywords
@@ -33,7 +34,7 @@ def _where(condition, x=None, y=None):
     """``np.where``: three arguments select (differentiable in x and y, the condition is a
     value); one argument gives the indices of the true entries, as NumPy does."""
     if x is None and y is None:
-        return np.where(primal_value(condition))
+        return value_only(np.where)(condition)     # np.nonzero, per example under vmap
     if x is None or y is None:
         raise TypeError("where: pass both x and y (np.where(cond, x, y)) or neither "
                         "(np.where(cond) returns the indices of the true entries)")
@@ -98,9 +99,10 @@ implements(np.shape)(shape_of)
 implements(np.ndim)(lambda a: len(shape_of(a)))
 implements(np.size)(lambda a, axis=None: math.prod(shape_of(a)) if axis is None
                     else shape_of(a)[axis])
-for _fn in (np.argmax, np.argmin, np.argsort, np.nonzero, np.isclose, np.allclose,
-            np.result_type):
-    implements(_fn)(_passthrough(_fn))
+# per example under vmap (value_only): a batched argument's primal holds the whole batch
+for _fn in (np.argmax, np.argmin, np.argsort, np.nonzero, np.isclose, np.allclose):
+    implements(_fn)(value_only(_fn))
+implements(np.result_type)(_passthrough(np.result_type))
 
 
 def _name(fn):

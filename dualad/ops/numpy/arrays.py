@@ -22,7 +22,7 @@ import numpy as np
 
 from ...tracer import Box, ndim_of, primal_value, shape_of
 from ...primitive import implements
-from .._util import normalize_axes
+from .._util import normalize_axes, plain_argument
 from ..core.indexing import getitem, index
 from ..core.shape import broadcast_to, concatenate, flip, ravel, reshape, transpose
 
@@ -87,7 +87,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         a, axis = ravel(a), 0
     axis = _axis(axis, ndim_of(a), "take")
     n = shape_of(a)[axis]
-    idx = np.asarray(primal_value(indices))
+    idx = np.asarray(plain_argument("take", "indices", indices))
     if not np.issubdtype(idx.dtype, np.integer):
         raise TypeError(f"take: indices must be integers, got {idx.dtype}")
     if mode == "wrap":
@@ -102,7 +102,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 @implements(np.take_along_axis)
 def take_along_axis(arr, indices, axis=-1):
-    idx = np.asarray(primal_value(indices))
+    idx = np.asarray(plain_argument("take_along_axis", "indices", indices))
     if axis is None:
         arr, axis = ravel(arr), 0
     nd = ndim_of(arr)
@@ -121,7 +121,7 @@ def repeat(a, repeats, axis=None):
     if axis is None:
         a, axis = ravel(a), 0
     axis = _axis(axis, ndim_of(a), "repeat")
-    src = np.repeat(np.arange(shape_of(a)[axis]), primal_value(repeats))
+    src = np.repeat(np.arange(shape_of(a)[axis]), plain_argument("repeat", "repeats", repeats))
     return _along(a, axis, src)
 
 
