@@ -329,3 +329,35 @@ def test_vmap_of_grad_through_an_ode_solution():
     want = np.array([-3.0 * np.exp(-k) for k in K])       # d/dk (1 + 2) e^{-k}
     _close(vmap(g)(K), want, rtol=1e-8)
     _close(_loop(g, K), want, rtol=1e-8)
+
+
+# --- non-differentiable arguments and results under vmap --------------------------------
+
+@pytest.mark.parametrize("f", [np.argmax, np.argsort, lambda x: np.argmin(x, axis=0),
+                               lambda x: np.searchsorted(np.sort(x), 0.1),
+                               np.count_nonzero, lambda x: (x > 0).any(), lambda x: x.argmax(),
+                               lambda x: np.isclose(x, x[0])],
+                         ids=["argmax", "argsort", "argmin", "searchsorted", "count_nonzero",
+                              "any", "argmax method", "isclose"])
+def test_functions_of_values_run_per_example(f):
+    """A function of values (no derivative) sees one example at a time, not the whole
+    batch as one example."""
+    X = RNG.standard_normal((4, 5))
+    np.testing.assert_array_equal(vmap(f)(X), np.stack([f(x) for x in X]))
+
+
+def test_argmax_selection_under_vmap_of_grad():
+    X = RNG.standard_normal((4, 5))
+    f = lambda x: np.sum(np.where(np.arange(5) == np.argmax(x), x, 0.0) ** 2)  # noqa: E731
+    _close(vmap(dualad.grad(f))(X), _loop(dualad.grad(f), X))
+
+
+def test_value_dependent_shapes_and_batched_indices_raise_clearly():
+    X = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]])
+    with pytest.raises(ValueError, match="nonzero.*depends on each example"):
+        vmap(np.nonzero)(X)
+    idx = np.array([0, 2])
+    for f in (lambda x, i: x[i], lambda x, i: np.take(x, i),
+              lambda x, i: np.take_along_axis(x, i[None], axis=0)):
+        with pytest.raises(NotImplementedError, match="batched by vmap"):
+            vmap(f)(X, idx)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ...tracer import Box, ndim_of, shape_of
 from ...primitive import Primitive, register, sample
-from .._util import batch_ndim
+from .._util import batch_ndim, plain_argument
 from .linear import transpose_p
 
 
@@ -30,6 +30,7 @@ def normalize_index(idx, shape):
     out = []
     for e in idx:
         if isinstance(e, Box):
+            plain_argument("getitem", "index", e)     # a vmap-batched index: its own error
             raise TypeError(f"getitem: an index may not be a traced value (array of shape "
                             f"{shape_of(e)} indexed by a traced value); indices are not "
                             f"differentiable: pass plain integers or arrays")
