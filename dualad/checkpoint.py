@@ -19,6 +19,7 @@ import numpy as np
 from .api import jvp, vjp
 from .tracer import shape_of
 from .primitive import Primitive
+from .vmap import vmap
 
 
 def checkpoint(f):
@@ -41,6 +42,9 @@ def checkpoint(f):
     prim = Primitive(f"checkpoint({getattr(f, '__name__', 'f')})", impl)
     prim.vjp_all = vjp_all
     prim.jvp_all = jvp_all
+    # under vmap, f itself is mapped (one batched pass), not called once per example
+    prim.defbatch(lambda args, batched: vmap(f, in_axes=tuple(0 if b else None
+                                                             for b in batched))(*args))
 
     @functools.wraps(f)
     def wrapped(*args):

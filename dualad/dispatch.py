@@ -18,8 +18,8 @@ import numpy as np
 from . import casts, inplace, objects, ops, scipy_errors
 from .tape import Var, VJPTrace, operator_method, power_method, record
 from .tracer import PLAIN_TYPES, Box, note_decision, primal_value, shape_of, truth
-from .vmap_tracer import nondiff_value
-from .ops._util import value_only
+from .vmap_tracer import batch_tracer_in, map_value, nondiff_value, note_value, only_batched
+from .vmap_rules import per_example
 from .primitive import NUMPY_FUNCTIONS, NUMPY_UFUNCS, Primitive, implements
 from .ops.core.keyword_args import cast_for, mask_of, no_out
 from . import keywords
@@ -34,7 +34,8 @@ def _where(condition, x=None, y=None):
     """``np.where``: three arguments select (differentiable in x and y, the condition is a
     value); one argument gives the indices of the true entries, as NumPy does."""
     if x is None and y is None:
-        return value_only(np.where)(condition)     # np.nonzero, per example under vmap
+        return np.where(primal_value(condition)) if batch_tracer_in(condition) is None \
+            else per_example(np.where, (condition,), {}, "np.where(condition)")
     if x is None or y is None:
         raise TypeError("where: pass both x and y (np.where(cond, x, y)) or neither "
                         "(np.where(cond) returns the indices of the true entries)")
@@ -68,8 +69,11 @@ def np_mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     mask = mask_of("numpy.mean", a, where)
     if mask is None:
         return ops.mean(a, axis, keepdims)
-    count = np.sum(mask, axis=axis, keepdims=keepdims,
-                   dtype=np.result_type(primal_value(a), np.float16))
+    dt = np.result_type(primal_value(a), np.float16)
+    if isinstance(mask, Box):   # a batched mask (vmap): a count per example
+        count = ops.sum(ops.where(mask, dt.type(1), dt.type(0)), axis, keepdims)
+    else:
+        count = np.sum(mask, axis=axis, keepdims=keepdims, dtype=dt)
     with np.errstate(invalid="ignore", divide="ignore"):
         return ops.sum(ops.where(mask, a, 0.0), axis, keepdims) / count
 
@@ -88,6 +92,10 @@ def _passthrough(fn):
     """Functions of the value alone (shapes, arg-indices): zero derivative (their results
     are decisions on the values: logged, see tracer.note_decision)."""
     def call(*args, **kwargs):
+        if any(batch_tracer_in(a) is not None for a in (*args, *kwargs.values())):
+            out = per_example(fn, args, kwargs)   # under vmap: one result per example
+            note_value(args, fn.__name__, out)
+            return out
         out = fn(*[primal_value(a) for a in args],
                  **{k: primal_value(v) for k, v in kwargs.items()})
         note_decision(args, fn.__name__, out)
@@ -99,10 +107,9 @@ implements(np.shape)(shape_of)
 implements(np.ndim)(lambda a: len(shape_of(a)))
 implements(np.size)(lambda a, axis=None: math.prod(shape_of(a)) if axis is None
                     else shape_of(a)[axis])
-# per example under vmap (value_only): a batched argument's primal holds the whole batch
-for _fn in (np.argmax, np.argmin, np.argsort, np.nonzero, np.isclose, np.allclose):
-    implements(_fn)(value_only(_fn))
-implements(np.result_type)(_passthrough(np.result_type))
+for _fn in (np.argmax, np.argmin, np.argsort, np.nonzero, np.isclose, np.allclose,
+            np.result_type):
+    implements(_fn)(_passthrough(_fn))
 
 
 def _name(fn):
@@ -401,6 +408,8 @@ def _astype(self, dtype, *args, **kwargs):
     dtype = np.dtype(dtype)
     if dtype.kind in "iub":
         return casts.integers(self, dtype, "astype")
+    if only_batched(self):   # a batched count or mask (vmap): no derivative to drop
+        return map_value(self, lambda v: np.asarray(v).astype(dtype))
     if not np.issubdtype(dtype, np.floating) and not np.issubdtype(dtype, np.complexfloating):
         raise TypeError(f"astype({dtype}) of a traced value of shape {self.shape} would drop "
                         f"its derivative; only floating and complex dtypes are differentiable "

@@ -31,6 +31,7 @@ import numpy as np
 from .ops.core.keyword_args import KeywordError, cast_for, is_all, keyword_error
 from .primitive import NUMPY_FUNCTIONS
 from .tracer import Box, primal_value, shape_of
+from .vmap_tracer import batch_tracer_in
 
 __all__ = ["KeywordError", "call_function", "call_ufunc", "method", "like_call"]
 
@@ -250,6 +251,10 @@ def call_ufunc(ufunc, op, inputs, kwargs, fill=None):
     if not is_all(where):
         if fill is None:
             raise _where_error(fname, x)
+        if batch_tracer_in(where) is not None:
+            raise keyword_error(fname, "where", x, "where= is a batched mask (under vmap), "
+                                "which this keyword path does not batch",
+                                f"write np.where(mask, {fname}(...), fill) instead")
         mask = np.asarray(primal_value(where))
         if mask.dtype != bool:
             raise keyword_error(fname, "where", x, f"where= must be a boolean mask, got "

@@ -46,6 +46,14 @@ class BatchTrace(Trace):
         super().__init__(level)
         self.size = size
 
+    def escaped(self, prim, args):
+        from .tracer import EscapedTracerError
+        return EscapedTracerError(
+            f"a batched value of vmap (batch size {self.size}, trace level {self.level}) "
+            f"escaped the vmap call that made it and was used afterwards in primitive "
+            f"'{prim.name}'. Return it from the mapped function instead of storing it (in "
+            f"a list or global)")
+
     def process(self, prim, args, params):
         """Unbox this trace's tracers, say which arguments are batched, apply the rule
         and box its output (each element of a tuple/list output)."""

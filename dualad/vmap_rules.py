@@ -28,7 +28,8 @@ import functools
 from .ops.core.linear import reshape_p
 from .ops.core.indexing import getitem
 from .ops.core.shape import stack
-from .tracer import shape_of
+from .tracer import Box, shape_of
+from .vmap_tracer import BatchTracer, batch_tracer_in, nondiff_value
 
 
 def _batch_size(args, batched):
@@ -111,3 +112,136 @@ def is_looped(prim, batched=None):
     if prim.batch is not None or prim.elementwise or prim.derivs is not None:
         return False
     return not _linear_applies(prim, (True,) if batched is None else tuple(batched))
+
+
+def per_example(fn, args, kwargs, name=None):
+    """``fn`` (a function of plain values with no derivative: argmax, isclose) of traced
+    ``args``: under vmap, called on each example of the top batch and stacked, so its
+    result is one per example (``primal_value`` would hand it the whole batch as one
+    array); without a batched argument, ``fn`` of the primal values."""
+    args = [nondiff_value(a) for a in args]
+    kwargs = {k: nondiff_value(v) for k, v in kwargs.items()}
+    top = None
+    for v in (*args, *kwargs.values()):
+        if isinstance(v, BatchTracer) and (top is None or v._trace.level > top.level):
+            top = v._trace
+    if top is None:
+        return fn(*args, **kwargs)
+
+    def example(v, k):
+        return getitem(v.val, idx=(k,)) if isinstance(v, BatchTracer) and v._trace is top \
+            else v
+    outs = [per_example(fn, [example(a, k) for a in args],
+                        {n: example(v, k) for n, v in kwargs.items()}, name)
+            for k in range(top.size)]
+    try:
+        if isinstance(outs[0], (tuple, list)):
+            return type(outs[0])(BatchTracer(top, stack([o[j] for o in outs]))
+                                 for j in range(len(outs[0])))
+        return BatchTracer(top, stack(outs))
+    except ValueError:
+        raise ValueError(f"vmap: {name or getattr(fn, '__name__', fn)} gives results of "
+                         f"different shapes for different examples, which cannot be stacked "
+                         f"into one batch (as in JAX, a shape may not depend on values "
+                         f"under vmap); compute it outside vmap, or use a fixed-size form "
+                         f"(np.where(cond, x, 0) instead of x[np.nonzero(cond)])") from None
+
+
+def _top_batch(values):
+    top = None
+    for v in values:
+        if isinstance(v, (tuple, list)):
+            t = _top_batch(v)
+            if t is not None and (top is None or t.level > top.level):
+                top = t
+        elif isinstance(v, BatchTracer) and (top is None or v._trace.level > top.level):
+            top = v._trace
+    return top
+
+
+def _top_box(values):
+    """The box of the highest level among ``values`` (inside tuples/lists too)."""
+    top = None
+    for v in values:
+        b = _top_box(v) if isinstance(v, (tuple, list)) else (v if isinstance(v, Box) else None)
+        if b is not None and (top is None or b._trace.level > top._trace.level):
+            top = b
+    return top
+
+
+def _example(v, k, top):
+    """Example ``k`` of ``v`` along ``top``'s batch (inside tuples/lists too)."""
+    if isinstance(v, (tuple, list)):
+        return type(v)(_example(e, k, top) for e in v)
+    return getitem(v.val, idx=(k,)) if isinstance(v, BatchTracer) and v._trace is top else v
+
+
+def looped_call(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` (a differentiable function) called on each example of the
+    top batch among the arguments (BatchTracers also inside tuples/lists, such as an
+    index tuple) and stacked: the loop fallback for front-end functions that take a
+    batched argument where they need a plain one (an index array: ``np.take(x, i)`` with
+    a batched ``i``, ``x[i]``). The examples are registry slices, so the derivative
+    boxes underneath stay. Without a batched argument, ``fn`` itself."""
+    top = _top_batch((*args, *kwargs.values()))
+    if top is None:
+        return fn(*args, **kwargs)
+    above = _top_box((*args, *kwargs.values()))
+    if above is not None and above._trace.level > top.level:
+        # a transformation inside vmap (grad, jvp) sees x per example: slicing the batch
+        # under its boxes is not possible from here (the call must be a primitive)
+        raise NotImplementedError(
+            f"vmap: {getattr(fn, '__name__', fn)} with an index batched by vmap, on a value "
+            f"traced by a transformation inside vmap (grad, jvp, ...; per-example shape "
+            f"{shape_of(above)}), is not supported yet. Select with a mask instead, which is "
+            f"batched: np.sum(np.where(np.arange(n) == i, x, 0)) for x[i], or np.max(x) "
+            f"for x[np.argmax(x)]")
+    outs = [looped_call(fn, *_example(args, k, top),
+                        **{n: _example(v, k, top) for n, v in kwargs.items()})
+            for k in range(top.size)]
+    if not outs:
+        raise ValueError(f"vmap: {getattr(fn, '__name__', fn)} with a batched index is "
+                         f"computed by a loop over the examples, which needs at least one")
+    if isinstance(outs[0], (tuple, list)):
+        return type(outs[0])(BatchTracer(top, stack([o[j] for o in outs]))
+                             for j in range(len(outs[0])))
+    return BatchTracer(top, stack(outs))
+
+
+def per_example_rule(rule):
+    """``rule`` (a JVP or VJP rule ``rule(w, ans, *args, **params)``) that reads its
+    arguments' VALUES to plan its work (sort's permutation, a pivot order) made correct
+    under vmap: when a BatchTracer is among ``w``, ``ans``, ``args`` (vmap of grad: the
+    rule runs on batched values), the rule runs on each example of the top batch and the
+    results are stacked; otherwise it is ``rule`` itself. The derivative boxes inside
+    stay (the examples are registry slices), so the result differentiates again."""
+    @functools.wraps(rule)
+    def per_example_rule(w, ans, *args, **params):
+        top = None
+        for v in (w, ans, *args):
+            if isinstance(v, BatchTracer) and (top is None or v._trace.level > top.level):
+                top = v._trace
+        above = _top_box((w, ans, *args))
+        if top is None and not any(batch_tracer_in(v) is not None for v in (w, ans, *args)):
+            return rule(w, ans, *args, **params)
+        if top is None or above._trace.level > top.level:
+            raise NotImplementedError(
+                f"vmap: the derivative rule {rule.__name__} plans its work from its "
+                f"arguments' values, which are batched by vmap underneath another "
+                f"transformation's values here (a derivative of a derivative under vmap: "
+                f"vmap(hvp(f)), vmap(grad(grad(f))), ...), so it cannot be run per example. "
+                f"Loop over the batch in Python for this function, or take the derivative "
+                f"outside: hvp(lambda X: np.sum(vmap(f)(X)), X, V)")
+
+        def example(v, k):
+            return getitem(v.val, idx=(k,)) if isinstance(v, BatchTracer) and \
+                v._trace is top else v
+        outs = [per_example_rule(example(w, k), example(ans, k),
+                                 *[example(a, k) for a in args], **params)
+                for k in range(top.size)]
+        if isinstance(outs[0], (tuple, list)):
+            return type(outs[0])(None if outs[0][j] is None else
+                                 BatchTracer(top, stack([o[j] for o in outs]))
+                                 for j in range(len(outs[0])))
+        return None if outs[0] is None else BatchTracer(top, stack(outs))
+    return per_example_rule

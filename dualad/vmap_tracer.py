@@ -14,6 +14,8 @@ need one answer for the whole batch: it raises, naming vmap and suggesting ``np.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .tracer import Box, note_decision, shape_of
 
 
@@ -24,6 +26,18 @@ def _control_flow_error(x, what):
         f"its own. Write the branch as a selection, which is batched: np.where(cond, a, b) "
         f"instead of `a if cond else b`; np.maximum/np.minimum/np.clip for bounds. A "
         f"per-example Python value cannot be had inside vmap")
+
+
+def _logical(name, *args):
+    """A boolean operator on batched masks, by the registry's zero-derivative primitive
+    (looked up by name: this module sits below the registry's families)."""
+    from .primitive import REGISTRY
+    for a in args:
+        if getattr(a, "dtype", np.dtype(bool)).kind != "b" and not isinstance(a, bool):
+            raise TypeError(f"vmap: the operators ~ & | ^ are supported on boolean batched "
+                            f"values (masks), got dtype {a.dtype}; use np.bitwise_* on plain "
+                            f"integer arrays")
+    return REGISTRY[name](*args)
 
 
 class BatchTracer(Box):
@@ -71,6 +85,28 @@ class BatchTracer(Box):
     def tolist(self):
         raise _control_flow_error(self, "tolist()")
 
+    # Boolean masks (comparisons are batched): ~, &, |, ^ as NumPy gives them on bools.
+    def __invert__(self):
+        return _logical("logical_not", self)
+
+    def __and__(self, other):
+        return _logical("logical_and", self, other)
+
+    def __rand__(self, other):
+        return _logical("logical_and", other, self)
+
+    def __or__(self, other):
+        return _logical("logical_or", self, other)
+
+    def __ror__(self, other):
+        return _logical("logical_or", other, self)
+
+    def __xor__(self, other):
+        return _logical("not_equal", self, other)
+
+    def __rxor__(self, other):
+        return _logical("not_equal", other, self)
+
     def __repr__(self):
         return f"BatchTracer(per-example shape {self.shape}, batch {self._trace.size}, " \
                f"val={self.val!r})"
@@ -84,6 +120,18 @@ def batch_tracer_in(x):
             return x
         x = x._inner
     return None
+
+
+def only_batched(x):
+    """Whether ``x`` is a box whose chain holds BatchTracers only: a batched value with no
+    derivative (a mask, a count), which any NumPy cast may change freely."""
+    if not isinstance(x, BatchTracer):
+        return False
+    while isinstance(x, Box):
+        if not isinstance(x, BatchTracer):
+            return False
+        x = x._inner
+    return True
 
 
 def map_value(x, fn):

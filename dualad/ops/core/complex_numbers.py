@@ -40,6 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...tracer import primal_value, shape_of
+from ...vmap_tracer import batch_tracer_in, map_value, nondiff_value
 from ...primitive import Primitive, implements, register, sample
 from .elementwise import absolute_p, is_complex, multiply, sign_p, where
 
@@ -69,6 +70,8 @@ def _nonzero_ratio(num, den):
     zero = primal_value(den) == 0
     if not np.any(zero):
         return num / den
+    if batch_tracer_in(den) is not None:
+        zero = nondiff_value(den) == 0    # under vmap: one mask per example
     return where(zero, 0.0, num / where(zero, 1.0, den))
 
 
@@ -195,7 +198,7 @@ def angle(z, deg=False):
     Real arguments give 0 or π, constants with no derivative.
     """
     if not is_complex(z):
-        return np.angle(primal_value(z), deg=deg)
+        return map_value(z, lambda v: np.angle(v, deg=deg))   # per example under vmap
     a = angle_p(z)
     return a * (180.0 / np.pi) if deg else a
 

@@ -14,9 +14,16 @@ from __future__ import annotations
 import numpy as np
 
 from ...tracer import Box, ndim_of, shape_of
+from ...vmap_tracer import batch_tracer_in
 from ...primitive import Primitive, register, sample
 from .._util import batch_ndim, plain_argument
 from .linear import transpose_p
+
+
+def batch_index_entry(idx):
+    """Whether the index ``idx`` holds a value batched by vmap (a BatchTracer)."""
+    return any(batch_tracer_in(e) is not None for e in (idx if isinstance(idx, tuple)
+                                                        else (idx,)))
 
 
 def _is_advanced(entry):
@@ -137,6 +144,9 @@ def index(x, idx):
     """``x[idx]`` for a traced ``x`` (what ``Box.__getitem__`` calls)."""
     if type(idx) is int:  # the scalar loop x[i]: skip normalization
         return getitem(x, idx=(idx,))
+    if batch_index_entry(idx):   # an index batched by vmap: the index as an argument
+        from ...vmap_gather import traced_index
+        return traced_index(x, idx, normalize_index)
     return getitem(x, idx=normalize_index(idx, shape_of(x)))
 
 getitem.samples = [sample((4,), idx=(1,)), sample((3, 4), idx=(slice(0, 2), np.array([0, 3, 3]))),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...tracer import Box, primal_value, shape_of
+from ...vmap_tracer import batch_tracer_in, nondiff_value
 
 
 class KeywordError(TypeError, ValueError):
@@ -51,7 +52,10 @@ def mask_of(fname, a, where):
     selects every entry (so the plain reduction runs)."""
     if where is None or where is True:
         return None
-    mask = np.asarray(primal_value(where))
+    if batch_tracer_in(where) is not None:   # under vmap: a mask per example
+        mask = nondiff_value(where)
+    else:
+        mask = np.asarray(primal_value(where))
     if mask.dtype != bool:
         raise keyword_error(fname, "where", a, f"where= must be a boolean mask, got dtype "
                             f"{mask.dtype} and shape {mask.shape}",

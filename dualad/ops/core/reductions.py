@@ -158,8 +158,8 @@ def _selector(x, axes, extremum):
 
 
 def _plain(v):
-    from ...tracer import primal_value
-    return primal_value(v)
+    from ...vmap_tracer import nondiff_value   # under vmap the mask keeps its batch axis
+    return nondiff_value(v)
 
 
 def _extremum(name, impl):

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import shape_of
+from ...tracer import primal_value, shape_of
 from ...vmap_tracer import map_value
 from ..core.complex_numbers import conj, imag, real
 from ..core.elementwise import equal, where
@@ -65,18 +65,19 @@ def H(x):
 # --- the phase (gauge) convention --------------------------------------------------------
 def fixed_rows(v, rule):
     """A constant boolean mask, shape of ``v``: True at the component (r_i, i) whose phase
-    LAPACK fixes in column i (``rule`` "first", "last" or "largest"). One mask per
-    example under vmap (``map_value``: it is computed per matrix of the stack)."""
-    def mask_of(pv):
-        n = pv.shape[-2]
-        mask = np.zeros(pv.shape, dtype=bool)
-        if rule == "largest":
-            r = np.argmax(np.abs(pv), axis=-2)
-            np.put_along_axis(mask, r[..., None, :], True, axis=-2)
-        else:
-            mask[..., 0 if rule == "first" else n - 1, :] = True
-        return mask
-    return map_value(v, mask_of)
+    LAPACK fixes in column i (``rule`` "first", "last" or "largest")."""
+    return map_value(v, lambda pv: _fixed_rows_plain(pv, rule))   # per example under vmap
+
+
+def _fixed_rows_plain(pv, rule):
+    n = pv.shape[-2]
+    mask = np.zeros(pv.shape, dtype=bool)
+    if rule == "largest":
+        r = np.argmax(np.abs(pv), axis=-2)
+        np.put_along_axis(mask, r[..., None, :], True, axis=-2)
+    else:
+        mask[..., 0 if rule == "first" else n - 1, :] = True
+    return mask
 
 
 def _picked(x, mask):

@@ -19,7 +19,6 @@ from ...tracer import primal_value, shape_of
 from ...vmap_tracer import map_value
 from ...primitive import Primitive, register, sample
 from ..core.products import matmul, tril, triu
-from ..core.batch_ops import stacked_rule
 from .basic import solve_triangular, solve_triangular_p
 from ._common import _A3, check_square, mm, mT
 
@@ -38,10 +37,10 @@ def _perm_matrix(piv):
 
 
 def _pivots(a):
-    # P in a's floating dtype (a 0/1 matrix: exact in any), so float32 stays float32; one
-    # per example under vmap (map_value: lu_factor and _perm_matrix act per matrix)
-    dt = _float_dtype(a)
-    return map_value(a, lambda v: _perm_matrix(scipy.linalg.lu_factor(v)[1]).astype(dt))
+    # P in a's floating dtype (a 0/1 matrix: exact in any), so float32 stays float32
+    # (under vmap one P per example: map_value keeps the batch axes of a BatchTracer)
+    dtype = _float_dtype(a)
+    return map_value(a, lambda v: _perm_matrix(scipy.linalg.lu_factor(v)[1]).astype(dtype))
 
 
 def _unpack(m):
@@ -76,7 +75,6 @@ lu_packed_p = register(Primitive("lu_packed", lambda a: scipy.linalg.lu_factor(a
                                      sparsity="matrix"))
 lu_packed_p.defjvp(_lu_jvp)
 lu_packed_p.defvjp(_lu_vjp)
-lu_packed_p.defbatch(stacked_rule(lu_packed_p))   # vmap: the batch axis is one more stack axis
 lu_packed_p.samples = [sample(_A3), sample(_A3[::-1].copy()),
                        sample(np.stack([_A3, _A3.T[::-1]]))]
 
@@ -84,7 +82,7 @@ lu_packed_p.samples = [sample(_A3), sample(_A3[::-1].copy()),
 def lu_factor(a, overwrite_a=False, check_finite=True):
     """``scipy.linalg.lu_factor``: (packed LU, pivot indices); the pivots are integers."""
     check_square("lu_factor", a, real=True)
-    return lu_packed_p(a), scipy.linalg.lu_factor(primal_value(a))[1]
+    return lu_packed_p(a), map_value(a, lambda v: scipy.linalg.lu_factor(v)[1])
 
 
 def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
@@ -101,7 +99,7 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     """``scipy.linalg.lu_solve``: x with op(A) x = b from ``lu_factor``'s output,
     differentiable in the packed factor and in ``b``."""
     m, piv = lu_and_piv
-    p = _perm_matrix(np.asarray(piv))
+    p = map_value(piv, lambda v: _perm_matrix(np.asarray(v)))   # per example under vmap
     low, up = _unpack(m)
     if trans in (0, "N"):          # P L U x = b:  x = U⁻¹ L⁻¹ Pᵀ b
         y = matmul(np.swapaxes(p, -1, -2), b)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import ndim_of, primal_value, shape_of
+from ...tracer import Box, ndim_of, primal_value, shape_of
 from ...primitive import Primitive, implements, register, sample
 from .._util import normalize_axes
 from ..core.batch_ops import stacked_rule
@@ -97,10 +97,12 @@ def lstsq(a, b, rcond=None):
                          f"of shape {shape_of(a)}: expected ({m},) or ({m}, k)")
     if rcond is None:
         rcond = np.finfo(float).eps * max(m, n)
-    _, _, rank, _ = np.linalg.lstsq(primal_value(a), primal_value(b), rcond=rcond)
+    from ...vmap_rules import per_example   # under vmap: a rank per example
+    rank = per_example(lambda a_, b_: np.linalg.lstsq(a_, b_, rcond=rcond)[2], (a, b), {})
+    rank_value = _common_rank(rank)
     x = mm(pinv_p(a, rcond=float(rcond)), b if ndim_of(b) == 2 else reshape(b, (m, 1)))
     x = x if ndim_of(b) == 2 else reshape(x, (n,))
-    if rank == n and m > n:
+    if rank_value == n and m > n:
         r = mm(a, x if ndim_of(b) == 2 else reshape(x, (n, 1))) - \
             (b if ndim_of(b) == 2 else reshape(b, (m, 1)))
         resid = sum_(r * r, axis=0)
@@ -109,10 +111,24 @@ def lstsq(a, b, rcond=None):
     return x, resid, rank, svdvals_p(a)
 
 
+def _common_rank(rank):
+    """lstsq's rank as a Python int for its branch; under vmap (one rank per example) the
+    examples must agree, since the residuals' shape depends on it."""
+    if not isinstance(rank, Box):
+        return rank
+    ranks = np.unique(primal_value(rank))
+    if ranks.size != 1:
+        raise ValueError(f"lstsq under vmap: the examples have different ranks "
+                         f"{ranks.tolist()}, so their residuals have different shapes; "
+                         f"use np.linalg.pinv(a) @ b for the solution")
+    return int(ranks[0])
+
+
 @implements(np.linalg.matrix_rank)
 def matrix_rank(a, *args, **kwargs):
-    """An integer: zero derivative, computed on the primal."""
-    return np.linalg.matrix_rank(primal_value(a), *args, **kwargs)
+    """An integer: zero derivative, computed on the primal (per example under vmap)."""
+    from ...vmap_rules import per_example
+    return per_example(lambda v: np.linalg.matrix_rank(v, *args, **kwargs), (a,), {})
 
 
 @implements(np.linalg.cond)
@@ -151,8 +167,9 @@ def _vector_norm(x, ord, axes):
     if ord == -np.inf:
         return min_(absolute(x), axis=axes)
     if ord == 0:  # the number of nonzeros: piecewise constant, zero derivative
-        return np.sum(primal_value(x) != 0, axis=axes).astype(
-            np.abs(primal_value(x)).dtype)
+        from ...vmap_rules import per_example   # under vmap: a count per example
+        dtype = np.abs(primal_value(x)).dtype
+        return per_example(lambda v: np.sum(v != 0, axis=axes).astype(dtype), (x,), {})
     if ord == 1:
         return sum_(absolute(x), axis=axes)
     if isinstance(ord, str):

@@ -21,8 +21,10 @@ import math
 import numpy as np
 
 from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...vmap_tracer import batch_tracer_in
+from ...vmap_rules import looped_call
 from ...primitive import implements
-from .._util import normalize_axes, plain_argument
+from .._util import normalize_axes
 from ..core.indexing import getitem, index
 from ..core.shape import broadcast_to, concatenate, flip, ravel, reshape, transpose
 
@@ -83,11 +85,21 @@ def _take_runs(x, axis, src):
 @implements(np.take)
 def take(a, indices, axis=None, out=None, mode="raise"):
     _no_out("take", out)
+    if batch_tracer_in(indices) is not None:   # indices batched by vmap: x[..., i]
+        if axis is None:
+            a, axis = ravel(a), 0
+        axis = _axis(axis, ndim_of(a), "take")
+        n = shape_of(a)[axis]
+        if mode == "wrap":
+            indices = indices % n
+        elif mode == "clip":
+            indices = np.clip(indices, 0, n - 1)
+        return index(a, (slice(None),) * axis + (indices,))
     if axis is None:
         a, axis = ravel(a), 0
     axis = _axis(axis, ndim_of(a), "take")
     n = shape_of(a)[axis]
-    idx = np.asarray(plain_argument("take", "indices", indices))
+    idx = np.asarray(primal_value(indices))
     if not np.issubdtype(idx.dtype, np.integer):
         raise TypeError(f"take: indices must be integers, got {idx.dtype}")
     if mode == "wrap":
@@ -102,7 +114,8 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 @implements(np.take_along_axis)
 def take_along_axis(arr, indices, axis=-1):
-    idx = np.asarray(plain_argument("take_along_axis", "indices", indices))
+    batched = batch_tracer_in(indices) is not None   # by vmap: the index as an argument
+    idx = indices if batched else np.asarray(primal_value(indices))
     if axis is None:
         arr, axis = ravel(arr), 0
     nd = ndim_of(arr)
@@ -113,15 +126,17 @@ def take_along_axis(arr, indices, axis=-1):
     full = tuple(idx if i == axis else
                  np.arange(n).reshape(tuple(n if j == i else 1 for j in range(nd)))
                  for i, n in enumerate(shape_of(arr)))
-    return getitem(arr, idx=full)
+    return index(arr, full) if batched else getitem(arr, idx=full)
 
 
 @implements(np.repeat)
 def repeat(a, repeats, axis=None):
+    if batch_tracer_in(repeats) is not None:   # counts batched by vmap: per example
+        return looped_call(repeat, a, repeats, axis)
     if axis is None:
         a, axis = ravel(a), 0
     axis = _axis(axis, ndim_of(a), "repeat")
-    src = np.repeat(np.arange(shape_of(a)[axis]), plain_argument("repeat", "repeats", repeats))
+    src = np.repeat(np.arange(shape_of(a)[axis]), primal_value(repeats))
     return _along(a, axis, src)
 
 

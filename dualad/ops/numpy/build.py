@@ -25,6 +25,7 @@ import warnings
 import numpy as np
 
 from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...vmap_tracer import batch_tracer_in, nondiff_value
 from ...primitive import implements
 from .._util import normalize_axes, value_only
 from ..core.elementwise import isnan, log10, power, where
@@ -43,14 +44,15 @@ def select(condlist, choicelist, default=0):
         raise ValueError("select: list of cases must be same length as list of conditions")
     if not condlist:
         raise ValueError("select with an empty condition list is not possible")
-    conds = [np.asarray(primal_value(c)) for c in condlist]
+    conds = [nondiff_value(c) if batch_tracer_in(c) is not None   # vmap: per example
+             else np.asarray(primal_value(c)) for c in condlist]
     for i, c in enumerate(conds):
         if c.dtype != bool:
             raise TypeError(f"select: invalid entry {i} in condlist: should be boolean ndarray")
     out = default
     for c, v in zip(reversed(conds), reversed(list(choicelist))):
         out = where(c, v, out)
-    shape = np.broadcast_shapes(*[c.shape for c in conds],
+    shape = np.broadcast_shapes(*[shape_of(c) for c in conds],
                                 *[shape_of(v) for v in choicelist], shape_of(default))
     return broadcast_to(out, shape) if shape_of(out) != shape else out
 

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...vmap_tracer import map_value, nondiff_value
 from ...primitive import implements
 from .._util import normalize_axes, value_only
 from ..core.indexing import getitem, index, untake
@@ -84,9 +85,12 @@ def apply_over_axes(func, a, axes):
 
 @implements(np.unwrap)
 def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
-    pp = primal_value(p)
+    pp = nondiff_value(p)   # keeps a batch axis (vmap): then unwrapped per example
+    if isinstance(pp, Box):
+        axis = int(axis) % ndim_of(p) - ndim_of(p)   # counted from the end: batch axes lead
     # (p − pp) is an exact traced zero: the value is NumPy's, the derivative 1
-    return (p - pp) + np.unwrap(pp, discont=discont, axis=axis, period=period)
+    return (p - pp) + map_value(pp, lambda v: np.unwrap(v, discont=discont, axis=axis,
+                                                        period=period))
 
 
 @implements(np.diagflat)

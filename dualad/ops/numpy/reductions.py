@@ -28,6 +28,7 @@ import math
 import numpy as np
 
 from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...vmap_tracer import batch_tracer_in, map_value
 from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim, normalize_axes, value_only
 from ..core.elementwise import std_sqrt, where as _where
@@ -159,9 +160,16 @@ def _cumulative(name, scan, initial, x, axis, out, include_initial):
 
 
 # --- NaN-aware reductions --------------------------------------------------------------------
-def _nan_free(x, fill):
+def _nan_mask(x):
+    """(the NaN mask of x, whether any entry is NaN); under vmap the mask is one per
+    example (a batched value), the decision taken over the whole batch."""
     mask = np.isnan(primal_value(x))
-    return (_where(mask, fill, x) if mask.any() else x), mask
+    return (mask if batch_tracer_in(x) is None else map_value(x, np.isnan)), mask.any()
+
+
+def _nan_free(x, fill):
+    mask, some = _nan_mask(x)
+    return (_where(mask, fill, x) if some else x), mask
 
 
 def _counts(mask, axis, keepdims, like):
@@ -177,11 +185,12 @@ def _float_dtype(x):
 def _skipped(name, a, where, fill):
     """(a with the skipped entries set to ``fill``, the mask of skipped entries): the NaNs
     and, with ``where=``, the entries the mask leaves out."""
-    mask = np.isnan(primal_value(a))
+    mask, some = _nan_mask(a)
     sel = mask_of(f"numpy.{name}", a, where)
     if sel is not None:
         mask = mask | ~sel
-    return (_where(mask, fill, a) if mask.any() else a), mask
+        some = some or bool(np.any(primal_value(mask)))
+    return (_where(mask, fill, a) if some else a), mask
 
 
 @implements(np.nansum)

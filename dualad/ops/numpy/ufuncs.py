@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...tracer import Box, primal_value
+from ...vmap_tracer import batch_tracer_in, map_value
 from ...primitive import sample, implements
 from .._util import value_only
 from ..core.elementwise import (cos, elementwise, equal, isinf, isnan, less, rint, trunc, where,
@@ -51,7 +52,7 @@ def round_(x, decimals=0, out=None):
         raise TypeError("round: out= writes in place and cannot be traced")
     if decimals == 0:
         return rint(x)
-    return np.round(primal_value(x), decimals)
+    return map_value(x, lambda v: np.round(v, decimals))   # under vmap: per example
 
 
 @implements(np.fix)
@@ -147,6 +148,10 @@ def ldexp(x, n):
 @implements(np.frexp)
 def frexp(x):
     """``(m, e)`` with x = m·2^e: m = x·2^−e is differentiable (exact scaling), e is not."""
+    if batch_tracer_in(x) is not None:   # under vmap: exponents per example
+        e = map_value(x, lambda v: np.frexp(v)[1])
+        one = np.ones((), dtype=np.result_type(primal_value(x), np.float16))
+        return x * map_value(e, lambda n: np.ldexp(one, -n)), e
     _, e = np.frexp(primal_value(x))
     return ldexp(x, -e), e
 
