@@ -159,6 +159,6 @@ def plain_argument(fname, argname, x):
         raise NotImplementedError(
             f"{fname}: argument {argname} is batched by vmap (one per example, per-example "
             f"shape {shape_of(x)}); {fname} with per-example {argname} is not supported. "
-            f"Select with a mask instead (np.where(np.arange(n) == i, ...), a product with "
-            f"(np.arange(n) == i[..., None])), or call {fname} outside vmap")
+            f"Select with a mask instead, which keeps every example's shape (np.where(cond, "
+            f"x, 0)), or call {fname} outside vmap")
     return primal_value(x)

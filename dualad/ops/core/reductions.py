@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ...tracer import ndim_of, shape_of
+from ...tracer import ndim_of, primal_value, shape_of
 from ...vmap_tracer import map_value
 from ...primitive import Primitive, implements, register, sample
 from .._batch import axes_in_batch, axis_in_batch, example_ndim
@@ -250,7 +250,7 @@ def _prod_others(x, ans, axes, keepdims):
     any entry is zero is decided on the whole batch under vmap (both ways give the same
     value); the zero masks are one per example (``map_value``)."""
     from .elementwise import logical_and, where
-    if not np.any(_plain(x) == 0):
+    if not np.any(primal_value(x) == 0):    # the whole batch's values (a decision)
         a = ans if keepdims else _expand_plainshape(ans, shape_of(x), axes)
         return a / x
     nd = ndim_of(x)
