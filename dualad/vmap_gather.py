@@ -158,3 +158,88 @@ def traced_index(x, idx, normalize):
         j = next((j for j, s in enumerate(stand_ins) if e is s), None)
         template.append(Slot(j) if j is not None else e)
     return gather_p(x, *arrays, template=tuple(template))
+
+
+# --- batching rules ------------------------------------------------------------------
+# One gather for the whole batch. The index arrays' per-example shapes broadcast to S
+# (rank R); a batched array (B, s_j) gets unit axes after B so that the batch broadcasts
+# to (B,) + S. Where x (or u) carries the batch too, the batch axis is indexed by
+# arange(B) as one more advanced index, in front of the others: only when they start
+# the template and are adjacent (else NumPy would move them): otherwise the loop.
+
+def _advanced_rank(template, arrays, batched):
+    shapes = [shape_of(arrays[e.j])[1 if batched[e.j] else 0:] if type(e) is Slot
+              else np.shape(e) for e in template
+              if type(e) is Slot or isinstance(e, (np.ndarray, int))]
+    return len(np.broadcast_shapes(*shapes))
+
+
+def _lifted(arrays, batched, rank):
+    from .vmap_rules import lift_to
+    return [lift_to(a, rank) if b else a for a, b in zip(arrays, batched)]
+
+
+def _leads(template):
+    """Whether the advanced entries are adjacent and start the template."""
+    adv = [i for i, e in enumerate(template) if type(e) is Slot or isinstance(e, (np.ndarray,
+                                                                               int))]
+    return bool(adv) and adv[0] == 0 and adv[-1] + 1 == len(adv)
+
+
+def _batch_arange(size, rank):
+    return np.arange(size).reshape((size,) + (1,) * rank)
+
+
+def _gather_batch(args, batched, template):
+    x, arrays, ab = args[0], list(args[1:]), batched[1:]
+    size = next(shape_of(a)[0] for a, b in zip(args, batched) if b)
+    rank = _advanced_rank(template, arrays, ab)
+    per_example = [a if not b else _Shape(shape_of(a)[1:]) for a, b in zip(arrays, ab)]
+    if not batched[0]:
+        y = gather_p(x, *_lifted(arrays, ab, rank), template=template)
+        if _moved(template, per_example):
+            return y                          # NumPy put the advanced axes, batch first, first
+        first = next(i for i, e in enumerate(template) if type(e) is Slot or
+                     isinstance(e, (np.ndarray, int)))
+        pos = sum(1 for e in template[:first] if e is None or isinstance(e, slice))
+        return _move_to_front(y, pos)
+    if not _leads(template):
+        from .vmap_rules import loop_rule
+        return loop_rule(gather_p, args, batched, {"template": template})
+    full = (_batch_arange(size, rank),) + template
+    return gather_p(x, *_lifted(arrays, ab, rank), template=full)
+
+
+def _scatter_batch(args, batched, template, shape):
+    u, arrays, ab = args[0], list(args[1:]), batched[1:]
+    size = next(shape_of(a)[0] for a, b in zip(args, batched) if b)
+    if not _leads(template):
+        from .vmap_rules import loop_rule
+        return loop_rule(scatter_p, args, batched, {"template": template, "shape": shape})
+    rank = _advanced_rank(template, arrays, ab)
+    if not batched[0]:
+        from .ops.core.linear import broadcast_to_p
+        u = broadcast_to_p(u, shape=(size,) + shape_of(u))
+    full = (_batch_arange(size, rank),) + template
+    return scatter_p(u, *_lifted(arrays, ab, rank), template=full,
+                     shape=(size,) + tuple(shape))
+
+
+class _Shape:
+    """A stand-in with only a shape (for :func:`_moved` on per-example shapes)."""
+
+    __slots__ = ("shape",)
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+def _move_to_front(y, pos):
+    if pos == 0:
+        return y
+    nd = ndim_of(y)
+    return transpose_p(y, axes=(pos,) + tuple(i for i in range(nd) if i != pos))
+
+
+gather_p.defbatch(_gather_batch)
+scatter_p.defbatch(_scatter_batch)

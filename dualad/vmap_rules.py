@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from .ops.core.linear import reshape_p
 from .ops.core.indexing import getitem
 from .ops.core.shape import stack
-from .tracer import Box, shape_of
+from .tracer import Box, primal_value, shape_of
 from .vmap_tracer import BatchTracer, batch_tracer_in, nondiff_value
 
 
@@ -69,12 +71,29 @@ def loop_rule(prim, args, batched, params):
         example = [getitem(a, idx=(k,)) if b else a for a, b in zip(args, batched)]
         outs.append(prim(*example, **params))
     if not outs:
-        raise ValueError(f"vmap: primitive '{prim.name}' has no batching rule and the batch "
-                         f"is empty; it is computed by a loop over the examples, which needs "
-                         f"at least one to know the output's shape")
+        return _empty_batch(prim, args, batched, params)
     if isinstance(outs[0], (tuple, list)):
         return type(outs[0])(stack([o[j] for o in outs]) for j in range(len(outs[0])))
     return stack(outs)
+
+
+def _empty_batch(prim, args, batched, params):
+    """The loop's result for a batch of 0 examples: empty arrays of the output's shape,
+    found by calling ``prim`` on one stand-in example of ones (no example exists whose
+    value or derivative it could change)."""
+    example = [np.ones(shape_of(a)[1:], dtype=np.result_type(primal_value(a))) if b else a
+               for a, b in zip(args, batched)]
+    try:
+        with np.errstate(all="ignore"):
+            out = prim(*example, **params)
+    except Exception as e:
+        raise ValueError(f"vmap: primitive '{prim.name}' has no batching rule and the batch "
+                         f"is empty; it is computed by a loop over the examples, and a "
+                         f"stand-in example to find the output's shape failed ({e})") from e
+
+    def empty(o):
+        return np.zeros((0,) + shape_of(o), dtype=np.result_type(primal_value(o)))
+    return type(out)(empty(o) for o in out) if isinstance(out, (tuple, list)) else empty(out)
 
 
 def _linear_applies(prim, batched):

@@ -28,6 +28,11 @@ def _control_flow_error(x, what):
         f"per-example Python value cannot be had inside vmap")
 
 
+def _box_array(x, dtype, copy):
+    """Box's own ``__array__`` (object arrays of traced scalars, dualad.dispatch)."""
+    return Box.__array__(x, dtype) if copy is None else Box.__array__(x, dtype, copy)
+
+
 def _logical(name, *args):
     """A boolean operator on batched masks, by the registry's zero-derivative primitive
     (looked up by name: this module sits below the registry's families)."""
@@ -78,6 +83,15 @@ class BatchTracer(Box):
 
     def __index__(self):
         raise _control_flow_error(self, "operator.index() (an index, a range bound)")
+
+    def __array__(self, dtype=None, copy=None):
+        if self.dtype.kind in "iub":   # NumPy's own indexing: plain_array[batched_index]
+            raise TypeError(
+                f"vmap: a batched {self.dtype} value (per-example shape {self.shape}) cannot "
+                f"become a plain NumPy array; if it indexes a plain NumPy array x (x[i]), "
+                f"write dualad.numpy.take(x, i, axis=...) (NumPy's own x[i] and np.take "
+                f"convert i; a traced x, x[i], is fine)")
+        return _box_array(self, dtype, copy)
 
     def item(self, *args):
         raise _control_flow_error(self, "item()")

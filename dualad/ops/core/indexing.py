@@ -22,8 +22,9 @@ from .linear import transpose_p
 
 def batch_index_entry(idx):
     """Whether the index ``idx`` holds a value batched by vmap (a BatchTracer)."""
-    return any(batch_tracer_in(e) is not None for e in (idx if isinstance(idx, tuple)
-                                                        else (idx,)))
+    if isinstance(idx, tuple):
+        return any(isinstance(e, Box) and batch_tracer_in(e) is not None for e in idx)
+    return isinstance(idx, Box) and batch_tracer_in(idx) is not None
 
 
 def _is_advanced(entry):
