@@ -243,10 +243,12 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Tru
     n = _counts(mask, axes, True, a)
     with np.errstate(invalid="ignore", divide="ignore"):
         m = sum_(x, axis=axes, keepdims=True) / n if mean is None else mean
-        d = _where(mask, 0.0, x - m) if mask.any() else x - m
+        # decisions on the whole batch's values under vmap (np.any of a batched value is
+        # one answer per example)
+        d = _where(mask, 0.0, x - m) if np.any(primal_value(mask)) else x - m
         dof = np.maximum(n - ddof, 0.0)
         v = sum_(d * d, axis=axes, keepdims=True) / dof
-        v = _where(dof <= 0, np.nan, v) if np.any(dof <= 0) else v
+        v = _where(dof <= 0, np.nan, v) if np.any(primal_value(dof) <= 0) else v
     return v if keepdims else reshape(v, _reduced_shape(shape_of(a), axes))
 
 
@@ -267,7 +269,7 @@ def _nan_extremum(name, red, fill):
         if initial is not None:
             return r
         all_nan = np.all(mask, axis=_axes(axis, a), keepdims=keepdims)
-        return _where(all_nan, np.nan, r) if all_nan.any() else r
+        return _where(all_nan, np.nan, r) if np.any(primal_value(all_nan)) else r
     fn.__name__ = name
     return fn
 
