@@ -79,16 +79,20 @@ def value_only(fn):
     example (:func:`per_example`): the primal value of a batched argument holds the
     whole batch, which ``fn`` would take for one example."""
     def call(*args, **kwargs):
-        trace = top_batch_trace((args, kwargs))
-        if trace is not None:
-            return per_example(call, fn.__name__, trace, args, kwargs)
-        out = fn(*[primal_tree(a) for a in args],
-                 **{k: primal_tree(v) for k, v in kwargs.items()})
-        note_decision(args, fn.__name__, out)   # a decision on the values: logged
-        return out
+        return _call_on_values(fn, args, kwargs)
     call.__name__ = fn.__name__
     call.__doc__ = fn.__doc__
     return call
+
+
+def _call_on_values(fn, args, kwargs):
+    trace = top_batch_trace((args, kwargs))
+    if trace is not None:
+        return per_example(lambda *a, **k: _call_on_values(fn, a, k), fn.__name__, trace,
+                           args, kwargs)
+    out = fn(*[primal_tree(a) for a in args], **{k: primal_tree(v) for k, v in kwargs.items()})
+    note_decision(args, fn.__name__, out)   # a decision on the values: logged
+    return out
 
 
 def _leaves(tree):
