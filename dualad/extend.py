@@ -93,7 +93,10 @@ trace; with no box it runs ``impl``. An interpreter is a pair:
     axis at 0 and whose ``shape`` is the per-example one; the trace's ``size`` is the
     batch size. Code that takes a plain value from a traced one without derivative (a
     mask, an integer cast) keeps the batch axis with ``nondiff_value(x)`` where
-    ``primal_value(x)`` would hand on the whole batch as one example.
+    ``primal_value(x)`` would hand on the whole batch as one example;
+    ``per_example(fn, args, kwargs)`` runs a function of plain values (an argmax, a
+    rank) per example, ``per_example_rule(rule)`` a JVP/VJP rule that plans its work
+    from its arguments' values (sort's permutation).
 
 Values, shapes, trees
 ---------------------
@@ -133,6 +136,7 @@ from .primitive import (REGISTRY, SPARSITY_KINDS, Primitive, implements, missing
                         sample)
 from .tree import flatten, tree_map
 from .vmap import BatchTrace, batching_rule, is_looped
+from .vmap_rules import per_example, per_example_rule
 from .vmap_tracer import BatchTracer, nondiff_value
 
 __all__ = [
@@ -143,6 +147,7 @@ __all__ = [
     "Trace", "Box", "PrimalBox", "new_level", "EscapedTracerError",
     "Dual", "JVPTrace", "Var", "VJPTrace", "backward_sweep",
     "BatchTrace", "BatchTracer", "batching_rule", "is_looped", "nondiff_value",
+    "per_example", "per_example_rule",
     # values, shapes, trees
     "primal_value", "shape_of", "ndim_of", "note_decision", "flatten", "tree_map",
     "unbroadcast",

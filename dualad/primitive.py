@@ -213,7 +213,8 @@ class Primitive:
         applies (see :mod:`dualad.vmap`): ``args`` the positional arguments one level
         down, ``batched[i]`` True when ``args[i]`` carries a leading batch axis; the
         output (each element of a tuple output) must carry it. Written with registry
-        operations, as every rule. Without one, vmap derives a rule or loops."""
+        operations, as every rule. Without one, vmap derives a rule or loops; a rule
+        may also return ``NotImplemented`` for a call it does not cover (vmap loops)."""
         self.batch = rule
         return self
 

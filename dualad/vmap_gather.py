@@ -18,14 +18,15 @@ Both are linear in their first argument and their rules are each other:
 
 A tangent's leading batch axes (vector mode) are kept in front by slices before the
 index; NumPy moves the axes of non-adjacent advanced indices to the front, which a
-transpose undoes (as :func:`dualad.ops.core.indexing.take_batched`). Under vmap both
-primitives run by the loop over the examples (:mod:`dualad.vmap_rules`).
+transpose undoes (as :func:`dualad.ops.core.indexing.take_batched`). Under vmap each is
+one call for the whole batch (the batching rules below) where the index block allows,
+else the loop over the examples.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .ops.core.linear import transpose_p
+from .ops.core.linear import reshape_p, transpose_p
 from .primitive import Primitive
 from .tracer import ndim_of, shape_of
 
@@ -165,7 +166,8 @@ def traced_index(x, idx, normalize):
 # (rank R); a batched array (B, s_j) gets unit axes after B so that the batch broadcasts
 # to (B,) + S. Where x (or u) carries the batch too, the batch axis is indexed by
 # arange(B) as one more advanced index, in front of the others: only when they start
-# the template and are adjacent (else NumPy would move them): otherwise the loop.
+# the template and are adjacent (else NumPy would move them): otherwise the rule returns
+# NotImplemented, and vmap loops over the examples.
 
 def _advanced_rank(template, arrays, batched):
     shapes = [shape_of(arrays[e.j])[1 if batched[e.j] else 0:] if type(e) is Slot
@@ -175,8 +177,13 @@ def _advanced_rank(template, arrays, batched):
 
 
 def _lifted(arrays, batched, rank):
-    from .vmap_rules import lift_to
-    return [lift_to(a, rank) if b else a for a, b in zip(arrays, batched)]
+    """Batched index arrays with unit axes after the batch axis up to per-example rank."""
+    out = []
+    for a, b in zip(arrays, batched):
+        s = shape_of(a)
+        k = rank - (len(s) - 1)
+        out.append(reshape_p(a, shape=s[:1] + (1,) * k + s[1:]) if b and k > 0 else a)
+    return out
 
 
 def _leads(template):
@@ -204,8 +211,7 @@ def _gather_batch(args, batched, template):
         pos = sum(1 for e in template[:first] if e is None or isinstance(e, slice))
         return _move_to_front(y, pos)
     if not _leads(template):
-        from .vmap_rules import loop_rule
-        return loop_rule(gather_p, args, batched, {"template": template})
+        return NotImplemented                 # vmap's loop over the examples
     full = (_batch_arange(size, rank),) + template
     return gather_p(x, *_lifted(arrays, ab, rank), template=full)
 
@@ -214,8 +220,7 @@ def _scatter_batch(args, batched, template, shape):
     u, arrays, ab = args[0], list(args[1:]), batched[1:]
     size = next(shape_of(a)[0] for a, b in zip(args, batched) if b)
     if not _leads(template):
-        from .vmap_rules import loop_rule
-        return loop_rule(scatter_p, args, batched, {"template": template, "shape": shape})
+        return NotImplemented                 # vmap's loop over the examples
     rank = _advanced_rank(template, arrays, ab)
     if not batched[0]:
         from .ops.core.linear import broadcast_to_p

@@ -104,7 +104,10 @@ def run_rule(prim, args, batched, params):
     """Apply ``prim``'s batching rule (declared or derived) to ``args``."""
     rule = prim.batch
     if rule is not None:
-        return rule(args, batched, **params)
+        out = rule(args, batched, **params)
+        if out is not NotImplemented:     # a declared rule may decline: then the loop
+            return out
+        return loop_rule(prim, args, batched, params)
     if prim.elementwise or prim.derivs is not None:
         return broadcast_rule(prim, args, batched, params)
     if _linear_applies(prim, batched):
@@ -113,7 +116,9 @@ def run_rule(prim, args, batched, params):
 
 
 def batching_rule(prim):
-    """``prim``'s batching rule ``rule(args, batched, **params)``: the declared one, else
+    """``prim``'s batching rule ``rule(args, batched, **params)`` (a declared rule may
+    return ``NotImplemented`` for a call it does not cover: :func:`run_rule` then loops):
+    the declared one, else
     the derived one (broadcasting, a linear primitive's ``batched=`` parameters, a loop)."""
     if prim.batch is not None:
         return prim.batch

@@ -258,3 +258,20 @@ def test_embedding_gradients_do_not_loop(monkeypatch):
     vmap(grad(lambda E, t: np.sum(np.tanh(E[t]) ** 2)), in_axes=(None, 0))(E, tokens)
     assert {"gather", "scatter"} <= set(spy.looped), spy.looped
     assert not any(spy.looped.values()), spy.looped
+
+
+@pytest.mark.parametrize("template", ["adjacent", "apart"])
+def test_gather_and_scatter_pass_the_rule_checker(template):
+    """The rule checker (both modes, order 2) on gather/scatter, whose rules are each
+    other; the index arrays are their non-differentiable arguments."""
+    from dualad.verification.rules import check_rule
+    from dualad.vmap_gather import Slot, gather_p, scatter_p
+    j, k = np.array([0, 2, 2]), np.array([1, 0, 3])
+    tpl = (slice(None), Slot(0), Slot(1)) if template == "adjacent" else \
+        (Slot(0), slice(None), Slot(1))
+    x = RNG.normal(size=(3, 3, 4))
+    check_rule(gather_p, args=(x, j, k), params={"template": tpl},
+               sympy=False).raise_if_failed()
+    u = np.asarray(gather_p(x, j, k, template=tpl))
+    check_rule(scatter_p, args=(RNG.normal(size=u.shape), j, k),
+               params={"template": tpl, "shape": x.shape}, sympy=False).raise_if_failed()

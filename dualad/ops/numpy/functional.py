@@ -87,7 +87,8 @@ def apply_over_axes(func, a, axes):
 def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
     pp = nondiff_value(p)   # keeps a batch axis (vmap): then unwrapped per example
     if isinstance(pp, Box):
-        axis = int(axis) % ndim_of(p) - ndim_of(p)   # counted from the end: batch axes lead
+        nd = ndim_of(p)
+        axis = int(axis) % nd - nd   # counted from the end: the batch axes lead
     # (p − pp) is an exact traced zero: the value is NumPy's, the derivative 1
     return (p - pp) + map_value(pp, lambda v: np.unwrap(v, discont=discont, axis=axis,
                                                         period=period))
