@@ -1,4 +1,4 @@
-"""Batching rules: the derived ones, and the few the per-example-gradient path needs.
+"""Batching rules: the derived ones (the declared ones sit beside their primitives).
 
 A batching rule is ``rule(args, batched, **params) -> out``: ``args`` the primitive's
 positional arguments one level down, ``batched[i]`` True when ``args[i]`` carries the
@@ -27,9 +27,8 @@ import functools
 
 import numpy as np
 
-from .ops.core.linear import broadcast_to_p, reshape_p
+from .ops.core.linear import reshape_p
 from .ops.core.indexing import getitem
-from .ops.core.products import matmul_p
 from .ops.core.shape import stack
 from .tracer import Box, primal_value, shape_of
 from .vmap_tracer import BatchTracer, batch_tracer_in, nondiff_value
@@ -270,43 +269,3 @@ def per_example_rule(rule):
                                  for j in range(len(outs[0])))
         return None if outs[0] is None else BatchTracer(top, stack(outs))
     return per_example_rule
-
-
-# --- rules of the per-example-gradient path ------------------------------------------
-
-def _matmul_rule(args, batched):
-    """``matmul_p`` (a stack of matrices times a stack of matrices, or times one vector
-    b of shape (n,)): align the stack ranks as broadcasting does, with the batch axis
-    leading. A batched vector b becomes a batched column (B, n, 1) and the product loses
-    that unit axis again."""
-    a, b = args
-    ba, bb = batched
-    vector = len(shape_of(b)) - bb == 1
-    if vector and not bb:           # one vector against a batch of stacks: as it is
-        return matmul_p(a, b)
-    if vector:
-        b = reshape_p(b, shape=shape_of(b) + (1,))
-    ra, rb = len(shape_of(a)) - ba, len(shape_of(b)) - bb
-    top = max(ra, rb)
-    if ba:
-        a = lift_to(a, top)
-    if bb:
-        b = lift_to(b, top)
-    out = matmul_p(a, b)
-    if vector:
-        out = reshape_p(out, shape=shape_of(out)[:-1])
-    return out
-
-
-matmul_p.defbatch(_matmul_rule)
-
-
-def _broadcast_to_rule(args, batched, shape):
-    """``broadcast_to(x, shape)`` of a batched x: x's example axes right-aligned against
-    ``shape`` behind the batch axis."""
-    (x,) = args
-    x = lift_to(x, len(shape))
-    return broadcast_to_p(x, shape=shape_of(x)[:1] + tuple(shape))
-
-
-broadcast_to_p.defbatch(_broadcast_to_rule)

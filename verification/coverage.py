@@ -42,6 +42,7 @@ import dualad
 from dualad.extend import Box, Dual, JVPTrace, REGISTRY, flatten, primal_value
 
 from . import coverage_keywords, numeric
+from .batching import vmap_kind
 from .coverage_table import (ENTRIES, GROUPS, HEADER, PRIMITIVES_NOTE, SAMPLE_NOTES, SAMPLES,
                              Entry, autograd_functions, qualified_name)
 
@@ -564,8 +565,16 @@ def primitive_rows(results=None):
             return ("linear " if prim.linear else "") + "rule" if (rules or whole) else "—"
         rows.append(dict(name=name, module=modules.get(name, "?"),
                          jvp=rule(prim.jvps, prim.jvp_all), vjp=rule(prim.vjps, prim.vjp_all),
-                         sympy=sympy_status(name), reached=reached.get(name, 0)))
+                         vmap=_vmap_cell(prim), sympy=sympy_status(name),
+                         reached=reached.get(name, 0)))
     return rows
+
+
+def _vmap_cell(prim):
+    """The vmap column: rule / derived / loop (``verification.batching.vmap_kind``)."""
+    kind = vmap_kind(prim)
+    return kind.replace(" (loops over a batched argument ", ", loops over ").rstrip(")") \
+        if kind.startswith("rule (") else kind
 
 
 # --- is every function in the table? -----------------------------------------------------
@@ -655,10 +664,10 @@ def render(results):
             f"unclear errors, {kc['FAILS']} wrong values or derivatives."]
     rows = primitive_rows(results)
     out += ["", f"## Registered primitives ({len(rows)})", "", PRIMITIVES_NOTE.strip(), "",
-            "| primitive | module | JVP | VJP | SymPy | rows reaching it |",
-            "|---|---|---|---|---|---|"]
-    out += [f"| {p['name']} | {p['module']} | {p['jvp']} | {p['vjp']} | {p['sympy']} | "
-            f"{p['reached']} |" for p in rows]
+            "| primitive | module | JVP | VJP | vmap | SymPy | rows reaching it |",
+            "|---|---|---|---|---|---|---|"]
+    out += [f"| {p['name']} | {p['module']} | {p['jvp']} | {p['vjp']} | {p['vmap']} | "
+            f"{p['sympy']} | {p['reached']} |" for p in rows]
     return "\n".join(out) + "\n"
 
 

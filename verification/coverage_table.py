@@ -479,5 +479,10 @@ forward and reverse rules on symbols are compared with `sympy.diff` here, at its
 sample; `oracle (here, SciPy-evaluated)` the same with SciPy evaluating SymPy's special
 functions (the checker's numeric fallback uses NumPy only; `tests/dualad/test_special.py`
 runs the same comparison); `n/a (complex only)`: only complex samples (the oracle works
-on real symbols); `—`: no SymPy translation.
+on real symbols); `—`: no SymPy translation. vmap: how `dualad.vmap` batches it (checked
+against a Python loop over examples, with its JVP and VJP, by `check_registry`): `rule` a
+batching rule declared beside the primitive, `derived` one vmap derives (elementwise
+broadcasting, a linear primitive's `batched=` parameters), `loop` a loop over the examples
+(correct, one call per example; docs/vmap_rules.md says why), `rule, loops over k` a rule
+that loops when argument k is batched.
 """

@@ -14,7 +14,10 @@ inside its ``domain`` for elementwise ones, or the ``args`` you pass):
 - order 2: ``check_grads`` on the call to second order (JVP of JVP, VJP of
   JVP, JVP of VJP, VJP of VJP), which exercises the rules' own derivatives;
 - SymPy: where the primitive has a SymPy translation, the derivative built by
-  the rules on symbolic values against ``sympy.diff``.
+  the rules on symbolic values against ``sympy.diff``;
+- vmap: the batching rule against a Python loop over examples, and its JVP and VJP
+  (``verification.batching``); a primitive vmap computes by a loop is listed as
+  looped (``RegistryReport.looped``), not failed.
 
 Complex arguments and outputs are checked as R² (``verification.numeric``'s
 ``real_jacobian``): the Jacobians compared are those of the realified map, the
@@ -39,6 +42,7 @@ import numpy as np
 import dualad
 from dualad.extend import REGISTRY, Primitive, primal_value
 
+from .batching import check_batching, vmap_kind
 from .check_grads import GradCheckError, check_grads
 from .sampling import directions, signature_arity, signature_sample
 from .stopped import check_stopped
@@ -73,6 +77,7 @@ class RuleReport:
     name: str
     rows: list = field(default_factory=list)
     notes: list = field(default_factory=list)   # what was (not) checked, and why
+    vmap: str = ""   # how vmap batches it: rule / derived / loop (verification.batching)
 
     @property
     def ok(self):
@@ -192,16 +197,22 @@ def _rel(a, b):
 
 
 def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=True, seed=0,
-               rtol=1e-6, reference=None):
+               rtol=1e-6, reference=None, vmap=True, only_vmap=False, vmap_derivatives=True):
     """Check a primitive's (or Function's) rules; returns a :class:`RuleReport`.
 
     ``args`` (a tuple of example arguments, arrays for differentiable ones)
     and ``params`` give one sample directly; ``samples`` a list of
     :func:`dualad.extend.sample` dicts. ``reference(*args, **params)``, when
     given, is an independent implementation the primal value must match.
+    ``vmap``: also check the batching rule (``verification.batching``);
+    ``only_vmap``: that check alone (the derivative rules' checks skipped);
+    ``vmap_derivatives=False``: the batching check without its JVP/VJP compositions.
     """
     prim, call, name = _resolve(target)
-    report = RuleReport(name)
+    report = RuleReport(name, vmap=vmap_kind(prim))
+    if report.vmap == "loop":
+        report.notes.append("vmap: no batching rule; vmap computes it by a loop over the "
+                            "examples (checked against the loop all the same)")
     if args is not None:
         samples = [{"args": tuple(np.shape(a) if _is_diff_value(a) else a for a in args),
                     "params": params or {}, "domain": None, "values": args}]
@@ -238,11 +249,18 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
         shapes = ", ".join(str(np.shape(vals[i])) + (" complex" if np.iscomplexobj(vals[i])
                                                       else "") for i in diff)
         tag = f"sample {k} [{shapes}]"
-        try:
-            _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng, reference,
-                          modes)
-        except Exception as e:  # noqa: BLE001 - any crash is a failed check, reported
-            report.add(f"{tag}: ran without error", False, detail=f"{type(e).__name__}: {e}")
+        if not only_vmap:
+            try:
+                _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng,
+                              reference, modes)
+            except Exception as e:  # noqa: BLE001 - any crash is a failed check, reported
+                report.add(f"{tag}: ran without error", False,
+                           detail=f"{type(e).__name__}: {e}")
+        if vmap or only_vmap:
+            check_batching(report, prim, call, vals, diff, kw, tag, smp, rng,
+                           modes=modes if vmap_derivatives else ())
+        if only_vmap:
+            continue
         elementwise = prim.derivs is not None
         # The SymPy oracle works on real symbols: complex samples are left to the others.
         if sympy and prim.sympy is not None and not prim.zero_derivative and not getattr(
@@ -446,27 +464,40 @@ class RegistryReport:
     def failures(self):
         return [r for r in self.reports if not r.ok]
 
+    @property
+    def looped(self):
+        """The primitives vmap computes by a loop over the examples (no batching rule):
+        correct, B calls instead of one; their own category, not failures."""
+        return [r.name for r in self.reports if r.vmap == "loop"]
+
     def table(self):
         w = max(len(r.name) for r in self.reports) if self.reports else 10
-        lines = [f"{'primitive'.ljust(w)}  checks  max abs err  max rel err  verdict",
-                 "-" * (w + 44)]
+        lines = [f"{'primitive'.ljust(w)}  checks  max abs err  max rel err  vmap     verdict",
+                 "-" * (w + 53)]
         for r in self.reports:
             a, rel = r.max_errors()
             lines.append(f"{r.name.ljust(w)}  {len(r.rows):6d}  {a:11.2e}  {rel:11.2e}  "
-                         f"{'ok' if r.ok else 'FAILED'}")
+                         f"{r.vmap.split(' ')[0]:7s}  {'ok' if r.ok else 'FAILED'}")
         lines.append(f"{sum(r.ok for r in self.reports)} of {len(self.reports)} primitives pass")
+        kinds = [r.vmap.split(" ")[0] for r in self.reports]
+        lines.append(f"vmap: {kinds.count('rule')} batching rules, {kinds.count('derived')} "
+                     f"derived, {kinds.count('loop')} looped"
+                     + (f" ({', '.join(self.looped)})" if self.looped else ""))
         return "\n".join(lines)
 
     def __str__(self):
         return self.table() + "".join("\n\n" + str(r) for r in self.failures)
 
 
-def check_registry(names=None, order=2, sympy=True):
+def check_registry(names=None, order=2, sympy=True, vmap=True, only_vmap=False):
     """Run :func:`check_rule` over every registered primitive (or ``names``), including
-    those :mod:`dualad.scipy` registers (odeint, quad) when it is imported."""
+    those :mod:`dualad.scipy` registers (odeint, quad, iir_filter) when it is imported.
+    ``vmap``/``only_vmap`` as in :func:`check_rule`."""
     import dualad.scipy  # noqa: F401  (registers its primitives)
+    import dualad.scipy.signal  # noqa: F401  (registers iir_filter)
     names = sorted(REGISTRY) if names is None else list(names)
-    return RegistryReport([check_rule(REGISTRY[n], order=order, sympy=sympy) for n in names])
+    return RegistryReport([check_rule(REGISTRY[n], order=order, sympy=sympy, vmap=vmap,
+                                      only_vmap=only_vmap) for n in names])
 
 
 _ = math

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..tracer import ndim_of, primal_value, shape_of
 from ..primitive import Primitive, implements, register, sample
+from ._batch import axes_in_batch
 from ._util import batch_ndim, shift_axes
 from .core.complex_numbers import conj, is_complex, real
 
@@ -99,6 +100,19 @@ rfft_p.defvjp(_rfft_vjp)
 irfft_p.defjvp(lambda t, ans, y, axes, norm, s:
                irfft_p(t, axes=shift_axes(axes, batch_ndim(t, y)), norm=norm, s=s))
 irfft_p.defvjp(_irfft_vjp)
+
+
+def _fft_batch(prim):
+    """vmap: the transform over the example's ``axes`` (in their order) is the transform over
+    those axes + 1 of the batch; ``norm``, ``inverse`` and the sizes ``s`` are unchanged."""
+    def rule(args, batched, axes, **params):
+        return prim(args[0], axes=axes_in_batch(axes, ndim_of(args[0]) - 1), **params)
+    rule.__name__ = rule.__qualname__ = f"{prim.name}_batch"
+    return rule
+
+
+for _prim in (fft_p, rfft_p, irfft_p):
+    _prim.defbatch(_fft_batch(_prim))
 
 
 # --- argument handling, as NumPy does it ------------------------------------------------

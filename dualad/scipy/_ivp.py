@@ -179,7 +179,10 @@ def _ivp_vjp(ct, ys, y0, t0, times, *params, func, settings):
     axes = len(bs) + 1
     F = stack([_rhs_at(func, index(times, i), index(ys, i), params) for i in range(T)])
     t_bar = _sum(ct * F, axis=axes)                                 # f(t_i, Y_i)·Ȳ_i
-    if _choose(settings, n, params) == "forward":
+    # under vmap with per-example times (t0, t_eval batched) the adjoint's backward sweep,
+    # which walks one time grid, cannot run batched: forward sensitivities can
+    per_example_times = np.ndim(primal_value(t0)) > 0 or np.ndim(primal_value(times)) > 1
+    if per_example_times or _choose(settings, n, params) == "forward":
         bars = _vjp_by_sensitivities(ct, bs, ys, y0, t0, times, params, func, settings)
     else:
         bars = _vjp_by_adjoint(ct, bs, y0, t0, times, params, func, settings)

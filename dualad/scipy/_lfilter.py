@@ -22,6 +22,7 @@ import numpy as np
 
 from ..ops._util import batch_ndim
 from ..ops.core.linear import unbroadcast
+from ..ops.core.batch_ops import looping_when
 from ..ops.core.reductions import sum as _sum
 from ..ops.core.shape import concatenate, flip, moveaxis, reshape, stack
 from ..ops.numpy.convolve import convolve_p
@@ -93,6 +94,10 @@ def _vjp_alpha(ct, ans, u, alpha):
 
 iir_p.defjvp(_jvp_u, _jvp_alpha)
 iir_p.defvjp(_vjp_u, _vjp_alpha)
+# vmap: the recursion runs along the last axis of every leading axis, so a batched forcing
+# is one more leading axis; batched coefficients are a different filter per example (SciPy's
+# lfilter takes one), a loop
+iir_p.defbatch(looping_when(iir_p, (1,), lambda args, batched: iir_p(*args)))
 iir_p.samples = [sample((6,), np.array([-0.5, 0.2])), sample((2, 5), np.array([0.3])),
                  sample((3,), np.array([0.4, -0.1, 0.05, 0.2]))]
 

@@ -19,9 +19,11 @@ import scipy.integrate as _si
 from ..api import jvp as _jvp, vjp as _vjp
 from ..ops import concatenate, index, moveaxis, ravel, reshape
 from ..ops import sum as _sum
+from ..ops.core.elementwise import where
 from ..ops.numpy.calculus import trapezoid as _trapezoid
 from ..tracer import Box, primal_value, shape_of
 from ..primitive import Primitive, register, sample
+from ..vmap_tracer import map_value
 from ._integrate_common import _bind, _batch, _lift, _plain, _with
 
 
@@ -65,10 +67,15 @@ quad_p = register(Primitive("quad", _quad_impl))
 
 
 def _limit_term(func, lim, args, oshape):
-    """f at a limit, or None at an infinite limit (f vanishes there for a finite integral)."""
-    if np.isinf(primal_value(lim)):
+    """f at a limit, or None at an infinite limit (f vanishes there for a finite integral).
+    Under vmap the limits are one per example: f at the finite ones, 0 at the infinite."""
+    inf = np.isinf(primal_value(lim))
+    if np.all(inf):
         return None
-    return reshape(func(lim, *args), oshape)
+    if not np.any(inf):
+        return reshape(func(lim, *args), oshape)
+    at = map_value(lim, np.isinf)                 # mixed: a per-example selection
+    return where(at, 0.0, reshape(func(where(at, 0.0, lim), *args), oshape))
 
 
 def _quad_jvp(tangents, F, a, b, *args, func, settings):

@@ -193,14 +193,12 @@ def test_batched_non_adjacent_indices_in_vector_mode():
 
 
 def test_value_planned_rules_in_second_derivatives_under_vmap():
-    """sort's rules read values; vmap(hvp) runs them under the forward sweep's boxes, where
-    they cannot be split per example: a clear error, and the outside form works."""
+    """sort's rules permute by x's values (sort_permute, a primitive of x): vmap(hvp) runs
+    them with each example's own permutation, and so does the outside form."""
     X, V = RNG.normal(size=(3, 4)), RNG.normal(size=(3, 4))
 
     def f(x):
         return np.sum(np.sort(x) ** 3 * np.arange(4.0))
-    with pytest.raises(NotImplementedError, match="plans its work from its arguments' values"):
-        vmap(lambda x, v: hvp(f, x, v))(X, V)
     # ∇²f v = 6·w·s ⊙ (Pv) permuted back, s the sorted x and w the weights
     want = []
     for x, v in zip(X, V):
@@ -209,6 +207,7 @@ def test_value_planned_rules_in_second_derivatives_under_vmap():
         h[p] = 6 * np.arange(4.0) * x[p] * v[p]
         want.append(h)
     np.testing.assert_allclose(hvp(lambda Z: np.sum(vmap(f)(Z)), X, V), want, rtol=1e-12)
+    np.testing.assert_allclose(vmap(lambda x, v: hvp(f, x, v))(X, V), want, rtol=1e-12)
 
 
 @pytest.mark.parametrize("index", [

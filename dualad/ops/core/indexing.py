@@ -16,7 +16,7 @@ import numpy as np
 from ...tracer import Box, ndim_of, shape_of
 from ...vmap_tracer import batch_tracer_in
 from ...primitive import Primitive, register, sample
-from .._util import batch_ndim
+from .._util import batch_ndim, plain_argument
 from .linear import transpose_p
 
 
@@ -38,6 +38,7 @@ def normalize_index(idx, shape):
     out = []
     for e in idx:
         if isinstance(e, Box):
+            plain_argument("getitem", "index", e)     # a vmap-batched index: its own error
             raise TypeError(f"getitem: an index may not be a traced value (array of shape "
                             f"{shape_of(e)} indexed by a traced value); indices are not "
                             f"differentiable: pass plain integers or arrays")
@@ -128,6 +129,16 @@ getitem.defvjp(lambda ct, ans, x, idx:
 untake.defjvp(lambda t, ans, u, idx, shape:
               untake_batched(t, idx, shape, batch_ndim(t, u)))
 untake.defvjp(lambda ct, ans, u, idx, shape: take_batched(ct, idx, batch_ndim(ct, ans)))
+
+
+# vmap: the example's index behind a full slice over the batch axis. ``take_batched`` and
+# ``untake_batched`` keep the batch axis in front where NumPy moves the advanced index's
+# axes there (advanced indices separated by a slice or None). The index is normalized
+# against the example's shape first (Ellipsis, masks, lists), in case a caller passed it raw.
+getitem.defbatch(lambda args, batched, idx:
+                 take_batched(args[0], normalize_index(idx, shape_of(args[0])[1:]), 1))
+untake.defbatch(lambda args, batched, idx, shape:
+                untake_batched(args[0], normalize_index(idx, shape), shape, 1))
 
 
 def index(x, idx):

@@ -76,6 +76,9 @@ def _broadcast_jvp(t, ans, x, shape):
 broadcast_to_p.defjvp(_broadcast_jvp)
 broadcast_to_p.defvjp(lambda ct, ans, x, shape:
                       unbroadcast(ct, shape_of(x), batch_ndim(ct, ans)))
+# vmap: the example's x (right-aligned against ``shape``) gets unit axes behind the batch axis
+broadcast_to_p.defbatch(lambda args, batched, shape: broadcast_to_p(
+    lift(args[0], 1, len(shape)), shape=shape_of(args[0])[:1] + tuple(shape)))
 
 
 def expand_reduced(ct, x_shape, axes, keepdims, nb):

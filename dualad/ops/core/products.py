@@ -23,7 +23,9 @@ import numpy as np
 from ...scaled import dense
 from ...tracer import ndim_of, primal_value, shape_of
 from ...primitive import Primitive, implements, register, sample
+from .._batch import einsum_in_batch, example_ndim
 from .._util import batch_ndim
+from .batch_ops import align_stacks
 from .linear import lift, unbroadcast
 from .elementwise import multiply, where
 from .reductions import sum as sum_
@@ -103,6 +105,26 @@ def _matmul_vjp_b(ct, ans, a, b):
 
 matmul_p.defjvp(_matmul_jvp_a, _matmul_jvp_b)
 matmul_p.defvjp(_matmul_vjp_a, _matmul_vjp_b)
+
+
+def _matmul_batch(args, batched):
+    """vmap: ``np.matmul`` per example (a 1-D operand a row or column vector: promoted to
+    a matrix, and its axis squeezed from the result), the batch axis one more stack
+    axis, lined up in front of both operands' stacks."""
+    a, b = args
+    row, col = example_ndim(a, batched[0]) == 1, example_ndim(b, batched[1]) == 1
+    if row:
+        a = reshape(a, shape_of(a)[:-1] + (1,) + shape_of(a)[-1:])
+    if col:
+        b = reshape(b, shape_of(b) + (1,))
+    c = matmul_p(*align_stacks((a, b), batched, (2, 2)))
+    if row or col:
+        cs = shape_of(c)
+        c = reshape(c, cs[:-2] + (() if row else cs[-2:-1]) + (() if col else cs[-1:]))
+    return c
+
+
+matmul_p.defbatch(_matmul_batch)
 
 
 @implements(np.matmul)
@@ -284,6 +306,16 @@ for _i in range(8):
     einsum_p.vjps[_i] = _einsum_vjp(_i)
 
 
+def _einsum_batch(args, batched, subs, out):
+    """vmap: the batch axis gets a subscript letter of its own, on every batched operand
+    and the output; unbatched operands are shared by every example."""
+    subs, out = einsum_in_batch(subs, out, batched)
+    return einsum_p(*args, subs=subs, out=out)
+
+
+einsum_p.defbatch(_einsum_batch)
+
+
 # --- compositions ------------------------------------------------------------------
 @implements(np.tensordot)
 def tensordot(a, b, axes=2):
@@ -364,6 +396,10 @@ diagonal_p.defvjp(lambda ct, ans, x, offset:
                   diag_embed_p(ct, offset=offset, shape=shape_of(x)[-2:]))
 diag_embed_p.defjvp(lambda t, ans, d, offset, shape: diag_embed_p(t, offset=offset, shape=shape))
 diag_embed_p.defvjp(lambda ct, ans, d, offset, shape: diagonal_p(ct, offset=offset))
+# vmap: both act on the last axes of stacks, so the batch axis is one more stack axis
+diagonal_p.defbatch(lambda args, batched, offset: diagonal_p(args[0], offset=offset))
+diag_embed_p.defbatch(lambda args, batched, offset, shape:
+                      diag_embed_p(args[0], offset=offset, shape=shape))
 
 
 @implements(np.diagonal)

@@ -17,8 +17,10 @@ import math
 
 import numpy as np
 
-from ...tracer import ndim_of, shape_of
+from ...tracer import ndim_of, primal_value, shape_of
+from ...vmap_tracer import map_value
 from ...primitive import Primitive, implements, register, sample
+from .._batch import axes_in_batch, axis_in_batch, example_ndim
 from .._util import batch_ndim, normalize_axes, shift_axes
 from .keyword_args import cast_for, mask_of, no_out, pick_ddof
 from .linear import expand_reduced, sum_p
@@ -116,18 +118,43 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
                         correction=correction))
 
 
+def reduction_batch(prim):
+    """vmap of a reduction over the example's ``axis`` (a tuple, or None for all): the
+    same reduction over those axes shifted behind the batch axis."""
+    def rule(args, batched, axis, keepdims):
+        x = args[0]
+        return prim(x, axis=axes_in_batch(axis, example_ndim(x, True)), keepdims=keepdims)
+    rule.__name__ = rule.__qualname__ = f"{prim.name}_batch"
+    return rule
+
+
+def cumulative_batch(prim):
+    """vmap of a scan along the example's ``axis``: the same scan along axis + 1."""
+    def rule(args, batched, axis):
+        x = args[0]
+        return prim(x, axis=axis_in_batch(axis, example_ndim(x, True)))
+    rule.__name__ = rule.__qualname__ = f"{prim.name}_batch"
+    return rule
+
+
 # --- max / min ----------------------------------------------------------------------------
-def _selector(x, ans, axes, keepdims):
-    """(hit, m): hit = [x == extremum], m = hit / number of ties, with ``ans`` broadcast
-    back; m in x's floating dtype (a float32 x keeps float32 derivatives)."""
-    xp = _plain(x)
-    a = _plain(ans) if keepdims else np.expand_dims(_plain(ans), axes)
-    hit = xp == a
-    m = hit / np.sum(hit, axis=axes, keepdims=True)
-    dt = getattr(xp, "dtype", None)
-    if dt is not None and dt.kind == "f" and m.dtype != dt:
-        m = m.astype(dt)
-    return hit, m
+def _selector(x, axes, extremum):
+    """(hit, m): hit = [x == extremum over ``axes``], m = hit / number of ties; m in x's
+    floating dtype (a float32 x keeps float32 derivatives). Under vmap one pair per
+    example (``map_value``: the plain value carries the batch axes in front, counted
+    against x's per-example ndim), so the extremum is taken from x again, not from ans."""
+    nd = ndim_of(x)
+
+    def hits(xp):
+        ax = shift_axes(axes, np.ndim(xp) - nd)
+        return xp == extremum(xp, axis=ax, keepdims=True), ax
+
+    def share(xp):
+        hit, ax = hits(xp)
+        m = hit / np.sum(hit, axis=ax, keepdims=True)
+        dt = getattr(xp, "dtype", None)
+        return m.astype(dt) if dt is not None and dt.kind == "f" and m.dtype != dt else m
+    return map_value(x, lambda xp: hits(xp)[0]), map_value(x, share)
 
 
 def _plain(v):
@@ -146,17 +173,18 @@ def _extremum(name, impl):
     # multiplied by 0: an inf cotangent (√ of a maximum 0) must not make them nan.
     def jvp(t, ans, x, axis, keepdims):
         from .elementwise import where
-        hit, m = _selector(x, ans, axis, keepdims)
+        hit, m = _selector(x, axis, impl)
         return sum_p(where(hit, t * m, 0.0), axis=shift_axes(axis, batch_ndim(t, x)),
                      keepdims=keepdims)
 
     def vjp(ct, ans, x, axis, keepdims):
         from .elementwise import where
-        hit, m = _selector(x, ans, axis, keepdims)
+        hit, m = _selector(x, axis, impl)
         return where(hit, expand_reduced(ct, shape_of(x), axis, keepdims, batch_ndim(ct, ans)) * m, 0.0)
 
     prim.defjvp(jvp)
     prim.defvjp(vjp)
+    prim.defbatch(reduction_batch(prim))
     return prim
 
 
@@ -218,19 +246,22 @@ prod_p = register(Primitive("prod", lambda x, axis, keepdims: np.prod(x, axis=ax
 
 
 def _prod_others(x, ans, axes, keepdims):
-    """∂(∏x)/∂x_i = ∏_{j≠i} x_j, exact when x has zeros along the reduced axes."""
-    from .elementwise import where
-    xp = _plain(x)
-    zero = xp == 0
-    n_zero = np.sum(zero, axis=axes, keepdims=True)
-    if not n_zero.any():
+    """∂(∏x)/∂x_i = ∏_{j≠i} x_j, exact when x has zeros along the reduced axes. Whether
+    any entry is zero is decided on the whole batch under vmap (both ways give the same
+    value); the zero masks are one per example (``map_value``)."""
+    from .elementwise import logical_and, where
+    if not np.any(primal_value(x) == 0):    # the whole batch's values (a decision)
         a = ans if keepdims else _expand_plainshape(ans, shape_of(x), axes)
         return a / x
+    nd = ndim_of(x)
+    zero = map_value(x, lambda xp: xp == 0)
+    n_zero = map_value(x, lambda xp: np.sum(xp == 0, axis=shift_axes(axes, np.ndim(xp) - nd),
+                                            keepdims=True))
     safe = where(zero, 1.0, x)
     p_nonzero = prod_p(safe, axis=axes, keepdims=True)
     others = where(n_zero == 0, _expand_plainshape(prod_p(x, axis=axes, keepdims=True),
                                                    shape_of(x), axes, keep=True) / safe,
-                   where(zero & (n_zero == 1), p_nonzero, 0.0))
+                   where(logical_and(zero, n_zero == 1), p_nonzero, 0.0))
     return others
 
 
@@ -247,6 +278,7 @@ prod_p.defjvp(lambda t, ans, x, axis, keepdims:
 prod_p.defvjp(lambda ct, ans, x, axis, keepdims:
               expand_reduced(ct, shape_of(x), axis, keepdims, batch_ndim(ct, ans))
               * _prod_others(x, ans, axis, keepdims))
+prod_p.defbatch(reduction_batch(prod_p))
 
 
 @implements(np.prod)
@@ -277,6 +309,7 @@ def _reverse_cumsum(ct, axis):
 
 cumsum_p.defjvp(lambda t, ans, x, axis: cumsum_p(t, axis=axis + batch_ndim(t, x)))
 cumsum_p.defvjp(lambda ct, ans, x, axis: _reverse_cumsum(ct, axis + batch_ndim(ct, ans)))
+cumsum_p.defbatch(cumulative_batch(cumsum_p))
 
 
 @implements(np.cumsum)

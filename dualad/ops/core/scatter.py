@@ -31,9 +31,12 @@ import numpy as np
 
 from ...tracer import Box, shape_of
 from ...primitive import Primitive, register, sample
+from .._batch import batch_size
 from .._util import batch_ndim
 from .elementwise import add, divide, maximum, minimum, multiply, power, subtract, where
-from .indexing import getitem, normalize_index, take_batched, untake, untake_batched
+from .indexing import (_advanced_moved, batch_index, getitem, normalize_index, take_batched,
+                       untake, untake_batched)
+from .linear import broadcast_to_p, lift, transpose_p
 from .shape import broadcast_to, cast, reshape
 
 
@@ -77,6 +80,31 @@ scatter_set = register(Primitive("scatter_set", _scatter_impl, linear=True,
 scatter_set.defjvp(_jvp_x, _jvp_u)
 scatter_set.defvjp(lambda ct, ans, x, u, idx: _jvp_x(ct, ans, x, u, idx),
                    lambda ct, ans, x, u, idx: take_batched(ct, idx, batch_ndim(ct, ans)))
+
+
+def _scatter_batch(args, batched, idx):
+    """vmap: every example writes its own ``u`` into its own ``x`` at the same ``idx``; an
+    unbatched ``x`` or ``u`` is broadcast along the batch axis first. ``u`` is brought to
+    the example's x[idx] shape, then laid out as NumPy lays out x[(:,) + idx] (the advanced
+    index's axes in front of the batch axis when a slice or None separates them)."""
+    x, u = args
+    bx, bu = batched
+    size = batch_size(args, batched)
+    xs = shape_of(x)[1:] if bx else shape_of(x)
+    idx = normalize_index(idx, xs)
+    target = np.broadcast_to(np.zeros((), bool), xs)[idx].shape
+    if not bx:
+        x = broadcast_to_p(x, shape=(size,) + tuple(xs))
+    if not bu or shape_of(u)[1:] != target:
+        u = broadcast_to_p(lift(u, 1, len(target)) if bu else u, shape=(size,) + target)
+    k = _advanced_moved(idx)
+    if k:
+        u = transpose_p(u, axes=tuple(range(1, k + 1)) + (0,)
+                        + tuple(range(k + 1, len(target) + 1)))
+    return scatter_set(x, u, idx=batch_index(idx, 1))
+
+
+scatter_set.defbatch(_scatter_batch)
 scatter_set.samples = [
     sample((4,), (), idx=(1,)),
     sample((3, 4), (2, 4), idx=(slice(0, 2),)),

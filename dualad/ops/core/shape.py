@@ -23,6 +23,7 @@ import numpy as np
 
 from ...tracer import Box, ndim_of, primal_value, shape_of
 from ...primitive import Primitive, implements, register, sample
+from .._batch import axis_in_batch, batch_size, example_ndim
 from .._util import batch_ndim, batch_shape, normalize_axes
 from .linear import broadcast_to_p, lift, reshape_p, transpose_p, unbroadcast
 
@@ -158,6 +159,19 @@ def _concat_vjp_all(ct, ans, *xs, axis):
 
 concatenate_p.jvp_all = _concat_jvp_all
 concatenate_p.vjp_all = _concat_vjp_all
+
+
+def _concat_batch(args, batched, axis):
+    """vmap: the operands shared by every example are broadcast along the batch axis (the
+    result holds a copy of them per example), then joined along the example's axis + 1."""
+    size = batch_size(args, batched)
+    nd = example_ndim(args[0], batched[0])
+    parts = [x if b else broadcast_to_p(x, shape=(size,) + tuple(shape_of(x)))
+             for x, b in zip(args, batched)]
+    return concatenate_p(*parts, axis=axis_in_batch(axis, nd))
+
+
+concatenate_p.defbatch(_concat_batch)
 
 
 # --- cast between floating (or between complex) dtypes ---------------------------------

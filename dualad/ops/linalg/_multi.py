@@ -10,6 +10,7 @@ import numpy as np
 from ...tracer import ndim_of, shape_of
 from ...primitive import Primitive, register
 from ..core.indexing import index
+from ..core.batch_ops import stacked_rule
 from ..core.shape import concatenate, reshape
 
 
@@ -71,6 +72,9 @@ def multi_output(name, impl, cores, jvp, vjp):
 
     prim.jvp_all = jvp_all
     prim.vjp_all = vjp_all
+    # vmap: a decomposition of a stack is the stack of decompositions, packed along the
+    # last axis behind every stack axis, so the batch axis is one more stack axis
+    prim.defbatch(stacked_rule(prim))
     return prim
 
 

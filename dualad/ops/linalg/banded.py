@@ -31,6 +31,7 @@ import scipy.linalg
 from ...tracer import primal_value, shape_of
 from ...primitive import Primitive, register, sample
 from .._util import batch_ndim
+from ..core.batch_ops import stacked_rule
 from ..core.linear import unbroadcast
 from ..core.indexing import index
 from ._common import _sym_solve, check_real, sym_map, tangent_rhs
@@ -137,6 +138,8 @@ def _solve_banded_vjp_all(ct, x, ab, b, l, u):
 
 solve_banded_p.jvp_all = _solve_banded_jvp_all
 solve_banded_p.vjp_all = _solve_banded_vjp_all
+# vmap: band storage (rows, n) and right-hand sides (n, k) are matrices of broadcast stacks
+solve_banded_p.defbatch(stacked_rule(solve_banded_p, (2, 2)))
 
 
 # --- solveh_banded --------------------------------------------------------------------------
@@ -194,6 +197,7 @@ def _solveh_vjp_all(ct, x, ab, b, lower):
 
 solveh_banded_p.jvp_all = _solveh_jvp_all
 solveh_banded_p.vjp_all = _solveh_vjp_all
+solveh_banded_p.defbatch(stacked_rule(solveh_banded_p, (2, 2)))
 
 
 # --- public functions ---------------------------------------------------------------------

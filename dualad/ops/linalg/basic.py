@@ -53,6 +53,7 @@ import scipy.linalg.lapack
 from ...tracer import ndim_of, primal_value, shape_of
 from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim
+from ..core.batch_ops import align_stacks, stacked_rule
 from ..core.linear import unbroadcast
 from ..core.products import tril, triu
 from ..core.shape import reshape
@@ -65,6 +66,7 @@ inv_p = register(Primitive("inv", np.linalg.inv, sparsity="matrix",
                            sympy=lambda sp, a: sym_map(sp, lambda m: m.adjugate() / m.det(), a)))
 inv_p.defjvp(lambda t, ans, a: -mm(mm(ans, t), ans))
 inv_p.defvjp(lambda ct, ans, a: -mm(mm(mT(ans), ct), mT(ans)))
+inv_p.defbatch(stacked_rule(inv_p))   # vmap: the batch axis is one more stack axis
 
 
 @implements(np.linalg.inv)
@@ -92,6 +94,21 @@ def _solve_vjp_all(ct, ans, a, b):
 
 solve_p.jvp_all = _solve_jvp_all
 solve_p.vjp_all = _solve_vjp_all
+
+
+def _solve_batch(args, batched):
+    """vmap: NumPy 2's solve per example (a 1-D b is one vector: made a column, and the
+    column squeezed from the result; otherwise b is a stack of matrices), the batch axis
+    one more stack axis, lined up in front of both operands' stacks."""
+    a, b = args
+    vector = ndim_of(b) - batched[1] == 1
+    if vector:
+        b = reshape(b, shape_of(b) + (1,))
+    x = solve_p(*align_stacks((a, b), batched, (2, 2)))
+    return reshape(x, shape_of(x)[:-1]) if vector else x
+
+
+solve_p.defbatch(_solve_batch)
 
 
 @implements(np.linalg.solve)
@@ -173,6 +190,7 @@ def _solve_tri_vjp_all(ct, ans, a, b, trans, lower, unit_diagonal):
 
 solve_triangular_p.jvp_all = _solve_tri_jvp_all
 solve_triangular_p.vjp_all = _solve_tri_vjp_all
+solve_triangular_p.defbatch(stacked_rule(solve_triangular_p, (2, 2)))
 
 _TRANS = {0: 0, 1: 1, 2: 1, "N": 0, "T": 1, "C": 1}
 
@@ -236,6 +254,7 @@ cholesky_p = register(Primitive("cholesky", np.linalg.cholesky, sympy=_cholesky_
                                 sparsity="matrix"))
 cholesky_p.defjvp(_cholesky_jvp)
 cholesky_p.defvjp(_cholesky_vjp)
+cholesky_p.defbatch(stacked_rule(cholesky_p))
 
 
 @implements(np.linalg.cholesky)

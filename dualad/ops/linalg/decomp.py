@@ -56,6 +56,7 @@ from ...tracer import primal_value, shape_of
 from ...primitive import Primitive, implements, register, sample
 from ..core.complex_numbers import real
 from ..core.indexing import index
+from ..core.batch_ops import stacked_rule
 from ..core.products import diag_embed_p, diagonal_p, tril
 from ..core.reductions import sum as sum_
 from ..core.shape import cast, concatenate
@@ -140,6 +141,7 @@ eigvalsh_p = register(Primitive("eigvalsh", lambda a, UPLO: np.linalg.eigvalsh(a
                                   sparsity="matrix"))
 eigvalsh_p.defjvp(_eigvalsh_jvp)
 eigvalsh_p.defvjp(_eigvalsh_vjp)
+eigvalsh_p.defbatch(stacked_rule(eigvalsh_p))   # vmap: the batch axis is one more stack axis
 
 
 @implements(np.linalg.eigvalsh)
@@ -293,6 +295,7 @@ svdvals_p = register(Primitive("svdvals", lambda a, hermitian=False: np.linalg.s
     a, compute_uv=False, hermitian=hermitian), sparsity="matrix"))
 svdvals_p.defjvp(_svdvals_jvp)
 svdvals_p.defvjp(_svdvals_vjp)
+svdvals_p.defbatch(stacked_rule(svdvals_p))
 
 
 def svdvals(x, /):

@@ -33,6 +33,7 @@ import collections
 from ...tracer import primal_value, shape_of
 from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim
+from ..core.batch_ops import stacked_rule
 from ..core.linear import unbroadcast
 from ..core.elementwise import multiply
 from ..core.reductions import sum as sum_
@@ -115,6 +116,7 @@ cofactor_p.defjvp(_cofactor_jvp)
 cofactor_p.defvjp(_cofactor_vjp)
 cofactor_p.holomorphic = True
 
+cofactor_p.defbatch(stacked_rule(cofactor_p))
 cofactor_p.samples = [sample(_A2), sample(_A3), sample(np.stack([_A3, _A3.T]))]
 
 
@@ -125,6 +127,7 @@ det_p = register(Primitive("det", np.linalg.det, sparsity="matrix",
 # singular A too (the cofactor above).
 det_p.defjvp(lambda t, ans, a: sum_(multiply(cofactor_p(a), t), axis=(-2, -1)))
 det_p.defvjp(lambda ct, ans, a: expand2(ct) * cofactor_p(a))
+det_p.defbatch(stacked_rule(det_p))   # vmap: the batch axis is one more stack axis
 
 
 def _logdet_inv_T(a):
@@ -144,6 +147,7 @@ logabsdet_p = register(Primitive(
     sympy=lambda sp, a: sym_map(sp, lambda m: sp.log(m.det() ** 2) / 2, a)))  # = log|det|, smooth
 logabsdet_p.defjvp(lambda t, ans, a: sum_(multiply(_logdet_inv_T(a), t), axis=(-2, -1)))
 logabsdet_p.defvjp(lambda ct, ans, a: expand2(ct) * _logdet_inv_T(a))
+logabsdet_p.defbatch(stacked_rule(logabsdet_p))
 
 SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
 

@@ -30,6 +30,7 @@ import scipy.linalg
 from ...tracer import primal_value, shape_of
 from ...primitive import Primitive, register, sample
 from .._util import batch_ndim
+from ..core.batch_ops import stacked_rule
 from ..core.linear import unbroadcast
 from ..core.complex_numbers import conj
 from ._common import (_A2, _A3, _sym_solve, check_matrix, check_square, mm, mT, sym_map,
@@ -94,6 +95,7 @@ def _stein_vjp_all(ct, x, a, b, q):
 
 solve_stein_p.jvp_all = _stein_jvp_all
 solve_stein_p.vjp_all = _stein_vjp_all
+solve_stein_p.defbatch(stacked_rule(solve_stein_p, (2, 2, 2)))   # vmap: one more stack axis
 solve_stein_p.holomorphic = True
 
 

@@ -25,6 +25,7 @@ import scipy.linalg
 from ...tracer import ndim_of, primal_value, shape_of
 from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim
+from ..core.batch_ops import stacked_rule
 from ..core.linear import unbroadcast
 from ..core.indexing import index
 from ..core.products import matmul
@@ -72,6 +73,7 @@ def _sylvester_vjp_all(ct, x, a, b, q):
 
 solve_sylvester_p.jvp_all = _sylvester_jvp_all
 solve_sylvester_p.vjp_all = _sylvester_vjp_all
+solve_sylvester_p.defbatch(stacked_rule(solve_sylvester_p, (2, 2, 2)))
 
 
 def solve_sylvester(a, b, q):
@@ -131,6 +133,7 @@ def _real_part(fname, a, x, keep_complex=False):
 expm_p = register(Primitive("expm", scipy.linalg.expm, sparsity="matrix"))
 expm_p.defjvp(lambda t, ans, a: block_frechet(expm_p, a, t))
 expm_p.defvjp(lambda ct, ans, a: block_frechet(expm_p, mT(a), ct))
+expm_p.defbatch(stacked_rule(expm_p))   # vmap: the batch axis is one more stack axis
 
 
 def expm(a):
@@ -150,6 +153,7 @@ logm_p = register(Primitive("logm", lambda a: _real_part("logm", a, scipy.linalg
                            sparsity="matrix"))
 logm_p.defjvp(lambda t, ans, a: block_frechet(logm_p, a, t))
 logm_p.defvjp(lambda ct, ans, a: block_frechet(logm_p, mT(a), ct))
+logm_p.defbatch(stacked_rule(logm_p))
 
 
 def logm(a, disp=True):
@@ -167,6 +171,7 @@ def _sqrtm_impl(a):
 sqrtm_p = register(Primitive("sqrtm", _sqrtm_impl, sparsity="matrix"))
 sqrtm_p.defjvp(lambda t, x, a: solve_sylvester_p(x, x, t))
 sqrtm_p.defvjp(lambda ct, x, a: solve_sylvester_p(mT(x), mT(x), ct))
+sqrtm_p.defbatch(stacked_rule(sqrtm_p))
 
 
 def sqrtm(a, disp=True, blocksize=64):

@@ -30,6 +30,7 @@ import scipy.linalg
 from ...tracer import ndim_of, primal_value, shape_of
 from ...primitive import Primitive, register, sample
 from .._util import batch_ndim
+from ..core.batch_ops import looping_when, stacked_rule
 from ..core.indexing import index
 from .basic import solve_p
 from ._common import _A2, _SPD3, check_matrix, check_real, check_square, mm, mT
@@ -73,6 +74,10 @@ def _log_times(a, x):
 fractional_matrix_power_p.defjvp(
     lambda t, x, a, p: block_frechet(lambda m: fractional_matrix_power_p(m, p), a, t),
     lambda t, x, a, p: _per_matrix(t, x) * _log_times(a, x))
+# vmap: a batched A is one more stack axis; a batched exponent t loops over the examples
+# (SciPy's Schur-Padé algorithm takes one scalar power per call)
+fractional_matrix_power_p.defbatch(looping_when(
+    fractional_matrix_power_p, (1,), stacked_rule(fractional_matrix_power_p, (2, 0))))
 fractional_matrix_power_p.defvjp(
     lambda ct, x, a, p: block_frechet(lambda m: fractional_matrix_power_p(m, p), mT(a), ct),
     lambda ct, x, a, p: sum_(ct * _log_times(a, x),

@@ -18,6 +18,7 @@ import scipy.linalg
 from ...tracer import primal_value, shape_of
 from ...vmap_tracer import map_value
 from ...primitive import Primitive, register, sample
+from ..core.batch_ops import stacked_rule
 from ..core.products import matmul, tril, triu
 from .basic import solve_triangular, solve_triangular_p
 from ._common import _A3, check_square, mm, mT
@@ -75,6 +76,7 @@ lu_packed_p = register(Primitive("lu_packed", lambda a: scipy.linalg.lu_factor(a
                                      sparsity="matrix"))
 lu_packed_p.defjvp(_lu_jvp)
 lu_packed_p.defvjp(_lu_vjp)
+lu_packed_p.defbatch(stacked_rule(lu_packed_p))   # vmap: the batch axis is one more stack axis
 lu_packed_p.samples = [sample(_A3), sample(_A3[::-1].copy()),
                        sample(np.stack([_A3, _A3.T[::-1]]))]
 

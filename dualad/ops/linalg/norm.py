@@ -25,6 +25,7 @@ import numpy as np
 from ...tracer import Box, ndim_of, primal_value, shape_of
 from ...primitive import Primitive, implements, register, sample
 from .._util import normalize_axes
+from ..core.batch_ops import stacked_rule
 from ..core.elementwise import equal, power, sqrt, where
 from ..core.complex_numbers import absolute
 from .basic import inv
@@ -64,6 +65,7 @@ pinv_p = register(Primitive("pinv", lambda a, rcond, hermitian=False: np.linalg.
     a, rcond=rcond, hermitian=hermitian), sparsity="matrix"))
 pinv_p.defjvp(_pinv_jvp)
 pinv_p.defvjp(_pinv_vjp)
+pinv_p.defbatch(stacked_rule(pinv_p))   # vmap: the batch axis is one more stack axis
 
 
 @implements(np.linalg.pinv)

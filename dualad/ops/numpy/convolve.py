@@ -30,6 +30,7 @@ import numpy as np
 from ...tracer import Box, ndim_of, primal_value, shape_of
 from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim
+from ..core.batch_ops import align_stacks
 from ..core.linear import lift, unbroadcast
 from ..core.indexing import getitem, index
 from ..core.shape import concatenate, flip, reshape
@@ -125,6 +126,10 @@ def _vjp_v(ct, ans, a, v, mode, ndim, method):
 
 convolve_p.defjvp(_jvp(0), _jvp(1))
 convolve_p.defvjp(_vjp_a, _vjp_v)
+# vmap: the ``ndim`` trailing axes are the convolution's, the leading ones broadcast; the
+# batch axis is one more leading axis, lined up in front of both operands'
+convolve_p.defbatch(lambda args, batched, mode, ndim, method: convolve_p(
+    *align_stacks(args, batched, (ndim, ndim)), mode=mode, ndim=ndim, method=method))
 convolve_p.samples = [
     sample((2,), (2,), mode="full", ndim=1, method="direct"),
     sample((5,), (3,), mode="valid", ndim=1, method="numpy"),

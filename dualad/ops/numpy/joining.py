@@ -13,6 +13,7 @@ import numpy as np
 
 from ...tracer import ndim_of, primal_value, shape_of
 from ...primitive import implements
+from .._util import plain_argument
 from .arrays import _along, _axis, _gather_flat, _no_out
 from ..core.shape import broadcast_to, concatenate, ravel, reshape, swapaxes, transpose
 from ..core.scatter import copy as copy_value
@@ -122,13 +123,14 @@ def broadcast_arrays(*args, subok=False):
 
 @implements(np.extract)
 def extract(condition, arr):
-    return _gather_flat(arr, np.nonzero(np.ravel(primal_value(condition)))[0])
+    return _gather_flat(arr, np.nonzero(np.ravel(plain_argument("extract", "condition",
+                                                               condition)))[0])
 
 
 @implements(np.compress)
 def compress(condition, a, axis=None, out=None):
     _no_out("compress", out)
-    cond = np.ravel(primal_value(condition)).astype(bool)
+    cond = np.ravel(plain_argument("compress", "condition", condition)).astype(bool)
     if axis is None:
         a, axis = ravel(a), 0
     axis = _axis(axis, ndim_of(a), "compress")

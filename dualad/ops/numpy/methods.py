@@ -8,6 +8,7 @@ floor_divide and divmod.
 from __future__ import annotations
 
 from ...tracer import note_decision, primal_value
+from .._util import per_example, top_batch_trace
 from . import arrays as _arr
 from . import joining as _join
 from . import reductions as _red
@@ -25,6 +26,10 @@ def _in_place(name, instead):
 
 def _value_method(name):
     def method(self, *args, **kwargs):
+        trace = top_batch_trace((self, args, kwargs))
+        if trace is not None:           # vmap: per example (the primal holds the batch)
+            return per_example(lambda s, *a, **k: getattr(s, name)(*a, **k), name, trace,
+                               (self,) + args, kwargs)
         out = getattr(primal_value(self), name)(*args, **kwargs)
         note_decision(self, name, out)   # a decision on the values: logged
         return out

@@ -32,7 +32,8 @@ from ...vmap_tracer import batch_tracer_in, map_value
 from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim, normalize_axes, value_only
 from ..core.elementwise import std_sqrt, where as _where
-from ..core.reductions import _reverse_cumsum, cumsum, cumsum_p, max as max_, min as min_
+from ..core.reductions import _reverse_cumsum, cumsum, cumsum_p, cumulative_batch
+from ..core.reductions import max as max_, min as min_
 from ..core.reductions import mean, prod, sum as sum_
 from ..core.indexing import getitem
 from ..core.keyword_args import cast_for, mask_of, pick_ddof
@@ -110,6 +111,7 @@ def _cumprod_vjp(ct, ans, x, axis):
 
 cumprod_p.defjvp(_cumprod_jvp)
 cumprod_p.defvjp(_cumprod_vjp)
+cumprod_p.defbatch(cumulative_batch(cumprod_p))
 cumprod_p.samples = [sample((3,), axis=0), sample((2, 3), axis=1),
                      sample(np.array([[0.5, 0.0, 2.0, -1.5], [0.0, 1.2, 0.0, 0.7]]), axis=1)]
 
@@ -241,10 +243,12 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Tru
     n = _counts(mask, axes, True, a)
     with np.errstate(invalid="ignore", divide="ignore"):
         m = sum_(x, axis=axes, keepdims=True) / n if mean is None else mean
-        d = _where(mask, 0.0, x - m) if mask.any() else x - m
+        # decisions on the whole batch's values under vmap (np.any of a batched value is
+        # one answer per example)
+        d = _where(mask, 0.0, x - m) if np.any(primal_value(mask)) else x - m
         dof = np.maximum(n - ddof, 0.0)
         v = sum_(d * d, axis=axes, keepdims=True) / dof
-        v = _where(dof <= 0, np.nan, v) if np.any(dof <= 0) else v
+        v = _where(dof <= 0, np.nan, v) if np.any(primal_value(dof) <= 0) else v
     return v if keepdims else reshape(v, _reduced_shape(shape_of(a), axes))
 
 
@@ -265,7 +269,7 @@ def _nan_extremum(name, red, fill):
         if initial is not None:
             return r
         all_nan = np.all(mask, axis=_axes(axis, a), keepdims=keepdims)
-        return _where(all_nan, np.nan, r) if all_nan.any() else r
+        return _where(all_nan, np.nan, r) if np.any(primal_value(all_nan)) else r
     fn.__name__ = name
     return fn
 

@@ -30,78 +30,36 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, note_decision, primal_value, shape_of
+from ...tracer import Box, ndim_of, primal_value, shape_of
 from ...primitive import Primitive, implements, register, sample
-from .._util import batch_ndim, normalize_axes, value_only
+from .._batch import axis_in_batch
+from .._util import normalize_axes, value_only
 from ..core.elementwise import where
-from ..core.indexing import getitem, take_batched, untake_batched
+from ..core.indexing import getitem
 from ..core.shape import ravel, reshape, transpose
-from ...vmap_rules import per_example_rule
+from .sort_permute import sort_tangent
 
 # --- sort -------------------------------------------------------------------------------------
 sort_p = register(Primitive("sort", lambda x, axis: np.sort(x, axis=axis, kind="stable"),
                            sparsity="slice"))
 
 
-def _axis_index(perm, axis):
-    """The advanced index that applies ``perm`` along ``axis`` (``take_along_axis``)."""
-    nd = perm.ndim
-    if nd == 1:
-        return (perm,)
-    return tuple(perm if i == axis else
-                 np.arange(n).reshape(tuple(n if j == i else 1 for j in range(nd)))
-                 for i, n in enumerate(perm.shape))
-
-
-def _sort_plan(x, axis, inverse=False):
-    """(index of the sorting permutation, or of its inverse; tie groups or None)."""
-    xp = primal_value(x)
-    perm = np.argsort(xp, axis=axis, kind="stable")
-    note_decision(x, "argsort", perm)   # decisions on traced values: logged (tracer.py)
-    idx = _axis_index(perm, axis)
-    if inverse:   # x̄ = ū[π⁻¹]: a gather, cheaper than scattering ū back through π
-        inv = np.empty_like(perm)
-        np.put_along_axis(inv, perm, np.arange(perm.shape[axis]).reshape(
-            tuple(-1 if i == axis else 1 for i in range(perm.ndim))), axis=axis)
-        idx_out = _axis_index(inv, axis)
-    else:
-        idx_out = idx
-    s = xp[idx]
-    same = np.diff(s, axis=axis) == 0
-    note_decision(x, "sort ties", same)
-    if not same.any():
-        return idx_out, None
-    same = np.moveaxis(same, axis, -1)
-    starts = np.concatenate([np.ones(same.shape[:-1] + (1,), dtype=bool), ~same], axis=-1)
-    gid = np.moveaxis((np.cumsum(starts.ravel()) - 1).reshape(starts.shape), -1, axis)
-    counts = np.bincount(gid.ravel()).astype(np.result_type(xp, np.float16))
-    return idx_out, (gid, counts[gid], counts.size)
-
-
-def _tie_mean(v, ties, nb):
-    """Replace each entry (in sorted order) by the mean of its tie group: linear, symmetric."""
-    gid, count, n_groups = ties
-    sums = untake_batched(v, (gid,), (n_groups,), nb)
-    return take_batched(sums, (gid,), nb) / count
-
-
+# ẏ = t in x's sorted order, ū ↦ ū in x's order (ties averaged): one primitive,
+# sort_permute (its own module), whose argument x gives each example under vmap its own
+# permutation
 def _sort_jvp(t, ans, x, axis):
-    nb = batch_ndim(t, x)
-    idx, ties = _sort_plan(x, axis)
-    y = take_batched(t, idx, nb)
-    return y if ties is None else _tie_mean(y, ties, nb)
+    return sort_tangent(t, x, axis)
 
 
 def _sort_vjp(ct, ans, x, axis):
-    nb = batch_ndim(ct, ans)
-    inv, ties = _sort_plan(x, axis, inverse=True)
-    if ties is not None:
-        ct = _tie_mean(ct, ties, nb)
-    return take_batched(ct, inv, nb)
+    return sort_tangent(ct, x, axis, inverse=True)
 
 
-sort_p.defjvp(per_example_rule(_sort_jvp))   # the plan reads x's values: per example
-sort_p.defvjp(per_example_rule(_sort_vjp))   # under vmap (dualad.vmap_rules)
+sort_p.defjvp(_sort_jvp)
+sort_p.defvjp(_sort_vjp)
+# vmap: each example's slices along its axis, sorted, are the batch's along axis + 1
+sort_p.defbatch(lambda args, batched, axis: sort_p(
+    args[0], axis=axis_in_batch(axis, ndim_of(args[0]) - 1)))
 sort_p.samples = [sample((4,), axis=0), sample((2, 3), axis=0)]
 # No SymPy translation: SymPy has no sort of symbols. At ties sort is not differentiable;
 # the tie average is tested separately (central differences agree with it for pairs).

@@ -27,6 +27,7 @@ import numpy as np
 import scipy.special as sc
 
 from ...primitive import sample, implements
+from ...tracer import Box
 from ..core.complex_numbers import sign
 from .common import declare
 
@@ -59,6 +60,11 @@ j1 = declare("j1", sc.j1, lambda a, x: 0.5 * (j0(x) - jv(2, x)),
 # --- of the second kind: Y -------------------------------------------------------------------
 yv = _bessel("yv", sc.yv, lambda a, v, x: 0.5 * (yv(v - 1.0, x) - yv(v + 1.0, x)),
              lambda sp, v, x: sp.bessely(v, x))
+def _shifted(n, k):
+    """The order n + k (a traced order, vmap's batched one say, stays traced)."""
+    return n + k if isinstance(n, Box) else np.asarray(n) + k
+
+
 def _yn_impl(n, x):
     n_arr = np.asarray(n)
     if n_arr.dtype.kind not in "iuf" or np.any(n_arr != np.round(n_arr)):
@@ -67,7 +73,7 @@ def _yn_impl(n, x):
 
 
 yn = _bessel("yn", _yn_impl,
-             lambda a, n, x: 0.5 * (yn(np.asarray(n) - 1, x) - yn(np.asarray(n) + 1, x)),
+             lambda a, n, x: 0.5 * (yn(_shifted(n, -1), x) - yn(_shifted(n, 1), x)),
              lambda sp, n, x: sp.bessely(n, x), orders=_INT_ORDERS)
 y0 = declare("y0", sc.y0, lambda a, x: -y1(x), sympy=lambda sp, x: sp.bessely(0, x), domain=_X)
 y1 = declare("y1", sc.y1, lambda a, x: 0.5 * (y0(x) - yv(2, x)),

@@ -32,7 +32,7 @@ import scipy.special as sc
 from ...tracer import primal_value
 from ...vmap_tracer import batch_tracer_in, nondiff_value
 from ...primitive import implements
-from ..core.elementwise import elementwise, isinf, log, log1p, logical_and, where
+from ..core.elementwise import elementwise, equal, isinf, log, log1p, logical_and, where
 from . import _logaddexp
 from .common import declare
 
@@ -42,12 +42,16 @@ _LN2 = float(np.log(2.0))
 
 def _guard(x, y, at):
     """``y`` with 1 substituted where (x, y) = (0, at): the point where ∂y = x/(y-at)
-    would be 0/0 although the function is constant (= 0) along x = 0."""
-    hit = (np.asarray(primal_value(x)) == 0) & (np.asarray(primal_value(y)) == at)
-    if not np.any(hit):
+    would be 0/0 although the function is constant (= 0) along x = 0. Under vmap x and y
+    may be batched apart (one batched, the other shared): the test is made on each one's
+    values first, and the mask per example (``nondiff_value`` keeps the batch axes)."""
+    if not (np.any(np.asarray(primal_value(x)) == 0)
+            and np.any(np.asarray(primal_value(y)) == at)):
         return y
-    if batch_tracer_in(x) is not None or batch_tracer_in(y) is not None:
-        hit = (nondiff_value(x) == 0) & (nondiff_value(y) == at)   # per example (vmap)
+    if batch_tracer_in(x) is None and batch_tracer_in(y) is None:
+        hit = (np.asarray(primal_value(x)) == 0) & (np.asarray(primal_value(y)) == at)
+    else:
+        hit = logical_and(equal(nondiff_value(x), 0.0), equal(nondiff_value(y), at))
     return where(hit, 1.0 + at, y)
 
 

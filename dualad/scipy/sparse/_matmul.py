@@ -90,6 +90,9 @@ sparse_matmul_p = register(Primitive("sparse_matmul", _apply_impl, linear=True,
 # negative ``axis`` where it is); the VJP applies Mᵀ to the cotangent (no conjugation:
 # JAX's convention for complex values, ū ↦ ū J).
 sparse_matmul_p.def_linear(lambda ct, ans, x, op, axis: sparse_matmul_p(ct, op=op.T, axis=axis))
+# vmap: ``axis`` counts from the end, so the batch axis in front is one more leading axis
+sparse_matmul_p.defbatch(lambda args, batched, op, axis: sparse_matmul_p(args[0], op=op,
+                                                                         axis=axis))
 
 _S = SparseOperator.of(sp.csr_array(np.array([[2.0, 0, -1, 0], [0, 0, 3, 0.5],
                                                 [1.5, 0, 0, 0]])))

@@ -37,8 +37,11 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from ...ops._util import batch_ndim
+from ...ops.core.batch_ops import looping_when
 from ...ops.core.elementwise import multiply, subtract
 from ...ops.core.indexing import getitem
+from ...ops.core.linear import unbroadcast
 from ...ops.core.reductions import sum as _sum
 from ...primitive import Primitive, register, sample
 from ...scaled import dense
@@ -217,19 +220,24 @@ def _solve_vjp_all(ct, ans, data, b, *, struct, trans, vector, solver, role):
     gb = sparse_solve_p(data, ct, struct=struct, trans=not trans, vector=vector,
                         solver=solver, role="adjoint")
     eff = _effective(struct, trans)
-    if vector:
-        lead = (slice(None),) * (ndim_of(gb) - 1)
-        g_rows = getitem(gb, idx=lead + (eff.row,))                  # (..., nnz)
-        gd = -multiply(g_rows, getitem(ans, idx=(eff.col,)))
-    else:
-        lead = (slice(None),) * (ndim_of(gb) - 2)
-        g_rows = getitem(gb, idx=lead + (eff.row, slice(None)))      # (..., nnz, k)
-        gd = -_sum(multiply(g_rows, getitem(ans, idx=(eff.col, slice(None)))), axis=-1)
-    return [gd, gb]
+    # b (and x) may carry leading axes of their own (vmap's batch axis, say): A is shared
+    # by all of them, so its cotangent sums over them (unbroadcast)
+    core = 1 if vector else 2
+    tail = () if vector else (slice(None),)
+    g_rows = getitem(gb, idx=(slice(None),) * (ndim_of(gb) - core) + (eff.row,) + tail)
+    x_cols = getitem(ans, idx=(slice(None),) * (ndim_of(ans) - core) + (eff.col,) + tail)
+    gd = -multiply(g_rows, x_cols)                    # (..., nnz) or (..., nnz, k)
+    if not vector:
+        gd = _sum(gd, axis=-1)
+    return [unbroadcast(gd, shape_of(data), batch_ndim(ct, ans)), gb]
 
 
 sparse_solve_p.jvp_all = _solve_jvp_all
 sparse_solve_p.vjp_all = _solve_vjp_all
+# vmap: right-hand sides carry leading axes already (one factorization serves them all);
+# batched stored values are a different matrix per example: one solve each (a loop)
+sparse_solve_p.defbatch(looping_when(sparse_solve_p, (0,), lambda args, batched, **params:
+                                     sparse_solve_p(*args, **params)))
 
 # Rule-checker samples: a well-conditioned nonsymmetric 4 x 4 with 10 stored values.
 _ROW = np.array([0, 0, 1, 1, 1, 2, 2, 3, 3, 0])
