@@ -30,6 +30,8 @@ import numpy as np
 from .ops.core.linear import reshape_p
 from .ops.core.indexing import getitem
 from .ops.core.shape import stack
+from .ops.core.batch_ops import loop
+from .ops._util import per_example as _per_example_at, top_batch_trace
 from .tracer import Box, primal_value, shape_of
 from .vmap_tracer import BatchTracer, batch_tracer_in, nondiff_value
 
@@ -63,37 +65,9 @@ def linear_rule(prim, args, batched, params):
     return prim(*args, **prim.linear_batched((size,), **params))
 
 
-def loop_rule(prim, args, batched, params):
-    """The fallback: ``prim`` on each example, stacked along a new axis 0."""
-    size = _batch_size(args, batched)
-    outs = []
-    for k in range(size):
-        example = [getitem(a, idx=(k,)) if b else a for a, b in zip(args, batched)]
-        outs.append(prim(*example, **params))
-    if not outs:
-        return _empty_batch(prim, args, batched, params)
-    if isinstance(outs[0], (tuple, list)):
-        return type(outs[0])(stack([o[j] for o in outs]) for j in range(len(outs[0])))
-    return stack(outs)
-
-
-def _empty_batch(prim, args, batched, params):
-    """The loop's result for a batch of 0 examples: empty arrays of the output's shape,
-    found by calling ``prim`` on one stand-in example of ones (no example exists whose
-    value or derivative it could change)."""
-    example = [np.ones(shape_of(a)[1:], dtype=np.result_type(primal_value(a))) if b else a
-               for a, b in zip(args, batched)]
-    try:
-        with np.errstate(all="ignore"):
-            out = prim(*example, **params)
-    except Exception as e:
-        raise ValueError(f"vmap: primitive '{prim.name}' has no batching rule and the batch "
-                         f"is empty; it is computed by a loop over the examples, and a "
-                         f"stand-in example to find the output's shape failed ({e})") from e
-
-    def empty(o):
-        return np.zeros((0,) + shape_of(o), dtype=np.result_type(primal_value(o)))
-    return type(out)(empty(o) for o in out) if isinstance(out, (tuple, list)) else empty(out)
+# The fallback: ``prim`` on each example, stacked along a new axis 0 (one loop, in the
+# layer the declared rules can import too).
+loop_rule = loop
 
 
 def _linear_applies(prim, batched):
@@ -145,30 +119,11 @@ def per_example(fn, args, kwargs, name=None):
     array); without a batched argument, ``fn`` of the primal values."""
     args = [nondiff_value(a) for a in args]
     kwargs = {k: nondiff_value(v) for k, v in kwargs.items()}
-    top = None
-    for v in (*args, *kwargs.values()):
-        if isinstance(v, BatchTracer) and (top is None or v._trace.level > top.level):
-            top = v._trace
+    top = top_batch_trace((args, kwargs))
     if top is None:
         return fn(*args, **kwargs)
-
-    def example(v, k):
-        return getitem(v.val, idx=(k,)) if isinstance(v, BatchTracer) and v._trace is top \
-            else v
-    outs = [per_example(fn, [example(a, k) for a in args],
-                        {n: example(v, k) for n, v in kwargs.items()}, name)
-            for k in range(top.size)]
-    try:
-        if isinstance(outs[0], (tuple, list)):
-            return type(outs[0])(BatchTracer(top, stack([o[j] for o in outs]))
-                                 for j in range(len(outs[0])))
-        return BatchTracer(top, stack(outs))
-    except ValueError:
-        raise ValueError(f"vmap: {name or getattr(fn, '__name__', fn)} gives results of "
-                         f"different shapes for different examples, which cannot be stacked "
-                         f"into one batch (as in JAX, a shape may not depend on values "
-                         f"under vmap); compute it outside vmap, or use a fixed-size form "
-                         f"(np.where(cond, x, 0) instead of x[np.nonzero(cond)])") from None
+    return _per_example_at(lambda *a, **k: per_example(fn, a, k, name),
+                           name or getattr(fn, "__name__", "function"), top, args, kwargs)
 
 
 def _top_batch(values):

@@ -35,6 +35,7 @@ import scipy.sparse.linalg as spla
 
 from ..api import jvp as _jvp
 from ..ops import reshape, stack
+from ..ops.core.batch_ops import loop
 from ..primitive import Primitive, register
 from ..tracer import shape_of
 from ._util import densified, plain, pull, push
@@ -341,5 +342,19 @@ def _vjp_all(ct, ans, b, *consts, system, role):
 
 linear_solve_p.jvp_all = _jvp_all
 linear_solve_p.vjp_all = _vjp_all
+
+
+def _batch(args, batched, *, system, role):
+    """vmap: a batch of right-hand sides b with a shared operator is the primitive itself
+    (its leading axes are independent right-hand sides: one factorization or one Krylov
+    solve per column); an operator whose constants differ per example is one system per
+    example, solved in a loop."""
+    if not any(batched[1:]):
+        return linear_solve_p(*args, system=system, role=role)
+    return loop(linear_solve_p, args, batched, dict(system=system, role=role))
+
+
+_batch.loops_on = ("1+ (the operator's constants)",)   # the coverage table says so
+linear_solve_p.defbatch(_batch)
 
 __all__ = ["LinearSystem", "Factorization", "linear_solve_p", "DENSE_MAX", "DENSE_MANY_MAX"]

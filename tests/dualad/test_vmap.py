@@ -432,7 +432,7 @@ def test_loop_fallback_on_an_empty_batch():
     @dualad.primitive
     def fussy(x):
         raise RuntimeError("needs real data")
-    with pytest.raises(ValueError, match="no batching rule and the batch is empty"):
+    with pytest.raises(ValueError, match="computed by a loop over the examples here and the batch is empty"):
         vmap(fussy)(np.zeros((0, 3)))
 
 

@@ -65,12 +65,14 @@ def test_batching_rule_matches_a_loop(name):
 def test_every_non_elementwise_primitive_has_a_rule_unless_it_must_loop():
     kinds = {n: vmap_kind(REGISTRY[n]) for n in NON_ELEMENTWISE}
     looped = sorted(n for n, k in kinds.items() if k == "loop")
-    # the integrators call the user's function inside SciPy's adaptive solvers, example by
-    # example (docs/vmap_rules.md)
-    assert looped == ["odeint", "quad", "solve_ivp", "solve_ivp_event"]
+    # the integrators call the user's function inside SciPy's adaptive solvers, and
+    # custom_root the user's own solver, example by example (docs/vmap_rules.md)
+    assert looped == ["custom_root", "odeint", "quad", "solve_ivp", "solve_ivp_event"]
     assert kinds["reshape"] == kinds["sum"] == "derived"      # def_linear's batched=
     partial = {n: k for n, k in kinds.items() if k.startswith("rule (")}
-    assert set(partial) == {"fractional_matrix_power", "iir_filter", "sparse_solve"}
+    # custom_linear_solve: a batch of right-hand sides is one call, a batch of operators loops
+    assert set(partial) == {"custom_linear_solve", "fractional_matrix_power", "iir_filter",
+                            "sparse_solve"}
 
 
 def _cumsum_impl(x, axis):
@@ -354,7 +356,7 @@ def test_argmax_selection_under_vmap_of_grad():
 
 def test_value_dependent_shapes_and_batched_indices_raise_clearly():
     X = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]])
-    with pytest.raises(ValueError, match="nonzero.*different shapes"):
+    with pytest.raises(ValueError, match="nonzero.*shape depends on each example"):
         vmap(np.nonzero)(X)
     for f in (lambda x, m: np.compress(m, x), lambda x, m: np.extract(m, x)):
         with pytest.raises(NotImplementedError, match="batched by vmap"):

@@ -8,7 +8,9 @@ the boxes of lower traces too (vmap inside grad, grad inside vmap).
 """
 from __future__ import annotations
 
-from ...tracer import shape_of
+import numpy as np
+
+from ...tracer import primal_value, shape_of
 from .._batch import batch_size, stack_shape
 from .indexing import getitem
 from .linear import broadcast_to_p, reshape_p
@@ -44,16 +46,36 @@ def stacked_rule(prim, cores=None):
 
 
 def loop(prim, args, batched, params):
-    """``prim`` applied example by example and the results stacked: for the arguments no
-    batched form of the primitive takes (each example would need a call of its own
-    anyway). Written with getitem and stack, so it differentiates like the primitive."""
+    """``prim`` applied example by example and the results stacked along a new axis 0
+    (each output of a tuple-valued primitive too): the rule for the arguments no batched
+    form of the primitive takes, and vmap's fallback for a primitive without a rule
+    (B calls instead of one). Written with getitem and stack, so it differentiates like
+    the primitive. An empty batch calls ``prim`` once on a stand-in example of ones, for
+    the output's shape (no example exists whose value or derivative it could change)."""
     n = batch_size(args, batched)
     if n == 0:
-        raise ValueError(f"vmap of {prim.name}: a batch of size 0 has no example to compute "
-                         f"the result's shape from")
+        return _empty_batch(prim, args, batched, params)
     outs = [prim(*[getitem(a, idx=(k,)) if b else a for a, b in zip(args, batched)],
                  **params) for k in range(n)]
+    if isinstance(outs[0], (tuple, list)):
+        return type(outs[0])(stack([o[j] for o in outs]) for j in range(len(outs[0])))
     return stack(outs)
+
+
+def _empty_batch(prim, args, batched, params):
+    example = [np.ones(shape_of(a)[1:], dtype=np.result_type(primal_value(a))) if b else a
+               for a, b in zip(args, batched)]
+    try:
+        with np.errstate(all="ignore"):
+            out = prim(*example, **params)
+    except Exception as e:
+        raise ValueError(f"vmap: primitive '{prim.name}' is computed by a loop over the "
+                         f"examples here and the batch is empty; a stand-in example to find "
+                         f"the output's shape failed ({e})") from e
+
+    def empty(o):
+        return np.zeros((0,) + shape_of(o), dtype=np.result_type(primal_value(o)))
+    return type(out)(empty(o) for o in out) if isinstance(out, (tuple, list)) else empty(out)
 
 
 def looping_when(prim, argnums, otherwise):
