@@ -483,6 +483,6 @@ on real symbols); `—`: no SymPy translation. vmap: how `dualad.vmap` batches i
 against a Python loop over examples, with its JVP and VJP, by `check_registry`): `rule` a
 batching rule declared beside the primitive, `derived` one vmap derives (elementwise
 broadcasting, a linear primitive's `batched=` parameters), `loop` a loop over the examples
-(correct, one call per example; docs/vmap_rules.md says why), `rule, loops over k` a rule
+(correct, one call per example; docs/vmap.md says why), `rule, loops over k` a rule
 that loops when argument k is batched.
 """

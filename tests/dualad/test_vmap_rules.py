@@ -66,7 +66,7 @@ def test_every_non_elementwise_primitive_has_a_rule_unless_it_must_loop():
     kinds = {n: vmap_kind(REGISTRY[n]) for n in NON_ELEMENTWISE}
     looped = sorted(n for n, k in kinds.items() if k == "loop")
     # the integrators call the user's function inside SciPy's adaptive solvers, and
-    # custom_root the user's own solver, example by example (docs/vmap_rules.md)
+    # custom_root the user's own solver, example by example (docs/vmap.md)
     assert looped == ["custom_root", "odeint", "quad", "solve_ivp", "solve_ivp_event"]
     assert kinds["reshape"] == kinds["sum"] == "derived"      # def_linear's batched=
     partial = {n: k for n, k in kinds.items() if k.startswith("rule (")}
