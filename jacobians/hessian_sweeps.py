@@ -43,13 +43,18 @@ def check_hessian_mode(mode):
 def scalar_problem(api, f, args, argnums, traced_ok=False):
     problem = Problem(api, f, args, argnums, traced_ok)
     get_census(problem)
+    check_scalar(problem)
+    return problem
+
+
+def check_scalar(problem):
+    """A Hessian needs a scalar function: anything else raises, naming the shape."""
     if problem.out_shapes != [()]:
         got = problem.out_shapes[0] if len(problem.out_shapes) == 1 else \
             f"{len(problem.out_shapes)} outputs"
-        raise TypeError(f"{api}: {problem.name} must return a scalar (shape ()), got "
+        raise TypeError(f"{problem.api}: {problem.name} must return a scalar (shape ()), got "
                         f"shape {got}; for vector outputs take the jacobian of each "
                         f"component's gradient")
-    return problem
 
 
 def _grad_of(problem):

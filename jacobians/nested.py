@@ -58,7 +58,8 @@ from ._common import (DEFAULT_MAX_MEMORY, TRACED_PATHS, Problem, chunks, float_d
                       identity_rows)
 from .coloring import star_coloring
 from .sweeps import check_mode
-from .hessian_sweeps import _directional, _grad_of, check_hessian_mode, structured_square
+from .hessian_sweeps import (_directional, _grad_of, check_hessian_mode, check_scalar,
+                             structured_square)
 from .sparse import choose, colorings_for
 from .sparsity import as_pattern, detect_hessian, detect_jacobian
 
@@ -91,13 +92,6 @@ def _itemsize(problem):
     return np.dtype(float_dtype(problem.dtype)).itemsize
 
 
-def _scalar(problem):
-    if problem.out_shapes != [()]:
-        got = problem.out_shapes[0] if len(problem.out_shapes) == 1 else \
-            f"{len(problem.out_shapes)} outputs"
-        raise TypeError(f"{problem.api}: {problem.name} must return a scalar (shape ()), got "
-                        f"shape {got}; for vector outputs take the jacobian of each "
-                        f"component's gradient")
 
 
 # --- assembling traced rows ---------------------------------------------------------------
@@ -221,7 +215,7 @@ def hessian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAUL
     mode = check_hessian_mode(mode)
     problem = Problem("hessian", f, args, argnums, traced_ok=True)
     c = _census(problem)
-    _scalar(problem)
+    check_scalar(problem)
     chunk = _hessian_chunk(problem, c, mode, chunk_size, max_memory)
     half = identity_rows(0, problem.n, problem.n, float_dtype(problem.dtype)) * 0.5
     rows = hessian_rows(problem, mode, half, chunk)
@@ -244,7 +238,7 @@ def hvp(f, x, v, *args, argnums=0):
     def scalar_fun(x):      # the plain path's census check, made on the sweep's output
         out = problem.fun(x)
         problem.set_outputs(out)
-        _scalar(problem)
+        check_scalar(problem)
         return out
     return dualad.jvp(dualad.grad(scalar_fun), problem.primals(), (v,), lazy=True)[1]
 
@@ -324,7 +318,7 @@ def sparse_hessian(f, *args, argnums=0, sparsity=None, chunk_size=None,
     star coloring, one forward-over-reverse product per color on the traced values."""
     problem = Problem("sparse_hessian", f, args, argnums, traced_ok=True)
     c = _census(problem)
-    _scalar(problem)
+    check_scalar(problem)
     if sparsity is None:
         pattern = detect_hessian(_for_planning(problem)).pattern
     else:

@@ -13,10 +13,10 @@ import scipy.special as sc
 from hypothesis import given, settings, strategies as st
 
 import dualad
+from vmap_helpers import LoopSpy
 from dualad import grad, hvp, jvp, vjp, vmap
 from dualad.vmap import BatchTrace, batching_rule, is_looped
 from dualad.verification import check_grads
-import dualad.vmap_rules as vmap_rules
 import dualad.vmap as vmap_module  # noqa: F401  (the function; the module is in sys.modules)
 import sys
 
@@ -31,17 +31,6 @@ def _loop(fn, *arrays):
     return np.stack(outs)
 
 
-class _Spy:
-    """Records, for each primitive vmap ran, whether it ran by the loop fallback."""
-
-    def __init__(self, monkeypatch):
-        self.looped = {}
-        original = vmap_rules.run_rule
-
-        def spy(prim, args, batched, params):
-            self.looped[prim.name] = is_looped(prim, batched)
-            return original(prim, args, batched, params)
-        monkeypatch.setattr(sys.modules["dualad.vmap"], "run_rule", spy)
 
 
 # --- values against a loop -------------------------------------------------------------
@@ -289,7 +278,7 @@ def test_per_example_gradients_logistic_regression(monkeypatch):
     d, B = 5, 16
     w, X = RNG.normal(size=d), RNG.normal(size=(B, d))
     y = np.sign(RNG.normal(size=B))
-    spy = _Spy(monkeypatch)
+    spy = LoopSpy(monkeypatch)
     g = vmap(grad(_logreg_loss), in_axes=(None, 0, 0))(w, X, y)
     want = (-y * sc.expit(-y * (X @ w)))[:, None] * X
     np.testing.assert_allclose(g, want, rtol=1e-12)
@@ -300,7 +289,7 @@ def test_per_example_gradients_mlp_in_one_batched_pass(monkeypatch):
     d, h, B = 6, 8, 32
     p = (RNG.normal(size=(d, h)) / 2, RNG.normal(size=h), RNG.normal(size=h) / 2, 0.3)
     X, y = RNG.normal(size=(B, d)), RNG.normal(size=B)
-    spy = _Spy(monkeypatch)
+    spy = LoopSpy(monkeypatch)
     g = vmap(grad(_mlp_loss), in_axes=(None, 0, 0))(p, X, y)
     # no loop fallback anywhere on the path: one batched pass
     assert {"matmul", "tanh", "add", "transpose"} <= set(spy.looped), spy.looped

@@ -6,30 +6,17 @@ finite differences.
 """
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 import pytest
 
 import dualad
+from vmap_helpers import LoopSpy
 from dualad import grad, hvp, jvp, vjp, vmap
-from dualad.vmap import is_looped
-import dualad.vmap_rules as vmap_rules
 
 RNG = np.random.default_rng(1819)
 
 
-class _Spy:
-    """Records, for each primitive vmap ran, whether it ran by the loop fallback."""
-
-    def __init__(self, monkeypatch):
-        self.looped = {}
-        original = vmap_rules.run_rule
-
-        def spy(prim, args, batched, params):
-            self.looped[prim.name] = is_looped(prim, batched)
-            return original(prim, args, batched, params)
-        monkeypatch.setattr(sys.modules["dualad.vmap"], "run_rule", spy)
 
 @pytest.mark.parametrize("fn", [
     np.nansum, np.nanmean, np.nanmax, np.nanvar,
@@ -254,7 +241,7 @@ def test_plain_array_indexed_by_a_batched_index_says_what_to_write():
 def test_embedding_gradients_do_not_loop(monkeypatch):
     E = RNG.normal(size=(6, 3))
     tokens = RNG.integers(0, 6, size=(8, 2))
-    spy = _Spy(monkeypatch)
+    spy = LoopSpy(monkeypatch)
     vmap(grad(lambda E, t: np.sum(np.tanh(E[t]) ** 2)), in_axes=(None, 0))(E, tokens)
     assert {"gather", "scatter"} <= set(spy.looped), spy.looped
     assert not any(spy.looped.values()), spy.looped
