@@ -18,7 +18,6 @@ from dualad import grad, hvp, jvp, vjp, vmap
 from dualad.vmap import BatchTrace, batching_rule, is_looped
 from dualad.verification import check_grads
 import dualad.vmap as vmap_module  # noqa: F401  (the function; the module is in sys.modules)
-import sys
 
 RNG = np.random.default_rng(1818)
 
