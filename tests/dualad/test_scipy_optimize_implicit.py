@@ -504,3 +504,29 @@ def test_least_squares_loss_closing_over_a_traced_value():
                                  -1 / (c * (1 + z / c) ** 2)])).x
     np.testing.assert_allclose(dualad.jvp(fit, (2.0,), (1.0,))[1], _fd(plain_fit, 2.0)[:, 0],
                                rtol=1e-5, atol=1e-9)
+
+
+def test_under_vmap_each_solver_refuses_clearly_instead_of_solving_the_wrong_problem():
+    """Under vmap a primal value holds the whole batch, which SciPy would take for one
+    problem: a batched argument, closed-over value or starting point is refused, naming
+    the solver and the loop to write (also under grad inside vmap)."""
+    import dualad.scipy.optimize as dso
+    cs = np.array([0.5, 1.0, 2.0])
+
+    def by_args(c):
+        return dso.brentq(lambda x, c: x ** 3 + c * x - 1.0, 0.0, 2.0, args=(c,))
+
+    def by_closure(c):
+        return dso.root_scalar(lambda x: x ** 3 + c * x - 1.0, bracket=(0.0, 2.0)).root
+
+    def by_start(x0):
+        return dso.minimize(lambda x: np.sum((x - 1.0) ** 2), x0).x
+
+    for fn, xs in ((by_args, cs), (dualad.grad(by_args), cs), (by_closure, cs),
+                   (by_start, np.ones((3, 2)))):
+        with pytest.raises(NotImplementedError, match=r"optimize\.\w+ under dualad\.vmap.*Loop"):
+            dualad.vmap(fn)(xs)
+    # the loop the message asks for: exact, against −x / (3x² + c)
+    xs = np.array([by_args(c) for c in cs])
+    grads = np.array([dualad.grad(by_args)(c) for c in cs])
+    np.testing.assert_allclose(grads, -xs / (3 * xs ** 2 + cs), rtol=1e-9)

@@ -20,6 +20,13 @@ from ._minimize import minimize  # noqa: F401
 from ._roots import fixed_point, fsolve, root  # noqa: F401
 from ._rosen import rosen, rosen_der, rosen_hess, rosen_hess_prod  # noqa: F401
 from ._scalar import bisect, brenth, brentq, newton, ridder, root_scalar, toms748  # noqa: F401
+from ._vmap import refuse_vmap
+
+# under dualad.vmap each solver raises, naming the loop to write (see _vmap)
+(root, fsolve, fixed_point, root_scalar, brentq, brenth, bisect, ridder, toms748, newton,
+ minimize, least_squares) = map(refuse_vmap, (
+    root, fsolve, fixed_point, root_scalar, brentq, brenth, bisect, ridder, toms748, newton,
+    minimize, least_squares))
 
 __all__ = ["root", "fsolve", "fixed_point", "root_scalar", "brentq", "brenth", "bisect",
            "ridder", "toms748", "newton", "minimize", "least_squares", "ConvergenceError",
