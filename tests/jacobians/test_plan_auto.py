@@ -38,6 +38,18 @@ def tri_exact(u, scale=1.0):
             + np.diag(-2.0 + scale * np.exp(u)))
 
 
+@pytest.fixture(autouse=True)
+def fresh_mode_cache():
+    """Each test counts evaluations from an empty code-keyed mode cache: a Counter of an
+    earlier test, garbage-collected, can leave its id to this test's Counter, and the
+    closure signature (which keys a mode choice by that id, jacobians/reuse.py) would then
+    hit and skip a census. That costs speed only, never a value; here it moves counts."""
+    from dualad.jacobians import reuse
+    reuse.MODES.clear()
+    yield
+    reuse.MODES.clear()
+
+
 @pytest.fixture
 def directions(monkeypatch):
     """Directions swept by forward mode (the leading axis of every tangent seed), per call."""
