@@ -187,6 +187,24 @@ def looped_call(fn, *args, **kwargs):
     return BatchTracer(top, stack(outs))
 
 
+def values_per_example(name, fn, *args):
+    """``fn(*args)`` for a front-end function that plans from its arguments' VALUES (the
+    intervals of ``np.interp``, the selections of ``np.piecewise``), called when a batched
+    value is among ``args``: example by example (:func:`looped_call`) when the batch is
+    the outermost box; under a transformation inside vmap (``vmap(grad(f))``, where the
+    batch sits under grad's boxes and cannot be sliced from here) a clear error naming
+    what works instead."""
+    top, above = _top_batch(args), _top_box(args)
+    if top is None or (above is not None and above._trace.level > top.level):
+        raise NotImplementedError(
+            f"vmap: {name} reads its arguments' values to plan its work, and here they are "
+            f"batched under a transformation inside vmap (vmap(grad(f)), say), which dualad "
+            f"cannot split per example yet. Differentiate outside the vmap instead, e.g. "
+            f"grad(lambda X: np.sum(vmap(f)(X))) for per-example gradients of a separable "
+            f"loss, or loop over the examples")
+    return looped_call(fn, *args)
+
+
 def per_example_rule(rule):
     """``rule`` (a JVP or VJP rule ``rule(w, ans, *args, **params)``) that reads its
     arguments' VALUES to plan its work (sort's permutation, a pivot order) made correct

@@ -27,7 +27,8 @@ import numpy as np
 from ...tracer import Box, ndim_of, primal_value, shape_of
 from ...vmap_tracer import batch_tracer_in, nondiff_value
 from ...primitive import implements
-from .._util import normalize_axes, value_only
+from ...vmap_rules import values_per_example
+from .._util import normalize_axes, top_batch_trace, value_only
 from ..core.elementwise import isnan, log10, power, where
 from ..core.indexing import getitem, index, untake
 from ..core.products import matmul
@@ -357,7 +358,13 @@ def real_if_close(a, tol=100):
 # --- interpolation, counting, Vandermonde ----------------------------------------------------
 @implements(np.interp)
 def interp(x, xp, fp, left=None, right=None, period=None):
-    """Piecewise-linear interpolation, differentiable in x, xp, fp, left and right."""
+    """Piecewise-linear interpolation, differentiable in x, xp, fp, left and right.
+
+    The intervals are found from the primal values (``searchsorted``): under vmap those
+    hold the whole batch, so a batched argument is interpolated example by example."""
+    xp, fp = _sequence(xp), _sequence(fp)     # NumPy takes lists: np.interp(x, [0, 1], [0, 2])
+    if top_batch_trace((x, xp, fp, left, right)) is not None:
+        return values_per_example("np.interp", interp, x, xp, fp, left, right, period)
     if ndim_of(xp) != 1 or ndim_of(fp) != 1 or shape_of(xp) != shape_of(fp):
         raise ValueError(f"interp: xp and fp must be 1-d sequences of the same length, got "
                          f"shapes {shape_of(xp)} and {shape_of(fp)}")
@@ -391,6 +398,15 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     y = where(xv < xpv[0], left, where(xv > xpv[-1], right, y))
     y = y * np.ones((), dtype=np.float64)   # NumPy's interp returns float64
     return where(isnan(xv), np.nan, y) if np.isnan(xv).any() else y
+
+
+def _sequence(v):
+    """A list or tuple argument (sample points, values) as an array: stacked when it holds
+    traced values, a float array otherwise."""
+    if isinstance(v, (list, tuple)):
+        return stack(list(v)) if any(isinstance(e, Box) for e in v) else \
+            np.asarray(v, dtype=float)
+    return v
 
 
 @implements(np.bincount)

@@ -17,7 +17,8 @@ import numpy as np
 from ...tracer import Box, ndim_of, primal_value, shape_of
 from ...vmap_tracer import map_value, nondiff_value
 from ...primitive import implements
-from .._util import normalize_axes, value_only
+from ...vmap_rules import values_per_example
+from .._util import normalize_axes, top_batch_trace, value_only
 from ..core.indexing import getitem, index, untake
 from ..core.products import diag
 from ..core.shape import broadcast_to, expand_dims, moveaxis, ravel, reshape, stack, vstack
@@ -25,6 +26,13 @@ from ..core.shape import broadcast_to, expand_dims, moveaxis, ravel, reshape, st
 
 @implements(np.piecewise)
 def piecewise(x, condlist, funclist, *args, **kw):
+    """``np.piecewise``: each function on the elements its condition selects. The
+    selection is read from the conditions' values; under vmap those hold the whole batch,
+    so a batched ``x`` or condition is handled example by example."""
+    if top_batch_trace((x, condlist)) is not None:
+        return values_per_example(
+            "np.piecewise", lambda x_, c_: piecewise(x_, c_, funclist, *args, **kw), x,
+            list(condlist) if isinstance(condlist, (list, tuple)) else condlist)
     xs = shape_of(x)
     n_funcs = len(funclist)
     if np.isscalar(condlist) or (not isinstance(condlist[0], (list, np.ndarray, Box))
