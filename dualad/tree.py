@@ -36,7 +36,8 @@ def tree_map(fn, tree, *rest):
     return rebuild([fn(x, *ys) for x, *ys in zip(leaves, *others)])
 
 
-def _describe(tree):
+def describe(tree):
+    """A pytree's container or leaf, for error messages: 'a list of 3 item(s)'."""
     if isinstance(tree, (tuple, list)):
         return f"a {type(tree).__name__} of {len(tree)} item(s)"
     if isinstance(tree, dict):
@@ -65,8 +66,8 @@ def _flatten_like(like, tree, out, names, path, leaf):
                                                      set(tree) != set(like)):
             api, what, like_name = names
             raise ValueError(
-                f"{api}: {what}{path} is {_describe(tree)} but {like_name} is "
-                f"{_describe(like)}; give it the same structure (a list or tuple of numbers "
+                f"{api}: {what}{path} is {describe(tree)} but {like_name} is "
+                f"{describe(like)}; give it the same structure (a list or tuple of numbers "
                 f"is a container of scalars, not an array: write np.array([...]) for one "
                 f"array)")
         keys = list(like) if isinstance(like, dict) else range(len(like))

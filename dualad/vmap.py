@@ -29,7 +29,7 @@ from __future__ import annotations
 from .objects import traced_outputs
 from .ops.core.linear import broadcast_to_p, transpose_p
 from .tracer import Box, Trace, shape_of
-from .tree import flatten
+from .tree import describe, flatten
 from .vmap_rules import batching_rule, is_looped, run_rule
 from .vmap_tracer import BatchTracer
 
@@ -95,7 +95,7 @@ def _axes_per_leaf(api, spec, tree, what, path):
     if isinstance(spec, dict):
         if not isinstance(tree, dict) or set(spec) != set(tree):
             raise ValueError(f"{api}: {what}{path} is a dict with keys {sorted(map(str, spec))} "
-                             f"but the value there is {_describe(tree)}; give one entry per "
+                             f"but the value there is {describe(tree)}; give one entry per "
                              f"key (or one int/None for the whole value)")
         out = []
         for k in tree:    # the tree's key order: the order flatten visits
@@ -104,7 +104,7 @@ def _axes_per_leaf(api, spec, tree, what, path):
     if isinstance(spec, (tuple, list)):
         if not isinstance(tree, (tuple, list)) or len(tree) != len(spec):
             raise ValueError(f"{api}: {what}{path} is a {type(spec).__name__} of {len(spec)} "
-                             f"entries but the value there is {_describe(tree)}; give one "
+                             f"entries but the value there is {describe(tree)}; give one "
                              f"entry per item (or one int/None for the whole value)")
         out = []
         for i, (s, t) in enumerate(zip(spec, tree)):
@@ -112,15 +112,6 @@ def _axes_per_leaf(api, spec, tree, what, path):
         return out
     raise TypeError(f"{api}: {what}{path} must be an int, None, or a tuple/list/dict of them, "
                     f"got {spec!r}")
-
-
-def _describe(tree):
-    if isinstance(tree, (tuple, list)):
-        return f"a {type(tree).__name__} of {len(tree)} item(s)"
-    if isinstance(tree, dict):
-        return f"a dict with keys {sorted(map(str, tree))}"
-    return f"an array of shape {shape_of(tree)}" if hasattr(tree, "shape") else \
-        f"a {type(tree).__name__}"
 
 
 def _leaf_names(tree, prefix):

@@ -65,11 +65,6 @@ def linear_rule(prim, args, batched, params):
     return prim(*args, **prim.linear_batched((size,), **params))
 
 
-# The fallback: ``prim`` on each example, stacked along a new axis 0 (one loop, in the
-# layer the declared rules can import too).
-loop_rule = loop
-
-
 def _linear_applies(prim, batched):
     return prim.linear_batched is not None and batched[0] and not any(batched[1:])
 
@@ -81,12 +76,12 @@ def run_rule(prim, args, batched, params):
         out = rule(args, batched, **params)
         if out is not NotImplemented:     # a declared rule may decline: then the loop
             return out
-        return loop_rule(prim, args, batched, params)
+        return loop(prim, args, batched, params)
     if prim.elementwise or prim.derivs is not None:
         return broadcast_rule(prim, args, batched, params)
     if _linear_applies(prim, batched):
         return linear_rule(prim, args, batched, params)
-    return loop_rule(prim, args, batched, params)
+    return loop(prim, args, batched, params)
 
 
 def batching_rule(prim):

@@ -13,17 +13,8 @@ import functools
 
 from ...tracer import Box, shape_of
 from ...tree import flatten
-from ...vmap_tracer import BatchTracer
+from ...vmap_tracer import batch_tracer_in
 from .._closure import closure_convert
-
-
-def _batched(value):
-    """A value batched by vmap at some level of its boxes, or None."""
-    while isinstance(value, Box):
-        if isinstance(value, BatchTracer):
-            return value
-        value = value._inner
-    return None
 
 
 def _find_batched(tree):
@@ -31,7 +22,7 @@ def _find_batched(tree):
         if callable(leaf) and not isinstance(leaf, Box):
             found = _find_batched(closure_convert(leaf)[1])
         else:
-            found = _batched(leaf)
+            found = batch_tracer_in(leaf)
         if found is not None:
             return found
     return None
