@@ -29,6 +29,7 @@ from .vmap import vmap  # noqa: F401
 from .implicit import custom_linear_solve, custom_root  # noqa: F401
 from .stop import stop_gradient  # noqa: F401
 from . import lax  # noqa: F401  (JAX-style spellings: dualad.lax.stop_gradient)
+from .jit import jit, JitRetraceWarning  # noqa: F401
 from .heap import keep_heap  # noqa: F401  (opt-in allocator setting)
 
 __version__ = "0.1.0"

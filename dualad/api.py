@@ -21,7 +21,7 @@ from .scaled import dense
 from .sweep import backward_sweep
 from .tape import Var, VJPTrace
 from .objects import holds_boxes, to_traced, traced_outputs
-from .tracer import Box, primal_value, shape_of
+from .tracer import Box, primal_value, shape_of, unguarded_value
 from .primitive import DERIVED_RULES
 from .tree import flatten, flatten_like, tree_map
 from .versions import Stamps
@@ -72,7 +72,7 @@ def _as_direction(api, what, i, v, like):
         raise TypeError(f"{api}: {what} {i} is None; pass an array of its primal's shape "
                         f"{shape_of(like)} (np.zeros_like(x) for no perturbation)")
     arr = np.asarray(v)
-    dtype = np.result_type(primal_value(like))
+    dtype = np.result_type(unguarded_value(like))
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise TypeError(f"{api}: {what} {i} has dtype {arr.dtype} and shape {arr.shape}; it "
                         f"must be numeric")
@@ -84,7 +84,7 @@ def _as_direction(api, what, i, v, like):
 
 
 def _zeros(shape, like):
-    dtype = primal_value(like).dtype if hasattr(primal_value(like), "dtype") else float
+    dtype = unguarded_value(like).dtype if hasattr(unguarded_value(like), "dtype") else float
     return np.zeros(shape, dtype=dtype if np.issubdtype(dtype, np.inexact) else float)
 
 
@@ -179,7 +179,7 @@ def derivative(f, order=1):
     def d1(g):
         def dg(x):
             x = check_input("derivative", 0, x)
-            return jvp(g, (x,), (np.ones(shape_of(x), dtype=primal_value(x).dtype),))[1]
+            return jvp(g, (x,), (np.ones(shape_of(x), dtype=unguarded_value(x).dtype),))[1]
         return dg
 
     g = f
@@ -264,10 +264,10 @@ def transposed_rule(rule, kind, argnum):
     (see :meth:`dualad.primitive.Primitive._hand_rule`)."""
     def transposed(w, ans, *args, **params):
         if kind == "vjp":      # w: a tangent of an argument; the rule maps output -> argument
-            zero = np.zeros(shape_of(ans), np.result_type(primal_value(ans), np.float64))
+            zero = np.zeros(shape_of(ans), np.result_type(unguarded_value(ans), np.float64))
         else:                  # w: a cotangent of the output; the rule maps argument -> output
             arg = args[argnum]
-            zero = np.zeros(shape_of(arg), np.result_type(primal_value(arg), np.float64))
+            zero = np.zeros(shape_of(arg), np.result_type(unguarded_value(arg), np.float64))
         _, pullback = vjp(lambda s: rule(s, ans, *args, **params), zero)
         return pullback(w)[0]
     return transposed
@@ -318,7 +318,7 @@ def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):
 def _check_holomorphic_inputs(f, per_arg):
     for i, (vars_, _) in per_arg.items():
         for v in vars_:
-            dtype = np.result_type(primal_value(v.value))
+            dtype = np.result_type(unguarded_value(v.value))
             if dtype.kind != "c":
                 raise TypeError(
                     f"grad(holomorphic=True): argument {i} of {_fname(f)} has dtype {dtype} "
@@ -363,16 +363,16 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
                         f"(1,), ...), got {shape}. For non-scalar outputs use dualad.vjp, or "
                         f"jacobians.jacobian for the whole Jacobian")
     value = out.value if isinstance(out, Var) and out._trace is trace else out
-    out_dtype = np.result_type(primal_value(value))
+    out_dtype = np.result_type(unguarded_value(value))
     if out_dtype.kind not in "fc":
         raise TypeError(f"grad: {_fname(f)} returned dtype "
-                        f"{np.result_type(primal_value(value))}, which is not differentiable")
+                        f"{np.result_type(unguarded_value(value))}, which is not differentiable")
     if out_dtype.kind == "c" or holomorphic:
         _check_output_dtype(f, out_dtype, holomorphic)
     results = {}
     if isinstance(out, Var) and out._trace is trace:
         # a one-element output of shape (1,) or (1, 1) is seeded with ones of its shape
-        seed = np.ones(shape_of(out), dtype=np.result_type(primal_value(value)))[()]
+        seed = np.ones(shape_of(out), dtype=np.result_type(unguarded_value(value)))[()]
         wanted = {v for vars_, _ in per_arg.values() for v in vars_}
         results = backward_sweep([(out, seed)], trace=trace, wanted=wanted, tape=tape)
     grads = tuple(per_arg[i][1](_cotangents(results, per_arg[i][0], ())) for i in nums)

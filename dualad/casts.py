@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tracer import note_decision, primal_value
+from .tracer import concrete, note_decision, primal_value
 from .vmap_tracer import batch_tracer_in, map_value, note_value
 
 
@@ -32,7 +32,7 @@ def integers(x, dtype, how):
 def to_int(x):
     """``int(x)``: the integer of the primal, zero derivative (logged), as NumPy converts a
     one-element array; used for indexing and counts."""
-    out = int(primal_value(x))
+    out = concrete(x, "int")
     note_decision(x, "int", out)
     return out
 

@@ -134,6 +134,15 @@ def primal_value(x):
     return x
 
 
+def unguarded_value(x):
+    """The plain value under every box of ``x``, for reading its dtype, shape or type
+    ONLY: unlike :func:`primal_value` it records no guard on a dualad.jit trace, so a
+    result computed from the value itself would be baked into the recorded program."""
+    while isinstance(x, Box):
+        x = x.val if x.__class__ in CONCRETE else x._inner
+    return x
+
+
 def note_decision(x, name, value):
     """Log ``value``, computed by ``name`` from the values of ``x`` (a box, or a list or
     tuple holding some), on every trace under ``x`` that keeps a decision log."""
@@ -145,12 +154,30 @@ def note_decision(x, name, value):
         log = x._trace.decisions
         if log is not None:
             log.note(name, value)
+        if x.__class__ in CONCRETE:   # a jit trace's box: the lowest, and reading it guards
+            return
         x = x._inner
+
+
+# Box classes whose ``concrete(kind)`` gives ``bool()``/``int()`` of their value and records
+# that the caller relied on it (dualad.jit's JitBox: a guard of the recorded program).
+CONCRETE = set()
+
+
+def concrete(x, kind):
+    """``bool()`` (``kind="bool"``) or ``int()`` (``"int"``) of the primal under every box
+    of ``x``; a box in :data:`CONCRETE` on the way answers itself (a jit trace guards the
+    fact rather than the whole value)."""
+    while isinstance(x, Box):
+        if x.__class__ in CONCRETE:
+            return x.concrete(kind)
+        x = x._inner
+    return bool(x) if kind == "bool" else int(x)
 
 
 def truth(box):
     """``bool()`` of a traced value: the truth of its primal (a logged decision)."""
-    value = bool(primal_value(box))
+    value = concrete(box, "bool")
     note_decision(box, "bool", value)
     return value
 

@@ -42,7 +42,7 @@ import operator
 import numpy as np
 
 from ...partials import arg, compile_partial
-from ...tracer import Box, ndim_of, shape_of
+from ...tracer import Box, ndim_of, shape_of, unguarded_value
 from ...primitive import DERIVED_RULES, Primitive, implements, register, sample
 from ...scaled import lazy_product
 from .._util import batch_ndim
@@ -151,8 +151,7 @@ def _sp(fname):
 
 def is_complex(x) -> bool:
     """Whether ``x`` (plain or traced) holds complex numbers; cheap on the real path."""
-    while isinstance(x, Box):
-        x = x._inner
+    x = unguarded_value(x)   # the dtype only
     t = type(x)
     if t is float or t is np.float64 or t is int:
         return False

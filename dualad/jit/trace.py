@@ -1,0 +1,196 @@
+"""The staging interpreter: :class:`JitTrace` records every primitive it sees into a
+:class:`~dualad.jit.program.Program`, computing values as it goes.
+
+The trace runs the function on concrete values (its :class:`JitBox` boxes hold them), so
+Python control flow works as it does without jit. What the function *learns* from a
+value is recorded as a guard (:class:`~dualad.jit.program.Guard`):
+
+- ``bool(x)`` (``if x > 0``, ``while err > tol``): the truth it had;
+- ``int(x)``, ``operator.index(x)``, ``round(x)``: the integer it had;
+- any other read of the value itself (``float(x)``, ``x.item()``, code that takes the
+  primal with ``dualad.tracer.primal_value``: a NumPy function with no rule for traced
+  values, a SciPy solver): the whole value, compared when the program replays.
+
+So a replay either runs the same program the function would have run, or a guard fails
+and the caller traces again: never a stale program. A read that does not decide
+anything (a planner choosing a mode from a census) takes :func:`peek` instead.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+from ..tracer import Box, Trace, shape_of
+from .program import Const, Eqn, Guard
+
+
+class ClosesOverTraced(Exception):
+    """Raised inside a jit trace when the function uses a traced value of an enclosing
+    transformation that it did not receive as an argument (``grad(lambda y: jit(lambda x:
+    x * y)(x0))``): the program cannot hold it, so the call runs without jit."""
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_line():
+    """``file:line`` of the innermost frame outside dualad (the user's code that asked)."""
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith(_PACKAGE):
+        f = f.f_back
+    if f is None:
+        return ""
+    return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno} in {f.f_code.co_name}"
+
+
+def _aval(value):
+    kind = value.__class__
+    if kind is np.ndarray or isinstance(value, np.generic):
+        return kind, value.shape, value.dtype
+    if kind is float or kind is int or kind is bool or kind is complex:
+        return kind, (), np.result_type(value)
+    return kind, shape_of(value), getattr(value, "dtype", None)
+
+
+class JitTrace(Trace):
+    """Records primitives applied to its :class:`JitBox` values (see the module doc).
+
+    ``body`` collects Eqns and Guards in order; ``avals`` the type, shape and dtype of
+    every variable's traced value."""
+
+    __slots__ = ("body", "avals", "nvars")
+
+    def __init__(self):
+        super().__init__()
+        self.body = []
+        self.avals = {}
+        self.nvars = 0
+
+    def new_var(self, value):
+        v = self.nvars
+        self.nvars = v + 1
+        self.avals[v] = _aval(value)
+        return v
+
+    def input(self, value):
+        """A box for one traced input (a leaf of the arguments)."""
+        return JitBox(self, value, self.new_var(value))
+
+    def process(self, prim, args, params):
+        if not self.alive:
+            raise self.escaped(prim, args)
+        vals = []
+        ins = []
+        for a in args:
+            if a.__class__ is JitBox and a._trace is self:
+                vals.append(a.val)
+                ins.append(a.var)
+            else:
+                if isinstance(a, Box):
+                    raise ClosesOverTraced(prim.name)
+                vals.append(a)
+                ins.append(Const(a))
+        ans = prim.impl(*vals, **params)
+        out = self.new_var(ans)
+        self.body.append(Eqn(prim, tuple(ins), params, out))
+        return JitBox(self, ans, out)
+
+    def guard(self, box, kind, expected):
+        """Record that the program relies on ``box``'s value (see :class:`Guard`)."""
+        if not self.alive:
+            raise self.escaped_guard(box)
+        if kind == "equal":
+            if os.environ.get("DUALAD_JIT_DEBUG"):
+                import traceback
+                traceback.print_stack(limit=8)
+            v = box.val
+            expected = v.copy() if isinstance(v, np.ndarray) else v
+        self.body.append(Guard(kind, box.var, expected, user_line()))
+
+    def escaped_guard(self, box):
+        from ..tracer import EscapedTracerError
+        return EscapedTracerError(
+            f"a value traced by dualad.jit (shape {shape_of(box.val)}) was used after the "
+            f"jitted function returned (stored in a list or a global during the trace?). "
+            f"Return it from the function instead")
+
+
+class JitBox(Box):
+    """A value of a :class:`JitTrace`: the concrete ``val`` and its program variable."""
+
+    __slots__ = ("val", "var", "__weakref__")   # weak: dualad.inplace tracks views
+
+    def __init__(self, trace, val, var):
+        self._trace = trace
+        self.val = val
+        self.var = var
+
+    @property
+    def _inner(self):
+        # Reading the value itself: whatever is computed from it is a constant of the
+        # program, so the program holds only while the value is the same.
+        self._trace.guard(self, "equal", None)
+        return self.val
+
+    @property
+    def shape(self):
+        return shape_of(self.val)
+
+    @property
+    def dtype(self):
+        v = self.val
+        d = getattr(v, "dtype", None)
+        return d if d is not None else np.result_type(v)
+
+    def concrete(self, kind):
+        """The value for ``bool()`` / ``int()`` (``kind``), the fact recorded as a guard."""
+        v = self.val
+        out = bool(v) if kind == "bool" else int(v)
+        self._trace.guard(self, kind, out)
+        return out
+
+    def __bool__(self):
+        return self.concrete("bool")
+
+    def __int__(self):
+        return self.concrete("int")
+
+    def __index__(self):
+        if self.dtype.kind not in "iub":
+            from ..casts import to_index
+            return to_index(self)   # NumPy's rule: raises for a floating value
+        return self.concrete("int")
+
+    def __float__(self):
+        self._trace.guard(self, "equal", None)
+        return float(self.val)
+
+    def __complex__(self):
+        self._trace.guard(self, "equal", None)
+        return complex(self.val)
+
+    def item(self, *args):
+        self._trace.guard(self, "equal", None)
+        return np.asarray(self.val).item(*args)
+
+    def tolist(self):
+        self._trace.guard(self, "equal", None)
+        return np.asarray(self.val).tolist()
+
+    def __repr__(self):
+        return f"JitBox(v{self.var}, shape={self.shape}, dtype={self.dtype})"
+
+
+def peek(x):
+    """The plain value under every box of ``x`` WITHOUT a guard: for reads that decide
+    nothing about the result (a census, a cost model, an example value to trace with).
+    None when a box's value has another shape than the box (a vmap tracer's holds the
+    whole batch)."""
+    while isinstance(x, Box):
+        inner = x.val if x.__class__ is JitBox else x._inner
+        if shape_of(inner) != x.shape:
+            return None
+        x = inner
+    return x
