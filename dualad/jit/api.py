@@ -92,28 +92,67 @@ def _leaf_key(x, where):
     return ("static", kind, x), False
 
 
-def _env(fun):
-    """The objects ``fun``'s code reads from its closure and its globals: the program
-    assumed them, so a rebinding (``lr = 0.01`` after the trace) must trace again."""
-    code = getattr(fun, "__code__", None)
-    if code is None:
-        return ()
-    cells = fun.__closure__ or ()
-    g = fun.__globals__
-    names = [n for n in code.co_names if n in g]
-    return tuple(c.cell_contents for c in cells if _filled(c)) + tuple(g[n] for n in names)
+class _Env:
+    """The objects ``f``'s code reads from its closure cells and globals (the names its
+    code uses) when it is called. A program assumed them, so a rebinding (``lr = 0.01``
+    after the trace, a redefined helper) must trace again: compared by identity, and
+    the objects are held, so an id is never reused while compared."""
+
+    __slots__ = ("objs",)
+
+    def __init__(self, fun, names):
+        cells = getattr(fun, "__closure__", None) or ()
+        objs = [c.cell_contents if _filled(c) else _EMPTY for c in cells]
+        if names:
+            g = fun.__globals__
+            objs.extend(g.get(n, _EMPTY) for n in names)
+        self.objs = objs
+
+    def __eq__(self, other):
+        a, b = self.objs, other.objs
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x is not y:
+                return False
+        return True
+
+    __hash__ = None
+
+
+_EMPTY = object()
 
 
 def _filled(cell):
     try:
         cell.cell_contents
         return True
-    except ValueError:
+    except ValueError:   # a cell not yet assigned (a function defined before its closure)
         return False
 
 
-def _same_env(a, b):
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+def _fast_key(args):
+    """The signature of positional arrays and floats (None for anything else)."""
+    key = []
+    for x in args:
+        kind = x.__class__
+        if kind is np.ndarray:
+            if x.dtype.hasobject:
+                return None
+            key.append((x.shape, x.dtype))
+        elif kind is float or kind is np.float64:
+            key.append(kind)
+        else:
+            return None
+    return tuple(key)
+
+
+def _first(out):
+    return out[0]
+
+
+def _positional(leaves):
+    return list(leaves), {}
 
 
 class Jitted:
@@ -133,11 +172,19 @@ class Jitted:
         self.name = getattr(fun, "__name__", type(fun).__name__)
         self._cache = {}
         self._lock = threading.Lock()
+        code = getattr(fun, "__code__", None)
+        self._env_names = () if code is None else tuple(
+            n for n in code.co_names if n in getattr(fun, "__globals__", {}))
         functools.update_wrapper(self, fun, updated=())
 
     # -- signature ---------------------------------------------------------------------
     def _split(self, args, kwargs):
-        """``(key, dynamic leaves, rebuild(leaves) -> (args, kwargs), any boxed)``."""
+        """``(key, dynamic leaves, traced flags, rebuild(leaves) -> (args, kwargs), any
+        boxed)``."""
+        if not kwargs and not self.static_argnums:
+            key = _fast_key(args)
+            if key is not None:
+                return key, list(args), [True] * len(args), _positional, False
         statics = []
         dyn_args = []
         for i, a in enumerate(args):
@@ -175,10 +222,20 @@ class Jitted:
 
     # -- calling -----------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        key = None if kwargs or self.static_argnums else _fast_key(args)
+        if key is not None:   # positional arrays and floats only: the common case, fast
+            entry = self._cache.get(key)
+            if entry is not None and not entry.eager:
+                env = self._env()
+                for compiled, cenv in entry.programs:
+                    if cenv == env:
+                        out = compiled.fn(*args)
+                        if out is not RETRACE:
+                            return compiled.rebuild(out)
         key, leaves, traced, rebuild, boxed = self._split(args, kwargs)
         if boxed:
             return self._call_traced(key, leaves, traced, rebuild)
-        env = _env(self.fun)
+        env = self._env()
         entry = self._cache.get(key)
         if entry is not None:
             if entry.eager:
@@ -186,12 +243,17 @@ class Jitted:
                 return self.fun(*a, **k)
             inputs = [x for x, t in zip(leaves, traced) if t]
             for compiled, cenv in list(entry.programs):
-                if not _same_env(cenv, env):
+                if cenv != env:
                     continue
                 out = compiled.fn(*inputs)
                 if out is not RETRACE:
                     return compiled.rebuild(out)
         return self._trace_call(key, leaves, traced, rebuild, env)
+
+    def _env(self):
+        """What ``f`` read from its closure and globals, compared by identity (see
+        :class:`_Env`)."""
+        return _Env(self.fun, self._env_names)
 
     def _trace_call(self, key, leaves, traced, rebuild, env):
         """Trace ``f`` at these arguments, keep the program, return its results."""
@@ -224,6 +286,8 @@ class Jitted:
         finally:
             trace.stop()
         out_leaves, out_rebuild = tree.flatten(out)
+        if not isinstance(out, (tuple, list, dict)):   # one leaf: no rebuilding
+            out_rebuild = _first
         outvars = []
         values = []
         for j, y in enumerate(out_leaves):
@@ -281,12 +345,12 @@ class Jitted:
         key, leaves, traced, rebuild, boxed = self._split(args, kwargs)
         if boxed:
             raise TypeError(f"{self.name}.source/program: give plain arrays, not traced values")
-        env = _env(self.fun)
+        env = self._env()
         entry = self._cache.get(key)
         if entry is not None:
             inputs = [x for x, t in zip(leaves, traced) if t]
             for compiled, cenv in entry.programs:
-                if _same_env(cenv, env) and compiled.fn(*inputs) is not RETRACE:
+                if cenv == env and compiled.fn(*inputs) is not RETRACE:
                     return compiled
         self._trace_call(key, leaves, traced, rebuild, env)
         entry = self._cache[key]

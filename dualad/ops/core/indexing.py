@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, shape_of
+from ...tracer import CONCRETE, Box, ndim_of, primal_value, shape_of
 from ...vmap_tracer import batch_tracer_in
 from ...primitive import Primitive, register, sample
 from .._util import batch_ndim, plain_argument
@@ -37,6 +37,10 @@ def normalize_index(idx, shape):
         idx = (idx,)
     out = []
     for e in idx:
+        if isinstance(e, Box) and e.__class__ in CONCRETE:
+            # an index traced by dualad.jit (an integer argument): the program holds for
+            # this index only, so the value is guarded (an int, or the whole array)
+            e = e.concrete("int") if not shape_of(e) else primal_value(e)
         if isinstance(e, Box):
             plain_argument("getitem", "index", e)     # a vmap-batched index: its own error
             raise TypeError(f"getitem: an index may not be a traced value (array of shape "
