@@ -34,6 +34,11 @@ _SCALARS = (float, complex, np.float64, np.float32, np.complex128, np.complex64,
             np.float16, np.longdouble, np.clongdouble)
 
 
+# Signatures (shapes, dtypes, static values) one jitted function keeps programs for; past
+# this the oldest is dropped (a function called with ever new shapes does not grow memory).
+MAX_SIGNATURES = 64
+
+
 class JitRetraceWarning(UserWarning):
     """A jitted function kept failing its guards: it now runs without jit for that
     signature (see the message for the guard and the line that asked)."""
@@ -258,7 +263,11 @@ class Jitted:
     def _trace_call(self, key, leaves, traced, rebuild, env):
         """Trace ``f`` at these arguments, keep the program, return its results."""
         with self._lock:
-            entry = self._cache.setdefault(key, _Entry())
+            entry = self._cache.get(key)
+            if entry is None:
+                if len(self._cache) >= MAX_SIGNATURES:   # bounded: the oldest goes
+                    del self._cache[next(iter(self._cache))]
+                entry = self._cache[key] = _Entry()
             entry.traces += 1
             thrashing = entry.traces > self.max_traces
         if thrashing:
