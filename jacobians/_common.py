@@ -15,7 +15,8 @@ import weakref
 
 import numpy as np
 
-from dualad.extend import Box, check_input, flatten, onehot_rows, shape_of, traced_outputs
+from dualad.extend import (Box, check_input, flatten, onehot_rows, shape_of, traced_outputs,
+                           unguarded_value)
 from dualad.numpy import concatenate, ravel, reshape
 
 #: Default budget for the tangents / cotangents of one batched sweep (bytes).
@@ -130,7 +131,8 @@ class Problem:
         self.in_sizes = [math.prod(s) for s in self.in_shapes]
         self.in_offsets = np.cumsum([0] + self.in_sizes).tolist()
         self.n = self.in_offsets[-1]
-        self.dtype = np.result_type(*[np.result_type(x) for x in self.leaves])
+        # the dtype only: no dualad.jit guard on the values (unguarded_value)
+        self.dtype = np.result_type(*[np.result_type(unguarded_value(x)) for x in self.leaves])
         self.out_shapes = self.out_rebuild = None
 
     # --- the function of the differentiated arguments only -------------------------

@@ -51,7 +51,7 @@ import scipy.sparse as sp
 import dualad
 import dualad.numpy as dnp
 import dualad.scipy.sparse as dsp
-from dualad.extend import Box, flatten, primal_value, shape_of, tree_map
+from dualad.extend import Box, flatten, shape_of, tree_map, unguarded_value
 
 from . import cost
 from ._common import (DEFAULT_MAX_MEMORY, TRACED_PATHS, Problem, chunks, float_dtype,
@@ -62,6 +62,8 @@ from .hessian_sweeps import (_directional, _grad_of, check_hessian_mode, check_s
                              structured_square)
 from .sparse import choose, colorings_for
 from .sparsity import as_pattern, detect_hessian, detect_jacobian
+from .decisions import DecisionLog
+from .validity import watched
 
 
 # --- planning at the primal values ------------------------------------------------------
@@ -71,13 +73,28 @@ def _for_planning(problem):
     the whole batch (its shape is not the traced value's) and a pattern detected at one
     example need not hold at another: then the call is planned on the traced values
     themselves, where a pattern rule that would read a batched value falls back to the
-    conservative dense one, so the pattern holds for every example."""
+    conservative dense one, so the pattern holds for every example.
+
+    The primal values are read with ``unguarded_value``: under :func:`dualad.jit` no
+    guard on them, so a program replays at every point. The census decides only the
+    mode and the chunk size (speed, never the result); a pattern holds for the decisions
+    ``f`` takes, which the sweeps guard (:func:`_guarding_decisions`)."""
     leaves = [x for a in problem.args for x in flatten(a)[0]]
-    batched = any(np.shape(primal_value(x)) != shape_of(x) for x in leaves
+    batched = any(np.shape(unguarded_value(x)) != shape_of(x) for x in leaves
                   if isinstance(x, Box))
-    args = problem.args if batched else [tree_map(primal_value, a) for a in problem.args]
+    args = problem.args if batched else [tree_map(unguarded_value, a) for a in problem.args]
     return Problem(problem.api, problem.f, args, problem.nums[0] if problem.single else
                    problem.nums, traced_ok=True)
+
+
+def _guarding_decisions(problem):
+    """``problem`` whose first sweep logs ``f``'s decisions (comparisons, index functions,
+    ``bool()``: :mod:`jacobians.validity`) on the sweep's trace. Logging copies each
+    decision's value with ``primal_value``, which under :func:`dualad.jit` records an
+    equality guard on it: the program, and the pattern detected for this call, replay
+    only at points where ``f`` decides the same (elsewhere the call traces again and
+    detects the pattern there). Without jit the copies cost one small array each."""
+    return watched(problem, DecisionLog(), 0)
 
 
 def _census(problem):
@@ -296,6 +313,7 @@ def sparse_jacobian(f, *args, mode="auto", argnums=0, sparsity=None, chunk_size=
     c = _census(problem)
     if sparsity is None:
         pattern = detect_jacobian(_for_planning(problem)).pattern
+        problem = _guarding_decisions(problem)
     else:
         pattern = as_pattern("sparse_jacobian", sparsity, (problem.m, problem.n))
     chunk = _chunk(problem, chunk_size, c.chunk_size(max_memory, _itemsize(problem)))
@@ -321,6 +339,7 @@ def sparse_hessian(f, *args, argnums=0, sparsity=None, chunk_size=None,
     check_scalar(problem)
     if sparsity is None:
         pattern = detect_hessian(_for_planning(problem)).pattern
+        problem = _guarding_decisions(problem)
     else:
         pattern = as_pattern("sparse_hessian", sparsity, (problem.n, problem.n))
         pattern = ((pattern + pattern.T) > 0).tocsr()
