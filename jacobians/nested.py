@@ -230,6 +230,8 @@ def hessian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAUL
     """:func:`jacobians.hessian` on traced values: rows of H/2 (seeds scaled by ½, exact),
     then ``H = R + Rᵀ``, exactly symmetric, as on the plain path."""
     mode = check_hessian_mode(mode)
+    if mode == "auto":      # the plain path's dense choice (its compressed one needs a pattern)
+        mode = "forward-over-reverse"
     problem = Problem("hessian", f, args, argnums, traced_ok=True)
     c = _census(problem)
     check_scalar(problem)
