@@ -42,7 +42,7 @@ def refuse_traced(api, f, value, what):
             raise TracedOutput(
                 f"jacobians.{api}: {what} of {fname(f)} is a traced value (shape "
                 f"{shape_of(leaf)}): jacobians.{api} was called inside a transformation "
-                f"(dualad.grad/jvp/vjp/vmap) and takes plain values only: call it outside "
+                f"(dualad.grad/jvp/vjp/vmap/jit) and takes plain values only: call it outside "
                 f"the transformation, or use what follows transformations (returns traced "
                 f"results): jacobians.jacobian, jacfwd, jacrev, hessian, hvp, "
                 f"sparse_jacobian, sparse_hessian, or dualad.grad, jvp (J·v), vjp (vᵀ·J)")
@@ -224,11 +224,19 @@ class Problem:
         per_out = []
         for oo, osh in zip(self.out_offsets, self.out_shapes):
             osz = math.prod(osh)
-            blocks = [jac[oo:oo + osz, io:io + isz].reshape(tuple(osh) + tuple(ish))
+            blocks = [_block(jac, oo, osz, io, isz, tuple(osh) + tuple(ish), self.m, self.n)
                       for io, isz, ish in zip(self.in_offsets, self.in_sizes, self.in_shapes)]
             args = self.rebuild_inputs(blocks)
             per_out.append(args[0] if self.single else args)
         return self.out_rebuild(per_out)
+
+
+def _block(jac, oo, osz, io, isz, shape, m, n):
+    """``jac[oo:oo + osz, io:io + isz]`` in ``shape``; the whole matrix as it is when it is
+    the only block (no slice or reshape recorded by an outer trace such as dualad.jit)."""
+    whole = oo == 0 and io == 0 and osz == m and isz == n
+    block = jac if whole else jac[oo:oo + osz, io:io + isz]
+    return block if shape_of(block) == shape else block.reshape(shape)
 
 
 def identity_rows(start, count, total, dtype):

@@ -62,8 +62,6 @@ from .hessian_sweeps import (_directional, _grad_of, check_hessian_mode, check_s
                              structured_square)
 from .sparse import choose, colorings_for
 from .sparsity import as_pattern, detect_hessian, detect_jacobian
-from .decisions import DecisionLog
-from .validity import watched
 
 
 # --- planning at the primal values ------------------------------------------------------
@@ -78,23 +76,17 @@ def _for_planning(problem):
     The primal values are read with ``unguarded_value``: under :func:`dualad.jit` no
     guard on them, so a program replays at every point. The census decides only the
     mode and the chunk size (speed, never the result); a pattern holds for the decisions
-    ``f`` takes, which the sweeps guard (:func:`_guarding_decisions`)."""
+    ``f`` takes, and under jit each of those is guarded where the sweeps meet it on the
+    traced values: a branch (``bool``), an index (``int``), an index function or cast
+    (the value itself); the pattern rules read no other value (:mod:`jacobians.validity`).
+    So a replay takes the same decisions as the trace that detected its pattern; a point
+    that decides otherwise fails a guard and traces again, detecting its own pattern."""
     leaves = [x for a in problem.args for x in flatten(a)[0]]
     batched = any(np.shape(unguarded_value(x)) != shape_of(x) for x in leaves
                   if isinstance(x, Box))
     args = problem.args if batched else [tree_map(unguarded_value, a) for a in problem.args]
     return Problem(problem.api, problem.f, args, problem.nums[0] if problem.single else
                    problem.nums, traced_ok=True)
-
-
-def _guarding_decisions(problem):
-    """``problem`` whose first sweep logs ``f``'s decisions (comparisons, index functions,
-    ``bool()``: :mod:`jacobians.validity`) on the sweep's trace. Logging copies each
-    decision's value with ``primal_value``, which under :func:`dualad.jit` records an
-    equality guard on it: the program, and the pattern detected for this call, replay
-    only at points where ``f`` decides the same (elsewhere the call traces again and
-    detects the pattern there). Without jit the copies cost one small array each."""
-    return watched(problem, DecisionLog(), 0)
 
 
 def _census(problem):
@@ -315,7 +307,6 @@ def sparse_jacobian(f, *args, mode="auto", argnums=0, sparsity=None, chunk_size=
     c = _census(problem)
     if sparsity is None:
         pattern = detect_jacobian(_for_planning(problem)).pattern
-        problem = _guarding_decisions(problem)
     else:
         pattern = as_pattern("sparse_jacobian", sparsity, (problem.m, problem.n))
     chunk = _chunk(problem, chunk_size, c.chunk_size(max_memory, _itemsize(problem)))
@@ -341,7 +332,6 @@ def sparse_hessian(f, *args, argnums=0, sparsity=None, chunk_size=None,
     check_scalar(problem)
     if sparsity is None:
         pattern = detect_hessian(_for_planning(problem)).pattern
-        problem = _guarding_decisions(problem)
     else:
         pattern = as_pattern("sparse_hessian", sparsity, (problem.n, problem.n))
         pattern = ((pattern + pattern.T) > 0).tocsr()
