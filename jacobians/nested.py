@@ -35,6 +35,11 @@ it meets a traced output or a traced sweep result (``f`` closes over a traced va
 ``lambda x: x * w`` inside ``grad`` of ``w``) it raises :class:`TracedOutput`, caught by
 the decorator, and the call is made again here.
 
+Under :func:`dualad.jit` (the planner's boxes are then jit boxes, or sit on them) the
+planning reads above take the primal values unguarded, so one recorded program serves
+every point; the guards that keep a detected pattern valid are ``f``'s own (see
+:func:`_for_planning` and docs/jacobians_nested.md).
+
 Sparse results: a traced ``scipy.sparse`` matrix (``dualad.scipy.sparse.csr_matrix`` of
 traced stored values, a ``TracedSparse``) with exactly the detected pattern, ``.data``
 in that pattern's CSR order; it supports ``@``, ``.T``, ``.toarray()``, ``.data`` and
