@@ -303,3 +303,33 @@ def test_jit_planner_wrong_shapes_name_the_function():
         for x in POINTS * 3:
             jitted2(x)
     _one_trace(jitted2)
+
+
+def test_jit_planner_with_containers():
+    """Container inputs and outputs: the blocks of the flat SymPy tensors, one trace."""
+    def scal_d(p):
+        return scal(np.concatenate([p["a"], p["b"]]))
+
+    def vec_t(a, b):
+        y = vec(np.concatenate([a, b]))
+        return y[:1], y[1:].reshape(3, 1)
+
+    hess = dualad.jit(lambda p: J.hessian(scal_d, p))
+    jac = dualad.jit(lambda a, b: J.jacobian(vec_t, a, b, argnums=(0, 1)))
+    for x in POINTS:
+        h, want = hess({"a": x[:2], "b": x[2:]}), exact_hessian(x)
+        np.testing.assert_allclose(h["a"]["b"], want[:2, 2:], rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(h["b"]["b"], want[2:, 2:], rtol=1e-12, atol=1e-13)
+        (j0a, j0b), (j1a, j1b) = jac(x[:2], x[2:])
+        want = exact_jacobian("vec", x)
+        np.testing.assert_allclose(j0b, want[:1, 2:], rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(j1a, want[1:, :2].reshape(3, 1, 2), rtol=1e-12, atol=1e-13)
+    _one_trace(hess)
+    _one_trace(jac)
+
+
+def test_vmap_of_a_jitted_planner_function():
+    jitted = dualad.jit(lambda x: J.jacfwd(vec, x))
+    got = dualad.vmap(jitted)(np.stack(POINTS))
+    np.testing.assert_allclose(got, np.stack([exact_jacobian("vec", x) for x in POINTS]),
+                               rtol=1e-12, atol=1e-13)
