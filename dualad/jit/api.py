@@ -223,7 +223,8 @@ class Jitted:
             out = self.fun(*a, **k)
         finally:
             trace.stop()
-        out_leaves, out_rebuild = _open_leaves(*tree.flatten(out))
+        out_leaves, out_rebuild = tree.flatten(out)
+        out_leaves, out_rebuild = _open_leaves(out_leaves, out_rebuild)   # sparse results
         outvars = []
         values = []
         for j, y in enumerate(out_leaves):
