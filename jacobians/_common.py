@@ -131,7 +131,6 @@ class Problem:
         self.in_sizes = [math.prod(s) for s in self.in_shapes]
         self.in_offsets = np.cumsum([0] + self.in_sizes).tolist()
         self.n = self.in_offsets[-1]
-        # the dtype only: no dualad.jit guard on the values (unguarded_value)
         self.dtype = np.result_type(*[np.result_type(unguarded_value(x)) for x in self.leaves])
         self.out_shapes = self.out_rebuild = None
 
