@@ -101,6 +101,8 @@ trace; with no box it runs ``impl``. An interpreter is a pair:
 Values, shapes, trees
 ---------------------
 ``primal_value(x)`` strips every box (the plain value under all traces);
+``unguarded_value(x)`` the same without a ``dualad.jit`` guard, for reads that decide
+no result (a dtype, a shape, a planner's census and cost model);
 ``shape_of(x)``, ``ndim_of(x)`` work on arrays, boxes and Python numbers.
 ``note_decision(x, name, value)`` logs a value-dependent result (a comparison, an
 argmax, ``bool()``) on every trace under ``x`` that keeps a decision log: the sparse
@@ -131,7 +133,7 @@ from .sweep import backward_sweep
 from .tape import Var, VJPTrace
 from .boxes import PrimalBox
 from .tracer import (Box, EscapedTracerError, Trace, ndim_of, new_level, note_decision,
-                     primal_value, shape_of)
+                     primal_value, shape_of, unguarded_value)
 from .primitive import (REGISTRY, SPARSITY_KINDS, Primitive, implements, missing_rule, register,
                         sample)
 from .tree import flatten, tree_map
@@ -150,7 +152,7 @@ __all__ = [
     "per_example", "per_example_rule",
     # values, shapes, trees
     "primal_value", "shape_of", "ndim_of", "note_decision", "flatten", "tree_map",
-    "unbroadcast",
+    "unbroadcast", "unguarded_value",
     # for the planner and the oracles
     "check_input", "onehot_rows", "NUMPY_FUNCTIONS", "NUMPY_UFUNCS", "traced_outputs",
 ]

@@ -15,7 +15,8 @@ import weakref
 
 import numpy as np
 
-from dualad.extend import Box, check_input, flatten, onehot_rows, shape_of, traced_outputs
+from dualad.extend import (Box, check_input, flatten, onehot_rows, shape_of, traced_outputs,
+                           unguarded_value)
 from dualad.numpy import concatenate, ravel, reshape
 
 #: Default budget for the tangents / cotangents of one batched sweep (bytes).
@@ -41,7 +42,7 @@ def refuse_traced(api, f, value, what):
             raise TracedOutput(
                 f"jacobians.{api}: {what} of {fname(f)} is a traced value (shape "
                 f"{shape_of(leaf)}): jacobians.{api} was called inside a transformation "
-                f"(dualad.grad/jvp/vjp/vmap) and takes plain values only: call it outside "
+                f"(dualad.grad/jvp/vjp/vmap/jit) and takes plain values only: call it outside "
                 f"the transformation, or use what follows transformations (returns traced "
                 f"results): jacobians.jacobian, jacfwd, jacrev, hessian, hvp, "
                 f"sparse_jacobian, sparse_hessian, or dualad.grad, jvp (J·v), vjp (vᵀ·J)")
@@ -130,7 +131,7 @@ class Problem:
         self.in_sizes = [math.prod(s) for s in self.in_shapes]
         self.in_offsets = np.cumsum([0] + self.in_sizes).tolist()
         self.n = self.in_offsets[-1]
-        self.dtype = np.result_type(*[np.result_type(x) for x in self.leaves])
+        self.dtype = np.result_type(*[np.result_type(unguarded_value(x)) for x in self.leaves])
         self.out_shapes = self.out_rebuild = None
 
     # --- the function of the differentiated arguments only -------------------------
@@ -222,11 +223,19 @@ class Problem:
         per_out = []
         for oo, osh in zip(self.out_offsets, self.out_shapes):
             osz = math.prod(osh)
-            blocks = [jac[oo:oo + osz, io:io + isz].reshape(tuple(osh) + tuple(ish))
+            blocks = [_block(jac, oo, osz, io, isz, tuple(osh) + tuple(ish), self.m, self.n)
                       for io, isz, ish in zip(self.in_offsets, self.in_sizes, self.in_shapes)]
             args = self.rebuild_inputs(blocks)
             per_out.append(args[0] if self.single else args)
         return self.out_rebuild(per_out)
+
+
+def _block(jac, oo, osz, io, isz, shape, m, n):
+    """``jac[oo:oo + osz, io:io + isz]`` in ``shape``; the whole matrix as it is when it is
+    the only block (no slice or reshape recorded by an outer trace such as dualad.jit)."""
+    whole = oo == 0 and io == 0 and osz == m and isz == n
+    block = jac if whole else jac[oo:oo + osz, io:io + isz]
+    return block if shape_of(block) == shape else block.reshape(shape)
 
 
 def identity_rows(start, count, total, dtype):

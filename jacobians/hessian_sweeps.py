@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 import dualad
-from dualad.extend import flatten
+from dualad.extend import flatten, shape_of
 
 from ._common import Problem, chunks, flat_rows, float_dtype, identity_rows
 from .sweeps import get_census
@@ -124,7 +124,8 @@ def hessian_chunk(problem, mode, chunk_size, max_memory):
 def structured_square(problem, h):
     """Blocks ``in_i.shape + in_j.shape`` of a flat (n x n) matrix, nested like the inputs."""
     if len(problem.leaves) == 1:
-        return h.reshape(tuple(problem.in_shapes[0]) * 2)
+        shape = tuple(problem.in_shapes[0]) * 2
+        return h if shape_of(h) == shape else h.reshape(shape)
     rows = []
     spans = list(zip(problem.in_offsets, problem.in_sizes, problem.in_shapes))
     for ro, rs, rsh in spans:

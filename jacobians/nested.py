@@ -35,6 +35,11 @@ it meets a traced output or a traced sweep result (``f`` closes over a traced va
 ``lambda x: x * w`` inside ``grad`` of ``w``) it raises :class:`TracedOutput`, caught by
 the decorator, and the call is made again here.
 
+Under :func:`dualad.jit` (the planner's boxes are then jit boxes, or sit on them) the
+planning reads above take the primal values unguarded, so one recorded program serves
+every point; the guards that keep a detected pattern valid are ``f``'s own (see
+:func:`_for_planning` and docs/jacobians_nested.md).
+
 Sparse results: a traced ``scipy.sparse`` matrix (``dualad.scipy.sparse.csr_matrix`` of
 traced stored values, a ``TracedSparse``) with exactly the detected pattern, ``.data``
 in that pattern's CSR order; it supports ``@``, ``.T``, ``.toarray()``, ``.data`` and
@@ -51,7 +56,7 @@ import scipy.sparse as sp
 import dualad
 import dualad.numpy as dnp
 import dualad.scipy.sparse as dsp
-from dualad.extend import Box, flatten, primal_value, shape_of, tree_map
+from dualad.extend import Box, flatten, shape_of, tree_map, unguarded_value
 
 from . import cost
 from ._common import (DEFAULT_MAX_MEMORY, TRACED_PATHS, Problem, chunks, float_dtype,
@@ -71,11 +76,20 @@ def _for_planning(problem):
     the whole batch (its shape is not the traced value's) and a pattern detected at one
     example need not hold at another: then the call is planned on the traced values
     themselves, where a pattern rule that would read a batched value falls back to the
-    conservative dense one, so the pattern holds for every example."""
+    conservative dense one, so the pattern holds for every example.
+
+    The primal values are read with ``unguarded_value``: under :func:`dualad.jit` no
+    guard on them, so a program replays at every point. The census decides only the
+    mode and the chunk size (speed, never the result); a pattern holds for the decisions
+    ``f`` takes, and under jit each of those is guarded where the sweeps meet it on the
+    traced values: a branch (``bool``), an index (``int``), an index function or cast
+    (the value itself); the pattern rules read no other value (:mod:`jacobians.validity`).
+    So a replay takes the same decisions as the trace that detected its pattern; a point
+    that decides otherwise fails a guard and traces again, detecting its own pattern."""
     leaves = [x for a in problem.args for x in flatten(a)[0]]
-    batched = any(np.shape(primal_value(x)) != shape_of(x) for x in leaves
+    batched = any(np.shape(unguarded_value(x)) != shape_of(x) for x in leaves
                   if isinstance(x, Box))
-    args = problem.args if batched else [tree_map(primal_value, a) for a in problem.args]
+    args = problem.args if batched else [tree_map(unguarded_value, a) for a in problem.args]
     return Problem(problem.api, problem.f, args, problem.nums[0] if problem.single else
                    problem.nums, traced_ok=True)
 
@@ -213,6 +227,8 @@ def hessian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAUL
     """:func:`jacobians.hessian` on traced values: rows of H/2 (seeds scaled by ½, exact),
     then ``H = R + Rᵀ``, exactly symmetric, as on the plain path."""
     mode = check_hessian_mode(mode)
+    if mode == "auto":      # the plain path's dense choice (its compressed one needs a pattern)
+        mode = "forward-over-reverse"
     problem = Problem("hessian", f, args, argnums, traced_ok=True)
     c = _census(problem)
     check_scalar(problem)

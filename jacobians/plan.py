@@ -32,7 +32,8 @@ import time
 import numpy as np
 
 from . import cost
-from ._common import DEFAULT_MAX_MEMORY, Problem, float_dtype
+from . import nested
+from ._common import DEFAULT_MAX_MEMORY, Problem, TracedOutput, float_dtype, holds_traced
 from .memory import dense_bytes, dense_of, human_bytes, refuse_dense
 from .patterns import TooDense
 from .sparse import colorings_for
@@ -112,6 +113,8 @@ class Plan:
         return flat, problem
 
     def __call__(self, *args):
+        if args and holds_traced(args):
+            return self._traced(args)
         problem = self.problem.with_point(args) if args else self.problem
         flat, problem = self.evaluate(problem)
         want_sparse = self.output == "sparse" or (self.output == "auto" and self.sparse)
@@ -121,6 +124,37 @@ class Plan:
         if not isinstance(flat, np.ndarray):
             flat = dense_of(flat)      # within max_memory: checked when planned
         return problem.structured(flat)
+
+    def _traced(self, args):
+        """The plan at traced arguments (under ``dualad.jit``, ``grad``, ``vmap``...): the
+        traced path of :mod:`jacobians.nested` in the plan's mode and chunk size, its
+        result traced too. Planning is not redone (the mode stays the plan's); a sparse
+        mode detects the pattern at this call's primal values (once per trace under jit:
+        the sweep guards the decisions it holds for), unless the plan was given one."""
+        p = self.problem
+        check = Problem(p.api, p.f, args, p.nums[0] if p.single else p.nums, traced_ok=True)
+        if check.in_shapes != p.in_shapes:
+            raise ValueError(f"plan: {p.name} was planned for inputs of shapes {p.in_shapes}, "
+                             f"got {check.in_shapes}")
+        argnums = p.nums[0] if p.single else p.nums
+        want_sparse = self.output == "sparse" or (self.output == "auto" and self.sparse)
+        if not self.sparse:
+            if want_sparse:
+                raise TypeError(f"plan({p.name}, output='sparse') in mode {self.mode!r} on "
+                                f"traced values: a dense sweep's traced result has no "
+                                f"stored-value pattern. Plan with output='dense', or a sparse "
+                                f"mode (sparse=True)")
+            return nested.jacobian(p.f, *args, mode=self.mode, argnums=argnums,
+                                   chunk_size=self.chunk_size, max_memory=self.max_memory,
+                                   api="plan")
+        given = self.sparsity.pattern if self.sparsity.decisions is None else None
+        csr = nested.sparse_jacobian(p.f, *args, mode=KIND[self.mode], argnums=argnums,
+                                     sparsity=given, chunk_size=self.chunk_size,
+                                     max_memory=self.max_memory)
+        if want_sparse:
+            return csr
+        check.set_outputs(p.out_rebuild([np.zeros(s) for s in p.out_shapes]))
+        return check.structured(csr.toarray())
 
     def _follow(self):
         """Take over a pattern the check detected again (and its coloring)."""
@@ -229,7 +263,11 @@ def plan(f, *args, mode="auto", argnums=0, sparse="auto", sparsity=None, chunk_s
         raise ValueError(f"plan: output={output!r} is not one of 'auto', 'dense', 'sparse'")
     if detect not in ("always", "worth"):
         raise ValueError(f"plan: detect={detect!r} is not one of 'always', 'worth'")
-    problem = Problem("plan", f, args, argnums)
+    try:
+        problem = Problem("plan", f, args, argnums)
+    except TracedOutput as e:   # inside a transformation: a prepared plan would do
+        raise TracedOutput(f"{e}. A prepared plan takes traced values: make it outside, "
+                           f"p = plan(f, x0), and call p(x) inside") from None
     return prepare(problem, mode, sparse, sparsity, chunk_size, max_memory, output, calibrate,
                    detect)
 

@@ -295,8 +295,9 @@ class Jitted:
         finally:
             trace.stop()
         out_leaves, out_rebuild = tree.flatten(out)
-        if not isinstance(out, (tuple, list, dict)):   # one leaf: no rebuilding
-            out_rebuild = _first
+        if not isinstance(out, (tuple, list, dict)) and not hasattr(out, "__dualad_flatten__"):
+            out_rebuild = _first   # one leaf: no rebuilding
+        out_leaves, out_rebuild = _open_leaves(out_leaves, out_rebuild)   # sparse results
         outvars = []
         values = []
         for j, y in enumerate(out_leaves):
@@ -402,6 +403,31 @@ def key_of_primals(jitted, leaves, traced, rebuild):
         return None
     a, k = rebuild(primals)
     return jitted._split(a, k)[0]
+
+
+def _open_leaves(leaves, rebuild):
+    """Output leaves that are structured traced values (a traced sparse matrix: objects
+    with ``__dualad_flatten__() -> (parts, rebuild)``) opened into their parts, so the
+    program returns the parts and the call rebuilds the object from the replayed ones."""
+    if not any(hasattr(y, "__dualad_flatten__") for y in leaves):
+        return leaves, rebuild
+    flat, pieces = [], []
+    for y in leaves:
+        if hasattr(y, "__dualad_flatten__"):
+            parts, part_rebuild = y.__dualad_flatten__()
+            pieces.append((len(parts), part_rebuild))
+            flat.extend(parts)
+        else:
+            pieces.append((1, None))
+            flat.append(y)
+
+    def rebuild_all(values):
+        values, out, k = list(values), [], 0
+        for count, part_rebuild in pieces:
+            out.append(values[k] if part_rebuild is None else part_rebuild(values[k:k + count]))
+            k += count
+        return rebuild(out)
+    return flat, rebuild_all
 
 
 def _static(value, where):

@@ -22,7 +22,7 @@ from ...ops.core.elementwise import multiply as _mul
 from ...ops.core.indexing import getitem, untake
 from ...ops.core.linear import sum_p as _sum
 from ...ops.core.shape import concatenate, reshape, transpose
-from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
 
 _INT = np.int64
 
@@ -85,7 +85,7 @@ def _check_data(data, nnz, who):
     if len(ds) != 1 or ds[0] != nnz:
         raise ValueError(f"{who}: data must be a 1-D array of the {nnz} stored values, got "
                          f"shape {ds}")
-    dt = np.result_type(primal_value(data))
+    dt = np.result_type(unguarded_value(data))   # the dtype only: no jit guard
     if dt.kind not in "fc":
         raise TypeError(f"{who}: traced data of dtype {dt} is not differentiable; use a "
                         f"floating dtype")
@@ -120,7 +120,7 @@ class TracedSparse:
 
     @property
     def dtype(self):
-        return np.result_type(primal_value(self.data))
+        return np.result_type(unguarded_value(self.data))
 
     @property
     def row(self):
@@ -148,6 +148,21 @@ class TracedSparse:
 
     def tocoo(self, copy=False):
         return TracedSparse(self.data, self.struct, "coo", self.spmatrix)
+
+    def __dualad_flatten__(self):
+        """``([data], rebuild)``: how :func:`dualad.jit` returns a traced sparse matrix, as
+        its stored values and the matrix rebuilt from the replayed ones (SciPy's own
+        matrix, in this format, for plain values; a TracedSparse for traced ones)."""
+        struct, fmt, spmatrix = self.struct, self.format, self.spmatrix
+
+        def rebuild(leaves):
+            (data,) = leaves
+            if isinstance(data, Box):
+                return TracedSparse(data, struct, fmt, spmatrix)
+            cls = sp.coo_matrix if spmatrix else sp.coo_array
+            return cls((np.asarray(data), (struct.row, struct.col)),
+                       shape=struct.shape).asformat(fmt)
+        return [self.data], rebuild
 
     def primal(self):
         """The plain SciPy matrix of the primal values."""
