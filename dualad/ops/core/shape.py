@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...tracer import Box, ndim_of, shape_of, unguarded_value
 from ...primitive import Primitive, implements, register, sample
 from .._batch import axis_in_batch, batch_size, example_ndim
 from .._util import batch_ndim, batch_shape, normalize_axes
@@ -180,7 +180,7 @@ def _cast_impl(x, dtype):
 
 
 def _dtype(x):
-    return np.result_type(primal_value(x))
+    return np.result_type(unguarded_value(x))
 
 
 def _cast_vjp(ct, ans, x, dtype):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ...tracer import primal_value, shape_of
+from ...tracer import shape_of, unguarded_value
 from ...vmap_tracer import map_value
 from ...primitive import Primitive, register, sample
 from ..core.batch_ops import stacked_rule
@@ -51,7 +51,7 @@ def _unpack(m):
 
 
 def _float_dtype(x):
-    dt = np.result_type(primal_value(x))
+    dt = np.result_type(unguarded_value(x))
     return dt if dt.kind in "fc" else np.dtype(np.float64)
 
 

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
 from ...vmap_tracer import batch_tracer_in, map_value
 from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim, normalize_axes, value_only
@@ -65,7 +65,7 @@ def _slab(x, axis, start, stop):
 def _const_slab(like, axis, n, value):
     shape = list(shape_of(like))
     shape[axis] = n
-    return np.full(shape, value, dtype=np.result_type(primal_value(like)))
+    return np.full(shape, value, dtype=np.result_type(unguarded_value(like)))
 
 
 def _linear_scan(a, b, axis, nb):
