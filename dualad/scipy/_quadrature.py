@@ -22,7 +22,7 @@ from ..ops import sum as _sum
 from ..ops.core.elementwise import where
 from ..ops.numpy.calculus import trapezoid as _trapezoid
 from ..staging import all_true, any_true, is_staged, staged_value
-from ..tracer import Box, primal_value, shape_of
+from ..tracer import Box, primal_value, shape_of, unguarded_value
 from ..primitive import Primitive, register, sample
 from ..vmap_tracer import batch_tracer_in, map_value
 from ._integrate_common import _bind, _batch, _lift, _plain, _with
@@ -144,7 +144,7 @@ def _quad_call(fname, func, a, b, args, settings):
         raise TypeError(f"{fname}: func must be callable, got {type(func).__name__}")
     lims = []
     for name, x in (("a", a), ("b", b)):
-        v = np.asarray(primal_value(x))
+        v = np.asarray(unguarded_value(x))   # its shape and dtype (float() below: plain only)
         if v.shape != () or v.dtype.kind not in "iuf":
             raise ValueError(f"{fname}: argument {name} has shape {v.shape} and dtype {v.dtype}; "
                              f"the limits are real scalars")

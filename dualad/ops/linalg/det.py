@@ -30,7 +30,7 @@ import numpy as np
 
 import collections
 
-from ...staging import any_true, is_staged, staged_value
+from ...staging import all_true, any_true, is_staged, staged_value
 from ...tracer import primal_value, shape_of, unguarded_value
 from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim
@@ -168,6 +168,10 @@ def slogdet(a):
     """``np.linalg.slogdet``: (sign, log|det A|); the sign is piecewise constant
     (zero derivative), log|det A| has derivative tr(A⁻¹Ȧ)."""
     check_square("slogdet", a, real=True)
+    if is_staged(a):   # dualad.jit: the sign recorded as sign(det), where det is finite, nonzero
+        d = det_p(staged_value(a))
+        if all_true(np.logical_and(np.isfinite(d), d != 0)):
+            return SlogdetResult(np.sign(d), logabsdet_p(a))
     return SlogdetResult(np.linalg.slogdet(primal_value(a))[0], logabsdet_p(a))
 
 det_p.samples = [sample(_A2), sample(_A3), sample(_STACK)]
