@@ -484,5 +484,10 @@ against a Python loop over examples, with its JVP and VJP, by `check_registry`):
 batching rule declared beside the primitive, `derived` one vmap derives (elementwise
 broadcasting, a linear primitive's `batched=` parameters), `loop` a loop over the examples
 (correct, one call per example; docs/vmap.md says why), `rule, loops over k` a rule
-that loops when argument k is batched.
+that loops when argument k is batched. jit: how `dualad.jit` runs it (checked by
+`check_registry`: `jit(f)`, `jit(jvp(f))`, `jit(vjp(f))` and `jvp`/`vjp` of `jit(f)` at a
+second point against the un-jitted calls, `verification/jit.py`): `replays` each of them
+traced once and replayed at new values; `re-traces` its derivatives read values that
+decide them (LU's pivot order; the ODE adjoint's time grid), so a new value is a new
+program (`verification.jit.RETRACES` says why, per primitive).
 """

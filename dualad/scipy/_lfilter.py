@@ -117,7 +117,7 @@ def _pad_to(v, n):
     k = shape_of(v)[-1]
     if k >= n:
         return v
-    zeros = np.zeros(shape_of(v)[:-1] + (n - k,), dtype=np.result_type(primal_value(v)))
+    zeros = np.zeros(shape_of(v)[:-1] + (n - k,), dtype=np.result_type(unguarded_value(v)))
     return concatenate([v, zeros], axis=-1)
 
 

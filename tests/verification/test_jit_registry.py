@@ -11,12 +11,14 @@ import time
 
 import numpy as np
 import pytest
+import scipy.sparse
 import scipy.special as sc
 
 import dualad
 import dualad.scipy  # noqa: F401  (registers quad, odeint, solve_ivp, sparse primitives)
 import dualad.scipy.signal  # noqa: F401  (registers iir_filter)
-from dualad.scipy import linalg as dl
+from dualad.scipy import interpolate as dip, linalg as dl, signal as dsig, special as dsp
+from dualad.scipy.sparse import linalg as dspl
 from dualad.extend import REGISTRY, Primitive, sample
 from dualad.tracer import primal_value, unguarded_value
 from dualad.tree import flatten
@@ -167,6 +169,23 @@ REGRESSIONS = {
     "einsum": (_sum_grad(lambda a: np.einsum("ii->i", a) ** 2), _points((3, 3))),
     "rfft": (_sum_grad(lambda x: np.abs(np.fft.rfft(x)) ** 2), _points((6,))),
     "cast": (_sum_grad(lambda x: x.astype(np.float32) * 2.0), _points((3,))),
+    # dualad.scipy front ends: dtype checks (signal, _arrays, _filtfilt, _lfilter, sparse),
+    # logsumexp's shift (now computed in the program), the spline data's shape
+    "logsumexp": (_sum_grad(lambda x: dsp.logsumexp(x) + dsp.softmax(x)[0]), _points((4,))),
+    "convolve": (_sum_grad(lambda a, b: dsig.convolve(a, b) ** 2), _points((5,), (3,))),
+    "lfilter": (_sum_grad(lambda b, x: dsig.lfilter(b, np.array([1.0, -0.5]), x) ** 2),
+                _points((2,), (6,))),
+    "filtfilt": (_sum_grad(lambda x: dsig.filtfilt(np.array([0.5, 0.5]), np.array([1.0, -0.3]),
+                                                   x) ** 2), _points((12,))),
+    "sosfilt": (_sum_grad(lambda x: dsig.sosfilt(np.array([[0.5, 0.5, 0.0, 1.0, -0.3, 0.0]]),
+                                                 x) ** 2), _points((6,))),
+    "cosm": (_sum_grad(lambda a: dl.cosm(0.3 * a)), _points((3, 3))),
+    "lyapunov": (_sum_grad(lambda a, q: dl.solve_continuous_lyapunov(a + 3 * np.eye(3), q)),
+                 _points((3, 3), (3, 3))),
+    "CubicSpline in y": (_sum_grad(lambda y: dip.CubicSpline(np.linspace(0, 3, 6), y)(
+        np.array([0.3, 1.7])) ** 2), _points((6,))),
+    "spsolve": (_sum_grad(lambda b: dspl.spsolve(scipy.sparse.csr_array(
+        np.array([[4.0, 1, 0], [1, 4, 1], [0, 1, 4]])), b) ** 2), _points((3,))),
 }
 
 
