@@ -17,7 +17,10 @@ domain, or a structure-keeping perturbation of a concrete matrix). At point 2:
   implementation or rules legitimately decide on values are listed in :data:`RETRACES`,
   with the reason; for them a second trace is correct (and the values are still compared).
 
-A replay is never stale, so a missed guard shows as a wrong value at point 2.
+A replay is never stale, so a missed guard shows as a wrong value at point 2. Some
+guards are legitimate and narrow, and hold at the checker's second point: LU's derivatives
+guard LAPACK's pivot order (the ``lu_pivots`` primitive's output), so a matrix that
+pivots differently traces again.
 """
 from __future__ import annotations
 
@@ -33,9 +36,6 @@ RTOL = 1e-12
 # value that decides the result (the program recorded at one point is not the program at
 # the other). Their values are checked all the same; jit of the primitive itself replays.
 RETRACES: dict = {
-    "lu_packed": "its JVP and VJP apply the row permutation LAPACK's partial pivoting "
-                 "chose at these values (scipy.linalg.lu_factor, which has no primitive): "
-                 "each new matrix is a new program",
     "solve_ivp": "with t0 or t_eval traced, the adjoint sweep orders the output times and "
                  "skips empty intervals from their values: a new time grid is a new "
                  "program (with the times constant, one trace)",

@@ -195,6 +195,23 @@ def test_no_spurious_guard(name):
     _once(f, *points)
 
 
+def test_lu_guards_the_pivot_order_only():
+    """LU's derivatives apply LAPACK's row permutation: the pivots are computed in the
+    program (lu_pivots) and guarded, not the matrix. A new matrix with the same pivot order
+    replays; one that pivots differently traces again, with the right values."""
+    def f(a, b):
+        return np.sum(dl.lu_solve(dl.lu_factor(a), b) ** 2) + np.sum(dl.lu(a)[1])
+    g = dualad.grad(f, argnums=(0, 1))
+    a = np.array([[1.0, 2.0, 0.5], [3.0, 1.0, 0.2], [0.4, 0.3, 2.0]])
+    b = np.array([1.0, -1.0, 0.5])
+    jg = _once(g, (a, b), (a * 1.01 + 0.01, b + 0.1))
+    swapped = a[[1, 0, 2]] * [[1.0], [3.0], [1.0]]   # another pivot order
+    got, want = jg(swapped, b), g(swapped, b)
+    for x, y in zip(got, want):
+        np.testing.assert_allclose(x, y, rtol=1e-12)
+    assert list(jg.cache_info().values()) == [2]
+
+
 def test_singular_matrix_still_raises_under_jit():
     """The cofactor's singularity test is a bool guard now: a nonsingular second point
     replays; a singular one fails the guard, traces again and raises the clear error."""
