@@ -500,6 +500,6 @@ that loops when argument k is batched. jit: how `dualad.jit` runs it (checked by
 `check_registry`: `jit(f)`, `jit(jvp(f))`, `jit(vjp(f))` and `jvp`/`vjp` of `jit(f)` at a
 second point against the un-jitted calls, `verification/jit.py`): `replays` each of them
 traced once and replayed at new values; `re-traces` its derivatives read values that
-decide them (LU's pivot order; the ODE adjoint's time grid), so a new value is a new
-program (`verification.jit.RETRACES` says why, per primitive).
+decide them (the ODE adjoint's time grid, when the times are traced), so a new value is a
+new program (`verification.jit.RETRACES` says why, per primitive).
 """
