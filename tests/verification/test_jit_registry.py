@@ -257,3 +257,44 @@ def test_solve_ivp_traces_per_call_and_stays_right():
             got, want = jg(y0, k), g(y0, k)
             for a, b in zip(got, want):
                 np.testing.assert_allclose(a, b, rtol=1e-8)
+
+
+# Under jit the value shortcuts are gone (no nan, no zero, no infinity: skip the handling);
+# the general path the program records must be right AT those points, traced at one and
+# replayed at the other.
+SPECIAL_POINTS = {
+    "xlogy 0·log 0": (lambda x, y: np.sum(sc.xlogy(x, y)),
+                      (np.array([0.0, 1.0, 2.0]), np.array([0.0, 2.0, 3.0])),
+                      (np.array([0.5, 0.0, 2.0]), np.array([1.0, 0.0, 3.0]))),
+    "fmax nan": (lambda x, y: np.sum(np.fmax(x, y)),
+                 (np.array([np.nan, 1.0, 2.0]), np.array([0.0, np.nan, 3.0])),
+                 (np.array([1.0, 1.0, 2.0]), np.array([0.0, 2.0, np.nan]))),
+    "logaddexp inf": (lambda x, y: np.sum(np.logaddexp(x, y)),
+                      (np.array([np.inf, 1.0]), np.array([np.inf, 2.0])),
+                      (np.array([-np.inf, 1.0]), np.array([-np.inf, 2.0]))),
+    "|z| at 0": (lambda x, y: np.sum(np.abs(x + 1j * y)),
+                 (np.array([0.0, 1.0]), np.array([0.0, 2.0])),
+                 (np.array([1.0, 0.0]), np.array([1.0, 0.0]))),
+    "sort ties": (lambda x, y: np.sum(np.sort(x) * y),
+                  (np.array([1.0, 1.0, 0.5]), np.array([1.0, 2.0, 3.0])),
+                  (np.array([2.0, 1.0, 1.0]), np.array([1.0, 2.0, 3.0]))),
+    "prod zeros": (lambda x, y: np.sum(np.prod(x * y, axis=0)),
+                   (np.array([[1.0, 0.0], [0.0, 0.0]]), np.ones((2, 2))),
+                   (np.array([[1.0, 2.0], [3.0, 0.0]]), np.ones((2, 2)))),
+    "max ties": (lambda x, y: np.max(x) * np.sum(y),
+                 (np.array([1.0, 3.0, 3.0]), np.ones(3)), (np.array([4.0, 3.0, 1.0]), np.ones(3))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPECIAL_POINTS))
+def test_recorded_general_path_is_right_at_the_special_points(name):
+    f, p1, p2 = SPECIAL_POINTS[name]
+    g = dualad.grad(f, argnums=(0, 1))
+    for first, second in ((p1, p2), (p2, p1)):
+        jg = dualad.jit(g)
+        for p in (first, second):
+            with np.errstate(all="ignore"):
+                got, want = jg(*p), g(*p)
+            for a, b in zip(got, want):
+                np.testing.assert_allclose(a, b, rtol=1e-12, equal_nan=True)
+        assert list(jg.cache_info().values()) == [1]
