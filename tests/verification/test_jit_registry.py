@@ -169,6 +169,13 @@ REGRESSIONS = {
     "einsum": (_sum_grad(lambda a: np.einsum("ii->i", a) ** 2), _points((3, 3))),
     "rfft": (_sum_grad(lambda x: np.abs(np.fft.rfft(x)) ** 2), _points((6,))),
     "cast": (_sum_grad(lambda x: x.astype(np.float32) * 2.0), _points((3,))),
+    # the NumPy front end: np.where's condition (dispatch), average's zero-sum test, pad's
+    # and np.convolve's dtype reads, a mask cast to float (ops/core/shape.py's cast)
+    "np.where": (_sum_grad(lambda x: np.where(x > 0.8, x ** 2, -x)), _points((5,))),
+    "average": (_sum_grad(lambda x, w: np.average(x, weights=w)), _points((4,), (4,))),
+    "pad": (_sum_grad(lambda x: np.pad(x, 1, constant_values=0.5) ** 2), _points((3,))),
+    "np.convolve": (_sum_grad(lambda a, b: np.convolve(a, b) ** 2), _points((4,), (2,))),
+    "mask astype": (_sum_grad(lambda x: (x > 0.8).astype(float) * x), _points((5,))),
     # dualad.scipy front ends: dtype checks (signal, _arrays, _filtfilt, _lfilter, sparse),
     # logsumexp's shift (now computed in the program), the spline data's shape
     "logsumexp": (_sum_grad(lambda x: dsp.logsumexp(x) + dsp.softmax(x)[0]), _points((4,))),
@@ -281,6 +288,10 @@ SPECIAL_POINTS = {
     "prod zeros": (lambda x, y: np.sum(np.prod(x * y, axis=0)),
                    (np.array([[1.0, 0.0], [0.0, 0.0]]), np.ones((2, 2))),
                    (np.array([[1.0, 2.0], [3.0, 0.0]]), np.ones((2, 2)))),
+    "nan reductions": (lambda x, y: np.nansum(x * y) + np.nanmean(x) + np.nanmax(x)
+                       + np.nanvar(x) + np.sum(np.nanmin((x * y).reshape(2, 2), axis=1)),
+                       (np.array([1.0, np.nan, np.nan, 3.0]), np.ones(4)),
+                       (np.array([1.0, 5.0, 2.0, 3.0]), np.ones(4))),
     "max ties": (lambda x, y: np.max(x) * np.sum(y),
                  (np.array([1.0, 3.0, 3.0]), np.ones(3)), (np.array([4.0, 3.0, 1.0]), np.ones(3))),
 }
