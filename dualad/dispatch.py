@@ -19,6 +19,7 @@ from . import casts, inplace, objects, ops, scipy_errors, stop
 from .tape import Var, VJPTrace, operator_method, power_method, record
 from .tracer import PLAIN_TYPES, Box, note_decision, primal_value, shape_of, truth
 from .vmap_tracer import batch_tracer_in, map_value, nondiff_value, note_value, only_batched
+from .staging import staged_value
 from .vmap_rules import per_example
 from .primitive import NUMPY_FUNCTIONS, NUMPY_UFUNCS, Primitive, implements
 from .ops.core.keyword_args import cast_for, mask_of, no_out
@@ -39,7 +40,7 @@ def _where(condition, x=None, y=None):
     if x is None or y is None:
         raise TypeError("where: pass both x and y (np.where(cond, x, y)) or neither "
                         "(np.where(cond) returns the indices of the true entries)")
-    return ops.where(nondiff_value(condition), x, y)   # a batched condition stays batched
+    return ops.where(staged_value(condition), x, y)   # batched stays batched, jit recorded
 
 
 def _no_out(fn, out, a=None):

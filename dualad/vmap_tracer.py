@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tracer import Box, note_decision, shape_of
+from .tracer import CONCRETE, Box, note_decision, shape_of
 
 
 def _control_flow_error(x, what):
@@ -132,6 +132,8 @@ def batch_tracer_in(x):
     while isinstance(x, Box):
         if isinstance(x, BatchTracer):
             return x
+        if x.__class__ in CONCRETE:   # a jit trace's box: the lowest (its _inner guards)
+            return None
         x = x._inner
     return None
 

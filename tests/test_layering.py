@@ -10,7 +10,7 @@ import import_graph
 
 OUTSIDE = ("jacobians", "verification", "papers")
 ALLOWED = {"dualad", "dualad.extend", "dualad.numpy", "dualad.teaching",   # teaching: its public names
-           "dualad.vmap"}   # the public function dualad.vmap, which shadows its module's name
+           "dualad.vmap", "dualad.jit"}   # public functions that shadow their modules' names
 ALLOWED_TREES = ("dualad.scipy", "dualad.jacobians", "dualad.verification")
 
 

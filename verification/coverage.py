@@ -43,6 +43,7 @@ from dualad.extend import Box, Dual, JVPTrace, REGISTRY, flatten, primal_value
 
 from . import coverage_keywords, numeric
 from .batching import vmap_kind
+from .jit import jit_kind
 from .coverage_table import (ENTRIES, GROUPS, HEADER, PRIMITIVES_NOTE, SAMPLE_NOTES, SAMPLES,
                              Entry, autograd_functions, qualified_name)
 
@@ -565,7 +566,7 @@ def primitive_rows(results=None):
             return ("linear " if prim.linear else "") + "rule" if (rules or whole) else "—"
         rows.append(dict(name=name, module=modules.get(name, "?"),
                          jvp=rule(prim.jvps, prim.jvp_all), vjp=rule(prim.vjps, prim.vjp_all),
-                         vmap=_vmap_cell(prim), sympy=sympy_status(name),
+                         vmap=_vmap_cell(prim), jit=jit_kind(prim), sympy=sympy_status(name),
                          reached=reached.get(name, 0)))
     return rows
 
@@ -664,10 +665,10 @@ def render(results):
             f"unclear errors, {kc['FAILS']} wrong values or derivatives."]
     rows = primitive_rows(results)
     out += ["", f"## Registered primitives ({len(rows)})", "", PRIMITIVES_NOTE.strip(), "",
-            "| primitive | module | JVP | VJP | vmap | SymPy | rows reaching it |",
-            "|---|---|---|---|---|---|---|"]
+            "| primitive | module | JVP | VJP | vmap | jit | SymPy | rows reaching it |",
+            "|---|---|---|---|---|---|---|---|"]
     out += [f"| {p['name']} | {p['module']} | {p['jvp']} | {p['vjp']} | {p['vmap']} | "
-            f"{p['sympy']} | {p['reached']} |" for p in rows]
+            f"{p['jit']} | {p['sympy']} | {p['reached']} |" for p in rows]
     return "\n".join(out) + "\n"
 
 

@@ -461,6 +461,18 @@ How each column is measured:
   (NumPy leaves the masked entries uninitialized, so dualad raises: see
   [numpy_coverage.md](numpy_coverage.md#keywords)).
 
+Under `dualad.jit`: every registered primitive traces once per signature and replays at
+new values, and so do its JVP and VJP (the registry table's jit column, checked by
+`check_registry`). A few front ends read values that decide their result, so each new value
+traces again (every trace is right; past `max_traces` the call runs without jit, with a
+`JitRetraceWarning`): `solve_ivp` (SciPy's solver runs on the values in the front end and
+fixes the output grid and the derivative sweeps' cache), the `optimize` solvers (`root`,
+`fsolve`, `brentq` and its kin, `newton`, `minimize`, `least_squares`, `fixed_point`: SciPy's
+iteration finds the solution from the values; its implicit derivative is recorded), a spline
+or `interp1d` evaluated at traced points (each point's interval is looked up by value), and
+`lu`/`lu_factor` and LU's derivatives only when the pivot order changes (the pivots are
+guarded, not the matrix).
+
 Conventions at kinks and what is not supported: [numpy_coverage.md](numpy_coverage.md);
 domains, poles and stats: [special.md](special.md); complex numbers (the rows here use real
 inputs): [complex.md](complex.md).
@@ -484,5 +496,10 @@ against a Python loop over examples, with its JVP and VJP, by `check_registry`):
 batching rule declared beside the primitive, `derived` one vmap derives (elementwise
 broadcasting, a linear primitive's `batched=` parameters), `loop` a loop over the examples
 (correct, one call per example; docs/vmap.md says why), `rule, loops over k` a rule
-that loops when argument k is batched.
+that loops when argument k is batched. jit: how `dualad.jit` runs it (checked by
+`check_registry`: `jit(f)`, `jit(jvp(f))`, `jit(vjp(f))` and `jvp`/`vjp` of `jit(f)` at a
+second point against the un-jitted calls, `verification/jit.py`): `replays` each of them
+traced once and replayed at new values; `re-traces` its derivatives read values that
+decide them (the ODE adjoint's time grid, when the times are traced), so a new value is a
+new program (`verification.jit.RETRACES` says why, per primitive).
 """

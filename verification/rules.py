@@ -17,7 +17,10 @@ inside its ``domain`` for elementwise ones, or the ``args`` you pass):
   the rules on symbolic values against ``sympy.diff``;
 - vmap: the batching rule against a Python loop over examples, and its JVP and VJP
   (``verification.batching``); a primitive vmap computes by a loop is listed as
-  looped (``RegistryReport.looped``), not failed.
+  looped (``RegistryReport.looped``), not failed;
+- jit: ``jit(f)``, ``jit(jvp(f))``, ``jit(vjp(f))``, ``jvp(jit(f))``, ``vjp(jit(f))`` at a
+  second point against the un-jitted calls, each traced once over both points
+  (``verification.jit``; the primitives that legitimately trace again are listed there).
 
 Complex arguments and outputs are checked as R² (``verification.numeric``'s
 ``real_jacobian``): the Jacobians compared are those of the realified map, the
@@ -43,6 +46,7 @@ import dualad
 from dualad.extend import REGISTRY, Primitive, primal_value
 
 from .batching import check_batching, vmap_kind
+from .jit import check_jit, jit_kind
 from .check_grads import GradCheckError, check_grads
 from .sampling import directions, signature_arity, signature_sample
 from .stopped import check_stopped
@@ -78,6 +82,7 @@ class RuleReport:
     rows: list = field(default_factory=list)
     notes: list = field(default_factory=list)   # what was (not) checked, and why
     vmap: str = ""   # how vmap batches it: rule / derived / loop (verification.batching)
+    jit: str = ""    # replays / re-traces (verification.jit)
 
     @property
     def ok(self):
@@ -197,7 +202,8 @@ def _rel(a, b):
 
 
 def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=True, seed=0,
-               rtol=1e-6, reference=None, vmap=True, only_vmap=False, vmap_derivatives=True):
+               rtol=1e-6, reference=None, vmap=True, only_vmap=False, vmap_derivatives=True,
+               jit=True, only_jit=False):
     """Check a primitive's (or Function's) rules; returns a :class:`RuleReport`.
 
     ``args`` (a tuple of example arguments, arrays for differentiable ones)
@@ -207,9 +213,11 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
     ``vmap``: also check the batching rule (``verification.batching``);
     ``only_vmap``: that check alone (the derivative rules' checks skipped);
     ``vmap_derivatives=False``: the batching check without its JVP/VJP compositions.
+    ``jit``: also check it under ``dualad.jit`` (``verification.jit``); ``only_jit``: that
+    check alone.
     """
     prim, call, name = _resolve(target)
-    report = RuleReport(name, vmap=vmap_kind(prim))
+    report = RuleReport(name, vmap=vmap_kind(prim), jit=jit_kind(prim))
     if report.vmap == "loop":
         report.notes.append("vmap: no batching rule; vmap computes it by a loop over the "
                             "examples (checked against the loop all the same)")
@@ -249,17 +257,22 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
         shapes = ", ".join(str(np.shape(vals[i])) + (" complex" if np.iscomplexobj(vals[i])
                                                       else "") for i in diff)
         tag = f"sample {k} [{shapes}]"
-        if not only_vmap:
+        only = only_vmap or only_jit   # one check alone: the derivative rules' skipped
+        if not only:
             try:
                 _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng,
                               reference, modes)
             except Exception as e:  # noqa: BLE001 - any crash is a failed check, reported
                 report.add(f"{tag}: ran without error", False,
                            detail=f"{type(e).__name__}: {e}")
-        if vmap or only_vmap:
+        if only_vmap or (vmap and not only):
             check_batching(report, prim, call, vals, diff, kw, tag, smp, rng,
                            modes=modes if vmap_derivatives else ())
-        if only_vmap:
+        if only_jit or (jit and not only):
+            # its own random numbers: the other checks draw the same values with or without it
+            check_jit(report, prim, call, vals, diff, kw, tag, smp,
+                      np.random.default_rng([seed, k, 19]), modes=modes)
+        if only:
             continue
         elementwise = prim.derivs is not None
         # The SymPy oracle works on real symbols: complex samples are left to the others.
@@ -483,21 +496,27 @@ class RegistryReport:
         lines.append(f"vmap: {kinds.count('rule')} batching rules, {kinds.count('derived')} "
                      f"derived, {kinds.count('loop')} looped"
                      + (f" ({', '.join(self.looped)})" if self.looped else ""))
+        retrace = [r.name for r in self.reports if r.jit == "re-traces"]
+        lines.append(f"jit: {len(self.reports) - len(retrace)} replay at a new point, "
+                     f"{len(retrace)} trace again (a value decides)"
+                     + (f" ({', '.join(retrace)})" if retrace else ""))
         return "\n".join(lines)
 
     def __str__(self):
         return self.table() + "".join("\n\n" + str(r) for r in self.failures)
 
 
-def check_registry(names=None, order=2, sympy=True, vmap=True, only_vmap=False):
+def check_registry(names=None, order=2, sympy=True, vmap=True, only_vmap=False, jit=True,
+                   only_jit=False):
     """Run :func:`check_rule` over every registered primitive (or ``names``), including
     those :mod:`dualad.scipy` registers (odeint, quad, iir_filter) when it is imported.
-    ``vmap``/``only_vmap`` as in :func:`check_rule`."""
+    ``vmap``/``only_vmap``, ``jit``/``only_jit`` as in :func:`check_rule`."""
     import dualad.scipy  # noqa: F401  (registers its primitives)
     import dualad.scipy.signal  # noqa: F401  (registers iir_filter)
     names = sorted(REGISTRY) if names is None else list(names)
     return RegistryReport([check_rule(REGISTRY[n], order=order, sympy=sympy, vmap=vmap,
-                                      only_vmap=only_vmap) for n in names])
+                                      only_vmap=only_vmap, jit=jit, only_jit=only_jit)
+                           for n in names])
 
 
 _ = math

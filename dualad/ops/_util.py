@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer import Box, ndim_of, note_decision, primal_value, shape_of
+from ..tracer import CONCRETE, Box, ndim_of, note_decision, primal_value, shape_of
 from ..vmap_tracer import BatchTracer, nondiff_value
 
 
@@ -114,7 +114,7 @@ def top_batch_trace(tree):
         while isinstance(leaf, Box):
             if isinstance(leaf, BatchTracer) and (top is None or leaf._trace.level > top.level):
                 top = leaf._trace
-            leaf = leaf._inner
+            leaf = leaf.val if leaf.__class__ in CONCRETE else leaf._inner   # jit: unguarded
     return top
 
 

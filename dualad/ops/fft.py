@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer import ndim_of, primal_value, shape_of
+from ..tracer import ndim_of, shape_of, unguarded_value
 from ..primitive import Primitive, implements, register, sample
 from ._batch import axes_in_batch
 from ._util import batch_ndim, shift_axes
@@ -82,14 +82,14 @@ irfft_p = register(Primitive("irfft", _irfft_impl, linear=True, sparsity="axes")
 def _rfft_vjp(ct, ans, x, axes, norm):
     nb = batch_ndim(ct, ans)
     s = tuple(shape_of(x)[a] for a in axes)
-    w = 1.0 / _multiplicity(s[-1], axes[-1] + nb, ndim_of(ct), primal_value(x).dtype)
+    w = 1.0 / _multiplicity(s[-1], axes[-1] + nb, ndim_of(ct), unguarded_value(x).dtype)
     return irfft_p(conj(ct) * w, axes=shift_axes(axes, nb), norm=_SWAP[norm], s=s)
 
 
 def _irfft_vjp(ct, ans, y, axes, norm, s):
     ct = real(ct)  # a real output: drop an imaginary part that is not its own
     nb = batch_ndim(ct, ans)
-    m = _multiplicity(s[-1], axes[-1] + nb, ndim_of(ct), primal_value(ans).dtype)
+    m = _multiplicity(s[-1], axes[-1] + nb, ndim_of(ct), unguarded_value(ans).dtype)
     g = conj(rfft_p(ct, axes=shift_axes(axes, nb), norm=_SWAP[norm])) * m
     return _real_for(g, y)
 

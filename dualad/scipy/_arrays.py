@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer import Box, primal_value, shape_of
+from ..tracer import Box, shape_of, unguarded_value
 
 
 def real_floats(fname, arg, x, *, copy=False, complex_hint=""):
     """``x`` as a real floating array for ``fname``'s argument ``arg`` (see the module)."""
     if not isinstance(x, Box):
         x = np.array(x) if copy else np.asarray(x)
-    dt = np.result_type(primal_value(x))
+    dt = np.result_type(unguarded_value(x))
     if dt.kind == "c":
         raise NotImplementedError(f"{fname}: complex {arg} is not supported here"
                                   f"{complex_hint}")

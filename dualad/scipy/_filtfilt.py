@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops.core.shape import concatenate, flip, moveaxis, stack
-from ..tracer import Box, ndim_of, primal_value, shape_of
+from ..tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
 from ._lfilter import _vector, lfilter
 
 __all__ = ["lfilter", "lfilter_zi", "filtfilt", "sosfilt", "sosfilt_zi", "sosfiltfilt"]
@@ -81,10 +81,10 @@ def _zi_shape(zi, nd, axis):
 def _array(fname, x):
     if not isinstance(x, Box):
         x = np.asarray(x)
-    if np.result_type(primal_value(x)).kind not in "biuf":
+    if np.result_type(unguarded_value(x)).kind not in "biuf":
         raise TypeError(f"{fname}: x must be a real numeric array, got dtype "
-                        f"{np.result_type(primal_value(x))}")
-    return x.astype(np.float64) if np.result_type(primal_value(x)).kind in "biu" else x
+                        f"{np.result_type(unguarded_value(x))}")
+    return x.astype(np.float64) if np.result_type(unguarded_value(x)).kind in "biu" else x
 
 
 def filtfilt(b, a, x, axis=-1, padtype="odd", padlen=None, method="pad", irlen=None):

@@ -47,7 +47,7 @@ import scipy.integrate as _si
 from ..api import jvp as _jvp, vjp as _vjp
 from ..ops import concatenate, index, moveaxis, ravel, reshape, stack, tensordot
 from ..ops import sum as _sum
-from ..tracer import Box, primal_value, shape_of
+from ..tracer import Box, primal_value, shape_of, unguarded_value
 from ..primitive import Primitive, register, sample
 from ._integrate_common import _SWEEP_TOL, _batch, _lift, _plain, _with
 
@@ -181,7 +181,7 @@ def _ivp_vjp(ct, ys, y0, t0, times, *params, func, settings):
     t_bar = _sum(ct * F, axis=axes)                                 # f(t_i, Y_i)·Ȳ_i
     # under vmap with per-example times (t0, t_eval batched) the adjoint's backward sweep,
     # which walks one time grid, cannot run batched: forward sensitivities can
-    per_example_times = np.ndim(primal_value(t0)) > 0 or np.ndim(primal_value(times)) > 1
+    per_example_times = np.ndim(unguarded_value(t0)) > 0 or np.ndim(unguarded_value(times)) > 1
     if per_example_times or _choose(settings, n, params) == "forward":
         bars = _vjp_by_sensitivities(ct, bs, ys, y0, t0, times, params, func, settings)
     else:

@@ -20,7 +20,8 @@ import scipy.integrate as _si
 
 from ..api import jvp as _jvp, vjp as _vjp
 from ..ops import index, reshape
-from ..tracer import primal_value, shape_of
+from ..staging import any_true, staged_value
+from ..tracer import primal_value, shape_of, unguarded_value
 from ..primitive import Primitive, register, sample
 from ._integrate_common import _plain
 from ._ivp import IvpSettings, ivp_p
@@ -65,9 +66,9 @@ def _residual(func, event, n_f, settings):
 
 def _slope(G, tau, inputs):
     # a unit tangent of tau's (per-example) shape: under vmap primal_value has the batch axis
-    seed = np.ones(shape_of(tau), dtype=np.result_type(primal_value(tau)))
+    seed = np.ones(shape_of(tau), dtype=np.result_type(unguarded_value(tau)))
     _, d = _jvp(lambda s: G(s, *inputs), (tau,), (seed,))
-    if np.any(primal_value(d) == 0.0):   # (under vmap: at any example's event)
+    if any_true(staged_value(d) == 0.0):   # (under vmap: at any example's event)
         raise ZeroDivisionError("solve_ivp: an event's dg/dt is 0 at the event time (the "
                                 "solution touches g = 0 without crossing it): its time has no "
                                 "derivative")

@@ -27,7 +27,7 @@ from ..ops.core.reductions import sum as _sum
 from ..ops.core.shape import concatenate, flip, moveaxis, reshape, stack
 from ..ops.numpy.convolve import convolve_p
 from ..primitive import Primitive, register, sample
-from ..tracer import Box, ndim_of, primal_value, shape_of
+from ..tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
 from ._arrays import real_floats
 
 
@@ -55,7 +55,7 @@ def _shifted(y, k):
     n = shape_of(y)[-1]
     if k >= n:
         return y * 0.0
-    zeros = np.zeros(shape_of(y)[:-1] + (k,), dtype=np.result_type(primal_value(y)))
+    zeros = np.zeros(shape_of(y)[:-1] + (k,), dtype=np.result_type(unguarded_value(y)))
     return concatenate([zeros, y[..., :n - k]], axis=-1)
 
 
@@ -117,7 +117,7 @@ def _pad_to(v, n):
     k = shape_of(v)[-1]
     if k >= n:
         return v
-    zeros = np.zeros(shape_of(v)[:-1] + (n - k,), dtype=np.result_type(primal_value(v)))
+    zeros = np.zeros(shape_of(v)[:-1] + (n - k,), dtype=np.result_type(unguarded_value(v)))
     return concatenate([v, zeros], axis=-1)
 
 

@@ -21,9 +21,10 @@ from ..ops import concatenate, index, moveaxis, ravel, reshape
 from ..ops import sum as _sum
 from ..ops.core.elementwise import where
 from ..ops.numpy.calculus import trapezoid as _trapezoid
-from ..tracer import Box, primal_value, shape_of
+from ..staging import all_true, any_true, is_staged, staged_value
+from ..tracer import Box, primal_value, shape_of, unguarded_value
 from ..primitive import Primitive, register, sample
-from ..vmap_tracer import map_value
+from ..vmap_tracer import batch_tracer_in, map_value
 from ._integrate_common import _bind, _batch, _lift, _plain, _with
 
 
@@ -69,6 +70,13 @@ quad_p = register(Primitive("quad", _quad_impl))
 def _limit_term(func, lim, args, oshape):
     """f at a limit, or None at an infinite limit (f vanishes there for a finite integral).
     Under vmap the limits are one per example: f at the finite ones, 0 at the infinite."""
+    if is_staged(lim) and batch_tracer_in(lim) is None:   # dualad.jit: guard the answers
+        inf = np.isinf(staged_value(lim))
+        if all_true(inf):
+            return None
+        if not any_true(inf):
+            return reshape(func(lim, *args), oshape)
+        return where(inf, 0.0, reshape(func(where(inf, 0.0, lim), *args), oshape))
     inf = np.isinf(primal_value(lim))
     if np.all(inf):
         return None
@@ -136,7 +144,7 @@ def _quad_call(fname, func, a, b, args, settings):
         raise TypeError(f"{fname}: func must be callable, got {type(func).__name__}")
     lims = []
     for name, x in (("a", a), ("b", b)):
-        v = np.asarray(primal_value(x))
+        v = np.asarray(unguarded_value(x))   # its shape and dtype (float() below: plain only)
         if v.shape != () or v.dtype.kind not in "iuf":
             raise ValueError(f"{fname}: argument {name} has shape {v.shape} and dtype {v.dtype}; "
                              f"the limits are real scalars")

@@ -35,7 +35,7 @@ from ..api import jvp as _jvp, vjp as _vjp
 from ..numpy import array as _array
 from ..ops import concatenate, index, moveaxis, ravel, reshape, stack
 from ..ops import sum as _sum
-from ..tracer import Box, primal_value, shape_of
+from ..tracer import Box, primal_value, shape_of, unguarded_value
 from ..primitive import Primitive, register, sample
 from ._integrate_common import (_SCIPY_RTOL, _SWEEP_OPTIONS, _SWEEP_TOL, _batch, _bind, _lift,
                                 _plain, _with)
@@ -173,7 +173,7 @@ odeint_p.vjp_all = _odeint_vjp
 
 
 def _check_y0(y0):
-    arr = np.asarray(primal_value(y0))
+    arr = np.asarray(unguarded_value(y0))   # dtype and shape (the values: plain y0 only)
     if arr.dtype.kind not in "iuf" or arr.size == 0:
         hint = "; integrate Re and Im as separate components" * (arr.dtype.kind == "c")
         raise TypeError(f"odeint: argument y0 has dtype {arr.dtype} and shape {arr.shape}; "

@@ -49,7 +49,8 @@ from ..ops.special.extra import lambertw as _lambertw, owens_t, spence  # noqa: 
 from ..ops.special.zeta import riemann_zeta as _riemann, zeta as _hurwitz
 from ..ops.special.log import entr, expit, kl_div, log_expit, logit, rel_entr, xlog1py, xlogy
 from ..ops.special.student import stdtr, stdtrit  # noqa: F401
-from ..tracer import primal_value, shape_of
+from ..staging import is_staged, staged_value
+from ..tracer import primal_value, shape_of, unguarded_value
 
 psi = digamma
 jn = jv
@@ -96,14 +97,22 @@ def multigammaln(a, d):
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     """log Σ b·eᵃ over ``axis``: ∂a = b·e^(a - out) (the softmax when b = 1),
     ∂b = e^(a - out), both times sign(s) with ``return_sign``."""
-    a_plain = np.asarray(primal_value(a))
-    if a_plain.dtype.kind == "c" or (b is not None and np.iscomplexobj(primal_value(b))):
+    a_plain = np.asarray(unguarded_value(a))   # its dtype and shape (values: below)
+    if a_plain.dtype.kind == "c" or (b is not None and np.iscomplexobj(unguarded_value(b))):
         raise TypeError(f"logsumexp: complex arguments (a of shape {a_plain.shape}) are not "
                         f"supported")
     if a_plain.dtype.kind not in "fc":
         a_plain = a_plain.astype(float)
     shape = a_plain.shape if b is None else np.broadcast_shapes(a_plain.shape, shape_of(b))
     axes = normalize_axes(axis, len(shape))
+    if b is None and is_staged(a) and a_plain.size:
+        # dualad.jit: the shift computed in the program (from a, without its derivative)
+        m = np.max(staged_value(a), axis=axes, keepdims=True)
+        return _logsumexp_tail(a, b, np.where(np.isfinite(m), m, 0.0), axes, keepdims,
+                               return_sign)
+    a_plain = np.asarray(primal_value(a))
+    if a_plain.dtype.kind not in "fc":
+        a_plain = a_plain.astype(float)
     shifted_from = np.broadcast_to(a_plain, shape)
     if b is not None:
         b_plain = np.broadcast_to(np.asarray(primal_value(b)), shape)
@@ -116,6 +125,11 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
         m = np.max(shifted_from, axis=axes, keepdims=True) if shifted_from.size else \
             np.zeros(tuple(1 if i in axes else s for i, s in enumerate(shape)))
     m = np.where(np.isfinite(m), m, 0.0)           # a constant shift: no derivative
+    return _logsumexp_tail(a, b, m, axes, keepdims, return_sign)
+
+
+def _logsumexp_tail(a, b, m, axes, keepdims, return_sign):
+    """log Σ b·e^(a − m) + m for the shift ``m``."""
     terms = _exp(a - m)
     if b is not None:
         terms = b * terms

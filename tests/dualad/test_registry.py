@@ -17,7 +17,7 @@ from dualad.verification import check_registry
 
 @pytest.fixture(scope="module")
 def report():
-    return check_registry()
+    return check_registry(jit=False)   # the jit check: tests/verification/test_jit_registry.py
 
 
 def test_every_primitive_passes_the_rule_checker(report):

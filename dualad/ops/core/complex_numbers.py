@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import primal_value, shape_of
+from ...staging import is_staged, staged_value
+from ...tracer import primal_value, shape_of, unguarded_value
 from ...vmap_tracer import batch_tracer_in, map_value, nondiff_value
 from ...primitive import Primitive, implements, register, sample
 from .elementwise import absolute_p, is_complex, multiply, sign_p, where
@@ -47,7 +48,7 @@ from .elementwise import absolute_p, is_complex, multiply, sign_p, where
 
 def complex_dtype(x):
     """The complex dtype matching ``x``'s precision (complex64 for float32)."""
-    return np.result_type(primal_value(x), np.complex64)
+    return np.result_type(unguarded_value(x), np.complex64)
 
 
 def _re(v):
@@ -57,7 +58,7 @@ def _re(v):
 
 def _im(v):
     return imag_p(v) if is_complex(v) else np.zeros(shape_of(v), np.result_type(
-        primal_value(v)))
+        unguarded_value(v)))
 
 
 def _embed(v, like):
@@ -67,6 +68,9 @@ def _embed(v, like):
 
 def _nonzero_ratio(num, den):
     """num / den, with 0 where den == 0 (the convention at z = 0)."""
+    if is_staged(den):   # dualad.jit records the mask, right for every value
+        zero = staged_value(den) == 0
+        return where(zero, 0.0, num / where(zero, 1.0, den))
     zero = primal_value(den) == 0
     if not np.any(zero):
         return num / den

@@ -312,7 +312,10 @@ def _wins(mine, other, larger, nan_loses):
 
 
 def _has_nan(v):
+    from ...staging import is_staged
     from ...tracer import primal_value
+    if is_staged(v):   # dualad.jit records the nan handling, right for every value
+        return True
     v = primal_value(v)
     try:
         return bool(np.isnan(v).any())

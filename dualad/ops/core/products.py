@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ...scaled import dense
-from ...tracer import ndim_of, primal_value, shape_of
+from ...tracer import ndim_of, shape_of, unguarded_value
 from ...primitive import Primitive, implements, register, sample
 from .._batch import einsum_in_batch, example_ndim
 from .._util import batch_ndim
@@ -218,7 +218,7 @@ def _einsum_jvp(i):
 
 def _identity_like(ct, n):
     """δ of size n × n in the real dtype of ``ct`` (float32 stays float32)."""
-    dt = np.result_type(primal_value(ct))
+    dt = np.result_type(unguarded_value(ct))
     return np.eye(n, dtype=dt if dt.kind == "f" else (np.float32 if dt == np.complex64
                                                           else np.float64))
 

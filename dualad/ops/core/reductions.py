@@ -18,7 +18,8 @@ import math
 import numpy as np
 
 from ...tracer import ndim_of, primal_value, shape_of
-from ...vmap_tracer import map_value
+from ...staging import is_staged, staged_value
+from ...vmap_tracer import batch_tracer_in, map_value
 from ...primitive import Primitive, implements, register, sample
 from .._batch import axes_in_batch, axis_in_batch, example_ndim
 from .._util import batch_ndim, normalize_axes, shift_axes
@@ -154,6 +155,9 @@ def _selector(x, axes, extremum):
         m = hit / np.sum(hit, axis=ax, keepdims=True)
         dt = getattr(xp, "dtype", None)
         return m.astype(dt) if dt is not None and dt.kind == "f" and m.dtype != dt else m
+    if is_staged(x) and batch_tracer_in(x) is None:
+        xs = staged_value(x)   # dualad.jit records the selection, right for every value
+        return hits(xs)[0], share(xs)
     return map_value(x, lambda xp: hits(xp)[0]), map_value(x, share)
 
 
@@ -250,13 +254,18 @@ def _prod_others(x, ans, axes, keepdims):
     any entry is zero is decided on the whole batch under vmap (both ways give the same
     value); the zero masks are one per example (``map_value``)."""
     from .elementwise import logical_and, where
-    if not np.any(primal_value(x) == 0):    # the whole batch's values (a decision)
+    staged = is_staged(x) and batch_tracer_in(x) is None   # dualad.jit: the general path
+    if not staged and not np.any(primal_value(x) == 0):    # the whole batch's values
         a = ans if keepdims else _expand_plainshape(ans, shape_of(x), axes)
         return a / x
     nd = ndim_of(x)
-    zero = map_value(x, lambda xp: xp == 0)
-    n_zero = map_value(x, lambda xp: np.sum(xp == 0, axis=shift_axes(axes, np.ndim(xp) - nd),
-                                            keepdims=True))
+    if staged:   # the masks recorded, right for every value
+        zero = staged_value(x) == 0
+        n_zero = np.sum(zero, axis=axes, keepdims=True)
+    else:
+        zero = map_value(x, lambda xp: xp == 0)
+        n_zero = map_value(x, lambda xp: np.sum(xp == 0, axis=shift_axes(
+            axes, np.ndim(xp) - nd), keepdims=True))
     safe = where(zero, 1.0, x)
     p_nonzero = prod_p(safe, axis=axes, keepdims=True)
     others = where(n_zero == 0, _expand_plainshape(prod_p(x, axis=axes, keepdims=True),

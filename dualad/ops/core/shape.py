@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...tracer import CONCRETE, Box, ndim_of, shape_of, unguarded_value
 from ...primitive import Primitive, implements, register, sample
 from .._batch import axis_in_batch, batch_size, example_ndim
 from .._util import batch_ndim, batch_shape, normalize_axes
@@ -180,7 +180,7 @@ def _cast_impl(x, dtype):
 
 
 def _dtype(x):
-    return np.result_type(primal_value(x))
+    return np.result_type(unguarded_value(x))
 
 
 def _cast_vjp(ct, ans, x, dtype):
@@ -208,6 +208,8 @@ def cast(x, dtype, fname="astype"):
         return _cast_impl(x, dtype)
     if dtype.kind == src.kind and dtype.kind in "fc":
         return cast_p(x, dtype=dtype)
+    if src.kind in "iub" and dtype.kind in "fc" and x.__class__ in CONCRETE:
+        return cast_p(x, dtype=dtype)   # a dualad.jit value of no derivative (a mask): recorded
     if dtype.kind == "c" and src.kind == "f":
         from .complex_numbers import to_complex
         return to_complex(x, dtype)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import ndim_of, primal_value, shape_of
+from ...tracer import ndim_of, shape_of, unguarded_value
 from .._util import batch_ndim
 from ..core.linear import lift
 from ..core.products import matmul_p, tril, triu
@@ -34,7 +34,7 @@ def expand2(x):
 def check_real(fname, a, argname="a"):
     """Complex input to a function whose rules assume a real argument (not holomorphic:
     transposes would need conjugates) is refused rather than differentiated wrongly."""
-    if np.iscomplexobj(primal_value(a)):
+    if np.iscomplexobj(unguarded_value(a)):
         raise NotImplementedError(
             f"{fname}: argument {argname} (shape {shape_of(a)}) is complex; {fname} is not "
             f"holomorphic and its derivative is implemented for real matrices only")
@@ -110,7 +110,7 @@ def sym_lower_T(g, lower=True, herm=False):
 
 def is_complex_value(x):
     """Whether the primal value of ``x`` is complex (decides which rules apply)."""
-    return np.iscomplexobj(primal_value(x))
+    return np.iscomplexobj(unguarded_value(x))
 
 
 def gap_inverse(lam):

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ...tracer import primal_value, shape_of
+from ...tracer import shape_of, unguarded_value
 from ...primitive import Primitive, register, sample
 from .._util import batch_ndim
 from ..core.batch_ops import stacked_rule
@@ -44,7 +44,7 @@ def _pad(x, before, after, axis):
     """Zeros around ``x`` along ``axis`` (negative)."""
     s = shape_of(x)
     ax = axis % len(s)
-    dtype = np.result_type(primal_value(x))
+    dtype = np.result_type(unguarded_value(x))
     parts = ([np.zeros(s[:ax] + (before,) + s[ax + 1:], dtype)] if before else []) + [x] + (
         [np.zeros(s[:ax] + (after,) + s[ax + 1:], dtype)] if after else [])
     return concatenate(parts, axis=ax) if len(parts) > 1 else x
@@ -151,7 +151,7 @@ def _lu_of(lower, w):
 def _strict(ab, lower):
     """The stored band without its diagonal row (row 0 if lower, else the last)."""
     w = shape_of(ab)[-2] - 1
-    dt = np.result_type(primal_value(ab))
+    dt = np.result_type(unguarded_value(ab))
     mask = np.ones((w + 1, 1), dtype=dt if dt.kind == "f" else np.float64)  # float32 stays
     mask[0 if lower else w] = 0.0
     return ab * mask

@@ -50,7 +50,7 @@ import numpy as np
 import scipy.linalg
 import scipy.linalg.lapack
 
-from ...tracer import ndim_of, primal_value, shape_of
+from ...tracer import ndim_of, shape_of, unguarded_value
 from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim
 from ..core.batch_ops import align_stacks, stacked_rule
@@ -204,7 +204,7 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     check_square("solve_triangular", a)
     if trans not in _TRANS:
         raise ValueError(f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
-    if trans in (2, "C") and any(np.iscomplexobj(primal_value(x)) for x in (a, b)):
+    if trans in (2, "C") and any(np.iscomplexobj(unguarded_value(x)) for x in (a, b)):
         raise NotImplementedError(f"solve_triangular: trans={trans!r} (conjugate transpose) "
                                   f"of complex matrices (a of shape {shape_of(a)}) is not "
                                   f"implemented; conjugate a first and pass trans='T'")
@@ -225,7 +225,7 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
 
 def _phi_mask(n, like):
     """Φ as a mask, in ``like``'s floating dtype (a float32 L keeps float32 tangents)."""
-    dt = np.result_type(primal_value(like))
+    dt = np.result_type(unguarded_value(like))
     dt = dt if dt.kind in "fc" else np.dtype(np.float64)
     return (np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(dt.type(0).real.dtype)
 

@@ -47,10 +47,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import primal_value, shape_of
-from ...vmap_tracer import map_value
+from ...staging import is_staged, staged_value
+from ...tracer import shape_of, unguarded_value
+from ...vmap_tracer import batch_tracer_in, map_value
 from ..core.complex_numbers import conj, imag, real
-from ..core.elementwise import equal, where
+from ..core.elementwise import equal, logical_and, where
 from ..core.products import diag_embed_p, diagonal_p
 from ..core.reductions import sum as sum_
 from .basic import solve_p
@@ -66,6 +67,15 @@ def H(x):
 def fixed_rows(v, rule):
     """A constant boolean mask, shape of ``v``: True at the component (r_i, i) whose phase
     LAPACK fixes in column i (``rule`` "first", "last" or "largest")."""
+    if rule != "largest":   # the mask depends on the shape only
+        return _fixed_rows_plain(unguarded_value(v), rule) if batch_tracer_in(v) is None \
+            else map_value(v, lambda pv: _fixed_rows_plain(pv, rule))
+    if is_staged(v) and batch_tracer_in(v) is None:
+        # dualad.jit: the first row of largest |v| per column, recorded (argmax has no
+        # primitive): the maxima, and of tied ones the first (a running count of 1)
+        a = np.abs(staged_value(v))
+        hit = a == np.max(a, axis=-2, keepdims=True)
+        return logical_and(hit, np.cumsum(hit, axis=-2) == 1)
     return map_value(v, lambda pv: _fixed_rows_plain(pv, rule))   # per example under vmap
 
 

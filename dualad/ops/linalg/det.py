@@ -30,7 +30,8 @@ import numpy as np
 
 import collections
 
-from ...tracer import primal_value, shape_of
+from ...staging import all_true, any_true, is_staged, staged_value
+from ...tracer import primal_value, shape_of, unguarded_value
 from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim
 from ..core.batch_ops import stacked_rule
@@ -85,10 +86,12 @@ def _sym_cofactor(sp, a):
 def is_singular(a) -> bool:
     """Whether (a stack) ``a`` holds an exactly singular matrix (det = 0 in LAPACK's LU);
     False for symbolic values (the SymPy oracle), which have no such test here."""
-    v = primal_value(a)
+    v = unguarded_value(a)
     if getattr(v, "dtype", None) is None or v.dtype.kind not in "fc":
         return False
-    return bool(np.any(np.linalg.det(v) == 0))
+    if is_staged(a):   # dualad.jit: guard the answer, not the matrix
+        return any_true(det_p(staged_value(a)) == 0)
+    return bool(np.any(np.linalg.det(primal_value(a)) == 0))
 
 
 def _inv_T(a, fname="det"):
@@ -165,6 +168,10 @@ def slogdet(a):
     """``np.linalg.slogdet``: (sign, log|det A|); the sign is piecewise constant
     (zero derivative), log|det A| has derivative tr(A⁻¹Ȧ)."""
     check_square("slogdet", a, real=True)
+    if is_staged(a):   # dualad.jit: the sign recorded as sign(det), where det is finite, nonzero
+        d = det_p(staged_value(a))
+        if all_true(np.logical_and(np.isfinite(d), d != 0)):
+            return SlogdetResult(np.sign(d), logabsdet_p(a))
     return SlogdetResult(np.linalg.slogdet(primal_value(a))[0], logabsdet_p(a))
 
 det_p.samples = [sample(_A2), sample(_A3), sample(_STACK)]

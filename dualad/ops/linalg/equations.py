@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ...tracer import primal_value, shape_of
+from ...tracer import shape_of, unguarded_value
 from ...primitive import Primitive, register, sample
 from .._util import batch_ndim
 from ..core.batch_ops import stacked_rule
@@ -110,7 +110,7 @@ def _check_lyapunov(fname, a, q):
 
 def _adjoint(a):
     """Aᴴ (Aᵀ for a real A), as registry operations."""
-    return conj(mT(a)) if np.iscomplexobj(primal_value(a)) else mT(a)
+    return conj(mT(a)) if np.iscomplexobj(unguarded_value(a)) else mT(a)
 
 
 def solve_continuous_lyapunov(a, q):
@@ -128,7 +128,7 @@ def solve_discrete_lyapunov(a, q, method=None):
         raise ValueError(f"solve_discrete_lyapunov: method must be None, 'direct' or "
                          f"'bilinear', got {method!r}")
     _check_lyapunov("solve_discrete_lyapunov", a, q)
-    b = conj(a) if np.iscomplexobj(primal_value(a)) else a
+    b = conj(a) if np.iscomplexobj(unguarded_value(a)) else a
     return solve_stein_p(a, b, q)
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ...tracer import ndim_of, primal_value, shape_of
+from ...tracer import ndim_of, shape_of, unguarded_value
 from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim
 from ..core.batch_ops import stacked_rule
@@ -99,7 +99,7 @@ def block_frechet(prim, a, e):
     a = broadcast_to(a, shape)
     e = broadcast_to(e, shape)
     n = shape[-1]
-    zeros = np.zeros(shape, np.result_type(primal_value(a), primal_value(e)))
+    zeros = np.zeros(shape, np.result_type(unguarded_value(a), unguarded_value(e)))
     block = concatenate([concatenate([a, e], axis=-1), concatenate([zeros, a], axis=-1)],
                         axis=-2)
     return index(prim(block), (Ellipsis, slice(0, n), slice(n, 2 * n)))

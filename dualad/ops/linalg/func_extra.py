@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ...tracer import ndim_of, primal_value, shape_of
+from ...tracer import ndim_of, primal_value, shape_of, unguarded_value
 from ...primitive import Primitive, register, sample
 from .._util import batch_ndim
 from ..core.batch_ops import looping_when, stacked_rule
@@ -100,7 +100,7 @@ def fractional_matrix_power(A, t):
 def _cos_sin(a):
     """(cos A, sin A) from one real 2n×2n exponential exp([[0, A], [-A, 0]])."""
     n = shape_of(a)[-1]
-    zeros = np.zeros(shape_of(a), np.result_type(primal_value(a), 1.0))
+    zeros = np.zeros(shape_of(a), np.result_type(unguarded_value(a), 1.0))
     e = expm_p(concatenate([concatenate([zeros, a], axis=-1),
                             concatenate([-a, zeros], axis=-1)], axis=-2))
     return (index(e, (Ellipsis, slice(0, n), slice(0, n))),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ...tracer import primal_value, shape_of
+from ...tracer import shape_of, unguarded_value
 from ...vmap_tracer import map_value
 from ...primitive import Primitive, register, sample
 from ..core.batch_ops import stacked_rule
@@ -37,11 +37,19 @@ def _perm_matrix(piv):
     return out
 
 
+# LAPACK's pivot indices, a primitive of zero derivative: under dualad.jit the pivots are
+# computed in the program and only they are guarded (a new matrix with the same pivot
+# order replays), not the whole matrix
+lu_pivots_p = register(Primitive("lu_pivots", lambda a: scipy.linalg.lu_factor(a)[1],
+                                 zero_derivative=True, sparsity="matrix"))
+lu_pivots_p.defbatch(stacked_rule(lu_pivots_p))   # vmap: one more stack axis
+
+
 def _pivots(a):
     # P in a's floating dtype (a 0/1 matrix: exact in any), so float32 stays float32
     # (under vmap one P per example: map_value keeps the batch axes of a BatchTracer)
     dtype = _float_dtype(a)
-    return map_value(a, lambda v: _perm_matrix(scipy.linalg.lu_factor(v)[1]).astype(dtype))
+    return map_value(lu_pivots_p(a), lambda v: _perm_matrix(v).astype(dtype))
 
 
 def _unpack(m):
@@ -51,7 +59,7 @@ def _unpack(m):
 
 
 def _float_dtype(x):
-    dt = np.result_type(primal_value(x))
+    dt = np.result_type(unguarded_value(x))
     return dt if dt.kind in "fc" else np.dtype(np.float64)
 
 
@@ -79,12 +87,13 @@ lu_packed_p.defvjp(_lu_vjp)
 lu_packed_p.defbatch(stacked_rule(lu_packed_p))   # vmap: the batch axis is one more stack axis
 lu_packed_p.samples = [sample(_A3), sample(_A3[::-1].copy()),
                        sample(np.stack([_A3, _A3.T[::-1]]))]
+lu_pivots_p.samples = lu_packed_p.samples
 
 
 def lu_factor(a, overwrite_a=False, check_finite=True):
     """``scipy.linalg.lu_factor``: (packed LU, pivot indices); the pivots are integers."""
     check_square("lu_factor", a, real=True)
-    return lu_packed_p(a), map_value(a, lambda v: scipy.linalg.lu_factor(v)[1])
+    return lu_packed_p(a), map_value(lu_pivots_p(a), lambda v: v)
 
 
 def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):

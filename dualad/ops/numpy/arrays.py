@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
 from ...vmap_tracer import batch_tracer_in
 from ...vmap_rules import looped_call
 from ...primitive import implements
@@ -209,7 +209,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
             shape = list(shape_of(x))
             shape[ax] = w
             parts.append(broadcast_to(v, tuple(shape)) if isinstance(v, Box) else
-                         np.full(shape, v, dtype=primal_value(x).dtype))
+                         np.full(shape, v, dtype=unguarded_value(x).dtype))
         if parts[0] is not None or parts[1] is not None:
             x = concatenate([p for p in (parts[0], x, parts[1]) if p is not None], axis=ax)
     return x

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
 from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim
 from ..core.batch_ops import align_stacks
@@ -180,7 +180,7 @@ def _check_1d(name, a, v):
     if shape_of(v)[0] == 0:
         raise ValueError(f"{name}: v cannot be empty")
     for x in (a, v):
-        if np.iscomplexobj(primal_value(x)):
+        if np.iscomplexobj(unguarded_value(x)):
             raise NotImplementedError(f"{name}: complex inputs are not supported here")
 
 

@@ -27,7 +27,8 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
+from ...staging import any_true, is_staged, staged_value
 from ...vmap_tracer import batch_tracer_in, map_value
 from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim, normalize_axes, value_only
@@ -65,7 +66,7 @@ def _slab(x, axis, start, stop):
 def _const_slab(like, axis, n, value):
     shape = list(shape_of(like))
     shape[axis] = n
-    return np.full(shape, value, dtype=np.result_type(primal_value(like)))
+    return np.full(shape, value, dtype=np.result_type(unguarded_value(like)))
 
 
 def _linear_scan(a, b, axis, nb):
@@ -162,7 +163,10 @@ def _cumulative(name, scan, initial, x, axis, out, include_initial):
 # --- NaN-aware reductions --------------------------------------------------------------------
 def _nan_mask(x):
     """(the NaN mask of x, whether any entry is NaN); under vmap the mask is one per
-    example (a batched value), the decision taken over the whole batch."""
+    example (a batched value), the decision taken over the whole batch. Under dualad.jit
+    the mask is recorded and the NaN handling always taken (right for every value)."""
+    if is_staged(x) and batch_tracer_in(x) is None:
+        return np.isnan(staged_value(x)), True
     mask = np.isnan(primal_value(x))
     return (mask if batch_tracer_in(x) is None else map_value(x, np.isnan)), mask.any()
 
@@ -173,7 +177,8 @@ def _nan_free(x, fill):
 
 
 def _counts(mask, axis, keepdims, like):
-    return np.sum(~mask, axis=axis, keepdims=keepdims).astype(_float_dtype(primal_value(like)))
+    return np.sum(np.logical_not(mask), axis=axis, keepdims=keepdims).astype(   # mask: bool
+        _float_dtype(unguarded_value(like)))
 
 
 def _float_dtype(x):
@@ -188,7 +193,7 @@ def _skipped(name, a, where, fill):
     mask, some = _nan_mask(a)
     sel = mask_of(f"numpy.{name}", a, where)
     if sel is not None:
-        mask = mask | ~sel
+        mask = np.logical_or(mask, np.logical_not(sel))   # (a traced mask under jit)
         some = some or bool(np.any(primal_value(mask)))
     return (_where(mask, fill, a) if some else a), mask
 
@@ -245,10 +250,11 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Tru
         m = sum_(x, axis=axes, keepdims=True) / n if mean is None else mean
         # decisions on the whole batch's values under vmap (np.any of a batched value is
         # one answer per example)
-        d = _where(mask, 0.0, x - m) if np.any(primal_value(mask)) else x - m
+        staged = is_staged(mask)   # dualad.jit: the general paths, recorded
+        d = _where(mask, 0.0, x - m) if staged or np.any(primal_value(mask)) else x - m
         dof = np.maximum(n - ddof, 0.0)
         v = sum_(d * d, axis=axes, keepdims=True) / dof
-        v = _where(dof <= 0, np.nan, v) if np.any(primal_value(dof) <= 0) else v
+        v = _where(dof <= 0, np.nan, v) if staged or np.any(primal_value(dof) <= 0) else v
     return v if keepdims else reshape(v, _reduced_shape(shape_of(a), axes))
 
 
@@ -268,6 +274,9 @@ def _nan_extremum(name, red, fill):
         r = red(x, axis=axis, keepdims=keepdims, initial=initial)
         if initial is not None:
             return r
+        if is_staged(mask) and batch_tracer_in(mask) is None:   # dualad.jit: recorded
+            kept = np.sum(np.logical_not(mask), axis=_axes(axis, a), keepdims=keepdims)
+            return _where(kept == 0, np.nan, r)
         all_nan = np.all(mask, axis=_axes(axis, a), keepdims=keepdims)
         return _where(all_nan, np.nan, r) if np.any(primal_value(all_nan)) else r
     fn.__name__ = name
@@ -306,7 +315,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
         weights = reshape(weights, tuple(ws[0] if i == axes[0] else 1 for i in range(len(xs))))
     w = broadcast_to(weights, np.broadcast_shapes(shape_of(weights), xs))
     scale = sum_(w, axis=axes, keepdims=keepdims)
-    if np.any(primal_value(scale) == 0.0):
+    if any_true(staged_value(scale) == 0.0):   # under jit: a guard on the answer only
         raise ZeroDivisionError("average: weights sum to zero, can't be normalized")
     avg = sum_(a * w, axis=axes, keepdims=keepdims) / scale
     return (avg, broadcast_to(scale, shape_of(avg))) if returned else avg

@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...primitive import Primitive, register, sample
-from ...tracer import Box, ndim_of, note_decision, primal_value
-from ...vmap_tracer import nondiff_value
+from ...tracer import CONCRETE, Box, ndim_of, note_decision, primal_value
+from ...staging import staged_value
 from ..core.batch_ops import align_stacks
 
 
@@ -85,7 +85,7 @@ def sort_tangent(t, x, axis, inverse=False):
     permutation)."""
     axis = axis - ndim_of(x)
     _note_permutation(x, axis)
-    return sort_permute_p(t, nondiff_value(x), axis=axis, inverse=inverse)
+    return sort_permute_p(t, staged_value(x), axis=axis, inverse=inverse)
 
 
 def _note_permutation(x, axis):
@@ -95,5 +95,7 @@ def _note_permutation(x, axis):
     while isinstance(b, Box):
         if b._trace.decisions is not None:
             note_decision(x, "argsort", np.argsort(primal_value(x), axis=axis, kind="stable"))
+            return
+        if b.__class__ in CONCRETE:   # a jit trace's box: the lowest (its _inner guards)
             return
         b = b._inner

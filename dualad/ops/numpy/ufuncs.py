@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Box, primal_value
+from ...tracer import Box, primal_value, unguarded_value
 from ...vmap_tracer import batch_tracer_in, map_value
 from ...primitive import sample, implements
 from .._util import value_only
@@ -104,7 +104,7 @@ fmod = elementwise("fmod", np.fmod, lambda a, x, y: 1.0, lambda a, x, y: -_branc
 
 
 def _one(x):
-    return np.ones((), dtype=np.result_type(primal_value(x), np.float16))
+    return np.ones((), dtype=np.result_type(unguarded_value(x), np.float16))
 
 
 # --- copysign and heaviside ---------------------------------------------------------------

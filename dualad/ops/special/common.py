@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Box, primal_value, shape_of
+from ...tracer import Box, primal_value, shape_of, unguarded_value
 from ...primitive import sample
 from ..core.elementwise import elementwise
 
@@ -111,9 +111,9 @@ def _keep_dtype(d):
 
     def deriv(ans, *args):
         dv = d(ans, *args)
-        want = getattr(primal_value(ans), "dtype", None)
+        want = getattr(unguarded_value(ans), "dtype", None)
         if want is not None and want.kind == "f" and want.itemsize < 8:
-            got = getattr(primal_value(dv), "dtype", None)
+            got = getattr(unguarded_value(dv), "dtype", None)
             if got is not None and got != want and got.kind == "f":
                 from ..core.shape import cast
                 return cast(dv, want)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sc
 
+from ...staging import is_staged, staged_value
 from ...tracer import primal_value
 from ...vmap_tracer import batch_tracer_in, nondiff_value
 from ...primitive import implements
@@ -45,6 +46,9 @@ def _guard(x, y, at):
     would be 0/0 although the function is constant (= 0) along x = 0. Under vmap x and y
     may be batched apart (one batched, the other shared): the test is made on each one's
     values first, and the mask per example (``nondiff_value`` keeps the batch axes)."""
+    if is_staged((x, y)):   # dualad.jit records the mask, right for every value
+        return where(logical_and(equal(staged_value(x), 0.0), equal(staged_value(y), at)),
+                     1.0 + at, y)
     if not (np.any(np.asarray(primal_value(x)) == 0)
             and np.any(np.asarray(primal_value(y)) == at)):
         return y
@@ -76,6 +80,8 @@ def _dlogaddexp(x, y, scale=1.0):
 
 
 def _equal_infinities(x, y):
+    if is_staged((x, y)):   # dualad.jit records the test, right for every value
+        return True
     xv = primal_value(x)
     try:
         inf = np.isinf(xv)

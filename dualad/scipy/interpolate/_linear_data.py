@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Box, primal_value, shape_of
+from ...tracer import Box, primal_value, shape_of, unguarded_value
 
 
 def linear_in_data(fname, build, y, periodic=False):
@@ -29,10 +29,11 @@ def linear_in_data(fname, build, y, periodic=False):
     trailing axes; ``build(Y, zero_bc=True)`` uses zero boundary-derivative values."""
     if not isinstance(y, Box):
         return build(np.asarray(y, dtype=float))
-    yp = np.asarray(primal_value(y), dtype=float)
+    yp = np.asarray(unguarded_value(y), dtype=float)   # its shape (the values: periodic only)
     n = yp.shape[0]
     rest = yp.shape[1:]
     if periodic:
+        yp = np.asarray(primal_value(y), dtype=float)
         if not np.allclose(yp[0], yp[-1], atol=1e-15):
             raise ValueError(f"{fname}: the first and last `y` point along axis must be "
                              f"identical (within machine precision) when bc_type='periodic'.")

@@ -45,7 +45,7 @@ from ...ops.core.linear import unbroadcast
 from ...ops.core.reductions import sum as _sum
 from ...primitive import Primitive, register, sample
 from ...scaled import dense
-from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
 from ._traced import Structure, TracedSparse, apply
 
 __all__ = ["spsolve", "cg", "gmres", "bicgstab", "minres", "sparse_solve_p"]
@@ -289,7 +289,7 @@ def _operands(A, b, who):
     if len(bs) not in (1, 2) or bs[0] != n:
         raise ValueError(f"{who}: b of shape {bs} does not match A of shape {struct.shape}: "
                          f"expected ({n},) or ({n}, k)")
-    dt = np.result_type(primal_value(b))
+    dt = np.result_type(unguarded_value(b))
     if isinstance(b, Box) and dt.kind not in "fc":
         raise TypeError(f"{who}: b of dtype {dt} is not differentiable")
     return data, struct, b, len(bs) == 1
