@@ -330,7 +330,27 @@ def ptp(a, axis=None, out=None, keepdims=False):
 
 implements(np.nanmax)(nanmax)
 implements(np.nanmin)(nanmin)
-implements(np.all)(value_only(np.all))
-implements(np.any)(value_only(np.any))
-implements(np.count_nonzero)(value_only(np.count_nonzero))
+def _staged_count(fn, finish):
+    """``fn`` (np.any, np.all, np.count_nonzero) of values alone. Under a dualad.jit
+    trace it is recorded as a count of nonzero entries, so ``while np.any(err > tol)``
+    guards only the truth of the answer (a bool guard), not the whole mask; otherwise
+    (and with keywords other than axis/keepdims, or under vmap) on the plain values."""
+    plain = value_only(fn)
+
+    def call(a, axis=None, *args, keepdims=False, **kwargs):
+        if args or kwargs or not is_staged(a) or batch_tracer_in(a) is not None:
+            if keepdims:
+                kwargs["keepdims"] = keepdims
+            return plain(a, axis, *args, **kwargs)
+        count = sum_(staged_value(a) != 0, axis=axis, keepdims=keepdims)
+        size = math.prod(shape_of(a)) // max(1, math.prod(shape_of(count)))
+        return finish(count, size)
+    call.__name__ = fn.__name__
+    call.__doc__ = fn.__doc__
+    return call
+
+
+implements(np.all)(_staged_count(np.all, lambda count, size: count == size))
+implements(np.any)(_staged_count(np.any, lambda count, size: count > 0))
+implements(np.count_nonzero)(_staged_count(np.count_nonzero, lambda count, size: count))
 
