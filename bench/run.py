@@ -171,7 +171,8 @@ def _print_row(wl, timings, problems):
     dj = timings["dualad.jit"].median if "dualad.jit" in timings else None
     parts = [f"{wl.name}: {wl.what}"]
     for name, t in timings.items():
-        line = f"  {name:10s} {fmt(t.median):>10s}  spread {t.spread:5.2f}  cpu/wall {t.cpu_per_wall:4.2f}"
+        line = (f"  {name:10s} {fmt(t.median):>10s}  spread {t.spread:5.2f}  "
+                f"cpu/wall {t.cpu_per_wall:4.2f}")
         if base and name != "f":
             line += f"  ({t.median / base:.2f}x f)"
         rel = [f"{who} {t.median / ref:.2f}x faster" for who, ref in (("dualad", d), ("jit", dj))
@@ -213,7 +214,9 @@ def markdown_table(rows, have, rounds):
     out.append(f"\nMachine: {machine()}. Median of {rounds} interleaved rounds; ratios in "
                "parentheses are to the plain NumPy function (hvp: to one dualad gradient); "
                f"[s] is the spread, max/min of the {rounds} rounds.")
-    return "\n".join(out)
+    notes = [f"- {wl.name}: {note}" for wl, timings, _ in rows
+             for peer, note in wl.notes.items() if peer in timings]
+    return "\n".join(out + (["", "Notes:"] + notes if notes else []))
 
 
 def main(argv=None):

@@ -246,13 +246,16 @@ def _chain_n(quick):
     return len_chain[0]
 
 
+def _per_op(seconds):
+    return f"{seconds * 1e9:.1f} ns" if seconds < 1e-6 else f"{seconds * 1e6:.2f} us"
+
+
 def scalar_chain(name, chain, ops, what):
     """A workload timing the gradient of ``chain(x, 10^5)`` at x = 1.0: every step records
     ``ops`` scalar operations and sweeps them back; the row's extra line divides by them."""
     def per_op(times, base):
         return (f"per operation, recorded + swept back ({ops} per step): " +
-                ", ".join(f"{p} {t / (ops * len_chain[0]) * 1e6:.3f} us"
-                          for p, t in times.items()))
+                ", ".join(f"{p} {_per_op(t / (ops * len_chain[0]))}" for p, t in times.items()))
     wl = workload(name, what, lambda quick: (lambda: chain(np.float64(1.0), _chain_n(quick))),
                   extra=per_op)
 
