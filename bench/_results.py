@@ -45,7 +45,8 @@ def agree(got, want, rtol):
     if ok:
         return True, ""
     err = np.abs(a - b)
-    i = int(np.nanargmax(err)) if err.size else 0
+    err[~np.isfinite(err)] = np.inf          # a NaN or inf entry is the worst entry
+    i = int(np.argmax(err)) if err.size else 0
     return False, (f"worst entry {i}: {a[i]:.17g} against {b[i]:.17g}, rtol {rtol:g}"
                    if err.size else "empty")
 

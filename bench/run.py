@@ -9,7 +9,9 @@ everything: times, spreads, ratios.
 How it is measured (honest by construction):
 - Threads: every BLAS/OpenMP pool is pinned to the same N (default 1) before NumPy,
   PyTorch or JAX load (OMP/OPENBLAS/MKL_NUM_THREADS, XLA_FLAGS for N = 1; the script
-  re-executes itself if a numerical package was loaded earlier), PyTorch's pools are set
+  re-executes itself if a numerical package was loaded earlier), the process is
+  restricted to N cores (sched_setaffinity: XLA sizes its pool from it and ignores the
+  flags otherwise; --no-affinity to opt out), PyTorch's pools are set
   with torch.set_num_threads / set_num_interop_threads, and threadpoolctl reads every
   native pool back (and limits any that disagrees). The header prints what each reports;
   each row prints each peer's CPU time per wall time (about 1 when one core was used).
@@ -33,7 +35,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _pinning  # noqa: E402  (imports nothing numerical)
 
 if __name__ == "__main__":   # before NumPy loads: pin every pool (re-exec if too late)
-    _EARLY = _pinning.pin_environment(_pinning.threads_from_argv(sys.argv[1:]), sys.argv)
+    _EARLY = _pinning.pin_environment(_pinning.threads_from_argv(sys.argv[1:]), sys.argv,
+                                      _pinning.affinity_from_argv(sys.argv[1:]))
 else:
     _EARLY = None            # imported (tests): main() pins what it still can
 
@@ -230,13 +233,17 @@ def main(argv=None):
                          "process) before timing; off by default, as in a user's process")
     ap.add_argument("--threads", type=int, default=1,
                     help="threads for every peer's BLAS/OpenMP/XLA/torch pools (default 1)")
+    ap.add_argument("--no-affinity", dest="affinity", action="store_false",
+                    help="do not restrict the process to N cores (XLA then computes on "
+                         "one thread per core whatever XLA_FLAGS says)")
     ap.add_argument("--rounds", type=int, help="interleaved rounds (default 7, quick 5)")
     ap.add_argument("--min-time", type=float, default=0.05,
                     help="seconds one group of calls lasts at least (default 0.05)")
     ap.add_argument("--casadi-sx", action="store_true",
                     help="CasADi's SX graphs instead of MX (the full Hessian stays MX)")
     args = ap.parse_args(argv)
-    early = _EARLY if _EARLY is not None else _pinning.pin_environment(args.threads)
+    early = (_EARLY if _EARLY is not None else
+             _pinning.pin_environment(args.threads, affinity=args.affinity))
     if args.casadi_sx:
         workloads_casadi.MODE[0] = "SX"
     rounds = args.rounds or (5 if args.quick else 7)
