@@ -43,16 +43,32 @@ def affinity_from_argv(argv):
     return "--no-affinity" not in argv
 
 
-def pin_affinity(n):
+def _idle_ticks():
+    """core -> idle + iowait ticks so far, from /proc/stat (Linux); {} elsewhere."""
+    try:
+        with open("/proc/stat") as f:
+            lines = [ln.split() for ln in f if ln.startswith("cpu") and ln[3].isdigit()]
+    except OSError:
+        return {}
+    return {int(p[0][3:]): int(p[4]) + int(p[5]) for p in lines if len(p) > 5}
+
+
+def pin_affinity(n, sample=0.2):
     """Restrict this process (and the threads it creates later) to ``n`` of its allowed
-    cores, the last ones (core 0 takes most interrupts). Returns the cores, or None where
-    the OS has no affinity call or fewer cores are allowed."""
+    cores: the ``n`` idlest over a ``sample``-second look at /proc/stat (so two benchmark
+    runs at once do not pile onto one core), the last ones where that is unreadable.
+    Returns the cores, or None where the OS has no affinity call or fewer are allowed."""
+    import time
     if not hasattr(os, "sched_setaffinity"):
         return None
     allowed = sorted(os.sched_getaffinity(0))
     if len(allowed) < n:
         return None
-    cores = set(allowed[-n:])
+    before = _idle_ticks()
+    time.sleep(sample if len(allowed) > n and before else 0)
+    after = _idle_ticks()
+    idle = {c: after.get(c, 0) - before.get(c, 0) for c in allowed}
+    cores = set(sorted(allowed, key=lambda c: (-idle[c], -c))[:n])
     if cores != set(allowed):
         os.sched_setaffinity(0, cores)
     return cores

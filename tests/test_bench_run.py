@@ -86,3 +86,15 @@ def test_run_script_smoke():
     except ImportError:
         pytest.skip("threadpoolctl not installed: pools not read back")
     assert "num_threads = 1" in out and "WARNING" not in out
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this OS")
+def test_pin_affinity_restricts_to_n_allowed_cores():
+    allowed = os.sched_getaffinity(0)
+    try:
+        cores = _pinning.pin_affinity(1, sample=0.01)
+        assert cores is not None and len(cores) == 1 and cores <= allowed
+        assert os.sched_getaffinity(0) == cores
+        assert _pinning.pin_affinity(len(allowed) + 1) is None   # more than allowed: untouched
+    finally:
+        os.sched_setaffinity(0, allowed)
