@@ -80,8 +80,11 @@ def load():
         return "load average unknown"
 
 
-def available():
-    """Which peers can run, and their versions (imports them: after the pinning)."""
+def available(threads=1):
+    """Which peers can run, and their versions (imports them: after the pinning). With one
+    thread, JAX runs each CPU computation on the calling thread (async dispatch off): with
+    it on, a dispatch thread and XLA's worker share the one core and, on a loaded machine,
+    took 4x the CPU share of the single-threaded peers (cpu/wall 0.9 against 0.2)."""
     import dualad
     have = {"dualad": True, "dualad.jit": hasattr(dualad, "jit")}
     versions = {"dualad": f"{getattr(dualad, '__version__', '?')} "
@@ -93,7 +96,11 @@ def available():
             versions[peer] = getattr(mod, "__version__", None) or _dist_version(peer)
     have["jax.jit"] = have["jax"]
     if have["jax"]:
-        optional("jax").config.update("jax_enable_x64", True)
+        jax = optional("jax")
+        jax.config.update("jax_enable_x64", True)
+        if threads == 1 and "jax_cpu_enable_async_dispatch" in jax.config.values:
+            jax.config.update("jax_cpu_enable_async_dispatch", False)
+            versions["jax"] += " (CPU async dispatch off)"
     return have, versions
 
 
@@ -148,8 +155,8 @@ def run_workload(wl, have, quick, rounds, min_time):
     return timings, problems
 
 
-def run(selected, quick, markdown, rounds, min_time, header):
-    have, versions = available()
+def run(selected, quick, markdown, rounds, min_time, header, threads=1):
+    have, versions = available(threads)
     for line in header(have, versions):
         print(line)
     print()
@@ -274,7 +281,7 @@ def main(argv=None):
                 blas = "?"
         yield f"  numpy BLAS: {blas}"
 
-    run(args.only, args.quick, args.markdown, rounds, args.min_time, header)
+    run(args.only, args.quick, args.markdown, rounds, args.min_time, header, args.threads)
 
 
 if __name__ == "__main__":
