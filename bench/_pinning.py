@@ -113,7 +113,7 @@ def pin_runtime(n, early=()):
     lines = [f"threads pinned to {n}: " + " ".join(f"{v}={os.environ.get(v)}" for v in
                                                   POOL_VARS[:3])
              + (f" XLA_FLAGS='{os.environ.get('XLA_FLAGS', '')}'" if n == 1 else
-                " (XLA: no flag pins its pool to n > 1; it uses one thread per core)")]
+                " (XLA: no flag for n > 1; its pool is sized from the CPU affinity below)")]
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     lines.append(f"  CPU affinity: cores {cores} of {os.cpu_count()}" if cores is not None
                  else "  CPU affinity: not available on this OS")
