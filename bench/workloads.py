@@ -1,7 +1,13 @@
 """Benchmark workloads: each builds a zero-argument callable per system.
 
 Peers are imported lazily inside the builders, so a missing peer only skips
-its column. JAX runs in float64 (``jax_enable_x64``), as dualad does.
+its column. JAX runs in float64 (``jax_enable_x64``), as dualad does. Every builder
+makes its data from the same seed, so every peer of a row differentiates the same
+function at the same point, and each callable returns its derivative: ``bench/run.py``
+compares every peer's result with dualad's once (``dualad.jit``'s to rtol 1e-10).
+
+``dualad.jit`` rows wrap the un-jitted call in ``dualad.jit``; they are registered
+unconditionally and skipped by ``run.py`` while ``dualad`` has no ``jit``.
 """
 from __future__ import annotations
 
@@ -19,13 +25,14 @@ class Workload:
     baseline: object = None          # quick -> callable (the plain NumPy function)
     impls: dict = field(default_factory=dict)
     extra: object = None             # (times, base) -> str
+    notes: dict = field(default_factory=dict)   # peer -> a line printed under the row
 
 
 ALL = []
 
 
 def workload(name, what, baseline=None, extra=None):
-    wl = Workload(name, what, baseline, {}, extra)
+    wl = Workload(name, what, baseline, {}, extra, {})
     ALL.append(wl)
 
     def register(peer):
@@ -75,8 +82,14 @@ LOGREG = workload("logreg", "gradient of a logistic-regression loss, X 10000x100
                   _base_logistic)
 
 
+def jit(fn):
+    """``dualad.jit(fn)``: looked up at build time, so a dualad without ``jit`` fails
+    only the rows that use it (run.py does not build them then)."""
+    return dualad.jit(fn)
+
+
 def gradient_peers(wl, data, build):
-    """Register dualad, autograd, jax (eager and jit) and torch for the gradient of
+    """Register dualad, dualad.jit, autograd, jax (eager and jit) and torch for the gradient of
     ``build(np_module, *data_arrays)(params)``; ``data(quick)`` gives
     ``(arrays, params)``, params an array or a list of arrays."""
     def as_list(p):
@@ -86,6 +99,12 @@ def gradient_peers(wl, data, build):
     def _(quick):
         arrays, p = data(quick)
         g = dualad.grad(build(np, *arrays))
+        return lambda: g(p)
+
+    @wl.register("dualad.jit")
+    def _(quick):
+        arrays, p = data(quick)
+        g = jit(dualad.grad(build(np, *arrays)))
         return lambda: g(p)
 
     @wl.register("autograd")
@@ -169,6 +188,7 @@ _X100 = np.linspace(-1.0, 1.5, 100)
 ROSEN = workload("rosenbrock", "gradient of a Python-loop Rosenbrock over scalars x[i], n = 100",
                  lambda quick: (lambda: rosenbrock(_X100)))
 ROSEN.register("dualad")(lambda quick: (lambda g=dualad.grad(rosenbrock): g(_X100)))
+ROSEN.register("dualad.jit")(lambda quick: (lambda g=jit(dualad.grad(rosenbrock)): g(_X100)))
 
 
 @ROSEN.register("autograd")
@@ -209,6 +229,15 @@ def _chain(x, n):
     return x
 
 
+def _chain_x(x, n):
+    """A chain whose derivative depends on x at every step (d x_{k+1} / d x_k = 1 + 2e-7 x_k),
+    so a tracing jit cannot fold the derivative into a constant at trace time, as it can
+    for :func:`_chain`'s constant 1.0000001."""
+    for _ in range(n):
+        x = x * (1.0 + 1e-7 * x)
+    return x
+
+
 len_chain = [100_000]
 
 
@@ -217,30 +246,51 @@ def _chain_n(quick):
     return len_chain[0]
 
 
-CHAIN = workload("scalar-chain", "a recorded chain of 10^5 scalar operations: forward + backward",
-                 lambda quick: (lambda: _chain(np.float64(1.0), _chain_n(quick))),
-                 extra=lambda times, base: "per operation, recorded + swept back (2 per step): " +
-                 ", ".join(f"{p} {t / (2 * len_chain[0]) * 1e6:.2f} us" for p, t in times.items()))
-CHAIN.register("dualad")(lambda quick: (lambda g=dualad.grad(lambda x: _chain(x, _chain_n(
-    quick))): g(1.0)))
+def _per_op(seconds):
+    return f"{seconds * 1e9:.1f} ns" if seconds < 1e-6 else f"{seconds * 1e6:.2f} us"
 
 
-@CHAIN.register("autograd")
-def _(quick):
-    import autograd
-    g = autograd.grad(lambda x: _chain(x, _chain_n(quick)))
-    return lambda: g(1.0)
+def scalar_chain(name, chain, ops, what):
+    """A workload timing the gradient of ``chain(x, 10^5)`` at x = 1.0: every step records
+    ``ops`` scalar operations and sweeps them back; the row's extra line divides by them."""
+    def per_op(times, base):
+        return (f"per operation, recorded + swept back ({ops} per step): " +
+                ", ".join(f"{p} {_per_op(t / (ops * len_chain[0]))}" for p, t in times.items()))
+    wl = workload(name, what, lambda quick: (lambda: chain(np.float64(1.0), _chain_n(quick))),
+                  extra=per_op)
+
+    def loss(quick):
+        n = _chain_n(quick)
+        return lambda x: chain(x, n)
+
+    wl.register("dualad")(lambda quick: (lambda g=dualad.grad(loss(quick)): g(1.0)))
+    wl.register("dualad.jit")(lambda quick: (lambda g=jit(dualad.grad(loss(quick))): g(1.0)))
+
+    @wl.register("autograd")
+    def _(quick):
+        import autograd
+        g = autograd.grad(loss(quick))
+        return lambda: g(1.0)
+
+    @wl.register("torch")
+    def _(quick):
+        import torch
+        f = loss(quick)
+
+        def run():
+            x = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
+            (g,) = torch.autograd.grad(f(x), x)
+            return g
+        return run
+    return wl
 
 
-@CHAIN.register("torch")
-def _(quick):
-    import torch
-
-    def run():
-        x = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
-        (g,) = torch.autograd.grad(_chain(x, _chain_n(quick)), x)
-        return g
-    return run
+CHAIN = scalar_chain("scalar-chain", _chain, 2,
+                     "gradient of a chain of 10^5 steps x = x * 1.0000001 + 1e-9 (constant "
+                     "derivative): recorded + swept back")
+CHAIN_X = scalar_chain("scalar-chain-x", _chain_x, 3,
+                       "gradient of a chain of 10^5 steps x = x * (1 + 1e-7 x) (derivative "
+                       "depends on x): recorded + swept back")
 
 
 # --- Hessian-vector product, n = 10^5 -----------------------------------------------------
@@ -271,6 +321,14 @@ def _(quick):
     x, v = _hvp_data(quick)
     f = _hvp_f(np)
     return lambda: dualad.hvp(f, x, v)
+
+
+@HVP.register("dualad.jit")
+def _(quick):
+    x, v = _hvp_data(quick)
+    f = _hvp_f(np)
+    h = jit(lambda x: dualad.hvp(f, x, v))
+    return lambda: h(x)
 
 
 @HVP.register("autograd")

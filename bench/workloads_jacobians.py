@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from dualad import jacobians
-from workloads import workload, _rng
+from workloads import workload, jit, _rng
 
 
 # --- dense Jacobian, n = m = 200 ------------------------------------------------------------
@@ -36,6 +36,14 @@ def _(quick):
     W, x = _jac_data(quick)
     f = _jac_f(np, W)
     return lambda: jacobians.jacobian(f, x)
+
+
+@JAC.register("dualad.jit")
+def _(quick):
+    W, x = _jac_data(quick)
+    f = _jac_f(np, W)
+    j = jit(lambda x: jacobians.jacobian(f, x))
+    return lambda: j(x)
 
 
 @JAC.register("autograd")
@@ -96,6 +104,14 @@ def _(quick):
     A, x = _hess_data(quick)
     f = _hess_f(np, A)
     return lambda: jacobians.hessian(f, x)
+
+
+@HESS.register("dualad.jit")
+def _(quick):
+    A, x = _hess_data(quick)
+    f = _hess_f(np, A)
+    h = jit(lambda x: jacobians.hessian(f, x))
+    return lambda: h(x)
 
 
 @HESS.register("autograd")
@@ -194,6 +210,13 @@ def shaped_jacobian(name, n, m, jax_mode):
         B, x = _shape_data(n, m)
         f = _shape_fn(np, B)
         return lambda: jacobians.jacobian(f, x)
+
+    @wl.register("dualad.jit")
+    def _(quick):
+        B, x = _shape_data(n, m)
+        f = _shape_fn(np, B)
+        j = jit(lambda x: jacobians.jacobian(f, x))
+        return lambda: j(x)
 
     @wl.register("autograd")
     def _(quick):

@@ -1,0 +1,100 @@
+"""bench/run.py's machinery: interleaved rounds, result comparison, thread pinning, and a
+smoke run of the script itself (one small row, no timing asserted)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench")
+sys.path.insert(0, BENCH)
+
+import _pinning  # noqa: E402
+from _results import agree  # noqa: E402
+from _timing import interleaved  # noqa: E402
+
+
+def test_interleaved_rotates_the_order_and_samples_every_round():
+    calls = []
+    fns = {name: (lambda name=name: calls.append(name)) for name in "abc"}
+    out = interleaved(fns, rounds=4, min_time=0.0, calibrated={"a": 1, "b": 1, "c": 1})
+    assert calls == list("abc" "bca" "cab" "abc")
+    for t in out.values():
+        assert len(t.samples) == 4 and len(t.cpu) == 4 and t.number == 1
+        assert t.spread >= 1.0 and t.median > 0
+
+
+def test_interleaved_calibrates_groups_to_the_minimum_time():
+    out = interleaved({"fast": lambda: None}, rounds=2, min_time=0.002)
+    t = out["fast"]
+    assert t.number > 1
+    assert min(t.samples) * t.number >= 0.001   # a group lasts about min_time
+
+
+def test_agree_dense_lists_tensors_and_tolerance():
+    a = np.linspace(1.0, 2.0, 5)
+    assert agree(a, a.copy(), 1e-10)[0]
+    assert agree([a, a[:2]], np.concatenate([a, a[:2]]), 1e-10)[0]
+    ok, how = agree(a * (1 + 1e-8), a, 1e-10)
+    assert not ok and "worst entry" in how
+    assert agree(a * (1 + 1e-12), a, 1e-10)[0]
+    assert not agree(a[:4], a, 1e-8)[0]                 # shape
+    assert not agree(np.full(5, np.nan), a, 1e-8)[0]    # non-finite
+    assert not agree(object(), a, 1e-8)[0]              # not comparable
+
+
+def test_agree_sparse_compares_on_the_pattern():
+    A = sp.random(50, 50, density=0.1, random_state=0, format="csr") + sp.eye(50)
+    assert agree(A.tocsc(), A, 1e-10)[0]
+    B = A.tolil()
+    B[3, 7] = B[3, 7] + 1e-3
+    assert not agree(B.tocsr(), A, 1e-8)[0]
+    assert agree(A.toarray(), A, 1e-10)[0]              # dense against sparse
+
+
+def test_pinned_environ_sets_every_pool_and_keeps_user_xla_flags():
+    env = _pinning.pinned_environ(1, {"XLA_FLAGS": "--xla_dump_to=/tmp/x"})
+    assert all(env[v] == "1" for v in _pinning.POOL_VARS)
+    assert env["XLA_FLAGS"].startswith("--xla_dump_to=/tmp/x ")
+    assert "xla_cpu_multi_thread_eigen=false" in env["XLA_FLAGS"]
+    env2 = _pinning.pinned_environ(2, {})
+    assert env2["OPENBLAS_NUM_THREADS"] == "2" and "XLA_FLAGS" not in env2
+    assert _pinning.threads_from_argv(["--quick", "--threads", "3"]) == 3
+    assert _pinning.threads_from_argv(["--threads=4"]) == 4
+    assert _pinning.threads_from_argv([]) == 1
+
+
+def test_run_script_smoke():
+    """The script end to end on one small row: the header records the pinning and the
+    allocator setting, the row has its spread, and nothing raised or disagreed."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    res = subprocess.run([sys.executable, os.path.join(BENCH, "run.py"), "--quick", "--only",
+                          "rosenbrock", "--rounds", "2", "--min-time", "0.005", "--markdown"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    out = res.stdout
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "threads pinned to 1: OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1" in out
+    assert "keep_heap off" in out
+    assert "spread" in out and "| rosenbrock |" in out
+    assert "MISMATCH" not in out and "ERROR" not in out
+    try:
+        import threadpoolctl  # noqa: F401
+    except ImportError:
+        pytest.skip("threadpoolctl not installed: pools not read back")
+    assert "num_threads = 1" in out and "WARNING" not in out
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this OS")
+def test_pin_affinity_restricts_to_n_allowed_cores():
+    allowed = os.sched_getaffinity(0)
+    try:
+        cores = _pinning.pin_affinity(1, sample=0.01)
+        assert cores is not None and len(cores) == 1 and cores <= allowed
+        assert os.sched_getaffinity(0) == cores
+        assert _pinning.pin_affinity(len(allowed) + 1) is None   # more than allowed: untouched
+    finally:
+        os.sched_setaffinity(0, allowed)
