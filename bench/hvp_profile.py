@@ -35,6 +35,20 @@ def hvp_f(np_):
     return f
 
 
+def hvp_closed_form(x, v):
+    """∇²f v written out by hand in NumPy (a floor for the un-jitted HVP): with
+    u = x[1:] − x[:-1]², t = tanh(u), s = 1 − t², u̇ = v[1:] − 2 x[:-1] v[:-1]."""
+    xa = x[:-1]
+    t = np.tanh(x[1:] - np.square(xa))
+    s = 1.0 - np.square(t)
+    du = v[1:] - 2.0 * xa * v[:-1]
+    sdu = s * du
+    out = 3.0 * np.square(x) * v
+    out[1:] += sdu
+    out[:-1] -= 2.0 * (xa * sdu + t * v[:-1])
+    return out
+
+
 def tall_f(np_, B):
     return lambda x: np_.tanh(B @ np_.sin(x)) * 2.0 + np_.cos(B @ x)
 
@@ -43,6 +57,7 @@ def hvp_impls(n=100_000):
     rng = np.random.default_rng(0)
     x, v = rng.uniform(-1, 1, n), rng.standard_normal(n)
     impls = {"numpy f": (lambda f=hvp_f(np): f(x)),
+             "numpy closed form": lambda: hvp_closed_form(x, v),
              "dualad": (lambda f=hvp_f(np): dualad.hvp(f, x, v))}
     try:
         import torch

@@ -33,6 +33,8 @@ from .shape import reshape, transpose, ravel, moveaxis, broadcast_to
 
 
 def _mT(x):
+    if type(x) is np.ndarray:   # a constant matrix (W in W @ x): transpose_p's value, a view
+        return x.swapaxes(-1, -2)
     nd = ndim_of(x)
     return transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
 
