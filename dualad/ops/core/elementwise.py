@@ -74,7 +74,8 @@ def _scale(v, dv, nb=0):
 
 def _jvp_from(d, i):
     def jvp(t, ans, *args):
-        xs, ts, nb = shape_of(args[i]), shape_of(t), batch_ndim(t, args[i])
+        xs, ts = shape_of(args[i]), shape_of(t)
+        nb = len(ts) - len(xs)   # batch_ndim(t, args[i]), without its two shape_of calls
         if xs == shape_of(ans) and ts[nb:] == xs:
             # the argument is not broadcast: the tangent (behind any batch axes) already
             # has the output's shape, and so has its product with ∂ans/∂arg
