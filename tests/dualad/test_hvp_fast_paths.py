@@ -130,3 +130,63 @@ def test_whole_power_hvp_closed_form(k, n, lo, width):
     v = np.cos(np.arange(n))
     got = dualad.hvp(lambda x: np.sum(x ** k), x, v)
     np.testing.assert_allclose(got, k * (k - 1) * x ** (k - 2) * v, rtol=1e-12, atol=1e-12)
+
+
+# --- a sum's broadcast-1 cotangent times a partial is the partial --------------------------
+# (sum's VJP materializes small cotangents, dualad.ops.core.linear: the broadcast view, and
+# so the shortcut, is for arrays of more than 65536 entries)
+BIG = 70_000
+
+
+def _spy_broadcast_one(monkeypatch):
+    import dualad.sweep as sweep
+    taken = []
+    real = sweep._broadcast_one
+
+    def spy(ct, dv, node):
+        out = real(ct, dv, node)
+        taken.append(bool(out))
+        return out
+    monkeypatch.setattr(sweep, "_broadcast_one", spy)
+    return taken
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sum_of_elementwise_gradient_skips_the_pass_and_is_exact(monkeypatch, dtype):
+    taken = _spy_broadcast_one(monkeypatch)
+    x = np.linspace(-2, 2, BIG).astype(dtype)
+    g = dualad.grad(lambda x: np.sum(np.sin(x)))(x)
+    assert taken == [True]
+    assert g.dtype == dtype
+    np.testing.assert_array_equal(g, np.cos(x))          # 1 · cos(x) = cos(x), bit for bit
+
+
+def test_broadcast_one_shortcut_never_aliases_what_the_caller_holds(monkeypatch):
+    taken = _spy_broadcast_one(monkeypatch)
+    x = np.linspace(-1, 1, BIG)
+    # exp's partial is its own value, which the caller gets back as aux: not shared
+    (_, aux), g = dualad.value_and_grad(lambda x: (np.sum(np.exp(x)), np.exp(x)),
+                                        has_aux=True)(x)
+    assert taken == [False] and not np.shares_memory(g, aux)
+    np.testing.assert_allclose(g, np.exp(x))
+    # multiply's partial in x is the constant W itself: never returned as the gradient
+    W = np.arange(float(BIG))
+    g = dualad.grad(lambda x: np.sum(x * W))(x)
+    assert not np.shares_memory(g, W)
+    g[:] = -1.0
+    np.testing.assert_array_equal(W, np.arange(float(BIG)))
+    # its hvp: the partial is computed from dual numbers, the result the closed form
+    v = np.cos(x)
+    np.testing.assert_allclose(dualad.hvp(lambda x: np.sum(np.sin(x)), x, v), -np.sin(x) * v)
+
+
+def test_broadcast_one_shortcut_is_not_taken_for_other_cotangents(monkeypatch):
+    taken = _spy_broadcast_one(monkeypatch)
+    x = np.linspace(0.5, 1.5, BIG)
+    np.testing.assert_allclose(dualad.grad(lambda x: 3.0 * np.sum(np.log(x)))(x), 3.0 / x)
+    np.testing.assert_allclose(dualad.grad(lambda x: np.mean(np.log(x)))(x), 1 / (BIG * x))
+    assert taken == [False, False]                       # a broadcast 3, a broadcast 1/n
+    # a real 1 against a complex partial (dtypes differ): the product, complex
+    z = x * (1 + 0.5j)
+    np.testing.assert_allclose(dualad.grad(lambda z: np.sum(np.real(np.exp(z))))(z),
+                               np.exp(z))   # ∂f/∂x − i ∂f/∂y of eˣ cos y
