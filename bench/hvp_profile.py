@@ -8,7 +8,9 @@ Peers (torch, jax) are timed when importable (the bench virtualenv has them); ev
 pinned to one thread before it is imported (OMP/OPENBLAS/MKL_NUM_THREADS=1,
 torch.set_num_threads(1)). Calls are interleaved round by round, so a change in the VM's
 speed hits every implementation alike; each row prints the median and the minimum.
-Minor page faults per call (``resource.getrusage``) show the fresh-allocation cost.
+Minor page faults per call (``resource.getrusage``) show the fresh-allocation cost; the
+CPU time (``time.process_time``, all threads) is steadier than the wall time when other
+processes share the machine.
 """
 from __future__ import annotations
 
@@ -117,6 +119,7 @@ def interleaved(impls, rounds=15, inner=None):
     for fn in impls.values():     # warm-up: caches, jit compilation
         fn(); fn()
     times = collections.defaultdict(list)
+    cpu = collections.defaultdict(list)
     faults = collections.defaultdict(list)
     if inner is None:
         t0 = time.perf_counter(); impls["numpy f"](); dt = time.perf_counter() - t0
@@ -124,16 +127,20 @@ def interleaved(impls, rounds=15, inner=None):
     for _ in range(rounds):
         for name, fn in impls.items():
             r0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             for _ in range(inner):
                 fn()
             times[name].append((time.perf_counter() - t0) / inner)
+            cpu[name].append((time.process_time() - c0) / inner)
             faults[name].append((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - r0) / inner)
     base = statistics.median(times["numpy f"])
     for name in impls:
         med, lo = statistics.median(times[name]), min(times[name])
-        print(f"  {name:<22} median {med * 1e3:9.3f} ms  min {lo * 1e3:9.3f} ms  "
-              f"{med / base:7.2f}x f   {statistics.median(faults[name]):8.0f} faults/call")
+        c = statistics.median(cpu[name])
+        print(f"  {name:<22} median {med * 1e3:8.3f} ms  min {lo * 1e3:8.3f} ms  "
+              f"{med / base:6.2f}x f   cpu {c * 1e3:8.3f} ms "
+              f"{c / statistics.median(cpu['numpy f']):6.2f}x f  "
+              f"{statistics.median(faults[name]):6.0f} faults/call")
 
 
 def count_ops(fn):

@@ -158,7 +158,7 @@ def _broadcast_one(ct, dv, node):
     caller also holds. Asked only of ndarray cotangents of an elementwise node whose
     partial is a call: a pass over the whole array (and, in forward-over-reverse,
     another over its tangent) saved per loss for a few attribute reads."""
-    return ct.ndim and not any(ct.strides) and ct.shape == shape_of(dv) and \
+    return ct.ndim and not any(ct.strides) and ct.size and ct.shape == shape_of(dv) and \
         ct.dtype == getattr(dv, "dtype", None) and ct.flat[0] == 1 and \
         dv is not node.value and all(dv is not a for a in node.vals)
 

@@ -91,7 +91,7 @@ def composes(api, curry=False):
 
 
 def normalize_argnums(api, f, argnums, nargs):
-    single = argnums.__class__ is int or isinstance(argnums, np.integer)
+    single = argnums.__class__ is int or isinstance(argnums, (int, np.integer))
     nums = (int(argnums),) if single else tuple(int(a) for a in argnums)
     if not nums:
         raise ValueError(f"{api}: argnums is empty; name at least one argument of {fname(f)}")
