@@ -338,7 +338,8 @@ def _binary(op, reflected=False, name=None):
     finds the top trace among the operands. A SciPy sparse operand goes to
     :func:`dualad.scipy.sparse._operators.sparse_operand` (its operators are SciPy's)."""
     def method(self, other):
-        if name is not None and hasattr(other.__class__, "tocsr"):
+        if name is not None and other.__class__ not in PLAIN_TYPES and \
+                not isinstance(other, Box) and hasattr(other.__class__, "tocsr"):
             out = _sparse_operand(name, self, other, reflected)
             if out is not None:
                 return out

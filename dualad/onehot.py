@@ -343,7 +343,7 @@ def _scaled_columns(a, idx, val, dtype):
     matrix 27 + 10 us against 62). A constant ``val``, the usual seed (all 1, or all ½
     for a Hessian), scales by one number, or not at all."""
     if len(idx) and idx[-1] - idx[0] == len(idx) - 1 and \
-            (len(idx) < 3 or (np.diff(idx) == 1).all()):
+            (len(idx) < 3 or (idx[1:] - idx[:-1] == 1).all()):   # (np.diff: ~1 us more)
         out = np.array(a[:, idx[0]:idx[-1] + 1].T, dtype=dtype, order="C")  # a run: a view
     else:
         out = a.T[idx].astype(dtype, copy=False)                           # fancy: a copy
@@ -455,6 +455,8 @@ def onehot_rows(start, count, offset, pshape, dtype, scale=1.0):
     the leaf."""
     size = math.prod(pshape)
     idx = np.arange(start - offset, start - offset + count)
+    if 0 <= start - offset and start - offset + count <= size:   # all inside: the usual case
+        return OneHotBatch(idx, np.full(count, scale, dtype), pshape, True)
     inside = (idx >= 0) & (idx < size)
     full = bool(inside.all())
     if not full:

@@ -28,6 +28,7 @@ _FREED = ("Trying to backward through the graph a second time (or to read values
           "sweep already freed). The tape is freed after a backward sweep; pass "
           "retain_graph=True to the first backward/grad call to sweep it again.")
 
+_NDARRAY = np.ndarray
 _F64 = np.float64   # the scalar type of scalar code: tested by identity before the set
 # Scalar types: a cotangent and its primal of one of these both have shape ().
 _SCALAR_TYPES = frozenset({float, np.float64, np.float32, np.float16, np.complex128,
@@ -112,6 +113,9 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                                 dv = fn(node.value, *args)
                         if dv.__class__ is float:
                             g = ct if dv == 1.0 else (-ct if dv == -1.0 else ct * dv)
+                        elif j is None and ct.__class__ is _NDARRAY and \
+                                _broadcast_one(ct, dv, node):
+                            g = dv      # ū = 1 broadcast (a sum's): ū · ∂ = ∂, no pass
                         else:
                             g = ct * dv
                     # A scalar ū_i (so a scalar value and no batch axes: the primitive is
@@ -143,6 +147,20 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
             else:
                 node.args = node.params = node.vals = None
     return results
+
+
+def _broadcast_one(ct, dv, node):
+    """Whether ``ct`` is a broadcast 1 (every stride zero: the VJP of a sum of a scalar
+    cotangent 1, what every ``np.sum(...)`` loss sends back) and ``ct · dv`` therefore
+    ``dv`` itself, exactly: the same shape and dtype (1 · x = x in IEEE arithmetic,
+    nan, inf and -0 included). ``dv`` must be a partial computed for this node, not its
+    value or an argument (exp's partial is its value): a cotangent is never an array the
+    caller also holds. Asked only of ndarray cotangents of an elementwise node whose
+    partial is a call: a pass over the whole array (and, in forward-over-reverse,
+    another over its tangent) saved per loss for a few attribute reads."""
+    return ct.ndim and not any(ct.strides) and ct.size and ct.shape == shape_of(dv) and \
+        ct.dtype == getattr(dv, "dtype", None) and ct.flat[0] == 1 and \
+        dv is not node.value and all(dv is not a for a in node.vals)
 
 
 def _visit_order(seeds, cts, tape, create_graph, retain_graph):

@@ -193,7 +193,7 @@ def operator_method(prim, reflected=False, fallback=None):
     # The value is ``impl`` of the unboxed operands whatever they hold: ``impl`` is Python's
     # operator, so a box of a lower trace among them (grad of grad, forward over reverse)
     # goes round its own operator, as ``process`` calls ``prim`` again for it.
-    assert impl in _OPERATORS, prim.name
+    assert getattr(impl, "operator", impl) in _OPERATORS, prim.name   # (power's: power_impl)
 
     # (``x.__class__`` rather than ``type(x)``: no call, the hot path of scalar code)
     if reflected:   # other ∘ self: ``self`` is argument 1

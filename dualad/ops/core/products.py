@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ...scaled import dense
-from ...tracer import ndim_of, shape_of, unguarded_value
+from ...tracer import PLAIN_TYPES, Box, ndim_of, primal_value, shape_of, unguarded_value
 from ...primitive import Primitive, implements, register, sample
 from .._batch import einsum_in_batch, example_ndim
 from .._util import batch_ndim
@@ -33,6 +33,8 @@ from .shape import reshape, transpose, ravel, moveaxis, broadcast_to
 
 
 def _mT(x):
+    if type(x) is np.ndarray:   # a constant matrix (W in W @ x): transpose_p's value, a view
+        return x.swapaxes(-1, -2)
     nd = ndim_of(x)
     return transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
 
@@ -127,10 +129,17 @@ def _matmul_batch(args, batched):
 matmul_p.defbatch(_matmul_batch)
 
 
+def _maybe_sparse(x):
+    """Whether ``x`` may be a SciPy sparse matrix (it has ``tocsr``). Arrays, numbers and
+    boxes are not: asked first, as a missing attribute of a class costs an exception."""
+    t = type(x)
+    return t not in PLAIN_TYPES and not issubclass(t, Box) and hasattr(t, "tocsr")
+
+
 @implements(np.matmul)
 def matmul(a, b):
     """NumPy's ``a @ b``: 1-D operands are promoted to matrices and squeezed back."""
-    if hasattr(type(a), "tocsr") or hasattr(type(b), "tocsr"):   # sparse: dualad.scipy.sparse
+    if _maybe_sparse(a) or _maybe_sparse(b):   # sparse: dualad.scipy.sparse
         from ...scipy.sparse._matmul import sparse_matmul
         return sparse_matmul(a, b)
     na, nb = ndim_of(a), ndim_of(b)
