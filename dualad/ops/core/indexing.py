@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, shape_of
+from ...tracer import CONCRETE, Box, ndim_of, shape_of, unguarded_value
 from ...vmap_tracer import batch_tracer_in
 from ...primitive import Primitive, register, sample
 from .._util import batch_ndim, plain_argument
@@ -31,12 +31,27 @@ def _is_advanced(entry):
     return isinstance(entry, np.ndarray)
 
 
+def _staged_index(e):
+    """Whether ``e`` is an integer or boolean index that only a dualad.jit trace holds (an
+    index array passed to the jitted function, a mask ``x > 0`` it computed): its value
+    is then read with a guard, so a replay with another index traces again."""
+    if np.result_type(unguarded_value(e)).kind not in "iub":
+        return False
+    while isinstance(e, Box):
+        if e.__class__ in CONCRETE:
+            return True
+        e = e._inner
+    return False
+
+
 def normalize_index(idx, shape):
     """``idx`` as a tuple of int, slice, None and integer arrays, no Ellipsis."""
     if not isinstance(idx, tuple):
         idx = (idx,)
     out = []
     for e in idx:
+        if isinstance(e, Box) and _staged_index(e):
+            e = plain_argument("getitem", "index", e)  # its value, guarded by the jit trace
         if isinstance(e, Box):
             plain_argument("getitem", "index", e)     # a vmap-batched index: its own error
             raise TypeError(f"getitem: an index may not be a traced value (array of shape "
