@@ -104,6 +104,22 @@ def _env(fun):
     return tuple(c.cell_contents for c in cells if _filled(c)) + tuple(g[n] for n in names)
 
 
+def _held(key):
+    """The attributes of static arguments hashed by identity (``self`` of a jitted
+    method): the program read them at trace time, so rebinding one (``self.w = 4.0``)
+    must trace again, as a rebound closure variable does. (Objects with their own
+    ``__hash__`` and ``__eq__`` are compared by those.)"""
+    found = [k[2] for k in key[1] if k.__class__ is tuple and k[0] == "static"]
+    found += [v for _, (_, v) in key[2]]
+    out = ()
+    for obj in found:
+        if type(obj).__hash__ is object.__hash__:
+            d = getattr(obj, "__dict__", None)
+            if d:
+                out += tuple(d) + tuple(d.values())
+    return out
+
+
 def _filled(cell):
     try:
         cell.cell_contents
@@ -178,7 +194,7 @@ class Jitted:
         key, leaves, traced, rebuild, boxed = self._split(args, kwargs)
         if boxed:
             return self._call_traced(key, leaves, traced, rebuild)
-        env = _env(self.fun)
+        env = _env(self.fun) + _held(key)
         entry = self._cache.get(key)
         if entry is not None:
             if entry.eager:
@@ -206,14 +222,22 @@ class Jitted:
         try:
             compiled, out_values = self._trace(leaves, traced, rebuild)
         except ClosesOverTraced:
-            with self._lock:
-                entry.traces -= 1
+            self._untrace(key, entry)
             a, k = rebuild(leaves)
             return self.fun(*a, **k)
+        except BaseException:
+            self._untrace(key, entry)   # f raised: no program, and no count toward thrashing
+            raise
         with self._lock:
             entry.programs.insert(0, (compiled, env))
             del entry.programs[self.max_traces:]
         return compiled.rebuild(out_values)
+
+    def _untrace(self, key, entry):
+        with self._lock:
+            entry.traces -= 1
+            if not entry.traces and not entry.programs and self._cache.get(key) is entry:
+                del self._cache[key]
 
     def _trace(self, leaves, traced, rebuild):
         trace = JitTrace()
@@ -232,6 +256,13 @@ class Jitted:
                 values.append(y.val)
             elif isinstance(y, Box):
                 raise ClosesOverTraced("output")
+            elif callable(y) and not isinstance(y, type):
+                raise TypeError(
+                    f"dualad.jit({self.name}): output leaf {j} is a function "
+                    f"({getattr(y, '__qualname__', type(y).__name__)}); a program returns "
+                    f"arrays and numbers, and a closure made during the trace (a pullback "
+                    f"from vjp, say) would hold that one trace's values. Call it inside the "
+                    f"jitted function and return its result")
             else:
                 from .program import Const
                 outvars.append(Const(y))
@@ -281,7 +312,7 @@ class Jitted:
         key, leaves, traced, rebuild, boxed = self._split(args, kwargs)
         if boxed:
             raise TypeError(f"{self.name}.source/program: give plain arrays, not traced values")
-        env = _env(self.fun)
+        env = _env(self.fun) + _held(key)
         entry = self._cache.get(key)
         if entry is not None:
             inputs = [x for x, t in zip(leaves, traced) if t]
