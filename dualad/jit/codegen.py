@@ -90,6 +90,7 @@ def generate(prog, name="replay"):
     """``(source, namespace)`` of a function ``name(*inputs)`` returning the tuple of
     output leaves, or RETRACE when a guard fails."""
     ns = _Namespace()
+    ns.ns[name] = None   # reserved: a bound implementation named like f (jit(np.sum)) must not clash
     lines = [f"def {name}({', '.join(f'v{v}' for v in prog.invars)}):"]
 
     def atom(a):
