@@ -23,6 +23,7 @@ import numpy as np
 
 from ..tracer import Box, CONCRETE
 from .. import tree
+from ..objects import traced_outputs
 from .codegen import RETRACE, compile_program
 from .program import Program
 from .replay import run as replay_run
@@ -244,7 +245,7 @@ class Jitted:
         boxes = [trace.input(x) if t else x for x, t in zip(leaves, traced)]
         a, k = rebuild(boxes)
         try:
-            out = self.fun(*a, **k)
+            out = traced_outputs(self.fun(*a, **k))   # np.array([x, y]): one traced array
         finally:
             trace.stop()
         out_leaves, out_rebuild = tree.flatten(out)
@@ -288,22 +289,25 @@ class Jitted:
 
     def _call_traced(self, key, leaves, traced, rebuild):
         """Called with traced values: run the program through the primitives, so the
-        enclosing transformations see them (tracing one from the primal values first)."""
-        entry = self._cache.get(key_of_primals(self, leaves, traced, rebuild))
-        programs = [] if entry is None or entry.eager else [c for c, _ in entry.programs]
-        if not programs:
-            primals = [peek(x) if isinstance(x, Box) else x for x in leaves]
-            if all(p is not None for p in primals):
-                a, k = rebuild(primals)
-                self(*a, **k)     # traces (or finds) the program at the primal values
-                entry = self._cache.get(key_of_primals(self, leaves, traced, rebuild))
-                if entry is not None and not entry.eager:
-                    programs = [c for c, _ in entry.programs]
+        enclosing transformations see them. The program is chosen (and traced, when none
+        holds) at the primal values, with the same checks as a plain call: the closure and
+        globals it assumed, then its guards, asked of the traced values."""
+        primals = [peek(x) if isinstance(x, Box) else x for x in leaves]
         inputs = [x for x, t in zip(leaves, traced) if t]
-        for compiled in programs:
-            out = replay_run(compiled.program, inputs)
-            if out is not RETRACE:
-                return compiled.rebuild(out)
+        if all(p is not None for p in primals):
+            a, k = rebuild(primals)
+            pkey = self._split(a, k)[0]
+            env = _env(self.fun) + _held(pkey)
+            for attempt in range(2):
+                entry = self._cache.get(pkey)
+                programs = [] if entry is None or entry.eager else [
+                    c for c, cenv in list(entry.programs) if _same_env(cenv, env)]
+                for compiled in programs:
+                    out = replay_run(compiled.program, inputs)
+                    if out is not RETRACE:
+                        return compiled.rebuild(out)
+                if attempt == 0:
+                    self(*a, **k)     # traces the path these primal values take
         a, k = rebuild(leaves)
         return self.fun(*a, **k)
 
