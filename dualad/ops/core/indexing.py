@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import CONCRETE, Box, ndim_of, shape_of, unguarded_value
+from ...tracer import Box, ndim_of, shape_of, staged_only, unguarded_value
 from ...vmap_tracer import batch_tracer_in
 from ...primitive import Primitive, register, sample
 from .._util import batch_ndim, plain_argument
@@ -35,13 +35,7 @@ def _staged_index(e):
     """Whether ``e`` is an integer or boolean index that only a dualad.jit trace holds (an
     index array passed to the jitted function, a mask ``x > 0`` it computed): its value
     is then read with a guard, so a replay with another index traces again."""
-    if np.result_type(unguarded_value(e)).kind not in "iub":
-        return False
-    while isinstance(e, Box):
-        if e.__class__ in CONCRETE:
-            return True
-        e = e._inner
-    return False
+    return np.result_type(unguarded_value(e)).kind in "iub" and staged_only(e)
 
 
 def normalize_index(idx, shape):
