@@ -244,8 +244,10 @@ class Jitted:
         trace = JitTrace()
         boxes = [trace.input(x) if t else x for x, t in zip(leaves, traced)]
         a, k = rebuild(boxes)
+        invars = [b.var for b in boxes if b.__class__ is JitBox]
         try:
             out = traced_outputs(self.fun(*a, **k))   # np.array([x, y]): one traced array
+            self._check_unwritten(boxes, invars)
         finally:
             trace.stop()
         out_leaves, out_rebuild = tree.flatten(out)
@@ -268,9 +270,20 @@ class Jitted:
                 from .program import Const
                 outvars.append(Const(y))
                 values.append(y)
-        invars = [b.var for b in boxes if b.__class__ is JitBox]
         prog = Program(invars, trace.body, outvars, trace.avals, self.name).pruned()
         return Compiled(prog, out_rebuild), tuple(values)
+
+    def _check_unwritten(self, boxes, invars):
+        """An argument written in place (``x[i] = v``, ``x += v``) stands for a new value
+        (dualad.inplace) which a replay could not give back to the caller's array."""
+        now = [b for b in boxes if b.__class__ is JitBox]
+        for j, (b, v) in enumerate(zip(now, invars)):
+            if b.var != v:
+                raise TypeError(
+                    f"dualad.jit({self.name}): traced argument {j} (shape {b.shape}) was "
+                    f"written in place (x[idx] = v, x += v, out=x); a replay cannot change the "
+                    f"caller's array. Write into a copy (y = x.copy(); y[idx] = v) or "
+                    f"functionally (y = x.at[idx].set(v)) and return it")
 
     def _give_up(self, entry):
         if entry.eager:
