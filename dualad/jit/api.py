@@ -268,6 +268,7 @@ class Jitted:
                     f"jitted function and return its result")
             else:
                 from .program import Const
+                y = _numeric(y)
                 outvars.append(Const(y))
                 values.append(y)
         prog = Program(invars, trace.body, outvars, trace.avals, self.name).pruned()
@@ -377,6 +378,16 @@ def key_of_primals(jitted, leaves, traced, rebuild):
         return None
     a, k = rebuild(primals)
     return jitted._split(a, k)[0]
+
+
+def _numeric(y):
+    """An object array of plain numbers among the outputs (``np.min`` of ``np.array([x,
+    0.5])`` whose entries all came out plain) as the numeric array ``f`` gives for plain
+    inputs, where NumPy would have built it from numbers in the first place."""
+    if isinstance(y, np.ndarray) and y.dtype.hasobject and y.size and all(
+            isinstance(e, (int, float, complex, np.number, np.bool_)) for e in y.flat):
+        return np.array(y.tolist())
+    return y
 
 
 def _static(value, where):
