@@ -314,7 +314,9 @@ class Jitted:
             env = _env(self.fun) + _held(pkey)
             for attempt in range(2):
                 entry = self._cache.get(pkey)
-                programs = [] if entry is None or entry.eager else [
+                if entry is not None and entry.eager:
+                    break             # thrashed at this signature: f runs
+                programs = [] if entry is None else [
                     c for c, cenv in list(entry.programs) if _same_env(cenv, env)]
                 for compiled in programs:
                     out = replay_run(compiled.program, inputs)
@@ -369,15 +371,6 @@ class Jitted:
 
     def __repr__(self):
         return f"<dualad.jit of {self.fun!r}>"
-
-
-def key_of_primals(jitted, leaves, traced, rebuild):
-    """The cache key the same call with the primal values would have."""
-    primals = [peek(x) if isinstance(x, Box) else x for x in leaves]
-    if any(p is None for p in primals):
-        return None
-    a, k = rebuild(primals)
-    return jitted._split(a, k)[0]
 
 
 def _numeric(y):
