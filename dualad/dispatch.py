@@ -156,7 +156,14 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
                             f"{shape_of(inputs[0])}); np.add.reduce takes where= and initial=, "
                             f"or select the entries first (dualad.numpy.where)")
         return red(inputs[0], axis=axis, keepdims=keepdims)
-    raise no_rule(ufunc if method == "__call__" else getattr(ufunc, method), inputs)
+    fn = ufunc if method == "__call__" else getattr(ufunc, method)
+    return _unruled(fn, inputs, kwargs)
+
+
+def _unruled(fn, args, kwargs):
+    """No rule: under dualad.jit alone the values can be used (guarded); else raise."""
+    from .jit.unruled import run_on_values
+    return run_on_values(fn, args, kwargs, no_rule(fn, args))
 
 
 def array_function(self, func, types, args, kwargs):
@@ -164,7 +171,7 @@ def array_function(self, func, types, args, kwargs):
     if op is None:
         built = keywords.like_call(func, args, kwargs)   # np.zeros(3, like=x): a constant
         if built is NotImplemented:
-            raise no_rule(func, args)
+            return _unruled(func, args, kwargs)
         return built
     if kwargs:
         return keywords.call_function(func, op, args, kwargs)

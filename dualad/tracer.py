@@ -143,6 +143,19 @@ def unguarded_value(x):
     return x
 
 
+def staged_only(x):
+    """Whether ``x`` is traced by dualad.jit traces only (no derivative or batch level):
+    a non-differentiable argument (an index, a count) may then be read, with a guard,
+    where a value some transformation differentiates or batches must raise."""
+    if not isinstance(x, Box):
+        return False
+    while isinstance(x, Box):
+        if x.__class__ not in CONCRETE:
+            return False
+        x = x.val
+    return True
+
+
 def note_decision(x, name, value):
     """Log ``value``, computed by ``name`` from the values of ``x`` (a box, or a list or
     tuple holding some), on every trace under ``x`` that keeps a decision log."""

@@ -1,12 +1,14 @@
 """HIPS autograd's own test suite, run on dualad through a shim (code nobody here wrote).
 
-    python bench/outside/autograd_suite.py [--scipy plain|dualad] [--sdist PATH] [-k EXPR]
+    python bench/outside/autograd_suite.py [--scipy plain|dualad] [--jit] [--sdist PATH] [-k EXPR]
 
 The shim (bench/outside/autograd_shim/) makes ``autograd.numpy`` plain NumPy and maps
 autograd's differentiation API (grad, jacobian, check_grads, ...) onto dualad's public
 one. ``autograd.scipy`` is plain SciPy (``--scipy plain``, the default: code as written)
 or SciPy with ``dualad.scipy`` on top (``--scipy dualad``: autograd.scipy is autograd's
-own wrapped namespace, dualad.scipy ours). The tests come from autograd's source
+own wrapped namespace, dualad.scipy ours). ``--jit`` runs every derivative the tests ask
+for (grad, jacobian, hessian, make_vjp, ...) under ``dualad.jit`` and check_grads on
+``jit(f)``, each answered by a replay of the compiled program (autograd_shim/autograd/_jit.py). The tests come from autograd's source
 distribution (``pip download --no-deps --no-binary :all: autograd==1.9.1``, fetched into
 ~/.cache/dualad unless ``--sdist`` names it); nothing of it is committed here.
 
@@ -64,9 +66,11 @@ def extract_tests(archive: pathlib.Path, into: pathlib.Path) -> pathlib.Path:
     return next(into.glob("autograd-*/tests"))
 
 
-def run(tests: pathlib.Path, mode: str, select: str | None) -> list[tuple[str, str, str]]:
+def run(tests: pathlib.Path, mode: str, select: str | None,
+        jit: bool = False) -> list[tuple[str, str, str]]:
     xml = tests / "results.xml"
-    env = dict(os.environ, PYTHONPATH=str(HERE / "autograd_shim"), AG_SHIM_SCIPY=mode)
+    env = dict(os.environ, PYTHONPATH=str(HERE / "autograd_shim"), AG_SHIM_SCIPY=mode,
+               AG_SHIM_JIT="1" if jit else "0")
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
            "--continue-on-collection-errors", f"--junitxml={xml}", "-W", "ignore"]
     if select:
@@ -96,13 +100,15 @@ def run(tests: pathlib.Path, mode: str, select: str | None) -> list[tuple[str, s
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scipy", choices=("plain", "dualad"), default="plain")
+    ap.add_argument("--jit", action="store_true",
+                    help="every derivative under dualad.jit, answered by a replay")
     ap.add_argument("--sdist")
     ap.add_argument("-k", dest="select")
     ap.add_argument("--failures", action="store_true", help="list each failing test")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         tests = extract_tests(sdist(args.sdist), pathlib.Path(tmp))
-        results = run(tests, args.scipy, args.select)
+        results = run(tests, args.scipy, args.select, args.jit)
     per_file = collections.defaultdict(collections.Counter)
     failures = []
     for file, name, outcome in results:
@@ -116,7 +122,8 @@ def main(argv=None):
             if outcome.startswith("failed"):
                 failures.append(f"{file}::{name}  {outcome[7:]}")
     print(f"autograd {VERSION} test suite on dualad (autograd.numpy = NumPy, "
-          f"autograd.scipy = {'SciPy' if args.scipy == 'plain' else 'SciPy + dualad.scipy'})")
+          f"autograd.scipy = {'SciPy' if args.scipy == 'plain' else 'SciPy + dualad.scipy'}"
+          f"{'; every derivative under dualad.jit' if args.jit else ''})")
     print(f"{'file':24s} {'passed':>7s} {'failed':>7s} {'skipped':>8s}  not applicable")
     total = collections.Counter()
     for file in sorted(per_file):

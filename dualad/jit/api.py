@@ -23,6 +23,7 @@ import numpy as np
 
 from ..tracer import Box, CONCRETE
 from .. import tree
+from ..objects import traced_outputs
 from .codegen import RETRACE, compile_program
 from .program import Program
 from .replay import run as replay_run
@@ -105,12 +106,13 @@ class _Env:
 
     __slots__ = ("objs",)
 
-    def __init__(self, fun, names):
+    def __init__(self, fun, names, held=()):
         cells = getattr(fun, "__closure__", None) or ()
         objs = [c.cell_contents if _filled(c) else _EMPTY for c in cells]
         if names:
             g = fun.__globals__
             objs.extend(g.get(n, _EMPTY) for n in names)
+        objs.extend(held)
         self.objs = objs
 
     def __eq__(self, other):
@@ -126,6 +128,24 @@ class _Env:
 
 
 _EMPTY = object()
+
+
+def _held(key):
+    """The attributes of static arguments hashed by identity (``self`` of a jitted
+    method): the program read them at trace time, so rebinding one (``self.w = 4.0``)
+    must trace again, as a rebound closure variable does. (Objects with their own
+    ``__hash__`` and ``__eq__`` are compared by those.)"""
+    if len(key) != 3 or key[0].__class__ is not tuple or key[0][:1] != (tuple,):
+        return ()   # a fast key (positional arrays and floats): no static arguments
+    found = [k[2] for k in key[1] if k.__class__ is tuple and k[0] == "static"]
+    found += [v for _, (_, v) in key[2]]
+    out = ()
+    for obj in found:
+        if type(obj).__hash__ is object.__hash__:
+            d = getattr(obj, "__dict__", None)
+            if d:
+                out += tuple(d) + tuple(d.values())
+    return out
 
 
 def _filled(cell):
@@ -240,7 +260,7 @@ class Jitted:
         key, leaves, traced, rebuild, boxed = self._split(args, kwargs)
         if boxed:
             return self._call_traced(key, leaves, traced, rebuild)
-        env = self._env()
+        env = self._env(key)
         entry = self._cache.get(key)
         if entry is not None:
             if entry.eager:
@@ -255,10 +275,11 @@ class Jitted:
                     return compiled.rebuild(out)
         return self._trace_call(key, leaves, traced, rebuild, env)
 
-    def _env(self):
-        """What ``f`` read from its closure and globals, compared by identity (see
-        :class:`_Env`)."""
-        return _Env(self.fun, self._env_names)
+    def _env(self, key=None):
+        """What ``f`` read from its closure and globals, and the attributes of its static
+        arguments hashed by identity (``self`` of a jitted method), compared by identity
+        (see :class:`_Env`, :func:`_held`)."""
+        return _Env(self.fun, self._env_names, _held(key) if key is not None else ())
 
     def _trace_call(self, key, leaves, traced, rebuild, env):
         """Trace ``f`` at these arguments, keep the program, return its results."""
@@ -277,21 +298,31 @@ class Jitted:
         try:
             compiled, out_values = self._trace(leaves, traced, rebuild)
         except ClosesOverTraced:
-            with self._lock:
-                entry.traces -= 1
+            self._untrace(key, entry)
             a, k = rebuild(leaves)
             return self.fun(*a, **k)
+        except BaseException:
+            self._untrace(key, entry)   # f raised: no program, and no count toward thrashing
+            raise
         with self._lock:
             entry.programs.insert(0, (compiled, env))
             del entry.programs[self.max_traces:]
         return compiled.rebuild(out_values)
 
+    def _untrace(self, key, entry):
+        with self._lock:
+            entry.traces -= 1
+            if not entry.traces and not entry.programs and self._cache.get(key) is entry:
+                del self._cache[key]
+
     def _trace(self, leaves, traced, rebuild):
         trace = JitTrace()
         boxes = [trace.input(x) if t else x for x, t in zip(leaves, traced)]
         a, k = rebuild(boxes)
+        invars = [b.var for b in boxes if b.__class__ is JitBox]
         try:
-            out = self.fun(*a, **k)
+            out = traced_outputs(self.fun(*a, **k))   # np.array([x, y]): one traced array
+            self._check_unwritten(boxes, invars)
         finally:
             trace.stop()
         out_leaves, out_rebuild = tree.flatten(out)
@@ -306,13 +337,32 @@ class Jitted:
                 values.append(y.val)
             elif isinstance(y, Box):
                 raise ClosesOverTraced("output")
+            elif callable(y) and not isinstance(y, type):
+                raise TypeError(
+                    f"dualad.jit({self.name}): output leaf {j} is a function "
+                    f"({getattr(y, '__qualname__', type(y).__name__)}); a program returns "
+                    f"arrays and numbers, and a closure made during the trace (a pullback "
+                    f"from vjp, say) would hold that one trace's values. Call it inside the "
+                    f"jitted function and return its result")
             else:
                 from .program import Const
+                y = _numeric(y)
                 outvars.append(Const(y))
                 values.append(y)
-        invars = [b.var for b in boxes if b.__class__ is JitBox]
         prog = Program(invars, trace.body, outvars, trace.avals, self.name).pruned()
         return Compiled(prog, out_rebuild), tuple(values)
+
+    def _check_unwritten(self, boxes, invars):
+        """An argument written in place (``x[i] = v``, ``x += v``) stands for a new value
+        (dualad.inplace) which a replay could not give back to the caller's array."""
+        now = [b for b in boxes if b.__class__ is JitBox]
+        for j, (b, v) in enumerate(zip(now, invars)):
+            if b.var != v:
+                raise TypeError(
+                    f"dualad.jit({self.name}): traced argument {j} (shape {b.shape}) was "
+                    f"written in place (x[idx] = v, x += v, out=x); a replay cannot change the "
+                    f"caller's array. Write into a copy (y = x.copy(); y[idx] = v) or "
+                    f"functionally (y = x.at[idx].set(v)) and return it")
 
     def _give_up(self, entry):
         if entry.eager:
@@ -331,22 +381,27 @@ class Jitted:
 
     def _call_traced(self, key, leaves, traced, rebuild):
         """Called with traced values: run the program through the primitives, so the
-        enclosing transformations see them (tracing one from the primal values first)."""
-        entry = self._cache.get(key_of_primals(self, leaves, traced, rebuild))
-        programs = [] if entry is None or entry.eager else [c for c, _ in entry.programs]
-        if not programs:
-            primals = [peek(x) if isinstance(x, Box) else x for x in leaves]
-            if all(p is not None for p in primals):
-                a, k = rebuild(primals)
-                self(*a, **k)     # traces (or finds) the program at the primal values
-                entry = self._cache.get(key_of_primals(self, leaves, traced, rebuild))
-                if entry is not None and not entry.eager:
-                    programs = [c for c, _ in entry.programs]
+        enclosing transformations see them. The program is chosen (and traced, when none
+        holds) at the primal values, with the same checks as a plain call: the closure and
+        globals it assumed, then its guards, asked of the traced values."""
+        primals = [peek(x) if isinstance(x, Box) else x for x in leaves]
         inputs = [x for x, t in zip(leaves, traced) if t]
-        for compiled in programs:
-            out = replay_run(compiled.program, inputs)
-            if out is not RETRACE:
-                return compiled.rebuild(out)
+        if all(p is not None for p in primals):
+            a, k = rebuild(primals)
+            pkey = self._split(a, k)[0]
+            env = self._env(pkey)
+            for attempt in range(2):
+                entry = self._cache.get(pkey)
+                if entry is not None and entry.eager:
+                    break             # thrashed at this signature: f runs
+                programs = [] if entry is None else [
+                    c for c, cenv in list(entry.programs) if cenv == env]
+                for compiled in programs:
+                    out = replay_run(compiled.program, inputs)
+                    if out is not RETRACE:
+                        return compiled.rebuild(out)
+                if attempt == 0:
+                    self(*a, **k)     # traces the path these primal values take
         a, k = rebuild(leaves)
         return self.fun(*a, **k)
 
@@ -355,7 +410,7 @@ class Jitted:
         key, leaves, traced, rebuild, boxed = self._split(args, kwargs)
         if boxed:
             raise TypeError(f"{self.name}.source/program: give plain arrays, not traced values")
-        env = self._env()
+        env = self._env(key)
         entry = self._cache.get(key)
         if entry is not None:
             inputs = [x for x, t in zip(leaves, traced) if t]
@@ -396,13 +451,14 @@ class Jitted:
         return f"<dualad.jit of {self.fun!r}>"
 
 
-def key_of_primals(jitted, leaves, traced, rebuild):
-    """The cache key the same call with the primal values would have."""
-    primals = [peek(x) if isinstance(x, Box) else x for x in leaves]
-    if any(p is None for p in primals):
-        return None
-    a, k = rebuild(primals)
-    return jitted._split(a, k)[0]
+def _numeric(y):
+    """An object array of plain numbers among the outputs (``np.min`` of ``np.array([x,
+    0.5])`` whose entries all came out plain) as the numeric array ``f`` gives for plain
+    inputs, where NumPy would have built it from numbers in the first place."""
+    if isinstance(y, np.ndarray) and y.dtype.hasobject and y.size and all(
+            isinstance(e, (int, float, complex, np.number, np.bool_)) for e in y.flat):
+        return np.array(y.tolist())
+    return y
 
 
 def _open_leaves(leaves, rebuild):

@@ -8,7 +8,7 @@ transformation answers in its own way: vmap refuses a branch on a batched value)
 """
 from __future__ import annotations
 
-from ..tracer import Box, primal_value, truth
+from ..tracer import Box, primal_value, staged_only, truth
 from .codegen import RETRACE
 from .program import Guard
 
@@ -22,6 +22,12 @@ def run(prog, inputs):
         if e.__class__ is Guard:
             v = get(e.var)
             if e.kind == "equal":
+                if isinstance(v, Box) and not staged_only(v):
+                    # The trace used this value as a constant (float(x), x.item(), a NumPy
+                    # function with no rule): under a derivative or batch level that would
+                    # drop its derivative. Only f itself knows (float(x) raises there, a
+                    # rule's decision composes): the caller runs f.
+                    return RETRACE
                 ok = e.holds(primal_value(v))
             elif e.kind == "bool":
                 ok = (truth(v) if isinstance(v, Box) else bool(v)) is e.expected

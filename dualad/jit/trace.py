@@ -109,6 +109,16 @@ class JitTrace(Trace):
             expected = v.copy() if isinstance(v, np.ndarray) else v
         self.body.append(Guard(kind, box.var, expected, user_line()))
 
+    def escaped(self, prim, args):
+        from ..tracer import EscapedTracerError
+        shapes = ", ".join(str(shape_of(a)) for a in args if isinstance(a, Box))
+        return EscapedTracerError(
+            f"a value traced by dualad.jit (shape {shapes}) was used in primitive "
+            f"'{prim.name}' after the jitted function returned: it was stored during the "
+            f"trace (in a list, a global, an attribute, a returned closure such as a "
+            f"pullback), and holds the values of that one trace only. Return arrays from "
+            f"the jitted function instead (call a pullback inside it and return its result)")
+
     def escaped_guard(self, box):
         from ..tracer import EscapedTracerError
         return EscapedTracerError(

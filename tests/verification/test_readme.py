@@ -32,3 +32,11 @@ def test_jacobians_and_scipy_optimize_example_runs(capsys):
     assert env["res"].success and np.allclose(env["res"].x, 1.0, atol=1e-6)
     assert env["sol"].success and np.abs(env["bratu"](env["sol"].x)).max() < 1e-5
     assert "Chosen:" in capsys.readouterr().out
+
+
+def test_jit_example_runs(capsys):
+    block = next(b for b in _blocks() if "dualad.jit(dualad.grad(loss))" in b)
+    env = {}
+    exec(compile(block, "README.md", "exec"), env)
+    out = capsys.readouterr().out
+    assert "[2]" in out and "RETRACE" in out and "def " in out

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import CONCRETE, Box, ndim_of, primal_value, shape_of
+from ...tracer import Box, concrete, ndim_of, shape_of, staged_only, unguarded_value
 from ...vmap_tracer import batch_tracer_in
 from ...primitive import Primitive, register, sample
 from .._util import batch_ndim, plain_argument
@@ -31,16 +31,24 @@ def _is_advanced(entry):
     return isinstance(entry, np.ndarray)
 
 
+def _staged_index(e):
+    """Whether ``e`` is an integer or boolean index that only a dualad.jit trace holds (an
+    index array passed to the jitted function, a mask ``x > 0`` it computed): its value
+    is then read with a guard, so a replay with another index traces again."""
+    return np.result_type(unguarded_value(e)).kind in "iub" and staged_only(e)
+
+
 def normalize_index(idx, shape):
     """``idx`` as a tuple of int, slice, None and integer arrays, no Ellipsis."""
     if not isinstance(idx, tuple):
         idx = (idx,)
     out = []
     for e in idx:
-        if isinstance(e, Box) and e.__class__ in CONCRETE:
-            # an index traced by dualad.jit (an integer argument): the program holds for
-            # this index only, so the value is guarded (an int, or the whole array)
-            e = e.concrete("int") if not shape_of(e) else primal_value(e)
+        if isinstance(e, Box) and _staged_index(e):
+            # its value, guarded by the jit trace: an int guard for a scalar index, the
+            # whole value for an array or mask
+            e = concrete(e, "int") if not shape_of(e) and np.result_type(
+                unguarded_value(e)).kind in "iu" else plain_argument("getitem", "index", e)
         if isinstance(e, Box):
             plain_argument("getitem", "index", e)     # a vmap-batched index: its own error
             raise TypeError(f"getitem: an index may not be a traced value (array of shape "

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Box, primal_value, shape_of, unguarded_value
+from ...tracer import Box, primal_value, shape_of, staged_only, unguarded_value
 from ...primitive import sample
 from ..core.elementwise import elementwise
 
@@ -135,8 +135,9 @@ def _nondiff_deriv(name, orders, i):
 
 def plain_param(fname, argname, value, why):
     """``value`` stripped of traces, or an error if it is traced (a non-differentiable
-    parameter of a composed function, e.g. ``multigammaln``'s dimension ``d``)."""
-    if isinstance(value, Box):
+    parameter of a composed function, e.g. ``multigammaln``'s dimension ``d``). A value
+    only dualad.jit traces is read with a guard (a new value traces again)."""
+    if isinstance(value, Box) and not staged_only(value):
         raise NotDifferentiableError(
             f"{fname}: {argname} is not differentiable ({why}); it was given a traced value "
             f"of shape {shape_of(value)}. Pass a plain number or array")

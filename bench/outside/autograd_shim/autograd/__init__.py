@@ -100,3 +100,28 @@ def isinstance(x, t):   # autograd.builtins.isinstance sees through boxes
 
 
 tuple, list, dict = _builtins.tuple, _builtins.list, _builtins.dict
+
+
+# AG_SHIM_JIT=1 (autograd_suite.py --jit): every derivative above runs under dualad.jit and
+# answers from a replay of the compiled program (see _jit.py).
+from . import _jit as _jit_mode  # noqa: E402
+
+if _jit_mode.ON:
+    def _jitting(make):
+        def made(fun, argnum=0):
+            return _jit_mode.replayed(make(fun, argnum))
+        return made
+    grad = _jitting(grad)
+    value_and_grad = _jitting(value_and_grad)
+    holomorphic_grad = _jitting(holomorphic_grad)
+    hessian_vector_product = _jitting(hessian_vector_product)
+    elementwise_grad = deriv = _jitting(elementwise_grad)
+    jacobian = _jitting(jacobian)
+    hessian = _jitting(hessian)
+    _make_vjp = make_vjp
+
+    def make_vjp(fun, argnum=0):
+        def m(*args):
+            pull = _jit_mode.replayed(lambda g, *a: _make_vjp(fun, argnum)(*a)[0](g))
+            return (lambda g: pull(g, *args)), _jit_mode.replayed(fun)(*args)
+        return m

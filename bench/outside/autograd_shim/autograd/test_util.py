@@ -38,6 +38,10 @@ def _as_vector(arg):
 
 
 def check_grads(f, argnum=0, modes=("fwd", "rev"), order=2):
+    from ._jit import ON, replayed
+    if ON:        # --jit: check jit(f), i.e. grad(jit(f)), jvp(jit(f)), ... to this order
+        f = replayed(f)
+
     def run(*args, **kwargs):
         nums = argnum if isinstance(argnum, (tuple, list)) else (argnum,)
         vectors = [_as_vector(args[i]) for i in nums]
