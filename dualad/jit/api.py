@@ -100,8 +100,12 @@ def _env(fun):
         return ()
     cells = fun.__closure__ or ()
     g = fun.__globals__
-    names = [n for n in code.co_names if n in g]
-    return tuple(c.cell_contents for c in cells if _filled(c)) + tuple(g[n] for n in names)
+    try:
+        env = [c.cell_contents for c in cells]
+    except ValueError:   # an empty cell (a variable of the enclosing scope not yet bound)
+        env = [c.cell_contents for c in cells if _filled(c)]
+    env += [g[n] for n in code.co_names if n in g]
+    return env
 
 
 def _filled(cell):
@@ -113,7 +117,12 @@ def _filled(cell):
 
 
 def _same_env(a, b):
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x is not y:
+            return False
+    return True
 
 
 class Jitted:
@@ -132,6 +141,7 @@ class Jitted:
         self.max_traces = int(max_traces)
         self.name = getattr(fun, "__name__", type(fun).__name__)
         self._cache = {}
+        self._fast = {}    # _fast_key(args) -> the _Entry of _cache for those arguments
         self._lock = threading.Lock()
         functools.update_wrapper(self, fun, updated=())
 
@@ -175,6 +185,25 @@ class Jitted:
 
     # -- calling -----------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        if not kwargs and not self.static_argnums:    # fast path: plain arrays and floats
+            fkey = _fast_key(args)
+            entry = self._fast.get(fkey) if fkey is not None else None
+            if entry is not None and not entry.eager:
+                env = _env(self.fun)
+                for compiled, cenv in list(entry.programs):
+                    if _same_env(cenv, env):
+                        out = compiled.fn(*args)
+                        if out is not RETRACE:
+                            return compiled.rebuild(out)
+            elif fkey is not None:
+                out = self._call(args, kwargs)
+                entry = self._cache.get(self._split(args, kwargs)[0])
+                if entry is not None:
+                    self._fast[fkey] = entry
+                return out
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
         key, leaves, traced, rebuild, boxed = self._split(args, kwargs)
         if boxed:
             return self._call_traced(key, leaves, traced, rebuild)
@@ -310,6 +339,7 @@ class Jitted:
         and computed from at trace time)."""
         with self._lock:
             self._cache.clear()
+            self._fast.clear()
 
     def cache_info(self):
         """``{signature: number of traces}`` so far."""
@@ -329,6 +359,23 @@ def key_of_primals(jitted, leaves, traced, rebuild):
         return None
     a, k = rebuild(primals)
     return jitted._split(a, k)[0]
+
+
+def _fast_key(args):
+    """A key for positional arguments that are all plain arrays or float scalars (every
+    one traced: the program's inputs are the arguments themselves), else None."""
+    key = []
+    for a in args:
+        c = a.__class__
+        if c is np.ndarray:
+            if a.dtype.hasobject:
+                return None
+            key.append((a.shape, a.dtype))
+        elif c is float or c is np.float64:
+            key.append(c)
+        else:
+            return None
+    return tuple(key)
 
 
 def _static(value, where):
