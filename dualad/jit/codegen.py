@@ -18,7 +18,7 @@ import numpy as np
 from .passes import simplify, typed_uses, uses
 from .program import Const, Eqn, Guard
 from .registers import reuse_names
-from .specialize import (FLOAT_ERRORS, SCALAR_FUNCS, SCALAR_OPS, Scalars, find_chains,
+from .specialize import (COMPARISONS, FLOAT_ERRORS, SCALAR_FUNCS, SCALAR_OPS, Scalars, find_chains,
                          scalar_const)
 
 
@@ -267,6 +267,9 @@ def generate(prog, name="replay"):
                     rhs = f"v{x}_l" + "".join(f"[{i}]" for i in at)
                 else:
                     rhs = f"v{x}.item({', '.join(map(repr, at))})"
+            elif out in scal.compares:
+                x, y = (scalar_arg(a) for a in e.ins)
+                rhs = f"{x} {COMPARISONS[e.prim.name]} {y}"
             else:
                 rhs = SCALAR_OPS[e.prim.name][1].format(*[scalar_arg(a) for a in e.ins])
             em.lines.append(f"{ind}v{out} = {rhs}{note}")

@@ -42,7 +42,9 @@ def _is_one(a):
 
 
 def _is_zero(a):
-    return a.__class__ is Const and _real_scalar(a.value) and a.value == 0
+    """A +0 constant (``x - (-0.0)`` is ``x + 0.0``, which turns ``-0.0`` into ``+0.0``)."""
+    return (a.__class__ is Const and _real_scalar(a.value) and a.value == 0
+            and not np.signbit(a.value))
 
 
 def _is_minus_one(a):
@@ -88,15 +90,24 @@ def _const_key(a):
     return ("id", id(v))
 
 
+def _freeze(v):
+    """A hashable stand-in for a parameter: by value for numbers, tuples and slices (not
+    hashable before Python 3.12), by identity for anything else (an index array)."""
+    if v.__class__ is tuple:
+        return tuple(_freeze(x) for x in v)
+    if v.__class__ is slice:
+        return ("slice", _freeze(v.start), _freeze(v.stop), _freeze(v.step))
+    if v is None or v.__class__ in (int, float, bool, str, complex):
+        return (v.__class__, v)
+    try:
+        hash(v)
+    except TypeError:
+        return ("id", id(v))
+    return (v.__class__, v)
+
+
 def _param_key(params):
-    out = []
-    for k, v in params.items():
-        try:
-            hash(v)
-            out.append((k, v))
-        except TypeError:
-            out.append((k, "id", id(v)))
-    return tuple(out)
+    return tuple((k, _freeze(v)) for k, v in params.items())
 
 
 class _Rewriter:

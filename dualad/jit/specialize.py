@@ -36,6 +36,7 @@ import math
 
 import numpy as np
 
+from .passes import typed_uses
 from .program import Const, Eqn
 
 F64 = np.dtype(np.float64)
@@ -59,6 +60,11 @@ SCALAR_OPS = {
     "arccosh": (1, "acosh({0})", False), "arctanh": (1, "atanh({0})", False),
     "arctan2": (2, "atan2({0}, {1})", False),
 }
+
+# Comparisons give a Python bool instead of np.bool_: only where no use sees the type
+# (a guard: ``if x > 0``), see Scalars.
+COMPARISONS = {"greater": ">", "greater_equal": ">=", "less": "<", "less_equal": "<=",
+               "equal": "==", "not_equal": "!="}
 
 # The functions the templates name (bound in the generated function's globals: a plain
 # global is a shorter lookup than ``math.sin``, and long programs are bound by code size).
@@ -112,9 +118,11 @@ class Scalars:
     def __init__(self, prog):
         avals = prog.avals
         pyfloat = {v for v in prog.invars if is_f64_scalar(avals[v])}
-        eqns, reads, index = set(), {}, {}
+        eqns, reads, index, compares = set(), {}, {}, set()
         for e in prog.body:
-            if e.__class__ is not Eqn or not is_f64_scalar(avals[e.out]):
+            if e.__class__ is not Eqn:
+                continue
+            if not is_f64_scalar(avals[e.out]) and e.prim.name not in COMPARISONS:
                 continue
             name = e.prim.name
             if name == "getitem":
@@ -129,6 +137,11 @@ class Scalars:
                     index[e.out] = at
                     reads[x] = reads.get(x, 0) + 1
                 continue
+            if name in COMPARISONS and not e.params and len(e.ins) == 2 and all(
+                    a in pyfloat if a.__class__ is int else scalar_const(a.value) is not None
+                    for a in e.ins) and avals[e.out][0] is np.bool_:
+                compares.add(e.out)
+                continue
             op = SCALAR_OPS.get(name)
             if op is None or e.params or len(e.ins) != op[0]:
                 continue
@@ -136,6 +149,10 @@ class Scalars:
                    for a in e.ins):
                 eqns.add(e.out)
                 pyfloat.add(e.out)
+        if compares:   # a comparison whose bool meets NumPy or leaves stays np.bool_
+            typed = typed_uses(prog, eqns | compares)
+            eqns |= {v for v in compares if v not in typed}
+        self.compares = compares & eqns
         used = {a for e in prog.body if e.__class__ is Eqn and e.out in eqns
                 for a in e.ins if a.__class__ is int}
         self.convert = [v for v in prog.invars if v in pyfloat and avals[v][0] is np.float64
