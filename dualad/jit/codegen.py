@@ -292,7 +292,7 @@ def _emit_chain(em, ch, out, ind, boxed, scalar_arg):
     """The lines of one addition of a scatter chain (see specialize.Chain)."""
     root = f"v{ch.root}"
     lines = em.lines
-    step = ch.adds.index(out)
+    step = ch.step[out]
     kind, shape, dtype = em.prog.avals[ch.root]
     buf = f"{root}_l" if ch.mode == "list" else root
     new = ch.leaves[:2] if step == 0 else [ch.leaves[step + 1]]

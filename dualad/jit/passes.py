@@ -107,7 +107,9 @@ def _freeze(v):
 
 
 def _param_key(params):
-    return tuple((k, _freeze(v)) for k, v in params.items())
+    if not params:
+        return ()
+    return tuple([(k, _freeze(v)) for k, v in params.items()])
 
 
 class _Rewriter:
@@ -170,7 +172,7 @@ def simplify(prog, pyfloat=frozenset(), typed=frozenset()):
         if e.__class__ is Guard:
             body.append(_guard(e, rw))
             continue
-        ins = tuple(rw.resolve(a) for a in e.ins)
+        ins = tuple([rw.resolve(a) for a in e.ins]) if rw.sub else e.ins
         name = e.prim.name
         if not e.params and len(ins) == 2:
             x, y = ins
@@ -194,7 +196,7 @@ def simplify(prog, pyfloat=frozenset(), typed=frozenset()):
                 inner = neg_of.get(ins[0])
                 if inner is not None and rw.replace(e, inner, "-(-x) is x"):
                     continue
-        key = (name, tuple(a if a.__class__ is int else _const_key(a) for a in ins),
+        key = (name, tuple([a if a.__class__ is int else _const_key(a) for a in ins]),
                _param_key(e.params))
         prev = seen.get(key)
         if prev is not None and rw.replace(e, prev, f"the same as v{prev} (computed once)"):

@@ -19,6 +19,7 @@ import re
 
 _NAME = re.compile(r"(?<![\w.])v\d+(?:_l)?(?!\w)")
 _DEF = re.compile(r"^(\s*)(v\d+(?:_l)?) = ")
+_SPLIT = re.compile(r"(?<![\w.])(v\d+(?:_l)?)(?!\w)")
 
 # Functions with more variables than this are renamed.
 THRESHOLD = 2000
@@ -49,17 +50,21 @@ def reuse_names(source, inputs, threshold=None):
     for i, c in enumerate(code):
         if not c.strip():
             continue
-        if c.lstrip().startswith("def ") or c.strip() in ("try:",) or c.lstrip().startswith(
-                "except"):
-            out.append(c)
-            continue
         m = _DEF.match(c)
-        target = m.group(2) if m is not None else None
-        rhs = c[m.end():] if m is not None else c
-        new_rhs = _NAME.sub(lambda mm: reg.get(mm.group(0), mm.group(0)), rhs)
-        for name in set(_NAME.findall(rhs)):
-            if last.get(name) == i and name in reg and name not in pinned:
+        if m is None:
+            if c.lstrip().startswith(("def ", "try:", "except")):
+                out.append(c)
+                continue
+            indent, target, rhs = "", None, c
+        else:
+            indent, target, rhs = m.group(1), m.group(2), c[m.end():]
+        parts = _SPLIT.split(rhs)     # text, name, text, name, ..., text
+        names = parts[1::2]
+        parts[1::2] = [reg.get(name, name) for name in names]
+        for name in names:
+            if name in reg and last.get(name) == i:
                 free.append(reg.pop(name))
+        new_rhs = "".join(parts)
         if target is None:
             out.append(new_rhs)
             continue
@@ -77,7 +82,7 @@ def reuse_names(source, inputs, threshold=None):
                 reg[target] = new_target
             else:
                 free.append(new_target)   # never read (the value is computed for nothing)
-        out.append(f"{m.group(1)}{new_target} = {new_rhs}")
+        out.append(f"{indent}{new_target} = {new_rhs}")
     head = out[0]
     note = (f"    # {defs} variables held in {count} names, reused once a value is dead "
             f"(dualad.jit.registers)")

@@ -168,10 +168,11 @@ class Chain:
     the chain holds, ``("dense", var)`` otherwise), the root variable and the mode
     (``"list"``: a Python list of floats; ``"array"``: one NumPy buffer)."""
 
-    __slots__ = ("adds", "leaves", "root", "mode")
+    __slots__ = ("adds", "step", "leaves", "root", "mode")
 
     def __init__(self, first):
         self.adds = []
+        self.step = {}    # add output -> its position in adds
         self.leaves = [first]
         self.root = None
         self.mode = "array"
@@ -214,6 +215,7 @@ def find_chains(prog, uses, pyfloat):
             ch.leaves.append(("untake", untakes[term]))
         else:
             ch.leaves.append(("dense", term))
+        ch.step[e.out] = len(ch.adds)
         ch.adds.append(e.out)
         ch.root = e.out
         open_chains[e.out] = ch
