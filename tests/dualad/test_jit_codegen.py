@@ -317,6 +317,22 @@ def test_long_programs_reuse_names(monkeypatch):
     jf = dualad.jit(guarded)
     for x in (0.5, -3.0, 0.1):
         _same(jf(x), guarded(x))
+    g = dualad.grad(_rosenbrock)        # list chains and tolist reads, renamed
+    jg = dualad.jit(g)
+    x = np.linspace(-1.0, 1.5, 30)
+    _same(jg(x), g(x))
+    assert "r0" in jg.source(x)
+
+    def logs(x):                         # the fallback reads the (pinned) inputs
+        for _ in range(6):
+            x = np.log(x * 1.0) + 1.0
+        return x
+    jl = dualad.jit(logs)
+    jl(np.float64(50.0))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        _same(jl(np.float64(0.0)), logs(np.float64(0.0)))
+    assert w and "r0" in jl.source(np.float64(50.0))
 
 
 # --- random expressions ------------------------------------------------------------------
