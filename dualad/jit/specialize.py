@@ -183,9 +183,22 @@ def _basic(idx):
                                           for i in idx)
 
 
+# Primitives whose array result is always a new array (NumPy ufuncs and the operators on
+# arrays): a chain may add into it in place when nothing else reads it.
+FRESH = frozenset(["add", "subtract", "multiply", "divide", "negative", "square", "sqrt",
+                   "exp", "log", "sin", "cos", "tanh", "sinh", "cosh", "power", "reciprocal",
+                   "absolute", "untake"])
+
+
 def find_chains(prog, uses, pyfloat):
     """``(chains by add output, elided untake outputs)`` (see :class:`Chain`)."""
     avals = prog.avals
+    def_of = {e.out: e for e in prog.body if e.__class__ is Eqn}
+
+    def fresh(v):
+        e = def_of.get(v)
+        return (e is not None and e.prim.name in FRESH and uses.get(v, 0) == 1
+                and avals[v][0] is np.ndarray)
     untakes = {e.out: e for e in prog.body if e.__class__ is Eqn and e.prim.name == "untake"
                and len(e.ins) == 1 and e.ins[0].__class__ is int}
     open_chains = {}
@@ -224,6 +237,10 @@ def find_chains(prog, uses, pyfloat):
     for ch in {id(c): c for c in done}.values():
         if not any(kind == "untake" for kind, _ in ch.leaves):
             continue
+        first, second = ch.leaves[0], ch.leaves[1]
+        if first[0] == "untake" and second[0] == "dense" and fresh(second[1]):
+            # a + b is b + a: add into the new array b in place, not into zeros
+            ch.leaves[0], ch.leaves[1] = ("fresh", second[1]), first
         kind, shape, dtype = avals[ch.root]
         if len(shape) == 1 and dtype == F64 and all(
                 k == "untake" and len(l.params["idx"]) == 1 and
