@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 
-_NAME = re.compile(r"(?<![\w.])v\d+(?:_l)?(?!\w)")
 _DEF = re.compile(r"^(\s*)(v\d+(?:_l)?) = ")
 _SPLIT = re.compile(r"(?<![\w.])(v\d+(?:_l)?)(?!\w)")
 
@@ -32,33 +31,41 @@ def reuse_names(source, inputs, threshold=None):
     if threshold is None:
         threshold = THRESHOLD
     lines = source.split("\n")
-    code = [ln.split("#", 1)[0].rstrip() for ln in lines]
-    defs = sum(1 for c in code if _DEF.match(c))
-    if defs <= threshold:
+    if sum(1 for ln in lines if _DEF.match(ln)) <= threshold:
         return source
     pinned = set(inputs)
+    parsed = []     # (indent, target or None, pieces of the right-hand side) or a line
     last = {}
-    for i, c in enumerate(code):
-        m = _DEF.match(c)
-        rhs = c[m.end():] if m is not None else c
-        for name in _NAME.findall(rhs):
-            last[name] = i
-    reg = {}
-    free = []
-    count = 0
-    out = []
-    for i, c in enumerate(code):
+    defs = 0
+    for i, ln in enumerate(lines):
+        c = ln.split("#", 1)[0].rstrip() if "#" in ln else ln
         if not c.strip():
+            parsed.append(None)
             continue
         m = _DEF.match(c)
         if m is None:
             if c.lstrip().startswith(("def ", "try:", "except")):
-                out.append(c)
+                parsed.append(c)
                 continue
             indent, target, rhs = "", None, c
         else:
             indent, target, rhs = m.group(1), m.group(2), c[m.end():]
+            defs += 1
         parts = _SPLIT.split(rhs)     # text, name, text, name, ..., text
+        for name in parts[1::2]:
+            last[name] = i
+        parsed.append((indent, target, parts))
+    reg = {}
+    free = []
+    count = 0
+    out = []
+    for i, p in enumerate(parsed):
+        if p is None:
+            continue
+        if p.__class__ is str:
+            out.append(p)
+            continue
+        indent, target, parts = p
         names = parts[1::2]
         parts[1::2] = [reg.get(name, name) for name in names]
         for name in names:
