@@ -6,10 +6,11 @@
 Each row times every column in turn, ``rounds`` times (one group of calls lasting about
 ``min_time`` per column per round), and prints the median per call: the load of a
 shared machine then falls on every column alike. Columns: ``plain`` (the NumPy function,
-no derivative), ``jit`` (``dualad.jit`` of the dualad derivative), ``dualad`` (the same
-derivative, eager), ``autograd`` and ``torch`` eager when installed (BLAS and torch
-pinned to one thread). ``compile`` is the first jitted call (trace + passes + codegen +
-``compile()``). No timing asserts: this prints.
+no derivative), ``jit`` (``dualad.jit`` of the dualad derivative), ``jit0`` (the same
+program compiled as recorded, without dualad.jit.passes/specialize: the first codegen,
+called directly), ``dualad`` (the same derivative, eager), ``autograd`` and ``torch``
+eager when installed (BLAS and torch pinned to one thread). ``compile`` is the first
+jitted call (trace + passes + codegen + ``compile()``). No timing asserts: this prints.
 """
 from __future__ import annotations
 
@@ -60,6 +61,14 @@ def interleaved(fns, rounds=7, min_time=0.05):
     return {name: statistics.median(s) for name, s in samples.items()}
 
 
+def recorded(jitted, *args):
+    """The program of ``jitted`` at ``args`` compiled as recorded (one primitive call per
+    line, no passes: the first codegen), called directly: the "before" column."""
+    from dualad.jit.codegen import compile_program
+    fn, _ = compile_program(jitted.program(*args), optimize=False)
+    return lambda: fn(*args)
+
+
 def first_call(make):
     t0 = time.perf_counter()
     make()
@@ -88,7 +97,8 @@ def bench_rosenbrock():
     g = dualad.grad(W.rosenbrock)
     j = dualad.jit(g)
     ct = first_call(lambda: j(x))
-    fns = {"plain": lambda: W.rosenbrock(x), "jit": lambda: j(x), "dualad": lambda: g(x)}
+    fns = {"plain": lambda: W.rosenbrock(x), "jit": lambda: j(x), "jit0": recorded(j, x),
+           "dualad": lambda: g(x)}
     if autograd is not None:
         ga = autograd.grad(W.rosenbrock)
         fns["autograd"] = lambda: ga(x)
@@ -127,7 +137,7 @@ def bench_chain(n=100_000):
         g = dualad.grad(f)
         j = dualad.jit(g)
         ct = first_call(lambda: j(1.0))
-        fns = {"jit": lambda: j(1.0), "dualad": lambda: g(1.0)}
+        fns = {"jit": lambda: j(1.0), "jit0": recorded(j, 1.0), "dualad": lambda: g(1.0)}
         if torch is not None and name != "chain-sin":
             def tr(f=f):
                 xt = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
@@ -148,7 +158,8 @@ def bench_gradient(wl_name):
     g = dualad.grad(f)
     j = dualad.jit(g)
     ct = first_call(lambda: j(p))
-    fns = {"plain": lambda: f(p), "jit": lambda: j(p), "dualad": lambda: g(p)}
+    fns = {"plain": lambda: f(p), "jit": lambda: j(p), "jit0": recorded(j, p),
+           "dualad": lambda: g(p)}
     if torch is not None:
         fns["torch"] = wl.impls["torch"](False)
     for a, b in zip(j(p) if isinstance(p, list) else [j(p)], g(p) if isinstance(p, list)
@@ -162,7 +173,7 @@ def bench_hvp():
     f = W._hvp_f(np)
     j = dualad.jit(lambda x, v: dualad.hvp(f, x, v))
     ct = first_call(lambda: j(x, v))
-    fns = {"plain": lambda: f(x), "jit": lambda: j(x, v),
+    fns = {"plain": lambda: f(x), "jit": lambda: j(x, v), "jit0": recorded(j, x, v),
            "dualad": lambda: dualad.hvp(f, x, v)}
     if torch is not None:
         fns["torch"] = W.HVP.impls["torch"](False)
