@@ -17,7 +17,7 @@ import numpy as np
 
 from .passes import simplify, typed_uses, uses
 from .program import Const, Eqn, Guard
-from .registers import reuse_names
+from .registers import free_dead, reuse_names
 from .specialize import (COMPARISONS, FLOAT_ERRORS, SCALAR_FUNCS, SCALAR_OPS, Scalars, find_chains,
                          scalar_const)
 
@@ -169,9 +169,21 @@ def generate_plain(prog, name="replay"):
     return _finish(em.lines, prog), ns.ns
 
 
+# Arrays of at least this many bytes are deleted after their last use (free_dead).
+BIG = 1 << 16
+
+
 def _finish(lines, prog):
     source = "\n".join(lines) + "\n"
-    return reuse_names(source, [f"v{v}" for v in prog.invars])
+    inputs = [f"v{v}" for v in prog.invars]
+    renamed = reuse_names(source, inputs)
+    if renamed is not source:
+        return renamed
+    outs = {f"v{a}" for a in prog.outvars if a.__class__ is int}
+    big = {f"v{v}" for v, (kind, shape, dtype) in prog.avals.items()
+           if kind is np.ndarray and dtype is not None and
+           int(np.prod(shape)) * np.dtype(dtype).itemsize >= BIG} - set(inputs) - outs
+    return free_dead(source, big)
 
 
 class _Lazy:

@@ -96,4 +96,33 @@ def reuse_names(source, inputs, threshold=None):
     return "\n".join([head, note] + out[1:]) + "\n"
 
 
-__all__ = ["reuse_names", "THRESHOLD"]
+def free_dead(source, names):
+    """``source`` with ``del`` statements for the variables ``names`` (large arrays) right
+    after their last use: the replay then frees them as the eager sweep would, instead of
+    holding every intermediate array until it returns (peak memory, and with it the pages
+    the allocator gives back to the OS and faults in again on the next call)."""
+    if not names:
+        return source
+    lines = source.split("\n")
+    last = {}
+    for i, ln in enumerate(lines):
+        c = ln.split("#", 1)[0] if "#" in ln else ln
+        for name in _SPLIT.findall(c):
+            if name in names:
+                last[name] = i
+    dead = {}
+    for name, i in last.items():
+        if lines[i].split("#", 1)[0].rstrip().endswith(":"):
+            i += 1    # a guard's test: free it after the guard (its return line)
+        dead.setdefault(i, []).append(name)
+    out = []
+    for i, ln in enumerate(lines):
+        out.append(ln)
+        if i in dead:
+            ref = lines[i - 1] if lines[i].lstrip().startswith("return RETRACE") else ln
+            indent = ref[:len(ref) - len(ref.lstrip())]
+            out.append(f"{indent}del {', '.join(sorted(dead[i]))}  # dead: free the memory")
+    return "\n".join(out)
+
+
+__all__ = ["reuse_names", "free_dead", "THRESHOLD"]

@@ -472,3 +472,27 @@ def test_chains_add_in_place_only_into_new_arrays():
         got = jp(x, ct)
         _same(got, pull(x, ct))
     np.testing.assert_array_equal(ct, keep)
+
+
+def test_large_dead_arrays_are_freed_after_their_last_use():
+    src = ("def f(v0):\n    v1 = v0 * 2.0\n    if not g.holds(v1):  # guard: v1\n"
+           "        return RETRACE\n    v2 = v1 + 1.0  # v1 read\n    v3 = v2 * v0\n"
+           "    return (v3,)\n")
+    out = registers.free_dead(src, {"v1", "v2"})
+    assert out.splitlines() == [
+        "def f(v0):", "    v1 = v0 * 2.0", "    if not g.holds(v1):  # guard: v1",
+        "        return RETRACE", "    v2 = v1 + 1.0  # v1 read",
+        "    del v1  # dead: free the memory", "    v3 = v2 * v0",
+        "    del v2  # dead: free the memory", "    return (v3,)"]
+    src2 = src.replace("    v2 = v1 + 1.0  # v1 read\n", "    v2 = v0 + 1.0\n")
+    assert "        return RETRACE\n    del v1" in registers.free_dead(src2, {"v1"})
+
+    def mlp(W):
+        h = np.tanh(X @ W)
+        return np.sum((h * h) @ W.T)
+    X = np.random.default_rng(0).standard_normal((200, 100))
+    W = np.random.default_rng(1).standard_normal((100, 100)) / 10
+    g = dualad.grad(mlp)
+    jg = dualad.jit(g)
+    _same(jg(W), g(W))
+    assert "del " in jg.source(W)
