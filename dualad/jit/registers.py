@@ -34,38 +34,35 @@ def reuse_names(source, inputs, threshold=None):
     if sum(1 for ln in lines if _DEF.match(ln)) <= threshold:
         return source
     pinned = set(inputs)
-    parsed = []     # (indent, target or None, pieces of the right-hand side) or a line
+    # Two passes over the text rather than one stored parse: stored pieces of 10^5 lines
+    # would survive into the collector's oldest generation and make it rescan them.
     last = {}
     defs = 0
     for i, ln in enumerate(lines):
-        c = ln.split("#", 1)[0].rstrip() if "#" in ln else ln
-        if not c.strip():
-            parsed.append(None)
-            continue
+        c = ln.split("#", 1)[0] if "#" in ln else ln
         m = _DEF.match(c)
-        if m is None:
-            if c.lstrip().startswith(("def ", "try:", "except")):
-                parsed.append(c)
-                continue
-            indent, target, rhs = "", None, c
-        else:
-            indent, target, rhs = m.group(1), m.group(2), c[m.end():]
+        if m is not None:
             defs += 1
-        parts = _SPLIT.split(rhs)     # text, name, text, name, ..., text
-        for name in parts[1::2]:
+            c = c[m.end():]
+        for name in _SPLIT.findall(c):
             last[name] = i
-        parsed.append((indent, target, parts))
     reg = {}
     free = []
     count = 0
     out = []
-    for i, p in enumerate(parsed):
-        if p is None:
+    for i, ln in enumerate(lines):
+        c = ln.split("#", 1)[0].rstrip() if "#" in ln else ln
+        if not c.strip():
             continue
-        if p.__class__ is str:
-            out.append(p)
-            continue
-        indent, target, parts = p
+        m = _DEF.match(c)
+        if m is None:
+            if c.lstrip().startswith(("def ", "try:", "except")):
+                out.append(c)
+                continue
+            indent, target, rhs = "", None, c
+        else:
+            indent, target, rhs = m.group(1), m.group(2), c[m.end():]
+        parts = _SPLIT.split(rhs)     # text, name, text, name, ..., text
         names = parts[1::2]
         parts[1::2] = [reg.get(name, name) for name in names]
         for name in names:
