@@ -28,12 +28,12 @@ def _rows():
     import workloads as W
 
     def quad(x):
-        for _ in range(10_000):
+        for _ in range(2_000):
             x = x * (1.0 + 1e-7 * x)
         return x
 
     def sine(x):
-        for _ in range(10_000):
+        for _ in range(2_000):
             x = np.sin(x) + 0.5
         return x
     return {
