@@ -15,7 +15,11 @@ import re
 
 import numpy as np
 
+from .passes import simplify, typed_uses, uses
 from .program import Const, Eqn, Guard
+from .registers import free_dead, reuse_names
+from .specialize import (COMPARISONS, FLOAT_ERRORS, SCALAR_FUNCS, SCALAR_OPS, Scalars, find_chains,
+                         scalar_const)
 
 
 class _Retrace:
@@ -86,58 +90,264 @@ def _callee(prim, ns):
     return ns.bind(impl, f"{prim.name}")
 
 
-def generate(prog, name="replay"):
-    """``(source, namespace)`` of a function ``name(*inputs)`` returning the tuple of
-    output leaves, or RETRACE when a guard fails."""
-    ns = _Namespace()
-    ns.ns[name] = None   # reserved: an impl bound under the function's own name is shadowed
-    lines = [f"def {name}({', '.join(f'v{v}' for v in prog.invars)}):"]
+def _index_source(idx, ns):
+    """``idx`` (a tuple of ints and slices, or anything bound by name) as subscript
+    source: ``3``, ``1:``, ``:-1, 2``."""
+    if idx.__class__ is not tuple or not idx:
+        return ns.bind(idx, "idx")
+    parts = []
+    for i in idx:
+        if i.__class__ is int:
+            parts.append(repr(i))
+        elif i.__class__ is slice and all(p is None or p.__class__ is int
+                                           for p in (i.start, i.stop, i.step)):
+            a = "" if i.start is None else repr(i.start)
+            b = "" if i.stop is None else repr(i.stop)
+            parts.append(f"{a}:{b}" if i.step is None else f"{a}:{b}:{i.step!r}")
+        else:
+            return ns.bind(idx, "idx")
+    return ", ".join(parts)
 
-    def atom(a):
-        if a.__class__ is int:
-            return f"v{a}"
+
+class _Emitter:
+    """Source lines of one function, with the namespace they read."""
+
+    def __init__(self, prog, ns):
+        self.prog = prog
+        self.ns = ns
+        self.lines = []
+
+    def const(self, a):
         lit = _literal(a.value)
         if lit is None:
-            return ns.bind(a.value, "c")
+            return self.ns.bind(a.value, "c")
         return f"({lit})" if lit.startswith("-") else lit
 
-    for k, e in enumerate(prog.body):
-        if e.__class__ is Guard:
-            v = f"v{e.var}"
-            if e.kind == "bool":
-                test = f"not {v}" if e.expected else v
-            elif e.kind == "int":
-                test = f"int({v}) != {e.expected!r}"
-            else:
-                test = f"not {ns.bind(e, f'guard{k}')}.holds({v})"
-            lines.append(f"    if {test}:  # guard: {e.describe()}")
-            lines.append("        return RETRACE")
-            continue
-        args = [atom(a) for a in e.ins]
+    def atom(self, a):
+        return f"v{a}" if a.__class__ is int else self.const(a)
+
+    def guard(self, g, k, indent):
+        v = f"v{g.var}"
+        if g.kind == "bool":
+            test = f"not {v}" if g.expected else v
+        elif g.kind == "int":
+            test = f"int({v}) != {g.expected!r}"
+        else:
+            test = f"not {self.ns.bind(g, f'guard{k}')}.holds({v})"
+        self.lines.append(f"{indent}if {test}:  # guard: {g.describe()}")
+        self.lines.append(f"{indent}    return RETRACE")
+
+    def call(self, e, args):
+        """The right-hand side of a generic (NumPy) equation."""
         impl = e.prim.impl
         op = _INFIX.get(impl)
         if op is not None and len(args) == 2 and not e.params:
-            rhs = f"{args[0]} {op} {args[1]}"
-        elif impl is operator.neg and len(args) == 1 and not e.params:
-            rhs = f"-{args[0]}"
+            return f"{args[0]} {op} {args[1]}"
+        if impl is operator.neg and len(args) == 1 and not e.params:
+            return f"-{args[0]}"
+        kw = []
+        for key, val in e.params.items():
+            lit = _literal(val)
+            kw.append(f"{key}={lit if lit is not None else self.ns.bind(val, key)}")
+        return f"{_callee(e.prim, self.ns)}({', '.join(args + kw)})"
+
+
+def generate_plain(prog, name="replay"):
+    """``(source, namespace)``: one line per equation calling the primitive's NumPy
+    implementation, no rewriting (the program as recorded; also the fallback of the
+    specialized function, see :func:`generate`)."""
+    ns = _Namespace()
+    em = _Emitter(prog, ns)
+    em.lines.append(f"def {name}({', '.join(f'v{v}' for v in prog.invars)}):")
+    for k, e in enumerate(prog.body):
+        if e.__class__ is Guard:
+            em.guard(e, k, "    ")
+            continue
+        em.lines.append(f"    v{e.out} = {em.call(e, [em.atom(a) for a in e.ins])}")
+    outs = [em.atom(a) for a in prog.outvars]
+    em.lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+    return _finish(em.lines, prog), ns.ns
+
+
+# Arrays of at least this many bytes are deleted after their last use (free_dead).
+BIG = 1 << 16
+
+
+def _finish(lines, prog):
+    source = "\n".join(lines) + "\n"
+    inputs = [f"v{v}" for v in prog.invars]
+    renamed = reuse_names(source, inputs)
+    if renamed is not source:
+        return renamed
+    outs = {f"v{a}" for a in prog.outvars if a.__class__ is int}
+    big = {f"v{v}" for v, (kind, shape, dtype) in prog.avals.items()
+           if kind is np.ndarray and dtype is not None and
+           int(np.prod(shape)) * np.dtype(dtype).itemsize >= BIG} - set(inputs) - outs
+    return free_dead(source, big)
+
+
+class _Lazy:
+    """The unspecialized program, compiled the first time it is needed (a replay whose
+    Python float arithmetic raised: see :mod:`dualad.jit.specialize`)."""
+
+    def __init__(self, prog, name):
+        self.prog, self.name, self.fn = prog, name, None
+
+    def __call__(self, *inputs):
+        if self.fn is None:
+            source, ns = generate_plain(self.prog, self.name)
+            exec(compile(source, f"<dualad.jit {self.prog.name} unspecialized>", "exec"), ns)
+            self.fn = ns[self.name]
+        return self.fn(*inputs)
+
+
+def generate(prog, name="replay"):
+    """``(source, namespace)`` of a function ``name(*inputs)`` returning the tuple of
+    output leaves, or RETRACE when a guard fails.
+
+    The program is first rewritten (:mod:`dualad.jit.passes`: exact algebraic identities,
+    common subexpressions); float64 scalars are computed as Python floats and scatter-adds
+    accumulated in one buffer (:mod:`dualad.jit.specialize`). Comments in the source say
+    where an equation was rewritten or dropped."""
+    scal = Scalars(prog)
+    typed = typed_uses(prog, scal.eqns)
+    opt, notes = simplify(prog, scal.pyfloat, typed)
+    chains, elided = find_chains(opt, uses(opt), scal.pyfloat)
+    pyfloat = scal.pyfloat
+    reads = {}
+    for e in opt.body:
+        if e.__class__ is Eqn and e.out in scal.index:
+            reads[e.ins[0]] = reads.get(e.ins[0], 0) + 1
+    ns = _Namespace()
+    ns.ns.update(SCALAR_FUNCS)   # sin = math.sin, ...: the templates' names
+    em = _Emitter(opt, ns)
+    avals = prog.avals
+    specialized = bool(scal.eqns & {e.out for e in opt.body if e.__class__ is Eqn})
+    ind = "        " if specialized else "    "
+    params = ", ".join(f"v{v}" for v in prog.invars)
+    em.lines.append(f"def {name}({params}):")
+    if specialized:
+        em.lines.append("    try:")
+    for v in scal.convert:
+        em.lines.append(f"{ind}v{v} = float(v{v})  # np.float64 -> float: Python float arithmetic")
+
+    def boxed(a):
+        """An atom as NumPy code receives it: with the type its value had when traced."""
+        if a.__class__ is int and a in pyfloat and avals[a][0] is np.float64:
+            return f"np.float64(v{a})"
+        return em.atom(a)
+
+    def scalar_arg(a):
+        if a.__class__ is int:
+            return f"v{a}"
+        f = scalar_const(a.value)
+        lit = _literal(f)
+        if lit is None:
+            return ns.bind(f, "c")
+        return f"({lit})" if lit.startswith("-") else lit
+
+    listed = set()
+    eqn_of = {e.out: e for e in opt.body if e.__class__ is Eqn}
+    guards = iter(k for k, g in enumerate(opt.body) if g.__class__ is Guard)
+    for orig in prog.body:
+        if orig.__class__ is Guard:
+            k = next(guards)
+            em.guard(opt.body[k], k, ind)
+            continue
+        out = orig.out
+        e = eqn_of.get(out)
+        if e is None:
+            if out in notes:
+                em.lines.append(f"{ind}# {notes[out]}")
+            continue
+        note = f"  # {notes[out]}" if out in notes else ""
+        if out in elided:
+            continue   # written into its chain's buffer at the addition
+        ch = chains.get(out)
+        if ch is not None:
+            _emit_chain(em, ch, out, ind, boxed, scalar_arg)
+            continue
+        if out in scal.eqns:
+            if e.prim.name == "getitem":
+                x = e.ins[0]
+                at = scal.index[out]
+                if reads.get(x, 0) >= 2:
+                    if x not in listed:
+                        listed.add(x)
+                        em.lines.append(f"{ind}v{x}_l = v{x}.tolist()  # its elements as "
+                                        f"Python floats, read {reads[x]} times below")
+                    rhs = f"v{x}_l" + "".join(f"[{i}]" for i in at)
+                else:
+                    rhs = f"v{x}.item({', '.join(map(repr, at))})"
+            elif out in scal.compares:
+                x, y = (scalar_arg(a) for a in e.ins)
+                rhs = f"{x} {COMPARISONS[e.prim.name]} {y}"
+            else:
+                rhs = SCALAR_OPS[e.prim.name][1].format(*[scalar_arg(a) for a in e.ins])
+            em.lines.append(f"{ind}v{out} = {rhs}{note}")
+            continue
+        em.lines.append(f"{ind}v{out} = {em.call(e, [boxed(a) for a in e.ins])}{note}")
+    outs = [boxed(a) for a in opt.outvars]
+    em.lines.append(f"{ind}return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+    if specialized:
+        fallback = ns.bind(_Lazy(prog, name + "_unspecialized"), "unspecialized")
+        args = ", ".join(f"np.float64(v{v})" if v in scal.convert else f"v{v}"
+                         for v in prog.invars)
+        em.lines.append("    except FLOAT_ERRORS:  # Python float arithmetic raised where "
+                        "NumPy gives inf/nan and warns:")
+        em.lines.append(f"        return {fallback}({args})  # the program as recorded")
+        ns.ns["FLOAT_ERRORS"] = FLOAT_ERRORS
+    return _finish(em.lines, prog), ns.ns
+
+
+def _emit_chain(em, ch, out, ind, boxed, scalar_arg):
+    """The lines of one addition of a scatter chain (see specialize.Chain)."""
+    root = f"v{ch.root}"
+    lines = em.lines
+    step = ch.step[out]
+    kind, shape, dtype = em.prog.avals[ch.root]
+    buf = f"{root}_l" if ch.mode == "list" else root
+    new = ch.leaves[:2] if step == 0 else [ch.leaves[step + 1]]
+    if step == 0:
+        first = new[0]
+        if ch.mode == "list":
+            lines.append(f"{ind}{buf} = [0.0] * {shape[0]}  # scatter-add: the untakes added "
+                         f"up into {root}, one list")
+        elif first[0] == "untake":
+            lines.append(f"{ind}{buf} = np.zeros({shape!r}, "
+                         f"{em.ns.bind(dtype, 'dtype')})  # scatter-add: the untakes added up "
+                         f"into {root}, one buffer")
+        elif first[0] == "fresh":
+            lines.append(f"{ind}{buf} = v{first[1]}  # scatter-add into this new array")
+            new = new[1:]
         else:
-            kw = []
-            for key, val in e.params.items():
-                lit = _literal(val)
-                kw.append(f"{key}={lit if lit is not None else ns.bind(val, key)}")
-            rhs = f"{_callee(e.prim, ns)}({', '.join(args + kw)})"
-        lines.append(f"    v{e.out} = {rhs}")
-    outs = [atom(a) for a in prog.outvars]
-    lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-    return "\n".join(lines) + "\n", ns.ns
+            lines.append(f"{ind}{buf} = v{first[1]}.copy()  # scatter-add into a copy")
+            new = new[1:]
+    for kind_, leaf in new:
+        if kind_ == "untake":
+            u = leaf.ins[0]
+            idx = leaf.params["idx"]
+            val = scalar_arg(u) if ch.mode == "list" else boxed(u)
+            sub = f"[{idx[0]}]" if ch.mode == "list" else f"[{_index_source(idx, em.ns)}]"
+            lines.append(f"{ind}{buf}{sub} += {val}  # v{leaf.out} = untake(v{u}, "
+                         f"idx={idx!r})")
+        else:
+            lines.append(f"{ind}{buf} += v{leaf}")
+    if out == ch.root and ch.mode == "list":
+        lines.append(f"{ind}{root} = np.array({buf})")
 
 
-def compile_program(prog, name="replay"):
-    """``(function, source)`` for ``prog`` (see :func:`generate`)."""
-    source, ns = generate(prog, name)
+def compile_program(prog, name="replay", optimize=True):
+    """``(function, source)`` for ``prog`` (see :func:`generate`; ``optimize=False``:
+    :func:`generate_plain`)."""
+    gen = generate if optimize else generate_plain
+    source, ns = gen(prog, name)
+    while name in ns:   # an implementation or math function bound under f's own name
+        name += "_"     # (jit(np.cos), a user's ``def sum``): exec would shadow it
+        source, ns = gen(prog, name)
     code = compile(source, f"<dualad.jit {prog.name}>", "exec")
     exec(code, ns)   # noqa: S102 - our own generated source, from a recorded program
     return ns[name], source
 
 
-__all__ = ["RETRACE", "compile_program", "generate", "Const", "Eqn"]
+__all__ = ["RETRACE", "compile_program", "generate", "generate_plain", "Const", "Eqn"]
