@@ -11,15 +11,7 @@ def median_time(fn, *, repeat=7, min_time=0.05):
     """Median seconds per call of ``fn()``: calls are grouped so one group lasts
     at least ``min_time``; the median over ``repeat`` groups is returned."""
     fn()  # warm up (and compile, for jitted peers)
-    number = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        dt = time.perf_counter() - t0
-        if dt >= min_time or number >= 1 << 20:
-            break
-        number *= 2
+    number = calibrate(fn, min_time)
     return statistics.median(group_times(fn, number, repeat))
 
 

@@ -50,18 +50,25 @@ def _child(name, reps):
         fn()
 
 
-def _count(name, reps):
+def callgrind_count(script, child_args):
+    """Instructions of ``python script --child *child_args`` under callgrind (BLAS pinned
+    to one thread, address-space randomisation off, hash seed fixed); shared by
+    bench/jit_instructions.py."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cg.out")
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", PYTHONHASHSEED="0",
                    MKL_NUM_THREADS="1")
         cmd = ["setarch", "-R", "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-               sys.executable, os.path.abspath(__file__), "--child", name, str(reps)]
+               sys.executable, os.path.abspath(script), "--child", *map(str, child_args)]
         subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
         with open(out) as fh:
             text = fh.read()
     return int(re.search(r"^summary:\s*(\d+)", text, re.M).group(1))
+
+
+def _count(name, reps):
+    return callgrind_count(__file__, (name, reps))
 
 
 def main():

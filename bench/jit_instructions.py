@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -55,17 +52,8 @@ def _child(name, mode, reps):
 
 
 def _count(name, mode, reps):
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "cg.out")
-        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-                   PYTHONHASHSEED="0", MKL_NUM_THREADS="1")
-        cmd = ["setarch", "-R", "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-               sys.executable, os.path.abspath(__file__), "--child", name, mode, str(reps)]
-        subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
-        with open(out) as fh:
-            text = fh.read()
-    return int(re.search(r"^summary:\s*(\d+)", text, re.M).group(1))
+    from instructions import callgrind_count   # bench/instructions.py: the same counting
+    return callgrind_count(__file__, (name, mode, reps))
 
 
 def main():
