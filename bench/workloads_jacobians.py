@@ -261,16 +261,20 @@ def _shape_f(n, m, seed=0):
     return (lambda x: np.tanh(B @ np.sin(x)) * 2.0 + np.cos(B @ x)), rng.standard_normal(n)
 
 
-def auto_vs_fixed(n, m):
-    """Times (auto, forward, reverse) of the Jacobian of an n -> m map; auto's plan is
-    made once beforehand (as a user's repeated calls would amortize it)."""
-    from _timing import median_time
+def auto_vs_fixed(n, m, quick=False):
+    """Times (auto, forward, reverse) of the Jacobian of an n -> m map, interleaved
+    (bench/_timing.interleaved: rounds in rotated order, so drift falls on all three);
+    auto's plan is made once beforehand (as a user's repeated calls would amortize it)."""
+    from _timing import interleaved
     f, x = _shape_f(n, m)
     p = jacobians.plan(f, x, sparse=False)
-    t_auto = median_time(lambda: p(x), repeat=5)
-    t_fwd = median_time(lambda: jacobians.jacobian(f, x, mode="forward"), repeat=5)
-    t_rev = median_time(lambda: jacobians.jacobian(f, x, mode="reverse"), repeat=5)
-    return p.mode, t_auto, t_fwd, t_rev
+    fns = {"auto": lambda: p(x),
+           "forward": lambda: jacobians.jacobian(f, x, mode="forward"),
+           "reverse": lambda: jacobians.jacobian(f, x, mode="reverse")}
+    for fn in fns.values():
+        fn()   # warm up
+    t = interleaved(fns, rounds=5 if quick else 7)
+    return p.mode, t["auto"].median, t["forward"].median, t["reverse"].median
 
 
 TALL_WIDE = [(10, 2000), (2000, 10)]
@@ -284,7 +288,7 @@ def planner_report(quick):
     lines = ["n -> m        chosen    auto        forward     reverse     auto / best fixed"]
     worst = 0.0
     for n, m in shapes:
-        mode, ta, tf, tr = auto_vs_fixed(n, m)
+        mode, ta, tf, tr = auto_vs_fixed(n, m, quick)
         ratio = ta / min(tf, tr)
         worst = max(worst, ratio)
         lines.append(f"{n:>5} -> {m:<5}  {mode:<8}  {fmt(ta):>10}  {fmt(tf):>10}  {fmt(tr):>10}"
