@@ -25,7 +25,7 @@ from ..tracer import Box, CONCRETE
 from .. import tree
 from ..objects import traced_outputs
 from .codegen import RETRACE, compile_program
-from .program import Program
+from .program import Const, Program
 from .replay import run as replay_run
 from .signature import (_Env, _fast_key, _held, _leaf_key, _positional, _static,
                         _structure)
@@ -63,13 +63,25 @@ def _identifier(name):
 class _Entry:
     """The programs of one signature, newest first, and how often it was traced."""
 
-    __slots__ = ("programs", "traces", "eager", "last_guard")
+    __slots__ = ("programs", "traces", "eager")
 
     def __init__(self):
         self.programs = []
         self.traces = 0
         self.eager = False
-        self.last_guard = None
+
+
+def _holding(entry, env, inputs):
+    """``(compiled, outputs)`` of the newest program of ``entry`` that assumed the closure
+    and globals ``env`` and whose guards hold at ``inputs``; None when none does."""
+    # (no copy of the list: a program another thread inserts meanwhile may be skipped or
+    # seen twice, and every program run checks its own guards)
+    for compiled, cenv in entry.programs:
+        if cenv == env:
+            out = compiled.fn(*inputs)
+            if out is not RETRACE:
+                return compiled, out
+    return None
 
 
 def _first(out):
@@ -148,11 +160,13 @@ class Jitted:
             entry = self._cache.get(key)
             if entry is not None and not entry.eager:
                 env = self._env()
-                for compiled, cenv in entry.programs:
-                    if cenv == env:
-                        out = compiled.fn(*args)
-                        if out is not RETRACE:
-                            return compiled.rebuild(out)
+                hit = _holding(entry, env, args)
+                if hit is not None:
+                    return hit[0].rebuild(hit[1])
+                # every program failed its guards (or assumed another closure): trace,
+                # without running them all again on the general path below
+                _, leaves, traced, rebuild, _ = self._split(args, kwargs)
+                return self._trace_call(key, leaves, traced, rebuild, env)
         key, leaves, traced, rebuild, boxed = self._split(args, kwargs)
         if boxed:
             return self._call_traced(key, leaves, traced, rebuild)
@@ -162,13 +176,9 @@ class Jitted:
             if entry.eager:
                 a, k = rebuild(leaves)
                 return self.fun(*a, **k)
-            inputs = [x for x, t in zip(leaves, traced) if t]
-            for compiled, cenv in list(entry.programs):
-                if cenv != env:
-                    continue
-                out = compiled.fn(*inputs)
-                if out is not RETRACE:
-                    return compiled.rebuild(out)
+            hit = _holding(entry, env, [x for x, t in zip(leaves, traced) if t])
+            if hit is not None:
+                return hit[0].rebuild(hit[1])
         return self._trace_call(key, leaves, traced, rebuild, env)
 
     def _env(self, key=None):
@@ -241,7 +251,6 @@ class Jitted:
                     f"from vjp, say) would hold that one trace's values. Call it inside the "
                     f"jitted function and return its result")
             else:
-                from .program import Const
                 y = _numeric(y)
                 outvars.append(Const(y))
                 values.append(y)
@@ -308,11 +317,10 @@ class Jitted:
             raise TypeError(f"{self.name}.source/program: give plain arrays, not traced values")
         env = self._env(key)
         entry = self._cache.get(key)
-        if entry is not None:
-            inputs = [x for x, t in zip(leaves, traced) if t]
-            for compiled, cenv in entry.programs:
-                if cenv == env and compiled.fn(*inputs) is not RETRACE:
-                    return compiled
+        if entry is not None and not entry.eager:
+            hit = _holding(entry, env, [x for x, t in zip(leaves, traced) if t])
+            if hit is not None:
+                return hit[0]
         self._trace_call(key, leaves, traced, rebuild, env)
         entry = self._cache[key]
         if entry.eager or not entry.programs:
