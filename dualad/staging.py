@@ -16,11 +16,9 @@ choice) stay guarded: a new value is another program.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from .tracer import CONCRETE, Box, primal_value, shape_of
+from .tracer import CONCRETE, Box, primal_value
 
 
 def is_staged(x) -> bool:
@@ -57,7 +55,7 @@ def any_true(mask) -> bool:
     without jit, the answer over the whole batch's plain values."""
     from .vmap_tracer import batch_tracer_in
     if is_staged(mask) and batch_tracer_in(mask) is None:
-        return bool(np.sum(staged_value(mask)) > 0)
+        return bool(np.any(staged_value(mask)))   # recorded as a count (numpy/reductions.py)
     return bool(np.any(primal_value(mask)))
 
 
@@ -65,7 +63,7 @@ def all_true(mask) -> bool:
     """``bool(np.all(mask))``, guarded as :func:`any_true` is."""
     from .vmap_tracer import batch_tracer_in
     if is_staged(mask) and batch_tracer_in(mask) is None:
-        return bool(np.sum(staged_value(mask)) == math.prod(shape_of(mask)))
+        return bool(np.all(staged_value(mask)))   # recorded as a count (numpy/reductions.py)
     return bool(np.all(primal_value(mask)))
 
 

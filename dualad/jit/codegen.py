@@ -16,7 +16,7 @@ import re
 import numpy as np
 
 from .passes import simplify, typed_uses, uses
-from .program import Const, Eqn, Guard
+from .program import Eqn, Guard
 from .registers import free_dead, reuse_names
 from .specialize import (COMPARISONS, FLOAT_ERRORS, SCALAR_FUNCS, SCALAR_OPS, Scalars, find_chains,
                          scalar_const)
@@ -350,4 +350,4 @@ def compile_program(prog, name="replay", optimize=True):
     return ns[name], source
 
 
-__all__ = ["RETRACE", "compile_program", "generate", "generate_plain", "Const", "Eqn"]
+__all__ = ["RETRACE", "compile_program", "generate", "generate_plain"]

@@ -47,10 +47,6 @@ def _is_zero(a):
             and not np.signbit(a.value))
 
 
-def _is_minus_one(a):
-    return a.__class__ is Const and _real_scalar(a.value) and a.value == -1
-
-
 def _real_scalar(v):
     return (v.__class__ in (float, int) or isinstance(v, np.floating) and v.dtype.itemsize <= 8
             or isinstance(v, np.integer)) and v.__class__ is not bool

@@ -28,10 +28,7 @@ class Const:
         self.value = value
 
     def __repr__(self):
-        v = self.value
-        if isinstance(v, np.ndarray) and v.size > 4:
-            return f"<{v.dtype}{list(v.shape)}>"
-        return repr(v)
+        return _summary(self.value)
 
 
 class Eqn:
@@ -134,12 +131,17 @@ def _atom(a):
     return f"v{a}" if a.__class__ is int else repr(a)
 
 
-def _param(v):
+def _summary(v):
+    """A value for the listing: an array of more than 4 entries as ``<dtype[shape]>``."""
     if isinstance(v, np.ndarray) and v.size > 4:
         return f"<{v.dtype}{list(v.shape)}>"
+    return repr(v)
+
+
+def _param(v):
     if callable(v) and hasattr(v, "__name__"):
         return v.__name__
-    return repr(v)
+    return _summary(v)
 
 
 def _aval(aval):

@@ -22,7 +22,7 @@ import sys
 
 import numpy as np
 
-from ..tracer import Box, Trace, shape_of
+from ..tracer import Box, EscapedTracerError, Trace, shape_of
 from .program import Const, Eqn, Guard
 
 
@@ -110,21 +110,20 @@ class JitTrace(Trace):
         self.body.append(Guard(kind, box.var, expected, user_line()))
 
     def escaped(self, prim, args):
-        from ..tracer import EscapedTracerError
         shapes = ", ".join(str(shape_of(a)) for a in args if isinstance(a, Box))
-        return EscapedTracerError(
-            f"a value traced by dualad.jit (shape {shapes}) was used in primitive "
-            f"'{prim.name}' after the jitted function returned: it was stored during the "
-            f"trace (in a list, a global, an attribute, a returned closure such as a "
-            f"pullback), and holds the values of that one trace only. Return arrays from "
-            f"the jitted function instead (call a pullback inside it and return its result)")
+        return _escaped(shapes, f"in primitive '{prim.name}'")
 
     def escaped_guard(self, box):
-        from ..tracer import EscapedTracerError
-        return EscapedTracerError(
-            f"a value traced by dualad.jit (shape {shape_of(box.val)}) was used after the "
-            f"jitted function returned (stored in a list or a global during the trace?). "
-            f"Return it from the function instead")
+        return _escaped(shape_of(box.val), "in Python (bool, int, float or an index of it)")
+
+
+def _escaped(shapes, where):
+    return EscapedTracerError(
+        f"a value traced by dualad.jit (shape {shapes}) was used {where} after the jitted "
+        f"function returned: it was stored during the trace (in a list, a global, an "
+        f"attribute, a returned closure such as a pullback), and holds the values of that "
+        f"one trace only. Return arrays from the jitted function instead (call a pullback "
+        f"inside it and return its result)")
 
 
 class JitBox(Box):

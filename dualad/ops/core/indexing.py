@@ -32,10 +32,16 @@ def _is_advanced(entry):
 
 
 def _staged_index(e):
-    """Whether ``e`` is an integer or boolean index that only a dualad.jit trace holds (an
-    index array passed to the jitted function, a mask ``x > 0`` it computed): its value
-    is then read with a guard, so a replay with another index traces again."""
-    return np.result_type(unguarded_value(e)).kind in "iub" and staged_only(e)
+    """``e``, an integer or boolean index that only a dualad.jit trace holds (an index
+    array passed to the jitted function, a mask ``x > 0`` it computed), as its value read
+    with a guard, so a replay with another index traces again: an int guard for a scalar
+    integer, the whole value for an array or mask. Any other ``e`` is returned as it is."""
+    if not staged_only(e):
+        return e
+    kind = np.result_type(unguarded_value(e)).kind
+    if kind in "iu" and not shape_of(e):
+        return concrete(e, "int")
+    return plain_argument("getitem", "index", e) if kind in "iub" else e
 
 
 def normalize_index(idx, shape):
@@ -44,11 +50,8 @@ def normalize_index(idx, shape):
         idx = (idx,)
     out = []
     for e in idx:
-        if isinstance(e, Box) and _staged_index(e):
-            # its value, guarded by the jit trace: an int guard for a scalar index, the
-            # whole value for an array or mask
-            e = concrete(e, "int") if not shape_of(e) and np.result_type(
-                unguarded_value(e)).kind in "iu" else plain_argument("getitem", "index", e)
+        if isinstance(e, Box):
+            e = _staged_index(e)
         if isinstance(e, Box):
             plain_argument("getitem", "index", e)     # a vmap-batched index: its own error
             raise TypeError(f"getitem: an index may not be a traced value (array of shape "
