@@ -34,6 +34,14 @@ def is_staged(x) -> bool:
     return False
 
 
+def staged_unbatched(x) -> bool:
+    """:func:`is_staged` and not batched by vmap: a computation on ``x`` may be recorded
+    in the jit program as it stands (under vmap each example has its own value, and the
+    callers' per-example paths apply)."""
+    from .vmap_tracer import batch_tracer_in
+    return is_staged(x) and batch_tracer_in(x) is None
+
+
 def staged_value(x):
     """``x`` with its derivative boxes stripped (a value used without derivative: a
     mask, a sort order), keeping a dualad.jit trace's box so that what registry
@@ -53,18 +61,16 @@ def any_true(mask) -> bool:
     trace the count of True entries is recorded and only its truth is guarded (a replay
     traces again only when the answer changes), not the whole mask; under vmap, and
     without jit, the answer over the whole batch's plain values."""
-    from .vmap_tracer import batch_tracer_in
-    if is_staged(mask) and batch_tracer_in(mask) is None:
+    if staged_unbatched(mask):
         return bool(np.any(staged_value(mask)))   # recorded as a count (numpy/reductions.py)
     return bool(np.any(primal_value(mask)))
 
 
 def all_true(mask) -> bool:
     """``bool(np.all(mask))``, guarded as :func:`any_true` is."""
-    from .vmap_tracer import batch_tracer_in
-    if is_staged(mask) and batch_tracer_in(mask) is None:
+    if staged_unbatched(mask):
         return bool(np.all(staged_value(mask)))   # recorded as a count (numpy/reductions.py)
     return bool(np.all(primal_value(mask)))
 
 
-__all__ = ["all_true", "any_true", "is_staged", "staged_value"]
+__all__ = ["all_true", "any_true", "is_staged", "staged_unbatched", "staged_value"]

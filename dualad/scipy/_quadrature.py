@@ -21,10 +21,10 @@ from ..ops import concatenate, index, moveaxis, ravel, reshape
 from ..ops import sum as _sum
 from ..ops.core.elementwise import where
 from ..ops.numpy.calculus import trapezoid as _trapezoid
-from ..staging import all_true, any_true, is_staged, staged_value
+from ..staging import all_true, any_true, staged_unbatched, staged_value
 from ..tracer import Box, primal_value, shape_of, unguarded_value
 from ..primitive import Primitive, register, sample
-from ..vmap_tracer import batch_tracer_in, map_value
+from ..vmap_tracer import map_value
 from ._integrate_common import _bind, _batch, _lift, _plain, _with
 
 
@@ -70,7 +70,7 @@ quad_p = register(Primitive("quad", _quad_impl))
 def _limit_term(func, lim, args, oshape):
     """f at a limit, or None at an infinite limit (f vanishes there for a finite integral).
     Under vmap the limits are one per example: f at the finite ones, 0 at the infinite."""
-    if is_staged(lim) and batch_tracer_in(lim) is None:   # dualad.jit: guard the answers
+    if staged_unbatched(lim):   # dualad.jit: guard the answers
         inf = np.isinf(staged_value(lim))
         if all_true(inf):
             return None

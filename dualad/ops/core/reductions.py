@@ -18,8 +18,8 @@ import math
 import numpy as np
 
 from ...tracer import ndim_of, primal_value, shape_of
-from ...staging import is_staged, staged_value
-from ...vmap_tracer import batch_tracer_in, map_value
+from ...staging import staged_unbatched, staged_value
+from ...vmap_tracer import map_value
 from ...primitive import Primitive, implements, register, sample
 from .._batch import axes_in_batch, axis_in_batch, example_ndim
 from .._util import batch_ndim, normalize_axes, shift_axes
@@ -155,7 +155,7 @@ def _selector(x, axes, extremum):
         m = hit / np.sum(hit, axis=ax, keepdims=True)
         dt = getattr(xp, "dtype", None)
         return m.astype(dt) if dt is not None and dt.kind == "f" and m.dtype != dt else m
-    if is_staged(x) and batch_tracer_in(x) is None:
+    if staged_unbatched(x):
         xs = staged_value(x)   # dualad.jit records the selection, right for every value
         return hits(xs)[0], share(xs)
     return map_value(x, lambda xp: hits(xp)[0]), map_value(x, share)
@@ -254,7 +254,7 @@ def _prod_others(x, ans, axes, keepdims):
     any entry is zero is decided on the whole batch under vmap (both ways give the same
     value); the zero masks are one per example (``map_value``)."""
     from .elementwise import logical_and, where
-    staged = is_staged(x) and batch_tracer_in(x) is None   # dualad.jit: the general path
+    staged = staged_unbatched(x)   # dualad.jit: the general path
     if not staged and not np.any(primal_value(x) == 0):    # the whole batch's values
         a = ans if keepdims else _expand_plainshape(ans, shape_of(x), axes)
         return a / x

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...staging import is_staged, staged_value
+from ...staging import staged_unbatched, staged_value
 from ...tracer import shape_of, unguarded_value
 from ...vmap_tracer import batch_tracer_in, map_value
 from ..core.complex_numbers import conj, imag, real
@@ -70,7 +70,7 @@ def fixed_rows(v, rule):
     if rule != "largest":   # the mask depends on the shape only
         return _fixed_rows_plain(unguarded_value(v), rule) if batch_tracer_in(v) is None \
             else map_value(v, lambda pv: _fixed_rows_plain(pv, rule))
-    if is_staged(v) and batch_tracer_in(v) is None:
+    if staged_unbatched(v):
         # dualad.jit: the first row of largest |v| per column, recorded (argmax has no
         # primitive): the maxima, and of tied ones the first (a running count of 1)
         a = np.abs(staged_value(v))

@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from ...tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
-from ...staging import any_true, is_staged, staged_value
+from ...staging import any_true, is_staged, staged_unbatched, staged_value
 from ...vmap_tracer import batch_tracer_in, map_value
 from ...primitive import Primitive, implements, register, sample
 from .._util import batch_ndim, normalize_axes, value_only
@@ -165,7 +165,7 @@ def _nan_mask(x):
     """(the NaN mask of x, whether any entry is NaN); under vmap the mask is one per
     example (a batched value), the decision taken over the whole batch. Under dualad.jit
     the mask is recorded and the NaN handling always taken (right for every value)."""
-    if is_staged(x) and batch_tracer_in(x) is None:
+    if staged_unbatched(x):
         return np.isnan(staged_value(x)), True
     mask = np.isnan(primal_value(x))
     return (mask if batch_tracer_in(x) is None else map_value(x, np.isnan)), mask.any()
@@ -274,7 +274,7 @@ def _nan_extremum(name, red, fill):
         r = red(x, axis=axis, keepdims=keepdims, initial=initial)
         if initial is not None:
             return r
-        if is_staged(mask) and batch_tracer_in(mask) is None:   # dualad.jit: recorded
+        if staged_unbatched(mask):   # dualad.jit: recorded
             kept = np.sum(np.logical_not(mask), axis=_axes(axis, a), keepdims=keepdims)
             return _where(kept == 0, np.nan, r)
         all_nan = np.all(mask, axis=_axes(axis, a), keepdims=keepdims)
@@ -338,7 +338,7 @@ def _staged_count(fn, finish):
     plain = value_only(fn)
 
     def call(a, axis=None, *args, keepdims=False, **kwargs):
-        if args or kwargs or not is_staged(a) or batch_tracer_in(a) is not None:
+        if args or kwargs or not staged_unbatched(a):
             if keepdims:
                 kwargs["keepdims"] = keepdims
             return plain(a, axis, *args, **kwargs)
