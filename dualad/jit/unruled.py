@@ -11,34 +11,16 @@ error: a derivative is never dropped silently.
 from __future__ import annotations
 
 from ..tracer import Box, primal_value, staged_only
-
-
-def _boxes(obj, found):
-    if isinstance(obj, Box):
-        found.append(obj)
-    elif type(obj) in (list, tuple):
-        for o in obj:
-            _boxes(o, found)
-    elif type(obj) is dict:
-        for o in obj.values():
-            _boxes(o, found)
-    return found
-
-
-def _values(obj):
-    if isinstance(obj, Box):
-        return primal_value(obj)      # guarded: the program holds only for this value
-    if type(obj) in (list, tuple):
-        return type(obj)(_values(o) for o in obj)
-    if type(obj) is dict:
-        return {k: _values(v) for k, v in obj.items()}
-    return obj
+from ..tree import flatten, tree_map
 
 
 def run_on_values(fn, args, kwargs, error):
-    """``fn(*args, **kwargs)`` on the guarded values when every traced value among the
-    arguments is held by jit traces only; else raise ``error``."""
-    boxes = _boxes([args, kwargs], [])
+    """``fn(*args, **kwargs)`` on the guarded values (``primal_value`` of a jit box records
+    a whole-value guard: the program holds only for these values) when every traced value
+    among the arguments is held by jit traces only; else raise ``error``."""
+    boxes = [b for b in flatten((args, kwargs))[0] if isinstance(b, Box)]
     if not boxes or not all(staged_only(b) for b in boxes):
         raise error
-    return fn(*_values(args), **_values(kwargs))
+    args, kwargs = tree_map(lambda v: primal_value(v) if isinstance(v, Box) else v,
+                            (args, kwargs))
+    return fn(*args, **kwargs)
