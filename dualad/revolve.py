@@ -1,0 +1,187 @@
+"""Binomial checkpointing: the schedule that reverses a chain of steps with few stored states.
+
+Reverse mode over a loop of ``l`` steps ``x_{i+1} = F_i(x_i)`` needs the states in reverse
+order, ``x_{l-1}, ..., x_0``. Storing every one costs ``l`` states; storing ``c`` of them
+(*checkpoints*, the first holding ``x_0``) and recomputing the others from the nearest
+one costs extra *advances* (step evaluations without a tape). Griewank (1992) showed the
+fewest advances over all schedules is
+
+    t(l, c) = r·l − β(c + 1, r − 1),    β(c, r) = C(c + r, c) = (c + r)! / (c! r!)
+
+where the *repetition number* ``r`` is the smallest with ``β(c, r) ≥ l``: with ``c``
+checkpoints, chains of up to ``β(c, r)`` steps are reversed with no step advanced more
+than ``r`` times. (Griewank and Walther, Algorithm 799 "revolve", ACM TOMS 26(1), 2000;
+Griewank and Walther, *Evaluating Derivatives*, 2nd ed., SIAM 2008, ch. 12.) The same
+minimum solves the recursion over the first checkpoint's position ``m``:
+
+    t(1, c) = 0,   t(l, 1) = l(l − 1)/2,
+    t(l, c) = min_{0<m<l}  m + t(l − m, c − 1) + t(m, c)
+
+(advance to ``m``, store it, reverse the tail with one checkpoint fewer, free it, then
+reverse the head with all ``c``). :func:`schedule` follows that recursion, choosing each
+``m`` from the closed form, so its advances equal :func:`forward_steps` exactly.
+
+The counts exclude the ``l`` *taped* evaluations, one per step, that reverse the steps
+(``("reverse", i)`` below): every schedule needs those.
+"""
+from __future__ import annotations
+
+from math import comb
+
+__all__ = ["beta", "repetitions", "forward_steps", "schedule", "simulate"]
+
+
+def beta(c, r):
+    """``β(c, r) = C(c + r, c)``: the longest chain ``c`` checkpoints reverse with no step
+    advanced more than ``r`` times (0 for ``r < 0``)."""
+    return comb(c + r, c) if r >= 0 else 0
+
+
+def _check(steps, snapshots):
+    if int(steps) != steps or steps < 0:
+        raise ValueError(f"revolve: steps must be a non-negative integer, got {steps!r}")
+    if int(snapshots) != snapshots or snapshots < 1:
+        raise ValueError(f"revolve: snapshots must be an integer >= 1 (the first holds the "
+                         f"initial state), got {snapshots!r}")
+    return int(steps), int(snapshots)
+
+
+def repetitions(steps, snapshots):
+    """The repetition number ``r``: the smallest with ``β(snapshots, r) ≥ steps``."""
+    l, c = _check(steps, snapshots)
+    r = 0
+    while beta(c, r) < l:
+        r += 1
+    return r
+
+
+def forward_steps(steps, snapshots):
+    """``t(l, c) = r·l − β(c + 1, r − 1)``: the fewest advances (untaped step evaluations)
+    that reverse ``steps`` steps with ``snapshots`` stored states, the initial one
+    included. ``snapshots >= steps`` gives ``steps − 1`` (one sweep, storing all)."""
+    l, c = _check(steps, snapshots)
+    if l <= 1:
+        return 0
+    r = repetitions(l, c)
+    return r * l - beta(c + 1, r - 1)
+
+
+def _split(l, c):
+    """The first checkpoint's offset ``m`` (0 < m < l) of an optimal schedule for ``l``
+    steps and ``c >= 2`` checkpoints: the least minimizer of ``m + t(l−m, c−1) + t(m, c)``.
+    That cost is convex in ``m`` (``t`` is convex in ``l``: piecewise linear with slopes
+    ``r`` rising), so its forward difference is found by bisection."""
+    def cost(m):
+        return m + forward_steps(l - m, c - 1) + forward_steps(m, c)
+    lo, hi = 1, l - 1           # the answer lies in [lo, hi]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cost(mid + 1) < cost(mid):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def schedule(steps, snapshots):
+    """The actions of an optimal reversal of ``steps`` steps with ``snapshots`` stored
+    states (the initial one included), as tuples:
+
+    ``("store", i)``
+        keep the current state, which is ``x_i``;
+    ``("advance", i, j)``
+        from the current state ``x_i``, compute ``x_j`` without a tape (``j − i`` steps);
+    ``("restore", i)``
+        make the stored ``x_i`` the current state;
+    ``("reverse", i)``
+        from the current state ``x_i``, evaluate step ``i`` on a tape and pull the
+        cotangent of ``x_{i+1}`` back to ``x_i`` (steps are reversed ``l−1, ..., 0``);
+    ``("free", i)``
+        drop the stored ``x_i``.
+
+    It starts with ``("store", 0)``; at most ``snapshots`` states are stored at once;
+    the advances add up to :func:`forward_steps` (checked by :func:`simulate`)."""
+    l, c = _check(steps, snapshots)
+    if l == 0:
+        return []
+    out = [("store", 0)]
+    _reverse(out, 0, l, min(c, l), [0])
+    out.append(("free", 0))
+    return out
+
+
+def _reverse(out, start, end, c, here):
+    """Append the reversal of steps ``start .. end−1``; ``x_start`` is stored, and
+    ``here[0]`` is the position of the current state."""
+    def goto(i):
+        if here[0] != i:
+            if here[0] != start:
+                out.append(("restore", start))
+                here[0] = start
+            if i != start:
+                out.append(("advance", start, i))
+                here[0] = i
+
+    while end - start > 1:
+        if c == 1:          # no spare checkpoint: advance from x_start to each step in turn
+            goto(end - 1)
+            out.append(("reverse", end - 1))
+            here[0] = None
+            end -= 1
+            continue
+        m = start + _split(end - start, c)
+        goto(m)
+        if end - m == 1:    # a one-step tail is reversed from x_m at once: no store
+            out.append(("reverse", m))
+            here[0] = None
+            end = m
+            continue
+        out.append(("store", m))
+        _reverse(out, m, end, c - 1, here)
+        out.append(("free", m))
+        end = m
+    goto(start)
+    out.append(("reverse", start))
+    here[0] = None
+
+
+def simulate(actions, steps):
+    """Run ``actions`` on positions only, checking that each is possible (a state is
+    advanced from or stored where it is, restored only if stored, steps reversed
+    ``steps−1, ..., 0`` each from its own state) and counting.
+
+    Returns ``dict(advances=..., reverses=..., peak_stored=..., stored_at_end=...)``;
+    raises ``ValueError`` naming the first impossible action."""
+    stored, here, nxt = set(), 0, steps - 1
+    advances = peak = reverses = 0
+    for k, act in enumerate(actions):
+        kind, i = act[0], act[1]
+        if kind == "store":
+            ok = here == i
+            stored.add(i)
+            peak = max(peak, len(stored))
+        elif kind == "advance":
+            ok = here == i and act[2] > i
+            advances += act[2] - i
+            here = act[2]
+        elif kind == "restore":
+            ok = i in stored
+            here = i
+        elif kind == "reverse":
+            ok = here == i and i == nxt
+            nxt -= 1
+            reverses += 1
+            here = None
+        elif kind == "free":
+            ok = i in stored
+            stored.discard(i)
+        else:
+            ok = False
+        if not ok:
+            raise ValueError(f"revolve.simulate: action {k} {act!r} is impossible (current "
+                             f"state x_{here}, stored {sorted(stored)}, next step to reverse "
+                             f"{nxt})")
+    if nxt != -1:
+        raise ValueError(f"revolve.simulate: steps {nxt}..0 were never reversed")
+    return dict(advances=advances, reverses=reverses, peak_stored=peak,
+                stored_at_end=len(stored))

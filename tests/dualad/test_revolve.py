@@ -1,0 +1,55 @@
+"""The binomial schedule (dualad.revolve) against the recursion it solves, by brute force."""
+from functools import lru_cache
+
+import pytest
+
+from dualad import revolve
+
+
+@lru_cache(None)
+def fewest_advances(l, c):
+    """min over every first checkpoint m of m + t(l-m, c-1) + t(m, c): the recursion itself."""
+    if l <= 1:
+        return 0
+    if c == 1:
+        return l * (l - 1) // 2
+    return min(m + fewest_advances(l - m, c - 1) + fewest_advances(m, c) for m in range(1, l))
+
+
+@pytest.mark.parametrize("c", range(1, 8))
+def test_closed_form_and_schedule_are_optimal(c):
+    for l in range(1, 70):
+        assert revolve.forward_steps(l, c) == fewest_advances(l, c), (l, c)
+        counts = revolve.simulate(revolve.schedule(l, c), l)
+        assert counts["advances"] == fewest_advances(l, c), (l, c)
+        assert counts["reverses"] == l and counts["stored_at_end"] == 0
+        assert counts["peak_stored"] <= c
+
+
+def test_repetition_number_brackets_the_chain():
+    for c in range(1, 6):
+        for l in range(2, 200):
+            r = revolve.repetitions(l, c)
+            assert revolve.beta(c, r - 1) < l <= revolve.beta(c, r)
+
+
+def test_long_chain_is_fast_and_optimal():
+    counts = revolve.simulate(revolve.schedule(10_000, 20), 10_000)
+    assert counts["advances"] == revolve.forward_steps(10_000, 20) == 37_976
+    assert counts["peak_stored"] == 20
+
+
+def test_enough_checkpoints_store_every_state():
+    assert revolve.forward_steps(10, 10) == 9
+    assert revolve.simulate(revolve.schedule(10, 50), 10)["advances"] == 9
+
+
+@pytest.mark.parametrize("bad", [(-1, 2), (3, 0), (2.5, 2), (3, 1.5)])
+def test_bad_arguments_are_refused(bad):
+    with pytest.raises(ValueError, match="revolve"):
+        revolve.schedule(*bad)
+
+
+def test_simulate_names_an_impossible_action():
+    with pytest.raises(ValueError, match="action 1"):
+        revolve.simulate([("store", 0), ("reverse", 0)], 2)
