@@ -26,6 +26,7 @@ from .teaching.evaltrace import trace  # noqa: F401
 from .anomaly import detect_anomaly, AnomalyError  # noqa: F401
 from .checkpoint import checkpoint  # noqa: F401
 from .vmap import vmap  # noqa: F401
+from .scan import scan  # noqa: F401  (over the package's name, as vmap)
 from .implicit import custom_linear_solve, custom_root  # noqa: F401
 from .stop import stop_gradient  # noqa: F401
 from . import lax  # noqa: F401  (JAX-style spellings: dualad.lax.stop_gradient)

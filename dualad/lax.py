@@ -8,6 +8,8 @@ names JAX users reach for.
     JAX's ``lax.custom_root``: the root of ``f`` found by ``solve(f, initial_guess)``,
     differentiated by the implicit function theorem (:func:`dualad.custom_root` is the
     same engine with dualad's ``(solve, optimality)`` spelling).
+``scan(step, carry, xs=None, length=None, checkpoints=None, snapshots=None, reverse=False)``
+    JAX's ``lax.scan`` (:func:`dualad.scan`), with binomial checkpointing on request.
 ``custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False, has_aux=False)``
     JAX's ``lax.custom_linear_solve``; it is :func:`dualad.custom_linear_solve` itself,
     whose third positional argument is ``solve``.
@@ -16,5 +18,6 @@ from __future__ import annotations
 
 from .stop import stop_gradient
 from .implicit.lax import custom_root, custom_linear_solve
+from .scan import scan
 
-__all__ = ["stop_gradient", "custom_root", "custom_linear_solve"]
+__all__ = ["stop_gradient", "custom_root", "custom_linear_solve", "scan"]

@@ -89,13 +89,22 @@ class JitTrace(Trace):
                 ins.append(a.var)
             else:
                 if isinstance(a, Box):
-                    raise ClosesOverTraced(prim.name)
+                    a = self.lift(a, prim)   # raises here; dualad.scan's trace lifts it
+                    vals.append(a.val)
+                    ins.append(a.var)
+                    continue
                 vals.append(a)
                 ins.append(Const(a))
         ans = prim.impl(*vals, **params)
         out = self.new_var(ans)
         self.body.append(Eqn(prim, tuple(ins), params, out))
         return JitBox(self, ans, out)
+
+    def lift(self, box, prim):
+        """The box standing for ``box``, a value of an enclosing transformation met by
+        ``prim``: a jitted function cannot hold it (:class:`ClosesOverTraced`). A subclass
+        may make it an input of the program instead (closure conversion, dualad.scan)."""
+        raise ClosesOverTraced(prim.name)
 
     def guard(self, box, kind, expected):
         """Record that the program relies on ``box``'s value (see :class:`Guard`)."""

@@ -1,0 +1,202 @@
+"""``dualad.scan``: a loop the differentiation understands as a loop (JAX's ``lax.scan``).
+
+    scan(step, carry, xs) = (c_l, [y_0, ..., y_{l-1}])
+    where  (c_{k+1}, y_k) = step(c_k, xs[k]),  c_0 = carry
+
+``checkpoints=None`` runs the loop in Python on whatever values come in, so every
+transformation records every step (reverse mode keeps all ``l`` steps' tapes).
+``checkpoints="binomial"`` makes the loop ONE primitive whose reverse rule follows
+Griewank's binomial schedule (:mod:`dualad.revolve`): at most ``snapshots`` carries are
+stored and the fewest steps are recomputed (:mod:`dualad.scan.rules`). docs/scan.md.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from ..tracer import Box
+from .. import tree
+from ..ops import stack
+from .closure import aval, trace_step
+from .rules import scan_primitive
+
+CHECKPOINTS = (None, "binomial")
+
+
+def _fname(f):
+    return getattr(f, "__name__", type(f).__name__)
+
+
+def default_snapshots(length):
+    """``ceil(sqrt(l))`` (at least 1): memory and recomputation both grow like √l
+    (each step is advanced about twice, r = 2, once ``C(s + 2, 2) >= l``)."""
+    return max(1, math.isqrt(max(length - 1, 0)) + 1) if length else 1
+
+
+def scan(step, carry, xs=None, length=None, checkpoints=None, snapshots=None, reverse=False):
+    """Loop ``step`` over the leading axis of ``xs``, carrying ``carry``: JAX's ``lax.scan``.
+
+    ``step(carry, x) -> (carry, y)``; returns ``(final carry, ys)``, the ``y``'s stacked on
+    a new leading axis (pytrees of tuples, lists and dicts; ``y`` may be None, then ys is
+    None). ``xs=None`` needs ``length`` (``x`` is then None); ``reverse=True`` runs from
+    the last element of ``xs`` to the first (ys keep xs's order). The carry keeps its
+    structure, shapes and dtypes from step to step (an error names the leaf otherwise).
+
+    ``checkpoints=None`` (default): every step is recorded by the transformations as a
+    Python loop would be. ``checkpoints="binomial"``: reverse mode keeps at most
+    ``snapshots`` carries (default ``ceil(sqrt(length))``, the initial carry included)
+    plus one step's tape and recomputes ``dualad.revolve.forward_steps(length,
+    snapshots)`` steps; ``step`` is traced once, at the first iteration (its Python
+    side effects happen then; the values of enclosing transformations it closes over
+    become inputs of the loop), and replayed at every step.
+    """
+    name = _fname(step)
+    api = f"dualad.scan({name})"
+    if not callable(step):
+        raise TypeError(f"dualad.scan: step must be a function (carry, x) -> (carry, y), got "
+                        f"{type(step).__name__}")
+    if checkpoints not in CHECKPOINTS:
+        raise ValueError(f"{api}: checkpoints={checkpoints!r} is not one of None (store every "
+                         f"step) or 'binomial' (revolve, with snapshots=s)")
+    x_leaves, x_rebuild = ([], lambda leaves: None) if xs is None else tree.flatten(xs)
+    l = _length(api, x_leaves, xs, length)
+    if checkpoints is None and snapshots is not None:
+        raise ValueError(f"{api}: snapshots={snapshots!r} applies to checkpoints='binomial' "
+                         f"only; pass checkpoints='binomial' too, or drop snapshots")
+    if checkpoints == "binomial":
+        snapshots = default_snapshots(l) if snapshots is None else _snapshots(api, snapshots)
+    c_leaves, c_rebuild = tree.flatten(carry)
+    c_structure = _structure(carry)
+    c_avals = [aval(c) for c in c_leaves]
+
+    def split_out(out):
+        return _split_out(api, out, c_structure, c_avals)
+
+    def x_at(i):
+        return [x[i] for x in x_leaves]
+
+    if l == 0:
+        return carry, _empty_ys(step, carry, x_leaves, x_rebuild, split_out)
+    if checkpoints is None:
+        return _python_loop(step, carry, x_at, x_rebuild, l, reverse, split_out)
+    order = range(l - 1, -1, -1) if reverse else range(l)
+    first = order[0]
+    traced = trace_step(step, name, c_leaves, c_rebuild, x_at(first), x_rebuild, split_out)
+    prim, unpack = scan_primitive(traced, name, [aval(v) for v in traced.lifted], c_avals,
+                                  [aval(x) for x in x_at(first)],
+                                  [aval(y) for y in traced.y_leaves], l, snapshots, reverse)
+    outs = unpack(prim(*traced.lifted, *c_leaves, *x_leaves))
+    n = len(c_leaves)
+    ys = None if traced.y_tree is None else traced.y_tree(outs[n:])
+    return c_rebuild(outs[:n]), ys
+
+
+def _python_loop(step, carry, x_at, x_rebuild, l, reverse, split_out):
+    ys = []
+    y_spec = None
+    for i in (range(l - 1, -1, -1) if reverse else range(l)):
+        carry, y = split_out(step(carry, x_rebuild(x_at(i))))
+        spec = _structure(y)
+        if y_spec is None:
+            y_spec = spec
+        elif spec != y_spec:
+            raise ValueError(f"dualad.scan: step returned y as {tree.describe(y)} at step {i}, "
+                             f"but {y_spec!r} before; every step's y must have one structure")
+        ys.append(y)
+    if y_spec is None or ys[0] is None:
+        return carry, None
+    if reverse:
+        ys.reverse()
+    per_step = [tree.flatten(y)[0] for y in ys]
+    rebuild = tree.flatten(ys[0])[1]
+    return carry, rebuild([_stack([p[j] for p in per_step]) for j in range(len(per_step[0]))])
+
+
+def _stack(values):
+    if any(isinstance(v, Box) for v in values):
+        return stack(values)
+    return np.stack([np.asarray(v) for v in values])
+
+
+def _empty_ys(step, carry, x_leaves, x_rebuild, split_out):
+    """ys of a zero-length scan: empty arrays of y's shapes, which only a call of ``step``
+    tells (at plain values of the carry and zeros for x, its output discarded)."""
+    from .closure import example_value
+    plain_c = tree.tree_map(example_value, carry)
+    x0 = [np.zeros(np.shape(example_value(x))[1:], np.result_type(example_value(x)))
+          for x in x_leaves]
+    with np.errstate(all="ignore"):
+        _, y = split_out(step(plain_c, x_rebuild(x0)))
+    if y is None:
+        return None
+    return tree.tree_map(lambda v: np.zeros((0,) + np.shape(v), np.result_type(v)), y)
+
+
+def _length(api, x_leaves, xs, length):
+    if length is not None:
+        try:
+            length = operator.index(length)
+        except TypeError:
+            raise TypeError(f"{api}: length must be an int, got {length!r}") from None
+        if length < 0:
+            raise ValueError(f"{api}: length must be >= 0, got {length}")
+    if xs is None or not x_leaves:
+        if length is None:
+            raise ValueError(f"{api}: with xs=None (or xs without arrays) give length=, the "
+                             f"number of steps")
+        return length
+    lengths = []
+    for j, x in enumerate(x_leaves):
+        shape = tuple(np.shape(x)) if not isinstance(x, Box) else x.shape
+        if not shape:
+            raise ValueError(f"{api}: xs leaf {j} is 0-d (shape ()); each leaf of xs is "
+                             f"sliced along its leading axis, one slice per step")
+        lengths.append(shape[0])
+    if len(set(lengths)) > 1:
+        raise ValueError(f"{api}: the leaves of xs have different leading lengths "
+                         f"{lengths}; they are sliced together, one slice per step")
+    if length is not None and length != lengths[0]:
+        raise ValueError(f"{api}: length={length} but xs has leading length {lengths[0]}")
+    return lengths[0]
+
+
+def _snapshots(api, s):
+    if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+        raise TypeError(f"{api}: snapshots must be an int >= 1 (the stored carries, the "
+                        f"initial one included), got {s!r}")
+    if s < 1:
+        raise ValueError(f"{api}: snapshots must be >= 1 (the stored carries, the initial one "
+                         f"included), got {s}")
+    return int(s)
+
+
+def _structure(t):
+    """A hashable description of a pytree's containers (not its leaves)."""
+    if isinstance(t, (tuple, list)):
+        return (type(t).__name__, tuple(_structure(v) for v in t))
+    if isinstance(t, dict):
+        return ("dict", tuple((k, _structure(t[k])) for k in t))
+    return "*"
+
+
+def _split_out(api, out, c_structure, c_avals):
+    """``(carry', y)`` of a step's return value, checked against the carry."""
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        what = "None (did it forget to `return`?)" if out is None else tree.describe(out)
+        raise TypeError(f"{api}: step must return a pair (carry, y), got {what}; return "
+                        f"(carry, None) when there is nothing to stack")
+    carry, y = out
+    if _structure(carry) != c_structure:
+        raise TypeError(f"{api}: step returned a carry with another structure than the one it "
+                        f"was given: {tree.describe(carry)} instead of {c_structure!r}; the "
+                        f"carry keeps its structure from step to step")
+    for j, (c, (shape, dtype)) in enumerate(zip(tree.flatten(carry)[0], c_avals)):
+        s, d = aval(c)
+        if s != shape or d != dtype:
+            raise TypeError(f"{api}: step returned carry leaf {j} with shape {s} and dtype "
+                            f"{d}, but the carry it was given has shape {shape} and dtype "
+                            f"{dtype}; the carry keeps its shapes and dtypes from step to step "
+                            f"(cast the initial carry, or the new one: c.astype({dtype}))")
+    return carry, y
