@@ -68,7 +68,7 @@ def scan(step, carry, xs=None, length=None, checkpoints=None, snapshots=None, re
     if checkpoints == "binomial":
         snapshots = default_snapshots(l) if snapshots is None else _snapshots(api, snapshots)
     c_leaves, c_rebuild = tree.flatten(carry)
-    c_structure = _structure(carry)
+    c_structure = (_structure(carry), tree.describe(carry))
     c_avals = [aval(c) for c in c_leaves]
 
     def split_out(out):
@@ -87,7 +87,8 @@ def scan(step, carry, xs=None, length=None, checkpoints=None, snapshots=None, re
     prim, unpack = scan_primitive(traced, name, [aval(v) for v in traced.lifted], c_avals,
                                   [aval(x) for x in x_at(first)],
                                   [aval(y) for y in traced.y_leaves], l, snapshots, reverse)
-    outs = unpack(prim(*traced.lifted, *c_leaves, *x_leaves))
+    outs = [o[()] if isinstance(o, np.ndarray) and o.ndim == 0 else o   # as a loop gives
+            for o in unpack(prim(*traced.lifted, *c_leaves, *x_leaves))]
     n = len(c_leaves)
     ys = None if traced.y_tree is None else traced.y_tree(outs[n:])
     return c_rebuild(outs[:n]), ys
@@ -188,15 +189,19 @@ def _split_out(api, out, c_structure, c_avals):
         raise TypeError(f"{api}: step must return a pair (carry, y), got {what}; return "
                         f"(carry, None) when there is nothing to stack")
     carry, y = out
-    if _structure(carry) != c_structure:
+    if _structure(carry) != c_structure[0]:
         raise TypeError(f"{api}: step returned a carry with another structure than the one it "
-                        f"was given: {tree.describe(carry)} instead of {c_structure!r}; the "
-                        f"carry keeps its structure from step to step")
+                        f"was given: {tree.describe(carry)} instead of {c_structure[1]}; the "
+                        f"carry keeps its structure (containers, keys, lengths) from step "
+                        f"to step")
     for j, (c, (shape, dtype)) in enumerate(zip(tree.flatten(carry)[0], c_avals)):
         s, d = aval(c)
         if s != shape or d != dtype:
+            fix = (f"cast the initial carry, or the new one: c.astype({dtype})" if s == shape
+                   else "reshape or reduce the new value, or start from a carry of the shape "
+                        "the step returns")
             raise TypeError(f"{api}: step returned carry leaf {j} with shape {s} and dtype "
                             f"{d}, but the carry it was given has shape {shape} and dtype "
                             f"{dtype}; the carry keeps its shapes and dtypes from step to step "
-                            f"(cast the initial carry, or the new one: c.astype({dtype}))")
+                            f"({fix})")
     return carry, y
