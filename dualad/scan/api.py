@@ -86,7 +86,8 @@ def scan(step, carry, xs=None, length=None, checkpoints=None, snapshots=None, re
     traced = trace_step(step, name, c_leaves, c_rebuild, x_at(first), x_rebuild, split_out)
     prim, unpack = scan_primitive(traced, name, [aval(v) for v in traced.lifted], c_avals,
                                   [aval(x) for x in x_at(first)],
-                                  [aval(y) for y in traced.y_leaves], l, snapshots, reverse)
+                                  [aval(y) for y in traced.y_leaves], l, snapshots, reverse,
+                                  [isinstance(x, Box) for x in x_leaves])
     outs = [o[()] if isinstance(o, np.ndarray) and o.ndim == 0 else o   # as a loop gives
             for o in unpack(prim(*traced.lifted, *c_leaves, *x_leaves))]
     n = len(c_leaves)

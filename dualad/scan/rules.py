@@ -53,20 +53,21 @@ def _cast(x, dtype):
 
 
 def scan_primitive(body, step_name, l_avals, c_avals, x_avals, y_avals, l, snapshots,
-                   reverse):
+                   reverse, x_traced):
     """The primitive of one scan call and ``unpack(packed) -> [carry leaves, ys leaves]``.
 
     ``body(lifted, c, x) -> (c', y)`` on lists of leaves; ``l_avals``, ``c_avals``,
     ``x_avals``, ``y_avals``: ``(shape, dtype)`` of the lifted values, the carry leaves,
     one slice of each xs leaf and each y leaf; ``l`` steps; ``snapshots`` stored carries;
-    ``reverse`` as scan's."""
+    ``reverse`` as scan's. ``x_traced[j]``: whether xs leaf j was traced at the call (a
+    plain one never needs a cotangent at any level: the rules skip its l slices)."""
     name = f"scan({step_name})"
     out_avals = list(c_avals) + [((l,) + s, d) for s, d in y_avals]
     packed_dtype = _packed_dtype(out_avals)
     nl, nc, nx = len(l_avals), len(c_avals), len(x_avals)
     diff_l = [j for j, (_, d) in enumerate(l_avals) if _inexact(d)]
     diff_c = [j for j, (_, d) in enumerate(c_avals) if _inexact(d)]
-    diff_x = [j for j, (_, d) in enumerate(x_avals) if _inexact(d)]
+    diff_x = [j for j, (_, d) in enumerate(x_avals) if _inexact(d) and x_traced[j]]
     diff_y = [j for j, (_, d) in enumerate(y_avals) if _inexact(d)]
     order = list(range(l - 1, -1, -1)) if reverse else list(range(l))   # step k uses xs[order[k]]
 
@@ -270,7 +271,8 @@ def _batched_scan(step_name, body, args, batched, l_avals, c_avals, x_avals, y_a
     bx_avals = [((size,) + s if f else s, d) for (s, d), f in zip(x_avals, bx)]
     by_avals = [((size,) + s, d) for s, d in y_avals]
     prim, unpack = scan_primitive(batched_body, step_name, bl_avals, bc_avals, bx_avals,
-                                  by_avals, l, snapshots, reverse)
+                                  by_avals, l, snapshots, reverse,
+                                  [isinstance(x, Box) for x in xs])
     outs = unpack(prim(*lifted, *carry, *xs))
     parts = [reshape(o, (size, -1)) for o in outs[:nc]]
     parts += [reshape(moveaxis(o, 0, 1), (size, -1)) for o in outs[nc:]]
