@@ -88,10 +88,12 @@ def scan(step, carry, xs=None, length=None, checkpoints=None, snapshots=None, re
                                   [aval(x) for x in x_at(first)],
                                   [aval(y) for y in traced.y_leaves], l, snapshots, reverse,
                                   [isinstance(x, Box) for x in x_leaves])
+    lifted, y_tree = traced.lifted, traced.y_tree
+    traced.release()   # the primitive keeps the program only, not the trace's example values
     outs = [o[()] if isinstance(o, np.ndarray) and o.ndim == 0 else o   # as a loop gives
-            for o in unpack(prim(*traced.lifted, *c_leaves, *x_leaves))]
+            for o in unpack(prim(*lifted, *c_leaves, *x_leaves))]
     n = len(c_leaves)
-    ys = None if traced.y_tree is None else traced.y_tree(outs[n:])
+    ys = None if y_tree is None else y_tree(outs[n:])
     return c_rebuild(outs[:n]), ys
 
 

@@ -83,6 +83,10 @@ class Traced:
         except Exception:   # pragma: no cover - codegen covers every program jit makes
             self._compiled = None
 
+    def release(self):
+        """Drop what only the caller needed (the enclosing boxes, the traced outputs)."""
+        self.lifted = self.carry_out = self.y_leaves = self.y_tree = None
+
     def __call__(self, lifted, carry, x):
         """``(carry', y)`` leaves of one step at these leaves (plain or traced)."""
         inputs = [*lifted, *carry, *x]

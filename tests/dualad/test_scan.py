@@ -104,9 +104,10 @@ def test_advances_equal_the_binomial_bound(l, s):
 
 
 def test_snapshots_bound_the_stored_carries():
-    """The carries alive at the start of each step (weak references to every carry the
-    step makes): at most s + 1 (s stored, the initial one among them, and the current
-    one) with the binomial schedule, every one with checkpoints=None (the test's check).
+    """The carries the step made that are alive at the start of a step (weak references
+    to each): s with the binomial schedule (the s − 1 stored besides the initial carry,
+    which the step did not make, and the current one), all l − 1 earlier ones with
+    checkpoints=None (the tape keeps them: the test's own check).
     (No gc.collect: reference counting frees each carry; a collection per step takes
     seconds.)"""
     import weakref
@@ -128,8 +129,8 @@ def test_snapshots_bound_the_stored_carries():
     def f(c0, **kw):
         return np.sum(scan(lambda h, x: (watch(np.sin(probe(h)) + x), None), c0,
                            np.ones((40, 200)), **kw)[0])
-    for kw, bound in [(dict(checkpoints="binomial", snapshots=2), 3),
-                      (dict(checkpoints="binomial", snapshots=4), 5),
+    for kw, bound in [(dict(checkpoints="binomial", snapshots=2), 2),
+                      (dict(checkpoints="binomial", snapshots=4), 4),
                       (dict(checkpoints=None), 39)]:
         alive.clear()
         peak[0] = 0
