@@ -287,3 +287,22 @@ def test_binomial_equals_every_step_property(l, s, reverse, seed):
     t = r.normal(size=(2, 2))
     assert np.isclose(jvp(lambda W: loss(W, h0, xs, checkpoints="binomial", snapshots=s),
                           (W,), (t,))[1], np.sum(g_every[0] * t))
+
+
+@pytest.mark.parametrize("snapshots,reverse", [(2, False), (3, True), (1, False)])
+def test_the_primitive_passes_the_rule_checker(snapshots, reverse):
+    """The loop primitive's rules (reverse by the schedule, forward, vmap, jit), to order 2,
+    against the rule checker's finite differences."""
+    from dualad.scan.rules import scan_primitive
+    from dualad.verification import check_rule
+
+    def body(lifted, carry, x):
+        (W,), (h,), (x,) = lifted, carry, x
+        h1 = np.tanh(W @ h + x)
+        return [h1], [np.sum(h1 ** 2), h * x]
+    f64 = np.dtype(float)
+    prim, _ = scan_primitive(body, "rnn", [((3, 3), f64)], [((3,), f64)], [((3,), f64)],
+                             [((), f64), ((3,), f64)], 5, snapshots, reverse, [True])
+    r = np.random.default_rng(1)
+    check_rule(prim, args=(0.5 * r.normal(size=(3, 3)), r.normal(size=3),
+                           r.normal(size=(5, 3)))).raise_if_failed()
