@@ -24,6 +24,8 @@ they record there, so the rules differentiate again (second order).
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..api import jvp, vjp
@@ -94,7 +96,7 @@ def scan_primitive(body, step_name, l_avals, c_avals, x_avals, y_avals, l, snaps
         ct_x = [[None] * l for _ in range(nx)]
         at = (slice(None),) * len(lead)
         stored, cur = {}, c0
-        for act in schedule(l, snapshots):
+        for act in _schedule(step_name, l, snapshots):
             kind = act[0]
             if kind == "store":
                 stored[act[1]] = cur
@@ -168,6 +170,21 @@ def scan_primitive(body, step_name, l_avals, c_avals, x_avals, y_avals, l, snaps
     def unpack(packed):
         return _unpack(packed, out_avals, packed_dtype, (), None)
     return prim, unpack
+
+
+def _schedule(step_name, l, snapshots):
+    """:func:`dualad.revolve.schedule`, whose recursion nests once per stored carry: past
+    Python's recursion limit (about 1000 snapshots) a clear error instead of a
+    RecursionError from deep inside the sweep."""
+    try:
+        return schedule(l, snapshots)
+    except RecursionError:
+        raise ValueError(
+            f"dualad.scan({step_name}, checkpoints='binomial'): the revolve schedule of {l} "
+            f"steps with snapshots={snapshots} nests one call per stored carry and passed "
+            f"Python's recursion limit ({sys.getrecursionlimit()}); use fewer snapshots "
+            f"(a few hundred already make the recomputation small: docs/scan.md) or "
+            f"checkpoints=None") from None
 
 
 def _merge(full, positions, values):

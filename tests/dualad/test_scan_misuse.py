@@ -140,3 +140,18 @@ def test_closures_over_traced_values_are_differentiated():
         np.testing.assert_allclose(ga, gb, rtol=1e-13)
         dualad.verification.check_grads(
             lambda W, b: loss(W, b, MODES[1]), (W, np.array([0.2, 0.4])), order=1)
+
+
+def test_too_many_snapshots_for_the_recursive_schedule_is_a_clear_error():
+    import sys
+    s = sys.getrecursionlimit() + 10
+    f = lambda c0: np.sum(scan(lambda c, x: (np.sin(c), None), c0, length=s + 5,  # noqa: E731
+                               checkpoints="binomial", snapshots=s)[0])
+    try:
+        g = grad(f)(np.ones(2))
+    except ValueError as e:   # dualad.revolve.schedule recursed too deep
+        assert "snapshots=" in str(e) and "recursion limit" in str(e)
+    else:                     # an iterative schedule: then the gradient must be right
+        ref = grad(lambda c0: np.sum(scan(lambda c, x: (np.sin(c), None), c0,
+                                          length=s + 5)[0]))(np.ones(2))
+        np.testing.assert_allclose(g, ref, rtol=1e-13)
