@@ -306,3 +306,35 @@ def test_the_primitive_passes_the_rule_checker(snapshots, reverse):
     r = np.random.default_rng(1)
     check_rule(prim, args=(0.5 * r.normal(size=(3, 3)), r.normal(size=3),
                            r.normal(size=(5, 3)))).raise_if_failed()
+
+
+@pytest.mark.parametrize("inner", BINOMIAL[:2], ids=IDS[:2])
+@pytest.mark.parametrize("outer", BINOMIAL[:2], ids=IDS[:2])
+def test_nested_scans(inner, outer):
+    """A scan inside another's step, closing over the outer carry and a differentiated W."""
+    def f(W, inner, outer):
+        def outer_step(c, x):
+            ci, _ = scan(lambda h, y: (np.tanh(W @ h) * y + c, None), c, np.ones(3) * x, **inner)
+            return ci, np.sum(ci)
+        c, ys = scan(outer_step, np.ones(2), np.linspace(0.1, 1, 4), **outer)
+        return np.sum(c) + np.sum(ys)
+    W = np.array([[0.5, -0.2], [0.1, 0.3]])
+    ref = grad(f)(W, {}, {})
+    np.testing.assert_allclose(grad(f)(W, inner, outer), ref, rtol=1e-13)
+    check_grads(lambda W: f(W, inner, outer), (W,), order=1)
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_planner_jacobians_and_hessians(mode):
+    W = np.array([[0.5, -0.2], [0.1, 0.3]])
+
+    def f(h0, **kw):
+        return scan(lambda h, x: (np.tanh(W @ h + x), h), h0, np.ones((5, 2)), **kw)[0]
+    kw = dict(checkpoints="binomial", snapshots=2)
+    h0 = np.array([0.3, -0.4])
+    np.testing.assert_allclose(jacobians.jacobian(lambda h: f(h, **kw), h0, mode=mode),
+                               jacobians.jacobian(f, h0, mode=mode), rtol=1e-13)
+    hmode = f"{mode}-over-reverse"
+    np.testing.assert_allclose(
+        jacobians.hessian(lambda h: np.sum(f(h, **kw) ** 2), h0, mode=hmode),
+        jacobians.hessian(lambda h: np.sum(f(h) ** 2), h0, mode=hmode), rtol=1e-12, atol=1e-15)
