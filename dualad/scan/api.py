@@ -16,6 +16,7 @@ import operator
 
 import numpy as np
 
+from ..objects import traced_outputs
 from ..tracer import Box
 from .. import tree
 from ..ops import stack
@@ -67,9 +68,12 @@ def scan(step, carry, xs=None, length=None, checkpoints=None, snapshots=None, re
                          f"only; pass checkpoints='binomial' too, or drop snapshots")
     if checkpoints == "binomial":
         snapshots = default_snapshots(l) if snapshots is None else _snapshots(api, snapshots)
+    if checkpoints is not None:   # np.array([a, b]) of traced scalars: one traced array
+        carry, xs = traced_outputs(carry), traced_outputs(xs)
+        x_leaves, x_rebuild = ([], x_rebuild) if xs is None else tree.flatten(xs)
     c_leaves, c_rebuild = tree.flatten(carry)
     c_structure = (_structure(carry), tree.describe(carry))
-    c_avals = [aval(c) for c in c_leaves]
+    c_avals = [_leaf_aval(api, "the carry's", j, c, checkpoints) for j, c in enumerate(c_leaves)]
 
     def split_out(out):
         return _split_out(api, out, c_structure, c_avals)
@@ -86,7 +90,9 @@ def scan(step, carry, xs=None, length=None, checkpoints=None, snapshots=None, re
     traced = trace_step(step, name, c_leaves, c_rebuild, x_at(first), x_rebuild, split_out)
     prim, unpack = scan_primitive(traced, name, [aval(v) for v in traced.lifted], c_avals,
                                   [aval(x) for x in x_at(first)],
-                                  [aval(y) for y in traced.y_leaves], l, snapshots, reverse,
+                                  [_leaf_aval(api, "y's", j, y, checkpoints)
+                                   for j, y in enumerate(traced.y_leaves)],
+                                  l, snapshots, reverse,
                                   [isinstance(x, Box) for x in x_leaves])
     lifted, y_tree = traced.lifted, traced.y_tree
     traced.release()   # the primitive keeps the program only, not the trace's example values
@@ -185,6 +191,26 @@ def _structure(t):
     return "*"
 
 
+_NUMBERS = (bool, int, float, complex, np.ndarray, np.generic, Box)
+
+
+def _leaf_aval(api, what, j, x, checkpoints):
+    """``(shape, dtype)`` of a leaf: an array or a number. The binomial primitive carries
+    nothing else; checkpoints=None's Python loop carries anything (None, an object array
+    of traced scalars), compared by type and dtype."""
+    numeric = isinstance(x, _NUMBERS) and np.result_type(
+        x.dtype if isinstance(x, Box) else x).kind in "biufc"
+    if not numeric and checkpoints is None:   # the Python loop carries anything
+        return ("a", type(x).__name__), (None if x is None else np.result_type(
+            getattr(x, "dtype", object)))
+    if not numeric:
+        extra = " with checkpoints='binomial'" if x is None else ""
+        raise TypeError(f"{api}: {what} leaf {j} is {type(x).__name__} {x!r:.40}{extra}; the "
+                        f"loop carries and stacks arrays and numbers. Keep other values out "
+                        f"of the carry and y (close over them in step)")
+    return aval(x)
+
+
 def _split_out(api, out, c_structure, c_avals):
     """``(carry', y)`` of a step's return value, checked against the carry."""
     if not isinstance(out, (tuple, list)) or len(out) != 2:
@@ -198,7 +224,7 @@ def _split_out(api, out, c_structure, c_avals):
                         f"carry keeps its structure (containers, keys, lengths) from step "
                         f"to step")
     for j, (c, (shape, dtype)) in enumerate(zip(tree.flatten(carry)[0], c_avals)):
-        s, d = aval(c)
+        s, d = _leaf_aval(api, "the new carry's", j, c, None)
         if s != shape or d != dtype:
             fix = (f"cast the initial carry, or the new one: c.astype({dtype})" if s == shape
                    else "reshape or reduce the new value, or start from a carry of the shape "

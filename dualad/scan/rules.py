@@ -71,7 +71,7 @@ def scan_primitive(body, step_name, l_avals, c_avals, x_avals, y_avals, l, snaps
     diff_c = [j for j, (_, d) in enumerate(c_avals) if _inexact(d)]
     diff_x = [j for j, (_, d) in enumerate(x_avals) if _inexact(d) and x_traced[j]]
     diff_y = [j for j, (_, d) in enumerate(y_avals) if _inexact(d)]
-    order = list(range(l - 1, -1, -1)) if reverse else list(range(l))   # step k uses xs[order[k]]
+    order = range(l - 1, -1, -1) if reverse else range(l)   # step k uses xs[order[k]]
 
     def split(args):
         return list(args[:nl]), list(args[nl:nl + nc]), list(args[nl + nc:])

@@ -155,3 +155,27 @@ def test_too_many_snapshots_for_the_recursive_schedule_is_a_clear_error():
         ref = grad(lambda c0: np.sum(scan(lambda c, x: (np.sin(c), None), c0,
                                           length=s + 5)[0]))(np.ones(2))
         np.testing.assert_allclose(g, ref, rtol=1e-13)
+
+
+def test_leaves_that_are_not_arrays():
+    def step(c, x):
+        return c, x
+    # the Python loop carries anything, as a loop does
+    c, ys = scan(step, (1.0, None), np.arange(3.0))
+    assert c == (1.0, None)
+    for carry, leaf in [((1.0, None), "leaf 1 is NoneType None"), ("abc", "leaf 0 is str")]:
+        with pytest.raises(TypeError, match=rf"scan\(step\): the carry's {leaf}"):
+            scan(step, carry, np.arange(3.0), checkpoints="binomial")
+
+    def labels(c, x):
+        return c + x, "label"
+    with pytest.raises(TypeError, match=r"scan\(labels\): y's leaf 0 is str"):
+        scan(labels, 1.0, np.arange(3.0), checkpoints="binomial")
+
+
+@pytest.mark.parametrize("kw", MODES, ids=IDS)
+def test_object_array_of_traced_scalars_as_carry(kw):
+    def f(a):
+        c, _ = scan(lambda c, x: (c * x, None), np.array([a, 2 * a]), np.arange(1.0, 4.0), **kw)
+        return np.sum(c)
+    assert grad(f)(1.5) == 18.0   # d/da (6a + 12a)
