@@ -67,14 +67,12 @@ class Traced:
     """The step as a pure function of leaves: ``program`` with inputs ``(lifted, carry,
     x)``, the enclosing values ``lifted``, and the output structure."""
 
-    __slots__ = ("program", "lifted", "n_carry", "y_tree", "y_leaves", "carry_out",
-                 "name", "_compiled")
+    __slots__ = ("program", "lifted", "n_carry", "y_tree", "y_leaves", "name", "_compiled")
 
-    def __init__(self, program, lifted, n_carry, carry_out, y_tree, y_leaves, name):
+    def __init__(self, program, lifted, n_carry, y_tree, y_leaves, name):
         self.program = program
         self.lifted = lifted
         self.n_carry = n_carry
-        self.carry_out = carry_out     # the traced carry leaves (for shape checks)
         self.y_tree = y_tree           # rebuild(y leaves) -> y, or None when y is None
         self.y_leaves = y_leaves       # the traced y leaves
         self.name = name
@@ -85,7 +83,7 @@ class Traced:
 
     def release(self):
         """Drop what only the caller needed (the enclosing boxes, the traced outputs)."""
-        self.lifted = self.carry_out = self.y_leaves = self.y_tree = None
+        self.lifted = self.y_leaves = self.y_tree = None
 
     def __call__(self, lifted, carry, x):
         """``(carry', y)`` leaves of one step at these leaves (plain or traced)."""
@@ -100,14 +98,23 @@ class Traced:
 
 
 def guard_error(traced):
-    where = sorted({g.describe() for g in traced.program.guards})
+    guards = traced.program.guards
+    where = sorted({g.describe() for g in guards})
+    kinds = {g.kind for g in guards}
+    hints = ["write a branch as a selection (np.where(cond, a, b), np.maximum, np.clip)"]
+    if "int" in kinds:
+        hints.append("pass values indexed by a traced integer (table[i] with i in the carry) "
+                     "as xs, one slice per step")
+    if "equal" in kinds:
+        hints.append("keep values of the carry and x traced (float(x), x.item() or a NumPy "
+                     "function without a dualad rule make them constants of the trace)")
     return ValueError(
         f"dualad.scan({traced.name}, checkpoints='binomial'): step was traced once, at the "
         f"first iteration, and at a later step its Python control flow on a traced value "
         f"would take another path ({'; '.join(where[:3]) or 'a guard'}). The binomial "
-        f"schedule replays that one trace at every step, so the branch must not depend on "
-        f"the carry or xs: write it as a selection (np.where(cond, a, b), np.maximum, "
-        f"np.clip), or pass checkpoints=None, which runs step itself at every step")
+        f"schedule replays that one trace at every step, so what it decides must not depend "
+        f"on the carry or xs: {'; '.join(hints)}; or pass checkpoints=None, which runs step "
+        f"itself at every step")
 
 
 def trace_step(step, name, carry_leaves, carry_rebuild, x_leaves, x_rebuild, split_out):
@@ -131,8 +138,7 @@ def trace_step(step, name, carry_leaves, carry_rebuild, x_leaves, x_rebuild, spl
         trace.stop()
     lifted_vars = [trace._by_id[id(b)][1].var for b in trace.lifted]
     prog = Program(lifted_vars + invars, trace.body, outvars, trace.avals, name).pruned()
-    return Traced(prog, list(trace.lifted), len(carry_leaves), co_leaves, y_tree, y_leaves,
-                  name)
+    return Traced(prog, list(trace.lifted), len(carry_leaves), y_tree, y_leaves, name)
 
 
 def _atom(trace, v):

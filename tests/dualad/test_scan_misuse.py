@@ -179,3 +179,18 @@ def test_object_array_of_traced_scalars_as_carry(kw):
         c, _ = scan(lambda c, x: (c * x, None), np.array([a, 2 * a]), np.arange(1.0, 4.0), **kw)
         return np.sum(c)
     assert grad(f)(1.5) == 18.0   # d/da (6a + 12a)
+
+
+def test_an_index_from_the_carry_says_to_pass_the_values_as_xs():
+    table = np.arange(10.0) * 0.1
+
+    def step(c, x):
+        i, h = c
+        return (i + 1, h * table[i] + h), None
+    (i, h), _ = scan(step, (0, 1.0), length=5)
+    assert i == 5 and np.isclose(h, np.prod(1 + table[:5]))
+    with pytest.raises(ValueError, match=r"int\(v\d+\) == 0 .*in step.*as xs"):
+        scan(step, (0, 1.0), length=5, checkpoints="binomial")
+    # the remedy: the rows as xs
+    c, _ = scan(lambda h, t: (h * t + h, None), 1.0, table[:5], checkpoints="binomial")
+    assert np.isclose(c, h)
