@@ -86,10 +86,11 @@ def scan(step, carry, xs=None, length=None, checkpoints=None, snapshots=None, re
     if checkpoints is None:
         return _python_loop(step, carry, x_at, x_rebuild, l, reverse, split_out)
     order = range(l - 1, -1, -1) if reverse else range(l)
-    first = order[0]
-    traced = trace_step(step, name, c_leaves, c_rebuild, x_at(first), x_rebuild, split_out)
+    x_first = x_at(order[0])
+    traced = trace_step(step, name, c_leaves, c_rebuild, x_first, x_rebuild, split_out)
     prim, unpack = scan_primitive(traced, name, [aval(v) for v in traced.lifted], c_avals,
-                                  [aval(x) for x in x_at(first)],
+                                  [_leaf_aval(api, "xs's", j, x, checkpoints)
+                                   for j, x in enumerate(x_first)],
                                   [_leaf_aval(api, "y's", j, y, checkpoints)
                                    for j, y in enumerate(traced.y_leaves)],
                                   l, snapshots, reverse,
