@@ -40,3 +40,10 @@ def test_jit_example_runs(capsys):
     exec(compile(block, "README.md", "exec"), env)
     out = capsys.readouterr().out
     assert "[2]" in out and "RETRACE" in out and "def " in out
+
+
+def test_scan_example_runs(capsys):
+    block = next(b for b in _blocks() if "snapshots=10)" in b)
+    exec(compile(block, "README.md", "exec"), {})
+    from dualad import revolve
+    assert capsys.readouterr().out.strip() == str(revolve.forward_steps(1000, 10))
