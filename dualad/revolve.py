@@ -150,19 +150,30 @@ def simulate(actions, steps):
     advanced from or stored where it is, restored only if stored, steps reversed
     ``steps−1, ..., 0`` each from its own state) and counting.
 
-    Returns ``dict(advances=..., reverses=..., peak_stored=..., stored_at_end=...)``;
-    raises ``ValueError`` naming the first impossible action."""
+    Returns a dict of counts: ``advances`` (untaped step evaluations), ``reverses``,
+    ``stores`` (``("store", i)`` actions: revolve's *takeshots*, the initial one included),
+    ``peak_stored`` (most states held at once), ``stored_at_end`` and
+    ``max_advances_per_step`` (the most times any one step ``i`` is advanced, which
+    Griewank's bound keeps at or below the repetition number ``r``). Raises
+    ``ValueError`` naming the first impossible action."""
     stored, here, nxt = set(), 0, steps - 1
-    advances = peak = reverses = 0
+    advances = peak = reverses = stores = 0
+    # advance (i, j) evaluates steps i..j-1 once more: a difference array counts them
+    # per step in O(len(actions) + steps) whatever the lengths of the advances
+    per_step = [0] * (steps + 1)
     for k, act in enumerate(actions):
         kind, i = act[0], act[1]
         if kind == "store":
             ok = here == i
             stored.add(i)
+            stores += 1
             peak = max(peak, len(stored))
         elif kind == "advance":
-            ok = here == i and act[2] > i
-            advances += act[2] - i
+            ok = here == i and i < act[2] <= steps
+            if ok:
+                advances += act[2] - i
+                per_step[i] += 1
+                per_step[act[2]] -= 1
             here = act[2]
         elif kind == "restore":
             ok = i in stored
@@ -183,5 +194,9 @@ def simulate(actions, steps):
                              f"{nxt})")
     if nxt != -1:
         raise ValueError(f"revolve.simulate: steps {nxt}..0 were never reversed")
-    return dict(advances=advances, reverses=reverses, peak_stored=peak,
-                stored_at_end=len(stored))
+    most = running = 0
+    for d in per_step:
+        running += d
+        most = max(most, running)
+    return dict(advances=advances, reverses=reverses, stores=stores, peak_stored=peak,
+                stored_at_end=len(stored), max_advances_per_step=most)

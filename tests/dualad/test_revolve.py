@@ -53,3 +53,33 @@ def test_bad_arguments_are_refused(bad):
 def test_simulate_names_an_impossible_action():
     with pytest.raises(ValueError, match="action 1"):
         revolve.simulate([("store", 0), ("reverse", 0)], 2)
+
+
+def test_simulate_counts_stores_and_advances_per_step():
+    """One checkpoint, three steps, written by hand: x_0 is advanced to x_2, then to x_1,
+    so step 0 is advanced twice and step 1 once (t(3, 1) = 3 = 3·2/2)."""
+    actions = [("store", 0), ("advance", 0, 2), ("reverse", 2), ("restore", 0),
+               ("advance", 0, 1), ("reverse", 1), ("restore", 0), ("reverse", 0),
+               ("free", 0)]
+    counts = revolve.simulate(actions, 3)
+    assert counts == dict(advances=3, reverses=3, stores=1, peak_stored=1, stored_at_end=0,
+                          max_advances_per_step=2)
+    assert counts["advances"] == revolve.forward_steps(3, 1)
+
+
+def test_no_step_is_advanced_more_than_the_repetition_number():
+    """Griewank's repetition number: with β(c, r−1) < l ≤ β(c, r), an optimal schedule
+    advances no step more than r times, and (for l > c, where storing all is impossible)
+    some step exactly r times."""
+    for c in range(1, 7):
+        for l in range(2, 160):
+            r = revolve.repetitions(l, c)
+            most = revolve.simulate(revolve.schedule(l, c), l)["max_advances_per_step"]
+            assert most <= r, (l, c, most, r)
+            if l > c + 1:
+                assert most == r, (l, c, most, r)
+
+
+def test_advancing_past_the_last_state_is_impossible():
+    with pytest.raises(ValueError, match="action 1"):
+        revolve.simulate([("store", 0), ("advance", 0, 4)], 3)
