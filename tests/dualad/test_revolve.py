@@ -83,3 +83,25 @@ def test_no_step_is_advanced_more_than_the_repetition_number():
 def test_advancing_past_the_last_state_is_impossible():
     with pytest.raises(ValueError, match="action 1"):
         revolve.simulate([("store", 0), ("advance", 0, 4)], 3)
+
+
+@lru_cache(None)
+def fewest_stores(l, c):
+    """Exhaustive: the fewest stores (x_0's not counted) over every first checkpoint m
+    that keeps the advances minimal, recursively; a one-step tail needs no store."""
+    if l <= 1 or c == 1:
+        return 0
+    costs = {m: m + fewest_advances(l - m, c - 1) + fewest_advances(m, c) for m in range(1, l)}
+    best = min(costs.values())
+    return min((0 if l - m == 1 else 1 + fewest_stores(l - m, c - 1)) + fewest_stores(m, c)
+               for m, cost in costs.items() if cost == best)
+
+
+@pytest.mark.parametrize("c", range(2, 7))
+def test_schedule_writes_the_fewest_checkpoints(c):
+    """Among the optimal first checkpoints, schedule() picks one that also minimizes the
+    stores (revolve's takeshots), the secondary criterion: equal to the exhaustive search."""
+    for l in range(2, 90):
+        counts = revolve.simulate(revolve.schedule(l, c), l)
+        assert counts["advances"] == fewest_advances(l, c), (l, c)
+        assert counts["stores"] == 1 + fewest_stores(l, c), (l, c)
