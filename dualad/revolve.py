@@ -71,37 +71,33 @@ def forward_steps(steps, snapshots):
     return r * l - beta(c + 1, r - 1)
 
 
+def _optimal_offsets(l, c):
+    """The interval ``[lo, hi]`` of offsets ``m`` minimizing ``m + t(l−m, c−1) + t(m, c)``
+    (``l >= 2``, ``c >= 2``, ``r = repetitions(l, c)``):
+
+        lo = max(β(c, r−2), l − β(c−1, r)),   hi = min(β(c, r−1), l − β(c−1, r−1))
+
+    The head ``0..m−1``, advanced once to reach ``x_m``, is reversed with ``c`` states and
+    ``r − 1`` repetitions (``m ≤ β(c, r−1)``) and needs them all (``m ≥ β(c, r−2)``); the
+    tail, with ``c − 1`` states, needs ``r`` (``β(c−1, r−1) ≤ l − m ≤ β(c−1, r)``). Checked
+    against the brute-force minimizers in tests/dualad/test_revolve.py."""
+    r = repetitions(l, c)
+    lo = max(1, beta(c, r - 2), l - beta(c - 1, r))
+    hi = min(l - 1, beta(c, r - 1), l - beta(c - 1, r - 1))
+    return lo, hi, r
+
+
 def _split(l, c):
-    """The first checkpoint's offset ``m`` (0 < m < l) of an optimal schedule for ``l``
+    """The next checkpoint's offset ``m`` (0 < m < l) of an optimal schedule for ``l``
     steps and ``c >= 2`` checkpoints.
 
-    Every minimizer of ``m + t(l−m, c−1) + t(m, c)`` gives the fewest advances. That cost
-    is convex in ``m`` (``t`` is convex in ``l``: piecewise linear with slopes ``r``
-    rising), so its minimizers form an interval ``[lo, hi]``, found by two bisections.
-    Among them the schedule takes ``l − β(c−1, r−1) − β(c−2, r−1)`` clamped to
-    ``[lo, hi]``: that choice also writes the fewest checkpoints (``store`` actions) of
-    all schedules of this recursive form with the fewest advances, checked against an
-    exhaustive search in tests/dualad/test_revolve.py, and reproduces the published
-    revolve run (Algorithm 799, 14 steps, 3 snapshots) action for action
-    (papers/griewank_walther_revolve.py)."""
-    def cost(m):
-        return m + forward_steps(l - m, c - 1) + forward_steps(m, c)
-    lo, hi = 1, l - 1           # the least minimizer lies in [lo, hi]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if cost(mid + 1) < cost(mid):
-            lo = mid + 1
-        else:
-            hi = mid
-    best, top = cost(lo), l - 1     # the largest minimizer lies in [lo, top]
-    hi = lo
-    while hi < top:
-        mid = (hi + top + 1) // 2
-        if cost(mid) == best:
-            hi = mid
-        else:
-            top = mid - 1
-    r = repetitions(l, c)
+    Every offset in :func:`_optimal_offsets` gives the fewest advances. Among them the
+    schedule takes ``l − β(c−1, r−1) − β(c−2, r−1)`` clamped to that interval: that
+    choice also writes the fewest checkpoints (``store`` actions) of all schedules of this
+    recursive form with the fewest advances, checked against an exhaustive search in
+    tests/dualad/test_revolve.py, and reproduces the published revolve run (Algorithm
+    799, 14 steps, 3 snapshots) action for action (papers/griewank_walther_revolve.py)."""
+    lo, hi, r = _optimal_offsets(l, c)
     return min(hi, max(lo, l - beta(c - 1, r - 1) - beta(c - 2, r - 1)))
 
 

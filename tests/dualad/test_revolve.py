@@ -105,3 +105,16 @@ def test_schedule_writes_the_fewest_checkpoints(c):
         counts = revolve.simulate(revolve.schedule(l, c), l)
         assert counts["advances"] == fewest_advances(l, c), (l, c)
         assert counts["stores"] == 1 + fewest_stores(l, c), (l, c)
+
+
+def test_optimal_offsets_are_every_brute_force_minimizer():
+    """The closed-form interval of optimal next-checkpoint offsets equals the set of
+    minimizers of m + t(l−m, c−1) + t(m, c) found by trying every m."""
+    for c in range(2, 9):
+        for l in range(2, 220):
+            costs = {m: m + fewest_advances(l - m, c - 1) + fewest_advances(m, c)
+                     for m in range(1, l)}
+            best = min(costs.values())
+            minimizers = [m for m, cost in costs.items() if cost == best]
+            lo, hi, _ = revolve._optimal_offsets(l, c)
+            assert minimizers == list(range(lo, hi + 1)), (l, c)
