@@ -77,10 +77,11 @@ def _optimal_offsets(l, c):
 
         lo = max(β(c, r−2), l − β(c−1, r)),   hi = min(β(c, r−1), l − β(c−1, r−1))
 
-    The head ``0..m−1``, advanced once to reach ``x_m``, is reversed with ``c`` states and
-    ``r − 1`` repetitions (``m ≤ β(c, r−1)``) and needs them all (``m ≥ β(c, r−2)``); the
-    tail, with ``c − 1`` states, needs ``r`` (``β(c−1, r−1) ≤ l − m ≤ β(c−1, r)``). Checked
-    against the brute-force minimizers in tests/dualad/test_revolve.py."""
+    The head ``0..m−1``, advanced once to reach ``x_m``, is reversed with ``c`` states
+    and ``r − 1`` repetitions (``m ≤ β(c, r−1)``) and needs them all
+    (``m ≥ β(c, r−2)``); the tail, with ``c − 1`` states, needs ``r``
+    (``β(c−1, r−1) ≤ l − m ≤ β(c−1, r)``). Checked against the brute-force minimizers
+    in tests/dualad/test_revolve.py."""
     r = repetitions(l, c)
     lo = max(1, beta(c, r - 2), l - beta(c - 1, r))
     hi = min(l - 1, beta(c, r - 1), l - beta(c - 1, r - 1))
