@@ -33,7 +33,8 @@ from __future__ import annotations
 
 from math import comb
 
-__all__ = ["beta", "repetitions", "forward_steps", "schedule", "simulate"]
+__all__ = ["beta", "repetitions", "forward_steps", "schedule", "iter_schedule",
+           "simulate"]
 
 
 def beta(c, r):
@@ -123,48 +124,56 @@ def schedule(steps, snapshots):
     advanced more than :func:`repetitions` times, and among the schedules of this
     recursive form with the fewest advances it has the fewest ``store`` actions (checked
     by exhaustive search for ``steps < 90``)."""
+    return list(iter_schedule(steps, snapshots))
+
+
+def iter_schedule(steps, snapshots):
+    """:func:`schedule`'s actions one at a time, holding only O(``snapshots``) integers
+    (the list for 10^5 steps has ~400 000 tuples, a few tens of MB). The arguments are
+    checked at the call, not at the first ``next``."""
     l, c = _check(steps, snapshots)
+    return _actions(l, c)
+
+
+def _actions(l, c):
     if l == 0:
-        return []
-    out = [("store", 0)]
-    _reverse(out, 0, l, min(c, l), [0])
-    out.append(("free", 0))
-    return out
-
-
-def _reverse(out, start, end, c, here):
-    """Append the reversal of steps ``start .. end−1``; ``x_start`` is stored, and
-    ``here[0]`` is the position of the current state."""
-    def goto(i):
-        if here[0] != i:
-            if here[0] != start:
-                out.append(("restore", start))
-                here[0] = start
-            if i != start:
-                out.append(("advance", start, i))
-                here[0] = i
-
-    while end - start > 1:
-        if c == 1:          # no spare checkpoint: advance from x_start to each step in turn
-            goto(end - 1)
-            out.append(("reverse", end - 1))
-            here[0] = None
-            end -= 1
+        return
+    yield ("store", 0)
+    here = 0                    # position of the current state (None: consumed by a reverse)
+    # Frames (start, end, c): reverse steps start..end-1 with x_start stored and c states.
+    # A frame that stores x_m pushes itself back with end = m under the tail's frame, so
+    # the depth is an explicit list, not Python's recursion (snapshots may be 10^4).
+    frames = [(0, l, min(c, l))]
+    while frames:
+        start, end, c = frames.pop()
+        descended = False
+        while end - start > 1:
+            if c == 1:          # no spare checkpoint: advance from x_start to each step
+                m = end - 1
+            else:
+                m = start + _split(end - start, c)
+            if here != m:       # go to x_m: from x_start, restoring it unless current
+                if here != start:
+                    yield ("restore", start)
+                if m != start:
+                    yield ("advance", start, m)
+            if c == 1 or end - m == 1:   # the last step reversed from x_m: no store
+                yield ("reverse", m)
+                here, end = None, m
+                continue
+            yield ("store", m)
+            here = m
+            frames.append((start, m, c))
+            frames.append((m, end, c - 1))
+            descended = True
+            break
+        if descended:
             continue
-        m = start + _split(end - start, c)
-        goto(m)
-        if end - m == 1:    # a one-step tail is reversed from x_m at once: no store
-            out.append(("reverse", m))
-            here[0] = None
-            end = m
-            continue
-        out.append(("store", m))
-        _reverse(out, m, end, c - 1, here)
-        out.append(("free", m))
-        end = m
-    goto(start)
-    out.append(("reverse", start))
-    here[0] = None
+        if here != start:
+            yield ("restore", start)
+        yield ("reverse", start)
+        yield ("free", start)
+        here = None
 
 
 def simulate(actions, steps):

@@ -118,3 +118,21 @@ def test_optimal_offsets_are_every_brute_force_minimizer():
             minimizers = [m for m, cost in costs.items() if cost == best]
             lo, hi, _ = revolve._optimal_offsets(l, c)
             assert minimizers == list(range(lo, hi + 1)), (l, c)
+
+
+def test_as_many_snapshots_as_steps_needs_no_deep_recursion():
+    """Storing every state nests one frame per stored state: 5000 of them must not hit
+    Python's recursion limit."""
+    counts = revolve.simulate(revolve.schedule(5000, 5000), 5000)
+    assert counts["advances"] == 4999 == revolve.forward_steps(5000, 5000)
+    assert counts["peak_stored"] == 4999 and counts["max_advances_per_step"] == 1
+
+
+def test_iter_schedule_is_lazy_and_equal_to_schedule():
+    import itertools
+    for l, c in [(0, 3), (1, 1), (14, 3), (100, 4), (333, 7)]:
+        assert list(revolve.iter_schedule(l, c)) == revolve.schedule(l, c)
+    first = list(itertools.islice(revolve.iter_schedule(10**9, 30), 5))
+    assert first[0] == ("store", 0) and first[1][0] == "advance"
+    with pytest.raises(ValueError, match="snapshots"):
+        revolve.iter_schedule(10, 0)          # refused at the call, before any next()
