@@ -48,7 +48,7 @@ of (l, s): β(s, r) = (s+r)!/(s! r!); the closed form equals the minimum of the 
 over the first checkpoint by brute force (l ≤ 60) and the advances of the schedule
 (l ≤ 300, and l = 10^4, 10^5); r is the smallest with β(s, r) ≥ l; no step is advanced
 more than r times; at l = β(s, r) exactly the repetition rate t/l is r·s/(s + 1) < r;
-``EXPENSE``'s logarithmic claim: with s = r, l = β(r, r) = C(2r, r) so
+``ADJUST``'s logarithmic claim (SNAPS ≈ log_4 STEPS): with s = r, l = β(r, r) = C(2r, r) so
 log_4 l ≤ s ≤ log_4 l + log_4(2√r), and t ≤ r·l = O(l log l).
 
 revolve's secondary criterion: its abstract says its schedules are optimal for "a
