@@ -22,13 +22,19 @@ reverse the head with all ``c``). :func:`schedule` follows that recursion, choos
 ``m`` from the closed form, so its advances equal :func:`forward_steps` exactly.
 
 The counts exclude the ``l`` *taped* evaluations, one per step, that reverse the steps
-(``("reverse", i)`` below): every schedule needs those.
+(``("reverse", i)`` below): every schedule needs those. Both conventions are revolve's:
+in the published test run of Algorithm 799 (14 steps, ``snaps = 3``) the initial state
+is the first of the 3 checkpoints and the 27 forward steps exclude the 14 taped ones.
+Among the recursive schedules with the fewest advances, :func:`schedule` also writes
+the fewest checkpoints, and for (14, 3) it is that published run action for action
+(papers/griewank_walther_revolve.py, docs/revolve.md).
 """
 from __future__ import annotations
 
 from math import comb
 
-__all__ = ["beta", "repetitions", "forward_steps", "schedule", "simulate"]
+__all__ = ["beta", "repetitions", "forward_steps", "schedule", "iter_schedule",
+           "simulate"]
 
 
 def beta(c, r):
@@ -66,21 +72,35 @@ def forward_steps(steps, snapshots):
     return r * l - beta(c + 1, r - 1)
 
 
+def _optimal_offsets(l, c):
+    """The interval ``[lo, hi]`` of offsets ``m`` minimizing ``m + t(l−m, c−1) + t(m, c)``
+    (``l >= 2``, ``c >= 2``, ``r = repetitions(l, c)``):
+
+        lo = max(β(c, r−2), l − β(c−1, r)),   hi = min(β(c, r−1), l − β(c−1, r−1))
+
+    The head ``0..m−1``, advanced once to reach ``x_m``, is reversed with ``c`` states
+    and ``r − 1`` repetitions (``m ≤ β(c, r−1)``) and needs them all
+    (``m ≥ β(c, r−2)``); the tail, with ``c − 1`` states, needs ``r``
+    (``β(c−1, r−1) ≤ l − m ≤ β(c−1, r)``). Checked against the brute-force minimizers
+    in tests/dualad/test_revolve.py."""
+    r = repetitions(l, c)
+    lo = max(1, beta(c, r - 2), l - beta(c - 1, r))
+    hi = min(l - 1, beta(c, r - 1), l - beta(c - 1, r - 1))
+    return lo, hi, r
+
+
 def _split(l, c):
-    """The first checkpoint's offset ``m`` (0 < m < l) of an optimal schedule for ``l``
-    steps and ``c >= 2`` checkpoints: the least minimizer of ``m + t(l−m, c−1) + t(m, c)``.
-    That cost is convex in ``m`` (``t`` is convex in ``l``: piecewise linear with slopes
-    ``r`` rising), so its forward difference is found by bisection."""
-    def cost(m):
-        return m + forward_steps(l - m, c - 1) + forward_steps(m, c)
-    lo, hi = 1, l - 1           # the answer lies in [lo, hi]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if cost(mid + 1) < cost(mid):
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    """The next checkpoint's offset ``m`` (0 < m < l) of an optimal schedule for ``l``
+    steps and ``c >= 2`` checkpoints.
+
+    Every offset in :func:`_optimal_offsets` gives the fewest advances. Among them the
+    schedule takes ``l − β(c−1, r−1) − β(c−2, r−1)`` clamped to that interval: that
+    choice also writes the fewest checkpoints (``store`` actions) of all schedules of this
+    recursive form with the fewest advances, checked against an exhaustive search in
+    tests/dualad/test_revolve.py, and reproduces the published revolve run (Algorithm
+    799, 14 steps, 3 snapshots) action for action (papers/griewank_walther_revolve.py)."""
+    lo, hi, r = _optimal_offsets(l, c)
+    return min(hi, max(lo, l - beta(c - 1, r - 1) - beta(c - 2, r - 1)))
 
 
 def schedule(steps, snapshots):
@@ -100,49 +120,60 @@ def schedule(steps, snapshots):
         drop the stored ``x_i``.
 
     It starts with ``("store", 0)``; at most ``snapshots`` states are stored at once;
-    the advances add up to :func:`forward_steps` (checked by :func:`simulate`)."""
+    the advances add up to :func:`forward_steps` (checked by :func:`simulate`), no step is
+    advanced more than :func:`repetitions` times, and among the schedules of this
+    recursive form with the fewest advances it has the fewest ``store`` actions (checked
+    by exhaustive search for ``steps < 90``)."""
+    return list(iter_schedule(steps, snapshots))
+
+
+def iter_schedule(steps, snapshots):
+    """:func:`schedule`'s actions one at a time, holding only O(``snapshots``) integers
+    (the list for 10^5 steps has ~400 000 tuples, a few tens of MB). The arguments are
+    checked at the call, not at the first ``next``."""
     l, c = _check(steps, snapshots)
+    return _actions(l, c)
+
+
+def _actions(l, c):
     if l == 0:
-        return []
-    out = [("store", 0)]
-    _reverse(out, 0, l, min(c, l), [0])
-    out.append(("free", 0))
-    return out
-
-
-def _reverse(out, start, end, c, here):
-    """Append the reversal of steps ``start .. end−1``; ``x_start`` is stored, and
-    ``here[0]`` is the position of the current state."""
-    def goto(i):
-        if here[0] != i:
-            if here[0] != start:
-                out.append(("restore", start))
-                here[0] = start
-            if i != start:
-                out.append(("advance", start, i))
-                here[0] = i
-
-    while end - start > 1:
-        if c == 1:          # no spare checkpoint: advance from x_start to each step in turn
-            goto(end - 1)
-            out.append(("reverse", end - 1))
-            here[0] = None
-            end -= 1
+        return
+    yield ("store", 0)
+    here = 0                    # position of the current state (None: consumed by a reverse)
+    # Frames (start, end, c): reverse steps start..end-1 with x_start stored and c states.
+    # A frame that stores x_m pushes itself back with end = m under the tail's frame, so
+    # the depth is an explicit list, not Python's recursion (snapshots may be 10^4).
+    frames = [(0, l, min(c, l))]
+    while frames:
+        start, end, c = frames.pop()
+        descended = False
+        while end - start > 1:
+            if c == 1:          # no spare checkpoint: advance from x_start to each step
+                m = end - 1
+            else:
+                m = start + _split(end - start, c)
+            if here != m:       # go to x_m: from x_start, restoring it unless current
+                if here != start:
+                    yield ("restore", start)
+                if m != start:
+                    yield ("advance", start, m)
+            if c == 1 or end - m == 1:   # the last step reversed from x_m: no store
+                yield ("reverse", m)
+                here, end = None, m
+                continue
+            yield ("store", m)
+            here = m
+            frames.append((start, m, c))
+            frames.append((m, end, c - 1))
+            descended = True
+            break
+        if descended:
             continue
-        m = start + _split(end - start, c)
-        goto(m)
-        if end - m == 1:    # a one-step tail is reversed from x_m at once: no store
-            out.append(("reverse", m))
-            here[0] = None
-            end = m
-            continue
-        out.append(("store", m))
-        _reverse(out, m, end, c - 1, here)
-        out.append(("free", m))
-        end = m
-    goto(start)
-    out.append(("reverse", start))
-    here[0] = None
+        if here != start:
+            yield ("restore", start)
+        yield ("reverse", start)
+        yield ("free", start)
+        here = None
 
 
 def simulate(actions, steps):
@@ -150,19 +181,30 @@ def simulate(actions, steps):
     advanced from or stored where it is, restored only if stored, steps reversed
     ``steps−1, ..., 0`` each from its own state) and counting.
 
-    Returns ``dict(advances=..., reverses=..., peak_stored=..., stored_at_end=...)``;
-    raises ``ValueError`` naming the first impossible action."""
+    Returns a dict of counts: ``advances`` (untaped step evaluations), ``reverses``,
+    ``stores`` (``("store", i)`` actions: revolve's *takeshots*, the initial one included),
+    ``peak_stored`` (most states held at once), ``stored_at_end`` and
+    ``max_advances_per_step`` (the most times any one step ``i`` is advanced, which
+    Griewank's bound keeps at or below the repetition number ``r``). Raises
+    ``ValueError`` naming the first impossible action."""
     stored, here, nxt = set(), 0, steps - 1
-    advances = peak = reverses = 0
+    advances = peak = reverses = stores = 0
+    # advance (i, j) evaluates steps i..j-1 once more: a difference array counts them
+    # per step in O(len(actions) + steps) whatever the lengths of the advances
+    per_step = [0] * (steps + 1)
     for k, act in enumerate(actions):
         kind, i = act[0], act[1]
         if kind == "store":
             ok = here == i
             stored.add(i)
+            stores += 1
             peak = max(peak, len(stored))
         elif kind == "advance":
-            ok = here == i and act[2] > i
-            advances += act[2] - i
+            ok = here == i and i < act[2] <= steps
+            if ok:
+                advances += act[2] - i
+                per_step[i] += 1
+                per_step[act[2]] -= 1
             here = act[2]
         elif kind == "restore":
             ok = i in stored
@@ -183,5 +225,9 @@ def simulate(actions, steps):
                              f"{nxt})")
     if nxt != -1:
         raise ValueError(f"revolve.simulate: steps {nxt}..0 were never reversed")
-    return dict(advances=advances, reverses=reverses, peak_stored=peak,
-                stored_at_end=len(stored))
+    most = running = 0
+    for d in per_step:
+        running += d
+        most = max(most, running)
+    return dict(advances=advances, reverses=reverses, stores=stores, peak_stored=peak,
+                stored_at_end=len(stored), max_advances_per_step=most)
