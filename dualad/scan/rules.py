@@ -6,8 +6,8 @@ value per node; :func:`_unpacker` takes the leaves back, each in its own dtype).
 ``body(lifted, c_k, x_k) = (c_{k+1}, y_k)``:
 
 - value: the loop on plain values, nothing kept;
-- reverse (``vjp_all``): the schedule of :func:`dualad.revolve.schedule(l, s)
-  <dualad.revolve.schedule>`. ``advance`` runs ``body`` without a tape, ``store`` keeps a
+- reverse (``vjp_all``): the schedule of :func:`dualad.revolve.iter_schedule(l, s)
+  <dualad.revolve.iter_schedule>`. ``advance`` runs ``body`` without a tape, ``store`` keeps a
   carry (at most ``s`` at once, ``c_0`` included), and ``reverse k`` records ONE step,
   ``vjp(body)`` at the recomputed ``c_k``, and pulls back
 
@@ -24,14 +24,13 @@ they record there, so the rules differentiate again (second order).
 """
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 
 from ..api import jvp, vjp
 from ..ops import concatenate, index, moveaxis, reshape, stack, broadcast_to
 from ..primitive import Primitive
-from ..revolve import schedule
+from ..revolve import iter_schedule
 from ..tracer import Box, shape_of
 from ..vmap import vmap
 
@@ -96,7 +95,7 @@ def scan_primitive(body, step_name, l_avals, c_avals, x_avals, y_avals, l, snaps
         ct_x = [[None] * l for _ in range(nx)]
         at = (slice(None),) * len(lead)
         stored, cur = {}, c0
-        for act in _schedule(step_name, l, snapshots):
+        for act in iter_schedule(l, snapshots):   # lazily: O(s) memory
             kind = act[0]
             if kind == "store":
                 stored[act[1]] = cur
@@ -170,21 +169,6 @@ def scan_primitive(body, step_name, l_avals, c_avals, x_avals, y_avals, l, snaps
     def unpack(packed):
         return _unpack(packed, out_avals, packed_dtype, (), None)
     return prim, unpack
-
-
-def _schedule(step_name, l, snapshots):
-    """:func:`dualad.revolve.schedule`, whose recursion nests once per stored carry: past
-    Python's recursion limit (about 1000 snapshots) a clear error instead of a
-    RecursionError from deep inside the sweep."""
-    try:
-        return schedule(l, snapshots)
-    except RecursionError:
-        raise ValueError(
-            f"dualad.scan({step_name}, checkpoints='binomial'): the revolve schedule of {l} "
-            f"steps with snapshots={snapshots} nests one call per stored carry and passed "
-            f"Python's recursion limit ({sys.getrecursionlimit()}); use fewer snapshots "
-            f"(a few hundred already make the recomputation small: docs/scan.md) or "
-            f"checkpoints=None") from None
 
 
 def _merge(full, positions, values):
