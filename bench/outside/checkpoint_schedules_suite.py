@@ -119,18 +119,18 @@ def report(results, title: str, show_failures: bool) -> None:
         per[(group(file, name), key)][outcome.split(":")[0]] += 1
         if outcome.startswith("failed"):
             failures.append(f"  {file}::{name}  {outcome[7:]}")
-    print(f"  {'test (schedule)':44s} {'passed':>7s} {'failed':>7s} {'skipped':>8s}")
+    print(f"  {'test (schedule)':52s} {'passed':>7s} {'failed':>7s} {'skipped':>8s}")
     for which in ("shimmed", "theirs"):
         total = collections.Counter()
         for (g, key), c in sorted(per.items()):
             if g != which:
                 continue
             total.update(c)
-            print(f"  {key:44s} {c['passed']:7d} {c['failed']:7d} {c['skipped']:8d}")
+            print(f"  {key:52s} {c['passed']:7d} {c['failed']:7d} {c['skipped']:8d}")
         label = ("binomial tests (Revolve, MultistageCheckpointSchedule)" if which == "shimmed"
                  else "their other schedules, unshimmed")
         print(f"  total, {label}: {total['passed']} passed, {total['failed']} failed, "
-              f"{total['skipped']} skipped (their own skip marks)")
+              f"{total['skipped']} skipped (by their tests' own pytest.skip)")
     if show_failures and failures:
         print("\n".join(sorted(failures)))
 
