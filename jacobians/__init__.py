@@ -21,3 +21,4 @@ from .sparsity import jacobian_sparsity, hessian_sparsity  # noqa: F401
 from .coloring import column_coloring, row_coloring, star_coloring  # noqa: F401
 from .plan import plan, Plan  # noqa: F401
 from . import nested  # noqa: F401  (the traced paths: jacobians inside transformations)
+from .distributed import DistributedSweepError  # noqa: F401

@@ -72,6 +72,9 @@ def hessian_rows(problem, mode, directions, chunk, scale=1.0, check=None):
     ``directions=None`` is ``scale`` times the identity (the whole H), seeded one-hot in
     forward-over-reverse (:mod:`dualad.onehot`). ``check()`` runs after the first chunk
     (it may raise: see :mod:`jacobians.validity`)."""
+    if problem.executor is not None:    # the chunks as tasks (jacobians.distributed)
+        from .distributed import sweep
+        return sweep("hessian", problem, chunk, directions, check, None, mode, scale)
     n = problem.n
     dtype = float_dtype(problem.dtype)
     if directions is None:

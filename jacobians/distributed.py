@@ -1,0 +1,384 @@
+"""Jacobian sweeps on a ``concurrent.futures.Executor`` or a ``dask.distributed.Client``.
+
+``executor=`` on ``jacobian``, ``jacfwd``, ``jacrev``, ``hessian``, ``sparse_jacobian``,
+``sparse_hessian`` and ``plan`` puts a :class:`Workers` on the problem
+(``problem.executor``); the sweep functions (:func:`jacobians.sweeps.forward_flat`,
+``reverse_flat``, :func:`jacobians.hessian_sweeps.hessian_rows`, and through them the
+compressed sweeps of the sparse routines) then hand their chunk loop to
+:func:`sweep` here. The chunks of one sweep are independent:
+
+    forward   J E_k       chunk k = columns of J           (count x m block of Jᵀ)
+    reverse   E_kᵀ J      chunk k = rows of J               (count x n block)
+    Hessian   V_k H       chunk k = rows of H               (count x n block)
+    sparse    the same with seeds: chunk k = colors         (then decompressed locally)
+
+so each chunk is ONE task: it evaluates its own sweep on a worker (a reverse task
+records its own tape) and returns its block; the lead process writes the blocks, in
+order, into the same array the local loop fills. The census, sparsity detection,
+coloring and decompression stay on the lead. The function and its arguments are
+serialized once per call (:mod:`jacobians._shipping`): a Dask client scatters the bytes
+to every worker once (``broadcast=True``) and each task gets the future; a
+``concurrent.futures`` executor sends the same bytes object with each task (one copy
+per task through the pool's pipe); a ``ThreadPoolExecutor`` serializes nothing.
+
+Chunking: ``chunk_size=`` is used exactly as locally (so the result is bitwise the
+local one). Without it each task takes ``min(max_memory's chunk, ceil(directions /
+workers))`` directions: one task per worker when memory allows. Functions with matrix
+products may then differ from the local default chunking in the last bit (BLAS blocks
+a (B x n) product by B); elementwise and reduction functions do not.
+
+Failures: what ``f`` raises in a task is re-raised here as :class:`DistributedSweepError`
+(chained to the original, with the chunk and the worker's traceback), remaining tasks
+cancelled. A task lost to the infrastructure (a worker process killed:
+``BrokenProcessPool``, Dask's ``KilledWorker``) is submitted again, ``retries`` times (a
+broken ``ProcessPoolExecutor`` cannot take tasks again: the retries run on a fresh pool
+of the same size, shut down afterwards); past that the error lists every chunk not
+computed. A partially filled result is never returned.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import math
+import os
+import sys
+import uuid
+
+import numpy as np
+
+import dualad
+from dualad.extend import flatten
+
+from . import _shipping
+from ._common import chunks, flat_rows, float_dtype
+from .memory import refuse_dense
+from .sweeps import get_census, result_dtype
+
+__all__ = ["DistributedSweepError", "Workers", "attach", "sweep"]
+
+
+class DistributedSweepError(RuntimeError):
+    """A sweep under ``executor=`` could not be completed: ``f`` raised in a task (chained
+    to that exception; the message names the chunk and holds the worker's traceback),
+    or tasks were lost to the infrastructure more than ``retries`` times (``missing``
+    lists every ``(start, count)`` chunk not computed). No partial result is returned."""
+
+    def __init__(self, message, missing=(), worker_traceback=None):
+        super().__init__(message)
+        self.missing = list(missing)
+        self.worker_traceback = worker_traceback
+
+
+def _dask_client_type():
+    mod = sys.modules.get("distributed")      # never imported here: an optional extra
+    return getattr(mod, "Client", None)
+
+
+class Workers:
+    """The executor of a problem: its kind ("threads", "processes", "executor", "dask"),
+    how many workers, ``retries`` and whether ``chunk_size`` was given."""
+
+    def __init__(self, api, executor, retries=2, chunk_given=False):
+        client = _dask_client_type()
+        if client is not None and isinstance(executor, client):
+            kind = "dask"
+        elif isinstance(executor, cf.ThreadPoolExecutor):
+            kind = "threads"
+        elif isinstance(executor, cf.ProcessPoolExecutor):
+            kind = "processes"
+        elif isinstance(executor, cf.Executor):
+            kind = "executor"
+        else:
+            raise TypeError(
+                f"{api}: executor= takes a concurrent.futures.Executor (ThreadPoolExecutor, "
+                f"ProcessPoolExecutor, or any subclass) or a dask.distributed.Client, got "
+                f"{type(executor).__module__}.{type(executor).__qualname__}; pass "
+                f"executor=None to sweep locally")
+        if isinstance(retries, bool) or not isinstance(retries, (int, np.integer)) \
+                or retries < 0:
+            raise ValueError(f"{api}: retries must be a non-negative integer, got {retries!r}")
+        self.api, self.executor, self.kind = api, executor, kind
+        self.retries, self.chunk_given = int(retries), chunk_given
+        self.name = type(executor).__name__
+        self._check_usable()
+
+    def _check_usable(self):
+        ex = self.executor
+        if self.kind == "dask":
+            if getattr(ex, "status", "running") in ("closed", "closing"):
+                raise ValueError(f"{self.api}: the Dask client given as executor= is closed; "
+                                 f"pass an open Client (or executor=None to sweep locally)")
+            if self.workers() == 0:
+                raise ValueError(
+                    f"{self.api}: the Dask client given as executor= has 0 workers (its "
+                    f"tasks would wait forever); start workers, or call "
+                    f"client.wait_for_workers(n) first")
+            return
+        if getattr(ex, "_broken", False):
+            raise ValueError(f"{self.api}: the {self.name} given as executor= is broken "
+                             f"({ex._broken}); make a new one")
+        if getattr(ex, "_shutdown", False) or getattr(ex, "_shutdown_thread", False):
+            raise ValueError(f"{self.api}: the {self.name} given as executor= was shut down; "
+                             f"make a new one (or pass executor=None to sweep locally)")
+
+    def workers(self):
+        """The number of tasks that can run at once (Dask: the workers' threads)."""
+        if self.kind == "dask":
+            return int(sum(self.executor.nthreads().values()))
+        return int(getattr(self.executor, "_max_workers", None) or os.cpu_count() or 1)
+
+    def chunk(self, directions, chunk):
+        """Directions per task: ``chunk`` when ``chunk_size=`` was given, else
+        ``min(chunk, ceil(directions / workers))``."""
+        if self.chunk_given or directions == 0:
+            return chunk
+        return max(1, min(chunk, math.ceil(directions / max(1, self.workers()))))
+
+    def describe(self, directions, chunk):
+        """One line for ``Plan.explain()``: how the sweeps are split."""
+        w = self.workers()
+        per = self.chunk(directions, chunk)
+        tasks = math.ceil(directions / per) if directions else 0
+        how = "chunk_size= as given" if self.chunk_given else \
+            f"min(the max_memory chunk {chunk}, ceil({directions} / {w} workers))"
+        return (f"Executor: {self.name} ({self.kind}), {w} worker(s): {directions} directions "
+                f"in {tasks} task(s) of up to {per} ({how}); each task is one sweep on a "
+                f"worker, {self._shipped()}; the census, detection, coloring and assembly "
+                f"stay here.")
+
+    def _shipped(self):
+        if self.kind == "threads":
+            return "f called directly (threads: nothing serialized)"
+        how = _shipping.serializer()[1]
+        where = "scattered to every worker once" if self.kind == "dask" else \
+            "the same bytes sent with each task"
+        return f"f and its arguments serialized once with {how}, {where}"
+
+
+def attach(api, problem, executor, retries, chunk_size):
+    """Put the :class:`Workers` of ``executor`` on ``problem`` (nothing for None)."""
+    if executor is not None:
+        problem.executor = Workers(api, executor, retries, chunk_size is not None)
+    return problem
+
+
+# --- the sweeps ---------------------------------------------------------------------------
+def sweep(kind, problem, chunk, seeds=None, check=None, max_memory=None, mode=None,
+          scale=1.0):
+    """The flat result of ``kind`` with its chunks as tasks (module docstring): "forward"
+    J (m x n), or (J Sᵀ) for seeds S; "reverse" J or S J; "hessian" ``seeds @ H`` in the
+    composition ``mode`` (``seeds=None``: ``scale`` times the identity). ``check`` (the
+    pattern check of :mod:`jacobians.validity`) reads the decisions ``f`` takes in the
+    first chunk, so with it that chunk runs here, on the problem's watched function."""
+    runner = problem.executor
+    dtype = float_dtype(problem.dtype)
+    if kind == "hessian" and seeds is not None:
+        dtype = np.result_type(dtype, seeds.dtype)
+    pullback = None
+    if kind == "reverse":
+        if check is not None:       # as the local sweep: the check once the tape is recorded
+            out, pullback = dualad.vjp(problem.fun, *problem.primals())
+            check()
+            problem.set_outputs(out)
+        else:
+            _outputs(problem)
+        total = problem.m if seeds is None else seeds.shape[0]
+    else:
+        total = problem.n if seeds is None else seeds.shape[0]
+    spans = chunks(total, runner.chunk(total, chunk))
+    blocks = {}
+    if check is not None and spans and kind != "reverse":
+        start, count = spans[0]
+        if kind == "forward":
+            out, blocks[0] = _shipping.forward_block(problem, start, count,
+                                                     _rows(seeds, start, count), dtype)
+            check()
+            problem.set_outputs(out)
+        else:
+            blocks[0] = _shipping.hessian_block(problem, mode, start, count,
+                                                _rows(seeds, start, count), dtype, scale)
+            check()
+    elif pullback is not None and spans:
+        count = spans[0][1]
+        cseeds = problem.onehot_cotangent_seeds(0, count, dtype) if seeds is None else \
+            problem.cotangent_seeds(seeds[:count])
+        blocks[0] = flat_rows(flatten(pullback(cseeds))[0], count)
+    elif kind == "forward":
+        _outputs(problem)
+    if kind != "hessian" and max_memory is not None:
+        refuse_dense(problem.api, problem, max_memory, result_dtype(problem))
+    _run(problem, kind, mode, spans, seeds, dtype, scale, blocks, total)
+    if kind == "forward":
+        rdtype = np.result_type(dtype, blocks[0].dtype) if spans else dtype
+        out = np.empty((total, problem.m), rdtype)
+    else:
+        out = np.empty((total, problem.n), dtype)
+    for i, (start, count) in enumerate(spans):
+        out[start:start + count] = blocks[i]
+    return out.T if kind == "forward" else out
+
+
+def _outputs(problem):
+    """The outputs' shapes on the lead (the census, cached per function and signature)."""
+    if problem.out_shapes is None:
+        get_census(problem)
+
+
+def _rows(seeds, start, count):
+    return None if seeds is None else np.ascontiguousarray(seeds[start:start + count])
+
+
+def _what(kind, seeds, mode):
+    if seeds is not None:
+        return "colors" if mode is None or kind != "hessian" else "directions"
+    return {"forward": "columns", "reverse": "rows", "hessian": "Hessian rows"}[kind]
+
+
+def _sweep_name(kind, mode):
+    return f"{mode} Hessian sweep" if kind == "hessian" else f"{kind} sweep"
+
+
+def _run(problem, kind, mode, spans, seeds, dtype, scale, blocks, total):
+    """Compute every chunk of ``spans`` not in ``blocks`` as a task; fill ``blocks``."""
+    runner = problem.executor
+    todo = [i for i in range(len(spans)) if i not in blocks]
+    if not todo:
+        return
+    engine = (_Dask if runner.kind == "dask" else _Futures)(runner, *_payload(problem, runner))
+
+    def submit(i):
+        start, count = spans[i]
+        return engine.submit(kind, mode, start, count, _rows(seeds, start, count), dtype.str,
+                             scale)
+
+    what = _what(kind, seeds, mode)
+    pending, lost = {}, {}
+    try:
+        for i in todo:
+            pending[submit(i)] = (i, 0)
+        while pending:
+            for fut in engine.wait(list(pending)):
+                i, attempts = pending.pop(fut)
+                try:
+                    value = fut.result()
+                except Exception as e:    # infrastructure: f's own errors come back as values
+                    if attempts < runner.retries:
+                        try:
+                            pending[submit(i)] = (i, attempts + 1)
+                            continue
+                        except Exception as again:
+                            e = again
+                    lost[i] = e
+                    continue
+                if isinstance(value, _shipping.Failure):
+                    engine.cancel(list(pending))
+                    pending = {}
+                    raise _failed(problem, runner, kind, mode, what, spans[i], total, value)
+                blocks[i] = value
+    finally:
+        engine.close()
+    if lost:
+        missing = [spans[i] for i in range(len(spans)) if i not in blocks]
+        e = next(iter(lost.values()))
+        listed = ", ".join(f"{s}..{s + c - 1}" for s, c in missing)
+        raise DistributedSweepError(
+            f"jacobians.{problem.api}({problem.name}): {len(missing)} of {len(spans)} task(s) "
+            f"of the {_sweep_name(kind, mode)} were lost on the {runner.name} after "
+            f"{runner.retries} retr{'y' if runner.retries == 1 else 'ies'} each; {what} "
+            f"{listed} of {total} were not computed (no partial result is returned). Last "
+            f"error: {type(e).__name__}: {e}. A worker process that dies (out of memory, a "
+            f"crash in native code, os._exit) breaks a process pool: check the workers' "
+            f"memory, or pass a smaller chunk_size= or a larger retries=",
+            missing=missing) from e
+
+
+def _failed(problem, runner, kind, mode, what, span, total, failure):
+    start, count = span
+    err = DistributedSweepError(
+        f"jacobians.{problem.api}({problem.name}): {problem.name} raised "
+        f"{failure.type_name}: {failure.message} on a worker of the {runner.name}, while "
+        f"{failure.stage}, in the {_sweep_name(kind, mode)}'s task for {what} "
+        f"{start}..{start + count - 1} of {total}.\nWorker traceback:\n{failure.text}",
+        missing=[span], worker_traceback=failure.text)
+    err.__cause__ = failure.exc
+    return err
+
+
+def _payload(problem, runner):
+    """What every task needs, once: the tuple itself on threads, else its bytes and digest."""
+    argnums = problem.nums[0] if problem.single else problem.nums
+    payload = (problem.api, problem.f, tuple(problem.args), argnums)
+    if runner.kind == "threads":
+        return payload, None
+    try:
+        data, digest, _ = _shipping.dumps(payload)
+    except Exception as e:
+        name, how = problem.name, _shipping.serializer()[1]
+        extra = "" if how == "cloudpickle" else \
+            ", install cloudpickle (pip install \"dualad[distributed]\") to ship lambdas and closures"
+        raise TypeError(
+            f"jacobians.{problem.api}({name}): {name} and its arguments cannot be shipped to "
+            f"the workers of the {runner.name}: {how} failed with {type(e).__name__}: {e}. "
+            f"Define {name} at module level (the workers import it by name), keep what it "
+            f"closes over picklable (no open files, locks or connections){extra}, or use a "
+            f"concurrent.futures.ThreadPoolExecutor (nothing is serialized)") from e
+    return data, digest
+
+
+class _Futures:
+    """Tasks on a concurrent.futures executor. A broken ProcessPoolExecutor takes no task
+    again: retries go to a fresh pool of the same size (shut down by :meth:`close`)."""
+
+    def __init__(self, runner, payload, digest):
+        self.runner, self.payload, self.digest = runner, payload, digest
+        self.executor, self.fresh = runner.executor, []
+
+    def submit(self, *task):
+        try:
+            return self.executor.submit(_shipping.run_task, self.payload, self.digest, *task)
+        except cf.BrokenExecutor:
+            if not isinstance(self.executor, cf.ProcessPoolExecutor):
+                raise
+            old = self.executor
+            self.executor = cf.ProcessPoolExecutor(old._max_workers, mp_context=old._mp_context)
+            self.fresh.append(self.executor)
+            return self.executor.submit(_shipping.run_task, self.payload, self.digest, *task)
+        except RuntimeError as e:
+            if "shutdown" not in str(e):
+                raise
+            raise ValueError(f"{self.runner.api}: the {self.runner.name} given as executor= "
+                             f"was shut down ({e}); make a new one") from None
+
+    def wait(self, futures):
+        return cf.wait(futures, return_when=cf.FIRST_COMPLETED).done
+
+    def cancel(self, futures):
+        for f in futures:
+            f.cancel()
+
+    def close(self):
+        for ex in self.fresh:
+            ex.shutdown(wait=True, cancel_futures=True)
+
+
+class _Dask:
+    """Tasks on a dask.distributed Client: the payload scattered once to every worker."""
+
+    def __init__(self, runner, payload, digest):
+        self.client, self.digest, self.retries = runner.executor, digest, runner.retries
+        self.remote = self.client.scatter(payload, broadcast=True)
+
+    def submit(self, *task):
+        return self.client.submit(_shipping.run_task, self.remote, self.digest, *task,
+                                  retries=self.retries, pure=False,
+                                  key=f"dualad-sweep-{uuid.uuid4().hex}")
+
+    def wait(self, futures):
+        from distributed import wait
+        return wait(futures, return_when="FIRST_COMPLETED").done
+
+    def cancel(self, futures):
+        if futures:
+            self.client.cancel(futures)
+
+    def close(self):
+        self.remote = None
