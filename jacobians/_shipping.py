@@ -86,7 +86,7 @@ class Failure:
     """What ``f`` raised on the worker: the exception (when it pickles) and its traceback
     text. Returned, not raised (see the module docstring)."""
 
-    def __init__(self, exc, stage="the sweep"):
+    def __init__(self, exc, stage="running the sweep"):
         self.stage = stage
         self.type_name = type(exc).__name__
         self.message = str(exc)

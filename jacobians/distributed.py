@@ -42,6 +42,7 @@ import math
 import os
 import sys
 import uuid
+import warnings
 
 import numpy as np
 
@@ -285,7 +286,7 @@ def _run(problem, kind, mode, spans, seeds, dtype, scale, blocks, total):
             f"of the {_sweep_name(kind, mode)} were lost on the {runner.name} after "
             f"{runner.retries} retr{'y' if runner.retries == 1 else 'ies'} each; {what} "
             f"{listed} of {total} were not computed (no partial result is returned). Last "
-            f"error: {type(e).__name__}: {e}. A worker process that dies (out of memory, a "
+            f"error: {type(e).__name__}: {str(e).rstrip('.')}. A worker process that dies (out of memory, a "
             f"crash in native code, os._exit) breaks a process pool: check the workers' "
             f"memory, or pass a smaller chunk_size= or a larger retries=",
             missing=missing) from e
@@ -358,6 +359,13 @@ class _Futures:
     def close(self):
         for ex in self.fresh:
             ex.shutdown(wait=True, cancel_futures=True)
+        if self.fresh:
+            warnings.warn(
+                f"jacobians.{self.runner.api}: a worker process of the ProcessPoolExecutor "
+                f"given as executor= died, which breaks the pool for good; this call's "
+                f"retries ran on a fresh pool of the same size (now shut down), but the pool "
+                f"given stays broken: make a new one for the next call", RuntimeWarning,
+                stacklevel=5)
 
 
 class _Dask:
@@ -365,7 +373,9 @@ class _Dask:
 
     def __init__(self, runner, payload, digest):
         self.client, self.digest, self.retries = runner.executor, digest, runner.retries
-        self.remote = self.client.scatter(payload, broadcast=True)
+        # a fresh key per call (hash=False): the same bytes scattered again by the next call
+        # must not share the key this call releases when it is done
+        self.remote = self.client.scatter(payload, broadcast=True, hash=False)
 
     def submit(self, *task):
         return self.client.submit(_shipping.run_task, self.remote, self.digest, *task,
