@@ -139,7 +139,6 @@ def hessian_block(problem, mode, start, count, block, dtype, scale):
     """As :func:`jacobians.hessian_sweeps.hessian_rows` computes chunk ``start``: rows
     ``block @ H`` (count x n); ``block=None`` is rows start..start+count of ``scale``
     times the identity. ``dtype`` is the local result's dtype."""
-    from .hessian_sweeps import _directional, _grad_of
     n = problem.n
     primals = problem.primals()
     if block is None and mode != "forward-over-reverse":
@@ -161,6 +160,17 @@ def hessian_block(problem, mode, start, count, block, dtype, scale):
         eye = identity_rows(0, n, n, dtype)
         rows = dualad.jvp(_directional(problem, eye), primals, problem.tangent_seeds(block))[1]
     return flat_rows(flatten(rows)[0], count)
+
+
+def _grad_of(problem):
+    """As :func:`jacobians.hessian_sweeps._grad_of` (which imports this module's caller)."""
+    return dualad.grad(problem.fun, argnums=tuple(range(len(problem.nums))))
+
+
+def _directional(problem, block):
+    """As :func:`jacobians.hessian_sweeps._directional`: x ↦ (∇f(x) · v_b)_b."""
+    seeds = problem.tangent_seeds(block)
+    return lambda *diff: dualad.jvp(problem.fun, diff, seeds)[1]
 
 
 def noop(x):

@@ -52,7 +52,6 @@ from dualad.extend import flatten
 from . import _shipping
 from ._common import chunks, flat_rows, float_dtype
 from .memory import refuse_dense
-from .sweeps import get_census, result_dtype
 
 __all__ = ["DistributedSweepError", "Workers", "attach", "sweep"]
 
@@ -163,13 +162,15 @@ def attach(api, problem, executor, retries, chunk_size):
 
 
 # --- the sweeps ---------------------------------------------------------------------------
-def sweep(kind, problem, chunk, seeds=None, check=None, max_memory=None, mode=None,
+def sweep(kind, problem, chunk, census, seeds=None, check=None, max_memory=None, mode=None,
           scale=1.0):
     """The flat result of ``kind`` with its chunks as tasks (module docstring): "forward"
     J (m x n), or (J Sᵀ) for seeds S; "reverse" J or S J; "hessian" ``seeds @ H`` in the
     composition ``mode`` (``seeds=None``: ``scale`` times the identity). ``check`` (the
     pattern check of :mod:`jacobians.validity`) reads the decisions ``f`` takes in the
-    first chunk, so with it that chunk runs here, on the problem's watched function."""
+    first chunk, so with it that chunk runs here, on the problem's watched function.
+    ``census(problem)`` (:func:`jacobians.sweeps.get_census`, passed in: this module sits
+    below the sweeps) sets the outputs when no chunk runs here."""
     runner = problem.executor
     dtype = float_dtype(problem.dtype)
     if kind == "hessian" and seeds is not None:
@@ -181,7 +182,7 @@ def sweep(kind, problem, chunk, seeds=None, check=None, max_memory=None, mode=No
             check()
             problem.set_outputs(out)
         else:
-            _outputs(problem)
+            _outputs(problem, census)
         total = problem.m if seeds is None else seeds.shape[0]
     else:
         total = problem.n if seeds is None else seeds.shape[0]
@@ -204,9 +205,9 @@ def sweep(kind, problem, chunk, seeds=None, check=None, max_memory=None, mode=No
             problem.cotangent_seeds(seeds[:count])
         blocks[0] = flat_rows(flatten(pullback(cseeds))[0], count)
     elif kind == "forward":
-        _outputs(problem)
+        _outputs(problem, census)
     if kind != "hessian" and max_memory is not None:
-        refuse_dense(problem.api, problem, max_memory, result_dtype(problem))
+        refuse_dense(problem.api, problem, max_memory, _result_dtype(problem))
     _run(problem, kind, mode, spans, seeds, dtype, scale, blocks, total)
     if kind == "forward":
         rdtype = np.result_type(dtype, blocks[0].dtype) if spans else dtype
@@ -218,10 +219,17 @@ def sweep(kind, problem, chunk, seeds=None, check=None, max_memory=None, mode=No
     return out.T if kind == "forward" else out
 
 
-def _outputs(problem):
+def _outputs(problem, census):
     """The outputs' shapes on the lead (the census, cached per function and signature)."""
     if problem.out_shapes is None:
-        get_census(problem)
+        census(problem)
+
+
+def _result_dtype(problem):
+    """As :func:`jacobians.sweeps.result_dtype`: the dense result's dtype."""
+    outs = getattr(problem, "out_dtypes", None)
+    dtype = float_dtype(problem.dtype)
+    return np.result_type(dtype, *outs) if outs else dtype
 
 
 def _rows(seeds, start, count):

@@ -23,6 +23,7 @@ import numpy as np
 import dualad
 from dualad.extend import flatten, shape_of
 
+from . import distributed
 from ._common import Problem, chunks, flat_rows, float_dtype, identity_rows
 from .sweeps import get_census
 
@@ -73,8 +74,8 @@ def hessian_rows(problem, mode, directions, chunk, scale=1.0, check=None):
     forward-over-reverse (:mod:`dualad.onehot`). ``check()`` runs after the first chunk
     (it may raise: see :mod:`jacobians.validity`)."""
     if problem.executor is not None:    # the chunks as tasks (jacobians.distributed)
-        from .distributed import sweep
-        return sweep("hessian", problem, chunk, directions, check, None, mode, scale)
+        return distributed.sweep("hessian", problem, chunk, get_census, directions, check,
+                                 None, mode, scale)
     n = problem.n
     dtype = float_dtype(problem.dtype)
     if directions is None:
