@@ -328,3 +328,38 @@ def test_a_function_that_cannot_be_shipped(processes, threads):
     # threads serialize nothing
     assert np.array_equal(jacobians.jacobian(holds_a_lock, X, executor=threads),
                           jacobians.jacobian(holds_a_lock, X))
+
+
+def test_without_dask_and_cloudpickle(tmp_path):
+    """dualad imports and ships module-level functions with pickle when neither dask nor
+    cloudpickle is importable; a lambda is then refused, naming the extra to install."""
+    import subprocess
+    import sys
+    (tmp_path / "mod_f.py").write_text("import numpy as np\ndef f(x):\n    return np.sin(x) * x\n")
+    code = f"""
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in ('dask', 'distributed', 'cloudpickle'):
+            raise ImportError('blocked: ' + name)
+sys.meta_path.insert(0, Block())
+sys.path.insert(0, {str(tmp_path)!r})
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+import numpy as np
+from dualad import jacobians
+import mod_f
+assert not any(m.split('.')[0] in ('dask', 'distributed', 'cloudpickle') for m in sys.modules)
+x = np.linspace(0, 1, 5)
+with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context('fork')) as ex:
+    assert np.array_equal(jacobians.jacobian(mod_f.f, x, executor=ex), jacobians.jacobian(mod_f.f, x))
+    try:
+        jacobians.jacobian(lambda x: x * 2, x, executor=ex)
+    except TypeError as e:
+        assert 'pickle failed' in str(e) and 'dualad[distributed]' in str(e), e
+        print('refused')
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "refused"
