@@ -105,3 +105,20 @@ def test_a_client_without_workers_or_closed_is_refused():
             jacobians.jacobian(elementwise, X, executor=c)
     with pytest.raises(ValueError, match="is closed"):
         jacobians.jacobian(elementwise, X, executor=c)
+
+
+def test_the_readme_example_runs_alone_in_a_fresh_interpreter(tmp_path):
+    """README's "Bigger than one machine" block, as a script (Dask needs the __main__ guard)."""
+    import pathlib
+    import re
+    import subprocess
+    import sys
+    readme = pathlib.Path(__file__).resolve().parents[2] / "README.md"
+    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(), flags=re.S)
+    block = next(b for b in blocks if "executor=client" in b)
+    script = tmp_path / "readme_dask.py"
+    script.write_text(block)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("Executor: Client (dask), 2 worker(s): 40 directions in 2 task(s)")
