@@ -363,3 +363,42 @@ with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context('fork')) as e
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "refused"
+
+
+class Inline(__import__("concurrent.futures").futures.Executor):
+    """A third-party Executor: runs each task at once in this process (pickled payload)."""
+
+    def submit(self, fn, *args, **kwargs):
+        from concurrent.futures import Future
+        fut = Future()
+        fut.set_result(fn(*args, **kwargs))
+        return fut
+
+
+def test_any_executor_subclass():
+    ex = Inline()
+    got = jacobians.jacobian(matmul, X, mode="reverse", chunk_size=2, executor=ex)
+    assert np.array_equal(got, jacobians.jacobian(matmul, X, mode="reverse", chunk_size=2))
+    assert "Executor: Inline (executor)" in jacobians.plan(matmul, X, executor=ex).explain()
+
+
+def test_a_checked_hessian_pattern_runs_its_first_chunk_here(threads):
+    """hessian(mode="auto")'s compressed choice checks decisions on the first chunk."""
+    from dualad.jacobians._common import Problem
+    from dualad.jacobians.coloring import star_coloring
+    from dualad.jacobians.distributed import attach
+    from dualad.jacobians.sparsity import detect_hessian
+    from dualad.jacobians.validity import CheckedPattern
+
+    def branchy(x):
+        return np.sum(np.where(x > 1.0, x ** 3, np.sin(x)) * np.roll(x, 1))
+    x = np.linspace(0.2, 2.0, 12)
+    sparsity = detect_hessian(Problem("hessian", branchy, (x,)))
+    here = CheckedPattern("hessian", sparsity, star_coloring(sparsity.pattern))
+    there = CheckedPattern("hessian", sparsity, star_coloring(sparsity.pattern))
+    for point in (x + 0.01, x * 0.3):     # the same decisions, then others (detected again)
+        want = here.evaluate(Problem("hessian", branchy, (point,)), 2)[0]
+        remote = attach("hessian", Problem("hessian", branchy, (point,)), threads, 2, 2)
+        assert same_sparse(there.evaluate(remote, 2)[0], want)
+        assert (there.checks, there.redetections) == (here.checks, here.redetections)
+    assert here.redetections == 1 and here.checks == 2
