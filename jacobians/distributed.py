@@ -87,6 +87,11 @@ class Workers:
             kind = "processes"
         elif isinstance(executor, cf.Executor):
             kind = "executor"
+        elif isinstance(executor, type) and (issubclass(executor, cf.Executor) or
+                                             executor is _dask_client_type()):
+            raise TypeError(f"{api}: executor= takes an executor, not its class: write "
+                            f"executor={executor.__name__}(...) (and shut it down when done, "
+                            f"e.g. with a `with` block)")
         else:
             raise TypeError(
                 f"{api}: executor= takes a concurrent.futures.Executor (ThreadPoolExecutor, "
@@ -238,7 +243,7 @@ def _rows(seeds, start, count):
 
 def _what(kind, seeds, mode):
     if seeds is not None:
-        return "colors" if mode is None or kind != "hessian" else "directions"
+        return "colors"       # the compressed sweeps' seeds: one per color
     return {"forward": "columns", "reverse": "rows", "hessian": "Hessian rows"}[kind]
 
 
@@ -294,9 +299,9 @@ def _run(problem, kind, mode, spans, seeds, dtype, scale, blocks, total):
             f"of the {_sweep_name(kind, mode)} were lost on the {runner.name} after "
             f"{runner.retries} retr{'y' if runner.retries == 1 else 'ies'} each; {what} "
             f"{listed} of {total} were not computed (no partial result is returned). Last "
-            f"error: {type(e).__name__}: {str(e).rstrip('.')}. A worker process that dies (out of memory, a "
-            f"crash in native code, os._exit) breaks a process pool: check the workers' "
-            f"memory, or pass a smaller chunk_size= or a larger retries=",
+            f"error: {type(e).__name__}: {str(e).rstrip('.')}. A worker process that dies "
+            f"(out of memory, a crash in native code, os._exit) breaks a process pool: "
+            f"check the workers' memory, or pass a smaller chunk_size= or a larger retries=",
             missing=missing) from e
 
 
@@ -323,7 +328,8 @@ def _payload(problem, runner):
     except Exception as e:
         name, how = problem.name, _shipping.serializer()[1]
         extra = "" if how == "cloudpickle" else \
-            ", install cloudpickle (pip install \"dualad[distributed]\") to ship lambdas and closures"
+            (", install cloudpickle (pip install \"dualad[distributed]\") to ship lambdas "
+             "and closures")
         raise TypeError(
             f"jacobians.{problem.api}({name}): {name} and its arguments cannot be shipped to "
             f"the workers of the {runner.name}: {how} failed with {type(e).__name__}: {e}. "

@@ -238,7 +238,8 @@ def test_a_worker_deserializes_a_payload_once():
     a = _shipping.run_task(data, digest, "forward", None, 0, 3, None, "<f8", 1.0)
     b = _shipping.run_task(data, digest, "forward", None, 3, 3, None, "<f8", 1.0)
     assert _shipping.LOADS[0] == before + 1
-    assert np.array_equal(np.vstack([a, b]).T, jacobians.jacfwd(elementwise, X, chunk_size=3)[:, :6])
+    want = jacobians.jacfwd(elementwise, X, chunk_size=3)[:, :6]
+    assert np.array_equal(np.vstack([a, b]).T, want)
 
 
 # --- failures --------------------------------------------------------------------------------
@@ -290,6 +291,8 @@ def test_what_is_not_an_executor_is_refused():
         jacobians.jacobian(elementwise, X, executor="processes")
     with pytest.raises(TypeError, match="jacfwd: executor= takes"):
         jacobians.jacfwd(elementwise, X, executor=4)
+    with pytest.raises(TypeError, match=r"not its class: write executor=ProcessPoolExecutor\(...\)"):
+        jacobians.sparse_jacobian(elementwise, X, executor=ProcessPoolExecutor)
     with pytest.raises(ValueError, match="retries must be a non-negative integer"):
         jacobians.hessian(scalar, X, executor=ThreadPoolExecutor(1), retries=-1)
 
@@ -352,7 +355,8 @@ import mod_f
 assert not any(m.split('.')[0] in ('dask', 'distributed', 'cloudpickle') for m in sys.modules)
 x = np.linspace(0, 1, 5)
 with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context('fork')) as ex:
-    assert np.array_equal(jacobians.jacobian(mod_f.f, x, executor=ex), jacobians.jacobian(mod_f.f, x))
+    got = jacobians.jacobian(mod_f.f, x, executor=ex)
+    assert np.array_equal(got, jacobians.jacobian(mod_f.f, x))
     try:
         jacobians.jacobian(lambda x: x * 2, x, executor=ex)
     except TypeError as e:
