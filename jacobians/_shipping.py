@@ -36,7 +36,7 @@ import numpy as np
 import dualad
 from dualad.extend import flatten
 
-from ._common import Problem, flat_rows, float_dtype, identity_rows
+from ._common import Problem, chunks, flat_rows, float_dtype, identity_rows
 
 
 def serializer():
@@ -98,8 +98,10 @@ class Failure:
             self.exc = None
 
 
-def run_task(payload, digest, kind, mode, start, count, seeds, dtype, scale):
-    """One chunk of a sweep (module docstring); its block of rows, or a :class:`Failure`."""
+def run_task(payload, digest, kind, mode, start, count, seeds, dtype, scale, chunk=None):
+    """Rows ``start .. start + count`` of a sweep (module docstring), or a :class:`Failure`.
+    ``chunk``: the sweep's chunk, for a task of several chunks on one tape (reverse, and
+    reverse-over-reverse Hessians: :func:`jacobians.distributed.one_tape`)."""
     try:
         problem = _problem(payload, digest)
     except Exception as e:    # f (or what it needs) cannot be loaded on this worker
@@ -109,8 +111,8 @@ def run_task(payload, digest, kind, mode, start, count, seeds, dtype, scale):
         if kind == "forward":
             return forward_block(problem, start, count, seeds, dtype)[1]
         if kind == "reverse":
-            return reverse_block(problem, start, count, seeds, dtype)
-        return hessian_block(problem, mode, start, count, seeds, dtype, scale)
+            return reverse_block(problem, start, count, seeds, dtype, chunk)
+        return hessian_block(problem, mode, start, count, seeds, dtype, scale, chunk)
     except Exception as e:    # f's own error: reported with its chunk by the caller
         return Failure(e)
 
@@ -125,20 +127,25 @@ def forward_block(problem, start, count, seeds, dtype):
     return out, flat_rows(flatten(tans)[0], count)
 
 
-def reverse_block(problem, start, count, seeds, dtype):
-    """As :func:`jacobians.sweeps.reverse_flat` computes chunk ``start``: (count x n), on
-    a tape this task records."""
+def reverse_block(problem, start, count, seeds, dtype, chunk=None):
+    """As :func:`jacobians.sweeps.reverse_flat` computes rows ``start .. start + count``
+    (count x n): one tape this task records, swept back once per ``chunk`` of them (the
+    local chunks: ``start`` is a multiple of ``chunk``)."""
     out, pullback = dualad.vjp(problem.fun, *problem.primals())
     problem.set_outputs(out)
-    cseeds = problem.onehot_cotangent_seeds(start, count, dtype) if seeds is None else \
-        problem.cotangent_seeds(seeds)
-    return flat_rows(flatten(pullback(cseeds))[0], count)
+    rows = []
+    for s, c in chunks(count, chunk or count):
+        cseeds = problem.onehot_cotangent_seeds(start + s, c, dtype) if seeds is None else \
+            problem.cotangent_seeds(seeds[s:s + c])
+        rows.append(flat_rows(flatten(pullback(cseeds))[0], c))
+    return rows[0] if len(rows) == 1 else np.concatenate(rows)
 
 
-def hessian_block(problem, mode, start, count, block, dtype, scale):
+def hessian_block(problem, mode, start, count, block, dtype, scale, chunk=None):
     """As :func:`jacobians.hessian_sweeps.hessian_rows` computes chunk ``start``: rows
     ``block @ H`` (count x n); ``block=None`` is rows start..start+count of ``scale``
-    times the identity. ``dtype`` is the local result's dtype."""
+    times the identity. ``dtype`` is the local result's dtype. Reverse-over-reverse:
+    one tape of the gradient, swept back once per ``chunk`` of the rows."""
     n = problem.n
     primals = problem.primals()
     if block is None and mode != "forward-over-reverse":
@@ -152,7 +159,9 @@ def hessian_block(problem, mode, start, count, block, dtype, scale):
         rows = dualad.jvp(_grad_of(problem), primals, seeds, lazy=True)[1]
     elif mode == "reverse-over-reverse":
         pullback = dualad.vjp(_grad_of(problem), *primals)[1]
-        rows = pullback(problem.tangent_seeds(block))
+        parts = [flat_rows(flatten(pullback(problem.tangent_seeds(block[s:s + c])))[0], c)
+                 for s, c in chunks(count, chunk or count)]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
     elif mode == "reverse-over-forward":
         pb = dualad.vjp(_directional(problem, block), *primals)[1]
         rows = pb(np.eye(count, dtype=dtype))

@@ -137,16 +137,23 @@ class Workers:
             return chunk
         return max(1, min(chunk, math.ceil(directions / max(1, self.workers()))))
 
-    def describe(self, directions, chunk):
-        """One line for ``Plan.explain()``: how the sweeps are split."""
+    def describe(self, directions, chunk, tape=False):
+        """One line for ``Plan.explain()``: how the sweeps are split. ``tape``: a reverse
+        sweep, whose tasks take several chunks on one tape (:func:`one_tape`)."""
         w = self.workers()
         per = self.chunk(directions, chunk)
-        tasks = math.ceil(directions / per) if directions else 0
+        n_chunks = math.ceil(directions / per) if directions else 0
         how = "chunk_size= as given" if self.chunk_given else \
             f"min(the max_memory chunk {chunk}, ceil({directions} / {w} workers))"
+        if tape:
+            tasks = len(_group([(0, 1)] * n_chunks, w))
+            each = (f"each task records one tape and sweeps it back once per chunk of up to "
+                    f"{per}")
+        else:
+            tasks, each = n_chunks, "each task is one sweep"
         return (f"Executor: {self.name} ({self.kind}), {w} worker(s): {directions} directions "
-                f"in {tasks} task(s) of up to {per} ({how}); each task is one sweep on a "
-                f"worker, {self._shipped()}; the census, detection, coloring and assembly "
+                f"in {n_chunks} chunk(s) of up to {per} ({how}), {tasks} task(s); {each} on "
+                f"a worker, {self._shipped()}; the census, detection, coloring and assembly "
                 f"stay here.")
 
     def _shipped(self):
@@ -190,37 +197,58 @@ def sweep(kind, problem, chunk, census, seeds=None, check=None, max_memory=None,
         total = problem.m if seeds is None else seeds.shape[0]
     else:
         total = problem.n if seeds is None else seeds.shape[0]
-    spans = chunks(total, runner.chunk(total, chunk))
-    blocks = {}
+    per = runner.chunk(total, chunk)
+    spans = chunks(total, per)
+    blocks = {}              # (start, count) -> its rows
     if check is not None and spans and kind != "reverse":
         start, count = spans[0]
         if kind == "forward":
-            out, blocks[0] = _shipping.forward_block(problem, start, count,
-                                                     _rows(seeds, start, count), dtype)
+            out, blocks[spans[0]] = _shipping.forward_block(problem, start, count,
+                                                            _rows(seeds, start, count), dtype)
             check()
             problem.set_outputs(out)
         else:
-            blocks[0] = _shipping.hessian_block(problem, mode, start, count,
-                                                _rows(seeds, start, count), dtype, scale)
+            blocks[spans[0]] = _shipping.hessian_block(problem, mode, start, count,
+                                                       _rows(seeds, start, count), dtype, scale)
             check()
     elif pullback is not None and spans:
         count = spans[0][1]
         cseeds = problem.onehot_cotangent_seeds(0, count, dtype) if seeds is None else \
             problem.cotangent_seeds(seeds[:count])
-        blocks[0] = flat_rows(flatten(pullback(cseeds))[0], count)
+        blocks[spans[0]] = flat_rows(flatten(pullback(cseeds))[0], count)
     elif kind == "forward":
         _outputs(problem, census)
     if kind != "hessian" and max_memory is not None:
         refuse_dense(problem.api, problem, max_memory, _result_dtype(problem))
-    _run(problem, kind, mode, spans, seeds, dtype, scale, blocks, total)
+    rest = [s for s in spans if s not in blocks]
+    tape = one_tape(kind, mode)
+    tasks = _group(rest, runner.workers()) if tape else rest
+    blocks.update(_run(problem, kind, mode, tasks, seeds, dtype, scale, total,
+                       per if tape else None))
     if kind == "forward":
-        rdtype = np.result_type(dtype, blocks[0].dtype) if spans else dtype
+        rdtype = np.result_type(dtype, blocks[spans[0]].dtype) if spans else dtype
         out = np.empty((total, problem.m), rdtype)
     else:
         out = np.empty((total, problem.n), dtype)
-    for i, (start, count) in enumerate(spans):
-        out[start:start + count] = blocks[i]
+    for (start, count), rows in blocks.items():
+        out[start:start + count] = rows
     return out.T if kind == "forward" else out
+
+
+def one_tape(kind, mode):
+    """Whether the local loop sweeps ONE tape for all its chunks (reverse; reverse-over-
+    reverse Hessians): then a task takes several consecutive chunks, ceil(chunks /
+    workers), and records one tape for them, instead of one tape per chunk."""
+    return kind == "reverse" or (kind == "hessian" and mode == "reverse-over-reverse")
+
+
+def _group(spans, workers):
+    """Consecutive ``spans`` merged into at most ``workers`` tasks ``(start, count)``."""
+    if not spans:
+        return []
+    per = math.ceil(len(spans) / max(1, workers))
+    return [(spans[i][0], sum(c for _, c in spans[i:i + per]))
+            for i in range(0, len(spans), per)]
 
 
 def _outputs(problem, census):
@@ -250,18 +278,20 @@ def _sweep_name(kind, mode):
     return f"{mode} Hessian sweep" if kind == "hessian" else f"{kind} sweep"
 
 
-def _run(problem, kind, mode, spans, seeds, dtype, scale, blocks, total):
-    """Compute every chunk of ``spans`` not in ``blocks`` as a task; fill ``blocks``."""
+def _run(problem, kind, mode, spans, seeds, dtype, scale, total, chunk):
+    """Every ``(start, count)`` of ``spans`` as a task: ``{span: its rows}``. ``chunk``:
+    the sweep's chunk within a task of several (:func:`one_tape`), else None."""
     runner = problem.executor
-    todo = [i for i in range(len(spans)) if i not in blocks]
+    todo = list(range(len(spans)))
+    blocks = {}
     if not todo:
-        return
+        return blocks
     engine = (Dask if runner.kind == "dask" else Futures)(runner, *_payload(problem, runner))
 
     def submit(i):
         start, count = spans[i]
         return engine.submit(kind, mode, start, count, _rows(seeds, start, count), dtype.str,
-                             scale)
+                             scale, chunk)
 
     what = _what(kind, seeds, mode)
     pending, lost = {}, {}
@@ -286,11 +316,11 @@ def _run(problem, kind, mode, spans, seeds, dtype, scale, blocks, total):
                     engine.cancel(list(pending))
                     pending = {}
                     raise _failed(problem, runner, kind, mode, what, spans[i], total, value)
-                blocks[i] = value
+                blocks[spans[i]] = value
     finally:
         engine.close()
     if lost:
-        missing = [spans[i] for i in range(len(spans)) if i not in blocks]
+        missing = [s for s in spans if s not in blocks]
         e = next(iter(lost.values()))
         listed = ", ".join(f"{s}..{s + c - 1}" for s, c in missing)
         raise DistributedSweepError(
@@ -302,6 +332,7 @@ def _run(problem, kind, mode, spans, seeds, dtype, scale, blocks, total):
             f"(out of memory, a crash in native code, os._exit) breaks a process pool: "
             f"check the workers' memory, or pass a smaller chunk_size= or a larger retries=",
             missing=missing) from e
+    return blocks
 
 
 def _failed(problem, runner, kind, mode, what, span, total, failure):

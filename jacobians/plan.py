@@ -209,7 +209,8 @@ class Plan:
                      f"estimated {_fmt(est)} per Jacobian.")
         lines.append("Why: " + self.how)
         if self.problem.executor is not None:
-            lines.append(self.problem.executor.describe(self.directions or 0, self.chunk_size))
+            lines.append(self.problem.executor.describe(self.directions or 0, self.chunk_size,
+                                                        KIND[self.mode] == "reverse"))
         lines.append("Estimated cost of each alternative:")
         for alt in ALTERNATIVES:
             seconds, source = self.estimates.get(alt, (None, "not considered"))

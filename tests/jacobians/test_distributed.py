@@ -176,10 +176,11 @@ def test_plan_explains_the_split_and_evaluates(ex):
     p = jacobians.plan(elementwise, X, mode="forward", executor=ex)
     text = p.explain()
     assert f"Executor: {type(ex).__name__}" in text and "2 worker(s)" in text
-    assert "9 directions in 2 task(s) of up to 5" in text
+    assert "9 directions in 2 chunk(s) of up to 5" in text and "2 task(s); each task is one" in text
     assert np.array_equal(p(X + 1), jacobians.jacobian(elementwise, X + 1, mode="forward"))
     q = jacobians.plan(elementwise, X, mode="reverse", chunk_size=4, executor=ex)
-    assert "9 directions in 3 task(s) of up to 4 (chunk_size= as given)" in q.explain()
+    assert ("9 directions in 3 chunk(s) of up to 4 (chunk_size= as given), 2 task(s); each "
+            "task records one tape and sweeps it back once per chunk of up to 4") in q.explain()
     assert np.array_equal(q(X - 1), jacobians.jacobian(elementwise, X - 1, mode="reverse",
                                                        chunk_size=4))
 
@@ -280,8 +281,8 @@ def test_a_broken_pool_is_reported_with_every_missing_chunk():
             warnings.simplefilter("ignore", RuntimeWarning)
             with pytest.raises(DistributedSweepError) as info:
                 jacobians.jacrev(always_dies, X, chunk_size=3, executor=ex, retries=1)
-    assert info.value.missing == [(0, 3), (3, 3), (6, 3)]
-    assert "rows 0..2, 3..5, 6..8 of 9 were not computed" in str(info.value)
+    assert info.value.missing == [(0, 6), (6, 3)]     # 3 chunks on 2 tapes (one_tape)
+    assert "rows 0..5, 6..8 of 9 were not computed" in str(info.value)
     assert "after 1 retry each" in str(info.value)
 
 

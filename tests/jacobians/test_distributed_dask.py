@@ -76,7 +76,7 @@ def test_hessians_dense_and_sparse(client):
 def test_plan_on_dask(client):
     p = jacobians.plan(elementwise, X, mode="forward", executor=client)
     text = p.explain()
-    assert "Executor: Client (dask), 2 worker(s): 9 directions in 2 task(s) of up to 5" in text
+    assert "Executor: Client (dask), 2 worker(s): 9 directions in 2 chunk(s) of up to 5" in text
     assert "scattered to every worker once" in text
     assert np.array_equal(p(X * 2), jacobians.jacobian(elementwise, X * 2, mode="forward"))
 
@@ -121,4 +121,5 @@ def test_the_readme_example_runs_alone_in_a_fresh_interpreter(tmp_path):
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                          timeout=300, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("Executor: Client (dask), 2 worker(s): 40 directions in 2 task(s)")
+    assert out.stdout.startswith("Executor: Client (dask), 2 worker(s): 40 directions in 2 "
+                                 "chunk(s) of up to 20")
