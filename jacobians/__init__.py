@@ -5,6 +5,8 @@
     hessian(f, x), hvp(f, x, v)        forward-over-reverse by default, exactly symmetric
     sparse_jacobian / sparse_hessian   detected sparsity, coloring, compressed sweeps
     plan(f, x).explain()               the chosen mode, why, and the cost of each alternative
+    executor=pool_or_dask_client       each chunk of a sweep one task on the workers
+                                       (jacobians.distributed; DistributedSweepError)
 """
 
 # The repository's jacobians/ folder, imported from a checkout as a package of its own,
