@@ -27,17 +27,15 @@ the variables are set at the top of this script, before NumPy loads, and the wor
 (forkserver processes, Dask's spawned workers) inherit the environment when they start.
 So "2 workers" is two cores, not two BLAS pools fighting over them.
 
-Usage: ``python bench/distributed.py [--repeat 2] [--steps 1200] [--chunk 25]``
+Usage: ``python bench/distributed_sweeps.py [--repeat 2] [--steps 1200] [--chunk 25]``
+
+(Not ``bench/distributed.py``: ``tests/test_bench_run.py`` puts bench/ on ``sys.path``, where a
+module of that name would shadow Dask's ``distributed`` package, in the test process and in
+every Dask worker it starts.)
 """
 from __future__ import annotations
 
 import os
-import sys
-
-# This file is named distributed.py: its folder, first on sys.path, would shadow Dask's
-# `distributed` package here and in the workers (which start with this sys.path).
-_here = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _here]
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
              "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
