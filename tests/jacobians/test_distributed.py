@@ -220,7 +220,7 @@ def test_a_function_that_forgets_to_return(ex):
         jacobians.jacobian(no_return, X, mode="forward", chunk_size=2, executor=ex)
 
 
-def test_a_closure_over_a_large_array_is_shipped_once(ex, monkeypatch):
+def test_a_closure_over_a_large_array_is_serialized_once(ex, monkeypatch):
     w = np.linspace(0.0, 1.0, 1_000_000)
     calls = []
     dumps = _shipping.dumps
