@@ -5,6 +5,8 @@
     hessian(f, x), hvp(f, x, v)        forward-over-reverse by default, exactly symmetric
     sparse_jacobian / sparse_hessian   detected sparsity, coloring, compressed sweeps
     plan(f, x).explain()               the chosen mode, why, and the cost of each alternative
+    executor=pool_or_dask_client       each chunk of a sweep one task on the workers
+                                       (jacobians.distributed; DistributedSweepError)
 """
 
 # The repository's jacobians/ folder, imported from a checkout as a package of its own,
@@ -21,3 +23,4 @@ from .sparsity import jacobian_sparsity, hessian_sparsity  # noqa: F401
 from .coloring import column_coloring, row_coloring, star_coloring  # noqa: F401
 from .plan import plan, Plan  # noqa: F401
 from . import nested  # noqa: F401  (the traced paths: jacobians inside transformations)
+from .distributed import DistributedSweepError  # noqa: F401

@@ -82,13 +82,26 @@ def composes(api, curry=False):
                 curried.__name__ = f"{api}({fname(f)})"
                 return curried
             if args and holds_traced(args):
-                return TRACED_PATHS[api](f, *args, **kwargs)
+                return TRACED_PATHS[api](f, *args, **untraced_kwargs(api, f, kwargs))
             try:
                 return plain(f, *args, **kwargs)
             except TracedOutput:      # f closes over a traced value
-                return TRACED_PATHS[api](f, *args, **kwargs)
+                return TRACED_PATHS[api](f, *args, **untraced_kwargs(api, f, kwargs))
         return public
     return wrap
+
+
+def untraced_kwargs(api, f, kwargs):
+    """``kwargs`` for the traced path: ``executor=`` refused (traced values cannot be
+    shipped to workers: the outer transformation records every operation here), ``retries``
+    dropped."""
+    if kwargs.get("executor") is not None:
+        raise TypeError(
+            f"jacobians.{api}({fname(f)}): executor= cannot be used inside a transformation "
+            f"(dualad.grad/jvp/vjp/vmap/jit): the arguments (or what {fname(f)} closes over) "
+            f"are traced values, which cannot be shipped to workers. Drop executor= here, or "
+            f"call jacobians.{api} outside the transformation")
+    return {k: v for k, v in kwargs.items() if k not in ("executor", "retries")}
 
 
 def normalize_argnums(api, f, argnums, nargs):
@@ -105,6 +118,8 @@ def normalize_argnums(api, f, argnums, nargs):
 
 class Problem:
     """``f`` with its differentiated arguments flattened into one vector of size ``n``."""
+
+    executor = None     # a jacobians.distributed.Workers: the sweeps' chunks become tasks
 
     def __init__(self, api, f, args, argnums=0, traced_ok=False):
         if not callable(f):
@@ -153,6 +168,7 @@ class Problem:
                              f"{self.in_shapes}, got {p.in_shapes}")
         p.out_shapes, p.out_rebuild, p.m = self.out_shapes, self.out_rebuild, self.m
         p.out_offsets = self.out_offsets
+        p.executor = self.executor
         return p
 
     def flat_fun(self, z):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ._common import DEFAULT_MAX_MEMORY, Problem, composes, fname
 from .auto import fixed_chunk, jacobian_auto
+from .distributed import Workers, attach
 from .sweeps import (MODES, check_mode, chunk_for, forward_flat, get_census,  # noqa: F401
                      reverse_flat, signature)
 
@@ -37,7 +38,8 @@ def _curried(api, f, kwargs, run):
 
 
 @composes("jacobian")
-def jacobian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY):
+def jacobian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY,
+             executor=None, retries=2):
     """The Jacobian of ``f`` at ``args`` in ``argnums``: shape ``out.shape + in.shape``.
 
     ``jacobian(f, x)`` evaluates; ``jacobian(f)`` returns the function ``x ↦ J(x)``.
@@ -46,33 +48,48 @@ def jacobian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAU
     the cost model). Several arguments (``argnums`` a tuple) and container
     inputs/outputs give nested results: outputs, then arguments, then leaves.
     ``chunk_size`` directions per sweep, or as many as fit in ``max_memory`` bytes.
+    ``executor``: a ``concurrent.futures.Executor`` or a ``dask.distributed.Client``; each
+    chunk of directions is then one task on a worker, retried ``retries`` times if the
+    worker is lost (:mod:`jacobians.distributed`, docs/distributed.md).
     """
     mode = check_mode("jacobian", mode)
     if not args:
         return _curried("jacobian", f, dict(mode=mode, argnums=argnums, chunk_size=chunk_size,
-                                            max_memory=max_memory), jacobian)
-    problem = Problem("jacobian", f, args, argnums)
+                                            max_memory=max_memory, executor=executor,
+                                            retries=retries), jacobian)
+    problem = attach("jacobian", Problem("jacobian", f, args, argnums), executor, retries,
+                     chunk_size)
     return problem.structured(jacobian_flat(problem, mode, chunk_size, max_memory))
 
 
-def _in_mode(api, mode, f, args, argnums, chunk_size, max_memory):
+def _in_mode(api, mode, f, args, argnums, chunk_size, max_memory, executor, retries):
     """``jacobian(f, *args, mode=mode)`` called as ``api`` (jacfwd, jacrev): curried
     without ``args``, and errors name ``api``, not the jacobian it calls."""
     if not args:
         return _curried(api, f, dict(argnums=argnums, chunk_size=chunk_size,
-                                     max_memory=max_memory),
+                                     max_memory=max_memory, executor=executor,
+                                     retries=retries),
                         jacfwd if mode == "forward" else jacrev)
+    if executor is not None:
+        Workers(api, executor, retries)       # misuse named as api, not jacobian
     return jacobian(f, *args, mode=mode, argnums=argnums, chunk_size=chunk_size,
-                    max_memory=max_memory)
+                    max_memory=max_memory, executor=executor, retries=retries)
 
 
 @composes("jacfwd")
-def jacfwd(f, *args, argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY):
-    """``jacobian(..., mode="forward")``: batched JVPs, one column per direction."""
-    return _in_mode("jacfwd", "forward", f, args, argnums, chunk_size, max_memory)
+def jacfwd(f, *args, argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY, executor=None,
+           retries=2):
+    """``jacobian(..., mode="forward")``: batched JVPs, one column per direction.
+    ``executor``/``retries``: chunks of columns as tasks (see :func:`jacobian`)."""
+    return _in_mode("jacfwd", "forward", f, args, argnums, chunk_size, max_memory, executor,
+                    retries)
 
 
 @composes("jacrev")
-def jacrev(f, *args, argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY):
-    """``jacobian(..., mode="reverse")``: batched pullbacks of one tape, one row per cotangent."""
-    return _in_mode("jacrev", "reverse", f, args, argnums, chunk_size, max_memory)
+def jacrev(f, *args, argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY, executor=None,
+           retries=2):
+    """``jacobian(..., mode="reverse")``: batched pullbacks of one tape, one row per cotangent.
+    ``executor``/``retries``: chunks of rows as tasks, each recording its own tape (see
+    :func:`jacobian`)."""
+    return _in_mode("jacrev", "reverse", f, args, argnums, chunk_size, max_memory, executor,
+                    retries)

@@ -24,12 +24,14 @@ from ._common import DEFAULT_MAX_MEMORY, composes, fname
 from .auto import hessian_auto
 from .hessian_sweeps import (HESSIAN_MODES, _grad_of, check_hessian_mode,  # noqa: F401
                              hessian_chunk, hessian_rows, scalar_problem, structured_square)
+from .distributed import Workers
 from .memory import refuse_dense
 from .sweeps import result_dtype
 
 
 @composes("hessian")
-def hessian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY):
+def hessian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY,
+            executor=None, retries=2):
     """The Hessian of scalar ``f`` at ``args``: shape ``in.shape + in.shape``, exactly symmetric.
 
     ``hessian(f, x)`` evaluates; ``hessian(f)`` returns ``x ↦ H(x)``. ``mode``:
@@ -37,16 +39,22 @@ def hessian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAUL
     the module docstring), "forward-over-reverse", "reverse-over-reverse",
     "reverse-over-forward" or "forward-over-forward". Directions go through in batched
     sweeps of ``chunk_size`` (or as many as fit in ``max_memory``); a dense Hessian
-    larger than ``max_memory`` bytes is refused (use ``sparse_hessian``).
+    larger than ``max_memory`` bytes is refused (use ``sparse_hessian``). ``executor``:
+    a ``concurrent.futures.Executor`` or ``dask.distributed.Client``; each chunk of
+    Hessian rows is then one task on a worker, retried ``retries`` times if the worker
+    is lost (:mod:`jacobians.distributed`).
     """
     mode = check_hessian_mode(mode)
     if not args:
         def hess_f(*a):
             return hessian(f, *a, mode=mode, argnums=argnums, chunk_size=chunk_size,
-                           max_memory=max_memory)
+                           max_memory=max_memory, executor=executor, retries=retries)
         hess_f.__name__ = f"hessian({fname(f)})"
         return hess_f
+    workers = None if executor is None else Workers("hessian", executor, retries,
+                                                    chunk_size is not None)
     problem = scalar_problem("hessian", f, args, argnums)
+    problem.executor = workers
     refuse_dense("hessian", problem, max_memory, result_dtype(problem), "hessian")
     if mode == "auto":
         return structured_square(problem, hessian_auto(problem, chunk_size, max_memory))

@@ -23,6 +23,7 @@ import numpy as np
 import dualad
 from dualad.extend import flatten, shape_of
 
+from . import distributed
 from ._common import Problem, chunks, flat_rows, float_dtype, identity_rows
 from .sweeps import get_census
 
@@ -72,6 +73,9 @@ def hessian_rows(problem, mode, directions, chunk, scale=1.0, check=None):
     ``directions=None`` is ``scale`` times the identity (the whole H), seeded one-hot in
     forward-over-reverse (:mod:`dualad.onehot`). ``check()`` runs after the first chunk
     (it may raise: see :mod:`jacobians.validity`)."""
+    if problem.executor is not None:    # the chunks as tasks (jacobians.distributed)
+        return distributed.sweep("hessian", problem, chunk, get_census, directions, check,
+                                 None, mode, scale)
     n = problem.n
     dtype = float_dtype(problem.dtype)
     if directions is None:

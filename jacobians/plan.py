@@ -33,7 +33,9 @@ import numpy as np
 
 from . import cost
 from . import nested
-from ._common import DEFAULT_MAX_MEMORY, Problem, TracedOutput, float_dtype, holds_traced
+from ._common import (DEFAULT_MAX_MEMORY, Problem, TracedOutput, float_dtype, holds_traced,
+                      untraced_kwargs)
+from .distributed import Workers
 from .memory import dense_bytes, dense_of, human_bytes, refuse_dense
 from .patterns import TooDense
 from .sparse import colorings_for
@@ -132,6 +134,12 @@ class Plan:
         mode detects the pattern at this call's primal values (once per trace under jit:
         the sweep guards the decisions it holds for), unless the plan was given one."""
         p = self.problem
+        if p.executor is not None:
+            raise TypeError(
+                f"plan({p.name}): this plan was made with executor= (its sweeps run on "
+                f"workers) and was called inside a transformation (dualad.grad/jvp/vjp/vmap/"
+                f"jit) on traced values, which cannot be shipped to workers: call it outside, "
+                f"or make a plan without executor= for use inside")
         check = Problem(p.api, p.f, args, p.nums[0] if p.single else p.nums, traced_ok=True)
         if check.in_shapes != p.in_shapes:
             raise ValueError(f"plan: {p.name} was planned for inputs of shapes {p.in_shapes}, "
@@ -200,6 +208,9 @@ class Plan:
                      f"tangents ~{human_bytes(self.bytes_per_direction * min(self.chunk_size, self.directions or 1))}); "
                      f"estimated {_fmt(est)} per Jacobian.")
         lines.append("Why: " + self.how)
+        if self.problem.executor is not None:
+            lines.append(self.problem.executor.describe(self.directions or 0, self.chunk_size,
+                                                        KIND[self.mode] == "reverse"))
         lines.append("Estimated cost of each alternative:")
         for alt in ALTERNATIVES:
             seconds, source = self.estimates.get(alt, (None, "not considered"))
@@ -220,8 +231,9 @@ class Plan:
         return "\n".join(lines)
 
     def __repr__(self):
+        on = "" if self.problem.executor is None else f" on {self.problem.executor.name}"
         return (f"Plan({self.problem.name}: {self.mode}, n={self.n}, m={self.m}, "
-                f"{self.directions} directions in {self.n_chunks} sweep(s))")
+                f"{self.directions} directions in {self.n_chunks} sweep(s){on})")
 
 
 def _detect(problem, sparse, sparsity, max_memory, notes, budget=None):
@@ -244,7 +256,8 @@ def _detect(problem, sparse, sparsity, max_memory, notes, budget=None):
 
 
 def plan(f, *args, mode="auto", argnums=0, sparse="auto", sparsity=None, chunk_size=None,
-         max_memory=DEFAULT_MAX_MEMORY, output="auto", calibrate=True, detect="always"):
+         max_memory=DEFAULT_MAX_MEMORY, output="auto", calibrate=True, detect="always",
+         executor=None, retries=2):
     """Prepare the Jacobian of ``f`` at ``args`` (see the module docstring).
 
     ``mode``: "auto", "forward", "reverse", "sparse-forward", "sparse-reverse".
@@ -257,17 +270,26 @@ def plan(f, *args, mode="auto", argnums=0, sparse="auto", sparsity=None, chunk_s
     ``detect``: "always" (with ``sparse="auto"``, detect the pattern) or "worth" (only
     when the modelled dense cost pays for it: what ``jacobian(f, x)`` does, so
     ``plan(f, x, output="dense", detect="worth").explain()`` says what it would do).
+    ``executor``: a ``concurrent.futures.Executor`` or ``dask.distributed.Client`` the
+    plan keeps: every evaluation's chunks of directions are tasks on its workers,
+    retried ``retries`` times if a worker is lost; ``explain()`` says how the sweeps are
+    split (:mod:`jacobians.distributed`). Planning (census, detection, timing) runs here.
     """
     mode = check_mode("plan", mode, ("auto",) + ALTERNATIVES)
     if output not in ("auto", "dense", "sparse"):
         raise ValueError(f"plan: output={output!r} is not one of 'auto', 'dense', 'sparse'")
     if detect not in ("always", "worth"):
         raise ValueError(f"plan: detect={detect!r} is not one of 'always', 'worth'")
+    workers = None if executor is None else Workers("plan", executor, retries,
+                                                    chunk_size is not None)
     try:
         problem = Problem("plan", f, args, argnums)
     except TracedOutput as e:   # inside a transformation: a prepared plan would do
+        if executor is not None:
+            untraced_kwargs("plan", f, {"executor": executor})
         raise TracedOutput(f"{e}. A prepared plan takes traced values: make it outside, "
                            f"p = plan(f, x0), and call p(x) inside") from None
+    problem.executor = workers
     return prepare(problem, mode, sparse, sparsity, chunk_size, max_memory, output, calibrate,
                    detect)
 

@@ -24,6 +24,7 @@ import scipy.sparse as sp
 from . import cost
 from ._common import DEFAULT_MAX_MEMORY, Problem, composes, float_dtype, fname
 from .coloring import column_coloring, row_coloring, star_coloring
+from .distributed import Workers, attach
 from .sweeps import check_mode, forward_flat, reverse_flat
 from .hessian_sweeps import hessian_chunk, hessian_rows, scalar_problem
 from .sparsity import as_pattern, detect_hessian, detect_jacobian
@@ -102,23 +103,28 @@ def choose(census, col, row, chunk):
 
 @composes("sparse_jacobian")
 def sparse_jacobian(f, *args, mode="auto", argnums=0, sparsity=None, chunk_size=None,
-                    max_memory=DEFAULT_MAX_MEMORY):
+                    max_memory=DEFAULT_MAX_MEMORY, executor=None, retries=2):
     """The flat Jacobian (m x n) of ``f`` at ``args`` as a scipy CSR matrix.
 
     The structure is detected by the pattern interpreter (or given: ``sparsity``, any
     m x n sparse or dense boolean matrix); columns (``mode="forward"``) or rows
     (``"reverse"``) are colored, each color group swept at once, and the compressed
     result decompressed. ``"auto"`` takes the direction with the cheaper sweeps.
-    ``sparse_jacobian(f)`` returns the function ``x ↦ J(x)``.
+    ``sparse_jacobian(f)`` returns the function ``x ↦ J(x)``. ``executor``: a
+    ``concurrent.futures.Executor`` or ``dask.distributed.Client``; each chunk of colors
+    is then one task on a worker (detection, coloring and decompression stay here),
+    retried ``retries`` times if the worker is lost (:mod:`jacobians.distributed`).
     """
     mode = check_mode("sparse_jacobian", mode)
     if not args:
         def sparse_jac_f(*a):
             return sparse_jacobian(f, *a, mode=mode, argnums=argnums, sparsity=sparsity,
-                                   chunk_size=chunk_size, max_memory=max_memory)
+                                   chunk_size=chunk_size, max_memory=max_memory,
+                                   executor=executor, retries=retries)
         sparse_jac_f.__name__ = f"sparse_jacobian({fname(f)})"
         return sparse_jac_f
-    problem = Problem("sparse_jacobian", f, args, argnums)
+    problem = attach("sparse_jacobian", Problem("sparse_jacobian", f, args, argnums), executor,
+                     retries, chunk_size)
     if sparsity is None:
         detected = detect_jacobian(problem)
         pattern, census = detected.pattern, detected.census
@@ -160,20 +166,25 @@ def decompress_star(pattern, coloring, compressed):
 
 @composes("sparse_hessian")
 def sparse_hessian(f, *args, argnums=0, sparsity=None, chunk_size=None,
-                   max_memory=DEFAULT_MAX_MEMORY):
+                   max_memory=DEFAULT_MAX_MEMORY, executor=None, retries=2):
     """The Hessian (n x n, flat inputs) of scalar ``f`` as an exactly symmetric scipy CSR.
 
     Structure detected by running the gradient's reverse sweep on patterns (or given:
     ``sparsity``); star coloring; one Hessian-vector product per color, all in batched
-    forward-over-reverse sweeps; direct decompression.
+    forward-over-reverse sweeps; direct decompression. ``executor``/``retries``: each
+    chunk of colors one task on a worker (as :func:`sparse_jacobian`).
     """
     if not args:
         def sparse_hess_f(*a):
             return sparse_hessian(f, *a, argnums=argnums, sparsity=sparsity,
-                                  chunk_size=chunk_size, max_memory=max_memory)
+                                  chunk_size=chunk_size, max_memory=max_memory,
+                                  executor=executor, retries=retries)
         sparse_hess_f.__name__ = f"sparse_hessian({fname(f)})"
         return sparse_hess_f
+    workers = None if executor is None else Workers("sparse_hessian", executor, retries,
+                                                    chunk_size is not None)
     problem = scalar_problem("sparse_hessian", f, args, argnums)
+    problem.executor = workers
     if sparsity is None:
         pattern = detect_hessian(problem).pattern
     else:

@@ -24,7 +24,7 @@ import numpy as np
 import dualad
 from dualad.extend import flatten, shape_of
 
-from . import cost
+from . import cost, distributed
 from ._common import FunctionCache, chunks, flat_rows, float_dtype, refuse_traced
 from .memory import refuse_dense
 
@@ -117,6 +117,9 @@ def forward_flat(problem, chunk, seeds=None, check=None, max_memory=None):
     runs after the first sweep (it may raise: see :mod:`jacobians.validity`).
     ``max_memory``: the dense result (m x n) is refused past it (:mod:`.memory`) once the
     first sweep has told ``m``, before it is allocated."""
+    if problem.executor is not None:    # the chunks as tasks (jacobians.distributed)
+        return distributed.sweep("forward", problem, chunk, get_census, seeds, check,
+                                 max_memory)
     n = problem.n if seeds is None else seeds.shape[0]
     dtype = float_dtype(problem.dtype)
     if n == 0:
@@ -157,6 +160,9 @@ def reverse_flat(problem, chunk, seeds=None, check=None, max_memory=None):
     identity (then the result is ``seeds J``, (c x n): a compressed Jacobian). ``check()``
     runs once the tape is recorded (it may raise: see :mod:`jacobians.validity`).
     ``max_memory`` as in :func:`forward_flat` (checked once the tape is recorded)."""
+    if problem.executor is not None:    # the chunks as tasks, each its own tape
+        return distributed.sweep("reverse", problem, chunk, get_census, seeds, check,
+                                 max_memory)
     dtype = float_dtype(problem.dtype)
     out, pullback = dualad.vjp(problem.fun, *problem.primals())
     if check is not None:
