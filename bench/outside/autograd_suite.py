@@ -29,6 +29,9 @@ import tarfile
 import tempfile
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import _sdist  # noqa: E402
+
 HERE = pathlib.Path(__file__).resolve().parent
 VERSION = "1.9.1"
 
@@ -47,16 +50,7 @@ NOT_APPLICABLE = {
 
 
 def sdist(path: str | None) -> pathlib.Path:
-    if path:
-        return pathlib.Path(path)
-    cache = pathlib.Path.home() / ".cache" / "dualad"
-    target = cache / f"autograd-{VERSION}.tar.gz"
-    if not target.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-                        "--no-binary", ":all:", f"autograd=={VERSION}", "-d", str(cache)],
-                       check=True)
-    return target
+    return _sdist.sdist("autograd", VERSION, path)
 
 
 def extract_tests(archive: pathlib.Path, into: pathlib.Path) -> pathlib.Path:

@@ -41,6 +41,9 @@ import tarfile
 import tempfile
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import _sdist  # noqa: E402
+
 HERE = pathlib.Path(__file__).resolve().parent
 SHIM = HERE / "checkpoint_schedules_shim"
 VERSION = "1.0.4"
@@ -52,16 +55,7 @@ GRID = [(1, (0,)), (2, (1,)), (3, (1, 2)), (5, (2,)), (10, tuple(range(2, 10))),
 
 
 def sdist(path: str | None) -> pathlib.Path:
-    if path:
-        return pathlib.Path(path)
-    cache = pathlib.Path.home() / ".cache" / "dualad"
-    target = cache / f"checkpoint_schedules-{VERSION}.tar.gz"
-    if not target.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-                        "--no-binary", ":all:", f"checkpoint_schedules=={VERSION}",
-                        "-d", str(cache)], check=True)
-    return target
+    return _sdist.sdist("checkpoint_schedules", VERSION, path)
 
 
 def unpack(archive: pathlib.Path, into: pathlib.Path) -> pathlib.Path:
