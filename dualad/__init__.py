@@ -5,9 +5,18 @@ One registry of primitives (:mod:`dualad.ops`), interpreted by dual numbers
 :mod:`dualad.tape`, the backward sweep in :mod:`dualad.sweep`). Plain ``numpy`` calls on traced values reach the
 registry through the NumPy protocols (:mod:`dualad.dispatch`).
 
-The names below are the public interface; :mod:`dualad.extend` is the one for
-declaring primitives and writing interpreters. The planner and the oracles are
-:mod:`dualad.jacobians` and :mod:`dualad.verification`.
+The names in ``__all__`` are the public interface (``help(dualad)`` lists them):
+the functional transformations (:func:`grad`, :func:`value_and_grad`, :func:`jvp`,
+:func:`vjp`, :func:`hvp`, :func:`derivative`, :func:`vmap`, :func:`jit`), loops and
+memory (:func:`scan`, :func:`checkpoint`), custom rules (:func:`primitive`,
+:class:`Function`), implicit differentiation (:func:`custom_root`,
+:func:`custom_linear_solve`), :func:`stop_gradient`, :func:`detect_anomaly`, the
+teaching :func:`trace`, and the errors users meet. :mod:`dualad.autograd` is the
+PyTorch-style imperative face and :mod:`dualad.lax` the JAX spellings.
+:mod:`dualad.extend` is the interface for declaring primitives and writing interpreters
+(``Primitive``, ``REGISTRY``, ``sample``, ``Dual``, ``Var``: still importable from
+``dualad`` as attributes, listed in ``dualad.extend.__all__``). The planner and the
+oracles are :mod:`dualad.jacobians` and :mod:`dualad.verification`.
 """
 # The order matters once: the registry is filled (ops) before the NumPy protocols are
 # installed on the boxes (dispatch), which the NumPy namespace (numpy) reads.
@@ -18,7 +27,7 @@ from . import array_api  # noqa: F401  (the array API namespace; installs __arra
 from . import autograd  # noqa: F401
 from .api import jvp, vjp, grad, value_and_grad, hvp, derivative  # noqa: F401
 from .tracer import EscapedTracerError  # noqa: F401
-from .primitive import REGISTRY, Primitive, sample
+from .primitive import REGISTRY, Primitive, sample  # noqa: F401  (dualad.extend's)
 from .forward import Dual  # noqa: F401
 from .tape import Var  # noqa: F401
 from .custom import primitive, Function  # noqa: F401
@@ -34,3 +43,19 @@ from .jit import jit, JitRetraceWarning  # noqa: F401
 from .heap import keep_heap  # noqa: F401  (opt-in allocator setting)
 
 __version__ = "0.1.0"
+
+# What ``help(dualad)`` lists and ``from dualad import *`` gives: the user-facing functions,
+# classes and errors. The extension surface (Primitive, REGISTRY, sample, Dual, Var) stays
+# importable from here but is documented, and listed, in dualad.extend.
+__all__ = [
+    # functional transformations
+    "grad", "value_and_grad", "jvp", "vjp", "hvp", "derivative", "vmap", "jit",
+    # loops, memory, implicit differentiation
+    "scan", "checkpoint", "custom_root", "custom_linear_solve", "stop_gradient",
+    # custom rules
+    "primitive", "Function",
+    # debugging, teaching, allocator
+    "detect_anomaly", "trace", "keep_heap",
+    # errors and warnings users meet
+    "AnomalyError", "EscapedTracerError", "JitRetraceWarning",
+]

@@ -38,6 +38,8 @@ import numpy as np
 from . import tracer
 from .tracer import Box, primal_value
 
+__all__ = ["detect_anomaly", "AnomalyError", "is_active", "check", "remember"]
+
 _STACKS = {}  # id(node) -> (weak reference to node, frames); boxes compare elementwise
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 # How many detect_anomaly() contexts the current thread / asyncio task has open.

@@ -26,6 +26,9 @@ from .primitive import DERIVED_RULES
 from .tree import flatten, flatten_like, tree_map
 from .versions import Stamps
 
+__all__ = ["jvp", "vjp", "grad", "value_and_grad", "hvp", "derivative", "check_input",
+           "check_output", "transposed_rule"]
+
 
 # No gc.disable() around sweeps: the collector's switch is process-wide, and a pause in one
 # thread undid a user's gc.disable() made in another. Long tapes pay for it (each recorded

@@ -18,6 +18,8 @@ from .tape import Var, VJPTrace
 from .tracer import Box, primal_value, shape_of
 from .versions import check_graph, stamp_node
 
+__all__ = ["Variable", "backward", "grad", "Function", "FunctionCtx"]
+
 
 class Variable(Var):
     """A value on the imperative tape; ``.grad`` holds accumulated gradients."""

@@ -21,6 +21,8 @@ from .tracer import shape_of
 from .primitive import Primitive
 from .vmap import vmap
 
+__all__ = ["checkpoint"]
+
 
 def checkpoint(f):
     """Wrap ``f`` (a function of arrays returning one array) to be recomputed in backward."""

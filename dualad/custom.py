@@ -26,6 +26,8 @@ import numpy as np
 from .tracer import shape_of
 from .primitive import Primitive
 
+__all__ = ["primitive", "Function", "FunctionCtx", "rule_guard"]
+
 
 def primitive(fn=None, *, name=None, sympy=None):
     """Declare ``fn`` (a function of plain arrays) as a primitive with its own rules."""

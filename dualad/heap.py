@@ -24,6 +24,8 @@ import ctypes
 import os
 import platform
 
+__all__ = ["keep_heap", "TOP_PAD_BYTES"]
+
 M_TOP_PAD = -2
 TOP_PAD_BYTES = 64 * 2 ** 20
 

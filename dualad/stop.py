@@ -38,6 +38,8 @@ from .primitive import Primitive, register, sample
 from .tracer import Box, primal_value, shape_of
 from .tree import flatten
 
+__all__ = ["stop_gradient", "stop_gradient_p", "StopGradientPrimitive", "detach"]
+
 
 class StopGradientPrimitive(Primitive):
     """A primitive whose derivative is zero by declaration, its value traced as usual.

@@ -11,3 +11,7 @@ from .custom_linear import custom_linear_solve  # noqa: F401
 from .linear_solve import LinearSystem, linear_solve_p  # noqa: F401
 from .root import custom_root  # noqa: F401
 from . import _samples  # noqa: F401,E402  (the rule checker's samples)
+
+# LinearSystem and linear_solve_p stay importable from here (the machinery under
+# custom_linear_solve); the public names are the two solves.
+__all__ = ["custom_linear_solve", "custom_root"]

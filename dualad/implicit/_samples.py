@@ -10,6 +10,8 @@ from ..tree import flatten
 from .linear_solve import LinearSystem, linear_solve_p
 from .root import RootProblem, root_p
 
+__all__ = []   # imported for its effect: the implicit primitives' rule-checker samples
+
 _A = np.array([[4.0, 1.0, -0.5], [0.3, 3.0, 0.8], [-0.2, 0.5, 5.0]])
 
 

@@ -17,6 +17,9 @@ from ..scaled import dense
 from ..tracer import Box, ndim_of, primal_value, shape_of
 from ..tree import flatten
 
+__all__ = ["Flat", "densified", "batch_shape", "push", "pull", "fold", "unfold",
+           "plain"]
+
 
 def densified(t):
     """A (co)tangent as an array or box: one-hot and scaled batches made dense."""

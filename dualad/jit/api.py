@@ -31,6 +31,8 @@ from .signature import (_Env, _fast_key, _held, _leaf_key, _positional, _static,
                         _structure)
 from .trace import ClosesOverTraced, JitBox, JitTrace, peek
 
+__all__ = ["jit", "Jitted", "JitRetraceWarning", "Compiled", "MAX_SIGNATURES"]
+
 CONCRETE.add(JitBox)
 
 # Signatures (shapes, dtypes, static values) one jitted function keeps programs for; past

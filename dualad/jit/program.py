@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = ["Program", "Eqn", "Guard", "Const", "pretty"]
+
 
 class Const:
     """A value the program holds: a Python number or an array (kept by reference: an

@@ -14,6 +14,9 @@ import numpy as np
 
 from ..tracer import Box
 
+__all__ = ["_Env", "_fast_key", "_held", "_leaf_key", "_positional", "_static",
+           "_structure"]   # private helpers of dualad.jit.api
+
 
 _SCALARS = (float, complex, np.float64, np.float32, np.complex128, np.complex64,
             np.float16, np.longdouble, np.clongdouble)

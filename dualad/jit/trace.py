@@ -25,6 +25,8 @@ import numpy as np
 from ..tracer import Box, EscapedTracerError, Trace, shape_of
 from .program import Const, Eqn, Guard
 
+__all__ = ["JitTrace", "JitBox", "ClosesOverTraced", "peek", "user_line"]
+
 
 class ClosesOverTraced(Exception):
     """Raised inside a jit trace when the function uses a traced value of an enclosing

@@ -13,6 +13,8 @@ from __future__ import annotations
 from ..tracer import Box, primal_value, staged_only
 from ..tree import flatten, tree_map
 
+__all__ = ["run_on_values"]
+
 
 def run_on_values(fn, args, kwargs, error):
     """``fn(*args, **kwargs)`` on the guarded values (``primal_value`` of a jit box records

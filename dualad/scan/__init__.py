@@ -5,3 +5,5 @@
 (``rules.py``) after closure conversion of the step (``closure.py``).
 """
 from .api import scan, default_snapshots  # noqa: F401
+
+__all__ = ["scan", "default_snapshots"]

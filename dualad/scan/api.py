@@ -23,6 +23,8 @@ from ..ops import stack
 from .closure import aval, trace_step
 from .rules import scan_primitive
 
+__all__ = ["scan", "default_snapshots", "CHECKPOINTS"]
+
 CHECKPOINTS = (None, "binomial")
 
 

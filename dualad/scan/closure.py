@@ -31,6 +31,9 @@ from ..jit.program import Const, Program
 from ..jit.replay import run as replay_run
 from ..jit.trace import JitBox, JitTrace
 
+__all__ = ["trace_step", "example_value", "aval", "guard_error", "Traced",
+           "LiftingTrace"]
+
 
 def example_value(x):
     """A plain value of ``x``'s (per-example) shape and dtype with no guard recorded: the

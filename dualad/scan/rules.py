@@ -34,6 +34,8 @@ from ..revolve import iter_schedule
 from ..tracer import Box, shape_of
 from ..vmap import vmap
 
+__all__ = ["scan_primitive"]
+
 
 def _inexact(dtype):
     return np.issubdtype(dtype, np.inexact)
