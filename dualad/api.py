@@ -123,17 +123,76 @@ def _as_tuple(x):
 
 # --- forward mode -------------------------------------------------------------------
 def jvp(f, primals, tangents, *, lazy=False):
-    """``(f(*primals), J·tangents)`` in one forward sweep.
+    r"""Evaluate ``f`` and its Jacobian-vector product in one forward sweep.
 
-    ``primals`` and ``tangents`` are tuples of matching structure. A tangent of
-    shape ``(B, *primal.shape)`` pushes B directions through one sweep and the
-    output tangent gets the same leading axis.
+    Returns :math:`\bigl(f(x),\; J_f(x)\,v\bigr)`, where :math:`x` are the
+    ``primals``, :math:`v` the ``tangents`` and :math:`J_f(x)` the Jacobian of
+    ``f`` at :math:`x`. Each primitive pushes its input tangents forward with its
+    JVP rule (dual numbers, :math:`\dot y = \partial f/\partial x \cdot \dot x`),
+    so the cost is a small multiple of one evaluation of ``f`` and no tape is kept.
 
-    ``lazy=True`` pushes a tangent forward only if an output's tangent depends
-    on it (:class:`dualad.forward.LazyJVPTrace`): the same result, without the
-    work on values no output needs, at the cost of keeping every intermediate
-    value until the sweep ends. Worth it when ``f`` computes more than it
-    returns, as a gradient does (forward-over-reverse: ``hvp``, ``hessian``).
+    Parameters
+    ----------
+    f : callable
+        The function, called as ``f(*primals)``. It may return an array, a number
+        or a tuple/list/dict (a pytree) of them.
+    primals : tuple or array_like
+        The point :math:`x`: a tuple with one entry per positional argument of
+        ``f`` (each an array, a float or a pytree of them); a single non-tuple
+        value stands for a one-argument call. Integer and boolean inputs are not
+        differentiable and raise.
+    tangents : tuple or array_like
+        The direction :math:`v`, with the structure of ``primals``; each leaf has
+        its primal's shape, or ``(B, *primal.shape)`` to push B directions
+        through the one sweep (the output tangents then get the same leading
+        axis). Use ``np.zeros_like(x)`` for an argument that is not perturbed.
+    lazy : bool, default False
+        Push a tangent forward only if an output's tangent depends on it (the
+        same result, without the work on values no output needs, at the cost of
+        keeping every intermediate value until the sweep ends). Worth it when
+        ``f`` computes more than it returns, as a gradient does
+        (forward-over-reverse: :func:`dualad.hvp`).
+
+    Returns
+    -------
+    primals_out : object
+        ``f(*primals)``, with ``f``'s output structure.
+    tangents_out : object
+        :math:`J_f(x)\,v`, with the output's structure and shapes (behind the
+        batch axis B when the tangents carry one). An output that does not
+        depend on the inputs gets a zero tangent.
+
+    Raises
+    ------
+    TypeError
+        If an input is an integer, boolean, string or ``None``; if a tangent is
+        ``None``, not numeric, or complex for a real primal; if ``f`` returns
+        ``None``.
+    ValueError
+        If the numbers of primals and tangents differ, or a tangent's shape is
+        neither its primal's nor ``(B, *primal.shape)`` with one B for all.
+
+    See Also
+    --------
+    dualad.vjp : The reverse-mode product :math:`u^T J_f(x)`.
+    dualad.derivative : Higher derivatives by nested forward sweeps.
+    dualad.hvp : Hessian-vector products (forward over reverse).
+
+    Examples
+    --------
+    >>> y, dy = dualad.jvp(np.sin, (0.0,), (1.0,))
+    >>> print(float(y), float(dy))
+    0.0 1.0
+
+    A batch of directions (here the identity: the whole Jacobian) in one sweep:
+
+    >>> x = np.array([1.0, 2.0])
+    >>> y, J = dualad.jvp(lambda x: x ** 2, (x,), (np.eye(2),))
+    >>> print(y)
+    [1. 4.]
+    >>> print(J)
+    [[2. 0.]
+     [0. 4.]]
     """
     primals, tangents = _as_tuple(primals), _as_tuple(tangents)
     if len(primals) != len(tangents):
@@ -174,8 +233,46 @@ def jvp(f, primals, tangents, *, lazy=False):
 
 
 def derivative(f, order=1):
-    """The ``order``-th derivative of a scalar (or elementwise) function, by
-    nesting forward sweeps: ``derivative(np.sin, 3)(1.0) == -cos(1.0)``."""
+    r"""Return the ``order``-th derivative of a scalar (or elementwise) function.
+
+    ``derivative(f, n)(x)`` is :math:`f^{(n)}(x)`, computed by nesting ``n``
+    forward sweeps (:func:`dualad.jvp` with the tangent 1): each level
+    differentiates the previous level's derivative, so no finite differences and
+    no symbolic expression swell are involved. For an elementwise ``f`` on an
+    array the result is the elementwise derivative (the tangent of all ones).
+
+    Parameters
+    ----------
+    f : callable
+        A function of one argument, scalar or elementwise.
+    order : int, default 1
+        The order :math:`n \ge 0`; 0 returns ``f`` itself.
+
+    Returns
+    -------
+    callable
+        The function ``x -> f^(n)(x)``.
+
+    Raises
+    ------
+    ValueError
+        If ``order`` is negative or not an integer.
+    TypeError
+        When the returned function is called with an integer or boolean input.
+
+    See Also
+    --------
+    dualad.jvp : One forward sweep.
+    dualad.grad : The gradient of a scalar function of several variables.
+
+    Examples
+    --------
+    >>> d3 = dualad.derivative(np.sin, 3)
+    >>> print(np.isclose(d3(1.0), -np.cos(1.0)))
+    True
+    >>> print(dualad.derivative(lambda x: x ** 3, 2)(np.array([1.0, 2.0])))
+    [ 6. 12.]
+    """
     if int(order) != order or order < 0:
         raise ValueError(f"derivative: order must be a non-negative integer, got {order!r}")
 
@@ -209,15 +306,70 @@ def _cotangents(results, vars_, batch):
 
 
 def vjp(f, *primals):
-    """``(f(*primals), pullback)``; ``pullback(ū)`` returns ``ūᵀ J`` for each primal.
+    r"""Evaluate ``f`` on a tape and return its value and its pullback.
 
-    ``ū`` has the output's structure; a leaf of shape ``(B, *out.shape)``
-    sweeps B cotangents back at once. The pullback may be called many times.
+    Returns :math:`\bigl(f(x),\; u \mapsto u^T J_f(x)\bigr)`: the forward pass
+    records every primitive on a tape once, and each call of the pullback sweeps
+    a cotangent :math:`u` back through that tape (reverse mode), giving the
+    vector-Jacobian product for every primal at a small multiple of the cost of
+    ``f``. The pullback may be called many times; the tape is kept for it.
 
-    The tape owns its arrays (dualad.versions): the primals are copied into it and
-    the outputs returned are copies, so modifying either in place changes nothing;
-    another array the forward pass saved (a closed-over constant) modified in place
-    before a pullback call makes that call raise RuntimeError.
+    The tape owns its arrays: the primals are copied into it and the outputs
+    returned are copies, so modifying either in place changes nothing; another
+    array the forward pass saved (a closed-over constant) modified in place
+    before a pullback call makes that call raise.
+
+    Parameters
+    ----------
+    f : callable
+        The function, called as ``f(*primals)``; it may return an array, a
+        number or a tuple/list/dict (a pytree) of them.
+    *primals : array_like
+        The point :math:`x`, one entry per positional argument of ``f`` (arrays,
+        floats or pytrees of them; floating or complex dtypes).
+
+    Returns
+    -------
+    primals_out : object
+        ``f(*primals)``, with ``f``'s output structure (plain arrays).
+    pullback : callable
+        ``pullback(u)`` returns a tuple with one cotangent :math:`u^T J` per
+        primal, each with its primal's structure and shapes. ``u`` has the
+        output's structure; a leaf of shape ``(B, *out.shape)`` sweeps B
+        cotangents back at once (the results then get the leading axis B).
+
+    Raises
+    ------
+    TypeError
+        If an input is an integer, boolean, string or ``None``, ``f`` returns
+        ``None``, or a cotangent is ``None``, not numeric, or complex for a real
+        output.
+    ValueError
+        If a cotangent's structure or shape does not match ``f``'s output.
+    RuntimeError
+        If an array the forward pass saved was modified in place before a
+        pullback call.
+
+    See Also
+    --------
+    dualad.grad : The gradient of a scalar function (one pullback of 1).
+    dualad.jvp : The forward-mode product :math:`J_f(x)\,v`.
+
+    Examples
+    --------
+    >>> y, pullback = dualad.vjp(lambda x: x ** 2, np.array([1.0, 2.0]))
+    >>> print(y)
+    [1. 4.]
+    >>> (xbar,) = pullback(np.array([1.0, 1.0]))
+    >>> print(xbar)
+    [2. 4.]
+
+    Rows of the Jacobian, all in one sweep (a batch of cotangents):
+
+    >>> (J,) = pullback(np.eye(2))
+    >>> print(J)
+    [[2. 0.]
+     [0. 4.]]
     """
     trace = VJPTrace(tape=True)
     primals = tuple(_copied(p) for p in primals)
@@ -302,13 +454,73 @@ def _normalize_argnums(api, argnums, nargs, f):
 
 
 def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):
-    """A function returning ``(f(*args), ∇_{argnums} f(*args))`` for scalar ``f``.
+    r"""Return a function computing ``f``'s value and gradient in one reverse sweep.
 
-    Complex numbers follow JAX (docs/complex.md). ``f`` must return a real
-    scalar; complex inputs then get ∂f/∂x − i ∂f/∂y (the conjugate of the
-    steepest-ascent direction: for |z|² it is 2·conj(z)). With
-    ``holomorphic=True``, ``f`` maps complex inputs to a complex scalar and the
-    result is the complex derivative f'(z).
+    The returned function maps ``*args`` to
+    :math:`\bigl(f(x),\; \nabla f(x)\bigr)` with
+    :math:`\nabla f(x) = J_f(x)^T \cdot 1`: the forward pass records ``f`` on a
+    tape and one backward sweep seeded with 1 gives the derivative with respect
+    to every argument in ``argnums``, at a small multiple of the cost of ``f``
+    whatever the number of inputs. Complex numbers follow JAX (see
+    ``holomorphic``).
+
+    Parameters
+    ----------
+    f : callable
+        The function to differentiate. It must return a real scalar (one
+        element: shape ``()``, ``(1,)``, ...), or, with ``has_aux=True``, a pair
+        ``(scalar, aux)``. Keyword arguments given to the returned function are
+        passed on to ``f`` and are not differentiated.
+    argnums : int or tuple of int, default 0
+        Which positional arguments to differentiate with respect to (negative
+        numbers count from the end). An int gives one gradient, with that
+        argument's structure and shapes; a tuple gives a tuple of gradients, one
+        per listed argument, in that order. The other arguments are constants.
+        Each differentiated argument may be an array, a float, or a
+        tuple/list/dict (a pytree) of them.
+    has_aux : bool, default False
+        If True, ``f`` returns ``(value, aux)``: only ``value`` is
+        differentiated and ``aux`` (any structure: diagnostics, intermediate
+        results) is handed back beside the result, as plain values.
+    holomorphic : bool, default False
+        If True, ``f`` maps complex inputs to a complex scalar and the result is
+        the complex derivative :math:`f'(z)`. If False (the default), ``f`` must
+        be real-valued; a complex input :math:`z = x + iy` then gets
+        :math:`\partial f/\partial x - i\,\partial f/\partial y`, the conjugate
+        of the steepest-ascent direction (for :math:`|z|^2` it is
+        :math:`2\bar z`), as in JAX.
+
+    Returns
+    -------
+    callable
+        ``value_and_grad_f(*args, **kwargs)`` returning ``(value, gradient)``,
+        or ``((value, aux), gradient)`` with ``has_aux=True``. ``gradient`` is
+        one gradient for an int ``argnums`` and a tuple of them for a tuple.
+
+    Raises
+    ------
+    TypeError
+        When the returned function is called: if ``f`` returns a non-scalar, a
+        container, ``None``, a complex value without ``holomorphic=True``, or
+        with ``has_aux=True`` something other than a pair; if a differentiated
+        argument is an integer, boolean, string or ``None`` (cast it with
+        ``x.astype(float)``); if ``argnums`` is not an int or a tuple of ints.
+    ValueError
+        If ``argnums`` is out of range for the arguments given.
+
+    See Also
+    --------
+    dualad.grad : The gradient alone.
+    dualad.vjp : The reverse sweep for non-scalar outputs.
+
+    Examples
+    --------
+    >>> value, g = dualad.value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
+    >>> print(float(value), g)
+    5.0 [2. 4.]
+    >>> (value, aux), g = dualad.value_and_grad(lambda x: (x ** 2, x ** 3), has_aux=True)(2.0)
+    >>> print(float(value), float(aux), float(g))
+    4.0 8.0 4.0
     """
 
     def value_and_grad_f(*args, **kwargs):
@@ -384,10 +596,96 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
 
 
 def grad(f, argnums=0, has_aux=False, holomorphic=False):
-    """The gradient function ``x ↦ ∇f(x)`` of a scalar-valued ``f`` (one reverse sweep).
+    r"""Return the gradient function ``x -> grad f(x)`` of a scalar-valued ``f``.
 
-    For complex inputs see :func:`value_and_grad`: a real ``f`` gives
-    ∂f/∂x − i ∂f/∂y, and ``holomorphic=True`` gives f'(z) of a complex ``f``.
+    :math:`\nabla f(x) = J_f(x)^T \cdot 1`, computed by one reverse sweep: the
+    forward pass records every primitive ``f`` calls on a tape, and the backward
+    sweep pulls the seed 1 back through each primitive's VJP rule. The cost is a
+    small multiple of one evaluation of ``f``, whatever the number of inputs.
+    Gradients of gradients work to any order (the rules are differentiable).
+
+    Parameters
+    ----------
+    f : callable
+        The function to differentiate. It must return a real scalar (one
+        element: shape ``()``, ``(1,)``, ...), or, with ``has_aux=True``, a pair
+        ``(scalar, aux)``. Keyword arguments given to the returned function are
+        passed on to ``f`` and are not differentiated.
+    argnums : int or tuple of int, default 0
+        Which positional arguments to differentiate with respect to (negative
+        numbers count from the end). An int gives one gradient, with that
+        argument's structure and shapes; a tuple gives a tuple of gradients, one
+        per listed argument, in that order. The other arguments are constants.
+        Each differentiated argument may be an array, a float, or a
+        tuple/list/dict (a pytree) of them.
+    has_aux : bool, default False
+        If True, ``f`` returns ``(value, aux)``: only ``value`` is
+        differentiated and ``aux`` (any structure: diagnostics, intermediate
+        results) is handed back beside the result, as plain values.
+    holomorphic : bool, default False
+        If True, ``f`` maps complex inputs to a complex scalar and the result is
+        the complex derivative :math:`f'(z)`. If False (the default), ``f`` must
+        be real-valued; a complex input :math:`z = x + iy` then gets
+        :math:`\partial f/\partial x - i\,\partial f/\partial y`, the conjugate
+        of the steepest-ascent direction (for :math:`|z|^2` it is
+        :math:`2\bar z`), as in JAX.
+
+    Returns
+    -------
+    callable
+        ``grad_f(*args, **kwargs)`` returning the gradient (with the structure,
+        shapes and dtypes of the differentiated argument; a tuple of them for a
+        tuple ``argnums``), or ``(gradient, aux)`` with ``has_aux=True``.
+
+    Raises
+    ------
+    TypeError
+        When the returned function is called: if ``f`` returns a non-scalar, a
+        container, ``None``, a complex value without ``holomorphic=True``, or
+        with ``has_aux=True`` something other than a pair; if a differentiated
+        argument is an integer, boolean, string or ``None`` (cast it with
+        ``x.astype(float)``); if ``argnums`` is not an int or a tuple of ints.
+    ValueError
+        If ``argnums`` is out of range for the arguments given.
+
+    See Also
+    --------
+    dualad.value_and_grad : The value and the gradient together.
+    dualad.vjp : The reverse sweep for non-scalar outputs.
+    dualad.hvp : Hessian-vector products.
+    dualad.autograd.grad : The imperative (PyTorch-style) spelling.
+
+    Notes
+    -----
+    Python control flow on traced values works (each call records the path it
+    took). A function with no derivative rule raises an error naming it rather
+    than dropping the derivative.
+
+    Examples
+    --------
+    >>> df = dualad.grad(lambda x: np.sum(x ** 2))
+    >>> print(df(np.array([1.0, 2.0, 3.0])))
+    [2. 4. 6.]
+
+    ``argnums`` picks the arguments; a tuple gives one gradient each:
+
+    >>> f = lambda x, y: x * np.sin(y)
+    >>> dx, dy = dualad.grad(f, argnums=(0, 1))(2.0, 0.0)
+    >>> print(float(dx), float(dy))
+    0.0 2.0
+
+    ``has_aux=True`` hands back a second output undifferentiated:
+
+    >>> g, aux = dualad.grad(lambda x: (x ** 2, {"cube": x ** 3}), has_aux=True)(2.0)
+    >>> print(float(g), float(aux["cube"]))
+    4.0 8.0
+
+    Second derivatives, and a real function of a complex input:
+
+    >>> print(np.isclose(dualad.grad(dualad.grad(np.sin))(0.5), -np.sin(0.5)))
+    True
+    >>> print(dualad.grad(lambda z: np.abs(z) ** 2)(1 + 2j))
+    (2-4j)
     """
     vg = value_and_grad(f, argnums, has_aux, holomorphic)
 
@@ -400,9 +698,55 @@ def grad(f, argnums=0, has_aux=False, holomorphic=False):
 
 
 def hvp(f, primals, tangents):
-    """Hessian-vector product ``∇²f(x)·v`` by forward-over-reverse: one forward
-    sweep through one reverse sweep, a small multiple of one gradient's cost.
-    A leading batch axis on the tangents gives several products at once."""
+    r"""Compute the Hessian-vector product of a scalar function by forward-over-reverse.
+
+    :math:`H v = \nabla^2 f(x)\, v = \frac{\partial}{\partial \varepsilon}
+    \nabla f(x + \varepsilon v)\big|_{\varepsilon=0}`: one forward sweep
+    (:func:`dualad.jvp`) through the reverse sweep of :func:`dualad.grad`, at a
+    small multiple of one gradient's cost and without forming :math:`H`.
+
+    Parameters
+    ----------
+    f : callable
+        A scalar-valued function of its positional arguments.
+    primals : array_like or tuple
+        The point :math:`x`: one array (a one-argument ``f``) or a tuple with
+        one entry per argument.
+    tangents : array_like or tuple
+        The vector :math:`v`, with the structure of ``primals``. A leading axis
+        B (shape ``(B, *x.shape)``) gives B products at once.
+
+    Returns
+    -------
+    array_like or tuple
+        :math:`H v` with the structure of ``primals`` (for a tuple, the blocks
+        :math:`\sum_j H_{ij} v_j` for each argument i).
+
+    Raises
+    ------
+    TypeError
+        If an input is not floating point, or ``f`` does not return a scalar.
+    ValueError
+        If a tangent's shape matches neither its primal's nor
+        ``(B, *primal.shape)``.
+
+    See Also
+    --------
+    dualad.grad : The gradient.
+    dualad.jvp : The forward sweep used here.
+
+    Examples
+    --------
+    For :math:`f(x) = \sum x_i^3` the Hessian is :math:`\mathrm{diag}(6 x)`:
+
+    >>> f = lambda x: np.sum(x ** 3)
+    >>> x = np.array([1.0, 2.0])
+    >>> print(dualad.hvp(f, x, np.array([1.0, 0.0])))
+    [6. 0.]
+    >>> print(dualad.hvp(f, x, np.eye(2)))
+    [[ 6.  0.]
+     [ 0. 12.]]
+    """
     single = not isinstance(primals, (tuple, list))
     primals, tangents = _as_tuple(primals), _as_tuple(tangents)
     for i, p in enumerate(primals):
