@@ -30,7 +30,83 @@ __all__ = ["primitive", "Function", "FunctionCtx", "rule_guard"]
 
 
 def primitive(fn=None, *, name=None, sympy=None):
-    """Declare ``fn`` (a function of plain arrays) as a primitive with its own rules."""
+    r"""Declare ``fn``, a function of plain arrays, as a primitive with its own rules.
+
+    The returned :class:`dualad.extend.Primitive` computes ``fn`` on plain values
+    and is interpreted like a built-in one by every transformation, which then
+    never looks inside ``fn``: its derivatives come from the rules you attach.
+    With :math:`y = f(x_0, x_1, \dots)` (``ans``), the rule for argument
+    :math:`i` is
+
+    - ``prim.defvjp(rule_0, rule_1, ...)``, reverse mode:
+      ``rule_i(g, ans, *args) =`` :math:`\bar y \, \partial f/\partial x_i`, the
+      cotangent of argument :math:`i`, in that argument's shape (summed over the
+      axes broadcasting added);
+    - ``prim.defjvp(rule_0, rule_1, ...)``, forward mode:
+      ``rule_i(t, ans, *args) =`` :math:`\partial f/\partial x_i \, \dot x_i`, a
+      tangent of the output (forward mode sums the arguments' contributions);
+    - ``prim.defderiv(d_0, d_1, ...)``, for an elementwise function: the partial
+      derivatives ``d_i(ans, *args) =`` :math:`\partial y/\partial x_i`, from
+      which both rules are built.
+
+    ``None`` from a rule stands for a zero. Every rule is checked when it runs: a
+    cotangent of the wrong shape (a forgotten sum over broadcast axes, say) or a
+    complex result of a real map raises an error naming the primitive, the
+    argument and both shapes. Rules written with NumPy calls on their arguments
+    are themselves differentiable, so higher derivatives work. A direction with
+    no rule raises ``NotImplementedError`` when a transformation needs it.
+
+    Parameters
+    ----------
+    fn : callable, optional
+        The function of plain arrays (its arguments positional, the
+        differentiable ones first). Omitted, ``primitive`` returns a decorator,
+        for ``@dualad.primitive(name=...)``.
+    name : str, optional
+        The primitive's name in error messages and reports; default ``fn``'s
+        qualified name.
+    sympy : callable, optional
+        ``sympy(sp, *args)`` builds the same value from SymPy objects, for the
+        symbolic oracle (:mod:`dualad.verification`).
+
+    Returns
+    -------
+    dualad.extend.Primitive or callable
+        The primitive, called like ``fn`` and carrying ``defjvp``, ``defvjp``
+        and ``defderiv``; or a decorator making one, when ``fn`` is omitted.
+
+    See Also
+    --------
+    dualad.Function : The PyTorch-style class with ``forward``/``backward``.
+    dualad.verification.check_grads : Check the rules against finite differences.
+
+    Examples
+    --------
+    A numerically stable log-sum-exp with hand-written rules,
+    :math:`\partial/\partial x_i \log\sum_j e^{x_j} = e^{x_i - y}`:
+
+    >>> @dualad.primitive
+    ... def logsumexp(x):
+    ...     m = np.max(x)
+    ...     return m + np.log(np.sum(np.exp(x - m)))
+    >>> _ = logsumexp.defvjp(lambda g, ans, x: g * np.exp(x - ans))
+    >>> _ = logsumexp.defjvp(lambda t, ans, x: np.sum(t * np.exp(x - ans), axis=-1))
+    >>> x = np.array([0.0, np.log(3.0)])
+    >>> print(dualad.grad(logsumexp)(x))
+    [0.25 0.75]
+    >>> y, dy = dualad.jvp(logsumexp, (x,), (np.array([1.0, 0.0]),))
+    >>> print(float(np.round(dy, 12)))
+    0.25
+
+    An elementwise function by its derivative, differentiable twice:
+
+    >>> @dualad.primitive
+    ... def cube(x):
+    ...     return x ** 3
+    >>> _ = cube.defderiv(lambda ans, x: 3 * x ** 2)
+    >>> print(float(dualad.grad(cube)(2.0)), float(dualad.derivative(cube, 2)(2.0)))
+    12.0 12.0
+    """
     if fn is None:
         return lambda f: primitive(f, name=name, sympy=sympy)
     # Every defjvp/defvjp rule is wrapped in a shape check (see rule_guard).
@@ -153,12 +229,17 @@ def _check_kind(name, kind, argnum, out, seed, primal, other):
 
 
 class FunctionCtx:
-    """What ``forward`` hands to ``backward``/``jvp``.
+    """The context object ``forward`` hands to ``backward`` and ``jvp``.
 
     Tensors saved with :meth:`save_for_backward` come back from
     :attr:`saved_tensors` as the inputs and output *of the level being
     differentiated*, so a ``backward`` written with NumPy operations is
-    differentiable again (second order), as in PyTorch.
+    differentiable again (second order), as in PyTorch. A fresh context is made
+    for every call of :meth:`Function.apply`.
+
+    See Also
+    --------
+    dualad.Function : The class whose static methods receive it.
     """
 
     def __init__(self):
@@ -168,13 +249,39 @@ class FunctionCtx:
         self._view = None
 
     def save_for_backward(self, *tensors):
+        """Keep values computed in ``forward`` for ``backward`` and ``jvp``.
+
+        Parameters
+        ----------
+        *tensors : array_like
+            The inputs, the output or other values of ``forward``; a later call
+            replaces the saved ones.
+        """
         self._saved = tensors
 
     def mark_non_differentiable(self, *args):  # accepted for PyTorch compatibility
-        pass
+        """Accept PyTorch's marker of non-differentiable outputs, and do nothing.
+
+        Parameters
+        ----------
+        *args : array_like
+            Outputs of ``forward``; their cotangents are what ``backward``
+            receives anyway (zeros where nothing depends on them).
+        """
 
     @property
     def saved_tensors(self):
+        """The values given to :meth:`save_for_backward`, as a tuple.
+
+        Inside ``backward``/``jvp`` an input or the output saved in ``forward``
+        comes back as the value of the level being differentiated (a traced value
+        under a higher-order transformation), so rules stay differentiable.
+
+        Returns
+        -------
+        tuple
+            The saved values, in the order given.
+        """
         if self._view is None:
             return self._saved
         vals, ans = self._view
@@ -193,17 +300,86 @@ class FunctionCtx:
 
 
 class Function:
-    """Subclass with static ``forward(ctx, *inputs)`` and ``backward(ctx, *grads)``
-    (and optionally ``jvp(ctx, *tangents)`` for forward mode); call ``apply``."""
+    r"""Base class of PyTorch-style custom operations with hand-written derivatives.
+
+    Subclass it with static methods ``forward(ctx, *inputs)`` (the value, on plain
+    arrays) and ``backward(ctx, grad_output)`` returning one cotangent
+    :math:`\bar y\,\partial y/\partial x_i` per input (or ``None`` for a zero),
+    and optionally ``jvp(ctx, *tangents)`` returning the output tangent
+    :math:`\sum_i \partial y/\partial x_i\,\dot x_i` for forward mode; then call
+    ``MyFunction.apply(*inputs)``. The class becomes one primitive that every
+    transformation interprets (``grad``, ``jvp``, ``vmap``, ``jit``, the
+    imperative :mod:`dualad.autograd` tape). ``ctx`` is a :class:`FunctionCtx`:
+    ``ctx.save_for_backward(...)`` in ``forward``, ``ctx.saved_tensors`` in the
+    rules. A ``backward`` written with NumPy operations is differentiable again.
+
+    A gradient of the wrong shape, or the wrong number of gradients, raises an
+    error naming the class and the input; forward mode through a class without
+    ``jvp`` raises ``NotImplementedError``.
+
+    See Also
+    --------
+    dualad.primitive : The functional spelling (``defvjp``/``defjvp``).
+    dualad.autograd.grad : The imperative gradient, as in PyTorch.
+
+    Examples
+    --------
+    >>> class Exp(dualad.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         y = np.exp(x)
+    ...         ctx.save_for_backward(y)
+    ...         return y
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         (y,) = ctx.saved_tensors
+    ...         return g * y
+    >>> print(float(Exp.apply(0.0)), float(dualad.grad(Exp.apply)(0.0)))
+    1.0 1.0
+
+    ``backward`` used NumPy operations, so a second derivative works too:
+
+    >>> print(float(dualad.grad(dualad.grad(Exp.apply))(0.0)))
+    1.0
+    """
 
     _prim = None
 
     @staticmethod
     def forward(ctx, *inputs):  # pragma: no cover - abstract
+        """Compute the output from plain arrays; a subclass defines it.
+
+        Parameters
+        ----------
+        ctx : FunctionCtx
+            The context; save what the rules need with ``ctx.save_for_backward``.
+        *inputs : array_like
+            The arguments given to :meth:`apply`, as plain values.
+
+        Returns
+        -------
+        array_like
+            The output.
+        """
         raise NotImplementedError
 
     @staticmethod
     def backward(ctx, *grad_outputs):  # pragma: no cover - abstract
+        """Pull the output's cotangent back to the inputs; a subclass defines it.
+
+        Parameters
+        ----------
+        ctx : FunctionCtx
+            The context ``forward`` filled.
+        *grad_outputs : array_like
+            The output's cotangent (one), possibly with leading batch axes.
+
+        Returns
+        -------
+        array_like or tuple
+            One cotangent per input of ``forward``, each with its input's shape
+            (``None`` for a zero); a single value for a single input.
+        """
         raise NotImplementedError
 
     @classmethod
@@ -219,6 +395,18 @@ class Function:
 
     @classmethod
     def apply(cls, *inputs):
+        """Call the operation on ``inputs``, recorded by every active transformation.
+
+        Parameters
+        ----------
+        *inputs : array_like
+            Arrays, numbers or traced values, passed to ``forward``.
+
+        Returns
+        -------
+        array_like
+            ``forward``'s output (a traced value under a transformation).
+        """
         return cls._primitive()(*inputs, ctx=FunctionCtx())
 
     def __call__(self, *inputs):
