@@ -48,14 +48,58 @@ _COUNT_LOCK = threading.Lock()   # `+= 1` on a list item is not atomic across th
 
 
 class AnomalyError(FloatingPointError):
-    """A primitive produced NaN or inf while anomaly detection was on."""
+    """A primitive produced NaN or inf while anomaly detection was on.
+
+    Raised inside :func:`dualad.detect_anomaly` by the first primitive whose value,
+    tangent or cotangent is not finite. The message names the primitive, which of
+    its results was non-finite (its value, its tangent, or the cotangent of an
+    argument) with the shape, and the lines of user code that called the
+    primitive. A subclass of :class:`FloatingPointError`.
+    """
 
 
 @contextlib.contextmanager
 def detect_anomaly():
-    """Context in which the first NaN/inf value, tangent or cotangent raises.
+    """Return a context in which the first NaN or inf a primitive produces raises.
 
-    Applies to the current thread (and asyncio tasks created inside it) only."""
+    Inside the context every value, tangent and cotangent a primitive produces is
+    checked; the first non-finite one raises :class:`dualad.AnomalyError` naming the
+    primitive, what was non-finite, and the line of user code that called the
+    primitive (recorded when the forward pass ran, so a NaN born in the backward
+    sweep still points at the operation that caused it). Checking costs time;
+    outside the context the hot path only reads one flag.
+
+    The mode belongs to the code that opened the context: the current thread and
+    the asyncio tasks created inside it. Other threads compute exactly as without
+    it; a thread started inside the context is not covered (open the context in
+    it).
+
+    Yields
+    ------
+    None
+        ``detect_anomaly()`` is a context manager: use it in a ``with``
+        statement.
+
+    Raises
+    ------
+    AnomalyError
+        Inside the context, at the first non-finite value, tangent or cotangent.
+
+    See Also
+    --------
+    dualad.AnomalyError : The error raised.
+
+    Examples
+    --------
+    The gradient of :math:`\\sqrt{x}` at 0 is infinite; the anomaly mode says where
+    it came from:
+
+    >>> with np.errstate(divide="ignore"), dualad.detect_anomaly():
+    ...     dualad.grad(np.sqrt)(0.0)
+    Traceback (most recent call last):
+        ...
+    dualad.anomaly.AnomalyError: detect_anomaly: primitive 'sqrt' produced inf in its cotangent of argument 0 (shape ()). ...
+    """
     token = _DEPTH.set(_DEPTH.get() + 1)
     with _COUNT_LOCK:
         tracer.ANOMALY[0] += 1     # the process-wide pre-test the sweeps read

@@ -34,9 +34,40 @@ applied = False
 
 
 def keep_heap(pad: int = TOP_PAD_BYTES) -> bool:
-    """Ask glibc's malloc to keep ``pad`` bytes of slack at the top of the heap
-    (``mallopt(M_TOP_PAD, pad)``) for the whole process: an explicit opt-in.
-    Returns True if the setting was applied (Linux, glibc), False otherwise."""
+    """Ask glibc's malloc to keep ``pad`` bytes of freed memory at the top of the heap.
+
+    Calls ``mallopt(M_TOP_PAD, pad)`` for the whole process: an explicit opt-in,
+    never applied by importing dualad (or set ``DUALAD_KEEP_HEAP=1`` before the
+    import). Batched sweeps allocate and free many arrays of the same few sizes;
+    with the slack kept, the next allocation reuses warm pages instead of faulting
+    every page in again (a 200 x 200 vector-mode JVP spent two thirds of its time
+    in page faults without it). It costs at most ``pad`` bytes of resident
+    memory, and it speeds up other NumPy code in the process too.
+
+    Parameters
+    ----------
+    pad : int, default 64 MiB
+        The slack, in bytes, kept at the top of the heap.
+
+    Returns
+    -------
+    bool
+        True if the setting was applied (Linux with glibc), False otherwise
+        (other platforms: nothing changes).
+
+    Examples
+    --------
+    The call changes the allocator of the whole process, so it is not run here:
+
+    >>> dualad.keep_heap()   # doctest: +SKIP
+    True
+
+    Whether it was applied in this process:
+
+    >>> import dualad.heap
+    >>> isinstance(dualad.heap.applied, bool)
+    True
+    """
     global applied
     if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
         return False

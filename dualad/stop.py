@@ -95,22 +95,55 @@ def _leaf(x, path):
 
 
 def stop_gradient(x):
-    """The value of ``x`` with a zero derivative in every transformation.
+    r"""Return the value of ``x`` with a zero derivative in every transformation.
 
-    y = stop_gradient(x) has y = x, ẏ = 0 (forward mode) and x̄ = 0 (reverse mode),
-    at every level of nesting (as ``jax.lax.stop_gradient``): a value stopped inside
-    ``grad(grad(f))`` is a constant for both derivatives. ``x`` may be an array, a
-    number, a traced value, or a tuple/list/dict (a pytree) of them; the result has the
-    same structure. Plain values are returned as they are.
+    :math:`y = \operatorname{stop\_gradient}(x)` has :math:`y = x`,
+    :math:`\dot y = 0` (forward mode) and :math:`\bar x = 0` (reverse mode), at
+    every level of nesting (as ``jax.lax.stop_gradient``): a value stopped inside
+    ``grad(grad(f))`` is a constant for both derivatives. So
+    :math:`\frac{d}{dx}\bigl[x \cdot \operatorname{stop\_gradient}(x)\bigr] = x`,
+    and the straight-through estimator ``x + stop_gradient(round(x) - x)`` has the
+    value ``round(x)`` and the derivative 1.
 
-    Examples::
+    Parameters
+    ----------
+    x : array_like or pytree
+        An array, a number, a traced value, or a tuple/list/dict (a pytree) of
+        them.
 
-        grad(lambda x: x * stop_gradient(x))(3.0)                    # 3.0 (not 6.0)
-        ste = lambda x: x + stop_gradient(np.round(x) - x)          # value round(x),
-        grad(lambda x: np.sum(ste(x)))(np.array([0.2, 1.7]))        # derivative [1, 1]
+    Returns
+    -------
+    array_like or pytree
+        The same values with the same structure; plain values are returned as
+        they are (the same objects).
 
-    Also spelled ``dualad.lax.stop_gradient`` and ``x.detach()`` on a traced value
-    (``Variable.detach()`` of the imperative tape gives a constant Variable).
+    Raises
+    ------
+    TypeError
+        If a leaf is ``None``, a string or a non-numeric array.
+
+    See Also
+    --------
+    dualad.lax.stop_gradient : The same function, under JAX's name.
+
+    Notes
+    -----
+    Also spelled ``x.detach()`` on a traced value; ``Variable.detach()`` of the
+    imperative tape (:mod:`dualad.autograd`) gives a constant Variable.
+
+    Examples
+    --------
+    >>> print(float(dualad.grad(lambda x: x * dualad.stop_gradient(x))(3.0)))
+    3.0
+
+    The straight-through estimator: the value of ``round``, the derivative of the
+    identity.
+
+    >>> ste = lambda x: x + dualad.stop_gradient(np.round(x) - x)
+    >>> print(ste(np.array([0.2, 1.7])))
+    [0. 2.]
+    >>> print(dualad.grad(lambda x: np.sum(ste(x)))(np.array([0.2, 1.7])))
+    [1. 1.]
     """
     leaves, rebuild = flatten(x)
     if len(leaves) == 1 and leaves[0] is x:

@@ -37,7 +37,17 @@ ANOMALY = [0]
 
 
 class EscapedTracerError(RuntimeError):
-    """A traced value was used after the transformation that made it had returned."""
+    """A traced value was used after the transformation that made it had returned.
+
+    Inside ``grad``, ``jvp``, ``vjp``, ``vmap`` or ``jit`` the arguments are traced
+    values that record what is computed from them. One stored outside the
+    transformation (appended to a list, assigned to a global or an attribute) and
+    used after the transformation returned would record on a tape nobody will
+    sweep and silently lose its derivative, so any use of it raises this error,
+    naming the primitive, the value's shape and the transformation. Return the
+    value from the transformed function instead, or store its plain value
+    (``dualad.extend.primal_value(x)``). A subclass of :class:`RuntimeError`.
+    """
 
 
 class Trace:
