@@ -35,16 +35,109 @@ _NAME = "custom_linear_solve"
 def custom_linear_solve(A, b, solve=None, transpose_solve=None, symmetric=False,
                         has_aux=False, *, method="auto", rmatvec=None, rtol=None, atol=0.0,
                         maxiter=None, restart=None, M=None):
-    """x = A⁻¹ b, differentiable in b and in A (its entries, stored values, or the values
-    its matvec closes over), in both modes and to any order. See :mod:`.linear_solve`
-    for the rules and the methods and the module docstring for the two spellings.
+    r"""Solve :math:`A x = b`, differentiable in ``b`` and in ``A``, by the implicit function theorem.
 
-    ``method``: ``"auto"`` (direct up to 500 unknowns, else gmres, or minres when
-    ``symmetric``; a sparse matrix: SuperLU), ``"direct"``, ``"cg"`` (symmetric positive
-    definite), ``"gmres"``, ``"bicgstab"``, ``"minres"`` (symmetric); iterative solves use
-    ``rtol`` (default 1e-10 in float64, 1e-5 in float32), ``atol``, ``maxiter``,
-    ``restart`` (gmres), and the preconditioner ``M``. ``rmatvec(u) = Aᵀ u`` for a matvec
-    A (else the transpose comes from a reverse sweep of the matvec).
+    :math:`x = A^{-1} b` is computed by a solver that is never differentiated
+    through; its derivatives come from the linear equations themselves:
+
+    .. math::
+
+        \dot x = A^{-1}\,(\dot b - \dot A\,x), \qquad
+        \bar b = A^{-T}\,\bar x, \qquad \bar A = -\bar b\,x^T,
+
+    one more solve per tangent (with :math:`A`) or cotangent (with
+    :math:`A^T`), in both modes and to any order. ``A`` may be a dense array
+    (traced or not), a ``scipy.sparse`` matrix or a
+    :func:`dualad.scipy.sparse.csr_array` with traced stored values, a
+    ``scipy.sparse.linalg.LinearOperator``, or a callable ``matvec(v)`` that may
+    close over traced values (its derivative is then the derivative with respect
+    to those values). With JAX's spelling, ``custom_linear_solve(matvec, b,
+    solve, transpose_solve, symmetric)``, ``solve(matvec, b) -> x`` is your own
+    solver, run on plain values.
+
+    Parameters
+    ----------
+    A : array_like, sparse matrix, LinearOperator or callable
+        The matrix (n x n) or the map :math:`v \mapsto A v`.
+    b : array_like or pytree
+        The right-hand side: a vector ``(n,)``, a matrix ``(n, k)`` of k
+        right-hand sides (``A`` a matrix), or, for a matvec, any pytree of
+        arrays the matvec maps to itself.
+    solve : callable, optional
+        JAX's spelling: ``solve(matvec, b) -> x`` (or ``(x, aux)`` with
+        ``has_aux``), run on plain values; it replaces ``method``.
+    transpose_solve : callable, optional
+        ``transpose_solve(vecmat, b) -> x`` for :math:`A^T x = b`, used by reverse
+        mode; without it the transposed systems use ``solve`` when
+        ``symmetric``, else ``method``.
+    symmetric : bool, default False
+        Declare :math:`A = A^T` (``solve`` then serves both directions, and
+        ``"auto"`` picks minres for a large matvec).
+    has_aux : bool, default False
+        ``solve`` returns ``(x, aux)``; the result is then ``(x, aux)``, with
+        ``aux`` (from the primal solve) not differentiated.
+    method : {"auto", "direct", "cg", "gmres", "bicgstab", "minres"}, default "auto"
+        ``"auto"``: a dense LU up to 500 unknowns, else gmres (minres when
+        ``symmetric``); SuperLU for a sparse matrix. ``"cg"`` needs a symmetric
+        positive definite ``A``, ``"minres"`` a symmetric one.
+    rmatvec : callable, optional
+        :math:`u \mapsto A^T u` for a matvec ``A``; without it the transpose comes
+        from a reverse sweep of the matvec.
+    rtol : float, optional
+        Relative tolerance of the iterative methods (default 1e-10 in float64,
+        1e-5 in float32).
+    atol : float, default 0.0
+        Absolute tolerance of the iterative methods.
+    maxiter : int, optional
+        Iteration limit of the iterative methods.
+    restart : int, optional
+        The restart length of gmres.
+    M : array_like, LinearOperator or callable, optional
+        A preconditioner for the iterative methods.
+
+    Returns
+    -------
+    array_like or pytree
+        The solution, with the structure of ``b``; ``(x, aux)`` with
+        ``has_aux=True``.
+
+    Raises
+    ------
+    TypeError
+        If ``A`` is of an unsupported type, ``b`` is ``None``, ``solve`` is not
+        callable, ``transpose_solve`` is given without ``solve``, or
+        ``has_aux=True`` without ``solve``.
+    ValueError
+        If ``method`` is unknown or ``b``'s shape does not match ``A``.
+    numpy.linalg.LinAlgError
+        If ``A`` is singular to working precision (the solution is then not a
+        differentiable function of the inputs), or an iterative method does
+        not converge.
+
+    See Also
+    --------
+    dualad.custom_root : Roots of nonlinear equations, differentiated the same way.
+    dualad.lax.custom_linear_solve : The same function under JAX's name.
+
+    Examples
+    --------
+    >>> A = np.array([[4.0, 1.0], [1.0, 3.0]])
+    >>> b = np.array([1.0, 2.0])
+    >>> print(np.allclose(dualad.custom_linear_solve(A, b), np.linalg.solve(A, b)))
+    True
+
+    The gradient with respect to ``b`` is :math:`A^{-T} \mathbf{1}`, one transposed solve:
+
+    >>> g = dualad.grad(lambda b: np.sum(dualad.custom_linear_solve(A, b)))(b)
+    >>> print(np.allclose(g, np.linalg.solve(A.T, np.ones(2))))
+    True
+
+    A matrix-free operator and JAX's spelling with your own solver:
+
+    >>> matvec = lambda v: np.array([2.0, 3.0]) * v
+    >>> print(dualad.custom_linear_solve(matvec, np.ones(2), lambda mv, b: b / np.array([2.0, 3.0]),
+    ...                                  symmetric=True))
+    [0.5        0.33333333]
     """
     aux = []
     if has_aux and solve is None:

@@ -22,10 +22,62 @@ __all__ = ["custom_root", "custom_linear_solve"]
 
 
 def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
-    """JAX's ``lax.custom_root``: ``solve(f, initial_guess)`` returns x with f(x) = 0 (or
-    ``(x, aux)`` with ``has_aux``); derivatives with respect to what ``f`` closes over by
-    the implicit function theorem, the linear systems solved by ``tangent_solve(g, y)``
-    (for Jᵀ too: ``g`` is then the transposed map)."""
+    r"""Find a root of ``f`` with your solver, differentiated by the implicit function theorem.
+
+    JAX's ``lax.custom_root``: ``solve(f, initial_guess)`` returns :math:`x^*`
+    with :math:`f(x^*) = 0`. The derivatives with respect to the traced values
+    ``f`` closes over (:math:`\theta`) come from
+    :math:`\dot x = -(\partial_x f)^{-1}\,\partial_\theta f\,\dot\theta` (and its
+    transpose in reverse mode), never from differentiating ``solve``; the linear
+    systems are solved by ``tangent_solve``. Built on :func:`dualad.custom_root`.
+
+    Parameters
+    ----------
+    f : callable
+        ``f(x) -> residual`` with the structure of ``x``, written with NumPy
+        operations; it may close over traced values.
+    initial_guess : array_like or pytree
+        The starting point handed to ``solve``.
+    solve : callable
+        ``solve(f, initial_guess) -> x`` (or ``(x, aux)`` with ``has_aux``), run on
+        plain values.
+    tangent_solve : callable
+        ``tangent_solve(g, y) -> x`` solving the linear system :math:`g(x) = y`,
+        where ``g`` is :math:`x \mapsto \partial f/\partial x \cdot x` (or its
+        transpose for reverse mode), on plain values. For a scalar ``x``:
+        ``lambda g, y: y / g(1.0)``.
+    has_aux : bool, default False
+        ``solve`` returns ``(x, aux)``; the result is then ``(x, aux)``, ``aux``
+        not differentiated.
+
+    Returns
+    -------
+    array_like or pytree
+        The root (``(x, aux)`` with ``has_aux=True``).
+
+    Raises
+    ------
+    TypeError
+        If ``f``, ``solve`` or ``tangent_solve`` is not callable.
+    RuntimeError
+        When differentiating, if ``solve``'s result is not a root of ``f``.
+
+    See Also
+    --------
+    dualad.custom_root : dualad's spelling, ``custom_root(solve, optimality)``.
+
+    Examples
+    --------
+    >>> def newton(f, x):
+    ...     for _ in range(30):
+    ...         x = x - f(x) / (2 * x)   # f'(x) = 2x for f = x**2 - a
+    ...     return x
+    >>> def sqrt(a):
+    ...     return dualad.lax.custom_root(lambda x: x ** 2 - a, 1.0, newton,
+    ...                                   lambda g, y: y / g(1.0))
+    >>> print(float(sqrt(4.0)), float(dualad.grad(sqrt)(4.0)))
+    2.0 0.25
+    """
     for name, fn in (("f", f), ("solve", solve), ("tangent_solve", tangent_solve)):
         if not callable(fn):
             raise TypeError(f"custom_root: {name} must be a callable, got {type(fn).__name__}")

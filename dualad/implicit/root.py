@@ -226,28 +226,102 @@ root_p.vjp_all = _root_vjp_all
 def custom_root(solve, optimality, *, linear_solve="auto", transpose_solve=None,
                 symmetric=False, jacobian=None, tol=None, has_aux=False, rtol=None,
                 atol=None, maxiter=None, restart=None, M=None):
-    """``root(*params) = x*`` with ``optimality(x*, *params) = 0``, ``x*`` from
-    ``solve(*params)``, differentiable in ``params`` and in the traced values
-    ``optimality`` closes over (module docstring: the rules).
+    r"""Make a root finder differentiable by the implicit function theorem.
 
-    - ``solve(*params)`` runs on plain values (the user's own solver; SciPy's, Newton's,
-      anything) and returns x* (an array or a pytree of arrays); with ``has_aux=True``
-      it returns ``(x*, aux)`` and ``root`` returns ``(x*, aux)``, aux not differentiated.
-    - ``optimality(x, *params)`` is written with NumPy operations (it is differentiated,
-      to second order for Hessians) and returns as many values as x has (any shapes).
-    - ``linear_solve``: how the systems with J = ∂_x F are solved: ``"auto"`` (dense LU
-      up to 500 unknowns, else matrix-free gmres, or minres when ``symmetric``),
-      ``"direct"``, ``"gmres"``, ``"bicgstab"``, ``"cg"``/``"minres"`` (J symmetric: the
-      Hessian of a minimised function), or a callable ``solve(matvec, b) -> x`` on plain
-      values (``transpose_solve`` the one for Jᵀ); ``rtol``, ``atol``, ``maxiter``,
-      ``restart``, ``M`` go to the iterative ones.
-    - ``jacobian(x, *params)``: ∂_x F at a solution, on plain values, as a dense array or
-      a ``scipy.sparse`` matrix (n x n, columns in the order of x's flattened leaves);
-      then the direct solves factor it (SuperLU when sparse) instead of building ∂_x F
-      from n directions of F, whatever the size (``linear_solve`` "auto" means "direct").
-    - ``tol``: how far from a root the returned x may be (relative, default 1e-6 in
-      float64); ``tol=False`` switches the check off. A non-root raises RuntimeError
-      (never a silently wrong derivative); a singular J raises LinAlgError.
+    Returns ``root`` with ``root(*params) = x*``, where ``x* = solve(*params)``
+    satisfies :math:`F(x^*, \theta) = 0` for ``F = optimality``. The solver runs
+    on plain values and is never differentiated; :math:`F(x^*(\theta), \theta) = 0`
+    for all :math:`\theta` gives, with :math:`J = \partial_x F(x^*, \theta)`,
+
+    .. math::
+
+        \dot x = -J^{-1}\,(\partial_\theta F\,\dot\theta), \qquad
+        \bar\theta = -(\partial_\theta F)^T J^{-T}\,\bar x,
+
+    one forward (reverse) sweep of ``F`` in :math:`\theta` and one solve with
+    :math:`J` (:math:`J^T`), in both modes and to any order (Hessians of a
+    loss of :math:`x^*` are exact). :math:`\theta` is every array in
+    ``params`` (pytrees allowed) and every traced value ``optimality`` closes
+    over.
+
+    Parameters
+    ----------
+    solve : callable
+        ``solve(*params) -> x*`` (an array or a pytree of arrays), your own
+        solver (SciPy's, Newton's, anything), called on plain values; with
+        ``has_aux=True`` it returns ``(x*, aux)``.
+    optimality : callable
+        ``optimality(x, *params) -> F``, written with NumPy operations (it is
+        differentiated, to second order for Hessians), returning as many values
+        as ``x`` has.
+    linear_solve : str or callable, default "auto"
+        How the systems with :math:`J` are solved: ``"auto"`` (dense LU up to
+        500 unknowns, else matrix-free gmres, or minres when ``symmetric``),
+        ``"direct"``, ``"gmres"``, ``"bicgstab"``, ``"cg"``, ``"minres"``, or a
+        callable ``solve(matvec, b) -> x`` on plain values.
+    transpose_solve : callable, optional
+        With a callable ``linear_solve``, the one for :math:`J^T`.
+    symmetric : bool, default False
+        Declare :math:`J` symmetric (the Hessian of a minimised function).
+    jacobian : callable, optional
+        ``jacobian(x, *params)``: :math:`\partial_x F` at a solution on plain
+        values, dense or ``scipy.sparse`` (n x n, columns in the order of ``x``'s
+        flattened leaves); the direct solves then factor it instead of building
+        it from n directions of ``F``.
+    tol : float or False, optional
+        How far from a root the returned ``x`` may be (relative Newton step,
+        default 1e-6 in float64); ``False`` switches the check off.
+    has_aux : bool, default False
+        ``solve`` returns ``(x*, aux)`` and ``root`` then returns ``(x*, aux)``;
+        ``aux`` is not differentiated.
+    rtol : float, optional
+        Relative tolerance of an iterative ``linear_solve``.
+    atol : float, optional
+        Absolute tolerance of an iterative ``linear_solve``.
+    maxiter : int, optional
+        Iteration limit of an iterative ``linear_solve``.
+    restart : int, optional
+        The restart length of gmres.
+    M : array_like, LinearOperator or callable, optional
+        A preconditioner for an iterative ``linear_solve``.
+
+    Returns
+    -------
+    callable
+        ``root(*params)`` returning ``x*`` (or ``(x*, aux)``), differentiable in
+        ``params``. Parameters are positional only.
+
+    Raises
+    ------
+    TypeError
+        If ``solve`` or ``optimality`` is not callable, or ``root`` is called
+        with keywords.
+    ValueError
+        If ``linear_solve`` is an unknown method.
+    RuntimeError
+        When differentiating, if the solver's ``x`` is not a root within ``tol``
+        (never a silently wrong derivative).
+    numpy.linalg.LinAlgError
+        When differentiating, if :math:`J` is singular at the root.
+
+    See Also
+    --------
+    dualad.custom_linear_solve : Linear systems, differentiated the same way.
+    dualad.lax.custom_root : JAX's spelling.
+
+    Examples
+    --------
+    :math:`\sqrt a` as the root of :math:`x^2 - a`, found by Newton's method;
+    its derivative :math:`1/(2\sqrt a)` comes from the equation, not the loop:
+
+    >>> def newton(a):
+    ...     x = 1.0
+    ...     for _ in range(30):
+    ...         x = 0.5 * (x + a / x)
+    ...     return x
+    >>> sqrt = dualad.custom_root(newton, lambda x, a: x ** 2 - a)
+    >>> print(float(sqrt(4.0)), float(dualad.grad(sqrt)(4.0)))
+    2.0 0.25
     """
     if not callable(solve) or not callable(optimality):
         bad = "solve" if not callable(solve) else "optimality"
