@@ -41,8 +41,16 @@ MAX_SIGNATURES = 64
 
 
 class JitRetraceWarning(UserWarning):
-    """A jitted function kept failing its guards: it now runs without jit for that
-    signature (see the message for the guard and the line that asked)."""
+    """A jitted function kept failing its guards and now runs without jit for that signature.
+
+    A program recorded by :func:`dualad.jit` holds a guard for every fact Python
+    control flow took from a traced value (``if x > 0``). When the guards fail again
+    and again for one signature (more than ``max_traces`` traces), the function runs
+    as plain Python for that signature from then on: still correct, no longer
+    compiled. The message names the guards and the lines that asked. Write
+    value-dependent branches as selections (``np.where``, ``np.maximum``), pass the
+    values that choose the path as static arguments, or raise ``max_traces``.
+    """
 
 
 class Compiled:
@@ -91,7 +99,41 @@ def _first(out):
 
 
 class Jitted:
-    """The callable :func:`jit` returns (see the module docstring)."""
+    """The callable :func:`dualad.jit` returns: a function with its cache of programs.
+
+    Calling it runs the compiled program of the call's signature (the arguments'
+    structure, each array's shape and dtype, the static arguments' values), tracing
+    ``fun`` first when no program's guards hold. ``source`` and ``program`` show
+    what was recorded; ``cache_info`` and ``clear_cache`` inspect and reset the
+    cache. Made by :func:`dualad.jit`, which documents the arguments.
+
+    Parameters
+    ----------
+    fun : callable
+        The function to trace and replay.
+    static_argnums : int or tuple of int, default ()
+        Positional arguments that are part of the cache key instead of traced.
+    static_argnames : str or tuple of str, default ()
+        Keyword arguments that are part of the cache key instead of traced.
+    max_traces : int, default 8
+        Programs kept per signature; past that many traces the function runs
+        without jit for that signature (with a :class:`JitRetraceWarning`).
+
+    See Also
+    --------
+    dualad.jit : The decorator that makes it.
+
+    Examples
+    --------
+    >>> square = dualad.jit(lambda x: x * x)
+    >>> print(square(np.array([1.0, 2.0])))
+    [1. 4.]
+    >>> list(square.cache_info().values())   # one signature, traced once
+    [1]
+    >>> square.clear_cache()
+    >>> square.cache_info()
+    {}
+    """
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), max_traces=8):
         if not callable(fun):
@@ -331,23 +373,74 @@ class Jitted:
         return entry.programs[0][0]
 
     def source(self, *args, **kwargs):
-        """The generated Python source of the program for these arguments (traced now if
-        it was not yet): for ``jit(grad(f))``, the adjoint program written out."""
+        """Return the generated Python source of the program for these arguments.
+
+        The program is traced now if it was not yet; for ``jit(grad(f))`` it is the
+        adjoint program written out.
+
+        Parameters
+        ----------
+        *args : array_like
+            Plain arguments, as for a call.
+        **kwargs : dict, optional
+            Keyword arguments, as for a call.
+
+        Returns
+        -------
+        str
+            The source of the compiled replay function.
+
+        Raises
+        ------
+        TypeError
+            If an argument is a traced value.
+        RuntimeError
+            If the function runs without jit for this signature.
+        """
         return self._compiled_for(args, kwargs).source
 
     def program(self, *args, **kwargs):
-        """The recorded :class:`~dualad.jit.program.Program` for these arguments (its
-        ``str`` lists the equations and guards)."""
+        """Return the recorded program (its equations and guards) for these arguments.
+
+        Parameters
+        ----------
+        *args : array_like
+            Plain arguments, as for a call.
+        **kwargs : dict, optional
+            Keyword arguments, as for a call.
+
+        Returns
+        -------
+        dualad.jit.program.Program
+            The program; its ``str`` lists the equations and guards.
+
+        Raises
+        ------
+        TypeError
+            If an argument is a traced value.
+        RuntimeError
+            If the function runs without jit for this signature.
+        """
         return self._compiled_for(args, kwargs).program
 
     def clear_cache(self):
-        """Forget every program (e.g. after mutating an array the function closed over
-        and computed from at trace time)."""
+        """Forget every program, so the next call traces again.
+
+        Needed after mutating an array the function closed over and computed from
+        at trace time (rebinding a name it reads is detected by itself).
+        """
         with self._lock:
             self._cache.clear()
 
     def cache_info(self):
-        """``{signature: number of traces}`` so far."""
+        """Return how often the function was traced, per signature.
+
+        Returns
+        -------
+        dict
+            ``{signature: number of traces}`` so far, one entry per cached
+            signature (structure, shapes, dtypes, static values).
+        """
         return {k: e.traces for k, e in self._cache.items()}
 
     def __get__(self, obj, objtype=None):   # a jitted method: bind like a function
@@ -393,14 +486,82 @@ def _open_leaves(leaves, rebuild):
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), max_traces=8):
-    """``f`` traced once per input signature and replayed afterwards.
+    """Trace ``fun`` once per input signature and replay the compiled program afterwards.
 
-    ``jit(f)(*args)`` equals ``f(*args)``: arrays and floating scalars are traced;
-    Python ints, bools, strings and other hashable leaves are static (part of the cache
-    key, as are ``static_argnums``/``static_argnames``). Side effects of ``f`` (printing,
-    appending to a list, reading a global) happen when it is traced, not on replays, as
-    in JAX; computations on values ``f`` closed over run once, at trace time. Use as
-    ``jit(f)``, ``@jit`` or ``@jit(static_argnums=1)``.
+    ``jit(f)(*args)`` equals ``f(*args)``. The first call with a given signature
+    (the arguments' structure, each array's shape and dtype, the static
+    arguments' values) runs ``f`` on traced values, recording a straight-line
+    program of primitives, with a guard for every fact Python control flow took
+    from a traced value; the program is compiled to Python source. Later calls
+    with that signature run the program, skipping the Python overhead of ``f``
+    and of the transformations inside it (``jit(grad(f))`` replays the adjoint
+    program). A failed guard traces again; a replay is never a stale program.
+    Called with traced values (inside ``grad``, ``vmap``, another ``jit``), the
+    program runs through the primitives, so every transformation composes with
+    ``jit`` in either order.
+
+    Parameters
+    ----------
+    fun : callable, optional
+        The function. Omitted, ``jit`` returns a decorator, for
+        ``@jit(static_argnums=1)``.
+    static_argnums : int or tuple of int, default ()
+        Positional arguments that are part of the cache key instead of traced
+        (they must be hashable): values that choose the path through ``f``.
+    static_argnames : str or tuple of str, default ()
+        Keyword arguments that are part of the cache key instead of traced.
+    max_traces : int, default 8
+        Programs kept per signature; past that many traces (guards that keep
+        failing) ``f`` runs without jit for that signature, with a
+        :class:`dualad.JitRetraceWarning`.
+
+    Returns
+    -------
+    Jitted or callable
+        The jitted function (with ``source``, ``program``, ``cache_info`` and
+        ``clear_cache``), or a decorator making one when ``fun`` is omitted.
+
+    Raises
+    ------
+    TypeError
+        If ``fun`` is not callable; when called, if ``f`` writes into a traced
+        argument in place or returns a function.
+
+    See Also
+    --------
+    dualad.vmap : Batch a function in one pass.
+    dualad.JitRetraceWarning : Warned when the guards keep failing.
+
+    Notes
+    -----
+    Arrays and floating scalars are traced; Python ints, bools, strings and
+    other hashable leaves are static (part of the cache key). Side effects of
+    ``f`` (printing, appending to a list, reading a global) happen when it is
+    traced, not on replays, as in JAX; computations on values ``f`` closed over
+    run once, at trace time.
+
+    Examples
+    --------
+    >>> @dualad.jit
+    ... def f(x):
+    ...     return np.sum(np.sin(x) ** 2)
+    >>> x = np.array([0.5, 1.0])
+    >>> print(np.isclose(f(x), np.sum(np.sin(x) ** 2)))
+    True
+    >>> print(f.source(x))
+    def f(v0):
+        v1 = np.sin(v0)
+        v2 = np.square(v1)
+        v3 = sum(v2, axis=(0,), keepdims=False)
+        return (v3,)
+    >>> print(np.allclose(dualad.grad(f)(x), np.sin(2 * x)))
+    True
+
+    A new shape traces again; the same one replays:
+
+    >>> _ = f(np.ones(3)), f(np.zeros(3))
+    >>> sorted(f.cache_info().values())
+    [1, 1]
     """
     if fun is None:
         return lambda f: Jitted(f, static_argnums, static_argnames, max_traces)
