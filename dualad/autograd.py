@@ -1,5 +1,14 @@
 """The imperative face, as PyTorch and OneFlow users know it.
 
+Variables that require grad, ``backward`` accumulating into ``.grad``, ``grad``
+returning gradients, and ``Function`` for custom rules::
+
+    from dualad.autograd import Variable
+    x = Variable(np.array([1.0, 2.0]), requires_grad=True)
+    np.sum(x ** 2).backward()
+    x.grad          # array([2., 4.])
+
+
 ``Variable(x, requires_grad=True)`` is a leaf on one process-wide tape; every
 operation on it records there. ``y.backward()`` sweeps back and *accumulates*
 into ``leaf.grad``; :func:`grad` returns gradients instead. With
@@ -22,7 +31,50 @@ __all__ = ["Variable", "backward", "grad", "Function", "FunctionCtx"]
 
 
 class Variable(Var):
-    """A value on the imperative tape; ``.grad`` holds accumulated gradients."""
+    r"""A value on the imperative tape; ``.grad`` holds the accumulated gradients.
+
+    As a PyTorch tensor: a leaf made with ``requires_grad=True`` records every
+    operation computed from it (NumPy functions, operators, indexing) on one
+    process-wide tape, and :meth:`backward` sweeps back from a result,
+    *accumulating* :math:`\bar y^T \partial y/\partial x` into every reachable
+    leaf's ``.grad`` (``None`` until the first sweep). Operations on Variables that
+    do not require grad give constant Variables and record nothing. Modifying a
+    leaf's array in place between the forward pass and ``backward`` raises there.
+
+    Parameters
+    ----------
+    value : array_like
+        The value (a plain array or number, not a traced value); with
+        ``requires_grad=True`` it must be floating point (or complex).
+    requires_grad : bool, default False
+        Whether operations on it are recorded and its gradient is accumulated.
+    _trace, _prim, _args, _params, _vals, _parents : object, optional
+        Internal: set by the tape for an operation's result, never by users.
+
+    Attributes
+    ----------
+    grad : numpy.ndarray or None
+        The accumulated gradient.
+    requires_grad : bool
+        Whether the Variable is on the graph.
+
+    See Also
+    --------
+    dualad.autograd.grad : Gradients returned instead of accumulated.
+    dualad.grad : The functional spelling.
+
+    Examples
+    --------
+    >>> from dualad.autograd import Variable
+    >>> x = Variable(np.array([1.0, 2.0]), requires_grad=True)
+    >>> y = np.sum(x ** 2)
+    >>> y.backward()
+    >>> print(x.grad)
+    [2. 4.]
+    >>> np.sum(x ** 2).backward()   # gradients accumulate
+    >>> print(x.grad)
+    [4. 8.]
+    """
 
     __slots__ = ("requires_grad", "grad", "stamps")
 
@@ -48,13 +100,28 @@ class Variable(Var):
 
     @property
     def is_leaf(self):
+        """Whether the Variable was made by the user rather than computed by an operation.
+
+        Returns
+        -------
+        bool
+            True for a leaf (its ``.grad`` is accumulated by :meth:`backward`).
+        """
         return self.prim is None
 
     @property
     def data(self):
-        """The value. A leaf's is its storage (writable, shared with the array it was made
-        from; modifying it between a forward pass and ``backward`` raises there). An
-        operation's result gives a read-only view: the tape's VJP rules read it."""
+        """The value, as a plain array.
+
+        A leaf's is its storage (writable, shared with the array it was made from;
+        modifying it between a forward pass and ``backward`` raises there). An
+        operation's result gives a read-only view: the tape's VJP rules read it.
+
+        Returns
+        -------
+        numpy.ndarray or scalar
+            The value.
+        """
         value = primal_value(self.value)
         if self.prim is not None and isinstance(value, np.ndarray) and value.flags.writeable:
             value = value.view()
@@ -62,13 +129,28 @@ class Variable(Var):
         return value
 
     def numpy(self):
+        """Return a copy of the value as a NumPy array.
+
+        Returns
+        -------
+        numpy.ndarray
+            A new array, not shared with the tape.
+        """
         return np.array(primal_value(self.value))
 
     def detach(self):
-        """The value as a new constant Variable (as PyTorch's ``Tensor.detach``): it shares
-        the array, does not require grad and is on no graph, so nothing computed from it
-        reaches this Variable's leaves (its derivative is zero). Inside a functional
-        transformation ``x.detach()`` is :func:`dualad.stop_gradient` ``(x)``."""
+        """Return the value as a new constant Variable (as PyTorch's ``Tensor.detach``).
+
+        It shares the array, does not require grad and is on no graph, so nothing
+        computed from it reaches this Variable's leaves (its derivative is zero).
+        Inside a functional transformation ``x.detach()`` is
+        :func:`dualad.stop_gradient` ``(x)``.
+
+        Returns
+        -------
+        Variable
+            A constant Variable holding the same array.
+        """
         return Variable(primal_value(self.value))
 
     def __copy__(self):
@@ -84,9 +166,26 @@ class Variable(Var):
         return new
 
     def zero_grad(self):
+        """Reset the accumulated gradient ``.grad`` to ``None``."""
         self.grad = None
 
     def backward(self, grad=None, retain_graph=None, create_graph=False):
+        """Sweep back from this Variable, accumulating into the leaves' ``.grad``.
+
+        ``x.grad += gradᵀ ∂self/∂x`` for every leaf ``x`` with ``requires_grad``;
+        the same as :func:`dualad.autograd.backward` ``([self], [grad])``.
+
+        Parameters
+        ----------
+        grad : array_like, optional
+            The seed (cotangent) of this Variable's shape; only a real scalar
+            may omit it (the seed is then 1).
+        retain_graph : bool, optional
+            Keep the tape for another sweep; default ``create_graph``.
+        create_graph : bool, default False
+            Record the sweep itself, so the gradients are Variables that can be
+            differentiated again.
+        """
         backward([self], None if grad is None else [grad], retain_graph, create_graph)
 
     def __repr__(self):
@@ -173,7 +272,49 @@ def _stamps_of(node):
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
-    """Accumulate d(tensors)/d(leaf) · grad_tensors into every reachable leaf's ``.grad``."""
+    r"""Sweep back from ``tensors``, accumulating their gradients into the leaves' ``.grad``.
+
+    For every leaf :math:`x` with ``requires_grad`` reachable from the outputs
+    :math:`y_i`, ``x.grad`` grows by :math:`\sum_i \bar y_i^T\,\partial y_i/\partial x`
+    (``grad_tensors`` are the :math:`\bar y_i`): one reverse sweep over the
+    process-wide tape, as ``torch.autograd.backward``.
+
+    Parameters
+    ----------
+    tensors : Variable or sequence of Variable
+        The outputs to differentiate.
+    grad_tensors : array_like or sequence of array_like, optional
+        One seed per output, of its shape; ``None`` (or a ``None`` entry) seeds a
+        real scalar output with 1.
+    retain_graph : bool, optional
+        Keep the tape for another sweep; default ``create_graph``.
+    create_graph : bool, default False
+        Record the sweep, so the accumulated gradients are Variables that can be
+        differentiated again.
+
+    Raises
+    ------
+    RuntimeError
+        If an output does not require grad, a non-scalar or complex output has no
+        seed, or a saved array was modified in place since the forward pass.
+    ValueError
+        If the numbers of outputs and seeds differ, or a seed has the wrong shape.
+    TypeError
+        If a seed is complex for a real output.
+
+    See Also
+    --------
+    dualad.autograd.grad : Gradients returned instead of accumulated.
+
+    Examples
+    --------
+    >>> from dualad.autograd import Variable, backward
+    >>> a = Variable(2.0, requires_grad=True)
+    >>> b = Variable(3.0, requires_grad=True)
+    >>> backward([a * b])
+    >>> print(float(a.grad), float(b.grad))
+    3.0 2.0
+    """
     seeds = _seeds("backward", tensors, grad_tensors, False)
     check_graph("backward", seeds, _stamps_of)
     retain = create_graph if retain_graph is None else retain_graph
@@ -185,11 +326,64 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=False, is_grads_batched=False):
-    """Gradients of ``outputs`` with respect to ``inputs`` (returned, not accumulated).
+    r"""Return the gradients of ``outputs`` with respect to ``inputs``, without accumulating.
 
-    With ``is_grads_batched=True``, ``grad_outputs[i]`` has shape
-    ``(B, *outputs[i].shape)`` and every result ``(B, *inputs[j].shape)``: B
-    vector-Jacobian products in one batched sweep.
+    The result for input :math:`x_j` is
+    :math:`\sum_i \bar y_i^T\,\partial y_i/\partial x_j` (``grad_outputs`` are the
+    :math:`\bar y_i`), by one reverse sweep over the imperative tape, as
+    ``torch.autograd.grad``; ``.grad`` attributes are left alone.
+
+    Parameters
+    ----------
+    outputs : Variable or sequence of Variable
+        The outputs :math:`y_i`.
+    inputs : Variable or sequence of Variable
+        Leaves (or intermediate Variables) with ``requires_grad``.
+    grad_outputs : array_like or sequence of array_like, optional
+        One seed per output, of its shape; omitted for a real scalar output (1).
+    retain_graph : bool, optional
+        Keep the tape for another sweep; default ``create_graph``.
+    create_graph : bool, default False
+        Record the sweep, so the gradients are Variables that can be
+        differentiated again (higher order).
+    allow_unused : bool, default False
+        Return ``None`` for an input the outputs do not depend on instead of
+        raising.
+    is_grads_batched : bool, default False
+        ``grad_outputs[i]`` has shape ``(B, *outputs[i].shape)`` and every result
+        ``(B, *inputs[j].shape)``: B vector-Jacobian products in one batched sweep.
+
+    Returns
+    -------
+    tuple
+        One gradient per input (plain arrays, or Variables with
+        ``create_graph=True``; ``None`` for an unused input with
+        ``allow_unused=True``).
+
+    Raises
+    ------
+    RuntimeError
+        If an input does not require grad, an input is unused (without
+        ``allow_unused``), an output does not require grad, or a non-scalar
+        output has no seed.
+    ValueError
+        If a seed has the wrong shape, or the batched seeds disagree on B.
+
+    See Also
+    --------
+    dualad.autograd.backward : Accumulate into ``.grad`` instead.
+    dualad.grad : The functional spelling.
+
+    Examples
+    --------
+    >>> from dualad.autograd import Variable, grad
+    >>> x = Variable(np.array([1.0, 2.0]), requires_grad=True)
+    >>> (g,) = grad(np.sum(x ** 3), x, create_graph=True)
+    >>> print(g.numpy())
+    [ 3. 12.]
+    >>> (h,) = grad(np.sum(g), x)   # the Hessian's row sums, 6x
+    >>> print(h)
+    [ 6. 12.]
     """
     single = not isinstance(inputs, (tuple, list))
     inputs = [inputs] if single else list(inputs)
