@@ -38,8 +38,34 @@ __all__ = ["beta", "repetitions", "forward_steps", "schedule", "iter_schedule",
 
 
 def beta(c, r):
-    """``β(c, r) = C(c + r, c)``: the longest chain ``c`` checkpoints reverse with no step
-    advanced more than ``r`` times (0 for ``r < 0``)."""
+    r"""Return :math:`\beta(c, r) = \binom{c + r}{c}`, the longest chain ``c`` checkpoints reverse.
+
+    With ``c`` stored states, a chain of up to :math:`\beta(c, r)` steps can be
+    reversed with no step advanced more than ``r`` times (Griewank 1992); it is 0
+    for :math:`r < 0`.
+
+    Parameters
+    ----------
+    c : int
+        The number of checkpoints (stored states).
+    r : int
+        The repetition number (the most advances of any one step).
+
+    Returns
+    -------
+    int
+        :math:`\binom{c + r}{c}`, or 0 if ``r < 0``.
+
+    See Also
+    --------
+    repetitions : The smallest ``r`` for a given chain length.
+
+    Examples
+    --------
+    >>> from dualad import revolve
+    >>> revolve.beta(3, 2)
+    10
+    """
     return comb(c + r, c) if r >= 0 else 0
 
 
@@ -53,7 +79,39 @@ def _check(steps, snapshots):
 
 
 def repetitions(steps, snapshots):
-    """The repetition number ``r``: the smallest with ``β(snapshots, r) ≥ steps``."""
+    r"""Return the repetition number: the smallest ``r`` with :math:`\beta(s, r) \ge l`.
+
+    Reversing :math:`l` = ``steps`` steps with :math:`s` = ``snapshots`` stored
+    states optimally advances no step more than ``r`` times.
+
+    Parameters
+    ----------
+    steps : int
+        The chain length :math:`l \ge 0`.
+    snapshots : int
+        The stored states :math:`s \ge 1`, the initial one included.
+
+    Returns
+    -------
+    int
+        The repetition number ``r``.
+
+    Raises
+    ------
+    ValueError
+        If ``steps`` is negative or ``snapshots`` below 1 (or either is not an
+        integer).
+
+    See Also
+    --------
+    forward_steps : The total number of advances.
+
+    Examples
+    --------
+    >>> from dualad import revolve
+    >>> revolve.repetitions(14, 3)
+    3
+    """
     l, c = _check(steps, snapshots)
     r = 0
     while beta(c, r) < l:
@@ -62,9 +120,46 @@ def repetitions(steps, snapshots):
 
 
 def forward_steps(steps, snapshots):
-    """``t(l, c) = r·l − β(c + 1, r − 1)``: the fewest advances (untaped step evaluations)
-    that reverse ``steps`` steps with ``snapshots`` stored states, the initial one
-    included. ``snapshots >= steps`` gives ``steps − 1`` (one sweep, storing all)."""
+    r"""Return the fewest advances that reverse ``steps`` steps with ``snapshots`` stored states.
+
+    Griewank's bound :math:`t(l, s) = r\,l - \beta(s + 1, r - 1)`, with ``r`` the
+    :func:`repetitions` number: the untaped step evaluations of an optimal
+    schedule, excluding the :math:`l` taped ones every schedule needs (revolve's
+    convention). ``snapshots >= steps`` gives ``steps - 1`` (one sweep, storing
+    all).
+
+    Parameters
+    ----------
+    steps : int
+        The chain length :math:`l \ge 0`.
+    snapshots : int
+        The stored states :math:`s \ge 1`, the initial one included.
+
+    Returns
+    -------
+    int
+        :math:`t(l, s)`.
+
+    Raises
+    ------
+    ValueError
+        If ``steps`` is negative or ``snapshots`` below 1.
+
+    See Also
+    --------
+    schedule : A schedule that attains it.
+    dualad.scan : Loops reversed by this schedule.
+
+    Examples
+    --------
+    The published run of Algorithm 799 (14 steps, 3 snapshots):
+
+    >>> from dualad import revolve
+    >>> revolve.forward_steps(14, 3)
+    27
+    >>> revolve.forward_steps(10, 10)
+    9
+    """
     l, c = _check(steps, snapshots)
     if l <= 1:
         return 0
@@ -104,33 +199,97 @@ def _split(l, c):
 
 
 def schedule(steps, snapshots):
-    """The actions of an optimal reversal of ``steps`` steps with ``snapshots`` stored
-    states (the initial one included), as tuples:
+    r"""Return the actions of an optimal reversal of ``steps`` steps with ``snapshots`` stored states.
+
+    The actions are tuples:
 
     ``("store", i)``
-        keep the current state, which is ``x_i``;
+        keep the current state, which is :math:`x_i`;
     ``("advance", i, j)``
-        from the current state ``x_i``, compute ``x_j`` without a tape (``j − i`` steps);
+        from the current state :math:`x_i`, compute :math:`x_j` without a tape
+        (``j - i`` steps);
     ``("restore", i)``
-        make the stored ``x_i`` the current state;
+        make the stored :math:`x_i` the current state;
     ``("reverse", i)``
-        from the current state ``x_i``, evaluate step ``i`` on a tape and pull the
-        cotangent of ``x_{i+1}`` back to ``x_i`` (steps are reversed ``l−1, ..., 0``);
+        from the current state :math:`x_i`, evaluate step ``i`` on a tape and pull
+        the cotangent of :math:`x_{i+1}` back to :math:`x_i` (steps are reversed
+        :math:`l-1, \dots, 0`);
     ``("free", i)``
-        drop the stored ``x_i``.
+        drop the stored :math:`x_i`.
 
-    It starts with ``("store", 0)``; at most ``snapshots`` states are stored at once;
-    the advances add up to :func:`forward_steps` (checked by :func:`simulate`), no step is
-    advanced more than :func:`repetitions` times, and among the schedules of this
-    recursive form with the fewest advances it has the fewest ``store`` actions (checked
-    by exhaustive search for ``steps < 90``)."""
+    It starts with ``("store", 0)``; at most ``snapshots`` states are stored at
+    once; the advances add up to :func:`forward_steps` (checked by
+    :func:`simulate`), no step is advanced more than :func:`repetitions` times,
+    and among the schedules of this recursive form with the fewest advances it
+    has the fewest ``store`` actions.
+
+    Parameters
+    ----------
+    steps : int
+        The chain length :math:`l \ge 0`.
+    snapshots : int
+        The stored states :math:`s \ge 1`, the initial one included.
+
+    Returns
+    -------
+    list of tuple
+        The actions, in order.
+
+    Raises
+    ------
+    ValueError
+        If ``steps`` is negative or ``snapshots`` below 1.
+
+    See Also
+    --------
+    iter_schedule : The same actions one at a time, in O(snapshots) memory.
+    simulate : Check and count a schedule.
+
+    Examples
+    --------
+    >>> from dualad import revolve
+    >>> revolve.schedule(3, 2)
+    [('store', 0), ('advance', 0, 1), ('store', 1), ('advance', 1, 2), ('reverse', 2),
+     ('restore', 1), ('reverse', 1), ('free', 1), ('restore', 0), ('reverse', 0), ('free', 0)]
+    """
     return list(iter_schedule(steps, snapshots))
 
 
 def iter_schedule(steps, snapshots):
-    """:func:`schedule`'s actions one at a time, holding only O(``snapshots``) integers
-    (the list for 10^5 steps has ~400 000 tuples, a few tens of MB). The arguments are
-    checked at the call, not at the first ``next``."""
+    r"""Return an iterator over :func:`schedule`'s actions, one at a time.
+
+    It holds only O(``snapshots``) integers (the list for :math:`10^5` steps has
+    about 400 000 tuples, a few tens of MB). The arguments are checked at the
+    call, not at the first ``next``.
+
+    Parameters
+    ----------
+    steps : int
+        The chain length :math:`l \ge 0`.
+    snapshots : int
+        The stored states :math:`s \ge 1`, the initial one included.
+
+    Returns
+    -------
+    iterator of tuple
+        The actions, as :func:`schedule` lists them.
+
+    Raises
+    ------
+    ValueError
+        If ``steps`` is negative or ``snapshots`` below 1.
+
+    See Also
+    --------
+    schedule : The actions as a list, and what they mean.
+
+    Examples
+    --------
+    >>> from dualad import revolve
+    >>> actions = revolve.iter_schedule(10 ** 5, 20)
+    >>> next(actions), next(actions)
+    (('store', 0), ('advance', 0, ...))
+    """
     l, c = _check(steps, snapshots)
     return _actions(l, c)
 
@@ -177,16 +336,44 @@ def _actions(l, c):
 
 
 def simulate(actions, steps):
-    """Run ``actions`` on positions only, checking that each is possible (a state is
-    advanced from or stored where it is, restored only if stored, steps reversed
-    ``steps−1, ..., 0`` each from its own state) and counting.
+    r"""Run ``actions`` on positions only, checking that each is possible, and count them.
 
-    Returns a dict of counts: ``advances`` (untaped step evaluations), ``reverses``,
-    ``stores`` (``("store", i)`` actions: revolve's *takeshots*, the initial one included),
-    ``peak_stored`` (most states held at once), ``stored_at_end`` and
-    ``max_advances_per_step`` (the most times any one step ``i`` is advanced, which
-    Griewank's bound keeps at or below the repetition number ``r``). Raises
-    ``ValueError`` naming the first impossible action."""
+    A state is advanced from or stored where it is, restored only if stored, and
+    steps are reversed :math:`l-1, \dots, 0`, each from its own state; the first
+    impossible action raises.
+
+    Parameters
+    ----------
+    actions : iterable of tuple
+        A schedule, as :func:`schedule` returns.
+    steps : int
+        The chain length :math:`l`.
+
+    Returns
+    -------
+    dict
+        The counts: ``advances`` (untaped step evaluations), ``reverses``,
+        ``stores`` (revolve's *takeshots*, the initial one included),
+        ``peak_stored`` (most states held at once), ``stored_at_end`` and
+        ``max_advances_per_step`` (the most times any one step is advanced, which
+        Griewank's bound keeps at or below the repetition number).
+
+    Raises
+    ------
+    ValueError
+        Naming the first impossible action, or the steps never reversed.
+
+    See Also
+    --------
+    schedule : The schedules it checks.
+
+    Examples
+    --------
+    >>> from dualad import revolve
+    >>> counts = revolve.simulate(revolve.schedule(14, 3), 14)
+    >>> counts["advances"], counts["peak_stored"], counts["max_advances_per_step"]
+    (27, 3, 3)
+    """
     stored, here, nxt = set(), 0, steps - 1
     advances = peak = reverses = stores = 0
     # advance (i, j) evaluates steps i..j-1 once more: a difference array counts them
