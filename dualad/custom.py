@@ -235,7 +235,7 @@ class FunctionCtx:
     :attr:`saved_tensors` as the inputs and output *of the level being
     differentiated*, so a ``backward`` written with NumPy operations is
     differentiable again (second order), as in PyTorch. A fresh context is made
-    for every call of :meth:`Function.apply`.
+    for every call of :meth:`dualad.Function.apply`.
 
     See Also
     --------
@@ -309,7 +309,8 @@ class Function:
     :math:`\sum_i \partial y/\partial x_i\,\dot x_i` for forward mode; then call
     ``MyFunction.apply(*inputs)``. The class becomes one primitive that every
     transformation interprets (``grad``, ``jvp``, ``vmap``, ``jit``, the
-    imperative :mod:`dualad.autograd` tape). ``ctx`` is a :class:`FunctionCtx`:
+    imperative :mod:`dualad.autograd` tape). ``ctx`` is a
+    :class:`dualad.autograd.FunctionCtx`:
     ``ctx.save_for_backward(...)`` in ``forward``, ``ctx.saved_tensors`` in the
     rules. A ``backward`` written with NumPy operations is differentiable again.
 

@@ -1,10 +1,10 @@
 """Implicit differentiation: solutions of equations differentiated by the implicit
 function theorem, never by differentiating the solver (docs/implicit.md).
 
-- :func:`custom_linear_solve`: x = A⁻¹ b, A a matrix, a sparse matrix, a LinearOperator or
-  a matvec closing over traced values (:mod:`.linear_solve`, :mod:`.custom_linear`);
-- :func:`custom_root`: x*(θ) with F(x*, θ) = 0 from a user's solver (:mod:`.root`);
-- :mod:`.lax`: JAX's spellings, ``custom_root(f, initial_guess, solve, tangent_solve)``
+- :func:`dualad.custom_linear_solve`: x = A⁻¹ b, A a matrix, a sparse matrix, a LinearOperator or
+  a matvec closing over traced values (``linear_solve.py``, ``custom_linear.py``);
+- :func:`dualad.custom_root`: x*(θ) with F(x*, θ) = 0 from a user's solver (``root.py``);
+- :mod:`dualad.lax`: JAX's spellings, ``custom_root(f, initial_guess, solve, tangent_solve)``
   and ``custom_linear_solve(matvec, b, solve, transpose_solve, symmetric)``.
 """
 from .custom_linear import custom_linear_solve  # noqa: F401

@@ -117,7 +117,7 @@ class Jitted:
         Keyword arguments that are part of the cache key instead of traced.
     max_traces : int, default 8
         Programs kept per signature; past that many traces the function runs
-        without jit for that signature (with a :class:`JitRetraceWarning`).
+        without jit for that signature (with a :class:`dualad.JitRetraceWarning`).
 
     See Also
     --------

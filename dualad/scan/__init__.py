@@ -1,6 +1,6 @@
 """``dualad.scan``: loops the differentiation understands as loops (docs/scan.md).
 
-:func:`scan` (``api.py``): JAX's ``lax.scan``, storing every step or, with
+:func:`dualad.scan` (``api.py``): JAX's ``lax.scan``, storing every step or, with
 ``checkpoints="binomial"``, one primitive reversed by the revolve schedule
 (``rules.py``) after closure conversion of the step (``closure.py``).
 """
