@@ -1,9 +1,14 @@
 """dualad: forward- and reverse-mode automatic differentiation of plain NumPy code.
 
-One registry of primitives (:mod:`dualad.ops`), interpreted by dual numbers
-(forward mode, :mod:`dualad.forward`) and by a tape (reverse mode: recording in
-:mod:`dualad.tape`, the backward sweep in :mod:`dualad.sweep`). Plain ``numpy`` calls on traced values reach the
-registry through the NumPy protocols (:mod:`dualad.dispatch`).
+One registry of primitives (``dualad.ops``), interpreted by dual numbers (forward
+mode, ``dualad.forward``) and by a tape (reverse mode: recording in ``dualad.tape``, the
+backward sweep in ``dualad.sweep``). Plain ``numpy`` calls on traced values reach the
+registry through the NumPy protocols (``dualad.dispatch``)::
+
+    import numpy as np
+    import dualad
+
+    dualad.grad(lambda x: np.sum(np.sin(x) ** 2))(np.array([0.5, 1.0]))
 
 The names in ``__all__`` are the public interface (``help(dualad)`` lists them):
 the functional transformations (:func:`grad`, :func:`value_and_grad`, :func:`jvp`,
