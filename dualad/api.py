@@ -43,7 +43,48 @@ def _fname(f):
 
 
 def check_input(api, argnum, x, where=""):
-    """``x`` as a floating array; a clear TypeError for what cannot be differentiated."""
+    """Return ``x`` as a differentiable floating array, or raise a TypeError naming ``api``.
+
+    What every entry point (``grad``, ``jvp``, the planner, ``Variable``) does to an
+    input it differentiates: a floating or complex array (a 0-d one as a NumPy
+    scalar, whose arithmetic is cheaper), a traced value passed through, an object
+    array of traced scalars (``np.array([x, y])``) stacked into one traced array.
+    Integer, boolean, string, ``None`` and other object inputs raise, with a
+    message naming the function, the argument and its shape and what to write
+    instead.
+
+    Parameters
+    ----------
+    api : str
+        The name of the calling function, for the message.
+    argnum : int
+        The argument's position, for the message.
+    x : array_like
+        The input.
+    where : str, optional
+        More of the argument's path for the message (``"['w']"``, say).
+
+    Returns
+    -------
+    numpy.ndarray or numpy.generic or Box
+        The input as a floating (or complex) array or scalar, or the traced value.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not differentiable (integer, boolean, string, ``None``, or an
+        object array of anything but traced values).
+
+    Examples
+    --------
+    >>> from dualad.extend import check_input
+    >>> print(check_input("myapi", 0, [1.0, 2.0]))
+    [1. 2.]
+    >>> check_input("myapi", 1, np.arange(3))
+    Traceback (most recent call last):
+        ...
+    TypeError: myapi: argument 1 has dtype int... and shape (3,); integer and boolean inputs are not differentiable. ...
+    """
     if isinstance(x, Box):
         kind = x.dtype.kind
         if kind not in "fc":   # an integer array mapped by vmap, say

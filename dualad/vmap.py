@@ -37,8 +37,27 @@ __all__ = ["vmap", "BatchTrace", "BatchTracer", "batching_rule", "is_looped"]
 
 
 class BatchTrace(Trace):
-    """A batching transformation of batch size ``size``: interprets each primitive
-    applied to its :class:`BatchTracer` values by the primitive's batching rule."""
+    """The batching interpreter of :func:`dualad.vmap`, for a batch of ``size`` examples.
+
+    Each primitive applied to its :class:`~dualad.extend.BatchTracer` values is
+    interpreted by the primitive's batching rule (:func:`~dualad.extend.batching_rule`),
+    run once on the whole batch: the rule gets the values one level down, each
+    mapped one carrying the batch axis at position 0, and returns the output with
+    the batch axis at 0, which is boxed again. ``vmap`` makes one per call; an
+    interpreter that batches by itself may make its own.
+
+    Parameters
+    ----------
+    size : int
+        The batch size B.
+    level : int, optional
+        The trace level (default: a fresh one, above every level handed out
+        before).
+
+    See Also
+    --------
+    dualad.vmap : The transformation that uses it.
+    """
 
     __slots__ = ("size",)
 
@@ -47,6 +66,20 @@ class BatchTrace(Trace):
         self.size = size
 
     def escaped(self, prim, args):
+        """Return the error for a batched value used after its ``vmap`` call returned.
+
+        Parameters
+        ----------
+        prim : dualad.extend.Primitive
+            The primitive the escaped value was passed to.
+        args : tuple
+            The primitive's arguments.
+
+        Returns
+        -------
+        dualad.EscapedTracerError
+            The error to raise, naming the batch size, the level and the primitive.
+        """
         from .tracer import EscapedTracerError
         return EscapedTracerError(
             f"a batched value of vmap (batch size {self.size}, trace level {self.level}) "
@@ -55,8 +88,30 @@ class BatchTrace(Trace):
             f"a list or global)")
 
     def process(self, prim, args, params):
-        """Unbox this trace's tracers, say which arguments are batched, apply the rule
-        and box its output (each element of a tuple/list output)."""
+        """Interpret one primitive call by its batching rule.
+
+        Unboxes this trace's tracers, says which arguments are batched, applies the
+        rule and boxes its output (each element of a tuple/list output).
+
+        Parameters
+        ----------
+        prim : dualad.extend.Primitive
+            The primitive called.
+        args : tuple
+            Its positional arguments (this trace's tracers, lower boxes, plain values).
+        params : dict
+            Its keyword parameters.
+
+        Returns
+        -------
+        BatchTracer or tuple or list
+            The output, boxed on this trace.
+
+        Raises
+        ------
+        dualad.EscapedTracerError
+            If the ``vmap`` call that made this trace has returned.
+        """
         if not self.alive:
             raise self.escaped(prim, args)
         vals = []
