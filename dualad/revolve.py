@@ -199,7 +199,7 @@ def _split(l, c):
 
 
 def schedule(steps, snapshots):
-    r"""Return the actions of an optimal reversal of ``steps`` steps with ``snapshots`` stored states.
+    r"""Return the actions of an optimal reversal of ``steps`` steps with ``snapshots`` states.
 
     The actions are tuples:
 

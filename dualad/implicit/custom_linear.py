@@ -35,7 +35,7 @@ _NAME = "custom_linear_solve"
 def custom_linear_solve(A, b, solve=None, transpose_solve=None, symmetric=False,
                         has_aux=False, *, method="auto", rmatvec=None, rtol=None, atol=0.0,
                         maxiter=None, restart=None, M=None):
-    r"""Solve :math:`A x = b`, differentiable in ``b`` and in ``A``, by the implicit function theorem.
+    r"""Solve :math:`A x = b`, differentiable in ``b`` and ``A`` by the implicit function theorem.
 
     :math:`x = A^{-1} b` is computed by a solver that is never differentiated
     through; its derivatives come from the linear equations themselves:

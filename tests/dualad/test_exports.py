@@ -1,0 +1,48 @@
+"""What ``dualad`` exports: ``__all__`` lists the user-facing names; the extension surface
+(``Primitive``, ``REGISTRY``, ``sample``, ``Dual``, ``Var``) is left out of it but stays
+importable from ``dualad`` as before, and is listed by ``dualad.extend``."""
+import subprocess
+import sys
+
+import dualad
+import dualad.extend
+
+EXTENSION_NAMES = ("REGISTRY", "Primitive", "sample", "Dual", "Var")
+
+
+def test_extension_names_stay_importable_from_dualad_and_are_listed_by_extend():
+    for name in EXTENSION_NAMES:
+        assert getattr(dualad, name) is getattr(dualad.extend, name), name
+        assert name in dualad.extend.__all__, name
+        assert name not in dualad.__all__, name
+
+
+def test_all_lists_the_user_facing_functions_classes_and_errors():
+    wanted = {"grad", "value_and_grad", "jvp", "vjp", "hvp", "derivative", "vmap", "jit",
+              "scan", "checkpoint", "custom_root", "custom_linear_solve", "stop_gradient",
+              "primitive", "Function", "detect_anomaly", "trace", "keep_heap",
+              "AnomalyError", "EscapedTracerError", "JitRetraceWarning"}
+    assert set(dualad.__all__) == wanted
+    for name in dualad.__all__:
+        assert callable(getattr(dualad, name)), name
+    # the functions that share a name with their subpackage are the functions
+    assert dualad.scan.__module__ == "dualad.scan.api"
+    assert dualad.vmap.__module__ == "dualad.vmap"
+    assert dualad.jit.__module__ == "dualad.jit.api"
+
+
+def test_star_import_gives_exactly_all_and_never_shadows_numpy():
+    # A fresh interpreter: `import *` into this module's namespace would leak.
+    code = ("import numpy\n"
+            "before = set(globals())\n"
+            "from dualad import *\n"
+            "import dualad\n"
+            "new = set(globals()) - before - {'dualad', 'before'}\n"
+            "assert new == set(dualad.__all__), sorted(new ^ set(dualad.__all__))\n"
+            "assert numpy.__name__ == 'numpy'\n"
+            "assert grad(lambda x: x * x)(3.0) == 6.0\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
