@@ -240,6 +240,22 @@ class FunctionCtx:
     See Also
     --------
     dualad.Function : The class whose static methods receive it.
+
+    Examples
+    --------
+    >>> class Square(dualad.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors   # the input, as the level being differentiated sees it
+    ...         return 2 * x * g
+    >>> print(float(dualad.grad(Square.apply)(3.0)))
+    6.0
+    >>> print(float(dualad.grad(dualad.grad(Square.apply))(3.0)))   # backward differentiated
+    2.0
     """
 
     def __init__(self):
