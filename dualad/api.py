@@ -43,47 +43,46 @@ def _fname(f):
 
 
 def check_input(api, argnum, x, where=""):
-    """Return ``x`` as a differentiable floating array, or raise a TypeError naming ``api``.
+    """Check a differentiable input and return it as a floating array.
 
-    What every entry point (``grad``, ``jvp``, the planner, ``Variable``) does to an
-    input it differentiates: a floating or complex array (a 0-d one as a NumPy
-    scalar, whose arithmetic is cheaper), a traced value passed through, an object
-    array of traced scalars (``np.array([x, y])``) stacked into one traced array.
-    Integer, boolean, string, ``None`` and other object inputs raise, with a
-    message naming the function, the argument and its shape and what to write
-    instead.
+    What ``grad``, ``jvp`` and ``vjp`` do to each argument they differentiate; a
+    transformation of one's own (the planner's) does the same so users meet the same
+    errors. A 0-d input becomes a NumPy scalar (cheaper scalar arithmetic); an object
+    array of an outer trace's values (``np.array([x, y])``) is restacked into one traced
+    array.
 
     Parameters
     ----------
     api : str
-        The name of the calling function, for the message.
+        The transformation's name, for the message (``"grad"``).
     argnum : int
         The argument's position, for the message.
-    x : array_like
+    x : array_like or Box
         The input.
     where : str, optional
-        More of the argument's path for the message (``"['w']"``, say).
+        More of the argument's path, for the message (``"['w']"``).
 
     Returns
     -------
     numpy.ndarray or numpy.generic or Box
-        The input as a floating (or complex) array or scalar, or the traced value.
+        ``x`` as a floating or complex array (a traced value unchanged).
 
     Raises
     ------
     TypeError
-        If ``x`` is not differentiable (integer, boolean, string, ``None``, or an
-        object array of anything but traced values).
+        If ``x`` is ``None``, a string, an object array, or of an integer or boolean
+        dtype; the message names ``api``, the argument, its dtype and shape, and says to
+        cast to a floating dtype.
 
     Examples
     --------
     >>> from dualad.extend import check_input
-    >>> print(check_input("myapi", 0, [1.0, 2.0]))
-    [1. 2.]
-    >>> check_input("myapi", 1, np.arange(3))
+    >>> check_input("grad", 0, [1.0, 2.0])
+    array([1., 2.])
+    >>> check_input("grad", 0, np.arange(3))
     Traceback (most recent call last):
-        ...
-    TypeError: myapi: argument 1 has dtype int... and shape (3,); integer and boolean inputs ...
+    ...
+    TypeError: grad: argument 0 has dtype int... integer and boolean inputs are not ...
     """
     if isinstance(x, Box):
         kind = x.dtype.kind

@@ -37,26 +37,30 @@ __all__ = ["vmap", "BatchTrace", "BatchTracer", "batching_rule", "is_looped"]
 
 
 class BatchTrace(Trace):
-    """The batching interpreter of :func:`dualad.vmap`, for a batch of ``size`` examples.
+    """The batching interpreter of ``dualad.vmap``, for a batch of ``size`` examples.
 
-    Each primitive applied to its :class:`~dualad.extend.BatchTracer` values is
-    interpreted by the primitive's batching rule (:func:`~dualad.extend.batching_rule`),
-    run once on the whole batch: the rule gets the values one level down, each
-    mapped one carrying the batch axis at position 0, and returns the output with
-    the batch axis at 0, which is boxed again. ``vmap`` makes one per call; an
-    interpreter that batches by itself may make its own.
+    Interprets each primitive applied to its :class:`BatchTracer` values by the
+    primitive's batching rule (:func:`batching_rule`): the values one level down carry
+    the batch axis at 0, and the output does too. Under a derivative transformation the
+    tangents and cotangents of batched values are batched as well, so vmap composes with
+    grad, jvp and vjp in either order.
 
     Parameters
     ----------
     size : int
-        The batch size B.
+        The batch size (the length of the mapped axis).
     level : int, optional
-        The trace level (default: a fresh one, above every level handed out
-        before).
+        The trace's level (default: a fresh one, :func:`new_level`).
+
+    Attributes
+    ----------
+    size : int
+        As given.
 
     See Also
     --------
-    dualad.vmap : The transformation that uses it.
+    BatchTracer : Its traced values.
+    dualad.vmap : The transformation for users.
     """
 
     __slots__ = ("size",)
@@ -66,18 +70,18 @@ class BatchTrace(Trace):
         self.size = size
 
     def escaped(self, prim, args):
-        """Return the error for a batched value used after its ``vmap`` call returned.
+        """Build the error for a call of ``prim`` on a batched value after vmap returned.
 
         Parameters
         ----------
-        prim : dualad.extend.Primitive
-            The primitive the escaped value was passed to.
+        prim : Primitive
+            The primitive called on the escaped value.
         args : tuple
-            The primitive's arguments.
+            The call's positional arguments.
 
         Returns
         -------
-        dualad.EscapedTracerError
+        EscapedTracerError
             The error to raise, naming the batch size, the level and the primitive.
         """
         from .tracer import EscapedTracerError
@@ -88,29 +92,28 @@ class BatchTrace(Trace):
             f"a list or global)")
 
     def process(self, prim, args, params):
-        """Interpret one primitive call by its batching rule.
-
-        Unboxes this trace's tracers, says which arguments are batched, applies the
-        rule and boxes its output (each element of a tuple/list output).
+        """Apply ``prim``'s batching rule to this trace's tracers and box the output.
 
         Parameters
         ----------
-        prim : dualad.extend.Primitive
+        prim : Primitive
             The primitive called.
         args : tuple
-            Its positional arguments (this trace's tracers, lower boxes, plain values).
+            Its positional arguments: BatchTracers of this trace (batched) and other
+            values (shared by every example).
         params : dict
             Its keyword parameters.
 
         Returns
         -------
         BatchTracer or tuple or list
-            The output, boxed on this trace.
+            The output, batch axis first one level down (each element of a tuple or list
+            output boxed).
 
         Raises
         ------
-        dualad.EscapedTracerError
-            If the ``vmap`` call that made this trace has returned.
+        EscapedTracerError
+            If the vmap call has returned.
         """
         if not self.alive:
             raise self.escaped(prim, args)
