@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from .tracer import Box, shape_of
 
+__all__ = ["PrimalBox"]
+
 
 class PrimalBox(Box):
     """A traced value of ``trace`` whose value one level down is ``primal``."""

@@ -16,6 +16,8 @@ from .boxes import PrimalBox
 from .tracer import ANOMALY, Box, Trace, primal_value, shape_of
 from .primitive import add_note, missing_rule
 
+__all__ = ["Dual", "JVPTrace", "LazyJVPTrace"]
+
 
 class Dual(PrimalBox):
     """A forward-mode traced value: ``primal`` and ``tangent`` of one trace."""

@@ -42,6 +42,11 @@ import numpy as np
 from . import ops, primitive
 from .tracer import Box, shape_of
 
+__all__ = [
+    "OBJECT", "MAX_ENTRIES", "object_array", "holds_boxes", "to_traced", "pack",
+    "packed_arguments", "traced_outputs", "OBJECT_LOOP_METHODS", "install"
+]
+
 OBJECT = np.dtype(object)
 
 

@@ -37,6 +37,8 @@ from typing import ClassVar
 
 import numpy as np
 
+__all__ = ["StructuredBatch", "OneHotBatch", "onehot_rows"]
+
 
 class StructuredBatch:
     """What a structured batch of directions shares with an array: ``dense()`` (the

@@ -15,6 +15,12 @@ import numpy as np
 from .partials import compile_partial
 from .tracer import Box, ndim_of, shape_of
 
+__all__ = [
+    "OBJECT_ARRAYS", "Primitive", "SPARSITY_KINDS", "DerivedRules", "DERIVED_RULES",
+    "sample", "add_note", "REGISTRY", "NUMPY_UFUNCS", "NUMPY_FUNCTIONS", "implements",
+    "register", "missing_rule"
+]
+
 _NDARRAY = np.ndarray
 # The hook for object-array and list arguments (``np.array([x, y])``, ``[x, y]`` of traced
 # values), set by dualad.objects.install: the arguments with such ones stacked into one

@@ -24,6 +24,11 @@ from .tape import _next_seq
 from .tracer import ANOMALY, PLAIN_TYPES, Box, primal_value, shape_of
 from .primitive import add_note, missing_rule
 
+__all__ = [
+    "backward_sweep", "apply_rule", "apply_vjps", "scatter_index", "IndexedCotangent",
+    "accumulate"
+]
+
 _FREED = ("Trying to backward through the graph a second time (or to read values the "
           "sweep already freed). The tape is freed after a backward sweep; pass "
           "retain_graph=True to the first backward/grad call to sweep it again.")

@@ -22,6 +22,8 @@ from . import compaction
 from .anomaly import check as check_anomaly, remember
 from .tracer import ANOMALY, PLAIN_TYPES, Box, Trace, shape_of
 
+__all__ = ["Var", "VJPTrace", "record", "operator_method", "power_method"]
+
 _next_seq = itertools.count().__next__
 
 

@@ -22,6 +22,11 @@ import math
 
 import numpy as np
 
+__all__ = [
+    "new_level", "ANOMALY", "EscapedTracerError", "Trace", "Box", "PLAIN_TYPES",
+    "primal_value", "unguarded_value", "staged_only", "note_decision", "CONCRETE",
+    "concrete", "truth", "shape_of", "ndim_of"
+]
 
 _levels = itertools.count(1)
 _local = threading.local()

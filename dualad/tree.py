@@ -1,6 +1,8 @@
 """Nested containers of arrays (tuples, lists, dicts): flatten and rebuild."""
 from __future__ import annotations
 
+__all__ = ["flatten", "tree_map", "describe", "flatten_like"]
+
 
 def flatten(tree):
     """Leaves of ``tree`` in order, and a function that rebuilds it from new leaves."""

@@ -35,6 +35,11 @@ from .ops._util import per_example as _per_example_at, top_batch_trace
 from .tracer import Box, primal_value, shape_of
 from .vmap_tracer import BatchTracer, batch_tracer_in, nondiff_value
 
+__all__ = [
+    "lift_to", "broadcast_rule", "linear_rule", "run_rule", "batching_rule", "is_looped",
+    "per_example", "looped_call", "values_per_example", "per_example_rule"
+]
+
 
 def _batch_size(args, batched):
     return next(shape_of(a)[0] for a, b in zip(args, batched) if b)

@@ -18,6 +18,11 @@ import numpy as np
 
 from .tracer import CONCRETE, Box, note_decision, shape_of
 
+__all__ = [
+    "BatchTracer", "batch_tracer_in", "only_batched", "map_value", "nondiff_value",
+    "note_value"
+]
+
 
 def _control_flow_error(x, what):
     return TypeError(

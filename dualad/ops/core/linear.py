@@ -27,6 +27,11 @@ from ...tracer import ndim_of, shape_of
 from ...primitive import Primitive, register, sample
 from .._util import batch_ndim, batch_perm, batch_shape, shift_axes
 
+__all__ = [
+    "reshape_p", "transpose_p", "broadcast_to_p", "expand_reduced", "sum_p", "lift",
+    "unbroadcast", "fit"
+]
+
 
 def _reshape_impl(x, shape):
     return x.reshape(shape) if type(x) is np.ndarray else np.reshape(x, shape)
