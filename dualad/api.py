@@ -40,7 +40,47 @@ def _fname(f):
 
 
 def check_input(api, argnum, x, where=""):
-    """``x`` as a floating array; a clear TypeError for what cannot be differentiated."""
+    """Check a differentiable input and return it as a floating array.
+
+    What ``grad``, ``jvp`` and ``vjp`` do to each argument they differentiate; a
+    transformation of one's own (the planner's) does the same so users meet the same
+    errors. A 0-d input becomes a NumPy scalar (cheaper scalar arithmetic); an object
+    array of an outer trace's values (``np.array([x, y])``) is restacked into one traced
+    array.
+
+    Parameters
+    ----------
+    api : str
+        The transformation's name, for the message (``"grad"``).
+    argnum : int
+        The argument's position, for the message.
+    x : array_like or Box
+        The input.
+    where : str, optional
+        More of the argument's path, for the message (``"['w']"``).
+
+    Returns
+    -------
+    numpy.ndarray or numpy.generic or Box
+        ``x`` as a floating or complex array (a traced value unchanged).
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is ``None``, a string, an object array, or of an integer or boolean
+        dtype; the message names ``api``, the argument, its dtype and shape, and says to
+        cast to a floating dtype.
+
+    Examples
+    --------
+    >>> from dualad.extend import check_input
+    >>> check_input("grad", 0, [1.0, 2.0])
+    array([1., 2.])
+    >>> check_input("grad", 0, np.arange(3))
+    Traceback (most recent call last):
+    ...
+    TypeError: grad: argument 0 has dtype int... integer and boolean inputs are not ...
+    """
     if isinstance(x, Box):
         kind = x.dtype.kind
         if kind not in "fc":   # an integer array mapped by vmap, say

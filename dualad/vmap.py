@@ -37,8 +37,31 @@ __all__ = ["vmap", "BatchTrace", "BatchTracer", "batching_rule", "is_looped"]
 
 
 class BatchTrace(Trace):
-    """A batching transformation of batch size ``size``: interprets each primitive
-    applied to its :class:`BatchTracer` values by the primitive's batching rule."""
+    """The batching interpreter of ``dualad.vmap``, for a batch of ``size`` examples.
+
+    Interprets each primitive applied to its :class:`BatchTracer` values by the
+    primitive's batching rule (:func:`batching_rule`): the values one level down carry
+    the batch axis at 0, and the output does too. Under a derivative transformation the
+    tangents and cotangents of batched values are batched as well, so vmap composes with
+    grad, jvp and vjp in either order.
+
+    Parameters
+    ----------
+    size : int
+        The batch size (the length of the mapped axis).
+    level : int, optional
+        The trace's level (default: a fresh one, :func:`new_level`).
+
+    Attributes
+    ----------
+    size : int
+        As given.
+
+    See Also
+    --------
+    BatchTracer : Its traced values.
+    dualad.vmap : The transformation for users.
+    """
 
     __slots__ = ("size",)
 
@@ -47,6 +70,20 @@ class BatchTrace(Trace):
         self.size = size
 
     def escaped(self, prim, args):
+        """Build the error for a call of ``prim`` on a batched value after vmap returned.
+
+        Parameters
+        ----------
+        prim : Primitive
+            The primitive called on the escaped value.
+        args : tuple
+            The call's positional arguments.
+
+        Returns
+        -------
+        EscapedTracerError
+            The error to raise, naming the batch size, the level and the primitive.
+        """
         from .tracer import EscapedTracerError
         return EscapedTracerError(
             f"a batched value of vmap (batch size {self.size}, trace level {self.level}) "
@@ -55,8 +92,29 @@ class BatchTrace(Trace):
             f"a list or global)")
 
     def process(self, prim, args, params):
-        """Unbox this trace's tracers, say which arguments are batched, apply the rule
-        and box its output (each element of a tuple/list output)."""
+        """Apply ``prim``'s batching rule to this trace's tracers and box the output.
+
+        Parameters
+        ----------
+        prim : Primitive
+            The primitive called.
+        args : tuple
+            Its positional arguments: BatchTracers of this trace (batched) and other
+            values (shared by every example).
+        params : dict
+            Its keyword parameters.
+
+        Returns
+        -------
+        BatchTracer or tuple or list
+            The output, batch axis first one level down (each element of a tuple or list
+            output boxed).
+
+        Raises
+        ------
+        EscapedTracerError
+            If the vmap call has returned.
+        """
         if not self.alive:
             raise self.escaped(prim, args)
         vals = []
