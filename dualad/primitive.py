@@ -131,6 +131,14 @@ class Primitive:
 
     Notes
     -----
+    Every declaration is stored in the field of its name, set in ``__init__``
+    (``name``, ``impl``, ``sympy``, ``zero_derivative``, ``linear``, ``nondiff_argnums``,
+    ``elementwise``, ``sparsity``, ``implements``, ``samples``, ``domain``,
+    ``complex_domain``, ``holomorphic``, ``symbolic_rules``, ``cores``, ``rule_guard``,
+    ``function_class``, ``wraps``, ``doc``, ``batch``), as are the rules (``jvps``,
+    ``vjps``, ``jvp_all``, ``vjp_all``, ``derivs``, ``batch_rules``,
+    ``linear_batched``); nothing else is stored on a primitive (it has ``__slots__``).
+
     With :math:`y = f(x_0, x_1, \ldots)` (``ans``), the rules of argument :math:`i` are
 
     .. math::
