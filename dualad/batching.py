@@ -12,6 +12,8 @@ import math
 from .ops.core.shape import reshape, stack
 from .tracer import shape_of
 
+__all__ = ["map_batch", "map_batch_all"]
+
 
 def map_batch(rule, batched, nb, *rest, **params):
     """Apply an unbatched ``rule(v, *rest)`` to each of the leading ``nb`` batch slices

@@ -12,9 +12,35 @@ from __future__ import annotations
 
 from .tracer import Box, shape_of
 
+__all__ = ["PrimalBox"]
+
 
 class PrimalBox(Box):
-    """A traced value of ``trace`` whose value one level down is ``primal``."""
+    """A traced value of ``trace`` whose value one level down is ``primal``.
+
+    The shared part of an interpreter's value type: the trace, the primal, ``_inner``
+    and ``shape``. A subclass adds what its interpreter carries beside the primal (a
+    tangent for forward mode's :class:`Dual`, an index-set pattern for sparsity
+    detection, nothing for a counting interpreter) in its own ``__slots__``.
+
+    Parameters
+    ----------
+    trace : Trace
+        The trace the value belongs to.
+    primal : object
+        The value one level down: a plain array or number, or a box of a lower trace.
+
+    Attributes
+    ----------
+    primal : object
+        As given; ``_inner`` (what the NumPy protocols, :func:`primal_value`, ``shape``
+        and ``dtype`` read) returns it.
+
+    See Also
+    --------
+    Box : The base of every traced value.
+    Dual : Forward mode's PrimalBox, with a tangent.
+    """
 
     __slots__ = ("primal", "__weakref__")   # weak: dualad.inplace tracks views
 

@@ -15,6 +15,8 @@ import numpy as np
 from .tracer import concrete, note_decision, primal_value
 from .vmap_tracer import batch_tracer_in, map_value, note_value
 
+__all__ = ["integers", "to_int", "to_index", "to_round"]
+
 
 def integers(x, dtype, how):
     """``x`` cast to an integer (or boolean) dtype: a plain array with zero derivative (an

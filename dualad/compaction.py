@@ -34,6 +34,8 @@ import weakref
 
 import numpy as np
 
+__all__ = ["ENABLED", "MIN_BYTES", "BYTES_PER_NODE", "budget", "compact"]
+
 # Off where frames may hold references the count does not see (CPython 3.14's borrowed
 # stack references) and on other interpreters, whose reference counts are not CPython's.
 ENABLED = sys.implementation.name == "cpython" and sys.version_info < (3, 14)

@@ -25,6 +25,8 @@ from .primitive import NUMPY_FUNCTIONS, NUMPY_UFUNCS, Primitive, implements
 from .ops.core.keyword_args import cast_for, mask_of, no_out
 from . import keywords
 
+__all__ = ["UFUNCS", "FUNCTIONS", "np_sum", "np_mean", "no_rule", "array_ufunc", "array_function"]
+
 # The dispatch tables, filled by the declarations (``implements``) beside each function.
 UFUNCS = NUMPY_UFUNCS
 FUNCTIONS = NUMPY_FUNCTIONS

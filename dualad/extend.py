@@ -9,8 +9,7 @@ here, never from dualad's other modules, whose layout may change (a test,
 
 Declaring a primitive
 ---------------------
-``Primitive(name, impl, *, sympy=None, zero_derivative=False, linear=False,
-nondiff_argnums=())``
+``Primitive(name, impl, *, sympy=None, zero_derivative=False, linear=False, nondiff_argnums=())``
     An operation the interpreters know. ``impl(*args, **params)`` computes the value on
     plain NumPy arrays; differentiable arguments are positional, everything else (axes,
     shapes, indices) a keyword parameter. ``sympy(sp, *args, **params)`` builds the
@@ -18,7 +17,7 @@ nondiff_argnums=())``
     primitive is linear in its arguments, ``zero_derivative`` that its derivative is 0
     everywhere (comparisons, ``floor``, ``sign``).
 ``prim.defjvp(rule_0, rule_1, ...)``, ``prim.defvjp(...)``, ``prim.defderiv(...)``
-    The rules, one per differentiable argument i, with y = f(x_0, x_1, ...) = ``ans``:
+    The rules, one per differentiable argument i, with y = f(x_0, x_1, ...) = ``ans``::
 
         JVP   rule_i(ṫ_i, ans, *args, **params) = ∂f/∂x_i · ṫ_i      (a tangent of y)
         VJP   rule_i(ȳ,   ans, *args, **params) = ȳ · ∂f/∂x_i        (a cotangent of x_i)

@@ -16,9 +16,47 @@ from .boxes import PrimalBox
 from .tracer import ANOMALY, Box, Trace, primal_value, shape_of
 from .primitive import add_note, missing_rule
 
+__all__ = ["Dual", "JVPTrace", "LazyJVPTrace"]
+
 
 class Dual(PrimalBox):
-    """A forward-mode traced value: ``primal`` and ``tangent`` of one trace."""
+    r"""A forward-mode traced value: a primal and its tangent, of one :class:`JVPTrace`.
+
+    A dual number :math:`x + \dot x\,\varepsilon` with :math:`\varepsilon^2 = 0`:
+    every primitive applied to it computes the primal one level down and pushes the
+    tangent forward through its JVP rule, so :math:`f(x + \dot x\varepsilon) = f(x) +
+    f'(x)\dot x\,\varepsilon`. The tangent has the primal's shape, or that shape
+    behind leading batch axes (vector mode: many directions in one sweep).
+
+    Parameters
+    ----------
+    trace : JVPTrace
+        The forward trace (its level tells nested forward sweeps apart).
+    primal : object
+        The value one level down.
+    tangent : object
+        Its tangent: the primal's shape, maybe behind leading batch axes.
+
+    Attributes
+    ----------
+    primal, tangent : object
+        As given.
+
+    See Also
+    --------
+    JVPTrace : The forward interpreter.
+    dualad.jvp : Forward mode for users.
+
+    Examples
+    --------
+    >>> from dualad.extend import Dual, JVPTrace
+    >>> trace = JVPTrace()
+    >>> x = Dual(trace, 2.0, 1.0)        # the seed: dx/dx = 1
+    >>> y = x * x + 1.0
+    >>> print(float(y.primal), float(y.tangent))
+    5.0 4.0
+    >>> trace.stop()
+    """
 
     __slots__ = ("tangent",)
 
@@ -32,11 +70,51 @@ class Dual(PrimalBox):
 
 
 class JVPTrace(Trace):
-    """Interprets primitives by pushing tangents forward through JVP rules."""
+    r"""The forward interpreter: pushes tangents forward through JVP rules.
+
+    A primitive applied to this trace's :class:`Dual` values computes its primal one
+    level down and the output's tangent :math:`\dot y = \sum_i \partial f/\partial x_i
+    \cdot \dot x_i` from the JVP rules of its traced arguments. Subclass it (and
+    override :meth:`process`) to count or log operations on the way.
+
+    Parameters
+    ----------
+    level : int, optional
+        The trace's level (default: a fresh one, :func:`new_level`).
+
+    See Also
+    --------
+    Dual : Its traced values.
+    VJPTrace : The reverse interpreter.
+    """
 
     __slots__ = ()
 
     def process(self, prim, args, params):
+        """Compute ``prim``'s primal and push the tangents of this trace's Duals forward.
+
+        Parameters
+        ----------
+        prim : Primitive
+            The primitive called.
+        args : tuple
+            Its positional arguments (Duals of this trace, lower boxes, plain values).
+        params : dict
+            Its keyword parameters.
+
+        Returns
+        -------
+        Dual or object
+            A :class:`Dual` (or a tuple of them) of this trace; a zero-derivative
+            primitive's plain result.
+
+        Raises
+        ------
+        EscapedTracerError
+            If the trace has stopped.
+        NotImplementedError
+            If a traced argument's JVP rule is not declared (:func:`missing_rule`).
+        """
         if not self.alive:
             raise self.escaped(prim, args)
         primals = []

@@ -40,6 +40,12 @@ from .ops.core.scatter import at, copy, copy_p, update  # noqa: F401  (at: publi
 from .tape import Var
 from .tracer import Box, shape_of
 
+__all__ = [
+    "at", "copy", "copy_p", "update", "note_view", "write", "setitem", "copy_method",
+    "fill", "sort_method", "partition_method", "put_method", "assignment_hint",
+    "ufunc_update", "constant_like", "install"
+]
+
 # Keyed by id(), checked through a weak reference (a WeakKeyDictionary would compare boxes
 # with ==, which is elementwise on traced arrays): id(view) -> (ref(view), base, index);
 # id(base) -> {id(view): ref(view)}, its live views. A view nobody holds is forgotten.

@@ -42,6 +42,11 @@ import numpy as np
 from . import ops, primitive
 from .tracer import Box, shape_of
 
+__all__ = [
+    "OBJECT", "MAX_ENTRIES", "object_array", "holds_boxes", "to_traced", "pack",
+    "packed_arguments", "traced_outputs", "OBJECT_LOOP_METHODS", "install"
+]
+
 OBJECT = np.dtype(object)
 
 
@@ -160,8 +165,26 @@ def packed_arguments(args):
 
 
 def traced_outputs(out):
-    """A function's output with every object array holding traced values restacked (in
-    lists, tuples and dicts too): ``grad``/``jvp``/``vjp`` call this before the trace stops."""
+    """Restack a function's object arrays of traced scalars into traced arrays.
+
+    A function that builds its output with ``np.array([x, y])`` from traced scalars
+    returns an object array NumPy made without asking its elements, which a
+    transformation cannot read a tangent or a seed from. ``grad``, ``jvp`` and ``vjp``
+    call this on the output before the trace stops; a transformation of one's own
+    should too.
+
+    Parameters
+    ----------
+    out : object
+        The output: an array, a traced value, or lists, tuples and dicts of them.
+
+    Returns
+    -------
+    object
+        ``out`` with every object array holding traced values replaced by one traced
+        array (stacked with registry operations), in lists, tuples and dicts too;
+        everything else unchanged.
+    """
     if isinstance(out, np.ndarray):
         return to_traced(out) if out.dtype.hasobject else out
     if type(out) in (list, tuple):

@@ -37,6 +37,8 @@ from typing import ClassVar
 
 import numpy as np
 
+__all__ = ["StructuredBatch", "OneHotBatch", "onehot_rows"]
+
 
 class StructuredBatch:
     """What a structured batch of directions shares with an array: ``dense()`` (the
@@ -449,10 +451,45 @@ OneHotBatch._functions = _FUNCTIONS
 
 
 def onehot_rows(start, count, offset, pshape, dtype, scale=1.0):
-    """Rows ``start .. start + count`` of an identity over a flat vector (times ``scale``),
-    cut to the leaf of shape ``pshape`` that starts at ``offset``:
-    ``T[k] = scale · e_{start + k - offset}``, or zero where that position lies outside
-    the leaf."""
+    r"""Return rows of an identity as a structured batch of tangents (one-hot seeds).
+
+    The Jacobian planner seeds forward mode with columns of the identity (and reverse
+    mode with its rows), ``count`` at a time. Kept structured, a seed makes the first
+    linear map of the sweep a gather instead of a dense product. Over the flat vector
+    of all the function's inputs, the rows ``start .. start + count`` are cut to the
+    leaf of shape ``pshape`` that starts at ``offset``:
+    :math:`T_k = \mathrm{scale} \cdot e_{\mathrm{start} + k - \mathrm{offset}}`, or zero
+    where that position lies outside the leaf.
+
+    Parameters
+    ----------
+    start : int
+        The first row, in the flat vector of all inputs.
+    count : int
+        The number of rows (the batch size).
+    offset : int
+        Where the leaf starts in the flat vector.
+    pshape : tuple of int
+        The leaf's (primal's) shape.
+    dtype : numpy.dtype
+        The tangents' dtype.
+    scale : float, optional
+        A factor on every one.
+
+    Returns
+    -------
+    OneHotBatch
+        A batch of ``count`` tangents of shape ``pshape`` (``shape`` is ``(count,) +
+        pshape``), which registry operations consume structurally and NumPy converts to
+        a dense array.
+
+    Examples
+    --------
+    >>> from dualad.extend import onehot_rows
+    >>> print(np.asarray(onehot_rows(0, 2, 0, (3,), np.float64)))
+    [[1. 0. 0.]
+     [0. 1. 0.]]
+    """
     size = math.prod(pshape)
     idx = np.arange(start - offset, start - offset + count)
     if 0 <= start - offset and start - offset + count <= size:   # all inside: the usual case

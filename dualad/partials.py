@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numbers
 
+__all__ = ["arg", "Partial", "compile_partial"]
+
 
 class arg:  # noqa: N801 - a declaration marker, read like a function: arg(1)
     """Declares the partial ∂ans/∂arg_i to be argument ``j`` of the primitive."""

@@ -15,6 +15,12 @@ import numpy as np
 from .partials import compile_partial
 from .tracer import Box, ndim_of, shape_of
 
+__all__ = [
+    "OBJECT_ARRAYS", "Primitive", "SPARSITY_KINDS", "DerivedRules", "DERIVED_RULES",
+    "sample", "add_note", "REGISTRY", "NUMPY_UFUNCS", "NUMPY_FUNCTIONS", "implements",
+    "register", "missing_rule"
+]
+
 _NDARRAY = np.ndarray
 # The hook for object-array and list arguments (``np.array([x, y])``, ``[x, y]`` of traced
 # values), set by dualad.objects.install: the arguments with such ones stacked into one
@@ -23,67 +29,142 @@ OBJECT_ARRAYS = [lambda args: None]
 
 
 class Primitive:
-    """An operation the interpreters know: its value, derivative rules and declarations.
+    r"""An operation the interpreters know: its value, derivative rules and declarations.
 
-    Differentiable arguments are positional; non-differentiable ones (axes, shapes,
-    indices) are keyword parameters. Every field below is set in ``__init__`` (the
-    declarations are its keyword arguments); nothing else is stored on a primitive.
+    A primitive is the unit every interpreter differentiates. Its primal value comes
+    from ``impl`` on plain arrays; its JVP rules push an argument's tangent forward to
+    the output's tangent, its VJP rules pull the output's cotangent back to an
+    argument's cotangent (the pullback), and the sweep, the forward process, vmap, the
+    sparsity detector and the SymPy oracle all read those same rules. Differentiable
+    arguments are positional; non-differentiable ones (axes, shapes, indices) are
+    keyword parameters. Calling a primitive finds the highest-level trace among its
+    arguments and hands it the call (``trace.process(prim, args, params)``); with no
+    traced argument it runs ``impl``.
 
-    The value and the rules:
+    Parameters
+    ----------
+    name : str
+        The registry key (unique once :func:`register` files the primitive).
+    impl : callable
+        ``impl(*args, **params)``: the primal value on plain NumPy arrays.
+    sympy : callable, optional
+        ``sympy(sp, *args, **params)``: the same value built from SymPy objects (the
+        oracle's translation); ``sp`` is the ``sympy`` module.
+    zero_derivative : bool, optional
+        The derivative is 0 everywhere (comparisons, ``floor``, ``sign``): the
+        interpreters skip the rules and propagate zeros.
+    linear : bool, optional
+        The primitive is linear in its differentiable arguments (set by
+        :meth:`def_linear`).
+    nondiff_argnums : tuple of int, optional
+        Positional arguments that are not differentiable (an integer order, a mask).
+    elementwise : bool, optional
+        The primitive maps elements to elements with broadcasting; its batching rule
+        is broadcasting itself.
+    sparsity : str or callable, optional
+        The sparsity-pattern kind for the sparse planner, one of
+        :data:`SPARSITY_KINDS`, or a pattern rule. ``None``: the planner assumes a
+        dense pattern and says so.
+    implements : tuple of callable, optional
+        The NumPy / SciPy callables this primitive computes with their own signature
+        (``np.sin``); :func:`register` files them in the front end's dispatch tables.
+    samples : list of dict, optional
+        Example calls for the rule checker, each made by :func:`sample`.
+    domain : list of tuple, optional
+        Per argument, the ``(lo, hi)`` interval the rule checker draws from (or
+        ``None``).
+    complex_domain : list of tuple, optional
+        The same for complex samples of a holomorphic elementwise primitive.
+    holomorphic : bool, optional
+        Complex-differentiable: the rule checker tests complex tangents too.
+    symbolic_rules : bool, optional
+        False when the SymPy oracle should not differentiate the rules symbolically
+        (rules that branch on values).
+    cores : callable, optional
+        ``cores(*shapes, **params)``: for a primitive returning several arrays packed
+        in one, the core shape of each output.
+    rule_guard : callable, optional
+        ``rule_guard(prim, rule, argnum, kind)`` wraps each hand-written rule in a
+        shape check (set by ``dualad.primitive`` for users' primitives).
+    function_class : type, optional
+        The ``dualad.Function`` subclass a primitive was made from.
+    wraps : callable, optional
+        The user's function a primitive was declared from (its ``__wrapped__``).
+    doc : str, optional
+        The docstring ``help(prim)`` shows (a user's function's own).
+    batch : callable, optional
+        The batching rule for ``dualad.vmap``, as :meth:`defbatch` sets it.
 
-    - ``name``: the registry key; ``impl(*args, **params)``: the NumPy value.
-    - ``jvps[i](tangent_i, ans, *args, **params)``: argument ``i``'s contribution to the
-      output tangent; ``vjps[i](cotangent, ans, *args, **params)``: the cotangent of
-      argument ``i``, unbroadcast to its shape. Tangents and cotangents may carry leading
-      batch axes beyond their primal's shape.
-    - ``jvp_all(tangents, ans, *args, **params)``: the output tangent from the list of all
-      input tangents (``None`` where an input is not traced); ``vjp_all(cotangent, ans,
-      *args, **params)``: every argument's cotangent at once (``None`` for a zero). Either
-      is ``None`` when the per-argument rules are used.
-    - ``derivs``: an elementwise primitive's partials ∂ans/∂arg_i, each compiled once
-      (:class:`dualad.partials.Partial`: a constant, "argument j", or a function of
-      ``(ans, *args)``; ``None`` for a non-differentiable argument), the one source of
-      its JVP, its VJP and the sweep's fast path. ``None`` otherwise.
-    - ``batch_rules``: True when the rules accept leading batch axes; False for rules
-      written for one direction (users' rules), which are mapped over the batch.
-    - ``batch(args, batched, **params)``: the batching rule for ``dualad.vmap`` (set by
-      :meth:`defbatch`): ``args`` one level down, ``batched[i]`` True when ``args[i]``
-      carries the leading batch axis; the output carries it. ``None``: derived
-      (:func:`dualad.vmap.batching_rule`: broadcasting, ``linear_batched``, or a loop).
-    - ``linear_batched(batch, **params)``: a linear primitive's parameters for a value
-      with the leading batch axes ``batch`` (``def_linear``'s ``batched=``), or None.
+    Attributes
+    ----------
+    jvps : dict
+        ``jvps[i](tangent_i, ans, *args, **params)``: argument ``i``'s contribution to
+        the output tangent.
+    vjps : dict
+        ``vjps[i](cotangent, ans, *args, **params)``: the cotangent of argument ``i``,
+        unbroadcast to its shape.
+    jvp_all, vjp_all : callable or None
+        Rules for all arguments at once: ``jvp_all(tangents, ans, *args, **params)``
+        gives the output tangent from the list of input tangents (``None`` where an
+        input is not traced); ``vjp_all(cotangent, ans, *args, **params)`` every
+        argument's cotangent (``None`` for a zero). ``None`` when the per-argument
+        rules are used.
+    derivs : tuple or None
+        An elementwise primitive's partials :math:`\partial y/\partial x_i`, each
+        compiled once (a constant, "argument j", or a function of ``(ans, *args)``;
+        ``None`` for a non-differentiable argument): the one source of its JVP, its
+        VJP and the reverse sweep's fast path (set by :meth:`defderiv`).
+    batch_rules : bool
+        True when the rules accept leading batch axes on tangents and cotangents;
+        False for rules written for one direction (users' rules), which the
+        interpreters map over the batch.
+    linear_batched : callable or None
+        ``def_linear``'s ``batched=``: a linear primitive's parameters for a value
+        with leading batch axes.
 
-    Declarations (keywords of ``__init__``):
+    See Also
+    --------
+    register : File a primitive in the registry and the dispatch tables.
+    implements : Declare the NumPy callables a dualad function computes.
+    sample : One example call for the rule checker.
+    dualad.primitive : The front door for users' primitives.
 
-    - ``sympy(sp, *args, **params)``: the SymPy translation, for the symbolic oracle.
-    - ``zero_derivative``: the derivative is zero everywhere (sign, floor, comparisons);
-      its value is a decision on the inputs (see :func:`note_decision`).
-    - ``linear``: linear in its differentiable arguments together (its JVP is itself).
-    - ``nondiff_argnums``: positional arguments that are not differentiable (a mask, an
-      integer array).
-    - ``elementwise``: ``ans[k]`` depends on the arguments' (broadcast) element ``k`` only.
-    - ``sparsity``: how the Jacobian's sparsity pattern maps the arguments' index sets: a
-      kind named in :data:`SPARSITY_KINDS`, or a pattern rule ``rule(prim, pats, primals,
-      ans, params)`` (see ``dualad.jacobians.rules``); ``None``: ``"elementwise"`` if
-      ``elementwise`` or ``derivs`` says so, else every output element depends on every
-      input element (always safe, reported as a fallback).
-    - ``implements``: the NumPy / SciPy callables this primitive computes with their own
-      signature (``np.sin``); :func:`register` files them in the front end's dispatch
-      tables (see :func:`implements`).
-    - ``samples``: example calls for the rule checker (a list of :func:`sample`);
-      ``domain``: per argument, the ``(lo, hi)`` interval the checker draws from (or
-      ``None``); ``complex_domain``: the same for complex samples (a holomorphic
-      elementwise primitive); ``holomorphic``: complex-differentiable, so the checker
-      tests complex tangents too; ``symbolic_rules``: False when the SymPy oracle should
-      not differentiate the rules symbolically (rules that branch on values).
-    - ``cores(*shapes, **params)``: for a primitive returning several arrays packed in one,
-      the core shape of each output (see ``dualad.ops.linalg.decomp.multi_output``).
+    Notes
+    -----
+    Every declaration is stored in the field of its name, set in ``__init__``
+    (``name``, ``impl``, ``sympy``, ``zero_derivative``, ``linear``, ``nondiff_argnums``,
+    ``elementwise``, ``sparsity``, ``implements``, ``samples``, ``domain``,
+    ``complex_domain``, ``holomorphic``, ``symbolic_rules``, ``cores``, ``rule_guard``,
+    ``function_class``, ``wraps``, ``doc``, ``batch``), as are the rules (``jvps``,
+    ``vjps``, ``jvp_all``, ``vjp_all``, ``derivs``, ``batch_rules``,
+    ``linear_batched``); nothing else is stored on a primitive (it has ``__slots__``).
 
-    Set by :func:`dualad.primitive` and :class:`dualad.Function` for users' primitives:
-    ``rule_guard(prim, rule, argnum, kind)`` wraps each hand-written rule in a shape
-    check; ``function_class`` is the ``Function`` subclass a primitive was made from;
-    ``wraps`` the user's function (also ``__wrapped__``) and ``doc`` its docstring (also
-    ``__doc__``).
+    With :math:`y = f(x_0, x_1, \ldots)` (``ans``), the rules of argument :math:`i` are
+
+    .. math::
+
+        \mathrm{JVP}_i(\dot x_i) = \frac{\partial f}{\partial x_i}\,\dot x_i,
+        \qquad
+        \mathrm{VJP}_i(\bar y) = \bar y\,\frac{\partial f}{\partial x_i},
+
+    the VJP summed over the axes broadcasting added, so that it has :math:`x_i`'s
+    shape. Forward mode sums the JVPs of every traced argument; the reverse sweep
+    accumulates each VJP into its argument's cotangent. Rules are written with
+    registry operations (``dualad.numpy``, other primitives), never raw NumPy on their
+    arguments: then they differentiate again (higher order), run on pattern values
+    (sparsity) and on SymPy values (the oracle). Tangents and cotangents may carry
+    leading batch axes in front of their primal's shape (many directions at once).
+
+    Examples
+    --------
+    A primitive declared by its partial derivative, :math:`d(x^3)/dx = 3x^2`:
+
+    >>> from dualad.extend import Primitive
+    >>> cube = Primitive("cube", lambda x: x ** 3).defderiv(lambda ans, x: 3 * x ** 2)
+    >>> print(float(dualad.grad(cube)(2.0)))
+    12.0
+    >>> print([float(v) for v in dualad.jvp(cube, (2.0,), (1.0,))])
+    [8.0, 12.0]
     """
 
     __slots__ = ("name", "impl", "jvps", "vjps", "jvp_all", "vjp_all", "derivs",
@@ -145,25 +226,70 @@ class Primitive:
         return top.process(self, args, params)
 
     def defjvp(self, *rules, argnums=None):
-        """Register per-argument JVP rules ``rule(t, ans, *args, **params)``."""
+        r"""Declare the JVP (forward) rules, one per differentiable argument.
+
+        Parameters
+        ----------
+        *rules : callable
+            ``rule_i(t, ans, *args, **params)``: the contribution of argument ``i``'s
+            tangent ``t`` to the output's tangent, :math:`\partial f/\partial x_i \cdot
+            \dot x_i`, given the primal output ``ans`` and the primal arguments.
+            ``None`` (as a rule's result) stands for a zero tangent.
+        argnums : sequence of int, optional
+            The arguments the rules belong to (default: 0, 1, ... in order).
+
+        Returns
+        -------
+        Primitive
+            This primitive (the calls chain).
+        """
         for i, rule in zip(range(len(rules)) if argnums is None else argnums, rules):
             self.jvps[i] = self._hand_rule(rule, i, "jvp")
         return self
 
     def defvjp(self, *rules, argnums=None):
-        """Register per-argument VJP rules ``rule(ct, ans, *args, **params)``."""
+        r"""Declare the VJP (reverse) rules, one per differentiable argument.
+
+        Parameters
+        ----------
+        *rules : callable
+            ``rule_i(ct, ans, *args, **params)``: argument ``i``'s cotangent pulled back
+            from the output's cotangent ``ct``, :math:`\bar y \cdot \partial f/\partial
+            x_i`, summed over the axes broadcasting added (:func:`unbroadcast`) so it has
+            the argument's shape. ``None`` (as a rule's result) stands for a zero.
+        argnums : sequence of int, optional
+            The arguments the rules belong to (default: 0, 1, ... in order).
+
+        Returns
+        -------
+        Primitive
+            This primitive (the calls chain).
+        """
         for i, rule in zip(range(len(rules)) if argnums is None else argnums, rules):
             self.vjps[i] = self._hand_rule(rule, i, "vjp")
         return self
 
     def defderiv(self, *partials):
-        """Both rules of an elementwise primitive from its partials ∂ans/∂arg_i, each a
-        number, ``dualad.partials.arg(j)`` or a function ``d(ans, *args)`` (see
-        :mod:`dualad.partials`).
+        r"""Declare both rules of an elementwise primitive by its partial derivatives.
 
-        The partials, compiled once into ``derivs``, are the one source of both rules and
-        of the reverse sweep's elementwise fast path. A later ``defjvp``/``defvjp``
-        replaces the rule of its argument in every path: see :meth:`_hand_rule`."""
+        The partials :math:`\partial y/\partial x_i`, compiled once into ``derivs``, are
+        the one source of both rules (JVP :math:`\dot y = \sum_i \partial y/\partial
+        x_i \cdot \dot x_i`, VJP :math:`\bar x_i = \mathrm{unbroadcast}(\bar y \cdot
+        \partial y/\partial x_i)`) and of the reverse sweep's elementwise fast path. A
+        later ``defjvp``/``defvjp`` replaces the rule of its argument in every path.
+
+        Parameters
+        ----------
+        *partials : number, Partial or callable
+            One per argument: a number (a constant partial), ``dualad.partials.arg(j)``
+            (the partial is argument ``j``) or a function ``d(ans, *args)`` written with
+            registry operations, elementwise and broadcastable to the output.
+
+        Returns
+        -------
+        Primitive
+            This primitive (the calls chain).
+        """
         derivs = tuple(compile_partial(d) for d in partials)
         for i, d in enumerate(derivs):
             if d.fn is not None:
@@ -178,15 +304,31 @@ class Primitive:
         return self
 
     def def_linear(self, transpose, *, batched=None):
-        """Both rules of a primitive linear in its one differentiable argument (the first):
-        the JVP is the primitive itself applied to the tangent, the VJP ``transpose(ct,
-        ans, x, **params)`` its transpose (adjoint) applied to the cotangent.
+        r"""Declare both rules of a primitive linear in its first (only differentiable) argument.
 
-        ``batched(batch, **params)``, for a primitive whose parameters name axes or
-        shapes, gives the parameters that apply it to a tangent with the leading batch
-        axes ``batch`` (reshape: ``shape`` becomes ``batch + shape``); without it the
-        primitive is applied as it is (elementwise ones broadcast over batch axes).
+        For a linear map :math:`y = A x` the JVP is the primitive itself applied to the
+        tangent, :math:`\dot y = A \dot x`, and the VJP its transpose (adjoint)
+        applied to the cotangent, :math:`\bar x = A^T \bar y`.
 
+        Parameters
+        ----------
+        transpose : callable
+            ``transpose(ct, ans, x, **params)``: the adjoint applied to the output's
+            cotangent ``ct``, with ``x``'s shape behind ``ct``'s batch axes.
+        batched : callable, optional
+            ``batched(batch, **params)``, for a primitive whose parameters name axes or
+            shapes: the parameters that apply it to a tangent with the leading batch
+            axes ``batch`` (reshape: ``shape`` becomes ``batch + shape``). Without it
+            the primitive is applied to the tangent as it is (elementwise ones
+            broadcast over batch axes).
+
+        Returns
+        -------
+        Primitive
+            This primitive (the calls chain).
+
+        Notes
+        -----
         Example, reshape (its transpose is the reshape back to x's shape, behind the
         cotangent's batch axes)::
 
@@ -209,12 +351,26 @@ class Primitive:
         return self
 
     def defbatch(self, rule):
-        """Declare the batching rule ``rule(args, batched, **params)`` that ``dualad.vmap``
-        applies (see :mod:`dualad.vmap`): ``args`` the positional arguments one level
-        down, ``batched[i]`` True when ``args[i]`` carries a leading batch axis; the
-        output (each element of a tuple output) must carry it. Written with registry
-        operations, as every rule. Without one, vmap derives a rule or loops; a rule
-        may also return ``NotImplemented`` for a call it does not cover (vmap loops)."""
+        """Declare the batching rule that ``dualad.vmap`` applies to this primitive.
+
+        Without one, vmap derives a rule (elementwise primitives broadcast,
+        ``def_linear``'s ``batched=``) or loops over the batch (see
+        :func:`batching_rule`, :func:`is_looped`).
+
+        Parameters
+        ----------
+        rule : callable
+            ``rule(args, batched, **params)``: ``args`` the positional arguments one
+            level down, ``batched[i]`` True when ``args[i]`` carries a leading batch
+            axis; the output (each element of a tuple output) must carry it. Written
+            with registry operations, as every rule. It may return ``NotImplemented``
+            for a call it does not cover (vmap then loops).
+
+        Returns
+        -------
+        Primitive
+            This primitive (the calls chain).
+        """
         self.batch = rule
         return self
 
@@ -326,15 +482,43 @@ DERIVED_RULES = DerivedRules()
 
 
 def sample(*args, domain=None, **params):
-    """One example call of a primitive, for the rule checker.
+    r"""Describe one example call of a primitive, for the rule checker.
 
-    Each positional entry is either a shape tuple (a random float array of that
-    shape is drawn, inside ``domain`` — a list of ``(lo, hi)`` per argument or
-    ``None``) or a concrete value used as is: a floating array is then a
-    differentiable argument at a chosen point (a well-conditioned matrix, say),
-    anything else (masks, integer indices) a non-differentiable one.
-    ``params`` are the keyword parameters. Attach a list of these to a
-    primitive as ``prim.samples``.
+    The rule checker (``dualad.verification.check_registry``) calls each primitive at
+    its samples, compares its JVP and VJP rules with finite differences in both modes
+    and checks that the two are transposes of each other (the dot-product test
+    :math:`\langle \bar y, J \dot x\rangle = \langle J^T \bar y, \dot x\rangle`).
+
+    Parameters
+    ----------
+    *args : tuple or array_like
+        One entry per positional argument: a shape tuple (a random float array of that
+        shape is drawn, inside ``domain``) or a concrete value used as is. A floating
+        array is then a differentiable argument at a chosen point (a well-conditioned
+        matrix, say), anything else (masks, integer indices) a non-differentiable one.
+    domain : list of tuple, optional
+        Per argument, the ``(lo, hi)`` interval random entries are drawn from, or
+        ``None`` (the primitive's own ``domain``, else the checker's default).
+    **params
+        The keyword parameters of the call (axes, shapes, ...).
+
+    Returns
+    -------
+    dict
+        ``{"args": args, "params": params, "domain": domain}``; attach a list of these
+        to a primitive as ``prim.samples``.
+
+    See Also
+    --------
+    Primitive : Its ``samples`` field holds these.
+
+    Examples
+    --------
+    >>> from dualad.extend import sample
+    >>> sample((3,), domain=[(0.5, 2.0)])
+    {'args': ((3,),), 'params': {}, 'domain': [(0.5, 2.0)]}
+    >>> sample((2, 3), axis=1)["params"]
+    {'axis': 1}
     """
     return {"args": args, "params": params, "domain": domain}
 
@@ -358,14 +542,46 @@ NUMPY_FUNCTIONS: dict = {}
 
 
 def implements(*callables):
-    """Declare the decorated dualad function (or primitive) as what computes each NumPy /
-    SciPy callable in ``callables`` on traced values::
+    """Declare a dualad function as what computes NumPy / SciPy callables on traced values.
+
+    Plain NumPy code is differentiable because NumPy's protocols (``__array_ufunc__``,
+    ``__array_function__``) hand a call on a traced value (a box) to the dualad
+    function declared here; that function's primitives then record on the tape or
+    push tangents forward. The front end's dispatch tables are built from these
+    declarations only.
+
+    Parameters
+    ----------
+    *callables : callable
+        The NumPy / SciPy callables (``np.linalg.solve``, ``np.sin``,
+        ``scipy.special.erf``) the decorated function computes, with their own
+        signatures. Ufuncs go to :data:`NUMPY_UFUNCS`, everything else to
+        :data:`NUMPY_FUNCTIONS`.
+
+    Returns
+    -------
+    callable
+        A decorator taking the dualad function (or a :class:`Primitive`) and returning
+        it unchanged, after filing it in the tables (and, for a primitive, in its
+        ``implements`` field).
+
+    Raises
+    ------
+    ValueError
+        When the decorator is applied and one of ``callables`` is already implemented by
+        another function: each callable is declared once, and the message names both.
+
+    See Also
+    --------
+    register : Files a primitive's ``implements=`` the same way.
+
+    Notes
+    -----
+    Usage::
 
         @implements(np.linalg.solve)
         def solve(a, b): ...
-
-    Ufuncs go to :data:`NUMPY_UFUNCS`, everything else to :data:`NUMPY_FUNCTIONS`. Each
-    callable is declared once: a second declaration raises, naming both."""
+    """
     callables = tuple(map(_dispatched, callables))
 
     def declare(fn):
@@ -392,8 +608,34 @@ def _dispatched(c):
 
 
 def register(prim: Primitive) -> Primitive:
-    """Add ``prim`` to :data:`REGISTRY` (names are unique) and file the NumPy callables it
-    declares (``implements=``) in the dispatch tables."""
+    """Add a primitive to the registry and file the NumPy callables it declares.
+
+    :data:`REGISTRY` (name -> primitive) is what the rule checker, the coverage table and
+    the sparsity rules walk; the primitive's ``implements=`` callables go to the front
+    end's dispatch tables (as :func:`implements` files them), so plain NumPy calls on
+    traced values reach it. An unregistered primitive still differentiates when called
+    directly.
+
+    Parameters
+    ----------
+    prim : Primitive
+        The primitive; its ``name`` must not be registered yet.
+
+    Returns
+    -------
+    Primitive
+        ``prim`` itself, so ``p = register(Primitive(...))`` reads as a declaration.
+
+    Raises
+    ------
+    ValueError
+        If a primitive of the same name is registered, or a NumPy callable it declares
+        is already implemented by another function.
+
+    See Also
+    --------
+    Primitive, implements, sample
+    """
     if prim.name in REGISTRY:
         raise ValueError(f"a primitive named {prim.name!r} is already registered")
     REGISTRY[prim.name] = prim
@@ -402,6 +644,33 @@ def register(prim: Primitive) -> Primitive:
 
 
 def missing_rule(prim, argnum, mode):
+    """Build the error an interpreter raises when a primitive has no rule for an argument.
+
+    An interpreter that meets a traced argument whose primitive declares no JVP (forward
+    mode) or VJP (reverse mode) rule for it raises this rather than dropping the
+    derivative, in JAX's words: "Differentiation rule for 'foo' not implemented".
+
+    Parameters
+    ----------
+    prim : Primitive
+        The primitive called.
+    argnum : int
+        The position of the traced argument without a rule.
+    mode : {"jvp", "vjp"}
+        Which rule is missing: ``"jvp"`` (forward) or ``"vjp"`` (reverse).
+
+    Returns
+    -------
+    NotImplementedError
+        The error (not raised: the caller raises it), naming the primitive, the rule's
+        kind and the argument.
+
+    Examples
+    --------
+    >>> from dualad.extend import Primitive, missing_rule
+    >>> print(missing_rule(Primitive("f", abs), 0, "vjp"))
+    Differentiation rule for 'f' not implemented: no VJP (reverse) rule for argument 0
+    """
     kind = "JVP (forward)" if mode == "jvp" else "VJP (reverse)"
     return NotImplementedError(
         f"Differentiation rule for '{prim.name}' not implemented: no {kind} rule "

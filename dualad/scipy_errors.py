@@ -21,6 +21,8 @@ import sys
 
 from .tracer import shape_of
 
+__all__ = ["caller_module", "scipy_function", "replacement", "scipy_error"]
+
 
 def _module(frame):
     return frame.f_globals.get("__name__") or ""

@@ -162,5 +162,11 @@ def _paths(tree, path="x"):
 
 
 def detach(self):
-    """``x.detach()`` of a traced value: :func:`stop_gradient` ``(x)``."""
+    """Return the traced value with a zero derivative: ``stop_gradient(x)``.
+
+    Returns
+    -------
+    object
+        The same value, a constant for every transformation (see ``stop_gradient``).
+    """
     return stop_gradient_p(self)

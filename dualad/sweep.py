@@ -24,6 +24,11 @@ from .tape import _next_seq
 from .tracer import ANOMALY, PLAIN_TYPES, Box, primal_value, shape_of
 from .primitive import add_note, missing_rule
 
+__all__ = [
+    "backward_sweep", "apply_rule", "apply_vjps", "scatter_index", "IndexedCotangent",
+    "accumulate"
+]
+
 _FREED = ("Trying to backward through the graph a second time (or to read values the "
           "sweep already freed). The tape is freed after a backward sweep; pass "
           "retain_graph=True to the first backward/grad call to sweep it again.")
@@ -37,14 +42,52 @@ _SCALAR_TYPES = frozenset({float, np.float64, np.float32, np.float16, np.complex
 
 def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, wanted=None,
                    tape=None):
-    """Run the reverse sweep from ``seeds`` ((Var, cotangent) pairs).
+    r"""Run the reverse sweep: pull cotangents back from the seeds through the tape.
 
-    ``tape``, the list of ``trace``'s nodes in creation order (see
-    :meth:`VJPTrace.stop <dualad.tape.VJPTrace.stop>`), lets the sweep walk it instead
-    of using a heap. Returns ``{var: cotangent}`` for the Vars in ``wanted`` (default:
-    every leaf reached). With ``create_graph`` the rules run on the boxed values of
-    ``trace`` itself, so the cotangents are recorded and differentiable.
+    Visits the nodes of ``trace`` reachable from the seeds in reverse creation order
+    and applies each node's VJP rules (its pullback), accumulating every argument's
+    cotangent :math:`\bar x_i \mathrel{+}= \bar y \cdot \partial f/\partial x_i`
+    before the node that made ``x_i`` is visited. The sweep is iterative (no recursion
+    limit) and frees each node's record as it goes unless ``retain_graph``.
 
+    Parameters
+    ----------
+    seeds : iterable of tuple
+        ``(var, cotangent)`` pairs: the outputs to sweep from and their cotangents
+        (1.0 for a scalar gradient; with leading batch axes, a batch of cotangents).
+    trace : VJPTrace
+        The trace that recorded the Vars.
+    create_graph : bool, optional
+        Run the rules on the boxed values of ``trace`` itself, so the cotangents are
+        recorded and differentiable again (reverse-over-reverse).
+    retain_graph : bool, optional
+        Keep the nodes' records, so the tape can be swept again.
+    wanted : collection of Var, optional
+        The Vars whose cotangents to return (default: every leaf reached).
+    tape : list of Var, optional
+        ``trace``'s nodes in creation order (what :meth:`VJPTrace.stop` returns): the
+        sweep walks it from the end instead of ordering the nodes on a heap.
+
+    Returns
+    -------
+    dict
+        ``{var: cotangent}`` for the wanted Vars the seeds reach; a Var not reached has
+        no entry (its cotangent is zero).
+
+    Raises
+    ------
+    RuntimeError
+        If the tape was freed by an earlier sweep (sweep again with
+        ``retain_graph=True`` the first time).
+    NotImplementedError
+        If a node's primitive has no VJP rule for a traced argument.
+
+    See Also
+    --------
+    VJPTrace : Records the tape.
+
+    Notes
+    -----
     Why this loop is ~90 lines: it is the hot path of every gradient, and the elementwise
     rule ū_i = unbroadcast(ū · ∂ans/∂arg_i) is applied inline rather than in a function
     of its own, which would add a Python call per node (of the order of the frame

@@ -22,15 +22,60 @@ from . import compaction
 from .anomaly import check as check_anomaly, remember
 from .tracer import ANOMALY, PLAIN_TYPES, Box, Trace, shape_of
 
+__all__ = ["Var", "VJPTrace", "record", "operator_method", "power_method"]
+
 _next_seq = itertools.count().__next__
 
 
 class Var(Box):
     """A reverse-mode traced value, and its own node on the tape.
 
-    ``value`` is the primal one level down; ``prim``, ``args`` and ``params``
-    record the operation that made it (``prim`` is None for a leaf). The
-    parents of a node are the arguments that are Vars of the same trace.
+    Every primitive applied to a Var records a new Var: the node holds the operation
+    that made it, so the backward sweep can pull the output's cotangent back to the
+    arguments through the primitive's VJP rules (its pullback). Made by
+    :meth:`VJPTrace.new_leaf` (a leaf) and by recording, rarely by hand.
+
+    Parameters
+    ----------
+    trace : VJPTrace
+        The trace (tape) the node belongs to.
+    value : object
+        The primal one level down.
+    prim : Primitive, optional
+        The primitive that made the node; ``None`` for a leaf (an input).
+    args : tuple, optional
+        The primitive's arguments as called (boxed): what ``create_graph`` re-runs the
+        rules on.
+    params : dict, optional
+        The primitive's keyword parameters.
+    vals : list, optional
+        The arguments one level down: what the rules normally see.
+    parents : sequence of int, optional
+        The positions in ``args`` of the arguments that are Vars of the same trace.
+
+    Attributes
+    ----------
+    value, prim, args, params, vals, parents : object
+        As given.
+    seq : int
+        Creation order: a node's parents were made before it.
+
+    See Also
+    --------
+    VJPTrace : The trace that records Vars.
+    backward_sweep : Pulls cotangents back through them.
+
+    Examples
+    --------
+    >>> from dualad.extend import VJPTrace
+    >>> trace = VJPTrace()
+    >>> x = trace.new_leaf(3.0)
+    >>> y = x * x
+    >>> y
+    Var(value=9.0)
+    >>> y.prim.name, list(y.parents)
+    ('multiply', [0, 1])
+    >>> trace.stop()
     """
 
     __slots__ = ("value", "prim", "args", "params", "vals", "parents", "seq", "items",
@@ -63,15 +108,46 @@ class Var(Box):
 
 
 class VJPTrace(Trace):
-    """Records primitives applied to its :class:`Var` boxes on a tape.
+    """The reverse interpreter: records primitives applied to its :class:`Var` boxes on a tape.
 
-    With ``tape=True`` the trace also keeps its nodes in a list in creation order
-    (``self.tape``), which the backward sweep walks from the end instead of
-    ordering the nodes it reaches on a heap; a trace that lives for one
-    transformation (``grad``, ``vjp``) uses it, and :meth:`stop` hands the list
-    over. A long-lived trace (the imperative API's) does not, so nothing outlives
-    the graph that uses it. ``box_type`` makes the nodes (a subclass of Var, or a
-    function returning one, called like Var).
+    Each primitive call on this trace's Vars computes the primal one level down and
+    records a node (the primitive, its arguments, its parameters, its value);
+    :func:`backward_sweep` then pulls cotangents back from the seeds through the
+    recorded VJP rules. Subclass it (``dualad.teaching.opcount`` does) to count or log
+    what is recorded.
+
+    Parameters
+    ----------
+    level : int, optional
+        The trace's level (default: a fresh one, :func:`new_level`).
+    box_type : callable, optional
+        Makes the nodes: :class:`Var`, a subclass of it, or a function returning one,
+        called like Var.
+    tape : bool, optional
+        Also keep the nodes in a list in creation order (``self.tape``), which the
+        backward sweep walks from the end instead of ordering the nodes it reaches on
+        a heap. A trace that lives for one transformation (``grad``, ``vjp``) uses it,
+        and :meth:`stop` hands the list over; a long-lived trace (the imperative API's)
+        does not, so nothing outlives the graph that uses it.
+
+    See Also
+    --------
+    Var : The tape's nodes.
+    backward_sweep : The reverse sweep over the tape.
+    JVPTrace : The forward interpreter.
+
+    Examples
+    --------
+    A gradient by hand: a leaf, the recorded function, the sweep from the seed 1.0.
+
+    >>> from dualad.extend import VJPTrace, backward_sweep
+    >>> trace = VJPTrace(tape=True)
+    >>> x = trace.new_leaf(np.array([1.0, 2.0]))
+    >>> y = np.sum(x * x)
+    >>> tape = trace.stop()
+    >>> cotangents = backward_sweep([(y, 1.0)], trace=trace, tape=tape)
+    >>> print(cotangents[x])
+    [2. 4.]
     """
 
     __slots__ = ("box_type", "tape", "room")
@@ -85,6 +161,28 @@ class VJPTrace(Trace):
         self.room = compaction.MIN_BYTES
 
     def process(self, prim, args, params):
+        """Compute ``prim``'s primal and record the call as a node of the tape.
+
+        Parameters
+        ----------
+        prim : Primitive
+            The primitive called.
+        args : tuple
+            Its positional arguments (Vars of this trace, lower boxes, plain values).
+        params : dict
+            Its keyword parameters.
+
+        Returns
+        -------
+        Var or object
+            The new node (or a tuple of them, for a primitive with several outputs); a
+            zero-derivative primitive's plain result.
+
+        Raises
+        ------
+        EscapedTracerError
+            If the trace has stopped.
+        """
         vals = []
         parents = []
         lower = False
@@ -103,15 +201,37 @@ class VJPTrace(Trace):
         return record(self, prim, args, params, vals, parents, ans)
 
     def stop(self):
-        """Mark the trace dead and hand its tape over to the caller (who passes it to
-        :func:`dualad.sweep.backward_sweep`): a Var of it used again raises
-        EscapedTracerError, and the trace keeps no reference to its nodes, so no cycle
-        trace -> tape -> node -> trace outlives the transformation."""
+        """Mark the trace dead and hand its tape over to the caller.
+
+        A Var of it used again raises :class:`EscapedTracerError`, and the trace keeps no
+        reference to its nodes, so no cycle trace -> tape -> node -> trace outlives the
+        transformation.
+
+        Returns
+        -------
+        list of Var or None
+            The nodes in creation order (for :func:`backward_sweep`'s ``tape=``), or
+            ``None`` when the trace keeps no tape.
+        """
         self.alive = False
         tape, self.tape = self.tape, None
         return tape
 
     def new_leaf(self, value):
+        """Make an input of the recorded function: a Var with no primitive behind it.
+
+        The sweep stops at leaves; their cotangents are the gradient.
+
+        Parameters
+        ----------
+        value : object
+            The leaf's primal (a plain array, or a box of a lower trace).
+
+        Returns
+        -------
+        Var
+            The leaf, made by ``box_type`` (and appended to the tape, if kept).
+        """
         leaf = self.box_type(self, value)
         if self.tape is not None:
             self.tape.append(leaf)

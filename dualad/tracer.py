@@ -22,13 +22,33 @@ import math
 
 import numpy as np
 
+__all__ = [
+    "new_level", "ANOMALY", "EscapedTracerError", "Trace", "Box", "PLAIN_TYPES",
+    "primal_value", "unguarded_value", "staged_only", "note_decision", "CONCRETE",
+    "concrete", "truth", "shape_of", "ndim_of"
+]
 
 _levels = itertools.count(1)
 _local = threading.local()
 
 
 def new_level() -> int:
-    """A fresh trace level, higher than every level handed out before."""
+    """Hand out a fresh trace level, higher than every level handed out before.
+
+    Levels order nested transformations: a primitive call goes to the trace of highest
+    level among its arguments (the innermost transformation), which unwraps its own
+    boxes and calls the primitive again one level down. Distinct levels keep the
+    perturbations of nested forward sweeps apart (no "perturbation confusion").
+
+    Returns
+    -------
+    int
+        The new level (a process-wide counter, starting at 1).
+
+    See Also
+    --------
+    Trace : Takes ``new_level()`` when no level is given.
+    """
     return next(_levels)
 
 
@@ -51,16 +71,39 @@ class EscapedTracerError(RuntimeError):
 
 
 class Trace:
-    """One active transformation; subclasses define :meth:`process`.
+    """One active transformation: the interpreter of the primitive calls on its boxes.
 
-    ``alive`` turns False when the transformation returns (:meth:`stop`); a box of
-    a dead trace that is used again, by any path (operators, NumPy functions,
-    indexing), raises :class:`EscapedTracerError` instead of silently recording on
-    a tape nobody will sweep. ``decisions``, None unless a caller sets it (the
-    sparse Jacobians' pattern check), is a log whose ``note(name, value)`` receives
-    every value-dependent result the function computes from this trace's values
-    (zero-derivative primitives, ``bool()``, index functions such as argmax): see
-    :func:`note_decision`.
+    A trace is one transformation in progress (a forward sweep pushing tangents, a tape
+    recording for the reverse sweep, a vmap batch). Its boxes are the traced values it
+    made; a primitive call whose highest-level box belongs to this trace reaches
+    :meth:`process`, which unwraps this trace's boxes, computes the primal one level
+    down (calling the primitive again, so outer transformations see the call) and
+    returns the output boxed. Subclasses define :meth:`process`.
+
+    Parameters
+    ----------
+    level : int, optional
+        The trace's level (default: :func:`new_level`, above every existing one).
+
+    Attributes
+    ----------
+    level : int
+        The trace's level among nested transformations.
+    alive : bool
+        True until the transformation returns (:meth:`stop`). A box of a dead trace
+        that is used again, by any path (operators, NumPy functions, indexing), raises
+        :class:`EscapedTracerError` instead of silently recording on a tape nobody will
+        sweep.
+    decisions : object or None
+        None unless a caller sets it (the sparse Jacobians' pattern check): a log whose
+        ``note(name, value)`` receives every value-dependent result the function
+        computes from this trace's values (zero-derivative primitives, ``bool()``,
+        index functions such as argmax); see :func:`note_decision`.
+
+    See Also
+    --------
+    Box : The traced values of a trace.
+    JVPTrace, VJPTrace, BatchTrace : The forward, reverse and batching interpreters.
     """
 
     __slots__ = ("level", "alive", "decisions")
@@ -71,11 +114,34 @@ class Trace:
         self.decisions = None
 
     def stop(self):
-        """Mark the trace dead: its transformation has returned. (A trace that keeps a
-        tape also hands it over here, see :meth:`dualad.tape.VJPTrace.stop`.)"""
+        """Mark the trace dead: its transformation has returned.
+
+        Its boxes used afterwards raise :class:`EscapedTracerError`. (A trace that keeps
+        a tape also hands it over here, see :meth:`VJPTrace.stop`.)
+
+        Returns
+        -------
+        None
+            Nothing; ``alive`` becomes False.
+        """
         self.alive = False
 
     def escaped(self, prim, args):
+        """Build the error for a call of ``prim`` on a box of this trace after it died.
+
+        Parameters
+        ----------
+        prim : Primitive
+            The primitive called on the escaped value.
+        args : tuple
+            The call's positional arguments (the boxes' shapes go in the message).
+
+        Returns
+        -------
+        EscapedTracerError
+            The error to raise, naming the primitive, the shapes and the level, and
+            saying what to write instead.
+        """
         shapes = ", ".join(str(shape_of(a)) for a in args if isinstance(a, Box))
         return EscapedTracerError(
             f"a traced value (shape {shapes}) escaped the dualad transformation that created "
@@ -85,17 +151,47 @@ class Trace:
             f"store dualad.tracer.primal_value(x)")
 
     def process(self, prim, args, params):  # pragma: no cover - abstract
-        """Interpret ``prim(*args, **params)``, ``args`` holding boxes of this trace (and
-        maybe of lower ones): the one route by which every primitive call reaches a
-        trace (:meth:`Primitive.__call__`). A dead trace raises (:meth:`escaped`)."""
+        """Interpret ``prim(*args, **params)`` on this trace's boxes.
+
+        The one route by which every primitive call reaches a trace (``Primitive``'s
+        ``__call__``). An implementation unwraps its own boxes, calls ``prim`` on the
+        values one level down (so outer transformations see the call) and applies the
+        primitive's rule; a dead trace raises (:meth:`escaped`).
+
+        Parameters
+        ----------
+        prim : Primitive
+            The primitive called.
+        args : tuple
+            Its positional arguments: boxes of this trace (and maybe of lower ones) and
+            plain values.
+        params : dict
+            Its keyword parameters (not differentiable).
+
+        Returns
+        -------
+        object
+            The output: a box of this trace (or a tuple of them) holding the primal one
+            level down.
+        """
         raise NotImplementedError
 
 
 class Box:
-    """Base class of traced values (``Dual``, ``Var``).
+    """Base class of traced values (``Dual``, ``Var``, ``BatchTracer``, ...).
 
-    Operators and the NumPy protocols (``__array_ufunc__``,
-    ``__array_function__``) are attached in :mod:`dualad.dispatch`.
+    A box belongs to exactly one trace (stored in ``_trace``) and wraps the value one
+    level down (``_inner``: a plain array, or a box of a lower trace). Operators and the
+    NumPy protocols (``__array_ufunc__``, ``__array_function__``) are attached to every
+    Box subclass in ``dualad.dispatch``, so plain NumPy calls on a box reach the
+    registry's primitives; ``shape``, ``ndim``, ``size`` and ``dtype`` are those of the
+    primal.
+
+    See Also
+    --------
+    PrimalBox : A Box that stores its trace and its primal.
+    Trace : The transformation a box belongs to.
+    primal_value : Strip every box.
     """
 
     __slots__ = ("_trace",)
@@ -138,16 +234,62 @@ PLAIN_TYPES = frozenset({float, int, bool, complex, np.float64, np.float32, np.c
 
 
 def primal_value(x):
-    """Strip every box: the plain NumPy value underneath all traces."""
+    """Strip every box: the plain NumPy value underneath all traces.
+
+    The primal value without any derivative information (no tangent, no place on a
+    tape); reading it inside ``dualad.jit`` records a guard on the value.
+
+    Parameters
+    ----------
+    x : object
+        A traced value (of any depth of nesting) or a plain value.
+
+    Returns
+    -------
+    object
+        The value under every box (``x`` itself when it is not a box).
+
+    See Also
+    --------
+    unguarded_value : The same without a jit guard, for dtypes and shapes.
+    nondiff_value : Keeps a vmap batch axis.
+
+    Examples
+    --------
+    >>> from dualad.extend import primal_value
+    >>> def f(x):
+    ...     print(type(x).__name__, primal_value(x))
+    ...     return x * x
+    >>> _ = dualad.grad(f)(3.0)
+    Var 3.0
+    """
     while isinstance(x, Box):
         x = x._inner
     return x
 
 
 def unguarded_value(x):
-    """The plain value under every box of ``x``, for reading its dtype, shape or type
-    ONLY: unlike :func:`primal_value` it records no guard on a dualad.jit trace, so a
-    result computed from the value itself would be baked into the recorded program."""
+    """Return the plain value under every box of ``x``, without a ``dualad.jit`` guard.
+
+    For reads that decide no result: a dtype, a shape, a type, a planner's census and
+    cost model. Unlike :func:`primal_value` it records no guard on a ``dualad.jit``
+    trace, so a result computed from the value itself would be baked into the recorded
+    program (wrong on the next call with other values).
+
+    Parameters
+    ----------
+    x : object
+        A traced or plain value.
+
+    Returns
+    -------
+    object
+        The value under every box.
+
+    See Also
+    --------
+    primal_value : The guarded read, for values a result depends on.
+    """
     while isinstance(x, Box):
         x = x.val if x.__class__ in CONCRETE else x._inner
     return x
@@ -167,8 +309,33 @@ def staged_only(x):
 
 
 def note_decision(x, name, value):
-    """Log ``value``, computed by ``name`` from the values of ``x`` (a box, or a list or
-    tuple holding some), on every trace under ``x`` that keeps a decision log."""
+    """Log a value-dependent result on every trace under ``x`` that keeps a decision log.
+
+    Results that depend on primal values but have no derivative (a comparison, an
+    argmax, ``bool()``) decide which branch the function takes. The sparse planner
+    detects a Jacobian's pattern once and reuses it while these decisions stay the
+    same: it re-detects when they change. Call this from a primitive or function whose
+    result is such a decision.
+
+    Parameters
+    ----------
+    x : Box or list or tuple
+        The traced value the result was computed from (or a list or tuple holding
+        some); plain values are ignored.
+    name : str
+        What computed it (``"argmax"``, ``"bool"``).
+    value : object
+        The result.
+
+    Returns
+    -------
+    None
+        Nothing: the value goes to each log's ``note(name, value)``.
+
+    See Also
+    --------
+    Trace : Its ``decisions`` attribute is the log.
+    """
     if type(x) is list or type(x) is tuple:
         for v in x:
             note_decision(v, name, value)
@@ -206,7 +373,28 @@ def truth(box):
 
 
 def shape_of(x) -> tuple:
-    """The shape of an array, a box, a NumPy scalar (``()``) or a Python number."""
+    """Return the shape of an array, a box, a NumPy scalar or a Python number.
+
+    A box's shape is its primal's (for a vmap ``BatchTracer``, the per-example shape);
+    rules use it to unbroadcast cotangents and to count a tangent's batch axes.
+
+    Parameters
+    ----------
+    x : object
+        An array, a traced value, a NumPy scalar, a Python number, or anything
+        ``np.shape`` accepts.
+
+    Returns
+    -------
+    tuple of int
+        The shape (``()`` for a scalar).
+
+    Examples
+    --------
+    >>> from dualad.extend import shape_of
+    >>> shape_of(np.ones((2, 3))), shape_of(1.5)
+    ((2, 3), ())
+    """
     s = getattr(x, "shape", None)
     if s is None:
         return () if type(x) in (float, int, bool, complex) else np.shape(x)
@@ -214,4 +402,25 @@ def shape_of(x) -> tuple:
 
 
 def ndim_of(x) -> int:
+    """Return the number of axes of an array, a box, a NumPy scalar or a Python number.
+
+    The length of :func:`shape_of`; a rule compares it with its primal's to find the
+    leading batch axes of a tangent or cotangent.
+
+    Parameters
+    ----------
+    x : object
+        An array, a traced value, a NumPy scalar or a Python number.
+
+    Returns
+    -------
+    int
+        ``len(shape_of(x))``.
+
+    Examples
+    --------
+    >>> from dualad.extend import ndim_of
+    >>> ndim_of(np.ones((2, 3))), ndim_of(1.5)
+    (2, 0)
+    """
     return len(shape_of(x))

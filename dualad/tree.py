@@ -1,9 +1,43 @@
 """Nested containers of arrays (tuples, lists, dicts): flatten and rebuild."""
 from __future__ import annotations
 
+__all__ = ["flatten", "tree_map", "describe", "flatten_like"]
+
 
 def flatten(tree):
-    """Leaves of ``tree`` in order, and a function that rebuilds it from new leaves."""
+    """Return the leaves of a tree in order, and a function that rebuilds it from new leaves.
+
+    Transformations take and return trees of arrays (the primals, tangents and
+    cotangents of several arguments): they flatten a tree to its leaves, work on those,
+    and rebuild a tree of the same structure (of tangents, of cotangents) from the
+    results.
+
+    Parameters
+    ----------
+    tree : object
+        Nested tuples (named tuples too), lists and dicts; anything else is a leaf.
+
+    Returns
+    -------
+    leaves : list
+        The leaves, depth first (dicts in their key order).
+    rebuild : callable
+        ``rebuild(new_leaves)``: the tree's structure with ``new_leaves`` in place of
+        the leaves.
+
+    See Also
+    --------
+    tree_map : Map a function over the leaves.
+
+    Examples
+    --------
+    >>> from dualad.extend import flatten
+    >>> leaves, rebuild = flatten({"a": (1.0, 2.0), "b": [3.0]})
+    >>> leaves
+    [1.0, 2.0, 3.0]
+    >>> rebuild([10, 20, 30])
+    {'a': (10, 20), 'b': [30]}
+    """
     leaves = []
     spec = _flatten(tree, leaves)
     return leaves, lambda new: _unflatten(spec, iter(new))
@@ -31,6 +65,37 @@ def _unflatten(spec, it):
 
 
 def tree_map(fn, tree, *rest):
+    """Map a function over the leaves of one or several trees of the same structure.
+
+    The trees of a transformation (primals, tangents, cotangents of several arguments)
+    share one structure: this applies a leafwise operation to all of them at once, such
+    as adding two trees of cotangents.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(leaf, *leaves_of_rest)``, called once per leaf.
+    tree : object
+        Nested tuples, lists and dicts (see :func:`flatten`); its structure is the
+        result's.
+    *rest : object
+        More trees with ``tree``'s structure, whose leaves are passed alongside.
+
+    Returns
+    -------
+    object
+        A tree of ``tree``'s structure holding ``fn``'s results.
+
+    See Also
+    --------
+    flatten : The leaves and the function rebuilding a tree.
+
+    Examples
+    --------
+    >>> from dualad.extend import tree_map
+    >>> tree_map(lambda x, y: x + y, (1.0, [2.0]), (10.0, [20.0]))
+    (11.0, [22.0])
+    """
     leaves, rebuild = flatten(tree)
     others = [flatten(r)[0] for r in rest]
     return rebuild([fn(x, *ys) for x, *ys in zip(leaves, *others)])

@@ -25,6 +25,8 @@ import zlib
 
 import numpy as np
 
+__all__ = ["MESSAGE", "fingerprint", "Stamps", "stamp_node", "check_graph"]
+
 MESSAGE = ("an array used in the forward pass was modified in place before the pullback; "
            "copy it before modifying (x = x.copy())")
 

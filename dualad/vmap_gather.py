@@ -30,6 +30,8 @@ from .ops.core.linear import reshape_p, transpose_p
 from .primitive import Primitive
 from .tracer import ndim_of, shape_of
 
+__all__ = ["Slot", "gather_p", "scatter_p", "gather_batched", "scatter_batched", "traced_index"]
+
 
 class Slot:
     """Where the index array ``arrays[j]`` goes in a template."""

@@ -35,6 +35,11 @@ from .ops._util import per_example as _per_example_at, top_batch_trace
 from .tracer import Box, primal_value, shape_of
 from .vmap_tracer import BatchTracer, batch_tracer_in, nondiff_value
 
+__all__ = [
+    "lift_to", "broadcast_rule", "linear_rule", "run_rule", "batching_rule", "is_looped",
+    "per_example", "looped_call", "values_per_example", "per_example_rule"
+]
+
 
 def _batch_size(args, batched):
     return next(shape_of(a)[0] for a, b in zip(args, batched) if b)
@@ -85,10 +90,29 @@ def run_rule(prim, args, batched, params):
 
 
 def batching_rule(prim):
-    """``prim``'s batching rule ``rule(args, batched, **params)`` (a declared rule may
-    return ``NotImplemented`` for a call it does not cover: :func:`run_rule` then loops):
-    the declared one, else
-    the derived one (broadcasting, a linear primitive's ``batched=`` parameters, a loop)."""
+    """Return the batching rule ``dualad.vmap`` applies to a primitive.
+
+    The declared one (:meth:`Primitive.defbatch`), else the derived one: broadcasting
+    for an elementwise primitive, a linear primitive's ``batched=`` parameters
+    (:meth:`Primitive.def_linear`), or a loop over the batch.
+
+    Parameters
+    ----------
+    prim : Primitive
+        The primitive.
+
+    Returns
+    -------
+    callable
+        ``rule(args, batched, **params)``: ``args`` one level down, ``batched[i]`` True
+        where ``args[i]`` carries the leading batch axis; the output carries it. A
+        declared rule may return ``NotImplemented`` for a call it does not cover (vmap
+        then loops).
+
+    See Also
+    --------
+    is_looped : Whether the rule in use is the loop.
+    """
     if prim.batch is not None:
         return prim.batch
     return functools.partial(_derived, prim)
@@ -99,19 +123,77 @@ def _derived(prim, args, batched, **params):
 
 
 def is_looped(prim, batched=None):
-    """Whether vmap computes ``prim`` by a loop over the batch (B calls): no declared
-    rule and nothing to derive one from. ``batched`` (one flag per argument) asks about
-    a particular call; without it, about a call with the first argument batched."""
+    """Tell whether vmap computes a primitive by a loop over the batch.
+
+    A loop (B calls of the primitive, one per example, stacked) is what vmap falls back
+    to when the primitive has no declared batching rule and nothing to derive one from
+    (not elementwise, no partials, no ``batched=`` parameters): correct, but B times
+    the Python overhead.
+
+    Parameters
+    ----------
+    prim : Primitive
+        The primitive.
+    batched : sequence of bool, optional
+        One flag per argument, for a particular call; default: a call with the first
+        argument batched.
+
+    Returns
+    -------
+    bool
+        True when the batching rule in use is the loop.
+
+    See Also
+    --------
+    batching_rule : The rule in use.
+
+    Examples
+    --------
+    >>> from dualad.extend import REGISTRY, is_looped
+    >>> is_looped(REGISTRY["sin"]), is_looped(REGISTRY["matmul"])
+    (False, False)
+    """
     if prim.batch is not None or prim.elementwise or prim.derivs is not None:
         return False
     return not _linear_applies(prim, (True,) if batched is None else tuple(batched))
 
 
 def per_example(fn, args, kwargs, name=None):
-    """``fn`` (a function of plain values with no derivative: argmax, isclose) of traced
-    ``args``: under vmap, called on each example of the top batch and stacked, so its
-    result is one per example (``primal_value`` would hand it the whole batch as one
-    array); without a batched argument, ``fn`` of the primal values."""
+    """Call a function of plain values on traced arguments, once per vmap example.
+
+    For a function with no derivative that reads values (an argmax, ``isclose``, a
+    rank): its arguments' derivative boxes are stripped (:func:`nondiff_value`); under
+    vmap it is called on each example of the top batch and the results are stacked,
+    so its result is one per example (:func:`primal_value` would hand it the whole
+    batch as one array). Without a batched argument it is ``fn`` of the primal values.
+
+    Parameters
+    ----------
+    fn : callable
+        A function of plain values.
+    args : sequence
+        Its positional arguments, traced or plain.
+    kwargs : dict
+        Its keyword arguments, traced or plain.
+    name : str, optional
+        The name error messages use (default: ``fn.__name__``).
+
+    Returns
+    -------
+    object
+        ``fn``'s result; under vmap, a batched value with one result per example.
+
+    See Also
+    --------
+    per_example_rule : The same for derivative rules that plan from values.
+
+    Examples
+    --------
+    >>> from dualad.extend import per_example
+    >>> f = lambda x: per_example(np.argmax, (x,), {})
+    >>> print(dualad.vmap(f)(np.array([[1.0, 3.0, 2.0], [5.0, 0.0, 1.0]])))
+    [1 0]
+    """
     args = [nondiff_value(a) for a in args]
     kwargs = {k: nondiff_value(v) for k, v in kwargs.items()}
     top = top_batch_trace((args, kwargs))
@@ -201,12 +283,37 @@ def values_per_example(name, fn, *args):
 
 
 def per_example_rule(rule):
-    """``rule`` (a JVP or VJP rule ``rule(w, ans, *args, **params)``) that reads its
-    arguments' VALUES to plan its work (sort's permutation, a pivot order) made correct
-    under vmap: when a BatchTracer is among ``w``, ``ans``, ``args`` (vmap of grad: the
-    rule runs on batched values), the rule runs on each example of the top batch and the
-    results are stacked; otherwise it is ``rule`` itself. The derivative boxes inside
-    stay (the examples are registry slices), so the result differentiates again."""
+    """Make a derivative rule that plans its work from values correct under vmap.
+
+    A JVP or VJP rule that reads its arguments' values to plan its work (sort's
+    permutation, a pivot order) would plan once for a whole vmap batch. Wrapped, when a
+    ``BatchTracer`` is among ``w``, ``ans``, ``args`` (vmap of grad: the rule runs on
+    batched values), the rule runs on each example of the top batch and the results are
+    stacked; otherwise it is ``rule`` itself. The derivative boxes inside stay (the
+    examples are registry slices), so the result differentiates again.
+
+    Parameters
+    ----------
+    rule : callable
+        A JVP or VJP rule ``rule(w, ans, *args, **params)``: ``w`` the tangent or
+        cotangent, ``ans`` the primal output.
+
+    Returns
+    -------
+    callable
+        The wrapped rule, with ``rule``'s name and signature.
+
+    Raises
+    ------
+    NotImplementedError
+        When called with the batched values underneath another transformation's
+        (a derivative of a derivative under vmap, ``vmap(hvp(f))``), where examples
+        cannot be taken apart; the message says to loop in Python.
+
+    See Also
+    --------
+    per_example : The same for functions of plain values.
+    """
     @functools.wraps(rule)
     def per_example_rule(w, ans, *args, **params):
         top = None

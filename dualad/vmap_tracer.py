@@ -18,6 +18,11 @@ import numpy as np
 
 from .tracer import CONCRETE, Box, note_decision, shape_of
 
+__all__ = [
+    "BatchTracer", "batch_tracer_in", "only_batched", "map_value", "nondiff_value",
+    "note_value"
+]
+
 
 def _control_flow_error(x, what):
     return TypeError(
@@ -46,7 +51,31 @@ def _logical(name, *args):
 
 
 class BatchTracer(Box):
-    """A value of a batching trace: ``val`` one level down carries the batch axis at 0."""
+    """A value of a batching trace: ``val`` one level down carries the batch axis at 0.
+
+    ``dualad.vmap`` maps a function over a leading axis by tracing it once on
+    BatchTracers: each primitive call on them runs the primitive's batching rule on the
+    values one level down, which carry the batch axis at position 0. The tracer's
+    ``shape`` is the per-example one, so the function sees one example; ``bool()`` and
+    ``len()`` of a per-example scalar raise an error saying what to write instead.
+
+    Parameters
+    ----------
+    trace : BatchTrace
+        The batching trace (its ``size`` is the batch size).
+    val : object
+        The value one level down, batch axis first.
+
+    Attributes
+    ----------
+    val : object
+        As given (also ``_inner``).
+
+    See Also
+    --------
+    BatchTrace : The batching interpreter.
+    nondiff_value : A plain value that keeps the batch axis.
+    """
 
     __slots__ = ("val", "__weakref__")   # weak: dualad.inplace tracks views
 
@@ -165,9 +194,36 @@ def map_value(x, fn):
 
 
 def nondiff_value(x):
-    """``x`` with its differentiating boxes stripped and its batch boxes kept (a value
-    used without derivative: a mask, a condition). ``primal_value`` for code that must
-    stay correct under vmap."""
+    """Strip the differentiating boxes of ``x`` and keep its vmap batch boxes.
+
+    For a value used without derivative (a mask, a condition, an integer cast): the
+    :func:`primal_value` of code that must stay correct under vmap, where
+    ``primal_value`` would hand on the whole batch as one example.
+
+    Parameters
+    ----------
+    x : object
+        A traced or plain value.
+
+    Returns
+    -------
+    object
+        The plain value when no vmap batch is under ``x``; else ``x``'s batched value
+        with no derivative boxes (a ``BatchTracer`` over plain values).
+
+    See Also
+    --------
+    primal_value : Strips every box.
+    per_example : Calls a function of plain values per example.
+
+    Examples
+    --------
+    >>> from dualad.extend import nondiff_value
+    >>> f = lambda x: nondiff_value(x) > 1.0       # a mask, one row per example
+    >>> print(dualad.vmap(f)(np.array([[1.0, 3.0], [0.0, 2.0]])))
+    [[False  True]
+     [False  True]]
+    """
     if batch_tracer_in(x) is None:
         while isinstance(x, Box):
             x = x._inner

@@ -33,6 +33,30 @@ from ._reductions import FUNCTIONS as _REDUCTIONS
 from ._sorting import FUNCTIONS as _SORTING
 from .linalg import matmul, matrix_transpose, tensordot, vecdot  # noqa: F401
 
+__all__ = [
+    "abs", "acos", "acosh", "add", "all", "any", "arange", "argmax", "argmin", "argsort",
+    "Array", "asarray", "asin", "asinh", "astype", "atan", "atan2", "atanh", "bitwise_and",
+    "bitwise_invert", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift",
+    "bitwise_xor", "bool", "broadcast_arrays", "broadcast_shapes", "broadcast_to",
+    "can_cast", "ceil", "clip", "complex128", "complex64", "concat", "conj", "copysign",
+    "cos", "cosh", "count_nonzero", "cumulative_prod", "cumulative_sum", "diff", "divide",
+    "e", "empty", "empty_like", "equal", "exp", "expand_dims", "expm1", "eye", "fft",
+    "finfo", "flip", "float32", "float64", "floor", "floor_divide", "from_dlpack", "full",
+    "full_like", "greater", "greater_equal", "hypot", "iinfo", "imag", "inf", "int16",
+    "int32", "int64", "int8", "isdtype", "isfinite", "isin", "isinf", "isnan", "less",
+    "less_equal", "linalg", "linspace", "log", "log10", "log1p", "log2", "logaddexp",
+    "logical_and", "logical_not", "logical_or", "logical_xor", "matmul", "matrix_transpose",
+    "max", "maximum", "mean", "meshgrid", "min", "minimum", "moveaxis", "multiply", "nan",
+    "negative", "newaxis", "nextafter", "nonzero", "not_equal", "ones", "ones_like",
+    "permute_dims", "pi", "positive", "pow", "prod", "real", "reciprocal", "remainder",
+    "repeat", "reshape", "result_type", "roll", "round", "searchsorted", "sign", "signbit",
+    "sin", "sinh", "sort", "special", "sqrt", "square", "squeeze", "stack", "std",
+    "subtract", "sum", "take", "take_along_axis", "tan", "tanh", "tensordot", "tile",
+    "tril", "triu", "trunc", "uint16", "uint32", "uint64", "uint8", "unique_all",
+    "unique_counts", "unique_inverse", "unique_values", "unstack", "var", "vecdot", "where",
+    "zeros", "zeros_like", "__array_namespace_info__", "__array_api_version__"
+]
+
 __array_api_version__ = "2023.12"
 
 globals().update(_ELEMENTWISE)

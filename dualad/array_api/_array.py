@@ -27,6 +27,8 @@ import numpy as np
 
 from ..tracer import Box
 
+__all__ = ["Array", "native", "creation"]
+
 
 class Array:
     """A constant of :mod:`dualad.array_api`: a handle on a plain ndarray (see the

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = ["install"]
+
 _VERSIONS = (None, "2021.12", "2022.12", "2023.12", "2024.12")
 
 

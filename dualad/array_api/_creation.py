@@ -13,6 +13,11 @@ from .. import numpy as dnp
 from ..tracer import Box
 from ._dtypes import _check_device
 
+__all__ = [
+    "asarray", "arange", "empty", "zeros", "ones", "full", "empty_like", "zeros_like",
+    "ones_like", "full_like", "eye", "linspace", "meshgrid", "tril", "triu", "from_dlpack"
+]
+
 
 def _contains_box(obj):
     if isinstance(obj, Box):

@@ -12,6 +12,12 @@ import numpy as np
 
 from ..tracer import Box
 
+__all__ = [
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float32", "float64", "complex64", "complex128", "e", "pi", "inf", "nan", "newaxis",
+    "astype", "can_cast", "FInfo", "finfo", "iinfo", "isdtype", "result_type"
+]
+
 bool = np.bool_  # noqa: A001  (the standard's name)
 int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
 uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64

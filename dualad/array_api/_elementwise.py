@@ -12,6 +12,8 @@ import numpy as np
 
 from ..tracer import Box
 
+__all__ = ["FUNCTIONS", "round", "sign", "real", "imag", "clip"]
+
 _NAMES = {  # the standard's name: NumPy's ufunc
     "abs": np.absolute, "acos": np.arccos, "acosh": np.arccosh, "add": np.add,
     "asin": np.arcsin, "asinh": np.arcsinh, "atan": np.arctan, "atan2": np.arctan2,

@@ -5,6 +5,8 @@ import numpy as np
 
 from ._dtypes import _check_device
 
+__all__ = ["Info"]
+
 _DTYPES = {"bool": ("bool",),
            "signed integer": ("int8", "int16", "int32", "int64"),
            "unsigned integer": ("uint8", "uint16", "uint32", "uint64"),

@@ -11,6 +11,12 @@ import numpy as np
 
 from ..tracer import Box
 
+__all__ = [
+    "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
+    "moveaxis", "permute_dims", "repeat", "reshape", "roll", "squeeze", "stack", "tile",
+    "unstack", "take", "take_along_axis", "FUNCTIONS"
+]
+
 
 def broadcast_arrays(*arrays):
     return list(np.broadcast_arrays(*arrays))

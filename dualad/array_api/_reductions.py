@@ -10,6 +10,12 @@ import numpy as np
 
 from ..tracer import Box
 
+__all__ = [
+    "max", "min", "mean", "sum", "prod", "var", "std", "cumulative_sum", "cumulative_prod",
+    "argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "isin", "where", "all",
+    "any", "diff", "FUNCTIONS"
+]
+
 
 def _axis(axis):
     return tuple(axis) if isinstance(axis, list) else axis

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = [
+    "argsort", "sort", "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    "FUNCTIONS"
+]
+
 
 def argsort(x, /, *, axis=-1, descending=False, stable=True):
     """Indices that sort ``x`` along ``axis`` (stable). Descending: the ascending

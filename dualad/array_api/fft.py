@@ -10,6 +10,11 @@ import numpy as np
 
 from ._dtypes import _check_device
 
+__all__ = [
+    "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fftn", "ifftn", "rfftn", "irfftn",
+    "fftfreq", "rfftfreq", "fftshift", "ifftshift"
+]
+
 
 def _one(name):
     np_fn = getattr(np.fft, name)

@@ -12,6 +12,11 @@ import numpy as np
 
 from ..tracer import Box
 
+__all__ = [
+    "matrix_transpose", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
+    "matmul", "matrix_norm", "matrix_power", "matrix_rank", "outer", "pinv", "qr",
+    "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm"
+]
 
 
 def matrix_transpose(x, /):

@@ -17,7 +17,16 @@ from ..dispatch import UFUNCS
 from ._array import native
 
 
+def _names():
+    """The public names of scipy.special's ufuncs that have a rule."""
+    return sorted(name for name in dir(_ufuncs) if not name.startswith("_")
+                  and isinstance(getattr(_ufuncs, name), np.ufunc)
+                  and getattr(_ufuncs, name) in UFUNCS)
+
+
 def __getattr__(name):
+    if name == "__all__":   # the names with a rule now (a primitive declared later adds its own)
+        return _names()
     ufunc = getattr(_ufuncs, name, None)
     if isinstance(ufunc, np.ufunc) and ufunc in UFUNCS:
         return native(ufunc)

@@ -24,3 +24,21 @@ from .core.indexing import index, getitem, untake  # noqa: F401,E402
 from .core import scatter  # noqa: F401,E402  (registers scatter_set)
 from .core.products import (matmul, einsum, tensordot, dot, inner, outer, vdot,  # noqa: F401,E402
                             diagonal, trace, diag, triu, tril)
+
+__all__ = [
+    "absolute", "absolute_p", "add", "arccos", "arccosh", "arcsin", "arcsinh", "arctan",
+    "arctan2", "arctanh", "atleast_1d", "atleast_2d", "broadcast_to", "cbrt", "ceil",
+    "clip", "concatenate", "cos", "cosh", "cumsum", "deg2rad", "DERIVED_RULES", "diag",
+    "diagonal", "divide", "dot", "einsum", "elementwise", "equal", "exp", "exp2",
+    "expand_dims", "expm1", "flip", "floor", "fmax", "fmax_p", "fmin", "fmin_p", "getitem",
+    "greater", "greater_equal", "hstack", "hypot", "IMAG_STRIP", "index", "inner",
+    "is_complex", "isfinite", "isinf", "isnan", "less", "less_equal", "log", "log10",
+    "log1p", "log2", "logical_and", "logical_not", "logical_or", "matmul", "max", "maximum",
+    "maximum_p", "mean", "min", "minimum", "minimum_p", "moveaxis", "multiply", "negative",
+    "not_equal", "outer", "PLANE", "positive", "power", "power_impl", "prod", "rad2deg",
+    "ravel", "REAL_STRIP", "reciprocal", "reshape", "RIGHT", "rint", "rules_from_partial",
+    "sign", "sign_p", "sin", "sinh", "SMALL", "sqrt", "square", "squeeze", "stack", "std",
+    "std_sqrt", "subtract", "sum", "swapaxes", "tan", "tanh", "tensordot", "trace",
+    "transpose", "tril", "triu", "trunc", "untake", "var", "vdot", "vstack", "where",
+    "zero_derivative"
+]

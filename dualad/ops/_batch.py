@@ -25,6 +25,11 @@ import string
 
 from ..tracer import ndim_of, shape_of
 
+__all__ = [
+    "batch_size", "example_shape", "example_ndim", "axis_in_batch", "axes_in_batch",
+    "stack_shape", "batch_letter", "einsum_in_batch"
+]
+
 
 def batch_size(args, batched) -> int:
     """The batch size: the leading axis of the first batched argument."""

@@ -21,6 +21,11 @@ import numpy as np
 from ..tracer import CONCRETE, Box, ndim_of, note_decision, primal_value, shape_of
 from ..vmap_tracer import BatchTracer, nondiff_value
 
+__all__ = [
+    "batch_ndim", "batch_shape", "normalize_axes", "shift_axes", "batch_perm",
+    "primal_tree", "value_only", "top_batch_trace", "per_example", "plain_argument"
+]
+
 
 def batch_ndim(batched, primal) -> int:
     """``nb``: how many leading batch axes the tangent or cotangent ``batched`` carries

@@ -33,6 +33,11 @@ from ._batch import axes_in_batch
 from ._util import batch_ndim, shift_axes
 from .core.complex_numbers import conj, is_complex, real
 
+__all__ = [
+    "fft_p", "rfft_p", "irfft_p", "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft",
+    "rfft2", "rfftn", "irfft", "irfft2", "irfftn", "hfft", "ihfft", "fftshift", "ifftshift"
+]
+
 _NORMS = ("backward", "ortho", "forward")
 _SWAP = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
 

@@ -8,3 +8,5 @@ ufuncs, which do); call these instead.
 """
 from . import integrate  # noqa: F401  (registers the odeint and quad primitives)
 from . import sparse  # noqa: F401  (registers sparse_matmul and sparse_solve)
+
+__all__ = ["integrate", "sparse"]

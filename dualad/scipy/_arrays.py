@@ -12,6 +12,8 @@ import numpy as np
 
 from ..tracer import Box, shape_of, unguarded_value
 
+__all__ = ["real_floats"]
+
 
 def real_floats(fname, arg, x, *, copy=False, complex_hint=""):
     """``x`` as a real floating array for ``fname``'s argument ``arg`` (see the module)."""

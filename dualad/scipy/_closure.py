@@ -31,6 +31,8 @@ import types
 
 from ..tracer import Box
 
+__all__ = ["closure_convert"]
+
 _MAX_DEPTH = 8        # nested helpers followed; deeper structures are left as they are
 _MAX_ITEMS = 10_000   # longer containers (data, not parameters) are not searched
 

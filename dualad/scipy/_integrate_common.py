@@ -13,6 +13,11 @@ from ..tracer import Box, shape_of
 from ..tree import flatten
 from ._closure import closure_convert
 
+__all__ = [
+    "_SCIPY_RTOL", "_SWEEP_OPTIONS", "_SWEEP_TOL", "_batch", "_bind", "_lift", "_plain",
+    "_with"
+]
+
 _SCIPY_RTOL = 1.49012e-8
 _SWEEP_TOL = 1e-10
 _SWEEP_OPTIONS = ("tcrit", "hmax", "hmin", "mxordn", "mxords")

@@ -51,6 +51,8 @@ from ..tracer import Box, primal_value, shape_of, unguarded_value
 from ..primitive import Primitive, register, sample
 from ._integrate_common import _SWEEP_TOL, _batch, _lift, _plain, _with
 
+__all__ = ["AUTO_FORWARD_MAX", "IvpSettings", "ivp_p"]
+
 AUTO_FORWARD_MAX = 4000    # "auto": forward sensitivities up to this many Jacobian entries
 _SWEEP_KEEP = ("max_step", "min_step", "lband", "uband")   # options valid for augmented systems
 

@@ -23,6 +23,8 @@ from ._integrate_common import _SWEEP_TOL, _bind
 from ._ivp import IvpSettings, ivp_p
 from ._ivp_events import event_times
 
+__all__ = ["OdeResult", "DenseOutput", "solve_ivp"]
+
 _SENSITIVITIES = ("auto", "forward", "adjoint")
 
 

@@ -26,6 +26,8 @@ from ..primitive import Primitive, register, sample
 from ._integrate_common import _plain
 from ._ivp import IvpSettings, ivp_p
 
+__all__ = ["event_time_p", "event_times"]
+
 
 def _event_impl(y0, t0, *params, func, event, n_f, occurrence, settings):
     c = settings.cache

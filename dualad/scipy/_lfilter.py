@@ -30,6 +30,8 @@ from ..primitive import Primitive, register, sample
 from ..tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
 from ._arrays import real_floats
 
+__all__ = ["iir_p", "lfilter"]
+
 
 def _iir_impl(u, alpha):
     from scipy.signal import lfilter as _scipy_lfilter

@@ -27,6 +27,7 @@ from ..primitive import Primitive, register, sample
 from ..vmap_tracer import map_value
 from ._integrate_common import _bind, _batch, _lift, _plain, _with
 
+__all__ = ["QuadSettings", "quad_p", "quad", "quad_vec", "trapezoid", "simpson"]
 
 # --- quad ----------------------------------------------------------------------------------
 class QuadSettings(NamedTuple):

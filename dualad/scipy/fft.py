@@ -31,6 +31,12 @@ import scipy.fft as _sfft
 
 from ..tracer import Box
 
+__all__ = [
+    "dct", "idct", "dst", "idst", "dctn", "idctn", "dstn", "idstn", "IMPLEMENTATIONS",
+    "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fftn", "ifftn", "rfftn", "irfftn",
+    "fft2", "ifft2", "rfft2", "irfft2", "backend"
+]
+
 _NORMS = (None, "backward", "ortho", "forward")
 
 

@@ -43,6 +43,10 @@ from ._quadrature import QuadSettings, quad, quad_p, quad_vec, simpson, trapezoi
 from ._ivp import IvpSettings, ivp_p  # noqa: F401
 from ._ivp_api import OdeResult, solve_ivp  # noqa: F401
 
+__all__ = [
+    "QuadSettings", "quad", "quad_p", "quad_vec", "simpson", "trapezoid", "IvpSettings",
+    "ivp_p", "OdeResult", "solve_ivp", "OdeSettings", "odeint_p", "odeint"
+]
 
 # --- odeint ------------------------------------------------------------------------------
 class OdeSettings(NamedTuple):

@@ -51,6 +51,15 @@ from ..ops.linalg.lu import lu, lu_factor, lu_solve  # noqa: F401
 from ..ops.linalg.norm import norm, pinv as _np_pinv  # noqa: F401
 from ..tracer import Box as _Box, primal_value as _primal, shape_of as _shape_of
 
+__all__ = [
+    "block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "coshm", "cosm",
+    "det", "eigh", "eigvalsh", "expm", "expm_frechet", "fractional_matrix_power", "hankel",
+    "inv", "logm", "lu", "lu_factor", "lu_solve", "mT", "norm", "pinv", "polar", "qr",
+    "sinhm", "sinm", "solve", "solve_banded", "solve_continuous_lyapunov",
+    "solve_discrete_lyapunov", "solve_lyapunov", "solve_sylvester", "solve_triangular",
+    "solveh_banded", "sqrtm", "svd", "svdvals", "tanhm", "tanm", "toeplitz"
+]
+
 solve_lyapunov = solve_continuous_lyapunov   # SciPy's alias
 
 

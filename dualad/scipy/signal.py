@@ -28,6 +28,11 @@ from ..ops.core.indexing import getitem
 from ..ops.core.shape import flip, moveaxis
 from ..tracer import Box, ndim_of, shape_of, unguarded_value
 
+__all__ = [
+    "convolve", "correlate", "fftconvolve", "oaconvolve", "convolve2d", "correlate2d",
+    "filtfilt", "lfilter", "lfilter_zi", "sosfilt", "sosfilt_zi", "sosfiltfilt"
+]
+
 _METHODS = ("auto", "direct", "fft")
 
 

@@ -52,6 +52,19 @@ from ..ops.special.student import stdtr, stdtrit  # noqa: F401
 from ..staging import is_staged, staged_value
 from ..tracer import primal_value, shape_of, unguarded_value
 
+__all__ = [
+    "beta", "betainc", "betaincc", "betaincinv", "betaln", "boxcox", "boxcox1p", "cbrt",
+    "dawsn", "digamma", "entr", "erf", "erfc", "erfcinv", "erfcx", "erfi", "erfinv",
+    "exp10", "exp2", "expit", "expm1", "gamma", "gammainc", "gammaincc", "gammainccinv",
+    "gammaincinv", "gammaln", "gammasgn", "i0", "i0e", "i1", "i1e", "inv_boxcox",
+    "inv_boxcox1p", "iv", "ive", "j0", "j1", "jn", "jv", "k0", "k0e", "k1", "k1e", "kl_div",
+    "kv", "kve", "lambertw", "log1p", "log_expit", "log_ndtr", "log_softmax", "loggamma",
+    "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "ndtri_exp",
+    "NotDifferentiableError", "owens_t", "polygamma", "psi", "rel_entr", "rgamma",
+    "softmax", "spence", "stdtr", "stdtrit", "xlog1py", "xlogy", "y0", "y1", "yn", "yv",
+    "zeta"
+]
+
 psi = digamma
 jn = jv
 exp10 = _exp10

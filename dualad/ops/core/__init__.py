@@ -2,3 +2,5 @@
 (matmul, einsum, tensordot, ...) and complex numbers. Every other family is written
 in these.
 """
+
+__all__ = []   # the families are its modules (elementwise, reductions, ...)

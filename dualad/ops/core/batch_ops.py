@@ -16,6 +16,8 @@ from .indexing import getitem
 from .linear import broadcast_to_p, reshape_p
 from .shape import stack
 
+__all__ = ["with_batch", "align_stacks", "stacked_rule", "loop", "looping_when"]
+
 
 def with_batch(x, size):
     """An unbatched operand broadcast to ``(size,) + shape``: the same value for every

@@ -45,6 +45,12 @@ from ...vmap_tracer import batch_tracer_in, map_value, nondiff_value
 from ...primitive import Primitive, implements, register, sample
 from .elementwise import absolute_p, is_complex, multiply, sign_p, where
 
+__all__ = [
+    "is_complex", "complex_dtype", "to_complex_p", "real_p", "imag_p", "conj_p",
+    "complex_abs_p", "angle_p", "real", "imag", "conj", "conjugate", "complex_abs",
+    "complex_sign", "absolute", "sign", "angle", "real_if_close", "to_complex"
+]
+
 
 def complex_dtype(x):
     """The complex dtype matching ``x``'s precision (complex64 for float32)."""

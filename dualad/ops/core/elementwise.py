@@ -48,6 +48,19 @@ from ...scaled import lazy_product
 from .._util import batch_ndim
 from .linear import fit, lift, unbroadcast
 
+__all__ = [
+    "DERIVED_RULES", "rules_from_partial", "elementwise", "zero_derivative", "is_complex",
+    "PLANE", "RIGHT", "REAL_STRIP", "IMAG_STRIP", "SMALL", "add", "subtract", "multiply",
+    "divide", "negative", "positive", "power_impl", "power", "square", "reciprocal", "sqrt",
+    "std_sqrt", "cbrt", "absolute_p", "exp", "exp2", "expm1", "log", "log2", "log10",
+    "log1p", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "hypot", "sinh",
+    "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg", "where", "clip",
+    "sign_p", "floor", "ceil", "trunc", "rint", "greater", "greater_equal", "less",
+    "less_equal", "equal", "not_equal", "isnan", "isinf", "isfinite", "logical_and",
+    "logical_or", "logical_not", "maximum_p", "minimum_p", "fmax_p", "fmin_p", "maximum",
+    "minimum", "fmax", "fmin"
+]
+
 
 def _scale(v, dv, nb=0):
     """``v · dv``, skipping the pass over ``v`` when the derivative is ±1 — also when it

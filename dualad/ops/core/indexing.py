@@ -19,6 +19,11 @@ from ...primitive import Primitive, register, sample
 from .._util import batch_ndim, plain_argument
 from .linear import transpose_p
 
+__all__ = [
+    "batch_index_entry", "normalize_index", "batch_index", "getitem", "untake",
+    "take_batched", "untake_batched", "index"
+]
+
 
 def batch_index_entry(idx):
     """Whether the index ``idx`` holds a value batched by vmap (a BatchTracer)."""

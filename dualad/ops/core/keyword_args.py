@@ -19,6 +19,8 @@ import numpy as np
 from ...tracer import Box, primal_value, shape_of
 from ...vmap_tracer import batch_tracer_in, nondiff_value
 
+__all__ = ["KeywordError", "keyword_error", "no_out", "is_all", "mask_of", "cast_for", "pick_ddof"]
+
 
 class KeywordError(TypeError, ValueError):
     """A NumPy keyword argument that has no differentiable meaning on a traced value (or a

@@ -27,6 +27,11 @@ from ...tracer import ndim_of, shape_of
 from ...primitive import Primitive, register, sample
 from .._util import batch_ndim, batch_perm, batch_shape, shift_axes
 
+__all__ = [
+    "reshape_p", "transpose_p", "broadcast_to_p", "expand_reduced", "sum_p", "lift",
+    "unbroadcast", "fit"
+]
+
 
 def _reshape_impl(x, shape):
     return x.reshape(shape) if type(x) is np.ndarray else np.reshape(x, shape)
@@ -120,9 +125,36 @@ def lift(t, nb: int, out_ndim: int):
 
 
 def unbroadcast(g, shape, nb: int):
-    """Sum ``g`` (batch + broadcast shape) down to batch + ``shape``.
+    """Sum a cotangent over the axes broadcasting added: the VJP of broadcasting.
 
-    The VJP of broadcasting: every axis NumPy added or stretched is summed.
+    A primitive whose argument of shape ``shape`` was broadcast to the output's shape
+    gets an output cotangent of the broadcast shape; the argument's cotangent is its sum
+    over every axis NumPy added (leading) or stretched (from 1), so it has the
+    argument's shape. VJP rules call this on their result.
+
+    Parameters
+    ----------
+    g : array_like or Box
+        The cotangent: ``nb`` leading batch axes, then a shape ``shape`` broadcasts to
+        (or a scalar-like constant, which is broadcast up instead).
+    shape : tuple of int
+        The argument's shape.
+    nb : int
+        The number of leading batch axes of ``g`` (many cotangents at once), kept.
+
+    Returns
+    -------
+    array_like or Box
+        ``g`` summed to shape ``g.shape[:nb] + shape`` (``g`` itself when nothing was
+        broadcast), written with registry operations so it differentiates again.
+
+    Examples
+    --------
+    >>> from dualad.extend import unbroadcast
+    >>> print(unbroadcast(np.ones((2, 3)), (1, 3), 0))
+    [[2. 2. 2.]]
+    >>> unbroadcast(np.ones((4, 2, 3)), (3,), 1).shape
+    (4, 3)
     """
     shape = tuple(shape)
     gshape = shape_of(g)

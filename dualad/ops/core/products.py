@@ -31,6 +31,11 @@ from .elementwise import multiply, where
 from .reductions import sum as sum_
 from .shape import reshape, transpose, ravel, moveaxis, broadcast_to
 
+__all__ = [
+    "matmul_p", "matmul", "einsum_p", "einsum", "tensordot", "dot", "inner", "outer",
+    "vdot", "diagonal_p", "diag_embed_p", "diagonal", "trace", "diag", "triu", "tril"
+]
+
 
 def _mT(x):
     if type(x) is np.ndarray:   # a constant matrix (W in W @ x): transpose_p's value, a view

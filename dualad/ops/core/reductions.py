@@ -26,6 +26,10 @@ from .._util import batch_ndim, normalize_axes, shift_axes
 from .keyword_args import cast_for, mask_of, no_out, pick_ddof
 from .linear import expand_reduced, sum_p
 
+__all__ = [
+    "sum", "mean", "var", "std", "reduction_batch", "cumulative_batch", "max_p", "min_p",
+    "max", "min", "prod_p", "prod", "cumsum_p", "cumsum"
+]
 
 # --- sum -----------------------------------------------------------------------------
 def sum(x, axis=None, keepdims=False, dtype=None):

@@ -39,6 +39,8 @@ from .indexing import (_advanced_moved, batch_index, getitem, normalize_index, t
 from .linear import broadcast_to_p, lift, transpose_p
 from .shape import broadcast_to, cast, reshape
 
+__all__ = ["scatter_set", "OPS", "update", "at", "copy_p", "copy"]
+
 
 def _is_basic(idx):
     return not any(isinstance(e, np.ndarray) for e in idx)

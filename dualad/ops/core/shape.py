@@ -27,7 +27,11 @@ from .._batch import axis_in_batch, batch_size, example_ndim
 from .._util import batch_ndim, batch_shape, normalize_axes
 from .linear import broadcast_to_p, lift, reshape_p, transpose_p, unbroadcast
 
-
+__all__ = [
+    "reshape", "ravel", "expand_dims", "squeeze", "transpose", "swapaxes", "moveaxis",
+    "broadcast_to", "concatenate_p", "cast_p", "cast", "concatenate", "stack", "atleast_1d",
+    "atleast_2d", "hstack", "vstack", "flip"
+]
 
 
 def _resolve_shape(shape, size):

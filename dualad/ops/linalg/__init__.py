@@ -27,6 +27,8 @@ from ._common import mT
 from .decomp import svdvals
 from .norm import matrix_norm, vector_norm
 
+__all__ = []   # importing it registers the family; its names live in its modules
+
 _ARRAY_API = {  # NumPy >= 2.0: the array-API names in numpy.linalg
     "svdvals": svdvals, "matrix_norm": matrix_norm, "vector_norm": vector_norm,
     "matrix_transpose": mT, "matmul": matmul,

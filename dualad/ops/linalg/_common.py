@@ -17,6 +17,11 @@ from ..core.complex_numbers import conj
 from ..core.elementwise import divide, equal, where
 from ..core.shape import expand_dims, reshape, swapaxes
 
+__all__ = [
+    "mm", "mT", "expand2", "check_real", "check_square", "check_matrix", "sym_map",
+    "sym_lower", "sym_lower_T", "is_complex_value", "gap_inverse", "row", "col",
+    "tangent_rhs"
+]
 
 mm = matmul_p
 

@@ -13,6 +13,7 @@ from ..core.indexing import index
 from ..core.batch_ops import stacked_rule
 from ..core.shape import concatenate, reshape
 
+__all__ = ["pack", "unpack", "multi_output"]
 
 # --- packing several outputs into one value ---------------------------------------------
 def _size(core):

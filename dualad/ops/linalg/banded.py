@@ -38,6 +38,10 @@ from ._common import _sym_solve, check_real, sym_map, tangent_rhs
 from ..core.reductions import sum as sum_
 from ..core.shape import concatenate, expand_dims, reshape
 
+__all__ = [
+    "band_matmul", "band_matmul_T", "band_outer", "band_transpose", "solve_banded_p",
+    "sym_band_matmul", "solveh_banded_p", "solve_banded", "solveh_banded"
+]
 
 # --- band-storage helpers (registry operations, O(n·bandwidth·k)) -------------------------
 def _pad(x, before, after, axis):

@@ -60,6 +60,10 @@ from ..core.shape import reshape
 from ._common import (_A2, _A3, _SPD3, _STACK, _sym_solve, check_square, mm, mT,
                       sym_lower, sym_lower_T, sym_map, tangent_rhs)
 
+__all__ = [
+    "inv_p", "inv", "solve_p", "solve", "solve_triangular_p", "solve_triangular",
+    "cholesky_p", "cholesky"
+]
 
 # --- inverse ------------------------------------------------------------------------------
 inv_p = register(Primitive("inv", np.linalg.inv, sparsity="matrix",

@@ -67,6 +67,11 @@ from ._common import (check_matrix, check_square, gap_inverse as _gap_inverse,
 from . import decomp_complex as cx
 from ._multi import _call_unpacked, multi_output
 
+__all__ = [
+    "EighResult", "eigh_p", "eigh", "eigvalsh_p", "eigvalsh", "EigResult", "eig_p", "eig",
+    "eigvals", "SVDResult", "svd_p", "svdvals_p", "svdvals", "svd", "QRResult", "qr_p", "qr"
+]
+
 
 def _real_values(x):
     """The real eigenvalues (singular values) of a complex matrix, which the packed value

@@ -57,6 +57,12 @@ from ..core.reductions import sum as sum_
 from .basic import solve_p
 from ._common import col, gap_inverse, mm, mT, row, sym_lower, sym_lower_T
 
+__all__ = [
+    "H", "fixed_rows", "gauge_phase", "gauge_phase_T", "phase_ct", "eigh_jvp", "eigh_vjp",
+    "eigvalsh_jvp", "eigvalsh_vjp", "eig_jvp", "eig_vjp", "svd_jvp", "svd_vjp",
+    "svdvals_jvp", "svdvals_vjp"
+]
+
 
 def H(x):
     """The conjugate transpose of (a stack of) matrices."""

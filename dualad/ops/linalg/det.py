@@ -41,6 +41,8 @@ from ..core.reductions import sum as sum_
 from ._common import _A2, _A3, _STACK, check_square, expand2, mm, mT, sym_map
 from .basic import inv_p
 
+__all__ = ["cofactor_p", "is_singular", "det_p", "logabsdet_p", "SlogdetResult", "det", "slogdet"]
+
 
 def _cofactor_svd(a):
     """adj(A)ᵀ of a stack of matrices by the SVD (any rank)."""

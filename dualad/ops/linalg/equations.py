@@ -37,6 +37,8 @@ from ._common import (_A2, _A3, _sym_solve, check_matrix, check_square, mm, mT, 
                       tangent_rhs)
 from .func import solve_sylvester_p
 
+__all__ = ["solve_stein_p", "solve_continuous_lyapunov", "solve_discrete_lyapunov", "solve_stein"]
+
 _DIRECT_MAX = 10
 
 

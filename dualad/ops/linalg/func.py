@@ -34,6 +34,11 @@ from ._common import (_A2, _A3, _SPD3, check_matrix, check_square, mm, mT, sym_m
                       tangent_rhs)
 from ..core.shape import broadcast_to, concatenate, reshape
 
+__all__ = [
+    "solve_sylvester_p", "solve_sylvester", "block_frechet", "expm_p", "expm",
+    "expm_frechet", "logm_p", "logm", "sqrtm_p", "sqrtm", "matrix_power", "multi_dot",
+    "tensorinv", "tensorsolve"
+]
 
 # --- Sylvester equations ------------------------------------------------------------------
 def _sylvester_impl(a, b, q):

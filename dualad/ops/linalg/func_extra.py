@@ -39,6 +39,10 @@ from .func import _real_part, block_frechet, expm_p, logm_p
 from ..core.reductions import sum as sum_
 from ..core.shape import concatenate, expand_dims, reshape
 
+__all__ = [
+    "fractional_matrix_power_p", "fractional_matrix_power", "cosm", "sinm", "tanm", "coshm",
+    "sinhm", "tanhm", "polar"
+]
 
 # --- fractional matrix power -------------------------------------------------------------
 def _fmp_impl(a, p):

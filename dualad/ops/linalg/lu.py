@@ -23,6 +23,8 @@ from ..core.products import matmul, tril, triu
 from .basic import solve_triangular, solve_triangular_p
 from ._common import _A3, check_square, mm, mT
 
+__all__ = ["lu_pivots_p", "lu_packed_p", "lu_factor", "lu", "lu_solve"]
+
 
 def _perm_matrix(piv):
     """P with A = P L U from LAPACK's sequential row interchanges ``piv``."""

@@ -36,6 +36,7 @@ from .decomp import _HERM_POINT, _SYM3, _TALL, svdvals_p
 from ..core.reductions import max as max_, min as min_, sum as sum_
 from ..core.shape import moveaxis, reshape
 
+__all__ = ["pinv_p", "pinv", "lstsq", "matrix_rank", "cond", "norm", "vector_norm", "matrix_norm"]
 
 # --- pseudo-inverse and least squares -----------------------------------------------
 def _pinv_jvp(t, p, a, rcond, hermitian=False):

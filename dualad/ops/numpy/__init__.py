@@ -32,3 +32,5 @@ from __future__ import annotations
 from . import (arrays, build, calculus, convolve, functional, inplace, joining,  # noqa: F401
                reductions, sorting, ufuncs)  # (their declarations fill the dispatch tables)
 from .methods import BOX_METHODS  # noqa: F401
+
+__all__ = ["BOX_METHODS"]

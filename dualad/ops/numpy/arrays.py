@@ -28,6 +28,11 @@ from .._util import normalize_axes
 from ..core.indexing import getitem, index
 from ..core.shape import broadcast_to, concatenate, flip, ravel, reshape, transpose
 
+__all__ = [
+    "take", "take_along_axis", "repeat", "tile", "resize", "pad", "roll", "rot90", "fliplr",
+    "flipud", "rollaxis", "array_split", "split", "hsplit", "vsplit", "dsplit", "unstack"
+]
+
 
 def _axis(axis, nd, name):
     try:

@@ -37,6 +37,11 @@ from ..core.reductions import sum as sum_
 from ..core.shape import (broadcast_to, cast, concatenate, expand_dims, flip, moveaxis,
                           reshape, stack)
 
+__all__ = [
+    "select", "choose", "kron", "cross", "vecdot", "matvec", "vecmat", "cov", "corrcoef",
+    "linspace", "logspace", "geomspace", "meshgrid", "full", "full_like", "empty_like",
+    "real_if_close", "interp", "bincount", "vander"
+]
 
 # --- select and choose ------------------------------------------------------------------
 @implements(np.select)

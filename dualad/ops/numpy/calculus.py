@@ -19,6 +19,8 @@ from ..core.indexing import index
 from ..core.reductions import sum as sum_
 from ..core.shape import broadcast_to, concatenate, ravel, reshape
 
+__all__ = ["diff", "ediff1d", "trapezoid", "gradient"]
+
 
 def _along(x, axis, sl):
     return index(x, (slice(None),) * axis + (sl,))

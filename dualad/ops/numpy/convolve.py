@@ -35,6 +35,11 @@ from ..core.linear import lift, unbroadcast
 from ..core.indexing import getitem, index
 from ..core.shape import concatenate, flip, reshape
 
+__all__ = [
+    "convolve_p", "conv", "centred", "convolve", "correlate", "polyval", "polyder",
+    "polyint", "polyadd", "polysub", "polymul"
+]
+
 
 def _direct(a, v, mode, k):
     """Direct convolution over the trailing k axes, leading axes broadcast (object-safe)."""

@@ -23,6 +23,8 @@ from ..core.indexing import getitem, index, untake
 from ..core.products import diag
 from ..core.shape import broadcast_to, expand_dims, moveaxis, ravel, reshape, stack, vstack
 
+__all__ = ["piecewise", "apply_along_axis", "apply_over_axes", "unwrap", "diagflat", "astype"]
+
 
 @implements(np.piecewise)
 def piecewise(x, condlist, funclist, *args, **kw):

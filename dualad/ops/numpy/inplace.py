@@ -21,6 +21,8 @@ from ...tracer import Box, shape_of
 from ...primitive import implements
 from .._util import primal_tree
 
+__all__ = ["numpy_caller", "conversion_hint", "copyto"]
+
 _ALTERNATIVES = {
     "full": "dualad.numpy.full(shape, fill_value)",
     "full_like": "dualad.numpy.full_like(a, fill_value) (or dualad.numpy.full(shape, "

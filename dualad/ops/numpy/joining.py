@@ -18,6 +18,12 @@ from .arrays import _along, _axis, _gather_flat, _no_out
 from ..core.shape import broadcast_to, concatenate, ravel, reshape, swapaxes, transpose
 from ..core.scatter import copy as copy_value
 
+__all__ = [
+    "atleast_1d", "atleast_2d", "atleast_3d", "dstack", "column_stack", "append", "insert",
+    "delete", "block", "broadcast_arrays", "extract", "compress", "trim_zeros",
+    "matrix_transpose", "copy"
+]
+
 
 def _atleast(fn):
     def call(*arys):

@@ -14,6 +14,8 @@ from . import joining as _join
 from . import reductions as _red
 from . import ufuncs as _uf
 
+__all__ = ["BOX_METHODS"]
+
 
 def _in_place(name, instead):
     def method(self, *args, **kwargs):

@@ -40,6 +40,11 @@ from ..core.indexing import getitem
 from ..core.keyword_args import cast_for, mask_of, pick_ddof
 from ..core.shape import broadcast_to, concatenate, flip, ravel, reshape
 
+__all__ = [
+    "cumprod_p", "cumprod", "cumulative_sum", "cumulative_prod", "nansum", "nanprod",
+    "nancumsum", "nancumprod", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin", "average",
+    "ptp"
+]
 
 # --- cumprod -----------------------------------------------------------------------------
 cumprod_p = register(Primitive("cumprod", lambda x, axis: np.cumprod(x, axis=axis),

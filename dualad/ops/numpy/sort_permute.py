@@ -27,6 +27,8 @@ from ...tracer import CONCRETE, Box, ndim_of, note_decision, primal_value
 from ...staging import staged_value
 from ..core.batch_ops import align_stacks
 
+__all__ = ["sort_permute_p", "sort_tangent"]
+
 
 def _tie_average(y, s):
     """``y`` with each run of equal values of ``s`` (sorted along the last axis, s

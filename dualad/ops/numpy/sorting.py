@@ -39,6 +39,11 @@ from ..core.indexing import getitem
 from ..core.shape import ravel, reshape, transpose
 from .sort_permute import sort_tangent
 
+__all__ = [
+    "sort_p", "sort", "partition", "unique", "quantile", "nanquantile", "percentile",
+    "nanpercentile", "median", "nanmedian"
+]
+
 # --- sort -------------------------------------------------------------------------------------
 sort_p = register(Primitive("sort", lambda x, axis: np.sort(x, axis=axis, kind="stable"),
                            sparsity="slice"))

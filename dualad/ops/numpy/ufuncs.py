@@ -35,6 +35,12 @@ from ..core.elementwise import (cos, elementwise, equal, isinf, isnan, less, rin
                                 zero_derivative)
 from ..core.complex_numbers import absolute, sign
 
+__all__ = [
+    "floor_divide", "logical_xor", "signbit", "spacing", "round_", "fix", "isposinf",
+    "isneginf", "sinc", "remainder", "fmod", "copysign", "heaviside", "nan_to_num", "ldexp",
+    "frexp", "modf", "divmod_"
+]
+
 # --- zero derivative -----------------------------------------------------------------
 floor_divide = zero_derivative("floor_divide", np.floor_divide,
                                sympy=lambda sp, x, y: sp.floor(x / y), nargs=2)

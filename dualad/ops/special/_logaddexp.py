@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = ["logaddexp", "logaddexp2"]
+
 _FAST_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
 _SMALL = 256  # below this many elements NumPy's one ufunc call is cheaper
 _LOG2_E = float(1.0 / np.log(2.0))

@@ -31,6 +31,11 @@ from ...tracer import Box
 from ..core.complex_numbers import sign
 from .common import declare
 
+__all__ = [
+    "jv", "j0", "j1", "yv", "yn", "y0", "y1", "iv", "i0", "i1", "ive", "i0e", "i1e", "kv",
+    "k0", "k1", "kve", "k0e", "k1e"
+]
+
 _X = [(0.2, 4.0)]
 _ORDER = {0: ("v", "the order; the derivative in it has no closed form")}
 _PV = [None, (0.2, 4.0)]

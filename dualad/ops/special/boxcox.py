@@ -33,6 +33,8 @@ from .common import declare
 from .log import xlog1py, xlogy
 from ...primitive import implements
 
+__all__ = ["boxcox", "boxcox1p", "inv_boxcox", "inv_boxcox1p"]
+
 _G_SERIES = [(j + 1) / factorial(j + 2) for j in range(21)]
 
 

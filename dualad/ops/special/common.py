@@ -32,6 +32,11 @@ from ...tracer import Box, primal_value, shape_of, staged_only, unguarded_value
 from ...primitive import sample
 from ..core.elementwise import elementwise
 
+__all__ = [
+    "SQRT_PI", "SQRT_2PI", "TWO_OVER_SQRT_PI", "NotDifferentiableError", "default_samples",
+    "declare", "plain_param", "sp_fn"
+]
+
 SQRT_PI = float(np.sqrt(np.pi))
 SQRT_2PI = float(np.sqrt(2.0 * np.pi))
 TWO_OVER_SQRT_PI = 2.0 / SQRT_PI

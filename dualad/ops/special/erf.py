@@ -31,6 +31,11 @@ from ..core.elementwise import exp
 from .common import SQRT_2PI, SQRT_PI, TWO_OVER_SQRT_PI, declare, sp_fn
 from ...primitive import implements
 
+__all__ = [
+    "erf", "erfc", "erfcx", "erfi", "dawsn", "erfinv", "erfcinv", "ndtr", "log_ndtr",
+    "ndtri", "ndtri_exp"
+]
+
 # erf and erfc are entire: their derivatives are holomorphic expressions, so complex
 # arguments use them as they stand (the checker samples this box, where |erf| stays modest).
 _ERF_BOX = [((-2.0, 2.0), (-1.5, 1.5))]

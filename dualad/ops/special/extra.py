@@ -36,6 +36,8 @@ from ..core.complex_numbers import absolute
 from .common import SQRT_2PI, declare
 from .erf import erf
 
+__all__ = ["owens_t", "spence", "lambertw"]
+
 _SQRT1_2 = float(np.sqrt(0.5))
 
 owens_t = declare(

@@ -49,6 +49,12 @@ from .common import declare, sp_fn
 from .log import xlog1py, xlogy
 from ...primitive import sample, implements
 
+__all__ = [
+    "gammaln", "loggamma", "digamma", "polygamma", "gamma", "rgamma", "gammasgn", "beta",
+    "betaln", "gammainc", "gammaincc", "gammaincinv", "gammainccinv", "betainc", "betaincc",
+    "betaincinv"
+]
+
 _X = [(0.2, 4.0)]
 
 

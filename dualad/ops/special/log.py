@@ -37,6 +37,10 @@ from ..core.elementwise import elementwise, equal, isinf, log, log1p, logical_an
 from . import _logaddexp
 from .common import declare
 
+__all__ = [
+    "expit", "logit", "log_expit", "logaddexp", "logaddexp2", "xlogy", "xlog1py", "entr",
+    "rel_entr", "kl_div"
+]
 
 _LN2 = float(np.log(2.0))
 

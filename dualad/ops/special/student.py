@@ -43,6 +43,8 @@ from ..core.elementwise import exp, log, log1p
 from .common import SQRT_PI, declare
 from .gamma import digamma, gammaln, polygamma
 
+__all__ = ["density_dnu", "stdtr_ddf", "stdtr", "stdtrit"]
+
 _LOG2 = float(np.log(2.0))
 _LOG_SQRT_PI = float(np.log(SQRT_PI))
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(20)

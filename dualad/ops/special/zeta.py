@@ -34,6 +34,8 @@ from ..core.elementwise import cos, exp, sin, where
 from .common import declare
 from .gamma import digamma, gammaln
 
+__all__ = ["zeta_deriv", "zeta", "riemann_zeta"]
+
 _N_DIRECT = 8
 _M = 10
 _BERNOULLI = sc.bernoulli(2 * _M)

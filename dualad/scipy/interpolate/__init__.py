@@ -18,3 +18,8 @@ from ._ppoly import PPoly  # noqa: F401
 from ._splines import BSpline, CubicSpline, make_interp_spline  # noqa: F401
 from ._interp1d import interp1d  # noqa: F401
 from ._grid import RegularGridInterpolator, interpn  # noqa: F401
+
+__all__ = [
+    "PPoly", "BSpline", "CubicSpline", "make_interp_spline", "interp1d",
+    "RegularGridInterpolator", "interpn"
+]

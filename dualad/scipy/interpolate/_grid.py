@@ -30,6 +30,8 @@ from ...tracer import Box, ndim_of, primal_value, shape_of  # noqa: F401
 from ._ppoly import as_data, as_points, horner, interval_of, plain_abscissae
 from ._splines import _comb_locals
 
+__all__ = ["RegularGridInterpolator", "interpn"]
+
 _METHODS = ("linear", "slinear", "nearest", "cubic", "quintic")
 _SPLINE_DEGREE = {"cubic": 3, "quintic": 5}
 _LATER = ("pchip",)

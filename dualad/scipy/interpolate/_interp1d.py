@@ -24,6 +24,8 @@ from ...tracer import Box, ndim_of, primal_value, shape_of
 from ._ppoly import as_data, as_points, interval_of, move_output_axis, plain_abscissae
 from ._splines import make_interp_spline
 
+__all__ = ["interp1d"]
+
 _SPLINE = {"zero": 0, "slinear": 1, "quadratic": 2, "cubic": 3}
 _KINDS = ("linear", "nearest", "nearest-up", "previous", "next") + tuple(_SPLINE)
 # kinds whose value is a gather and a linear formula in x: traced abscissae allowed

@@ -21,6 +21,8 @@ import numpy as np
 
 from ...tracer import Box, primal_value, shape_of, unguarded_value
 
+__all__ = ["linear_in_data"]
+
 
 def linear_in_data(fname, build, y, periodic=False):
     """Coefficients ``C`` (shape coeffs + y.shape[1:]) of ``build`` applied to ``y`` (the

@@ -23,6 +23,11 @@ import numpy as np
 from ...tracer import Box, ndim_of, primal_value, shape_of
 from .._arrays import real_floats
 
+__all__ = [
+    "plain_abscissae", "as_data", "as_points", "interval_of", "horner", "wrap_periodic",
+    "evaluate", "move_output_axis", "PPoly"
+]
+
 
 def plain_abscissae(fname, arg, x, hint=""):
     """Breakpoints/knots/grids must be plain: derivatives in them are not supported."""

@@ -24,6 +24,8 @@ from ...tracer import Box, ndim_of, primal_value, shape_of
 from ._linear_data import linear_in_data
 from ._ppoly import PPoly, as_data, as_points, evaluate, move_output_axis, plain_abscissae
 
+__all__ = ["CubicSpline", "BSpline", "make_interp_spline"]
+
 
 def _plain_bc(fname, bc):
     def check(v):

@@ -14,3 +14,10 @@ from ._filters import (convolve, convolve1d, correlate, correlate1d, gaussian_fi
 from ._derivatives import (gaussian_gradient_magnitude, gaussian_laplace, laplace,  # noqa
                            prewitt, sobel)
 from ._interpolation import map_coordinates, spline_filter, spline_filter1d  # noqa: F401
+
+__all__ = [
+    "convolve", "convolve1d", "correlate", "correlate1d", "gaussian_filter",
+    "gaussian_filter1d", "uniform_filter", "uniform_filter1d",
+    "gaussian_gradient_magnitude", "gaussian_laplace", "laplace", "prewitt", "sobel",
+    "map_coordinates", "spline_filter", "spline_filter1d"
+]

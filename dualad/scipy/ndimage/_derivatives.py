@@ -19,6 +19,8 @@ from ...tracer import ndim_of
 from ._extend import per_axis
 from ._filters import _array, _axes, _output, correlate1d, gaussian_filter
 
+__all__ = ["sobel", "prewitt", "laplace", "gaussian_laplace", "gaussian_gradient_magnitude"]
+
 
 def _edge_filter(fname, input, axis, output, mode, cval, smooth):
     x = _array(fname, input)

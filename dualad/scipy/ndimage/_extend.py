@@ -24,6 +24,8 @@ from ...ops.core.shape import broadcast_to, concatenate
 from ...ops.numpy.arrays import _take_runs
 from ...tracer import Box, primal_value, shape_of
 
+__all__ = ["MODES", "check_mode", "per_axis", "source_indices", "extend"]
+
 MODES = ("reflect", "grid-mirror", "mirror", "nearest", "wrap", "grid-wrap", "constant",
          "grid-constant")
 

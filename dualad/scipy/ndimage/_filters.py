@@ -23,6 +23,11 @@ from ...tracer import Box, ndim_of, primal_value, shape_of
 from ._extend import check_mode, extend, per_axis
 from .._arrays import real_floats
 
+__all__ = [
+    "correlate", "convolve", "correlate1d", "convolve1d", "gaussian_kernel1d",
+    "gaussian_filter1d", "gaussian_filter", "uniform_filter1d", "uniform_filter"
+]
+
 
 def _array(fname, x, arg="input"):
     return real_floats(fname, arg, x, complex_hint=" (filter the real and imaginary parts "

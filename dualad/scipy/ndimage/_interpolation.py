@@ -29,6 +29,8 @@ from ...tracer import Box, ndim_of, primal_value, shape_of
 from ._extend import check_mode, source_indices
 from ._filters import _array, _output
 
+__all__ = ["spline_filter1d", "spline_filter", "map_coordinates"]
+
 
 def _matrix_along(x, M, axis):
     """``M @ x`` along ``axis`` (M constant)."""

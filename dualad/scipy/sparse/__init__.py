@@ -17,3 +17,9 @@ from ._matmul import SparseOperator, sparse_matmul, sparse_matmul_p  # noqa: F40
 from ._traced import (TracedSparse, coo_array, coo_matrix, csc_array, csc_matrix,  # noqa: F401
                       csr_array, csr_matrix, issparse, multiply)
 from . import linalg  # noqa: F401,E402  (registers sparse_solve)
+
+__all__ = [
+    "linalg", "SparseOperator", "sparse_matmul", "sparse_matmul_p", "TracedSparse",
+    "coo_array", "coo_matrix", "csc_array", "csc_matrix", "csr_array", "csr_matrix",
+    "issparse", "multiply"
+]

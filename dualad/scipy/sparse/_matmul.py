@@ -28,6 +28,8 @@ from ...scaled import dense
 from ...tracer import ndim_of, shape_of
 from ._traced import TracedSparse
 
+__all__ = ["SparseOperator", "sparse_matmul_p", "sparse_matmul"]
+
 
 class SparseOperator:
     """A constant sparse matrix, held as a canonical CSR copy (sorted indices, duplicates

@@ -24,6 +24,8 @@ import scipy.sparse as sp
 from ...ops.core.elementwise import add, subtract
 from ...tracer import shape_of
 
+__all__ = ["is_sparse", "sparse_operand"]
+
 
 def is_sparse(other) -> bool:
     """A SciPy sparse matrix or array (cheap test first: the operator paths call this)."""

@@ -24,6 +24,11 @@ from ...ops.core.linear import sum_p as _sum
 from ...ops.core.shape import concatenate, reshape, transpose
 from ...tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
 
+__all__ = [
+    "Structure", "apply", "TracedSparse", "csr_array", "csr_matrix", "csc_array",
+    "csc_matrix", "coo_array", "coo_matrix", "multiply", "issparse"
+]
+
 _INT = np.int64
 
 

@@ -7,6 +7,8 @@ import numpy as np
 
 from . import distance  # noqa: F401
 
+__all__ = ["distance", "minkowski_distance_p", "minkowski_distance", "distance_matrix"]
+
 
 def minkowski_distance_p(x, y, p=2.0):
     """``scipy.spatial.minkowski_distance_p``: Σ |x − y|ᵖ over the last axis (no root),

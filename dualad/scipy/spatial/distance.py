@@ -30,6 +30,12 @@ import numpy as np
 from ...tracer import Box, ndim_of, primal_value, shape_of
 from .._arrays import real_floats
 
+__all__ = [
+    "cdist", "pdist", "euclidean", "sqeuclidean", "cityblock", "chebyshev", "minkowski",
+    "cosine", "correlation", "seuclidean", "mahalanobis", "braycurtis", "canberra",
+    "squareform"
+]
+
 _METRICS = ("braycurtis", "canberra", "chebyshev", "cityblock", "correlation", "cosine",
             "dice", "euclidean", "hamming", "jaccard", "jensenshannon", "kulczynski1",
             "mahalanobis", "minkowski", "rogerstanimoto", "russellrao", "seuclidean",

@@ -25,3 +25,8 @@ from .continuous import (beta, cauchy, chi2, expon, gamma, laplace, logistic,  #
                          norm, t, uniform)
 from .discrete import poisson  # noqa: F401
 from .multivariate import dirichlet, multivariate_normal  # noqa: F401
+
+__all__ = [
+    "beta", "cauchy", "chi2", "expon", "gamma", "laplace", "logistic", "norm", "t",
+    "uniform", "poisson", "dirichlet", "multivariate_normal"
+]

@@ -25,6 +25,8 @@ from ...tracer import primal_value
 from ._frozen import FrozenDistribution
 from ._moments import STANDARD_MOMENTS
 
+__all__ = ["plain", "safe", "nan_unless", "parse", "Continuous"]
+
 _OUTSIDE = {  # method: (value below the support, value above it)
     "logpdf": (-np.inf, -np.inf), "cdf": (0.0, 1.0), "sf": (1.0, 0.0),
     "logcdf": (-np.inf, 0.0), "logsf": (0.0, -np.inf),

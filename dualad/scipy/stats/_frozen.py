@@ -15,6 +15,8 @@ import scipy.stats
 
 from ...ops.special.common import plain_param
 
+__all__ = ["FrozenDistribution"]
+
 _METHODS = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf", "logpmf", "pmf",
             "mean", "var", "std", "entropy", "median")
 

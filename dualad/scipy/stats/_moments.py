@@ -26,6 +26,8 @@ from ...ops.core.elementwise import log, where
 from ...ops.special.gamma import betaln, digamma, gammaln
 from ...tracer import primal_value
 
+__all__ = ["STANDARD_MOMENTS"]
+
 _LOG2 = np.log(2.0)
 
 

@@ -39,6 +39,11 @@ from ...ops.special.student import stdtr, stdtrit
 from ...ops.special.log import expit, log_expit, logit, xlog1py, xlogy
 from ._base import Continuous, plain
 
+__all__ = [
+    "norm", "t", "cauchy", "logistic", "laplace", "expon", "uniform", "gamma", "chi2",
+    "beta"
+]
+
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 _LOG_PI = np.log(np.pi)
 _LOG2 = np.log(2.0)

@@ -23,6 +23,8 @@ from ...ops.special.log import xlogy
 from ._base import nan_unless, plain, safe
 from ._frozen import FrozenDistribution
 
+__all__ = ["poisson"]
+
 
 class _Poisson:
     """``dualad.scipy.stats.poisson``: logpmf, pmf, cdf, logcdf, sf, logsf (k, mu, loc=0)."""

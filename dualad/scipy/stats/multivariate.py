@@ -42,6 +42,8 @@ from ...ops.special.log import xlogy
 from ...tracer import shape_of
 from ._base import plain
 
+__all__ = ["multivariate_normal", "dirichlet"]
+
 _LOG_2PI = np.log(2.0 * np.pi)
 
 
