@@ -9,6 +9,10 @@ user-facing result is cut out of ``J`` in blocks ``out.shape + in.shape``.
 """
 from __future__ import annotations
 
+__all__ = ["DEFAULT_MAX_MEMORY", "fname", "TracedOutput", "refuse_traced", "TRACED_PATHS",
+           "holds_traced", "composes", "untraced_kwargs", "normalize_argnums", "Problem",
+           "identity_rows", "flat_rows", "chunks", "float_dtype", "FunctionCache"]
+
 import functools
 import itertools
 import math

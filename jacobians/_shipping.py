@@ -25,6 +25,9 @@ re-running a function that fails deterministically.
 """
 from __future__ import annotations
 
+__all__ = ["serializer", "dumps", "LOADS", "Failure", "run_task", "forward_block",
+           "reverse_block", "hessian_block", "noop"]
+
 import collections
 import hashlib
 import pickle

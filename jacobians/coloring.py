@@ -36,6 +36,9 @@ vertices), else 2 (a star forest), 1 without edges.
 """
 from __future__ import annotations
 
+__all__ = ["ORDERINGS", "BUDGET", "GREEDY_CAP", "Coloring", "column_coloring", "row_coloring",
+           "is_column_coloring", "star_recoverable", "is_star_coloring", "star_coloring"]
+
 import copy
 import hashlib
 

@@ -13,6 +13,8 @@ of a coloring decompressed into the same dense result. A dense result larger tha
 """
 from __future__ import annotations
 
+__all__ = ["jacobian_flat", "jacobian", "jacfwd", "jacrev"]
+
 from ._common import DEFAULT_MAX_MEMORY, Problem, composes, fname
 from .auto import fixed_chunk, jacobian_auto
 from .distributed import Workers, attach

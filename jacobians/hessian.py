@@ -15,6 +15,8 @@ sweeps compressed by the coloring and decompressed into the dense result
 """
 from __future__ import annotations
 
+__all__ = ["hessian", "hvp"]
+
 import numpy as np
 
 import dualad

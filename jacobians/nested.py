@@ -48,6 +48,9 @@ stored value is traced the result is SciPy's own CSR matrix, as on the plain pat
 """
 from __future__ import annotations
 
+__all__ = ["forward_rows", "reverse_rows", "hessian_rows", "jacobian", "jacfwd", "jacrev",
+           "hessian", "hvp", "star_positions", "sparse_jacobian", "sparse_hessian"]
+
 import math
 
 import numpy as np

@@ -18,6 +18,10 @@ SciPy calls it, returning float64 NumPy arrays (or CSR matrices).
 """
 from __future__ import annotations
 
+__all__ = ["HESS_METHODS", "HESSP_METHODS", "gradient", "value_and_gradient", "hessian_fn",
+           "sparse_hessian_fn", "hessp_fn", "minimize_kwargs", "jacobian_fn",
+           "sparse_jacobian_fn", "least_squares_kwargs"]
+
 import numpy as np
 
 import dualad

@@ -26,6 +26,8 @@ worth one pattern evaluation (:func:`cost.worth_detecting`).
 """
 from __future__ import annotations
 
+__all__ = ["ALTERNATIVES", "KIND", "Plan", "plan", "prepare"]
+
 import math
 import time
 

@@ -18,6 +18,10 @@ exactly the pattern's entries; the Hessian is exactly symmetric.
 """
 from __future__ import annotations
 
+__all__ = ["decompress_forward", "decompress_reverse", "compressed_forward",
+           "compressed_reverse", "compressed_hessian", "colorings_for", "choose",
+           "sparse_jacobian", "decompress_star", "sparse_hessian"]
+
 import numpy as np
 import scipy.sparse as sp
 

@@ -27,6 +27,9 @@ primitives too), so ``H[i, j]`` may be nonzero only where ``∂_j (∇f)_i`` is.
 """
 from __future__ import annotations
 
+__all__ = ["PatternBox", "PatternTrace", "Sparsity", "detect_jacobian", "detect_hessian",
+           "jacobian_sparsity", "hessian_sparsity", "as_pattern"]
+
 import time
 
 import numpy as np

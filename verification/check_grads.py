@@ -27,6 +27,8 @@ conjugation. So non-holomorphic functions (abs, real, conj) are checked too.
 """
 from __future__ import annotations
 
+__all__ = ["TOLERANCES", "GradCheckError", "check_grads", "STEPS"]
+
 import numpy as np
 
 import dualad

@@ -22,6 +22,10 @@ exactly when f is complex-differentiable along v, the Cauchy–Riemann equations
 """
 from __future__ import annotations
 
+__all__ = ["default_step", "central_difference", "richardson", "complex_step", "realify",
+           "real_directions", "real_jacobian", "holomorphic_defect", "numerical_jacobian",
+           "taylor_test"]
+
 import numpy as np
 
 

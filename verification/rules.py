@@ -37,6 +37,9 @@ primitive and returns a table.
 """
 from __future__ import annotations
 
+__all__ = ["ELEMENTWISE_SHAPES", "COMPLEX_SHAPES", "Row", "RuleReport", "default_samples",
+           "check_rule", "RegistryReport", "check_registry"]
+
 import math
 from dataclasses import dataclass, field
 

@@ -13,6 +13,9 @@ points): those get explicit tests of the documented convention instead.
 """
 from __future__ import annotations
 
+__all__ = ["DEFAULT_SHAPES", "floats_in", "shapes", "arrays_in", "complex_arrays_in",
+           "broadcastable_shapes", "argument_tuples"]
+
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp

@@ -15,6 +15,9 @@ with the set fixed.
 """
 from __future__ import annotations
 
+__all__ = ["ACTIVE_TOL", "ZERO_TOL", "Side", "BoxBounds", "minimize_bounds",
+           "least_squares_bounds", "Constraint", "parse_constraints"]
+
 import numpy as np
 import scipy.optimize as _so
 

@@ -16,6 +16,11 @@ differentiated solver), in both modes and to any order.
 """
 from __future__ import annotations
 
+__all__ = ["ConvergenceError", "DegenerateSolutionWarning", "is_traced", "start", "bind",
+           "plain", "plain_callable", "as_array", "check_args", "require_callable",
+           "residual_norm", "check_converged", "ACCEPT_TOL", "NEWTON_TOL", "solution",
+           "shape_message", "flat_residual"]
+
 import warnings
 
 import numpy as np

@@ -8,6 +8,8 @@ derivative of ``rosen_der`` is ``rosen_hess``).
 """
 from __future__ import annotations
 
+__all__ = ["rosen", "rosen_der", "rosen_hess", "rosen_hess_prod"]
+
 import numpy as np
 
 

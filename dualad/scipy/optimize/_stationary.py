@@ -18,6 +18,8 @@ For an objective φ(x, θ) at SciPy's minimizer x*:
 """
 from __future__ import annotations
 
+__all__ = ["stationary_point"]
+
 import warnings
 
 import numpy as np
