@@ -209,8 +209,8 @@ def jacobian_sparsity(f, *args, argnums=0, budget=None):
     argnums : int or tuple of int, optional
         Which positional arguments are the inputs (default 0).
     budget : int, optional
-        Stop once the patterns hold more entries than this (the detection then raises);
-        default: the module's limit.
+        The most entries one pattern may hold during the detection (default 20,000,000);
+        past it ``jacobians.patterns.TooDense`` is raised.
 
     Returns
     -------
@@ -253,7 +253,8 @@ def hessian_sparsity(f, *args, argnums=0, budget=None):
     argnums : int or tuple of int, optional
         Which positional arguments are the inputs (default 0).
     budget : int, optional
-        Stop once the patterns hold more entries than this; default: the module's limit.
+        The most entries one pattern may hold during the detection (default 20,000,000);
+        past it ``jacobians.patterns.TooDense`` is raised.
 
     Returns
     -------
