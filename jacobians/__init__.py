@@ -1,5 +1,9 @@
 """The planner: dense and sparse Jacobians and Hessians, and the choice of mode.
 
+Whole Jacobians and Hessians in batched sweeps (never one sweep per basis vector), the
+sparse ones compressed by a coloring, and the choice between them made from a census
+of the function (``docs/planner.md``)::
+
     jacobian(f, x, mode="auto")        J, shape out.shape + in.shape (batched sweeps)
     jacfwd / jacrev                    the two fixed modes
     hessian(f, x), hvp(f, x, v)        forward-over-reverse by default, exactly symmetric

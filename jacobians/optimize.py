@@ -1,5 +1,8 @@
 """scipy.optimize, fed exact derivatives.
 
+The helpers below give SciPy's solvers the derivatives they ask for (``jac=``,
+``hess=``, ``hessp=``), computed by dualad::
+
     minimize(f, x0, jac=gradient(f), hess=hessian_fn(f))        Newton-type methods
     minimize(f, x0, jac=gradient(f), hessp=hessp_fn(f))         Hessian-free (CG) methods
     minimize(**minimize_kwargs(f, x0, method="trust-exact"))    the same, in one call
@@ -85,7 +88,7 @@ def gradient(f, *args):
 
 
 def value_and_gradient(f, *args):
-    r"""The function :math:`x \mapsto (f(x), \nabla f(x))` in one sweep, for ``minimize(fun, x0, jac=True)``.
+    r"""The function :math:`x \mapsto (f(x), \nabla f(x))` in one sweep, for ``jac=True``.
 
     One recording and one reverse sweep per call (``dualad.value_and_grad``); the value
     is returned as a float, the gradient as a float64 array.
@@ -208,7 +211,7 @@ def sparse_hessian_fn(f, x0, *args, chunk_size=None, max_memory=DEFAULT_MAX_MEMO
 
 
 def hessp_fn(f, *args):
-    r"""The Hessian-vector product function :math:`(x, p) \mapsto \nabla^2 f(x)\, p`, for ``hessp=``.
+    r"""The Hessian-vector product :math:`(x, p) \mapsto \nabla^2 f(x)\, p`, for ``hessp=``.
 
     One forward-over-reverse sweep per call (:func:`dualad.jacobians.hvp`), without
     forming the Hessian: for Newton-CG and the Krylov trust-region methods.
@@ -303,7 +306,7 @@ def minimize_kwargs(f, x0, method="trust-exact", hessian="auto", args=()):
 
 
 def jacobian_fn(residual, *args, mode="auto"):
-    r"""The Jacobian function :math:`x \mapsto J(x)` (dense, m x n), for ``least_squares(..., jac=)``.
+    r"""The dense Jacobian function :math:`x \mapsto J(x)`, for ``least_squares(..., jac=)``.
 
     Each call is :func:`dualad.jacobians.jacobian` of the residuals, reshaped to the
     ``m x n`` matrix SciPy expects.
@@ -334,7 +337,7 @@ def jacobian_fn(residual, *args, mode="auto"):
 
 
 def sparse_jacobian_fn(residual, x0, *args, mode="auto"):
-    """The Jacobian function as a SciPy CSR matrix, for ``least_squares(..., jac=)``, planned at ``x0``.
+    """The Jacobian function as SciPy CSR matrices, planned once at ``x0``.
 
     The planner (:func:`dualad.jacobians.plan`, ``output="sparse"``) runs once at ``x0``:
     the sparsity is detected and colored and the mode chosen; every call reuses the plan.
@@ -355,7 +358,8 @@ def sparse_jacobian_fn(residual, x0, *args, mode="auto"):
     Returns
     -------
     callable
-        ``jac(x, *args)``, a CSR ``m x n`` matrix; ``jac.plan`` is the :class:`~dualad.jacobians.Plan`.
+        ``jac(x, *args)``, a CSR ``m x n`` matrix; ``jac.plan`` is the
+        :class:`~dualad.jacobians.Plan`.
 
     See Also
     --------

@@ -132,7 +132,7 @@ def _direction(shape, like, rng):
 
 
 def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, seed=0):
-    r"""Check ``f``'s forward and reverse derivatives at ``args`` against numeric oracles, to any order.
+    r"""Check ``f``'s JVPs and VJPs at ``args`` against numeric oracles, to any order.
 
     For each argument ``i``, with fixed-seed random directions ``v`` (a tangent) and ``u``
     (a cotangent): the JVP :math:`J_i v` is compared with a Richardson-extrapolated central

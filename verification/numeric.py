@@ -275,7 +275,7 @@ def numerical_jacobian(f, x, h=None):
 
 
 def taylor_test(f, gradient, x, v=None, steps=None, seed=0):
-    r"""The convergence order of the first-order Taylor remainder (about 2 when ``gradient`` is right).
+    r"""The convergence order of the Taylor remainder: about 2 when ``gradient`` is right.
 
     The remainder
 

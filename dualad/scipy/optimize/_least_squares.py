@@ -54,7 +54,7 @@ def least_squares(fun, x0, jac="2-point", bounds=(-np.inf, np.inf), method="trf"
                   f_scale=1.0, diff_step=None, tr_solver=None, tr_options=None,
                   jac_sparsity=None, max_nfev=None, verbose=0, args=(), kwargs=None,
                   callback=None, workers=None):
-    r"""Solve a nonlinear least-squares problem with ``scipy.optimize.least_squares``, differentiably.
+    r"""Nonlinear least squares by ``scipy.optimize.least_squares``, differentiably.
 
     SciPy solves on plain values (every method, loss and option; ``jac`` serves the solve
     only). ``res.x``, ``res.fun`` (the residuals) and ``res.cost`` are then differentiable

@@ -50,7 +50,7 @@ def _check_method(api, method, box, cons):
 
 def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bounds=None,
              constraints=(), tol=None, callback=None, options=None):
-    r"""Minimize ``fun(x, *args)`` with ``scipy.optimize.minimize``; the minimizer is differentiable.
+    r"""Minimize ``fun(x, *args)`` by ``scipy.optimize.minimize``, differentiably.
 
     SciPy runs on plain values with every method and keyword as given (``jac``, ``hess``,
     ``hessp`` serve the solve only: the derivative uses dualad's derivatives of ``fun``).

@@ -111,7 +111,7 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
 
 def fsolve(func, x0, args=(), fprime=None, full_output=0, col_deriv=0, xtol=1.49012e-08,
            maxfev=0, band=None, epsfcn=None, factor=100, diag=None):
-    r"""Solve ``func(x, *args) = 0`` with ``scipy.optimize.fsolve``; the returned x is differentiable.
+    r"""Solve ``func(x, *args) = 0`` by ``scipy.optimize.fsolve``, differentiably.
 
     MINPACK's hybrd/hybrj runs on plain values; the solution is made a function of the
     traced ``args`` and closed-over traced values by the implicit function theorem on

@@ -132,7 +132,7 @@ toms748.__doc__ = _DOC.format(api="toms748", extra=_K)
 
 def root_scalar(f, args=(), method=None, bracket=None, fprime=None, fprime2=None, x0=None,
                 x1=None, xtol=None, rtol=None, maxiter=None, options=None):
-    r"""Find a root of scalar ``f(x, *args)`` with ``scipy.optimize.root_scalar``; the root is differentiable.
+    r"""A root of scalar ``f(x, *args)`` by ``scipy.optimize.root_scalar``, differentiably.
 
     Every method. The ``root`` of the returned ``RootResults`` is differentiable in the
     traced ``args`` and closed-over traced values, both modes and any order:
@@ -215,7 +215,7 @@ def _diagonal_solve(matvec, b):
 
 def newton(func, x0, fprime=None, args=(), tol=1.48e-08, maxiter=50, fprime2=None, x1=None,
            rtol=0.0, full_output=False, disp=True):
-    r"""Find a root with ``scipy.optimize.newton`` (Newton, secant or Halley); the root is differentiable.
+    r"""A root by ``scipy.optimize.newton`` (Newton, secant or Halley), differentiably.
 
     The root is differentiable in the traced ``args`` and closed-over traced values,
     :math:`dx^*/d\theta = -f_\theta / f_x` at the root. An array ``x0`` solves independent
