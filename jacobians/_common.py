@@ -212,7 +212,7 @@ class Problem:
 
     # --- seeds --------------------------------------------------------------------------
     def split(self, rows, offsets, shapes):
-        """Cut ``rows`` (B, total) into leaves of shape (B, *shape)."""
+        """Cut ``rows`` (B, total) into leaves of shape ``(B, *shape)``."""
         b = rows.shape[0]
         return [rows[:, o:o + math.prod(s)].reshape((b,) + tuple(s))
                 for o, s in zip(offsets, shapes)]
@@ -267,7 +267,7 @@ def identity_rows(start, count, total, dtype):
 
 
 def flat_rows(leaves, batch):
-    """Leaves (B, *shape) as one (B, total) matrix."""
+    """Leaves ``(B, *shape)`` as one (B, total) matrix."""
     if any(isinstance(x, Box) for x in leaves):   # f closes over a traced value
         raise TracedOutput("a sweep of the plain path returned traced values (the function "
                            "closes over a value traced by an outer transformation)")

@@ -10,7 +10,7 @@ chunks of one Jacobian deserializes ``f`` and its closure once.
 A *task* computes one block of rows, by the same code as the local loop bodies of
 :func:`jacobians.sweeps.forward_flat` / ``reverse_flat`` and
 :func:`jacobians.hessian_sweeps.hessian_rows` (tests/jacobians/test_distributed.py
-asserts the blocks are bitwise the local ones):
+asserts the blocks are bitwise the local ones)::
 
     forward   (count x m)  the output tangents of one vector-mode JVP, seeded with
                            rows start..start+count of the identity (one-hot) or seeds

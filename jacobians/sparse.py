@@ -1,11 +1,13 @@
 """Sparse Jacobians and Hessians: detect, color, sweep compressed, decompress.
 
+::
+
     J S  = one batched forward sweep of the c columns of the seed S (n x c)
     Sᵀ J = one batched pullback of the c rows of the seed (m x c)
     H S  = one batched forward-over-reverse sweep of c Hessian-vector products
 
 where S holds one indicator column per color (see :mod:`jacobians.coloring`)
-and each structural nonzero is read back from the compressed product:
+and each structural nonzero is read back from the compressed product::
 
     forward:  J[i, j] = (J S)[i, color(j)]
     reverse:  J[i, j] = (Sᵀ J)[color(i), j]

@@ -1,13 +1,13 @@
 """Numeric oracles: derivatives from function values alone.
 
 - central differences  (f(x + h v) − f(x − h v)) / 2h,  error O(h²) + O(ε/h),
-  with the step h = ε^(1/3)·max(1, |x|) that balances the two;
+  with the step ``h = ε^(1/3)·max(1, |x|)`` that balances the two;
 - Richardson extrapolation of central differences: D(h) = D + c₂h² + c₄h⁴ + …,
   so (4 D(h/2) − D(h)) / 3 removes the h² term; repeated, with the last
   correction as the error estimate;
 - the complex step  Im f(x + i h v) / h  for functions analytic near x: no
   subtraction, so h = 1e-20 gives first derivatives to machine precision;
-- the Taylor remainder test: r(h) = |f(x + h v) − f(x) − h ⟨∇f, v⟩| is O(h²)
+- the Taylor remainder test: ``r(h) = |f(x + h v) − f(x) − h ⟨∇f, v⟩|`` is O(h²)
   exactly when the gradient is right; the fitted slope of log r against log h
   is the convergence order (≈ 2 right, ≈ 1 wrong), a verdict independent of
   tolerances.
@@ -220,7 +220,7 @@ def real_jacobian(f, x, h=None):
 
 
 def holomorphic_defect(f, x, v, h=None):
-    """max |D_{iv} f − i·D_v f| / max(1, |D_v f|): ~0 when ``f`` is holomorphic at ``x``."""
+    """``max |D_{iv} f − i·D_v f| / max(1, |D_v f|)``: ~0 when ``f`` is holomorphic at ``x``."""
     x, v = _as_float(x), _as_float(v)
     d = central_difference(f, x, v, h)
     di = central_difference(f, x, 1j * v, h)

@@ -1,5 +1,7 @@
 """Hypothesis strategies for rule tests: arrays inside a domain, broadcastable shapes.
 
+::
+
     from hypothesis import given
     from dualad.verification.strategies import arrays_in, broadcastable_shapes
 

@@ -4,7 +4,7 @@ SciPy solves ``fun(x, *args) = 0`` on the primal values; the solution x* is then
 function of the traced values θ the problem depends on (traced ``args``, closed-over
 traced values) by the implicit function theorem on F(x, θ) = fun(x, *args) (for
 ``fixed_point``, F = func(x, *args) − x): ẋ = −(∂F/∂x)⁻¹ ∂F/∂θ θ̇, one linear solve with
-the Jacobian at x* per direction (see :mod:`._common`). ``jac``/``fprime`` serve SciPy's
+the Jacobian at x* per direction (see ``_common``). ``jac``/``fprime`` serve SciPy's
 solve only: the derivative uses ∂F/∂x computed by dualad from ``fun``.
 """
 from __future__ import annotations
