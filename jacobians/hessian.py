@@ -142,12 +142,14 @@ def hvp(f, x, v, *args, argnums=0):
 
     One JVP (tangent ``v``) through one gradient sweep of scalar ``f``: a small multiple of
     the cost of the gradient, without forming the Hessian. A batch of ``B`` vectors, ``v``
-    of shape ``(B, *x.shape)``, goes through in one vector-mode sweep.
+    of shape ``(B, *x.shape)``, goes through in one vector-mode sweep. ``hvp(f)`` returns the
+    function ``(x, v, *args) ↦ H v``.
 
     Parameters
     ----------
     f : callable
         The scalar function, ``f(x, *args)`` (or with ``x`` at position ``argnums``).
+        Without ``x`` and ``v``, the curried function is returned.
     x : array_like
         The point.
     v : array_like
