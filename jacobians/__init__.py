@@ -1,5 +1,9 @@
 """The planner: dense and sparse Jacobians and Hessians, and the choice of mode.
 
+Whole Jacobians and Hessians in batched sweeps (never one sweep per basis vector), the
+sparse ones compressed by a coloring, and the choice between them made from a census
+of the function (``docs/planner.md``)::
+
     jacobian(f, x, mode="auto")        J, shape out.shape + in.shape (batched sweeps)
     jacfwd / jacrev                    the two fixed modes
     hessian(f, x), hvp(f, x, v)        forward-over-reverse by default, exactly symmetric
@@ -24,3 +28,7 @@ from .coloring import column_coloring, row_coloring, star_coloring  # noqa: F401
 from .plan import plan, Plan  # noqa: F401
 from . import nested  # noqa: F401  (the traced paths: jacobians inside transformations)
 from .distributed import DistributedSweepError  # noqa: F401
+
+__all__ = ["jacobian", "jacfwd", "jacrev", "hessian", "hvp", "sparse_jacobian", "sparse_hessian",
+           "jacobian_sparsity", "hessian_sparsity", "column_coloring", "row_coloring",
+           "star_coloring", "plan", "Plan", "DistributedSweepError"]

@@ -9,6 +9,10 @@ user-facing result is cut out of ``J`` in blocks ``out.shape + in.shape``.
 """
 from __future__ import annotations
 
+__all__ = ["DEFAULT_MAX_MEMORY", "fname", "TracedOutput", "refuse_traced", "TRACED_PATHS",
+           "holds_traced", "composes", "untraced_kwargs", "normalize_argnums", "Problem",
+           "identity_rows", "flat_rows", "chunks", "float_dtype", "FunctionCache"]
+
 import functools
 import itertools
 import math
@@ -208,7 +212,7 @@ class Problem:
 
     # --- seeds --------------------------------------------------------------------------
     def split(self, rows, offsets, shapes):
-        """Cut ``rows`` (B, total) into leaves of shape (B, *shape)."""
+        """Cut ``rows`` (B, total) into leaves of shape ``(B, *shape)``."""
         b = rows.shape[0]
         return [rows[:, o:o + math.prod(s)].reshape((b,) + tuple(s))
                 for o, s in zip(offsets, shapes)]
@@ -263,7 +267,7 @@ def identity_rows(start, count, total, dtype):
 
 
 def flat_rows(leaves, batch):
-    """Leaves (B, *shape) as one (B, total) matrix."""
+    """Leaves ``(B, *shape)`` as one (B, total) matrix."""
     if any(isinstance(x, Box) for x in leaves):   # f closes over a traced value
         raise TracedOutput("a sweep of the plain path returned traced values (the function "
                            "closes over a value traced by an outer transformation)")

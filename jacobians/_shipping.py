@@ -10,7 +10,7 @@ chunks of one Jacobian deserializes ``f`` and its closure once.
 A *task* computes one block of rows, by the same code as the local loop bodies of
 :func:`jacobians.sweeps.forward_flat` / ``reverse_flat`` and
 :func:`jacobians.hessian_sweeps.hessian_rows` (tests/jacobians/test_distributed.py
-asserts the blocks are bitwise the local ones):
+asserts the blocks are bitwise the local ones)::
 
     forward   (count x m)  the output tangents of one vector-mode JVP, seeded with
                            rows start..start+count of the identity (one-hot) or seeds
@@ -24,6 +24,9 @@ covered, and infrastructure retries (a lost worker, Dask's ``retries=``) are nev
 re-running a function that fails deterministically.
 """
 from __future__ import annotations
+
+__all__ = ["serializer", "dumps", "LOADS", "Failure", "run_task", "forward_block",
+           "reverse_block", "hessian_block", "noop"]
 
 import collections
 import hashlib

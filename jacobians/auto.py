@@ -31,6 +31,8 @@ dense, exactly symmetric result. Its choice is made from the census alone (no ti
 """
 from __future__ import annotations
 
+__all__ = ["Choice", "fixed_chunk", "jacobian_auto", "hessian_auto"]
+
 import numpy as np
 
 from . import cost

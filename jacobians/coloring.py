@@ -36,6 +36,9 @@ vertices), else 2 (a star forest), 1 without edges.
 """
 from __future__ import annotations
 
+__all__ = ["ORDERINGS", "BUDGET", "GREEDY_CAP", "Coloring", "column_coloring", "row_coloring",
+           "is_column_coloring", "star_recoverable", "is_star_coloring", "star_coloring"]
+
 import copy
 import hashlib
 
@@ -179,11 +182,70 @@ def _intersection_graph(pattern):
 
 
 def column_coloring(pattern, orderings=ORDERINGS, budget=None):
-    """A partial distance-2 coloring of the columns of ``pattern`` (m x n, sparse): columns
-    of one color share no row. The fewest colors over the band coloring, the greedy
-    orderings and, within ``budget`` work units (default: ``BUDGET`` plus the greedy
-    colorings' work, at most ``GREEDY_CAP``; 0: greedy only), DSATUR, iterated greedy and
-    tabu search; every step stops at the lower bound (the largest row count)."""
+    r"""A coloring of the columns of a sparsity pattern in which columns of one color share no row.
+
+    Columns ``j`` and ``k`` are structurally orthogonal when no row has a nonzero in both;
+    a partition into orthogonal groups (a partial distance-2 coloring of the column
+    vertices of the pattern's bipartite graph, or a distance-1 coloring of the column
+    intersection graph :math:`P^\top P`) gives the seed :math:`S` with
+    :math:`S_{j,\,\mathrm{color}(j)} = 1` from which :math:`J` is recovered out of
+    :math:`J S`. Any such coloring needs at least :math:`\rho`, the largest number of
+    nonzeros in one row. The fewest colors are kept over: the band coloring
+    (``j mod w`` for a pattern of bandwidth ``w``), greedy colorings under the natural,
+    largest-first and smallest-last orderings and, within ``budget`` work units, DSATUR,
+    iterated greedy and a tabu search for one color fewer at a time. Every step stops as
+    soon as the lower bound is met.
+
+    Parameters
+    ----------
+    pattern : scipy.sparse matrix or array_like of bool
+        The m x n sparsity pattern.
+    orderings : sequence of str, optional
+        The greedy orderings to try, from ``"natural"``, ``"largest-first"`` and
+        ``"smallest-last"`` (default all three).
+    budget : int, optional
+        Work units for the search after the greedy colorings (default: 2,000,000 plus the
+        greedy colorings' own work, at most 20,000,000 more); ``0``: greedy only.
+
+    Returns
+    -------
+    jacobians.coloring.Coloring
+        ``colors`` (an int64 array, one color in ``0 .. ncolors - 1`` per column),
+        ``ncolors``, ``lower_bound`` and ``optimal`` (the bound is met), ``method`` (the
+        heuristic that won), ``tried`` (each heuristic run and its count) and ``effort``
+        (the search's budget and spending). ``seed()`` gives the seed matrix transposed,
+        ``ncolors x n``.
+
+    See Also
+    --------
+    row_coloring : The rows instead (reverse mode).
+    star_coloring : For symmetric (Hessian) patterns.
+    sparse_jacobian : Uses these colorings.
+
+    Notes
+    -----
+    The grouping is Curtis, Powell and Reid's [1]_, the graph view Coleman and Moré's [2]_.
+
+    References
+    ----------
+    .. [1] A. R. Curtis, M. J. D. Powell and J. K. Reid, "On the estimation of sparse
+       Jacobian matrices", *IMA J. Appl. Math.* 13 (1974), 117-119.
+    .. [2] T. F. Coleman and J. J. Moré, "Estimation of sparse Jacobian matrices and graph
+       coloring problems", *SIAM J. Numer. Anal.* 20 (1983), 187-209.
+
+    Examples
+    --------
+    >>> from dualad import jacobians
+    >>> P = np.array([[1, 1, 0, 0],
+    ...               [0, 1, 1, 0],
+    ...               [0, 0, 1, 1]], dtype=bool)
+    >>> c = jacobians.column_coloring(P)
+    >>> print(c.colors, c.ncolors, c.lower_bound, c.optimal)
+    [0 1 0 1] 2 2 True
+    >>> print(c.seed())
+    [[1. 0. 1. 0.]
+     [0. 1. 0. 1.]]
+    """
     pattern = sp.csr_matrix(pattern, dtype=bool)
     n = pattern.shape[1]
     if n == 0:
@@ -251,7 +313,47 @@ def _search_proper(graph, best, target, tried, budget, effort, valid):
 
 
 def row_coloring(pattern, orderings=ORDERINGS, budget=None):
-    """Rows of one color share no column: :func:`column_coloring` of the transpose."""
+    r"""A coloring of the rows of a sparsity pattern in which rows of one color share no column.
+
+    The :func:`column_coloring` of the transposed pattern: the seed of a reverse sweep,
+    :math:`J_{ij} = (S^\top J)_{\mathrm{color}(i),\, j}`. Its lower bound is the largest
+    number of nonzeros in one column.
+
+    Parameters
+    ----------
+    pattern : scipy.sparse matrix or array_like of bool
+        The m x n sparsity pattern.
+    orderings : sequence of str, optional
+        The greedy orderings to try (default ``"natural"``, ``"largest-first"``,
+        ``"smallest-last"``).
+    budget : int, optional
+        Work units for the search after the greedy colorings (as in
+        :func:`column_coloring`; ``0``: greedy only).
+
+    Returns
+    -------
+    jacobians.coloring.Coloring
+        ``colors`` (an int64 array, one color in ``0 .. ncolors - 1`` per row),
+        ``ncolors``, ``lower_bound`` and ``optimal`` (the bound is met), ``method`` (the
+        heuristic that won), ``tried`` (each heuristic run and its count) and ``effort``
+        (the search's budget and spending). ``seed()`` gives the seed matrix transposed,
+        ``ncolors x m``.
+
+    See Also
+    --------
+    column_coloring : The columns (forward mode).
+
+    Examples
+    --------
+    >>> from dualad import jacobians
+    >>> P = np.array([[1, 0, 0],
+    ...               [1, 1, 0],
+    ...               [0, 1, 1],
+    ...               [0, 0, 1]], dtype=bool)
+    >>> r = jacobians.row_coloring(P)
+    >>> print(r.colors, r.ncolors)
+    [0 1 0 1] 2
+    """
     return column_coloring(sp.csr_matrix(pattern, dtype=bool).T.tocsr(), orderings, budget)
 
 
@@ -334,10 +436,63 @@ def _star_lower_bound(adj):
 
 
 def star_coloring(pattern, orderings=ORDERINGS, budget=None):
-    """A star coloring of the symmetric pattern's adjacency graph: the fewest colors over the
-    distance-2 band coloring, the star greedy under each ordering and, within ``budget`` work
-    units (default as for :func:`column_coloring`; 0: greedy only), a distance-2
-    coloring and tabu search; every step stops at the lower bound (module docstring)."""
+    r"""A star coloring of a symmetric pattern's adjacency graph, for compressed Hessians.
+
+    A distance-1 coloring (neighbours differ) in which every path on four vertices uses at
+    least three colors. With one Hessian-vector product per color, :math:`H S`, every
+    entry is then read directly: from :math:`(H S)_{i,\,\mathrm{color}(j)}` when ``j`` is
+    the only neighbour of ``i`` with its color, else from
+    :math:`(H S)_{j,\,\mathrm{color}(i)}`. The fewest colors are kept over the
+    distance-2 band coloring, the star greedy under each ordering and, within ``budget``,
+    a distance-2 coloring and a tabu search on the star condition; every step stops at the
+    lower bound (3 when an edge has two ends of degree 2 or more, else 2 with edges, 1
+    without).
+
+    Parameters
+    ----------
+    pattern : scipy.sparse matrix or array_like of bool
+        The n x n pattern (made symmetric; the diagonal is ignored).
+    orderings : sequence of str, optional
+        The greedy orderings to try (default ``"natural"``, ``"largest-first"``,
+        ``"smallest-last"``).
+    budget : int, optional
+        Work units for the search (as in :func:`column_coloring`; ``0``: greedy only).
+
+    Returns
+    -------
+    jacobians.coloring.Coloring
+        ``colors`` (an int64 array, one color in ``0 .. ncolors - 1`` per vertex),
+        ``ncolors``, ``lower_bound`` and ``optimal`` (the bound is met), ``method`` (the
+        heuristic that won), ``tried`` (each heuristic run and its count) and ``effort``
+        (the search's budget and spending). ``seed()`` gives the seed matrix transposed,
+        ``ncolors x n``.
+
+    See Also
+    --------
+    sparse_hessian : Uses this coloring.
+    column_coloring : The unsymmetric case.
+
+    Notes
+    -----
+    Star colorings for Hessians are due to Coleman and Moré [1]_; the algorithms follow
+    the survey [2]_.
+
+    References
+    ----------
+    .. [1] T. F. Coleman and J. J. Moré, "Estimation of sparse Hessian matrices and graph
+       coloring problems", *Math. Programming* 28 (1984), 243-270.
+    .. [2] A. H. Gebremedhin, F. Manne and A. Pothen, "What color is your Jacobian? Graph
+       coloring for computing derivatives", *SIAM Review* 47 (2005), 629-705.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from dualad import jacobians
+    >>> tridiagonal = sp.diags([1.0, 1.0, 1.0], [-1, 0, 1], shape=(5, 5))
+    >>> s = jacobians.star_coloring(tridiagonal)
+    >>> print(s.colors, s.ncolors, s.method)
+    [0 1 2 0 1] 3 band
+    """
     adj = _adjacency(pattern)
     return _cached("star", adj, (tuple(orderings), budget, BUDGET, GREEDY_CAP),
                    lambda: _star_coloring(adj, orderings, budget))

@@ -41,6 +41,9 @@ a move scored by tabu search 2, ...).
 """
 from __future__ import annotations
 
+__all__ = ["Budget", "ncolors", "greedy", "dsatur", "iterated_greedy", "tabu_proper",
+           "reduce_proper", "tabu_star", "reduce_star"]
+
 import heapq
 import random
 

@@ -39,6 +39,12 @@ pay back:
 """
 from __future__ import annotations
 
+__all__ = ["O_JVP", "O_REC", "O_VJP", "TAU", "RHO", "TAU_BLAS", "CLOSE", "TIME_MIN_SECONDS",
+           "TIME_REPEAT", "TIME_DIRS", "O_PAT", "PAT_ELEMENT", "HESSIAN_PATTERN", "PAT_PAIR",
+           "DETECT_MIN_SECONDS", "DETECT_RATIO", "DETECT_ENTRIES", "flops", "Census", "census",
+           "model", "work_per_direction", "model_hessian", "model_detection",
+           "worth_detecting", "detection_budget", "best_of", "time_jvp", "time_vjp"]
+
 import math
 import time
 

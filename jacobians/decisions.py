@@ -7,6 +7,8 @@ for. Two points with the same log have the same pattern.
 """
 from __future__ import annotations
 
+__all__ = ["DecisionLog"]
+
 import numpy as np
 
 from dualad.extend import primal_value

@@ -13,6 +13,8 @@ of a coloring decompressed into the same dense result. A dense result larger tha
 """
 from __future__ import annotations
 
+__all__ = ["jacobian_flat", "jacobian", "jacfwd", "jacrev"]
+
 from ._common import DEFAULT_MAX_MEMORY, Problem, composes, fname
 from .auto import fixed_chunk, jacobian_auto
 from .distributed import Workers, attach
@@ -40,17 +42,113 @@ def _curried(api, f, kwargs, run):
 @composes("jacobian")
 def jacobian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY,
              executor=None, retries=2):
-    """The Jacobian of ``f`` at ``args`` in ``argnums``: shape ``out.shape + in.shape``.
+    r"""The Jacobian of ``f`` at ``args``, of shape ``out.shape + in.shape``.
 
-    ``jacobian(f, x)`` evaluates; ``jacobian(f)`` returns the function ``x ↦ J(x)``.
-    ``mode``: "forward" (n directions through vector-mode JVPs), "reverse" (m
-    cotangents through batched pullbacks of one tape) or "auto" (the cheaper, by
-    the cost model). Several arguments (``argnums`` a tuple) and container
-    inputs/outputs give nested results: outputs, then arguments, then leaves.
-    ``chunk_size`` directions per sweep, or as many as fit in ``max_memory`` bytes.
-    ``executor``: a ``concurrent.futures.Executor`` or a ``dask.distributed.Client``; each
-    chunk of directions is then one task on a worker, retried ``retries`` times if the
-    worker is lost (:mod:`jacobians.distributed`, docs/distributed.md).
+    For :math:`F: \mathbb{R}^n \to \mathbb{R}^m` (the differentiated arguments and the
+    outputs seen as flat vectors) the Jacobian :math:`J_f(x)` is assembled column by
+    column from forward sweeps :math:`J e_j` (``n`` directions) or row by row from
+    reverse sweeps :math:`e_i^\top J` (``m`` cotangents), never one sweep per basis
+    vector: each sweep pushes a chunk of ``chunk_size`` directions at once (vector-mode
+    JVPs, or batched pullbacks of one recorded tape). ``mode="auto"`` lets the planner
+    choose from a census of ``f``: the cheaper of the two dense modes by its cost model
+    and, where the modelled cost makes a pattern detection worth it, the compressed
+    sweeps of a sparse coloring decompressed into the same dense result (see
+    :func:`plan` and ``docs/planner.md``).
+
+    Parameters
+    ----------
+    f : callable
+        The function, ``f(*args)``, returning an array or a container (tuple, list,
+        dict) of arrays.
+    *args : array_like or container of array_like
+        The point. Without ``args``, ``jacobian(f, ...)`` returns the function
+        ``x ↦ J(x)`` (curried).
+    mode : {"auto", "forward", "reverse"}, optional
+        ``"forward"``: ``n`` one-hot tangents through vector-mode JVPs;
+        ``"reverse"``: ``m`` one-hot cotangents through batched pullbacks of one tape;
+        ``"auto"`` (default): the planner's choice, as described above.
+    argnums : int or tuple of int, optional
+        Which positional arguments are differentiated (default 0). A tuple gives one
+        block per argument.
+    chunk_size : int, optional
+        Directions per sweep. Default: as many as keep one sweep's tangents (or
+        cotangents) within ``max_memory`` bytes.
+    max_memory : int, optional
+        Bytes allowed for one sweep's tangents and for the dense result (default
+        256 MiB). A larger result is refused before anything is allocated.
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Each chunk of directions becomes one task on the executor's workers; the
+        census, the planning and the assembly stay in the calling process. The result
+        equals the local call's with the same ``chunk_size`` bitwise.
+    retries : int, optional
+        How many times a chunk lost to the infrastructure (a dead worker) is resubmitted
+        (default 2). Errors raised by ``f`` itself are not retried.
+
+    Returns
+    -------
+    numpy.ndarray or container or callable
+        ``J`` with shape ``out.shape + in.shape``. Several differentiated arguments or
+        container inputs/outputs give nested results: outputs, then arguments, then
+        leaves. Without ``args``, the function ``x ↦ J(x)``.
+
+    Raises
+    ------
+    dualad.jacobians.memory.DenseTooLarge
+        The dense Jacobian needs more than ``max_memory`` bytes (a ``ValueError``; the
+        message names :func:`sparse_jacobian` and the ``max_memory`` that would do).
+    ValueError
+        An unknown ``mode``, an empty or out-of-range ``argnums``.
+    DistributedSweepError
+        Under ``executor=``: ``f`` raised in a task, or chunks were lost more than
+        ``retries`` times.
+
+    See Also
+    --------
+    jacfwd, jacrev : The two fixed modes.
+    sparse_jacobian : Only the structural nonzeros, as a SciPy CSR matrix.
+    plan : Prepare once, evaluate at many points, and explain the choice.
+    dualad.jvp, dualad.vjp : One Jacobian-vector or vector-Jacobian product.
+
+    Notes
+    -----
+    Forward mode costs about ``n / chunk_size`` sweeps of a small multiple of one
+    evaluation of ``f``, reverse mode one recording plus ``m / chunk_size`` pullbacks, so
+    wide functions (:math:`m \ll n`) favour reverse and tall ones forward
+    [1]_. Inside a transformation (``dualad.grad``, ``jit``, ``vmap``, ...) the result
+    is traced and differentiable again.
+
+    References
+    ----------
+    .. [1] A. Griewank and A. Walther, *Evaluating Derivatives: Principles and
+       Techniques of Algorithmic Differentiation*, 2nd ed., SIAM, 2008, chapters 3-4.
+
+    Examples
+    --------
+    >>> from dualad import jacobians
+    >>> def f(x):
+    ...     return np.stack([x[0] * x[1], np.sin(x[2])])
+    >>> x = np.array([1.0, 2.0, 0.0])
+    >>> print(jacobians.jacobian(f, x))
+    [[2. 1. 0.]
+     [0. 0. 1.]]
+    >>> print(jacobians.jacobian(f, x, mode="reverse", chunk_size=1))
+    [[2. 1. 0.]
+     [0. 0. 1.]]
+
+    With several arguments, one block per argument:
+
+    >>> dfa, dfb = jacobians.jacobian(lambda a, b: a * b, np.ones(2), np.array([2.0, 3.0]),
+    ...                               argnums=(0, 1))
+    >>> print(dfa)
+    [[2. 0.]
+     [0. 3.]]
+
+    Curried, and composed with itself for the Hessian:
+
+    >>> J = jacobians.jacobian(lambda x: x ** 3)
+    >>> print(jacobians.jacobian(lambda x: np.diagonal(J(x)))(np.array([1.0, 2.0])))
+    [[ 6.  0.]
+     [ 0. 12.]]
     """
     mode = check_mode("jacobian", mode)
     if not args:
@@ -79,8 +177,57 @@ def _in_mode(api, mode, f, args, argnums, chunk_size, max_memory, executor, retr
 @composes("jacfwd")
 def jacfwd(f, *args, argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY, executor=None,
            retries=2):
-    """``jacobian(..., mode="forward")``: batched JVPs, one column per direction.
-    ``executor``/``retries``: chunks of columns as tasks (see :func:`jacobian`)."""
+    r"""The Jacobian in forward mode: batched JVPs, one column per direction.
+
+    ``jacobian(f, *args, mode="forward")``: the columns :math:`J e_j` of the Jacobian
+    are pushed forward ``chunk_size`` at a time through vector-mode JVPs, about
+    ``n / chunk_size`` sweeps of a small multiple of one evaluation of ``f`` each. The
+    cheaper mode when the differentiated input has fewer elements than the output.
+
+    Parameters
+    ----------
+    f : callable
+        The function, ``f(*args)``, returning an array or a container of arrays.
+    *args : array_like or container of array_like
+        The point. Without ``args``, the function ``x ↦ J(x)`` is returned.
+    argnums : int or tuple of int, optional
+        Which positional arguments are differentiated (default 0).
+    chunk_size : int, optional
+        Tangent directions per sweep (default: as many as fit in ``max_memory``).
+    max_memory : int, optional
+        Bytes for one sweep's tangents and for the dense result (default 256 MiB).
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Each chunk of columns becomes one task on the workers (see :func:`jacobian`).
+    retries : int, optional
+        Resubmissions of a chunk lost with its worker (default 2).
+
+    Returns
+    -------
+    numpy.ndarray or container or callable
+        ``J`` of shape ``out.shape + in.shape`` (nested for several arguments or
+        containers), or the curried function without ``args``.
+
+    Raises
+    ------
+    dualad.jacobians.memory.DenseTooLarge
+        The dense Jacobian needs more than ``max_memory`` bytes.
+    DistributedSweepError
+        Under ``executor=``: ``f`` raised in a task, or chunks were lost too often.
+
+    See Also
+    --------
+    jacobian : The same with the mode chosen by the planner.
+    jacrev : Reverse mode, one row per cotangent.
+
+    Examples
+    --------
+    >>> from dualad import jacobians
+    >>> print(jacobians.jacfwd(np.sin, np.array([0.0, np.pi])))
+    [[ 1.  0.]
+     [ 0. -1.]]
+    >>> print(jacobians.jacfwd(lambda x: np.outer(x, x))(np.array([1.0, 2.0])).shape)
+    (2, 2, 2)
+    """
     return _in_mode("jacfwd", "forward", f, args, argnums, chunk_size, max_memory, executor,
                     retries)
 
@@ -88,8 +235,57 @@ def jacfwd(f, *args, argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY, 
 @composes("jacrev")
 def jacrev(f, *args, argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY, executor=None,
            retries=2):
-    """``jacobian(..., mode="reverse")``: batched pullbacks of one tape, one row per cotangent.
-    ``executor``/``retries``: chunks of rows as tasks, each recording its own tape (see
-    :func:`jacobian`)."""
+    r"""The Jacobian in reverse mode: batched pullbacks of one tape, one row per cotangent.
+
+    ``jacobian(f, *args, mode="reverse")``: ``f`` is recorded once and the rows
+    :math:`e_i^\top J` are pulled back ``chunk_size`` cotangents at a time, about
+    ``m / chunk_size`` sweeps. The cheaper mode when the output has fewer elements than
+    the differentiated input (a gradient is the case ``m = 1``).
+
+    Parameters
+    ----------
+    f : callable
+        The function, ``f(*args)``, returning an array or a container of arrays.
+    *args : array_like or container of array_like
+        The point. Without ``args``, the function ``x ↦ J(x)`` is returned.
+    argnums : int or tuple of int, optional
+        Which positional arguments are differentiated (default 0).
+    chunk_size : int, optional
+        Cotangents per sweep (default: as many as fit in ``max_memory``).
+    max_memory : int, optional
+        Bytes for one sweep's cotangents and for the dense result (default 256 MiB).
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Each chunk of rows becomes one task on the workers, each recording its own tape
+        (see :func:`jacobian`).
+    retries : int, optional
+        Resubmissions of a chunk lost with its worker (default 2).
+
+    Returns
+    -------
+    numpy.ndarray or container or callable
+        ``J`` of shape ``out.shape + in.shape`` (nested for several arguments or
+        containers), or the curried function without ``args``.
+
+    Raises
+    ------
+    dualad.jacobians.memory.DenseTooLarge
+        The dense Jacobian needs more than ``max_memory`` bytes.
+    DistributedSweepError
+        Under ``executor=``: ``f`` raised in a task, or chunks were lost too often.
+
+    See Also
+    --------
+    jacobian : The same with the mode chosen by the planner.
+    jacfwd : Forward mode, one column per direction.
+
+    Examples
+    --------
+    >>> from dualad import jacobians
+    >>> def f(x):
+    ...     return np.array([np.sum(x ** 2), np.prod(x)])
+    >>> print(jacobians.jacrev(f, np.array([1.0, 2.0, 3.0])))
+    [[2. 4. 6.]
+     [6. 3. 2.]]
+    """
     return _in_mode("jacrev", "reverse", f, args, argnums, chunk_size, max_memory, executor,
                     retries)

@@ -56,10 +56,29 @@ __all__ = ["DistributedSweepError", "Workers", "attach", "sweep"]
 
 
 class DistributedSweepError(RuntimeError):
-    """A sweep under ``executor=`` could not be completed: ``f`` raised in a task (chained
-    to that exception; the message names the chunk and holds the worker's traceback),
-    or tasks were lost to the infrastructure more than ``retries`` times (``missing``
-    lists every ``(start, count)`` chunk not computed). No partial result is returned."""
+    """A sweep under ``executor=`` could not be completed.
+
+    Either ``f`` raised in a task (this error is chained to that exception; the message
+    names the chunk and holds the worker's traceback), or tasks were lost to the
+    infrastructure (dead workers) more than ``retries`` times. No partial result is
+    returned.
+
+    Parameters
+    ----------
+    message : str
+        What failed, naming the function and the chunk.
+    missing : sequence of tuple of int, optional
+        The ``(start, count)`` chunks of directions not computed.
+    worker_traceback : str, optional
+        The traceback of the exception raised on the worker.
+
+    Attributes
+    ----------
+    missing : list of tuple of int
+        Every ``(start, count)`` chunk not computed.
+    worker_traceback : str or None
+        The worker's traceback, when ``f`` raised there.
+    """
 
     def __init__(self, message, missing=(), worker_traceback=None):
         super().__init__(message)

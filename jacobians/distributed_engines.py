@@ -5,6 +5,8 @@ Both engines offer ``submit(*task)`` (one chunk: ``_shipping.run_task`` with the
 """
 from __future__ import annotations
 
+__all__ = ["Futures", "Dask"]
+
 import concurrent.futures as cf
 import uuid
 import warnings

@@ -15,6 +15,8 @@ sweeps compressed by the coloring and decompressed into the dense result
 """
 from __future__ import annotations
 
+__all__ = ["hessian", "hvp"]
+
 import numpy as np
 
 import dualad
@@ -32,17 +34,85 @@ from .sweeps import result_dtype
 @composes("hessian")
 def hessian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY,
             executor=None, retries=2):
-    """The Hessian of scalar ``f`` at ``args``: shape ``in.shape + in.shape``, exactly symmetric.
+    r"""The Hessian of scalar ``f`` at ``args``: shape ``in.shape + in.shape``, exactly symmetric.
 
-    ``hessian(f, x)`` evaluates; ``hessian(f)`` returns ``x ↦ H(x)``. ``mode``:
-    "auto" (forward-over-reverse, compressed by a star coloring where that pays: see
-    the module docstring), "forward-over-reverse", "reverse-over-reverse",
-    "reverse-over-forward" or "forward-over-forward". Directions go through in batched
-    sweeps of ``chunk_size`` (or as many as fit in ``max_memory``); a dense Hessian
-    larger than ``max_memory`` bytes is refused (use ``sparse_hessian``). ``executor``:
-    a ``concurrent.futures.Executor`` or ``dask.distributed.Client``; each chunk of
-    Hessian rows is then one task on a worker, retried ``retries`` times if the worker
-    is lost (:mod:`jacobians.distributed`).
+    The Hessian :math:`H = \nabla^2 f(x)` is assembled from Hessian-vector products
+    :math:`H V` for chunks ``V`` of one-hot directions, by one of the four compositions of
+    the two modes: forward-over-reverse (a vector-mode JVP through the gradient's reverse
+    sweep: each chunk costs a small multiple of one gradient, no second-order tape),
+    reverse-over-reverse (a pullback of the recorded gradient), reverse-over-forward
+    (the gradient of a JVP) or forward-over-forward (:math:`n^2` work). The result is made
+    exactly symmetric, :math:`H \leftarrow (H + H^\top)/2`, since rounding differs between
+    :math:`\partial^2 f/\partial x_i \partial x_j` and
+    :math:`\partial^2 f/\partial x_j \partial x_i`. ``mode="auto"`` is
+    forward-over-reverse, or, when the modelled dense cost makes a pattern detection worth
+    it and a star coloring needs far fewer directions than ``n``, the same sweeps compressed
+    by the coloring and decompressed into the dense result.
+
+    Parameters
+    ----------
+    f : callable
+        The scalar function, ``f(*args)`` returning a 0-d value (or a size-1 array).
+    *args : array_like or container of array_like
+        The point. Without ``args``, the function ``x ↦ H(x)`` is returned.
+    mode : str, optional
+        ``"auto"`` (default), ``"forward-over-reverse"``, ``"reverse-over-reverse"``,
+        ``"reverse-over-forward"`` or ``"forward-over-forward"`` (also ``"fwd-rev"``,
+        ``"rev-rev"``, ``"rev-fwd"``, ``"fwd-fwd"``).
+    argnums : int or tuple of int, optional
+        Which positional arguments are differentiated (default 0); a tuple gives the
+        blocks ``H[i][j]`` of the joint Hessian.
+    chunk_size : int, optional
+        Directions per sweep (default: as many as fit in ``max_memory``).
+    max_memory : int, optional
+        Bytes for one sweep's tangents and for the dense result (default 256 MiB).
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Each chunk of Hessian rows becomes one task on the workers.
+    retries : int, optional
+        Resubmissions of a chunk lost with its worker (default 2).
+
+    Returns
+    -------
+    numpy.ndarray or container or callable
+        ``H`` of shape ``in.shape + in.shape`` (nested blocks for several arguments), or
+        the curried function without ``args``.
+
+    Raises
+    ------
+    dualad.jacobians.memory.DenseTooLarge
+        The dense Hessian needs more than ``max_memory`` bytes (use
+        :func:`sparse_hessian`).
+    ValueError
+        An unknown ``mode``, or ``f`` does not return a scalar.
+
+    See Also
+    --------
+    hvp : One Hessian-vector product, without the matrix.
+    sparse_hessian : Only the structural nonzeros, as a SciPy CSR matrix.
+    dualad.hessian : The plain function transformation.
+
+    Notes
+    -----
+    Forward-over-reverse is the usual choice for Hessians [1]_: the forward sweep rides on
+    the reverse one, so ``n`` products cost about ``n / chunk_size`` gradient sweeps.
+
+    References
+    ----------
+    .. [1] A. Griewank and A. Walther, *Evaluating Derivatives*, 2nd ed., SIAM, 2008,
+       chapter 5 (second-order adjoints).
+
+    Examples
+    --------
+    >>> from dualad import jacobians
+    >>> def f(x):
+    ...     return x[0] ** 2 * x[1] + np.sin(x[1])
+    >>> print(jacobians.hessian(f, np.array([1.0, 0.0])))
+    [[0. 2.]
+     [2. 0.]]
+    >>> H = jacobians.hessian(f, mode="reverse-over-reverse")
+    >>> print(np.round(H(np.array([2.0, np.pi / 2])), 6))
+    [[ 3.141593  4.      ]
+     [ 4.       -1.      ]]
     """
     mode = check_hessian_mode(mode)
     if not args:
@@ -68,10 +138,56 @@ def hessian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAUL
 
 @composes("hvp", curry=True)
 def hvp(f, x, v, *args, argnums=0):
-    """``∇²f(x) v`` by forward-over-reverse: one JVP through one gradient sweep, a small
-    multiple of the gradient's cost. ``v`` of shape ``x.shape``, or ``(B, *x.shape)`` for
-    B products in one sweep. Extra positional ``args`` are passed to ``f`` undifferentiated
-    (``argnums`` says which argument ``x`` is)."""
+    r"""The Hessian-vector product :math:`\nabla^2 f(x)\, v` by forward-over-reverse.
+
+    One JVP (tangent ``v``) through one gradient sweep of scalar ``f``: a small multiple of
+    the cost of the gradient, without forming the Hessian. A batch of ``B`` vectors, ``v``
+    of shape ``(B, *x.shape)``, goes through in one vector-mode sweep. ``hvp(f)`` returns the
+    function ``(x, v, *args) ↦ H v``.
+
+    Parameters
+    ----------
+    f : callable
+        The scalar function, ``f(x, *args)`` (or with ``x`` at position ``argnums``).
+        Without ``x`` and ``v``, the curried function is returned.
+    x : array_like
+        The point.
+    v : array_like
+        The vector, shape ``x.shape``, or ``(B, *x.shape)`` for ``B`` products at once.
+    *args : object
+        Further positional arguments of ``f``, not differentiated.
+    argnums : int, optional
+        The position of ``x`` among ``f``'s arguments (default 0).
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`H v`, of ``v``'s shape.
+
+    Raises
+    ------
+    ValueError
+        ``v`` has neither shape ``x.shape`` nor ``(B, *x.shape)``, or ``f`` is not scalar.
+    TypeError
+        ``x`` is a container (use :func:`hessian`).
+
+    See Also
+    --------
+    hessian : The whole matrix.
+    dualad.hvp : The same product as a function transformation.
+
+    Examples
+    --------
+    >>> from dualad import jacobians
+    >>> def f(x):
+    ...     return np.sum(x ** 3)
+    >>> x = np.array([1.0, 2.0])
+    >>> print(jacobians.hvp(f, x, np.array([1.0, 1.0])))
+    [ 6. 12.]
+    >>> print(jacobians.hvp(f, x, np.eye(2)))        # two products in one sweep
+    [[ 6.  0.]
+     [ 0. 12.]]
+    """
     call_args = list(args)
     call_args.insert(int(argnums), x)
     problem = scalar_problem("hvp", f, call_args, int(argnums))

@@ -18,6 +18,9 @@ between them (:mod:`jacobians.auto`).
 """
 from __future__ import annotations
 
+__all__ = ["HESSIAN_MODES", "check_hessian_mode", "scalar_problem", "check_scalar",
+           "hessian_rows", "hessian_chunk", "structured_square"]
+
 import numpy as np
 
 import dualad

@@ -11,6 +11,9 @@ the result is allocated (that sweep's tangents are one chunk, within the sweep b
 """
 from __future__ import annotations
 
+__all__ = ["SPARSE_CALL", "DenseTooLarge", "human_bytes", "dense_bytes", "refuse_dense",
+           "dense_of"]
+
 import numpy as np
 
 #: The public sparse call for each dense result.

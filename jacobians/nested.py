@@ -6,7 +6,7 @@ inside another planner function (``jacfwd(jacrev(f))``), inside ``vmap``. The re
 must then be traced too, differentiable at the outer level. The plain path cannot give
 that (it writes each sweep's rows into a NumPy array); this module is the traced path.
 It runs the same sweeps on the traced values and assembles the result with registry
-operations only (``dualad.numpy``), so the outer transformations record every step:
+operations only (``dualad.numpy``), so the outer transformations record every step::
 
     forward    Jᵀ = the output tangents of dualad.jvp(f, x, E)    E: rows of the n x n identity
     reverse    J  = pullback(E)  of ONE dualad.vjp tape            E: rows of the m x m identity
@@ -47,6 +47,9 @@ in that pattern's CSR order; it supports ``@``, ``.T``, ``.toarray()``, ``.data`
 stored value is traced the result is SciPy's own CSR matrix, as on the plain path.
 """
 from __future__ import annotations
+
+__all__ = ["forward_rows", "reverse_rows", "hessian_rows", "jacobian", "jacfwd", "jacrev",
+           "hessian", "hvp", "star_positions", "sparse_jacobian", "sparse_hessian"]
 
 import math
 
@@ -282,7 +285,7 @@ def _pattern_rows(pattern):
 
 def star_positions(pattern, coloring):
     """For each stored entry (i, j) of the symmetric ``pattern`` (CSR order), its flat
-    position in the compressed product (H S)ᵀ (c x n) under the star ``coloring``:
+    position in the compressed product (H S)ᵀ (c x n) under the star ``coloring``::
 
         H[i, i] = (H S)[i, color(i)]
         H[a, b] = (H S)[a, color(b)]  if b is a's only neighbor of color(b)   (a < b)

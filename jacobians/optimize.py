@@ -1,5 +1,8 @@
 """scipy.optimize, fed exact derivatives.
 
+The helpers below give SciPy's solvers the derivatives they ask for (``jac=``,
+``hess=``, ``hessp=``), computed by dualad::
+
     minimize(f, x0, jac=gradient(f), hess=hessian_fn(f))        Newton-type methods
     minimize(f, x0, jac=gradient(f), hessp=hessp_fn(f))         Hessian-free (CG) methods
     minimize(**minimize_kwargs(f, x0, method="trust-exact"))    the same, in one call
@@ -17,6 +20,10 @@ Each helper returns a plain function of ``x`` (and ``p`` for ``hessp``) as
 SciPy calls it, returning float64 NumPy arrays (or CSR matrices).
 """
 from __future__ import annotations
+
+__all__ = ["HESS_METHODS", "HESSP_METHODS", "gradient", "value_and_gradient", "hessian_fn",
+           "sparse_hessian_fn", "hessp_fn", "minimize_kwargs", "jacobian_fn",
+           "sparse_jacobian_fn", "least_squares_kwargs"]
 
 import numpy as np
 
@@ -41,7 +48,37 @@ def _name(f):
 
 
 def gradient(f, *args):
-    """``x ↦ ∇f(x, *args)`` (one reverse sweep) for ``jac=``."""
+    r"""The gradient function :math:`x \mapsto \nabla f(x, *\mathrm{args})`, for SciPy's ``jac=``.
+
+    One reverse sweep per call (``dualad.grad``), exact to rounding; the result is a
+    float64 NumPy array as SciPy expects.
+
+    Parameters
+    ----------
+    f : callable
+        The scalar objective, ``f(x, *args)``.
+    *args : object
+        Default extra arguments, used when SciPy passes none.
+
+    Returns
+    -------
+    callable
+        ``jac(x, *args)``, the gradient as a float64 array of ``x``'s shape.
+
+    See Also
+    --------
+    value_and_gradient : The value too, in the same sweep.
+    minimize_kwargs : Every derivative ``minimize`` can use, in one call.
+
+    Examples
+    --------
+    >>> import scipy.optimize
+    >>> from dualad.jacobians.optimize import gradient
+    >>> from dualad.scipy.optimize import rosen
+    >>> res = scipy.optimize.minimize(rosen, np.zeros(2), jac=gradient(rosen), method="BFGS")
+    >>> print(np.round(res.x, 4))
+    [1. 1.]
+    """
     g = dualad.grad(f)
 
     def jac(x, *more):
@@ -51,7 +88,27 @@ def gradient(f, *args):
 
 
 def value_and_gradient(f, *args):
-    """``x ↦ (f(x), ∇f(x))`` in one sweep, for ``minimize(fun, x0, jac=True)``."""
+    r"""The function :math:`x \mapsto (f(x), \nabla f(x))` in one sweep, for ``jac=True``.
+
+    One recording and one reverse sweep per call (``dualad.value_and_grad``); the value
+    is returned as a float, the gradient as a float64 array.
+
+    Parameters
+    ----------
+    f : callable
+        The scalar objective, ``f(x, *args)``.
+    *args : object
+        Default extra arguments, used when SciPy passes none.
+
+    Returns
+    -------
+    callable
+        ``fun(x, *args)`` returning ``(value, gradient)``.
+
+    See Also
+    --------
+    gradient : The gradient alone.
+    """
     vg = dualad.value_and_grad(f)
 
     def fun(x, *more):
@@ -62,9 +119,32 @@ def value_and_gradient(f, *args):
 
 
 def hessian_fn(f, *args, sparse=False):
-    """``x ↦ ∇²f(x)`` for ``hess=`` (dense, forward-over-reverse; or scipy.sparse when
-    ``sparse=True``, which trust-constr accepts: the pattern is detected and star-colored
-    at the first point, and checked at every later one, as in :func:`sparse_hessian_fn`)."""
+    r"""The Hessian function :math:`x \mapsto \nabla^2 f(x)`, for SciPy's ``hess=``.
+
+    Dense by default: forward-over-reverse sweeps (:func:`dualad.jacobians.hessian`),
+    exactly symmetric. With ``sparse=True`` (which ``trust-constr`` accepts) a SciPy CSR
+    matrix: the pattern is detected and star-colored at the first point and checked at
+    every later one, as in :func:`sparse_hessian_fn`.
+
+    Parameters
+    ----------
+    f : callable
+        The scalar objective, ``f(x, *args)``.
+    *args : object
+        Default extra arguments, used when SciPy passes none.
+    sparse : bool, optional
+        Return CSR matrices (default False: dense arrays).
+
+    Returns
+    -------
+    callable
+        ``hess(x, *args)``, the ``n x n`` Hessian.
+
+    See Also
+    --------
+    hessp_fn : Hessian-vector products, for Hessian-free methods.
+    sparse_hessian_fn : The sparse Hessian prepared at a given point.
+    """
     prepared = []
 
     def hess(x, *more):
@@ -79,11 +159,41 @@ def hessian_fn(f, *args, sparse=False):
 
 
 def sparse_hessian_fn(f, x0, *args, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY):
-    """``x ↦ ∇²f(x)`` as an exactly symmetric scipy CSR: the pattern is detected and
-    star-colored once at ``x0``; at every later point the decisions ``f`` takes
-    (comparisons, index functions, branches) are checked against the detection's and
-    the pattern detected again where they differ (see :mod:`jacobians.validity`;
-    ``hess.checked.redetections`` counts those points)."""
+    """The Hessian function as an exactly symmetric SciPy CSR matrix, prepared at ``x0``.
+
+    The pattern is detected and star-colored once, at ``x0``; each call then costs one
+    forward-over-reverse product per color. At every later point the decisions ``f`` takes
+    (comparisons, index functions, branches) are checked against the detection's and the
+    pattern is detected again where they differ, so the result is never wrong;
+    ``hess.checked.redetections`` counts those points.
+
+    Parameters
+    ----------
+    f : callable
+        The scalar objective, ``f(x, *args)``.
+    x0 : array_like
+        The point to detect the pattern at.
+    *args : object
+        Extra arguments of ``f``, used when SciPy passes none.
+    chunk_size : int, optional
+        Colors per sweep (default: as many as fit in ``max_memory``).
+    max_memory : int, optional
+        Bytes of one sweep's tangents (default 256 MiB).
+
+    Returns
+    -------
+    callable
+        ``hess(x, *args)``, a CSR matrix; ``hess.checked`` holds the pattern check.
+
+    Raises
+    ------
+    ValueError
+        (from ``hess``) ``x`` has another shape than ``x0``.
+
+    See Also
+    --------
+    dualad.jacobians.sparse_hessian : The one-off computation.
+    """
     problem = scalar_problem("sparse_hessian_fn", f, (np.asarray(x0, float),) + args, 0)
     sparsity = detect_hessian(problem)
     checked = CheckedPattern("hessian", sparsity, star_coloring(sparsity.pattern))
@@ -101,7 +211,27 @@ def sparse_hessian_fn(f, x0, *args, chunk_size=None, max_memory=DEFAULT_MAX_MEMO
 
 
 def hessp_fn(f, *args):
-    """``(x, p) ↦ ∇²f(x) p`` for ``hessp=``: one forward-over-reverse sweep."""
+    r"""The Hessian-vector product :math:`(x, p) \mapsto \nabla^2 f(x)\, p`, for ``hessp=``.
+
+    One forward-over-reverse sweep per call (:func:`dualad.jacobians.hvp`), without
+    forming the Hessian: for Newton-CG and the Krylov trust-region methods.
+
+    Parameters
+    ----------
+    f : callable
+        The scalar objective, ``f(x, *args)``.
+    *args : object
+        Default extra arguments, used when SciPy passes none.
+
+    Returns
+    -------
+    callable
+        ``hessp(x, p, *args)``, a float64 array of ``x``'s shape.
+
+    See Also
+    --------
+    hessian_fn : The whole Hessian.
+    """
     def hessp(x, p, *more):
         return np.asarray(hvp(f, np.asarray(x, float), np.asarray(p, float), *(more or args)),
                           float)
@@ -110,9 +240,54 @@ def hessp_fn(f, *args):
 
 
 def minimize_kwargs(f, x0, method="trust-exact", hessian="auto", args=()):
-    """Keyword arguments for ``scipy.optimize.minimize``: ``fun``, ``x0``, ``method``,
-    ``jac`` and, as the method uses them, ``hess`` or ``hessp``. ``hessian``: "auto"
-    (``hess`` if the method takes one, else ``hessp``), "hess", "hessp" or None."""
+    """Keyword arguments for ``scipy.optimize.minimize`` with exact derivatives.
+
+    ``fun``, ``x0``, ``method``, ``args``, ``jac`` (:func:`gradient`) and, as the method
+    uses them, ``hess`` (:func:`hessian_fn`) or ``hessp`` (:func:`hessp_fn`):
+    ``minimize(**minimize_kwargs(f, x0, method="trust-exact"))``.
+
+    Parameters
+    ----------
+    f : callable
+        The scalar objective, ``f(x, *args)``.
+    x0 : array_like
+        The starting point.
+    method : str, optional
+        SciPy's method (default ``"trust-exact"``).
+    hessian : {"auto", "hess", "hessp", None}, optional
+        ``"auto"`` (default): ``hess`` for dogleg, trust-exact and trust-constr, ``hessp``
+        for Newton-CG, trust-ncg and trust-krylov, neither for the other methods;
+        ``"hess"``, ``"hessp"``: that one; None: neither.
+    args : tuple, optional
+        Extra arguments of ``f``.
+
+    Returns
+    -------
+    dict
+        The keyword arguments.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``hessian``.
+
+    See Also
+    --------
+    least_squares_kwargs : The same for ``least_squares``.
+    dualad.scipy.optimize.minimize : Differentiating *through* the minimizer.
+
+    Examples
+    --------
+    >>> import scipy.optimize
+    >>> from dualad.jacobians.optimize import minimize_kwargs
+    >>> from dualad.scipy.optimize import rosen
+    >>> kwargs = minimize_kwargs(rosen, np.zeros(3), method="newton-cg")
+    >>> sorted(kwargs)
+    ['args', 'fun', 'hessp', 'jac', 'method', 'x0']
+    >>> res = scipy.optimize.minimize(**minimize_kwargs(rosen, np.zeros(3)))
+    >>> print(res.success, np.round(res.x, 3))
+    True [1. 1. 1.]
+    """
     kw = {"fun": f, "x0": np.asarray(x0, float), "method": method, "jac": gradient(f),
           "args": tuple(args)}
     m = method.lower() if isinstance(method, str) else method
@@ -131,7 +306,29 @@ def minimize_kwargs(f, x0, method="trust-exact", hessian="auto", args=()):
 
 
 def jacobian_fn(residual, *args, mode="auto"):
-    """``x ↦ J(x)`` (dense, m x n) for ``least_squares(..., jac=)``."""
+    r"""The dense Jacobian function :math:`x \mapsto J(x)`, for ``least_squares(..., jac=)``.
+
+    Each call is :func:`dualad.jacobians.jacobian` of the residuals, reshaped to the
+    ``m x n`` matrix SciPy expects.
+
+    Parameters
+    ----------
+    residual : callable
+        The residuals, ``residual(x, *args)``.
+    *args : object
+        Default extra arguments, used when SciPy passes none.
+    mode : {"auto", "forward", "reverse"}, optional
+        As in :func:`dualad.jacobians.jacobian` (default ``"auto"``).
+
+    Returns
+    -------
+    callable
+        ``jac(x, *args)``, a float64 ``m x n`` array.
+
+    See Also
+    --------
+    sparse_jacobian_fn : A CSR Jacobian through a prepared plan.
+    """
     def jac(x, *more):
         j = jacobian(residual, np.asarray(x, float), *(more or args), mode=mode)
         return np.asarray(j, float).reshape(-1, np.size(x))
@@ -140,10 +337,35 @@ def jacobian_fn(residual, *args, mode="auto"):
 
 
 def sparse_jacobian_fn(residual, x0, *args, mode="auto"):
-    """``x ↦ J(x)`` as scipy CSR for ``least_squares(..., jac=)``: the planner runs once at
-    ``x0`` (sparsity detected, colored, mode chosen) and every call reuses its plan; the
-    pattern is checked at each point (the decisions of ``f`` against the detection's) and
-    detected again where it may differ (``jac.plan.redetections`` counts those points)."""
+    """The Jacobian function as SciPy CSR matrices, planned once at ``x0``.
+
+    The planner (:func:`dualad.jacobians.plan`, ``output="sparse"``) runs once at ``x0``:
+    the sparsity is detected and colored and the mode chosen; every call reuses the plan.
+    The pattern is checked at each point against the decisions of ``residual`` and
+    detected again where it may differ (``jac.plan.redetections`` counts those points).
+
+    Parameters
+    ----------
+    residual : callable
+        The residuals, ``residual(x, *args)``.
+    x0 : array_like
+        The point to plan at.
+    *args : object
+        Extra arguments of ``residual``, used when SciPy passes none.
+    mode : str, optional
+        As in :func:`dualad.jacobians.plan` (default ``"auto"``).
+
+    Returns
+    -------
+    callable
+        ``jac(x, *args)``, a CSR ``m x n`` matrix; ``jac.plan`` is the
+        :class:`~dualad.jacobians.Plan`.
+
+    See Also
+    --------
+    jacobian_fn : Dense Jacobians.
+    least_squares_kwargs : Everything ``least_squares`` needs, in one call.
+    """
     p = plan(residual, np.asarray(x0, float), *args, mode=mode, output="sparse")
 
     def jac(x, *more):
@@ -154,8 +376,44 @@ def sparse_jacobian_fn(residual, x0, *args, mode="auto"):
 
 
 def least_squares_kwargs(residual, x0, sparse=False, args=()):
-    """Keyword arguments for ``scipy.optimize.least_squares``: ``fun``, ``x0``, ``jac``
-    (sparse CSR through a prepared plan when ``sparse``; then also ``tr_solver="lsmr"``)."""
+    """Keyword arguments for ``scipy.optimize.least_squares`` with exact Jacobians.
+
+    ``fun``, ``x0``, ``args`` and ``jac``: dense (:func:`jacobian_fn`), or with
+    ``sparse=True`` CSR through a plan prepared at ``x0`` (:func:`sparse_jacobian_fn`),
+    together with ``tr_solver="lsmr"``, which keeps the Jacobian sparse.
+
+    Parameters
+    ----------
+    residual : callable
+        The residuals, ``residual(x, *args)``.
+    x0 : array_like
+        The starting point.
+    sparse : bool, optional
+        A sparse Jacobian (default False).
+    args : tuple, optional
+        Extra arguments of ``residual``.
+
+    Returns
+    -------
+    dict
+        The keyword arguments.
+
+    See Also
+    --------
+    minimize_kwargs : The same for ``minimize``.
+    dualad.scipy.optimize.least_squares : Differentiating *through* the solution.
+
+    Examples
+    --------
+    >>> import scipy.optimize
+    >>> from dualad.jacobians.optimize import least_squares_kwargs
+    >>> def residual(x):
+    ...     return np.concatenate([x[1:] - x[:-1] ** 2, [x[0] - 1.0]])
+    >>> res = scipy.optimize.least_squares(**least_squares_kwargs(residual, np.zeros(5),
+    ...                                                          sparse=True))
+    >>> print(res.success, np.round(res.x, 6))
+    True [1. 1. 1. 1. 1.]
+    """
     x0 = np.asarray(x0, float)
     kw = {"fun": residual, "x0": x0, "args": tuple(args)}
     if sparse:

@@ -16,6 +16,8 @@ A global entry budget guards against patterns that are really dense: past it
 """
 from __future__ import annotations
 
+__all__ = ["TooDense", "Budget", "Pattern", "sorted_columns", "union", "group", "vstack"]
+
 import numpy as np
 import scipy.sparse as sp
 

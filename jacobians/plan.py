@@ -26,6 +26,8 @@ worth one pattern evaluation (:func:`cost.worth_detecting`).
 """
 from __future__ import annotations
 
+__all__ = ["ALTERNATIVES", "KIND", "Plan", "plan", "prepare"]
+
 import math
 import time
 
@@ -52,7 +54,80 @@ _fmt = cost._fmt
 
 
 class Plan:
-    """A prepared Jacobian: ``plan(*args)`` evaluates at new arguments of the same shapes."""
+    r"""A prepared Jacobian: ``plan(*args)`` evaluates it at new arguments of the same shapes.
+
+    Made by :func:`plan`, which weighed the ways to the Jacobian of
+    :math:`F: \mathbb{R}^n \to \mathbb{R}^m` once (forward, reverse, sparse-forward,
+    sparse-reverse) and keeps the chosen ``mode``, its ``chunk_size`` and, for a sparse
+    mode, the pattern with its coloring. Calling the plan runs only the sweeps (and, for a
+    sparse mode, checks the pattern against the decisions ``f`` takes at the new point,
+    detecting it again where they differ, so the result is never wrong). Called on traced
+    values (inside ``dualad.grad``, ``jit``, ``vmap``, ...) it returns a traced result in
+    the plan's mode. :meth:`explain` says what was chosen and why.
+
+    Parameters
+    ----------
+    problem : object
+        The function and the point it was planned at (internal).
+    mode : str
+        The chosen way: ``"forward"``, ``"reverse"``, ``"sparse-forward"`` or
+        ``"sparse-reverse"``.
+    chunk : int
+        Directions per sweep.
+    census : jacobians.cost.Census
+        The counted run of ``f``: primitives, values, flops, the time of one call.
+    sparsity : jacobians.sparsity.Sparsity or None
+        The detected (or given) pattern, if any.
+    col, row : jacobians.coloring.Coloring or None
+        The column and row colorings of the pattern, where computed.
+    estimates : dict
+        Each alternative's estimated seconds (or None) and how it was obtained.
+    how : str
+        Why the chosen mode won.
+    notes : list of str
+        What planning decided about the detection and the colorings.
+    output : {"auto", "dense", "sparse"}
+        What calling the plan returns.
+    max_memory : int, optional
+        Bytes of one sweep's tangents and of a dense result.
+    timed : list of str, optional
+        What was timed, or why nothing was.
+
+    Attributes
+    ----------
+    mode : str
+        The chosen way.
+    chunk_size : int
+        Directions per sweep.
+    n, m : int
+        Inputs and outputs (the flat Jacobian is ``m x n``).
+    sparsity : jacobians.sparsity.Sparsity or None
+        The pattern of a sparse mode (``sparsity.pattern``, a boolean CSR matrix).
+    column_coloring, row_coloring : jacobians.coloring.Coloring or None
+        The colorings considered.
+    estimates : dict
+        Alternative name to ``(seconds, source)``.
+
+    See Also
+    --------
+    plan : Makes a plan.
+    jacobian : Plans (``output="dense"``, ``detect="worth"``) and evaluates in one call.
+
+    Examples
+    --------
+    >>> from dualad import jacobians
+    >>> def residual(x):
+    ...     return x[1:] ** 2 - x[:-1]
+    >>> p = jacobians.plan(residual, np.ones(50), mode="sparse-forward")
+    >>> p
+    Plan(residual: sparse-forward, n=50, m=49, 2 directions in 1 sweep(s))
+    >>> J = p(np.arange(50.0))                  # a new point: only the sweeps run
+    >>> print(J.shape, J.nnz)
+    (49, 50) 98
+    >>> print(J[:2, :4].toarray())
+    [[-1.  2.  0.  0.]
+     [ 0. -1.  4.  0.]]
+    """
 
     def __init__(self, problem, mode, chunk, census, sparsity, col, row, estimates, how,
                  notes, output, max_memory=DEFAULT_MAX_MEMORY, timed=None):
@@ -80,20 +155,42 @@ class Plan:
 
     # --- numbers -------------------------------------------------------------------------
     def directions_of(self, alt):
+        """The number of directions (seeds) alternative ``alt`` needs.
+
+        Parameters
+        ----------
+        alt : {"forward", "reverse", "sparse-forward", "sparse-reverse"}
+            The alternative.
+
+        Returns
+        -------
+        int or None
+            ``n`` for forward, ``m`` for reverse, the number of colors for a sparse way, or
+            None when that coloring was not computed.
+        """
         return {"forward": self.n, "reverse": self.m,
                 "sparse-forward": self.column_coloring.ncolors if self.column_coloring else None,
                 "sparse-reverse": self.row_coloring.ncolors if self.row_coloring else None}[alt]
 
     @property
     def directions(self):
+        """The number of directions the chosen mode sweeps: ``n``, ``m`` or the colors.
+
+        """
         return self.directions_of(self.mode)
 
     @property
     def n_chunks(self):
+        """The number of sweeps per evaluation: ``ceil(directions / chunk_size)``.
+
+        """
         return max(1, math.ceil(self.directions / self.chunk_size)) if self.directions else 0
 
     @property
     def sparse(self):
+        """Whether the chosen mode is a sparse (compressed) one.
+
+        """
         return self.mode.startswith("sparse")
 
     @property
@@ -103,8 +200,23 @@ class Plan:
 
     # --- evaluation ----------------------------------------------------------------------
     def evaluate(self, problem):
-        """The flat Jacobian at ``problem``'s point (an array, or CSR for sparse modes) and
-        the problem that computed it (its outputs set at this point)."""
+        """The flat Jacobian at ``problem``'s point, and the problem that computed it.
+
+        The sweeps of the chosen mode; a sparse mode checks its pattern against the decisions
+        ``f`` takes at this point first (and detects it again where they differ).
+
+        Parameters
+        ----------
+        problem : jacobians._common.Problem
+            The function and the point (the plan's own, or ``plan.problem.with_point(args)``).
+
+        Returns
+        -------
+        flat : numpy.ndarray or scipy.sparse.csr_matrix
+            The ``m x n`` Jacobian: an array for a dense mode, CSR for a sparse one.
+        problem : jacobians._common.Problem
+            The problem, its outputs set at this point.
+        """
         chunk, mode = self.chunk_size, self.mode
         if mode == "forward":
             return forward_flat(problem, chunk, max_memory=self.max_memory), problem
@@ -182,6 +294,31 @@ class Plan:
 
     # --- words ---------------------------------------------------------------------------
     def explain(self):
+        """What the planner chose, why, and what every alternative would have cost.
+
+        Lines, in order: the sizes (``n``, ``m``); the census of the function (primitives,
+        values, flops, one call's time); whether a sparsity detection ran and what it found;
+        the colorings; the chosen mode with its directions, sweeps and the memory of one sweep;
+        why it won; each alternative's estimate (modelled or timed) or why it was not
+        considered; what was timed, or why nothing was; how many evaluations of ``f``
+        planning spent.
+
+        Returns
+        -------
+        str
+            The explanation, one fact a line.
+
+        Examples
+        --------
+        >>> from dualad import jacobians
+        >>> def loss(x):
+        ...     return np.sum(x ** 2)
+        >>> text = jacobians.plan(loss, np.ones(100)).explain()
+        >>> print(text.splitlines()[0])
+        Jacobian plan for loss: n = 100 inputs, m = 1 outputs (flat Jacobian 1 x 100).
+        >>> print(next(line for line in text.splitlines() if line.startswith("Chosen")))
+        Chosen: reverse — 1 directions in 1 sweep(s) of up to ... per Jacobian.
+        """
         c = self.census
         lines = [f"Jacobian plan for {self.problem.name}: n = {self.n} inputs, "
                  f"m = {self.m} outputs (flat Jacobian {self.m} x {self.n}).",
@@ -258,22 +395,94 @@ def _detect(problem, sparse, sparsity, max_memory, notes, budget=None):
 def plan(f, *args, mode="auto", argnums=0, sparse="auto", sparsity=None, chunk_size=None,
          max_memory=DEFAULT_MAX_MEMORY, output="auto", calibrate=True, detect="always",
          executor=None, retries=2):
-    """Prepare the Jacobian of ``f`` at ``args`` (see the module docstring).
+    r"""Prepare the Jacobian of ``f`` at ``args``: choose how, once, and evaluate it many times.
 
-    ``mode``: "auto", "forward", "reverse", "sparse-forward", "sparse-reverse".
-    ``sparse``: "auto" (detect and weigh), True (only sparse modes), False (dense only).
-    ``sparsity``: a given m x n pattern (skips detection). ``output``: "auto"
-    (scipy CSR for sparse modes, arrays ``out.shape + in.shape`` otherwise), "dense"
-    or "sparse". ``calibrate``: time close alternatives on the function itself (only
-    where the best is modelled at ``cost.TIME_MIN_SECONDS`` or more). ``max_memory``:
-    bytes of one sweep's tangents, and of a dense result (refused beyond it).
-    ``detect``: "always" (with ``sparse="auto"``, detect the pattern) or "worth" (only
-    when the modelled dense cost pays for it: what ``jacobian(f, x)`` does, so
-    ``plan(f, x, output="dense", detect="worth").explain()`` says what it would do).
-    ``executor``: a ``concurrent.futures.Executor`` or ``dask.distributed.Client`` the
-    plan keeps: every evaluation's chunks of directions are tasks on its workers,
-    retried ``retries`` times if a worker is lost; ``explain()`` says how the sweeps are
-    split (:mod:`jacobians.distributed`). Planning (census, detection, timing) runs here.
+    Four ways to the Jacobian of :math:`F: \mathbb{R}^n \to \mathbb{R}^m` are weighed:
+    ``forward`` (``n`` one-hot directions in ``ceil(n / c)`` vector-mode JVP sweeps),
+    ``reverse`` (``m`` one-hot cotangents, one tape and ``ceil(m / c)`` batched pullbacks),
+    ``sparse-forward`` and ``sparse-reverse`` (one direction per column or row color of
+    the detected pattern, then decompression). A census (one counted run of ``f``) gives
+    each way's modelled cost; the sparsity pattern is detected and colored when
+    ``sparse`` allows; alternatives modelled within 30x of the best are timed on ``f``
+    itself (one sweep each) when the best is modelled at 20 ms or more. The cheapest
+    wins. A dense result larger than ``max_memory`` is refused, or, with
+    ``output="auto"``, the dense ways are only marked infeasible.
+
+    Parameters
+    ----------
+    f : callable
+        The function, ``f(*args)``, returning an array or a container of arrays.
+    *args : array_like or container of array_like
+        The point to plan at (plain values; a plan made outside a transformation may be
+        called inside one).
+    mode : str, optional
+        ``"auto"`` (default), ``"forward"``, ``"reverse"``, ``"sparse-forward"`` or
+        ``"sparse-reverse"``.
+    argnums : int or tuple of int, optional
+        Which positional arguments are differentiated (default 0).
+    sparse : {"auto", True, False}, optional
+        ``"auto"``: detect the pattern and weigh the sparse ways too; ``True``: sparse ways
+        only; ``False``: dense only.
+    sparsity : scipy.sparse matrix or array_like of bool, optional
+        A given ``m x n`` pattern (skips the detection).
+    chunk_size : int, optional
+        Directions per sweep (default: as many as fit in ``max_memory``).
+    max_memory : int, optional
+        Bytes of one sweep's tangents and of a dense result (default 256 MiB).
+    output : {"auto", "dense", "sparse"}, optional
+        What the plan returns: ``"auto"`` a SciPy CSR matrix for a sparse mode and an
+        array ``out.shape + in.shape`` otherwise; ``"dense"`` always the array;
+        ``"sparse"`` always CSR.
+    calibrate : bool, optional
+        Time close alternatives on ``f`` itself (default True; only when the best is
+        modelled at 20 ms or more).
+    detect : {"always", "worth"}, optional
+        ``"always"`` (with ``sparse="auto"``): detect the pattern; ``"worth"``: only when
+        the modelled dense cost pays for a detection, as :func:`jacobian` does, so
+        ``plan(f, x, output="dense", detect="worth").explain()`` says what ``jacobian``
+        would do.
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Kept by the plan: every evaluation's chunks of directions are tasks on its workers.
+        Planning runs in the calling process.
+    retries : int, optional
+        Resubmissions of a chunk lost with its worker (default 2).
+
+    Returns
+    -------
+    Plan
+        Call it, ``p(*args)``, for the Jacobian at new arguments of the same shapes;
+        ``p.explain()`` for the reasons.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``mode``, ``output`` or ``detect``; a sparse mode whose pattern could not
+        be obtained; a dense result over ``max_memory``
+        (``jacobians.memory.DenseTooLarge``).
+    NotImplementedError
+        ``plan`` called on traced values, inside a transformation (make the plan outside
+        and call it inside).
+
+    See Also
+    --------
+    Plan : The prepared Jacobian.
+    jacobian : Plan and evaluate in one call.
+    sparse_jacobian : The sparse ways alone.
+
+    Notes
+    -----
+    The cost model and what ``explain()`` reports are described in ``docs/planner.md``.
+
+    Examples
+    --------
+    >>> from dualad import jacobians
+    >>> def loss(x):
+    ...     return np.sum(x ** 2)
+    >>> p = jacobians.plan(loss, np.ones(100))
+    >>> p
+    Plan(loss: reverse, n=100, m=1, 1 directions in 1 sweep(s))
+    >>> print(p(np.arange(100.0))[:5])
+    [0. 2. 4. 6. 8.]
     """
     mode = check_mode("plan", mode, ("auto",) + ALTERNATIVES)
     if output not in ("auto", "dense", "sparse"):

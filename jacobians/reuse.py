@@ -23,6 +23,8 @@ point: :mod:`jacobians.validity`), and the output's shapes come from the run its
 """
 from __future__ import annotations
 
+__all__ = ["code_key", "ModeCache", "MODES"]
+
 import types
 from collections import OrderedDict
 

@@ -42,6 +42,10 @@ through the decisions f takes (:mod:`jacobians.validity` logs and checks them):
 """
 from __future__ import annotations
 
+__all__ = ["JOINT_LIMIT", "dense_rule", "elementwise_rule", "structural_rule", "untake_rule",
+           "reduction_rule", "cumsum_rule", "sort_rule", "einsum_rule", "matmul_rule",
+           "axes_rule", "matrix_rule", "KIND_RULES", "rule_for"]
+
 import math
 import string
 

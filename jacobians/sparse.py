@@ -1,11 +1,13 @@
 """Sparse Jacobians and Hessians: detect, color, sweep compressed, decompress.
 
+::
+
     J S  = one batched forward sweep of the c columns of the seed S (n x c)
     Sᵀ J = one batched pullback of the c rows of the seed (m x c)
     H S  = one batched forward-over-reverse sweep of c Hessian-vector products
 
 where S holds one indicator column per color (see :mod:`jacobians.coloring`)
-and each structural nonzero is read back from the compressed product:
+and each structural nonzero is read back from the compressed product::
 
     forward:  J[i, j] = (J S)[i, color(j)]
     reverse:  J[i, j] = (Sᵀ J)[color(i), j]
@@ -17,6 +19,10 @@ rows the output elements in C order, columns the differentiated inputs) with
 exactly the pattern's entries; the Hessian is exactly symmetric.
 """
 from __future__ import annotations
+
+__all__ = ["decompress_forward", "decompress_reverse", "compressed_forward",
+           "compressed_reverse", "compressed_hessian", "colorings_for", "choose",
+           "sparse_jacobian", "decompress_star", "sparse_hessian"]
 
 import numpy as np
 import scipy.sparse as sp
@@ -104,16 +110,88 @@ def choose(census, col, row, chunk):
 @composes("sparse_jacobian")
 def sparse_jacobian(f, *args, mode="auto", argnums=0, sparsity=None, chunk_size=None,
                     max_memory=DEFAULT_MAX_MEMORY, executor=None, retries=2):
-    """The flat Jacobian (m x n) of ``f`` at ``args`` as a scipy CSR matrix.
+    r"""The flat Jacobian (m x n) of ``f`` at ``args`` as a SciPy CSR matrix.
 
-    The structure is detected by the pattern interpreter (or given: ``sparsity``, any
-    m x n sparse or dense boolean matrix); columns (``mode="forward"``) or rows
-    (``"reverse"``) are colored, each color group swept at once, and the compressed
-    result decompressed. ``"auto"`` takes the direction with the cheaper sweeps.
-    ``sparse_jacobian(f)`` returns the function ``x ↦ J(x)``. ``executor``: a
-    ``concurrent.futures.Executor`` or ``dask.distributed.Client``; each chunk of colors
-    is then one task on a worker (detection, coloring and decompression stay here),
-    retried ``retries`` times if the worker is lost (:mod:`jacobians.distributed`).
+    The structural nonzeros of :math:`J` are detected by running ``f`` on index-set
+    patterns (:func:`jacobian_sparsity`), or given (``sparsity``). A column coloring
+    (structurally orthogonal columns share a color) gives a seed matrix :math:`S`
+    (n x c, one indicator column per color), and one batched forward sweep computes the
+    compressed product :math:`J S`; each nonzero is read back from exactly one entry,
+    :math:`J_{ij} = (J S)_{i,\,\mathrm{color}(j)}`. In reverse mode the rows are colored
+    and :math:`J_{ij} = (S^\top J)_{\mathrm{color}(i),\, j}`. A tridiagonal Jacobian
+    needs 3 directions whatever ``n`` is. ``mode="auto"`` takes the direction whose
+    compressed sweeps the cost model finds cheaper.
+
+    Parameters
+    ----------
+    f : callable
+        The function, ``f(*args)``, returning an array or a container of arrays.
+    *args : array_like or container of array_like
+        The point. Without ``args``, the function ``x ↦ J(x)`` is returned.
+    mode : {"auto", "forward", "reverse"}, optional
+        Color the columns (``"forward"``), the rows (``"reverse"``), or whichever gives
+        cheaper sweeps (``"auto"``, default).
+    argnums : int or tuple of int, optional
+        Which positional arguments are differentiated (default 0); their elements are the
+        ``n`` columns, in order.
+    sparsity : scipy.sparse matrix or array_like of bool, optional
+        The m x n pattern, skipping the detection. Entries outside it are not computed.
+    chunk_size : int, optional
+        Colors per sweep (default: as many as fit in ``max_memory``).
+    max_memory : int, optional
+        Bytes for one sweep's tangents (default 256 MiB).
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Each chunk of colors becomes one task on the workers; detection, coloring and
+        decompression stay in the calling process.
+    retries : int, optional
+        Resubmissions of a chunk lost with its worker (default 2).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix or callable
+        The flat Jacobian, ``m x n`` (rows: the output elements in C order; columns: the
+        differentiated inputs'), with exactly the pattern's entries; or the curried function
+        without ``args``.
+
+    Raises
+    ------
+    ValueError
+        A given ``sparsity`` whose shape is not ``(m, n)``, or an unknown ``mode``.
+    DistributedSweepError
+        Under ``executor=``: ``f`` raised in a task, or chunks were lost too often.
+
+    See Also
+    --------
+    jacobian : The dense Jacobian (which uses these sweeps itself when they pay).
+    jacobian_sparsity : The detected pattern alone.
+    column_coloring, row_coloring : The colorings.
+    sparse_hessian : The symmetric counterpart.
+
+    Notes
+    -----
+    Grouping structurally orthogonal columns is the method of Curtis, Powell and Reid
+    [1]_; seen as a graph coloring problem it is the partial distance-2 coloring of the
+    bipartite graph of the pattern [2]_.
+
+    References
+    ----------
+    .. [1] A. R. Curtis, M. J. D. Powell and J. K. Reid, "On the estimation of sparse
+       Jacobian matrices", *IMA J. Appl. Math.* 13 (1974), 117-119.
+    .. [2] A. H. Gebremedhin, F. Manne and A. Pothen, "What color is your Jacobian? Graph
+       coloring for computing derivatives", *SIAM Review* 47 (2005), 629-705.
+
+    Examples
+    --------
+    >>> from dualad import jacobians
+    >>> def f(x):
+    ...     return x[1:] ** 2 - x[:-1]
+    >>> J = jacobians.sparse_jacobian(f, np.arange(1.0, 5.0))
+    >>> print(J.shape, J.nnz)
+    (3, 4) 6
+    >>> print(J.toarray())
+    [[-1.  4.  0.  0.]
+     [ 0. -1.  6.  0.]
+     [ 0.  0. -1.  8.]]
     """
     mode = check_mode("sparse_jacobian", mode)
     if not args:
@@ -167,12 +245,79 @@ def decompress_star(pattern, coloring, compressed):
 @composes("sparse_hessian")
 def sparse_hessian(f, *args, argnums=0, sparsity=None, chunk_size=None,
                    max_memory=DEFAULT_MAX_MEMORY, executor=None, retries=2):
-    """The Hessian (n x n, flat inputs) of scalar ``f`` as an exactly symmetric scipy CSR.
+    r"""The Hessian (n x n, flat inputs) of scalar ``f`` as an exactly symmetric SciPy CSR matrix.
 
-    Structure detected by running the gradient's reverse sweep on patterns (or given:
-    ``sparsity``); star coloring; one Hessian-vector product per color, all in batched
-    forward-over-reverse sweeps; direct decompression. ``executor``/``retries``: each
-    chunk of colors one task on a worker (as :func:`sparse_jacobian`).
+    The pattern is detected by running the gradient's reverse sweep on index-set patterns
+    (:func:`hessian_sparsity`), or given (``sparsity``, symmetrized). A star coloring of
+    its adjacency graph (:func:`star_coloring`: a distance-1 coloring in which every path
+    on four vertices uses at least three colors) gives a seed :math:`S` (n x c); one
+    forward-over-reverse Hessian-vector product per color gives :math:`H S`, and every
+    entry is read directly: :math:`H_{ij} = (H S)_{i,\,\mathrm{color}(j)}` when ``j`` is
+    the only neighbour of ``i`` with its color, else :math:`(H S)_{j,\,\mathrm{color}(i)}`
+    (the star property guarantees one of the two). Each value fills both
+    :math:`H_{ij}` and :math:`H_{ji}`.
+
+    Parameters
+    ----------
+    f : callable
+        The scalar function, ``f(*args)``.
+    *args : array_like or container of array_like
+        The point. Without ``args``, the function ``x ↦ H(x)`` is returned.
+    argnums : int or tuple of int, optional
+        Which positional arguments are differentiated (default 0).
+    sparsity : scipy.sparse matrix or array_like of bool, optional
+        The n x n pattern, skipping the detection (made symmetric).
+    chunk_size : int, optional
+        Colors per sweep (default: as many as fit in ``max_memory``).
+    max_memory : int, optional
+        Bytes for one sweep's tangents (default 256 MiB).
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Each chunk of colors becomes one task on the workers.
+    retries : int, optional
+        Resubmissions of a chunk lost with its worker (default 2).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix or callable
+        The flat Hessian, ``n x n``, exactly symmetric; or the curried function without
+        ``args``.
+
+    Raises
+    ------
+    ValueError
+        ``f`` is not scalar, or a given ``sparsity`` is not ``n x n``.
+
+    See Also
+    --------
+    hessian : The dense Hessian.
+    hessian_sparsity : The detected pattern alone.
+    star_coloring : The coloring used.
+
+    Notes
+    -----
+    Direct recovery from a star coloring is due to Coleman and Moré [1]_; see [2]_ for the
+    graph formulation.
+
+    References
+    ----------
+    .. [1] T. F. Coleman and J. J. Moré, "Estimation of sparse Hessian matrices and graph
+       coloring problems", *Math. Programming* 28 (1984), 243-270.
+    .. [2] A. H. Gebremedhin, F. Manne and A. Pothen, "What color is your Jacobian? Graph
+       coloring for computing derivatives", *SIAM Review* 47 (2005), 629-705.
+
+    Examples
+    --------
+    >>> from dualad import jacobians
+    >>> def f(x):
+    ...     return np.sum((x[1:] - x[:-1]) ** 2)
+    >>> H = jacobians.sparse_hessian(f, np.arange(4.0))
+    >>> print(H.nnz)
+    10
+    >>> print(H.toarray())
+    [[ 2. -2.  0.  0.]
+     [-2.  4. -2.  0.]
+     [ 0. -2.  4. -2.]
+     [ 0.  0. -2.  2.]]
     """
     if not args:
         def sparse_hess_f(*a):

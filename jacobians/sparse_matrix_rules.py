@@ -16,6 +16,8 @@ Neither rule reads a traced value, so the pattern holds at every point.
 """
 from __future__ import annotations
 
+__all__ = ["sparse_matmul_rule", "sparse_solve_rule", "SPARSE_MATRIX_RULES"]
+
 import math
 
 import numpy as np

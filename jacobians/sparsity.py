@@ -27,6 +27,9 @@ primitives too), so ``H[i, j]`` may be nonzero only where ``∂_j (∇f)_i`` is.
 """
 from __future__ import annotations
 
+__all__ = ["PatternBox", "PatternTrace", "Sparsity", "detect_jacobian", "detect_hessian",
+           "jacobian_sparsity", "hessian_sparsity", "as_pattern"]
+
 import time
 
 import numpy as np
@@ -188,13 +191,92 @@ def detect_hessian(problem, budget=None):
 
 
 def jacobian_sparsity(f, *args, argnums=0, budget=None):
-    """The structure of ``f``'s flat Jacobian at ``args`` as a boolean scipy CSR matrix
-    (m x n; rows: output elements in order, columns: the differentiated inputs')."""
+    """The structure of ``f``'s flat Jacobian at ``args``, as a boolean SciPy CSR matrix.
+
+    ``f`` runs once on index-set patterns: each input element carries the set of inputs it
+    depends on (its own index), and every primitive's pattern rule propagates the sets, so
+    an output element's set is its row of the pattern. The pattern holds for the
+    decisions ``f`` took at ``args`` (comparisons, masks, branches); elsewhere it may
+    differ. A primitive without a pattern rule is treated conservatively (every output
+    element depends on every input element).
+
+    Parameters
+    ----------
+    f : callable
+        The function, ``f(*args)``.
+    *args : array_like or container of array_like
+        The point (plain values only).
+    argnums : int or tuple of int, optional
+        Which positional arguments are the inputs (default 0).
+    budget : int, optional
+        The most entries one pattern may hold during the detection (default 20,000,000);
+        past it ``jacobians.patterns.TooDense`` is raised.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        ``m x n`` booleans; rows are the output elements in C order, columns the
+        differentiated inputs'.
+
+    See Also
+    --------
+    sparse_jacobian : The values at these entries.
+    hessian_sparsity : The Hessian's pattern.
+
+    Examples
+    --------
+    >>> from dualad import jacobians
+    >>> def f(x):
+    ...     return x[1:] - 2 * x[:-1] ** 2
+    >>> P = jacobians.jacobian_sparsity(f, np.ones(4))
+    >>> print(P.toarray().astype(int))
+    [[1 1 0 0]
+     [0 1 1 0]
+     [0 0 1 1]]
+    """
     return detect_jacobian(Problem("jacobian_sparsity", f, args, argnums), budget).pattern
 
 
 def hessian_sparsity(f, *args, argnums=0, budget=None):
-    """The structure of the Hessian of scalar ``f`` as a symmetric boolean CSR (n x n)."""
+    r"""The structure of the Hessian of scalar ``f``, as a symmetric boolean CSR matrix (n x n).
+
+    The gradient's reverse sweep runs on index-set patterns (the nonlinear interactions of
+    the inputs), and the result is symmetrized: entry ``(i, j)`` is set when
+    :math:`\partial^2 f / \partial x_i \partial x_j` may be nonzero.
+
+    Parameters
+    ----------
+    f : callable
+        The scalar function, ``f(*args)``.
+    *args : array_like or container of array_like
+        The point (plain values only).
+    argnums : int or tuple of int, optional
+        Which positional arguments are the inputs (default 0).
+    budget : int, optional
+        The most entries one pattern may hold during the detection (default 20,000,000);
+        past it ``jacobians.patterns.TooDense`` is raised.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        ``n x n`` booleans, symmetric.
+
+    See Also
+    --------
+    sparse_hessian : The values at these entries.
+    jacobian_sparsity : The Jacobian's pattern.
+
+    Examples
+    --------
+    >>> from dualad import jacobians
+    >>> def f(x):
+    ...     return np.sum((x[1:] - x[:-1]) ** 2)
+    >>> print(jacobians.hessian_sparsity(f, np.arange(4.0)).toarray().astype(int))
+    [[1 1 0 0]
+     [1 1 1 0]
+     [0 1 1 1]
+     [0 0 1 1]]
+    """
     return detect_hessian(Problem("hessian_sparsity", f, args, argnums), budget).pattern
 
 

@@ -17,6 +17,9 @@ functions (:mod:`jacobians.dense`), the sparse ones and the planner, which all u
 """
 from __future__ import annotations
 
+__all__ = ["MODES", "check_mode", "signature", "note", "get_census", "chunk_for",
+           "result_dtype", "forward_flat", "reverse_flat"]
+
 import time
 
 import numpy as np

@@ -31,6 +31,8 @@ rule reads values; a pattern passed as ``sparsity=`` is taken as given.
 """
 from __future__ import annotations
 
+__all__ = ["NewDecisions", "watched", "CheckedPattern"]
+
 import copy
 
 from dualad.extend import Box, flatten

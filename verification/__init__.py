@@ -21,3 +21,7 @@ from .check_grads import GradCheckError, check_grads  # noqa: F401
 from .numeric import (central_difference, complex_step, numerical_jacobian,  # noqa: F401
                       richardson, taylor_test)
 from .rules import RegistryReport, RuleReport, check_registry, check_rule  # noqa: F401
+
+__all__ = ["check_grads", "GradCheckError", "check_rule", "check_registry", "RuleReport",
+           "RegistryReport", "central_difference", "richardson", "complex_step",
+           "numerical_jacobian", "taylor_test"]

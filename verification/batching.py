@@ -20,6 +20,8 @@ one vmap derives (elementwise broadcasting, a linear primitive's ``batched=``).
 """
 from __future__ import annotations
 
+__all__ = ["B", "vmap_kind", "check_batching"]
+
 import numpy as np
 
 import dualad

@@ -9,6 +9,8 @@ can gate a user's CI.
 """
 from __future__ import annotations
 
+__all__ = ["check_command"]
+
 import importlib
 import importlib.util
 import os

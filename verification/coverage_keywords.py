@@ -18,6 +18,10 @@ differences). Verdicts:
 """
 from __future__ import annotations
 
+__all__ = ["VALUES", "GROUPS", "UFUNC_KEYWORDS", "GUFUNC_KEYWORDS", "SKIP", "ALIASES",
+           "callee", "params", "documented", "to_try", "with_keyword", "probe", "cell",
+           "counts", "NEWER", "write_signatures"]
+
 import ast
 import inspect
 from pathlib import Path

@@ -16,6 +16,10 @@ it is fixed, to have the claim updated).
 """
 from __future__ import annotations
 
+__all__ = ["GROUPS", "SAMPLES", "SAMPLE_NOTES", "Entry", "row", "rows", "AUTOGRAD_MODULES",
+           "AUTOGRAD_RENAMED", "AUTOGRAD_INTERNAL", "qualified_name", "AUTOGRAD_SNAPSHOT",
+           "autograd_snapshot", "autograd_functions", "HEADER", "PRIMITIVES_NOTE"]
+
 from dataclasses import dataclass
 
 import numpy as np

@@ -24,6 +24,8 @@ pivots differently traces again.
 """
 from __future__ import annotations
 
+__all__ = ["RTOL", "jit_kind", "check_jit"]
+
 import numpy as np
 
 import dualad

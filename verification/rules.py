@@ -37,6 +37,9 @@ primitive and returns a table.
 """
 from __future__ import annotations
 
+__all__ = ["ELEMENTWISE_SHAPES", "COMPLEX_SHAPES", "Row", "RuleReport", "default_samples",
+           "check_rule", "RegistryReport", "check_registry"]
+
 import math
 from dataclasses import dataclass, field
 
@@ -77,7 +80,42 @@ class Row:
 
 @dataclass
 class RuleReport:
-    """The checks run on one primitive or Function, and their verdicts."""
+    """The checks run on one primitive or Function, and their verdicts.
+
+    Returned by :func:`check_rule`: one :class:`~dualad.verification.rules.Row` per check
+    (its name, whether it passed, the absolute and relative errors, a detail), notes on
+    what was not checked and why, and how ``vmap`` and ``jit`` handle the primitive.
+    ``str(report)`` lists the failures; :meth:`raise_if_failed` turns them into a
+    :class:`GradCheckError`.
+
+    Parameters
+    ----------
+    name : str
+        The primitive's (or Function's) name.
+    rows : list of Row, optional
+        The checks and their verdicts.
+    notes : list of str, optional
+        What was (not) checked, and why.
+    vmap : str, optional
+        How ``dualad.vmap`` batches it: ``"rule"``, ``"derived"`` or ``"loop"``.
+    jit : str, optional
+        Whether ``dualad.jit`` replays it at a new point or traces it again.
+
+    See Also
+    --------
+    check_rule : Makes the report.
+    RegistryReport : The reports of every registered primitive.
+
+    Examples
+    --------
+    >>> from dualad.verification import check_rule
+    >>> report = check_rule(dualad.extend.REGISTRY["sin"], order=1, sympy=False, vmap=False,
+    ...                     jit=False)
+    >>> report.ok, len(report.failures)
+    (True, 0)
+    >>> print(report)
+    sin: ok (... checks)
+    """
     name: str
     rows: list = field(default_factory=list)
     notes: list = field(default_factory=list)   # what was (not) checked, and why
@@ -86,10 +124,16 @@ class RuleReport:
 
     @property
     def ok(self):
+        """Whether at least one check ran and every check passed.
+
+        """
         return bool(self.rows) and all(r.ok for r in self.rows)
 
     @property
     def failures(self):
+        """The rows of the checks that failed.
+
+        """
         return [r for r in self.rows if not r.ok]
 
     def add(self, check, ok, abs_err=0.0, rel_err=0.0, detail=""):
@@ -97,6 +141,13 @@ class RuleReport:
         return ok
 
     def max_errors(self):
+        """The largest absolute and relative errors over all checks.
+
+        Returns
+        -------
+        tuple of float
+            ``(max absolute error, max relative error)``; ``(0.0, 0.0)`` without checks.
+        """
         return (max((r.abs_err for r in self.rows), default=0.0),
                 max((r.rel_err for r in self.rows), default=0.0))
 
@@ -112,6 +163,18 @@ class RuleReport:
         return "\n".join(lines)
 
     def raise_if_failed(self):
+        """Raise :class:`GradCheckError` if a check failed; else return the report.
+
+        Returns
+        -------
+        RuleReport
+            This report, when every check passed (so calls chain).
+
+        Raises
+        ------
+        GradCheckError
+            With ``str(self)``, listing every failed check.
+        """
         if not self.ok:
             raise GradCheckError(str(self))
         return self
@@ -204,17 +267,105 @@ def _rel(a, b):
 def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=True, seed=0,
                rtol=1e-6, reference=None, vmap=True, only_vmap=False, vmap_derivatives=True,
                jit=True, only_jit=False):
-    """Check a primitive's (or Function's) rules; returns a :class:`RuleReport`.
+    r"""Check a primitive's (or a ``Function``'s) derivative rules; return a :class:`RuleReport`.
 
-    ``args`` (a tuple of example arguments, arrays for differentiable ones)
-    and ``params`` give one sample directly; ``samples`` a list of
-    :func:`dualad.extend.sample` dicts. ``reference(*args, **params)``, when
-    given, is an independent implementation the primal value must match.
-    ``vmap``: also check the batching rule (``verification.batching``);
-    ``only_vmap``: that check alone (the derivative rules' checks skipped);
-    ``vmap_derivatives=False``: the batching check without its JVP/VJP compositions.
-    ``jit``: also check it under ``dualad.jit`` (``verification.jit``); ``only_jit``: that
-    check alone.
+    At each sample call (the primitive's ``samples``; for elementwise primitives,
+    broadcasting shape sweeps ``()``, ``(3,)``, ``(2, 3)``, ``(1, 3)`` and mixed shapes
+    inside its ``domain``; or the ``args`` given) it checks:
+
+    - the value: the traced call's primal equals the plain call's (and ``reference``'s);
+    - tangents: each input's JVP, in vector mode over every basis direction in one sweep
+      and for one direction, against central differences;
+    - cotangents: each input's VJP, a batch of basis cotangents in one sweep and a single
+      cotangent, against central differences;
+    - consistency: the JVP and VJP Jacobians agree;
+    - order 2: :func:`check_grads` on the call to second order (JVP of JVP, VJP of JVP,
+      JVP of VJP, VJP of VJP), which exercises the rules' own derivatives;
+    - SymPy: where the primitive has a SymPy translation, the derivative the rules build on
+      symbols against ``sympy.diff``;
+    - vmap: the batching rule against a loop over examples, with its JVP and VJP;
+    - jit: ``jit(f)``, ``jit(jvp(f))``, ``jit(vjp(f))``, ``jvp(jit(f))``, ``vjp(jit(f))``
+      at a second point against the un-jitted calls.
+
+    Complex arguments and outputs are checked as :math:`\mathbb{R}^2`; a ``holomorphic``
+    primitive must also satisfy :math:`D_{iv} f = i D_v f` and match the complex step.
+    A primitive with a JVP rule only (or a VJP rule only) is checked in that mode, and the
+    report notes it.
+
+    Parameters
+    ----------
+    target : Primitive or type
+        A registered primitive (``dualad.extend.REGISTRY[name]``), a ``@dualad.primitive``
+        with ``defjvp``/``defvjp``/``defderiv`` rules, or a ``dualad.autograd.Function``
+        subclass.
+    samples : list of dict, optional
+        :func:`dualad.extend.sample` dicts to check at, instead of the primitive's own.
+    args : tuple, optional
+        One sample given directly: example arguments (arrays for the differentiable
+        ones).
+    params : dict, optional
+        Keyword parameters for the ``args`` sample.
+    order : int, optional
+        The highest order checked (default 2).
+    sympy : bool, optional
+        Run the SymPy oracle where the primitive has a translation (default True).
+    seed : int, optional
+        Seed of the random samples and directions (default 0).
+    rtol : float, optional
+        Relative tolerance of the comparisons with central differences (default 1e-6).
+    reference : callable, optional
+        An independent implementation, ``reference(*args, **params)``, the primal value
+        must match.
+    vmap : bool, optional
+        Also check the batching rule (default True).
+    only_vmap : bool, optional
+        Only the batching check (the derivative rules' checks skipped).
+    vmap_derivatives : bool, optional
+        Check the JVP and VJP of the batched call too (default True).
+    jit : bool, optional
+        Also check the primitive under ``dualad.jit`` (default True).
+    only_jit : bool, optional
+        Only the jit check.
+
+    Returns
+    -------
+    RuleReport
+        Every check and its verdict; ``report.ok`` is the overall verdict.
+
+    See Also
+    --------
+    check_registry : Every registered primitive.
+    check_grads : The function-level check.
+    dualad.verification.symbolic : The SymPy oracle.
+
+    Notes
+    -----
+    The checker does not raise on a failed check (a crash in a rule is a failed check,
+    too): call ``report.raise_if_failed()`` in a test. Central differences use the step
+    that balances truncation and rounding, so ``rtol`` bounds their disagreement with an
+    exact rule with room to spare; a rule that is off by 0.1% fails.
+
+    Examples
+    --------
+    >>> from dualad.verification import check_rule
+    >>> @dualad.primitive
+    ... def softplus(x):
+    ...     return np.logaddexp(0.0, x)
+    >>> _ = softplus.defderiv(lambda ans, x: 1.0 / (1.0 + np.exp(-x)))
+    >>> print(check_rule(softplus))
+    softplus: ok (... checks)
+
+    A derivative that is 0.1% off fails, naming the checks:
+
+    >>> @dualad.primitive
+    ... def softplus_typo(x):
+    ...     return np.logaddexp(0.0, x)
+    >>> _ = softplus_typo.defderiv(lambda ans, x: 1.0 / (1.0 + np.exp(-1.001 * x)))
+    >>> report = check_rule(softplus_typo, args=(np.array([0.5, -1.0]),))
+    >>> report.ok
+    False
+    >>> print(report.failures[0].check)
+    sample 0 [(2,)]: tangent (JVP) of argument 0
     """
     prim, call, name = _resolve(target)
     report = RuleReport(name, vmap=vmap_kind(prim), jit=jit_kind(prim))
@@ -466,15 +617,51 @@ def _check_sympy(report, prim, call, vals, diff, kw, tag, smp, modes=("fwd", "re
 
 @dataclass
 class RegistryReport:
-    """``check_registry``'s table: one line per primitive."""
+    """The table of :func:`check_registry`: one :class:`RuleReport` per primitive.
+
+    ``str(report)`` is the table followed by the failed primitives' reports.
+    ``looped`` lists the primitives ``dualad.vmap`` computes by a loop (no batching rule:
+    correct, but one call per example), a category of their own, not failures.
+
+    Parameters
+    ----------
+    reports : list of RuleReport
+        One report per checked primitive.
+
+    See Also
+    --------
+    check_registry : Makes the report.
+    RuleReport : One primitive's checks.
+
+    Examples
+    --------
+    >>> from dualad.verification import check_registry
+    >>> report = check_registry(["exp", "sin"], order=1, sympy=False, vmap=False, jit=False)
+    >>> report.ok
+    True
+    >>> print(report.table())
+    primitive  checks  max abs err  max rel err  vmap     verdict
+    --------------------------------------------------------
+    exp          ...  ok
+    sin          ...  ok
+    2 of 2 primitives pass
+    vmap: 0 batching rules, 2 derived, 0 looped
+    jit: 2 replay at a new point, 0 trace again (a value decides)
+    """
     reports: list
 
     @property
     def ok(self):
+        """Whether every primitive passed.
+
+        """
         return all(r.ok for r in self.reports)
 
     @property
     def failures(self):
+        """The reports of the primitives that failed a check.
+
+        """
         return [r for r in self.reports if not r.ok]
 
     @property
@@ -484,6 +671,16 @@ class RegistryReport:
         return [r.name for r in self.reports if r.vmap == "loop"]
 
     def table(self):
+        """The table: one line per primitive with its checks, largest errors, vmap kind and verdict.
+
+        Then the totals: how many pass, how ``vmap`` batches them (rules, derived, looped) and
+        how many ``jit`` replays at a new point or traces again.
+
+        Returns
+        -------
+        str
+            The table, one primitive a line.
+        """
         w = max(len(r.name) for r in self.reports) if self.reports else 10
         lines = [f"{'primitive'.ljust(w)}  checks  max abs err  max rel err  vmap     verdict",
                  "-" * (w + 53)]
@@ -508,9 +705,52 @@ class RegistryReport:
 
 def check_registry(names=None, order=2, sympy=True, vmap=True, only_vmap=False, jit=True,
                    only_jit=False):
-    """Run :func:`check_rule` over every registered primitive (or ``names``), including
-    those :mod:`dualad.scipy` registers (odeint, quad, iir_filter) when it is imported.
-    ``vmap``/``only_vmap``, ``jit``/``only_jit`` as in :func:`check_rule`."""
+    """Run :func:`check_rule` over every registered primitive, or the ``names`` given.
+
+    Includes the primitives :mod:`dualad.scipy` registers (``odeint``, ``quad``,
+    ``iir_filter``), imported for the purpose. Each primitive is checked in both modes, to
+    ``order``, with the SymPy oracle where it has a translation, under ``vmap`` and
+    ``jit``: see :func:`check_rule` for the list of checks.
+
+    Parameters
+    ----------
+    names : iterable of str, optional
+        Primitive names (keys of ``dualad.extend.REGISTRY``); default all of them, sorted.
+    order : int, optional
+        The highest order checked (default 2).
+    sympy : bool, optional
+        Run the SymPy oracle where available (default True).
+    vmap : bool, optional
+        Also check the batching rules (default True).
+    only_vmap : bool, optional
+        Only the batching checks.
+    jit : bool, optional
+        Also check under ``dualad.jit`` (default True).
+    only_jit : bool, optional
+        Only the jit checks.
+
+    Returns
+    -------
+    RegistryReport
+        One :class:`RuleReport` per primitive; ``report.ok`` is the verdict and
+        ``print(report)`` the table with every failure.
+
+    Raises
+    ------
+    KeyError
+        A name that is not a registered primitive.
+
+    See Also
+    --------
+    check_rule : One primitive.
+
+    Examples
+    --------
+    >>> from dualad.verification import check_registry
+    >>> report = check_registry(["tanh"], order=1, sympy=False, vmap=False, jit=False)
+    >>> report.ok, [r.name for r in report.reports]
+    (True, ['tanh'])
+    """
     import dualad.scipy  # noqa: F401  (registers its primitives)
     import dualad.scipy.signal  # noqa: F401  (registers iir_filter)
     names = sorted(REGISTRY) if names is None else list(names)

@@ -9,6 +9,8 @@ when it returns nan/inf, a shape skipped when the forward refuses it.
 """
 from __future__ import annotations
 
+__all__ = ["directions", "signature_arity", "signature_sample"]
+
 import numpy as np
 
 import dualad

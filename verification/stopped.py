@@ -20,6 +20,8 @@ differentiable argument x of a sample call y = f(x):
 """
 from __future__ import annotations
 
+__all__ = ["check_stopped"]
+
 import numpy as np
 
 import dualad

@@ -1,5 +1,7 @@
 """Hypothesis strategies for rule tests: arrays inside a domain, broadcastable shapes.
 
+::
+
     from hypothesis import given
     from dualad.verification.strategies import arrays_in, broadcastable_shapes
 
@@ -12,6 +14,9 @@ points): those get explicit tests of the documented convention instead.
 :func:`complex_arrays_in` draws complex arrays inside a rectangle of the plane.
 """
 from __future__ import annotations
+
+__all__ = ["DEFAULT_SHAPES", "floats_in", "shapes", "arrays_in", "complex_arrays_in",
+           "broadcastable_shapes", "argument_tuples"]
 
 import numpy as np
 from hypothesis import strategies as st

@@ -21,6 +21,10 @@ and check the documented kink conventions separately.
 """
 from __future__ import annotations
 
+__all__ = ["Sym", "SymbolicTrace", "symbols_like", "symbolic_outputs", "sympy_jacobian",
+           "rules_jacobian", "compare", "compare_at", "numeric_jacobian_check",
+           "sympy_hessian"]
+
 import itertools
 
 import numpy as np

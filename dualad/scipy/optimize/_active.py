@@ -5,15 +5,18 @@ A bound or constraint value may be traced (a bound that is a parameter): it is p
 SciPy at its primal value and enters the optimality condition with its derivative, so
 a component held at a traced bound moves with it (dx_i/db_i = 1).
 
-A bound is **active** at x* when x*_i is within ``ACTIVE_TOL``·max(1, |b_i|) of it; an
+A bound is **active** at x* when x*_i is within ``ACTIVE_TOL·max(1, |b_i|)`` of it; an
 inequality constraint lb ≤ c(x) ≤ ub likewise, in c. The active set is then held fixed
 (as where it is locally constant: strict complementarity). It is **degenerate** when an
-active bound has zero gradient |∂f/∂x_i| ≤ ``ZERO_TOL``·max(1, |f|) (or an active
+active bound has zero gradient ``|∂f/∂x_i| ≤ ZERO_TOL·max(1, |f|)`` (or an active
 inequality a zero multiplier): the solution is not differentiable there; dualad reports
 it (:class:`._common.DegenerateSolutionWarning`) and returns the one-sided derivative
 with the set fixed.
 """
 from __future__ import annotations
+
+__all__ = ["ACTIVE_TOL", "ZERO_TOL", "Side", "BoxBounds", "minimize_bounds",
+           "least_squares_bounds", "Constraint", "parse_constraints"]
 
 import numpy as np
 import scipy.optimize as _so

@@ -16,6 +16,11 @@ differentiated solver), in both modes and to any order.
 """
 from __future__ import annotations
 
+__all__ = ["ConvergenceError", "DegenerateSolutionWarning", "is_traced", "start", "bind",
+           "plain", "plain_callable", "as_array", "check_args", "require_callable",
+           "residual_norm", "check_converged", "ACCEPT_TOL", "NEWTON_TOL", "solution",
+           "shape_message", "flat_residual"]
+
 import warnings
 
 import numpy as np
@@ -166,7 +171,7 @@ def check_converged(api, success, message, residual=None, scale=1.0, hint=""):
 
     Only called when θ is traced: with nothing to differentiate, SciPy's result is
     returned as SciPy returns it. A failure SciPy reports at a point whose optimality
-    residual ‖F(x*)‖∞ is at most ``ACCEPT_TOL``·max(1, |``scale``|) (BFGS's "precision
+    residual ‖F(x*)‖∞ is at most ``ACCEPT_TOL·max(1, |scale|)`` (BFGS's "precision
     loss" at a minimum whose gradient is as small as SciPy's own default gtol accepts)
     is differentiated, with a RuntimeWarning saying so."""
     if success:
@@ -213,7 +218,7 @@ def solution(api, optimality, x_star, theta, *, symmetric=False, solve=None):
     ``symmetric``: ∂F/∂x is symmetric (a Hessian, a KKT matrix), for the matrix-free
     solves (minres). ``solve(matvec, b)`` solves (∂F/∂x) v = b and its transpose when
     the structure is known (diagonal for elementwise problems). custom_root checks that
-    x* is a root (one Newton step within ``NEWTON_TOL``·max(1, |x*|)): SciPy's success
+    x* is a root (one Newton step within ``NEWTON_TOL·max(1, |x*|)``): SciPy's success
     at a point that is not one (a solver's loose tolerance, a misjudged active set)
     raises :class:`ConvergenceError`."""
     x_star = np.array(x_star, dtype=float)
@@ -241,7 +246,7 @@ def shape_message(api, name, got, want):
 
 
 def flat_residual(api, name, g, shape):
-    """F(x, *θ) = g(x reshaped to ``shape``, *θ) raveled, checked to have x's size."""
+    """``F(x, *θ) = g(x reshaped to shape, *θ)`` raveled, checked to have x's size."""
     size = int(np.prod(shape, dtype=int))
 
     def F(x, *theta):

@@ -54,16 +54,94 @@ def least_squares(fun, x0, jac="2-point", bounds=(-np.inf, np.inf), method="trf"
                   f_scale=1.0, diff_step=None, tr_solver=None, tr_options=None,
                   jac_sparsity=None, max_nfev=None, verbose=0, args=(), kwargs=None,
                   callback=None, workers=None):
-    """``scipy.optimize.least_squares``, with ``res.x``, ``res.fun`` (the residuals) and
-    ``res.cost`` differentiable in the traced ``args``/``kwargs``, the traced values
-    ``fun`` closes over, traced bounds and a traced ``f_scale``, both modes, any order.
+    r"""Nonlinear least squares by ``scipy.optimize.least_squares``, differentiably.
 
     SciPy solves on plain values (every method, loss and option; ``jac`` serves the solve
-    only). The derivative is the implicit one of ∇C(x, θ) = 0 with C the (robust) cost:
-    the full Hessian of C, not Gauss–Newton, so it is exact for nonzero residuals too; an
-    active bound holds its component. Differentiating an unconverged solve (``res.success``
-    False: max_nfev reached) raises :class:`ConvergenceError`. ``res.jac``, ``res.grad``,
-    ``res.optimality`` stay SciPy's plain values."""
+    only). ``res.x``, ``res.fun`` (the residuals) and ``res.cost`` are then differentiable
+    in the traced ``args``/``kwargs``, the traced values ``fun`` closes over, traced bounds
+    and a traced ``f_scale``, both modes, any order: by the implicit function theorem on
+    the stationarity of the cost,
+
+    .. math::
+
+        C(x, \theta) = \tfrac12 s^2 \sum_i \rho\big((r_i(x, \theta)/s)^2\big) ,
+        \qquad \nabla_x C = 0,
+
+    whose Jacobian is the full Hessian of :math:`C` (:math:`J^\top J` plus the residuals'
+    curvature), not Gauss-Newton's :math:`J^\top J`, so the derivative is exact for
+    nonzero residuals too. An active bound holds its component. ``res.jac``,
+    ``res.grad`` and ``res.optimality`` stay SciPy's plain values.
+
+    Parameters
+    ----------
+    fun : callable
+        The residuals, ``fun(x, *args, **kwargs)``, an array.
+    x0 : array_like
+        The starting point (derivative 0).
+    jac : {"2-point", "3-point", "cs"} or callable, optional
+        The Jacobian for SciPy's solve only.
+    bounds : 2-tuple or scipy.optimize.Bounds, optional
+        Bounds on ``x``; values may be traced.
+    method : {"trf", "dogbox", "lm"}, optional
+        SciPy's method.
+    ftol, xtol, gtol : float, optional
+        SciPy's tolerances.
+    x_scale : array_like or str, optional
+        SciPy's variable scales (None: SciPy's default).
+    loss : str or callable, optional
+        ``"linear"``, ``"soft_l1"``, ``"huber"``, ``"cauchy"``, ``"arctan"`` or a callable
+        ``rho(z)`` returning the rows ``(rho, rho', rho'')``, written with NumPy
+        operations (it is differentiated).
+    f_scale : float, optional
+        The soft margin :math:`s` between inlier and outlier residuals; may be traced.
+    diff_step : float, optional
+        SciPy's finite-difference step.
+    tr_solver : {"exact", "lsmr"}, optional
+        SciPy's trust-region subproblem solver.
+    tr_options : dict, optional
+        SciPy's options for ``tr_solver``.
+    jac_sparsity : array_like or sparse matrix, optional
+        SciPy's sparsity structure of the Jacobian.
+    max_nfev : int, optional
+        SciPy's maximum number of function evaluations.
+    verbose : {0, 1, 2}, optional
+        SciPy's verbosity.
+    args : tuple, optional
+        Extra positional arguments of ``fun``; traced ones are differentiated.
+    kwargs : dict, optional
+        Extra keyword arguments of ``fun``; traced ones are differentiated.
+    callback : callable, optional
+        SciPy's callback.
+    workers : int or map-like callable, optional
+        SciPy's parallel evaluation of finite differences.
+
+    Returns
+    -------
+    scipy.optimize.OptimizeResult
+        SciPy's result, with ``res.x``, ``res.fun`` and ``res.cost`` differentiable.
+
+    Raises
+    ------
+    ConvergenceError
+        An unconverged solve (``max_nfev`` reached) is being differentiated.
+    ValueError
+        An unknown ``loss``.
+
+    See Also
+    --------
+    minimize : General minimization.
+    dualad.jacobians.optimize.least_squares_kwargs : Exact Jacobians *for* SciPy's solve.
+
+    Examples
+    --------
+    >>> from dualad.scipy import optimize
+    >>> t = np.array([0.0, 1.0, 3.0])
+    >>> def slope(y):                     # the least-squares line through (t, y)
+    ...     return optimize.least_squares(lambda p, y: p[0] + p[1] * t - y, np.zeros(2),
+    ...                                   args=(y,)).x[1]
+    >>> print(np.round(dualad.grad(slope)(np.array([1.0, 2.0, 4.0])), 6))
+    [-0.285714 -0.071429  0.357143]
+    """
     api = "least_squares"
     require_callable(api, "fun", fun)
     args = check_args(api, args)

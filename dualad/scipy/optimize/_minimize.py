@@ -50,18 +50,80 @@ def _check_method(api, method, box, cons):
 
 def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bounds=None,
              constraints=(), tol=None, callback=None, options=None):
-    """``scipy.optimize.minimize``, with ``res.x`` and ``res.fun`` differentiable in the
-    traced ``args``, the traced values ``fun`` (and the constraints) close over, and
-    traced bound and constraint values, in both modes and to any order.
+    r"""Minimize ``fun(x, *args)`` by ``scipy.optimize.minimize``, differentiably.
 
-    SciPy runs on plain values with every method and keyword as given (``jac``,
-    ``hess``, ``hessp`` serve the solve only: the derivative uses dualad's derivatives
-    of ``fun``). The derivative is that of the optimality condition at SciPy's solution
-    (see :mod:`._stationary`): ∇ₓf = 0; a component at an active bound is held there
-    (derivative 0, or the bound's derivative if it is traced); active constraints enter
-    through the KKT system with multipliers recovered by least squares. A degenerate
-    active set warns (:class:`DegenerateSolutionWarning`); differentiating an
-    unconverged solve (``res.success`` False) raises :class:`ConvergenceError`.
+    SciPy runs on plain values with every method and keyword as given (``jac``, ``hess``,
+    ``hessp`` serve the solve only: the derivative uses dualad's derivatives of ``fun``).
+    ``res.x`` and ``res.fun`` are then differentiable in the traced ``args``, the traced
+    values ``fun`` (and the constraints) close over, and traced bound and constraint
+    values, in both modes and to any order, by the implicit function theorem on the
+    optimality condition at SciPy's solution: :math:`\nabla_x f(x^*, \theta) = 0`, a
+    component at an active bound held there (derivative 0, or the bound's derivative if it
+    is traced), active constraints through the KKT system with multipliers recovered by
+    least squares.
+
+    Parameters
+    ----------
+    fun : callable
+        The objective, ``fun(x, *args)``, a scalar.
+    x0 : array_like
+        The starting point, 1-D (its derivative is 0).
+    args : tuple, optional
+        Extra arguments of ``fun``; traced ones are differentiated.
+    method : str, optional
+        SciPy's method. With traced bounds or constraints, one that honours them.
+    jac : callable or bool or str, optional
+        The gradient for SciPy's solve, or True if ``fun`` returns ``(f, gradient)``.
+    hess : callable or str, optional
+        The Hessian for SciPy's solve.
+    hessp : callable, optional
+        The Hessian-vector product for SciPy's solve.
+    bounds : sequence or scipy.optimize.Bounds, optional
+        Bounds on ``x``; values may be traced.
+    constraints : dict or sequence of dict or constraint objects, optional
+        SciPy's constraints; the functions may close over traced values.
+    tol : float, optional
+        Tolerance for termination (SciPy's).
+    callback : callable, optional
+        SciPy's callback.
+    options : dict, optional
+        The method's options (SciPy's).
+
+    Returns
+    -------
+    scipy.optimize.OptimizeResult
+        SciPy's result, with ``res.x`` and ``res.fun`` differentiable.
+
+    Raises
+    ------
+    ConvergenceError
+        The solve did not converge (``res.success`` False) and is being differentiated.
+    ValueError
+        ``x0`` not 1-D; a method that ignores the given bounds or constraints.
+
+    Warns
+    -----
+    DegenerateSolutionWarning
+        A degenerate active set: the derivative returned is one-sided.
+
+    See Also
+    --------
+    least_squares : Nonlinear least squares.
+    dualad.jacobians.optimize.minimize_kwargs : Exact derivatives *for* SciPy's solve.
+
+    Examples
+    --------
+    >>> from dualad.scipy import optimize
+    >>> def argmin(c):
+    ...     return optimize.minimize(lambda x, c: np.sum((x - c) ** 2) + x[0] * x[1],
+    ...                              np.zeros(2), args=(c,)).x
+    >>> from dualad import jacobians
+    >>> c = np.array([3.0, 0.0])
+    >>> print(np.round(argmin(c), 4))
+    [ 4. -2.]
+    >>> print(np.round(jacobians.jacobian(argmin, c), 4))
+    [[ 1.3333 -0.6667]
+     [-0.6667  1.3333]]
     """
     api = "minimize"
     require_callable(api, "fun", fun)

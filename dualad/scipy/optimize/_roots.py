@@ -4,7 +4,7 @@ SciPy solves ``fun(x, *args) = 0`` on the primal values; the solution x* is then
 function of the traced values θ the problem depends on (traced ``args``, closed-over
 traced values) by the implicit function theorem on F(x, θ) = fun(x, *args) (for
 ``fixed_point``, F = func(x, *args) − x): ẋ = −(∂F/∂x)⁻¹ ∂F/∂θ θ̇, one linear solve with
-the Jacobian at x* per direction (see :mod:`._common`). ``jac``/``fprime`` serve SciPy's
+the Jacobian at x* per direction (see ``_common``). ``jac``/``fprime`` serve SciPy's
 solve only: the derivative uses ∂F/∂x computed by dualad from ``fun``.
 """
 from __future__ import annotations
@@ -32,14 +32,63 @@ def _first(api, g, jac_in_output):
 
 
 def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, options=None):
-    """``scipy.optimize.root``, with ``res.x`` (and ``res.fun``) differentiable in the
-    traced ``args`` and the traced values ``fun`` closes over, in both modes and to any
-    order, by the implicit function theorem on fun(x, *args) = 0.
+    r"""Solve ``fun(x, *args) = 0`` with ``scipy.optimize.root``; the solution is differentiable.
 
-    Same signature and result as SciPy; every method. The solve is SciPy's, on plain
-    values. Differentiating an unconverged solve (``res.success`` False) raises
-    :class:`ConvergenceError`. ``x0`` only starts the solve: the solution's derivative
-    in it is 0."""
+    SciPy runs the solve on plain values, with every method and option as given. The
+    solution :math:`x^*` is then a differentiable function of the traced values
+    :math:`\theta` the problem depends on (traced ``args``, traced values ``fun`` closes
+    over) by the implicit function theorem on :math:`F(x^*, \theta) = 0`:
+    :math:`\dot x = -(\partial F/\partial x)^{-1} (\partial F/\partial \theta)\,\dot\theta`,
+    one linear solve with the Jacobian at the solution per direction, in both modes and to
+    any order (``dualad.custom_root``). Without traced values it is SciPy's call.
+
+    Parameters
+    ----------
+    fun : callable
+        The residual, ``fun(x, *args)``, an array of ``x``'s size. Written with NumPy
+        operations, it is differentiated by dualad (``jac`` serves SciPy's solve only).
+    x0 : array_like
+        The starting point. Its derivative is 0: it only starts the solve.
+    args : tuple, optional
+        Extra arguments of ``fun``; traced ones are differentiated.
+    method : str, optional
+        SciPy's method (default ``"hybr"``).
+    jac : bool or callable, optional
+        The Jacobian for SciPy's solve, or True if ``fun`` returns ``(f, jacobian)``.
+    tol : float, optional
+        Tolerance for termination (SciPy's).
+    callback : callable, optional
+        SciPy's callback.
+    options : dict, optional
+        The method's options (SciPy's).
+
+    Returns
+    -------
+    scipy.optimize.OptimizeResult
+        SciPy's result, with ``res.x`` and ``res.fun`` differentiable.
+
+    Raises
+    ------
+    ConvergenceError
+        The solve did not converge (``res.success`` False) and is being differentiated.
+    NotImplementedError
+        Under ``dualad.vmap`` with a batched value (loop over the examples instead).
+    TypeError
+        A starting point that is None, complex or not numeric; ``fun`` not callable.
+
+    See Also
+    --------
+    fsolve, fixed_point, root_scalar : The other root finders.
+    dualad.custom_root : The implicit differentiation behind them.
+
+    Examples
+    --------
+    >>> from dualad.scipy import optimize
+    >>> def cube_root(a):
+    ...     return optimize.root(lambda x, a: x ** 3 - a, np.array([1.0]), args=(a,)).x[0]
+    >>> print(round(float(cube_root(8.0)), 10), round(float(dualad.grad(cube_root)(8.0)), 10))
+    2.0 0.0833333333
+    """
     api = "root"
     require_callable(api, "fun", fun)
     args = check_args(api, args)
@@ -62,14 +111,59 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
 
 def fsolve(func, x0, args=(), fprime=None, full_output=0, col_deriv=0, xtol=1.49012e-08,
            maxfev=0, band=None, epsfcn=None, factor=100, diag=None):
-    """``scipy.optimize.fsolve`` (MINPACK's hybrd/hybrj), the returned x differentiable in
-    the traced ``args`` and closed-over traced values by the implicit function theorem on
-    func(x, *args) = 0.
+    r"""Solve ``func(x, *args) = 0`` by ``scipy.optimize.fsolve``, differentiably.
 
-    Where SciPy only warns about an unconverged solve (ier 2–5: too many calls, slow
-    progress), a solve being differentiated raises :class:`ConvergenceError` instead:
-    the derivative of a non-solution would be silently wrong. With ``full_output`` the
-    infodict, ier and message are SciPy's (``infodict['fvec']`` plain)."""
+    MINPACK's hybrd/hybrj runs on plain values; the solution is made a function of the
+    traced ``args`` and closed-over traced values by the implicit function theorem on
+    :math:`F(x, \theta) = \mathrm{func}(x, *\mathrm{args}) = 0` (see :func:`root`). Where
+    SciPy only warns about an unconverged solve (``ier`` 2-5: too many calls, slow
+    progress), a solve being differentiated raises :class:`ConvergenceError` instead: the
+    derivative of a non-solution would be silently wrong.
+
+    Parameters
+    ----------
+    func : callable
+        The residual, ``func(x, *args)``.
+    x0 : array_like
+        The starting point (its derivative is 0).
+    args : tuple, optional
+        Extra arguments of ``func``; traced ones are differentiated.
+    fprime : callable, optional
+        The Jacobian for SciPy's solve only.
+    full_output : bool, optional
+        Also return SciPy's ``infodict``, ``ier`` and ``mesg`` (``infodict['fvec']``
+        plain).
+    col_deriv : bool, optional
+        SciPy's: ``fprime`` computes the Jacobian down the columns.
+    xtol : float, optional
+        SciPy's relative tolerance on ``x``.
+    maxfev : int, optional
+        SciPy's maximum number of calls (0: the default).
+    band : tuple, optional
+        SciPy's band of the Jacobian, ``(lower, upper)``.
+    epsfcn : float, optional
+        SciPy's step for the forward-difference Jacobian.
+    factor : float, optional
+        SciPy's initial step bound.
+    diag : sequence, optional
+        SciPy's scale factors.
+
+    Returns
+    -------
+    x : numpy.ndarray
+        The solution, differentiable.
+    infodict, ier, mesg : dict, int, str
+        With ``full_output`` only, SciPy's.
+
+    Raises
+    ------
+    ConvergenceError
+        The solve did not converge and is being differentiated.
+
+    See Also
+    --------
+    root : The general interface.
+    """
     api = "fsolve"
     require_callable(api, "func", func)
     args = check_args(api, args)
@@ -89,10 +183,38 @@ def fsolve(func, x0, args=(), fprime=None, full_output=0, col_deriv=0, xtol=1.49
 
 
 def fixed_point(func, x0, args=(), xtol=1e-08, maxiter=500, method="del2"):
-    """``scipy.optimize.fixed_point``: x = func(x, *args), the returned x differentiable in
-    the traced ``args`` and closed-over traced values by the implicit function theorem
-    on F(x) = func(x, *args) − x (∂F/∂x = ∂func/∂x − I, invertible where the fixed point
-    is attracting). SciPy raises RuntimeError when the iteration does not converge."""
+    r"""Find ``x = func(x, *args)`` with ``scipy.optimize.fixed_point``; x is differentiable.
+
+    The returned x is differentiable in the traced ``args`` and closed-over traced values
+    by the implicit function theorem on :math:`F(x, \theta) = \mathrm{func}(x, \theta) - x`,
+    whose Jacobian :math:`\partial \mathrm{func}/\partial x - I` is invertible where the
+    fixed point is attracting. SciPy raises ``RuntimeError`` when the iteration does not
+    converge.
+
+    Parameters
+    ----------
+    func : callable
+        The map, ``func(x, *args)``.
+    x0 : array_like
+        The starting point (its derivative is 0).
+    args : tuple, optional
+        Extra arguments of ``func``; traced ones are differentiated.
+    xtol : float, optional
+        SciPy's convergence tolerance.
+    maxiter : int, optional
+        SciPy's maximum number of iterations.
+    method : {"del2", "iteration"}, optional
+        SciPy's method.
+
+    Returns
+    -------
+    numpy.ndarray
+        The fixed point, differentiable.
+
+    See Also
+    --------
+    root : Roots of a residual.
+    """
     api = "fixed_point"
     require_callable(api, "func", func)
     args = check_args(api, args)

@@ -8,17 +8,81 @@ derivative of ``rosen_der`` is ``rosen_hess``).
 """
 from __future__ import annotations
 
+__all__ = ["rosen", "rosen_der", "rosen_hess", "rosen_hess_prod"]
+
 import numpy as np
 
 
 def rosen(x):
-    """The Rosenbrock function, Σ 100 (x_{i+1} − x_i²)² + (1 − x_i)², over axis 0."""
+    r"""The Rosenbrock function, :math:`\sum_{i<n-1} 100 (x_{i+1} - x_i^2)^2 + (1 - x_i)^2`.
+
+    SciPy's convention: the sum runs over axis 0, so a 2-D ``x`` holds one point per
+    column. Written with NumPy operations, it differentiates to any order in both modes;
+    its minimum is 0 at :math:`x = (1, \dots, 1)`.
+
+    Parameters
+    ----------
+    x : array_like
+        The point(s), at least 2 entries along axis 0.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The function value (one per column for a 2-D ``x``).
+
+    Raises
+    ------
+    ValueError
+        Fewer than 2 entries along axis 0.
+
+    See Also
+    --------
+    rosen_der, rosen_hess, rosen_hess_prod : Its derivatives in closed form.
+
+    References
+    ----------
+    .. [1] H. H. Rosenbrock, "An automatic method for finding the greatest or least value
+       of a function", *The Computer Journal* 3 (1960), 175-184.
+
+    Examples
+    --------
+    >>> from dualad.scipy import optimize
+    >>> print(float(optimize.rosen(np.array([1.0, 1.0]))))
+    0.0
+    >>> print(dualad.grad(optimize.rosen)(np.array([0.0, 0.0])))
+    [-2.  0.]
+    """
     x = _vector(x)
     return np.sum(100.0 * (x[1:] - x[:-1] ** 2.0) ** 2.0 + (1 - x[:-1]) ** 2.0, axis=0)
 
 
 def rosen_der(x):
-    """∇rosen: ∂/∂x_j = 200 (x_j − x_{j−1}²) − 400 x_j (x_{j+1} − x_j²) − 2 (1 − x_j)."""
+    r"""The gradient of :func:`rosen` in closed form.
+
+    :math:`\partial/\partial x_j = 200 (x_j - x_{j-1}^2) - 400 x_j (x_{j+1} - x_j^2) - 2 (1 - x_j)`,
+    with the first and last terms dropped at the ends. Differentiable itself: its Jacobian
+    is :func:`rosen_hess`.
+
+    Parameters
+    ----------
+    x : array_like
+        The point, at least 2 entries.
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradient, of ``x``'s shape.
+
+    See Also
+    --------
+    rosen, rosen_hess
+
+    Examples
+    --------
+    >>> from dualad.scipy import optimize
+    >>> print(optimize.rosen_der(np.array([0.0, 0.0])))
+    [-2.  0.]
+    """
     x = _vector(x)
     xm, xm_m1, xm_p1 = x[1:-1], x[:-2], x[2:]
     middle = 200 * (xm - xm_m1 ** 2) - 400 * (xm_p1 - xm ** 2) * xm - 2 * (1 - xm)
@@ -28,8 +92,32 @@ def rosen_der(x):
 
 
 def rosen_hess(x):
-    """The Hessian: tridiagonal, diagonal 1200 x_j² − 400 x_{j+1} + 202 (ends: 1200 x_0²
-    − 400 x_1 + 2 and 200), off-diagonals −400 x_j."""
+    """The Hessian of :func:`rosen` in closed form.
+
+    Tridiagonal: diagonal :math:`1200 x_j^2 - 400 x_{j+1} + 202` (at the ends
+    :math:`1200 x_0^2 - 400 x_1 + 2` and 200), off-diagonals :math:`-400 x_j`.
+
+    Parameters
+    ----------
+    x : array_like
+        The point, at least 2 entries.
+
+    Returns
+    -------
+    numpy.ndarray
+        The ``n x n`` Hessian.
+
+    See Also
+    --------
+    rosen, rosen_hess_prod
+
+    Examples
+    --------
+    >>> from dualad.scipy import optimize
+    >>> print(optimize.rosen_hess(np.array([1.0, 1.0])))
+    [[ 802. -400.]
+     [-400.  200.]]
+    """
     x = _vector(x)
     off = -400 * x[:-1]
     diagonal = np.concatenate([
@@ -40,7 +128,32 @@ def rosen_hess(x):
 
 
 def rosen_hess_prod(x, p):
-    """The Hessian times p, without forming the Hessian."""
+    r"""The Hessian of :func:`rosen` times a vector ``p``, without forming the Hessian.
+
+    The tridiagonal product of :func:`rosen_hess` with ``p``, computed band by band.
+
+    Parameters
+    ----------
+    x : array_like
+        The point, at least 2 entries.
+    p : array_like
+        The vector, of ``x``'s shape.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\nabla^2 \mathrm{rosen}(x)\, p`.
+
+    See Also
+    --------
+    rosen_hess
+
+    Examples
+    --------
+    >>> from dualad.scipy import optimize
+    >>> print(optimize.rosen_hess_prod(np.array([1.0, 1.0]), np.array([1.0, 0.0])))
+    [ 802. -400.]
+    """
     x, p = _vector(x), _vector(p, "p")
     first = (1200 * x[0] ** 2 - 400 * x[1] + 2) * p[0] - 400 * x[0] * p[1]
     middle = (-400 * x[:-2] * p[:-2] + (202 + 1200 * x[1:-1] ** 2 - 400 * x[2:]) * p[1:-1]

@@ -53,15 +53,67 @@ def _bracketing(api, solver):
         return _bracketed(api, solver, f, a, b, args, full_output,
                           dict(xtol=xtol, rtol=rtol, maxiter=maxiter, disp=disp))
     solve.__name__ = solve.__qualname__ = api
-    solve.__doc__ = _DOC.format(api=api)
+    solve.__doc__ = _DOC.format(api=api, extra="")
     return solve
 
 
-_DOC = ("``scipy.optimize.{api}``: the root of f(x, *args) in the bracket [a, b], "
-        "differentiable in the traced ``args`` and closed-over traced values (dx/dθ = "
-        "−f_θ/f_x at the root), both modes, any order. SciPy's signature; with "
-        "``disp=False`` an unconverged root being differentiated raises ConvergenceError "
-        "(SciPy would return it with r.converged False).")
+_DOC = r"""Find a root of ``f(x, *args)`` in the bracket ``[a, b]`` with ``scipy.optimize.{api}``.
+
+The root is differentiable in the traced ``args`` and closed-over traced values, in
+both modes and to any order: with :math:`f(x^*, \theta) = 0` and
+:math:`f_x(x^*) \neq 0`, :math:`dx^*/d\theta = -f_\theta / f_x` at the root (the
+implicit function theorem; the 1 x 1 linear solve is a division). The bracket only
+locates the root: its derivative in ``a`` and ``b`` is 0.
+
+Parameters
+----------
+f : callable
+    The scalar function, ``f(x, *args)``, with ``f(a)`` and ``f(b)`` of opposite signs.
+a, b : float
+    The bracket (traced values are used at their primal values).
+args : tuple, optional
+    Extra arguments of ``f``; traced ones are differentiated.{extra}
+xtol, rtol : float, optional
+    SciPy's absolute and relative tolerances on the root.
+maxiter : int, optional
+    SciPy's maximum number of iterations.
+full_output : bool, optional
+    Also return SciPy's ``RootResults`` (its ``root`` differentiable).
+disp : bool, optional
+    SciPy's: raise ``RuntimeError`` if the solve does not converge. With
+    ``disp=False`` an unconverged root being differentiated raises
+    :class:`ConvergenceError` (SciPy would return it with ``r.converged`` False).
+
+Returns
+-------
+x : float or traced scalar
+    The root, differentiable.
+r : scipy.optimize.RootResults
+    With ``full_output`` only.
+
+Raises
+------
+ConvergenceError
+    An unconverged root is being differentiated.
+ValueError
+    ``f(a)`` and ``f(b)`` have the same sign (SciPy's).
+
+See Also
+--------
+root_scalar : All scalar methods in one interface.
+newton : Newton, secant and Halley iterations.
+
+Examples
+--------
+>>> from dualad.scipy import optimize
+>>> def sqrt(a):
+...     return optimize.{api}(lambda x, a: x ** 2 - a, 0.0, 10.0, args=(a,))
+>>> print(round(float(sqrt(4.0)), 8), round(float(dualad.grad(sqrt)(4.0)), 8))
+2.0 0.25
+"""
+_K = """
+k : int, optional
+    SciPy's number of Newton steps per iteration (1 or 2)."""
 brentq = _bracketing("brentq", _so.brentq)
 brenth = _bracketing("brenth", _so.brenth)
 bisect = _bracketing("bisect", _so.bisect)
@@ -74,18 +126,66 @@ def toms748(f, a, b, args=(), k=1, xtol=2e-12, rtol=4 * np.finfo(float).eps, max
                       dict(k=k, xtol=xtol, rtol=rtol, maxiter=maxiter, disp=disp))
 
 
-toms748.__doc__ = _DOC.format(api="toms748")
+toms748.__doc__ = _DOC.format(api="toms748", extra=_K)
 
 
 
 def root_scalar(f, args=(), method=None, bracket=None, fprime=None, fprime2=None, x0=None,
                 x1=None, xtol=None, rtol=None, maxiter=None, options=None):
-    """``scipy.optimize.root_scalar``: a ``RootResults`` whose ``root`` is differentiable
-    in the traced ``args`` and closed-over traced values (dx/dθ = −f_θ/f_x at the root).
+    r"""A root of scalar ``f(x, *args)`` by ``scipy.optimize.root_scalar``, differentiably.
 
-    Every method; ``fprime``/``fprime2`` as SciPy (callables, or True when f returns
-    its derivatives too). An unconverged root being differentiated raises
-    :class:`ConvergenceError`."""
+    Every method. The ``root`` of the returned ``RootResults`` is differentiable in the
+    traced ``args`` and closed-over traced values, both modes and any order:
+    :math:`dx^*/d\theta = -f_\theta / f_x` at the root (the implicit function theorem).
+    The bracket and starting points only locate the root; their derivative is 0.
+
+    Parameters
+    ----------
+    f : callable
+        The scalar function, ``f(x, *args)`` (or returning ``(f, f')`` or
+        ``(f, f', f'')`` when ``fprime``/``fprime2`` is True).
+    args : tuple, optional
+        Extra arguments of ``f``; traced ones are differentiated.
+    method : str, optional
+        SciPy's method (``"brentq"``, ``"newton"``, ``"halley"``, ...).
+    bracket : sequence of 2 floats, optional
+        The bracket for bracketing methods.
+    fprime : callable or bool, optional
+        The derivative for SciPy's iteration, or True if ``f`` returns it.
+    fprime2 : callable or bool, optional
+        The second derivative for SciPy's iteration, or True if ``f`` returns it.
+    x0, x1 : float, optional
+        Starting points.
+    xtol, rtol : float, optional
+        SciPy's tolerances.
+    maxiter : int, optional
+        SciPy's maximum number of iterations.
+    options : dict, optional
+        The method's options (SciPy's).
+
+    Returns
+    -------
+    scipy.optimize.RootResults
+        SciPy's result, with ``root`` differentiable.
+
+    Raises
+    ------
+    ConvergenceError
+        An unconverged root is being differentiated.
+
+    See Also
+    --------
+    brentq, newton : The methods as functions.
+
+    Examples
+    --------
+    >>> from dualad.scipy import optimize
+    >>> def sqrt(a):
+    ...     return optimize.root_scalar(lambda x, a: x ** 2 - a, bracket=[0.0, 10.0],
+    ...                                 args=(a,)).root
+    >>> print(round(float(dualad.grad(sqrt)(4.0)), 8))
+    0.25
+    """
     api = "root_scalar"
     require_callable(api, "f", f)
     args = check_args(api, args)
@@ -115,11 +215,64 @@ def _diagonal_solve(matvec, b):
 
 def newton(func, x0, fprime=None, args=(), tol=1.48e-08, maxiter=50, fprime2=None, x1=None,
            rtol=0.0, full_output=False, disp=True):
-    """``scipy.optimize.newton`` (Newton, secant or Halley), the root differentiable in
-    the traced ``args`` and closed-over traced values (dx/dθ = −f_θ/f_x). An array ``x0``
-    solves independent scalar problems (SciPy's vectorized form): each root's derivative
-    is its own division. Differentiating an unconverged root (SciPy only warns for
-    arrays, or ``disp=False``) raises :class:`ConvergenceError`."""
+    r"""A root by ``scipy.optimize.newton`` (Newton, secant or Halley), differentiably.
+
+    The root is differentiable in the traced ``args`` and closed-over traced values,
+    :math:`dx^*/d\theta = -f_\theta / f_x` at the root. An array ``x0`` solves independent
+    scalar problems (SciPy's vectorized form): the Jacobian is diagonal and each root's
+    derivative is its own division. Differentiating an unconverged root (SciPy only warns
+    for arrays, or with ``disp=False``) raises :class:`ConvergenceError`.
+
+    Parameters
+    ----------
+    func : callable
+        The function, ``func(x, *args)``.
+    x0 : float or array_like
+        The starting point(s) (derivative 0).
+    fprime : callable, optional
+        The derivative for SciPy's iteration (Newton; secant without it).
+    args : tuple, optional
+        Extra arguments of ``func``; traced ones are differentiated.
+    tol : float, optional
+        SciPy's absolute tolerance.
+    maxiter : int, optional
+        SciPy's maximum number of iterations.
+    fprime2 : callable, optional
+        The second derivative (Halley's method).
+    x1 : float, optional
+        A second starting point (secant).
+    rtol : float, optional
+        SciPy's relative tolerance.
+    full_output : bool, optional
+        Also return SciPy's ``RootResults`` (scalar ``x0``) or ``(root, converged,
+        zero_der)`` (array ``x0``).
+    disp : bool, optional
+        SciPy's: raise ``RuntimeError`` if a scalar solve does not converge.
+
+    Returns
+    -------
+    root : float or numpy.ndarray
+        The root(s), differentiable.
+    r : scipy.optimize.RootResults or tuple
+        With ``full_output`` only.
+
+    Raises
+    ------
+    ConvergenceError
+        An unconverged root is being differentiated.
+
+    See Also
+    --------
+    root_scalar : All scalar methods in one interface.
+
+    Examples
+    --------
+    >>> from dualad.scipy import optimize
+    >>> def solve(a):                                  # cos(x) = a x
+    ...     return optimize.newton(lambda x, a: np.cos(x) - a * x, 0.5, args=(a,))
+    >>> print(round(float(solve(1.0)), 6), round(float(dualad.grad(solve)(1.0)), 6))
+    0.739085 -0.441611
+    """
     api = "newton"
     require_callable(api, "func", func)
     args = check_args(api, args)

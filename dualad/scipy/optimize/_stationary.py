@@ -18,6 +18,8 @@ For an objective φ(x, θ) at SciPy's minimizer x*:
 """
 from __future__ import annotations
 
+__all__ = ["stationary_point"]
+
 import warnings
 
 import numpy as np
@@ -44,7 +46,7 @@ def _split(theta, sizes):
 
 def stationary_point(api, phi, theta_phi, x_star, bounds=None, constraints=(),
                      status=(True, "")):
-    """x(θ), SciPy's minimizer ``x_star`` of φ(x, *θ_phi) subject to ``bounds``
+    """x(θ), SciPy's minimizer ``x_star`` of ``φ(x, *θ_phi)`` subject to ``bounds``
     (:class:`._active.BoxBounds` or None) and ``constraints`` (:class:`._active.Constraint`
     records), differentiable in θ = θ_phi + the bounds' and constraints' traced values.
     ``status`` is SciPy's (success, message), checked against the KKT residual

@@ -9,6 +9,8 @@ bracket, bound or closed-over value is refused, naming the solver and the loop t
 """
 from __future__ import annotations
 
+__all__ = ["refuse_vmap"]
+
 import functools
 
 from ...tracer import Box, shape_of
