@@ -12,11 +12,19 @@ from ._evalnodes import _fmt, _parents
 
 @dataclass
 class Row:
-    """One line of a trace: ``name = formula = value``."""
+    """One line of a trace: ``name = formula = value``.
+
+    ``node`` names the graph node the line is about (``"v_2"``: the variable it defines,
+    its tangent or the adjoint it accumulates into); ``via`` names, for an adjoint
+    accumulation, the node whose use of ``node`` it sweeps back through (``v̄_0 += v̄_2 ·
+    ∂v_2/∂v_0`` has node ``v_0``, via ``v_2``).
+    """
     name: str
     formula: str
     value: object
     section: str
+    node: str = None
+    via: str = None
 
     def cells(self, digits):
         return [self.name, self.formula, _fmt(self.value, digits)]
@@ -115,6 +123,34 @@ class EvaluationTrace:
         from .evalplot import draw_graph
         draw_graph(self, path, digits)
         return path
+
+    def to_html(self, title=None, digits=3):
+        """The trace as a self-contained interactive HTML page (no network needed).
+
+        The page draws the computational graph beside the trace table and steps through
+        this trace's sweep one elementary operation at a time (Step, Back, Reset, Play,
+        arrow keys). To show a forward and a reverse sweep together, pass both traces to
+        :func:`dualad.teaching.html_page`.
+
+        Parameters
+        ----------
+        title : str, optional
+            The heading, e.g. the function's formula; escaped. Default "Evaluation trace".
+        digits : int, optional
+            Decimals shown (0 to 17), default 3.
+
+        Returns
+        -------
+        str
+            The HTML document; write it to a ``.html`` file and open it in a browser.
+        """
+        from .evalhtml import html_page
+        return html_page(self, title=title, digits=digits)
+
+    def _repr_html_(self):
+        """Jupyter's inline view: the page as a fragment with its own unique element ids."""
+        from .evalhtml import html_fragment
+        return html_fragment(self)
 
 
 def _width(s):

@@ -118,9 +118,9 @@ def trace(f, *args, mode="forward", seed=None, names=None):
     nodes = leaves + [n for n in nodes if n.prim is not None]
     et = EvaluationTrace(mode=mode, nodes=nodes, names=names, output=out.value)
     for k, leaf in enumerate(leaves):
-        et.rows.append(Row(names[leaf], labels[k], leaf.value, "primal"))
+        et.rows.append(Row(names[leaf], labels[k], leaf.value, "primal", names[leaf]))
     for node in nodes[n_in:]:
-        et.rows.append(Row(names[node], _formula(node, names), node.value, "primal"))
+        et.rows.append(Row(names[node], _formula(node, names), node.value, "primal", names[node]))
     n_primal = len(nodes) - n_in
     counting = OpCounter()
     if mode == "forward":
@@ -202,7 +202,8 @@ def _forward_rows(et, leaves, nodes, out, names, seed, counting, labels):
             raise ValueError(f"trace: seed {i} has shape {t.shape}, but input {i} has shape "
                              f"{np.shape(leaf.value)}")
         tangents[leaf] = counting.new_leaf(t)
-        et.rows.append(Row("v̇" + names[leaf][1:], _marked(labels[i], _DOT), t, "tangent"))
+        et.rows.append(Row("v̇" + names[leaf][1:], _marked(labels[i], _DOT), t, "tangent",
+                           names[leaf]))
     for node in nodes[len(leaves):]:
         traced = [j for j, a in enumerate(node.args) if isinstance(a, Var) and a in tangents]
         prim = node.prim
@@ -220,12 +221,12 @@ def _forward_rows(et, leaves, nodes, out, names, seed, counting, labels):
         total = tangents[node] = _apply_rules(et, node, counting, compute)
         et.derivative_of[node] = primal_value(total)
         et.rows.append(Row("v̇" + names[node][1:], _tangent_formula(node, traced, names),
-                           primal_value(total), "tangent"))
+                           primal_value(total), "tangent", names[node]))
     for leaf in leaves:
         et.derivative_of[leaf] = primal_value(tangents[leaf])
     et.derivative = primal_value(tangents[out])
-    et.rows.append(Row("y", names[out], out.value, "result"))
-    et.rows.append(Row("ẏ", "v̇" + names[out][1:], et.derivative, "result"))
+    et.rows.append(Row("y", names[out], out.value, "result", names[out]))
+    et.rows.append(Row("ẏ", "v̇" + names[out][1:], et.derivative, "result", names[out]))
 
 
 def _tangent_formula(node, traced, names):
@@ -259,7 +260,7 @@ def _reverse_rows(et, leaves, nodes, out, names, seed, counting, labels):
                          f"has shape {np.shape(out.value)}")
     adj = {out: counting.new_leaf(ybar)}
     bar = lambda n: "v̄" + names[n][1:]  # noqa: E731
-    et.rows.append(Row(bar(out), "ȳ", ybar, "adjoint"))
+    et.rows.append(Row(bar(out), "ȳ", ybar, "adjoint", names[out]))
     steps = 0
     for node in reversed(nodes[len(leaves):]):
         if node not in adj:
@@ -289,12 +290,13 @@ def _reverse_rows(et, leaves, nodes, out, names, seed, counting, labels):
             elif p is not None:
                 formula += f" = {acc}{bar(node)} · {_factor(p)}"
             steps += 1
-            et.rows.append(Row(bar(a), formula, primal_value(adj[a]), "adjoint"))
+            et.rows.append(Row(bar(a), formula, primal_value(adj[a]), "adjoint", names[a],
+                               names[node]))
     for n, v in adj.items():
         et.derivative_of[n] = primal_value(v)
     et.derivative = tuple(primal_value(adj[l]) if l in adj else np.zeros_like(l.value)
                           for l in leaves)
     for k, (leaf, d) in enumerate(zip(leaves, et.derivative)):
         et.rows.append(Row(_marked(labels[k], _BAR), bar(leaf) if leaf in adj else "0", d,
-                           "result"))
+                           "result", names[leaf]))
     return steps
