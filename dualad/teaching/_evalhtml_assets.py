@@ -99,6 +99,12 @@ CSS = """
 .dualad-trace .dt-row.dt-done .dt-val{color:var(--accent);font-weight:700}
 .dualad-trace .dt-row.dt-current td{background:var(--hl)}
 .dualad-trace .dt-row.dt-current td:first-child{box-shadow:inset 4px 0 0 var(--hl-edge)}
+.dualad-trace .dt-legend{color:var(--muted);font-size:13px;margin:8px 0 0;padding:8px 12px;
+ background:#f8fafc;border-radius:8px}
+.dualad-trace button:focus{outline:none}
+.dualad-trace button:focus-visible{outline:2px solid var(--accent);outline-offset:2px}
+.dualad-trace .dt-tab:focus-visible{outline:2px solid #bfd3f6;outline-offset:-2px;
+ border-radius:8px 8px 0 0}
 .dualad-trace .dt-summary,.dualad-trace .dt-keys{color:var(--muted);font-size:13px;margin:10px 0 0}
 .dualad-trace .dt-detail{color:var(--faint)}
 """.replace("MATH", _MATH).replace("SANS", _SANS).replace("MONO", _MONO)

@@ -217,7 +217,7 @@ def _write_page(args, at, traces):
     """``--html FILE``: the teaching page, the forward sweep's tab first."""
     from .evalhtml import html_page
     page = html_page(traces["forward"], traces["reverse"], digits=args.digits,
-                     title=f"f({', '.join(at)}) = {args.expression.strip()}")
+                     title=f"f({', '.join(at)}) = {_pretty(args.expression)}")
     try:
         with open(args.html, "w", encoding="utf-8") as out:
             out.write(page)
@@ -225,6 +225,11 @@ def _write_page(args, at, traces):
         return _fail(f"--html {args.html}: cannot write the page: {e.strerror or e}")
     print(f"page written to {args.html}")
     return 0
+
+
+def _pretty(expression):
+    """The expression as a heading: ``x1*x2 - x2**2`` -> ``x1·x2 − x2^2``."""
+    return expression.strip().replace("**", "^").replace("*", "·").replace("-", "−")
 
 
 def _fail(message) -> int:

@@ -27,7 +27,7 @@ from ._evalsteps import graph_of, input_labels, sweep_steps
 __all__ = ["html_page", "html_fragment"]
 
 _renders = itertools.count()
-_SUB = re.compile(r"_(-?\d+)")
+_SUB = re.compile(r"_(-?\d+|[ij](?![A-Za-z0-9]))")   # v_-1, v_2 and the generic v_i, v_j
 _NODE_H, _GAP_X, _GAP_Y, _PAD = 68, 46, 30, 14
 _MAX_FORMULA = 24      # characters of a formula shown inside a graph node (all of it in the table)
 _MARK = {"forward": "v̇", "reverse": "v̄"}
@@ -96,10 +96,10 @@ def _svg(et, rid, digits):
     graph, pos, w, (W, H) = _layout(et)
     primal = {r.node: r for r in et.rows if r.section == "primal"}
     labels = input_labels(et)
-    out_node = next(r.node for r in et.rows if r.section == "result")
+    out_node = _output_node(et)
     mark = _MARK[et.mode]
     parts = [f'<svg class="dt-graph" viewBox="0 0 {W:.0f} {H:.0f}" role="img" '
-             f'aria-label="computational graph" style="max-width:{W:.0f}px">',
+             f'aria-label="computational graph" style="max-width:{W:.0f}px;min-width:{0.7 * W:.0f}px">',
              "<defs>"]
     for suffix, cls in (("arrow", "dt-arrow"), ("arrow-on", "dt-arrow-on")):
         parts.append(f'<marker id="{rid}-{suffix}" class="{cls}" viewBox="0 0 10 10" refX="9" '
@@ -138,6 +138,13 @@ def _svg(et, rid, digits):
             f'<tspan class="dt-dv">?</tspan></text></g>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _output_node(et):
+    """The node of ``y``: the forward result's, or where the reverse sweep is seeded."""
+    if et.mode == "forward":
+        return next(r.node for r in et.rows if r.section == "result")
+    return next(r.node for r in et.rows if r.section == "adjoint")
 
 
 def _table(et, digits):
@@ -187,6 +194,17 @@ def _summary(et):
     return f'<p class="dt-summary">Operation counts: {text}</p>'
 
 
+def _legend(et):
+    mark = _MARK[et.mode]
+    what = "its tangent" if et.mode == "forward" else "its adjoint"
+    return _math(
+        f"Reading the graph: each box is one elementary operation v_i with its formula, "
+        f"its value and {what} {mark}_i (“?” until the sweep reaches it). Amber: the "
+        f"current step; coloured: already computed") + (
+        _math("; dashed: the operation whose adjoint is flowing back to its operand.")
+        if et.mode == "reverse" else ".")
+
+
 def _panel(et, rid, k, digits, hidden):
     labels = input_labels(et)
     if et.mode == "forward":
@@ -213,7 +231,7 @@ def _panel(et, rid, k, digits, hidden):
         '<div class="dt-caption" aria-live="polite"><div class="dt-lead"></div>'
         '<div class="dt-text"></div></div>'
         f'<div class="dt-card dt-graphcard">{_svg(et, rid + f"-{k}", digits)}</div>'
-        f"{_summary(et)}</div>"
+        f'{_summary(et)}<p class="dt-legend">{_legend(et)}</p></div>'
         f'<div class="dt-card dt-tablecard">{_table(et, digits)}</div></div></section>')
 
 

@@ -149,7 +149,9 @@ def test_cli_html_writes_both_sweeps(tmp_path, capsys):
     # --seed 0,1 is the forward direction ẋ = (0, 1): ẏ = ∂f/∂x2
     assert data_f["steps"][-1]["num"] == pytest.approx(GRAD[1], rel=1e-14)
     assert data_r["steps"][-1]["num"] == pytest.approx(list(GRAD), rel=1e-14)
-    assert html.escape("f(x1, x2) = log(x1) + x1*x2 - sin(x2)") in page
+    assert "f(x1, x2) = log(x1) + x1·x2 − sin(x2)" in page
+    assert page.count('class="dt-badge"') == 2 * 3    # two inputs and the output, per panel
+    assert page.count(">output y</text>") == 2
 
 
 def test_cli_html_reverse_seed(tmp_path):
