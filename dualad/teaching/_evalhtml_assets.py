@@ -134,6 +134,7 @@ JS = r"""function (root) {
     var off = "url(#" + panel.querySelector("marker.dt-arrow").id + ")";
     var lead = panel.querySelector(".dt-lead"), text = panel.querySelector(".dt-text");
     var count = panel.querySelector(".dt-count"), box = panel.querySelector(".dt-tablecard");
+    var card = panel.querySelector(".dt-graphcard");
     function mark(el, name, yes) { el.classList.toggle(name, !!yes); }
 
     function render() {
@@ -167,11 +168,15 @@ JS = r"""function (root) {
       btn.reset.disabled = btn.back.disabled = pos === 0;
       btn.step.disabled = pos === steps.length;
       btn.play.textContent = timer ? "Pause" : (pos === steps.length ? "Replay" : "Play");
-      if (cur && !panel.hidden) {   // keep the current row in view inside the table's box
+      if (cur && !panel.hidden) {   // keep the current row and node in view in their boxes
         var tr = rows[cur.rows[cur.rows.length - 1]].getBoundingClientRect();
         var b = box.getBoundingClientRect();
         if (tr.bottom > b.bottom) box.scrollTop += tr.bottom - b.bottom + 12;
         else if (tr.top < b.top + 32) box.scrollTop -= b.top + 32 - tr.top;
+        var g = nodes[cur.nodes[0]] && nodes[cur.nodes[0]].getBoundingClientRect();
+        var c = card.getBoundingClientRect();
+        if (g && g.right > c.right) card.scrollLeft += g.right - c.right + 24;
+        else if (g && g.left < c.left) card.scrollLeft -= c.left - g.left + 24;
       }
     }
     function go(p) { pos = Math.max(0, Math.min(steps.length, p)); render(); }

@@ -139,6 +139,14 @@ class Browser:
             raise CDPError(f"{expression[:80]}: {reply['exceptionDetails']}")
         return reply["result"].get("value")
 
+    def page_errors(self):
+        """The uncaught exceptions and console errors the page reported so far."""
+        self.page("Runtime.evaluate", expression="0")   # flush pending events
+        return [e["params"] for e in self._events
+                if e["method"] == "Runtime.exceptionThrown"
+                or (e["method"] == "Runtime.consoleAPICalled"
+                    and e["params"].get("type") in ("error", "assert"))]
+
     def click(self, x, y):
         """A real mouse click (press and release) at page coordinates (x, y)."""
         for kind in ("mousePressed", "mouseReleased"):

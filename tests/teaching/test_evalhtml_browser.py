@@ -15,7 +15,7 @@ import time
 import numpy as np
 import pytest
 
-from dualad.teaching import trace
+from dualad.teaching import html_fragment, trace
 from dualad.teaching._evalhtml_assets import HIGHLIGHT
 from dualad.teaching.cli import main
 
@@ -131,6 +131,7 @@ def test_forward_sweep_step_by_step(browser, page_url):
     check_state(browser.evaluate(STATE), et, total - 1)
     browser.key("Home", "Home", 36)
     check_state(browser.evaluate(STATE), et, 0)
+    assert browser.page_errors() == []
 
 
 def test_play_and_pause(browser, page_url):
@@ -193,3 +194,29 @@ def test_reverse_sweep_step_by_step_and_screenshot(browser, page_url, tmp_path):
     # ... and a row that is not current does not
     above = image[top - (bottom - top) + 2:top - 2, left + 8:right - 2, :3].astype(int)
     assert np.all(np.abs(above - HIGHLIGHT) <= 3, axis=-1).mean() < 0.05
+    assert browser.page_errors() == []
+
+
+def test_two_views_on_one_page_do_not_interfere(browser, tmp_path):
+    """Two fragments (as two notebook cells would show them): stepping one, by clicks
+    and by keys while it has focus, leaves the other alone."""
+    fwd = trace(f, X1, X2, mode="forward", names=["x1", "x2"])
+    rev = trace(f, X1, X2, mode="reverse", names=["x1", "x2"])
+    path = tmp_path / "two.html"
+    path.write_text("<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>"
+                    + html_fragment(fwd) + html_fragment(rev, fwd) + "</body></html>",
+                    encoding="utf-8")
+    browser.navigate(path.as_uri())
+    count = ("[...document.querySelectorAll('.dualad-trace')].map(r => "
+             "r.querySelector('.dt-panel:not([hidden]) .dt-count').textContent)")
+    assert browser.evaluate(count) == ["step 0 of 8", "step 0 of 10"]
+    second = "document.querySelectorAll('.dualad-trace')[1]"
+    browser.evaluate(f"{second}.querySelector('.dt-panel:not([hidden]) [data-act=step]')"
+                     ".click()")
+    browser.evaluate(f"{second}.focus()")
+    browser.key("ArrowRight", "ArrowRight", 39)
+    assert browser.evaluate(count) == ["step 0 of 8", "step 2 of 10"]
+    browser.evaluate("document.querySelectorAll('.dualad-trace')[0].focus()")
+    browser.key("ArrowRight", "ArrowRight", 39)
+    assert browser.evaluate(count) == ["step 1 of 8", "step 2 of 10"]
+    assert browser.page_errors() == []
