@@ -58,6 +58,15 @@ def _and(items):
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def _users(names):
+    """Who uses a variable: ``"by v_4 and v_2"``; ``"once by v_2, twice by v_1"`` when
+    one operation uses it more than once (``v_1 = v_0 × v_0``)."""
+    counts = Counter(names)
+    if max(counts.values()) == 1:
+        return "by " + _and(list(counts))
+    return ", ".join(f"{_times(n)} by {v}" for v, n in counts.items())
+
+
 def sweep_steps(et, digits=3):
     """The steps of ``et``'s sweep (see the module docstring), then one for the result."""
     graph, labels = graph_of(et), input_labels(et)
@@ -114,8 +123,8 @@ def sweep_steps(et, digits=3):
                                        f"v̄{r.via[1:]} times the partial ∂{r.via}/∂{r.node}.")
                 else:
                     step["caption"] = (
-                        f"{who(r.node)} is used {_times(uses[r.node])} (by "
-                        f"{_and(users[r.node])}); this is the first contribution, from {op}. "
+                        f"{who(r.node)} is used {_times(uses[r.node])} ("
+                        f"{_users(users[r.node])}); this is the first contribution, from {op}. "
                         f"The others will add to it.")
             else:
                 for sign, op_sign in ((" + ", "+="), (" − ", "−=")):
@@ -150,7 +159,7 @@ def _result_step(et, digits, labels):
     vals = [_fmt(r.value, digits) for r in grads]
     step.update(nodes=[r.node for r in grads], value=", ".join(vals),
                 num=[_number(r.value) for r in grads],
-                lead=f"x̄ = ({', '.join(vals)})",
+                lead=f"x̄ = ({', '.join(vals)})" if len(vals) > 1 else f"x̄ = {vals[0]}",
                 caption=("Done: one reverse sweep gave the whole gradient, "
                          + ", ".join(f"{r.name} = {v}" for r, v in zip(grads, vals))
                          + (". Forward mode needs one sweep per input for this."

@@ -175,3 +175,26 @@ def test_cli_html_bad_path_names_it(tmp_path, capsys, where):
 
 def test_the_trace_type_is_the_public_one(both):
     assert all(isinstance(t, EvaluationTrace) for t in both)
+
+
+def test_a_variable_used_three_times_accumulates_three_contributions():
+    """x·x·x: v_1 = v_0 × v_0 uses x twice, v_2 = v_1 × v_0 once; d/dx x³ = 3x² = 12."""
+    et = trace(lambda x: x * x * x, 2.0, mode="reverse", names=["x"])
+    (data,) = panels(et.to_html())
+    into_x = [s for s in data["steps"] if s["nodes"] == ["v_0"] and s["via"]]
+    assert len(into_x) == 3
+    assert "used three times (once by v<sub>2</sub>, twice by v<sub>1</sub>)" in \
+        into_x[0]["caption"]
+    assert all("so its adjoint accumulates" in s["caption"] for s in into_x[1:])
+    assert into_x[-1]["num"] == pytest.approx(3 * 2.0 ** 2, rel=1e-15)
+    assert data["steps"][-1]["lead"] == "x̄ = 12.000"
+
+
+def test_values_json_cannot_carry_nan():
+    """ln(-1) is nan: the value shows as text, the JSON number is null (JSON has no NaN)."""
+    with np.errstate(invalid="ignore"):
+        et = trace(np.log, -1.0, mode="forward")
+    page = et.to_html()
+    (data,) = panels(page)
+    assert "NaN" not in page.split("<script")[1] and data["steps"][-1]["num"] == -1.0
+    assert "nan" in page          # the primal value ln(-1), shown as it is
