@@ -25,6 +25,7 @@ CSS = """
  box-shadow:0 1px 3px rgba(15,23,42,.08),0 10px 30px rgba(15,23,42,.06);line-height:1.45;
  font-size:15px;outline:none;box-sizing:border-box}
 .dualad-trace *{box-sizing:border-box}
+.dualad-trace [hidden]{display:none!important}
 .dualad-trace .dt-reverse{--accent:#7c3aed;--soft:#f1eafe}
 .dualad-trace sub{font-size:.72em;line-height:0;vertical-align:-.28em}
 .dualad-trace .dt-head{display:flex;flex-wrap:wrap;align-items:baseline;gap:4px 14px;
