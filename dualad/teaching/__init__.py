@@ -1,9 +1,23 @@
-"""The teaching tools: the evaluation trace of a computation (:mod:`.evaltrace`) and its
-text and plot renderings (:mod:`.evalrender`, :mod:`.evalplot`), the operation counter
-(:mod:`.opcount`: elementary operations of a sweep, by name), the expression language of
-the command line (:mod:`.expr`) and the ``dualad`` command itself (:mod:`.cli`).
+"""The teaching tools: evaluation traces (Wengert lists) of the forward and the reverse
+sweep, rendered as text, Markdown, LaTeX, Graphviz DOT, PNG and an interactive HTML page,
+and the operation counter.
 
-Public names: :func:`count_ops` and :class:`OpCounter` (the paper reproductions count
-with them); ``dualad.trace`` is the evaluation trace.
+- :func:`trace` records a function once and lays out its evaluation trace with the
+  tangent (forward) or adjoint (reverse) trace, as in Baydin et al. (JMLR 2018, Tables 2
+  and 3); also ``dualad.trace``.
+- :class:`EvaluationTrace` renders it (``to_text``, ``to_markdown``, ``to_latex``,
+  ``to_dot``, ``plot``, ``to_html``; Jupyter shows the HTML page inline).
+- :func:`html_page` and :func:`html_fragment` put several traces (a forward and a reverse
+  sweep of one function) on one page, one tab each.
+- :func:`count_ops` and :class:`OpCounter` count primitive applications (the paper
+  reproductions measure with them).
+
+The command line: ``dualad trace "log(x1) + x1*x2 - sin(x2)" --at x1=2 x2=5 --html
+trace.html`` (:mod:`.cli`, the expression language in :mod:`.expr`).
 """
-from .opcount import OpCounter, count_ops  # noqa: F401
+from .evalhtml import html_fragment, html_page
+from .evalrender import EvaluationTrace
+from .evaltrace import trace
+from .opcount import OpCounter, count_ops
+
+__all__ = ["trace", "EvaluationTrace", "html_page", "html_fragment", "count_ops", "OpCounter"]

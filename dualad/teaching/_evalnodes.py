@@ -11,6 +11,8 @@ import numpy as np
 from ..tape import Var
 from ..tracer import primal_value
 
+__all__ = []   # helpers private to the renderers (_fmt, _parents)
+
 
 def _fmt(v, digits=3):
     v = primal_value(v)

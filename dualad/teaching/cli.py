@@ -7,6 +7,8 @@ import sys
 
 import numpy as np
 
+__all__ = ["main", "tour", "trace_command"]
+
 
 def _section(title):
     print(f"\n== {title} " + "=" * max(0, 66 - len(title)))
@@ -187,6 +189,10 @@ def trace_command(args) -> int:
             seed = seed if args.mode == "forward" else seed[0]
         with np.errstate(all="ignore"):
             et = trace(f, *at.values(), mode=args.mode, seed=seed, names=list(at))
+            if args.html:   # both sweeps; the seed given applies to its own mode's sweep
+                other = "reverse" if args.mode == "forward" else "forward"
+                both = {args.mode: et, other: trace(f, *at.values(), mode=other,
+                                                    names=list(at))}
         render = {"text": et.to_text, "md": et.to_markdown, "latex": et.to_latex,
                   "dot": et.to_dot}[args.format]
         text = render(args.digits)
@@ -202,7 +208,28 @@ def trace_command(args) -> int:
         except (ImportError, OSError) as e:
             return _fail(e)
         print(f"graph written to {args.graph}")
+    if args.html:
+        return _write_page(args, at, both)
     return 0
+
+
+def _write_page(args, at, traces):
+    """``--html FILE``: the teaching page, the forward sweep's tab first."""
+    from .evalhtml import html_page
+    page = html_page(traces["forward"], traces["reverse"], digits=args.digits,
+                     title=f"f({', '.join(at)}) = {_pretty(args.expression)}")
+    try:
+        with open(args.html, "w", encoding="utf-8") as out:
+            out.write(page)
+    except OSError as e:
+        return _fail(f"--html {args.html}: cannot write the page: {e.strerror or e}")
+    print(f"page written to {args.html}")
+    return 0
+
+
+def _pretty(expression):
+    """The expression as a heading: ``x1*x2 - x2**2`` -> ``x1·x2 − x2^2``."""
+    return expression.strip().replace("**", "^").replace("*", "·").replace("-", "−")
 
 
 def _fail(message) -> int:
@@ -262,6 +289,9 @@ def main(argv=None) -> int:
     p_trace.add_argument("--digits", type=_digits, default=3,
                          help=f"decimals shown, 0 to {MAX_DIGITS} (default 3)")
     p_trace.add_argument("--graph", metavar="OUT.png", help="also draw the graph (matplotlib)")
+    p_trace.add_argument("--html", metavar="OUT.html",
+                         help="also write the teaching page: the graph and the table, stepping "
+                              "through the forward and the reverse sweep (self-contained)")
     p_check = sub.add_parser(
         "check", help="verify custom derivative rules in a module (imports it: runs its code)",
         description="Verify the custom rules (@dualad.primitive, dualad.Function) a module "

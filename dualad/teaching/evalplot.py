@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from ._evalnodes import _fmt, _parents
 
+__all__ = ["draw_graph"]
+
 
 def draw_graph(et, path, digits=3):
     try:

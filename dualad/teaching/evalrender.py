@@ -9,22 +9,71 @@ from dataclasses import dataclass, field
 
 from ._evalnodes import _fmt, _parents
 
+__all__ = ["EvaluationTrace", "Row"]
+
 
 @dataclass
 class Row:
-    """One line of a trace: ``name = formula = value``."""
+    """One line of a trace: ``name = formula = value``.
+
+    ``node`` names the graph node the line is about (``"v_2"``: the variable it defines,
+    its tangent or the adjoint it accumulates into); ``via`` names, for an adjoint
+    accumulation, the node whose use of ``node`` it sweeps back through (``v̄_0 += v̄_2 ·
+    ∂v_2/∂v_0`` has node ``v_0``, via ``v_2``).
+    """
     name: str
     formula: str
     value: object
     section: str
+    node: str = None
+    via: str = None
 
     def cells(self, digits):
+        """The three cells ``[name, formula, value]``, the value with ``digits`` decimals."""
         return [self.name, self.formula, _fmt(self.value, digits)]
 
 
 @dataclass
 class EvaluationTrace:
-    """A recorded sweep, renderable as text, Markdown, LaTeX and Graphviz DOT."""
+    """A recorded sweep, renderable as text, Markdown, LaTeX, Graphviz DOT, PNG and HTML.
+
+    Built by :func:`dualad.teaching.trace`, not by hand. ``rows`` are the lines of the
+    trace, in the order a student reads them: the primal trace, then the tangent
+    (forward) or adjoint (reverse) trace, then the result.
+
+    Parameters
+    ----------
+    mode : {"forward", "reverse"}
+        The sweep recorded.
+    rows : list of Row
+        The lines ``name = formula = value``, each with its section ("primal",
+        "tangent", "adjoint" or "result") and the graph node it is about.
+    nodes : list
+        The tape's nodes, inputs first, in evaluation order (the graph's vertices).
+    names : dict
+        Each node's name, ``v_-1 .. v_l``.
+    derivative_of : dict
+        Each node's tangent (forward) or final adjoint (reverse).
+    output : array_like
+        The primal output ``y``.
+    derivative : array_like or tuple
+        Forward: ``ẏ``, the derivative along the seed. Reverse: the gradient ``x̄``,
+        one entry per input.
+    op_counts : dict
+        Operation counts: the primal's and the sweep's (measured on a counting tape).
+    sweep_counts : dict
+        The sweep's primitive applications, by primitive name.
+    uncounted : set
+        Primitives whose rules could not run on the counting tape (their
+        derivatives are exact; only their counts are missing).
+
+    Examples
+    --------
+    >>> from dualad.teaching import trace
+    >>> et = trace(lambda x1, x2: x1 * x2, 2.0, 5.0)
+    >>> et.mode, float(et.derivative)
+    ('forward', 5.0)
+    """
     mode: str
     rows: list = field(default_factory=list)
     nodes: list = field(default_factory=list)
@@ -38,6 +87,18 @@ class EvaluationTrace:
 
     # --- rendering ----------------------------------------------------------
     def to_text(self, digits=3):
+        """The trace as aligned plain text, one ``name = formula = value`` line per row.
+
+        Parameters
+        ----------
+        digits : int, optional
+            Decimals shown, default 3.
+
+        Returns
+        -------
+        str
+            The table, its sections headed, then a summary line with the operation counts.
+        """
         cells = [r.cells(digits) for r in self.rows]
         w = [max(_width(c[i]) for c in cells) for i in range(3)]
         out, section = [], None
@@ -50,6 +111,18 @@ class EvaluationTrace:
         return "\n".join(out)
 
     def to_markdown(self, digits=3):
+        """The trace as a Markdown table (section, variable, formula, value).
+
+        Parameters
+        ----------
+        digits : int, optional
+            Decimals shown, default 3.
+
+        Returns
+        -------
+        str
+            The table and the summary line.
+        """
         out = ["| trace | variable | formula | value |", "|---|---|---|---|"]
         for r in self.rows:
             name, formula, value = r.cells(digits)
@@ -58,6 +131,18 @@ class EvaluationTrace:
         return "\n".join(out)
 
     def to_latex(self, digits=3):
+        """The trace as a LaTeX ``tabular`` (``\\dot v``, ``\\bar v``, subscripts typeset).
+
+        Parameters
+        ----------
+        digits : int, optional
+            Decimals shown, default 3.
+
+        Returns
+        -------
+        str
+            The ``tabular`` environment.
+        """
         def tex(s):
             for a, b in [("v̇", r"\dot v"), ("v̄", r"\bar v"), ("ẋ", r"\dot x"), ("ȳ", r"\bar y"),
                          ("ẏ", r"\dot y"), ("x̄", r"\bar x"), ("@", r"\,@\,"),
@@ -89,11 +174,24 @@ class EvaluationTrace:
                  if self.uncounted else ""))
 
     def __str__(self):
+        """The plain-text rendering (:meth:`to_text`)."""
         return self.to_text()
 
     def to_dot(self, digits=3):
-        """The computational graph in Graphviz DOT, nodes labelled with values and
-        tangents (forward) or adjoints (reverse)."""
+        """The computational graph in Graphviz DOT.
+
+        Nodes are labelled with their values and tangents (forward) or adjoints (reverse).
+
+        Parameters
+        ----------
+        digits : int, optional
+            Decimals shown, default 3.
+
+        Returns
+        -------
+        str
+            The ``digraph`` source, for ``dot -Tsvg``.
+        """
         mark = "v̇" if self.mode == "forward" else "v̄"
         lines = ["digraph evaluation_trace {", "  rankdir=LR;",
                  '  node [shape=box, fontname="Helvetica"];']
@@ -111,10 +209,51 @@ class EvaluationTrace:
         return "\n".join(lines)
 
     def plot(self, path, digits=3):
-        """Draw the graph to a PNG with matplotlib (the optional ``plot`` extra)."""
+        """Draw the graph to a PNG with matplotlib (the optional ``plot`` extra).
+
+        Parameters
+        ----------
+        path : str or path-like
+            The PNG file to write.
+        digits : int, optional
+            Decimals shown, default 3.
+
+        Returns
+        -------
+        str or path-like
+            ``path``.
+        """
         from .evalplot import draw_graph
         draw_graph(self, path, digits)
         return path
+
+    def to_html(self, title=None, digits=3):
+        """The trace as a self-contained interactive HTML page (no network needed).
+
+        The page draws the computational graph beside the trace table and steps through
+        this trace's sweep one elementary operation at a time (Step, Back, Reset, Play,
+        arrow keys). To show a forward and a reverse sweep together, pass both traces to
+        :func:`dualad.teaching.html_page`.
+
+        Parameters
+        ----------
+        title : str, optional
+            The heading, e.g. the function's formula; escaped. Default "Evaluation trace".
+        digits : int, optional
+            Decimals shown (0 to 17), default 3.
+
+        Returns
+        -------
+        str
+            The HTML document; write it to a ``.html`` file and open it in a browser.
+        """
+        from .evalhtml import html_page
+        return html_page(self, title=title, digits=digits)
+
+    def _repr_html_(self):
+        """Jupyter's inline view: the page as a fragment with its own unique element ids."""
+        from .evalhtml import html_fragment
+        return html_fragment(self)
 
 
 def _width(s):

@@ -9,6 +9,9 @@ import ast
 
 import numpy as np
 
+__all__ = ["ExpressionError", "compile_expression", "parse_assignments", "FUNCTIONS",
+           "CONSTANTS"]
+
 FUNCTIONS = {
     "log": np.log, "ln": np.log, "exp": np.exp, "sin": np.sin, "cos": np.cos, "tan": np.tan,
     "sqrt": np.sqrt, "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh, "arctan": np.arctan,

@@ -1,0 +1,222 @@
+"""The teaching page in a real browser: headless Chromium, driven over the DevTools
+protocol (tests/teaching/_cdp.py, no new dependency), loads the page `dualad trace --html`
+wrote from file://, steps through the forward and the reverse sweep with real mouse
+clicks, real arrow keys and DOM clicks, checks after every step that the page shows the
+trace's numbers (and the survey's closed form at the end), and checks a screenshot: the
+PNG has the viewport's size and the current row is painted in the highlight colour.
+
+Skipped, saying so, where Chromium is not installed. Set DUALAD_WRITE_SCREENSHOT=1 to
+refresh docs/_static/teaching_trace.png from the screenshot.
+"""
+import os
+import pathlib
+import time
+
+import numpy as np
+import pytest
+
+from dualad.teaching import html_fragment, trace
+from dualad.teaching._evalhtml_assets import HIGHLIGHT
+from dualad.teaching.cli import main
+
+from _cdp import Browser, find_chromium
+from _png import decode_png
+
+CHROMIUM = find_chromium()
+pytestmark = pytest.mark.skipif(CHROMIUM is None,
+                                reason="Chromium not installed: apt-get install chromium")
+WIDTH, HEIGHT = 1280, 860
+X1, X2 = 2.0, 5.0
+GRAD = (1 / X1 + X2, X1 - np.cos(X2))     # ∂f/∂x1 = 5.5, ∂f/∂x2 = 1.716...
+DOCS_PNG = pathlib.Path(__file__).resolve().parents[2] / "docs" / "_static" / "teaching_trace.png"
+
+
+def f(x1, x2):
+    return np.log(x1) + x1 * x2 - np.sin(x2)
+
+
+# What the visible panel shows, read from the DOM in one round trip.
+STATE = """(() => {
+  const p = document.querySelector(".dt-panel:not([hidden])");
+  const rows = [...p.querySelectorAll("tr[data-row]")].map(tr => ({
+      row: +tr.dataset.row, value: tr.querySelector(".dt-val").textContent,
+      current: tr.classList.contains("dt-current")}));
+  const nodes = {};
+  p.querySelectorAll("g[data-node]").forEach(g => { nodes[g.dataset.node] = {
+      dv: g.querySelector(".dt-dv").textContent, current: g.classList.contains("dt-current")}; });
+  const lit = [...p.querySelectorAll("path.dt-on")].map(e => e.dataset.edge);
+  return {mode: p.classList.contains("dt-forward") ? "forward" : "reverse",
+          count: p.querySelector(".dt-count").textContent, rows, nodes, lit,
+          caption: p.querySelector(".dt-text").textContent};
+})()"""
+
+
+def center(browser, selector):
+    r = browser.evaluate(f"(() => {{ const r = document.querySelector({selector!r})"
+                         f".getBoundingClientRect(); return [r.x + r.width / 2, "
+                         f"r.y + r.height / 2]; }})()")
+    return r
+
+
+def expected_after(et, n):
+    """What the page must show after n steps: each sweep row's value, and each node's
+    tangent / adjoint (an adjoint: its latest accumulation)."""
+    sweep = [k for k, r in enumerate(et.rows) if r.section in ("tangent", "adjoint")]
+    rows, nodes = {}, {}
+    for k in sweep[:n]:
+        rows[k] = float(et.rows[k].value)
+        nodes[et.rows[k].node] = float(et.rows[k].value)
+    if n > len(sweep):
+        rows.update({k: np.asarray(r.value, float) for k, r in enumerate(et.rows)
+                     if r.section == "result"})
+    current = sweep[n - 1] if 0 < n <= len(sweep) else None
+    return rows, nodes, current, len(sweep) + 1
+
+
+def check_state(state, et, n):
+    rows, nodes, current, total = expected_after(et, n)
+    assert state["mode"] == et.mode
+    assert state["count"] == f"step {n} of {total}"
+    for r in state["rows"]:
+        if r["row"] in rows:
+            assert float(r["value"]) == pytest.approx(rows[r["row"]], abs=5e-4), (n, r)
+        else:
+            assert r["value"] == "", (n, r)       # not computed yet: nothing shown
+    if current is not None:
+        assert [r["row"] for r in state["rows"] if r["current"]] == [current]
+        assert [v for v, s in state["nodes"].items() if s["current"]] == [et.rows[current].node]
+    for v, s in state["nodes"].items():
+        if v in nodes:
+            assert float(s["dv"]) == pytest.approx(nodes[v], abs=5e-4), (n, v, s)
+        else:
+            assert s["dv"] == "?", (n, v, s)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with Browser(CHROMIUM, width=WIDTH, height=HEIGHT, timeout=30) as b:
+        yield b
+
+
+@pytest.fixture(scope="module")
+def page_url(tmp_path_factory):
+    path = tmp_path_factory.mktemp("page") / "trace.html"
+    assert main(["trace", "log(x1) + x1*x2 - sin(x2)", "--at", "x1=2", "x2=5",
+                 "--html", str(path)]) == 0
+    return path.as_uri()
+
+
+def test_forward_sweep_step_by_step(browser, page_url):
+    browser.navigate(page_url)
+    et = trace(f, X1, X2, mode="forward", names=["x1", "x2"])
+    check_state(browser.evaluate(STATE), et, 0)
+    browser.click(*center(browser, ".dt-panel:not([hidden]) [data-act=step]"))  # a real click
+    check_state(browser.evaluate(STATE), et, 1)
+    browser.key("ArrowRight", "ArrowRight", 39)                                 # a real key
+    check_state(browser.evaluate(STATE), et, 2)
+    total = expected_after(et, 0)[3]
+    for n in range(3, total + 1):
+        browser.evaluate('document.querySelector(".dt-panel:not([hidden]) [data-act=step]")'
+                         ".click()")
+        state = browser.evaluate(STATE)
+        check_state(state, et, n)
+        if n == 4:   # v̇_2 = v̇_-1 × v_0 + v̇_0 × v_-1: both operand edges light up
+            assert sorted(state["lit"]) == ["v_-1>v_2", "v_0>v_2"]
+    # the end: ẏ is the closed form's ∂f/∂x1 (the default seed is ẋ = (1, 0))
+    last = [r for r in browser.evaluate(STATE)["rows"] if r["value"]][-1]
+    assert float(last["value"]) == pytest.approx(GRAD[0], abs=5e-4)
+    assert browser.evaluate('document.querySelector(".dt-panel:not([hidden]) '
+                            '[data-act=step]").disabled')
+    browser.key("ArrowLeft", "ArrowLeft", 37)
+    check_state(browser.evaluate(STATE), et, total - 1)
+    browser.key("Home", "Home", 36)
+    check_state(browser.evaluate(STATE), et, 0)
+    assert browser.page_errors() == []
+
+
+def test_play_and_pause(browser, page_url):
+    browser.navigate(page_url)
+    play = '.dt-panel:not([hidden]) [data-act=play]'
+    browser.click(*center(browser, play))
+    deadline = time.monotonic() + 10
+    while browser.evaluate(STATE)["count"].split()[1] in ("0", "1"):
+        assert time.monotonic() < deadline, "Play did not advance"
+        time.sleep(0.1)
+    browser.click(*center(browser, play))                     # pause
+    paused = browser.evaluate(STATE)["count"]
+    time.sleep(1.5)
+    assert browser.evaluate(STATE)["count"] == paused
+
+
+def test_reverse_sweep_step_by_step_and_screenshot(browser, page_url, tmp_path):
+    browser.navigate(page_url)
+    browser.click(*center(browser, ".dt-tab[data-tab='1']"))              # a real click
+    et = trace(f, X1, X2, mode="reverse", names=["x1", "x2"])
+    check_state(browser.evaluate(STATE), et, 0)
+    total = expected_after(et, 0)[3]
+    shot_at, caption = None, None
+    for n in range(1, total + 1):
+        if n % 2:
+            browser.key("ArrowRight", "ArrowRight", 39)
+        else:
+            browser.evaluate('document.querySelector(".dt-panel:not([hidden]) '
+                             '[data-act=step]").click()')
+        state = browser.evaluate(STATE)
+        check_state(state, et, n)
+        if "accumulates" in state["caption"] and shot_at is None:
+            shot_at, caption = n, state["caption"]
+    assert caption.startswith("x2 is used twice, so its adjoint accumulates")
+    results = [float(r["value"]) for r in browser.evaluate(STATE)["rows"] if r["value"]][-2:]
+    assert results == pytest.approx(list(GRAD), abs=5e-4)          # x̄ = (5.500, 1.716)
+
+    # Back to Table 3's accumulation step, then a screenshot of it.
+    for _ in range(total - shot_at):
+        browser.key("ArrowLeft", "ArrowLeft", 37)
+    state = browser.evaluate(STATE)
+    check_state(state, et, shot_at)
+    assert state["lit"] == ["v_0>v_2"]
+    time.sleep(0.4)      # let the 0.2 s colour transitions finish
+    rect = browser.evaluate('(() => { const r = document.querySelector(".dt-panel:not([hidden]) '
+                            'tr.dt-current").getBoundingClientRect(); '
+                            "return [r.left, r.top, r.right, r.bottom]; })()")
+    png = browser.screenshot()
+    (tmp_path / "teaching_trace.png").write_bytes(png)
+    if os.environ.get("DUALAD_WRITE_SCREENSHOT"):
+        DOCS_PNG.parent.mkdir(exist_ok=True)
+        DOCS_PNG.write_bytes(png)
+    image = decode_png(png)
+    assert image.shape[:2] == (HEIGHT, WIDTH)
+    left, top, right, bottom = (int(round(v)) for v in rect)
+    assert 0 <= left < right <= WIDTH and 0 <= top < bottom <= HEIGHT, rect
+    row = image[top + 2:bottom - 2, left + 8:right - 2, :3].astype(int)
+    lit = np.all(np.abs(row - HIGHLIGHT) <= 3, axis=-1).mean()
+    assert lit > 0.6, f"only {lit:.0%} of the current row has the highlight colour"
+    # ... and a row that is not current does not
+    above = image[top - (bottom - top) + 2:top - 2, left + 8:right - 2, :3].astype(int)
+    assert np.all(np.abs(above - HIGHLIGHT) <= 3, axis=-1).mean() < 0.05
+    assert browser.page_errors() == []
+
+
+def test_two_views_on_one_page_do_not_interfere(browser, tmp_path):
+    """Two fragments (as two notebook cells would show them): stepping one, by clicks
+    and by keys while it has focus, leaves the other alone."""
+    fwd = trace(f, X1, X2, mode="forward", names=["x1", "x2"])
+    rev = trace(f, X1, X2, mode="reverse", names=["x1", "x2"])
+    path = tmp_path / "two.html"
+    path.write_text("<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>"
+                    + html_fragment(fwd) + html_fragment(rev, fwd) + "</body></html>",
+                    encoding="utf-8")
+    browser.navigate(path.as_uri())
+    count = ("[...document.querySelectorAll('.dualad-trace')].map(r => "
+             "r.querySelector('.dt-panel:not([hidden]) .dt-count').textContent)")
+    assert browser.evaluate(count) == ["step 0 of 8", "step 0 of 10"]
+    second = "document.querySelectorAll('.dualad-trace')[1]"
+    browser.evaluate(f"{second}.querySelector('.dt-panel:not([hidden]) [data-act=step]')"
+                     ".click()")
+    browser.evaluate(f"{second}.focus()")
+    browser.key("ArrowRight", "ArrowRight", 39)
+    assert browser.evaluate(count) == ["step 0 of 8", "step 2 of 10"]
+    browser.evaluate("document.querySelectorAll('.dualad-trace')[0].focus()")
+    browser.key("ArrowRight", "ArrowRight", 39)
+    assert browser.evaluate(count) == ["step 1 of 8", "step 2 of 10"]
+    assert browser.page_errors() == []
