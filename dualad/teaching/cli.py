@@ -7,6 +7,8 @@ import sys
 
 import numpy as np
 
+from .about import VersionAction
+
 
 def _section(title):
     print(f"\n== {title} " + "=" * max(0, 66 - len(title)))
@@ -249,6 +251,7 @@ _EXPRESSION_HELP = ('e.g. "log(x1) + x1*x2 - sin(x2)". One that starts with "-" 
 
 def main(argv=None) -> int:
     parser = _Parser(prog="dualad", description=__doc__)
+    parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("tour", help="a guided demo of the toolkit")
     p_trace = sub.add_parser("trace", help="the evaluation trace (Wengert list) of an expression")
