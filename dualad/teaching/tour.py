@@ -100,7 +100,7 @@ def _hessian(say):
         f"dualad.hvp(rosen, x, v) gives H v")
     say(f"   without forming H (equal here: "
         f"{bool(np.allclose(dualad.hvp(_rosen, x, v), H @ v))}).")
-    say("   More: docs/planner.md (the four Hessian modes)")
+    say("   More: help(jacobians.hessian) for its four modes; docs/planner.md")
     say("")
 
 
