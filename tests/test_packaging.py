@@ -52,10 +52,11 @@ def test_subpackages_import_under_dualad():
     assert out.stdout.split() == ["dualad.jacobians.dense", "dualad.verification.rules"]
 
 
-def test_the_wheel_holds_exactly_one_top_level_package(tmp_path):
-    """``pip install .`` puts one package into site-packages: the wheel built from the
-    tracked files has only ``dualad/`` (with the planner, the oracles and their data
-    file under it) and its ``.dist-info``; papers/, tests/ and bench/ stay out."""
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    """The wheel ``pip wheel`` builds from the tracked files (``git ls-files``: what a
+    fresh clone holds), with pip's verbose log, which includes setuptools' own output."""
+    tmp_path = tmp_path_factory.mktemp("wheel")
     src = tmp_path / "src"
     files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
                            check=True).stdout.split("\n")
@@ -63,16 +64,52 @@ def test_the_wheel_holds_exactly_one_top_level_package(tmp_path):
         dest = src / name
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes((ROOT / name).read_bytes())
-    out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
+    out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w",
                           str(tmp_path / "wheel"), str(src)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     import zipfile
-    (wheel,) = (tmp_path / "wheel").glob("dualad-*.whl")
-    names = zipfile.ZipFile(wheel).namelist()
+    (path,) = (tmp_path / "wheel").glob("dualad-*.whl")
+    with zipfile.ZipFile(path) as zf:
+        names = zf.namelist()
+        (meta,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        metadata = zf.read(meta).decode()
+    return {"names": names, "metadata": metadata, "log": out.stdout + out.stderr}
+
+
+def test_the_wheel_holds_exactly_one_top_level_package(wheel):
+    """``pip install .`` puts one package into site-packages: the wheel built from the
+    tracked files has only ``dualad/`` (with the planner, the oracles and their data
+    file under it) and its ``.dist-info``; papers/, tests/ and bench/ stay out."""
+    names = wheel["names"]
     tops = {n.split("/")[0] for n in names}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"dualad"}
     for must in ("dualad/jacobians/__init__.py", "dualad/verification/__init__.py",
                  "dualad/verification/autograd_functions.txt", "dualad/ops/core/elementwise.py",
-                 "dualad/teaching/cli.py"):
+                 "dualad/teaching/cli.py", "dualad/teaching/tour.py", "dualad/__main__.py"):
         assert must in names, must
     assert not any(n.startswith(("papers", "tests", "bench")) for n in names)
+
+
+def test_the_wheel_ships_the_license_and_the_typing_marker(wheel):
+    """PEP 639: the LICENSE file under the dist-info's ``licenses/`` and an SPDX
+    ``License-Expression`` (no license classifier beside it, which PEP 639 forbids);
+    PEP 561: ``dualad/py.typed``, so type checkers read the package's annotations."""
+    names = wheel["names"]
+    assert "dualad/py.typed" in names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names[-8:]
+    meta = wheel["metadata"].splitlines()
+    assert "License-Expression: MIT" in meta
+    assert "License-File: LICENSE" in meta
+    assert not any(line.startswith("Classifier: License ::") for line in meta)
+    assert "Classifier: Typing :: Typed" in meta
+    assert "Classifier: Programming Language :: Python :: 3.11" in meta
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+
+
+def test_the_build_prints_no_deprecation_warnings(wheel):
+    """setuptools warned three times about ``license = {text = ...}``; the verbose
+    build log (setuptools' own output included) now has no deprecation warning."""
+    log = wheel["log"]
+    assert "running bdist_wheel" in log     # the backend's own output is in the log
+    bad = [line for line in log.splitlines() if "deprecat" in line.lower()]
+    assert not bad, "\n".join(bad[:10])
