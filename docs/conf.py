@@ -79,6 +79,7 @@ html_title = f"dualad {version}"
 html_static_path = ["_static"]
 html_theme_options = {
     "navigation_with_keys": False,
+    "header_links_before_dropdown": 6,
     "show_toc_level": 2,
     "navbar_align": "left",
     "footer_start": ["copyright"],
