@@ -70,8 +70,7 @@ import numpy as np
 import dualad
 """
 import doctest as _doctest  # noqa: E402
-doctest_default_flags = (_doctest.ELLIPSIS | _doctest.NORMALIZE_WHITESPACE
-                         | _doctest.DONT_ACCEPT_TRUE_FOR_1)
+doctest_default_flags = _doctest.ELLIPSIS | _doctest.NORMALIZE_WHITESPACE
 
 # --- HTML -----------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
