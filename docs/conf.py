@@ -11,6 +11,7 @@ The build needs no network: no intersphinx, and the theme's assets are in its wh
 import importlib
 import inspect
 import re
+import sys
 
 import dualad
 
@@ -109,9 +110,9 @@ def _kind(obj):
         return "exceptions"
     if inspect.isclass(obj):
         return "classes"
-    if callable(obj):
+    if inspect.isroutine(obj):
         return "functions"
-    return "data"
+    return "data"   # including callable instances (a Primitive): autosummary's "data" too
 
 
 def public_names(modname):
@@ -127,6 +128,10 @@ def public_names(modname):
     groups = {kind: [] for kind, _ in _KINDS}
     for name in names:
         obj = getattr(module, name)
+        if inspect.ismodule(obj) and getattr(module, "__all__", None) is not None:
+            raise ValueError(
+                f"docs/conf.py: {modname}.__all__ names the module {name!r}; the API reference "
+                f"documents functions, classes and data: list the module in docs/api/index.md")
         if not inspect.ismodule(obj):
             groups[_kind(obj)].append(name)
     return groups
@@ -186,7 +191,45 @@ def _secondary_classes():
     return secondary
 
 
-autosummary_context = {"secondary": _secondary_classes()}
+# For data whose assignment has no comment above it.
+_DATA_FALLBACK = {
+    "REGISTRY": "Every registered primitive, by name: ``REGISTRY[\"sin\"]`` is the "
+                ":class:`~dualad.extend.Primitive` that ``np.sin`` reaches on traced values.",
+}
+
+
+def _data_info():
+    """For every data name of a module page: its type and the comment above its assignment
+    in the module that defines it. autodoc would show the docstring of the value's type
+    (a dict's, a frozenset's) instead: module attributes cannot carry docstrings."""
+    info = {}
+    for modname in api_modules():
+        module = importlib.import_module(modname)
+        for name in public_names(modname)["data"]:
+            obj = getattr(module, name)
+            text = ""
+            for other in sorted(m for m in sys.modules if m == "dualad" or m.startswith("dualad.")):
+                source = getattr(sys.modules[other], "__file__", None)
+                if getattr(sys.modules[other], name, None) is not obj or not source:
+                    continue
+                lines = pathlib.Path(source).read_text().splitlines()
+                for i, line in enumerate(lines):
+                    if re.match(rf"{name}\s*(:[^=]*)?=", line):
+                        j, comment = i - 1, []
+                        while j >= 0 and lines[j].startswith("#"):
+                            comment.insert(0, lines[j].lstrip("#").strip())
+                            j -= 1
+                        text = " ".join(comment)
+                        break
+                if text:
+                    break
+            size = f", {len(obj)} entries when this page was built" if hasattr(obj, "__len__") else ""
+            info[f"{modname}.{name}"] = {"type": type(obj).__name__ + size,
+                                         "text": text or _DATA_FALLBACK.get(name, "")}
+    return info
+
+
+autosummary_context = {"secondary": _secondary_classes(), "data_info": _data_info()}
 
 
 def _skip_mirrors(app, what, name, obj, skip, options):
