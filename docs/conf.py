@@ -8,10 +8,14 @@ Build (warnings are errors) and run the doctests of every page and docstring:
 The build needs no network: no intersphinx, and the theme's assets are in its wheel
 (MathJax is loaded from its CDN only when a page is viewed).
 """
+import doctest as _doctest
 import importlib
 import inspect
+import pathlib
 import re
 import sys
+
+import numpy as _np
 
 import dualad
 
@@ -33,7 +37,7 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**/.ipynb_checkpoints"]
+exclude_patterns = ["_build", "_templates", "Thumbs.db", ".DS_Store", "**/.ipynb_checkpoints"]
 
 # --- Markdown pages (MyST) ----------------------------------------------------------------
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
@@ -64,13 +68,14 @@ numpydoc_xref_param_type = False
 numpydoc_validation_checks = set()   # tests/test_public_api.py runs numpydoc's validator
 
 # --- Doctests -------------------------------------------------------------------------------
-# >>> lines in docstrings and in ```{doctest} / ```pycon blocks of the pages run with these
-# names, the same globals tests/test_public_api.py gives the docstring examples.
+# The doctest builder runs the >>> lines of the docstrings (autodoc) and of the pages'
+# ```{doctest} blocks (a ```pycon block is only highlighted, not run), with the globals
+# tests/test_public_api.py gives the docstring examples. tests/test_docs.py runs the
+# pages' ```python and ```{doctest} blocks in the normal test suite as well.
 doctest_global_setup = """
 import numpy as np
 import dualad
 """
-import doctest as _doctest  # noqa: E402
 doctest_default_flags = _doctest.ELLIPSIS | _doctest.NORMALIZE_WHITESPACE
 
 # --- HTML -----------------------------------------------------------------------------------
@@ -95,9 +100,6 @@ html_sidebars = {"changelog": []}
 # __all__ in autosummary tables; autosummary then writes one stub page per name into
 # docs/api/generated/members/. Both are regenerated at every build and not committed, so the
 # reference cannot drift from the code.
-import pathlib  # noqa: E402
-
-import numpy as _np  # noqa: E402
 
 _DOCS = pathlib.Path(__file__).resolve().parent
 _GENERATED = _DOCS / "api" / "generated"
