@@ -41,10 +41,15 @@ CODES_FOR_EXCEPTIONS = {"GL08", "SS01", "SS03", "ES01"}
 
 
 def _all_modules():
+    """dualad's modules, and those of dualad.jacobians and dualad.verification (installed into
+    the namespace from their own folders, so walking dualad.__path__ alone misses them)."""
+    import dualad.jacobians
+    import dualad.verification
     names = ["dualad"]
-    for info in pkgutil.walk_packages(dualad.__path__, "dualad."):
-        names.append(info.name)
-    return sorted(names)
+    for package in (dualad, dualad.jacobians, dualad.verification):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            names.append(info.name)
+    return sorted(set(names))
 
 
 def _public_objects():
@@ -74,7 +79,8 @@ def _public_objects():
                     if attr.startswith("_") or not (inspect.isfunction(member)
                                                     or isinstance(member, property)):
                         continue
-                    if hasattr(np.ndarray, attr) or hasattr(np, attr):
+                    if hasattr(obj, "__array_ufunc__") and (hasattr(np.ndarray, attr)
+                                                            or hasattr(np, attr)):
                         continue   # a traced value's mirror of an ndarray method or a ufunc
                                    # (for object arrays): documented as NumPy's
                     yield f"{qual}.{attr}", getattr(obj, attr), CODES_FOR_METHODS

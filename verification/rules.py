@@ -137,6 +137,24 @@ class RuleReport:
         return [r for r in self.rows if not r.ok]
 
     def add(self, check, ok, abs_err=0.0, rel_err=0.0, detail=""):
+        """Record one check's outcome as a row of the report.
+
+        Parameters
+        ----------
+        check : str
+            What was checked, e.g. ``"jvp vs finite differences, shape (3,)"``.
+        ok : bool
+            Whether it passed.
+        abs_err, rel_err : float, optional
+            The absolute and relative error measured.
+        detail : str, optional
+            Shown beside a failure: the inputs, the two values compared.
+
+        Returns
+        -------
+        bool
+            ``ok``, so that a checker can write ``if not report.add(...): ...``.
+        """
         self.rows.append(Row(check, bool(ok), float(abs_err), float(rel_err), detail))
         return ok
 
