@@ -80,7 +80,7 @@ class Coloring:
         return s
 
     def __repr__(self):
-        return f"Coloring({self.ncolors} colors by {self.method}, lower bound {self.lower_bound})"
+        return f"Coloring({self.ncolors} color{'' if self.ncolors == 1 else 's'} by {self.method}, lower bound {self.lower_bound})"
 
 
 # --- orderings -------------------------------------------------------------------------

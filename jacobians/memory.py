@@ -21,7 +21,13 @@ SPARSE_CALL = {"jacobian": "sparse_jacobian", "hessian": "sparse_hessian"}
 
 
 class DenseTooLarge(ValueError):
-    """A dense Jacobian or Hessian larger than ``max_memory`` was asked for."""
+    """A dense Jacobian or Hessian larger than ``max_memory`` was asked for.
+
+    Raised before any sweep runs, by ``jacobian``, ``jacfwd``, ``jacrev``, ``hessian``
+    and ``plan`` when the ``m x n`` result (or one sweep's tangents) would not fit in
+    ``max_memory``; the message gives the size and says what to call instead (a
+    sparse Jacobian, ``jvp``/``vjp`` products, or a larger ``max_memory``).
+    """
 
 
 def human_bytes(b):

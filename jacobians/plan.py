@@ -317,7 +317,7 @@ class Plan:
         >>> print(text.splitlines()[0])
         Jacobian plan for loss: n = 100 inputs, m = 1 outputs (flat Jacobian 1 x 100).
         >>> print(next(line for line in text.splitlines() if line.startswith("Chosen")))
-        Chosen: reverse — 1 directions in 1 sweep(s) of up to ... per Jacobian.
+        Chosen: reverse — 1 direction in 1 sweep(s) of up to ... per Jacobian.
         """
         c = self.census
         lines = [f"Jacobian plan for {self.problem.name}: n = {self.n} inputs, "
@@ -333,14 +333,16 @@ class Plan:
                               ("rows (reverse)", self.row_coloring)):
                 if col is not None:
                     tried = ", ".join(f"{k} {v}" for k, v in col.tried.items())
-                    lines.append(f"Coloring of {name}: {col.ncolors} colors by {col.method} "
+                    lines.append(f"Coloring of {name}: {col.ncolors} "
+                                 f"color{'' if col.ncolors == 1 else 's'} by {col.method} "
                                  f"(lower bound {col.lower_bound}"
                                  f"{', optimal' if col.optimal else ''}; tried: {tried}).")
         lines.extend(t for t in self.notes if t not in first)
         if self.checked is not None:
             lines.append(self.checked.describe())
         est = self.estimates[self.mode][0]
-        lines.append(f"Chosen: {self.mode} — {self.directions} directions in "
+        lines.append(f"Chosen: {self.mode} — {self.directions} "
+                     f"direction{'' if self.directions == 1 else 's'} in "
                      f"{self.n_chunks} sweep(s) of up to {self.chunk_size} (one sweep's "
                      f"tangents ~{human_bytes(self.bytes_per_direction * min(self.chunk_size, self.directions or 1))}); "
                      f"estimated {_fmt(est)} per Jacobian.")
@@ -370,7 +372,8 @@ class Plan:
     def __repr__(self):
         on = "" if self.problem.executor is None else f" on {self.problem.executor.name}"
         return (f"Plan({self.problem.name}: {self.mode}, n={self.n}, m={self.m}, "
-                f"{self.directions} directions in {self.n_chunks} sweep(s){on})")
+                f"{self.directions} direction{'' if self.directions == 1 else 's'} in "
+                f"{self.n_chunks} sweep(s){on})")
 
 
 def _detect(problem, sparse, sparsity, max_memory, notes, budget=None):
@@ -480,7 +483,7 @@ def plan(f, *args, mode="auto", argnums=0, sparse="auto", sparsity=None, chunk_s
     ...     return np.sum(x ** 2)
     >>> p = jacobians.plan(loss, np.ones(100))
     >>> p
-    Plan(loss: reverse, n=100, m=1, 1 directions in 1 sweep(s))
+    Plan(loss: reverse, n=100, m=1, 1 direction in 1 sweep(s))
     >>> print(p(np.arange(100.0))[:5])
     [0. 2. 4. 6. 8.]
     """

@@ -283,3 +283,12 @@ def test_the_plan_explains_which_heuristic_won():
     text = jacobians.plan(residual, u, mode="sparse-forward").explain()
     line = next(ln for ln in text.splitlines() if ln.startswith("Coloring of columns"))
     assert "5 colors by dsatur (lower bound 5, optimal; tried:" in line and "dsatur 5" in line
+
+
+def test_one_color_is_singular_in_the_repr_and_the_plan():
+    import scipy.sparse as sp
+    from dualad import jacobians
+    assert repr(jacobians.column_coloring(sp.csr_matrix(np.ones((3, 1))))).startswith(
+        "Coloring(1 color by")
+    p = jacobians.plan(lambda x: x * 2.0, np.ones(1))
+    assert "1 direction in" in repr(p) and "— 1 direction in" in p.explain()
