@@ -34,6 +34,7 @@ import numpy as np
 import dualad
 from dualad.extend import primal_value
 from dualad.numpy import concatenate, ravel
+from dualad.tree import flatten
 
 from .numeric import real_directions, real_jacobian, richardson, realify
 
@@ -64,6 +65,16 @@ def _flat(out):
 
 def _flat_fn(f):
     return lambda *xs: _flat(f(*xs))
+
+
+def _leaf_paths(tree, path=""):
+    """The index path of each leaf of ``flatten(tree)``, in its order: ``[0][1]``,
+    ``[1]['w']``."""
+    if isinstance(tree, (tuple, list)):
+        return [p for i, t in enumerate(tree) for p in _leaf_paths(t, f"{path}[{i}]")]
+    if isinstance(tree, dict):
+        return [p for k, t in tree.items() for p in _leaf_paths(t, f"{path}[{k!r}]")]
+    return [path]
 
 
 def _with(args, i, xi):
@@ -152,8 +163,12 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, se
     ----------
     f : callable
         The function, ``f(*args)``, returning an array or a tuple of arrays.
-    args : array_like or tuple of array_like
-        One argument, or a tuple of them; every one is differentiated.
+    args : array_like or tuple
+        One argument, or a tuple of them; every one is differentiated. An argument may
+        be a list, tuple or dict of arrays (a pytree, as ``dualad.grad`` takes it):
+        each leaf is checked as an argument of its own, and a failure names it
+        (``args[1]['w']``). A list is a container, not an array: write
+        ``np.array([...])`` for an array.
     order : int, optional
         The highest order checked (default 2).
     modes : sequence of {"fwd", "rev"}, optional
@@ -213,7 +228,22 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, se
         ...
     dualad.verification.check_grads.GradCheckError: JVP, argument 0: max error ...
     """
-    args = tuple(np.asarray(a) for a in (args if isinstance(args, tuple) else (args,)))
+    args = args if isinstance(args, tuple) else (args,)
+    leaves, rebuild = flatten(args)
+    if len(leaves) != len(args) or any(isinstance(a, (list, tuple, dict)) for a in args):
+        # containers: check f as a function of its leaves, and name them on failure
+        paths = _leaf_paths(args)
+        if not leaves:
+            raise ValueError("check_grads: the arguments hold no arrays (empty containers); "
+                             "give at least one array to differentiate")
+        try:
+            return check_grads(lambda *xs: f(*rebuild(xs)), tuple(leaves), order, modes,
+                               atol, rtol, seed)
+        except GradCheckError as e:
+            names = ", ".join(f"argument {i} is args{p}" for i, p in enumerate(paths))
+            raise GradCheckError(f"{e}\n(the arguments are the leaves of the containers "
+                                 f"given: {names})") from None
+    args = tuple(np.asarray(a) for a in args)
     for m in modes:
         if m not in ("fwd", "rev"):
             raise ValueError(f"check_grads: modes must be 'fwd' and/or 'rev', got {m!r}")

@@ -95,3 +95,24 @@ def test_second_order_catches_a_helper_vjp_off_by_a_tenth_of_a_percent():
     assert check_grads(_with_helper(1.0), x, order=2) > 0
     with pytest.raises(GradCheckError, match="of VJP, argument 1"):   # argument 1: u
         check_grads(_with_helper(1.001), x, order=2)
+
+
+def test_containers_are_pytrees_each_leaf_checked_and_named():
+    """A list/dict argument is a pytree, as grad takes it (not np.asarray of it)."""
+    f = lambda xs: xs[0] * np.sin(xs[1])  # noqa: E731
+    assert check_grads(f, ([1.0, 2.0],), order=2) == check_grads(
+        lambda a, b: a * np.sin(b), (np.array(1.0), np.array(2.0)), order=2)
+    ragged = lambda p, x: np.sum(p["w"] * np.tanh(x)) + p["b"][0] ** 2  # noqa: E731
+    assert check_grads(ragged, ({"w": np.ones(3), "b": [np.array(0.5)]}, np.arange(3.0))) > 0
+
+    @dualad.primitive(name="sine_jvp_off")
+    def sine(x):
+        return np.sin(x)
+    sine.defjvp(lambda g, ans, x: g * np.cos(x) * 1.01)
+    sine.defvjp(lambda g, ans, x: g * np.cos(x))
+    with pytest.raises(GradCheckError, match=r"JVP, argument 1(.|\n)*argument 1 is "
+                                             r"args\[0\]\['b'\]"):
+        check_grads(lambda d: d["a"] + sine(d["b"]), ({"a": np.ones(2), "b": np.ones(2)},),
+                    order=1)
+    with pytest.raises(ValueError, match="hold no arrays"):
+        check_grads(lambda d: 1.0, ({},))
