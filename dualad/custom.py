@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tracer import shape_of
+from .tracer import primal_value, shape_of
 from .primitive import Primitive
 
 __all__ = ["primitive", "Function", "FunctionCtx", "rule_guard"]
@@ -263,6 +263,8 @@ class FunctionCtx:
         self._raw_inputs = ()
         self._raw_output = None
         self._view = None
+        self._marked = ()
+        self._non_differentiable = False
 
     def save_for_backward(self, *tensors):
         """Keep values computed in ``forward`` for ``backward`` and ``jvp``.
@@ -275,15 +277,22 @@ class FunctionCtx:
         """
         self._saved = tensors
 
-    def mark_non_differentiable(self, *args):  # accepted for PyTorch compatibility
-        """Accept PyTorch's marker of non-differentiable outputs, and do nothing.
+    def mark_non_differentiable(self, *args):
+        """Declare ``forward``'s output not differentiable (PyTorch's marker).
+
+        As in PyTorch, the output then carries no derivative: reverse mode sends
+        zero cotangents to the inputs without calling ``backward``, forward mode
+        gives a zero tangent without calling ``jvp``. Typical use: an output of
+        indices or counts.
 
         Parameters
         ----------
         *args : array_like
-            Outputs of ``forward``; their cotangents are what ``backward``
-            receives anyway (zeros where nothing depends on them).
+            The output of ``forward``, the very object it returns. (A Function
+            has one output: marking anything else raises ValueError when
+            ``forward`` returns.)
         """
+        self._marked = self._marked + args
 
     @property
     def saved_tensors(self):
@@ -433,14 +442,25 @@ class Function:
 def _forward_impl(cls):
     def impl(*inputs, ctx):
         ctx._raw_inputs = inputs
+        ctx._marked = ()        # one ctx may see several forward calls (vmap's loop)
         out = cls.forward(ctx, *inputs)
         ctx._raw_output = out
+        if ctx._marked:
+            if not all(m is out for m in ctx._marked):
+                raise ValueError(
+                    f"{cls.__name__}.forward: ctx.mark_non_differentiable was given a value "
+                    f"that forward does not return (a Function has one output, and only it "
+                    f"can be marked): pass the returned array itself, or leave the call "
+                    f"out and return a zero gradient from backward")
+            ctx._non_differentiable = True
         return out
     return impl
 
 
 def _function_vjp(cls):
     def vjp_all(ct, ans, *vals, ctx):
+        if ctx._non_differentiable:          # ctx.mark_non_differentiable(output)
+            return tuple(None for _ in vals)
         ctx._view = (vals, ans)
         try:
             grads = cls.backward(ctx, ct)
@@ -467,7 +487,7 @@ def _function_vjp(cls):
 def _function_jvp(cls):
     def jvp_all(tangents, ans, *vals, ctx):
         rule = getattr(cls, "jvp", None)
-        if rule is None:
+        if rule is None and not ctx._non_differentiable:
             raise NotImplementedError(
                 f"{cls.__name__} has no jvp: it is a Function with only a backward rule, so "
                 f"forward mode cannot push tangents through it. Define a static "
@@ -475,6 +495,8 @@ def _function_jvp(cls):
         ref = next(t for t in tangents if t is not None)
         nb = len(shape_of(ref)) - len(shape_of(vals[tangents.index(ref)]))
         batch = shape_of(ref)[:nb]
+        if ctx._non_differentiable:          # ctx.mark_non_differentiable(output)
+            return np.zeros(batch + shape_of(ans), dtype=np.result_type(primal_value(ans)))
         tangents = [t if t is not None else np.zeros(batch + shape_of(v))
                     for t, v in zip(tangents, vals)]
         ctx._view = (vals, ans)
