@@ -161,6 +161,38 @@ def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
+def _check_arity(api, f, given, n, error):
+    """``primals`` (a tuple or list) are ``f``'s positional arguments, one per entry, as
+    in JAX. A list meant as one array, ``hvp(f, [1.0, 2.0], ...)``, calls a one-argument
+    ``f`` with two: on the TypeError that follows, raise one that says how the primals
+    were read and what to write (checked only then: a signature costs microseconds)."""
+    if not isinstance(given, (tuple, list)) or getattr(error, "_dualad_arity", False):
+        return
+    try:
+        params = inspect.signature(f).parameters.values()
+    except (TypeError, ValueError):      # a builtin or ufunc without a signature
+        return
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = sum(p.default is p.empty for p in positional)
+    varargs = any(p.kind == p.VAR_POSITIONAL for p in params)
+    if required <= n and (varargs or n <= len(positional)):
+        return
+    kind = type(given).__name__
+    takes = (f"{required} to {len(positional)}" if required != len(positional)
+             else f"{len(positional)}") + (" or more" if varargs else "")
+    head = (f"{api}: primals is a {kind} of {n} entr{'y' if n == 1 else 'ies'}, read as {n} "
+            f"positional argument(s) of {_fname(f)} (one per entry, as in JAX), but "
+            f"{_fname(f)} takes {takes}")
+    if n < required:
+        new = TypeError(f"{head}: give primals and tangents one entry per argument")
+    else:
+        new = TypeError(f"{head}. For one array argument pass an array, "
+                        f"np.array({'[...]' if kind == 'list' else '(...)'}); for one {kind} "
+                        f"argument wrap it, (p,), and the tangents alike, (v,)")
+    new._dualad_arity = True        # hvp's jvp raised it already: do not wrap it twice
+    raise new from error
+
+
 # --- forward mode -------------------------------------------------------------------
 def jvp(f, primals, tangents, *, lazy=False):
     r"""Evaluate ``f`` and its Jacobian-vector product in one forward sweep.
@@ -234,6 +266,7 @@ def jvp(f, primals, tangents, *, lazy=False):
     [[2. 0.]
      [0. 4.]]
     """
+    given = primals
     primals, tangents = _as_tuple(primals), _as_tuple(tangents)
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
@@ -257,6 +290,9 @@ def jvp(f, primals, tangents, *, lazy=False):
         trace = JVPTrace()
     try:
         out = traced_outputs(f(*rebuild(boxed)))   # np.array([x, y]) restacked: objects
+    except TypeError as e:                         # was it called with the wrong arguments?
+        _check_arity("jvp", f, given, len(primals), e)
+        raise
     finally:
         trace.stop()
     check_output("jvp", f, out)
@@ -788,10 +824,15 @@ def hvp(f, primals, tangents):
      [ 0. 12.]]
     """
     single = not isinstance(primals, (tuple, list))
+    given = primals
     primals, tangents = _as_tuple(primals), _as_tuple(tangents)
     for i, p in enumerate(primals):
         for leaf in flatten(p)[0]:
             check_input("hvp", i, leaf)
     g = grad(f, argnums=tuple(range(len(primals))))
-    out = jvp(g, primals, tangents, lazy=True)[1]   # f's own output tangent is never needed
+    try:
+        out = jvp(g, primals, tangents, lazy=True)[1]   # f's own output tangent is not needed
+    except TypeError as e:                              # wrong arguments for f?
+        _check_arity("hvp", f, given, len(primals), e)
+        raise
     return out[0] if single else out

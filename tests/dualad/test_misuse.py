@@ -359,3 +359,24 @@ def test_assigning_a_traced_scalar_into_a_plain_array_says_what_to_write():
     # what the message says to write instead gives the derivative
     g = dualad.grad(lambda v: np.sum(dualad.numpy.stack([v[i] ** 2 for i in range(3)])))(x3)
     np.testing.assert_allclose(g, 2 * x3)
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: dualad.hvp(lambda x: np.sum(x ** 3), [1.0, 2.0], [1.0, 0.0]),
+     r"hvp: primals is a list of 2 entries, read as 2 positional argument\(s\) of <lambda> "
+     r".*takes 1\. For one array argument pass an array, np\.array\(\[\.\.\.\]\)"),
+    (lambda: dualad.jvp(lambda a, b: a * b, (1.0,), (1.0,)),
+     r"jvp: primals is a tuple of 1 entry.*takes 2: give primals and tangents one entry "
+     r"per argument"),
+])
+def test_primals_that_do_not_fit_the_signature_say_how_they_were_read(call, match):
+    with pytest.raises(TypeError, match=match):
+        call()
+
+
+def test_primals_that_fit_are_untouched():
+    assert dualad.jvp(lambda *a: a[0] * a[1], (1.0, 2.0), (1.0, 0.0)) == (2.0, 2.0)
+    assert dualad.hvp(lambda a, b=2.0: a * a * b, (1.0,), (1.0,)) == (4.0,)
+    assert dualad.jvp(np.sin, [0.0], [1.0]) == (0.0, 1.0)       # a ufunc: no signature
+    np.testing.assert_array_equal(dualad.hvp(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]),
+                                             np.array([1.0, 0.0])), [6.0, 0.0])
