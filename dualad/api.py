@@ -24,6 +24,7 @@ from .objects import holds_boxes, to_traced, traced_outputs
 from .tracer import Box, primal_value, shape_of, unguarded_value
 from .primitive import DERIVED_RULES
 from .tree import flatten, flatten_like, tree_map
+from .inplace import assignment_error
 from .versions import Stamps
 
 __all__ = ["jvp", "vjp", "grad", "value_and_grad", "hvp", "derivative", "check_input",
@@ -161,6 +162,14 @@ def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
+def _raise_assignment_error(api, f, error):
+    """NumPy's bare "setting an array element with a sequence" for ``out[i] = x`` with
+    ``x`` traced: raise the TypeError that says what to write instead."""
+    new = assignment_error(api, _fname(f), error)
+    if new is not None:
+        raise new from error
+
+
 def _check_arity(api, f, given, n, error):
     """``primals`` (a tuple or list) are ``f``'s positional arguments, one per entry, as
     in JAX. A list meant as one array, ``hvp(f, [1.0, 2.0], ...)``, calls a one-argument
@@ -292,6 +301,9 @@ def jvp(f, primals, tangents, *, lazy=False):
         out = traced_outputs(f(*rebuild(boxed)))   # np.array([x, y]) restacked: objects
     except TypeError as e:                         # was it called with the wrong arguments?
         _check_arity("jvp", f, given, len(primals), e)
+        raise
+    except ValueError as e:
+        _raise_assignment_error("jvp", f, e)
         raise
     finally:
         trace.stop()
@@ -452,6 +464,9 @@ def vjp(f, *primals):
     args, per_arg = _trace_inputs("vjp", trace, primals, range(len(primals)))
     try:
         out = traced_outputs(f(*args))
+    except ValueError as e:
+        _raise_assignment_error("vjp", f, e)
+        raise
     finally:
         tape = trace.stop()
     check_output("vjp", f, out)
@@ -638,6 +653,9 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
         _check_holomorphic_inputs(f, per_arg)
     try:
         out = traced_outputs(f(*args, **kwargs))
+    except ValueError as e:
+        _raise_assignment_error("grad", f, e)
+        raise
     finally:
         tape = trace.stop()
     if has_aux:

@@ -279,13 +279,15 @@ def _conversion_error(kind):
         err = scipy_errors.scipy_error(self, f"{kind}()", depth=2)
         if err is not None:
             raise err
-        raise TypeError(
+        error = TypeError(
             f"cannot convert a traced value of shape {self.shape} with {kind}(): the result "
             f"would be a plain number and its derivative would be lost. Keep computing with "
             f"the traced value "
             f"(NumPy functions on it stay differentiable). For a number that needs no "
             f"derivative (a printout, a tolerance test) take it from the primal value: "
             f"{kind}(dualad.tracer.primal_value(x)). {_assign_hint()}")
+        error._dualad_conversion = True      # read by inplace.assignment_error
+        raise error
     convert.__name__ = f"__{kind}__"
     return convert
 

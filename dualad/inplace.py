@@ -43,6 +43,7 @@ from .tracer import Box, shape_of
 __all__ = [
     "at", "copy", "copy_p", "update", "note_view", "write", "setitem", "copy_method",
     "fill", "sort_method", "partition_method", "put_method", "assignment_hint",
+    "assignment_error",
     "ufunc_update", "constant_like", "install"
 ]
 
@@ -300,6 +301,22 @@ def assignment_hint(value=None, target="out", index="i"):
             f"{target} = dualad.inplace.at({target})[{index}].set(v) (also .add, .multiply, "
             f".min, .max, ...), or build the array from its pieces with "
             f"dualad.numpy.stack([...])")
+
+
+def assignment_error(api, fname, error):
+    """NumPy's ``out[i] = x`` into a plain float array, ``x`` a traced scalar: NumPy calls
+    ``float(x)``, which raises our TypeError (its message ends with
+    :func:`assignment_hint`), and then, because a traced value has ``__getitem__``,
+    replaces it by its own ``ValueError: setting an array element with a sequence.``
+    Return the TypeError a transformation raises instead (naming it and ``f``), or None
+    when ``error`` is anything else."""
+    cause = error.__cause__
+    if not (isinstance(error, ValueError) and getattr(cause, "_dualad_conversion", False)
+            and "setting an array element" in str(error)):
+        return None
+    return TypeError(f"{api}: {fname} writes a traced value into a plain NumPy array "
+                     f"(out[i] = x; NumPy reports it as 'setting an array element with a "
+                     f"sequence'). " + assignment_hint())
 
 
 def ufunc_update(ufunc, method, inputs, kwargs, compute):

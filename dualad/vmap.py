@@ -26,6 +26,7 @@ batch (always correct, B calls; :func:`is_looped` says which).
 """
 from __future__ import annotations
 
+from .inplace import assignment_error
 from .objects import traced_outputs
 from .ops.core.linear import broadcast_to_p, transpose_p
 from .tracer import Box, Trace, shape_of
@@ -345,6 +346,11 @@ def _vmap_call(f, in_axes, out_axes, axis_size, args, kwargs):
     try:
         call_args, call_kwargs = rebuild(boxed)
         out = traced_outputs(f(*call_args, **call_kwargs))
+    except ValueError as e:
+        new = assignment_error(name, _fname(f), e)
+        if new is not None:
+            raise new from e
+        raise
     finally:
         trace.stop()
     if out is None:

@@ -102,7 +102,9 @@ class BatchTracer(Box):
         raise _control_flow_error(self, "bool() (an `if`, `while`, `and`/`or` on it)")
 
     def __float__(self):
-        raise _control_flow_error(self, "float()")
+        error = _control_flow_error(self, "float()")
+        error._dualad_conversion = True      # out[i] = x: read by inplace.assignment_error
+        raise error
 
     def __int__(self):
         raise _control_flow_error(self, "int()")

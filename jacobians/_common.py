@@ -23,6 +23,7 @@ import numpy as np
 from dualad.extend import (Box, check_input, flatten, onehot_rows, shape_of, traced_outputs,
                            unguarded_value)
 from dualad.numpy import concatenate, ravel, reshape
+from dualad.inplace import assignment_error
 
 #: Default budget for the tangents / cotangents of one batched sweep (bytes).
 DEFAULT_MAX_MEMORY = 256 * 2 ** 20
@@ -162,7 +163,13 @@ class Problem:
         full = list(self.args)
         for i, a in zip(self.nums, diff):
             full[i] = a
-        return traced_outputs(self.f(*full))     # np.array([x, y]) restacked (dualad.objects)
+        try:
+            return traced_outputs(self.f(*full))   # np.array([x, y]) restacked (dualad.objects)
+        except ValueError as e:                  # out[i] = x into a plain array: say so
+            new = assignment_error(f"jacobians.{self.api}", self.name, e)
+            if new is not None:
+                raise new from e
+            raise
 
     def with_point(self, args):
         """A new Problem of the same function and argnums at other arguments."""
