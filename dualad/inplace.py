@@ -304,19 +304,39 @@ def assignment_hint(value=None, target="out", index="i"):
 
 
 def assignment_error(api, fname, error):
-    """NumPy's ``out[i] = x`` into a plain float array, ``x`` a traced scalar: NumPy calls
-    ``float(x)``, which raises our TypeError (its message ends with
-    :func:`assignment_hint`), and then, because a traced value has ``__getitem__``,
-    replaces it by its own ``ValueError: setting an array element with a sequence.``
-    Return the TypeError a transformation raises instead (naming it and ``f``), or None
-    when ``error`` is anything else."""
+    """The error a transformation raises for NumPy's wrapped conversion of a traced value.
+
+    ``out[i] = x`` into a plain float array (or ``.astype(float)`` of an object array of
+    traced values) makes NumPy call ``float(x)``. That raises dualad's TypeError, which
+    names the conversion and the ways to write it; NumPy then replaces it with its own
+    ``ValueError: setting an array element with a sequence.`` (a traced value has
+    ``__getitem__``), and only the traceback's chained cause tells what happened.
+
+    Parameters
+    ----------
+    api : str
+        The transformation that called the function, e.g. ``"grad"``.
+    fname : str
+        The function's name.
+    error : BaseException
+        What calling the function raised.
+
+    Returns
+    -------
+    TypeError or None
+        A TypeError naming ``api`` and ``fname`` that carries dualad's message, or None
+        when ``error`` is not NumPy's wrapping of a dualad conversion error.
+    """
     cause = error.__cause__
     if not (isinstance(error, ValueError) and getattr(cause, "_dualad_conversion", False)
             and "setting an array element" in str(error)):
         return None
-    return TypeError(f"{api}: {fname} writes a traced value into a plain NumPy array "
-                     f"(out[i] = x; NumPy reports it as 'setting an array element with a "
-                     f"sequence'). " + assignment_hint())
+    text = str(cause)
+    if "out[i] = x" not in text:
+        text += ". If it came from out[i] = x into a plain NumPy array: " + assignment_hint()
+    return TypeError(f"{api}: {fname} made NumPy convert a traced value to a plain number "
+                     f"(NumPy reports it as 'setting an array element with a sequence'): "
+                     + text)
 
 
 def ufunc_update(ufunc, method, inputs, kwargs, compute):

@@ -20,10 +20,9 @@ import weakref
 
 import numpy as np
 
-from dualad.extend import (Box, check_input, flatten, onehot_rows, shape_of, traced_outputs,
-                           unguarded_value)
+from dualad.extend import (Box, assignment_error, check_input, flatten, onehot_rows, shape_of,
+                           traced_outputs, unguarded_value)
 from dualad.numpy import concatenate, ravel, reshape
-from dualad.inplace import assignment_error
 
 #: Default budget for the tangents / cotangents of one batched sweep (bytes).
 DEFAULT_MAX_MEMORY = 256 * 2 ** 20

@@ -32,9 +32,8 @@ __all__ = ["TOLERANCES", "GradCheckError", "check_grads", "STEPS"]
 import numpy as np
 
 import dualad
-from dualad.extend import primal_value
+from dualad.extend import flatten, primal_value
 from dualad.numpy import concatenate, ravel
-from dualad.tree import flatten
 
 from .numeric import real_directions, real_jacobian, richardson, realify
 
