@@ -243,5 +243,23 @@ def _skip_mirrors(app, what, name, obj, skip, options):
     return None
 
 
+def _write_teaching_demo(app, exception):
+    """The live teaching page of docs/teaching.md: the survey's example, both sweeps,
+    written by ``dualad.teaching.html_page`` into the HTML output as teaching_demo.html
+    (self-contained: it needs nothing else from the site)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    from dualad.teaching import html_page, trace
+
+    def f(x1, x2):
+        return _np.log(x1) + x1 * x2 - _np.sin(x2)
+    names = ["x1", "x2"]
+    page = html_page(trace(f, 2.0, 5.0, mode="forward", names=names),
+                     trace(f, 2.0, 5.0, mode="reverse", names=names),
+                     title="f(x1, x2) = log(x1) + x1·x2 − sin(x2)")
+    (pathlib.Path(app.outdir) / "teaching_demo.html").write_text(page, encoding="utf-8")
+
+
 def setup(app):
     app.connect("autodoc-skip-member", _skip_mirrors)
+    app.connect("build-finished", _write_teaching_demo)
