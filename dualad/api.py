@@ -24,7 +24,7 @@ from .objects import holds_boxes, to_traced, traced_outputs
 from .tracer import Box, primal_value, shape_of, unguarded_value
 from .primitive import DERIVED_RULES
 from .tree import flatten, flatten_like, tree_map
-from .inplace import assignment_error
+from .inplace import raise_assignment_error
 from .versions import Stamps
 
 __all__ = ["jvp", "vjp", "grad", "value_and_grad", "hvp", "derivative", "check_input",
@@ -162,25 +162,18 @@ def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
-def _raise_assignment_error(api, f, error):
-    """NumPy's bare "setting an array element with a sequence" for ``out[i] = x`` with
-    ``x`` traced: raise the TypeError that says what to write instead."""
-    new = assignment_error(api, _fname(f), error)
-    if new is not None:
-        raise new from error
-
-
-def _check_arity(api, f, given, n, error):
+def _check_arity(api, f, given, error):
     """``primals`` (a tuple or list) are ``f``'s positional arguments, one per entry, as
     in JAX. A list meant as one array, ``hvp(f, [1.0, 2.0], ...)``, calls a one-argument
     ``f`` with two: on the TypeError that follows, raise one that says how the primals
     were read and what to write (checked only then: a signature costs microseconds)."""
-    if not isinstance(given, (tuple, list)) or getattr(error, "_dualad_arity", False):
+    if not isinstance(given, (tuple, list)):
         return
     try:
         params = inspect.signature(f).parameters.values()
     except (TypeError, ValueError):      # a builtin or ufunc without a signature
         return
+    n = len(given)
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     required = sum(p.default is p.empty for p in positional)
     varargs = any(p.kind == p.VAR_POSITIONAL for p in params)
@@ -189,17 +182,15 @@ def _check_arity(api, f, given, n, error):
     kind = type(given).__name__
     takes = (f"{required} to {len(positional)}" if required != len(positional)
              else f"{len(positional)}") + (" or more" if varargs else "")
-    head = (f"{api}: primals is a {kind} of {n} entr{'y' if n == 1 else 'ies'}, read as {n} "
-            f"positional argument(s) of {_fname(f)} (one per entry, as in JAX), but "
-            f"{_fname(f)} takes {takes}")
     if n < required:
-        new = TypeError(f"{head}: give primals and tangents one entry per argument")
+        what = ": give primals and tangents one entry per argument"
     else:
-        new = TypeError(f"{head}. For one array argument pass an array, "
-                        f"np.array({'[...]' if kind == 'list' else '(...)'}); for one {kind} "
-                        f"argument wrap it, (p,), and the tangents alike, (v,)")
-    new._dualad_arity = True        # hvp's jvp raised it already: do not wrap it twice
-    raise new from error
+        what = (f". For one array argument pass an array, "
+                f"np.array({'[...]' if kind == 'list' else '(...)'}); for one {kind} "
+                f"argument wrap it, (p,), and the tangents alike, (v,)")
+    raise TypeError(f"{api}: primals is a {kind} of {n} entr{'y' if n == 1 else 'ies'}, read "
+                    f"as {n} positional argument(s) of {_fname(f)} (one per entry, as in "
+                    f"JAX), but {_fname(f)} takes {takes}{what}") from error
 
 
 # --- forward mode -------------------------------------------------------------------
@@ -300,10 +291,10 @@ def jvp(f, primals, tangents, *, lazy=False):
     try:
         out = traced_outputs(f(*rebuild(boxed)))   # np.array([x, y]) restacked: objects
     except TypeError as e:                         # was it called with the wrong arguments?
-        _check_arity("jvp", f, given, len(primals), e)
+        _check_arity("jvp", f, given, e)
         raise
     except ValueError as e:
-        _raise_assignment_error("jvp", f, e)
+        raise_assignment_error("jvp", _fname(f), e)
         raise
     finally:
         trace.stop()
@@ -465,7 +456,7 @@ def vjp(f, *primals):
     try:
         out = traced_outputs(f(*args))
     except ValueError as e:
-        _raise_assignment_error("vjp", f, e)
+        raise_assignment_error("vjp", _fname(f), e)
         raise
     finally:
         tape = trace.stop()
@@ -654,7 +645,7 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
     try:
         out = traced_outputs(f(*args, **kwargs))
     except ValueError as e:
-        _raise_assignment_error("grad", f, e)
+        raise_assignment_error("grad", _fname(f), e)
         raise
     finally:
         tape = trace.stop()
@@ -851,6 +842,6 @@ def hvp(f, primals, tangents):
     try:
         out = jvp(g, primals, tangents, lazy=True)[1]   # f's own output tangent is not needed
     except TypeError as e:                              # wrong arguments for f?
-        _check_arity("hvp", f, given, len(primals), e)
+        _check_arity("hvp", f, given, e)
         raise
     return out[0] if single else out

@@ -286,7 +286,7 @@ def _conversion_error(kind):
             f"(NumPy functions on it stay differentiable). For a number that needs no "
             f"derivative (a printout, a tolerance test) take it from the primal value: "
             f"{kind}(dualad.tracer.primal_value(x)). {_assign_hint()}")
-        error._dualad_conversion = True      # read by inplace.assignment_error
+        error._dualad_conversion = True      # read by inplace.raise_assignment_error
         raise error
     convert.__name__ = f"__{kind}__"
     return convert

@@ -119,14 +119,14 @@ first linear map a gather). ``NUMPY_FUNCTIONS``, ``NUMPY_UFUNCS``: the front end
 {NumPy callable: dualad function}, what plain NumPy calls on boxes reach.
 ``traced_outputs(out)``: a function's output with its object arrays of traced scalars
 (``np.array([x, y])``) restacked into traced arrays, as ``grad``/``jvp``/``vjp`` do;
-``assignment_error(api, fname, e)``: the TypeError they raise instead of NumPy's bare
-"setting an array element with a sequence" (``out[i] = x`` into a plain array).
+``raise_assignment_error(api, fname, e)``: the TypeError they raise instead of NumPy's
+bare "setting an array element with a sequence" (``out[i] = x`` into a plain array).
 """
 from __future__ import annotations
 
 from .api import check_input
 from .objects import traced_outputs
-from .inplace import assignment_error
+from .inplace import raise_assignment_error
 from .dispatch import FUNCTIONS as NUMPY_FUNCTIONS, UFUNCS as NUMPY_UFUNCS
 from .forward import Dual, JVPTrace
 from .onehot import onehot_rows
@@ -157,5 +157,5 @@ __all__ = [
     "unbroadcast", "unguarded_value",
     # for the planner and the oracles
     "check_input", "onehot_rows", "NUMPY_FUNCTIONS", "NUMPY_UFUNCS", "traced_outputs",
-    "assignment_error",
+    "raise_assignment_error",
 ]

@@ -43,7 +43,7 @@ from .tracer import Box, shape_of
 __all__ = [
     "at", "copy", "copy_p", "update", "note_view", "write", "setitem", "copy_method",
     "fill", "sort_method", "partition_method", "put_method", "assignment_hint",
-    "assignment_error",
+    "raise_assignment_error",
     "ufunc_update", "constant_like", "install"
 ]
 
@@ -303,8 +303,8 @@ def assignment_hint(value=None, target="out", index="i"):
             f"dualad.numpy.stack([...])")
 
 
-def assignment_error(api, fname, error):
-    """The error a transformation raises for NumPy's wrapped conversion of a traced value.
+def raise_assignment_error(api, fname, error):
+    """Raise the error a transformation gives for NumPy's wrapped conversion of a traced value.
 
     ``out[i] = x`` into a plain float array (or ``.astype(float)`` of an object array of
     traced values) makes NumPy call ``float(x)``. That raises dualad's TypeError, which
@@ -321,22 +321,23 @@ def assignment_error(api, fname, error):
     error : BaseException
         What calling the function raised.
 
-    Returns
-    -------
-    TypeError or None
-        A TypeError naming ``api`` and ``fname`` that carries dualad's message, or None
-        when ``error`` is not NumPy's wrapping of a dualad conversion error.
+    Raises
+    ------
+    TypeError
+        Naming ``api`` and ``fname`` and carrying dualad's message, raised from ``error``
+        when ``error`` is NumPy's wrapping of a dualad conversion error. Otherwise the
+        function returns, and the caller re-raises ``error``.
     """
     cause = error.__cause__
     if not (isinstance(error, ValueError) and getattr(cause, "_dualad_conversion", False)
             and "setting an array element" in str(error)):
-        return None
+        return
     text = str(cause)
     if "out[i] = x" not in text:
         text += ". If it came from out[i] = x into a plain NumPy array: " + assignment_hint()
-    return TypeError(f"{api}: {fname} made NumPy convert a traced value to a plain number "
-                     f"(NumPy reports it as 'setting an array element with a sequence'): "
-                     + text)
+    raise TypeError(f"{api}: {fname} made NumPy convert a traced value to a plain number "
+                    f"(NumPy reports it as 'setting an array element with a sequence'): "
+                    + text) from error
 
 
 def ufunc_update(ufunc, method, inputs, kwargs, compute):

@@ -26,7 +26,7 @@ batch (always correct, B calls; :func:`is_looped` says which).
 """
 from __future__ import annotations
 
-from .inplace import assignment_error
+from .inplace import raise_assignment_error
 from .objects import traced_outputs
 from .ops.core.linear import broadcast_to_p, transpose_p
 from .tracer import Box, Trace, shape_of
@@ -347,9 +347,7 @@ def _vmap_call(f, in_axes, out_axes, axis_size, args, kwargs):
         call_args, call_kwargs = rebuild(boxed)
         out = traced_outputs(f(*call_args, **call_kwargs))
     except ValueError as e:
-        new = assignment_error(name, _fname(f), e)
-        if new is not None:
-            raise new from e
+        raise_assignment_error(name, _fname(f), e)
         raise
     finally:
         trace.stop()

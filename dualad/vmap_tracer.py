@@ -103,7 +103,7 @@ class BatchTracer(Box):
 
     def __float__(self):
         error = _control_flow_error(self, "float()")
-        error._dualad_conversion = True      # out[i] = x: read by inplace.assignment_error
+        error._dualad_conversion = True      # out[i] = x: read by inplace.raise_assignment_error
         raise error
 
     def __int__(self):

@@ -20,8 +20,8 @@ import weakref
 
 import numpy as np
 
-from dualad.extend import (Box, assignment_error, check_input, flatten, onehot_rows, shape_of,
-                           traced_outputs, unguarded_value)
+from dualad.extend import (Box, check_input, flatten, onehot_rows, raise_assignment_error,
+                           shape_of, traced_outputs, unguarded_value)
 from dualad.numpy import concatenate, ravel, reshape
 
 #: Default budget for the tangents / cotangents of one batched sweep (bytes).
@@ -165,9 +165,7 @@ class Problem:
         try:
             return traced_outputs(self.f(*full))   # np.array([x, y]) restacked (dualad.objects)
         except ValueError as e:                  # out[i] = x into a plain array: say so
-            new = assignment_error(f"jacobians.{self.api}", self.name, e)
-            if new is not None:
-                raise new from e
+            raise_assignment_error(f"jacobians.{self.api}", self.name, e)
             raise
 
     def with_point(self, args):
