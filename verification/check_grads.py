@@ -228,10 +228,9 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, se
     dualad.verification.check_grads.GradCheckError: JVP, argument 0: max error ...
     """
     args = args if isinstance(args, tuple) else (args,)
-    leaves, rebuild = flatten(args)
-    if len(leaves) != len(args) or any(isinstance(a, (list, tuple, dict)) for a in args):
+    if any(isinstance(a, (list, tuple, dict)) for a in args):
         # containers: check f as a function of its leaves, and name them on failure
-        paths = _leaf_paths(args)
+        leaves, rebuild = flatten(args)
         if not leaves:
             raise ValueError("check_grads: the arguments hold no arrays (empty containers); "
                              "give at least one array to differentiate")
@@ -239,7 +238,7 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, se
             return check_grads(lambda *xs: f(*rebuild(xs)), tuple(leaves), order, modes,
                                atol, rtol, seed)
         except GradCheckError as e:
-            names = ", ".join(f"argument {i} is args{p}" for i, p in enumerate(paths))
+            names = ", ".join(f"argument {i} is args{p}" for i, p in enumerate(_leaf_paths(args)))
             raise GradCheckError(f"{e}\n(the arguments are the leaves of the containers "
                                  f"given: {names})") from None
     args = tuple(np.asarray(a) for a in args)
