@@ -244,20 +244,23 @@ def _skip_mirrors(app, what, name, obj, skip, options):
 
 
 def _write_teaching_demo(app, exception):
-    """The live teaching page of docs/teaching.md: the survey's example, both sweeps,
-    written by ``dualad.teaching.html_page`` into the HTML output as teaching_demo.html
-    (self-contained: it needs nothing else from the site)."""
+    """The live teaching page of docs/teaching.md, teaching_demo.html in the HTML output:
+    what the command the page shows writes, ``dualad trace "log(x1) + x1*x2 - sin(x2)"
+    --at x1=2 x2=5 --html teaching_demo.html`` (self-contained: it needs nothing else)."""
     if exception is not None or app.builder.format != "html":
         return
-    from dualad.teaching import html_page, trace
+    import contextlib
+    import io
 
-    def f(x1, x2):
-        return _np.log(x1) + x1 * x2 - _np.sin(x2)
-    names = ["x1", "x2"]
-    page = html_page(trace(f, 2.0, 5.0, mode="forward", names=names),
-                     trace(f, 2.0, 5.0, mode="reverse", names=names),
-                     title="f(x1, x2) = log(x1) + x1·x2 − sin(x2)")
-    (pathlib.Path(app.outdir) / "teaching_demo.html").write_text(page, encoding="utf-8")
+    from dualad.teaching.cli import main
+
+    out = pathlib.Path(app.outdir) / "teaching_demo.html"
+    with contextlib.redirect_stdout(io.StringIO()) as printed:    # the trace's text
+        status = main(["trace", "log(x1) + x1*x2 - sin(x2)", "--at", "x1=2", "x2=5",
+                       "--html", str(out)])
+    if status != 0:
+        raise RuntimeError(f"docs/conf.py: dualad trace --html failed ({status}):\n"
+                           f"{printed.getvalue()}")
 
 
 def setup(app):
