@@ -263,8 +263,7 @@ class FunctionCtx:
         self._raw_inputs = ()
         self._raw_output = None
         self._view = None
-        self._marked = ()
-        self._non_differentiable = False
+        self._marked = ()     # mark_non_differentiable's: the output, or nothing
 
     def save_for_backward(self, *tensors):
         """Keep values computed in ``forward`` for ``backward`` and ``jvp``.
@@ -445,21 +444,19 @@ def _forward_impl(cls):
         ctx._marked = ()        # one ctx may see several forward calls (vmap's loop)
         out = cls.forward(ctx, *inputs)
         ctx._raw_output = out
-        if ctx._marked:
-            if not all(m is out for m in ctx._marked):
-                raise ValueError(
-                    f"{cls.__name__}.forward: ctx.mark_non_differentiable was given a value "
-                    f"that forward does not return (a Function has one output, and only it "
-                    f"can be marked): pass the returned array itself, or leave the call "
-                    f"out and return a zero gradient from backward")
-            ctx._non_differentiable = True
+        if not all(m is out for m in ctx._marked):
+            raise ValueError(
+                f"{cls.__name__}.forward: ctx.mark_non_differentiable was given a value "
+                f"that forward does not return (a Function has one output, and only it "
+                f"can be marked): pass the returned array itself, or leave the call "
+                f"out and return a zero gradient from backward")
         return out
     return impl
 
 
 def _function_vjp(cls):
     def vjp_all(ct, ans, *vals, ctx):
-        if ctx._non_differentiable:          # ctx.mark_non_differentiable(output)
+        if ctx._marked:                      # ctx.mark_non_differentiable(output)
             return tuple(None for _ in vals)
         ctx._view = (vals, ans)
         try:
@@ -487,7 +484,7 @@ def _function_vjp(cls):
 def _function_jvp(cls):
     def jvp_all(tangents, ans, *vals, ctx):
         rule = getattr(cls, "jvp", None)
-        if rule is None and not ctx._non_differentiable:
+        if rule is None and not ctx._marked:
             raise NotImplementedError(
                 f"{cls.__name__} has no jvp: it is a Function with only a backward rule, so "
                 f"forward mode cannot push tangents through it. Define a static "
@@ -495,7 +492,7 @@ def _function_jvp(cls):
         ref = next(t for t in tangents if t is not None)
         nb = len(shape_of(ref)) - len(shape_of(vals[tangents.index(ref)]))
         batch = shape_of(ref)[:nb]
-        if ctx._non_differentiable:          # ctx.mark_non_differentiable(output)
+        if ctx._marked:                      # ctx.mark_non_differentiable(output)
             return np.zeros(batch + shape_of(ans), dtype=np.result_type(primal_value(ans)))
         tangents = [t if t is not None else np.zeros(batch + shape_of(v))
                     for t, v in zip(tangents, vals)]
