@@ -241,6 +241,12 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, se
             names = ", ".join(f"argument {i} is args{p}" for i, p in enumerate(_leaf_paths(args)))
             raise GradCheckError(f"{e}\n(the arguments are the leaves of the containers "
                                  f"given: {names})") from None
+        except TypeError as e:   # e.g. list * 2 in an f that expected an array
+            kinds = ", ".join(f"args[{i}] is a {type(a).__name__}" for i, a in enumerate(args)
+                              if isinstance(a, (list, tuple, dict)))
+            e.add_note(f"check_grads passed its containers to f as containers, as grad takes "
+                       f"them ({kinds}); if f expects an array, pass np.array(...)")
+            raise
     args = tuple(np.asarray(a) for a in args)
     for m in modes:
         if m not in ("fwd", "rev"):

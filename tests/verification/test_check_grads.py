@@ -116,3 +116,8 @@ def test_containers_are_pytrees_each_leaf_checked_and_named():
                     order=1)
     with pytest.raises(ValueError, match="hold no arrays"):
         check_grads(lambda d: 1.0, ({},))
+    # a list where f expects an array: f's own TypeError, with a note saying what to pass
+    with pytest.raises(TypeError) as info:
+        check_grads(lambda x: x * x, ([1.0, 2.0],))
+    assert any("args[0] is a list" in n and "pass np.array(...)" in n
+               for n in info.value.__notes__)
