@@ -15,9 +15,17 @@ and the operation counter.
 The command line: ``dualad trace "log(x1) + x1*x2 - sin(x2)" --at x1=2 x2=5 --html
 trace.html`` (:mod:`.cli`, the expression language in :mod:`.expr`).
 """
-from .evalhtml import html_fragment, html_page
 from .evalrender import EvaluationTrace
 from .evaltrace import trace
 from .opcount import OpCounter, count_ops
 
 __all__ = ["trace", "EvaluationTrace", "html_page", "html_fragment", "count_ops", "OpCounter"]
+
+
+def __getattr__(name):
+    """``html_page`` and ``html_fragment``, imported on first use: ``import dualad`` (which
+    imports this package) need not load the page's renderer and its CSS/JS (PEP 562)."""
+    if name in ("html_page", "html_fragment"):
+        from . import evalhtml
+        return getattr(evalhtml, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
