@@ -73,8 +73,7 @@ def sweep_steps(et, digits=3):
     primal = {r.node: r.formula for r in et.rows if r.section == "primal"}
     node_of = {et.names[n]: n for n in et.nodes}
     who = lambda v: f"{v} ({labels[v]})" if v in labels else v  # noqa: E731
-    uses = Counter(r.node for r in et.rows if r.section == "adjoint" and r.via)
-    users = {}
+    users = {}      # node -> the operations that use it, one entry per use
     for r in et.rows:
         if r.section == "adjoint" and r.via:
             users.setdefault(r.node, []).append(r.via)
@@ -118,12 +117,12 @@ def sweep_steps(et, digits=3):
             op = f"{r.via} = {primal[r.via]}"
             if seen[r.node] == 1:
                 step["lead"] = f"{bar} = {r.formula} = {val}"
-                if uses[r.node] == 1:
+                if len(users[r.node]) == 1:
                     step["caption"] = (f"{who(r.node)} is used once, by {op}: its adjoint is "
                                        f"v̄{r.via[1:]} times the partial ∂{r.via}/∂{r.node}.")
                 else:
                     step["caption"] = (
-                        f"{who(r.node)} is used {_times(uses[r.node])} ("
+                        f"{who(r.node)} is used {_times(len(users[r.node]))} ("
                         f"{_users(users[r.node])}); this is the first contribution, from {op}. "
                         f"The others will add to it.")
             else:
@@ -134,7 +133,7 @@ def sweep_steps(et, digits=3):
                 else:
                     step["lead"] = f"{bar} = {r.formula}"
                 name = labels.get(r.node, r.node)
-                step["caption"] = (f"{name} is used {_times(uses[r.node])}, so its adjoint "
+                step["caption"] = (f"{name} is used {_times(len(users[r.node]))}, so its adjoint "
                                    f"accumulates: this adds the contribution of its use in "
                                    f"{op}. Now {bar} = {val}.")
         steps.append(step)
