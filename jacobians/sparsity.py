@@ -30,16 +30,15 @@ from __future__ import annotations
 __all__ = ["PatternBox", "PatternTrace", "Sparsity", "detect_jacobian", "detect_hessian",
            "jacobian_sparsity", "hessian_sparsity", "as_pattern"]
 
-import time
 
 import numpy as np
 import scipy.sparse as sp
 
 import dualad
-from dualad.extend import Box, PrimalBox, Trace, flatten, primal_value, shape_of, tree_map
+from dualad.extend import PrimalBox, Trace, flatten, primal_value, tree_map
 
 from ._common import Problem
-from .cost import Census
+from .cost import Census, Stopwatch
 from .patterns import Budget, Pattern, TooDense, vstack
 from .rules import dense_rule, rule_for
 from .decisions import DecisionLog
@@ -158,7 +157,7 @@ def _run(problem, body, budget):
         Budget.limit = int(budget)
     trace = PatternTrace()
     trace.decisions = DecisionLog()
-    t0 = time.perf_counter()
+    watch = Stopwatch()
     try:
         out = body(trace)
     finally:
@@ -166,7 +165,7 @@ def _run(problem, body, budget):
         Budget.limit = old
     leaves = flatten(out)[0]
     return Sparsity(_stack(trace, leaves, problem.n), trace.fallbacks,
-                    time.perf_counter() - t0, census=trace.census,
+                    watch.seconds(), census=trace.census,
                     decisions=trace.decisions), out
 
 

@@ -142,6 +142,65 @@ def test_hessian_auto_takes_the_star_coloring_and_equals_dense(directions):
                                atol=1e-12)
 
 
+def test_a_census_that_waited_for_the_processor_still_takes_the_star_coloring(
+        directions, monkeypatch):
+    """The census is timed by cost.Stopwatch, min(wall, process CPU): a call that waited
+    50 ms while another process ran (two CI jobs on two cores) is charged only its
+    computing, so the auto choice does not flip to 2000 dense directions. The wait is
+    simulated by a wall clock that jumps 50 ms inside f's first (census) call; read by
+    the wall clock alone (as on a coarse CPU clock) the same wait does flip it."""
+    import time as real_time
+    import types
+    jump = [0.0]
+    clock = types.SimpleNamespace(perf_counter=lambda: real_time.perf_counter() + jump[0],
+                                  process_time=real_time.process_time)
+    monkeypatch.setattr(cost, "time", clock)
+    x = rng.uniform(0.5, 1.5, 2000)
+
+    def waiting_rosen():
+        first = [True]
+
+        def rosen(x):
+            if first[0]:
+                first[0] = False
+                jump[0] += 0.05          # the census call "waits" 50 ms
+            return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+        return rosen
+
+    monkeypatch.setattr(cost, "_CPU_CLOCK_FINE", False)
+    H_wall = jacobians.hessian(waiting_rosen(), x)
+    assert sum(directions) == 2000       # the wait, charged, makes detection look dear
+    directions.clear()
+    monkeypatch.setattr(cost, "_CPU_CLOCK_FINE", True)
+    H = jacobians.hessian(waiting_rosen(), x)
+    assert jump[0] == 0.1
+    assert sum(directions) < 10, directions
+    np.testing.assert_allclose(H, H_wall, rtol=1e-12, atol=1e-12)
+
+
+def test_stopwatch_reads_the_lesser_of_wall_and_cpu_time(monkeypatch):
+    """A wait is not charged (CPU time is less); threads are not summed (wall is less)."""
+    import types
+    now = {"wall": 10.0, "cpu": 5.0}
+    clock = types.SimpleNamespace(perf_counter=lambda: now["wall"],
+                                  process_time=lambda: now["cpu"])
+    monkeypatch.setattr(cost, "time", clock)
+    monkeypatch.setattr(cost, "_CPU_CLOCK_FINE", True)
+    watch = cost.Stopwatch()
+    now["wall"] += 0.050
+    now["cpu"] += 0.002          # preempted: 2 ms of computing in 50 ms
+    assert watch.seconds() == pytest.approx(0.002)
+    watch = cost.Stopwatch()
+    now["wall"] += 0.010
+    now["cpu"] += 0.040          # four BLAS threads busy for 10 ms
+    assert watch.seconds() == pytest.approx(0.010)
+    monkeypatch.setattr(cost, "_CPU_CLOCK_FINE", False)
+    watch = cost.Stopwatch()
+    now["wall"] += 0.050
+    now["cpu"] += 0.002
+    assert watch.seconds() == pytest.approx(0.050)   # coarse CPU clock: wall time only
+
+
 # --- 2. a dense result over max_memory is refused, before anything is allocated -----------------
 def test_refusal_names_function_shapes_bytes_and_the_sparse_call():
     x = rng.standard_normal(2000)
