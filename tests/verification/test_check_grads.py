@@ -121,3 +121,37 @@ def test_containers_are_pytrees_each_leaf_checked_and_named():
         check_grads(lambda x: x * x, ([1.0, 2.0],))
     assert any("args[0] is a list" in n and "pass np.array(...)" in n
                for n in info.value.__notes__)
+
+
+@pytest.mark.parametrize("args, named", [
+    (None, r"argument 0 is None"),
+    (np.array([1, 2]), r"argument 0 is an array of dtype int64 and shape \(2,\)"),
+    (np.array([True]), r"argument 0 is an array of dtype bool"),
+    (np.array(["a"]), r"argument 0 is an array of dtype <U1"),
+    ((np.ones(2), None), r"argument 1 is None"),
+    ((np.ones(2), 3), r"argument 1 is an int of dtype int64 and shape \(\)"),
+    (([np.ones(2), None],), r"args\[0\]\[1\] is None"),
+    ((np.ones(2), {"w": [np.ones(1), 2]}), r"args\[1\]\['w'\]\[1\] is an int"),
+])
+def test_none_integer_and_text_arguments_are_refused_by_name(args, named):
+    """There is no derivative to check: the error names check_grads, f and the argument
+    (its path in a container) and says what to pass, before f is ever called."""
+    calls = []
+
+    def loss(x, y=None):
+        calls.append(1)
+        return np.sin(x)
+    with pytest.raises(TypeError, match=r"check_grads\(loss, \.\.\.\): " + named +
+                       r".*np\.asarray\(x, dtype=float\)"):
+        check_grads(loss, args, order=1)
+    assert calls == []
+
+
+@pytest.mark.parametrize("args", [np.ones(2), [np.ones(2)], {"w": np.ones(2)}])
+def test_a_function_that_forgets_to_return_is_named(args):
+    def loss(x):
+        np.sin(x["w"] if isinstance(x, dict) else x)
+    with pytest.raises(TypeError, match=r"check_grads\(loss, \.\.\.\): the function returned "
+                                        r"None.*forget to `return`") as e:
+        check_grads(loss, args, order=1)
+    assert not getattr(e.value, "__notes__", None)    # no note blaming a container
