@@ -288,12 +288,13 @@ _SYMBOLS = {np.add: "+=", np.subtract: "-=", np.multiply: "*=", np.divide: "/=",
             np.power: "**=", np.matmul: "@="}
 
 
-def assignment_hint(value=None, target="out", index="i"):
+def assignment_hint(value=None, target="out", index="i", lost="its derivative"):
     """The two ways to write a traced value into an array that is a plain NumPy array:
     the message of every error raised for it (also for NumPy's own ``out[i] = x``, which
-    converts ``x`` with ``__float__``/``__array__``)."""
+    converts ``x`` with ``__float__``/``__array__``). ``lost``: what the plain array would
+    lose (under vmap, the examples' own values; no derivative is involved)."""
     shape = "" if value is None else f" (here a traced value of shape {shape_of(value)})"
-    return (f"A plain NumPy array cannot hold a traced value{shape}: its derivative would be "
+    return (f"A plain NumPy array cannot hold a traced value{shape}: {lost} would be "
             f"lost. Write it one of two ways: (1) make the array traced before writing into "
             f"it, e.g. {target} = np.zeros_like(x) with x a traced input (or "
             f"{target} = x.copy()), then {target}[{index}] = v, {target}[{index}] += v and "
@@ -333,7 +334,13 @@ def raise_assignment_error(api, fname, error):
             and "setting an array element" in str(error)):
         return
     text = str(cause)
-    if "out[i] = x" not in text:
+    if api.startswith("vmap"):
+        # the likely cause first, in vmap's terms: a batched value has no derivative to
+        # lose, and vmap's control-flow advice (an `if`) fits float() called by the user
+        text = ("if it came from out[i] = x into a plain NumPy array: "
+                + assignment_hint(lost="each example's own value")
+                + ". If it came from float() of a batched value: " + text)
+    elif "out[i] = x" not in text:
         text += ". If it came from out[i] = x into a plain NumPy array: " + assignment_hint()
     raise TypeError(f"{api}: {fname} made NumPy convert a traced value to a plain number "
                     f"(NumPy reports it as 'setting an array element with a sequence'): "

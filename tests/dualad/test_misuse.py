@@ -363,6 +363,13 @@ def test_assigning_a_traced_scalar_into_a_plain_array_says_what_to_write():
                      ".at(out)[i].set(v)"]:
             assert frag in message, f"{api}: {frag!r} not in: {message}"
         assert "setting an array element" in str(info.value.__cause__)
+        # vmap has no derivative to lose: it says what it does lose, and the assignment first
+        lost = "each example's own value would be lost" if api == "vmap(f)" else \
+            "its derivative would be lost"
+        assert lost in message, f"{api}: {message}"
+        if api == "vmap(f)":
+            assert "derivative" not in message
+            assert message.index("out[i] = x") < message.index("float()")
     # a complex array: NumPy passes complex()'s TypeError on unwrapped
     def h(v):
         out = np.zeros(3, dtype=complex)
