@@ -29,7 +29,9 @@ from .plan import plan, Plan  # noqa: F401
 from . import nested  # noqa: F401  (the traced paths: jacobians inside transformations)
 from .distributed import DistributedSweepError  # noqa: F401
 from .memory import DenseTooLarge  # noqa: F401
+from ._common import TracedOutput  # noqa: F401
 
 __all__ = ["jacobian", "jacfwd", "jacrev", "hessian", "hvp", "sparse_jacobian", "sparse_hessian",
            "jacobian_sparsity", "hessian_sparsity", "column_coloring", "row_coloring",
-           "star_coloring", "plan", "Plan", "DistributedSweepError", "DenseTooLarge"]
+           "star_coloring", "plan", "Plan", "DistributedSweepError", "DenseTooLarge",
+           "TracedOutput"]

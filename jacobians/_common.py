@@ -33,10 +33,29 @@ def fname(f):
 
 
 class TracedOutput(NotImplementedError):
-    """The plain path met a traced value (an argument, an output, a sweep's result): the
-    call belongs to the traced path, :mod:`jacobians.nested`. Raised for
-    :func:`composes` to catch; reaching a user only from a function without a traced
-    path (``plan``, ``jacobian_sparsity``)."""
+    """A planning function met a traced value: it was called inside a transformation.
+
+    Inside the package the plain path raises it for :func:`composes` to catch and hand
+    the call to the traced path, :mod:`jacobians.nested`. It reaches a user only from a
+    function that has no traced path (:func:`jacobians.plan`,
+    :func:`jacobians.jacobian_sparsity`, :func:`jacobians.hessian_sparsity`); its message
+    names the function, the argument and its shape, and says what to call instead.
+
+    See Also
+    --------
+    jacobians.plan : Make a plan outside the transformation; the plan takes traced values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad
+    >>> from dualad import jacobians
+    >>> try:
+    ...     dualad.grad(lambda x: jacobians.plan(np.sin, x)(x).sum())(np.ones(3))
+    ... except jacobians.TracedOutput as e:
+    ...     print(str(e)[:40])
+    jacobians.plan: argument 0 of sin is a t
+    """
 
 
 def refuse_traced(api, f, value, what):

@@ -18,7 +18,7 @@ import sympy as sp
 
 import dualad
 from dualad import jacobians as J
-from dualad.jacobians._common import TracedOutput
+from dualad.jacobians import TracedOutput
 
 N = 5
 POINTS = [np.array([0.3, -0.7, 1.1, 0.4, -0.2]), np.array([-0.5, 0.2, 0.9, -1.3, 0.6]),
