@@ -171,6 +171,15 @@ def _write_module_pages():
         text = _module_page(modname, modules)
         if not page.exists() or page.read_text() != text:
             page.write_text(text)
+    # A stub of a name no longer in any __all__ (renamed or removed since the last local
+    # build) would be built as an orphan page and fail -W: remove it.
+    names = {f"{m}.{n}" for m in modules for g in public_names(m).values() for n in g}
+    for stub in (_GENERATED / "members").glob("*.rst"):
+        if stub.stem not in names:
+            stub.unlink()
+    for page in _GENERATED.glob("*.rst"):
+        if page.stem not in modules:
+            page.unlink()
 
 
 _write_module_pages()
