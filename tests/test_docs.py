@@ -16,6 +16,7 @@ import subprocess
 import sys
 
 import pytest
+from markdown_blocks import code_blocks, fences
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -31,8 +32,6 @@ ENV = {
     "array_api.md": {"SCIPY_ARRAY_API": "1"},   # SciPy's array-API dispatch, the page's topic
 }
 
-_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,})(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)(?P=ticks)[ \t]*$",
-                    re.M | re.S)
 
 # Runs in the page's fresh interpreter: the blocks in order in one namespace; a python block
 # is executed, a doctest block is checked (the flags the Sphinx doctest builder uses).
@@ -59,21 +58,6 @@ for _i, (_kind, _line, _code) in enumerate(_json.loads(_sys.stdin.read())):
             print(f"FAILED: {_where}", file=_sys.stderr)
             _sys.exit(1)
 '''
-
-
-def code_blocks(text):
-    """[(kind, line, code)]: the page's ```python and ```{doctest} blocks, in order."""
-    blocks = []
-    for m in _FENCE.finditer(text):
-        info = m["info"].strip()
-        line = text.count("\n", 0, m.start()) + 2
-        body = "\n".join(l[len(m["indent"]):] for l in m["body"].splitlines())
-        if info == "python":
-            blocks.append(("python", line, body))
-        elif info.startswith("{doctest}"):
-            body = "\n".join(l for l in body.splitlines() if not l.startswith(":"))
-            blocks.append(("doctest", line, body))
-    return blocks
 
 
 def test_the_fence_parser_finds_blocks():
@@ -110,9 +94,9 @@ def test_page_examples_run(page):
 
 def _toctree_entries(text):
     entries = []
-    for m in _FENCE.finditer(text):
-        if m["info"].strip().startswith("{toctree}"):
-            entries += [l.strip() for l in m["body"].splitlines()
+    for info, _, body in fences(text):
+        if info.startswith("{toctree}"):
+            entries += [l.strip() for l in body.splitlines()
                         if l.strip() and not l.strip().startswith(":")]
     return entries
 

@@ -400,14 +400,3 @@ def test_jacobians_of_holomorphic_maps_are_the_complex_jacobian():
     expected = np.diag(np.cos(Z) * Z[0]) + np.outer(np.sin(Z), [1, 0, 0])
     for mode in ("forward", "reverse"):
         np.testing.assert_allclose(jacobians.jacobian(f, Z, mode=mode), expected, rtol=1e-13)
-
-
-def test_the_examples_in_docs_complex_md_run():
-    import pathlib
-    import re
-    text = (pathlib.Path(__file__).parents[2] / "docs" / "complex.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(blocks) >= 3
-    namespace = {"np": np, "dualad": dualad}
-    for block in blocks:
-        exec(block, namespace)

@@ -108,11 +108,11 @@ def test_a_client_without_workers_or_closed_is_refused():
 def test_the_readme_example_runs_alone_in_a_fresh_interpreter(tmp_path):
     """README's "Bigger than one machine" block, as a script (Dask needs the __main__ guard)."""
     import pathlib
-    import re
     import subprocess
     import sys
     readme = pathlib.Path(__file__).resolve().parents[2] / "README.md"
-    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(), flags=re.S)
+    from markdown_blocks import python_blocks
+    blocks = [code for _, code in python_blocks(readme.read_text())]
     block = next(b for b in blocks if "executor=client" in b)
     script = tmp_path / "readme_dask.py"
     script.write_text(block)

@@ -9,12 +9,13 @@ import subprocess
 import sys
 
 import pytest
+from markdown_blocks import python_blocks
 
 README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _blocks():
-    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    return [code for _, code in python_blocks(README.read_text())]
 
 
 def test_verifying_a_hand_written_rule_example_catches_the_wrong_rule(capsys):
@@ -69,14 +70,8 @@ def _needs(block):
 BLOCKS = _blocks()
 
 
-def _first_line(block):
-    """The README line where a block's code starts (for the test ids)."""
-    text = README.read_text()
-    return text[:text.index("```python\n" + block)].count("\n") + 2
-
-
 @pytest.mark.parametrize("index", range(len(BLOCKS)),
-                         ids=[f"line{_first_line(b)}" for b in BLOCKS])
+                         ids=[f"line{line}" for line, _ in python_blocks(README.read_text())])
 def test_each_block_runs_alone_in_a_fresh_interpreter(index, tmp_path):
     """Copied alone into a file and run by a new Python, from an empty directory (so only
     the installed package is importable, nothing from the checkout), each block runs
