@@ -71,9 +71,9 @@ def check_input(api, argnum, x, where=""):
     Raises
     ------
     TypeError
-        If ``x`` is ``None``, a string, an object array, or of an integer or boolean
-        dtype; the message names ``api``, the argument, its dtype and shape, and says to
-        cast to a floating dtype.
+        If ``x`` is ``None``, a string, an object array, or of any dtype but floating and
+        complex (integer, boolean, text, dates); the message names ``api``, the argument,
+        its dtype and shape, and says to cast to a floating dtype.
 
     Examples
     --------
@@ -103,9 +103,11 @@ def check_input(api, argnum, x, where=""):
         raise TypeError(f"{api}: argument {argnum}{where} is an object array of shape "
                         f"{arr.shape}; differentiable inputs are floating-point arrays")
     if arr.dtype.kind not in "fc":  # floating or complex
+        what = ("integer and boolean inputs are not differentiable" if arr.dtype.kind in "iub"
+                else "only floating-point and complex inputs are differentiable")
         raise TypeError(f"{api}: argument {argnum}{where} has dtype {arr.dtype} and shape "
-                        f"{arr.shape}; integer and boolean inputs are not differentiable. "
-                        f"Cast it to a floating dtype first, e.g. x.astype(float)")
+                        f"{arr.shape}; {what}. Cast it to a floating dtype first, e.g. "
+                        f"x.astype(float)")
     # 0-d inputs become NumPy scalars: scalar arithmetic on them is several times cheaper.
     return arr[()] if arr.ndim == 0 else arr
 

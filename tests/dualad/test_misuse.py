@@ -232,6 +232,12 @@ CASES = [
     ("jacobians.plan inside vjp",
      lambda: dualad.vjp(lambda v: jacobians.plan(np.sin, v).n, x3), NotImplementedError,
      ["jacobians.plan", "argument 0", "(3,)", "plain values only", "outside the transformation"]),
+    ("integer input to grad", lambda: dualad.grad(lambda v: np.sum(v))(np.arange(3)),
+     TypeError, ["grad: argument 0", "int64", "(3,)", "integer and boolean inputs are not "
+                 "differentiable", "x.astype(float)"]),
+    ("text input to grad", lambda: dualad.grad(lambda v: np.sum(v))(np.array(["1.5"])),
+     TypeError, ["grad: argument 0", "<U3", "(1,)", "only floating-point and complex inputs "
+                 "are differentiable", "x.astype(float)"]),
     ("dualad.numpy.full_like with a non-floating dtype",
      lambda: dualad.grad(lambda v: np.sum(dualad.numpy.full_like(np.arange(3), v)))(0.5),
      TypeError, ["full_like", "int64", "fill_value", "shape ()"]),
