@@ -32,7 +32,7 @@ __all__ = ["TOLERANCES", "GradCheckError", "check_grads", "STEPS"]
 import numpy as np
 
 import dualad
-from dualad.extend import flatten, primal_value
+from dualad.extend import check_input, flatten, primal_value
 from dualad.numpy import concatenate, ravel
 
 from .numeric import real_directions, real_jacobian, richardson, realify
@@ -63,18 +63,17 @@ def _flat(out):
 
 
 class CheckGradsTypeError(TypeError):
-    """check_grads' own refusal of a misuse: an argument with no derivative, or a function
-    that returned None (the message names check_grads, the function and the argument)."""
+    """check_grads' refusal of a function that returned None (the message names
+    check_grads and the function)."""
 
 
-def _flat_fn(f):
+def _flat_fn(f, api):
     def flat(*xs):
         out = f(*xs)
         if out is None:
-            name = getattr(f, "__name__", repr(f))
-            raise CheckGradsTypeError(f"check_grads({name}, ...): the function returned "
-                                      f"None; it must return an array or a container of "
-                                      f"arrays (did it forget to `return`?)")
+            raise CheckGradsTypeError(f"{api}: the function returned None; it must return an "
+                                      f"array or a container of arrays (did it forget to "
+                                      f"`return`?)")
         return _flat(out)
     return flat
 
@@ -87,21 +86,6 @@ def _leaf_paths(tree, path=""):
     if isinstance(tree, dict):
         return [p for k, t in tree.items() for p in _leaf_paths(t, f"{path}[{k!r}]")]
     return [path]
-
-
-def _refuse_undifferentiable(f, arrays, given, names):
-    """TypeError naming ``f`` and the first argument (``names[i]``) that is ``None`` or not
-    floating-point or complex: there is no derivative of it to check."""
-    for a, g, name in zip(arrays, given, names):
-        if a.dtype.kind not in "fc":
-            kind = "array" if isinstance(g, np.ndarray) else type(g).__name__
-            what = "None" if g is None else \
-                f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} of dtype {a.dtype} and shape " \
-                f"{a.shape}"
-            raise CheckGradsTypeError(
-                f"check_grads({getattr(f, '__name__', repr(f))}, ...): {name} is {what}; "
-                f"only floating-point and complex arguments can be checked. Pass the point "
-                f"to check at as an array, e.g. np.asarray(x, dtype=float)")
 
 
 def _with(args, i, xi):
@@ -217,9 +201,8 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, se
     GradCheckError
         At the first check that fails, naming it.
     TypeError
-        An argument is ``None``, an integer, boolean, string or object array (only
-        floating-point and complex arguments have derivatives to check), or ``f``
-        returned ``None``.
+        An argument is ``None``, or not floating-point or complex (the check ``grad``
+        makes, :func:`dualad.extend.check_input`), or ``f`` returned ``None``.
     ValueError
         ``modes`` holds something other than ``"fwd"`` and ``"rev"``.
 
@@ -260,35 +243,40 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, se
     dualad.verification.check_grads.GradCheckError: JVP, argument 0: max error ...
     """
     args = args if isinstance(args, tuple) else (args,)
-    args_given = args
-    if any(isinstance(a, (list, tuple, dict)) for a in args):
-        # containers: check f as a function of its leaves, and name them on failure
-        leaves, rebuild = flatten(args)
-        if not leaves:
-            raise ValueError("check_grads: the arguments hold no arrays (empty containers); "
-                             "give at least one array to differentiate")
-        _refuse_undifferentiable(f, [np.asarray(x) for x in leaves], leaves,
-                                 [f"args{p}" for p in _leaf_paths(args)])
-        def of_leaves(*xs):
-            return f(*rebuild(xs))
-        of_leaves.__name__ = getattr(f, "__name__", repr(f))
-        try:
-            return check_grads(of_leaves, tuple(leaves), order, modes, atol, rtol, seed)
-        except GradCheckError as e:
-            names = ", ".join(f"argument {i} is args{p}" for i, p in enumerate(_leaf_paths(args)))
-            raise GradCheckError(f"{e}\n(the arguments are the leaves of the containers "
-                                 f"given: {names})") from None
-        except CheckGradsTypeError:
-            raise
-        except TypeError as e:   # e.g. list * 2 in an f that expected an array
-            kinds = ", ".join(f"args[{i}] is a {type(a).__name__}" for i, a in enumerate(args)
-                              if isinstance(a, (list, tuple, dict)))
-            e.add_note(f"check_grads passed its containers to f as containers, as grad takes "
-                       f"them ({kinds}); if f expects an array, pass np.array(...)")
-            raise
-    args = tuple(np.asarray(a) for a in args)
-    _refuse_undifferentiable(f, args, tuple(args_given),
-                             [f"argument {i}" for i in range(len(args))])
+    api = f"check_grads({getattr(f, '__name__', type(f).__name__)}, ...)"
+    if not any(isinstance(a, (list, tuple, dict)) for a in args):
+        for i, a in enumerate(args):     # grad's check: None, integers, text are refused
+            check_input(api, i, a)
+        return _check_arrays(f, api, tuple(np.asarray(a) for a in args), order, modes, atol,
+                             rtol, seed)
+    # containers: check f as a function of its leaves, and name them on failure
+    leaves, rebuild = flatten(args)
+    if not leaves:
+        raise ValueError("check_grads: the arguments hold no arrays (empty containers); "
+                         "give at least one array to differentiate")
+    paths = [(i, p) for i, a in enumerate(args) for p in _leaf_paths(a)]   # flatten's order
+    for leaf, (i, p) in zip(leaves, paths):
+        check_input(api, i, leaf, p)
+    try:
+        return _check_arrays(lambda *xs: f(*rebuild(xs)), api,
+                             tuple(np.asarray(x) for x in leaves), order, modes, atol, rtol,
+                             seed)
+    except GradCheckError as e:
+        names = ", ".join(f"argument {k} is args[{i}]{p}" for k, (i, p) in enumerate(paths))
+        raise GradCheckError(f"{e}\n(the arguments are the leaves of the containers "
+                             f"given: {names})") from None
+    except CheckGradsTypeError:
+        raise
+    except TypeError as e:   # e.g. list * 2 in an f that expected an array
+        kinds = ", ".join(f"args[{i}] is a {type(a).__name__}" for i, a in enumerate(args)
+                          if isinstance(a, (list, tuple, dict)))
+        e.add_note(f"check_grads passed its containers to f as containers, as grad takes "
+                   f"them ({kinds}); if f expects an array, pass np.array(...)")
+        raise
+
+
+def _check_arrays(f, api, args, order, modes, atol, rtol, seed):
+    """check_grads of ``f`` at ``args``, a tuple of floating or complex arrays."""
     for m in modes:
         if m not in ("fwd", "rev"):
             raise ValueError(f"check_grads: modes must be 'fwd' and/or 'rev', got {m!r}")
@@ -296,7 +284,7 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, se
     d_rtol, d_atol = TOLERANCES.get(np.dtype(dtype), TOLERANCES[np.dtype(np.float64)])
     tol = (d_rtol if rtol is None else rtol, d_atol if atol is None else atol)
     rng = np.random.default_rng(seed)
-    return _check(_flat_fn(f), args, order, modes, "", tol, rng)
+    return _check(_flat_fn(f, api), args, order, modes, "", tol, rng)
 
 
 # Starting steps of the Richardson tables, relative to max(1, |x|): the first (accurate

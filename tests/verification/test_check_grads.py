@@ -123,26 +123,34 @@ def test_containers_are_pytrees_each_leaf_checked_and_named():
                for n in info.value.__notes__)
 
 
+NOT_NUMBERS = r"; differentiable inputs are floating-point arrays or Python floats"
+INTEGERS = r"; integer and boolean inputs are not differentiable\. Cast it to a floating dtype " \
+    r"first, e\.g\. x\.astype\(float\)"
+TEXT = r"; only floating-point and complex inputs are differentiable\. Cast it to a floating " \
+    r"dtype first, e\.g\. x\.astype\(float\)"
+
+
 @pytest.mark.parametrize("args, named", [
-    (None, r"argument 0 is None"),
-    (np.array([1, 2]), r"argument 0 is an array of dtype int64 and shape \(2,\)"),
-    (np.array([True]), r"argument 0 is an array of dtype bool"),
-    (np.array(["a"]), r"argument 0 is an array of dtype <U1"),
-    ((np.ones(2), None), r"argument 1 is None"),
-    ((np.ones(2), 3), r"argument 1 is an int of dtype int64 and shape \(\)"),
-    (([np.ones(2), None],), r"args\[0\]\[1\] is None"),
-    ((np.ones(2), {"w": [np.ones(1), 2]}), r"args\[1\]\['w'\]\[1\] is an int"),
+    (None, r"argument 0 is NoneType None" + NOT_NUMBERS),
+    (np.array([1, 2]), r"argument 0 has dtype int64 and shape \(2,\)" + INTEGERS),
+    (np.array([True]), r"argument 0 has dtype bool and shape \(1,\)" + INTEGERS),
+    (np.array(["a"]), r"argument 0 has dtype <U1 and shape \(1,\)" + TEXT),
+    ((np.ones(2), None), r"argument 1 is NoneType None" + NOT_NUMBERS),
+    ((np.ones(2), 3), r"argument 1 has dtype int64 and shape \(\)" + INTEGERS),
+    (([np.ones(2), None],), r"argument 0\[1\] is NoneType None" + NOT_NUMBERS),
+    ((np.ones(2), {"w": [np.ones(1), 2]}),
+     r"argument 1\['w'\]\[1\] has dtype int64 and shape \(\)" + INTEGERS),
 ])
 def test_none_integer_and_text_arguments_are_refused_by_name(args, named):
-    """There is no derivative to check: the error names check_grads, f and the argument
-    (its path in a container) and says what to pass, before f is ever called."""
+    """There is no derivative to check: grad's own input check (dualad.extend.check_input)
+    refuses the argument, named by check_grads, f and its position (its path in a
+    container), and says what to pass, before f is ever called."""
     calls = []
 
     def loss(x, y=None):
         calls.append(1)
         return np.sin(x)
-    with pytest.raises(TypeError, match=r"check_grads\(loss, \.\.\.\): " + named +
-                       r".*np\.asarray\(x, dtype=float\)"):
+    with pytest.raises(TypeError, match=r"^check_grads\(loss, \.\.\.\): " + named + "$"):
         check_grads(loss, args, order=1)
     assert calls == []
 
