@@ -145,9 +145,9 @@ def api_modules():
     return re.findall(r"^generated/([\w.]+)\s*$", text, flags=re.M)
 
 
-def _module_page(modname, modules):
+def _module_page(modname, member_names):
+    """The page of ``modname``; ``member_names``: every documented name, fully qualified."""
     groups = public_names(modname)
-    member_names = {f"{m}.{n}" for m in modules for g in public_names(m).values() for n in g}
     title = f"``{modname}``"
     lines = [title, "=" * len(title), "", f".. automodule:: {modname}", "   :no-members:"]
     if modname in member_names:
@@ -165,15 +165,15 @@ def _module_page(modname, modules):
 
 def _write_module_pages():
     modules = api_modules()
+    names = {f"{m}.{n}" for m in modules for g in public_names(m).values() for n in g}
     _GENERATED.mkdir(parents=True, exist_ok=True)
     for modname in modules:
         page = _GENERATED / f"{modname}.rst"
-        text = _module_page(modname, modules)
+        text = _module_page(modname, names)
         if not page.exists() or page.read_text() != text:
             page.write_text(text)
     # A stub of a name no longer in any __all__ (renamed or removed since the last local
     # build) would be built as an orphan page and fail -W: remove it.
-    names = {f"{m}.{n}" for m in modules for g in public_names(m).values() for n in g}
     for stub in (_GENERATED / "members").glob("*.rst"):
         if stub.stem not in names:
             stub.unlink()
