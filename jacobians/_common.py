@@ -9,9 +9,9 @@ user-facing result is cut out of ``J`` in blocks ``out.shape + in.shape``.
 """
 from __future__ import annotations
 
-__all__ = ["DEFAULT_MAX_MEMORY", "fname", "TracedOutput", "refuse_traced", "TRACED_PATHS",
-           "holds_traced", "composes", "untraced_kwargs", "normalize_argnums", "Problem",
-           "identity_rows", "flat_rows", "chunks", "float_dtype", "FunctionCache"]
+__all__ = ["DEFAULT_MAX_MEMORY", "fname", "counted", "TracedOutput", "refuse_traced",
+           "TRACED_PATHS", "holds_traced", "composes", "untraced_kwargs", "normalize_argnums",
+           "Problem", "identity_rows", "flat_rows", "chunks", "float_dtype", "FunctionCache"]
 
 import functools
 import itertools
@@ -30,6 +30,11 @@ DEFAULT_MAX_MEMORY = 256 * 2 ** 20
 
 def fname(f):
     return getattr(f, "__name__", None) or type(f).__name__
+
+
+def counted(n, noun):
+    """``n`` and ``noun`` for a message, plural unless ``n`` is 1: '1 color', '3 colors'."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 class TracedOutput(NotImplementedError):

@@ -45,6 +45,7 @@ import hashlib
 import numpy as np
 import scipy.sparse as sp
 
+from ._common import counted
 from .coloring_search import Budget, dsatur, greedy, reduce_proper, reduce_star
 
 ORDERINGS = ("natural", "largest-first", "smallest-last")
@@ -80,7 +81,8 @@ class Coloring:
         return s
 
     def __repr__(self):
-        return f"Coloring({self.ncolors} color{'' if self.ncolors == 1 else 's'} by {self.method}, lower bound {self.lower_bound})"
+        return (f"Coloring({counted(self.ncolors, 'color')} by {self.method}, "
+                f"lower bound {self.lower_bound})")
 
 
 # --- orderings -------------------------------------------------------------------------

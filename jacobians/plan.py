@@ -35,8 +35,8 @@ import numpy as np
 
 from . import cost
 from . import nested
-from ._common import (DEFAULT_MAX_MEMORY, Problem, TracedOutput, float_dtype, holds_traced,
-                      untraced_kwargs)
+from ._common import (DEFAULT_MAX_MEMORY, Problem, TracedOutput, counted, float_dtype,
+                      holds_traced, untraced_kwargs)
 from .distributed import Workers
 from .memory import dense_bytes, dense_of, human_bytes, refuse_dense
 from .patterns import TooDense
@@ -333,16 +333,15 @@ class Plan:
                               ("rows (reverse)", self.row_coloring)):
                 if col is not None:
                     tried = ", ".join(f"{k} {v}" for k, v in col.tried.items())
-                    lines.append(f"Coloring of {name}: {col.ncolors} "
-                                 f"color{'' if col.ncolors == 1 else 's'} by {col.method} "
+                    lines.append(f"Coloring of {name}: {counted(col.ncolors, 'color')} by "
+                                 f"{col.method} "
                                  f"(lower bound {col.lower_bound}"
                                  f"{', optimal' if col.optimal else ''}; tried: {tried}).")
         lines.extend(t for t in self.notes if t not in first)
         if self.checked is not None:
             lines.append(self.checked.describe())
         est = self.estimates[self.mode][0]
-        lines.append(f"Chosen: {self.mode} — {self.directions} "
-                     f"direction{'' if self.directions == 1 else 's'} in "
+        lines.append(f"Chosen: {self.mode} — {counted(self.directions, 'direction')} in "
                      f"{self.n_chunks} sweep(s) of up to {self.chunk_size} (one sweep's "
                      f"tangents ~{human_bytes(self.bytes_per_direction * min(self.chunk_size, self.directions or 1))}); "
                      f"estimated {_fmt(est)} per Jacobian.")
@@ -372,7 +371,7 @@ class Plan:
     def __repr__(self):
         on = "" if self.problem.executor is None else f" on {self.problem.executor.name}"
         return (f"Plan({self.problem.name}: {self.mode}, n={self.n}, m={self.m}, "
-                f"{self.directions} direction{'' if self.directions == 1 else 's'} in "
+                f"{counted(self.directions, 'direction')} in "
                 f"{self.n_chunks} sweep(s){on})")
 
 
