@@ -21,7 +21,7 @@ one batched JVP and one VJP of the function itself, seeded as the sweeps will be
 The census also sizes the chunks: one direction needs about
 ``itemsize · Σ sizes of the values`` bytes of tangents (forward) or
 cotangents (reverse, where the tape keeps them all alive). It is the planner's only
-evaluation of ``f`` on a first call that needs no more: its own wall time stands for
+evaluation of ``f`` on a first call that needs no more: its own time stands for
 ``t_f`` (it is the plain call plus a few microseconds per primitive), so ``f`` is not
 called a second time to time it. Every time the planner takes is read by
 :class:`Stopwatch`: the lesser of the wall time and the process's CPU time over the call,
@@ -220,8 +220,8 @@ class _CensusTrace(Trace):
 
 def census(problem):
     """Run ``problem``'s function once through the counting interpreter, timed by a
-    :class:`Stopwatch` (its time stands for the plain call's: see the module docstring). Returns the :class:`Census`
-    and the (plain) output."""
+    :class:`Stopwatch` (its time stands for the plain call's: see the module docstring).
+    Returns the :class:`Census` and the (plain) output."""
     trace = _CensusTrace()
     leaves = [_Counted(trace, x) for x in problem.leaves]
     watch = Stopwatch()
