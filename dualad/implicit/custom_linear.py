@@ -26,6 +26,7 @@ from ..scipy.sparse import TracedSparse
 from ..scipy.sparse.linalg import Solver, _operands, sparse_solve_p
 from ..tracer import Box, primal_value, shape_of
 from ..tree import tree_map
+from ._symmetry import check_symmetric_matrix
 from ._util import Flat, plain
 from .linear_solve import DENSE_MAX, ITERATIVE, METHODS, LinearSystem, linear_solve_p
 
@@ -72,7 +73,10 @@ def custom_linear_solve(A, b, solve=None, transpose_solve=None, symmetric=False,
         ``symmetric``, else ``method``.
     symmetric : bool, default False
         Declare :math:`A = A^T` (``solve`` then serves both directions, and
-        ``"auto"`` picks minres for a large matvec).
+        ``"auto"`` picks minres for a large matvec). Checked at each primal solve:
+        a dense A in O(n²), a matvec by one random probe
+        :math:`\langle u, Av\rangle = \langle Au, v\rangle`; a non-symmetric A
+        raises ValueError.
     has_aux : bool, default False
         ``solve`` returns ``(x, aux)``; the result is then ``(x, aux)``, with
         ``aux`` (from the primal solve) not differentiated.
@@ -108,7 +112,8 @@ def custom_linear_solve(A, b, solve=None, transpose_solve=None, symmetric=False,
         callable, ``transpose_solve`` is given without ``solve``, or
         ``has_aux=True`` without ``solve``.
     ValueError
-        If ``method`` is unknown or ``b``'s shape does not match ``A``.
+        If ``method`` is unknown, ``b``'s shape does not match ``A``, or
+        ``symmetric=True`` is given for an ``A`` that is not symmetric.
     numpy.linalg.LinAlgError
         If ``A`` is singular to working precision (the solution is then not a
         differentiable function of the inputs), or an iterative method does
@@ -305,6 +310,8 @@ def _sparse(A, b, method, options, symmetric):
         raise ValueError(f"{_NAME}: A must be square, got shape {A.shape}")
     if method == "direct" and is_op:    # a dense copy of the operator, then LU
         return _dense(A @ np.eye(n), b, "direct", options, symmetric, None)
+    if symmetric and not is_op:
+        check_symmetric_matrix(A.primal() if isinstance(A, TracedSparse) else A, _NAME)
     if method == "auto":
         method = ("minres" if symmetric else "gmres") if is_op else "direct"
     if sp.issparse(b):

@@ -38,6 +38,7 @@ from ..ops import reshape, stack
 from ..ops.core.batch_ops import loop
 from ..primitive import Primitive, register
 from ..tracer import shape_of
+from ._symmetry import check_symmetric
 from ._util import densified, plain, pull, push
 
 DENSE_MAX = 500     # "auto": a dense LU up to this many unknowns, matrix-free beyond,
@@ -297,6 +298,8 @@ def _impl(b, *consts, system, role):
         b = b.astype(np.float64)
     n = system.n
     rhs = b.reshape(-1, n)          # leading axes: independent right-hand sides
+    if system.symmetric and role == "primal":
+        check_symmetric(system, consts)
     # float32 in, float32 out (the factorization may run in float64)
     dtype = np.result_type(b, *[np.asarray(c) for c in consts], np.float32)
     return system.solve(consts, rhs, role).reshape(b.shape).astype(dtype, copy=False)
