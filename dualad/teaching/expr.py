@@ -121,7 +121,7 @@ def _run(program, env):
     for node in program:
         if isinstance(node, ast.BinOp):
             b = pop()
-            push(_BINOPS[type(node.op)](pop(), b))
+            push(_binop(node, pop(), b))
         elif isinstance(node, ast.UnaryOp):
             if isinstance(node.op, ast.USub):
                 push(-pop())
@@ -130,8 +130,53 @@ def _run(program, env):
         elif isinstance(node, ast.Name):
             push(env[node.id] if node.id in env else CONSTANTS[node.id])
         else:
-            push(float(node.value))
+            push(_number(node.value))
     return pop()
+
+
+_FLOAT_MAX = float(np.finfo(np.float64).max)
+
+
+def _number(value):
+    try:
+        return float(value)
+    except OverflowError:
+        digits = len(str(abs(value)))
+        raise ExpressionError(f"the number {_quote(str(value), 24)} ({digits} digits) is "
+                              f"beyond the largest float ({_FLOAT_MAX:.3g}); write a smaller "
+                              f"number, or rescale the expression") from None
+
+
+def _binop(node, a, b):
+    """``a op b``, with Python's float errors on constants (a power that overflows, a
+    division by zero) and a complex power of a negative constant turned into one-line
+    :class:`ExpressionError` messages that name the subexpression."""
+    if type(a) is not float or type(b) is not float:
+        # a variable's operation: the constant as a NumPy scalar, so the value and its
+        # derivative rules follow NumPy (x/0 is inf, not Python's ZeroDivisionError)
+        a = np.float64(a) if type(a) is float else a
+        b = np.float64(b) if type(b) is float else b
+    try:
+        out = _BINOPS[type(node.op)](a, b)
+    except OverflowError:
+        raise ExpressionError(
+            f"{_quote(_source(node))} overflows: {a:g} {_SYMBOL[type(node.op)]} {b:g} is "
+            f"beyond the largest float ({_FLOAT_MAX:.3g}); write a smaller constant, or "
+            f"rescale (work with its logarithm)") from None
+    except ZeroDivisionError:
+        what = "0 to a negative power" if isinstance(node.op, ast.Pow) else "a division by 0"
+        raise ExpressionError(
+            f"{_quote(_source(node))} is {what}, which has no value; write the constant "
+            f"it stands for, or put a variable there (--at)") from None
+    if isinstance(out, complex):
+        raise ExpressionError(
+            f"{_quote(_source(node))} is not a real number ({a:g} to the power {b:g}); a "
+            f"negative number to a non-integer power has no real value: write the power of "
+            f"its absolute value, e.g. -(8**(1/3)) for the real cube root of -8") from None
+    return out
+
+
+_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 
 
 def parse_assignments(items):
