@@ -52,8 +52,14 @@ class GradCheckError(AssertionError):
     Raised by :func:`check_grads` and :meth:`RuleReport.raise_if_failed`. The message names
     the exact check ("VJP of JVP, argument 1"), the error against the tolerance and, for
     inputs of at most 12 elements, prints the numerical and analytical Jacobians side by
-    side. A subclass of ``AssertionError``, so a failed check fails a test.
+    side. A subclass of ``AssertionError``, so a failed check fails a test. ``abs_err``
+    and ``rel_err`` are the failing comparison's own figures (``None`` when the check
+    compares shapes, not numbers).
     """
+
+    def __init__(self, message, abs_err=None, rel_err=None):
+        super().__init__(message)
+        self.abs_err, self.rel_err = abs_err, rel_err
 
 
 def _flat(out):
@@ -264,7 +270,7 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, se
     except GradCheckError as e:
         names = ", ".join(f"argument {k} is args[{i}]{p}" for k, (i, p) in enumerate(paths))
         raise GradCheckError(f"{e}\n(the arguments are the leaves of the containers "
-                             f"given: {names})") from None
+                             f"given: {names})", e.abs_err, e.rel_err) from None
     except CheckGradsTypeError:
         raise
     except TypeError as e:   # e.g. list * 2 in an f that expected an array
@@ -339,7 +345,8 @@ def _check(f, args, order, modes, label, tol, rng):
                 raise GradCheckError(f"{_name('JVP', label)}, argument {i}: max error {err:.3e} "
                                      f"(rtol {rtol}, atol {atol:.1e})" +
                                      (_side_by_side(f, args, i, "fwd") if np.size(x) <= 12
-                                      else ""))
+                                      else ""),
+                                     err, err / max(1.0, float(np.max(np.abs(t), initial=0))))
         if "rev" in modes:
             _, pullback = dualad.vjp(fi, x)
             (ct,) = pullback(u)
@@ -357,7 +364,8 @@ def _check(f, args, order, modes, label, tol, rng):
                 raise GradCheckError(f"{_name('VJP', label)}, argument {i}: dot-product test "
                                      f"<u, J v> = {lhs:.10g} but <J^T u, v> = {rhs:.10g}" +
                                      (_side_by_side(f, args, i, "rev") if np.size(x) <= 12
-                                      else ""))
+                                      else ""),
+                                     abs(lhs - rhs), abs(lhs - rhs) / max(1.0, abs(lhs)))
     if order > 1:
         # The derivative maps are checked as functions of everything they take: the JVP
         # of (x, v) and the VJP of (x, u). A rule's own rules (the helpers a VJP calls,

@@ -4,8 +4,9 @@ Loads the module (importing it runs its top-level code), takes the named
 object (or every primitive and ``autograd.Function`` subclass it defines), runs
 :func:`check_rule` on each and prints the reports: the checks that ran, and
 which modes were not checked because the rule has no JVP (or no VJP). Exit
-status: 0 all pass, 1 a check failed, 2 the target could not be loaded — so it
-can gate a user's CI.
+status: 0 all pass, 1 a check failed (a rule is wrong), 2 the target could not be
+loaded or a rule could not be checked (no sample could be drawn) — so it can gate a
+user's CI.
 """
 from __future__ import annotations
 
@@ -62,12 +63,21 @@ def check_command(target, order=2) -> int:
     except Exception as e:  # noqa: BLE001 - any load failure is a one-line error
         print(f"dualad check: error: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
-    failed = 0
+    failed = unchecked = 0
     for obj in objects:
         report = check_rule(obj, order=order)
         print(report)
         if report.ok:
             print("  " + "\n  ".join(f"ok  {r.check}" for r in report.rows))
-        failed += not report.ok
-    print(f"\n{len(objects) - failed} of {len(objects)} rules pass")
-    return 1 if failed else 0
+        elif report.unchecked and not report.rows:
+            unchecked += 1
+        else:
+            failed += 1
+    passed = len(objects) - failed - unchecked
+    print(f"\n{passed} of {len(objects)} rules pass" +
+          (f", {failed} wrong" if failed and unchecked else "") +
+          (f", {unchecked} could not be checked (give samples: see the notes)"
+           if unchecked else ""))
+    # 1 only for a rule shown wrong; a rule that could not be checked is 2, as a target
+    # that could not be loaded: neither says the rule is right
+    return 1 if failed else 2 if unchecked else 0

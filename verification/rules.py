@@ -51,7 +51,7 @@ from dualad.extend import REGISTRY, Primitive, primal_value
 from .batching import check_batching, vmap_kind
 from .jit import check_jit, jit_kind
 from .check_grads import GradCheckError, check_grads
-from .sampling import directions, signature_arity, signature_sample
+from .sampling import directions, matrix_samples, signature_arity, signature_sample
 from .stopped import check_stopped
 from .numeric import central_difference, complex_step, real_directions, real_jacobian, realify
 
@@ -100,6 +100,9 @@ class RuleReport:
         How ``dualad.vmap`` batches it: ``"rule"``, ``"derived"`` or ``"loop"``.
     jit : str, optional
         Whether ``dualad.jit`` replays it at a new point or traces it again.
+    unchecked : str, optional
+        Why no check could run (no sample could be drawn); such a report is not ``ok``
+        but has no failure either: the command line's exit status 2, not 1.
 
     See Also
     --------
@@ -121,6 +124,8 @@ class RuleReport:
     notes: list = field(default_factory=list)   # what was (not) checked, and why
     vmap: str = ""   # how vmap batches it: rule / derived / loop (verification.batching)
     jit: str = ""    # replays / re-traces (verification.jit)
+    unchecked: str = ""   # why nothing could be checked (no sample drawn): not a failure
+
 
     @property
     def ok(self):
@@ -170,11 +175,18 @@ class RuleReport:
                 max((r.rel_err for r in self.rows), default=0.0))
 
     def __str__(self):
+        if self.unchecked and not self.rows:
+            return "\n".join([f"{self.name}: COULD NOT CHECK"] + [
+                f"  note: {n}" for n in dict.fromkeys(self.notes)] + [f"  {self.unchecked}"])
         lines = [f"{self.name}: {'ok' if self.ok else 'FAILED'} ({len(self.rows)} checks)"]
         lines += [f"  note: {n}" for n in dict.fromkeys(self.notes)]
         for r in self.rows:
             if not r.ok:
-                lines.append(f"  FAILED {r.check}: abs {r.abs_err:.2e}, rel {r.rel_err:.2e}"
+                # the failing comparison's own figures; a check with none (a shape, a
+                # crash) shows its detail only, never a 0 that belongs to no comparison
+                figures = (f": abs {r.abs_err:.2e}, rel {r.rel_err:.2e}"
+                           if r.abs_err or r.rel_err else "")
+                lines.append(f"  FAILED {r.check}{figures}"
                              + (f"\n    {r.detail}" if r.detail else ""))
         if not self.rows:
             lines.append("  no checks could be run (no samples or domain declared)")
@@ -398,7 +410,9 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
     nondiff = set(prim.nondiff_argnums)
     sympy_runs = 0
     skipped = []
-    for k, smp in enumerate(samples):
+
+    def run(k, smp):
+        nonlocal sympy_runs
         if "values" in smp:
             vals = list(smp["values"])
             diff = [i for i, a in enumerate(vals) if _is_diff_value(a) and i not in nondiff]
@@ -406,7 +420,7 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
             vals, why = signature_sample(smp, call, rng)
             if vals is None:
                 skipped.append(f"{', '.join(map(str, smp['args']))}: {why}")
-                continue
+                return True
             diff = [i for i in range(len(vals)) if i not in nondiff]
         else:
             vals, diff = _materialize(smp, rng, nondiff)
@@ -416,7 +430,7 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
             report.add(f"no checks could be run: {name} has no JVP or VJP rule for arguments "
                        f"{diff} (define defjvp/defvjp/defderiv, or a Function's backward)",
                        False)
-            break
+            return False
         if modes == ("rev",):
             report.notes.append("reverse mode only (no JVP rule): VJPs checked against finite "
                                 "differences, to order 2 as VJP of VJP; forward mode not checked")
@@ -442,7 +456,7 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
             check_jit(report, prim, call, vals, diff, kw, tag, smp,
                       np.random.default_rng([seed, k, 19]), modes=modes)
         if only:
-            continue
+            return True
         elementwise = prim.derivs is not None
         # The SymPy oracle works on real symbols: complex samples are left to the others.
         if sympy and prim.sympy is not None and not prim.zero_derivative and not getattr(
@@ -450,12 +464,28 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
                 sympy_runs < (3 if elementwise else 1)) and not any(
                 np.iscomplexobj(vals[i]) for i in diff):
             sympy_runs += _check_sympy(report, prim, call, vals, diff, kw, tag, smp, modes)
-    if skipped and any(smp.get("signature") for smp in samples):
+        return True
+
+    for k, smp in enumerate(samples):
+        if not run(k, smp):
+            break
+    signature = skipped and any(smp.get("signature") for smp in samples)
+    if signature and not report.rows:
+        # every broadcasting shape was refused: square matrices (then symmetric positive
+        # definite ones), as a rule of logdet, inv or cholesky needs
+        square = matrix_samples(len(samples[0]["args"]))
+        for k, smp in enumerate(square, start=len(samples)):
+            run(k, smp)
+        if report.rows:
+            report.notes.append("the broadcasting shapes were refused (below), so square "
+                                "(and if needed symmetric positive definite) matrices were "
+                                "drawn")
+    if signature:
         report.notes.append("samples drawn from the signature (standard normals at "
                             "broadcasting shapes); shapes skipped: " + "; ".join(skipped))
         if not report.rows:
-            report.add("no sample could be drawn: give check_rule(args=...) or set "
-                       f"{name}.samples = [dualad.sample(shape, ...)]", False)
+            report.unchecked = ("no sample could be drawn: give check_rule(args=...) or set "
+                                f"{name}.samples = [dualad.sample(shape, ...)]")
     return report
 
 
@@ -529,7 +559,8 @@ def _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng, ref
             n = check_grads(g, tuple(vals[i] for i in diff), order=order, seed=0, modes=modes)
             report.add(f"{tag}: order {order} ({n} checks: {which} of {which})", True)
         except GradCheckError as e:
-            report.add(f"{tag}: order {order}", False, detail=str(e).split("\n")[0])
+            report.add(f"{tag}: order {order}", False, e.abs_err or 0.0, e.rel_err or 0.0,
+                       detail=str(e).split("\n")[0])
 
 
 def _random_like(x, rng):

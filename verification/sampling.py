@@ -9,7 +9,7 @@ when it returns nan/inf, a shape skipped when the forward refuses it.
 """
 from __future__ import annotations
 
-__all__ = ["directions", "signature_arity", "signature_sample"]
+__all__ = ["directions", "matrix_samples", "signature_arity", "signature_sample"]
 
 import numpy as np
 
@@ -61,18 +61,43 @@ _DRAWS = (lambda rng, s: rng.standard_normal(s),
           lambda rng, s: rng.uniform(1.2, 2.0, s))
 
 
+def _spd(rng, s):
+    """A symmetric positive definite matrix (X Xᵀ/m + I: eigenvalues ≥ 1, well
+    conditioned) for a square shape (m, m); standard normals for any other shape."""
+    if len(s) != 2 or s[0] != s[1]:
+        return rng.standard_normal(s)
+    x = rng.standard_normal(s)
+    return x @ x.T / s[0] + np.eye(s[0])
+
+
+# For matrix arguments: a general square matrix first (logdet, inv, solve), then a
+# symmetric positive definite one (cholesky, a log-determinant by Cholesky).
+_MATRIX_DRAWS = (lambda rng, s: rng.standard_normal(s), _spd)
+
+
+def matrix_samples(arity):
+    """Samples of ``arity`` square (3, 3) matrices, drawn general then symmetric positive
+    definite: the fallback when every broadcasting shape is refused by the forward."""
+    return [{"args": ((3, 3),) * arity, "params": {}, "domain": None, "signature": True,
+             "draws": _MATRIX_DRAWS}]
+
+
 def signature_sample(smp, call, rng):
     """Values for a sample drawn from the signature, inside the forward's domain: the
-    first draw at which the forward returns finite values, or (None, why)."""
-    why = "the forward returned nan/inf at every draw"
-    for draw in _DRAWS:
+    first draw at which the forward returns finite values, or (None, why). A draw the
+    forward refuses (raises) is followed by the next: the shape may be right and only
+    the values outside the domain (a Cholesky factorization of a matrix that is not
+    positive definite)."""
+    why = None
+    for draw in smp.get("draws", _DRAWS):
         vals = [draw(rng, shape) for shape in smp["args"]]
         vals = [np.float64(v) if np.shape(v) == () else v for v in vals]
         try:
             with np.errstate(all="ignore"):
                 out = call(*vals, **smp.get("params", {}))
         except Exception as e:  # noqa: BLE001 - the forward does not take these shapes
-            return None, f"the forward raised {type(e).__name__}: {str(e).splitlines()[0]}"
+            why = why or f"the forward raised {type(e).__name__}: {str(e).splitlines()[0]}"
+            continue
         leaves = out if isinstance(out, (tuple, list)) else (out,)
         try:
             finite = all(np.all(np.isfinite(np.asarray(primal_value(o))))
@@ -81,4 +106,4 @@ def signature_sample(smp, call, rng):
             finite = True
         if finite:
             return vals, None
-    return None, why
+    return None, why or "the forward returned nan/inf at every draw"

@@ -152,7 +152,8 @@ def main(argv=None) -> int:
         description="Verify the custom rules (@dualad.primitive, dualad.Function) a module "
                     "defines against finite differences. The target file is imported, so its "
                     "top-level code runs: check only files you would run. Exit status 0 all "
-                    "rules pass, 1 a rule is wrong, 2 the target could not be loaded.")
+                    "rules pass, 1 a rule is wrong, 2 the target could not be loaded or a rule "
+                    "could not be checked (no sample could be drawn).")
     p_check.add_argument("target", help="path/to/module.py[:name] or package.module[:name]")
     p_check.add_argument("--order", type=int, default=2)
     args, extra = parser.parse_known_args(argv)
