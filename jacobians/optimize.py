@@ -3,10 +3,10 @@
 The helpers below give SciPy's solvers the derivatives they ask for (``jac=``,
 ``hess=``, ``hessp=``), computed by dualad::
 
-    minimize(f, x0, jac=gradient(f), hess=hessian_fn(f))        Newton-type methods
-    minimize(f, x0, jac=gradient(f), hessp=hessp_fn(f))         Hessian-free (CG) methods
+    minimize(f, x0, jac=gradient(f, x0), hess=hessian_fn(f, x0))  Newton-type methods
+    minimize(f, x0, jac=gradient(f, x0), hessp=hessp_fn(f, x0))   Hessian-free (CG) methods
     minimize(**minimize_kwargs(f, x0, method="trust-exact"))    the same, in one call
-    least_squares(r, x0, jac=jacobian_fn(r))                    dense Jacobian
+    least_squares(r, x0, jac=jacobian_fn(r, x0))                dense Jacobian
     least_squares(r, x0, jac=sparse_jacobian_fn(r, x0))         scipy.sparse Jacobian, the
                                                                 pattern detected once and
                                                                 checked at every point
@@ -16,14 +16,28 @@ The helpers below give SciPy's solvers the derivatives they ask for (``jac=``,
                                                                 x only if r takes no decision
                                                                 on values, see .validity)
 
-Each helper returns a plain function of ``x`` (and ``p`` for ``hessp``) as
-SciPy calls it, returning float64 NumPy arrays (or CSR matrices).
+    solve_ivp(fun, t_span, y0, method="BDF", jac=ode_jacobian_fn(fun, y0))
+                                                                ∂fun/∂y as jac(t, y), dense or
+                                                                CSR as the planner chooses
+
+Each helper returns a plain function of ``x`` (and ``p`` for ``hessp``; ``(t, y)`` for
+``ode_jacobian_fn``) as SciPy calls it, returning float64 NumPy arrays (or CSR matrices).
+
+One convention for all: ``helper(f, x0, *args)``, the function, then the point, then
+the function's extra arguments (SciPy passes its own ``args=`` at each call, and they
+win). The point is required where the helper prepares something there (the sparse
+helpers, ``ode_jacobian_fn``) and optional for the dense ones (given, it fixes the shape
+checked at every call). Before issue 30 the dense helpers took ``helper(f, *args)``;
+``helper(f, a)`` where ``a`` is an extra argument of ``f`` now raises a TypeError saying
+what to write whenever ``f``'s signature tells the two readings apart.
 """
 from __future__ import annotations
 
 __all__ = ["HESS_METHODS", "HESSP_METHODS", "gradient", "value_and_gradient", "hessian_fn",
            "sparse_hessian_fn", "hessp_fn", "minimize_kwargs", "jacobian_fn",
-           "sparse_jacobian_fn", "least_squares_kwargs"]
+           "sparse_jacobian_fn", "least_squares_kwargs", "ode_jacobian_fn"]
+
+import inspect
 
 import numpy as np
 
@@ -36,6 +50,7 @@ from .hessian import hessian, hessian_chunk, hvp, scalar_problem
 from .plan import plan
 from .sparsity import detect_hessian, jacobian_sparsity  # noqa: F401  (re-exported)
 from .validity import CheckedPattern
+from .ode import ode_jacobian_fn  # noqa: E402,F401  (jac(t, y) for solve_ivp)
 
 #: Methods of scipy.optimize.minimize that use ``hess`` / ``hessp``.
 HESS_METHODS = ("newton-cg", "dogleg", "trust-ncg", "trust-krylov", "trust-exact",
@@ -47,7 +62,55 @@ def _name(f):
     return getattr(f, "__name__", type(f).__name__)
 
 
-def gradient(f, *args):
+def _binds(sig, n):
+    if sig is None:
+        return True
+    try:
+        sig.bind(*range(n))
+    except TypeError:
+        return False
+    return True
+
+
+def _point(helper, f, x0, args):
+    """``x0`` as a float64 array (or None) for ``helper(f, x0, *args)``, after refusing
+    the pre-issue-30 spelling ``helper(f, a, ...)`` with ``a`` an extra argument of ``f``:
+    when ``f`` cannot take ``(x, *args)`` but could take ``(x, x0, *args)``."""
+    if x0 is None:
+        return None
+    try:
+        sig = inspect.signature(f)
+    except (TypeError, ValueError):
+        sig = None
+    n = 1 + len(args)
+    if not _binds(sig, n) and not _binds(sig, n + 1):
+        raise TypeError(f"{helper}({_name(f)}, x0, *args): {_name(f)}{sig} cannot be called "
+                        f"with x and the {len(args)} extra argument(s) given; give exactly "
+                        f"the arguments it takes after x")
+    if not _binds(sig, n) and _binds(sig, n + 1):
+        more = ", ".join(["a"] + [f"a{k}" for k in range(2, len(args) + 2)])
+        raise TypeError(
+            f"{helper}({_name(f)}, ...): the argument after the function is the point x0 "
+            f"(helper(f, x0, *args), as sparse_jacobian_fn takes it), but {_name(f)}"
+            f"{sig} needs {n + 1} positional arguments and would get {n}. If that argument "
+            f"was an extra argument of {_name(f)} (the spelling before issue 30), write "
+            f"{helper}({_name(f)}, x0, {more}), or {helper}({_name(f)}, None, {more}) "
+            f"without a point")
+    x0 = np.asarray(x0, float)
+    return x0
+
+
+def _at(helper, f, x0, x):
+    """``x`` as float64, of ``x0``'s size when a point was given (SciPy passes a scalar
+    point as shape (1,))."""
+    x = np.asarray(x, float)
+    if x0 is not None and x.size != x0.size:
+        raise ValueError(f"{helper}({_name(f)}): prepared for x of shape {x0.shape}, got "
+                         f"{x.shape}")
+    return x
+
+
+def gradient(f, x0=None, *args):
     r"""The gradient function :math:`x \mapsto \nabla f(x, *\mathrm{args})`, for SciPy's ``jac=``.
 
     One reverse sweep per call (``dualad.grad``), exact to rounding; the result is a
@@ -57,6 +120,9 @@ def gradient(f, *args):
     ----------
     f : callable
         The scalar objective, ``f(x, *args)``.
+    x0 : array_like, optional
+        The point (any point of the shape SciPy will pass): every call checks ``x`` has
+        its shape. ``None`` (default) skips the check.
     *args : object
         Default extra arguments, used when SciPy passes none.
 
@@ -75,19 +141,27 @@ def gradient(f, *args):
     >>> import scipy.optimize
     >>> from dualad.jacobians.optimize import gradient
     >>> from dualad.scipy.optimize import rosen
-    >>> res = scipy.optimize.minimize(rosen, np.zeros(2), jac=gradient(rosen), method="BFGS")
+    >>> x0 = np.zeros(2)
+    >>> res = scipy.optimize.minimize(rosen, x0, jac=gradient(rosen, x0), method="BFGS")
     >>> print(np.round(res.x, 4))
     [1. 1.]
+
+    Extra arguments of ``f`` come after the point, as SciPy passes them after ``x``:
+
+    >>> f = lambda x, c: np.sum((x - c) ** 2)
+    >>> print(gradient(f, x0, np.ones(2))(x0))
+    [-2. -2.]
     """
+    x0 = _point("gradient", f, x0, args)
     g = dualad.grad(f)
 
     def jac(x, *more):
-        return np.asarray(g(np.asarray(x, float), *(more or args)), float)
+        return np.asarray(g(_at("gradient", f, x0, x), *(more or args)), float)
     jac.__name__ = f"gradient({_name(f)})"
     return jac
 
 
-def value_and_gradient(f, *args):
+def value_and_gradient(f, x0=None, *args):
     r"""The function :math:`x \mapsto (f(x), \nabla f(x))` in one sweep, for ``jac=True``.
 
     One recording and one reverse sweep per call (``dualad.value_and_grad``); the value
@@ -97,6 +171,9 @@ def value_and_gradient(f, *args):
     ----------
     f : callable
         The scalar objective, ``f(x, *args)``.
+    x0 : array_like, optional
+        The point (any point of the shape SciPy will pass): every call checks ``x`` has
+        its shape. ``None`` (default) skips the check.
     *args : object
         Default extra arguments, used when SciPy passes none.
 
@@ -109,16 +186,17 @@ def value_and_gradient(f, *args):
     --------
     gradient : The gradient alone.
     """
+    x0 = _point("value_and_gradient", f, x0, args)
     vg = dualad.value_and_grad(f)
 
     def fun(x, *more):
-        v, g = vg(np.asarray(x, float), *(more or args))
+        v, g = vg(_at("value_and_gradient", f, x0, x), *(more or args))
         return float(v), np.asarray(g, float)
     fun.__name__ = f"value_and_gradient({_name(f)})"
     return fun
 
 
-def hessian_fn(f, *args, sparse=False):
+def hessian_fn(f, x0=None, *args, sparse=False):
     r"""The Hessian function :math:`x \mapsto \nabla^2 f(x)`, for SciPy's ``hess=``.
 
     Dense by default: forward-over-reverse sweeps (:func:`dualad.jacobians.hessian`),
@@ -130,6 +208,9 @@ def hessian_fn(f, *args, sparse=False):
     ----------
     f : callable
         The scalar objective, ``f(x, *args)``.
+    x0 : array_like, optional
+        The point: every call checks ``x`` has its shape, and with ``sparse=True`` the
+        pattern is detected there (else at the first call's point).
     *args : object
         Default extra arguments, used when SciPy passes none.
     sparse : bool, optional
@@ -145,10 +226,11 @@ def hessian_fn(f, *args, sparse=False):
     hessp_fn : Hessian-vector products, for Hessian-free methods.
     sparse_hessian_fn : The sparse Hessian prepared at a given point.
     """
-    prepared = []
+    x0 = _point("hessian_fn", f, x0, args)
+    prepared = [] if x0 is None or not sparse else [sparse_hessian_fn(f, x0, *args)]
 
     def hess(x, *more):
-        x = np.asarray(x, float)
+        x = _at("hessian_fn", f, x0, x)
         if sparse:
             if not prepared:
                 prepared.append(sparse_hessian_fn(f, x, *args))
@@ -210,7 +292,7 @@ def sparse_hessian_fn(f, x0, *args, chunk_size=None, max_memory=DEFAULT_MAX_MEMO
     return hess
 
 
-def hessp_fn(f, *args):
+def hessp_fn(f, x0=None, *args):
     r"""The Hessian-vector product :math:`(x, p) \mapsto \nabla^2 f(x)\, p`, for ``hessp=``.
 
     One forward-over-reverse sweep per call (:func:`dualad.jacobians.hvp`), without
@@ -220,6 +302,9 @@ def hessp_fn(f, *args):
     ----------
     f : callable
         The scalar objective, ``f(x, *args)``.
+    x0 : array_like, optional
+        The point (any point of the shape SciPy will pass): every call checks ``x`` has
+        its shape. ``None`` (default) skips the check.
     *args : object
         Default extra arguments, used when SciPy passes none.
 
@@ -232,9 +317,11 @@ def hessp_fn(f, *args):
     --------
     hessian_fn : The whole Hessian.
     """
+    x0 = _point("hessp_fn", f, x0, args)
+
     def hessp(x, p, *more):
-        return np.asarray(hvp(f, np.asarray(x, float), np.asarray(p, float), *(more or args)),
-                          float)
+        return np.asarray(hvp(f, _at("hessp_fn", f, x0, x), np.asarray(p, float),
+                              *(more or args)), float)
     hessp.__name__ = f"hessp({_name(f)})"
     return hessp
 
@@ -288,7 +375,8 @@ def minimize_kwargs(f, x0, method="trust-exact", hessian="auto", args=()):
     >>> print(res.success, np.round(res.x, 3))
     True [1. 1. 1.]
     """
-    kw = {"fun": f, "x0": np.asarray(x0, float), "method": method, "jac": gradient(f),
+    x0 = np.asarray(x0, float)
+    kw = {"fun": f, "x0": x0, "method": method, "jac": gradient(f, x0, *args),
           "args": tuple(args)}
     m = method.lower() if isinstance(method, str) else method
     if hessian == "auto":
@@ -296,16 +384,16 @@ def minimize_kwargs(f, x0, method="trust-exact", hessian="auto", args=()):
                                                            "trust-krylov") else \
             ("hessp" if m in HESSP_METHODS else None)
     if hessian == "hess":
-        kw["hess"] = hessian_fn(f)
+        kw["hess"] = hessian_fn(f, x0, *args)
     elif hessian == "hessp":
-        kw["hessp"] = hessp_fn(f)
+        kw["hessp"] = hessp_fn(f, x0, *args)
     elif hessian is not None:
         raise ValueError(f"minimize_kwargs: hessian={hessian!r} is not one of 'auto', 'hess', "
                          f"'hessp', None")
     return kw
 
 
-def jacobian_fn(residual, *args, mode="auto"):
+def jacobian_fn(residual, x0=None, *args, mode="auto"):
     r"""The dense Jacobian function :math:`x \mapsto J(x)`, for ``least_squares(..., jac=)``.
 
     Each call is :func:`dualad.jacobians.jacobian` of the residuals, reshaped to the
@@ -315,6 +403,9 @@ def jacobian_fn(residual, *args, mode="auto"):
     ----------
     residual : callable
         The residuals, ``residual(x, *args)``.
+    x0 : array_like, optional
+        The point (any point of the shape SciPy will pass): every call checks ``x`` has
+        its shape. ``None`` (default) skips the check.
     *args : object
         Default extra arguments, used when SciPy passes none.
     mode : {"auto", "forward", "reverse"}, optional
@@ -325,12 +416,32 @@ def jacobian_fn(residual, *args, mode="auto"):
     callable
         ``jac(x, *args)``, a float64 ``m x n`` array.
 
+    Raises
+    ------
+    TypeError
+        ``jacobian_fn(residual, a)`` with ``a`` an extra argument of ``residual`` (the
+        spelling before issue 30): the argument after the function is the point.
+
     See Also
     --------
     sparse_jacobian_fn : A CSR Jacobian through a prepared plan.
+    ode_jacobian_fn : ``jac(t, y)`` for ``scipy.integrate.solve_ivp``.
+
+    Examples
+    --------
+    >>> import scipy.optimize
+    >>> from dualad.jacobians.optimize import jacobian_fn
+    >>> r = lambda x, c: np.array([x[0] ** 2 - c, x[0] * x[1] - 1.0])
+    >>> x0 = np.array([1.0, 1.0])
+    >>> res = scipy.optimize.least_squares(r, x0, jac=jacobian_fn(r, x0, 4.0), args=(4.0,))
+    >>> print(np.round(res.x, 6))
+    [2.  0.5]
     """
+    x0 = _point("jacobian_fn", residual, x0, args)
+
     def jac(x, *more):
-        j = jacobian(residual, np.asarray(x, float), *(more or args), mode=mode)
+        x = _at("jacobian_fn", residual, x0, x)
+        j = jacobian(residual, x, *(more or args), mode=mode)
         return np.asarray(j, float).reshape(-1, np.size(x))
     jac.__name__ = f"jacobian({_name(residual)})"
     return jac
@@ -420,5 +531,5 @@ def least_squares_kwargs(residual, x0, sparse=False, args=()):
         kw["jac"] = sparse_jacobian_fn(residual, x0, *args)
         kw["tr_solver"] = "lsmr"
     else:
-        kw["jac"] = jacobian_fn(residual, *args)
+        kw["jac"] = jacobian_fn(residual, x0, *args)
     return kw
