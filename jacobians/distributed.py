@@ -32,8 +32,11 @@ Failures: what ``f`` raises in a task is re-raised here as :class:`DistributedSw
 cancelled. A task lost to the infrastructure (a worker process killed:
 ``BrokenProcessPool``, Dask's ``KilledWorker``) is submitted again, ``retries`` times (a
 broken ``ProcessPoolExecutor`` cannot take tasks again: the retries run on a fresh pool
-of the same size, shut down afterwards); past that the error lists every chunk not
-computed. A partially filled result is never returned.
+of the same size, shut down afterwards; on Dask a task cancelled because the workers
+holding the scattered payload died counts as lost, and its retry scatters the payload
+again); past that the error lists every chunk not computed. A Dask client (or cluster)
+closed during the sweep is reported the same way, with nothing retried. A partially
+filled result is never returned.
 """
 from __future__ import annotations
 
@@ -340,16 +343,26 @@ def _run(problem, kind, mode, spans, seeds, dtype, scale, total, chunk):
         engine.close()
     if lost:
         missing = [s for s in spans if s not in blocks]
-        e = next(iter(lost.values()))
+        e = lost[max(lost)]
         listed = ", ".join(f"{s}..{s + c - 1}" for s, c in missing)
+        head = (f"jacobians.{problem.api}({problem.name}): {len(missing)} of {len(spans)} "
+                f"task(s) of the {_sweep_name(kind, mode)}")
+        if engine.closed():
+            raise DistributedSweepError(
+                f"{head} were not computed: the {runner.name} given as executor= (or its "
+                f"cluster) was closed during the sweep; {what} {listed} of {total} are "
+                f"missing (no partial result is returned). Keep the client and its cluster "
+                f"open until the call returns", missing=missing) from e
+        how = ("Dask restarts a worker that dies (its nanny), but a task that kills its "
+               "worker every time loses it" if runner.kind == "dask"
+               else "A worker process that dies (out of memory, a crash in native code, "
+                    "os._exit) breaks a process pool")
         raise DistributedSweepError(
-            f"jacobians.{problem.api}({problem.name}): {len(missing)} of {len(spans)} task(s) "
-            f"of the {_sweep_name(kind, mode)} were lost on the {runner.name} after "
+            f"{head} were lost on the {runner.name} after "
             f"{runner.retries} retr{'y' if runner.retries == 1 else 'ies'} each; {what} "
             f"{listed} of {total} were not computed (no partial result is returned). Last "
-            f"error: {type(e).__name__}: {str(e).rstrip('.')}. A worker process that dies "
-            f"(out of memory, a crash in native code, os._exit) breaks a process pool: "
-            f"check the workers' memory, or pass a smaller chunk_size= or a larger retries=",
+            f"error: {engine.lost(e)}. {how}: check the workers' memory and logs, or pass a "
+            f"smaller chunk_size= or a larger retries=",
             missing=missing) from e
     return blocks
 
