@@ -547,6 +547,136 @@ def _():
             return e.code
 
 
+
+# --- issue 30: custom_linear_solve symmetric, trace CLI, dualad check, jacobians.optimize ---
+@case("custom_linear_solve(A, b, symmetric=True) with a non-symmetric dense A",
+      error=("custom_linear_solve", "symmetric=true", "(2, 2)", "max |a − aᵀ|",
+             "drop symmetric=true"))
+def _():
+    A = np.array([[4.0, 1.0], [0.0, 3.0]])
+    return dualad.grad(lambda b: np.sum(dualad.custom_linear_solve(A, b, symmetric=True)))(
+        np.array([1.0, 2.0]))
+
+
+@case("custom_linear_solve(matvec, b, symmetric=True) with a non-symmetric matvec",
+      error=("custom_linear_solve", "symmetric=true", "matvec", "not symmetric"))
+def _():
+    A = np.array([[4.0, 1.0], [0.0, 3.0]])
+    return dualad.grad(lambda b: np.sum(dualad.custom_linear_solve(
+        lambda v: A @ v, b, symmetric=True)))(np.array([1.0, 2.0]))
+
+
+def _trace_cli(*argv):
+    """``dualad trace``: its stdout's last line, or its one-line stderr as an error."""
+    import contextlib
+    import io
+    from dualad.teaching.cli import main
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(["trace", *argv])
+    if rc:
+        raise RuntimeError(err.getvalue().strip())
+    return out.getvalue().strip().splitlines()[-1]
+
+
+@case("trace CLI: x + 9**9**9 (a constant that overflows)",
+      error=("9 ** 9 ** 9", "overflows", "largest float", "smaller constant"))
+def _():
+    return _trace_cli("x + 9**9**9", "--at", "x=1")
+
+
+@case("trace CLI: x + 10**10**10 (no runaway integer power)", error=("overflows",))
+def _():
+    return _trace_cli("x + 10**10**10", "--at", "x=1")
+
+
+@case("trace CLI: 1/0 + x", error=("1 / 0", "division by 0"))
+def _():
+    return _trace_cli("1/0 + x", "--at", "x=1")
+
+
+@case("trace CLI: (-8)**(1/3) + x (a complex constant)", error=("not a real number",))
+def _():
+    return _trace_cli("(-8)**(1/3) + x", "--at", "x=1")
+
+
+@case("trace CLI: x/0 at x=1 follows NumPy (inf)",
+      ref="y = inf;  derivative (forward) = inf;  operation counts: primal operations: 1, "
+          "tangent operations: 1 (multiply 1)")
+def _():
+    return _trace_cli("x/0", "--at", "x=1")
+
+
+_MATRIX_RULES = """
+import numpy as np
+import dualad
+
+@dualad.primitive
+def logabsdet(a):
+    return np.linalg.slogdet(a)[1]
+logabsdet.defvjp(lambda g, ans, a: g * np.linalg.inv(a).T)
+
+@dualad.primitive
+def needs_4d(a):
+    if np.ndim(a) != 4:
+        raise ValueError("a must be 4-d")
+    return np.sum(a)
+needs_4d.defvjp(lambda g, ans, a: g * np.ones_like(a))
+"""
+
+
+def _check_cli(name):
+    import contextlib
+    import io
+    import pathlib
+    import tempfile
+    from dualad.teaching.cli import main
+    path = pathlib.Path(tempfile.mkdtemp()) / "census_matrix_rules.py"
+    path.write_text(_MATRIX_RULES)
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        return main(["check", f"{path}:{name}"])
+
+
+@case("dualad check: a correct logabsdet (square-matrix argument) passes, exit 0", ref=0)
+def _():
+    return _check_cli("logabsdet")
+
+
+@case("dualad check: no sample can be drawn is 'could not check', exit 2 (not 1)", ref=2)
+def _():
+    return _check_cli("needs_4d")
+
+
+@case("jacobians.optimize.jacobian_fn(f, y0): the point after the function",
+      ref=[[2.0, 0.0], [1.0, 1.0]])
+def _():
+    from dualad.jacobians.optimize import jacobian_fn
+    y0 = np.array([1.0, 1.0])
+    return jacobian_fn(lambda y: np.array([y[0] ** 2 - 4.0, y[0] * y[1] - 1.0]), y0)(y0)
+
+
+@case("jacobians.optimize.jacobian_fn(f, c): the old extra-argument spelling",
+      error=("jacobian_fn", "point x0", "x0, a"))
+def _():
+    from dualad.jacobians.optimize import jacobian_fn
+    return jacobian_fn(lambda y, c: y * c, 2.0)
+
+
+@case("jacobians.optimize.ode_jacobian_fn in solve_ivp(method='BDF')",
+      ref=[0.7158271, 9.185535e-06, 0.2841637], close=1e-4)
+def _():
+    from scipy.integrate import solve_ivp
+    from dualad.jacobians.optimize import ode_jacobian_fn
+
+    def robertson(t, y):
+        return np.array([-0.04 * y[0] + 1e4 * y[1] * y[2],
+                         0.04 * y[0] - 1e4 * y[1] * y[2] - 3e7 * y[1] ** 2,
+                         3e7 * y[1] ** 2])
+    y0 = np.array([1.0, 0.0, 0.0])
+    sol = solve_ivp(robertson, (0.0, 40.0), y0, method="BDF", rtol=1e-8, atol=1e-12,
+                    jac=ode_jacobian_fn(robertson, y0))
+    return sol.y[:, -1]
+
 def main(argv):
     show_all = "--all" in argv
     counts = {"right": 0, "clear": 0, "unclear": 0, "silent": 0}
