@@ -74,3 +74,12 @@ def test_sparse_nonsymmetric_is_refused():
         dualad.grad(lambda d: np.sum(dualad.custom_linear_solve(
             dualad.scipy.sparse.csr_array((d, ([0, 0, 1], [0, 1, 1])), shape=(2, 2)), B,
             symmetric=True)))(np.array([4.0, 1.0, 3.0]))
+
+
+@pytest.mark.parametrize("n", [1, 5, 255, 256, 257, 600])
+def test_the_tiled_asymmetry_is_the_plain_one(n):
+    from dualad.implicit._symmetry import _max_asymmetry
+    a = np.random.default_rng(n).standard_normal((n, n))
+    assert _max_asymmetry(a) == np.max(np.abs(a - a.T))
+    s = a + a.T
+    assert _max_asymmetry(s) == 0.0
