@@ -424,7 +424,8 @@ class Jitted:
         """Forget every program, so the next call traces again.
 
         Needed after mutating an array the function closed over and computed from
-        at trace time (rebinding a name it reads is detected by itself).
+        at trace time (rebinding a name it reads, or a change inside a list, dict or
+        object it can reach, is detected by itself: :mod:`dualad.jit.assumed`).
         """
         with self._lock:
             self._cache.clear()
