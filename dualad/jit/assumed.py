@@ -54,9 +54,12 @@ _ATOMS = (type(None), bool, int, float, complex, str, bytes, np.generic, np.ndar
           types.MethodDescriptorType, types.CodeType, np.ufunc, np.dtype)
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# dualad.jacobians and dualad.verification live next to dualad/ in a checkout
+_OURS = [os.path.join(os.path.dirname(_PACKAGE), sub) for sub in ("jacobians", "verification")]
 _LIBRARY = tuple(sorted({os.path.abspath(p) + os.sep for p in (
     sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib"))}
-    | {_PACKAGE + os.sep, sys.prefix + os.sep, sys.base_prefix + os.sep}))
+    | {_PACKAGE + os.sep, sys.prefix + os.sep, sys.base_prefix + os.sep}
+    | {p + os.sep for p in _OURS if os.path.isdir(p)}))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -174,6 +177,16 @@ class Assumed:
         return self
 
 
+def _attributes(obj):
+    """``obj.__dict__`` when it is a dict (None for anything else, or an object whose
+    attribute access fails)."""
+    try:
+        d = obj.__dict__
+    except Exception:   # noqa: BLE001 - a proxy's __getattr__ may raise anything
+        return None
+    return d if d.__class__ is dict else None
+
+
 def _short(key):
     r = repr(key)
     return r if len(r) <= 40 else r[:37] + "..."
@@ -188,50 +201,52 @@ class _Walk:
         self.items = 0
 
     def visit(self, obj, where, depth, root=False):
-        if isinstance(obj, _ATOMS) or id(obj) in self.seen:
+        if issubclass(type(obj), _ATOMS) or id(obj) in self.seen:
             return
         self.seen.add(id(obj))
-        kind = obj.__class__
-        if depth > MAX_DEPTH and (self._mutable(obj) or kind is types.FunctionType
-                                  and _user_file(obj.__code__.co_filename)):
-            self._refuse(obj, where, f"nested more than {MAX_DEPTH} levels deep")
+        kind = type(obj)   # (an object's __class__ may be a proxy's lie)
+        if depth > MAX_DEPTH:
+            if self._mutable(obj) or kind is types.FunctionType and _user_file(
+                    obj.__code__.co_filename):
+                self._refuse(obj, where, f"nested more than {MAX_DEPTH} levels deep")
+            return
         if kind is types.FunctionType:
             return self._function(obj, where, depth, root)
-        if isinstance(obj, (tuple, frozenset)):
+        if issubclass(kind, (tuple, frozenset)):
             for i, x in enumerate(obj):
-                if not isinstance(x, _ATOMS):
+                if not issubclass(type(x), _ATOMS):
                     self.visit(x, f"{where}[{i}]", depth + 1)
             return
-        if isinstance(obj, dict):
+        if issubclass(kind, dict):
             self._watch(obj, dict(obj), where)
             if len(obj) > 1:
                 self.dicts.append((obj, where))
             for k, x in obj.items():
-                if not isinstance(x, _ATOMS):
+                if not issubclass(type(x), _ATOMS):
                     self.visit(x, f"{where}[{_short(k)}]", depth + 1)
             return
-        if isinstance(obj, (list, collections.deque, set, bytearray)):
+        if issubclass(kind, (list, collections.deque, set, bytearray)):
             copy = (list(obj) if isinstance(obj, list) else
                     collections.deque(obj) if isinstance(obj, collections.deque) else
                     set(obj) if isinstance(obj, set) else bytes(obj))
             self._watch(obj, copy, where)
             for i, x in enumerate(obj):
-                if not isinstance(x, _ATOMS):
+                if not issubclass(type(x), _ATOMS):
                     self.visit(x, f"{where}[{i}]", depth + 1)
             return
-        if isinstance(obj, functools.partial):
+        if issubclass(kind, functools.partial):
             self.visit(obj.func, f"{where}.func", depth + 1)
             self.visit(obj.args, f"{where}.args", depth + 1)
             self.visit(obj.keywords, f"{where}.keywords", depth + 1)
             return
-        if isinstance(obj, types.MethodType):
+        if issubclass(kind, types.MethodType):
             self.visit(obj.__func__, where, depth + 1)
             self.visit(obj.__self__, f"{where}.__self__", depth + 1)
             return
-        d = getattr(obj, "__dict__", None)
+        d = _attributes(obj)
         if kind is types.SimpleNamespace or (d.__class__ is dict and _user_class(kind)):
             return self.attributes(obj, d, where, depth)
-        wrapped = getattr(obj, "__wrapped__", None) if isinstance(d, dict) else None
+        wrapped = d.get("__wrapped__") if d.__class__ is dict else None
         if wrapped is not None:   # a decorated function, a jitted one (functools.wraps)
             self.visit(wrapped, where, depth + 1)
         # anything else (an object of an installed package, __slots__, C types): by
@@ -240,16 +255,16 @@ class _Walk:
     def attributes(self, obj, d, where, depth):
         self._watch(d, dict(d), f"the attributes of {where}")
         for k, x in d.items():
-            if not isinstance(x, _ATOMS):
+            if not issubclass(type(x), _ATOMS):
                 self.visit(x, f"{where}.{k}", depth + 1)
 
     @staticmethod
     def _mutable(obj):
-        if isinstance(obj, (dict, list, collections.deque, set, bytearray)):
+        kind = type(obj)
+        if issubclass(kind, (dict, list, collections.deque, set, bytearray)):
             return True
-        d = getattr(obj, "__dict__", None)
-        return obj.__class__ is types.SimpleNamespace or (d.__class__ is dict
-                                                           and _user_class(obj.__class__))
+        d = _attributes(obj)
+        return kind is types.SimpleNamespace or (d.__class__ is dict and _user_class(kind))
 
     def _watch(self, live, snap, where):
         self.items += len(snap)
@@ -260,26 +275,33 @@ class _Walk:
         self.watch_where.append((live, where))
 
     def _function(self, fn, where, depth, root):
+        # The bindings of your functions are checked; those of an installed package's (the
+        # wrapper grad(f) returns) are only walked through, to what they hold (f).
         code = fn.__code__
+        user = _user_file(code.co_filename)
         qual = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "?")
-        self.funcs.append((fn, code, fn.__defaults__, fn.__kwdefaults__))
-        self.func_where.append(where)
+        if user or root:
+            self.funcs.append((fn, code, fn.__defaults__, fn.__kwdefaults__))
+            self.func_where.append(where)
         for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
             try:
                 obj = cell.cell_contents
             except ValueError:
                 obj = _EMPTY
-            self.cells.append((cell, obj))
-            self.cell_where.append(f"closure variable {name!r} of {qual}")
+            if (user or root) and id(cell) not in self.seen:
+                self.seen.add(id(cell))
+                self.cells.append((cell, obj))
+                self.cell_where.append(f"closure variable {name!r} of {qual}")
             self.visit(obj, f"closure variable {name!r} of {qual}", depth + 1)
         if fn.__defaults__:
             self.visit(fn.__defaults__, f"the defaults of {qual}", depth + 1)
         if fn.__kwdefaults__:
             self.visit(fn.__kwdefaults__, f"the keyword defaults of {qual}", depth + 1)
-        if root or _user_file(code.co_filename):
+        if user or root:
             g = fn.__globals__
             for name in _global_names(code):
-                if name in g:
+                if name in g and (id(g), name) not in self.seen:
+                    self.seen.add((id(g), name))
                     obj = g[name]
                     self.globs.append((g, name, obj))
                     self.glob_where.append(f"global {name!r} of {qual}")

@@ -327,3 +327,23 @@ def test_thrashing_on_a_changing_container_names_it():
         for k in range(5):
             cfg["lr"] = float(k) + 0.5
             assert jf(2.0) == 2.0 * (k + 0.5)
+
+
+def test_library_objects_and_odd_proxies_are_read_at_trace_time():
+    import logging
+    from unittest import mock
+    logger = logging.getLogger("dualad.test.stale")
+    proxy = mock.Mock()
+    proxy.w = 2.0
+
+    class Raising:
+        def __getattribute__(self, name):
+            raise RuntimeError("no attributes here")
+    odd = Raising()
+
+    def f(x):
+        logger.debug("tracing")
+        return x * proxy.w + 0.0 * (odd is None)
+    jf = jit(f)
+    assert [jf(1.0), jf(2.0), jf(3.0)] == [2.0, 4.0, 6.0]
+    assert traces(jf) == 1
