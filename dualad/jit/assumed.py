@@ -161,8 +161,8 @@ class Assumed:
         walk = _Walk(name)
         walk.visit(fun, f"the function {name}", 0, root=True)
         for obj, where in roots:   # compared by their attributes, whatever their class
-            d = getattr(obj, "__dict__", None)
-            if d.__class__ is dict and id(obj) not in walk.seen:
+            d = _attributes(obj)
+            if d is not None and id(obj) not in walk.seen:
                 walk.seen.add(id(obj))
                 walk.attributes(obj, d, where, 0)
         self = cls.__new__(cls)
