@@ -677,6 +677,57 @@ def _():
                     jac=ode_jacobian_fn(robertson, y0))
     return sol.y[:, -1]
 
+# --- issue 30: stale replays of dualad.jit (a change inside what f read from outside) ------
+@case("jit: closed-over list appended to after the trace", ref=39.0)
+def _():
+    lst = [1.0, 2.0]
+    jf = dualad.jit(lambda x: x * sum(lst))
+    jf(3.0)
+    lst.append(10.0)
+    return jf(3.0)
+
+
+@case("jit: closed-over dict item changed after the trace", ref=15.0)
+def _():
+    cfg = {"scale": 2}
+    jf = dualad.jit(lambda x: x * cfg["scale"])
+    jf(3.0)
+    cfg["scale"] = 5
+    return jf(3.0)
+
+
+@case("jit(grad): attribute of a closed-over object changed", ref=5.0 * np.cos(0.5))
+def _():
+    class Model:
+        w = None
+    m = Model()
+    m.w = 2.0
+    jg = dualad.jit(dualad.grad(lambda x: np.sin(x) * m.w))
+    jg(0.5)
+    m.w = 5.0
+    return jg(0.5)
+
+
+@case("grad(jit): SimpleNamespace attribute changed", ref=5.0 * np.cos(0.5))
+def _():
+    import types
+    ns = types.SimpleNamespace(w=2.0)
+    jf = dualad.jit(lambda x: np.sin(x) * ns.w)
+    dualad.grad(jf)(0.5)
+    ns.w = 5.0
+    return dualad.grad(jf)(0.5)
+
+
+@case("jit: f.__defaults__ replaced after the trace", ref=15.0)
+def _():
+    def f(x, a=2.0):
+        return x * a
+    jf = dualad.jit(f)
+    jf(3.0)
+    f.__defaults__ = (5.0,)
+    return jf(3.0)
+
+
 def main(argv):
     show_all = "--all" in argv
     counts = {"right": 0, "clear": 0, "unclear": 0, "silent": 0}

@@ -27,7 +27,8 @@ from ..objects import traced_outputs
 from .codegen import RETRACE, compile_program
 from .program import Const, Program
 from .replay import run as replay_run
-from .signature import (_Env, _fast_key, _held, _leaf_key, _positional, _static,
+from .assumed import Assumed
+from .signature import (_fast_key, _identity_statics, _leaf_key, _positional, _static,
                         _structure)
 from .trace import ClosesOverTraced, JitBox, JitTrace, peek
 
@@ -81,13 +82,14 @@ class _Entry:
         self.eager = False
 
 
-def _holding(entry, env, inputs):
-    """``(compiled, outputs)`` of the newest program of ``entry`` that assumed the closure
-    and globals ``env`` and whose guards hold at ``inputs``; None when none does."""
+def _holding(entry, inputs):
+    """``(compiled, outputs)`` of the newest program of ``entry`` whose assumptions about
+    the closure, globals, defaults and reachable containers hold now (see
+    :mod:`dualad.jit.assumed`) and whose guards hold at ``inputs``; None when none does."""
     # (no copy of the list: a program another thread inserts meanwhile may be skipped or
-    # seen twice, and every program run checks its own guards)
-    for compiled, cenv in entry.programs:
-        if cenv == env:
+    # seen twice, and every program run checks its own assumptions and guards)
+    for compiled, assumed in entry.programs:
+        if assumed.holds():
             out = compiled.fn(*inputs)
             if out is not RETRACE:
                 return compiled, out
@@ -149,9 +151,6 @@ class Jitted:
         self.name = getattr(fun, "__name__", type(fun).__name__)
         self._cache = {}
         self._lock = threading.Lock()
-        code = getattr(fun, "__code__", None)
-        self._env_names = () if code is None else tuple(
-            n for n in code.co_names if n in getattr(fun, "__globals__", {}))
         functools.update_wrapper(self, fun, updated=())
 
     # -- signature ---------------------------------------------------------------------
@@ -203,35 +202,27 @@ class Jitted:
         if key is not None:   # positional arrays and floats only: the common case, fast
             entry = self._cache.get(key)
             if entry is not None and not entry.eager:
-                env = self._env()
-                hit = _holding(entry, env, args)
+                hit = _holding(entry, args)
                 if hit is not None:
                     return hit[0].rebuild(hit[1])
                 # every program failed its guards (or assumed another closure): trace,
                 # without running them all again on the general path below
                 _, leaves, traced, rebuild, _ = self._split(args, kwargs)
-                return self._trace_call(key, leaves, traced, rebuild, env)
+                return self._trace_call(key, leaves, traced, rebuild)
         key, leaves, traced, rebuild, boxed = self._split(args, kwargs)
         if boxed:
             return self._call_traced(key, leaves, traced, rebuild)
-        env = self._env(key)
         entry = self._cache.get(key)
         if entry is not None:
             if entry.eager:
                 a, k = rebuild(leaves)
                 return self.fun(*a, **k)
-            hit = _holding(entry, env, [x for x, t in zip(leaves, traced) if t])
+            hit = _holding(entry, [x for x, t in zip(leaves, traced) if t])
             if hit is not None:
                 return hit[0].rebuild(hit[1])
-        return self._trace_call(key, leaves, traced, rebuild, env)
+        return self._trace_call(key, leaves, traced, rebuild)
 
-    def _env(self, key=None):
-        """What ``f`` read from its closure and globals, and the attributes of its static
-        arguments hashed by identity (``self`` of a jitted method), compared by identity
-        (see :class:`_Env`, :func:`_held`)."""
-        return _Env(self.fun, self._env_names, _held(key) if key is not None else ())
-
-    def _trace_call(self, key, leaves, traced, rebuild, env):
+    def _trace_call(self, key, leaves, traced, rebuild):
         """Trace ``f`` at these arguments, keep the program, return its results."""
         with self._lock:
             entry = self._cache.get(key)
@@ -247,6 +238,9 @@ class Jitted:
             return self.fun(*a, **k)
         try:
             compiled, out_values = self._trace(leaves, traced, rebuild)
+            # what the program assumed, as the trace left it (a counter f increments
+            # while traced is not a change): checked before every replay
+            assumed = Assumed.of(self.fun, self.name, _identity_statics(key))
         except ClosesOverTraced:
             self._untrace(key, entry)
             a, k = rebuild(leaves)
@@ -255,7 +249,7 @@ class Jitted:
             self._untrace(key, entry)   # f raised: no program, and no count toward thrashing
             raise
         with self._lock:
-            entry.programs.insert(0, (compiled, env))
+            entry.programs.insert(0, (compiled, assumed))
             del entry.programs[self.max_traces:]
         return compiled.rebuild(out_values)
 
@@ -319,11 +313,16 @@ class Jitted:
         entry.eager = True
         guards = [g for c, _ in entry.programs for g in c.program.guards]
         where = sorted({g.describe() for g in guards})[:3]
+        changed = sorted({w for _, a in entry.programs for w in [a.changed()] if w})[:3]
+        also = (f" Between traces, values it read from outside its arguments changed: "
+                f"{'; '.join(changed)} (pass values that change between calls as "
+                f"arguments).") if changed else ""
         warnings.warn(
             f"dualad.jit({self.name}) traced {entry.traces - 1} times for the same argument "
             f"shapes and dtypes: each replay failed a guard, i.e. the function took another "
             f"path through Python control flow on traced values, or read a traced value "
-            f"itself. Guards recorded: {'; '.join(where) or 'none'}. It now runs without "
+            f"itself, or something it read outside its arguments changed. Guards recorded: "
+            f"{'; '.join(where) or 'none'}.{also} It now runs without "
             f"jit for this signature. Write value-dependent branches as selections "
             f"(np.where, np.maximum), pass values that choose the path as static arguments "
             f"(static_argnums=...), or raise max_traces", JitRetraceWarning, stacklevel=4)
@@ -338,13 +337,12 @@ class Jitted:
         if all(p is not None for p in primals):
             a, k = rebuild(primals)
             pkey = self._split(a, k)[0]
-            env = self._env(pkey)
             for attempt in range(2):
                 entry = self._cache.get(pkey)
                 if entry is not None and entry.eager:
                     break             # thrashed at this signature: f runs
                 programs = [] if entry is None else [
-                    c for c, cenv in list(entry.programs) if cenv == env]
+                    c for c, assumed in list(entry.programs) if assumed.holds()]
                 for compiled in programs:
                     out = replay_run(compiled.program, inputs)
                     if out is not RETRACE:
@@ -359,13 +357,12 @@ class Jitted:
         key, leaves, traced, rebuild, boxed = self._split(args, kwargs)
         if boxed:
             raise TypeError(f"{self.name}.source/program: give plain arrays, not traced values")
-        env = self._env(key)
         entry = self._cache.get(key)
         if entry is not None and not entry.eager:
-            hit = _holding(entry, env, [x for x, t in zip(leaves, traced) if t])
+            hit = _holding(entry, [x for x, t in zip(leaves, traced) if t])
             if hit is not None:
                 return hit[0]
-        self._trace_call(key, leaves, traced, rebuild, env)
+        self._trace_call(key, leaves, traced, rebuild)
         entry = self._cache[key]
         if entry.eager or not entry.programs:
             raise RuntimeError(f"dualad.jit({self.name}): no program for these arguments "
@@ -427,7 +424,8 @@ class Jitted:
         """Forget every program, so the next call traces again.
 
         Needed after mutating an array the function closed over and computed from
-        at trace time (rebinding a name it reads is detected by itself).
+        at trace time (rebinding a name it reads, or a change inside a list, dict or
+        object it can reach, is detected by itself: :mod:`dualad.jit.assumed`).
         """
         with self._lock:
             self._cache.clear()

@@ -4,9 +4,9 @@ assumed beyond its inputs.
 A key is the arguments' container structure, each leaf's part (an array's type, shape
 and dtype; a float's type; a static leaf's value) and the static arguments' values;
 :func:`_fast_key` is the same for the common call of positional arrays and floats,
-without flattening. :class:`_Env` holds the objects the function's code reads from its
-closure and globals (and the attributes of static arguments hashed by identity,
-:func:`_held`), compared by identity on every call: a rebinding traces again.
+without flattening. What the program assumed beyond the key (closure, globals,
+defaults, containers, the attributes of static arguments hashed by identity,
+:func:`_identity_statics`) is :mod:`dualad.jit.assumed`'s.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 
 from ..tracer import Box
 
-__all__ = ["_Env", "_fast_key", "_held", "_leaf_key", "_positional", "_static",
+__all__ = ["_fast_key", "_identity_statics", "_leaf_key", "_positional", "_static",
            "_structure"]   # private helpers of dualad.jit.api
 
 
@@ -46,62 +46,18 @@ def _leaf_key(x, where):
     return ("static", kind, x), False
 
 
-class _Env:
-    """The objects ``f``'s code reads from its closure cells and globals (the names its
-    code uses) when it is called. A program assumed them, so a rebinding (``lr = 0.01``
-    after the trace, a redefined helper) must trace again: compared by identity, and
-    the objects are held, so an id is never reused while compared."""
-
-    __slots__ = ("objs",)
-
-    def __init__(self, fun, names, held=()):
-        cells = getattr(fun, "__closure__", None) or ()
-        objs = [c.cell_contents if _filled(c) else _EMPTY for c in cells]
-        if names:
-            g = fun.__globals__
-            objs.extend(g.get(n, _EMPTY) for n in names)
-        objs.extend(held)
-        self.objs = objs
-
-    def __eq__(self, other):
-        a, b = self.objs, other.objs
-        if len(a) != len(b):
-            return False
-        for x, y in zip(a, b):
-            if x is not y:
-                return False
-        return True
-
-    __hash__ = None
-
-
-_EMPTY = object()
-
-
-def _held(key):
-    """The attributes of static arguments hashed by identity (``self`` of a jitted
-    method): the program read them at trace time, so rebinding one (``self.w = 4.0``)
-    must trace again, as a rebound closure variable does. (Objects with their own
-    ``__hash__`` and ``__eq__`` are compared by those.)"""
+def _identity_statics(key):
+    """The static arguments hashed by identity (``self`` of a jitted method), each with a
+    description: the program read their attributes at trace time, so their attributes are
+    compared on every call like closure variables (:mod:`dualad.jit.assumed`). (Objects
+    with their own ``__hash__`` and ``__eq__`` are compared by those, in the key.)"""
     if len(key) != 3 or key[0].__class__ is not tuple or key[0][:1] != (tuple,):
         return ()   # a fast key (positional arrays and floats): no static arguments
-    found = [k[2] for k in key[1] if k.__class__ is tuple and k[0] == "static"]
-    found += [v for _, (_, v) in key[2]]
-    out = ()
-    for obj in found:
-        if type(obj).__hash__ is object.__hash__:
-            d = getattr(obj, "__dict__", None)
-            if d:
-                out += tuple(d) + tuple(d.values())
-    return out
-
-
-def _filled(cell):
-    try:
-        cell.cell_contents
-        return True
-    except ValueError:   # a cell not yet assigned (a function defined before its closure)
-        return False
+    found = [(k[2], f"argument leaf {j}") for j, k in enumerate(key[1])
+             if k.__class__ is tuple and k[0] == "static"]
+    found += [(v, f"static argument {i!r}") for i, (_, v) in key[2]]
+    return tuple((obj, where) for obj, where in found
+                 if type(obj).__hash__ is object.__hash__)
 
 
 def _fast_key(args):
