@@ -90,9 +90,8 @@ class Variable(Var):
             return
         if isinstance(value, Box):
             raise TypeError("Variable: wrap a plain array, not a traced value")
-        arr = np.asarray(value)
-        if requires_grad:
-            arr = check_input("Variable", 0, arr)
+        # (checked before np.asarray, which would make an np.matrix a plain array)
+        arr = check_input("Variable", 0, value) if requires_grad else np.asarray(value)
         super().__init__(_TAPE, arr)
         self.requires_grad = bool(requires_grad)
         self.grad = None
