@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .api import check_input
+from .autograd_methods import install as _install_torch_keywords
 from .custom import Function, FunctionCtx  # noqa: F401  (part of this namespace)
 from .stop import StopGradientPrimitive
 from .sweep import backward_sweep
@@ -190,6 +191,9 @@ class Variable(Var):
     def __repr__(self):
         rg = ", requires_grad=True" if self.requires_grad else ""
         return f"Variable({primal_value(self.value)!r}{rg})"
+
+
+_install_torch_keywords(Variable)   # x.sum(dim=1, keepdim=True): dualad.autograd_methods
 
 
 class _ImperativeTrace(VJPTrace):
