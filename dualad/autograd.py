@@ -14,6 +14,28 @@ operation on it records there. ``y.backward()`` sweeps back and *accumulates*
 into ``leaf.grad``; :func:`grad` returns gradients instead. With
 ``create_graph=True`` the sweep runs the VJP rules on the tape itself, so the
 gradients are Variables that can be differentiated again.
+
+A Variable's methods are NumPy's (``x.sum(axis=1, keepdims=True)``); its reductions
+(``sum``, ``mean``, ``prod``, ``max``, ``min``, ``std``, ``var``, ``cumsum``, ``cumprod``,
+``argmax``, ``argmin``, ``all``, ``any``, ``squeeze``) also take PyTorch's and OneFlow's
+``dim=`` and ``keepdim=``, as ``axis=`` and ``keepdims=``::
+
+    x.exp().sum(dim=1)                 # OneFlow's example
+    values, indices = x.max(dim=1)     # with dim=, max and min return both, as PyTorch
+    x.std(dim=1, correction=1)         # PyTorch's n - 1; ddof=0 for NumPy's n
+
+Where the two libraries' defaults differ, PyTorch's spelling must say which it means:
+``x.std(dim=1)`` without ``correction=``, ``unbiased=`` or ``ddof=`` raises (PyTorch
+divides by n - 1, NumPy by n), and so does ``x.var(keepdim=True)``; ``x.std()`` with no
+keyword is NumPy's (ddof=0). Both spellings of one argument (``axis=`` and ``dim=``,
+``keepdims=`` and ``keepdim=``) raise, naming both. Inside the functional
+transformations (``dualad.grad``) a traced value stands for a NumPy array and takes
+NumPy's keywords only.
+
+A leaf's gradient has the leaf's dtype (a float32 leaf used with float64 data gets a
+float32 ``.grad``), as in PyTorch. ``Variable(x, requires_grad=True)`` refuses an
+``np.matrix`` and a masked array, whose arithmetic dualad does not follow
+(docs/sharp_bits.md).
 """
 from __future__ import annotations
 
