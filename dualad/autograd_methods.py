@@ -9,8 +9,9 @@ spelling gets PyTorch's meaning or an error, never NumPy's result under PyTorch'
 - ``x.max(dim=d)`` / ``x.min(dim=d)`` return ``(values, indices)`` as PyTorch does (a
   named tuple; ``indices`` a plain integer array), where ``x.max(axis=d)`` is NumPy's
   values alone;
-- ``x.std(dim=d)`` / ``x.var(dim=d)`` (or ``keepdim=``): PyTorch divides by n - 1 by default, NumPy by n;
-  the call must say which (``correction=``, ``unbiased=`` or ``ddof=``).
+- ``x.std(dim=d)`` / ``x.var(dim=d)`` (or ``keepdim=``): PyTorch divides by n - 1 by
+  default, NumPy by n; the call must say which (``correction=``, ``unbiased=`` or
+  ``ddof=``).
 
 Giving both spellings of one argument (``axis=`` and ``dim=``) raises, naming both. The
 functional face (traced values inside ``dualad.grad``) keeps NumPy's keywords only: there
