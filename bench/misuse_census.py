@@ -726,6 +726,130 @@ def _():
     jf(3.0)
     f.__defaults__ = (5.0,)
     return jf(3.0)
+# --- issue 30: front end, dtypes and error messages -----------------------------------------
+_M = np.array([[1.0, 2.0], [3.0, 4.0]])
+
+
+@case("grad of np.sum(x * x) at an np.matrix (x * x is a matrix product there)",
+      error=("grad", "argument 0", "numpy.matrix", "(2, 2)", "np.asarray(x)", "@"))
+def _():
+    return dualad.grad(lambda x: np.sum(x * x))(np.matrix(_M))
+
+
+@case("grad at a masked array (np.sum skips masked entries)",
+      error=("grad", "numpy.ma.maskedarray", "1 masked entry", "np.ma.getdata", "mask"))
+def _():
+    return dualad.grad(lambda x: np.sum(x * x))(np.ma.array(X3, mask=[0, 1, 0]))
+
+
+@case("Variable(np.matrix, requires_grad=True)", error=("variable", "numpy.matrix",
+                                                        "np.asarray"))
+def _():
+    from dualad.autograd import Variable
+    return Variable(np.matrix(_M), requires_grad=True)
+
+
+@case("an np.matrix constant times a traced value", error=("numpy.matrix", "np.asarray(m)",
+                                                           "x @ m"))
+def _():
+    M = np.matrix(_M)
+    return dualad.grad(lambda x: np.sum(x * M))(np.ones((2, 2)))
+
+
+@case("a traced value times a masked-array constant",
+      error=("numpy.ma.maskedarray", "np.ma.getdata", "getmaskarray"))
+def _():
+    m = np.ma.array(X3, mask=[0, 1, 0])
+    return dualad.grad(lambda x: np.sum(x * m))(np.ones(3))
+
+
+@case("a masked-array constant on the left: NumPy's masked sum followed",
+      ref=np.array([0.5, 0.0, 1.5]))
+def _():
+    m = np.ma.array(X3, mask=[0, 1, 0])
+    return dualad.grad(lambda x: np.sum(m * x))(np.ones(3))
+
+
+@case("grad dtype: float16 parameter with float32 data", ref="float16")
+def _():
+    w = np.ones(3, np.float16)
+    return str(dualad.grad(lambda w: np.sum(w * np.ones(3, np.float32)))(w).dtype)
+
+
+@case("grad dtype: float32 parameter with float64 data", ref="float32")
+def _():
+    return str(dualad.grad(lambda w: np.sum(w * X3))(np.ones(3, np.float32)).dtype)
+
+
+@case("vjp dtype: float32 primal, float64 constant", ref="float32")
+def _():
+    _, pullback = dualad.vjp(lambda w: w * X3, np.ones(3, np.float32))
+    return str(pullback(np.ones(3))[0].dtype)
+
+
+@case("jvp dtype: the output tangent has the output's dtype", ref=("float64", "float64"))
+def _():
+    y, t = dualad.jvp(lambda w: w * X3, (np.ones(3, np.float32),), (np.ones(3, np.float32),))
+    return str(y.dtype), str(t.dtype)
+
+
+@case("Variable.grad dtype: float32 leaf, float64 data", ref="float32")
+def _():
+    from dualad.autograd import Variable
+    w = Variable(np.ones(3, np.float32), requires_grad=True)
+    np.sum(w * X3).backward()
+    return str(w.grad.dtype)
+
+
+@case("grad dtype: float32 real parameter with complex128 data", ref="float32")
+def _():
+    return str(dualad.grad(lambda w: np.real(np.sum(w * (X3 + 1j))))(
+        np.ones(3, np.float32)).dtype)
+
+
+@case("grad at a bfloat16 input (ml_dtypes)", ref="no ml_dtypes",
+      error=("bfloat16", "not supported", "float32"))
+def _():
+    try:
+        import ml_dtypes
+    except ImportError:
+        return "no ml_dtypes"
+    return dualad.grad(lambda x: np.sum(x * x))(np.ones(3, ml_dtypes.bfloat16))
+
+
+@case("scipy.optimize.minimize on traced values inside grad",
+      error=("grad", "scipy.optimize.minimize", "dualad.scipy.optimize.minimize"))
+def _():
+    import scipy.optimize
+    return dualad.grad(lambda a: scipy.optimize.minimize(
+        lambda z: np.sum((z - a) ** 2), np.zeros(3)).fun)(X3)
+
+
+@case("a SciPy ufunc with no rule (scipy.special.wrightomega)",
+      error=("no derivative rule for scipy.special.wrightomega", "dualad.extend.implements"))
+def _():
+    import scipy.special
+    return dualad.grad(lambda x: np.sum(scipy.special.wrightomega(x)))(X3)
+
+
+@case("dualad.autograd: OneFlow's x.exp().sum(dim=1)",
+      ref=lambda: np.exp(np.arange(6.0).reshape(2, 3) / 6))
+def _():
+    from dualad.autograd import Variable, grad
+    x = Variable(np.arange(6.0).reshape(2, 3) / 6, requires_grad=True)
+    return grad(np.sum(x.exp().sum(dim=1)), x)[0]
+
+
+@case("dualad.autograd: x.mean(dim=0, keepdim=True)", ref=(1, 3))
+def _():
+    from dualad.autograd import Variable
+    return Variable(np.ones((2, 3)), requires_grad=True).mean(dim=0, keepdim=True).shape
+
+
+@case("dualad.autograd: both axis= and dim=", error=("axis=1", "dim=0", "pass one"))
+def _():
+    from dualad.autograd import Variable
+    return Variable(np.ones((2, 3)), requires_grad=True).sum(axis=1, dim=0)
 
 
 def main(argv):

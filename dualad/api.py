@@ -26,6 +26,7 @@ from .primitive import DERIVED_RULES
 from .tree import flatten, flatten_like, tree_map
 from .inplace import raise_assignment_error
 from .versions import Stamps
+from .array_types import input_error, refused_kind
 
 __all__ = ["jvp", "vjp", "grad", "value_and_grad", "hvp", "derivative", "check_input",
            "check_output", "transposed_rule"]
@@ -43,7 +44,7 @@ def _fname(f):
     return getattr(f, "__name__", type(f).__name__)
 
 
-def check_input(api, argnum, x, where=""):
+def check_input(api, argnum, x, where="", fname=None):
     """Check a differentiable input and return it as a floating array.
 
     What ``grad``, ``jvp`` and ``vjp`` do to each argument they differentiate; a
@@ -62,6 +63,8 @@ def check_input(api, argnum, x, where=""):
         The input.
     where : str, optional
         More of the argument's path, for the message (``"['w']"``).
+    fname : str, optional
+        The differentiated function's name, for the message.
 
     Returns
     -------
@@ -72,8 +75,10 @@ def check_input(api, argnum, x, where=""):
     ------
     TypeError
         If ``x`` is ``None``, a string, an object array, or of any dtype but floating and
-        complex (integer, boolean, text, dates); the message names ``api``, the argument,
-        its dtype and shape, and says to cast to a floating dtype.
+        complex (integer, boolean, text, dates, bfloat16); the message names ``api``, the
+        argument, its dtype and shape, and says to cast to a floating dtype. Also for an
+        ``np.matrix`` or a masked array (``np.ma``), whose arithmetic dualad does not
+        follow (:mod:`dualad.array_types`): the message says what to pass instead.
 
     Examples
     --------
@@ -96,6 +101,10 @@ def check_input(api, argnum, x, where=""):
     if x is None or isinstance(x, (str, bytes)):
         raise TypeError(f"{api}: argument {argnum}{where} is {type(x).__name__} {x!r}; "
                         f"differentiable inputs are floating-point arrays or Python floats")
+    if type(x) is not np.ndarray:   # an np.matrix or a masked array: refused
+        kind = refused_kind(x)
+        if kind is not None:
+            raise input_error(kind, api, argnum, x, where, fname)
     arr = np.asarray(x)
     if arr.dtype == object:
         if arr.ndim and holds_boxes(arr):   # np.array([x, y]) of an outer trace's values
@@ -103,13 +112,27 @@ def check_input(api, argnum, x, where=""):
         raise TypeError(f"{api}: argument {argnum}{where} is an object array of shape "
                         f"{arr.shape}; differentiable inputs are floating-point arrays")
     if arr.dtype.kind not in "fc":  # floating or complex
-        what = ("integer and boolean inputs are not differentiable" if arr.dtype.kind in "iub"
-                else "only floating-point and complex inputs are differentiable")
-        raise TypeError(f"{api}: argument {argnum}{where} has dtype {arr.dtype} and shape "
-                        f"{arr.shape}; {what}. Cast it to a floating dtype first, e.g. "
-                        f"x.astype(float)")
+        raise _dtype_error(api, argnum, arr, where)
     # 0-d inputs become NumPy scalars: scalar arithmetic on them is several times cheaper.
     return arr[()] if arr.ndim == 0 else arr
+
+
+def _dtype_error(api, argnum, arr, where):
+    """The TypeError for an input of a dtype that is not NumPy's floating or complex."""
+    dtype = arr.dtype
+    head = f"{api}: argument {argnum}{where} has dtype {dtype} and shape {arr.shape}; "
+    if dtype.kind in "iub":
+        what = "integer and boolean inputs are not differentiable"
+    elif dtype.kind == "V" and dtype.fields is None and dtype.name.startswith(("float", "bfloat")):
+        # ml_dtypes' bfloat16, float8_*, ... (told by name: ml_dtypes is not imported)
+        return TypeError(head + f"{dtype.name} (an extension dtype, from ml_dtypes) is not "
+                         f"supported: dualad differentiates NumPy's own floating dtypes "
+                         f"(float16, float32, float64, longdouble) and complex ones. Cast it "
+                         f"first, e.g. x.astype(np.float32), and cast the result back if "
+                         f"needed")
+    else:
+        what = "only floating-point and complex inputs are differentiable"
+    return TypeError(head + f"{what}. Cast it to a floating dtype first, e.g. x.astype(float)")
 
 
 def _as_direction(api, what, i, v, like):
@@ -278,7 +301,7 @@ def jvp(f, primals, tangents, *, lazy=False):
     batch = None
     boxed = []
     for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
-        p = check_input("jvp", i, p)
+        p = check_input("jvp", i, p, fname=_fname(f))
         t = t if isinstance(t, (Box, OneHotBatch)) else _as_direction("jvp", "tangent", i, t, p)
         b = _batch_of("jvp", "tangent", t, p, i)
         if batch is not None and b != batch:
@@ -359,7 +382,7 @@ def derivative(f, order=1):
 
     def d1(g):
         def dg(x):
-            x = check_input("derivative", 0, x)
+            x = check_input("derivative", 0, x, fname=_fname(g))
             return jvp(g, (x,), (np.ones(shape_of(x), dtype=unguarded_value(x).dtype),))[1]
         return dg
 
@@ -370,12 +393,12 @@ def derivative(f, order=1):
 
 
 # --- reverse mode -------------------------------------------------------------------
-def _trace_inputs(api, trace, args, argnums):
+def _trace_inputs(api, trace, args, argnums, fname=None):
     leaves_per_arg = {}
     args = list(args)
     for i in argnums:
         leaves, rebuild = flatten(args[i])
-        vars_ = [trace.new_leaf(check_input(api, i, x)) for x in leaves]
+        vars_ = [trace.new_leaf(check_input(api, i, x, fname=fname)) for x in leaves]
         leaves_per_arg[i] = (vars_, rebuild)
         args[i] = rebuild(vars_)
     return args, leaves_per_arg
@@ -454,7 +477,7 @@ def vjp(f, *primals):
     """
     trace = VJPTrace(tape=True)
     primals = tuple(_copied(p) for p in primals)
-    args, per_arg = _trace_inputs("vjp", trace, primals, range(len(primals)))
+    args, per_arg = _trace_inputs("vjp", trace, primals, range(len(primals)), _fname(f))
     try:
         out = traced_outputs(f(*args))
     except ValueError as e:
@@ -520,7 +543,9 @@ def _copied(primal):
     leaves, rebuild = flatten(primal)
     if not any(isinstance(x, np.ndarray) for x in leaves):
         return primal
-    return rebuild([np.array(x) if isinstance(x, np.ndarray) else x for x in leaves])
+    # (subok: an np.matrix or a masked array stays one, for check_input to refuse)
+    return rebuild([np.array(x, subok=True) if isinstance(x, np.ndarray) else x
+                    for x in leaves])
 
 
 def _normalize_argnums(api, argnums, nargs, f):
@@ -641,7 +666,7 @@ def _check_output_dtype(f, dtype, holomorphic):
 def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
     single, nums = _normalize_argnums("grad", argnums, len(args), f)
     trace = VJPTrace(tape=True)
-    args, per_arg = _trace_inputs("grad", trace, args, nums)
+    args, per_arg = _trace_inputs("grad", trace, args, nums, _fname(f))
     if holomorphic:
         _check_holomorphic_inputs(f, per_arg)
     try:
@@ -839,7 +864,7 @@ def hvp(f, primals, tangents):
     primals, tangents = _as_tuple(primals), _as_tuple(tangents)
     for i, p in enumerate(primals):
         for leaf in flatten(p)[0]:
-            check_input("hvp", i, leaf)
+            check_input("hvp", i, leaf, fname=_fname(f))
     g = grad(f, argnums=tuple(range(len(primals))))
     try:
         out = jvp(g, primals, tangents, lazy=True)[1]   # f's own output tangent is not needed

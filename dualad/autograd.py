@@ -14,12 +14,35 @@ operation on it records there. ``y.backward()`` sweeps back and *accumulates*
 into ``leaf.grad``; :func:`grad` returns gradients instead. With
 ``create_graph=True`` the sweep runs the VJP rules on the tape itself, so the
 gradients are Variables that can be differentiated again.
+
+A Variable's methods are NumPy's (``x.sum(axis=1, keepdims=True)``); its reductions
+(``sum``, ``mean``, ``prod``, ``max``, ``min``, ``std``, ``var``, ``cumsum``, ``cumprod``,
+``argmax``, ``argmin``, ``all``, ``any``, ``squeeze``) also take PyTorch's and OneFlow's
+``dim=`` and ``keepdim=``, as ``axis=`` and ``keepdims=``::
+
+    x.exp().sum(dim=1)                 # OneFlow's example
+    values, indices = x.max(dim=1)     # with dim=, max and min return both, as PyTorch
+    x.std(dim=1, correction=1)         # PyTorch's n - 1; ddof=0 for NumPy's n
+
+Where the two libraries' defaults differ, PyTorch's spelling must say which it means:
+``x.std(dim=1)`` without ``correction=``, ``unbiased=`` or ``ddof=`` raises (PyTorch
+divides by n - 1, NumPy by n), and so does ``x.var(keepdim=True)``; ``x.std()`` with no
+keyword is NumPy's (ddof=0). Both spellings of one argument (``axis=`` and ``dim=``,
+``keepdims=`` and ``keepdim=``) raise, naming both. Inside the functional
+transformations (``dualad.grad``) a traced value stands for a NumPy array and takes
+NumPy's keywords only.
+
+A leaf's gradient has the leaf's dtype (a float32 leaf used with float64 data gets a
+float32 ``.grad``), as in PyTorch. ``Variable(x, requires_grad=True)`` refuses an
+``np.matrix`` and a masked array, whose arithmetic dualad does not follow
+(docs/sharp_bits.md).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .api import check_input
+from .autograd_methods import install as _install_torch_keywords
 from .custom import Function, FunctionCtx  # noqa: F401  (part of this namespace)
 from .stop import StopGradientPrimitive
 from .sweep import backward_sweep
@@ -90,9 +113,8 @@ class Variable(Var):
             return
         if isinstance(value, Box):
             raise TypeError("Variable: wrap a plain array, not a traced value")
-        arr = np.asarray(value)
-        if requires_grad:
-            arr = check_input("Variable", 0, arr)
+        # (checked before np.asarray, which would make an np.matrix a plain array)
+        arr = check_input("Variable", 0, value) if requires_grad else np.asarray(value)
         super().__init__(_TAPE, arr)
         self.requires_grad = bool(requires_grad)
         self.grad = None
@@ -191,6 +213,9 @@ class Variable(Var):
     def __repr__(self):
         rg = ", requires_grad=True" if self.requires_grad else ""
         return f"Variable({primal_value(self.value)!r}{rg})"
+
+
+_install_torch_keywords(Variable)   # x.sum(dim=1, keepdim=True): dualad.autograd_methods
 
 
 class _ImperativeTrace(VJPTrace):

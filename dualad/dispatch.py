@@ -116,10 +116,29 @@ for _fn in (np.argmax, np.argmin, np.argsort, np.nonzero, np.isclose, np.allclos
 
 
 def _name(fn):
-    mod = getattr(fn, "__module__", None) or "numpy"
+    """``fn``'s public name: ``numpy.sin``, ``numpy.linalg.det``, ``scipy.special.erf``.
+    A ufunc has no ``__module__``: it is looked up in NumPy, then in the loaded modules
+    (scipy.special's ufuncs), so the name is where the user found it."""
+    name = getattr(fn, "__name__", repr(fn))
+    mod = getattr(fn, "__module__", None)
+    if mod is None and isinstance(fn, np.ufunc):
+        mod = _ufunc_module(fn, name)
+    mod = mod or "numpy"
     if mod.startswith("numpy") and not mod.startswith(("numpy.fft", "numpy.linalg")):
         mod = "numpy"
-    return f"{mod}.{getattr(fn, '__name__', repr(fn))}"
+    return f"{mod}.{name}"
+
+
+def _ufunc_module(fn, name):
+    """The public module holding the ufunc ``fn`` (error path only: a walk of sys.modules)."""
+    if getattr(np, name, None) is fn:
+        return "numpy"
+    for mod_name in ("scipy.special", *sorted(sys.modules)):
+        mod = sys.modules.get(mod_name)
+        if mod is not None and not any(p.startswith("_") for p in mod_name.split(".")) \
+                and getattr(mod, name, None) is fn:
+            return mod_name
+    return None
 
 
 def _shapes(args):
@@ -127,10 +146,15 @@ def _shapes(args):
 
 
 def no_rule(fn, args):
+    name = _name(fn)
     return NotImplementedError(
-        f"no derivative rule for {_name(fn)} (called on traced values of shape "
+        f"no derivative rule for {name} (called on traced values of shape "
         f"{_shapes(args)}); dualad never drops a derivative silently. Express it with "
-        f"supported operations or declare it with @dualad.primitive")
+        f"supported operations, or give it a rule: declare a primitive that computes it "
+        f"(@dualad.primitive on a function calling {name}, with its derivative from "
+        f"defvjp/defjvp/defderiv) and register it for {name} with "
+        f"@dualad.extend.implements({name}), so that {name}(x) on traced values reaches it "
+        f"(docs/guide_core.md)")
 
 
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):

@@ -112,8 +112,9 @@ cotangent (``nb`` leading batch axes) down to ``shape``: the VJP of broadcasting
 
 For the planner and the oracles
 -------------------------------
-``check_input(api, argnum, x)``: ``x`` as a differentiable floating array, or a
-TypeError naming ``api`` and the argument. ``onehot_rows(start, count, offset, pshape,
+``check_input(api, argnum, x, where="", fname=None)``: ``x`` as a differentiable floating
+array, or a TypeError naming ``api``, the argument (and the function ``fname``) and saying
+what to pass (integers, text, bfloat16, an ``np.matrix``, a masked array). ``onehot_rows(start, count, offset, pshape,
 dtype)``: rows of an identity as a structured batch of tangents (seeds that make the
 first linear map a gather). ``NUMPY_FUNCTIONS``, ``NUMPY_UFUNCS``: the front end's tables
 {NumPy callable: dualad function}, what plain NumPy calls on boxes reach.

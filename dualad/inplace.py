@@ -34,7 +34,7 @@ from functools import partial
 
 import numpy as np
 
-from . import ops
+from . import ops, scipy_errors
 from .forward import LazyJVPTrace
 from .ops.core.scatter import at, copy, copy_p, update  # noqa: F401  (at: public here)
 from .tape import Var
@@ -311,7 +311,10 @@ def raise_assignment_error(api, fname, error):
     traced values) makes NumPy call ``float(x)``. That raises dualad's TypeError, which
     names the conversion and the ways to write it; NumPy then replaces it with its own
     ``ValueError: setting an array element with a sequence.`` (a traced value has
-    ``__getitem__``), and only the traceback's chained cause tells what happened.
+    ``__getitem__``), and only the traceback's chained cause tells what happened. SciPy
+    does the same to the error that names a SciPy function and its ``dualad.scipy``
+    replacement (``scipy.optimize.minimize`` reports "must return a scalar value"): that
+    error is found in the chain and raised again (:func:`dualad.scipy_errors.masked_by_scipy`).
 
     Parameters
     ----------
@@ -326,9 +329,13 @@ def raise_assignment_error(api, fname, error):
     ------
     TypeError
         Naming ``api`` and ``fname`` and carrying dualad's message, raised from ``error``
-        when ``error`` is NumPy's wrapping of a dualad conversion error. Otherwise the
+        when ``error`` is NumPy's (or SciPy's) wrapping of a dualad conversion error. Otherwise the
         function returns, and the caller re-raises ``error``.
     """
+    scipy = scipy_errors.masked_by_scipy(error)
+    if scipy is not None:   # SciPy caught dualad's error and raised its own instead
+        raise TypeError(f"{api}: {fname}: {scipy} (SciPy reported it as "
+                        f"{type(error).__name__}: {error})") from error
     cause = error.__cause__
     if not (isinstance(error, ValueError) and getattr(cause, "_dualad_conversion", False)
             and "setting an array element" in str(error)):

@@ -14,6 +14,7 @@ import numpy as np
 
 from .partials import compile_partial
 from .tracer import Box, ndim_of, shape_of
+from .array_types import constant_error, refused_kind
 
 __all__ = [
     "OBJECT_ARRAYS", "Primitive", "SPARSITY_KINDS", "DerivedRules", "DERIVED_RULES",
@@ -27,6 +28,17 @@ _NDARRAY = np.ndarray
 # traced array each, or None when none holds a traced value.
 OBJECT_ARRAYS = [lambda args: None]
 
+
+
+def _refuse_subclass(prim, a, args):
+    """Raise for an np.matrix or masked-array constant ``a`` among a primitive's arguments
+    when a traced value is among them too (dualad.array_types); other subclasses pass."""
+    kind = refused_kind(a)
+    if kind is not None and any(isinstance(b, Box) for b in args):
+        fn = prim.implements[0] if prim.implements else None
+        name = getattr(fn, "__name__", None)
+        raise constant_error(kind, f"numpy.{name}" if name and getattr(np, name, None) is fn
+                             else prim.name, a)
 
 class Primitive:
     r"""An operation the interpreters know: its value, derivative rules and declarations.
@@ -221,6 +233,8 @@ class Primitive:
                 packed = OBJECT_ARRAYS[0](args)
                 if packed is not None:         # stacked: the call again, on traced arrays
                     return self(*packed, **params)
+            elif a.__class__ is not _NDARRAY and isinstance(a, _NDARRAY):
+                _refuse_subclass(self, a, args)   # np.matrix, np.ma: dualad.array_types
         if top is None:
             return self.impl(*args, **params)
         return top.process(self, args, params)

@@ -21,7 +21,7 @@ import sys
 
 from .tracer import shape_of
 
-__all__ = ["caller_module", "scipy_function", "replacement", "scipy_error"]
+__all__ = ["caller_module", "scipy_function", "replacement", "scipy_error", "masked_by_scipy"]
 
 
 def _module(frame):
@@ -177,11 +177,30 @@ def scipy_error(box, how, depth=2):
             f"callback returned): SciPy converts it to plain numbers ({how}) instead of "
             f"dispatching on it, so its derivative would be lost. ")
     if alt is not None:
-        return TypeError(head + f"Call {alt} instead: the same function with derivative "
-                                f"rules (import dualad.scipy.{found[0]}).")
-    return TypeError(head + f"dualad.scipy has no replacement for {name}. Declare it as a "
+        return _marked(TypeError(head + f"Call {alt} instead: the same function with "
+                                        f"derivative rules (import dualad.scipy.{found[0]})."))
+    return _marked(TypeError(head + f"dualad.scipy has no replacement for {name}. Declare it as a "
                             f"primitive with @dualad.primitive (its value from SciPy, its "
                             f"derivative rule from you); or, if SciPy dispatches {name} "
                             f"through the array API, run with the environment variable "
                             f"SCIPY_ARRAY_API=1 set before SciPy is imported "
-                            f"(docs/array_api.md).")
+                            f"(docs/array_api.md)."))
+
+
+def _marked(error):
+    error._dualad_scipy = True   # found again by masked_by_scipy
+    return error
+
+
+def masked_by_scipy(error):
+    """The TypeError of :func:`scipy_error` that SciPy caught and replaced with ``error``
+    (``scipy.optimize.minimize`` turns it into "The user-provided objective function must
+    return a scalar value."), or None. Looks a few links down the chain of causes."""
+    seen = error
+    for _ in range(4):
+        seen = seen.__cause__ or seen.__context__
+        if seen is None:
+            return None
+        if getattr(seen, "_dualad_scipy", False):
+            return seen
+    return None

@@ -21,7 +21,7 @@ from .ops.core.complex_numbers import real_p, to_complex
 from .ops.core.elementwise import is_complex
 from .ops.core.indexing import getitem
 from .tape import _next_seq
-from .tracer import ANOMALY, PLAIN_TYPES, Box, primal_value, shape_of
+from .tracer import ANOMALY, PLAIN_TYPES, Box, shape_of, unguarded_value
 from .primitive import add_note, missing_rule
 
 __all__ = [
@@ -384,11 +384,25 @@ def accumulate(cts, heap, node, g):
 
 
 def _own_dtype(ct, node):
-    """A result cotangent in its primal's kind: Re ū for a real value (an imaginary part
-    riding on it is not its own, see dualad.ops.core.complex_numbers), complex for a complex one.
-    Runs once per returned cotangent, never per node."""
-    if is_complex(ct) != is_complex(node.value):
-        if is_complex(ct):
-            return real_p(ct)
-        return to_complex(ct, dtype=np.result_type(primal_value(node.value)))
+    """A result cotangent in its primal's dtype, as JAX and PyTorch give it: Re ū for a
+    real value (an imaginary part riding on it is not its own, see
+    dualad.ops.core.complex_numbers), complex for a complex one, and the primal's own
+    precision (a float16 parameter used with float32 data gets a float16 cotangent, not
+    the float32 the arithmetic promoted it to). Runs once per returned cotangent, never
+    per node."""
+    value = node.value
+    if is_complex(ct) != is_complex(value):
+        if not is_complex(ct):
+            return to_complex(ct, dtype=_dtype_of(value))
+        ct = real_p(ct)
+    have = getattr(ct, "dtype", None)
+    if have is not None:
+        want = _dtype_of(value)
+        if have != want and want.kind in "fc":
+            return ct.astype(want)   # (a traced cotangent, create_graph: a recorded cast)
     return ct
+
+
+def _dtype_of(value):
+    dtype = getattr(value, "dtype", None)   # arrays, NumPy scalars, traced values
+    return dtype if dtype is not None else np.result_type(unguarded_value(value))
