@@ -42,7 +42,7 @@ from .ops.core.scatter import scatter_set
 from .forward import Dual
 from .onehot import OneHotBatch
 from .tape import Var
-from .tracer import Box, primal_value, shape_of
+from .tracer import Box, primal_value, shape_of, unguarded_value
 
 __all__ = ["SELECTIONS", "select_product", "selected"]
 
@@ -50,6 +50,7 @@ _NDARRAY = np.ndarray
 
 # primitive -> the arguments whose cotangent the rule selects (or scatters) from the output's
 SELECTIONS = {getitem: (0,), where: (1, 2), scatter_set: (0,)}
+_SHAPE_ONLY = (getitem, scatter_set)   # their masks read no value: also under jit
 
 
 def select_product(ct, dv, touched):
@@ -74,22 +75,37 @@ def _eager(v):
     return not isinstance(v, Box)
 
 
+def _same_shape(v):
+    """Whether ``v``'s value has ``v``'s shape (not a ``vmap`` batch)."""
+    return not isinstance(v, Box) or shape_of(v) == np.shape(unguarded_value(v))
+
+
 def selected(node, i, touched, ct):
     """The mask of argument ``i``'s cotangent for a selection ``node``: its rule applied
     to the 0/1 mask of the cotangent ``ct`` (all ones when ``touched`` is None, the
     one-hot positions for a :class:`~dualad.onehot.OneHotBatch` seed), on
-    the primal values; None when the rule gives nothing or the values are not all
-    plain or eager boxes (under ``jit`` and ``vmap`` cotangents stay dense)."""
+    the primal values; None when the rule gives nothing, under ``vmap``, and for
+    ``where`` under ``jit`` (whose mask, the condition, is a value of the program: the
+    cotangents stay dense there). An index's mask reads shapes only, so is made under
+    ``jit`` too, without a guard."""
     prim = node.prim
     rule = prim.vjps.get(i)
-    if rule is None or not (_eager(node.value) and all(_eager(a) for a in node.vals)):
+    if rule is None:
+        return None
+    if prim in _SHAPE_ONLY:     # the mask depends on shapes and the index only
+        if not all(_same_shape(a) for a in (node.value, *node.vals)):
+            return None
+        value = unguarded_value
+    elif _eager(node.value) and all(_eager(a) for a in node.vals):
+        value = primal_value
+    else:
         return None
     shape = shape_of(ct)
     if touched is None and ct.__class__ is OneHotBatch:   # jacrev's seeds: e_k rows
         touched = ct._with(np.ones(shape_of(ct.val))).dense() != 0
     m = np.ones(shape) if touched is None else touched.astype(np.float64)
-    ans = primal_value(node.value)
-    args = [primal_value(a) for a in node.vals]
+    ans = value(node.value)
+    args = [value(a) for a in node.vals]
     params = node.params or {}
     nb = len(shape) - len(shape_of(ans))
     if nb and not prim.batch_rules:

@@ -216,3 +216,11 @@ def test_property_index_of_sqrt_agrees_with_forward(xs, picks):
     rev = _quiet(dualad.grad(f), x)
     np.testing.assert_array_equal(np.isnan(rev), np.isnan(fwd))
     np.testing.assert_allclose(rev, fwd, rtol=1e-12, equal_nan=True)
+
+
+def test_index_masks_under_jit_match_grad_and_read_no_value():
+    f = lambda x: np.sqrt(x)[1]  # noqa: E731
+    g = dualad.jit(dualad.grad(f))
+    for x in (np.array([-1.0, 4.0]), np.array([-4.0, 9.0]), np.array([4.0, 1.0])):
+        np.testing.assert_array_equal(_quiet(g, x), _quiet(dualad.grad(f), x))
+    assert sum(g.cache_info().values()) == 1      # one trace: the mask is no guard
