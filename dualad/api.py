@@ -464,6 +464,7 @@ def vjp(f, *primals):
     finally:
         tape = trace.stop()
     trace.constants.check()
+    trace.constants = None     # the copies are no longer needed
     check_output("vjp", f, out)
     stamps = Stamps.of_tape(tape)
     o_leaves, o_rebuild = flatten(out)
@@ -655,6 +656,7 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
     finally:
         tape = trace.stop()
     trace.constants.check()
+    trace.constants = None     # the copies are no longer needed
     if has_aux:
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
             raise TypeError("grad(has_aux=True): f must return a pair (value, aux)")
