@@ -850,6 +850,47 @@ def _():
 def _():
     from dualad.autograd import Variable
     return Variable(np.ones((2, 3)), requires_grad=True).sum(axis=1, dim=0)
+# --- issue 30: reverse mode (mutated constants, structural zeros) ---------------------------
+@case("grad: a closed-over constant mutated after its use inside f (c[0] = 50)",
+      ref=lambda: np.cos([0.1, 0.2]) * [1.0, 2.0],
+      error=("modified an array in place", "shape (2,)", "float64", "c = c.copy()"))
+def _():
+    c = np.array([1.0, 2.0])
+
+    def f(x):
+        y = np.sin(x) * c
+        c[0] = 50.0
+        return np.sum(y)
+    return dualad.grad(f)(np.array([0.1, 0.2]))
+
+
+@case("vjp: a constant mutated with np.copyto inside f", ref=lambda: (np.cos([0.1, 0.2]),),
+      error=("modified an array in place", "c = c.copy()"))
+def _():
+    c = np.ones(2)
+
+    def f(x):
+        y = np.sin(x) * c
+        np.copyto(c, 7.0)
+        return np.sum(y)
+    return dualad.vjp(f, np.array([0.1, 0.2]))[1](1.0)
+
+
+@case("grad: np.sqrt(x)[1] at x = [-1, 4] (entry 0 unused: 0, not nan)", ref=[0.0, 0.25])
+def _():
+    return dualad.grad(lambda x: np.sqrt(x)[1])(np.array([-1.0, 4.0]))
+
+
+@case("grad: x.at[0].set(np.sqrt(x)[1]) at x = [-1, 4]", ref=[0.0, 1.25])
+def _():
+    return dualad.grad(lambda x: np.sum(x.at[0].set(np.sqrt(x)[1])))(np.array([-1.0, 4.0]))
+
+
+@case("hessian forward-over-reverse of np.where(x > 0, sqrt(x), 0)**3 equals fwd-fwd",
+      ref=lambda: np.diag([0.0, 0.375, 0.0]))
+def _():
+    f = lambda x: np.sum(np.where(x > 0, np.sqrt(x), 0.0) ** 3)  # noqa: E731
+    return jacobians.hessian(f, np.array([-1.0, 4.0, 0.0]), mode="forward-over-reverse")
 
 
 def main(argv):

@@ -25,7 +25,7 @@ from .tracer import Box, primal_value, shape_of, unguarded_value
 from .primitive import DERIVED_RULES
 from .tree import flatten, flatten_like, tree_map
 from .inplace import raise_assignment_error
-from .versions import Stamps
+from .versions import Constants, Stamps
 from .array_types import input_error, refused_kind
 
 __all__ = ["jvp", "vjp", "grad", "value_and_grad", "hvp", "derivative", "check_input",
@@ -476,6 +476,7 @@ def vjp(f, *primals):
      [0. 4.]]
     """
     trace = VJPTrace(tape=True)
+    trace.constants = Constants("vjp", _fname(f))
     primals = tuple(_copied(p) for p in primals)
     args, per_arg = _trace_inputs("vjp", trace, primals, range(len(primals)), _fname(f))
     try:
@@ -485,6 +486,8 @@ def vjp(f, *primals):
         raise
     finally:
         tape = trace.stop()
+    trace.constants.check()
+    trace.constants = None     # the copies are no longer needed
     check_output("vjp", f, out)
     stamps = Stamps.of_tape(tape)
     o_leaves, o_rebuild = flatten(out)
@@ -666,6 +669,7 @@ def _check_output_dtype(f, dtype, holomorphic):
 def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
     single, nums = _normalize_argnums("grad", argnums, len(args), f)
     trace = VJPTrace(tape=True)
+    trace.constants = Constants("grad", _fname(f))
     args, per_arg = _trace_inputs("grad", trace, args, nums, _fname(f))
     if holomorphic:
         _check_holomorphic_inputs(f, per_arg)
@@ -676,6 +680,8 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
         raise
     finally:
         tape = trace.stop()
+    trace.constants.check()
+    trace.constants = None     # the copies are no longer needed
     if has_aux:
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
             raise TypeError("grad(has_aux=True): f must return a pair (value, aux)")

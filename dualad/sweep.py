@@ -20,6 +20,7 @@ from .ops.core.linear import unbroadcast
 from .ops.core.complex_numbers import real_p, to_complex
 from .ops.core.elementwise import is_complex
 from .ops.core.indexing import getitem
+from .masked import SELECTIONS, select_product, selected
 from .tape import _next_seq
 from .tracer import ANOMALY, PLAIN_TYPES, Box, shape_of, unguarded_value
 from .primitive import add_note, missing_rule
@@ -117,7 +118,12 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
         else:
             break
         if ct.__class__ is IndexedCotangent:
-            ct = ct.materialize()
+            ct, touched = ct.materialize(node.prim is not None)
+            if touched is not None:     # structural zeros (dualad.masked): not a leaf
+                if wanted_inner and node in wanted:
+                    results[node] = _own_dtype(ct, node)
+                _sweep_masked(node, ct, touched, cts, heap, create_graph, retain_graph)
+                continue
         prim = node.prim
         if prim is None or (wanted_inner and node in wanted):
             if wanted is None or node in wanted:
@@ -192,6 +198,58 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
     return results
 
 
+def _free(node, heap, retain_graph):
+    if not retain_graph:
+        if heap is None:
+            node.args = None
+        else:
+            node.args = node.params = node.vals = None
+
+
+def _sweep_masked(node, ct, touched, cts, heap, create_graph, retain_graph):
+    """The sweep's step at ``node`` for a cotangent ``ct`` with structural zeros outside
+    ``touched`` (dualad.masked): an elementwise primitive multiplies its partials into the
+    touched entries only and passes the mask on; a selection's rule makes its arguments'
+    masks; any other rule sees ``ct`` as a dense array."""
+    if node.args is None:
+        raise RuntimeError(_FREED)
+    try:
+        if node.prim.derivs is not None:
+            _masked_elementwise(node, ct, touched, cts, heap, create_graph)
+        else:
+            apply_rule(node, ct, cts, heap, create_graph, touched)
+    except Exception as e:  # say which rule failed, keep the original exception
+        _note_rule(e, node, ct)
+        raise
+    _free(node, heap, retain_graph)
+
+
+def _masked_elementwise(node, ct, touched, cts, heap, create_graph):
+    """ū_i = ū · ∂ans/∂arg_i on the touched entries, exactly 0 elsewhere; the mask goes on
+    with ū_i (summed like ū_i where the argument was broadcast: an entry is touched when
+    one of its summands is)."""
+    derivs = node.prim.derivs
+    args, ans = (node.args, node) if create_graph else (node.vals, node.value)
+    nb = len(shape_of(ct)) - len(shape_of(node.value))
+    for i in node.parents:
+        p = derivs[i]
+        if p.fn is None:              # an argument without a partial: its own rule, dense
+            apply_vjps(node, ct, cts, heap, create_graph, (i,))
+            continue
+        dv = p.const if p.const is not None else p.fn(ans, *args)
+        g = ct if dv.__class__ is float and dv == 1.0 else select_product(ct, dv, touched)
+        if ANOMALY[0]:
+            check_anomaly(node.prim, f"cotangent of argument {i}", g, node)
+        x_shape = shape_of(args[i])
+        if shape_of(g)[nb:] != x_shape:   # a broadcast argument: summed, and so is its mask
+            g = IndexedCotangent.masked(
+                unbroadcast(g, x_shape, nb),
+                np.asarray(unbroadcast(touched.astype(np.float64), x_shape, nb)) != 0)
+        else:
+            g = IndexedCotangent.masked(g, touched)
+        accumulate(cts, heap, node.args[i], g)
+
+
 def _broadcast_one(ct, dv, node):
     """Whether ``ct`` is a broadcast 1 (every stride zero: the VJP of a sum of a scalar
     cotangent 1, what every ``np.sum(...)`` loss sends back) and ``ct · dv`` therefore
@@ -231,13 +289,15 @@ def _note_rule(e, node, ct):
                 f"shape {shape_of(ct)}, argument shapes {[shape_of(a) for a in node.vals]})")
 
 
-def apply_rule(node, ct, cts, heap, create_graph):
+def apply_rule(node, ct, cts, heap, create_graph, touched=None):
     """Apply the VJP rule of ``node``'s primitive (its ``vjp_all`` or per-argument
     ``vjps``) to ``ct`` and accumulate the cotangents of its parents. With
-    ``create_graph`` the rules see the boxed arguments and ``node`` itself as ``ans``."""
+    ``create_graph`` the rules see the boxed arguments and ``node`` itself as ``ans``.
+    ``touched``: the mask of ``ct``'s entries that are not structural zeros (None: all),
+    which a selection passes on to its arguments (dualad.masked)."""
     prim = node.prim
     if prim.vjp_all is None:
-        return apply_vjps(node, ct, cts, heap, create_graph, node.parents)
+        return apply_vjps(node, ct, cts, heap, create_graph, node.parents, touched)
     args, ans = (node.args, node) if create_graph else (node.vals, node.value)
     params = node.params
     nb = len(shape_of(ct)) - len(shape_of(ans))
@@ -253,10 +313,12 @@ def apply_rule(node, ct, cts, heap, create_graph):
             accumulate(cts, heap, node.args[i], g)
 
 
-def apply_vjps(node, ct, cts, heap, create_graph, argnums):
+def apply_vjps(node, ct, cts, heap, create_graph, argnums, touched=None):
     """Apply ``node``'s per-argument VJP rules ``vjps[i]`` for ``i`` in ``argnums`` (rules
-    written for one direction are mapped over the batch axes of ``ct``)."""
+    written for one direction are mapped over the batch axes of ``ct``). A selection
+    (dualad.masked.SELECTIONS) marks its arguments' structural zeros."""
     prim = node.prim
+    selects = SELECTIONS.get(prim)
     args, ans = (node.args, node) if create_graph else (node.vals, node.value)
     params = node.params
     vjps = prim.vjps
@@ -272,6 +334,8 @@ def apply_vjps(node, ct, cts, heap, create_graph, argnums):
         if ANOMALY[0]:
             check_anomaly(prim, f"cotangent of argument {i}", g, node)
         if g is not None:
+            if selects is not None and i in selects:
+                g = IndexedCotangent.masked(g, selected(node, i, touched, ct))
             accumulate(cts, heap, node.args[i], g)
 
 
@@ -302,14 +366,19 @@ def scatter_index(node, ct, cts, heap):
 
 
 class IndexedCotangent:
-    """Pending scatter-adds ``zeros(x.shape)[idx] += ct`` into one cotangent.
+    """Pending scatter-adds ``zeros(x.shape)[idx] += ct`` into one cotangent, plus a dense
+    part, and the entries they touch.
 
     ``x[i]`` in a Python loop would otherwise allocate a dense cotangent of
     ``x``'s whole shape per index; the sweep keeps one of these per indexed
     array instead and scatters everything once, when it reaches that array.
+    The entries no scatter and no dense part touched are structural zeros
+    (dualad.masked): :meth:`materialize` says which, so that they are never
+    multiplied into a partial. A dense part made by a selection carries its own
+    mask (``dense_touched``; None: it touches every entry).
     """
 
-    __slots__ = ("shape", "dtype", "parts", "flat_idx", "flat_ct", "dense")
+    __slots__ = ("shape", "dtype", "parts", "flat_idx", "flat_ct", "dense", "dense_touched")
 
     def __init__(self, x):
         self.shape = x.shape
@@ -318,6 +387,21 @@ class IndexedCotangent:
         self.flat_idx = []   # x[i] of a 1-D x: just i and a scalar cotangent
         self.flat_ct = []
         self.dense = None
+        self.dense_touched = None
+
+    @classmethod
+    def masked(cls, g, touched):
+        """``g`` with structural zeros outside ``touched`` (a boolean array of ``g``'s
+        shape); ``g`` itself when ``touched`` is None, of another shape or all True."""
+        if touched is None or touched.shape != shape_of(g) or touched.all():
+            return g
+        self = cls.__new__(cls)
+        self.shape = touched.shape
+        self.dtype = None
+        self.parts, self.flat_idx, self.flat_ct = [], [], []
+        self.dense = g
+        self.dense_touched = touched
+        return self
 
     def add(self, idx, ct):
         if len(idx) == 1 and type(idx[0]) is int and len(self.shape) == 1:
@@ -326,38 +410,63 @@ class IndexedCotangent:
         else:
             self.parts.append((idx, ct))
 
-    def add_dense(self, g):
-        self.dense = g if self.dense is None else self.dense + g
+    def add_dense(self, g, touched=None):
+        """Add ``g``, which touches ``touched`` (None: every entry)."""
+        if self.dense is None:
+            self.dense, self.dense_touched = g, touched
+            return
+        self.dense = self.dense + g
+        if self.dense_touched is not None:
+            self.dense_touched = None if touched is None else self.dense_touched | touched
 
     def merge(self, other):
         """Add the pending scatters (and dense part) of ``other`` to this one."""
         self.parts.extend(other.parts)
         self.flat_idx.extend(other.flat_idx)
         self.flat_ct.extend(other.flat_ct)
+        if self.dtype is None:
+            self.dtype = other.dtype
         if other.dense is not None:
-            self.add_dense(other.dense)
+            self.add_dense(other.dense, other.dense_touched)
 
-    def materialize(self):
-        dtype = np.result_type(self.dtype, *[ct for _, ct in self.parts[:1]],
-                               *self.flat_ct[:1])
+    def materialize(self, masks=True):
+        """``(cotangent, touched)``: the dense cotangent, and the boolean mask of its
+        entries that are not structural zeros (None when every entry is touched, or
+        when ``masks`` is False: a leaf's cotangent needs none)."""
+        dense = self.dense
+        if not self.parts and not self.flat_idx:
+            return dense, self.dense_touched if masks else None
+        dtype = np.result_type(*[d for d in (self.dtype,) if d is not None],
+                               *[ct for _, ct in self.parts[:1]], *self.flat_ct[:1])
         out = np.zeros(self.shape, dtype)
         for idx, ct in self.parts:
             if np.iscomplexobj(ct) and out.dtype.kind != "c":  # a complex part after real ones
                 out = out.astype(np.result_type(out, ct))
             np.add.at(out, idx, ct)
         if self.flat_idx:
-            idx = np.array(self.flat_idx) % self.shape[0]
+            flat = np.array(self.flat_idx) % self.shape[0]
             w = np.array(self.flat_ct)
             if w.dtype.kind == "c":  # bincount weighs by reals only: the two parts apart
                 out = out.astype(np.result_type(out, w), copy=False)
-                out += np.bincount(idx, weights=w.real, minlength=self.shape[0]) \
-                    + 1j * np.bincount(idx, weights=w.imag, minlength=self.shape[0])
+                out += np.bincount(flat, weights=w.real, minlength=self.shape[0]) \
+                    + 1j * np.bincount(flat, weights=w.imag, minlength=self.shape[0])
             else:
-                out += np.bincount(idx, weights=w.astype(float, copy=False),
+                out += np.bincount(flat, weights=w.astype(float, copy=False),
                                    minlength=self.shape[0]).astype(dtype, copy=False)
+        touched = None
+        if masks and (dense is None or self.dense_touched is not None):
+            touched = np.zeros(self.shape, bool)
+            for idx, _ in self.parts:
+                touched[idx] = True
+            if self.flat_idx:
+                touched[flat] = True
+            if dense is not None:
+                touched |= self.dense_touched
+            if touched.all():
+                touched = None
         # the dense part last: it may be traced (a reverse sweep run on dual numbers), and
         # np.add.at cannot scatter into a traced array
-        return out if self.dense is None else out + self.dense
+        return (out if dense is None else out + dense), touched
 
 
 # --------------------------------------------------------------------------

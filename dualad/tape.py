@@ -150,7 +150,7 @@ class VJPTrace(Trace):
     [2. 4.]
     """
 
-    __slots__ = ("box_type", "tape", "room")
+    __slots__ = ("box_type", "tape", "room", "constants")
 
     def __init__(self, level=None, box_type=Var, tape=False):
         super().__init__(level)
@@ -159,6 +159,9 @@ class VJPTrace(Trace):
         # Array bytes still to record before the tape is compacted (see dualad.compaction):
         # counted only where a recorded value is an array, never on scalar code's path.
         self.room = compaction.MIN_BYTES
+        # The array constants recorded, kept to catch their in-place change before the
+        # sweep (dualad.versions.Constants): set by grad and vjp, None otherwise.
+        self.constants = None
 
     def process(self, prim, args, params):
         """Compute ``prim``'s primal and record the call as a node of the tape.
@@ -187,6 +190,7 @@ class VJPTrace(Trace):
         parents = []
         lower = False
         i = 0
+        constants = self.constants
         for a in args:
             if type(a) not in PLAIN_TYPES:
                 if isinstance(a, Var) and a._trace is self:
@@ -194,6 +198,8 @@ class VJPTrace(Trace):
                     a = a.value
                 if type(a) not in PLAIN_TYPES and isinstance(a, Box):
                     lower = True
+            elif a.__class__ is _NDARRAY and constants is not None:
+                constants.note(a, prim)      # a plain array operand: a constant
             vals.append(a)
             i += 1
         # Only when a lower trace is involved does the call go round dispatch again.
@@ -320,7 +326,7 @@ def operator_method(prim, reflected=False, fallback=None):
         def method(self, other):
             trace = self._trace
             if trace.__class__ is VJPTrace and other.__class__ in PLAIN_TYPES and not (
-                    other.__class__ is _NDARRAY and other.dtype.hasobject):
+                    other.__class__ is _NDARRAY and _object_or_noted(trace, other, prim)):
                 sv = self.value
                 return record(trace, prim, (other, self), _NO_PARAMS, (other, sv), _SECOND,
                               impl(other, sv))
@@ -335,7 +341,8 @@ def operator_method(prim, reflected=False, fallback=None):
             kind = other.__class__
             # (an object array, np.array([y, z]) of traced scalars, goes to ``prim``, which
             # restacks it: dualad.objects)
-            if kind in PLAIN_TYPES and not (kind is _NDARRAY and other.dtype.hasobject):
+            if kind in PLAIN_TYPES and not (kind is _NDARRAY and
+                                            _object_or_noted(trace, other, prim)):
                 sv = self.value
                 return record(trace, prim, (self, other), _NO_PARAMS, (sv, other), _FIRST,
                               impl(sv, other))
@@ -347,6 +354,17 @@ def operator_method(prim, reflected=False, fallback=None):
             return fallback(self, other)
         return prim(self, other)
     return method
+
+
+def _object_or_noted(trace, a, prim):
+    """For a plain ndarray operand ``a`` of a Var operator: True for an object array (the
+    generic path restacks it, dualad.objects); otherwise False, once ``a`` is noted as a
+    constant of the tape when the trace keeps them (dualad.versions.Constants)."""
+    if a.dtype.hasobject:
+        return True
+    if trace.constants is not None:
+        trace.constants.note(a, prim)
+    return False
 
 
 def power_method(power, square):

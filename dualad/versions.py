@@ -18,6 +18,17 @@ A changed array raises :class:`RuntimeError` naming the primitive that saved it
 and its shape; a pullback never mixes old and new values. (The check costs one
 pass over the saved bytes, at about memory speed; ``grad``, whose forward pass
 and sweep are one call, does not pay it.)
+
+Inside the differentiated function itself (``y = np.sin(x) * c; c[0] = 50.0``),
+the forward pass is not over when the array changes. There ``grad``'s and
+``vjp``'s tape (:class:`Constants`) keeps the bytes of every plain array operand
+of at most :data:`CONSTANT_BYTES` bytes as it is first used, compares them at
+each later use and once more when the forward pass ends, and raises on a
+difference: exact (a byte comparison, no checksum), and paid once per use (a
+copy of the bytes, then a comparison) only by array constants, never by scalar
+code or by operands that are traced values. Larger constants are not checked
+inside ``f`` (two passes over a data matrix would cost as much as the gradient
+that reads it once); ``vjp``'s pullback still fingerprints them.
 """
 from __future__ import annotations
 
@@ -25,7 +36,8 @@ import zlib
 
 import numpy as np
 
-__all__ = ["MESSAGE", "fingerprint", "Stamps", "stamp_node", "check_graph"]
+__all__ = ["MESSAGE", "fingerprint", "Stamps", "stamp_node", "check_graph", "Constants",
+           "CONSTANT_BYTES"]
 
 MESSAGE = ("an array used in the forward pass was modified in place before the pullback; "
            "copy it before modifying (x = x.copy())")
@@ -128,3 +140,50 @@ def check_graph(api, seeds, stamps_of):
             continue
         for i in node.parents:
             stack.append(args[i])
+
+
+CONSTANT_BYTES = 1 << 20     # 1 MiB: 131072 float64 entries
+
+
+class Constants:
+    """The plain array operands (constants) recorded on one ``grad``/``vjp`` tape, each
+    with its bytes at its first use: ``{id: (array, bytes, primitive name)}``.
+
+    An operand that changed since its first use (``c[0] = 50.0`` inside ``f`` after
+    ``y = x * c``) would give the sweep values the forward pass did not use: a later
+    use with other bytes, and :meth:`check` when the forward pass ends, raise. Arrays
+    of more than :data:`CONSTANT_BYTES` bytes and object arrays are not kept."""
+
+    __slots__ = ("entries", "api", "fname")
+
+    def __init__(self, api, fname):
+        self.entries = {}
+        self.api = api          # for the message: "grad", "vjp"
+        self.fname = fname      # the differentiated function's name
+
+    def note(self, a, prim):
+        """Keep (or compare) the bytes of ``a``, a plain ndarray operand of ``prim``."""
+        if a.nbytes > CONSTANT_BYTES or not a.size or a.dtype.hasobject:
+            return
+        entry = self.entries.get(id(a))
+        if entry is None:        # the entry holds ``a``: its id is not reused meanwhile
+            self.entries[id(a)] = (a, a.tobytes(), prim.name)
+        elif a.tobytes() != entry[1]:
+            raise _changed(self.api, self.fname, a, entry[2], prim.name)
+
+    def check(self):
+        """Raise if a kept array's bytes differ from those at its first use."""
+        for a, saved, name in self.entries.values():
+            if a.tobytes() != saved:
+                raise _changed(self.api, self.fname, a, name, None)
+
+
+def _changed(api, fname, a, first, later):
+    where = f"used by primitive '{first}'" + (
+        f" and then, with other values, by '{later}'" if later else "")
+    who = f"{api}: {fname}"
+    return RuntimeError(
+        f"{who} modified an array in place after the forward pass used it (shape {a.shape}, "
+        f"dtype {a.dtype}, {where}); the backward sweep would read the new values, not "
+        f"those the forward pass used. Copy it before modifying it (c = c.copy()), or "
+        f"modify it only after the gradient is taken")
