@@ -67,9 +67,10 @@ def _literal(v):
 # - literals come from :func:`_literal` (exact bool, int, float, tuple and slice values:
 #   ``repr`` of those types is a number or a fixed word); every other constant is bound;
 # - a keyword argument is written ``key=`` only when ``key`` is an ASCII identifier (it
-#   can then only name the argument); other keys go in a dict the source unpacks (``**kw``);
+#   can then only name the argument; at most 64 characters); other keys go in a dict the
+#   source unpacks (``**kw``);
 # - comments go through :func:`comment`: pure ASCII, no control characters, bounded.
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 _NON_NAME = re.compile(r"[^A-Za-z0-9_]")
 _VARIABLE = re.compile(r"[vr][0-9]+(_l)?\Z")   # the spellings of program variables
 # Builtins the generated source calls (a bound object must not shadow them), and names
@@ -81,8 +82,9 @@ _COMMENT_MAX = 200
 
 
 def is_plain_name(s):
-    """``s`` is an ASCII identifier that may appear in source as it is (not a keyword,
-    not ``__debug__``): as a keyword argument's name it can only name the argument."""
+    """``s`` is an ASCII identifier of at most 64 characters that may appear in source as
+    it is (not a keyword, not ``__debug__``): as a keyword argument's name it can only name
+    the argument."""
     return (s.__class__ is str and _IDENTIFIER.match(s) is not None and not keyword.iskeyword(s)
             and s != "__debug__")
 

@@ -310,3 +310,30 @@ def test_replay_error_of_numpy_under_errstate_points_at_the_users_line():
     line = f.__code__.co_firstlineno + 1
     assert any(fr.filename == __file__ and fr.lineno == line for fr in frames)
     assert "dualad.jit(f)" in " ".join(info.value.__notes__)
+
+
+# -- a primitive's name is text: the code generator knows primitives by identity ---------------
+
+@pytest.mark.parametrize("name", ["sin", "multiply", "add", "negative", "getitem", "greater"])
+def test_user_primitive_named_like_a_builtin_is_not_rewritten_as_it(name):
+    p = dualad.primitive(lambda x: x + 100.0, name=name)
+    p.defderiv(lambda ans, x: np.ones_like(x))
+    for f, x in ((lambda x: p(x) * 2.0, 1.0), (lambda x: np.sum(p(x) * 1.0), np.ones(2))):
+        j = dualad.jit(f)
+        for _ in range(2):
+            _same(j(x), f(x))
+        _same(dualad.jit(dualad.grad(f))(x), dualad.grad(f)(x))
+
+
+def test_two_user_primitives_of_one_name_are_not_one_subexpression():
+    p1 = dualad.primitive(lambda x: x + 1.0)
+    p1.defderiv(lambda ans, x: np.ones_like(x))
+    p2 = dualad.primitive(lambda x: x * 3.0)
+    p2.defderiv(lambda ans, x: 3.0 * np.ones_like(x))
+    assert p1.name == p2.name
+    f = lambda x: np.sum(p1(x) * p2(x))    # noqa: E731
+    j = dualad.jit(f)
+    x = np.array([1.0, 2.0])
+    for _ in range(2):
+        _same(j(x), f(x))
+    _same(dualad.jit(dualad.grad(f))(x), dualad.grad(f)(x))
