@@ -599,6 +599,25 @@ def _():
     return g(X3)
 
 
+@case("jit: two user primitives of one name (<lambda>) are not one subexpression", ref=12.0)
+def _():
+    p1 = dualad.primitive(lambda x: x + 1.0)
+    p1.defderiv(lambda ans, x: np.ones_like(x))
+    p2 = dualad.primitive(lambda x: x * 3.0)
+    p2.defderiv(lambda ans, x: 3.0 * np.ones_like(x))
+    g = dualad.jit(lambda x: np.sum(p1(x) * p2(x)))
+    g(np.ones(2))
+    return g(np.ones(2))
+
+
+@case("jit: a user primitive named 'sin' is not replayed as math.sin", ref=202.0)
+def _():
+    p = dualad.primitive(lambda x: x + 100.0, name="sin")
+    p.defderiv(lambda ans, x: np.ones_like(x))
+    g = dualad.jit(lambda x: p(x) * 2.0)
+    g(1.0)
+    return g(1.0)
+
 def _census_ratio(a, b):
     return a / b
 

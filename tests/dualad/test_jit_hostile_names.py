@@ -318,7 +318,11 @@ def test_replay_error_of_numpy_under_errstate_points_at_the_users_line():
 def test_user_primitive_named_like_a_builtin_is_not_rewritten_as_it(name):
     p = dualad.primitive(lambda x: x + 100.0, name=name)
     p.defderiv(lambda ans, x: np.ones_like(x))
-    for f, x in ((lambda x: p(x) * 2.0, 1.0), (lambda x: np.sum(p(x) * 1.0), np.ones(2))):
+    q = dualad.primitive(lambda x, y: x * y + 1.0, name=name)   # x * 1.0 is not x here
+    q.defderiv(lambda ans, x, y: y, lambda ans, x, y: x)
+    for f, x in ((lambda x: p(x) * 2.0, 1.0), (lambda x: np.sum(p(x) * 1.0), np.ones(2)),
+                 (lambda x: q(x, 1.0) + q(1.0, x), 3.0),
+                 (lambda x: np.sum(q(x, 1.0) - q(x, 0.0)), np.ones(2))):
         j = dualad.jit(f)
         for _ in range(2):
             _same(j(x), f(x))
