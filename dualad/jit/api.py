@@ -211,19 +211,15 @@ class Jitted:
 
     # -- calling -----------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        try:
-            return self._call(args, kwargs)
-        except _ReplayRaised as r:
-            raised = r.error
-        return self._rerun(raised, args, kwargs)   # (outside the handler: no chained noise)
-
-    def _call(self, args, kwargs):
         key = None if kwargs or self.static_argnums else _fast_key(args)
         if key is not None:   # positional arrays and floats only: the common case, fast
             entry = self._cache.get(key)
             if entry is not None and not entry.eager:
                 env = self._env()
-                hit = _holding(entry, env, args)
+                try:
+                    hit = _holding(entry, env, args)
+                except _ReplayRaised as r:
+                    return self._rerun(r, args, kwargs)
                 if hit is not None:
                     return hit[0].rebuild(hit[1])
                 # every program failed its guards (or assumed another closure): trace,
@@ -239,19 +235,24 @@ class Jitted:
             if entry.eager:
                 a, k = rebuild(leaves)
                 return self.fun(*a, **k)
-            hit = _holding(entry, env, [x for x, t in zip(leaves, traced) if t])
+            try:
+                hit = _holding(entry, env, [x for x, t in zip(leaves, traced) if t])
+            except _ReplayRaised as r:
+                return self._rerun(r, args, kwargs)
             if hit is not None:
                 return hit[0].rebuild(hit[1])
         return self._trace_call(key, leaves, traced, rebuild, env)
 
-    def _rerun(self, error, args, kwargs):
-        """The compiled replay raised ``error``: run ``f`` itself, so the exception comes
-        from the user's own line (a frame of generated code names no line of theirs), with
-        a note saying so. ``f``'s side effects happen, as in any call without jit."""
+    def _rerun(self, raised, args, kwargs):
+        """The compiled replay raised (``raised.error``): run ``f`` itself, so the exception
+        comes from the user's own line (a frame of generated code names no line of theirs),
+        with a note saying so. ``f``'s side effects happen, as in any call without jit."""
         try:
             out = self.fun(*args, **kwargs)
         except Exception as e:
-            e.add_note(_rerun_note(self.name, error, e))
+            if e.__context__ is raised:   # ours, not f's: no "during handling of ..."
+                e.__context__ = None
+            e.add_note(_rerun_note(self.name, raised.error, e))
             raise
         return out   # f did not raise: its value is the answer
 
@@ -356,7 +357,7 @@ class Jitted:
             f"itself. Guards recorded: {'; '.join(where) or 'none'}. It now runs without "
             f"jit for this signature. Write value-dependent branches as selections "
             f"(np.where, np.maximum), pass values that choose the path as static arguments "
-            f"(static_argnums=...), or raise max_traces", JitRetraceWarning, stacklevel=5)
+            f"(static_argnums=...), or raise max_traces", JitRetraceWarning, stacklevel=4)
 
     def _call_traced(self, key, leaves, traced, rebuild):
         """Called with traced values: run the program through the primitives, so the

@@ -278,8 +278,7 @@ def test_replay_error_points_at_the_users_line():
     frames = traceback.extract_tb(info.value.__traceback__)
     assert frames[-1].filename == __file__ and frames[-1].lineno == _ratio_line()
     assert not any(fr.filename.startswith("<dualad.jit") for fr in frames)
-    assert info.value.__context__ is None or not str(info.value.__context__).startswith(
-        "<dualad")
+    assert info.value.__context__ is None      # no "during handling of" a replay's error
     note = " ".join(getattr(info.value, "__notes__", []))
     assert "dualad.jit(_ratio)" in note and f"{__file__}:{_ratio_line()} in _ratio" in note
 
