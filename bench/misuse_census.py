@@ -891,6 +891,93 @@ def _():
 def _():
     f = lambda x: np.sum(np.where(x > 0, np.sqrt(x), 0.0) ** 3)  # noqa: E731
     return jacobians.hessian(f, np.array([-1.0, 4.0, 0.0]), mode="forward-over-reverse")
+# --- issue 30: jit code generation (user text never becomes source; replay errors) ----------
+def _census_kw_prim():
+    p = dualad.primitive(lambda x, **kw: x * 2.0, name="census_kw_prim")
+    p.defderiv(lambda ans, x, **kw: 2.0 * np.ones_like(x))
+    return p
+
+
+def _census_untouched(marker, value):
+    """``value`` when the payload did not run, else something no reference equals."""
+    import os
+    return value if not os.path.exists(marker) else "the payload ran"
+
+
+@case("jit: a keyword name holding code (a=1, b=__import__('os')...) runs nothing",
+      ref=(6.0, 0.0))
+def _():
+    import os
+    import tempfile
+    marker = os.path.join(tempfile.mkdtemp(), "pwned")
+    prim = _census_kw_prim()
+    key = f"a=1, b=__import__('os').mkdir({marker!r}), c"
+    g = dualad.jit(lambda x: np.sum(prim(x, **{key: 1})))
+    return _census_untouched(marker, (g(np.ones(3)), g(np.zeros(3))))
+
+
+@case("jit: a newline in co_name breaks out of the guard comment: runs nothing",
+      ref=(6.0, 6.0, -3.0))
+def _():
+    import os
+    import tempfile
+    marker = os.path.join(tempfile.mkdtemp(), "pwned")
+
+    def h(x):
+        if np.sum(x) > 0:
+            return np.sum(x * 2.0)
+        return np.sum(x)
+    h.__code__ = h.__code__.replace(co_name=f"h\n        __import__('os').mkdir({marker!r})\n#")
+    g = dualad.jit(h)
+    return _census_untouched(marker, (g(np.ones(3)), g(np.ones(3)), g(-np.ones(3))))
+
+
+@case("jit: a function named f\u00b2 (not an identifier, passes isalnum)",
+      ref=lambda: np.sin(X3))
+def _():
+    def f(x):
+        return np.sin(x)
+    f.__name__ = "f\u00b2"
+    g = dualad.jit(f)
+    g(X3)
+    return g(X3)
+
+
+@case("jit: two user primitives of one name (<lambda>) are not one subexpression", ref=12.0)
+def _():
+    p1 = dualad.primitive(lambda x: x + 1.0)
+    p1.defderiv(lambda ans, x: np.ones_like(x))
+    p2 = dualad.primitive(lambda x: x * 3.0)
+    p2.defderiv(lambda ans, x: 3.0 * np.ones_like(x))
+    g = dualad.jit(lambda x: np.sum(p1(x) * p2(x)))
+    g(np.ones(2))
+    return g(np.ones(2))
+
+
+@case("jit: a user primitive named 'sin' is not replayed as math.sin", ref=202.0)
+def _():
+    p = dualad.primitive(lambda x: x + 100.0, name="sin")
+    p.defderiv(lambda ans, x: np.ones_like(x))
+    g = dualad.jit(lambda x: p(x) * 2.0)
+    g(1.0)
+    return g(1.0)
+
+def _census_ratio(a, b):
+    return a / b
+
+
+@case("jit: a replay raising ZeroDivisionError (a / b of floats) names the user's line",
+      ref="_census_ratio line 2")
+def _():
+    import traceback
+    g = dualad.jit(_census_ratio)
+    g(1.0, 2.0)
+    try:
+        g(1.0, 0.0)
+    except ZeroDivisionError as e:
+        last = traceback.extract_tb(e.__traceback__)[-1]
+        return f"{last.name} line {last.lineno - _census_ratio.__code__.co_firstlineno + 1}"
+    return "no error"
 
 
 def main(argv):

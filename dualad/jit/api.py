@@ -16,7 +16,9 @@ transformation composes with jit in either order.
 from __future__ import annotations
 
 import functools
+import os
 import threading
+import traceback
 import warnings
 
 import numpy as np
@@ -35,6 +37,8 @@ from .trace import ClosesOverTraced, JitBox, JitTrace, peek
 __all__ = ["jit", "Jitted", "JitRetraceWarning", "Compiled", "MAX_SIGNATURES"]
 
 CONCRETE.add(JitBox)
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 # Signatures (shapes, dtypes, static values) one jitted function keeps programs for; past
 # this the oldest is dropped (a function called with ever new shapes does not grow memory).
@@ -62,13 +66,8 @@ class Compiled:
 
     def __init__(self, program, rebuild):
         self.program = program
-        self.fn, self.source = compile_program(program, name=_identifier(program.name))
+        self.fn, self.source = compile_program(program, name=program.name)
         self.rebuild = rebuild
-
-
-def _identifier(name):
-    s = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
-    return s if s and not s[0].isdigit() else "f_" + s
 
 
 class _Entry:
@@ -90,10 +89,23 @@ def _holding(entry, inputs):
     # seen twice, and every program run checks its own assumptions and guards)
     for compiled, assumed in entry.programs:
         if assumed.holds():
-            out = compiled.fn(*inputs)
+            try:
+                out = compiled.fn(*inputs)
+            except Exception as e:  # noqa: BLE001 - shown from f's own line, see _ReplayRaised
+                raise _ReplayRaised(e, compiled) from None
             if out is not RETRACE:
                 return compiled, out
     return None
+
+
+class _ReplayRaised(Exception):
+    """A compiled replay raised ``error``. The call runs ``f`` again without jit, so the
+    exception the user sees comes from the line of their code that raised it (a frame of
+    generated code would point nowhere): see :meth:`Jitted._rerun`."""
+
+    def __init__(self, error, compiled):
+        super().__init__(error)
+        self.error, self.compiled = error, compiled
 
 
 def _first(out):
@@ -202,7 +214,10 @@ class Jitted:
         if key is not None:   # positional arrays and floats only: the common case, fast
             entry = self._cache.get(key)
             if entry is not None and not entry.eager:
-                hit = _holding(entry, args)
+                try:
+                    hit = _holding(entry, args)
+                except _ReplayRaised as r:
+                    return self._rerun(r, args, kwargs)
                 if hit is not None:
                     return hit[0].rebuild(hit[1])
                 # every program failed its guards (or assumed another closure): trace,
@@ -217,10 +232,26 @@ class Jitted:
             if entry.eager:
                 a, k = rebuild(leaves)
                 return self.fun(*a, **k)
-            hit = _holding(entry, [x for x, t in zip(leaves, traced) if t])
+            try:
+                hit = _holding(entry, [x for x, t in zip(leaves, traced) if t])
+            except _ReplayRaised as r:
+                return self._rerun(r, args, kwargs)
             if hit is not None:
                 return hit[0].rebuild(hit[1])
         return self._trace_call(key, leaves, traced, rebuild)
+
+    def _rerun(self, raised, args, kwargs):
+        """The compiled replay raised (``raised.error``): run ``f`` itself, so the exception
+        comes from the user's own line (a frame of generated code names no line of theirs),
+        with a note saying so. ``f``'s side effects happen, as in any call without jit."""
+        try:
+            out = self.fun(*args, **kwargs)
+        except Exception as e:
+            if e.__context__ is raised:   # ours, not f's: no "during handling of ..."
+                e.__context__ = None
+            e.add_note(_rerun_note(self.name, raised.error, e))
+            raise
+        return out   # f did not raise: its value is the answer
 
     def _trace_call(self, key, leaves, traced, rebuild):
         """Trace ``f`` at these arguments, keep the program, return its results."""
@@ -344,7 +375,13 @@ class Jitted:
                 programs = [] if entry is None else [
                     c for c, assumed in list(entry.programs) if assumed.holds()]
                 for compiled in programs:
-                    out = replay_run(compiled.program, inputs)
+                    try:
+                        out = replay_run(compiled.program, inputs)
+                    except Exception:  # noqa: BLE001 - f raises it again from its own line
+                        out = None
+                    if out is None:
+                        a, k = rebuild(leaves)
+                        return self.fun(*a, **k)
                     if out is not RETRACE:
                         return compiled.rebuild(out)
                 if attempt == 0:
@@ -359,7 +396,10 @@ class Jitted:
             raise TypeError(f"{self.name}.source/program: give plain arrays, not traced values")
         entry = self._cache.get(key)
         if entry is not None and not entry.eager:
-            hit = _holding(entry, [x for x, t in zip(leaves, traced) if t])
+            try:
+                hit = _holding(entry, [x for x, t in zip(leaves, traced) if t])
+            except _ReplayRaised as r:   # the program is there; its replay raises here
+                return r.compiled
             if hit is not None:
                 return hit[0]
         self._trace_call(key, leaves, traced, rebuild)
@@ -446,6 +486,20 @@ class Jitted:
 
     def __repr__(self):
         return f"<dualad.jit of {self.fun!r}>"
+
+
+def _rerun_note(name, error, raised):
+    """The note added to the exception ``f`` raised when run again after its replay raised
+    ``error``: where in the user's code (the innermost frame outside dualad)."""
+    where = ""
+    for frame in reversed(traceback.extract_tb(raised.__traceback__)):
+        if not frame.filename.startswith(_PACKAGE) and not frame.filename.startswith("<dualad"):
+            where = f" at {frame.filename}:{frame.lineno} in {frame.name}"
+            break
+    again = "" if type(raised) is type(error) else \
+        f" (the replay raised {type(error).__name__}: {error})"
+    return (f"dualad.jit({name}): the compiled replay raised; {name} was run again without "
+            f"jit to show where: raised{where}{again}")
 
 
 def _numeric(y):

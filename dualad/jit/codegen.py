@@ -43,7 +43,7 @@ def _literal(v):
     if kind is bool or v is None:
         return repr(v)
     if kind is int:
-        return repr(v)
+        return repr(v) if -10 ** 18 < v < 10 ** 18 else None   # (huge: repr may refuse)
     if kind is float:
         if v != v or v in (float("inf"), float("-inf")):
             return None
@@ -58,36 +58,102 @@ def _literal(v):
     return None
 
 
-class _Namespace:
-    """The generated function's globals: implementations, constants, parameters."""
+# What the generated source is made of. It is written from the recorded program only
+# through the helpers below, and no text a user controls (a function's name, a keyword
+# name, a file name, a value's repr) ever becomes code:
+# - identifiers are ``v<k>``/``r<k>`` (counters), fixed words, and names of objects bound in
+#   the function's globals (:meth:`_Namespace.bind`): a hint cut down to ASCII letters,
+#   digits and ``_``, never a keyword, a builtin the source calls or a variable's spelling;
+# - literals come from :func:`_literal` (exact bool, int, float, tuple and slice values:
+#   ``repr`` of those types is a number or a fixed word); every other constant is bound;
+# - a keyword argument is written ``key=`` only when ``key`` is an ASCII identifier (it
+#   can then only name the argument; at most 64 characters); other keys go in a dict the
+#   source unpacks (``**kw``);
+# - comments go through :func:`comment`: pure ASCII, no control characters, bounded.
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
+_NON_NAME = re.compile(r"[^A-Za-z0-9_]")
+_VARIABLE = re.compile(r"[vr][0-9]+(_l)?\Z")   # the spellings of program variables
+# Builtins the generated source calls (a bound object must not shadow them), and names
+# Python treats specially.
+_USED_BUILTINS = frozenset(["float", "int", "abs", "slice", "bool", "complex", "__debug__",
+                            "__builtins__", "__name__"])
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_COMMENT_MAX = 200
 
-    def __init__(self):
+
+def is_plain_name(s):
+    """``s`` is an ASCII identifier of at most 64 characters that may appear in source as
+    it is (not a keyword, not ``__debug__``): as a keyword argument's name it can only name
+    the argument."""
+    return (s.__class__ is str and _IDENTIFIER.match(s) is not None and not keyword.iskeyword(s)
+            and s != "__debug__")
+
+
+def comment(text):
+    """``text`` made safe for a ``# ...`` comment of the generated source: non-ASCII
+    characters escaped (``\\u2028``), control characters (newlines, ``\\r``, form feeds)
+    escaped as ``\\x0a``, at most 200 characters. A comment never ends its line early."""
+    s = str(text).encode("ascii", "backslashreplace").decode("ascii")
+    s = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s)
+    return s if len(s) <= _COMMENT_MAX else s[:_COMMENT_MAX - 3] + "..."
+
+
+def safe_name(hint, taken, default="c"):
+    """A fresh identifier for a global of the generated function, made from ``hint``'s
+    ASCII letters, digits and underscores (readable: ``sin``, ``impl_sum``), not in
+    ``taken``, never a keyword, a builtin the source calls or a variable's spelling."""
+    base = _NON_NAME.sub("_", hint if hint.__class__ is str else "")[:40].lstrip("_")
+    if not base:
+        base = default
+    elif base[0].isdigit():
+        base = f"{default}_{base}"
+    name = base
+    i = 1
+    while (name in taken or name in _USED_BUILTINS or keyword.iskeyword(name)
+           or _VARIABLE.match(name)):
+        name = f"{base}_{i}"
+        i += 1
+    return name
+
+
+class _Namespace:
+    """The generated function's globals: implementations, constants, parameters.
+    ``reserved``: names the source defines itself (the function's own name)."""
+
+    def __init__(self, reserved=()):
         self.ns = {"np": np, "RETRACE": RETRACE}
         self._ids = {}
+        self._reserved = frozenset(reserved)
 
     def bind(self, obj, hint):
         key = id(obj)
         name = self._ids.get(key)
         if name is not None and self.ns[name] is obj:
             return name
-        base = re.sub(r"\W", "_", hint) or "c"
-        if keyword.iskeyword(base) or base[0].isdigit():
-            base = "_" + base
-        name = base
-        i = 1
-        while name in self.ns:
-            name = f"{base}_{i}"
-            i += 1
+        name = safe_name(hint, _Taken(self.ns, self._reserved))
         self.ns[name] = obj
         self._ids[key] = name
         return name
 
 
+class _Taken:
+    """``name in taken``: bound already or reserved."""
+
+    __slots__ = ("ns", "reserved")
+
+    def __init__(self, ns, reserved):
+        self.ns, self.reserved = ns, reserved
+
+    def __contains__(self, name):
+        return name in self.ns or name in self.reserved
+
+
 def _callee(prim, ns):
     impl = prim.impl
-    if isinstance(impl, np.ufunc) and getattr(np, impl.__name__, None) is impl:
+    if isinstance(impl, np.ufunc) and is_plain_name(impl.__name__) and \
+            getattr(np, impl.__name__, None) is impl:
         return f"np.{impl.__name__}"
-    return ns.bind(impl, f"{prim.name}")
+    return ns.bind(impl, prim.name)
 
 
 def _index_source(idx, ns):
@@ -130,11 +196,12 @@ class _Emitter:
         v = f"v{g.var}"
         if g.kind == "bool":
             test = f"not {v}" if g.expected else v
-        elif g.kind == "int":
-            test = f"int({v}) != {g.expected!r}"
+        elif g.kind == "int" and _literal(g.expected) is not None and \
+                g.expected.__class__ is int:
+            test = f"int({v}) != {_literal(g.expected)}"
         else:
             test = f"not {self.ns.bind(g, f'guard{k}')}.holds({v})"
-        self.lines.append(f"{indent}if {test}:  # guard: {g.describe()}")
+        self.lines.append(f"{indent}if {test}:  # guard: {comment(g.describe())}")
         self.lines.append(f"{indent}    return RETRACE")
 
     def call(self, e, args):
@@ -146,9 +213,15 @@ class _Emitter:
         if impl is operator.neg and len(args) == 1 and not e.params:
             return f"-{args[0]}"
         kw = []
+        other = {}
         for key, val in e.params.items():
+            if not is_plain_name(key):
+                other[key] = val   # any other key: passed in a dict, never written out
+                continue
             lit = _literal(val)
             kw.append(f"{key}={lit if lit is not None else self.ns.bind(val, key)}")
+        if other:
+            kw.append(f"**{self.ns.bind(other, 'kw')}")
         return f"{_callee(e.prim, self.ns)}({', '.join(args + kw)})"
 
 
@@ -156,7 +229,7 @@ def generate_plain(prog, name="replay"):
     """``(source, namespace)``: one line per equation calling the primitive's NumPy
     implementation, no rewriting (the program as recorded; also the fallback of the
     specialized function, see :func:`generate`)."""
-    ns = _Namespace()
+    ns = _Namespace(reserved=(name,))
     em = _Emitter(prog, ns)
     em.lines.append(f"def {name}({', '.join(f'v{v}' for v in prog.invars)}):")
     for k, e in enumerate(prog.body):
@@ -196,7 +269,7 @@ class _Lazy:
     def __call__(self, *inputs):
         if self.fn is None:
             source, ns = generate_plain(self.prog, self.name)
-            exec(compile(source, f"<dualad.jit {self.prog.name} unspecialized>", "exec"), ns)
+            exec(compile(source, filename(self.prog, " unspecialized"), "exec"), ns)
             self.fn = ns[self.name]
         return self.fn(*inputs)
 
@@ -218,7 +291,7 @@ def generate(prog, name="replay"):
     for e in opt.body:
         if e.__class__ is Eqn and e.out in scal.index:
             reads[e.ins[0]] = reads.get(e.ins[0], 0) + 1
-    ns = _Namespace()
+    ns = _Namespace(reserved=(name, name + "_unspecialized"))
     ns.ns.update(SCALAR_FUNCS)   # sin = math.sin, ...: the templates' names
     em = _Emitter(opt, ns)
     avals = prog.avals
@@ -258,9 +331,9 @@ def generate(prog, name="replay"):
         e = eqn_of.get(out)
         if e is None:
             if out in notes:
-                em.lines.append(f"{ind}# {notes[out]}")
+                em.lines.append(f"{ind}# {comment(notes[out])}")
             continue
-        note = f"  # {notes[out]}" if out in notes else ""
+        note = f"  # {comment(notes[out])}" if out in notes else ""
         if out in elided:
             continue   # written into its chain's buffer at the addition
         ch = chains.get(out)
@@ -329,25 +402,33 @@ def _emit_chain(em, ch, out, ind, boxed, scalar_arg):
             idx = leaf.params["idx"]
             val = scalar_arg(u) if ch.mode == "list" else boxed(u)
             sub = f"[{idx[0]}]" if ch.mode == "list" else f"[{_index_source(idx, em.ns)}]"
-            lines.append(f"{ind}{buf}{sub} += {val}  # v{leaf.out} = untake(v{u}, "
-                         f"idx={idx!r})")
+            lines.append(f"{ind}{buf}{sub} += {val}  # " +
+                         comment(f"v{leaf.out} = untake(v{u}, idx={idx!r})"))
         else:
             lines.append(f"{ind}{buf} += v{leaf}")
     if out == ch.root and ch.mode == "list":
         lines.append(f"{ind}{root} = np.array({buf})")
 
 
+def filename(prog, what=""):
+    """The file name tracebacks show for the generated code: ``<dualad.jit f>``."""
+    return f"<dualad.jit {comment(prog.name)}{what}>"
+
+
 def compile_program(prog, name="replay", optimize=True):
     """``(function, source)`` for ``prog`` (see :func:`generate`; ``optimize=False``:
-    :func:`generate_plain`)."""
+    :func:`generate_plain`). ``name``: the function's name, made an ASCII identifier
+    here (see :func:`safe_name`)."""
+    name = safe_name(name, (), "replay")
     gen = generate if optimize else generate_plain
     source, ns = gen(prog, name)
     while name in ns:   # an implementation or math function bound under f's own name
         name += "_"     # (jit(np.cos), a user's ``def sum``): exec would shadow it
         source, ns = gen(prog, name)
-    code = compile(source, f"<dualad.jit {prog.name}>", "exec")
+    code = compile(source, filename(prog), "exec")
     exec(code, ns)   # noqa: S102 - our own generated source, from a recorded program
     return ns[name], source
 
 
-__all__ = ["RETRACE", "compile_program", "generate", "generate_plain"]
+__all__ = ["RETRACE", "compile_program", "generate", "generate_plain", "comment", "safe_name",
+           "is_plain_name", "filename"]

@@ -37,6 +37,16 @@ from ..primitive import REGISTRY
 from .program import Const, Eqn, Guard, Program
 
 
+def known(prim):
+    """``prim``'s name when it is the registry's primitive of that name, else None. The
+    rewrites here and the specialization (:mod:`dualad.jit.specialize`) know what the
+    registry's ``multiply`` or ``sin`` computes; a user's primitive given such a name (or
+    two user primitives of one name, ``<lambda>``) is none of them: a name is text, the
+    primitive is the object."""
+    name = prim.name
+    return name if REGISTRY.get(name) is prim else None
+
+
 def _is_one(a):
     return a.__class__ is Const and _real_scalar(a.value) and a.value == 1
 
@@ -169,7 +179,7 @@ def simplify(prog, pyfloat=frozenset(), typed=frozenset()):
             body.append(_guard(e, rw))
             continue
         ins = tuple([rw.resolve(a) for a in e.ins]) if rw.sub else e.ins
-        name = e.prim.name
+        name = known(e.prim)
         if not e.params and len(ins) == 2:
             x, y = ins
             if name == "multiply":
@@ -192,7 +202,7 @@ def simplify(prog, pyfloat=frozenset(), typed=frozenset()):
                 inner = neg_of.get(ins[0])
                 if inner is not None and rw.replace(e, inner, "-(-x) is x"):
                     continue
-        key = (name, tuple([a if a.__class__ is int else _const_key(a) for a in ins]),
+        key = (id(e.prim), tuple([a if a.__class__ is int else _const_key(a) for a in ins]),
                _param_key(e.params))
         prev = seen.get(key)
         if prev is not None and rw.replace(e, prev, f"the same as v{prev} (computed once)"):
@@ -211,7 +221,7 @@ def _fold_negation(e, ins, neg_of, sub_p, add_p, rw):
     x, y = ins
     nx = neg_of.get(x) if x.__class__ is int else None
     ny = neg_of.get(y) if y.__class__ is int else None
-    name = e.prim.name
+    name = known(e.prim)
     if name == "add" and ny is not None:
         new = Eqn(sub_p, (x, ny), {}, e.out)
         rw.notes[e.out] = f"v{e.out} = {_show(x)} + v{y}, v{y} = -v{ny}"
@@ -230,4 +240,4 @@ def _show(a):
     return f"v{a}" if a.__class__ is int else repr(a)
 
 
-__all__ = ["simplify", "uses", "typed_uses"]
+__all__ = ["simplify", "uses", "typed_uses", "known"]

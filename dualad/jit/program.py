@@ -137,7 +137,10 @@ def _summary(v):
     """A value for the listing: an array of more than 4 entries as ``<dtype[shape]>``."""
     if isinstance(v, np.ndarray) and v.size > 4:
         return f"<{v.dtype}{list(v.shape)}>"
-    return repr(v)
+    try:
+        return repr(v)
+    except Exception:  # noqa: BLE001 - a user's __repr__ that raises: the listing still prints
+        return f"<{type(v).__name__} object>"
 
 
 def _param(v):

@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from .passes import typed_uses
+from .passes import known, typed_uses
 from .program import Eqn
 
 F64 = np.dtype(np.float64)
@@ -122,9 +122,9 @@ class Scalars:
         for e in prog.body:
             if e.__class__ is not Eqn:
                 continue
-            if not is_f64_scalar(avals[e.out]) and e.prim.name not in COMPARISONS:
+            name = known(e.prim)   # a user's primitive named "sin" is not math.sin
+            if name is None or not is_f64_scalar(avals[e.out]) and name not in COMPARISONS:
                 continue
-            name = e.prim.name
             if name == "getitem":
                 x = e.ins[0]
                 if len(e.ins) != 1 or x.__class__ is not int:
@@ -197,14 +197,14 @@ def find_chains(prog, uses, pyfloat):
 
     def fresh(v):
         e = def_of.get(v)
-        return (e is not None and e.prim.name in FRESH and uses.get(v, 0) == 1
+        return (e is not None and known(e.prim) in FRESH and uses.get(v, 0) == 1
                 and avals[v][0] is np.ndarray)
-    untakes = {e.out: e for e in prog.body if e.__class__ is Eqn and e.prim.name == "untake"
+    untakes = {e.out: e for e in prog.body if e.__class__ is Eqn and known(e.prim) == "untake"
                and len(e.ins) == 1 and e.ins[0].__class__ is int}
     open_chains = {}
     done = []
     for e in prog.body:
-        if e.__class__ is not Eqn or e.prim.name != "add" or e.params or len(e.ins) != 2:
+        if e.__class__ is not Eqn or known(e.prim) != "add" or e.params or len(e.ins) != 2:
             continue
         av = avals[e.out]
         if av[0] is not np.ndarray or not all(a.__class__ is int and avals[a] == av
