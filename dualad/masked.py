@@ -9,7 +9,7 @@ give. So the sweep keeps, next to such a cotangent, the mask of the entries that
 were touched, and multiplies a partial only into those:
 an untouched entry stays exactly 0 whatever the partial is there. Reverse mode
 then agrees with forward mode and with the derivative of the function as written.
-(The mask rides on the sweep's :class:`~dualad.sweep.IndexedCotangent`, the
+(The mask rides on the sweep's :class:`~dualad.cotangents.IndexedCotangent`, the
 pending-scatter cotangent that ``x[i]`` already makes, so the dense loop tests no
 new class.)
 

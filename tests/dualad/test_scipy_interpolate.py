@@ -258,7 +258,7 @@ def test_misuse_errors():
 
 def test_forward_over_reverse_through_a_repeated_gather():
     """A reverse sweep run on dual numbers through an indexed plain-valued node whose
-    cotangent mixes a plain scatter with a traced dense part (sweep.IndexedCotangent)."""
+    cotangent mixes a plain scatter with a traced dense part (cotangents.IndexedCotangent)."""
     M = np.arange(12.).reshape(4, 3)
     idx = np.array([0, 2, 2, 1])
 

@@ -6,7 +6,7 @@
 Indices are normalized once (``Ellipsis`` expanded, boolean masks turned into
 integer arrays) so that batch axes can be put in front of any index. The
 reverse sweep accumulates ``untake`` of many small indices sparsely (see
-:class:`dualad.sweep.IndexedCotangent`), so ``x[i]`` in a Python loop costs
+:class:`dualad.cotangents.IndexedCotangent`), so ``x[i]`` in a Python loop costs
 O(1), not O(x.size), per index.
 """
 from __future__ import annotations
