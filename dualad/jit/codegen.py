@@ -9,14 +9,13 @@ out, as source-transformation AD tools (Tapenade, Tangent) print it.
 """
 from __future__ import annotations
 
-import keyword
 import operator
-import re
 
 import numpy as np
 
 from .passes import simplify, typed_uses, uses
 from .program import Eqn, Guard
+from .names import comment, filename, is_plain_name, safe_name
 from .registers import free_dead, reuse_names
 from .specialize import (COMPARISONS, FLOAT_ERRORS, SCALAR_FUNCS, SCALAR_OPS, Scalars, find_chains,
                          scalar_const)
@@ -56,64 +55,6 @@ def _literal(v):
         if all(p is not None for p in parts):
             return f"slice({', '.join(parts)})"
     return None
-
-
-# What the generated source is made of. It is written from the recorded program only
-# through the helpers below, and no text a user controls (a function's name, a keyword
-# name, a file name, a value's repr) ever becomes code:
-# - identifiers are ``v<k>``/``r<k>`` (counters), fixed words, and names of objects bound in
-#   the function's globals (:meth:`_Namespace.bind`): a hint cut down to ASCII letters,
-#   digits and ``_``, never a keyword, a builtin the source calls or a variable's spelling;
-# - literals come from :func:`_literal` (exact bool, int, float, tuple and slice values:
-#   ``repr`` of those types is a number or a fixed word); every other constant is bound;
-# - a keyword argument is written ``key=`` only when ``key`` is an ASCII identifier (it
-#   can then only name the argument; at most 64 characters); other keys go in a dict the
-#   source unpacks (``**kw``);
-# - comments go through :func:`comment`: pure ASCII, no control characters, bounded.
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
-_NON_NAME = re.compile(r"[^A-Za-z0-9_]")
-_VARIABLE = re.compile(r"[vr][0-9]+(_l)?\Z")   # the spellings of program variables
-# Builtins the generated source calls (a bound object must not shadow them), and names
-# Python treats specially.
-_USED_BUILTINS = frozenset(["float", "int", "abs", "slice", "bool", "complex", "__debug__",
-                            "__builtins__", "__name__"])
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_COMMENT_MAX = 200
-
-
-def is_plain_name(s):
-    """``s`` is an ASCII identifier of at most 64 characters that may appear in source as
-    it is (not a keyword, not ``__debug__``): as a keyword argument's name it can only name
-    the argument."""
-    return (s.__class__ is str and _IDENTIFIER.match(s) is not None and not keyword.iskeyword(s)
-            and s != "__debug__")
-
-
-def comment(text):
-    """``text`` made safe for a ``# ...`` comment of the generated source: non-ASCII
-    characters escaped (``\\u2028``), control characters (newlines, ``\\r``, form feeds)
-    escaped as ``\\x0a``, at most 200 characters. A comment never ends its line early."""
-    s = str(text).encode("ascii", "backslashreplace").decode("ascii")
-    s = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s)
-    return s if len(s) <= _COMMENT_MAX else s[:_COMMENT_MAX - 3] + "..."
-
-
-def safe_name(hint, taken, default="c"):
-    """A fresh identifier for a global of the generated function, made from ``hint``'s
-    ASCII letters, digits and underscores (readable: ``sin``, ``impl_sum``), not in
-    ``taken``, never a keyword, a builtin the source calls or a variable's spelling."""
-    base = _NON_NAME.sub("_", hint if hint.__class__ is str else "")[:40].lstrip("_")
-    if not base:
-        base = default
-    elif base[0].isdigit():
-        base = f"{default}_{base}"
-    name = base
-    i = 1
-    while (name in taken or name in _USED_BUILTINS or keyword.iskeyword(name)
-           or _VARIABLE.match(name)):
-        name = f"{base}_{i}"
-        i += 1
-    return name
 
 
 class _Namespace:
@@ -410,11 +351,6 @@ def _emit_chain(em, ch, out, ind, boxed, scalar_arg):
         lines.append(f"{ind}{root} = np.array({buf})")
 
 
-def filename(prog, what=""):
-    """The file name tracebacks show for the generated code: ``<dualad.jit f>``."""
-    return f"<dualad.jit {comment(prog.name)}{what}>"
-
-
 def compile_program(prog, name="replay", optimize=True):
     """``(function, source)`` for ``prog`` (see :func:`generate`; ``optimize=False``:
     :func:`generate_plain`). ``name``: the function's name, made an ASCII identifier
@@ -430,5 +366,4 @@ def compile_program(prog, name="replay", optimize=True):
     return ns[name], source
 
 
-__all__ = ["RETRACE", "compile_program", "generate", "generate_plain", "comment", "safe_name",
-           "is_plain_name", "filename"]
+__all__ = ["RETRACE", "compile_program", "generate", "generate_plain"]
