@@ -91,7 +91,7 @@ def _sympy(report, f, x, plain, i, tag):
     from .symbolic import rules_jacobian, symbolic_outputs
     syms, expr = symbolic_outputs(f, [x.shape])
     subs = dict(zip(np.ravel(syms[0]), np.ravel(x)))
-    value = np.array([float(sp.sympify(e).subs(subs)) for e in np.ravel(expr)])
+    value = np.array([float(sp.sympify(e, strict=True).subs(subs)) for e in np.ravel(expr)])
     _exact(report, f"{tag}: SymPy translation's value of argument {i}", value.reshape(
         plain.shape), plain)
     for mode in ("forward", "reverse"):

@@ -72,7 +72,7 @@ class SymbolicTrace(Trace):
             out = translate(sp, *vals, **params)
         out = np.asarray(out, dtype=object)
         if out.shape == () and not isinstance(out.item(), sp.Basic):
-            out = np.asarray(sp.sympify(out.item()), dtype=object)
+            out = np.asarray(sp.sympify(out.item(), strict=True), dtype=object)
         return Sym(self, out)
 
 
@@ -141,7 +141,7 @@ def rules_jacobian(f, shapes, mode="forward"):
             t = np.asarray(_unsym(t), dtype=object).reshape(size, m)
             for k in range(size):
                 for r in range(m):
-                    J[r, col + k] = sp.sympify(t[k, r])
+                    J[r, col + k] = sp.sympify(t[k, r], strict=True)
         col += size
     if mode == "reverse":
         _, pullback = dualad.vjp(f, *boxes)
@@ -152,7 +152,7 @@ def rules_jacobian(f, shapes, mode="forward"):
             c = np.asarray(_unsym(cts[i]), dtype=object).reshape(m, size)
             for r in range(m):
                 for k in range(size):
-                    J[r, col + k] = sp.sympify(c[r, k])
+                    J[r, col + k] = sp.sympify(c[r, k], strict=True)
             col += size
     return J, flat_in
 
@@ -250,7 +250,7 @@ def sympy_hessian(f, shape):
     sp = _sp()
     syms, expr = symbolic_outputs(f, [shape])
     xs = list(np.ravel(syms[0]))
-    return sp.hessian(sp.sympify(np.ravel(expr)[0]), xs), xs
+    return sp.hessian(sp.sympify(np.ravel(expr)[0], strict=True), xs), xs
 
 
 _ = itertools, shape_of

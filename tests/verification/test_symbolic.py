@@ -55,3 +55,20 @@ def test_missing_translation_is_named():
     p.defderiv(lambda a, x: 2.0)
     with pytest.raises(NotImplementedError, match="no_sympy_here"):
         symbolic_outputs(lambda x: p(x), [()])
+
+
+def test_the_oracle_never_turns_text_into_code(tmp_path):
+    """SymPy's sympify evaluates a string as Python: the oracle converts values with
+    strict=True, so text that reaches a translation (a string in an object array) is
+    refused, never run (issue 30)."""
+    import sympy as sp
+    from dualad.ops.core.scatter import scatter_set
+
+    marker = tmp_path / "ran"
+    text = f"__import__('pathlib').Path({str(marker)!r}).touch()"
+    x = np.array([sp.Symbol("a"), sp.Symbol("b")], dtype=object)
+    with pytest.raises(sp.SympifyError):
+        scatter_set.sympy(sp, x, np.array(text, dtype=object), (0,))
+    assert not marker.exists()
+    y = scatter_set.sympy(sp, x, np.array(2.5, dtype=object), (0,))   # numbers still convert
+    assert y[0] == sp.Float(2.5) and y[1] == sp.Symbol("b")

@@ -70,7 +70,7 @@ def _jvp_u(t, ans, x, u, idx):
 def _scatter_sympy(sp, x, u, idx):
     """On SymPy values (object arrays); plain numbers become SymPy numbers, and a 0-d ``u``
     its entry (NumPy would store the 0-d array itself in an object array)."""
-    to_sympy = np.vectorize(sp.sympify, otypes=[object])
+    to_sympy = np.vectorize(lambda v: sp.sympify(v, strict=True), otypes=[object])
     y = to_sympy(np.asarray(x, dtype=object))
     u = to_sympy(np.asarray(u, dtype=object))
     y[idx] = u[()] if u.ndim == 0 else u
