@@ -20,6 +20,23 @@ def _name(f):
     return getattr(f, "__name__", type(f).__name__)
 
 
+def _state(fun, name, y):
+    """``y`` as a float64 array; None, text and complex states are refused by name (a
+    complex state cast to float would lose its imaginary part without a word)."""
+    if y is None:
+        raise TypeError(f"ode_jacobian_fn({_name(fun)}): {name} is None; pass the state as "
+                        f"a 1-D float array")
+    y = np.asarray(y)
+    if y.dtype.kind == "c":
+        raise TypeError(f"ode_jacobian_fn({_name(fun)}): {name} is complex ({y.dtype}, shape "
+                        f"{y.shape}); the planned Jacobian is real. Write the system in its "
+                        f"real and imaginary parts (np.concatenate([y.real, y.imag]))")
+    if y.dtype.kind not in "biuf":
+        raise TypeError(f"ode_jacobian_fn({_name(fun)}): {name} has dtype {y.dtype}; pass "
+                        f"the state as a 1-D float array")
+    return y.astype(float, copy=False)
+
+
 def ode_jacobian_fn(fun, y0, *args, t0=0.0, sparse="auto", mode="auto"):
     r"""The Jacobian :math:`(t, y) \mapsto \partial f/\partial y\,(t, y)`, for ``solve_ivp(jac=)``.
 
@@ -55,6 +72,8 @@ def ode_jacobian_fn(fun, y0, *args, t0=0.0, sparse="auto", mode="auto"):
     ValueError
         ``y0`` is not 1-D, ``fun(t0, y0)`` does not have ``y0``'s shape, or (from ``jac``)
         ``y`` has another shape than ``y0``.
+    TypeError
+        ``y0`` or ``y`` is None, text or complex, or ``fun`` returns None.
 
     See Also
     --------
@@ -77,12 +96,16 @@ def ode_jacobian_fn(fun, y0, *args, t0=0.0, sparse="auto", mode="auto"):
     >>> print(sol.success, np.round(sol.y[:, -1], 4))
     True [0.7158 0.     0.2842]
     """
-    y0 = np.asarray(y0, float)
+    y0 = _state(fun, "y0", y0)
     if y0.ndim != 1:
         raise ValueError(f"ode_jacobian_fn({_name(fun)}): y0 must be 1-D as solve_ivp takes "
                          f"it, got shape {y0.shape}")
     t0 = float(t0)
-    out = np.shape(fun(t0, y0, *args))
+    value = fun(t0, y0, *args)
+    if value is None:
+        raise TypeError(f"ode_jacobian_fn({_name(fun)}): fun(t0, y0) returned None; did it "
+                        f"forget to return dy/dt?")
+    out = np.shape(value)
     if out != y0.shape:
         raise ValueError(f"ode_jacobian_fn({_name(fun)}): fun(t0, y0) has shape {out}, but "
                          f"an ODE's right-hand side has y0's shape {y0.shape}")
@@ -94,7 +117,7 @@ def ode_jacobian_fn(fun, y0, *args, t0=0.0, sparse="auto", mode="auto"):
              sparse=False if sparse is False else "auto")
 
     def jac(t, y, *more):
-        y = np.asarray(y, float)
+        y = _state(fun, "y", y)
         if y.shape != y0.shape:
             raise ValueError(f"ode_jacobian_fn({_name(fun)}): planned for y of shape "
                              f"{y0.shape}, got {y.shape}")

@@ -157,3 +157,25 @@ def test_ode_jacobian_refuses_bad_shapes():
         jo.ode_jacobian_fn(lambda t, y: y[:2], np.ones(3))
     with pytest.raises(ValueError, match="planned for y of shape"):
         jo.ode_jacobian_fn(robertson, np.ones(3))(0.0, np.ones(4))
+
+
+def test_ode_jacobian_refuses_none_complex_and_a_missing_return():
+    jac = jo.ode_jacobian_fn(robertson, np.array([1.0, 0.0, 0.0]))
+    with pytest.raises(TypeError, match=r"ode_jacobian_fn\(robertson\): y is None"):
+        jac(0.0, None)
+    # a complex state cast to float would lose its imaginary part without a word
+    with pytest.raises(TypeError, match=r"y is complex \(complex128, shape \(3,\)\).*real and "
+                                        r"imaginary parts"):
+        jac(0.0, np.ones(3) + 1j)
+    with pytest.raises(TypeError, match="y0 is complex"):
+        jo.ode_jacobian_fn(robertson, np.ones(3) + 0j)
+
+    def forgets(t, y):
+        np.sin(y)
+    with pytest.raises(TypeError, match=r"ode_jacobian_fn\(forgets\): fun\(t0, y0\) returned "
+                                        r"None; did it forget to return"):
+        jo.ode_jacobian_fn(forgets, np.ones(3))
+    # float32 states are read as float64, as solve_ivp integrates them
+    j32 = jac(0.0, np.array([1.0, 1e-4, 1e-2], dtype=np.float32))
+    np.testing.assert_allclose(j32, jac(0.0, np.array([1.0, 1e-4, 1e-2], dtype=np.float32)
+                                        .astype(float)), rtol=0)
