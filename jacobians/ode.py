@@ -13,11 +13,8 @@ __all__ = ["ode_jacobian_fn"]
 
 import numpy as np
 
+from ._common import fname as _name
 from .plan import plan
-
-
-def _name(f):
-    return getattr(f, "__name__", type(f).__name__)
 
 
 def _state(fun, name, y):
