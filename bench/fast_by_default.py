@@ -135,16 +135,22 @@ def run_task(task, rounds, min_time):
     return [(name, *rows[name]) for name in task.participants]
 
 
+def _uptime():
+    """``uptime``'s line (the load average: above the core count, other processes took
+    cores from this run)."""
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True,
+                              timeout=5).stdout.strip()
+    except Exception:  # noqa: BLE001
+        return "load average " + ", ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
 def header(args, early):
     import dualad
     lines = [f"date (UTC): {time.strftime('%Y-%m-%d %H:%M', time.gmtime())}",
              f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
              f"{platform.python_version()}, NumPy {np.__version__}"]
-    try:
-        lines.append("uptime: " + subprocess.run(["uptime"], capture_output=True, text=True,
-                                                 timeout=5).stdout.strip())
-    except Exception:  # noqa: BLE001
-        lines.append("load average: " + ", ".join(f"{v:.2f}" for v in os.getloadavg()))
+    lines.append("at the start: " + _uptime())
     import scipy
     vers = [f"SciPy {scipy.__version__}"]
     for peer in ("jax", "torch"):
@@ -224,8 +230,10 @@ def main(argv=None):
             t0 = time.perf_counter()
             rows = run_task(task, args.rounds, args.min_time)
             results.append((task.name, rows))
-            print(f"[{time.perf_counter() - t0:6.1f} s] {task.name}", file=sys.stderr,
-                  flush=True)
+            print(f"[{time.perf_counter() - t0:6.1f} s] " + render([(task.name, rows)], [],
+                                                                   False).strip(),
+                  file=sys.stderr, flush=True)    # progress, and the rows if a run is cut
+    lines.append("at the end: " + _uptime())
     print(render(results, lines, args.markdown))
     return results
 
