@@ -74,6 +74,10 @@ def jac_tasks(quick, peers):
         out.append(_jac_task(f"Jacobian, {n}-species mass-action kinetics ({len(k.coef)} "
                              f"stoichiometric entries), per call", k.rhs, y,
                              k.analytic_jac(), peers))
+    k = P.Kinetics(20)
+    out.append(_jac_task("Jacobian, the 20-species network written per species (scalar "
+                         "expressions, as typed by hand), per call", k.rhs_per_species,
+                         k.y0 * 1.1, k.analytic_jac(), peers))
     y = np.array([0.9, 2e-5, 0.1])
     out.append(_jac_task("Jacobian, Robertson (n = 3), per call", P.robertson, y,
                          P.robertson_jac, peers))
