@@ -262,19 +262,32 @@ def _shape_f(n, m, seed=0):
 
 
 def auto_vs_fixed(n, m, quick=False):
-    """Times (auto, forward, reverse) of the Jacobian of an n -> m map, interleaved
-    (bench/_timing.interleaved: rounds in rotated order, so drift falls on all three);
-    auto's plan is made once beforehand (as a user's repeated calls would amortize it)."""
+    """Times (auto, forward, reverse) of the Jacobian of an n -> m map, each a plan made
+    once beforehand (``plan(f, x)``, ``plan(f, x, mode="forward")``, ``mode="reverse"``:
+    a user's repeated calls amortize planning, and the three then differ only in the
+    sweeps they run), timed interleaved (bench/_timing.interleaved: rounds in rotated
+    order, medians, so drift falls on all three). Returns the chosen mode, the three
+    median times and the seconds ``plan(f, x)`` took on a fresh function (median of 5:
+    the planner's own first-call cost)."""
+    import statistics
+    import time
     from _timing import interleaved
     f, x = _shape_f(n, m)
     p = jacobians.plan(f, x, sparse=False)
-    fns = {"auto": lambda: p(x),
-           "forward": lambda: jacobians.jacobian(f, x, mode="forward"),
-           "reverse": lambda: jacobians.jacobian(f, x, mode="reverse")}
+    pf = jacobians.plan(f, x, mode="forward", sparse=False)
+    pr = jacobians.plan(f, x, mode="reverse", sparse=False)
+    fns = {"auto": lambda: p(x), "forward": lambda: pf(x), "reverse": lambda: pr(x)}
     for fn in fns.values():
         fn()   # warm up
     t = interleaved(fns, rounds=5 if quick else 7)
-    return p.mode, t["auto"].median, t["forward"].median, t["reverse"].median
+    planning = []
+    for _ in range(5):
+        g = _shape_f(n, m)[0]        # a fresh function object: nothing cached
+        t0 = time.perf_counter()
+        jacobians.plan(g, x, sparse=False)
+        planning.append(time.perf_counter() - t0)
+    return (p.mode, t["auto"].median, t["forward"].median, t["reverse"].median,
+            statistics.median(planning))
 
 
 TALL_WIDE = [(10, 2000), (2000, 10)]
@@ -282,16 +295,18 @@ GRID = [(n, m) for n in (10, 100, 1000) for m in (10, 100, 1000)]
 
 
 def planner_report(quick):
-    """Lines of the planner table: auto against the faster fixed mode."""
+    """Lines of the planner table: auto against the faster fixed mode (all three prepared
+    plans, interleaved), and what planning cost on a first call."""
     from _timing import fmt
     shapes = TALL_WIDE + ([(10, 100), (100, 10), (100, 100)] if quick else GRID)
-    lines = ["n -> m        chosen    auto        forward     reverse     auto / best fixed"]
+    lines = ["n -> m        chosen    auto        forward     reverse     auto / best fixed"
+             "  plan(f, x)"]
     worst = 0.0
     for n, m in shapes:
-        mode, ta, tf, tr = auto_vs_fixed(n, m, quick)
+        mode, ta, tf, tr, tp = auto_vs_fixed(n, m, quick)
         ratio = ta / min(tf, tr)
         worst = max(worst, ratio)
         lines.append(f"{n:>5} -> {m:<5}  {mode:<8}  {fmt(ta):>10}  {fmt(tf):>10}  {fmt(tr):>10}"
-                     f"  {ratio:.2f}x")
+                     f"  {ratio:.2f}x              {fmt(tp):>10}")
     lines.append(f"worst auto / best fixed: {worst:.2f}x")
     return lines
