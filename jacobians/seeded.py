@@ -117,7 +117,7 @@ class SeedFlow:
         """``((elements, blas_flops) forward, (elements, blas_flops) reverse)``: the work
         of one direction of a sweep seeded one-hot, elementwise and in products."""
         if self._work is None:
-            self._work = (self._forward(), self._reverse())
+            self._work = (self._forward()[:2], self._reverse())
         return self._work
 
     def work(self, tau, tau_blas):
@@ -125,6 +125,13 @@ class SeedFlow:
         elements at ``tau`` and products' flops at ``tau_blas`` each."""
         (ef, bf), (er, br) = self.counts()
         return ef * tau + bf * tau_blas, er * tau + br * tau_blas
+
+    def forward_onehot(self):
+        """Per recorded primitive, whether its output's tangent stays one-hot in a forward
+        sweep seeded one-hot (what :meth:`counts` assumed; the tests compare it with the
+        interpreter's)."""
+        pos = self._forward()[2]
+        return [len(outs) == 1 and pos[outs[0]] >= 0 for _, _, outs, _, _, _ in self.ops]
 
     def _forward(self):
         sizes, shapes = self.sizes, self.shapes
@@ -162,7 +169,7 @@ class SeedFlow:
                 b += flops
             else:
                 e += flops
-        return e, b
+        return e, b, pos
 
     def _reverse(self):
         sizes, shapes = self.sizes, self.shapes
