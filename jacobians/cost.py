@@ -150,16 +150,20 @@ class _Counted(PrimalBox):
     __slots__ = ("vid",)
 
     def __init__(self, trace, primal, vid):
-        super().__init__(trace, primal)
+        self._trace = trace
+        self.primal = primal
         self.vid = vid
 
 
 def _size(x):
+    if x.__class__ is np.ndarray:
+        return x.size
     return math.prod(shape_of(x))
 
 
-def flops(prim, primals, ans, params):
-    """Arithmetic estimate of one call (see the module docstring)."""
+def flops(prim, primals, ans, params, out=None):
+    """Arithmetic estimate of one call (see the module docstring); ``out``: the elements
+    of ``ans``, when known."""
     name = prim.name
     if name == "matmul":
         a = shape_of(primals[0])
@@ -170,11 +174,12 @@ def flops(prim, primals, ans, params):
             for c, d in zip(sub, shape_of(x)):
                 sizes[c] = max(sizes.get(c, 1), d)
         return float(math.prod(sizes.values())) * max(1, len(primals) - 1)
-    outs = ans if isinstance(ans, (tuple, list)) else (ans,)
-    out = sum(_size(o) for o in outs)
-    inp = sum(_size(p) for p in primals)
+    if out is None:
+        outs = ans if isinstance(ans, (tuple, list)) else (ans,)
+        out = sum(_size(o) for o in outs)
     if prim.elementwise or prim.derivs is not None:
         return float(out) * max(1, len(primals))
+    inp = sum(_size(p) for p in primals)
     if prim.linear or name in ("max", "min", "prod"):
         return float(max(out, inp))
     return float(max(out, inp)) ** 1.5  # decompositions, solves: ~ n^3 for n x n
@@ -198,12 +203,14 @@ class Census:
         """Count one call of ``prim`` on traced values (``ans``: its value or values);
         returns its arithmetic estimate."""
         self.n_ops += 1
-        self.by_prim[prim.name] = self.by_prim.get(prim.name, 0) + 1
-        self.elements += sum(_size(a) for a in ans) if isinstance(ans, (tuple, list)) \
-            else _size(ans)
-        w = flops(prim, primals, ans, params)
+        name = prim.name
+        by_prim = self.by_prim
+        by_prim[name] = by_prim.get(name, 0) + 1
+        out = sum(_size(a) for a in ans) if isinstance(ans, (tuple, list)) else _size(ans)
+        self.elements += out
+        w = flops(prim, primals, ans, params, out)
         self.flops += w
-        if prim.name in ("matmul", "einsum"):
+        if name == "matmul" or name == "einsum":
             self.blas_flops += w
             joint = w / 2 if prim.name == "matmul" else w / max(1, len(primals) - 1)
             if joint <= JOINT_LIMIT:
@@ -232,26 +239,29 @@ class _CensusTrace(Trace):
         self.consts = {}        # id -> a plain array operand (kept: its id stays its own)
 
     def process(self, prim, args, params):
-        primals = list(args)
-        traced = [i for i, a in enumerate(args) if isinstance(a, _Counted) and a._trace is self]
-        for i in traced:
-            primals[i] = args[i].primal
+        primals, ins, traced, consts = [], [], [], False
+        for i, a in enumerate(args):
+            if a.__class__ is _Counted and a._trace is self:
+                primals.append(a.primal)
+                ins.append(a.vid)
+                traced.append(i)
+            else:
+                primals.append(a)
+                consts = consts or a.__class__ is np.ndarray
         ans = prim(*primals, **params)
         if prim.zero_derivative:
             return ans
         w = self.census.count(prim, primals, ans, params)
-        if len(traced) < len(args):
+        if consts:
             for a in args:
-                if type(a) is np.ndarray and id(a) not in self.consts:
+                if a.__class__ is np.ndarray and id(a) not in self.consts:
                     self.consts[id(a)] = a
                     self.census.const_bytes += a.nbytes
-        many = isinstance(ans, (tuple, list))
-        outs = ans if many else (ans,)
-        vids = self.flow.op(prim, [args[i].vid for i in traced], primals, traced,
-                            [shape_of(a) for a in outs], w)
-        if many:
+        if isinstance(ans, (tuple, list)):
+            vids = self.flow.op(prim, ins, primals, traced, [shape_of(a) for a in ans], w)
             return type(ans)(_Counted(self, a, v) for a, v in zip(ans, vids))
-        return _Counted(self, ans, vids[0])
+        return _Counted(self, ans, self.flow.op(prim, ins, primals, traced,
+                                                (shape_of(ans),), w)[0])
 
 
 def census(problem):

@@ -52,19 +52,32 @@ _BLAS = frozenset({"matmul", "einsum"})
 CACHE_BYTES, STRIDED = 1 << 20, 4.0
 
 
+_KINDS = {}     # primitive -> _kind(primitive)
+
+
 def _kind(prim):
-    if prim.derivs is not None:
-        return _EW
+    """``(how prim treats a one-hot operand, whether its work is a BLAS product)``."""
+    known = _KINDS.get(prim)
+    if known is None:
+        known = _KINDS[prim] = _classify(prim)
+    return known
+
+
+def _classify(prim):
     name = prim.name
-    if name in _KEEPS:
-        return _KEEP
-    if name in _MOVES:
-        return _MOVE
-    if name == "sum":
-        return _SUM
-    if name == "matmul":
-        return _PRODUCT
-    return _DENSE
+    if prim.derivs is not None:
+        kind = _EW
+    elif name in _KEEPS:
+        kind = _KEEP
+    elif name in _MOVES:
+        kind = _MOVE
+    elif name == "sum":
+        kind = _SUM
+    elif name == "matmul":
+        kind = _PRODUCT
+    else:
+        kind = _DENSE
+    return kind, name in _BLAS
 
 
 class SeedFlow:
@@ -74,11 +87,10 @@ class SeedFlow:
     holds the numbers of the traced outputs; :meth:`work` is the per-direction cost of a
     forward and of a reverse sweep seeded one-hot."""
 
-    __slots__ = ("ops", "sizes", "shapes", "n_leaves", "outputs", "_work")
+    __slots__ = ("ops", "shapes", "n_leaves", "outputs", "_work")
 
     def __init__(self):
-        self.ops = []         # (kind, input ids, output ids, flops, blas, gather costs)
-        self.sizes = []       # value id -> elements
+        self.ops = []         # (kind, blas, input ids, output ids, flops, gather costs)
         self.shapes = []      # value id -> shape
         self.n_leaves = 0
         self.outputs = []     # ids of the traced outputs
@@ -87,20 +99,15 @@ class SeedFlow:
     def leaf(self, shape):
         """Number an input leaf of ``shape`` (its seeds: one-hot, positions of its own)."""
         self.n_leaves += 1
-        return self._value(shape)
-
-    def _value(self, shape):
-        self.sizes.append(math.prod(shape))
         self.shapes.append(shape)
-        return len(self.sizes) - 1
+        return len(self.shapes) - 1
 
     def op(self, prim, ins, primals, traced, out_shapes, flops):
         """Record ``prim`` applied to the values ``ins`` (at positions ``traced`` of its
         ``primals``), making values of ``out_shapes``, ``flops`` its arithmetic; returns
         the numbers of its outputs."""
-        kind = _kind(prim)
         gather = None           # (forward, reverse) cost per gathered element, or None
-        if kind == _PRODUCT and len(traced) == 1 and len(primals) == 2 and \
+        if prim.name == "matmul" and len(ins) == 1 and len(primals) == 2 and \
                 len(self.shapes[ins[0]]) <= 2:
             const = primals[1 - traced[0]]     # a gather: against a constant matrix
             if len(getattr(const, "shape", ())) == 2:
@@ -108,8 +115,12 @@ class SeedFlow:
                 # A @ x gathers A's columns going forward and its rows going back; x @ A
                 # the other way round
                 gather = (strided, 1.0) if traced[0] == 1 else (1.0, strided)
-        outs = tuple(self._value(s) for s in out_shapes)
-        self.ops.append((kind, ins, outs, flops, prim.name in _BLAS, gather))
+        shapes = self.shapes
+        first = len(shapes)
+        shapes.extend(out_shapes)
+        outs = tuple(range(first, len(shapes)))
+        kind, blas = _kind(prim)
+        self.ops.append((kind, blas, ins, outs, flops, gather))
         self._work = None
         return outs
 
@@ -117,7 +128,8 @@ class SeedFlow:
         """``((elements, blas_flops) forward, (elements, blas_flops) reverse)``: the work
         of one direction of a sweep seeded one-hot, elementwise and in products."""
         if self._work is None:
-            self._work = (self._forward()[:2], self._reverse())
+            sizes = [math.prod(s) for s in self.shapes]
+            self._work = (self._forward(sizes)[:2], self._reverse(sizes))
         return self._work
 
     def work(self, tau, tau_blas):
@@ -130,79 +142,93 @@ class SeedFlow:
         """Per recorded primitive, whether its output's tangent stays one-hot in a forward
         sweep seeded one-hot (what :meth:`counts` assumed; the tests compare it with the
         interpreter's)."""
-        pos = self._forward()[2]
-        return [len(outs) == 1 and pos[outs[0]] >= 0 for _, _, outs, _, _, _ in self.ops]
+        pos = self._forward([math.prod(s) for s in self.shapes])[2]
+        return [len(outs) == 1 and pos[outs[0]] >= 0 for _, _, _, outs, _, _ in self.ops]
 
-    def _forward(self):
-        sizes, shapes = self.sizes, self.shapes
+    def _forward(self, sizes):
+        shapes = self.shapes
         pos = [-1] * len(sizes)          # value id -> positions token of a one-hot tangent
-        for i in range(self.n_leaves):   # (-1: dense)
-            pos[i] = i
+        pos[:self.n_leaves] = range(self.n_leaves)      # (-1: dense)
         fresh = self.n_leaves
         e = b = 0.0
-        for kind, ins, outs, flops, blas, gather in self.ops:
-            toks = [pos[i] for i in ins]
-            if len(outs) == 1 and all(k >= 0 for k in toks):
+        for kind, blas, ins, outs, flops, gather in self.ops:
+            k = pos[ins[0]] if ins else -1
+            if k >= 0 and len(outs) == 1:
                 o = outs[0]
-                if kind == _EW and len(set(toks)) == 1 and \
-                        all(shapes[i] == shapes[o] for i in ins):
-                    pos[o] = toks[0]
+                if len(ins) == 1:
+                    if kind == _EW and shapes[ins[0]] == shapes[o] or kind == _KEEP:
+                        pos[o] = k
+                        e += 1
+                        continue
+                    if kind == _MOVE or (kind == _SUM and sizes[o] > 1):
+                        pos[o] = fresh
+                        fresh += 1
+                        e += 1
+                        continue
+                    if kind == _SUM:
+                        e += sizes[o]
+                        continue
+                    if gather is not None:
+                        e += sizes[o] * gather[0]
+                        continue
+                elif kind == _EW and all(pos[i] == k and shapes[i] == shapes[o] for i in ins):
+                    pos[o] = k
                     e += len(ins)
                     continue
-                if kind == _KEEP:
-                    pos[o] = toks[0]
-                    e += 1
-                    continue
-                if kind == _MOVE or (kind == _SUM and sizes[o] > 1):
-                    pos[o], fresh = fresh, fresh + 1
-                    e += 1
-                    continue
-                if kind == _SUM:
-                    e += sizes[o]
-                    continue
-                if gather is not None:
-                    e += sizes[o] * gather[0]
-                    continue
             # dense: the arithmetic, after the one-hot operands are made dense
-            e += sum(sizes[i] for i, k in zip(ins, toks) if k >= 0)
+            for i in ins:
+                if pos[i] >= 0:
+                    e += sizes[i]
             if blas:
                 b += flops
             else:
                 e += flops
         return e, b, pos
 
-    def _reverse(self):
-        sizes, shapes = self.sizes, self.shapes
+    def _reverse(self, sizes):
+        shapes = self.shapes
         ct = {}                          # value id -> positions token (-1: dense)
         fresh = 0
         for o in self.outputs:
-            ct[o], fresh = fresh, fresh + 1
+            ct[o] = fresh
+            fresh += 1
         e = b = 0.0
-        for kind, ins, outs, flops, blas, gather in reversed(self.ops):
-            got = [ct.pop(o) for o in outs if o in ct]
-            if not got:
-                continue                 # no cotangent reaches it: not visited
-            tok = got[0] if len(outs) == 1 else -1
-            share = flops / len(ins)     # the rule's arithmetic for one argument
+        for kind, blas, ins, outs, flops, gather in reversed(self.ops):
+            if len(outs) == 1:
+                tok = ct.pop(outs[0], None)
+                if tok is None:
+                    continue             # no cotangent reaches it: not visited
+            else:
+                got = [ct.pop(o) for o in outs if o in ct]
+                if not got:
+                    continue
+                tok = -1
+            share = flops / max(1, len(ins))   # the rule's arithmetic for one argument
             for i in ins:
                 g = -1
-                if tok >= 0 and kind == _EW:
+                if tok < 0:              # dense: the rule's arithmetic
+                    if blas:
+                        b += share
+                    else:
+                        e += share
+                elif kind == _EW:
                     if shapes[i] == shapes[outs[0]]:
                         g = tok
                     elif sizes[i] > 1:   # unbroadcast: a sum over the broadcast axes
-                        g, fresh = fresh, fresh + 1
+                        g = fresh
+                        fresh += 1
                     e += 1
-                elif tok >= 0 and kind == _KEEP:
+                elif kind == _KEEP:
                     g = tok
                     e += 1
-                elif tok >= 0 and kind == _MOVE:
-                    g, fresh = fresh, fresh + 1
+                elif kind == _MOVE:
+                    g = fresh
+                    fresh += 1
                     e += 1
-                elif tok >= 0 and gather is not None:
+                elif gather is not None:
                     e += sizes[i] * gather[1]
-                else:                    # dense: the rule's arithmetic (after densifying)
-                    if tok >= 0:
-                        e += sizes[outs[0]]
+                else:                    # a one-hot cotangent made dense, then the rule
+                    e += sizes[outs[0]]
                     if blas:
                         b += share
                     else:
