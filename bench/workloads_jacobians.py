@@ -289,7 +289,7 @@ def auto_vs_fixed(n, m, quick=False):
     fns = {"auto": lambda: p(x), "forward": lambda: pf(x), "reverse": lambda: pr(x)}
     for fn in fns.values():
         fn()   # warm up
-    t = interleaved(fns, rounds=5 if quick else 9)
+    t = interleaved(fns, rounds=5 if quick else 15, min_time=0.05 if quick else 0.1)
     planning = []
     for _ in range(5):
         g = _shape_f(n, m)[0]        # a fresh function object: nothing cached
