@@ -7,16 +7,24 @@ and traced argument, ``matmul`` ~ 2pqr, ``einsum`` ~ its index space,
 decompositions ~ size^1.5). From it, for B directions swept in chunks of c
 (s = ceil(B / c) sweeps) over K primitives:
 
-    forward  ≈ s · (K · o_jvp + t_f)             + B · W
-    reverse  ≈ (K · o_rec + t_f) + s · K · o_vjp + B · W · ρ
+    forward  ≈ s · (K · o_jvp + t_f)             + B · W_fwd
+    reverse  ≈ (K · o_rec + t_f) + s · K · o_vjp + B · W_rev · ρ + (1 + s) · C · β
 
 with W the per-direction work (the census' flops at τ each, those of products,
 matmul and einsum, at τ_blas: one BLAS call carries the whole batch), t_f the plain call,
-o_* the interpreter's cost per primitive and τ, ρ machine constants (the
-defaults below were measured on a laptop-class x86 core; any order of magnitude
-is enough because close calls, within :data:`CLOSE`, are settled by timing
-one batched JVP and one VJP of the function itself, seeded as the sweeps will be:
-:func:`time_jvp`, :func:`time_vjp`).
+o_* the interpreter's cost per primitive, C the bytes of the plain arrays f reads (which
+a reverse sweep fingerprints when it records its tape and at every pullback, β a byte:
+:mod:`dualad.versions`) and τ, ρ, β machine constants (the defaults below were measured
+on a laptop-class x86 core and checked on the 2-core VM of issue 31). A dense Jacobian
+seeds its sweeps one-hot, so there W_fwd and W_rev are what one such direction costs,
+not the whole arithmetic (:mod:`jacobians.seeded`: the tangents stay one-hot through the
+elementwise part of f next to the inputs, the cotangents through the part next to the
+outputs, and a product against a constant matrix is a gather); compressed (sparse)
+sweeps are charged W, the census' whole arithmetic. Close calls, within :data:`CLOSE`,
+whose best is modelled at :data:`TIME_MIN_SECONDS` or more, are settled by timing one
+batched JVP and one VJP of the function itself, seeded as the sweeps will be
+(:func:`time_jvp`, :func:`time_vjp`); :func:`pick` makes the choice from either kind
+of estimate (a prepared plan that measures its own sweeps can call it again).
 
 The census also sizes the chunks: one direction needs about
 ``itemsize · Σ sizes of the values`` bytes of tangents (forward) or
@@ -44,10 +52,10 @@ pay back:
 """
 from __future__ import annotations
 
-__all__ = ["O_JVP", "O_REC", "O_VJP", "TAU", "RHO", "TAU_BLAS", "CLOSE", "TIME_MIN_SECONDS",
+__all__ = ["O_JVP", "O_REC", "O_VJP", "TAU", "RHO", "TAU_BLAS", "BYTE_CHECK", "CLOSE", "TIME_MIN_SECONDS",
            "TIME_REPEAT", "TIME_DIRS", "O_PAT", "PAT_ELEMENT", "HESSIAN_PATTERN", "PAT_PAIR",
            "DETECT_MIN_SECONDS", "DETECT_RATIO", "DETECT_ENTRIES", "flops", "Census", "census",
-           "model", "work_per_direction", "model_hessian", "model_detection",
+           "model", "work_per_direction", "seeded_work", "pick", "model_hessian", "model_detection",
            "worth_detecting", "detection_budget", "Stopwatch", "best_of", "time_jvp", "time_vjp"]
 
 import math
@@ -58,11 +66,17 @@ import numpy as np
 from dualad.extend import PrimalBox, Trace, flatten, shape_of
 
 from .rules import JOINT_LIMIT
+from .seeded import SeedFlow
 
 # Interpreter constants (seconds): per primitive in a forward sweep, per recorded
 # primitive, per primitive of a backward sweep; seconds per flop of tangent work;
 # the backward sweep's work per direction relative to the forward one.
 O_JVP, O_REC, O_VJP, TAU, RHO = 12e-6, 5e-6, 14e-6, 1.0e-9, 1.3
+# Seconds per byte of the plain arrays f reads (its constants) that a reverse sweep
+# fingerprints: vjp checksums each once when the tape is recorded and again at every
+# pullback (dualad.versions: CRC-32 at ~0.8 ns a byte, measured), so a data matrix of a few
+# MB costs reverse mode milliseconds that forward mode does not pay.
+BYTE_CHECK = 0.6e-9
 # Seconds per flop of matmul/einsum work: a batch of tangents through a product is one
 # BLAS call (measured ~3e10 flop/s on one core: a 1000 x 1000 matmul Jacobian).
 TAU_BLAS = 5e-11
@@ -131,17 +145,25 @@ class Stopwatch:
 
 
 class _Counted(PrimalBox):
-    """A value on the census trace: only its primal."""
+    """A value on the census trace: its primal and its number in the census' SeedFlow."""
 
-    __slots__ = ()
+    __slots__ = ("vid",)
+
+    def __init__(self, trace, primal, vid):
+        self._trace = trace
+        self.primal = primal
+        self.vid = vid
 
 
 def _size(x):
+    if x.__class__ is np.ndarray:
+        return x.size
     return math.prod(shape_of(x))
 
 
-def flops(prim, primals, ans, params):
-    """Arithmetic estimate of one call (see the module docstring)."""
+def flops(prim, primals, ans, params, out=None):
+    """Arithmetic estimate of one call (see the module docstring); ``out``: the elements
+    of ``ans``, when known."""
     name = prim.name
     if name == "matmul":
         a = shape_of(primals[0])
@@ -152,11 +174,12 @@ def flops(prim, primals, ans, params):
             for c, d in zip(sub, shape_of(x)):
                 sizes[c] = max(sizes.get(c, 1), d)
         return float(math.prod(sizes.values())) * max(1, len(primals) - 1)
-    outs = ans if isinstance(ans, (tuple, list)) else (ans,)
-    out = sum(_size(o) for o in outs)
-    inp = sum(_size(p) for p in primals)
+    if out is None:
+        outs = ans if isinstance(ans, (tuple, list)) else (ans,)
+        out = sum(_size(o) for o in outs)
     if prim.elementwise or prim.derivs is not None:
         return float(out) * max(1, len(primals))
+    inp = sum(_size(p) for p in primals)
     if prim.linear or name in ("max", "min", "prod"):
         return float(max(out, inp))
     return float(max(out, inp)) ** 1.5  # decompositions, solves: ~ n^3 for n x n
@@ -173,20 +196,26 @@ class Census:
         self.pairs = 0          # Σ index spaces of products (what their patterns enumerate)
         self.by_prim = {}       # name -> calls
         self.t_plain = None     # seconds of one plain call of f
+        self.flow = None        # seeded.SeedFlow of a census run (None: counted elsewhere)
+        self.const_bytes = 0    # bytes of the distinct plain arrays f's primitives read
 
     def count(self, prim, primals, ans, params):
-        """Count one call of ``prim`` on traced values (``ans``: its value or values)."""
+        """Count one call of ``prim`` on traced values (``ans``: its value or values);
+        returns its arithmetic estimate."""
         self.n_ops += 1
-        self.by_prim[prim.name] = self.by_prim.get(prim.name, 0) + 1
-        self.elements += sum(_size(a) for a in ans) if isinstance(ans, (tuple, list)) \
-            else _size(ans)
-        w = flops(prim, primals, ans, params)
+        name = prim.name
+        by_prim = self.by_prim
+        by_prim[name] = by_prim.get(name, 0) + 1
+        out = sum(_size(a) for a in ans) if isinstance(ans, (tuple, list)) else _size(ans)
+        self.elements += out
+        w = flops(prim, primals, ans, params, out)
         self.flops += w
-        if prim.name in ("matmul", "einsum"):
+        if name == "matmul" or name == "einsum":
             self.blas_flops += w
             joint = w / 2 if prim.name == "matmul" else w / max(1, len(primals) - 1)
             if joint <= JOINT_LIMIT:
                 self.pairs += int(joint)
+        return w
 
     def bytes_per_direction(self, itemsize=8):
         return max(1, self.elements) * itemsize
@@ -201,21 +230,38 @@ class Census:
 
 
 class _CensusTrace(Trace):
-    __slots__ = ("census",)
+    __slots__ = ("census", "flow", "consts")
 
     def __init__(self):
         super().__init__()
         self.census = Census()
+        self.flow = self.census.flow = SeedFlow()
+        self.consts = {}        # id -> a plain array operand (kept: its id stays its own)
 
     def process(self, prim, args, params):
-        primals = [a.primal if isinstance(a, _Counted) and a._trace is self else a for a in args]
+        primals, ins, traced, consts = [], [], [], False
+        for i, a in enumerate(args):
+            if a.__class__ is _Counted and a._trace is self:
+                primals.append(a.primal)
+                ins.append(a.vid)
+                traced.append(i)
+            else:
+                primals.append(a)
+                consts = consts or a.__class__ is np.ndarray
         ans = prim(*primals, **params)
         if prim.zero_derivative:
             return ans
-        self.census.count(prim, primals, ans, params)
+        w = self.census.count(prim, primals, ans, params)
+        if consts:
+            for a in args:
+                if a.__class__ is np.ndarray and id(a) not in self.consts:
+                    self.consts[id(a)] = a
+                    self.census.const_bytes += a.nbytes
         if isinstance(ans, (tuple, list)):
-            return type(ans)(_Counted(self, a) for a in ans)
-        return _Counted(self, ans)
+            vids = self.flow.op(prim, ins, primals, traced, [shape_of(a) for a in ans], w)
+            return type(ans)(_Counted(self, a, v) for a, v in zip(ans, vids))
+        return _Counted(self, ans, self.flow.op(prim, ins, primals, traced,
+                                                (shape_of(ans),), w)[0])
 
 
 def census(problem):
@@ -223,7 +269,7 @@ def census(problem):
     :class:`Stopwatch` (its time stands for the plain call's: see the module docstring).
     Returns the :class:`Census` and the (plain) output."""
     trace = _CensusTrace()
-    leaves = [_Counted(trace, x) for x in problem.leaves]
+    leaves = [_Counted(trace, x, trace.flow.leaf(shape_of(x))) for x in problem.leaves]
     watch = Stopwatch()
     try:
         out = problem.fun(*problem.rebuild_inputs(leaves))
@@ -231,20 +277,24 @@ def census(problem):
         trace.alive = False
     trace.census.t_plain = watch.seconds()
     o_leaves, rebuild = flatten(out)
+    trace.flow.outputs = [o.vid for o in o_leaves if isinstance(o, _Counted) and o._trace is trace]
     out = rebuild([o.primal if isinstance(o, _Counted) else o for o in o_leaves])
     return trace.census, out
 
 
-def model(c, n_dirs, chunk, mode):
-    """Modelled seconds for ``n_dirs`` directions in chunks of ``chunk`` (see module doc)."""
+def model(c, n_dirs, chunk, mode, onehot=False):
+    """Modelled seconds for ``n_dirs`` directions in chunks of ``chunk`` (see module doc);
+    ``onehot``: the sweeps are seeded one-hot (a dense Jacobian's), so a direction costs
+    :func:`seeded_work`, not the census' whole arithmetic."""
     if n_dirs == 0:
         return 0.0
     sweeps = math.ceil(n_dirs / max(1, chunk))
     t_f = c.t_plain or 0.0
-    work = work_per_direction(c)
+    work = seeded_work(c, mode) if onehot else work_per_direction(c)
     if mode == "forward":
         return sweeps * (c.n_ops * O_JVP + t_f) + n_dirs * work
-    return (c.n_ops * O_REC + t_f) + sweeps * c.n_ops * O_VJP + n_dirs * work * RHO
+    return (c.n_ops * O_REC + t_f) + sweeps * c.n_ops * O_VJP + n_dirs * work * RHO + \
+        (1 + sweeps) * getattr(c, "const_bytes", 0) * BYTE_CHECK
 
 
 def work_per_direction(c):
@@ -252,6 +302,17 @@ def work_per_direction(c):
     :data:`TAU` a flop."""
     blas = getattr(c, "blas_flops", 0.0)
     return (c.flops - blas) * TAU + blas * TAU_BLAS
+
+
+def seeded_work(c, mode):
+    """Seconds of tangent (``mode="forward"``) or cotangent (``"reverse"``) arithmetic per
+    direction of a sweep seeded one-hot (:mod:`jacobians.seeded`); a census counted
+    without the flow (during a pattern detection) gives :func:`work_per_direction`."""
+    flow = getattr(c, "flow", None)
+    if flow is None:
+        return work_per_direction(c)
+    fwd, rev = flow.work(TAU, TAU_BLAS)
+    return fwd if mode == "forward" else rev
 
 
 def model_hessian(c, n_dirs, chunk):
@@ -293,6 +354,36 @@ def detection_budget(c, max_memory):
     element of ``f``'s values (a Jacobian denser than that cannot pay for compression;
     stopping early bounds what the detection costs), within ``max_memory / 16``."""
     return int(min(max(100_000, DETECT_ENTRIES * c.elements), max(1_000_000, max_memory // 16)))
+
+
+def pick(seconds, current=None, margin=1.0):
+    """The alternative to use, from ``seconds`` (alternative -> estimated or measured
+    seconds; ``None`` or ``inf`` for one that cannot run): ``(name, ratio)``, ``ratio``
+    the runner-up's seconds over the winner's (``inf`` when it is the only one).
+
+    The one decision rule of the planner, for modelled, timed or measured numbers alike:
+    a prepared plan that times its own sweeps (eager or replayed by ``dualad.jit``, whose
+    forward/reverse ratio differs from the eager one) calls it again with those. With
+    ``current``, the current choice is kept unless another is at least ``margin`` times
+    cheaper, so noisy measurements do not flip a plan back and forth.
+
+    Examples
+    --------
+    >>> from dualad.jacobians.cost import pick
+    >>> pick({"forward": 2e-3, "reverse": 3e-3})
+    ('forward', 1.5)
+    >>> pick({"forward": 2e-3, "reverse": 1.9e-3}, current="forward", margin=1.1)
+    ('forward', 0.95)
+    """
+    ok = {a: s for a, s in seconds.items() if s is not None and math.isfinite(s)}
+    if not ok:
+        raise ValueError("pick: no alternative has a finite cost")
+    best = min(ok, key=ok.get)
+    if current in ok and ok[current] <= margin * ok[best]:
+        best = current
+    others = [s for a, s in ok.items() if a != best]
+    ratio = min(others) / max(ok[best], 1e-12) if others else math.inf
+    return best, ratio
 
 
 def _fmt(seconds):

@@ -313,9 +313,9 @@ class Plan:
         >>> from dualad import jacobians
         >>> def loss(x):
         ...     return np.sum(x ** 2)
-        >>> text = jacobians.plan(loss, np.ones(100)).explain()
+        >>> text = jacobians.plan(loss, np.ones(10000)).explain()
         >>> print(text.splitlines()[0])
-        Jacobian plan for loss: n = 100 inputs, m = 1 outputs (flat Jacobian 1 x 100).
+        Jacobian plan for loss: n = 10000 inputs, m = 1 outputs (flat Jacobian 1 x 10000).
         >>> print(next(line for line in text.splitlines() if line.startswith("Chosen")))
         Chosen: reverse — 1 direction in 1 sweep(s) of up to ... per Jacobian.
         """
@@ -480,10 +480,10 @@ def plan(f, *args, mode="auto", argnums=0, sparse="auto", sparsity=None, chunk_s
     >>> from dualad import jacobians
     >>> def loss(x):
     ...     return np.sum(x ** 2)
-    >>> p = jacobians.plan(loss, np.ones(100))
+    >>> p = jacobians.plan(loss, np.ones(10000))
     >>> p
-    Plan(loss: reverse, n=100, m=1, 1 direction in 1 sweep(s))
-    >>> print(p(np.arange(100.0))[:5])
+    Plan(loss: reverse, n=10000, m=1, 1 direction in 1 sweep(s))
+    >>> print(p(np.arange(10000.0))[:5])
     [0. 2. 4. 6. 8.]
     """
     mode = check_mode("plan", mode, ("auto",) + ALTERNATIVES)
@@ -530,7 +530,8 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
     estimates = {}
     for alt in ("forward", "reverse"):
         if mode in ("auto", alt) and sparse is not True:
-            estimates[alt] = (cost.model(census, dirs[alt], chunk, alt), "modelled")
+            estimates[alt] = (cost.model(census, dirs[alt], chunk, alt, onehot=True),
+                              "modelled")
     if sp_info is None and mode not in ("forward", "reverse"):
         go = True
         budget = None
@@ -580,11 +581,9 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
     timed = _settle(problem, feasible, calibrate, dirs, chunk, nnz, estimates)
     if timed[0].startswith("Timed:"):
         how = "the cheapest estimate after timing (see 'Timed')."
-    feasible = {a: e for a, (e, _) in estimates.items() if math.isfinite(e)}
-    chosen = min(feasible, key=feasible.get)
-    if len(feasible) > 1:
-        ranked = sorted(feasible.values())
-        how += f" {chosen} is {ranked[1] / max(ranked[0], 1e-12):.2f}x cheaper than the runner-up."
+    chosen, ratio = cost.pick({a: e for a, (e, _) in estimates.items()})
+    if math.isfinite(ratio):
+        how += f" {chosen} is {ratio:.2f}x cheaper than the runner-up."
     return Plan(problem, chosen, chunk, census, sp_info, col, row, estimates, how, notes,
                 output, max_memory, timed)
 
