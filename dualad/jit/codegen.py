@@ -133,6 +133,14 @@ class _Emitter:
     def atom(self, a):
         return f"v{a}" if a.__class__ is int else self.const(a)
 
+    def output(self, a, boxed):
+        """An output atom: a constant array is returned as a new copy at every call (the
+        program holds one array; a caller writing into a returned Jacobian must not change
+        what later calls return), as ``f`` itself builds a new array each time."""
+        if a.__class__ is not int and isinstance(a.value, np.ndarray):
+            return f"{self.ns.bind(a.value, 'c')}.copy()"
+        return boxed(a)
+
     def guard(self, g, k, indent):
         v = f"v{g.var}"
         if g.kind == "bool":
@@ -178,7 +186,7 @@ def generate_plain(prog, name="replay"):
             em.guard(e, k, "    ")
             continue
         em.lines.append(f"    v{e.out} = {em.call(e, [em.atom(a) for a in e.ins])}")
-    outs = [em.atom(a) for a in prog.outvars]
+    outs = [em.output(a, em.atom) for a in prog.outvars]
     em.lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     return _finish(em.lines, prog), ns.ns
 
@@ -301,7 +309,7 @@ def generate(prog, name="replay"):
             em.lines.append(f"{ind}v{out} = {rhs}{note}")
             continue
         em.lines.append(f"{ind}v{out} = {em.call(e, [boxed(a) for a in e.ins])}{note}")
-    outs = [boxed(a) for a in opt.outvars]
+    outs = [em.output(a, boxed) for a in opt.outvars]
     em.lines.append(f"{ind}return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     if specialized:
         fallback = ns.bind(_Lazy(prog, name + "_unspecialized"), "unspecialized")

@@ -82,3 +82,50 @@ def test_composes_with_grad():
     r = Replayed(lambda x: np.sum(np.sin(x)), "d")
     x = np.array([0.3, 0.7])
     np.testing.assert_allclose(dualad.grad(r)(x), np.cos(x))
+
+
+# --- a constant output is a new array at every call --------------------------------------
+
+def _linear_jacobian():
+    from dualad import jacobians
+    A = np.arange(6.0).reshape(2, 3)
+    return A, dualad.jit(jacobians.jacfwd(lambda x: A @ x))
+
+
+def test_a_constant_output_written_into_does_not_change_later_calls():
+    A, g = _linear_jacobian()
+    x = np.ones(3)
+    first = g(x)             # traced: f's Jacobian is a constant of the program
+    first[0, 0] = 99.0
+    second = g(x)            # replayed
+    np.testing.assert_array_equal(second, A)
+    second[0, 1] = -5.0
+    np.testing.assert_array_equal(g(x), A)
+    assert g(x) is not g(x)
+
+
+def test_a_constant_output_is_fresh_in_the_traced_replay_too():
+    from dualad.jit.replay import run
+    A, g = _linear_jacobian()
+    x = np.ones(3)
+    g(x)
+    prog = g.program(x)
+    out = run(prog, [x])[0]
+    out[0, 0] = 99.0
+    np.testing.assert_array_equal(run(prog, [x])[0], A)
+
+
+def test_an_output_that_is_the_input_stays_the_input_as_without_jit():
+    f = dualad.jit(lambda x: x)
+    x = np.ones(3)
+    f(x)
+    assert f(x) is x
+
+
+def test_a_closed_over_array_returned_is_read_at_each_call():
+    A = np.ones(2)
+    f = dualad.jit(lambda x: A)
+    x = np.zeros(2)
+    f(x)
+    A[0] = 7.0           # the same object changed in place: as without jit, f sees it
+    np.testing.assert_array_equal(f(x), [7.0, 1.0])
