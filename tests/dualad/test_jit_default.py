@@ -129,3 +129,27 @@ def test_a_closed_over_array_returned_is_read_at_each_call():
     f(x)
     A[0] = 7.0           # the same object changed in place: as without jit, f sees it
     np.testing.assert_array_equal(f(x), [7.0, 1.0])
+
+
+def test_a_fallback_is_per_signature_not_for_every_later_call():
+    calls = []
+
+    def d(x):
+        calls.append(x.dtype)
+        if x.dtype.kind == "i":
+            x *= 2          # in place: plain code can, a replay cannot
+            return x
+        return np.sin(x) * 2.0
+
+    r = Replayed(d, "d")
+    with pytest.warns(JitFallbackWarning):
+        np.testing.assert_array_equal(r(np.arange(3)), [0, 2, 4])
+    assert list(r.fallbacks.values()) and r.fell_back
+    calls.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            np.testing.assert_allclose(r(np.ones(3)), 2 * np.sin(np.ones(3)))
+        np.testing.assert_array_equal(r(np.arange(3)), [0, 2, 4])   # eager, no warning
+    assert len([c for c in calls if c.kind == "i"]) == 1
+    assert len([c for c in calls if c.kind == "f"]) == 1   # traced once, replayed after
