@@ -321,6 +321,7 @@ def sparse_hessian_fn(f, x0, *args, chunk_size=None, max_memory=DEFAULT_MAX_MEMO
     # Under jit the pattern is given when it holds at every point (no decisions of f
     # shaped it), else detected in each trace at its point, guarded by f's decisions.
     given = sparsity.pattern if sparsity.decisions is None else None
+    traces = []
 
     def same_shape(shape):
         if tuple(shape) != tuple(problem.in_shapes[0]):
@@ -334,6 +335,11 @@ def sparse_hessian_fn(f, x0, *args, chunk_size=None, max_memory=DEFAULT_MAX_MEMO
 
     def traced(x, *a):
         same_shape(x.shape)
+        if given is None:      # the pattern is detected in this trace: count as the check does
+            traces.append(1)
+            if len(traces) > 1:
+                checked.redetections += 1
+                checked.points += 1
         return nested.sparse_hessian(f, x, *a, sparsity=given, chunk_size=chunk)
     replayed = Replayed(traced, f"sparse_hessian_fn({_name(f)})", jit) if jit else None
 
@@ -512,14 +518,26 @@ def jacobian_fn(residual, x0=None, *args, mode="auto", jit=True):
     [2.  0.5]
     """
     x0 = _point("jacobian_fn", residual, x0, args)
-    sweeps = Replayed(lambda x, *a: jacobian(residual, x, *a, mode=mode),
-                      f"jacobian_fn({_name(residual)})", jit)
+    if jit not in (True, False):
+        raise TypeError(f"jacobian_fn({_name(residual)}): jit= takes True or False, got {jit!r}")
+    # Under jit: a plan, made at the first point (x0, or the first call's), weighs the sparse
+    # ways as jacobian() does (detect="worth") and replays its choice.
+    planned = []
+
+    def sweeps(x, *a):
+        if not jit:
+            return jacobian(residual, x, *a, mode=mode)
+        if not planned:
+            planned.append(plan(residual, x if x0 is None else x0, *a, mode=mode,
+                                output="dense", detect="worth"))
+        return planned[0](x, *a)
 
     def jac(x, *more):
         x = _at("jacobian_fn", residual, x0, x)
         j = sweeps(x, *(more or args))
         return np.asarray(j, float).reshape(-1, np.size(x))
     jac.__name__ = f"jacobian({_name(residual)})"
+    jac.planned = planned      # [the Plan] once made (jit=True)
     return jac
 
 

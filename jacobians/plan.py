@@ -239,7 +239,7 @@ class Plan:
         out = replayed(*args)
         if self.output == "sparse" and isinstance(out, np.ndarray):   # a dense mode's array
             import scipy.sparse as sp
-            out = sp.csr_matrix(out.reshape(self.m, self.n))
+            out = sp.csr_matrix(out.reshape(-1, self.n))   # (m may change with f's decisions)
         return out
 
     def _use_jit(self, jit):
@@ -264,6 +264,14 @@ class Plan:
         """What the replay records (traced ``args``), or computes when it runs without jit."""
         assert f is self.problem.f
         if holds_traced(args):
+            c = self.checked
+            if c is not None and c.checked:
+                # a sparse pattern shaped by f's decisions is detected in every trace, at its
+                # point; the traces after the first are the re-detections of the eager check
+                self._traces = getattr(self, "_traces", 0) + 1
+                if self._traces > 1:
+                    c.redetections += 1
+                    c.points += 1
             return self._traced(args, dense_ok=True)
         return self._eager(args)
 
@@ -314,7 +322,10 @@ class Plan:
                                      max_memory=self.max_memory)
         if want_sparse:
             return csr
-        check.set_outputs(p.out_rebuild([np.zeros(s) for s in p.out_shapes]))
+        shapes = p.out_shapes
+        if csr.shape[0] != p.m and len(shapes) == 1 and len(shapes[0]) == 1:
+            shapes = [(csr.shape[0],)]    # f's output length follows its decisions (a mask)
+        check.set_outputs(p.out_rebuild([np.zeros(s) for s in shapes]))
         return check.structured(csr.toarray())
 
     def _follow(self):
@@ -496,7 +507,8 @@ def plan(f, *args, mode="auto", argnums=0, sparse="auto", sparsity=None, chunk_s
         replay is never stale (a point where ``f`` takes another branch traces again, and a
         sparse pattern is detected again there). A function jit cannot trace runs without
         it after one ``JitFallbackWarning``. ``False``: every call runs the eager sweeps
-        (``Plan.redetections`` counts only those calls' re-detections). A side effect of
+        (under jit, ``Plan.redetections`` counts the traces after the first, each of which
+        detects a decision-dependent pattern at its point). A side effect of
         ``f`` happens once per trace, not per call: see docs/jit.md. Not used with
         ``executor=``.
 

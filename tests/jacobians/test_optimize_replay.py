@@ -223,3 +223,37 @@ def test_ode_jacobian_in_bdf_replays():
     jac = O.ode_jacobian_fn(robertson, y0)
     jac(0.0, y0)
     assert list(jac.plan.replayed.cache_info().values()) == [1]
+
+
+def test_a_value_independent_sparse_plan_is_traced_once():
+    def bratu(u):
+        padded = np.concatenate([np.zeros(1), u, np.zeros(1)])
+        return (padded[:-2] - 2 * u + padded[2:]) * 31.0 ** 2 + np.exp(u)
+
+    x0 = np.linspace(0.1, 0.9, 30)
+    for mode in ("sparse-forward", "sparse-reverse"):
+        p = jacobians.plan(bratu, x0, mode=mode, output="sparse")
+        for k in range(4):
+            x = np.cos(np.arange(30.0) + k)
+            np.testing.assert_allclose(p(x).toarray(), jacobians.jacobian(bratu, x), rtol=1e-12)
+        assert list(p.replayed.cache_info().values()) == [1] and p.redetections == 0
+
+
+def test_where_with_a_changing_mask_replays_right_values():
+    def f(v):
+        return np.where(v > 0, v ** 2, np.sin(v))
+
+    p = jacobians.plan(f, np.array([1.0, -1.0, 2.0]), mode="sparse-forward", output="sparse")
+    for x in [np.array([-1.0, 1.0, 2.0]), np.array([-2.0, 3.0, 1.0]), np.array([1.0, -1.0, 2.0])]:
+        np.testing.assert_allclose(p(x).toarray(), jacobians.jacobian(f, x), atol=1e-12)
+
+
+def test_an_output_whose_length_follows_a_mask_replays_as_dense():
+    def f(v):
+        return np.sin(v[v > 0])
+
+    p = jacobians.plan(f, np.array([3.0, 1.5, 2.0, -0.5]), mode="sparse-forward", output="dense")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitFallbackWarning)
+        for x in [np.array([1.0, 3.0, 2.0, 0.5]), np.array([-1.0, 2.0, -3.0, 4.0])]:
+            np.testing.assert_allclose(p(x), jacobians.jacobian(f, x), atol=1e-12)
