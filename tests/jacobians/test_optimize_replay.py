@@ -257,3 +257,36 @@ def test_an_output_whose_length_follows_a_mask_replays_as_dense():
         warnings.simplefilter("error", JitFallbackWarning)
         for x in [np.array([1.0, 3.0, 2.0, 0.5]), np.array([-1.0, 2.0, -3.0, 4.0])]:
             np.testing.assert_allclose(p(x), jacobians.jacobian(f, x), atol=1e-12)
+
+
+def test_an_argument_jit_cannot_take_falls_back_with_one_warning():
+    import types
+
+    def f(x, params):
+        return params.c * x[0] ** 3 + np.sum(x ** 2)
+
+    x = np.array([1.0, 2.0])
+    hp = O.hessp_fn(f, x, types.SimpleNamespace(c=1.0))
+    with pytest.warns(JitFallbackWarning, match=r"hessp_fn\(f\).*jit=False") as seen:
+        out = [hp(x, np.ones(2), types.SimpleNamespace(c=2.0)) for _ in range(3)]
+    assert sum(issubclass(w.category, JitFallbackWarning) for w in seen) == 1
+    for o in out:
+        np.testing.assert_allclose(o, [14.0, 2.0])
+    g = O.gradient(f, x, types.SimpleNamespace(c=1.0))
+    with pytest.warns(JitFallbackWarning):
+        np.testing.assert_allclose(g(x), [5.0, 4.0])
+
+
+def test_the_users_own_error_is_raised_as_without_jit():
+    def r(x):
+        if x[0] > 5:
+            raise ValueError("x[0] out of the model's range")
+        return x ** 2
+
+    jac = O.jacobian_fn(r, np.ones(2))
+    jac(np.ones(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JitFallbackWarning)
+        with pytest.raises(ValueError, match="out of the model's range"):
+            jac(np.array([6.0, 1.0]))
+        np.testing.assert_allclose(jac(np.array([2.0, 3.0])), np.diag([4.0, 6.0]))
