@@ -153,3 +153,35 @@ def test_a_fallback_is_per_signature_not_for_every_later_call():
         np.testing.assert_array_equal(r(np.arange(3)), [0, 2, 4])   # eager, no warning
     assert len([c for c in calls if c.kind == "i"]) == 1
     assert len([c for c in calls if c.kind == "f"]) == 1   # traced once, replayed after
+
+
+# --- cheap code generation for the prepared derivatives' common primitives -----------------
+
+@pytest.mark.parametrize("shapes", [((3, 4), (4,)), ((4,), (4, 2)), ((3, 4), (4, 2)),
+                                    ((4,), (4,)), ((2, 3, 4), (4,)), ((2, 3, 4), (4, 5))])
+def test_matmul_written_as_the_operator_gives_the_same_bits(shapes):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
+
+    def f(a, b):
+        return np.sin(a) @ b
+
+    g = dualad.jit(f)
+    np.testing.assert_array_equal(g(a, b), f(a, b))
+    np.testing.assert_array_equal(g(a + 1, b), f(a + 1, b))
+    src = g.source(a, b)
+    assert ("@" in src) == (len(shapes[0]) <= 2 and len(shapes[1]) <= 2), src
+
+
+def test_reshape_transpose_where_are_called_directly():
+    def f(x):
+        y = np.reshape(np.sin(x), (3, 2)).T
+        return np.where(y > 0, y, 0.5 * y)
+
+    g = dualad.jit(f)
+    x = np.linspace(-1, 1, 6)
+    np.testing.assert_array_equal(g(x), f(x))
+    src = g.source(x)
+    assert ".reshape((3, 2))" in src and ".transpose(" in src and "np.where(" in src, src
+    np.testing.assert_array_equal(dualad.grad(lambda x: np.sum(g(x) ** 2))(x),
+                                  dualad.grad(lambda x: np.sum(f(x) ** 2))(x))
