@@ -43,7 +43,7 @@ import numpy as np
 
 import dualad
 
-from dualad.jit.default import Replayed
+from dualad.extend import Replayed
 
 from ._common import DEFAULT_MAX_MEMORY, Problem
 from .coloring import star_coloring

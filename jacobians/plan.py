@@ -45,7 +45,7 @@ from .sparsity import Sparsity, as_pattern, detect_jacobian
 from .sweeps import check_mode, chunk_for, forward_flat, get_census, note, result_dtype, \
     reverse_flat
 from .validity import CheckedPattern
-from dualad.jit.default import Replayed
+from dualad.extend import Replayed
 
 ALTERNATIVES = ("forward", "reverse", "sparse-forward", "sparse-reverse")
 KIND = {"forward": "forward", "reverse": "reverse", "sparse-forward": "forward",

@@ -33,11 +33,22 @@ __all__ = ["Replayed", "JitFallbackWarning"]
 
 
 class JitFallbackWarning(UserWarning):
-    """A prepared derivative could not be traced by ``dualad.jit`` and runs without it."""
+    """A prepared derivative could not be traced by ``dualad.jit`` and runs without it.
+
+    Warned once per prepared object (a plan, a ``jacobians.optimize`` helper), the first
+    time a call's trace fails while the function itself runs; calls with those argument
+    shapes and types run without jit from then on, with the same values. Pass ``jit=False``
+    to the helper to choose that and silence the warning.
+    """
 
 
 class Replayed:
     """``fun`` through ``dualad.jit``, falling back to ``fun`` itself (see the module).
+
+    A call runs the program traced for its signature (tracing ``fun`` on the first call
+    of a signature); when that raises and ``fun`` itself does not, ``fun``'s value is
+    returned and the signature runs without jit from then on, after one
+    :class:`JitFallbackWarning`; when ``fun`` raises too, its own error is raised.
 
     Parameters
     ----------
@@ -111,7 +122,13 @@ class Replayed:
             f"warning", JitFallbackWarning, stacklevel=3)
 
     def cache_info(self):
-        """The jitted function's programs per signature (``{}`` without jit)."""
+        """Return the jitted function's traces per signature.
+
+        Returns
+        -------
+        dict
+            ``{signature: number of traces}`` (``{}`` without jit).
+        """
         return {} if self.jitted is None else self.jitted.cache_info()
 
     def __repr__(self):
