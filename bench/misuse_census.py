@@ -980,6 +980,69 @@ def _():
     return "no error"
 
 
+
+# --- issue 31: prepared derivatives replay through dualad.jit by default -----------------------
+_CENSUS_A = np.arange(6.0).reshape(2, 3)
+
+
+@case("jacobian_fn (jit by default): writing into a returned Jacobian of a linear residual "
+      "does not change the next call's", ref=_CENSUS_A)
+def _():
+    from dualad.jacobians.optimize import jacobian_fn
+    jac = jacobian_fn(lambda x: _CENSUS_A @ x, np.ones(3))
+    for _ in range(3):
+        J = jac(np.ones(3))
+        J[0, 0] = 99.0      # SciPy or the user scaling the Jacobian in place
+    return jac(np.ones(3))
+
+
+@case("gradient (jit by default): f reads a closed-over list changed between calls",
+      ref=[6.0, 6.0])
+def _():
+    from dualad.jacobians.optimize import gradient
+    coef = [1.0]
+    jac = gradient(lambda x: coef[0] * np.sum(x ** 2), np.ones(2))
+    jac(np.ones(2))
+    coef[0] = 3.0            # the replay must not use the traced 1.0
+    return jac(np.ones(2))
+
+
+@case("gradient (jit by default): a counter f increments counts traces, not calls "
+      "(documented: 1 trace + 0 per replay; jit=False: 5)", ref=(1, 5))
+def _():
+    from dualad.jacobians.optimize import gradient
+    counts = []
+    for jit in (True, False):
+        calls = [0]
+
+        def f(x):
+            calls[0] += 1
+            return np.sum(np.sin(x))
+        jac = gradient(f, np.ones(2), jit=jit)
+        for k in range(5):
+            jac(np.full(2, float(k)))
+        counts.append(calls[0])
+    return tuple(counts)
+
+
+@case("hessp_fn (jit by default): f the trace cannot follow falls back to eager, right "
+      "value, one JitFallbackWarning", ref=(12.0, 1))
+def _():
+    from dualad.jacobians.optimize import hessp_fn
+    from dualad.jit.default import JitFallbackWarning
+
+    import types
+
+    def f(x, params):        # an argument jit can neither trace nor hash (a namespace)
+        return params.c * x[0] ** 3
+    hp = hessp_fn(f, np.ones(1), types.SimpleNamespace(c=1.0))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        out = [hp(np.ones(1), np.ones(1), types.SimpleNamespace(c=2.0)) for _ in range(3)]
+    n = sum(issubclass(w.category, JitFallbackWarning) for w in seen)
+    return float(out[-1][0]), n
+
+
 def main(argv):
     show_all = "--all" in argv
     counts = {"right": 0, "clear": 0, "unclear": 0, "silent": 0}

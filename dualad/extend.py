@@ -122,12 +122,16 @@ first linear map a gather). ``NUMPY_FUNCTIONS``, ``NUMPY_UFUNCS``: the front end
 (``np.array([x, y])``) restacked into traced arrays, as ``grad``/``jvp``/``vjp`` do;
 ``raise_assignment_error(api, fname, e)``: the TypeError they raise instead of NumPy's
 bare "setting an array element with a sequence" (``out[i] = x`` into a plain array).
+``Replayed(fun, name, jit=True)``: ``fun`` (a prepared derivative) through ``dualad.jit``,
+falling back to ``fun`` itself with one ``JitFallbackWarning`` for a signature whose
+trace fails while ``fun`` runs (:mod:`dualad.jit.default`).
 """
 from __future__ import annotations
 
 from .api import check_input
 from .objects import traced_outputs
 from .inplace import raise_assignment_error
+from .jit.default import JitFallbackWarning, Replayed
 from .dispatch import FUNCTIONS as NUMPY_FUNCTIONS, UFUNCS as NUMPY_UFUNCS
 from .forward import Dual, JVPTrace
 from .onehot import onehot_rows
@@ -158,5 +162,5 @@ __all__ = [
     "unbroadcast", "unguarded_value",
     # for the planner and the oracles
     "check_input", "onehot_rows", "NUMPY_FUNCTIONS", "NUMPY_UFUNCS", "traced_outputs",
-    "raise_assignment_error",
+    "raise_assignment_error", "Replayed", "JitFallbackWarning",
 ]

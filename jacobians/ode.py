@@ -34,7 +34,7 @@ def _state(fun, name, y):
     return y.astype(float, copy=False)
 
 
-def ode_jacobian_fn(fun, y0, *args, t0=0.0, sparse="auto", mode="auto"):
+def ode_jacobian_fn(fun, y0, *args, t0=0.0, sparse="auto", mode="auto", jit=True):
     r"""The Jacobian :math:`(t, y) \mapsto \partial f/\partial y\,(t, y)`, for ``solve_ivp(jac=)``.
 
     Planned once at ``(t0, y0)`` (:func:`dualad.jacobians.plan` with ``argnums=1``):
@@ -57,6 +57,11 @@ def ode_jacobian_fn(fun, y0, *args, t0=0.0, sparse="auto", mode="auto"):
         always a dense array.
     mode : str, optional
         As in :func:`dualad.jacobians.plan` (default ``"auto"``).
+    jit : bool, optional
+        Replay the plan's sweeps through :func:`dualad.jit` (default True): the first
+        call traces and compiles them, later calls run the program, guarded so a replay is
+        never stale; ``False``: eager sweeps at every call. A side effect of ``fun``
+        happens once per trace, not per call (docs/jit.md).
 
     Returns
     -------
@@ -111,7 +116,7 @@ def ode_jacobian_fn(fun, y0, *args, t0=0.0, sparse="auto", mode="auto"):
         raise ValueError(f"ode_jacobian_fn: sparse={sparse!r} is not one of 'auto', True, "
                          f"False")
     p = plan(fun, t0, y0, *args, argnums=1, mode=mode, output=output,
-             sparse=False if sparse is False else "auto")
+             sparse=False if sparse is False else "auto", jit=jit)
 
     def jac(t, y, *more):
         y = _state(fun, "y", y)

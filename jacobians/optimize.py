@@ -43,10 +43,13 @@ import numpy as np
 
 import dualad
 
+from dualad.extend import Replayed
+
 from ._common import DEFAULT_MAX_MEMORY, Problem
 from .coloring import star_coloring
 from .dense import jacobian
 from .hessian import hessian, hessian_chunk, hvp, scalar_problem
+from . import nested
 from .plan import plan
 from .sparsity import detect_hessian, jacobian_sparsity  # noqa: F401  (re-exported)
 from .validity import CheckedPattern
@@ -110,7 +113,7 @@ def _at(helper, f, x0, x):
     return x
 
 
-def gradient(f, x0=None, *args):
+def gradient(f, x0=None, *args, jit=True):
     r"""The gradient function :math:`x \mapsto \nabla f(x, *\mathrm{args})`, for SciPy's ``jac=``.
 
     One reverse sweep per call (``dualad.grad``), exact to rounding; the result is a
@@ -125,6 +128,13 @@ def gradient(f, x0=None, *args):
         its shape. ``None`` (default) skips the check.
     *args : object
         Default extra arguments, used when SciPy passes none.
+    jit : bool, optional
+        Replay through :func:`dualad.jit` (default True): the first call with a given
+        shape and dtype traces the gradient and compiles it, later calls replay the program
+        (guarded, never stale); a function jit cannot trace runs without it after one
+        ``JitFallbackWarning``. ``False``: every call runs the eager sweeps. See
+        docs/jit.md, "Prepared derivatives" (a side effect of ``f`` happens once per
+        trace, not per call).
 
     Returns
     -------
@@ -153,7 +163,7 @@ def gradient(f, x0=None, *args):
     [-2. -2.]
     """
     x0 = _point("gradient", f, x0, args)
-    g = dualad.grad(f)
+    g = Replayed(dualad.grad(f), f"gradient({_name(f)})", jit)
 
     def jac(x, *more):
         return np.asarray(g(_at("gradient", f, x0, x), *(more or args)), float)
@@ -161,7 +171,7 @@ def gradient(f, x0=None, *args):
     return jac
 
 
-def value_and_gradient(f, x0=None, *args):
+def value_and_gradient(f, x0=None, *args, jit=True):
     r"""The function :math:`x \mapsto (f(x), \nabla f(x))` in one sweep, for ``jac=True``.
 
     One recording and one reverse sweep per call (``dualad.value_and_grad``); the value
@@ -176,6 +186,13 @@ def value_and_gradient(f, x0=None, *args):
         its shape. ``None`` (default) skips the check.
     *args : object
         Default extra arguments, used when SciPy passes none.
+    jit : bool, optional
+        Replay through :func:`dualad.jit` (default True): the first call with a given
+        shape and dtype traces the value and the gradient and compiles it, later calls replay the program
+        (guarded, never stale); a function jit cannot trace runs without it after one
+        ``JitFallbackWarning``. ``False``: every call runs the eager sweeps. See
+        docs/jit.md, "Prepared derivatives" (a side effect of ``f`` happens once per
+        trace, not per call).
 
     Returns
     -------
@@ -187,7 +204,7 @@ def value_and_gradient(f, x0=None, *args):
     gradient : The gradient alone.
     """
     x0 = _point("value_and_gradient", f, x0, args)
-    vg = dualad.value_and_grad(f)
+    vg = Replayed(dualad.value_and_grad(f), f"value_and_gradient({_name(f)})", jit)
 
     def fun(x, *more):
         v, g = vg(_at("value_and_gradient", f, x0, x), *(more or args))
@@ -196,7 +213,7 @@ def value_and_gradient(f, x0=None, *args):
     return fun
 
 
-def hessian_fn(f, x0=None, *args, sparse=False):
+def hessian_fn(f, x0=None, *args, sparse=False, jit=True):
     r"""The Hessian function :math:`x \mapsto \nabla^2 f(x)`, for SciPy's ``hess=``.
 
     Dense by default: forward-over-reverse sweeps (:func:`dualad.jacobians.hessian`),
@@ -215,6 +232,13 @@ def hessian_fn(f, x0=None, *args, sparse=False):
         Default extra arguments, used when SciPy passes none.
     sparse : bool, optional
         Return CSR matrices (default False: dense arrays).
+    jit : bool, optional
+        Replay through :func:`dualad.jit` (default True): the first call with a given
+        shape and dtype traces the Hessian sweeps and compiles it, later calls replay the program
+        (guarded, never stale); a function jit cannot trace runs without it after one
+        ``JitFallbackWarning``. ``False``: every call runs the eager sweeps. See
+        docs/jit.md, "Prepared derivatives" (a side effect of ``f`` happens once per
+        trace, not per call).
 
     Returns
     -------
@@ -227,20 +251,23 @@ def hessian_fn(f, x0=None, *args, sparse=False):
     sparse_hessian_fn : The sparse Hessian prepared at a given point.
     """
     x0 = _point("hessian_fn", f, x0, args)
-    prepared = [] if x0 is None or not sparse else [sparse_hessian_fn(f, x0, *args)]
+    prepared = [] if x0 is None or not sparse else [sparse_hessian_fn(f, x0, *args, jit=jit)]
+    dense = None if sparse else Replayed(lambda x, *a: hessian(f, x, *a),
+                                         f"hessian_fn({_name(f)})", jit)
 
     def hess(x, *more):
         x = _at("hessian_fn", f, x0, x)
         if sparse:
             if not prepared:
-                prepared.append(sparse_hessian_fn(f, x, *args))
+                prepared.append(sparse_hessian_fn(f, x, *args, jit=jit))
             return prepared[0](x, *more)
-        return hessian(f, x, *(more or args))
+        return dense(x, *(more or args))
     hess.__name__ = f"hessian({_name(f)})"
     return hess
 
 
-def sparse_hessian_fn(f, x0, *args, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY):
+def sparse_hessian_fn(f, x0, *args, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY,
+                      jit=True):
     """The Hessian function as an exactly symmetric SciPy CSR matrix, prepared at ``x0``.
 
     The pattern is detected and star-colored once, at ``x0``; each call then costs one
@@ -261,11 +288,22 @@ def sparse_hessian_fn(f, x0, *args, chunk_size=None, max_memory=DEFAULT_MAX_MEMO
         Colors per sweep (default: as many as fit in ``max_memory``).
     max_memory : int, optional
         Bytes of one sweep's tangents (default 256 MiB).
+    jit : bool, optional
+        Replay through :func:`dualad.jit` (default True): the first call with a given
+        shape and dtype traces the compressed sweeps (and, when the pattern depends on decisions
+        ``f`` takes, the detection, guarded by those decisions: a point where ``f``
+        decides otherwise traces again) and compiles it, later calls replay the program
+        (guarded, never stale); a function jit cannot trace runs without it after one
+        ``JitFallbackWarning``. ``False``: every call runs the eager sweeps. See
+        docs/jit.md, "Prepared derivatives" (a side effect of ``f`` happens once per
+        trace, not per call).
 
     Returns
     -------
     callable
-        ``hess(x, *args)``, a CSR matrix; ``hess.checked`` holds the pattern check.
+        ``hess(x, *args)``, a CSR matrix; ``hess.checked`` holds the pattern check (of the
+        calls without jit: under jit a point where ``f`` decides otherwise is traced
+        again, counted in ``hess.replayed.cache_info()``).
 
     Raises
     ------
@@ -280,19 +318,43 @@ def sparse_hessian_fn(f, x0, *args, chunk_size=None, max_memory=DEFAULT_MAX_MEMO
     sparsity = detect_hessian(problem)
     checked = CheckedPattern("hessian", sparsity, star_coloring(sparsity.pattern))
     chunk = hessian_chunk(problem, "forward-over-reverse", chunk_size, max_memory)
+    # Under jit the pattern is given when it holds at every point (no decisions of f
+    # shaped it), else detected in each trace at its point, guarded by f's decisions.
+    given = sparsity.pattern if sparsity.decisions is None else None
+    traces = []
+
+    def same_shape(shape):
+        if tuple(shape) != tuple(problem.in_shapes[0]):
+            raise ValueError(f"sparse_hessian_fn({_name(f)}): prepared for x of shape "
+                             f"{problem.in_shapes[0]}, got {tuple(shape)}")
+
+    def eager(x, *a):
+        at = Problem("sparse_hessian_fn", f, (x,) + a, 0)
+        same_shape(at.in_shapes[0])
+        return checked.evaluate(at, chunk)[0]
+
+    def traced(x, *a):
+        same_shape(x.shape)
+        if given is None:      # the pattern is detected in this trace: count as the check does
+            traces.append(1)
+            if len(traces) > 1:
+                checked.redetections += 1
+                checked.points += 1
+        return nested.sparse_hessian(f, x, *a, sparsity=given, chunk_size=chunk)
+    replayed = Replayed(traced, f"sparse_hessian_fn({_name(f)})", jit) if jit else None
 
     def hess(x, *more):
-        at = Problem("sparse_hessian_fn", f, (np.asarray(x, float),) + (more or args), 0)
-        if at.in_shapes != problem.in_shapes:
-            raise ValueError(f"sparse_hessian_fn({_name(f)}): prepared for x of shape "
-                             f"{problem.in_shapes[0]}, got {at.in_shapes[0]}")
-        return checked.evaluate(at, chunk)[0]
+        x = np.asarray(x, float)
+        if replayed is None:
+            return eager(x, *(more or args))
+        return replayed(x, *(more or args))
     hess.__name__ = f"sparse_hessian({_name(f)})"
     hess.checked = checked
+    hess.replayed = replayed
     return hess
 
 
-def hessp_fn(f, x0=None, *args):
+def hessp_fn(f, x0=None, *args, jit=True):
     r"""The Hessian-vector product :math:`(x, p) \mapsto \nabla^2 f(x)\, p`, for ``hessp=``.
 
     One forward-over-reverse sweep per call (:func:`dualad.jacobians.hvp`), without
@@ -307,6 +369,13 @@ def hessp_fn(f, x0=None, *args):
         its shape. ``None`` (default) skips the check.
     *args : object
         Default extra arguments, used when SciPy passes none.
+    jit : bool, optional
+        Replay through :func:`dualad.jit` (default True): the first call with a given
+        shape and dtype traces the product and compiles it, later calls replay the program
+        (guarded, never stale); a function jit cannot trace runs without it after one
+        ``JitFallbackWarning``. ``False``: every call runs the eager sweeps. See
+        docs/jit.md, "Prepared derivatives" (a side effect of ``f`` happens once per
+        trace, not per call).
 
     Returns
     -------
@@ -318,15 +387,16 @@ def hessp_fn(f, x0=None, *args):
     hessian_fn : The whole Hessian.
     """
     x0 = _point("hessp_fn", f, x0, args)
+    product = Replayed(lambda x, p, *a: hvp(f, x, p, *a), f"hessp_fn({_name(f)})", jit)
 
     def hessp(x, p, *more):
-        return np.asarray(hvp(f, _at("hessp_fn", f, x0, x), np.asarray(p, float),
-                              *(more or args)), float)
+        return np.asarray(product(_at("hessp_fn", f, x0, x), np.asarray(p, float),
+                                  *(more or args)), float)
     hessp.__name__ = f"hessp({_name(f)})"
     return hessp
 
 
-def minimize_kwargs(f, x0, method="trust-exact", hessian="auto", args=()):
+def minimize_kwargs(f, x0, method="trust-exact", hessian="auto", args=(), jit=True):
     """Keyword arguments for ``scipy.optimize.minimize`` with exact derivatives.
 
     ``fun``, ``x0``, ``method``, ``args``, ``jac`` (:func:`gradient`) and, as the method
@@ -347,6 +417,9 @@ def minimize_kwargs(f, x0, method="trust-exact", hessian="auto", args=()):
         ``"hess"``, ``"hessp"``: that one; None: neither.
     args : tuple, optional
         Extra arguments of ``f``.
+    jit : bool, optional
+        Passed to :func:`gradient`, :func:`hessian_fn`, :func:`hessp_fn` (default True:
+        they replay through :func:`dualad.jit`; ``False``: eager sweeps at every call).
 
     Returns
     -------
@@ -376,7 +449,7 @@ def minimize_kwargs(f, x0, method="trust-exact", hessian="auto", args=()):
     True [1. 1. 1.]
     """
     x0 = np.asarray(x0, float)
-    kw = {"fun": f, "x0": x0, "method": method, "jac": gradient(f, x0, *args),
+    kw = {"fun": f, "x0": x0, "method": method, "jac": gradient(f, x0, *args, jit=jit),
           "args": tuple(args)}
     m = method.lower() if isinstance(method, str) else method
     if hessian == "auto":
@@ -384,16 +457,16 @@ def minimize_kwargs(f, x0, method="trust-exact", hessian="auto", args=()):
                                                            "trust-krylov") else \
             ("hessp" if m in HESSP_METHODS else None)
     if hessian == "hess":
-        kw["hess"] = hessian_fn(f, x0, *args)
+        kw["hess"] = hessian_fn(f, x0, *args, jit=jit)
     elif hessian == "hessp":
-        kw["hessp"] = hessp_fn(f, x0, *args)
+        kw["hessp"] = hessp_fn(f, x0, *args, jit=jit)
     elif hessian is not None:
         raise ValueError(f"minimize_kwargs: hessian={hessian!r} is not one of 'auto', 'hess', "
                          f"'hessp', None")
     return kw
 
 
-def jacobian_fn(residual, x0=None, *args, mode="auto"):
+def jacobian_fn(residual, x0=None, *args, mode="auto", jit=True):
     r"""The dense Jacobian function :math:`x \mapsto J(x)`, for ``least_squares(..., jac=)``.
 
     Each call is :func:`dualad.jacobians.jacobian` of the residuals, reshaped to the
@@ -410,6 +483,13 @@ def jacobian_fn(residual, x0=None, *args, mode="auto"):
         Default extra arguments, used when SciPy passes none.
     mode : {"auto", "forward", "reverse"}, optional
         As in :func:`dualad.jacobians.jacobian` (default ``"auto"``).
+    jit : bool, optional
+        Replay through :func:`dualad.jit` (default True): the first call with a given
+        shape and dtype traces the Jacobian sweeps and compiles it, later calls replay the program
+        (guarded, never stale); a function jit cannot trace runs without it after one
+        ``JitFallbackWarning``. ``False``: every call runs the eager sweeps. See
+        docs/jit.md, "Prepared derivatives" (a side effect of ``f`` happens once per
+        trace, not per call).
 
     Returns
     -------
@@ -438,16 +518,30 @@ def jacobian_fn(residual, x0=None, *args, mode="auto"):
     [2.  0.5]
     """
     x0 = _point("jacobian_fn", residual, x0, args)
+    if jit not in (True, False):
+        raise TypeError(f"jacobian_fn({_name(residual)}): jit= takes True or False, got {jit!r}")
+    # Under jit: a plan, made at the first point (x0, or the first call's), weighs the sparse
+    # ways as jacobian() does (detect="worth") and replays its choice.
+    planned = []
+
+    def sweeps(x, *a):
+        if not jit:
+            return jacobian(residual, x, *a, mode=mode)
+        if not planned:
+            planned.append(plan(residual, x if x0 is None else x0, *a, mode=mode,
+                                output="dense", detect="worth"))
+        return planned[0](x, *a)
 
     def jac(x, *more):
         x = _at("jacobian_fn", residual, x0, x)
-        j = jacobian(residual, x, *(more or args), mode=mode)
+        j = sweeps(x, *(more or args))
         return np.asarray(j, float).reshape(-1, np.size(x))
     jac.__name__ = f"jacobian({_name(residual)})"
+    jac.planned = planned      # [the Plan] once made (jit=True)
     return jac
 
 
-def sparse_jacobian_fn(residual, x0, *args, mode="auto"):
+def sparse_jacobian_fn(residual, x0, *args, mode="auto", jit=True):
     """The Jacobian function as SciPy CSR matrices, planned once at ``x0``.
 
     The planner (:func:`dualad.jacobians.plan`, ``output="sparse"``) runs once at ``x0``:
@@ -465,6 +559,9 @@ def sparse_jacobian_fn(residual, x0, *args, mode="auto"):
         Extra arguments of ``residual``, used when SciPy passes none.
     mode : str, optional
         As in :func:`dualad.jacobians.plan` (default ``"auto"``).
+    jit : bool, optional
+        As in :func:`dualad.jacobians.plan` (default True: the plan's calls replay
+        through :func:`dualad.jit`).
 
     Returns
     -------
@@ -477,7 +574,7 @@ def sparse_jacobian_fn(residual, x0, *args, mode="auto"):
     jacobian_fn : Dense Jacobians.
     least_squares_kwargs : Everything ``least_squares`` needs, in one call.
     """
-    p = plan(residual, np.asarray(x0, float), *args, mode=mode, output="sparse")
+    p = plan(residual, np.asarray(x0, float), *args, mode=mode, output="sparse", jit=jit)
 
     def jac(x, *more):
         return p(np.asarray(x, float), *(more or args))
@@ -486,7 +583,7 @@ def sparse_jacobian_fn(residual, x0, *args, mode="auto"):
     return jac
 
 
-def least_squares_kwargs(residual, x0, sparse=False, args=()):
+def least_squares_kwargs(residual, x0, sparse=False, args=(), jit=True):
     """Keyword arguments for ``scipy.optimize.least_squares`` with exact Jacobians.
 
     ``fun``, ``x0``, ``args`` and ``jac``: dense (:func:`jacobian_fn`), or with
@@ -503,6 +600,8 @@ def least_squares_kwargs(residual, x0, sparse=False, args=()):
         A sparse Jacobian (default False).
     args : tuple, optional
         Extra arguments of ``residual``.
+    jit : bool, optional
+        Passed to :func:`jacobian_fn` / :func:`sparse_jacobian_fn` (default True).
 
     Returns
     -------
@@ -528,8 +627,8 @@ def least_squares_kwargs(residual, x0, sparse=False, args=()):
     x0 = np.asarray(x0, float)
     kw = {"fun": residual, "x0": x0, "args": tuple(args)}
     if sparse:
-        kw["jac"] = sparse_jacobian_fn(residual, x0, *args)
+        kw["jac"] = sparse_jacobian_fn(residual, x0, *args, jit=jit)
         kw["tr_solver"] = "lsmr"
     else:
-        kw["jac"] = jacobian_fn(residual, x0, *args)
+        kw["jac"] = jacobian_fn(residual, x0, *args, jit=jit)
     return kw

@@ -45,6 +45,7 @@ from .sparsity import Sparsity, as_pattern, detect_jacobian
 from .sweeps import check_mode, chunk_for, forward_flat, get_census, note, result_dtype, \
     reverse_flat
 from .validity import CheckedPattern
+from dualad.extend import Replayed
 
 ALTERNATIVES = ("forward", "reverse", "sparse-forward", "sparse-reverse")
 KIND = {"forward": "forward", "reverse": "reverse", "sparse-forward": "forward",
@@ -152,6 +153,7 @@ class Plan:
             self.checked = CheckedPattern(kind, sparsity, col if kind == "forward" else row)
         self.bytes_per_direction = census.bytes_per_direction(
             np.dtype(float_dtype(problem.dtype)).itemsize)
+        self.replayed = None            # calls through dualad.jit: see _use_jit
 
     # --- numbers -------------------------------------------------------------------------
     def directions_of(self, alt):
@@ -229,6 +231,51 @@ class Plan:
     def __call__(self, *args):
         if args and holds_traced(args):
             return self._traced(args)
+        replayed = self.replayed
+        if replayed is None or not args:
+            return self._eager(args)
+        if not _plain_floats(args):       # lists, integers, float32...: as the sweeps take them
+            args = tuple(self.problem.with_point(args).args)
+        out = replayed(*args)
+        if self.output == "sparse" and isinstance(out, np.ndarray):   # a dense mode's array
+            import scipy.sparse as sp
+            out = sp.csr_matrix(out.reshape(-1, self.n))   # (m may change with f's decisions)
+        return out
+
+    def _use_jit(self, jit):
+        """Calls with plain arguments replay through :func:`dualad.jit` (``jit=True``): the
+        first call of a signature traces :meth:`_traced` (the sweeps in the plan's mode, a
+        sparse pattern detected there and guarded by ``f``'s decisions) and compiles it.
+        Not for a plan with ``executor=`` (its sweeps run on workers)."""
+        if jit not in (True, False):
+            raise TypeError(f"plan({self.problem.name}): jit= takes True or False, got {jit!r}")
+        if not jit or self.problem.executor is not None:
+            self.replayed = None
+            return
+        f, plan_ = self.problem.f, self
+
+        def body(*args):
+            # f is read here so that dualad.jit checks, before every replay, what f reads
+            # (its closure, globals, the containers it reaches): the plan is not walked
+            return plan_._replay_body(args, f)
+        self.replayed = Replayed(body, f"plan({self.problem.name})")
+
+    def _replay_body(self, args, f):
+        """What the replay records (traced ``args``), or computes when it runs without jit."""
+        assert f is self.problem.f
+        if holds_traced(args):
+            c = self.checked
+            if c is not None and c.checked:
+                # a sparse pattern shaped by f's decisions is detected in every trace, at its
+                # point; the traces after the first are the re-detections of the eager check
+                self._traces = getattr(self, "_traces", 0) + 1
+                if self._traces > 1:
+                    c.redetections += 1
+                    c.points += 1
+            return self._traced(args, dense_ok=True)
+        return self._eager(args)
+
+    def _eager(self, args):
         problem = self.problem.with_point(args) if args else self.problem
         flat, problem = self.evaluate(problem)
         want_sparse = self.output == "sparse" or (self.output == "auto" and self.sparse)
@@ -239,12 +286,14 @@ class Plan:
             flat = dense_of(flat)      # within max_memory: checked when planned
         return problem.structured(flat)
 
-    def _traced(self, args):
+    def _traced(self, args, dense_ok=False):
         """The plan at traced arguments (under ``dualad.jit``, ``grad``, ``vmap``...): the
         traced path of :mod:`jacobians.nested` in the plan's mode and chunk size, its
         result traced too. Planning is not redone (the mode stays the plan's); a sparse
         mode detects the pattern at this call's primal values (once per trace under jit:
-        the sweep guards the decisions it holds for), unless the plan was given one."""
+        the sweep guards the decisions it holds for), unless the plan was given one.
+        ``dense_ok``: a dense mode with ``output="sparse"`` gives its dense array (the jit
+        path's caller makes it CSR)."""
         p = self.problem
         if p.executor is not None:
             raise TypeError(
@@ -259,7 +308,7 @@ class Plan:
         argnums = p.nums[0] if p.single else p.nums
         want_sparse = self.output == "sparse" or (self.output == "auto" and self.sparse)
         if not self.sparse:
-            if want_sparse:
+            if want_sparse and not dense_ok:
                 raise TypeError(f"plan({p.name}, output='sparse') in mode {self.mode!r} on "
                                 f"traced values: a dense sweep's traced result has no "
                                 f"stored-value pattern. Plan with output='dense', or a sparse "
@@ -273,7 +322,10 @@ class Plan:
                                      max_memory=self.max_memory)
         if want_sparse:
             return csr
-        check.set_outputs(p.out_rebuild([np.zeros(s) for s in p.out_shapes]))
+        shapes = p.out_shapes
+        if csr.shape[0] != p.m and len(shapes) == 1 and len(shapes[0]) == 1:
+            shapes = [(csr.shape[0],)]    # f's output length follows its decisions (a mask)
+        check.set_outputs(p.out_rebuild([np.zeros(s) for s in shapes]))
         return check.structured(csr.toarray())
 
     def _follow(self):
@@ -396,7 +448,7 @@ def _detect(problem, sparse, sparsity, max_memory, notes, budget=None):
 
 def plan(f, *args, mode="auto", argnums=0, sparse="auto", sparsity=None, chunk_size=None,
          max_memory=DEFAULT_MAX_MEMORY, output="auto", calibrate=True, detect="always",
-         executor=None, retries=2):
+         executor=None, retries=2, jit=True):
     r"""Prepare the Jacobian of ``f`` at ``args``: choose how, once, and evaluate it many times.
 
     Four ways to the Jacobian of :math:`F: \mathbb{R}^n \to \mathbb{R}^m` are weighed:
@@ -448,6 +500,17 @@ def plan(f, *args, mode="auto", argnums=0, sparse="auto", sparsity=None, chunk_s
         Planning runs in the calling process.
     retries : int, optional
         Resubmissions of a chunk lost with its worker (default 2).
+    jit : bool, optional
+        Calls replay through :func:`dualad.jit` (default True): the first call with given
+        shapes and dtypes traces the sweeps (a few times one eager call: the first-call
+        cost) and compiles them; later calls run the program, its guards checked so a
+        replay is never stale (a point where ``f`` takes another branch traces again, and a
+        sparse pattern is detected again there). A function jit cannot trace runs without
+        it after one ``JitFallbackWarning``. ``False``: every call runs the eager sweeps
+        (under jit, ``Plan.redetections`` counts the traces after the first, each of which
+        detects a decision-dependent pattern at its point). A side effect of
+        ``f`` happens once per trace, not per call: see docs/jit.md. Not used with
+        ``executor=``.
 
     Returns
     -------
@@ -501,8 +564,18 @@ def plan(f, *args, mode="auto", argnums=0, sparse="auto", sparsity=None, chunk_s
         raise TracedOutput(f"{e}. A prepared plan takes traced values: make it outside, "
                            f"p = plan(f, x0), and call p(x) inside") from None
     problem.executor = workers
-    return prepare(problem, mode, sparse, sparsity, chunk_size, max_memory, output, calibrate,
-                   detect)
+    p = prepare(problem, mode, sparse, sparsity, chunk_size, max_memory, output, calibrate,
+                detect)
+    p._use_jit(jit)
+    return p
+
+
+def _plain_floats(args):
+    """Whether every argument is a float64 array or a Python float (as the sweeps take them)."""
+    for a in args:
+        if not (a.__class__ is float or a.__class__ is np.ndarray and a.dtype == np.float64):
+            return False
+    return True
 
 
 def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,

@@ -28,7 +28,7 @@ from .. import tree
 from ..objects import traced_outputs
 from .codegen import RETRACE, compile_program
 from .program import Const, Program
-from .replay import run as replay_run
+from .replay import fresh, run as replay_run
 from .assumed import Assumed
 from .signature import (_fast_key, _identity_statics, _leaf_key, _positional, _static,
                         _structure)
@@ -322,7 +322,7 @@ class Jitted:
             else:
                 y = _numeric(y)
                 outvars.append(Const(y))
-                values.append(y)
+                values.append(fresh(y))   # the program keeps y: the caller gets a copy
         prog = Program(invars, trace.body, outvars, trace.avals, self.name).pruned()
         return Compiled(prog, out_rebuild), tuple(values)
 

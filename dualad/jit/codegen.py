@@ -13,7 +13,7 @@ import operator
 
 import numpy as np
 
-from .passes import simplify, typed_uses, uses
+from .passes import known, simplify, typed_uses, uses
 from .program import Eqn, Guard
 from .names import comment, filename, is_plain_name, safe_name
 from .registers import free_dead, reuse_names
@@ -133,6 +133,14 @@ class _Emitter:
     def atom(self, a):
         return f"v{a}" if a.__class__ is int else self.const(a)
 
+    def output(self, a, boxed):
+        """An output atom: a constant array is returned as a new copy at every call (the
+        program holds one array; a caller writing into a returned Jacobian must not change
+        what later calls return), as ``f`` itself builds a new array each time."""
+        if a.__class__ is not int and isinstance(a.value, np.ndarray):
+            return f"{self.ns.bind(a.value, 'c')}.copy()"
+        return boxed(a)
+
     def guard(self, g, k, indent):
         v = f"v{g.var}"
         if g.kind == "bool":
@@ -145,12 +153,40 @@ class _Emitter:
         self.lines.append(f"{indent}if {test}:  # guard: {comment(g.describe())}")
         self.lines.append(f"{indent}    return RETRACE")
 
+    def is_ndarray(self, a):
+        kind = self.prog.avals[a][0] if a.__class__ is int else a.value.__class__
+        return kind is np.ndarray
+
+    def plain_matrix(self, a):
+        """Whether atom ``a`` is a numeric ndarray of 1 or 2 dimensions (as traced)."""
+        if a.__class__ is int:
+            kind, shape, dtype = self.prog.avals[a]
+        else:
+            v = a.value
+            kind, shape, dtype = v.__class__, getattr(v, "shape", None), getattr(v, "dtype", None)
+        return kind is np.ndarray and shape is not None and 1 <= len(shape) <= 2 and \
+            dtype is not None and not np.dtype(dtype).hasobject
+
     def call(self, e, args):
         """The right-hand side of a generic (NumPy) equation."""
         impl = e.prim.impl
         op = _INFIX.get(impl)
         if op is not None and len(args) == 2 and not e.params:
             return f"{args[0]} {op} {args[1]}"
+        if len(args) == 2 and not e.params and known(e.prim) == "matmul" and \
+                all(self.plain_matrix(a) for a in e.ins):
+            # matmul's implementation differs from np.matmul only for stacks (ndim > 2)
+            # and scaled batches: two plain vectors or matrices are np.matmul's ``@``
+            return f"{args[0]} @ {args[1]}"
+        name = known(e.prim)
+        if name == "where" and len(args) == 3 and not e.params:
+            return f"np.where({', '.join(args)})"      # where's implementation is np.where
+        if name in ("reshape", "transpose") and len(args) == 1 and len(e.params) == 1 and \
+                self.is_ndarray(e.ins[0]):
+            # their implementations call the ndarray method on an ndarray: called directly
+            (value,) = e.params.values()
+            lit = _literal(value)
+            return f"{args[0]}.{name}({lit if lit is not None else self.ns.bind(value, name)})"
         if impl is operator.neg and len(args) == 1 and not e.params:
             return f"-{args[0]}"
         kw = []
@@ -178,7 +214,7 @@ def generate_plain(prog, name="replay"):
             em.guard(e, k, "    ")
             continue
         em.lines.append(f"    v{e.out} = {em.call(e, [em.atom(a) for a in e.ins])}")
-    outs = [em.atom(a) for a in prog.outvars]
+    outs = [em.output(a, em.atom) for a in prog.outvars]
     em.lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     return _finish(em.lines, prog), ns.ns
 
@@ -301,7 +337,7 @@ def generate(prog, name="replay"):
             em.lines.append(f"{ind}v{out} = {rhs}{note}")
             continue
         em.lines.append(f"{ind}v{out} = {em.call(e, [boxed(a) for a in e.ins])}{note}")
-    outs = [boxed(a) for a in opt.outvars]
+    outs = [em.output(a, boxed) for a in opt.outvars]
     em.lines.append(f"{ind}return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     if specialized:
         fallback = ns.bind(_Lazy(prog, name + "_unspecialized"), "unspecialized")

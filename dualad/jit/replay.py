@@ -8,6 +8,8 @@ transformation answers in its own way: vmap refuses a branch on a batched value)
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..tracer import Box, primal_value, staged_only, truth
 from .codegen import RETRACE
 from .program import Guard
@@ -38,7 +40,13 @@ def run(prog, inputs):
             continue
         args = [get(a) if a.__class__ is int else a.value for a in e.ins]
         env[e.out] = e.prim(*args, **e.params)
-    return tuple(get(a) if a.__class__ is int else a.value for a in prog.outvars)
+    return tuple(get(a) if a.__class__ is int else fresh(a.value) for a in prog.outvars)
 
 
-__all__ = ["run"]
+def fresh(value):
+    """A constant output as the caller receives it: an array as a new copy (the program
+    holds the one array; a caller may write into what it gets back)."""
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
+__all__ = ["run", "fresh"]

@@ -82,3 +82,106 @@ def test_composes_with_grad():
     r = Replayed(lambda x: np.sum(np.sin(x)), "d")
     x = np.array([0.3, 0.7])
     np.testing.assert_allclose(dualad.grad(r)(x), np.cos(x))
+
+
+# --- a constant output is a new array at every call --------------------------------------
+
+def _linear_jacobian():
+    from dualad import jacobians
+    A = np.arange(6.0).reshape(2, 3)
+    return A, dualad.jit(jacobians.jacfwd(lambda x: A @ x))
+
+
+def test_a_constant_output_written_into_does_not_change_later_calls():
+    A, g = _linear_jacobian()
+    x = np.ones(3)
+    first = g(x)             # traced: f's Jacobian is a constant of the program
+    first[0, 0] = 99.0
+    second = g(x)            # replayed
+    np.testing.assert_array_equal(second, A)
+    second[0, 1] = -5.0
+    np.testing.assert_array_equal(g(x), A)
+    assert g(x) is not g(x)
+
+
+def test_a_constant_output_is_fresh_in_the_traced_replay_too():
+    from dualad.jit.replay import run
+    A, g = _linear_jacobian()
+    x = np.ones(3)
+    g(x)
+    prog = g.program(x)
+    out = run(prog, [x])[0]
+    out[0, 0] = 99.0
+    np.testing.assert_array_equal(run(prog, [x])[0], A)
+
+
+def test_an_output_that_is_the_input_stays_the_input_as_without_jit():
+    f = dualad.jit(lambda x: x)
+    x = np.ones(3)
+    f(x)
+    assert f(x) is x
+
+
+def test_a_closed_over_array_returned_is_read_at_each_call():
+    A = np.ones(2)
+    f = dualad.jit(lambda x: A)
+    x = np.zeros(2)
+    f(x)
+    A[0] = 7.0           # the same object changed in place: as without jit, f sees it
+    np.testing.assert_array_equal(f(x), [7.0, 1.0])
+
+
+def test_a_fallback_is_per_signature_not_for_every_later_call():
+    calls = []
+
+    def d(x):
+        calls.append(x.dtype)
+        if x.dtype.kind == "i":
+            x *= 2          # in place: plain code can, a replay cannot
+            return x
+        return np.sin(x) * 2.0
+
+    r = Replayed(d, "d")
+    with pytest.warns(JitFallbackWarning):
+        np.testing.assert_array_equal(r(np.arange(3)), [0, 2, 4])
+    assert list(r.fallbacks.values()) and r.fell_back
+    calls.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            np.testing.assert_allclose(r(np.ones(3)), 2 * np.sin(np.ones(3)))
+        np.testing.assert_array_equal(r(np.arange(3)), [0, 2, 4])   # eager, no warning
+    assert len([c for c in calls if c.kind == "i"]) == 1
+    assert len([c for c in calls if c.kind == "f"]) == 1   # traced once, replayed after
+
+
+# --- cheap code generation for the prepared derivatives' common primitives -----------------
+
+@pytest.mark.parametrize("shapes", [((3, 4), (4,)), ((4,), (4, 2)), ((3, 4), (4, 2)),
+                                    ((4,), (4,)), ((2, 3, 4), (4,)), ((2, 3, 4), (4, 5))])
+def test_matmul_written_as_the_operator_gives_the_same_bits(shapes):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
+
+    def f(a, b):
+        return np.sin(a) @ b
+
+    g = dualad.jit(f)
+    np.testing.assert_array_equal(g(a, b), f(a, b))
+    np.testing.assert_array_equal(g(a + 1, b), f(a + 1, b))
+    src = g.source(a, b)
+    assert ("@" in src) == (len(shapes[0]) <= 2 and len(shapes[1]) <= 2), src
+
+
+def test_reshape_transpose_where_are_called_directly():
+    def f(x):
+        y = np.reshape(np.sin(x), (3, 2)).T
+        return np.where(y > 0, y, 0.5 * y)
+
+    g = dualad.jit(f)
+    x = np.linspace(-1, 1, 6)
+    np.testing.assert_array_equal(g(x), f(x))
+    src = g.source(x)
+    assert ".reshape((3, 2))" in src and ".transpose(" in src and "np.where(" in src, src
+    np.testing.assert_array_equal(dualad.grad(lambda x: np.sum(g(x) ** 2))(x),
+                                  dualad.grad(lambda x: np.sum(f(x) ** 2))(x))
