@@ -10,6 +10,8 @@ interpret the call.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .partials import compile_partial
@@ -19,7 +21,7 @@ from .array_types import constant_error, refused_kind
 __all__ = [
     "OBJECT_ARRAYS", "Primitive", "SPARSITY_KINDS", "DerivedRules", "DERIVED_RULES",
     "sample", "add_note", "REGISTRY", "NUMPY_UFUNCS", "NUMPY_FUNCTIONS", "implements",
-    "register", "missing_rule"
+    "register", "missing_rule", "load_families", "FAMILY_LOADERS"
 ]
 
 _NDARRAY = np.ndarray
@@ -543,16 +545,127 @@ def add_note(e, text):
         e.add_note(text)
 
 
-REGISTRY: dict[str, Primitive] = {}
+# Lazy families. ``import dualad`` declares the core primitives; the families that need
+# SciPy's heavy submodules (scipy.special, scipy.linalg, scipy.sparse, scipy.integrate:
+# dualad.ops.special, dualad.ops.linalg, dualad.implicit, dualad.scipy's integrate and
+# sparse) are declared when first needed. The tables below are dicts that load them on a
+# miss and before they are walked (iterated, sized, asked ``in``), so whoever reads a
+# table sees every declaration, as if all had been imported eagerly. ``FAMILY_LOADERS``
+# holds the function that imports the families (set by dualad.families, which knows them:
+# this module cannot import them, they import it).
+FAMILY_LOADERS: list = []
+_families = {"loaded": False, "loader": None}   # loader: the thread importing them
+_families_lock = threading.RLock()
+
+
+def load_families():
+    """Declare every lazily loaded family of primitives now (idempotent, thread-safe).
+
+    Returns True when this call declared something (a caller retries its lookup), False
+    when all were declared already or this thread is declaring them right now (a
+    lookup from inside a family's own import sees the table as it is, as eager imports
+    did).
+    """
+    if _families["loaded"] or not FAMILY_LOADERS:   # none yet: dualad is being imported
+        return False
+    with _families_lock:   # reentrant: a family's import may look a table up
+        if _families["loaded"] or _families["loader"] is not None:
+            return False
+        _families["loader"] = threading.get_ident()
+        try:
+            for load in FAMILY_LOADERS:
+                load()
+            _families["loaded"] = True
+        finally:
+            _families["loader"] = None
+    return True
+
+
+def _before_declaring():
+    """A declaration made after ``import dualad`` (a user's, a dualad.scipy module's) first
+    loads the families, so a clash with one of their names is refused now, by name, as it
+    was when everything loaded eagerly (not later, inside an unrelated first use)."""
+    if not _families["loaded"] and _families["loader"] != threading.get_ident():
+        load_families()
+
+
+class _Declarations(dict):
+    """A registry table that declares the lazy families before it answers "no" or is walked.
+
+    A hit (``table[key]``, ``table.get(key)``) costs what a dict's costs; a miss, an
+    iteration, ``len`` or ``in`` first loads the families (:func:`load_families`, once)."""
+
+    __slots__ = ()
+
+    def __missing__(self, key):
+        if load_families() and dict.__contains__(self, key):
+            return dict.__getitem__(self, key)
+        raise KeyError(key)
+
+    def get(self, key, default=None):
+        value = dict.get(self, key, _ABSENT)
+        if value is _ABSENT:
+            load_families()
+            value = dict.get(self, key, default)
+        return value
+
+    def __contains__(self, key):
+        if dict.__contains__(self, key):
+            return True
+        load_families()
+        return dict.__contains__(self, key)
+
+    def __iter__(self):
+        load_families()
+        return dict.__iter__(self)
+
+    def __len__(self):
+        load_families()
+        return dict.__len__(self)
+
+    def keys(self):
+        load_families()
+        return dict.keys(self)
+
+    def values(self):
+        load_families()
+        return dict.values(self)
+
+    def items(self):
+        load_families()
+        return dict.items(self)
+
+    def copy(self):
+        load_families()
+        return dict(dict.items(self))
+
+    def __repr__(self):
+        load_families()
+        return dict.__repr__(self)
+
+    def __eq__(self, other):
+        load_families()
+        return dict.__eq__(self, other)
+
+    __hash__ = None
+
+    def __reduce__(self):   # a pickled table is a plain dict of every declaration
+        return dict, (self.copy(),)
+
+
+_ABSENT = object()
+
+REGISTRY: dict[str, Primitive] = _Declarations()
 
 # The NumPy front end's dispatch tables, {NumPy or SciPy callable: the dualad function (a
 # primitive or a composition of primitives) that computes it on traced values, with the
 # callable's own signature}. Filled only by the declarations: a primitive's
 # ``implements=`` keyword (through :func:`register`) and the :func:`implements` decorator
 # beside each function. ``Box.__array_ufunc__`` reads the first, ``__array_function__``
-# the second (dualad.dispatch), and dualad.numpy takes its names from both.
-NUMPY_UFUNCS: dict = {}
-NUMPY_FUNCTIONS: dict = {}
+# the second (dualad.dispatch), and dualad.numpy takes its names from both. Like the
+# registry they declare the lazy families on a miss.
+NUMPY_UFUNCS: dict = _Declarations()
+NUMPY_FUNCTIONS: dict = _Declarations()
 
 
 def implements(*callables):
@@ -599,9 +712,10 @@ def implements(*callables):
     callables = tuple(map(_dispatched, callables))
 
     def declare(fn):
+        _before_declaring()
         for c in callables:
             table = NUMPY_UFUNCS if isinstance(c, np.ufunc) else NUMPY_FUNCTIONS
-            old = table.get(c)
+            old = dict.get(table, c)   # as declared so far (no lazy loading from here)
             if old is not None and old is not fn:
                 raise ValueError(f"{getattr(c, '__name__', c)!r} is already implemented by "
                                  f"{old!r}; it cannot also be {fn!r}")
@@ -650,7 +764,8 @@ def register(prim: Primitive) -> Primitive:
     --------
     Primitive, implements, sample
     """
-    if prim.name in REGISTRY:
+    _before_declaring()
+    if dict.__contains__(REGISTRY, prim.name):
         raise ValueError(f"a primitive named {prim.name!r} is already registered")
     REGISTRY[prim.name] = prim
     implements(*prim.implements)(prim)
