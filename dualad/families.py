@@ -14,10 +14,13 @@ rule, and the rule checker sees every primitive, as when all loaded eagerly.
 from __future__ import annotations
 
 import importlib
+import sys
+
+import numpy as np
 
 from .primitive import FAMILY_LOADERS, load_families
 
-__all__ = ["FAMILIES", "load", "load_families"]
+__all__ = ["FAMILIES", "load", "guess", "load_families"]
 
 # The modules whose import declares the lazily loaded primitives, in the order the eager
 # import used to load them.
@@ -36,4 +39,20 @@ def load():
         importlib.import_module(name)
 
 
-FAMILY_LOADERS.append(load)
+def guess(key):
+    """Import the one family that likely declares ``key`` (a callable a table lacks); True
+    when it was not loaded yet. A wrong guess costs nothing but time: the table looks
+    again and, still missing, loads every family (:func:`load`)."""
+    if isinstance(key, np.ufunc):
+        name = None if getattr(np, key.__name__, None) is key else "dualad.ops.special"
+    else:
+        module = getattr(key, "__module__", None) or ""
+        name = "dualad.ops.linalg" if module.startswith(("numpy.linalg", "scipy.linalg")) \
+            else "dualad.ops.special" if module.startswith("scipy.special") else None
+    if name is None or name in sys.modules:
+        return False
+    importlib.import_module(name)
+    return True
+
+
+FAMILY_LOADERS[:] = [guess, load]

@@ -37,6 +37,8 @@ def _fill(declared):
     # This fills the module with NumPy's names, shadowing the builtins any, all, sum, abs,
     # ...: module code below calls the builtins through _builtins.
     globals().update(ns)
+    if not declared:
+        globals()["_ns"] = ns   # every name from the tables (first asked: loads the families)
 
 
 _fill(declared=True)

@@ -10,6 +10,7 @@ interpret the call.
 """
 from __future__ import annotations
 
+import sys
 import threading
 
 import numpy as np
@@ -553,18 +554,25 @@ def add_note(e, text):
 # table sees every declaration, as if all had been imported eagerly. ``FAMILY_LOADERS``
 # holds the function that imports the families (set by dualad.families, which knows them:
 # this module cannot import them, they import it).
-FAMILY_LOADERS: list = []
+FAMILY_LOADERS: list = []   # [guess(key) -> bool, load_all()]
+_ABSENT = object()
 _families = {"loaded": False, "loader": None}   # loader: the thread importing them
 _families_lock = threading.RLock()
 
 
-def load_families():
-    """Declare every lazily loaded family of primitives now (idempotent, thread-safe).
+def load_families(key=_ABSENT):
+    """Declare the lazily loaded families of primitives now (idempotent, thread-safe).
 
-    Returns True when this call declared something (a caller retries its lookup), False
-    when all were declared already or this thread is declaring them right now (a
-    lookup from inside a family's own import sees the table as it is, as eager imports
-    did).
+    With ``key`` (a callable or name a table lacks), first only the family that likely
+    declares it (scipy.special's for a SciPy ufunc, the linear algebra's for a
+    ``numpy.linalg`` function: ``FAMILY_LOADERS[0](key)``), so a first
+    ``np.linalg.solve`` on a traced value does not also import scipy.integrate; when that
+    family is loaded already, or without ``key``, every family.
+
+    Returns True when this call declared something (the caller looks again, and calls
+    again while it misses), False when all were declared already or this thread is
+    declaring them right now (a lookup from inside a family's own import sees the table
+    as it is, as eager imports did).
     """
     if _families["loaded"] or not FAMILY_LOADERS:   # none yet: dualad is being imported
         return False
@@ -573,19 +581,26 @@ def load_families():
             return False
         _families["loader"] = threading.get_ident()
         try:
-            for load in FAMILY_LOADERS:
-                load()
+            guess, load_all = FAMILY_LOADERS
+            if key is not _ABSENT and guess(key):
+                return True
+            load_all()
             _families["loaded"] = True
         finally:
             _families["loader"] = None
     return True
 
 
-def _before_declaring():
-    """A declaration made after ``import dualad`` (a user's, a dualad.scipy module's) first
-    loads the families, so a clash with one of their names is refused now, by name, as it
-    was when everything loaded eagerly (not later, inside an unrelated first use)."""
-    if not _families["loaded"] and _families["loader"] != threading.get_ident():
+def _before_declaring(frame):
+    """A user's declaration (made from a module outside dualad, ``frame`` the caller's)
+    first loads the families, so a clash with one of their names is refused now, by name,
+    as it was when everything loaded eagerly, not later inside an unrelated first use.
+    dualad's own declarations do not: they never clash (tests/dualad/test_lazy_import.py
+    loads every family and module together), and a family may itself be what is loading."""
+    if _families["loaded"] or _families["loader"] == threading.get_ident():
+        return
+    module = frame.f_globals.get("__name__") or "" if frame is not None else ""
+    if module != "dualad" and not module.startswith("dualad."):
         load_families()
 
 
@@ -598,22 +613,24 @@ class _Declarations(dict):
     __slots__ = ()
 
     def __missing__(self, key):
-        if load_families() and dict.__contains__(self, key):
-            return dict.__getitem__(self, key)
+        while load_families(key):
+            if dict.__contains__(self, key):
+                return dict.__getitem__(self, key)
         raise KeyError(key)
 
     def get(self, key, default=None):
-        value = dict.get(self, key, _ABSENT)
-        if value is _ABSENT:
-            load_families()
-            value = dict.get(self, key, default)
-        return value
+        try:
+            return self[key]
+        except KeyError:
+            return default
 
     def __contains__(self, key):
         if dict.__contains__(self, key):
             return True
-        load_families()
-        return dict.__contains__(self, key)
+        while load_families(key):
+            if dict.__contains__(self, key):
+                return True
+        return False
 
     def __iter__(self):
         load_families()
@@ -652,8 +669,6 @@ class _Declarations(dict):
     def __reduce__(self):   # a pickled table is a plain dict of every declaration
         return dict, (self.copy(),)
 
-
-_ABSENT = object()
 
 REGISTRY: dict[str, Primitive] = _Declarations()
 
@@ -712,7 +727,7 @@ def implements(*callables):
     callables = tuple(map(_dispatched, callables))
 
     def declare(fn):
-        _before_declaring()
+        _before_declaring(sys._getframe(1))
         for c in callables:
             table = NUMPY_UFUNCS if isinstance(c, np.ufunc) else NUMPY_FUNCTIONS
             old = dict.get(table, c)   # as declared so far (no lazy loading from here)
@@ -764,7 +779,7 @@ def register(prim: Primitive) -> Primitive:
     --------
     Primitive, implements, sample
     """
-    _before_declaring()
+    _before_declaring(sys._getframe(1))
     if dict.__contains__(REGISTRY, prim.name):
         raise ValueError(f"a primitive named {prim.name!r} is already registered")
     REGISTRY[prim.name] = prim
