@@ -569,10 +569,11 @@ def load_families(key=_ABSENT):
     ``np.linalg.solve`` on a traced value does not also import scipy.integrate; when that
     family is loaded already, or without ``key``, every family.
 
-    Returns True when this call declared something (the caller looks again, and calls
-    again while it misses), False when all were declared already or this thread is
-    declaring them right now (a lookup from inside a family's own import sees the table
-    as it is, as eager imports did).
+    Returns True when this call declared something (the caller calls again while it
+    misses), False when all were declared already (perhaps by another thread while this
+    one waited: the caller looks once more either way) or this thread is declaring them
+    right now (a lookup from inside a family's own import sees the table as it is, as
+    eager imports did).
     """
     if _families["loaded"] or not FAMILY_LOADERS:   # none yet: dualad is being imported
         return False
@@ -613,10 +614,12 @@ class _Declarations(dict):
     __slots__ = ()
 
     def __missing__(self, key):
-        while load_families(key):
+        while True:   # look again after every call: another thread may have declared it
+            declared = load_families(key)
             if dict.__contains__(self, key):
                 return dict.__getitem__(self, key)
-        raise KeyError(key)
+            if not declared:
+                raise KeyError(key)
 
     def get(self, key, default=None):
         try:
@@ -627,10 +630,12 @@ class _Declarations(dict):
     def __contains__(self, key):
         if dict.__contains__(self, key):
             return True
-        while load_families(key):
+        while True:
+            declared = load_families(key)
             if dict.__contains__(self, key):
                 return True
-        return False
+            if not declared:
+                return False
 
     def __iter__(self):
         load_families()

@@ -199,3 +199,32 @@ def test_the_same_lazy_name_from_many_threads_is_one_object():
         print(json.dumps([len(seen), len(set(seen))]))
     """)
     assert out == [8, 1]
+
+
+def test_a_miss_while_another_thread_loads_the_families_finds_the_rule():
+    """Thread A walks the registry (loading every family, slowly); thread B misses on
+    scipy.special.gammaln meanwhile, waits for A, and must then find the rule A declared
+    (not report "no derivative rule")."""
+    out = _run("""
+        import json, sys, threading, time, dualad, scipy.special as ss
+        primitive = sys.modules["dualad.primitive"]   # (dualad.primitive: the decorator)
+        guess, load_all = primitive.FAMILY_LOADERS
+        started = threading.Event()
+        def slow_load_all():
+            started.set(); time.sleep(0.5); load_all()
+        primitive.FAMILY_LOADERS[:] = [guess, slow_load_all]
+        got = {}
+        def walk():
+            got["len"] = len(primitive.REGISTRY)
+        def differentiate():
+            started.wait()
+            try:
+                got["grad"] = float(dualad.grad(ss.gammaln)(2.5))
+            except Exception as e:
+                got["grad"] = repr(e)[:80]
+        threads = [threading.Thread(target=walk), threading.Thread(target=differentiate)]
+        [t.start() for t in threads]; [t.join(120) for t in threads]
+        print(json.dumps([got["grad"], float(ss.digamma(2.5)), got["len"] >= 200]))
+    """)
+    got, want, walked = out
+    assert got == want and walked
