@@ -563,17 +563,29 @@ _families_lock = threading.RLock()
 def load_families(key=_ABSENT):
     """Declare the lazily loaded families of primitives now (idempotent, thread-safe).
 
-    With ``key`` (a callable or name a table lacks), first only the family that likely
-    declares it (scipy.special's for a SciPy ufunc, the linear algebra's for a
-    ``numpy.linalg`` function: ``FAMILY_LOADERS[0](key)``), so a first
-    ``np.linalg.solve`` on a traced value does not also import scipy.integrate; when that
-    family is loaded already, or without ``key``, every family.
+    ``import dualad`` leaves scipy.special's rules, the linear algebra, implicit
+    differentiation and the primitives of dualad.scipy.integrate and .sparse for first
+    use (docs/architecture.md, "What loads lazily"). The registry's tables call this on a
+    miss and before they are walked, so it is never needed for correctness: call it to
+    pay the import time up front.
 
-    Returns True when this call declared something (the caller calls again while it
-    misses), False when all were declared already (perhaps by another thread while this
-    one waited: the caller looks once more either way) or this thread is declaring them
-    right now (a lookup from inside a family's own import sees the table as it is, as
-    eager imports did).
+    Parameters
+    ----------
+    key : callable or str, optional
+        What a table lacks. Then first only the family that likely declares it
+        (scipy.special's for a SciPy ufunc, the linear algebra's for a ``numpy.linalg``
+        function), so a first ``np.linalg.solve`` on a traced value does not also import
+        scipy.integrate; when that family is loaded already, every family. Without it,
+        every family.
+
+    Returns
+    -------
+    bool
+        True when this call declared something (a table looks again, and calls again
+        while it misses); False when all were declared already (perhaps by another thread
+        while this one waited: a table looks once more either way) or this thread is
+        declaring them right now (a lookup from inside a family's own import sees the
+        table as it is, as eager imports did).
     """
     if _families["loaded"] or not FAMILY_LOADERS:   # none yet: dualad is being imported
         return False
