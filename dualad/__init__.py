@@ -36,7 +36,6 @@ from .primitive import REGISTRY, Primitive, sample  # noqa: F401  (dualad.extend
 from .forward import Dual  # noqa: F401
 from .tape import Var  # noqa: F401
 from .custom import primitive, Function  # noqa: F401
-from .teaching.evaltrace import trace  # noqa: F401
 from .anomaly import detect_anomaly, AnomalyError  # noqa: F401
 from .checkpoint import checkpoint  # noqa: F401
 from .vmap import vmap  # noqa: F401
@@ -53,12 +52,13 @@ __version__ = "0.1.0"
 
 # What loads on first use (SPEC 1; docs/architecture.md, "What loads lazily"): the
 # implicit-differentiation functions (dualad.implicit imports scipy.sparse and
-# scipy.linalg), the dualad.scipy mirrors, and any public submodule (dualad.jacobians,
-# dualad.verification, dualad.extend, ...) as an attribute. dir(dualad) lists what an
-# eager import listed.
+# scipy.linalg), the teaching trace (dualad.trace), the dualad.scipy mirrors, and any
+# public submodule (dualad.jacobians, dualad.verification, dualad.extend, ...) as an
+# attribute. dir(dualad) lists what an eager import listed.
 __getattr__, __dir__ = _attach(__name__, attributes={
-    "custom_root": "dualad.implicit", "custom_linear_solve": "dualad.implicit"},
-    listed=("implicit", "scipy"), hidden=("families", "lazy"))
+    "custom_root": "dualad.implicit", "custom_linear_solve": "dualad.implicit",
+    "trace": "dualad.teaching.evaltrace"},
+    listed=("implicit", "scipy", "teaching"), hidden=("families", "lazy"))
 
 # What ``help(dualad)`` lists and ``from dualad import *`` gives: the user-facing functions,
 # classes and errors. The extension surface (Primitive, REGISTRY, sample, Dual, Var) stays

@@ -42,7 +42,7 @@ def test_plain_import_leaves_out_scipy_submodules_sympy_and_the_mirrors():
              if m.split(".")[0] in ("sympy", "dask")
              or (m.startswith("scipy.") and m.split(".")[1] in HEAVY_SCIPY)
              or m.startswith(("dualad.scipy.", "dualad.verification", "dualad.implicit",
-                              "dualad.jacobians"))
+                              "dualad.jacobians", "dualad.teaching"))
              or m in ("dualad.scipy", "dualad.ops.special", "dualad.ops.linalg",
                       "numpy.random")]   # (numpy imports numpy.random on first use too)
     assert heavy == [], heavy
@@ -67,6 +67,7 @@ def test_lazy_names_are_reachable_after_a_plain_import():
                 dualad.array_api.asarray(3.0))) == float(ss.gammaln(3.0)),
             "ops.special": dualad.ops.special.__name__,
             "extend.load_families": callable(dualad.extend.load_families),
+            "trace": dualad.trace is __import__("dualad.teaching.evaltrace").teaching.evaltrace.trace,
         }
         print(json.dumps(names))
     """)
@@ -76,7 +77,7 @@ def test_lazy_names_are_reachable_after_a_plain_import():
         "custom_root": True, "lax.custom_root": True,
         "custom_linear_solve": "custom_linear_solve", "numpy.erf": True, "numpy.i0": True,
         "numpy.sin": True, "array_api.special.gammaln": True,
-        "ops.special": "dualad.ops.special", "extend.load_families": True}
+        "ops.special": "dualad.ops.special", "extend.load_families": True, "trace": True}
 
 
 def test_dir_and_all_list_the_lazy_names():
@@ -87,7 +88,8 @@ def test_dir_and_all_list_the_lazy_names():
                           "missing": [n for n in listed if not hasattr(dualad, n)],
                           "scipy": dir(dualad.scipy), "lax": dir(dualad.lax)}))
     """)
-    for name in ("custom_root", "custom_linear_solve", "implicit", "scipy", "grad", "jit"):
+    for name in ("custom_root", "custom_linear_solve", "implicit", "scipy", "grad", "jit",
+                 "trace", "teaching"):
         assert name in out["dir"]
     assert "custom_root" in out["all"] and set(out["all"]) <= set(out["dir"])
     assert out["missing"] == []
