@@ -1041,6 +1041,47 @@ def _():
         out = [hp(np.ones(1), np.ones(1), types.SimpleNamespace(c=2.0)) for _ in range(3)]
     n = sum(issubclass(w.category, JitFallbackWarning) for w in seen)
     return float(out[-1][0]), n
+# --- issue 31: import time (what loads lazily must be there when first used)
+def _fresh(code):
+    """Run ``code`` after a plain ``import dualad`` in a fresh interpreter; its last printed
+    line, or its error re-raised here (the lazily loaded state is per process)."""
+    import subprocess
+    done = subprocess.run([sys.executable, "-c", "import dualad\n" + code],
+                          capture_output=True, text=True, timeout=300)
+    if done.returncode:
+        raise RuntimeError(done.stderr.strip().splitlines()[-1])
+    return done.stdout.strip().splitlines()[-1]
+
+
+@case("import: traced scipy.special.gammaln right after a plain import dualad",
+      ref=lambda: 0.7031566406452432)
+def _():
+    return float(_fresh("import scipy.special as ss\nprint(dualad.grad(ss.gammaln)(2.5))"))
+
+
+@case("import: traced np.linalg.solve right after a plain import dualad",
+      ref=lambda: -np.outer(np.linalg.solve(np.array([[3.0, 1.0], [1.0, 2.0]]).T, np.ones(2)),
+                            np.linalg.solve(np.array([[3.0, 1.0], [1.0, 2.0]]),
+                                            np.array([1.0, -1.0]))))
+def _():
+    out = _fresh("import numpy as np\na = np.array([[3.0, 1.0], [1.0, 2.0]])\n"
+                 "g = dualad.grad(lambda a: np.linalg.solve(a, np.array([1.0, -1.0])).sum())(a)\n"
+                 "print(g.ravel().tolist())")
+    import json
+    return np.array(json.loads(out)).reshape(2, 2)
+
+
+@case("import: dualad.scipy.special reachable after a plain import dualad",
+      ref="dualad.scipy.special")
+def _():
+    return _fresh("print(dualad.scipy.special.__name__)")
+
+
+@case("import: registering a primitive named like a lazily loaded one (gammaln)",
+      error=("gammaln", "already registered"))
+def _():
+    return _fresh("from dualad.extend import Primitive, register\nimport numpy as np\n"
+                  "register(Primitive('gammaln', np.sin))\nprint('accepted')")
 
 
 def main(argv):

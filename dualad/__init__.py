@@ -36,18 +36,29 @@ from .primitive import REGISTRY, Primitive, sample  # noqa: F401  (dualad.extend
 from .forward import Dual  # noqa: F401
 from .tape import Var  # noqa: F401
 from .custom import primitive, Function  # noqa: F401
-from .teaching.evaltrace import trace  # noqa: F401
 from .anomaly import detect_anomaly, AnomalyError  # noqa: F401
 from .checkpoint import checkpoint  # noqa: F401
 from .vmap import vmap  # noqa: F401
 from .scan import scan  # noqa: F401  (over the package's name, as vmap)
-from .implicit import custom_linear_solve, custom_root  # noqa: F401
 from .stop import stop_gradient  # noqa: F401
 from . import lax  # noqa: F401  (JAX-style spellings: dualad.lax.stop_gradient)
 from .jit import jit, JitRetraceWarning  # noqa: F401
 from .heap import keep_heap  # noqa: F401  (opt-in allocator setting)
 
+from . import families  # noqa: F401,E402  (last: the lazily declared families, see below)
+from .lazy import attach as _attach  # noqa: E402
+
 __version__ = "0.1.0"
+
+# What loads on first use (SPEC 1; docs/architecture.md, "What loads lazily"): the
+# implicit-differentiation functions (dualad.implicit imports scipy.sparse and
+# scipy.linalg), the teaching trace (dualad.trace), the dualad.scipy mirrors, and any
+# public submodule (dualad.jacobians, dualad.verification, dualad.extend, ...) as an
+# attribute. dir(dualad) lists what an eager import listed.
+__getattr__, __dir__ = _attach(__name__, attributes={
+    "custom_root": "dualad.implicit", "custom_linear_solve": "dualad.implicit",
+    "trace": "dualad.teaching.evaltrace"},
+    listed=("implicit", "scipy", "teaching"), hidden=("families", "lazy"))
 
 # What ``help(dualad)`` lists and ``from dualad import *`` gives: the user-facing functions,
 # classes and errors. The extension surface (Primitive, REGISTRY, sample, Dual, Var) stays

@@ -30,6 +30,10 @@ __all__ = ["UFUNCS", "FUNCTIONS", "np_sum", "np_mean", "no_rule", "array_ufunc",
 # The dispatch tables, filled by the declarations (``implements``) beside each function.
 UFUNCS = NUMPY_UFUNCS
 FUNCTIONS = NUMPY_FUNCTIONS
+# Their lookups at a plain dict's speed; a miss asks the table itself, which first declares
+# the lazily loaded families (scipy.special's ufuncs, numpy.linalg: dualad.primitive).
+_ufunc_rule = dict.get.__get__(UFUNCS)
+_function_rule = dict.get.__get__(FUNCTIONS)
 
 
 @implements(np.where)
@@ -162,7 +166,9 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
         return inplace.ufunc_update(ufunc, method, inputs, kwargs, partial(array_ufunc, self))
     kwargs.pop("out", None)
     if method == "__call__":
-        op = UFUNCS.get(ufunc)
+        op = _ufunc_rule(ufunc)
+        if op is None:
+            op = UFUNCS.get(ufunc)
         if op is not None:
             if kwargs:   # where=, dtype=, casting=, axes=, ...: NumPy's meaning or an error
                 return keywords.call_ufunc(ufunc, op, inputs, kwargs)
@@ -193,7 +199,9 @@ def _unruled(fn, args, kwargs):
 
 
 def array_function(self, func, types, args, kwargs):
-    op = FUNCTIONS.get(func)
+    op = _function_rule(func)
+    if op is None:
+        op = FUNCTIONS.get(func)
     if op is None:
         built = keywords.like_call(func, args, kwargs)   # np.zeros(3, like=x): a constant
         if built is NotImplemented:

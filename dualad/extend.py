@@ -118,6 +118,11 @@ what to pass (integers, text, bfloat16, an ``np.matrix``, a masked array). ``one
 dtype)``: rows of an identity as a structured batch of tangents (seeds that make the
 first linear map a gather). ``NUMPY_FUNCTIONS``, ``NUMPY_UFUNCS``: the front end's tables
 {NumPy callable: dualad function}, what plain NumPy calls on boxes reach.
+``load_families()``: declare now the families of primitives ``import dualad`` leaves for
+first use (scipy.special's rules, the linear algebra, implicit differentiation, the
+primitives of dualad.scipy.integrate and .sparse; docs/architecture.md). Never needed for
+correctness: ``REGISTRY`` and the two tables load them themselves on a miss and before
+they are iterated; call it to pay the import time up front (a benchmark, a server).
 ``traced_outputs(out)``: a function's output with its object arrays of traced scalars
 (``np.array([x, y])``) restacked into traced arrays, as ``grad``/``jvp``/``vjp`` do;
 ``raise_assignment_error(api, fname, e)``: the TypeError they raise instead of NumPy's
@@ -143,6 +148,7 @@ from .tracer import (Box, EscapedTracerError, Trace, ndim_of, new_level, note_de
                      primal_value, shape_of, unguarded_value)
 from .primitive import (REGISTRY, SPARSITY_KINDS, Primitive, implements, missing_rule, register,
                         sample)
+from .families import load_families
 from .tree import flatten, tree_map
 from .vmap import BatchTrace, batching_rule, is_looped
 from .vmap_rules import per_example, per_example_rule
@@ -162,5 +168,5 @@ __all__ = [
     "unbroadcast", "unguarded_value",
     # for the planner and the oracles
     "check_input", "onehot_rows", "NUMPY_FUNCTIONS", "NUMPY_UFUNCS", "traced_outputs",
-    "raise_assignment_error", "Replayed", "JitFallbackWarning",
+    "raise_assignment_error", "Replayed", "JitFallbackWarning", "load_families",
 ]

@@ -18,16 +18,30 @@ from .dispatch import FUNCTIONS as _FUNCTIONS, UFUNCS as _UFUNCS, np_mean as _me
     np_sum as _sum
 from .tracer import Box as _Box
 
-_ns = {}
-for _table in (_UFUNCS, _FUNCTIONS):
-    for _np_fn, _fn in _table.items():
-        if isinstance(_np_fn, _np.ufunc) or getattr(_np_fn, "__module__", "") == "numpy":
-            _ns[_np_fn.__name__] = _fn
-_ns.update(abs=_ops.absolute, sum=_sum, mean=_mean, max=_ops.max, min=_ops.min, amax=_ops.max,
-           amin=_ops.min, clip=_ops.clip)
-# This fills the module with NumPy's names, shadowing the builtins any, all, sum, abs, ...:
-# module code below calls the builtins through _builtins.
-globals().update(_ns)
+# NumPy's names whose rule is in a family declared on first use (dualad.families): asking
+# for one declares the families, then the name is the rule's, as with an eager import.
+# (tests/dualad/test_lazy_import.py checks this list against the tables.)
+_LATE = frozenset({"i0"})
+
+
+def _fill(declared):
+    """Put the tables' NumPy names in this namespace (``declared``: the tables as they are,
+    without loading the lazily declared families)."""
+    ns = {}
+    for table in (_UFUNCS, _FUNCTIONS):
+        for np_fn, fn in (dict.items(table) if declared else table.items()):
+            if isinstance(np_fn, _np.ufunc) or getattr(np_fn, "__module__", "") == "numpy":
+                ns[np_fn.__name__] = fn
+    ns.update(abs=_ops.absolute, sum=_sum, mean=_mean, max=_ops.max, min=_ops.min,
+              amax=_ops.max, amin=_ops.min, clip=_ops.clip)
+    # This fills the module with NumPy's names, shadowing the builtins any, all, sum, abs,
+    # ...: module code below calls the builtins through _builtins.
+    globals().update(ns)
+    if not declared:
+        globals()["_ns"] = ns   # every name from the tables (first asked: loads the families)
+
+
+_fill(declared=True)
 
 
 def _contains_box(obj):
@@ -70,4 +84,8 @@ def asarray(obj, dtype=None, *, order=None, copy=None, like=None):
 
 
 def __getattr__(name):
+    if name in _LATE or not (name.startswith("__") or hasattr(_np, name)):
+        _fill(declared=False)   # scipy.special's ufuncs (erf, gammaln, ...), numpy.i0
+        if name in globals():
+            return globals()[name]
     return getattr(_np, name)

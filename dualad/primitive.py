@@ -10,6 +10,9 @@ interpret the call.
 """
 from __future__ import annotations
 
+import sys
+import threading
+
 import numpy as np
 
 from .partials import compile_partial
@@ -19,7 +22,7 @@ from .array_types import constant_error, refused_kind
 __all__ = [
     "OBJECT_ARRAYS", "Primitive", "SPARSITY_KINDS", "DerivedRules", "DERIVED_RULES",
     "sample", "add_note", "REGISTRY", "NUMPY_UFUNCS", "NUMPY_FUNCTIONS", "implements",
-    "register", "missing_rule"
+    "register", "missing_rule", "load_families", "FAMILY_LOADERS"
 ]
 
 _NDARRAY = np.ndarray
@@ -543,16 +546,158 @@ def add_note(e, text):
         e.add_note(text)
 
 
-REGISTRY: dict[str, Primitive] = {}
+# Lazy families. ``import dualad`` declares the core primitives; the families that need
+# SciPy's heavy submodules (scipy.special, scipy.linalg, scipy.sparse, scipy.integrate:
+# dualad.ops.special, dualad.ops.linalg, dualad.implicit, dualad.scipy's integrate and
+# sparse) are declared when first needed. The tables below are dicts that load them on a
+# miss and before they are walked (iterated, sized, asked ``in``), so whoever reads a
+# table sees every declaration, as if all had been imported eagerly. ``FAMILY_LOADERS``
+# holds the function that imports the families (set by dualad.families, which knows them:
+# this module cannot import them, they import it).
+FAMILY_LOADERS: list = []   # [guess(key) -> bool, load_all()]
+_ABSENT = object()
+_families = {"loaded": False, "loader": None}   # loader: the thread importing them
+_families_lock = threading.RLock()
+
+
+def load_families(key=_ABSENT):
+    """Declare the lazily loaded families of primitives now (idempotent, thread-safe).
+
+    ``import dualad`` leaves scipy.special's rules, the linear algebra, implicit
+    differentiation and the primitives of dualad.scipy.integrate and .sparse for first
+    use (docs/architecture.md, "What loads lazily"). The registry's tables call this on a
+    miss and before they are walked, so it is never needed for correctness: call it to
+    pay the import time up front.
+
+    Parameters
+    ----------
+    key : callable or str, optional
+        What a table lacks. Then first only the family that likely declares it
+        (scipy.special's for a SciPy ufunc, the linear algebra's for a ``numpy.linalg``
+        function), so a first ``np.linalg.solve`` on a traced value does not also import
+        scipy.integrate; when that family is loaded already, every family. Without it,
+        every family.
+
+    Returns
+    -------
+    bool
+        True when this call declared something (a table looks again, and calls again
+        while it misses); False when all were declared already (perhaps by another thread
+        while this one waited: a table looks once more either way) or this thread is
+        declaring them right now (a lookup from inside a family's own import sees the
+        table as it is, as eager imports did).
+    """
+    if _families["loaded"] or not FAMILY_LOADERS:   # none yet: dualad is being imported
+        return False
+    with _families_lock:   # reentrant: a family's import may look a table up
+        if _families["loaded"] or _families["loader"] is not None:
+            return False
+        _families["loader"] = threading.get_ident()
+        try:
+            guess, load_all = FAMILY_LOADERS
+            if key is not _ABSENT and guess(key):
+                return True
+            load_all()
+            _families["loaded"] = True
+        finally:
+            _families["loader"] = None
+    return True
+
+
+def _before_declaring(frame):
+    """A user's declaration (made from a module outside dualad, ``frame`` the caller's)
+    first loads the families, so a clash with one of their names is refused now, by name,
+    as it was when everything loaded eagerly, not later inside an unrelated first use.
+    dualad's own declarations do not: they never clash (tests/dualad/test_lazy_import.py
+    loads every family and module together), and a family may itself be what is loading."""
+    if _families["loaded"] or _families["loader"] == threading.get_ident():
+        return
+    module = frame.f_globals.get("__name__") or "" if frame is not None else ""
+    if module != "dualad" and not module.startswith("dualad."):
+        load_families()
+
+
+class _Declarations(dict):
+    """A registry table that declares the lazy families before it answers "no" or is walked.
+
+    A hit (``table[key]``, ``table.get(key)``) costs what a dict's costs; a miss, an
+    iteration, ``len`` or ``in`` first loads the families (:func:`load_families`, once)."""
+
+    __slots__ = ()
+
+    def __missing__(self, key):
+        while True:   # look again after every call: another thread may have declared it
+            declared = load_families(key)
+            if dict.__contains__(self, key):
+                return dict.__getitem__(self, key)
+            if not declared:
+                raise KeyError(key)
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key):
+        if dict.__contains__(self, key):
+            return True
+        while True:
+            declared = load_families(key)
+            if dict.__contains__(self, key):
+                return True
+            if not declared:
+                return False
+
+    def __iter__(self):
+        load_families()
+        return dict.__iter__(self)
+
+    def __len__(self):
+        load_families()
+        return dict.__len__(self)
+
+    def keys(self):
+        load_families()
+        return dict.keys(self)
+
+    def values(self):
+        load_families()
+        return dict.values(self)
+
+    def items(self):
+        load_families()
+        return dict.items(self)
+
+    def copy(self):
+        load_families()
+        return dict(dict.items(self))
+
+    def __repr__(self):
+        load_families()
+        return dict.__repr__(self)
+
+    def __eq__(self, other):
+        load_families()
+        return dict.__eq__(self, other)
+
+    __hash__ = None
+
+    def __reduce__(self):   # a pickled table is a plain dict of every declaration
+        return dict, (self.copy(),)
+
+
+REGISTRY: dict[str, Primitive] = _Declarations()
 
 # The NumPy front end's dispatch tables, {NumPy or SciPy callable: the dualad function (a
 # primitive or a composition of primitives) that computes it on traced values, with the
 # callable's own signature}. Filled only by the declarations: a primitive's
 # ``implements=`` keyword (through :func:`register`) and the :func:`implements` decorator
 # beside each function. ``Box.__array_ufunc__`` reads the first, ``__array_function__``
-# the second (dualad.dispatch), and dualad.numpy takes its names from both.
-NUMPY_UFUNCS: dict = {}
-NUMPY_FUNCTIONS: dict = {}
+# the second (dualad.dispatch), and dualad.numpy takes its names from both. Like the
+# registry they declare the lazy families on a miss.
+NUMPY_UFUNCS: dict = _Declarations()
+NUMPY_FUNCTIONS: dict = _Declarations()
 
 
 def implements(*callables):
@@ -599,9 +744,10 @@ def implements(*callables):
     callables = tuple(map(_dispatched, callables))
 
     def declare(fn):
+        _before_declaring(sys._getframe(1))
         for c in callables:
             table = NUMPY_UFUNCS if isinstance(c, np.ufunc) else NUMPY_FUNCTIONS
-            old = table.get(c)
+            old = dict.get(table, c)   # as declared so far (no lazy loading from here)
             if old is not None and old is not fn:
                 raise ValueError(f"{getattr(c, '__name__', c)!r} is already implemented by "
                                  f"{old!r}; it cannot also be {fn!r}")
@@ -650,7 +796,8 @@ def register(prim: Primitive) -> Primitive:
     --------
     Primitive, implements, sample
     """
-    if prim.name in REGISTRY:
+    _before_declaring(sys._getframe(1))
+    if dict.__contains__(REGISTRY, prim.name):
         raise ValueError(f"a primitive named {prim.name!r} is already registered")
     REGISTRY[prim.name] = prim
     implements(*prim.implements)(prim)

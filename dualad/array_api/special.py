@@ -11,7 +11,6 @@ traced value raises an error naming the function.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import _ufuncs
 
 from ..dispatch import UFUNCS
 from ._array import native
@@ -19,6 +18,7 @@ from ._array import native
 
 def _names():
     """The public names of scipy.special's ufuncs that have a rule."""
+    from scipy.special import _ufuncs   # here: scipy.special loads when first asked
     return sorted(name for name in dir(_ufuncs) if not name.startswith("_")
                   and isinstance(getattr(_ufuncs, name), np.ufunc)
                   and getattr(_ufuncs, name) in UFUNCS)
@@ -27,6 +27,7 @@ def _names():
 def __getattr__(name):
     if name == "__all__":   # the names with a rule now (a primitive declared later adds its own)
         return _names()
+    from scipy.special import _ufuncs   # here: scipy.special loads when first asked
     ufunc = getattr(_ufuncs, name, None)
     if isinstance(ufunc, np.ufunc) and ufunc in UFUNCS:
         return native(ufunc)

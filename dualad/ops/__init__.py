@@ -6,11 +6,15 @@
 - :mod:`.linalg`: ``numpy.linalg`` and ``scipy.linalg``;
 - :mod:`.special`: ``scipy.special``;
 - :mod:`.fft`: ``numpy.fft``.
+
+``.special`` and ``.linalg`` import SciPy's heavy submodules: they load on first use
+(dualad.families), not with this package.
 """
 from .core import elementwise, reductions, shape, indexing, products  # noqa: F401  (registers)
 from .core import complex_numbers  # noqa: F401  (registers)
-from . import numpy, fft, special  # noqa: F401  (registers)
-from . import linalg  # noqa: F401  (registers)
+from . import numpy, fft  # noqa: F401  (registers)
+# .special and .linalg (scipy.special, scipy.linalg) register when first needed
+# (dualad.families); dualad.ops.special and dualad.ops.linalg load on first access.
 
 # Each module declares the NumPy callables its functions compute where it defines them
 # (dualad.primitive.implements): importing the families above fills the front end's tables.
@@ -42,3 +46,7 @@ __all__ = [
     "transpose", "tril", "triu", "trunc", "untake", "var", "vdot", "vstack", "where",
     "zero_derivative"
 ]
+
+from ..lazy import attach as _attach  # noqa: E402
+
+__getattr__, __dir__ = _attach(__name__, listed=("special", "linalg"))

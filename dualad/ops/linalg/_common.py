@@ -20,10 +20,19 @@ from ..core.shape import expand_dims, reshape, swapaxes
 __all__ = [
     "mm", "mT", "expand2", "check_real", "check_square", "check_matrix", "sym_map",
     "sym_lower", "sym_lower_T", "is_complex_value", "gap_inverse", "row", "col",
-    "tangent_rhs"
+    "tangent_rhs", "scipy_linalg"
 ]
 
 mm = matmul_p
+
+
+def scipy_linalg():
+    """``scipy.linalg``, imported when a rule first calls it: numpy.linalg's rules do not
+    need it, and importing it costs more than the rest of the family (docs/architecture.md,
+    "What loads lazily")."""
+    import scipy.linalg
+    import scipy.linalg.lapack  # noqa: F401  (basic.py's trtrs)
+    return scipy.linalg
 
 
 def mT(x):

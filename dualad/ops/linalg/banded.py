@@ -26,7 +26,6 @@ complex matrices with the codebase's convention (holomorphic: no conjugates).
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from ...tracer import shape_of, unguarded_value
 from ...primitive import Primitive, register, sample
@@ -34,7 +33,7 @@ from .._util import batch_ndim
 from ..core.batch_ops import stacked_rule
 from ..core.linear import unbroadcast
 from ..core.indexing import index
-from ._common import _sym_solve, check_real, sym_map, tangent_rhs
+from ._common import _sym_solve, check_real, sym_map, tangent_rhs, scipy_linalg
 from ..core.reductions import sum as sum_
 from ..core.shape import concatenate, expand_dims, reshape
 
@@ -122,7 +121,7 @@ def _dense_from_band(sp, m, l, u):
 solve_banded_p = register(Primitive(
     "solve_banded",
     lambda ab, b, l, u: _lapack_stacked(
-        lambda a2, b2: scipy.linalg.solve_banded((l, u), a2, b2), ab, b), sparsity="matrix",
+        lambda a2, b2: scipy_linalg().solve_banded((l, u), a2, b2), ab, b), sparsity="matrix",
     sympy=lambda sp, ab, b, l, u: sym_map(
         sp, lambda m, r: _sym_solve(_dense_from_band(sp, m, l, u), r), ab, b)))
 
@@ -169,7 +168,7 @@ def sym_band_matmul(ab, x, lower):
 
 
 def _solveh_impl(ab, b, lower):
-    return _lapack_stacked(lambda a2, b2: scipy.linalg.solveh_banded(a2, b2, lower=lower), ab, b)
+    return _lapack_stacked(lambda a2, b2: scipy_linalg().solveh_banded(a2, b2, lower=lower), ab, b)
 
 
 def _solveh_sympy(sp, ab, b, lower):

@@ -47,8 +47,6 @@ Coverage (F = forward, R = reverse, both to any order; S = SymPy translation):
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
-import scipy.linalg.lapack
 
 from ...tracer import ndim_of, shape_of, unguarded_value
 from ...primitive import Primitive, implements, register, sample
@@ -57,6 +55,7 @@ from ..core.batch_ops import align_stacks, stacked_rule
 from ..core.linear import unbroadcast
 from ..core.products import tril, triu
 from ..core.shape import reshape
+from ._common import scipy_linalg
 from ._common import (_A2, _A3, _SPD3, _STACK, _sym_solve, check_square, mm, mT,
                       sym_lower, sym_lower_T, sym_map, tangent_rhs)
 
@@ -149,7 +148,7 @@ def _solve_tri_impl(a, b, trans, lower, unit_diagonal):
     a, b = np.asarray(a), np.asarray(b)
     dtype = np.result_type(a, b, np.float32)
     a, b = a.astype(dtype, copy=False), b.astype(dtype, copy=False)
-    (trtrs,) = scipy.linalg.lapack.get_lapack_funcs(("trtrs",), (a, b))
+    (trtrs,) = scipy_linalg().lapack.get_lapack_funcs(("trtrs",), (a, b))
     lead = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     a = np.broadcast_to(a, lead + a.shape[-2:])
     b = np.broadcast_to(b, lead + b.shape[-2:])

@@ -25,7 +25,6 @@ right-hand side.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from ...tracer import shape_of, unguarded_value
 from ...primitive import Primitive, register, sample
@@ -33,6 +32,7 @@ from .._util import batch_ndim
 from ..core.batch_ops import stacked_rule
 from ..core.linear import unbroadcast
 from ..core.complex_numbers import conj
+from ._common import scipy_linalg
 from ._common import (_A2, _A3, _sym_solve, check_matrix, check_square, mm, mT, sym_map,
                       tangent_rhs)
 from .func import solve_sylvester_p
@@ -47,7 +47,7 @@ def _stein_one(a, b, q):
     n = a.shape[-1]
     if n > _DIRECT_MAX and (np.array_equal(b, a.conj())
                             or (not np.iscomplexobj(a) and np.array_equal(b, a))):
-        return scipy.linalg.solve_discrete_lyapunov(a, q, method="bilinear")
+        return scipy_linalg().solve_discrete_lyapunov(a, q, method="bilinear")
     lhs = np.eye(n * n) - np.kron(a, b)          # row-major vec(A X Bᵀ) = (A ⊗ B) vec X
     return np.linalg.solve(lhs, q.reshape(n * n)).reshape(n, n)
 

@@ -20,7 +20,6 @@ derivative is a 4n×4n block exponential). Stacks of matrices broadcast.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from ...tracer import ndim_of, shape_of, unguarded_value
 from ...primitive import Primitive, implements, register, sample
@@ -30,6 +29,7 @@ from ..core.linear import unbroadcast
 from ..core.indexing import index
 from ..core.products import matmul
 from .basic import inv, inv_p, solve_p
+from ._common import scipy_linalg
 from ._common import (_A2, _A3, _SPD3, check_matrix, check_square, mm, mT, sym_map,
                       tangent_rhs)
 from ..core.shape import broadcast_to, concatenate, reshape
@@ -43,7 +43,7 @@ __all__ = [
 # --- Sylvester equations ------------------------------------------------------------------
 def _sylvester_impl(a, b, q):
     lead = np.broadcast_shapes(a.shape[:-2], b.shape[:-2], q.shape[:-2])
-    return scipy.linalg.solve_sylvester(np.broadcast_to(a, lead + a.shape[-2:]),
+    return scipy_linalg().solve_sylvester(np.broadcast_to(a, lead + a.shape[-2:]),
                                         np.broadcast_to(b, lead + b.shape[-2:]),
                                         np.broadcast_to(q, lead + q.shape[-2:]))
 
@@ -135,7 +135,7 @@ def _real_part(fname, a, x, keep_complex=False):
     return x
 
 
-expm_p = register(Primitive("expm", scipy.linalg.expm, sparsity="matrix"))
+expm_p = register(Primitive("expm", lambda a: scipy_linalg().expm(a), sparsity="matrix"))
 expm_p.defjvp(lambda t, ans, a: block_frechet(expm_p, a, t))
 expm_p.defvjp(lambda ct, ans, a: block_frechet(expm_p, mT(a), ct))
 expm_p.defbatch(stacked_rule(expm_p))   # vmap: the batch axis is one more stack axis
@@ -154,7 +154,7 @@ def expm_frechet(a, e):
     return block_frechet(expm_p, a, e)
 
 
-logm_p = register(Primitive("logm", lambda a: _real_part("logm", a, scipy.linalg.logm(a)),
+logm_p = register(Primitive("logm", lambda a: _real_part("logm", a, scipy_linalg().logm(a)),
                            sparsity="matrix"))
 logm_p.defjvp(lambda t, ans, a: block_frechet(logm_p, a, t))
 logm_p.defvjp(lambda ct, ans, a: block_frechet(logm_p, mT(a), ct))
@@ -170,7 +170,7 @@ def logm(a, disp=True):
 
 
 def _sqrtm_impl(a):
-    return _real_part("sqrtm", a, scipy.linalg.sqrtm(a), keep_complex=True)
+    return _real_part("sqrtm", a, scipy_linalg().sqrtm(a), keep_complex=True)
 
 
 sqrtm_p = register(Primitive("sqrtm", _sqrtm_impl, sparsity="matrix"))

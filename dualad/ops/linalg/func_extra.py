@@ -25,7 +25,6 @@ NotImplementedError rather than differentiate a complex branch.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from ...tracer import ndim_of, primal_value, shape_of, unguarded_value
 from ...primitive import Primitive, register, sample
@@ -33,7 +32,7 @@ from .._util import batch_ndim
 from ..core.batch_ops import looping_when, stacked_rule
 from ..core.indexing import index
 from .basic import solve_p
-from ._common import _A2, _SPD3, check_matrix, check_real, check_square, mm, mT
+from ._common import _A2, _SPD3, check_matrix, check_real, check_square, mm, mT, scipy_linalg
 from .decomp import svd
 from .func import _real_part, block_frechet, expm_p, logm_p
 from ..core.reductions import sum as sum_
@@ -50,11 +49,11 @@ def _fmp_impl(a, p):
     p = float(p)
     if a.ndim == 2:
         return _real_part("fractional_matrix_power", a,
-                          scipy.linalg.fractional_matrix_power(a, p))
+                          scipy_linalg().fractional_matrix_power(a, p))
     out = None
     for idx in np.ndindex(*a.shape[:-2]):
         x = _real_part("fractional_matrix_power", a[idx],
-                       scipy.linalg.fractional_matrix_power(a[idx], p))
+                       scipy_linalg().fractional_matrix_power(a[idx], p))
         if out is None:
             out = np.empty(a.shape, x.dtype)
         out[idx] = x

@@ -13,7 +13,6 @@ order is locally constant and U is invertible.
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from ...tracer import shape_of, unguarded_value
 from ...vmap_tracer import map_value
@@ -21,7 +20,7 @@ from ...primitive import Primitive, register, sample
 from ..core.batch_ops import stacked_rule
 from ..core.products import matmul, tril, triu
 from .basic import solve_triangular, solve_triangular_p
-from ._common import _A3, check_square, mm, mT
+from ._common import _A3, check_square, mm, mT, scipy_linalg
 
 __all__ = ["lu_pivots_p", "lu_packed_p", "lu_factor", "lu", "lu_solve"]
 
@@ -42,7 +41,7 @@ def _perm_matrix(piv):
 # LAPACK's pivot indices, a primitive of zero derivative: under dualad.jit the pivots are
 # computed in the program and only they are guarded (a new matrix with the same pivot
 # order replays), not the whole matrix
-lu_pivots_p = register(Primitive("lu_pivots", lambda a: scipy.linalg.lu_factor(a)[1],
+lu_pivots_p = register(Primitive("lu_pivots", lambda a: scipy_linalg().lu_factor(a)[1],
                                  zero_derivative=True, sparsity="matrix"))
 lu_pivots_p.defbatch(stacked_rule(lu_pivots_p))   # vmap: one more stack axis
 
@@ -82,7 +81,7 @@ def _lu_vjp(ct, m, a):
     return mm(p, z)
 
 
-lu_packed_p = register(Primitive("lu_packed", lambda a: scipy.linalg.lu_factor(a)[0],
+lu_packed_p = register(Primitive("lu_packed", lambda a: scipy_linalg().lu_factor(a)[0],
                                      sparsity="matrix"))
 lu_packed_p.defjvp(_lu_jvp)
 lu_packed_p.defvjp(_lu_vjp)
