@@ -3,7 +3,10 @@
 ``ivp_p(y0, t0, times, *params, func, settings)`` returns Y with Y_i = y(times_i), shape
 ``(T, n)``, from SciPy's ``solve_ivp`` (any of its methods). The derivative is that of the
 exact solution, computed by solving more ODEs with SciPy (never by differentiating the
-solver's adaptive steps), at the tighter tolerances ``sweep_rtol``/``sweep_atol``.
+solver's adaptive steps), at the tolerances ``sweep_rtol``/``sweep_atol`` (by default the
+primal's). Each rule's augmented dynamics are traced once per sweep and replayed
+(``dynamics.plain``, a :class:`dualad.jit.default.Replayed`); for implicit methods
+``dynamics.plain_jac`` gives SciPy the Newton matrix (:func:`jacobian_y`).
 
 Forward mode (jvp, jacfwd): **forward sensitivities**. S = ∂y·(ẏ₀, ṫ₀, ṗ) solves
 

@@ -92,8 +92,11 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
 
     Same signature and result as SciPy (``fun(t, y, *args)``, y0 1-D, SciPy's methods
     and options). The derivative is that of the exact solution, computed by further
-    solves at ``sweep_rtol`` (default min(rtol, 1e-8)) and ``sweep_atol`` (default
-    min(atol, 1e-10)). Forward mode uses forward sensitivities; reverse mode uses
+    solves at ``sweep_rtol`` (default ``rtol``) and ``sweep_atol`` (default ``atol``):
+    the sensitivities are in SciPy's error control, as accurate as the solution; pass
+    tighter ones for a tighter derivative. Their right-hand sides are traced once by
+    ``dualad.jit`` and replayed (``jit=False``: eagerly); implicit methods get dualad's
+    ∂f/∂y when you give no ``jac``. Forward mode uses forward sensitivities; reverse mode uses
     ``sensitivity="adjoint"`` (backward solve, cost independent of the number of
     parameters), ``"forward"`` (one solve of the whole Jacobian) or ``"auto"`` (forward
     while n·(n + 1 + P) ≤ 4000). Event times (``t_events``) and states
