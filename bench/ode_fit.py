@@ -13,7 +13,7 @@ the median of the later rounds.
    rtol 1e-6, atol 1e-8. Gradients: dualad (default sensitivity, "forward",
    "adjoint") and SciPy's ``approx_fprime`` (forward differences, its default step),
    each against a reference (central differences of DOP853 at rtol = atol = 1e-13,
-   step 1e-5·|θ|). Then whole fits: ``minimize(method="L-BFGS-B")`` (bounds [0.01, 3]) from θ₀ = (0.9, 0.5,
+   step 1e-5·|θ|). Then whole fits: ``minimize(method="L-BFGS-B")`` (dualad: ``fun=value_and_grad(loss), jac=True``) (bounds [0.01, 3]) from θ₀ = (0.9, 0.5,
    0.08, 0.5) with each gradient and with ``jac=None`` (SciPy's differences).
 2. Robertson (stiff), 3 rate constants k = exp(p) = (0.04, 3e7, 1e4), y₀ = (1, 0, 0),
    outputs at 10 log-spaced times in [1e-3, 1e3], loss = Σ w·y, BDF and Radau at rtol
@@ -171,11 +171,11 @@ def main():
 
         if not a.no_fit:
             fits = {
-                "L-BFGS-B, dualad default": dict(fun=lv_loss, jac=dualad.grad(lv_loss)),
-                "L-BFGS-B, dualad forward": dict(fun=lv_loss, jac=dualad.grad(
-                    lambda th: lv_loss(th, sensitivity="forward"))),
-                "L-BFGS-B, dualad adjoint": dict(fun=lv_loss, jac=dualad.grad(
-                    lambda th: lv_loss(th, sensitivity="adjoint"))),
+                "L-BFGS-B, dualad default": dict(fun=dualad.value_and_grad(lv_loss), jac=True),
+                "L-BFGS-B, dualad forward": dict(fun=dualad.value_and_grad(
+                    lambda th: lv_loss(th, sensitivity="forward")), jac=True),
+                "L-BFGS-B, dualad adjoint": dict(fun=dualad.value_and_grad(
+                    lambda th: lv_loss(th, sensitivity="adjoint")), jac=True),
                 "L-BFGS-B, jac=None (SciPy FD)": dict(fun=lv_plain, jac=None),
             }
             out = {}
