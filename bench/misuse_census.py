@@ -1082,6 +1082,44 @@ def _():
 def _():
     return _fresh("from dualad.extend import Primitive, register\nimport numpy as np\n"
                   "register(Primitive('gammaln', np.sin))\nprint('accepted')")
+# --- issue 31: ODE sensitivities and implicit roots, traced once and replayed -------------------
+@case("solve_ivp(jit='yes') is refused by name", error=("solve_ivp", "jit=", "true or false"))
+def _():
+    from dualad.scipy.integrate import solve_ivp
+    return solve_ivp(lambda t, y: -y, (0.0, 1.0), [1.0], jit="yes")
+
+
+@case("custom_root(jit=1) is refused by name", error=("custom_root", "jit=", "true or false"))
+def _():
+    return dualad.custom_root(lambda a: a, lambda x, a: x - a, jit=1)
+
+
+@case("solve_ivp gradient of a fun that branches on t (replay retraces, then eager) is right",
+      ref=lambda: -3.0 * np.exp(-3.0 * 0.7), close=1e-6)
+def _():
+    from dualad.scipy.integrate import solve_ivp
+
+    def rhs(t, y, k):
+        return -k * y if t < 1.0 else -2.0 * k * y
+    return dualad.grad(lambda k: solve_ivp(rhs, (0.0, 2.0), np.array([1.0]), args=(k,),
+                                           rtol=1e-10, atol=1e-12, max_step=0.01).y[0, -1])(0.7)
+
+
+@case("solve_ivp gradient through BDF (dualad's ∂f/∂y for the Newton matrix) is right",
+      ref=lambda: -np.exp(-0.7), close=1e-6)
+def _():
+    from dualad.scipy.integrate import solve_ivp
+    return dualad.grad(lambda k: solve_ivp(lambda t, y, k: -k * y, (0.0, 1.0), np.array([1.0]),
+                                           method="BDF", args=(k,), rtol=1e-10,
+                                           atol=1e-12).y[0, -1])(0.7)
+
+
+@case("solve_ivp sweeps at the default (primal) tolerance: gradient within rtol",
+      ref=lambda: -np.exp(-0.7), close=1e-5)
+def _():
+    from dualad.scipy.integrate import solve_ivp
+    return dualad.grad(lambda k: solve_ivp(lambda t, y, k: -k * y, (0.0, 1.0), np.array([1.0]),
+                                           args=(k,), rtol=1e-7, atol=1e-10).y[0, -1])(0.7)
 
 
 def main(argv):

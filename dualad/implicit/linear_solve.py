@@ -34,6 +34,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..api import jvp as _jvp
+from ..jit.default import Replayed
 from ..ops import reshape, stack
 from ..ops.core.batch_ops import loop
 from ..primitive import Primitive, register
@@ -62,15 +63,18 @@ class LinearSystem:
     ``T`` is the transposed system (the same c), sharing the LU factorization. ``stats``
     counts solves (calls of the primitive's value, each with any number of right-hand
     sides), right-hand sides, and matvecs made on plain values, for cost measurements.
+    ``jit=True`` (custom_root's ∂_x F) traces the matvec an iterative solve calls once
+    and replays it (:class:`dualad.jit.default.Replayed`); a user's own matvec
+    (``custom_linear_solve``) runs as written.
     """
 
     __slots__ = ("matvec", "rmatvec", "matrix", "method", "transpose_method", "options",
                  "symmetric", "name", "what", "n", "batched", "transposed", "_T", "_lu_key",
-                 "_lu", "stats", "__weakref__")
+                 "_lu", "stats", "jit", "_replayed", "__weakref__")
 
     def __init__(self, matvec, n, *, rmatvec=None, matrix=None, method="auto",
                  transpose_method=None, options=None, symmetric=False,
-                 name="custom_linear_solve", what="the matrix A", batched=False):
+                 name="custom_linear_solve", what="the matrix A", batched=False, jit=False):
         if isinstance(method, str) and method not in METHODS:
             raise ValueError(f"{name}: unknown method {method!r}; use one of "
                              f"{', '.join(METHODS)} or a callable solve(matvec, b) -> x")
@@ -83,6 +87,7 @@ class LinearSystem:
         self._T = self if self.symmetric else None
         self._lu_key = self._lu = None
         self.stats = {"solves": 0, "rhs": 0, "matvecs": 0, "factorizations": 0}
+        self.jit, self._replayed = bool(jit), None   # the matvec a Krylov solve replays
 
     def __repr__(self):
         return f"LinearSystem(n={self.n}, method={self.method!r}" + \
@@ -100,7 +105,7 @@ class LinearSystem:
             t = LinearSystem(rmv, self.n, rmatvec=self.matvec, method=method,
                              transpose_method=self.method, options=self.options,
                              name=self.name, what=self.what + "ᵀ",
-                             batched=self.batched and self.rmatvec is not None)
+                             batched=self.batched and self.rmatvec is not None, jit=self.jit)
             t.transposed, t._T, t.stats = self, self, self.stats
             self._T = t
         return self._T
@@ -132,10 +137,16 @@ class LinearSystem:
 
     def plain_matvec(self, consts, dtype):
         n = self.n
+        matvec = self.matvec
+        if self.jit and all(type(c) in (np.ndarray, float, np.float64) for c in consts):
+            # a Krylov solve calls it many times: traced once, replayed after
+            if self._replayed is None:
+                self._replayed = Replayed(self.matvec, f"{self.name}: A v ({self.what})")
+            matvec = self._replayed
 
         def mv(v):
             self.stats["matvecs"] += 1
-            out = plain(self.matvec(np.asarray(v, dtype).reshape(n), *consts))
+            out = plain(matvec(np.asarray(v, dtype).reshape(n), *consts))
             if out.shape != (n,):
                 raise ValueError(f"{self.name}: matvec returned shape {out.shape} for a vector "
                                  f"of shape ({n},); A v must have v's shape")

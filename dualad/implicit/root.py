@@ -52,10 +52,10 @@ class RootProblem:
 
     __slots__ = ("solve", "optimality", "leaves", "rebuild", "traced", "flat", "tol",
                  "has_aux", "aux", "linear", "method", "symmetric", "options",
-                 "transpose_method", "jacobian", "__weakref__")
+                 "transpose_method", "jacobian", "jit", "__weakref__")
 
     def __init__(self, solve, optimality, leaves, rebuild, traced, *, tol, has_aux, method,
-                 symmetric, options, transpose_method, jacobian=None):
+                 symmetric, options, transpose_method, jacobian=None, jit=True):
         self.solve, self.optimality = solve, optimality
         self.leaves, self.rebuild, self.traced = leaves, rebuild, traced
         self.flat = self.aux = self.linear = None
@@ -63,6 +63,7 @@ class RootProblem:
         self.method, self.symmetric, self.options = method, symmetric, options
         self.transpose_method = transpose_method
         self.jacobian = jacobian     # the user's ∂_x F(x, *params) on plain values, or None
+        self.jit = jit               # Krylov matvecs traced once and replayed
 
     def __repr__(self):
         return f"RootProblem(n={None if self.flat is None else self.flat.n})"
@@ -100,7 +101,7 @@ class RootProblem:
         self.linear = LinearSystem(matvec, n, rmatvec=rmatvec, matrix=jacobian,
                                    method=self.method, transpose_method=self.transpose_method,
                                    options=self.options, symmetric=self.symmetric, name=_NAME,
-                                   what="∂F/∂x (the Jacobian of optimality in x)")
+                                   what="∂F/∂x (the Jacobian of optimality in x)", jit=self.jit)
 
 
 def _root_impl(*args, problem):
@@ -225,7 +226,7 @@ root_p.vjp_all = _root_vjp_all
 
 def custom_root(solve, optimality, *, linear_solve="auto", transpose_solve=None,
                 symmetric=False, jacobian=None, tol=None, has_aux=False, rtol=None,
-                atol=None, maxiter=None, restart=None, M=None):
+                atol=None, maxiter=None, restart=None, M=None, jit=True):
     r"""Make a root finder differentiable by the implicit function theorem.
 
     Returns ``root`` with ``root(*params) = x*``, where ``x* = solve(*params)``
@@ -284,6 +285,12 @@ def custom_root(solve, optimality, *, linear_solve="auto", transpose_solve=None,
         The restart length of gmres.
     M : array_like, LinearOperator or callable, optional
         A preconditioner for an iterative ``linear_solve``.
+    jit : bool, default True
+        An iterative ``linear_solve`` calls ∂_x F·v (or its transpose) once per
+        iteration: it is traced once by ``dualad.jit`` and replayed (falling back to the
+        eager path, with one ``JitFallbackWarning``, when it cannot be traced).
+        ``False`` runs it eagerly every time (docs/jit.md: what this changes for an
+        ``optimality`` with side effects).
 
     Returns
     -------
@@ -330,6 +337,8 @@ def custom_root(solve, optimality, *, linear_solve="auto", transpose_solve=None,
     if not callable(linear_solve) and linear_solve not in METHODS:
         raise ValueError(f"{_NAME}: unknown linear_solve {linear_solve!r}; use one of "
                          f"{', '.join(METHODS)} or a callable solve(matvec, b) -> x")
+    if jit is not True and jit is not False:
+        raise TypeError(f"{_NAME}: jit= takes True or False, got {jit!r}")
     options = {k: v for k, v in dict(rtol=rtol, atol=atol, maxiter=maxiter, restart=restart,
                                      M=M).items() if v is not None}
 
@@ -349,7 +358,8 @@ def custom_root(solve, optimality, *, linear_solve="auto", transpose_solve=None,
         problem = RootProblem(plain_solve, opt, leaves, rebuild, traced, tol=tol,
                               has_aux=has_aux, method=method, symmetric=symmetric,
                               options=options, transpose_method=transpose_solve,
-                              jacobian=None if jacobian is None else _plain_solve(jacobian))
+                              jacobian=None if jacobian is None else _plain_solve(jacobian),
+                              jit=jit)
         x_flat = root_p(*[leaves[i] for i in traced], *closed, problem=problem)
         x = problem.flat.unravel(x_flat)
         return (x, problem.aux) if has_aux else x

@@ -3,7 +3,10 @@
 ``ivp_p(y0, t0, times, *params, func, settings)`` returns Y with Y_i = y(times_i), shape
 ``(T, n)``, from SciPy's ``solve_ivp`` (any of its methods). The derivative is that of the
 exact solution, computed by solving more ODEs with SciPy (never by differentiating the
-solver's adaptive steps), at the tighter tolerances ``sweep_rtol``/``sweep_atol``.
+solver's adaptive steps), at the tolerances ``sweep_rtol``/``sweep_atol`` (by default the
+primal's). Each rule's augmented dynamics are traced once per sweep and replayed
+(``dynamics.plain``, a :class:`dualad.jit.default.Replayed`); for implicit methods
+``dynamics.plain_jac`` gives SciPy the Newton matrix (:func:`jacobian_y`).
 
 Forward mode (jvp, jacfwd): **forward sensitivities**. S = ∂y·(ẏ₀, ṫ₀, ṗ) solves
 
@@ -45,6 +48,7 @@ import numpy as np
 import scipy.integrate as _si
 
 from ..api import jvp as _jvp, vjp as _vjp
+from ..jit.default import Replayed
 from ..ops import concatenate, index, moveaxis, ravel, reshape, stack, tensordot
 from ..ops import sum as _sum
 from ..tracer import Box, primal_value, shape_of, unguarded_value
@@ -55,6 +59,7 @@ __all__ = ["AUTO_FORWARD_MAX", "IvpSettings", "ivp_p"]
 
 AUTO_FORWARD_MAX = 4000    # "auto": forward sensitivities up to this many Jacobian entries
 _SWEEP_KEEP = ("max_step", "min_step", "lband", "uband")   # options valid for augmented systems
+_IMPLICIT = ("BDF", "Radau", "LSODA")
 
 
 class IvpSettings(NamedTuple):
@@ -70,13 +75,20 @@ class IvpSettings(NamedTuple):
     sweep_atol: float = _SWEEP_TOL
     sensitivity: str = "auto"
     cache: dict | None = None
+    jit: bool = True
 
     def sweep(self, t_end="same"):
         """The settings of the augmented (sensitivity, adjoint) solves."""
         opts = tuple((k, v) for k, v in self.options if k in _SWEEP_KEEP)
         return IvpSettings(self.method, self.sweep_rtol, self.sweep_atol,
                            self.t_end if t_end == "same" else t_end, opts, self.sweep_rtol,
-                           self.sweep_atol, self.sensitivity, None)
+                           self.sweep_atol, self.sensitivity, None, self.jit)
+
+    def implicit(self):
+        """Whether the method solves a nonlinear system per step (it uses a Jacobian)."""
+        m = self.method
+        return m in _IMPLICIT or (isinstance(m, type) and issubclass(
+            m, tuple(getattr(_si, k) for k in _IMPLICIT)))
 
 
 def _same(a, b):
@@ -101,9 +113,10 @@ def _ivp_impl(y0, t0, times, *params, func, settings):
     if hit is not None:
         return hit
     n = np.size(y0)
+    call = getattr(func, "plain", None) or func    # a rule's dynamics: its replayed form
 
     def rhs(s, y):
-        dy = _plain("solve_ivp", func(s, y, *params))
+        dy = _plain("solve_ivp", call(float(s), y, *params))
         if dy.size != n:
             raise ValueError(f"solve_ivp: fun returned shape {dy.shape} for a state y of shape "
                              f"({n},); dy/dt must have y's shape")
@@ -118,9 +131,13 @@ def _ivp_impl(y0, t0, times, *params, func, settings):
     ahead = direction * (times - t0)
     ordered = bool(np.all(np.diff(ahead) >= 0) and np.all(ahead >= 0)
                    and np.all(direction * (end - times) >= 0))
+    options = dict(settings.options)
+    jac = getattr(func, "plain_jac", None)
+    if jac is not None and "jac" not in options and settings.implicit():
+        options["jac"] = lambda s, y: jac(s, y, *params)
     res = _si.solve_ivp(rhs, (t0, float(end)), np.asarray(y0, float), method=settings.method,
                         t_eval=times if ordered else None, dense_output=not ordered,
-                        rtol=settings.rtol, atol=settings.atol, **dict(settings.options))
+                        rtol=settings.rtol, atol=settings.atol, **options)
     if res.status == -1:
         raise RuntimeError(f"solve_ivp: the integration of a derivative sweep (n = {n} states, "
                            f"method {settings.method}) failed: {res.message}. Loosen sweep_rtol/"
@@ -155,6 +172,15 @@ def _ivp_jvp(tangents, ys, y0, t0, times, *params, func, settings):
             dy, dS = _jvp(f, (y, *[prm[k] for k in pos]), (S, *a[m:]))
             return concatenate([dy, ravel(dS)])
 
+        name, jit = getattr(func, "__name__", "fun"), _jit_ok(func, settings)
+        sensitivity_dynamics.reads_values = not jit
+        sensitivity_dynamics.plain = Replayed(
+            sensitivity_dynamics, f"solve_ivp({name}): forward sensitivities", jit)
+        if settings.implicit():
+            jy = jacobian_y(func, name, jit)
+            blocks = 1 + math.prod(bs)
+            sensitivity_dynamics.plain_jac = lambda s, z, *a: _block_diagonal(
+                jy(s, z[:n], *a[:m]), blocks)
         zs = ivp_p(concatenate([y0, ravel(s0)]), t0, times, *params, *dots,
                    func=sensitivity_dynamics, settings=settings.sweep())
         out = moveaxis(reshape(index(zs, (slice(None), slice(n, None))), (T,) + bs + (n,)),
@@ -230,12 +256,34 @@ def _vjp_by_adjoint(ct, bs, y0, t0, times, params, func, settings):
         y_off = None
         dense = _dense_solution(y0, t0v, tv, params, func, settings)
 
-    def adjoint_dynamics(s, z, *prm):
-        y = index(z, slice(y_off, None)) if dense is None else dense(primal_value(s))
+    def adjoint_at(s, y, z, *prm):     # the backward dynamics, y given
         lam = reshape(index(z, slice(cuts[0], cuts[1])), bs + (n,))
         dy, pullback = _vjp(lambda y, *q: reshape(func(s, y, *q), (n,)), y, *prm)
         parts = [-ravel(c) for c in pullback(lam)]
         return concatenate(parts + ([dy] if dense is None else []))
+
+    name, jit = getattr(func, "__name__", "fun"), _jit_ok(func, settings)
+    what = f"solve_ivp({name}): adjoint"
+    if dense is None:
+        def adjoint_dynamics(s, z, *prm):
+            return adjoint_at(s, index(z, slice(y_off, None)), z, *prm)
+        adjoint_dynamics.plain = Replayed(adjoint_dynamics, what, jit)
+        adjoint_dynamics.reads_values = not jit
+    else:   # y(s) from SciPy's interpolant: the dynamics read s's value (not traceable)
+        def adjoint_dynamics(s, z, *prm):
+            return adjoint_at(s, dense(primal_value(s)), z, *prm)
+        core = Replayed(adjoint_at, what, jit)
+        adjoint_dynamics.plain = lambda s, z, *prm: core(s, dense(s), z, *prm)
+        adjoint_dynamics.reads_values = True
+        if settings.implicit():    # d(λ, μ)'/d(λ, μ) = [[−J_yᵀ per batch, 0], [−J_pᵀ, 0]]
+            jy, lam_size = jacobian_y(func, name, jit), int(cuts[1])
+
+            def adjoint_jac(s, z, *prm):
+                out = np.zeros((z.size, z.size))
+                out[:lam_size, :lam_size] = _block_diagonal(-jy(s, dense(s), *prm).T,
+                                                            lam_size // n)
+                return out
+            adjoint_dynamics.plain_jac = adjoint_jac
 
     lam, mu = np.zeros(bs + (n,)), [np.zeros(s) for s in p_shapes]
     ends = [index(times, int(i)) for i in order[::-1]] + [t0]
@@ -263,6 +311,13 @@ def _dense_solution(y0, t0, tv, params, func, settings):
     s = settings.sweep()
     if end == t0:
         return lambda t: np.asarray(y0, float)
+    cache = settings.cache
+    if (cache is not None and cache.get("sol") is not None and s.rtol == settings.rtol and
+            np.array_equal(s.atol, settings.atol) and _same(cache["y0"], np.asarray(y0)) and
+            cache["t0"] == t0 and len(params) == len(cache["params"]) and
+            all(_same(p, q) for p, q in zip(params, cache["params"])) and
+            cache["sol"].t_min <= min(t0, end) and cache["sol"].t_max >= max(t0, end)):
+        return cache["sol"]   # the primal's own interpolant: same tolerances, same solution
     res = _si.solve_ivp(lambda t, y: _plain("solve_ivp", func(t, y, *params)), (t0, float(end)),
                         np.asarray(y0, float), method=s.method, dense_output=True, rtol=s.rtol,
                         atol=s.atol, **dict(s.options))
@@ -270,6 +325,34 @@ def _dense_solution(y0, t0, tv, params, func, settings):
         raise RuntimeError(f"solve_ivp: the dense forward solve of the adjoint sweep failed: "
                            f"{res.message}")
     return res.sol
+
+
+def _jit_ok(func, settings):
+    """Whether a rule's dynamics built on ``func`` are traced once and replayed: unless
+    ``jit=False`` or ``func`` is itself a rule's dynamics that reads a value (SciPy's
+    interpolant at s), which every replay would have to retrace."""
+    return bool(settings.jit) and not getattr(func, "reads_values", False)
+
+
+def jacobian_y(func, name, jit=True):
+    """J_y f(s, y, *p) (n × n) on plain values: one vector-mode JVP of ``func`` over the
+    identity, traced once and replayed (:class:`dualad.jit.default.Replayed`)."""
+    def jac_y(s, y, *p):
+        eye = np.eye(shape_of(y)[0])
+        _, cols = _jvp(lambda y: reshape(func(s, y, *p), shape_of(y)), (y,), (eye,))
+        return cols.T
+    return Replayed(jac_y, f"solve_ivp({name}): Jacobian in y", jit)
+
+
+def _block_diagonal(a, k):
+    """``k`` copies of the square ``a`` on the diagonal (dense while small, else sparse)."""
+    a = np.asarray(a, float)
+    if k == 1:
+        return a
+    if a.shape[0] * k <= 400:
+        return np.kron(np.eye(k), a)
+    import scipy.sparse as sp
+    return sp.kron(sp.identity(k, format="csc"), sp.csc_matrix(a), format="csc")
 
 
 ivp_p.jvp_all = _ivp_jvp

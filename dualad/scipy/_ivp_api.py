@@ -20,7 +20,7 @@ from ..numpy import array as _array
 from ..ops import concatenate, index, reshape, stack, transpose
 from ..tracer import Box, primal_value, shape_of
 from ._integrate_common import _SWEEP_TOL, _bind
-from ._ivp import IvpSettings, ivp_p
+from ._ivp import AUTO_FORWARD_MAX, IvpSettings, ivp_p, jacobian_y
 from ._ivp_events import event_times
 
 __all__ = ["OdeResult", "DenseOutput", "solve_ivp"]
@@ -85,15 +85,18 @@ def _check_y0(y0):
 
 def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, events=None,
               vectorized=False, args=None, *, sensitivity="auto", sweep_rtol=None,
-              sweep_atol=None, **options):
+              sweep_atol=None, jit=True, **options):
     """``scipy.integrate.solve_ivp``, differentiable in y0, the traced entries of ``args``,
     traced values ``fun`` closes over, t_span's ends and t_eval, in forward and reverse
     mode; second order too (see docs/integrate.md).
 
     Same signature and result as SciPy (``fun(t, y, *args)``, y0 1-D, SciPy's methods
     and options). The derivative is that of the exact solution, computed by further
-    solves at ``sweep_rtol`` (default min(rtol, 1e-8)) and ``sweep_atol`` (default
-    min(atol, 1e-10)). Forward mode uses forward sensitivities; reverse mode uses
+    solves at ``sweep_rtol`` (default ``rtol``) and ``sweep_atol`` (default ``atol``):
+    the sensitivities are in SciPy's error control, as accurate as the solution; pass
+    tighter ones for a tighter derivative. Their right-hand sides are traced once by
+    ``dualad.jit`` and replayed (``jit=False``: eagerly); implicit methods get dualad's
+    ∂f/∂y when you give no ``jac``. Forward mode uses forward sensitivities; reverse mode uses
     ``sensitivity="adjoint"`` (backward solve, cost independent of the number of
     parameters), ``"forward"`` (one solve of the whole Jacobian) or ``"auto"`` (forward
     while n·(n + 1 + P) ≤ 4000). Event times (``t_events``) and states
@@ -104,6 +107,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         raise TypeError(f"solve_ivp: fun must be callable, got {type(fun).__name__}")
     if sensitivity not in _SENSITIVITIES:
         raise ValueError(f"solve_ivp: sensitivity={sensitivity!r}; use one of {_SENSITIVITIES}")
+    if jit is not True and jit is not False:
+        raise TypeError(f"solve_ivp: jit= takes True or False, got {jit!r}")
     if isinstance(args, Box) or (args is not None and not isinstance(args, (tuple, list))):
         raise TypeError(f"solve_ivp: args must be a tuple (e.g. args=(k,)), got "
                         f"{type(args).__name__}")
@@ -131,9 +136,17 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     if ev_list is not None:
         extra["events"] = [_plain_event(ev, g, q) for ev, (g, q) in zip(ev_list, bound_events)]
     t_eval_plain = None if t_eval is None else np.asarray(primal_value(t_eval), float)
+    y0_plain = np.asarray(primal_value(y0))
+    if is_traced and "jac" not in extra and not vectorized:
+        jac = _dualad_jac(bound, plain_params, method, float(primal_value(t0)), y0_plain, jit)
+        if jac is not None:
+            extra["jac"] = jac
+    # the adjoint reuses the primal's interpolant (same tolerances): ask SciPy for it
+    dense = dense_output or (is_traced and _may_use_adjoint(sensitivity, y0_plain,
+                                                            plain_params))
     res = _si.solve_ivp(plain_fun, (float(primal_value(t0)), float(primal_value(tf))),
-                        np.asarray(primal_value(y0)), method=method, t_eval=t_eval_plain,
-                        dense_output=dense_output, vectorized=vectorized, **extra)
+                        y0_plain, method=method, t_eval=t_eval_plain,
+                        dense_output=dense, vectorized=vectorized, **extra)
     if is_traced and res.status == -1:
         raise RuntimeError(f"solve_ivp: the integration failed ({res.message}), so its "
                            f"derivatives cannot be computed")
@@ -141,7 +154,9 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         return res
     func, y0, times, settings = _prepare(res, bound, plain_params, y0, t0, tf, t_eval,
                                          t_eval_plain, method, vectorized, sensitivity,
-                                         sweep_rtol, sweep_atol, options)
+                                         sweep_rtol, sweep_atol, options, jit)
+    if not dense_output:
+        res.sol = None   # asked for the adjoint only (kept in settings.cache)
     sol = None if res.sol is None else DenseOutput(res.sol, y0, t0, traced, func, settings)
     if not is_traced:   # SciPy's result; sol(t) differentiable in a traced t
         res.sol = sol
@@ -159,6 +174,32 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
                      y=transpose(Y), sol=sol, t_events=t_events, y_events=y_events,
                      nfev=res.nfev, njev=res.njev, nlu=res.nlu, status=res.status,
                      message=res.message, success=res.success)
+
+
+def _may_use_adjoint(sensitivity, y0, params):
+    """Whether reverse mode may take the adjoint (``_ivp._choose``'s rule)."""
+    if sensitivity != "auto":
+        return sensitivity == "adjoint"
+    n = y0.size
+    return n * (n + 1 + sum(np.size(p) for p in params)) > AUTO_FORWARD_MAX
+
+
+def _dualad_jac(bound, params, method, t0, y0, jit):
+    """∂f/∂y from dualad for an implicit method's Newton iterations (SciPy estimates it
+    by differences otherwise), or None when the method takes none or dualad cannot
+    differentiate ``fun`` at (t0, y0) (then SciPy's differences, as before)."""
+    if not IvpSettings(method).implicit():
+        return None
+    n = y0.size
+    jy = jacobian_y(lambda t, y, *p: reshape(bound(t, y, *p), (n,)),
+                    getattr(bound, "__name__", "fun"), jit)
+    try:
+        j0 = np.asarray(jy(t0, np.asarray(y0, float), *params))
+    except Exception:   # noqa: BLE001  (SciPy's differences, as without dualad)
+        return None
+    if j0.shape != (n, n) or not np.all(np.isfinite(j0)):
+        return None
+    return lambda t, y: jy(float(t), y, *params)
 
 
 def _plain_event(ev, g, q):
@@ -184,7 +225,7 @@ def _ends_at(times, t_eval, res, end):
 
 
 def _prepare(res, bound, plain_params, y0, t0, tf, t_eval, t_eval_plain, method, vectorized,
-             sensitivity, sweep_rtol, sweep_atol, options):
+             sensitivity, sweep_rtol, sweep_atol, options, jit=True):
     """The primitive's func (on 1-D states), y0, output times and settings, the cache
     holding SciPy's solution ``res``."""
     n = shape_of(y0)[0]
@@ -210,10 +251,10 @@ def _prepare(res, bound, plain_params, y0, t0, tf, t_eval, t_eval_plain, method,
         method, rtol, atol, float(primal_value(tf)),
         tuple((k, v) for k, v in options.items() if k in ("max_step", "min_step", "first_step",
                                                           "lband", "uband")),
-        float(sweep_rtol) if sweep_rtol is not None else min(float(np.min(rtol)), 1e-8),
-        float(sweep_atol) if sweep_atol is not None else min(float(np.min(atol)), _SWEEP_TOL),
+        float(sweep_rtol) if sweep_rtol is not None else float(np.min(rtol)),
+        float(sweep_atol) if sweep_atol is not None else float(np.min(atol)),
         sensitivity,
         {"y0": np.asarray(primal_value(y0), float), "t0": float(primal_value(t0)),
          "params": plain_params, "times": res.t if t_eval is None else t_eval_plain,
-         "y": res.y.T.copy(), "sol": res.sol})
+         "y": res.y.T.copy(), "sol": res.sol}, jit)
     return func, y0, times, settings

@@ -1,0 +1,146 @@
+"""Issue 31: solve_ivp's sensitivities and custom_root's Krylov matvecs are traced once and
+replayed; sweeps at the primal's tolerance are as accurate as it; implicit methods get
+dualad's ∂f/∂y."""
+import numpy as np
+import pytest
+import scipy.integrate as si
+
+import dualad
+from dualad.implicit import custom_root
+from dualad.scipy.integrate import solve_ivp
+
+T = np.linspace(0.5, 3.0, 6)
+
+
+def decay_loss(k, **kw):
+    r = solve_ivp(lambda t, y, k: -k * y, (0.0, 3.0), np.array([2.0]), t_eval=T, args=(k,),
+                  **kw)
+    return np.sum(r.y[0])
+
+
+def exact_grad(k):   # y = 2 exp(−k t): ∂/∂k Σ y(t_i) = Σ −2 t exp(−k t)
+    return np.sum(-2.0 * T * np.exp(-k * T))
+
+
+@pytest.mark.parametrize("sensitivity", ["forward", "adjoint"])
+@pytest.mark.parametrize("rtol", [1e-4, 1e-6, 1e-9])
+def test_sweeps_at_the_primal_tolerance_are_as_accurate_as_it(sensitivity, rtol):
+    g = dualad.grad(lambda k: decay_loss(k, rtol=rtol, atol=rtol * 1e-2,
+                                         sensitivity=sensitivity))(0.7)
+    assert abs(g - exact_grad(0.7)) <= 20 * rtol * abs(exact_grad(0.7))
+
+
+def test_tighter_sweep_tolerances_still_tighten_the_derivative():
+    g = dualad.grad(lambda k: decay_loss(k, rtol=1e-3, atol=1e-6, sweep_rtol=1e-11,
+                                         sweep_atol=1e-13))(0.7)
+    assert abs(g - exact_grad(0.7)) <= 1e-8 * abs(exact_grad(0.7))
+
+
+def _counted_rhs():
+    calls = []
+
+    def rhs(t, y, p):
+        calls.append(1)
+        return np.array([p[0] * y[0] - p[1] * y[0] * y[1], p[2] * y[0] * y[1] - p[3] * y[1]])
+    return rhs, calls
+
+
+@pytest.mark.parametrize("sensitivity", ["forward", "adjoint"])
+def test_the_sweep_dynamics_are_traced_once_not_run_per_step(sensitivity):
+    rhs, calls = _counted_rhs()
+    p = np.array([1.1, 0.4, 0.1, 0.4])
+
+    def loss(p, jit=True):
+        r = solve_ivp(rhs, (0.0, 5.0), np.array([10.0, 5.0]), t_eval=np.linspace(1, 5, 5),
+                      args=(p,), rtol=1e-6, sensitivity=sensitivity, jit=jit)
+        return np.sum(r.y)
+    g = dualad.grad(loss)(p)
+    replayed = len(calls)
+    calls.clear()
+    g_eager = dualad.grad(lambda p: loss(p, jit=False))(p)
+    np.testing.assert_allclose(g, g_eager, rtol=1e-12)
+    # eager: one call of rhs per right-hand-side evaluation of the sweep (hundreds);
+    # replayed: the primal solve's calls plus a handful of traces
+    assert replayed < 0.7 * len(calls)
+
+
+def test_jit_takes_a_bool():
+    with pytest.raises(TypeError, match="solve_ivp: jit= takes True or False"):
+        solve_ivp(lambda t, y: -y, (0.0, 1.0), [1.0], jit="yes")
+    with pytest.raises(TypeError, match="custom_root: jit= takes True or False"):
+        custom_root(lambda a: a, lambda x, a: x - a, jit=1)
+
+
+def robertson(t, y, k):
+    return np.array([-k[0] * y[0] + k[2] * y[1] * y[2],
+                     k[0] * y[0] - k[2] * y[1] * y[2] - k[1] * y[1] ** 2,
+                     k[1] * y[1] ** 2])
+
+
+K_ROB = np.array([0.04, 3e7, 1e4])
+
+
+@pytest.mark.parametrize("sensitivity", ["forward", "adjoint"])
+@pytest.mark.parametrize("method", ["BDF", "Radau"])
+def test_implicit_methods_get_dualads_jacobian(method, sensitivity, monkeypatch):
+    jacs = []
+    scipy_solve = si.solve_ivp
+
+    def spy(fun, t_span, y0, **kw):   # which solves SciPy was given a Jacobian for
+        jac = kw.get("jac")
+        if jac is not None:
+            J = np.asarray(jac(t_span[0], np.asarray(y0, float)))
+            jacs.append(J.shape)
+        return scipy_solve(fun, t_span, y0, **kw)
+    monkeypatch.setattr(si, "solve_ivp", spy)
+
+    def loss(k):
+        return solve_ivp(robertson, (0.0, 10.0), np.array([1.0, 0.0, 0.0]), method=method,
+                         args=(k,), rtol=1e-6, atol=1e-10, sensitivity=sensitivity,
+                         sweep_rtol=1e-8, sweep_atol=1e-12).y[0, -1]
+    g = dualad.grad(loss)(K_ROB)
+    # the primal (3 states) and the sweep (forward: 3·(1 + 7) states; adjoint: 3 + 3)
+    assert jacs[0] == (3, 3) and len(jacs) >= 2
+    ref = np.zeros(3)
+    for i in range(3):
+        h = 1e-5 * K_ROB[i]
+        e = np.zeros(3)
+        e[i] = h
+        f = [scipy_solve(robertson, (0.0, 10.0), [1.0, 0.0, 0.0], method="Radau",
+                          args=(K_ROB + s * e,), rtol=1e-12, atol=1e-16).y[0, -1]
+             for s in (1, -1)]
+        ref[i] = (f[0] - f[1]) / (2 * h)
+    np.testing.assert_allclose(g * K_ROB, ref * K_ROB, rtol=1e-4,
+                               atol=1e-5 * np.max(np.abs(ref * K_ROB)))
+
+
+def test_custom_root_krylov_matvec_is_traced_once():
+    n = 60
+    rng = np.random.default_rng(0)
+    A = np.eye(n) * 4 + rng.normal(scale=0.2, size=(n, n))
+    calls = []
+
+    def optimality(x, b):
+        calls.append(1)
+        return A @ x + 0.1 * np.tanh(x) - b
+
+    def solve(b):
+        x = np.zeros(n)
+        for _ in range(100):
+            x = x - np.linalg.solve(A + 0.1 * np.diag(1 - np.tanh(x) ** 2),
+                                    A @ x + 0.1 * np.tanh(x) - b)
+        return x
+
+    b = rng.normal(size=n)
+    w = rng.normal(size=n)
+    root = custom_root(solve, optimality, linear_solve="gmres")
+    root_eager = custom_root(solve, optimality, linear_solve="gmres", jit=False)
+    g = dualad.grad(lambda b: root(b) @ w)(b)
+    replayed = len(calls)
+    calls.clear()
+    g_eager = dualad.grad(lambda b: root_eager(b) @ w)(b)
+    np.testing.assert_allclose(g, g_eager, rtol=1e-9)
+    x = solve(b)
+    J = A + 0.1 * np.diag(1 - np.tanh(x) ** 2)
+    np.testing.assert_allclose(g, np.linalg.solve(J.T, w), rtol=1e-7)
+    assert replayed <= 5 < len(calls)
