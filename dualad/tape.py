@@ -150,7 +150,7 @@ class VJPTrace(Trace):
     [2. 4.]
     """
 
-    __slots__ = ("box_type", "tape", "room", "constants")
+    __slots__ = ("box_type", "tape", "room", "schedule", "constants")
 
     def __init__(self, level=None, box_type=Var, tape=False):
         super().__init__(level)
@@ -159,6 +159,7 @@ class VJPTrace(Trace):
         # Array bytes still to record before the tape is compacted (see dualad.compaction):
         # counted only where a recorded value is an array, never on scalar code's path.
         self.room = compaction.MIN_BYTES
+        self.schedule = compaction.Schedule() if tape else None   # which suffix a pass scans
         # The array constants recorded, kept to catch their in-place change before the
         # sweep (dualad.versions.Constants): set by grad and vjp, None otherwise.
         self.constants = None
@@ -292,12 +293,13 @@ def record(trace, prim, args, params, vals, parents, ans):
 
 
 def _compact(trace):
-    """Release what no output can need (dualad.compaction) and set the next budget.
-    Runs while the forward pass records, once the array bytes recorded since the last
-    pass exceed the budget (so its O(len(tape)) cost is amortized over those bytes)."""
+    """Release what no output can need (dualad.compaction) and reset the byte budget.
+    Runs while the forward pass records, once ``MIN_BYTES`` of array values were
+    recorded since the last pass; the pass scans a suffix of the tape (amortised O(1)
+    per recorded node, compaction.Schedule)."""
     if compaction.ENABLED:
-        compaction.compact(trace.tape)
-    trace.room = compaction.budget(trace.tape)
+        trace.schedule.run(trace.tape)
+    trace.room = compaction.MIN_BYTES
 
 
 def operator_method(prim, reflected=False, fallback=None):
