@@ -25,8 +25,8 @@ ROWS = {"ode-1000": 3, "ode-10000": 2, "gmm-2-5": 3, "gmm-20-50": 1, "lstm-gc": 
 
 def _make(name):
     sys.path.insert(0, HERE)
+    import eager_gradbench as eg   # first: it pins the pools before NumPy loads (no re-exec)
     import numpy as np
-    import eager_gradbench as eg
     import dualad
     if name.startswith("ode"):
         return eg.ode_case(int(name.split("-")[1]), 10)[1]
