@@ -82,8 +82,8 @@ class Schedule:
 
     ``scanned``: the tape's length after the last pass (the nodes before it were seen);
     ``since_whole``: the nodes recorded since the last whole pass; ``whole_len``: the
-    tape's length after it. A pass scans the new nodes and as many older ones; the
-    (at least ``OVERLAP``); the whole tape once ``since_whole`` reaches ``whole_len`` (its
+    tape's length after it. A pass scans the new nodes and as many older ones (at least
+    ``OVERLAP``); the whole tape once ``since_whole`` reaches ``whole_len`` (its
     cost, the tape's length, is then at most twice the nodes recorded since the last
     whole pass).
     """
