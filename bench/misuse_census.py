@@ -1120,6 +1120,62 @@ def _():
     from dualad.scipy.integrate import solve_ivp
     return dualad.grad(lambda k: solve_ivp(lambda t, y, k: -k * y, (0.0, 1.0), np.array([1.0]),
                                            args=(k,), rtol=1e-7, atol=1e-10).y[0, -1])(0.7)
+# --- issue 31: the eager path (slice cotangents, contractions on BLAS, tapes freed by refcount)
+@case("grad: overlapping basic slices x[1:] * x[:-1] add their cotangents",
+      ref=np.array([1.5, 2.0, 3.0, 2.0, 2.0, 1.0]))   # x_{i-1} + x_{i+1}
+def _():
+    x = np.array([1.0, 1.5, 1.0, 1.5, 1.0, 0.5])
+    return dualad.grad(lambda v: np.sum(v[1:] * v[:-1]))(x)
+
+
+@case("grad: a reversed strided slice x[::-2] scatters to every other entry",
+      ref=np.array([0.0, 1.0, 0.0, 2.0, 0.0, 3.0]))
+def _():
+    w = np.array([3.0, 2.0, 1.0])
+    return dualad.grad(lambda v: np.sum(w * v[::-2]))(np.ones(6))
+
+
+@case("grad: GradBench gmm's batched einsum 'ijk,mik->mij' (the BLAS route) and its VJPs",
+      ref=lambda: (np.einsum("mij,mik->ijk", np.ones((300, 4, 3)), _GMM_XC),
+                   np.einsum("mij,ijk->mik", np.ones((300, 4, 3)), _GMM_LS)))
+def _():
+    return dualad.grad(lambda a, b: np.sum(np.einsum("ijk,mik->mij", a, b)),
+                       argnums=(0, 1))(_GMM_LS, _GMM_XC)
+
+
+@case("grad: an einsum of float32 operands keeps float32 on the BLAS route",
+      ref="float32 float32")
+def _():
+    a = np.ones((40, 30), np.float32)
+    b = np.ones((30, 20), np.float32)
+    y, g = dualad.value_and_grad(lambda u: np.sum(np.einsum("ij,jk->ik", u, b)))(a)
+    return f"{np.result_type(y)} {g.dtype}"
+
+
+@case("vjp: a pullback dropped after use frees its tape without the collector", ref=True)
+def _():
+    import weakref
+    refs = []
+
+    def f(x):
+        y = np.sin(x)
+        s = y[0] * y[1]
+        refs.append(weakref.ref(y))
+        return s
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        out, pb = dualad.vjp(f, X3)
+        pb(1.0)
+        del out, pb
+        return refs[0]() is None
+    finally:
+        if was:
+            gc.enable()
+
+
+_GMM_LS = np.random.default_rng(3).normal(size=(4, 3, 3))
+_GMM_XC = np.random.default_rng(4).normal(size=(300, 4, 3))
 
 
 def main(argv):

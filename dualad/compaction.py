@@ -22,10 +22,19 @@ than exist only keeps memory; CPython 3.10 to 3.13 count every reference a
 frame or container holds, so the test never counts fewer. (From 3.14 frames may
 hold borrowed references; there the pass is off, see ``ENABLED``.)
 
-The pass is O(len(tape)); :func:`VJPTrace` runs it only after enough array
-bytes were recorded since the last pass (``budget``: at least ``MIN_BYTES`` and
-``BYTES_PER_NODE`` per node on the tape), so its cost per recorded byte is
-bounded and scalar code, whose values are never arrays, never pays for it.
+A pass does not rescan the whole tape (:class:`Schedule`): it scans a *suffix*,
+the nodes recorded since the previous pass plus as many older ones, at least
+``OVERLAP`` (where a temporary the user's code held at the previous pass has been
+let go since: ``t = np.sin(x)`` overwritten in the next iteration), and
+the whole tape only once the nodes recorded since the last whole pass are as many
+as the tape then held. A node's users are all newer than it, so every node of a
+suffix has its users in the suffix and its count of references is exact. The
+passes cost amortised O(1) per recorded node (a suffix is at most twice the new
+nodes, plus ``OVERLAP`` per pass; whole passes come at geometrically spaced
+lengths), where a whole pass every ``max(MIN_BYTES, 4 KiB × len(tape))`` cost up
+to one scan of the tape per 4 KiB recorded. :func:`VJPTrace`
+runs a pass only after ``MIN_BYTES`` of array values were recorded since the last
+one, so scalar code, whose values are never arrays, never pays for it.
 """
 from __future__ import annotations
 
@@ -34,13 +43,13 @@ import weakref
 
 import numpy as np
 
-__all__ = ["ENABLED", "MIN_BYTES", "BYTES_PER_NODE", "budget", "compact"]
+__all__ = ["ENABLED", "MIN_BYTES", "OVERLAP", "Schedule", "compact"]
 
 # Off where frames may hold references the count does not see (CPython 3.14's borrowed
 # stack references) and on other interpreters, whose reference counts are not CPython's.
 ENABLED = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 MIN_BYTES = 1 << 22        # 4 MiB of new arrays at least between two passes
-BYTES_PER_NODE = 1 << 12   # and 4 KiB per node on the tape: a pass costs O(nodes)
+OVERLAP = 64               # older nodes a pass scans again, at least
 
 
 class _Probe:
@@ -68,18 +77,44 @@ def _shape_only(prim):
     return derivs is not None and all(d is not None and d.const is not None for d in derivs)
 
 
-def budget(tape):
-    """The array bytes to record before the next pass over ``tape``."""
-    return max(MIN_BYTES, BYTES_PER_NODE * len(tape))
+class Schedule:
+    """Which suffix of a tape the next pass scans: amortised O(1) per recorded node.
+
+    ``scanned``: the tape's length after the last pass (the nodes before it were seen);
+    ``since_whole``: the nodes recorded since the last whole pass; ``whole_len``: the
+    tape's length after it. A pass scans the new nodes and as many older ones (at least
+    ``OVERLAP``); the whole tape once ``since_whole`` reaches ``whole_len`` (its
+    cost, the tape's length, is then at most twice the nodes recorded since the last
+    whole pass).
+    """
+
+    __slots__ = ("scanned", "since_whole", "whole_len")
+
+    def __init__(self):
+        self.scanned = self.since_whole = self.whole_len = 0
+
+    def run(self, tape):
+        """One pass over the suffix of ``tape`` due now (see :func:`compact`).
+        Returns the bytes released."""
+        n = len(tape)
+        new = n - self.scanned
+        self.since_whole += new
+        whole = self.since_whole >= self.whole_len
+        released = compact(tape, 0 if whole else max(0, self.scanned - max(new, OVERLAP)))
+        self.scanned = len(tape)
+        if whole:
+            self.since_whole, self.whole_len = 0, len(tape)
+        return released
 
 
-def compact(tape):
-    """Drop the needless nodes of ``tape`` and stand in for its needless values (see the
-    module docstring); the list is edited in place. Returns the bytes released."""
+def compact(tape, start=0):
+    """Drop the needless nodes of ``tape[start:]`` and stand in for their needless values
+    (see the module docstring); the list is edited in place. Returns the bytes released.
+    Every user of a node being newer than it, a suffix holds all its nodes' users."""
     users = {}     # id(node) -> [(user, argument position)], among the nodes kept
     released = 0
     dropped = False
-    for k in range(len(tape) - 1, -1, -1):
+    for k in range(len(tape) - 1, start - 1, -1):
         node = tape[k]
         if node.prim is None:           # a leaf: the inputs, always kept
             continue
@@ -104,7 +139,7 @@ def compact(tape):
                 and _shape_only(node.prim) and all(_shape_only(u.prim) for u, _ in mine)):
             released += _stand_in(node, value, mine)
     if dropped:
-        tape[:] = [n for n in tape if n is not None]
+        tape[start:] = [n for n in tape[start:] if n is not None]
     return released
 
 

@@ -119,7 +119,10 @@ class IndexedCotangent:
         for idx, ct in self.parts:
             if np.iscomplexobj(ct) and out.dtype.kind != "c":  # a complex part after real ones
                 out = out.astype(np.result_type(out, ct))
-            np.add.at(out, idx, ct)
+            if any(isinstance(e, np.ndarray) for e in idx):
+                np.add.at(out, idx, ct)   # advanced: an entry may repeat, unbuffered add
+            else:
+                out[idx] += ct            # basic (x[1:], x[:, 0]): each entry once, a view
         if self.flat_idx:
             flat = np.array(self.flat_idx) % self.shape[0]
             w = np.array(self.flat_ct)

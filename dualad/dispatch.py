@@ -339,6 +339,9 @@ def _getitem(self, idx):
                 items = self.items
             except AttributeError:   # the first x[i] of this Var (the slot starts unset)
                 items = self.items = {}
+                indexed = getattr(self._trace, "indexed", None)
+                if indexed is not None:   # cleared when the trace stops (VJPTrace.stop)
+                    indexed.append(self)
             y = items.get(idx)
             if y is None or y.args is None:     # not read yet, or freed by a sweep
                 xv = self.value

@@ -150,7 +150,7 @@ class VJPTrace(Trace):
     [2. 4.]
     """
 
-    __slots__ = ("box_type", "tape", "room", "constants")
+    __slots__ = ("box_type", "tape", "room", "schedule", "indexed", "constants")
 
     def __init__(self, level=None, box_type=Var, tape=False):
         super().__init__(level)
@@ -159,6 +159,11 @@ class VJPTrace(Trace):
         # Array bytes still to record before the tape is compacted (see dualad.compaction):
         # counted only where a recorded value is an array, never on scalar code's path.
         self.room = compaction.MIN_BYTES
+        self.schedule = compaction.Schedule() if tape else None   # which suffix a pass scans
+        # The Vars whose ``items`` cache (x[i] -> node, dispatch._getitem) :meth:`stop` clears:
+        # x.items -> x[i] -> x is a reference cycle, which would leave a tape that is not
+        # swept to the end (an exception in f, a vjp pullback dropped) to the collector.
+        self.indexed = [] if tape else None
         # The array constants recorded, kept to catch their in-place change before the
         # sweep (dualad.versions.Constants): set by grad and vjp, None otherwise.
         self.constants = None
@@ -202,6 +207,11 @@ class VJPTrace(Trace):
                 constants.note(a, prim)      # a plain array operand: a constant
             vals.append(a)
             i += 1
+        # Tuples, not lists: the collector stops tracking a tuple of untracked values
+        # (arrays, floats) after its first pass, so a long tape holds fewer objects it
+        # walks (issue 31: the gen-2 passes over an lstm-sized tape).
+        vals = tuple(vals)
+        parents = tuple(parents)
         # Only when a lower trace is involved does the call go round dispatch again.
         ans = prim(*vals, **params) if lower else prim.impl(*vals, **params)
         return record(self, prim, args, params, vals, parents, ans)
@@ -211,7 +221,8 @@ class VJPTrace(Trace):
 
         A Var of it used again raises :class:`EscapedTracerError`, and the trace keeps no
         reference to its nodes, so no cycle trace -> tape -> node -> trace outlives the
-        transformation.
+        transformation; nor does x -> x.items -> x[i] -> x (the x[i] cache is cleared), so
+        the nodes are freed by reference counting alone.
 
         Returns
         -------
@@ -221,6 +232,13 @@ class VJPTrace(Trace):
         """
         self.alive = False
         tape, self.tape = self.tape, None
+        indexed, self.indexed = self.indexed, None
+        if indexed:
+            for x in indexed:   # the x[i] cache is read only while the trace is alive
+                try:
+                    del x.items
+                except AttributeError:   # already dropped (an in-place write, inplace._move)
+                    pass
         return tape
 
     def new_leaf(self, value):
@@ -292,12 +310,13 @@ def record(trace, prim, args, params, vals, parents, ans):
 
 
 def _compact(trace):
-    """Release what no output can need (dualad.compaction) and set the next budget.
-    Runs while the forward pass records, once the array bytes recorded since the last
-    pass exceed the budget (so its O(len(tape)) cost is amortized over those bytes)."""
+    """Release what no output can need (dualad.compaction) and reset the byte budget.
+    Runs while the forward pass records, once ``MIN_BYTES`` of array values were
+    recorded since the last pass; the pass scans a suffix of the tape (amortised O(1)
+    per recorded node, compaction.Schedule)."""
     if compaction.ENABLED:
-        compaction.compact(trace.tape)
-    trace.room = compaction.budget(trace.tape)
+        trace.schedule.run(trace.tape)
+    trace.room = compaction.MIN_BYTES
 
 
 def operator_method(prim, reflected=False, fallback=None):

@@ -26,6 +26,7 @@ from ...primitive import Primitive, implements, register, sample
 from .._batch import einsum_in_batch, example_ndim
 from .._util import batch_ndim
 from .batch_ops import align_stacks
+from .contract import contract2
 from .linear import lift, unbroadcast
 from .elementwise import multiply, where
 from .reductions import sum as sum_
@@ -208,6 +209,10 @@ def _parse_einsum(spec, shapes):
 
 
 def _einsum_impl(*ops, subs, out):
+    if len(ops) == 2:   # a batched matmul (BLAS) where it pays, see .contract
+        c = contract2(subs[0], subs[1], out, ops[0], ops[1])
+        if c is not None:
+            return c
     return np.einsum(",".join(subs) + "->" + out, *ops, optimize=len(ops) > 2)
 
 
