@@ -43,6 +43,7 @@ from .scan import scan  # noqa: F401  (over the package's name, as vmap)
 from .stop import stop_gradient  # noqa: F401
 from . import lax  # noqa: F401  (JAX-style spellings: dualad.lax.stop_gradient)
 from .jit import jit, JitRetraceWarning  # noqa: F401
+from .jit.default import JitFallbackWarning  # noqa: F401
 from .heap import keep_heap  # noqa: F401  (opt-in allocator setting)
 
 from . import families  # noqa: F401,E402  (last: the lazily declared families, see below)
@@ -73,5 +74,5 @@ __all__ = [
     # debugging, teaching, allocator
     "detect_anomaly", "trace", "keep_heap",
     # errors and warnings users meet
-    "AnomalyError", "EscapedTracerError", "JitRetraceWarning",
+    "AnomalyError", "EscapedTracerError", "JitRetraceWarning", "JitFallbackWarning",
 ]

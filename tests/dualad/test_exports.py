@@ -21,7 +21,7 @@ def test_all_lists_the_user_facing_functions_classes_and_errors():
     wanted = {"grad", "value_and_grad", "jvp", "vjp", "hvp", "derivative", "vmap", "jit",
               "scan", "checkpoint", "custom_root", "custom_linear_solve", "stop_gradient",
               "primitive", "Function", "detect_anomaly", "trace", "keep_heap",
-              "AnomalyError", "EscapedTracerError", "JitRetraceWarning"}
+              "AnomalyError", "EscapedTracerError", "JitRetraceWarning", "JitFallbackWarning"}
     assert set(dualad.__all__) == wanted
     for name in dualad.__all__:
         assert callable(getattr(dualad, name)), name
