@@ -37,6 +37,7 @@ def test_every_registered_primitive_is_checked():
     assert sorted(REGISTRY) == NAMES
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_primitive_passes_the_rule_checker(name):
     r = report(name)
@@ -48,12 +49,14 @@ def test_primitive_passes_the_rule_checker(name):
         assert "order 2" in checks, name
 
 
+@pytest.mark.slow
 def test_elementwise_primitives_swept_over_broadcasting_shapes():
     for name in ("add", "multiply", "arctan2", "logaddexp", "maximum"):
         checks = " ".join(row.check for row in report(name).rows)
         assert "[(2, 3), (3,)]" in checks and "[(1, 3), (2, 3)]" in checks and "[(), ()]" in checks
 
 
+@pytest.mark.slow
 def test_sympy_oracle_ran_where_sympy_has_the_function():
     for name in ("sin", "exp", "log", "tanh", "arctan2", "power", "sum", "matmul"):
         assert any("SymPy oracle" in row.check for row in report(name).rows), name

@@ -47,6 +47,7 @@ def test_every_registered_primitive_is_checked_under_jit():
     assert sorted(REGISTRY) == NAMES
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_primitive_replays_under_jit(name):
     r = report(name)
@@ -58,6 +59,7 @@ def test_primitive_replays_under_jit(name):
         assert "jit(jvp(f))" in checks or "jit(vjp(f))" in checks, name
 
 
+@pytest.mark.slow
 def test_the_primitives_that_trace_again_are_exactly_the_listed_ones():
     """RETRACES is not stale: each listed primitive does trace again (for the reason given),
     and no other does."""
