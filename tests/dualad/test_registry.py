@@ -7,8 +7,6 @@ differences, and against the SymPy oracle where the primitive has a
 translation. A new primitive is verified by registering it with samples or a
 domain; one with neither fails here.
 """
-import functools
-
 import numpy as np
 import pytest
 
@@ -16,18 +14,14 @@ import dualad
 import dualad.scipy  # noqa: F401  (registers quad, odeint, ...: check_registry checks them too)
 import dualad.scipy.signal  # noqa: F401  (registers iir_filter)
 from dualad.primitive import REGISTRY
-from dualad.verification import check_rule
+from rule_reports import rule_report as report
 
 # One test per primitive (pytest's progress shows the sweep advance, ``--durations`` names
 # the slow ones, a failure names its primitive): what ``check_registry(jit=False)`` runs,
 # primitive by primitive (each check_rule seeds its own generator, so the checks are the
-# same). The jit check: tests/verification/test_jit_registry.py.
+# same; rule_reports computes each once per session).
+# The jit check: tests/verification/test_jit_registry.py.
 NAMES = sorted(REGISTRY)
-
-
-@functools.cache
-def report(name):
-    return check_rule(REGISTRY[name], jit=False)
 
 
 def test_every_registered_primitive_is_checked():

@@ -7,8 +7,6 @@ compares with the un-jitted calls (and ``jvp``/``vjp`` of ``jit(f)``); each must
 once. The oracle is the un-jitted call, itself checked against finite differences by the
 registry's rule checker (tests/dualad/test_registry.py).
 """
-import functools
-
 import numpy as np
 import pytest
 import scipy.sparse
@@ -24,20 +22,9 @@ from dualad.tracer import primal_value, unguarded_value
 from dualad.tree import flatten
 from dualad.verification.jit import RETRACES, jit_kind
 from dualad.verification.rules import check_rule
-
-# Schur–Padé logarithm and powers: every call is slow; their first sample only
-SLOW = {"fractional_matrix_power", "logm"}
-
+from rule_reports import jit_report as report   # fractional_matrix_power, logm: first sample
 
 NAMES = sorted(REGISTRY)
-
-
-@functools.cache
-def report(name):
-    """The jit check of one primitive (one test per primitive: pytest's progress shows the
-    sweep advance, ``--durations`` names the slow ones)."""
-    return check_rule(REGISTRY[name], samples=REGISTRY[name].samples[:1] if name in SLOW
-                      else None, only_jit=True)
 
 
 def test_every_registered_primitive_is_checked_under_jit():
