@@ -109,6 +109,7 @@ def test_forward_and_adjoint_agree_and_match_the_forward_mode_jacobian():
     np.testing.assert_allclose(J_fwd, central(lv_reference, P_LV), rtol=2e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method, sensitivity", [("BDF", "adjoint"), ("Radau", "forward"),
                                                  ("LSODA", "adjoint"), ("LSODA", "forward")])
 def test_stiff_problem(method, sensitivity):
