@@ -37,8 +37,8 @@ def test_the_readme_states_both_commands_and_what_slow_holds():
     assert said, "the README says what the slow marker holds"
     for what in ("test_registry.py", "test_jit_registry.py", "Chromium", "Dask", "wheel"):
         assert what in said.group(1), what
-    assert re.search(r"whole suite takes at most 10 minutes", text)
-    assert re.search(r"quick subset.*takes at most 3 minutes", text, flags=re.S)
+    assert re.search(r"the whole suite takes about \d+ minutes", text)
+    assert re.search(r"the quick subset,\s+every test not marked `slow`, about \d+ minutes", text)
 
 
 def test_ci_runs_every_test():
