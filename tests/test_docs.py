@@ -74,6 +74,7 @@ def test_most_pages_have_examples():
     assert len(PAGES_WITH_CODE) >= len(PAGES) - 10, sorted(set(PAGES) - set(PAGES_WITH_CODE))
 
 
+@pytest.mark.slow   # a fresh interpreter per page
 @pytest.mark.parametrize("page", PAGES_WITH_CODE)
 def test_page_examples_run(page):
     blocks = code_blocks((DOCS / page).read_text())

@@ -76,6 +76,7 @@ def wheel(tmp_path_factory):
     return {"names": names, "metadata": metadata, "log": out.stdout + out.stderr}
 
 
+@pytest.mark.slow   # pip builds the wheel
 def test_the_wheel_holds_exactly_one_top_level_package(wheel):
     """``pip install .`` puts one package into site-packages: the wheel built from the
     tracked files has only ``dualad/`` (with the planner, the oracles and their data
@@ -90,6 +91,7 @@ def test_the_wheel_holds_exactly_one_top_level_package(wheel):
     assert not any(n.startswith(("papers", "tests", "bench")) for n in names)
 
 
+@pytest.mark.slow   # pip builds the wheel
 def test_the_wheel_ships_the_license_and_the_typing_marker(wheel):
     """PEP 639: the LICENSE file under the dist-info's ``licenses/`` and an SPDX
     ``License-Expression`` (no license classifier beside it, which PEP 639 forbids);
@@ -106,6 +108,7 @@ def test_the_wheel_ships_the_license_and_the_typing_marker(wheel):
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")
 
 
+@pytest.mark.slow   # pip builds the wheel
 def test_the_build_prints_no_deprecation_warnings(wheel):
     """setuptools warned three times about ``license = {text = ...}``; the verbose
     build log (setuptools' own output included) now has no deprecation warning."""

@@ -8,7 +8,7 @@ import scipy.linalg
 import dualad
 import dualad.scipy.integrate as di
 from dualad.scipy.linalg import expm
-from dualad.verification import check_grads, check_rule
+from dualad.verification import check_grads
 
 TIGHT = dict(rtol=1e-12, atol=1e-12)
 
@@ -214,11 +214,16 @@ def test_quad_second_order_and_batches():
 
 
 # --- the rule checker (test_registry runs it too when this module is imported) -----------
-@pytest.mark.parametrize("prim", [di.odeint_p, di.quad_p], ids=["odeint", "quad"])
-def test_primitives_pass_the_rule_checker(prim):
-    report = check_rule(prim)
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["odeint", "quad"])
+def test_primitives_pass_the_rule_checker(name):
+    """check_rule, the jit check included (one report per session, shared with the
+    registry's sweep: tests/rule_reports.py)."""
+    from rule_reports import jit_report, rule_report
+    report = rule_report(name)
     assert report.ok, str(report)
     assert any("order 2" in r.check for r in report.rows)
+    assert jit_report(name).ok, str(jit_report(name))
 
 
 # --- errors ----------------------------------------------------------------------------------

@@ -109,6 +109,7 @@ def test_forward_and_adjoint_agree_and_match_the_forward_mode_jacobian():
     np.testing.assert_allclose(J_fwd, central(lv_reference, P_LV), rtol=2e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method, sensitivity", [("BDF", "adjoint"), ("Radau", "forward"),
                                                  ("LSODA", "adjoint"), ("LSODA", "forward")])
 def test_stiff_problem(method, sensitivity):
@@ -206,12 +207,14 @@ def test_second_order_both_compositions(sensitivity):
     np.testing.assert_allclose(H_rr, H_fd, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.slow
 def test_the_rule_checker_passes_to_second_order():
-    from dualad.scipy.integrate import ivp_p
-    from dualad.scipy._ivp_events import event_time_p
-    from dualad.verification import check_rule
-    assert check_rule(ivp_p).ok
-    assert check_rule(event_time_p).ok
+    """check_rule of both primitives, the jit check included (one report per session,
+    shared with the registry's sweep: tests/rule_reports.py)."""
+    from rule_reports import jit_report, rule_report
+    for name in ("solve_ivp", "solve_ivp_event"):
+        assert rule_report(name).ok, str(rule_report(name))
+        assert jit_report(name).ok, str(jit_report(name))
 
 
 # --- events ----------------------------------------------------------------------------------
@@ -246,6 +249,7 @@ def test_terminal_event_time_and_state_closed_form(sensitivity):
     assert h == pytest.approx(2 * np.log(y0 / c) / k ** 3, rel=1e-6)
 
 
+@pytest.mark.slow
 def test_non_terminal_events_against_differences():
     """Zero crossings of y[0] of a damped oscillator, and a closed-over event level."""
     def crossings(p, level):

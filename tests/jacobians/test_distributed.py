@@ -100,7 +100,7 @@ def threads():
         yield ex
 
 
-@pytest.fixture(params=["threads", "processes"])
+@pytest.fixture(params=["threads", pytest.param("processes", marks=pytest.mark.slow)])
 def ex(request):
     return request.getfixturevalue(request.param)
 
@@ -275,6 +275,7 @@ def scalar_failing(x):
     return np.sum(fails_in_workers(x))
 
 
+@pytest.mark.slow   # a process pool
 def test_a_dead_worker_is_retried_and_the_result_is_exact():
     MARK.touch()
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("forkserver")) as ex:
@@ -286,6 +287,7 @@ def test_a_dead_worker_is_retried_and_the_result_is_exact():
             jacobians.jacfwd(dies_once, X, str(MARK), executor=ex)
 
 
+@pytest.mark.slow   # a process pool
 def test_a_broken_pool_is_reported_with_every_missing_chunk():
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("forkserver")) as ex:
         with warnings.catch_warnings():
@@ -328,6 +330,7 @@ def test_executor_inside_a_transformation_is_refused(threads):
     assert dualad.grad(lambda x: np.sum(jacobians.jacobian(elementwise, x)))(X).shape == (9,)
 
 
+@pytest.mark.slow   # a process pool
 def test_a_function_that_cannot_be_shipped(processes, threads):
     lock = threading.Lock()
 
@@ -345,6 +348,7 @@ def test_a_function_that_cannot_be_shipped(processes, threads):
                           jacobians.jacobian(holds_a_lock, X))
 
 
+@pytest.mark.slow   # a fresh interpreter and a process pool
 def test_without_dask_and_cloudpickle(tmp_path):
     """dualad imports and ships module-level functions with pickle when neither dask nor
     cloudpickle is importable; a lambda is then refused, naming the extra to install."""

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+pytestmark = pytest.mark.slow   # a LocalCluster of 2 worker processes
 pytest.importorskip("distributed")
 from distributed import Client, LocalCluster  # noqa: E402
 

@@ -11,6 +11,7 @@ import time
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow   # Dask clusters, workers killed on purpose
 pytest.importorskip("distributed")
 from distributed import Client, LocalCluster  # noqa: E402
 

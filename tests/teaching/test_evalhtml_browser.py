@@ -23,8 +23,9 @@ from _cdp import Browser, find_chromium
 from _png import decode_png
 
 CHROMIUM = find_chromium()
-pytestmark = pytest.mark.skipif(CHROMIUM is None,
-                                reason="Chromium not installed: apt-get install chromium")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(CHROMIUM is None,
+                                 reason="Chromium not installed: apt-get install chromium")]
 WIDTH, HEIGHT = 1280, 860
 X1, X2 = 2.0, 5.0
 GRAD = (1 / X1 + X2, X1 - np.cos(X2))     # ∂f/∂x1 = 5.5, ∂f/∂x2 = 1.716...

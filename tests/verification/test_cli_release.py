@@ -50,14 +50,17 @@ def test_the_version_is_the_one_pyproject_declares():
         assert tomllib.load(fh)["project"]["version"] == dualad.__version__
 
 
+@pytest.mark.slow   # a fresh interpreter
 def test_dualad_version_prints_every_version_and_exits_0(tmp_path):
     _check_version_output(_run([_script(), "--version"], tmp_path))
 
 
+@pytest.mark.slow   # a fresh interpreter
 def test_python_m_dualad_version(tmp_path):
     _check_version_output(_run([sys.executable, "-m", "dualad", "--version"], tmp_path))
 
 
+@pytest.mark.slow   # a fresh interpreter
 def test_python_m_dualad_is_the_same_command_as_the_script(tmp_path):
     """The same subcommands, the same output, the same exit statuses."""
     args = ["trace", "log(x1) + x1*x2 - sin(x2)", "--at", "x1=2", "x2=5", "--mode", "reverse"]
@@ -72,12 +75,14 @@ def test_python_m_dualad_is_the_same_command_as_the_script(tmp_path):
         "dualad: error: unrecognized arguments: --no-such-option"]
 
 
+@pytest.mark.slow   # a fresh interpreter
 def test_python_m_dualad_without_a_command_runs_the_tour(tmp_path):
     out = _run([sys.executable, "-m", "dualad"], tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("dualad tour:") and "6. Catching" in out.stdout
 
 
+@pytest.mark.slow   # a fresh interpreter
 def test_help_lists_the_version_option(tmp_path):
     out = _run([sys.executable, "-m", "dualad", "--help"], tmp_path)
     assert out.returncode == 0 and "--version" in out.stdout

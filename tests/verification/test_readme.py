@@ -70,6 +70,7 @@ def _needs(block):
 BLOCKS = _blocks()
 
 
+@pytest.mark.slow   # a fresh interpreter per block
 @pytest.mark.parametrize("index", range(len(BLOCKS)),
                          ids=[f"line{line}" for line, _ in python_blocks(README.read_text())])
 def test_each_block_runs_alone_in_a_fresh_interpreter(index, tmp_path):

@@ -1,0 +1,60 @@
+"""The tests a person runs: ``python -m pytest`` runs everything (CI runs that command),
+``python -m pytest -m "not slow"`` the quick subset; the README states both and what
+``slow`` holds; the long sweeps advance pytest's progress line (one test per primitive)."""
+import ast
+import pathlib
+import re
+import tomllib
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _pytest_config():
+    with open(ROOT / "pyproject.toml", "rb") as fh:
+        return tomllib.load(fh)["tool"]["pytest"]["ini_options"]
+
+
+def _decorators(path, function):
+    """The dotted names of ``function``'s decorators in the test file ``path``."""
+    tree = ast.parse((ROOT / path).read_text())
+    (node,) = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == function]
+    return [ast.unparse(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list]
+
+
+def test_the_slow_marker_is_registered_and_not_deselected_by_default():
+    config = _pytest_config()
+    assert any(m.startswith("slow:") for m in config["markers"]), config.get("markers")
+    # the README's command runs every test: nothing deselects `slow` by default
+    assert "-m" not in config.get("addopts", "").split()
+
+
+def test_the_readme_states_both_commands_and_what_slow_holds():
+    text = (ROOT / "README.md").read_text()
+    assert ('    python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[test]" '
+            "&& python -m pytest\n") in text
+    assert '\n    python -m pytest -m "not slow"\n' in text
+    said = re.search(r"`slow` holds (.*?)\n\n", text, flags=re.S)
+    assert said, "the README says what the slow marker holds"
+    for what in ("test_registry.py", "test_jit_registry.py", "Chromium", "Dask", "wheel"):
+        assert what in said.group(1), what
+    assert re.search(r"the whole suite takes about \d+ minutes", text)
+    assert re.search(r"the quick subset,\s+every test not marked `slow`, about \d+ minutes", text)
+
+
+def test_ci_runs_every_test():
+    ci = (ROOT / ".ci" / "run").read_text()
+    commands = [line.strip() for line in ci.splitlines()
+                if re.match(r"\s*(python -m pytest|export PYTEST_ADDOPTS)", line)]
+    assert "python -m pytest" in commands
+    for command in commands:     # no marker expression, in the command or in PYTEST_ADDOPTS
+        rest = command.removeprefix("python -m pytest")
+        assert not re.search(r"""(^|[\s"'])-m\b|slow""", rest), command
+
+
+def test_the_rule_checker_sweeps_are_slow_and_one_test_per_primitive():
+    for path, function in [("tests/dualad/test_registry.py",
+                            "test_primitive_passes_the_rule_checker"),
+                           ("tests/verification/test_jit_registry.py",
+                            "test_primitive_replays_under_jit")]:
+        marks = _decorators(path, function)
+        assert "pytest.mark.slow" in marks and "pytest.mark.parametrize" in marks, (path, marks)
