@@ -18,7 +18,7 @@ from scipy.optimize import OptimizeResult
 
 from ..numpy import array as _array
 from ..ops import concatenate, index, reshape, stack, transpose
-from ..tracer import Box, primal_value, shape_of
+from ..tracer import Box, primal_value, shape_of, unguarded_value
 from ._integrate_common import _SWEEP_TOL, _bind
 from ._ivp import AUTO_FORWARD_MAX, IvpSettings, ivp_p, jacobian_y
 from ._ivp_events import event_times
@@ -71,7 +71,7 @@ def _vector(name, v):
 
 def _check_y0(y0):
     y0 = _vector("y0", y0)
-    arr = np.asarray(primal_value(y0))
+    arr = np.asarray(unguarded_value(y0))   # its shape and dtype only
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"solve_ivp: argument y0 has shape {arr.shape}; it must be a non-empty "
                          f"1-D array (SciPy's solve_ivp integrates 1-D states: ravel a matrix "
@@ -121,22 +121,32 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     t_eval = _vector("t_eval", t_eval)
     args = tuple(args) if args is not None else ()
     bound, traced = _bind(fun, args, 2)
-    plain_params = [primal_value(p) for p in traced]
+    ev_list = None if events is None else (
+        list(events) if isinstance(events, (list, tuple)) else [events])
+    # Under dualad.jit the parameters' and y0's values are read without a guard when the
+    # recorded program does not depend on them: output times given, no events, no dense
+    # output, forward sensitivities (chosen from sizes alone). The primal solve below only
+    # fills the primitive's cache, which a replay with other values misses (it compares
+    # them) and solves again. Otherwise (the adjoint reads this solve's interpolant; res.t
+    # or an event decides the output times) a read guards, and other values trace again.
+    replayable = (t_eval is not None and ev_list is None and not dense_output and
+                  not _may_use_adjoint(sensitivity, np.asarray(unguarded_value(y0)),
+                                       [unguarded_value(p) for p in traced]))
+    read = unguarded_value if replayable else primal_value
+    plain_params = [read(p) for p in traced]
     plain_fun = lambda t, y: bound(t, y, *plain_params)  # noqa: E731
     extra = dict(options)
     if "jac" in extra and callable(extra["jac"]):
         jac, jac_traced = _bind(extra["jac"], args, 2)
-        jac_plain = [primal_value(p) for p in jac_traced]
+        jac_plain = [read(p) for p in jac_traced]
         extra["jac"] = lambda t, y: jac(t, y, *jac_plain)
-    ev_list = None if events is None else (
-        list(events) if isinstance(events, (list, tuple)) else [events])
     bound_events = [_bind(ev, args, 2) for ev in ev_list or ()]
     is_traced = any(isinstance(v, Box) for v in (y0, t0, tf, t_eval, *traced)) or any(
         q for _, q in bound_events)
     if ev_list is not None:
         extra["events"] = [_plain_event(ev, g, q) for ev, (g, q) in zip(ev_list, bound_events)]
     t_eval_plain = None if t_eval is None else np.asarray(primal_value(t_eval), float)
-    y0_plain = np.asarray(primal_value(y0))
+    y0_plain = np.asarray(read(y0))
     if is_traced and "jac" not in extra and not vectorized:
         jac = _dualad_jac(bound, plain_params, method, float(primal_value(t0)), y0_plain, jit)
         if jac is not None:
@@ -154,7 +164,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         return res
     func, y0, times, settings = _prepare(res, bound, plain_params, y0, t0, tf, t_eval,
                                          t_eval_plain, method, vectorized, sensitivity,
-                                         sweep_rtol, sweep_atol, options, jit)
+                                         sweep_rtol, sweep_atol, options, jit, read)
     if not dense_output:
         res.sol = None   # asked for the adjoint only (kept in settings.cache)
     sol = None if res.sol is None else DenseOutput(res.sol, y0, t0, traced, func, settings)
@@ -225,7 +235,7 @@ def _ends_at(times, t_eval, res, end):
 
 
 def _prepare(res, bound, plain_params, y0, t0, tf, t_eval, t_eval_plain, method, vectorized,
-             sensitivity, sweep_rtol, sweep_atol, options, jit=True):
+             sensitivity, sweep_rtol, sweep_atol, options, jit=True, read=primal_value):
     """The primitive's func (on 1-D states), y0, output times and settings, the cache
     holding SciPy's solution ``res``."""
     n = shape_of(y0)[0]
@@ -254,7 +264,7 @@ def _prepare(res, bound, plain_params, y0, t0, tf, t_eval, t_eval_plain, method,
         float(sweep_rtol) if sweep_rtol is not None else float(np.min(rtol)),
         float(sweep_atol) if sweep_atol is not None else float(np.min(atol)),
         sensitivity,
-        {"y0": np.asarray(primal_value(y0), float), "t0": float(primal_value(t0)),
+        {"y0": np.asarray(read(y0), float), "t0": float(primal_value(t0)),
          "params": plain_params, "times": res.t if t_eval is None else t_eval_plain,
          "y": res.y.T.copy(), "sol": res.sol}, jit)
     return func, y0, times, settings

@@ -144,3 +144,28 @@ def test_custom_root_krylov_matvec_is_traced_once():
     J = A + 0.1 * np.diag(1 - np.tanh(x) ** 2)
     np.testing.assert_allclose(g, np.linalg.solve(J.T, w), rtol=1e-7)
     assert replayed <= 5 < len(calls)
+
+
+def _fit_loss(**kw):
+    data = np.array([1.5, 1.1, 0.8, 0.6, 0.45, 0.3])
+
+    def loss(p):
+        r = solve_ivp(lambda t, y, p: -p[0] * y + p[1] * np.sin(t), (0.0, 3.0),
+                      np.array([2.0]), t_eval=T, args=(p,), rtol=1e-8, atol=1e-10, **kw)
+        return np.sum((r.y[0] - data) ** 2)
+    return loss
+
+
+@pytest.mark.parametrize("kw, traces", [({}, 1), ({"sensitivity": "adjoint"}, 4),
+                                        ({"dense_output": True}, 4)])
+def test_a_jitted_fit_gradient_traces_once_when_no_program_depends_on_the_values(kw, traces):
+    # Output times given, forward sensitivities: the parameters' values are read without a
+    # guard, so a fit's new points replay one program (each point traced again before,
+    # and past 8 the gradient ran without jit after a JitRetraceWarning). The adjoint
+    # reads the primal's interpolant and dense output is returned: those trace per point.
+    loss = _fit_loss(**kw)
+    g = dualad.jit(dualad.grad(loss))
+    for p in ([0.7, 0.2], [0.8, 0.1], [0.5, 0.3], [0.9, 0.0]):
+        p = np.array(p)
+        np.testing.assert_allclose(g(p), dualad.grad(loss)(p), rtol=1e-7)   # solver-level
+    assert list(g.cache_info().values()) == [traces]
