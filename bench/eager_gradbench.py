@@ -48,33 +48,11 @@ except ImportError:
 
 
 # ---------------------------------------------------------------------------- ode
-def ode_numpy(x, s):
-    """GradBench ``ode``'s primal, last entry: RK4 with ``s`` steps to t = 2."""
-    def f(y):
-        return np.concatenate([x[:1], x[1:] * y[:-1]])
-    h = 2.0 / s
-    y = np.zeros_like(x)
-    for _ in range(s):
-        k1 = f(y)
-        k2 = f(y + h / 2 * k1)
-        k3 = f(y + h / 2 * k2)
-        k4 = f(y + h * k3)
-        y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-    return y[-1]
+# the objective is bench/gradbench_numpy.py's, over NumPy (through dualad) and torch
+from gradbench_numpy import ode_objective  # noqa: E402
 
-
-def ode_torch(x, s):
-    def f(y):
-        return torch.cat([x[:1], x[1:] * y[:-1]])
-    h = 2.0 / s
-    y = torch.zeros_like(x)
-    for _ in range(s):
-        k1 = f(y)
-        k2 = f(y + h / 2 * k1)
-        k3 = f(y + h / 2 * k2)
-        k4 = f(y + h * k3)
-        y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-    return y[-1]
+ode_numpy = lambda x, s: ode_objective(np, s)(x)  # noqa: E731
+ode_torch = lambda x, s: ode_objective(torch, s)(x)  # noqa: E731
 
 
 def ode_case(n, s):
