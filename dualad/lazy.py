@@ -55,7 +55,7 @@ def attach(package, attributes=None, listed=(), hidden=()):
             value = getattr(importlib.import_module(attributes[name]), name)
             setattr(module, name, value)   # next time a plain attribute
             return value
-        if not name.startswith("_") \
+        if not name.startswith("_") and hasattr(module, "__path__") \
                 and importlib.util.find_spec(f"{package}.{name}") is not None:
             return importlib.import_module(f"{package}.{name}")   # sets the attribute
         raise AttributeError(f"module {package!r} has no attribute {name!r}")

@@ -64,8 +64,8 @@ def _planner(say):
     W = np.cos(np.arange(3 * 200.0)).reshape(3, 200) / 10.0
     U = np.cos(0.7 * np.arange(200 * 200.0)).reshape(200, 200) / 14.0
 
-    def F(x):
-        return np.tanh(W @ np.tanh(U @ x))
+    def F(x):   # two hidden layers: forward's 200 directions each meet U twice
+        return np.tanh(W @ np.tanh(U @ np.tanh(U @ x)))
     x = np.linspace(-1.0, 1.0, 200)
     plan = jacobians.plan(F, x)
     J = plan(x)
@@ -73,7 +73,7 @@ def _planner(say):
     ratio = plan.estimates[other][0] / plan.estimates[plan.mode][0]
     tall = jacobians.plan(lambda v: np.tanh(U @ np.tanh(W.T @ v)), np.ones(3))
     say("3. Jacobians: the planner picks the cheaper mode")
-    say(f"   F(x) = tanh(W tanh(U x)): {plan.n} inputs, {plan.m} outputs.")
+    say(f"   F(x) = tanh(W tanh(U tanh(U x))): {plan.n} inputs, {plan.m} outputs.")
     say(f"     jacobians.jacobian(F, x)  ->  shape {J.shape}")
     say(f"   Planner: {plan.mode}. Reverse needs one direction per output "
         f"({plan.m}),")

@@ -10,6 +10,8 @@ import dualad
 import dualad.scipy.linalg as dsl
 from dualad.primitive import REGISTRY
 
+pytestmark = pytest.mark.slow   # per-primitive rule checks: in the full suite, not the quick subset
+
 RNG = np.random.default_rng(0)
 
 

@@ -11,6 +11,8 @@ import dualad
 from dualad.primitive import REGISTRY
 from dualad.verification.rules import check_rule
 
+pytestmark = pytest.mark.slow   # per-primitive rule checks: in the full suite, not the quick subset
+
 
 @pytest.fixture(autouse=True)
 def _quiet():

@@ -10,6 +10,8 @@ from dualad import grad, jvp, vjp
 from dualad.scipy import interpolate as di
 from dualad.verification import check_grads
 
+pytestmark = pytest.mark.slow   # per-primitive rule checks: in the full suite, not the quick subset
+
 X = np.array([0., 0.5, 1.3, 2., 3.1, 4.])
 Y = np.sin(X) * 3 + X
 Y2 = np.stack([Y, Y ** 2], axis=1)

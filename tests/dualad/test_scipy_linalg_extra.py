@@ -15,6 +15,8 @@ from dualad.primitive import REGISTRY
 from dualad.verification import check_grads, check_rule
 from dualad.verification.symbolic import compare_at
 
+pytestmark = pytest.mark.slow   # per-primitive rule checks: in the full suite, not the quick subset
+
 RNG = np.random.default_rng(7)
 
 

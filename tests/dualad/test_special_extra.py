@@ -19,6 +19,8 @@ from dualad.primitive import REGISTRY
 from dualad.verification import check_grads, check_rule
 from dualad.verification.symbolic import Sym, SymbolicTrace, symbols_like
 
+pytestmark = pytest.mark.slow   # per-primitive rule checks: in the full suite, not the quick subset
+
 mp.mp.dps = 40
 X = np.array([0.3, 1.7, 4.2])
 LAM = np.array([-0.8, 0.0, 1.3])

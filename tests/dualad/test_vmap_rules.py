@@ -20,6 +20,8 @@ from dualad.inplace import at
 from dualad.verification.batching import vmap_kind
 from dualad.verification.rules import RegistryReport, check_rule
 
+pytestmark = pytest.mark.slow   # per-primitive rule checks: in the full suite, not the quick subset
+
 RNG = np.random.default_rng(18)
 NON_ELEMENTWISE = sorted(n for n, p in REGISTRY.items()
                          if not (p.elementwise or p.derivs is not None))
