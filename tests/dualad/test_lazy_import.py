@@ -231,3 +231,12 @@ def test_a_miss_while_another_thread_loads_the_families_finds_the_rule():
     """)
     got, want, walked = out
     assert got == want and walked
+
+
+def test_a_missing_name_of_a_lazy_module_that_is_not_a_package_is_an_attribute_error():
+    # getattr(module, name, None) (the docs build's autosummary) must see AttributeError,
+    # not the ModuleNotFoundError of looking for a submodule of a plain module
+    import dualad.lax
+    assert getattr(dualad.lax, "REGISTRY", None) is None
+    with pytest.raises(AttributeError, match="dualad.lax"):
+        dualad.lax.no_such_name
