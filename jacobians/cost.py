@@ -282,10 +282,11 @@ def census(problem):
     return trace.census, out
 
 
-def model(c, n_dirs, chunk, mode, onehot=False):
+def model(c, n_dirs, chunk, mode, onehot=False, checks=True):
     """Modelled seconds for ``n_dirs`` directions in chunks of ``chunk`` (see module doc);
     ``onehot``: the sweeps are seeded one-hot (a dense Jacobian's), so a direction costs
-    :func:`seeded_work`, not the census' whole arithmetic."""
+    :func:`seeded_work`, not the census' whole arithmetic. ``checks``: reverse mode's
+    checksums of the constants ``f`` reads (eager tapes; a ``dualad.jit`` replay has none)."""
     if n_dirs == 0:
         return 0.0
     sweeps = math.ceil(n_dirs / max(1, chunk))
@@ -294,7 +295,7 @@ def model(c, n_dirs, chunk, mode, onehot=False):
     if mode == "forward":
         return sweeps * (c.n_ops * O_JVP + t_f) + n_dirs * work
     return (c.n_ops * O_REC + t_f) + sweeps * c.n_ops * O_VJP + n_dirs * work * RHO + \
-        (1 + sweeps) * getattr(c, "const_bytes", 0) * BYTE_CHECK
+        (1 + sweeps) * getattr(c, "const_bytes", 0) * BYTE_CHECK * checks
 
 
 def work_per_direction(c):

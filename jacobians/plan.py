@@ -565,7 +565,7 @@ def plan(f, *args, mode="auto", argnums=0, sparse="auto", sparsity=None, chunk_s
                            f"p = plan(f, x0), and call p(x) inside") from None
     problem.executor = workers
     p = prepare(problem, mode, sparse, sparsity, chunk_size, max_memory, output, calibrate,
-                detect)
+                detect, replayed=jit is True and executor is None)
     p._use_jit(jit)
     return p
 
@@ -579,9 +579,15 @@ def _plain_floats(args):
 
 
 def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
-            max_memory=DEFAULT_MAX_MEMORY, output="auto", calibrate=True, detect="always"):
+            max_memory=DEFAULT_MAX_MEMORY, output="auto", calibrate=True, detect="always",
+            replayed=False):
     """The :class:`Plan` of ``problem`` (see :func:`plan`). ``detect``: "always" (when
-    ``sparse="auto"``) or "worth" (only when :func:`cost.worth_detecting` says so)."""
+    ``sparse="auto"``) or "worth" (only when :func:`cost.worth_detecting` says so).
+    ``replayed``: the plan's sweeps will replay through ``dualad.jit``, whose programs
+    keep no one-hot seeds and run no checksums, so the dense modes are modelled by their
+    whole arithmetic, and no eager sweep is timed (its order can differ from the replays':
+    measured at 2000 -> 10, eager forward 0.5 ms against replayed forward 18 ms and
+    replayed reverse 0.2 ms)."""
     if mode.startswith("sparse"):
         sparse = True
     notes, sp_info = [], None
@@ -603,8 +609,8 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
     estimates = {}
     for alt in ("forward", "reverse"):
         if mode in ("auto", alt) and sparse is not True:
-            estimates[alt] = (cost.model(census, dirs[alt], chunk, alt, onehot=True),
-                              "modelled")
+            estimates[alt] = (cost.model(census, dirs[alt], chunk, alt, onehot=not replayed,
+                                         checks=not replayed), "modelled")
     if sp_info is None and mode not in ("forward", "reverse"):
         go = True
         budget = None
@@ -633,8 +639,8 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
         if mode == "auto" and sparse is not True and dirs[alt] >= dirs[KIND[alt]]:
             estimates[alt] = (math.inf, "no compression: as many colors as dense directions")
             continue
-        estimates[alt] = (cost.model(census, dirs[alt], chunk, KIND[alt]) + nnz * _DECOMPRESS,
-                          "modelled")
+        estimates[alt] = (cost.model(census, dirs[alt], chunk, KIND[alt],
+                                     checks=not replayed) + nnz * _DECOMPRESS, "modelled")
     if not dense_ok:
         for alt in ("forward", "reverse"):
             if alt in estimates:
@@ -651,7 +657,7 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
             if not dense_ok and infeasible else "the only alternative asked for or left."
     else:
         how = "the cheapest modelled estimate."
-    timed = _settle(problem, feasible, calibrate, dirs, chunk, nnz, estimates)
+    timed = _settle(problem, feasible, calibrate, dirs, chunk, nnz, estimates, replayed)
     if timed[0].startswith("Timed:"):
         how = "the cheapest estimate after timing (see 'Timed')."
     chosen, ratio = cost.pick({a: e for a, (e, _) in estimates.items()})
@@ -661,7 +667,7 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
                 output, max_memory, timed)
 
 
-def _settle(problem, feasible, calibrate, dirs, chunk, nnz, estimates):
+def _settle(problem, feasible, calibrate, dirs, chunk, nnz, estimates, replayed=False):
     """Time the close alternatives when that can pay (see the module docstring); the
     lines ``explain()`` shows about it."""
     if len(feasible) < 2:
@@ -677,6 +683,10 @@ def _settle(problem, feasible, calibrate, dirs, chunk, nnz, estimates):
         return [f"Nothing timed: {', '.join(close)} are within {cost.CLOSE:g}x, but the "
                 f"cheapest is modelled at {_fmt(best)}, under {_fmt(cost.TIME_MIN_SECONDS)}: "
                 f"timing would cost more than a wrong pick."]
+    if replayed:
+        return [f"Nothing timed: {', '.join(close)} are within {cost.CLOSE:g}x, but the "
+                f"sweeps replay through dualad.jit (jit=True), whose order can differ from "
+                f"timed eager sweeps: the cost model decided."]
     return _time(problem, close, dirs, chunk, nnz, estimates)
 
 

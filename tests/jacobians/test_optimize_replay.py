@@ -38,7 +38,7 @@ HELPERS = {
     "jacobian_fn": (lambda jit: O.jacobian_fn(residual, X, jit=jit), 1),
     "sparse_jacobian_fn": (lambda jit: O.sparse_jacobian_fn(residual, X, jit=jit), 1),
     "hessp_fn": (lambda jit: O.hessp_fn(loss, X, jit=jit), 2),
-    "plan": (lambda jit: jacobians.plan(residual, X, jit=jit), 1),
+    "plan": (lambda jit: jacobians.plan(residual, X, output="dense", jit=jit), 1),  # modes may differ
     "plan_sparse": (lambda jit: jacobians.plan(residual, X, mode="sparse-forward", jit=jit), 1),
 }
 
