@@ -52,7 +52,8 @@ pay back:
 """
 from __future__ import annotations
 
-__all__ = ["O_JVP", "O_REC", "O_VJP", "TAU", "RHO", "TAU_BLAS", "BYTE_CHECK", "CLOSE", "TIME_MIN_SECONDS",
+__all__ = ["O_JVP", "O_REC", "O_VJP", "O_REPLAY", "TAU", "RHO", "TAU_BLAS", "BYTE_CHECK",
+           "CLOSE", "TIME_MIN_SECONDS",
            "TIME_REPEAT", "TIME_DIRS", "O_PAT", "PAT_ELEMENT", "HESSIAN_PATTERN", "PAT_PAIR",
            "DETECT_MIN_SECONDS", "DETECT_RATIO", "DETECT_ENTRIES", "flops", "Census", "census",
            "model", "work_per_direction", "seeded_work", "pick", "model_hessian", "model_detection",
@@ -77,6 +78,9 @@ O_JVP, O_REC, O_VJP, TAU, RHO = 12e-6, 5e-6, 14e-6, 1.0e-9, 1.3
 # pullback (dualad.versions: CRC-32 at ~0.8 ns a byte, measured), so a data matrix of a few
 # MB costs reverse mode milliseconds that forward mode does not pay.
 BYTE_CHECK = 0.6e-9
+# A dualad.jit replay's cost per primitive relative to the eager interpreter's O_* (a
+# generated line and a NumPy call, ~1 us, against ~12 us of dispatch and taping).
+O_REPLAY = 0.1
 # Seconds per flop of matmul/einsum work: a batch of tangents through a product is one
 # BLAS call (measured ~3e10 flop/s on one core: a 1000 x 1000 matmul Jacobian).
 TAU_BLAS = 5e-11
@@ -282,19 +286,21 @@ def census(problem):
     return trace.census, out
 
 
-def model(c, n_dirs, chunk, mode, onehot=False, checks=True):
+def model(c, n_dirs, chunk, mode, onehot=False, checks=True, overhead=1.0):
     """Modelled seconds for ``n_dirs`` directions in chunks of ``chunk`` (see module doc);
     ``onehot``: the sweeps are seeded one-hot (a dense Jacobian's), so a direction costs
     :func:`seeded_work`, not the census' whole arithmetic. ``checks``: reverse mode's
-    checksums of the constants ``f`` reads (eager tapes; a ``dualad.jit`` replay has none)."""
+    checksums of the constants ``f`` reads (eager tapes; a ``dualad.jit`` replay has none).
+    ``overhead``: the per-primitive costs ``O_*`` scaled (:data:`O_REPLAY` for a replay)."""
     if n_dirs == 0:
         return 0.0
     sweeps = math.ceil(n_dirs / max(1, chunk))
     t_f = c.t_plain or 0.0
     work = seeded_work(c, mode) if onehot else work_per_direction(c)
     if mode == "forward":
-        return sweeps * (c.n_ops * O_JVP + t_f) + n_dirs * work
-    return (c.n_ops * O_REC + t_f) + sweeps * c.n_ops * O_VJP + n_dirs * work * RHO + \
+        return sweeps * (c.n_ops * O_JVP * overhead + t_f) + n_dirs * work
+    return (c.n_ops * O_REC * overhead + t_f) + sweeps * c.n_ops * O_VJP * overhead + \
+        n_dirs * work * RHO + \
         (1 + sweeps) * getattr(c, "const_bytes", 0) * BYTE_CHECK * checks
 
 

@@ -610,7 +610,9 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
     for alt in ("forward", "reverse"):
         if mode in ("auto", alt) and sparse is not True:
             estimates[alt] = (cost.model(census, dirs[alt], chunk, alt, onehot=not replayed,
-                                         checks=not replayed), "modelled")
+                                         checks=not replayed,
+                                         overhead=cost.O_REPLAY if replayed else 1.0),
+                              "modelled")
     if sp_info is None and mode not in ("forward", "reverse"):
         go = True
         budget = None

@@ -174,6 +174,8 @@ def test_pick_keeps_the_current_choice_within_the_margin():
 
 
 @pytest.mark.parametrize("n,m,mode", [(2000, 10, "reverse"), (1000, 10, "reverse"),
+                                      (100, 10, "reverse"), (10, 10, "forward"),
+                                      (100, 100, "forward"), (1000, 1000, "forward"),
                                       (1000, 100, "reverse"), (10, 2000, "forward"),
                                       (10, 1000, "forward"), (100, 1000, "forward")])
 def test_a_replayed_plan_is_modelled_by_its_arithmetic(fixed_clock, n, m, mode):
