@@ -286,22 +286,25 @@ def census(problem):
     return trace.census, out
 
 
-def model(c, n_dirs, chunk, mode, onehot=False, checks=True, overhead=1.0):
+def model(c, n_dirs, chunk, mode, onehot=False, replayed=False):
     """Modelled seconds for ``n_dirs`` directions in chunks of ``chunk`` (see module doc);
     ``onehot``: the sweeps are seeded one-hot (a dense Jacobian's), so a direction costs
-    :func:`seeded_work`, not the census' whole arithmetic. ``checks``: reverse mode's
-    checksums of the constants ``f`` reads (eager tapes; a ``dualad.jit`` replay has none).
-    ``overhead``: the per-primitive costs ``O_*`` scaled (:data:`O_REPLAY` for a replay)."""
+    :func:`seeded_work`, not the census' whole arithmetic. ``replayed``: the sweeps run as
+    ``dualad.jit`` programs: the per-primitive costs ``O_*`` scaled by :data:`O_REPLAY`, no
+    checksums of constants, and a sweep's own evaluation of ``f`` is its arithmetic (the
+    census' measured call is the interpreter's)."""
     if n_dirs == 0:
         return 0.0
     sweeps = math.ceil(n_dirs / max(1, chunk))
-    t_f = c.t_plain or 0.0
+    overhead = O_REPLAY if replayed else 1.0
+    t_f = work_per_direction(c) + c.n_ops * O_JVP * overhead if replayed else \
+        (c.t_plain or 0.0)
     work = seeded_work(c, mode) if onehot else work_per_direction(c)
     if mode == "forward":
         return sweeps * (c.n_ops * O_JVP * overhead + t_f) + n_dirs * work
+    checks = 0.0 if replayed else (1 + sweeps) * getattr(c, "const_bytes", 0) * BYTE_CHECK
     return (c.n_ops * O_REC * overhead + t_f) + sweeps * c.n_ops * O_VJP * overhead + \
-        n_dirs * work * RHO + \
-        (1 + sweeps) * getattr(c, "const_bytes", 0) * BYTE_CHECK * checks
+        n_dirs * work * RHO + checks
 
 
 def work_per_direction(c):

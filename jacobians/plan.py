@@ -610,9 +610,7 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
     for alt in ("forward", "reverse"):
         if mode in ("auto", alt) and sparse is not True:
             estimates[alt] = (cost.model(census, dirs[alt], chunk, alt, onehot=not replayed,
-                                         checks=not replayed,
-                                         overhead=cost.O_REPLAY if replayed else 1.0),
-                              "modelled")
+                                         replayed=replayed), "modelled")
     if sp_info is None and mode not in ("forward", "reverse"):
         go = True
         budget = None
@@ -641,8 +639,8 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
         if mode == "auto" and sparse is not True and dirs[alt] >= dirs[KIND[alt]]:
             estimates[alt] = (math.inf, "no compression: as many colors as dense directions")
             continue
-        estimates[alt] = (cost.model(census, dirs[alt], chunk, KIND[alt],
-                                     checks=not replayed) + nnz * _DECOMPRESS, "modelled")
+        estimates[alt] = (cost.model(census, dirs[alt], chunk, KIND[alt], replayed=replayed)
+                          + nnz * _DECOMPRESS, "modelled")
     if not dense_ok:
         for alt in ("forward", "reverse"):
             if alt in estimates:

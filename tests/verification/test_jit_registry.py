@@ -7,6 +7,8 @@ compares with the un-jitted calls (and ``jvp``/``vjp`` of ``jit(f)``); each must
 once. The oracle is the un-jitted call, itself checked against finite differences by the
 registry's rule checker (tests/dualad/test_registry.py).
 """
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse
@@ -237,10 +239,12 @@ def test_quad_limits_guard_their_finiteness_only():
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
-def test_solve_ivp_traces_per_call_and_stays_right():
-    """solve_ivp's front end runs SciPy's solver on the values (the output grid and the
-    derivative sweeps' cache come from it): each new point traces again, and past
-    max_traces runs without jit with a warning; the values are right throughout."""
+def test_solve_ivp_replays_at_new_points_and_stays_right():
+    """solve_ivp's front end runs SciPy's solver on the values to fill the primitive's
+    cache; with t_eval given, no events and forward sensitivities no recorded result
+    depends on those values (the cache checks them), so new points replay one program
+    (issue 31: before, each new point traced again and past max_traces ran without jit);
+    the values are right throughout."""
     from dualad.scipy.integrate import solve_ivp
     t_eval = np.array([0.5, 1.0])
 
@@ -248,6 +252,28 @@ def test_solve_ivp_traces_per_call_and_stays_right():
         sol = solve_ivp(lambda t, y, k: -k * y, (0.0, 1.0), y0, t_eval=t_eval, args=(k,),
                         rtol=1e-10, atol=1e-12)
         return np.sum(sol.y)
+    g = dualad.grad(final, argnums=(0, 1))
+    jg = dualad.jit(g, max_traces=2)
+    points = [(np.array([1.0, 2.0]), 0.7), (np.array([1.5, 0.5]), 1.3),
+              (np.array([0.5, 0.5]), 0.2)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dualad.JitRetraceWarning)
+        for y0, k in points:
+            got, want = jg(y0, k), g(y0, k)
+            for a, b in zip(got, want):
+                np.testing.assert_allclose(a, b, rtol=1e-8)
+    assert list(jg.cache_info().values()) == [1]
+
+
+def test_solve_ivp_without_t_eval_traces_per_call_and_stays_right():
+    """Without t_eval SciPy's steps are the output times: each new point traces again,
+    and past max_traces runs without jit with a warning; the values are right."""
+    from dualad.scipy.integrate import solve_ivp
+
+    def final(y0, k):
+        sol = solve_ivp(lambda t, y, k: -k * y, (0.0, 1.0), y0, args=(k,),
+                        rtol=1e-10, atol=1e-12)
+        return np.sum(sol.y[:, -1])
     g = dualad.grad(final, argnums=(0, 1))
     jg = dualad.jit(g, max_traces=2)
     points = [(np.array([1.0, 2.0]), 0.7), (np.array([1.5, 0.5]), 1.3),
