@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 # SciPy's submodules that cost the import time (each imports hundreds of modules)
@@ -21,7 +22,10 @@ HEAVY_SCIPY = ("special", "linalg", "sparse", "integrate", "optimize", "signal",
 # What a walk of the tables saw after a plain ``import dualad`` on the base commit of issue
 # 31 (3b82db5), when every family loaded eagerly: primitives, NumPy/SciPy ufuncs with a
 # rule, other NumPy/SciPy callables with a rule. Later work may only add to them.
-BASE_COUNTS = {"REGISTRY": 200, "NUMPY_UFUNCS": 148, "NUMPY_FUNCTIONS": 225}
+# What an eager import registered at 3b82db5 with NumPy 2.4; NumPy 2.5 removed the alias
+# numpy.row_stack, one NumPy function fewer to register.
+BASE_COUNTS = {"REGISTRY": 200, "NUMPY_UFUNCS": 148,
+               "NUMPY_FUNCTIONS": 225 - (not hasattr(np, "row_stack"))}
 
 # Every family of primitives that loads late (dualad.families.FAMILIES)
 FAMILIES = ("dualad.ops.special", "dualad.ops.linalg", "dualad.implicit",
