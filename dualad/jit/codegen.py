@@ -32,6 +32,7 @@ class _Retrace:
 
 RETRACE = _Retrace()
 
+_WIDE = (np.dtype(np.float64), np.dtype(np.complex128))
 _INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
           operator.pow: "**", operator.matmul: "@"}
 
@@ -167,18 +168,49 @@ class _Emitter:
         return kind is np.ndarray and shape is not None and 1 <= len(shape) <= 2 and \
             dtype is not None and not np.dtype(dtype).hasobject
 
-    def call(self, e, args):
-        """The right-hand side of a generic (NumPy) equation."""
+    def wide_float(self, a):
+        """Whether atom ``a`` is an ndarray of dtype float64 or complex128 (as traced): a
+        Python float operand then gives the result a ``np.float64`` operand gives (NEP 50:
+        the Python float is a weak scalar, the array's dtype wins either way)."""
+        if a.__class__ is int:
+            kind, _, dtype = self.prog.avals[a]
+        else:
+            kind, dtype = a.value.__class__, getattr(a.value, "dtype", None)
+        return kind is np.ndarray and dtype in _WIDE
+
+    def call(self, e, args, raw=None):
+        """The right-hand side of a generic (NumPy) equation. ``raw``: the operands'
+        source with Python floats left unwrapped, for an infix operation with a
+        float64/complex128 array (see :meth:`wide_float`)."""
         impl = e.prim.impl
         op = _INFIX.get(impl)
         if op is not None and len(args) == 2 and not e.params:
+            if raw is not None and op != "@":
+                a, b = e.ins
+                if self.wide_float(b):
+                    args = [raw[0], args[1]]
+                elif self.wide_float(a):
+                    args = [args[0], raw[1]]
             return f"{args[0]} {op} {args[1]}"
+        name = known(e.prim)
+        if name == "getitem" and len(args) == 1 and list(e.params) == ["idx"]:
+            # getitem's implementation is ``x[idx]``: the subscript written out
+            return f"{args[0]}[{_index_source(e.params['idx'], self.ns)}]"
+        if name == "concatenate" and list(e.params) == ["axis"] and \
+                _literal(e.params["axis"]) is not None and args:
+            # concatenate's implementation is np.concatenate of its arguments
+            return f"np.concatenate(({', '.join(args)},), axis={_literal(e.params['axis'])})"
+        if name == "reshape" and raw is not None and len(args) == 1 and \
+                list(e.params) == ["shape"] and _literal(e.params["shape"]) is not None and \
+                raw[0] != args[0]:
+            # a float64 scalar (held as a Python float) reshaped: np.reshape of the
+            # np.float64 is a float64 array of that shape, as np.array of the float is
+            return f"np.array({raw[0]}).reshape({_literal(e.params['shape'])})"
         if len(args) == 2 and not e.params and known(e.prim) == "matmul" and \
                 all(self.plain_matrix(a) for a in e.ins):
             # matmul's implementation differs from np.matmul only for stacks (ndim > 2)
             # and scaled batches: two plain vectors or matrices are np.matmul's ``@``
             return f"{args[0]} @ {args[1]}"
-        name = known(e.prim)
         if name == "where" and len(args) == 3 and not e.params:
             return f"np.where({', '.join(args)})"      # where's implementation is np.where
         if name in ("reshape", "transpose") and len(args) == 1 and len(e.params) == 1 and \
@@ -336,7 +368,8 @@ def generate(prog, name="replay"):
                 rhs = SCALAR_OPS[e.prim.name][1].format(*[scalar_arg(a) for a in e.ins])
             em.lines.append(f"{ind}v{out} = {rhs}{note}")
             continue
-        em.lines.append(f"{ind}v{out} = {em.call(e, [boxed(a) for a in e.ins])}{note}")
+        rhs = em.call(e, [boxed(a) for a in e.ins], [em.atom(a) for a in e.ins])
+        em.lines.append(f"{ind}v{out} = {rhs}{note}")
     outs = [em.output(a, boxed) for a in opt.outvars]
     em.lines.append(f"{ind}return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     if specialized:

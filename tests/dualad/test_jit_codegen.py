@@ -496,3 +496,41 @@ def test_large_dead_arrays_are_freed_after_their_last_use():
     jg = dualad.jit(g)
     _same(jg(W), g(W))
     assert "del " in jg.source(W)
+
+
+# --- issue 31: small programs call NumPy directly --------------------------------------------
+def test_small_programs_write_subscripts_concatenations_and_float_operands_out():
+    """A sensitivity right-hand side's shape of program: slices, a float64 scalar times a
+    float64 array, scalars made vectors and joined. Each is NumPy's own call, not the
+    primitive's implementation or a np.float64 round trip; values and dtypes as eager."""
+    def f(z, p):
+        y, S = z[0:2], z[2:].reshape(3, 2)
+        a = p[0] * y[0] - p[1] * y[0] * y[1]
+        dS = S[:, 0] * p[0] + S[:, 1] * y[1]
+        return dualad.numpy.concatenate([dualad.numpy.reshape(a, (1,)), dS, S[:, 1] * a])
+    z, p = np.linspace(0.5, 2.0, 8), np.array([1.5, 0.25])
+    jf = dualad.jit(f)
+    got, src = jf(z, p), jf.source(z, p)
+    np.testing.assert_array_equal(got, f(z, p))
+    assert got.dtype == np.float64
+    assert "getitem(" not in src and "v0[0:2]" in src
+    assert "concatenate(" in src and "np.concatenate((" in src
+    assert "np.float64(" not in src   # every float64 scalar meets a float64 array
+    assert "reshape(np.float64" not in src
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64, np.int64, np.float64,
+                                   np.complex128])
+def test_a_python_float_operand_only_where_numpy_gives_the_same_dtype(dtype):
+    # NEP 50: float32 * np.float64 is float64, float32 * 2.0 is float32; the generated
+    # code keeps np.float64 for any array that is not float64 or complex128
+    def f(x, y):
+        s = y[0] * y[1]      # a float64 scalar, computed as a Python float
+        return x * s, s + x, x - s, x / s
+    x, y = np.arange(1, 4).astype(dtype), np.array([1.5, 3.0])
+    jf = dualad.jit(f)
+    for got, want in zip(jf(x, y), f(x, y)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    wrapped = "np.float64(" in jf.source(x, y)
+    assert wrapped == (np.dtype(dtype) not in (np.float64, np.complex128))
