@@ -289,7 +289,8 @@ def _note_rule(e, node, ct):
 
 def apply_rule(node, ct, cts, heap, create_graph, touched=None):
     """Apply the VJP rule of ``node``'s primitive (its ``vjp_all`` or per-argument
-    ``vjps``) to ``ct`` and accumulate the cotangents of its parents. With
+    ``vjps``) to ``ct`` and accumulate the cotangents of its parents (a ``vjp_all``
+    marked ``takes_wanted`` is told them: ``wanted=`` the traced argument indices). With
     ``create_graph`` the rules see the boxed arguments and ``node`` itself as ``ans``.
     ``touched``: the mask of ``ct``'s entries that are not structural zeros (None: all),
     which a selection passes on to its arguments (dualad.masked)."""
@@ -298,6 +299,8 @@ def apply_rule(node, ct, cts, heap, create_graph, touched=None):
         return apply_vjps(node, ct, cts, heap, create_graph, node.parents, touched)
     args, ans = (node.args, node) if create_graph else (node.vals, node.value)
     params = node.params
+    if getattr(prim.vjp_all, "takes_wanted", False):   # it skips the unwanted cotangents
+        params = {**params, "wanted": node.parents}
     nb = len(shape_of(ct)) - len(shape_of(ans))
     if nb and not prim.batch_rules:
         all_cts = map_batch(prim.vjp_all, ct, nb, ans, *args, **params)

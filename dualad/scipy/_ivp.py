@@ -200,7 +200,9 @@ def _choose(settings, n, params):
     return "forward" if n * directions <= AUTO_FORWARD_MAX else "adjoint"
 
 
-def _ivp_vjp(ct, ys, y0, t0, times, *params, func, settings):
+def _ivp_vjp(ct, ys, y0, t0, times, *params, func, settings, wanted=None):
+    """Ȳ ↦ (ȳ₀, t̄₀, t̄, p̄...); ``wanted``: the indices of the traced arguments (None: all),
+    so forward sensitivities integrate no direction of a constant y₀, t₀ or parameter."""
     batch, bs = _batch(ct, ys)
     n, T = shape_of(y0)[0], shape_of(times)[0]
     ct = reshape(ct, bs + (T, n))
@@ -211,29 +213,43 @@ def _ivp_vjp(ct, ys, y0, t0, times, *params, func, settings):
     # which walks one time grid, cannot run batched: forward sensitivities can
     per_example_times = np.ndim(unguarded_value(t0)) > 0 or np.ndim(unguarded_value(times)) > 1
     if per_example_times or _choose(settings, n, params) == "forward":
-        bars = _vjp_by_sensitivities(ct, bs, ys, y0, t0, times, params, func, settings)
+        bars = _vjp_by_sensitivities(ct, bs, ys, y0, t0, times, params, func, settings,
+                                     wanted)
     else:
         bars = _vjp_by_adjoint(ct, bs, y0, t0, times, params, func, settings)
     y0_bar, t0_bar, p_bars = bars
-    return [reshape(y0_bar, batch + (n,)), reshape(t0_bar, batch),
-            reshape(t_bar, batch + (T,))] + [reshape(p, batch + shape_of(q))
-                                             for p, q in zip(p_bars, params)]
+    shaped = lambda bar, shape: None if bar is None else reshape(bar, batch + shape)  # noqa: E731
+    return [shaped(y0_bar, (n,)), shaped(t0_bar, ()), reshape(t_bar, batch + (T,))] + [
+        shaped(p, shape_of(q)) for p, q in zip(p_bars, params)]
 
 
-def _vjp_by_sensitivities(ct, bs, ys, y0, t0, times, params, func, settings):
-    """The whole Jacobian ∂Y/∂(y₀, t₀, p) (D directions, one solve), contracted with Ȳ."""
-    n, sizes = shape_of(y0)[0], [math.prod(shape_of(p)) for p in params]
-    D = n + 1 + sum(sizes)
+_ivp_vjp.takes_wanted = True
+
+
+def _vjp_by_sensitivities(ct, bs, ys, y0, t0, times, params, func, settings, wanted=None):
+    """The Jacobian of Y in the wanted arguments among y₀, t₀, p (D directions, one solve),
+    contracted with Ȳ; None for the others."""
+    n, m = shape_of(y0)[0], len(params)
+    want = [True] * (3 + m) if wanted is None else [i in wanted for i in range(3 + m)]
+    sizes = [n if want[0] else 0, 1 if want[1] else 0] + [
+        math.prod(shape_of(p)) if want[3 + k] else 0 for k, p in enumerate(params)]
+    D = sum(sizes)
+    if D == 0:
+        return None, None, [None] * m
     eye = np.eye(D)
-    cuts = np.cumsum([n + 1] + sizes)
-    tangents = [eye[:, :n], eye[:, n]] + [None] + [
-        eye[:, cuts[k]:cuts[k + 1]].reshape((D,) + shape_of(p)) for k, p in enumerate(params)]
+    cuts = np.cumsum([0] + sizes)
+    cols = lambda k: eye[:, cuts[k]:cuts[k + 1]]  # noqa: E731
+    tangents = [cols(0) if want[0] else None, cols(1)[:, 0] if want[1] else None, None] + [
+        cols(2 + k).reshape((D,) + shape_of(p)) if want[3 + k] else None
+        for k, p in enumerate(params)]
     J = _ivp_jvp(tangents, ys, y0, t0, times, *params, func=func, settings=settings)
     bar = tensordot(ct, J, axes=([len(bs), len(bs) + 1], [1, 2]))    # bs + (D,)
     lead = (slice(None),) * len(bs)
-    part = lambda a, b: index(bar, lead + (slice(a, b),))  # noqa: E731
-    return (part(0, n), index(bar, lead + (n,)),
-            [reshape(part(cuts[k], cuts[k + 1]), bs + shape_of(p)) for k, p in enumerate(params)])
+    part = lambda k: index(bar, lead + (slice(cuts[k], cuts[k + 1]),))  # noqa: E731
+    return (part(0) if want[0] else None,
+            index(bar, lead + (int(cuts[1]),)) if want[1] else None,
+            [reshape(part(2 + k), bs + shape_of(p)) if want[3 + k] else None
+             for k, p in enumerate(params)])
 
 
 def _vjp_by_adjoint(ct, bs, y0, t0, times, params, func, settings):
