@@ -49,6 +49,7 @@ import scipy.integrate as _si
 
 from ..api import jvp as _jvp, vjp as _vjp
 from ..jit.default import Replayed
+from ..jit.trace import JitBox
 from ..ops import concatenate, index, moveaxis, ravel, reshape, stack, tensordot
 from ..ops import sum as _sum
 from ..tracer import Box, primal_value, shape_of, unguarded_value
@@ -257,7 +258,7 @@ def _vjp_by_adjoint(ct, bs, y0, t0, times, params, func, settings):
     n, m = shape_of(y0)[0], len(params)
     p_shapes = [bs + shape_of(p) for p in params]
     cuts = np.cumsum([0, math.prod(bs + (n,))] + [math.prod(s) for s in p_shapes])
-    traced = any(isinstance(v, Box) for v in (y0, t0, times, *params))
+    traced = any(_differentiated(v) for v in (y0, t0, times, *params))
     tv, t0v = np.asarray(primal_value(times), float), float(primal_value(t0))
     d = np.sign(tv - t0v)
     direction = d[d != 0][0] if d.any() else 1.0
@@ -311,15 +312,45 @@ def _vjp_by_adjoint(ct, bs, y0, t0, times, params, func, settings):
         z = concatenate([ravel(lam)] + [ravel(p) for p in mu] +
                         ([index(ys_tight, int(i))] if dense is None else []))
         z = index(ivp_p(z, t_from, reshape(t_to, (1,)), *params, func=adjoint_dynamics,
-                        settings=settings.sweep(t_end=None)), 0)
+                        settings=_segment(settings, dense, t_from, t_to)), 0)
         lam = reshape(index(z, slice(cuts[0], cuts[1])), bs + (n,))
         mu = [reshape(index(z, slice(cuts[j + 1], cuts[j + 2])), p_shapes[j]) for j in range(m)]
     f0 = _rhs_at(func, t0, y0, params)
     return lam, -_sum(lam * f0, axis=len(bs)), mu
 
 
+def _segment(settings, dense, t_from, t_to):
+    """The settings of one backward solve of the adjoint, from t_from to t_to. With the
+    forward solution's interpolant at hand, the first step is the forward solver's step
+    at t_from (λ's dynamics have the same Jacobian, so the same time scales): each of the
+    segments between output times starts at its working step size, not from SciPy's
+    cautious initial guess and the steps that grow out of it."""
+    s = settings.sweep(t_end=None)
+    ts = getattr(dense, "ts", None)
+    if ts is None or len(ts) < 2 or any(k == "first_step" for k, _ in s.options):
+        return s
+    a, b = float(primal_value(t_from)), float(primal_value(t_to))
+    i = min(max(int(np.searchsorted(ts, a)), 1), len(ts) - 1)
+    h = min(abs(float(ts[i] - ts[i - 1])), abs(a - b))
+    return s if not h > 0 else s._replace(options=s.options + (("first_step", h),))
+
+
+def _differentiated(x):
+    """Whether ``x`` carries a derivative (a box of a differentiating trace somewhere under
+    it), not only ``dualad.jit``'s staging: the adjoint rule is then itself differentiated.
+    Under ``jit(grad(f))`` alone the rule's inputs are jit boxes over plain values, and the
+    dense forward solution serves, as without jit (the recorded program guards the values
+    it was solved at: see ``_ivp_api.replayable``)."""
+    while isinstance(x, Box):
+        if x.__class__ is not JitBox:
+            return True
+        x = x.val
+    return False
+
+
 def _dense_solution(y0, t0, tv, params, func, settings):
     """The forward solution's dense output at sweep tolerance, for y(s) in the adjoint."""
+    y0, params = primal_value(y0), [primal_value(p) for p in params]
     end = settings.t_end
     if end is None:
         far = np.abs(tv - t0)
@@ -335,7 +366,8 @@ def _dense_solution(y0, t0, tv, params, func, settings):
             cache["sol"].t_min <= min(t0, end) and cache["sol"].t_max >= max(t0, end)):
         return cache["sol"]   # the primal's own interpolant: same tolerances, same solution
     res = _si.solve_ivp(lambda t, y: _plain("solve_ivp", func(t, y, *params)), (t0, float(end)),
-                        np.asarray(y0, float), method=s.method, dense_output=True, rtol=s.rtol,
+                        np.asarray(y0, float), method=s.method, dense_output=True,
+                        rtol=s.rtol,
                         atol=s.atol, **dict(s.options))
     if res.status == -1:
         raise RuntimeError(f"solve_ivp: the dense forward solve of the adjoint sweep failed: "

@@ -206,3 +206,50 @@ def test_reverse_forward_sensitivities_integrate_only_the_traced_inputs(wrt, dir
         atol=1e-12, sensitivity="adjoint").y ** 2), argnums=(0, 1))(p, y0)
     for g, k in zip(got, wrt):
         np.testing.assert_allclose(g, want[k], rtol=1e-5)
+
+
+def _stiff_loss(k):
+    # a fast mode (rate k[1]) slaved to a slow one: integrating y backwards in time, as a
+    # differentiated adjoint must, amplifies rounding by exp(k[1] t)
+    def rhs(t, y, k):
+        return np.stack([-k[0] * y[0], -k[1] * y[1] + y[0] * y[0]])
+    r = solve_ivp(rhs, (0.0, 5.0), np.array([1.0, 1.0]), t_eval=np.array([2.5, 5.0]),
+                  args=(k,), rtol=1e-8, atol=1e-12, sensitivity="adjoint")
+    return np.sum(r.y)
+
+
+def test_the_prepared_adjoint_reads_the_forward_interpolant_under_jit(monkeypatch):
+    """Under jit(grad(f)) (the prepared gradient's default) the adjoint's inputs are jit
+    boxes, not derivatives: y(s) comes from the primal's interpolant, as without jit, not
+    from integrating y backwards (which overflows here, and fell back to eager)."""
+    import warnings
+    from dualad.jacobians.optimize import gradient
+    k = np.array([0.3, 300.0])
+    want = dualad.grad(_stiff_loss)(k)
+    sizes = _augmented_sizes(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = gradient(_stiff_loss, k)(k)
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    # one forward solve (2 states), the backward ones of (λ, μ) only: 2 + 2 states
+    assert sorted(set(sizes)) == [2, 4]
+    assert sizes.count(2) == 1
+
+
+def test_each_backward_segment_starts_at_the_forward_step(monkeypatch):
+    import dualad.scipy._ivp as ivp
+    starts, solve = [], ivp._si.solve_ivp
+
+    def spy(fun, t_span, y0, *a, **k):
+        starts.append((t_span, k.get("first_step")))
+        return solve(fun, t_span, y0, *a, **k)
+    monkeypatch.setattr(ivp._si, "solve_ivp", spy)
+    k = np.array([0.3, 3.0])
+    g = dualad.grad(_stiff_loss)(k)
+    backward = [(span, h) for span, h in starts if span[0] > span[1]]
+    assert len(backward) == 2
+    for (a, b), h in backward:
+        assert h is not None and 0 < h <= a - b
+    h = 1e-4 * np.abs(k)
+    fd = [(_stiff_loss(k + e) - _stiff_loss(k - e)) / (2 * d) for e, d in zip(np.diag(h), h)]
+    np.testing.assert_allclose(g, fd, rtol=1e-6)
