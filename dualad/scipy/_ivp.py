@@ -97,9 +97,7 @@ def _same(a, b):
 
 
 def _from_cache(cache, y0, t0, times, params):
-    if cache is None or not (_same(cache["y0"], y0) and cache["t0"] == t0 and
-                             len(params) == len(cache["params"]) and
-                             all(_same(p, q) for p, q in zip(params, cache["params"]))):
+    if cache is None or not _at(cache, y0, t0, params):
         return None
     if _same(cache["times"], times):
         return cache["y"]
@@ -136,9 +134,15 @@ def _ivp_impl(y0, t0, times, *params, func, settings):
     jac = getattr(func, "plain_jac", None)
     if jac is not None and "jac" not in options and settings.implicit():
         options["jac"] = lambda s, y: jac(s, y, *params)
+    # the primal of a call whose adjoint reads the interpolant (the user's solve kept it):
+    # a replay at new values keeps its own, for the adjoint of this call (_dense_solution)
+    keep = settings.cache is not None and settings.cache.get("sol") is not None
     res = _si.solve_ivp(rhs, (t0, float(end)), np.asarray(y0, float), method=settings.method,
-                        t_eval=times if ordered else None, dense_output=not ordered,
+                        t_eval=times if ordered else None, dense_output=keep or not ordered,
                         rtol=settings.rtol, atol=settings.atol, **options)
+    if keep and res.status != -1:   # one assignment: a replay in another thread sees either
+        settings.cache["last"] = {"y0": np.array(y0, float), "t0": t0, "sol": res.sol,
+                                  "params": [np.array(p) for p in params]}
     if res.status == -1:
         raise RuntimeError(f"solve_ivp: the integration of a derivative sweep (n = {n} states, "
                            f"method {settings.method}) failed: {res.message}. Loosen sweep_rtol/"
@@ -254,24 +258,55 @@ def _vjp_by_sensitivities(ct, bs, ys, y0, t0, times, params, func, settings, wan
 
 
 def _vjp_by_adjoint(ct, bs, y0, t0, times, params, func, settings):
-    """Backward solves of (λ, μ) (and y, at second order) between the output times."""
+    """Backward solves of (λ, μ) (and y, at second order) between the output times.
+
+    Not differentiated (plain values, or ``dualad.jit``'s staging alone): one call of
+    :data:`adjoint_p`, whose implementation does the whole sweep on plain values, y(s)
+    from the forward interpolant; so a jitted gradient replays it at new parameter values
+    with no guard on them. Differentiated (second order, vmap): the sweep is made of
+    ``ivp_p`` calls, y integrated backwards with λ and μ, restarted at each output time
+    from an accurate forward solve."""
+    n, m = shape_of(y0)[0], len(params)
+    if not any(_differentiated(v) for v in (ct, y0, t0, times, *params)):
+        flat = adjoint_p(ct, y0, t0, times, *params, func=func, settings=settings, bs=bs)
+        sizes = [math.prod(bs + (n,)), math.prod(bs)] + [math.prod(bs + shape_of(p))
+                                                         for p in params]
+        cuts = np.cumsum([0] + sizes)
+        part = lambda k, shape: reshape(index(flat, slice(int(cuts[k]), int(cuts[k + 1]))),  # noqa: E731,E501
+                                        shape)
+        return part(0, bs + (n,)), part(1, bs), [part(2 + j, bs + shape_of(p))
+                                                 for j, p in enumerate(params)]
+    return _adjoint_sweep(ct, bs, y0, t0, times, params, func, settings, dense=None)
+
+
+def _adjoint_impl(ct, y0, t0, times, *params, func, settings, bs):
+    lam, t0_bar, mu = _adjoint_sweep(ct, bs, y0, t0, times, params, func, settings,
+                                     dense=_dense_solution(y0, t0, times, params, func,
+                                                           settings))
+    return np.concatenate([np.ravel(lam), np.ravel(t0_bar)] + [np.ravel(u) for u in mu])
+
+
+adjoint_p = Primitive("solve_ivp_adjoint", _adjoint_impl, symbolic_rules=False)
+adjoint_p.doc = ("(ȳ₀, t̄₀, p̄) of solve_ivp by the adjoint method, flat, on plain values (the "
+                 "first-order reverse rule of ivp_p; not differentiable itself: a "
+                 "differentiated rule takes the composite sweep)")
+
+
+def _adjoint_sweep(ct, bs, y0, t0, times, params, func, settings, dense):
+    """The backward solves: y(s) from ``dense`` (the forward interpolant), or, when None,
+    integrated with (λ, μ) from a forward solve's outputs at each t_i."""
     n, m = shape_of(y0)[0], len(params)
     p_shapes = [bs + shape_of(p) for p in params]
     cuts = np.cumsum([0, math.prod(bs + (n,))] + [math.prod(s) for s in p_shapes])
-    traced = any(_differentiated(v) for v in (y0, t0, times, *params))
     tv, t0v = np.asarray(primal_value(times), float), float(primal_value(t0))
     d = np.sign(tv - t0v)
     direction = d[d != 0][0] if d.any() else 1.0
     order = np.argsort(direction * (tv - t0v), kind="stable")
     lead = (slice(None),) * len(bs)
     ct_at = lambda i: index(ct, lead + (int(i),))  # noqa: E731
-    if traced:  # y joins the backward state; restart it from accurate outputs at each t_i
+    if dense is None:  # y joins the backward state; restart it from accurate outputs at each t_i
         y_off = int(cuts[-1])
         ys_tight = ivp_p(y0, t0, times, *params, func=func, settings=settings.sweep())
-        dense = None
-    else:
-        y_off = None
-        dense = _dense_solution(y0, t0v, tv, params, func, settings)
 
     def adjoint_at(s, y, z, *prm):     # the backward dynamics, y given
         lam = reshape(index(z, slice(cuts[0], cuts[1])), bs + (n,))
@@ -348,31 +383,40 @@ def _differentiated(x):
     return False
 
 
-def _dense_solution(y0, t0, tv, params, func, settings):
-    """The forward solution's dense output at sweep tolerance, for y(s) in the adjoint."""
-    y0, params = primal_value(y0), [primal_value(p) for p in params]
+def _dense_solution(y0, t0, times, params, func, settings):
+    """The forward solution's dense output at sweep tolerance, for y(s) in the adjoint:
+    the primal solve's own interpolant when it was solved at these values and tolerances
+    (``settings.cache``: the user's solve, or the latest primal call, see
+    :func:`_ivp_impl`), else one dense forward solve."""
+    y0, params = np.asarray(y0, float), list(params)
+    t0, tv = float(t0), np.asarray(times, float)
     end = settings.t_end
     if end is None:
-        far = np.abs(tv - t0)
-        end = tv[np.argmax(far)]
+        end = tv[np.argmax(np.abs(tv - t0))]
     s = settings.sweep()
     if end == t0:
-        return lambda t: np.asarray(y0, float)
+        return lambda t: y0
     cache = settings.cache
-    if (cache is not None and cache.get("sol") is not None and s.rtol == settings.rtol and
-            np.array_equal(s.atol, settings.atol) and _same(cache["y0"], np.asarray(y0)) and
-            cache["t0"] == t0 and len(params) == len(cache["params"]) and
-            all(_same(p, q) for p, q in zip(params, cache["params"])) and
-            cache["sol"].t_min <= min(t0, end) and cache["sol"].t_max >= max(t0, end)):
-        return cache["sol"]   # the primal's own interpolant: same tolerances, same solution
+    if cache is not None and s.rtol == settings.rtol and np.array_equal(s.atol, settings.atol):
+        for entry in (cache, cache.get("last")):
+            if (entry is not None and entry.get("sol") is not None and
+                    _at(entry, y0, t0, params) and
+                    entry["sol"].t_min <= min(t0, end) and entry["sol"].t_max >= max(t0, end)):
+                return entry["sol"]   # the primal's own interpolant: same solution
     res = _si.solve_ivp(lambda t, y: _plain("solve_ivp", func(t, y, *params)), (t0, float(end)),
-                        np.asarray(y0, float), method=s.method, dense_output=True,
-                        rtol=s.rtol,
-                        atol=s.atol, **dict(s.options))
+                        y0, method=s.method, dense_output=True, rtol=s.rtol, atol=s.atol,
+                        **dict(s.options))
     if res.status == -1:
         raise RuntimeError(f"solve_ivp: the dense forward solve of the adjoint sweep failed: "
                            f"{res.message}")
     return res.sol
+
+
+def _at(entry, y0, t0, params):
+    """Whether a cached solve ``entry`` was solved from ``y0``, ``t0`` with ``params``."""
+    return (_same(entry["y0"], y0) and entry["t0"] == t0 and
+            len(params) == len(entry["params"]) and
+            all(_same(p, q) for p, q in zip(params, entry["params"])))
 
 
 def _jit_ok(func, settings):

@@ -125,13 +125,12 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         list(events) if isinstance(events, (list, tuple)) else [events])
     # Under dualad.jit the parameters' and y0's values are read without a guard when the
     # recorded program does not depend on them: output times given, no events, no dense
-    # output, forward sensitivities (chosen from sizes alone). The primal solve below only
-    # fills the primitive's cache, which a replay with other values misses (it compares
-    # them) and solves again. Otherwise (the adjoint reads this solve's interpolant; res.t
-    # or an event decides the output times) a read guards, and other values trace again.
-    replayable = (t_eval is not None and ev_list is None and not dense_output and
-                  not _may_use_adjoint(sensitivity, np.asarray(unguarded_value(y0)),
-                                       [unguarded_value(p) for p in traced]))
+    # output. The primal solve below only fills the primitive's cache, which a replay with
+    # other values misses (it compares them) and solves again; the first-order adjoint is
+    # one primitive reading the interpolant at its call (a differentiated one reads values
+    # with guards). Otherwise (res.t or an event decides the output times, the user holds
+    # the interpolant) a read guards, and other values trace again.
+    replayable = t_eval is not None and ev_list is None and not dense_output
     read = unguarded_value if replayable else primal_value
     plain_params = [read(p) for p in traced]
     plain_fun = lambda t, y: bound(t, y, *plain_params)  # noqa: E731
