@@ -24,13 +24,16 @@ Reverse mode (vjp, grad), ``settings.sensitivity``:
       t̄_i = f(t_i, Y_i)·Ȳ_i,     t̄₀ = −f(t₀, y₀)·λ(t₀);
 
   λᵀJ_y f and λᵀJ_p f are one ``dualad.vjp`` of ``func``. At first order y(s) on the way
-  back is the forward solution's dense output (one forward solve with
-  ``dense_output=True``): stable for dissipative and stiff systems. When the rule is
+  back is the forward solution's dense output (the primal solve's, kept for it): stable
+  for dissipative and stiff systems; the whole sweep is one call of ``adjoint_p`` on
+  plain values (so ``dualad.jit`` records one equation, and replays it at new values).
+  When the rule is
   itself differentiated (its inputs are traced: second order), y is integrated backwards
   with λ, μ instead, so that the whole sweep is made of differentiable primitive calls
   (ill-conditioned for strongly contracting dynamics; forward sensitivities are not).
-- ``"forward"``: the Jacobian ∂Y/∂(y₀, t₀, p) by forward sensitivities in one solve of
-  n·(1 + n + 1 + P) states, contracted with Ȳ.
+- ``"forward"``: the Jacobian ∂Y/∂(y₀, t₀, p) in the traced ones of y₀, t₀, p by forward
+  sensitivities in one solve (n·(1 + n + 1 + P) states when all are traced, n·(1 + P)
+  for a fit's constant y₀ and t₀), contracted with Ȳ.
 - ``"auto"``: forward while the Jacobian's augmented state n·(n + 1 + P) has at most
   4000 entries, else the adjoint, whose cost does not grow with P. (Measured with RK45,
   n = 10, 20 output times: forward 180 ms vs adjoint 470 ms at P = 50, 360 vs 425 ms at
