@@ -469,8 +469,9 @@ Under `dualad.jit`: every registered primitive traces once per signature and rep
 new values, and so do its JVP and VJP (the registry table's jit column, checked by
 `check_registry`). A few front ends read values that decide their result, so each new value
 traces again (every trace is right; past `max_traces` the call runs without jit, with a
-`JitRetraceWarning`): `solve_ivp` (SciPy's solver runs on the values in the front end and
-fixes the output grid and the derivative sweeps' cache), the `optimize` solvers (`root`,
+`JitRetraceWarning`): `solve_ivp` without `t_eval`, with events or with dense output
+(SciPy's solver runs on the values in the front end and fixes the output grid, the event
+times or the interpolant you are given), the `optimize` solvers (`root`,
 `fsolve`, `brentq` and its kin, `newton`, `minimize`, `least_squares`, `fixed_point`: SciPy's
 iteration finds the solution from the values; its implicit derivative is recorded), a spline
 or `interp1d` evaluated at traced points (each point's interval is looked up by value), and

@@ -37,13 +37,10 @@ RTOL = 1e-12
 # Primitives whose jitted derivative traces again at a new point, and why: a guard on a
 # value that decides the result (the program recorded at one point is not the program at
 # the other). Their values are checked all the same; jit of the primitive itself replays.
-RETRACES: dict = {
-    "solve_ivp": "with t0 or t_eval traced, the adjoint sweep orders the output times and "
-                 "skips empty intervals from their values: a new time grid is a new "
-                 "program (with the times constant, one trace)",
-    "solve_ivp_event": "the same adjoint sweep as solve_ivp, over the times up to the "
-                       "event (with the times constant, one trace)",
-}
+RETRACES: dict = {}
+# (solve_ivp and solve_ivp_event were listed until issue 31: their adjoint ordered the
+# output times from their values; the first-order adjoint is now one primitive that reads
+# them at its call.)
 
 
 def jit_kind(prim) -> str:
