@@ -58,6 +58,8 @@ from ..ops import sum as _sum
 from ..tracer import Box, primal_value, shape_of, unguarded_value
 from ..primitive import Primitive, register, sample
 from ._integrate_common import _SWEEP_TOL, _batch, _lift, _plain, _with
+from ._ivp_dense import at as _at, dense_solution as _dense_solution, interpolant
+from ._ivp_dense import same as _same, segment as _segment
 
 __all__ = ["AUTO_FORWARD_MAX", "IvpSettings", "ivp_p"]
 
@@ -93,10 +95,6 @@ class IvpSettings(NamedTuple):
         m = self.method
         return m in _IMPLICIT or (isinstance(m, type) and issubclass(
             m, tuple(getattr(_si, k) for k in _IMPLICIT)))
-
-
-def _same(a, b):
-    return np.shape(a) == np.shape(b) and np.array_equal(a, b)
 
 
 def _from_cache(cache, y0, t0, times, params):
@@ -269,7 +267,7 @@ def _vjp_by_adjoint(ct, bs, y0, t0, times, params, func, settings):
     with no guard on them. Differentiated (second order, vmap): the sweep is made of
     ``ivp_p`` calls, y integrated backwards with λ and μ, restarted at each output time
     from an accurate forward solve."""
-    n, m = shape_of(y0)[0], len(params)
+    n = shape_of(y0)[0]
     if not any(_differentiated(v) for v in (ct, y0, t0, times, *params)):
         flat = adjoint_p(ct, y0, t0, times, *params, func=func, settings=settings, bs=bs)
         sizes = [math.prod(bs + (n,)), math.prod(bs)] + [math.prod(bs + shape_of(p))
@@ -327,15 +325,15 @@ def _adjoint_sweep(ct, bs, y0, t0, times, params, func, settings, dense):
     else:   # y(s) from SciPy's interpolant: the dynamics read s's value (not traceable)
         def adjoint_dynamics(s, z, *prm):
             return adjoint_at(s, dense(primal_value(s)), z, *prm)
-        core = Replayed(adjoint_at, what, jit)
-        adjoint_dynamics.plain = lambda s, z, *prm: core(s, dense(s), z, *prm)
+        core, y_at = Replayed(adjoint_at, what, jit), interpolant(dense)
+        adjoint_dynamics.plain = lambda s, z, *prm: core(s, y_at(s), z, *prm)
         adjoint_dynamics.reads_values = True
         if settings.implicit():    # d(λ, μ)'/d(λ, μ) = [[−J_yᵀ per batch, 0], [−J_pᵀ, 0]]
             jy, lam_size = jacobian_y(func, name, jit), int(cuts[1])
 
             def adjoint_jac(s, z, *prm):
                 out = np.zeros((z.size, z.size))
-                out[:lam_size, :lam_size] = _block_diagonal(-jy(s, dense(s), *prm).T,
+                out[:lam_size, :lam_size] = _block_diagonal(-jy(s, y_at(s), *prm).T,
                                                             lam_size // n)
                 return out
             adjoint_dynamics.plain_jac = adjoint_jac
@@ -357,22 +355,6 @@ def _adjoint_sweep(ct, bs, y0, t0, times, params, func, settings, dense):
     return lam, -_sum(lam * f0, axis=len(bs)), mu
 
 
-def _segment(settings, dense, t_from, t_to):
-    """The settings of one backward solve of the adjoint, from t_from to t_to. With the
-    forward solution's interpolant at hand, the first step is the forward solver's step
-    at t_from (λ's dynamics have the same Jacobian, so the same time scales): each of the
-    segments between output times starts at its working step size, not from SciPy's
-    cautious initial guess and the steps that grow out of it."""
-    s = settings.sweep(t_end=None)
-    ts = getattr(dense, "ts", None)
-    if ts is None or len(ts) < 2 or any(k == "first_step" for k, _ in s.options):
-        return s
-    a, b = float(primal_value(t_from)), float(primal_value(t_to))
-    i = min(max(int(np.searchsorted(ts, a)), 1), len(ts) - 1)
-    h = min(abs(float(ts[i] - ts[i - 1])), abs(a - b))
-    return s if not h > 0 else s._replace(options=s.options + (("first_step", h),))
-
-
 def _differentiated(x):
     """Whether ``x`` carries a derivative (a box of a differentiating trace somewhere under
     it), not only ``dualad.jit``'s staging: the adjoint rule is then itself differentiated.
@@ -384,42 +366,6 @@ def _differentiated(x):
             return True
         x = x.val
     return False
-
-
-def _dense_solution(y0, t0, times, params, func, settings):
-    """The forward solution's dense output at sweep tolerance, for y(s) in the adjoint:
-    the primal solve's own interpolant when it was solved at these values and tolerances
-    (``settings.cache``: the user's solve, or the latest primal call, see
-    :func:`_ivp_impl`), else one dense forward solve."""
-    y0, params = np.asarray(y0, float), list(params)
-    t0, tv = float(t0), np.asarray(times, float)
-    end = settings.t_end
-    if end is None:
-        end = tv[np.argmax(np.abs(tv - t0))]
-    s = settings.sweep()
-    if end == t0:
-        return lambda t: y0
-    cache = settings.cache
-    if cache is not None and s.rtol == settings.rtol and np.array_equal(s.atol, settings.atol):
-        for entry in (cache, cache.get("last")):
-            if (entry is not None and entry.get("sol") is not None and
-                    _at(entry, y0, t0, params) and
-                    entry["sol"].t_min <= min(t0, end) and entry["sol"].t_max >= max(t0, end)):
-                return entry["sol"]   # the primal's own interpolant: same solution
-    res = _si.solve_ivp(lambda t, y: _plain("solve_ivp", func(t, y, *params)), (t0, float(end)),
-                        y0, method=s.method, dense_output=True, rtol=s.rtol, atol=s.atol,
-                        **dict(s.options))
-    if res.status == -1:
-        raise RuntimeError(f"solve_ivp: the dense forward solve of the adjoint sweep failed: "
-                           f"{res.message}")
-    return res.sol
-
-
-def _at(entry, y0, t0, params):
-    """Whether a cached solve ``entry`` was solved from ``y0``, ``t0`` with ``params``."""
-    return (_same(entry["y0"], y0) and entry["t0"] == t0 and
-            len(params) == len(entry["params"]) and
-            all(_same(p, q) for p, q in zip(params, entry["params"])))
 
 
 def _jit_ok(func, settings):

@@ -262,3 +262,17 @@ def test_each_backward_segment_starts_at_the_forward_step(monkeypatch):
     h = 1e-4 * np.abs(k)
     fd = [(_stiff_loss(k + e) - _stiff_loss(k - e)) / (2 * d) for e, d in zip(np.diag(h), h)]
     np.testing.assert_allclose(g, fd, rtol=1e-6)
+
+
+@pytest.mark.parametrize("method", ["RK45", "RK23", "DOP853", "BDF"])
+@pytest.mark.parametrize("span", [(0.0, 7.0), (7.0, 0.0)])
+def test_the_adjoints_interpolant_is_scipys_bitwise(method, span):
+    """The adjoint reads y(s) through dualad.scipy._ivp_dense.interpolant: SciPy's values,
+    bit for bit, at the steps' ends and between them, forwards and backwards."""
+    from dualad.scipy._ivp_dense import interpolant
+    r = si.solve_ivp(lambda t, y: [y[1], -y[0] - 0.3 * y[1]], span, [1.0, 0.5], method=method,
+                     dense_output=True, rtol=1e-6)
+    y_at = interpolant(r.sol)
+    assert (y_at is r.sol) == (method in ("DOP853", "BDF"))   # only RK23/RK45 are rewritten
+    for t in np.concatenate([np.linspace(0.0, 7.0, 301), r.sol.ts]):
+        np.testing.assert_array_equal(y_at(t), r.sol(t))
