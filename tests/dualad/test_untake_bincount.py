@@ -28,6 +28,19 @@ def test_scatter_by_bincount_is_np_add_at_bitwise(data):
             assert np.array_equal(np.signbit(got), np.signbit(want))
 
 
+def test_nothing_scattered_is_float64_zeros():
+    # np.bincount of an empty index is int64 even with weights; the cotangent stays float64
+    for idx, shape in [((np.zeros(0, int),), (4,)), ((slice(None), np.zeros(0, int)), (2, 3)),
+                       ((np.array([1, 2]),), (0,) * 0 + (3,))]:
+        u = np.zeros(np.zeros(shape)[idx].shape)
+        if u.size:
+            continue
+        out = untake(u, idx=idx, shape=shape)
+        assert out.dtype == np.float64 and out.shape == shape and not out.any()
+    g = dualad.grad(lambda x: np.sum(np.sin(np.repeat(x, 0, axis=1))))(np.ones((2, 3)))
+    assert g.dtype == np.float64 and np.array_equal(g, np.zeros((2, 3)))
+
+
 def test_untake_keeps_other_dtypes_on_np_add_at():
     rows = np.array([0, 2, 0])
     for dtype in (np.float32, np.complex128, np.int64):

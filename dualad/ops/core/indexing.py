@@ -140,6 +140,8 @@ def _scatter_by_bincount(u, idx, shape):
             if len(_POSITIONS) >= 64:
                 _POSITIONS.clear()
             _POSITIONS[id(idx)] = (idx, shape, pos)   # (idx kept: its id is not reused)
+    if pos.size == 0:     # (np.bincount of nothing is int64, whatever the weights)
+        return np.zeros(shape)
     w = np.broadcast_to(u, pos.shape).ravel()
     return np.bincount(pos.ravel(), weights=w, minlength=size).reshape(shape)
 
