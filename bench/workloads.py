@@ -11,7 +11,7 @@ unconditionally and skipped by ``run.py`` while ``dualad`` has no ``jit``. Every
 peer receives as an argument is an argument of dualad's jitted program too, never a
 constant baked into its trace (issue 32: the HVP's vector was): each dualad.jit row's
 callable is made by :func:`replay`, which keeps the jitted function and its arguments for
-tests/test_bench_run.py to check.
+tests/test_bench_run.py to check. Peers' spellings: bench/_spellings.py.
 """
 from __future__ import annotations
 
@@ -370,7 +370,6 @@ HVP.register("jax.jit")(lambda quick: _jax_hvp(quick, True))
 @HVP.register("torch")
 def _(quick):
     import torch
+    from _spellings import torch_hvp
     x, v = _hvp_data(quick)
-    f = _hvp_f(torch)
-    xt, vt = torch.from_numpy(x), torch.from_numpy(v)
-    return lambda: torch.autograd.functional.hvp(f, xt, vt)[1]
+    return torch_hvp(HVP, _hvp_f(torch), torch.from_numpy(x), torch.from_numpy(v))

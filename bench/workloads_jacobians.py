@@ -71,10 +71,10 @@ JAC.register("jax.jit")(lambda quick: _jax_jac(quick, True))
 @JAC.register("torch")
 def _(quick):
     import torch
+    from _spellings import torch_jacobian
     W, x = _jac_data(quick)
-    f = _jac_f(torch, torch.from_numpy(W))
-    xt = torch.from_numpy(x)
-    return lambda: torch.autograd.functional.jacobian(f, xt, vectorize=True)
+    return torch_jacobian(JAC, _jac_f(torch, torch.from_numpy(W)), torch.from_numpy(x),
+                          len(x), W.shape[0])
 
 
 # --- dense Hessian, n = 300 --------------------------------------------------------------------
@@ -138,10 +138,9 @@ HESS.register("jax.jit")(lambda quick: _jax_hess(quick, True))
 @HESS.register("torch")
 def _(quick):
     import torch
+    from _spellings import torch_hessian
     A, x = _hess_data(quick)
-    f = _hess_f(torch, torch.from_numpy(A))
-    xt = torch.from_numpy(x)
-    return lambda: torch.autograd.functional.hessian(f, xt, vectorize=True)
+    return torch_hessian(HESS, _hess_f(torch, torch.from_numpy(A)), torch.from_numpy(x))
 
 
 # --- sparse Jacobian of a Bratu residual, n = 20000 ---------------------------------------------
@@ -195,7 +194,8 @@ def _shape_fn(np_, B):
 
 def shaped_jacobian(name, n, m, jax_mode):
     """A Jacobian workload of ``_shape_fn`` for an n -> m map; JAX gets its better mode
-    (``jacfwd`` when n < m, ``jacrev`` otherwise), dualad and torch choose themselves."""
+    (``jacfwd`` when n < m, ``jacrev`` otherwise), torch the fastest of its spellings
+    (bench/_spellings.py), dualad chooses itself."""
     def base(quick):
         B, x = _shape_data(n, m)
         f = _shape_fn(np, B)
@@ -238,12 +238,10 @@ def shaped_jacobian(name, n, m, jax_mode):
     @wl.register("torch")
     def _(quick):
         import torch
+        from _spellings import torch_jacobian
         B, x = _shape_data(n, m)
-        f = _shape_fn(torch, torch.from_numpy(B))
-        xt = torch.from_numpy(x)
-        strategy = "forward-mode" if n < m else "reverse-mode"
-        return lambda: torch.autograd.functional.jacobian(f, xt, vectorize=True,
-                                                          strategy=strategy)
+        return torch_jacobian(wl, _shape_fn(torch, torch.from_numpy(B)), torch.from_numpy(x),
+                              n, m)
     return wl
 
 

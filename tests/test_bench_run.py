@@ -144,3 +144,45 @@ def test_jitted_dualad_rows_take_what_the_peers_take_as_inputs(name):
         np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
         assert not np.allclose(g, f0, rtol=1e-12, atol=0)
     assert list(call.program.cache_info().values()) == [1]
+
+
+class _Row:
+    name, notes = "row", {}
+
+
+def test_fastest_keeps_the_fastest_agreeing_spelling_and_names_it():
+    import time
+    from _spellings import fastest
+    wl = _Row()
+    wl.notes = {}
+
+    def slow():
+        time.sleep(0.003)
+        return np.ones(3)
+
+    def broken():
+        raise NotImplementedError("no forward mode here")
+
+    fn = fastest(wl, "torch", {"by shape": slow, "other": lambda: np.ones(3),
+                               "wrong": lambda: np.zeros(3), "missing": broken},
+                 rounds=2, min_time=0.005)
+    assert fn() is not None and fn.__name__ == "<lambda>"
+    note = wl.notes["torch"]
+    assert note.startswith("torch: other (the fastest at build time of: by shape ")
+    assert "wrong disagreed" in note and "missing raised NotImplementedError" in note
+
+
+@pytest.mark.parametrize("name", ["hvp", "jacobian", "hessian", "jacobian-tall",
+                                  "jacobian-wide"])
+def test_torch_rows_use_the_fastest_torch_spelling(name):
+    """PyTorch's Jacobian, Hessian and HVP rows time torch.func's spellings next to the old
+    torch.autograd.functional one, keep the fastest, agree with dualad and say which."""
+    pytest.importorskip("torch")
+    from _results import agree
+    wl = _rows()[name]
+    got, want = wl.impls["torch"](True)(), wl.impls["dualad"](True)()
+    assert agree(got, want, 1e-8)[0]
+    note = wl.notes["torch"]
+    assert "torch.func." in note and "torch.autograd.functional." in note
+    assert note.split(" (")[0].split(": ")[1] in note.split("of: ")[1]
+
