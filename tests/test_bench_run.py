@@ -187,16 +187,18 @@ def test_torch_rows_use_the_fastest_torch_spelling(name):
     assert note.split(" (")[0].split(": ")[1] in note.split("of: ")[1]
 
 
-def test_run_script_jax_on_the_scalar_chain_and_first_calls():
-    """With JAX installed, the scalar chain has a jax.jit column (lax.scan), agreeing with
-    dualad; every jitted peer gets a first-call column."""
+def test_run_script_jax_on_the_scalar_chain_and_sparse_rows_and_first_calls():
+    """With JAX installed, the scalar chain (lax.scan) and the sparse Jacobian (three
+    colored JVPs) have a jax.jit column agreeing with dualad; every jitted peer gets a
+    first-call column."""
     pytest.importorskip("jax")
     env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
     res = subprocess.run([sys.executable, os.path.join(BENCH, "run.py"), "--quick", "--only",
-                          "scalar-chain", "--rounds", "2", "--min-time", "0.005",
-                          "--markdown"], capture_output=True, text=True, env=env, timeout=600)
+                          "scalar-chain", "sparse-jacobian", "--rounds", "2", "--min-time",
+                          "0.005", "--markdown"], capture_output=True, text=True, env=env,
+                         timeout=600)
     out = res.stdout
     assert res.returncode == 0, res.stderr[-2000:]
-    assert "  jax.jit " in out and "jax.lax.scan" in out
+    assert out.count("  jax.jit ") == 2 and "jax.lax.scan" in out and "three JVPs" in out
     assert "first call: dualad.jit | first call: jax.jit |" in out
     assert "MISMATCH" not in out and "ERROR" not in out
