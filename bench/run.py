@@ -21,6 +21,13 @@ How it is measured (honest by construction):
   order rotated by one place per round.
 - Each row: the median per-call time over the rounds, its ratio to the plain NumPy
   function (for hvp: to one dualad gradient), and the spread: max/min over the R rounds.
+  Each jitted peer (dualad.jit, jax.jit) also has its first call: the wall time of the
+  warm-up call, which traces and compiles (one call, in this process after the row's
+  un-jitted peers ran, so a library's own imports are mostly not in it).
+- Every peer gets its best spelling (bench/_spellings.py: PyTorch's Jacobians, Hessians and
+  HVP are the fastest of torch.func's and torch.autograd.functional's, chosen at build
+  time and named on the row) and dualad no free work: whatever a peer receives as an
+  argument is an input of dualad.jit's program too, not a constant of its trace.
 - Each peer's result is compared once with dualad's (dualad.jit's to rtol 1e-10, from
   its second call, a replay; the others' to rtol 1e-8); a disagreement prints MISMATCH on
   the row. A peer that raises
@@ -43,6 +50,7 @@ else:
 
 import argparse  # noqa: E402
 import platform  # noqa: E402
+import time  # noqa: E402
 import traceback  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -54,6 +62,7 @@ import workloads_casadi  # noqa: E402  (registers CasADi on the Jacobian rows)
 from _results import agree, describe_error  # noqa: E402
 
 PEERS = ["dualad", "dualad.jit", "autograd", "jax", "jax.jit", "torch", "casadi"]
+JITTED = ["dualad.jit", "jax.jit"]   # peers whose first call traces/compiles: timed too
 RTOL = {"dualad.jit": 1e-10}   # every other peer: 1e-8 against dualad's result
 
 
@@ -105,34 +114,38 @@ def available(threads=1):
 
 
 def _build(wl, peer, quick):
-    """Build and warm up one peer's callable: (fn, result) or (None, error text). A jitted
-    peer's first call traces or compiles; its result is taken from the second call, a
-    replay, which is what the timed calls run."""
+    """Build and warm up one peer's callable: (fn, result, seconds of the first call) or
+    (None, error text, None). A jitted peer's first call traces or compiles; its result is
+    taken from the second call, a replay, which is what the timed calls run."""
     try:
         fn = wl.impls[peer](quick)
+        t0 = time.perf_counter()
         out = fn()        # the warm-up call (jitted peers trace / compile here)
-        return fn, (fn() if "jit" in peer else out)
+        first = time.perf_counter() - t0
+        return fn, (fn() if peer in JITTED else out), first
     except Exception as exc:  # noqa: BLE001 - the row prints it and the run goes on
         if os.environ.get("DUALAD_BENCH_TRACEBACK"):
             traceback.print_exc()
-        return None, describe_error(exc)
+        return None, describe_error(exc), None
 
 
 def run_workload(wl, have, quick, rounds, min_time):
     """Build, warm up, check and time every peer of one workload, interleaved.
     Returns (timings: name -> Timing, with "f" for the plain function; problems:
-    peer -> text printed on its row)."""
-    fns, results, problems = {}, {}, {}
+    peer -> text printed on its row; firsts: jitted peer -> seconds of its first call)."""
+    fns, results, problems, firsts = {}, {}, {}, {}
     if wl.baseline:
         fns["f"] = wl.baseline(quick)
         fns["f"]()
     for peer in PEERS:
         if have.get(peer) and peer in wl.impls:
-            fn, out = _build(wl, peer, quick)
+            fn, out, first = _build(wl, peer, quick)
             if fn is None:
                 problems[peer] = f"ERROR {out}"
                 continue
             fns[peer], results[peer] = fn, out
+            if peer in JITTED:
+                firsts[peer] = first
     ref = results.get("dualad")
     for peer, out in results.items():
         if peer != "dualad" and ref is not None:
@@ -152,7 +165,7 @@ def run_workload(wl, have, quick, rounds, min_time):
         timings = interleaved(fns, rounds=rounds, min_time=min_time) if fns else {}
         if not problems:
             raise exc
-    return timings, problems
+    return timings, problems, firsts
 
 
 def run(selected, quick, markdown, rounds, min_time, header, threads=1):
@@ -164,9 +177,9 @@ def run(selected, quick, markdown, rounds, min_time, header, threads=1):
     for wl in workloads.ALL:
         if selected and wl.name not in selected:
             continue
-        timings, problems = run_workload(wl, have, quick, rounds, min_time)
-        rows.append((wl, timings, problems))
-        _print_row(wl, timings, problems)
+        timings, problems, firsts = run_workload(wl, have, quick, rounds, min_time)
+        rows.append((wl, timings, problems, firsts))
+        _print_row(wl, timings, problems, firsts)
     if markdown:
         print()
         print(markdown_table(rows, have, rounds))
@@ -179,7 +192,7 @@ def run(selected, quick, markdown, rounds, min_time, header, threads=1):
         print(f"\nnot available (skipped): {', '.join(missing)}")
 
 
-def _print_row(wl, timings, problems):
+def _print_row(wl, timings, problems, firsts=None):
     base = timings["f"].median if "f" in timings else None
     d = timings["dualad"].median if "dualad" in timings else None
     dj = timings["dualad.jit"].median if "dualad.jit" in timings else None
@@ -194,6 +207,8 @@ def _print_row(wl, timings, problems):
         if name == "dualad.jit" and d:
             rel.append(f"{d / t.median:.2f}x faster than dualad")
         line += ("; " + ", ".join(rel)) if rel else ""
+        if name in (firsts or {}):
+            line += f"; first call {fmt(firsts[name])}"
         if name in problems:
             line += "  " + problems[name]
         parts.append(line)
@@ -211,8 +226,10 @@ def _print_row(wl, timings, problems):
 
 def markdown_table(rows, have, rounds):
     peers = [p for p in PEERS if have[p]]
-    out = ["| workload | f | " + " | ".join(peers) + " |", "|" + "---|" * (len(peers) + 2)]
-    for wl, timings, problems in rows:
+    jitted = [p for p in JITTED if have[p]]
+    heads = peers + [f"first call: {p}" for p in jitted]
+    out = ["| workload | f | " + " | ".join(heads) + " |", "|" + "---|" * (len(heads) + 2)]
+    for wl, timings, problems, firsts in rows:
         base = timings["f"].median if "f" in timings else None
         cells = []
         for p in peers:
@@ -223,12 +240,14 @@ def markdown_table(rows, have, rounds):
             ratio = f" ({t.median / base:.2f}x)" if base else ""
             flag = " MISMATCH" if "MISMATCH" in problems.get(p, "") else ""
             cells.append(f"{fmt(t.median)}{ratio} [{t.spread:.2f}]{flag}")
+        cells += [fmt(firsts[p]) if p in firsts else "-" for p in jitted]
         f = f"{fmt(base)} [{timings['f'].spread:.2f}]" if base else "-"
         out.append(f"| {wl.name} | {f} | " + " | ".join(cells) + " |")
     out.append(f"\nMachine: {machine()}. Median of {rounds} interleaved rounds; ratios in "
                "parentheses are to the plain NumPy function (hvp: to one dualad gradient); "
-               f"[s] is the spread, max/min of the {rounds} rounds.")
-    notes = [f"- {wl.name}: {note}" for wl, timings, _ in rows
+               f"[s] is the spread, max/min of the {rounds} rounds; a first call is one "
+               "call's wall time, trace and compile included.")
+    notes = [f"- {wl.name}: {note}" for wl, timings, _, _ in rows
              for peer, note in wl.notes.items() if peer in timings]
     return "\n".join(out + (["", "Notes:"] + notes if notes else []))
 

@@ -7,7 +7,11 @@ function at the same point, and each callable returns its derivative: ``bench/ru
 compares every peer's result with dualad's once (``dualad.jit``'s to rtol 1e-10).
 
 ``dualad.jit`` rows wrap the un-jitted call in ``dualad.jit``; they are registered
-unconditionally and skipped by ``run.py`` while ``dualad`` has no ``jit``.
+unconditionally and skipped by ``run.py`` while ``dualad`` has no ``jit``. Every value a
+peer receives as an argument is an argument of dualad's jitted program too, never a
+constant baked into its trace (issue 32: the HVP's vector was): each dualad.jit row's
+callable is made by :func:`replay`, which keeps the jitted function and its arguments for
+tests/test_bench_run.py to check. Peers' spellings: bench/_spellings.py.
 """
 from __future__ import annotations
 
@@ -88,6 +92,15 @@ def jit(fn):
     return dualad.jit(fn)
 
 
+def replay(program, *args):
+    """The zero-argument callable of a ``dualad.jit`` row: ``program(*args)``, every array
+    of the row an input of the program. ``program`` and ``args`` are kept as attributes."""
+    def call():
+        return program(*args)
+    call.program, call.args = program, args
+    return call
+
+
 def gradient_peers(wl, data, build):
     """Register dualad, dualad.jit, autograd, jax (eager and jit) and torch for the gradient of
     ``build(np_module, *data_arrays)(params)``; ``data(quick)`` gives
@@ -104,8 +117,7 @@ def gradient_peers(wl, data, build):
     @wl.register("dualad.jit")
     def _(quick):
         arrays, p = data(quick)
-        g = jit(dualad.grad(build(np, *arrays)))
-        return lambda: g(p)
+        return replay(jit(dualad.grad(build(np, *arrays))), p)
 
     @wl.register("autograd")
     def _(quick):
@@ -188,7 +200,7 @@ _X100 = np.linspace(-1.0, 1.5, 100)
 ROSEN = workload("rosenbrock", "gradient of a Python-loop Rosenbrock over scalars x[i], n = 100",
                  lambda quick: (lambda: rosenbrock(_X100)))
 ROSEN.register("dualad")(lambda quick: (lambda g=dualad.grad(rosenbrock): g(_X100)))
-ROSEN.register("dualad.jit")(lambda quick: (lambda g=jit(dualad.grad(rosenbrock)): g(_X100)))
+ROSEN.register("dualad.jit")(lambda quick: replay(jit(dualad.grad(rosenbrock)), _X100))
 
 
 @ROSEN.register("autograd")
@@ -264,7 +276,7 @@ def scalar_chain(name, chain, ops, what):
         return lambda x: chain(x, n)
 
     wl.register("dualad")(lambda quick: (lambda g=dualad.grad(loss(quick)): g(1.0)))
-    wl.register("dualad.jit")(lambda quick: (lambda g=jit(dualad.grad(loss(quick))): g(1.0)))
+    wl.register("dualad.jit")(lambda quick: replay(jit(dualad.grad(loss(quick))), 1.0))
 
     @wl.register("autograd")
     def _(quick):
@@ -282,6 +294,16 @@ def scalar_chain(name, chain, ops, what):
             (g,) = torch.autograd.grad(f(x), x)
             return g
         return run
+
+    @wl.register("jax.jit")
+    def _(quick):
+        import jax
+        from _spellings import jax_scan_chain
+        g = jax.jit(jax.grad(jax_scan_chain(lambda x: chain(x, 1), _chain_n(quick))))
+        return lambda: g(1.0).block_until_ready()
+    wl.notes["jax.jit"] = ("jax.jit: jax.grad of the chain as jax.lax.scan of one step, a JAX "
+                           "user's spelling (jax.jit of the Python loop compiles for seconds "
+                           "at 10^4 steps; eager jax over it takes minutes a call: not run)")
     return wl
 
 
@@ -327,8 +349,7 @@ def _(quick):
 def _(quick):
     x, v = _hvp_data(quick)
     f = _hvp_f(np)
-    h = jit(lambda x: dualad.hvp(f, x, v))
-    return lambda: h(x)
+    return replay(jit(lambda x, v: dualad.hvp(f, x, v)), x, v)   # v an input, as for jax.jit
 
 
 @HVP.register("autograd")
@@ -359,7 +380,6 @@ HVP.register("jax.jit")(lambda quick: _jax_hvp(quick, True))
 @HVP.register("torch")
 def _(quick):
     import torch
+    from _spellings import torch_hvp
     x, v = _hvp_data(quick)
-    f = _hvp_f(torch)
-    xt, vt = torch.from_numpy(x), torch.from_numpy(v)
-    return lambda: torch.autograd.functional.hvp(f, xt, vt)[1]
+    return torch_hvp(HVP, _hvp_f(torch), torch.from_numpy(x), torch.from_numpy(v))

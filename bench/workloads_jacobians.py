@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from dualad import jacobians
-from workloads import workload, jit, _rng
+from workloads import workload, jit, replay, _rng
 
 
 # --- dense Jacobian, n = m = 200 ------------------------------------------------------------
@@ -42,8 +42,7 @@ def _(quick):
 def _(quick):
     W, x = _jac_data(quick)
     f = _jac_f(np, W)
-    j = jit(lambda x: jacobians.jacobian(f, x))
-    return lambda: j(x)
+    return replay(jit(lambda x: jacobians.jacobian(f, x)), x)
 
 
 @JAC.register("autograd")
@@ -72,10 +71,10 @@ JAC.register("jax.jit")(lambda quick: _jax_jac(quick, True))
 @JAC.register("torch")
 def _(quick):
     import torch
+    from _spellings import torch_jacobian
     W, x = _jac_data(quick)
-    f = _jac_f(torch, torch.from_numpy(W))
-    xt = torch.from_numpy(x)
-    return lambda: torch.autograd.functional.jacobian(f, xt, vectorize=True)
+    return torch_jacobian(JAC, _jac_f(torch, torch.from_numpy(W)), torch.from_numpy(x),
+                          len(x), W.shape[0])
 
 
 # --- dense Hessian, n = 300 --------------------------------------------------------------------
@@ -110,8 +109,7 @@ def _(quick):
 def _(quick):
     A, x = _hess_data(quick)
     f = _hess_f(np, A)
-    h = jit(lambda x: jacobians.hessian(f, x))
-    return lambda: h(x)
+    return replay(jit(lambda x: jacobians.hessian(f, x)), x)
 
 
 @HESS.register("autograd")
@@ -140,10 +138,9 @@ HESS.register("jax.jit")(lambda quick: _jax_hess(quick, True))
 @HESS.register("torch")
 def _(quick):
     import torch
+    from _spellings import torch_hessian
     A, x = _hess_data(quick)
-    f = _hess_f(torch, torch.from_numpy(A))
-    xt = torch.from_numpy(x)
-    return lambda: torch.autograd.functional.hessian(f, xt, vectorize=True)
+    return torch_hessian(HESS, _hess_f(torch, torch.from_numpy(A)), torch.from_numpy(x))
 
 
 # --- sparse Jacobian of a Bratu residual, n = 20000 ---------------------------------------------
@@ -185,6 +182,34 @@ def _(quick):
     return run
 
 
+@SPARSE.register("jax.jit")
+def _(quick):
+    """JAX has no sparse Jacobian of its own: a JAX user who knows the pattern is
+    tridiagonal writes three JVPs (column j seeded by color j mod 3) under jax.jit and
+    scatters the compressed columns into a CSR matrix. The pattern and coloring are given,
+    not detected (as for CasADi)."""
+    import jax
+    import jax.numpy as jnp
+    import scipy.sparse as sp
+    n, u = _bratu_data(quick)
+    f = bratu(jnp, n)
+    seeds = jnp.asarray(np.arange(n)[None, :] % 3 == np.arange(3)[:, None], dtype=float)
+    compressed = jax.jit(lambda u: jax.vmap(lambda s: jax.jvp(f, (u,), (s,))[1])(seeds))
+    pattern = sp.diags([np.ones(n - 1), np.ones(n), np.ones(n - 1)], [-1, 0, 1], format="csr")
+    rows = np.repeat(np.arange(n), np.diff(pattern.indptr))
+    color, indices, indptr = pattern.indices % 3, pattern.indices, pattern.indptr
+    uj = jnp.asarray(u)
+
+    def run():
+        c = np.asarray(compressed(uj))
+        return sp.csr_matrix((c[color, rows], indices, indptr), shape=(n, n))
+    return run
+
+
+SPARSE.notes["jax.jit"] = ("jax.jit: three JVPs seeded by the tridiagonal pattern's coloring "
+                           "(j mod 3), given, not detected; scattered into a CSR matrix")
+
+
 # --- tall (n=10, m=2000) and wide (n=2000, m=10) Jacobians, against every peer --------------
 def _shape_data(n, m):
     rng = _rng()
@@ -197,7 +222,8 @@ def _shape_fn(np_, B):
 
 def shaped_jacobian(name, n, m, jax_mode):
     """A Jacobian workload of ``_shape_fn`` for an n -> m map; JAX gets its better mode
-    (``jacfwd`` when n < m, ``jacrev`` otherwise), dualad and torch choose themselves."""
+    (``jacfwd`` when n < m, ``jacrev`` otherwise), torch the fastest of its spellings
+    (bench/_spellings.py), dualad chooses itself."""
     def base(quick):
         B, x = _shape_data(n, m)
         f = _shape_fn(np, B)
@@ -215,8 +241,7 @@ def shaped_jacobian(name, n, m, jax_mode):
     def _(quick):
         B, x = _shape_data(n, m)
         f = _shape_fn(np, B)
-        j = jit(lambda x: jacobians.jacobian(f, x))
-        return lambda: j(x)
+        return replay(jit(lambda x: jacobians.jacobian(f, x)), x)
 
     @wl.register("autograd")
     def _(quick):
@@ -241,12 +266,10 @@ def shaped_jacobian(name, n, m, jax_mode):
     @wl.register("torch")
     def _(quick):
         import torch
+        from _spellings import torch_jacobian
         B, x = _shape_data(n, m)
-        f = _shape_fn(torch, torch.from_numpy(B))
-        xt = torch.from_numpy(x)
-        strategy = "forward-mode" if n < m else "reverse-mode"
-        return lambda: torch.autograd.functional.jacobian(f, xt, vectorize=True,
-                                                          strategy=strategy)
+        return torch_jacobian(wl, _shape_fn(torch, torch.from_numpy(B)), torch.from_numpy(x),
+                              n, m)
     return wl
 
 

@@ -80,6 +80,7 @@ def test_run_script_smoke():
     assert "threads pinned to 1: OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1" in out
     assert "keep_heap off" in out
     assert "spread" in out and "| rosenbrock |" in out
+    assert "| first call: dualad.jit |" in out and "; first call " in out
     assert "MISMATCH" not in out and "ERROR" not in out
     try:
         import threadpoolctl  # noqa: F401
@@ -98,3 +99,106 @@ def test_pin_affinity_restricts_to_n_allowed_cores():
         assert _pinning.pin_affinity(len(allowed) + 1) is None   # more than allowed: untouched
     finally:
         os.sched_setaffinity(0, allowed)
+
+
+# --- issue 32: an honest table -----------------------------------------------------------
+def _rows():
+    import workloads
+    import workloads_jacobians  # noqa: F401  (registers the Jacobian rows)
+    return {wl.name: wl for wl in workloads.ALL}
+
+
+def _scaled(args, k):
+    return [[a * k for a in p] if isinstance(p, list) else p * k for p in args]
+
+
+def test_hvp_row_passes_the_vector_to_dualad_jit_as_an_argument():
+    """jax.jit receives v as an argument; dualad.jit's program must too, not as a constant
+    of its trace (before issue 32 the row jitted ``lambda x: hvp(f, x, v)``)."""
+    import dualad
+    import workloads
+    call = _rows()["hvp"].impls["dualad.jit"](True)
+    x, v = workloads._hvp_data(True)
+    f = workloads._hvp_f(np)
+    assert len(call.args) == 2 and np.array_equal(call.args[1], v)
+    np.testing.assert_allclose(call(), dualad.hvp(f, x, v), rtol=1e-10)
+    w = np.cos(np.arange(x.size))                 # another vector: another right answer
+    got = call.program(x, w)
+    np.testing.assert_allclose(got, dualad.hvp(f, x, w), rtol=1e-10, atol=1e-12)
+    assert not np.allclose(got, call())
+    assert list(call.program.cache_info().values()) == [1]   # replayed: one trace
+
+
+@pytest.mark.parametrize("name", ["logreg", "mlp", "rosenbrock", "hvp", "jacobian", "hessian",
+                                  "jacobian-tall", "jacobian-wide"])
+def test_jitted_dualad_rows_take_what_the_peers_take_as_inputs(name):
+    """Every dualad.jit row calls its program with the row's point (and vector) as
+    arguments: at another point the replay (no new trace) gives the un-jitted answer."""
+    call = _rows()[name].impls["dualad.jit"](True)
+    assert call.args, "the row's values must be arguments of the jitted program"
+    first = call()
+    moved = _scaled(call.args, 1.01)
+    got, want = call.program(*moved), call.program.__wrapped__(*moved)
+    for g, w, f0 in zip(*(r if isinstance(r, (list, tuple)) else [r]
+                          for r in (got, want, first))):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+        assert not np.allclose(g, f0, rtol=1e-12, atol=0)
+    assert list(call.program.cache_info().values()) == [1]
+
+
+class _Row:
+    name, notes = "row", {}
+
+
+def test_fastest_keeps_the_fastest_agreeing_spelling_and_names_it():
+    import time
+    from _spellings import fastest
+    wl = _Row()
+    wl.notes = {}
+
+    def slow():
+        time.sleep(0.003)
+        return np.ones(3)
+
+    def broken():
+        raise NotImplementedError("no forward mode here")
+
+    fn = fastest(wl, "torch", {"by shape": slow, "other": lambda: np.ones(3),
+                               "wrong": lambda: np.zeros(3), "missing": broken},
+                 rounds=2, min_time=0.005)
+    assert fn() is not None and fn.__name__ == "<lambda>"
+    note = wl.notes["torch"]
+    assert note.startswith("torch: other (the fastest at build time of: by shape ")
+    assert "wrong disagreed" in note and "missing raised NotImplementedError" in note
+
+
+@pytest.mark.parametrize("name", ["hvp", "jacobian", "hessian", "jacobian-tall",
+                                  "jacobian-wide"])
+def test_torch_rows_use_the_fastest_torch_spelling(name):
+    """PyTorch's Jacobian, Hessian and HVP rows time torch.func's spellings next to the old
+    torch.autograd.functional one, keep the fastest, agree with dualad and say which."""
+    pytest.importorskip("torch")
+    from _results import agree
+    wl = _rows()[name]
+    got, want = wl.impls["torch"](True)(), wl.impls["dualad"](True)()
+    assert agree(got, want, 1e-8)[0]
+    note = wl.notes["torch"]
+    assert "torch.func." in note and "torch.autograd.functional." in note
+    assert note.split(" (")[0].split(": ")[1] in note.split("of: ")[1]
+
+
+def test_run_script_jax_on_the_scalar_chain_and_sparse_rows_and_first_calls():
+    """With JAX installed, the scalar chain (lax.scan) and the sparse Jacobian (three
+    colored JVPs) have a jax.jit column agreeing with dualad; every jitted peer gets a
+    first-call column."""
+    pytest.importorskip("jax")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    res = subprocess.run([sys.executable, os.path.join(BENCH, "run.py"), "--quick", "--only",
+                          "scalar-chain", "sparse-jacobian", "--rounds", "2", "--min-time",
+                          "0.005", "--markdown"], capture_output=True, text=True, env=env,
+                         timeout=600)
+    out = res.stdout
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert out.count("  jax.jit ") == 2 and "jax.lax.scan" in out and "three JVPs" in out
+    assert "first call: dualad.jit | first call: jax.jit |" in out
+    assert "MISMATCH" not in out and "ERROR" not in out
