@@ -186,3 +186,22 @@ def test_run_quick_without_peers_and_a_wrong_derivative_is_an_error(monkeypatch)
                          {"dualad": gb_peers.DualadPeer(False), "torch": Wrong(False)}, args)
     assert res["torch"]["error"].startswith("ERROR mismatch vs dualad") and \
         "time" not in res["torch"]
+
+
+def _python_scan(step, carry, xs, length=None):
+    """jax.lax.scan's meaning, as a Python loop (jax is not needed here)."""
+    n = length if xs is None else len(xs[0])
+    for t in range(n):
+        carry, _ = step(carry, None if xs is None else tuple(x[t] for x in xs))
+    return carry, None
+
+
+def test_the_scan_spellings_jax_gets_are_the_same_programs():
+    x = np.array(I.ode(12, 5, standard=False)["x"])
+    np.testing.assert_allclose(P.ode_state_scan(np, 5, _python_scan)(x),
+                               P.ode_state(np, 5)(x), rtol=1e-15)
+    inp = I.lstm(2, 7)
+    args = [np.array(inp[v]) for v in ("main_params", "extra_params")]
+    fixed = [np.array(inp[v]) for v in ("state", "sequence")]
+    assert np.isclose(P.lstm_objective(np, *fixed, _python_scan)(*args),
+                      P.lstm_objective(np, *fixed)(*args), rtol=1e-14)

@@ -41,6 +41,12 @@ def _vector(peer):
     return lambda r: np.ravel(peer.to_numpy(r)).tolist()
 
 
+def _ode_state(peer, s):
+    if peer.scan is not None:
+        return P.ode_state_scan(peer.xp, s, peer.scan)
+    return P.ode_state(peer.xp, s)
+
+
 def _program(module, peer, inp):
     """(objective over peer.xp, its differentiated arguments as NumPy arrays,
     argnums, post of the derivative)."""
@@ -48,7 +54,8 @@ def _program(module, peer, inp):
     if module == "lse":
         return P.lse_objective(xp), [_f64(inp["x"])], 0, _vector(peer)
     if module == "ode":
-        return P.ode_objective(xp, int(inp["s"])), [_f64(inp["x"])], 0, _vector(peer)
+        state = _ode_state(peer, int(inp["s"]))
+        return (lambda x: state(x)[-1]), [_f64(inp["x"])], 0, _vector(peer)
     if module == "det":
         ell = int(inp["ell"])
         return P.det_objective(xp), [_f64(inp["A"]).reshape(ell, ell)], 0, _vector(peer)
@@ -71,7 +78,7 @@ def _program(module, peer, inp):
                     "l": l.tolist()}
         return f, args, (0, 1, 2, 3), post
     if module == "lstm":
-        f = P.lstm_objective(xp, _f64(inp["state"]), _f64(inp["sequence"]))
+        f = P.lstm_objective(xp, _f64(inp["state"]), _f64(inp["sequence"]), peer.scan)
 
         def post(r):
             return np.concatenate([np.ravel(g) for g in peer.to_numpy(r)]).tolist()
@@ -87,7 +94,7 @@ def build(module, function, peer, inp):
     args = [peer.arr(a) for a in args]
     if function == PRIMAL[module]:
         if module == "ode":
-            fn, post = P.ode_state(peer.xp, int(inp["s"])), _vector(peer)
+            fn, post = _ode_state(peer, int(inp["s"])), _vector(peer)
         else:
             fn, post = f, _scalar(peer)
     elif module == "kmeans":

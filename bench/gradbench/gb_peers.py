@@ -7,6 +7,8 @@ forward-over-reverse JVP, a jit -- each the tool's own best way to say it:
 - ``autograd``: ``autograd.grad`` / ``autograd.make_jvp`` on the program over
   ``autograd.numpy``;
 - ``jax.jit``: ``jax.jit`` of ``jax.grad`` / ``jax.jvp`` (as GradBench's JAX tool), float64;
+  the ode and lstm time steps in ``jax.lax.scan`` (GradBench's JAX ode so; unrolled, jax.jit
+  compiles for minutes);
 - ``torch``: eager, ``torch.autograd.grad`` for a gradient (the tape GradBench's PyTorch
   tool drives with ``backward()``), ``torch.func.jvp`` of ``torch.func.grad`` for kmeans'
   Hessian diagonal (GradBench's tool: ``vjp`` + ``vhp``);
@@ -25,6 +27,7 @@ class Peer:
     name = "?"
     jitted = False
     xp = np
+    scan = None      # a loop primitive the ode and lstm steps run in (jax.lax.scan)
 
     def arr(self, a):
         return np.asarray(a, dtype=np.float64)
@@ -95,7 +98,7 @@ class JaxPeer(Peer):
     def __init__(self):
         import jax
         jax.config.update("jax_enable_x64", True)
-        self.jax, self.xp = jax, jax.numpy
+        self.jax, self.xp, self.scan = jax, jax.numpy, jax.lax.scan
 
     def arr(self, a):
         return self.jax.numpy.asarray(np.asarray(a, dtype=np.float64))

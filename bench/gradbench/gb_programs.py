@@ -114,9 +114,30 @@ def llsq_objective(xp, n, m):
     return f
 
 
+# --- ode, the steps as a scan (JAX's spelling) ---------------------------------------------
+def ode_state_scan(xp, s, scan):
+    """gradbench_numpy.ode_state with the s Runge-Kutta steps as ``scan(step, y0, None,
+    length=s)`` (``jax.lax.scan``: GradBench's JAX tool writes its loop so; the unrolled
+    loop takes jax.jit minutes to compile at s = 30)."""
+    def f(x):
+        def rhs(y):
+            return cat(xp, [x[:1], x[1:] * y[:-1]])
+        h = 2.0 / s
+
+        def step(y, _):
+            k1 = rhs(y)
+            k2 = rhs(y + h / 2 * k1)
+            k3 = rhs(y + h / 2 * k2)
+            k4 = rhs(y + h * k3)
+            return y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4), None
+        return scan(step, x * 0.0, None, length=s)[0]
+    return f
+
+
 # --- lstm --------------------------------------------------------------------------------
-def lstm_objective(xp, state, sequence):
-    """f(main_params, extra_params); state (2 layers, b) and sequence (c, b) fixed."""
+def lstm_objective(xp, state, sequence, scan=None):
+    """f(main_params, extra_params); state (2 layers, b) and sequence (c, b) fixed. The
+    time steps are a Python loop, or ``scan`` over them when given (jax.lax.scan)."""
     c, b = sequence.shape
     layers = state.shape[0] // 2
     seq = [constant(xp, sequence[t]) for t in range(c)]
@@ -125,24 +146,40 @@ def lstm_objective(xp, state, sequence):
     def sigmoid(z):
         return 1.0 / (1.0 + xp.exp(-z))
 
+    def step(main, extra, hidden, cell, now, gold):
+        """One character: the layers' new hidden and cell states, sum(ygold * ynorm)."""
+        hidden, cell = list(hidden), list(cell)
+        inp = now * extra[0]
+        for i in range(layers):
+            gates = cat(xp, [inp, hidden[i], inp, hidden[i]]) * main[2 * i] + main[2 * i + 1]
+            forget = sigmoid(gates[:b])
+            ingate = sigmoid(gates[b:2 * b])
+            outgate = sigmoid(gates[2 * b:3 * b])
+            change = xp.tanh(gates[3 * b:])
+            cell[i] = cell[i] * forget + ingate * change
+            hidden[i] = outgate * xp.tanh(cell[i])
+            inp = hidden[i]
+        ypred = inp * extra[1] + extra[2]
+        ynorm = ypred - xp.log(xp.sum(xp.exp(ypred)) + 2.0)
+        return hidden, cell, xp.sum(gold * ynorm)
+
     def f(main, extra):
         hidden = [st[2 * i] for i in range(layers)]
         cell = [st[2 * i + 1] for i in range(layers)]
         total = 0.0
         for t in range(c - 1):
-            inp = seq[t] * extra[0]
-            for i in range(layers):
-                gates = cat(xp, [inp, hidden[i], inp, hidden[i]]) * main[2 * i] \
-                    + main[2 * i + 1]
-                forget = sigmoid(gates[:b])
-                ingate = sigmoid(gates[b:2 * b])
-                outgate = sigmoid(gates[2 * b:3 * b])
-                change = xp.tanh(gates[3 * b:])
-                cell[i] = cell[i] * forget + ingate * change
-                hidden[i] = outgate * xp.tanh(cell[i])
-                inp = hidden[i]
-            ypred = inp * extra[1] + extra[2]
-            ynorm = ypred - xp.log(xp.sum(xp.exp(ypred)) + 2.0)
-            total = total + xp.sum(seq[t + 1] * ynorm)
+            hidden, cell, part = step(main, extra, hidden, cell, seq[t], seq[t + 1])
+            total = total + part
         return -total / ((c - 1) * b)
-    return f
+
+    def f_scan(main, extra):
+        def body(carry, now_gold):
+            hidden, cell, total = carry
+            hidden, cell, part = step(main, extra, hidden, cell, *now_gold)
+            return (tuple(hidden), tuple(cell), total + part), None
+        init = (tuple(st[2 * i] for i in range(layers)),
+                tuple(st[2 * i + 1] for i in range(layers)), xp.zeros(()))
+        seqc = constant(xp, sequence)
+        total = scan(body, init, (seqc[:-1], seqc[1:]))[0][2]
+        return -total / ((c - 1) * b)
+    return f if scan is None else f_scan

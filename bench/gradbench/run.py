@@ -25,9 +25,10 @@ over the max abs entry, ``err``; above 1e-8 the cell is an ERROR, not a time), e
 primal against NumPy's, and dualad eager's derivative against an independent value: a
 central finite difference of the NumPy primal along a random direction (kmeans ``dir``: its
 closed form, gradient 2 sum (C_j - P_i) over the points nearest C_j over the Hessian
-diagonal 2 |S_j|). jax.jit is not run on det with ell >= 7 and lstm (the unrolled programs
-do not compile in reasonable time; GradBench's JAX tool has no det or lstm) unless
-``--try-all``. XLA's one-time start-up is done before the first row (no row's first call). No timing is asserted anywhere.
+diagonal 2 |S_j|). jax.jit is not run on det with ell >= 7 (the unrolled program does not
+compile in reasonable time; GradBench's JAX tool has no det) unless ``--try-all``; its ode
+and lstm time steps are a ``jax.lax.scan`` (bench/gradbench/gb_peers.py). XLA's one-time
+start-up is done before the first row (no row's first call). No timing is asserted anywhere.
 """
 from __future__ import annotations
 
@@ -129,8 +130,6 @@ def skip_reason(name, module, inp, try_all):
     if name == "jax.jit" and not try_all:
         if module == "det" and int(inp["ell"]) >= 7:
             return "not run: does not compile in reasonable time (--try-all)"
-        if module == "lstm" and len(inp["sequence"]) > 64:
-            return "not run: the unrolled loop does not compile in reasonable time"
     return ""
 
 
