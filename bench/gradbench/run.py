@@ -16,7 +16,9 @@ How it is measured: BLAS/OpenMP pools pinned to N (default 1) before NumPy loads
 flags and the CPU affinity too (bench/_pinning.py, as bench/fast_by_default.py); per row,
 each participant is built and called once (``first call``: building + the first call, so a
 jitted peer's tracing and compiling), called again, then all are timed in R rounds, one
-group of calls each per round, the order rotated (bench/_timing.py); cells are medians.
+group of calls each per round, the order rotated (bench/_timing.py); cells are medians. A
+participant whose second call took over ``--slow`` seconds (default 5) is not in the rounds:
+that second call is its time ("one call").
 ``x f`` is the per-call time over the NumPy primal's. ``dualad.jit / best`` is dualad.jit's
 time over the fastest of the other tools (autograd, jax.jit, torch).
 
@@ -151,11 +153,16 @@ def run_row(label, module, inp, peers, args):
             call, post = E.build(module, E.DERIVATIVE[module], peer, inp)
             outs[name] = post(call())
             first = time.perf_counter() - t0
+            t1 = time.perf_counter()
             call()
-            calls[name] = call
+            second = time.perf_counter() - t1
+            if second > args.slow:     # one more call is its time (not in the rounds)
+                res[name] = {"one": second}
+            else:
+                calls[name] = call
             pcall, ppost = E.build(module, E.PRIMAL[module], peer, inp)
             perr = rel_err(ppost(pcall()), primal_ref)
-            res[name] = {"first": first, "perr": perr}
+            res[name] = res.get(name, {}) | {"first": first, "perr": perr}
             if perr > TOL:
                 res[name]["error"] = f"ERROR primal mismatch, err {perr:.1e}"
         except Exception as exc:  # noqa: BLE001 - the cell says what went wrong
@@ -175,6 +182,9 @@ def run_row(label, module, inp, peers, args):
         min(args.rounds, 3)
     for n, t in interleaved(timed, rounds=rounds, min_time=args.min_time).items():
         res[n].update(time=t.median, spread=t.spread)
+    for r in res.values():
+        if "one" in r and "error" not in r:
+            r.update(time=r["one"], spread=float("nan"))
     return res, check
 
 
@@ -211,8 +221,9 @@ def render(results, header, peers_missing):
         for p in ("numpy", *TOOLS):
             r = res.get(p)
             if r and "time" in r:
-                detail.append(f"  {label:<22} {p:<11} {fmt(r['time']):>10}  spread "
-                              f"{r['spread']:.2f}  first call "
+                spread = "(one call)" if "one" in r else f"spread {r['spread']:.2f}"
+                detail.append(f"  {label:<22} {p:<11} {fmt(r['time']):>10}  {spread:<12}"
+                              f"  first call "
                               f"{fmt(r['first']) if 'first' in r else '-':>9}")
     return "\n".join(out + ["", "per call (medians), spread = max/min over the rounds:"]
                      + detail)
@@ -251,6 +262,9 @@ def parse(argv):
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--no-affinity", action="store_true")
     p.add_argument("--try-all", action="store_true")
+    p.add_argument("--slow", type=float, default=5.0,
+                   help="a participant whose second call takes longer is timed by one more "
+                   "call, not in the rounds")
     p.add_argument("--lstm-text", default=None)
     args = p.parse_args(argv)
     args.rounds = args.rounds or (2 if args.quick else 5)
