@@ -140,7 +140,7 @@ def lstm_objective(xp, state, sequence, scan=None):
     time steps are a Python loop, or ``scan`` over them when given (jax.lax.scan)."""
     c, b = sequence.shape
     layers = state.shape[0] // 2
-    seq = [constant(xp, sequence[t]) for t in range(c)]
+    seq = constant(xp, sequence)      # one (c, b) array, a row per step (as the reference)
     st = constant(xp, state)
 
     def sigmoid(z):
@@ -179,7 +179,6 @@ def lstm_objective(xp, state, sequence, scan=None):
             return (tuple(hidden), tuple(cell), total + part), None
         init = (tuple(st[2 * i] for i in range(layers)),
                 tuple(st[2 * i + 1] for i in range(layers)), xp.zeros(()))
-        seqc = constant(xp, sequence)
-        total = scan(body, init, (seqc[:-1], seqc[1:]))[0][2]
+        total = scan(body, init, (seq[:-1], seq[1:]))[0][2]
         return -total / ((c - 1) * b)
     return f if scan is None else f_scan

@@ -235,10 +235,16 @@ def header(args, early, peers, missing):
              f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
              f"{platform.python_version()}, NumPy {np.__version__}",
              "load average at the start: " + " ".join(f"{v:.2f}" for v in os.getloadavg())]
+    from importlib import metadata
     vers = []
-    for name, mod in (("jax", "jax"), ("torch", "torch"), ("autograd", "autograd")):
-        m = sys.modules.get(mod)
-        vers.append(f"{name} {getattr(m, '__version__', '?')}" if m else f"{name}: skipped")
+    for name in ("jax", "torch", "autograd"):
+        if name in sys.modules:
+            try:
+                vers.append(f"{name} {metadata.version(name)}")
+            except metadata.PackageNotFoundError:
+                vers.append(f"{name} {getattr(sys.modules[name], '__version__', '?')}")
+        else:
+            vers.append(f"{name}: skipped")
     lines.append(", ".join(vers))
     lines += [f"  {p}: {why}" for p, why in missing.items()]
     lines.append(f"dualad: {os.path.dirname(dualad.__file__)}")
