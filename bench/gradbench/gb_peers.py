@@ -1,0 +1,169 @@
+"""The participants: one object per AD tool (and plain NumPy), each giving the same few
+spellings to bench/gradbench/gb_evals.py -- its array namespace, a gradient, a
+forward-over-reverse JVP, a jit -- each the tool's own best way to say it:
+
+- ``dualad``: ``dualad.grad`` / ``dualad.jvp`` on the NumPy program, eager;
+- ``dualad.jit``: the same under ``dualad.jit``;
+- ``autograd``: ``autograd.grad`` / ``autograd.make_jvp`` on the program over
+  ``autograd.numpy``;
+- ``jax.jit``: ``jax.jit`` of ``jax.grad`` / ``jax.jvp`` (as GradBench's JAX tool), float64;
+  the ode and lstm time steps in ``jax.lax.scan`` (GradBench's JAX ode so; unrolled, jax.jit
+  compiles for minutes);
+- ``torch``: eager, ``torch.autograd.grad`` for a gradient (the tape GradBench's PyTorch
+  tool drives with ``backward()``), ``torch.func.jvp`` of ``torch.func.grad`` for kmeans'
+  Hessian diagonal (GradBench's tool: ``vjp`` + ``vhp``);
+- ``numpy``: the plain program, primal only (the ``x f`` reference).
+
+A peer whose package does not import is None from :func:`make` (the runner says so).
+"""
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+
+class Peer:
+    name = "?"
+    jitted = False
+    xp = np
+    scan = None      # a loop primitive the ode and lstm steps run in (jax.lax.scan)
+
+    def arr(self, a):
+        return np.asarray(a, dtype=np.float64)
+
+    def grad(self, f, argnums=0):
+        raise NotImplementedError(f"{self.name} has no gradient here")
+
+    def fgrad(self, f, argnums=0):
+        """A gradient that composes with :meth:`jvp` (forward over reverse)."""
+        return self.grad(f, argnums)
+
+    def jvp(self, f, primals, tangents):
+        raise NotImplementedError(f"{self.name} has no jvp here")
+
+    def jit(self, fn):
+        return fn
+
+    def block(self, out):
+        return out
+
+    def to_numpy(self, out):
+        if isinstance(out, (tuple, list)):
+            return tuple(self.to_numpy(o) for o in out)
+        return np.asarray(out, dtype=np.float64)
+
+
+class NumPyPeer(Peer):
+    name = "numpy"
+
+
+class DualadPeer(Peer):
+    def __init__(self, jitted):
+        import dualad
+        self.d = dualad
+        self.jitted = jitted
+        self.name = "dualad.jit" if jitted else "dualad"
+
+    def grad(self, f, argnums=0):
+        return self.d.grad(f, argnums=argnums)
+
+    def jvp(self, f, primals, tangents):
+        return self.d.jvp(f, primals, tangents)
+
+    def jit(self, fn):
+        return self.d.jit(fn) if self.jitted else fn
+
+
+class AutogradPeer(Peer):
+    name = "autograd"
+
+    def __init__(self):
+        import autograd
+        import autograd.numpy as anp
+        self.ag, self.xp = autograd, anp
+
+    def grad(self, f, argnums=0):
+        return self.ag.grad(f, argnums)
+
+    def jvp(self, f, primals, tangents):
+        (x,), (v,) = primals, tangents
+        return self.ag.make_jvp(f)(x)(v)
+
+
+class JaxPeer(Peer):
+    name = "jax.jit"
+    jitted = True
+
+    def __init__(self):
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        self.jax, self.xp, self.scan = jax, jax.numpy, jax.lax.scan
+
+    def arr(self, a):
+        return self.jax.numpy.asarray(np.asarray(a, dtype=np.float64))
+
+    def grad(self, f, argnums=0):
+        return self.jax.grad(f, argnums=argnums)
+
+    def jvp(self, f, primals, tangents):
+        return self.jax.jvp(f, primals, tangents)
+
+    def jit(self, fn):
+        return self.jax.jit(fn)
+
+    def block(self, out):
+        return self.jax.block_until_ready(out)
+
+
+class TorchPeer(Peer):
+    name = "torch"
+
+    def __init__(self):
+        import torch
+        self.torch = self.xp = torch
+
+    def arr(self, a):
+        return self.torch.from_numpy(np.array(a, dtype=np.float64))
+
+    def grad(self, f, argnums=0):
+        torch = self.torch
+        many = isinstance(argnums, tuple)
+        nums = argnums if many else (argnums,)
+
+        def g(*args):
+            args = [a.detach().requires_grad_(True) if i in nums else a
+                    for i, a in enumerate(args)]
+            out = torch.autograd.grad(f(*args), [args[i] for i in nums])
+            return tuple(out) if many else out[0]
+        return g
+
+    def fgrad(self, f, argnums=0):
+        return self.torch.func.grad(f, argnums=argnums)
+
+    def jvp(self, f, primals, tangents):
+        return self.torch.func.jvp(f, primals, tangents)
+
+    def to_numpy(self, out):
+        if isinstance(out, (tuple, list)):
+            return tuple(self.to_numpy(o) for o in out)
+        return out.detach().numpy().astype(np.float64) if hasattr(out, "detach") \
+            else np.asarray(out, dtype=np.float64)
+
+
+ORDER = ("numpy", "dualad", "dualad.jit", "autograd", "jax.jit", "torch")
+_MAKERS = {"numpy": NumPyPeer, "dualad": lambda: DualadPeer(False),
+           "dualad.jit": lambda: DualadPeer(True), "autograd": AutogradPeer,
+           "jax.jit": JaxPeer, "torch": TorchPeer}
+_PACKAGE = {"autograd": "autograd", "jax.jit": "jax", "torch": "torch"}
+
+
+def make(name):
+    """The peer ``name``, or (None, why) when its package does not import."""
+    pkg = _PACKAGE.get(name)
+    if pkg is not None:
+        try:
+            importlib.import_module(pkg)
+        except Exception as exc:  # noqa: BLE001 - the runner prints why
+            return None, f"{pkg} not importable ({type(exc).__name__}: {exc})"
+    return _MAKERS[name](), ""
