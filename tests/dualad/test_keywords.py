@@ -27,10 +27,11 @@ KNOWN = set()
 
 @pytest.fixture(scope="module")
 def probes():
-    ns = coverage.namespace()
-    rows = [e for e in ENTRIES if e.group in coverage_keywords.GROUPS]
-    return [(e, coverage_keywords.probe(e, ns, lambda en: coverage.measure(en, ns, whole=False)))
-            for e in rows]
+    """Each row's keyword probe (coverage_keywords.probe), as the coverage table's
+    measurement ran it: measure_all probes the same rows and caches them per process, so
+    this module and tests/verification/test_coverage.py pay for the ~400 probes once."""
+    return [(r.entry, r.keywords) for r in coverage.measure_all()
+            if r.entry.group in coverage_keywords.GROUPS]
 
 
 def test_every_documented_keyword_works_or_raises_clearly(probes):
