@@ -80,6 +80,10 @@ def test_the_long_checks_are_slow_and_each_keeps_a_quick_twin():
          "test_two_threads_touching_lazy_names_at_once"),
         ("tests/test_bench_fast_by_default.py", "test_quick_run_measures_every_dualad_cell",
          "test_a_raising_participant_fills_its_cell_and_the_row_goes_on"),
+        ("tests/verification/test_coverage.py", "test_every_row_gives_what_it_claims",
+         "test_a_rule_off_by_a_tenth_of_a_percent_fails_in_both_modes"),
+        ("tests/dualad/test_keywords.py", "test_every_documented_keyword_works_or_raises_clearly",
+         "test_keyword_form_matches_numpy_and_differences_at_second_order"),
     ]
     for path, slow, twin in slow_and_twin:
         assert "pytest.mark.slow" in _decorators(path, slow), (path, slow)

@@ -34,6 +34,7 @@ def probes():
             if r.entry.group in coverage_keywords.GROUPS]
 
 
+@pytest.mark.slow   # the ~400 rows probed (coverage.measure_all)
 def test_every_documented_keyword_works_or_raises_clearly(probes):
     bad = [(e.name, kw, verdict, call) for e, p in probes for kw, (verdict, call) in p.items()
            if verdict in ("RAW", "FAILS") and (e.name, kw) not in KNOWN]
@@ -43,6 +44,7 @@ def test_every_documented_keyword_works_or_raises_clearly(probes):
     assert counts["ok"] > 1000 and counts["untried"] < 40, counts
 
 
+@pytest.mark.slow   # the ~400 rows probed (coverage.measure_all)
 def test_the_issue_s_keyword_forms_are_all_tried(probes):
     tried = {}   # a function's keyword works if it works on one of its rows
     for e, p in probes:
