@@ -17,6 +17,7 @@ Rules of the graph:
 """
 import ast
 import collections
+import functools
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -50,14 +51,24 @@ def _resolve_relative(module, is_package, level, target):
     return ".".join([*package, target] if target else package)
 
 
+def nodes(path):
+    """Every node of ``path``'s syntax tree (``ast.walk`` order), parsed once per session
+    and per file content (test_imports and test_layering read the same ~250 files)."""
+    return _nodes(str(path), pathlib.Path(path).read_text())
+
+
+@functools.lru_cache(maxsize=None)
+def _nodes(path, text):
+    return tuple(ast.walk(ast.parse(text, filename=path)))
+
+
 def imports(known=None):
     """Every import statement of every module, as :class:`Import` records whose ``target``
     is the imported module's dotted name (resolved as the module docstring says)."""
     known = modules() if known is None else known
     found = []
     for module, (path, is_package) in known.items():
-        tree = ast.parse(path.read_text(), filename=str(path))
-        for node in ast.walk(tree):
+        for node in nodes(path):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     found.append(Import(module, path, node.lineno, alias.name))

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from scipy.optimize._numdiff import approx_derivative
 from scipy.special import logsumexp
 
@@ -91,6 +92,7 @@ def test_a_raising_participant_fills_its_cell_and_the_row_goes_on():
                                              "the lead fills it")]
 
 
+@pytest.mark.slow   # the whole script in a fresh interpreter (~3 s); the tests above run its parts
 def test_quick_run_measures_every_dualad_cell():
     """The script as the lead runs it, on tiny sizes, in a fresh interpreter (the pinning
     must precede NumPy's import)."""

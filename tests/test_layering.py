@@ -31,7 +31,7 @@ def internal_uses():
             found.append((imp.path, imp.line, f"import of {imp.target}"))
     for folder in OUTSIDE:
         for path in sorted((import_graph.ROOT / folder).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            for node in import_graph.nodes(path):
                 # dualad.<internal module>.<name>, reached through a plain ``import dualad``
                 if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
                         and node.value.id == "dualad":

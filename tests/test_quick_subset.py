@@ -58,3 +58,37 @@ def test_the_rule_checker_sweeps_are_slow_and_one_test_per_primitive():
                             "test_primitive_replays_under_jit")]:
         marks = _decorators(path, function)
         assert "pytest.mark.slow" in marks and "pytest.mark.parametrize" in marks, (path, marks)
+
+
+def test_the_long_checks_are_slow_and_each_keeps_a_quick_twin():
+    """Issue 31: the quick subset (3 minutes on 2 cores) leaves these long checks to the
+    whole suite; each capability keeps a fast test in the quick subset."""
+    slow_and_twin = [
+        ("tests/dualad/test_integrate.py", "test_second_order_against_finite_differences",
+         "test_second_order_of_decay_in_k_and_t_is_exact"),
+        ("tests/dualad/test_edge_cases.py", "test_chain_of_a_million_operations", None),
+        ("tests/dualad/test_jit_hostile_names.py",
+         "test_hostile_strings_never_execute_and_each_case_works",
+         "test_code_payloads_never_execute_through_any_vector"),
+        ("tests/dualad/test_ivp_fast.py", "test_the_robertson_reference_is_scipys",
+         "test_implicit_methods_get_dualads_jacobian"),
+        ("tests/dualad/test_lazy_import.py",
+         "test_the_same_lazy_name_from_many_threads_is_one_object",
+         "test_two_threads_touching_lazy_names_at_once"),
+        ("tests/dualad/test_lazy_import.py",
+         "test_a_miss_while_another_thread_loads_the_families_finds_the_rule",
+         "test_two_threads_touching_lazy_names_at_once"),
+        ("tests/test_bench_fast_by_default.py", "test_quick_run_measures_every_dualad_cell",
+         "test_a_raising_participant_fills_its_cell_and_the_row_goes_on"),
+        ("tests/verification/test_coverage.py", "test_every_row_gives_what_it_claims",
+         "test_a_rule_off_by_a_tenth_of_a_percent_fails_in_both_modes"),
+        ("tests/dualad/test_keywords.py", "test_every_documented_keyword_works_or_raises_clearly",
+         "test_keyword_form_matches_numpy_and_differences_at_second_order"),
+    ]
+    for path, slow, twin in slow_and_twin:
+        assert "pytest.mark.slow" in _decorators(path, slow), (path, slow)
+        if twin is not None:
+            assert "pytest.mark.slow" not in _decorators(path, twin), (path, twin)
+    # the deep-tape check the million-step chain leaves in the quick subset
+    assert "pytest.mark.slow" not in _decorators("tests/dualad/test_reliability.py",
+                                                 "test_deep_chain_no_recursion_error")

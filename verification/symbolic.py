@@ -216,13 +216,27 @@ def _domains(domain, shapes):
             for d in domain]
 
 
+def _evaluate_at(sp, J_sym, xs, point):
+    """``J_sym`` at ``point``: SymPy evaluates it with the point's floats substituted,
+    else (something left unevaluated, complex or not finite) NumPy evaluates the
+    lambdified expression. Substituting first avoids lambdify's code printing, which
+    simplifies every ``Piecewise`` condition of a kinked function (``Max``: seconds)."""
+    at = J_sym.xreplace({x: sp.Float(float(c)) for x, c in zip(xs, point)})
+    try:
+        J = np.array(at.evalf(), dtype=float)
+    except (TypeError, ValueError):
+        J = None
+    if J is not None and np.all(np.isfinite(J)):
+        return J
+    return np.asarray(sp.lambdify(xs, J_sym, modules="numpy")(*point), dtype=float)
+
+
 def compare_at(f, values, rtol=1e-9, atol=1e-11):
     """AD Jacobian (forward mode) against SymPy's Jacobian evaluated at ``values``."""
     sp = _sp()
     values = [np.asarray(v, dtype=float) for v in values]
     J_sym, xs = sympy_jacobian(f, [v.shape for v in values])
-    J_num = np.asarray(sp.lambdify(xs, J_sym, modules="numpy")(
-        *[c for v in values for c in v.ravel()]), dtype=float)
+    J_num = _evaluate_at(sp, J_sym, xs, [c for v in values for c in v.ravel()])
     cols = []
     for i, v in enumerate(values):
         basis = np.eye(v.size).reshape((v.size,) + v.shape)

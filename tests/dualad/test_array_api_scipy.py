@@ -33,15 +33,25 @@ def check(name, f, x0):
 """
 
 
-def _run(body, flag=True):
+def _run_all(bodies, flag=True):
+    """Runs the scripts ``bodies`` ({name: body}) one after the other in ONE child process
+    (an interpreter importing NumPy, SciPy and dualad costs about a second); each body's
+    ``check`` results apart: {name: results}."""
     env = {k: v for k, v in os.environ.items() if k != "SCIPY_ARRAY_API"}
     if flag:
         env["SCIPY_ARRAY_API"] = "1"
-    code = PRELUDE + textwrap.dedent(body) + "\nprint(json.dumps(results))\n"
+    code = PRELUDE + "\nall_results = {}\n"
+    for name, body in bodies.items():
+        code += f"results = {{}}\n{textwrap.dedent(body)}\nall_results[{name!r}] = results\n"
+    code += "print(json.dumps(all_results))\n"
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _run(body, flag=True):
+    return _run_all({"body": body}, flag)["body"]
 
 
 SCIPY_CALLS = """
@@ -70,33 +80,42 @@ check("optimize.rosen", lambda x: so.rosen(x), ANY)
 """
 
 
-def test_scipy_calls_dispatch_to_the_namespace_and_differentiate():
-    results = _run(SCIPY_CALLS)
+SPECIAL_UFUNCS = """
+import scipy.special as sp
+check("erf*gammaln", lambda x: sp.erf(x) * sp.gammaln(x) + sp.expit(x) * sp.ndtr(x), POS)
+check("raw ufunc", lambda x: sp._ufuncs.erf(x), POS)
+"""
+
+SIMPSON = """
+import scipy.integrate as si
+check("simpson", lambda x: si.simpson(x * x), ANY)
+"""
+
+
+@pytest.fixture(scope="module")
+def flagged():
+    """The three scripts that run with the flag, in one child process."""
+    return _run_all({"calls": SCIPY_CALLS, "special": SPECIAL_UFUNCS, "simpson": SIMPSON})
+
+
+def test_scipy_calls_dispatch_to_the_namespace_and_differentiate(flagged):
+    results = flagged["calls"]
     failed = {k: v for k, v in results.items() if v != "pass"}
     assert failed == {}
     assert len(results) == 19
 
 
-def test_special_ufuncs_work_with_and_without_the_flag():
+def test_special_ufuncs_work_with_and_without_the_flag(flagged):
     """With the flag, ``scipy.special.erf`` is SciPy's array-API wrapper of the ufunc;
     dualad's rule is filed under the ufunc it wraps, so both spellings dispatch."""
-    body = """
-    import scipy.special as sp
-    check("erf*gammaln", lambda x: sp.erf(x) * sp.gammaln(x) + sp.expit(x) * sp.ndtr(x), POS)
-    check("raw ufunc", lambda x: sp._ufuncs.erf(x), POS)
-    """
-    for flag in (True, False):
-        assert set(_run(body, flag).values()) == {"pass"}, flag
+    assert set(flagged["special"].values()) == {"pass"}
+    assert set(_run(SPECIAL_UFUNCS, flag=False).values()) == {"pass"}
 
 
-def test_what_scipy_cannot_dispatch_fails_with_a_clear_error():
+def test_what_scipy_cannot_dispatch_fails_with_a_clear_error(flagged):
     """SciPy converts to NumPy for namespaces it has no delegate for (here
     ``integrate.simpson``): the conversion error, never a wrong derivative."""
-    body = """
-    import scipy.integrate as si
-    check("simpson", lambda x: si.simpson(x * x), ANY)
-    """
-    message = _run(body)["simpson"]
+    message = flagged["simpson"]["simpson"]
     if message == "pass":    # SciPy >= 1.18 dispatches simpson (the harness checked it)
         import scipy
         assert tuple(int(v) for v in scipy.__version__.split(".")[:2]) >= (1, 18)

@@ -1,5 +1,6 @@
 """Numerical edge cases: each follows the convention documented in the README."""
 import numpy as np
+import pytest
 
 import dualad
 
@@ -41,6 +42,7 @@ def test_safe_where_pattern_keeps_gradient_finite():
     assert np.array_equal(dualad.grad(safe)(x), [0.0, 0.0, 0.25])
 
 
+@pytest.mark.slow   # ~5 s; test_reliability's 100 000-operation chain is the quick subset's
 def test_chain_of_a_million_operations():
     def chain(x):
         for _ in range(500_000):

@@ -141,6 +141,7 @@ def test_lotka_volterra_against_finite_differences():
 
 
 # --- second order --------------------------------------------------------------------------
+@pytest.mark.slow   # ~5.5 s; the quick subset checks odeint's second order exactly below
 def test_second_order_against_finite_differences():
     t = np.array([0.0, 0.4, 0.9])
     f = lambda y0, k, t: di.odeint(forced, y0, t, args=(k,), **TIGHT)  # noqa: E731

@@ -78,6 +78,25 @@ def robertson(t, y, k):
 
 
 K_ROB = np.array([0.04, 3e7, 1e4])
+_SCIPY_SOLVE_IVP = si.solve_ivp
+# ∂y₀(10)/∂k of Robertson's problem, as _robertson_reference computes it (six stiff Radau
+# solves at rtol 1e-12, ~3.4 s); test_the_robertson_reference_is_scipys recomputes it
+ROBERTSON_REFERENCE = np.array([-2.803577957288805, -1.102516611894977e-09,
+                                6.61629213194459e-06])
+
+
+def _robertson_reference():
+    """∂y₀(10)/∂k by central differences of SciPy's Radau at rtol 1e-12."""
+    ref = np.zeros(3)
+    for i in range(3):
+        h = 1e-5 * K_ROB[i]
+        e = np.zeros(3)
+        e[i] = h
+        f = [_SCIPY_SOLVE_IVP(robertson, (0.0, 10.0), [1.0, 0.0, 0.0], method="Radau",
+                              args=(K_ROB + s * e,), rtol=1e-12, atol=1e-16).y[0, -1]
+             for s in (1, -1)]
+        ref[i] = (f[0] - f[1]) / (2 * h)
+    return ref
 
 
 @pytest.mark.parametrize("sensitivity", ["forward", "adjoint"])
@@ -101,17 +120,14 @@ def test_implicit_methods_get_dualads_jacobian(method, sensitivity, monkeypatch)
     g = dualad.grad(loss)(K_ROB)
     # the primal (3 states) and the sweep (forward: 3·(1 + 7) states; adjoint: 3 + 3)
     assert jacs[0] == (3, 3) and len(jacs) >= 2
-    ref = np.zeros(3)
-    for i in range(3):
-        h = 1e-5 * K_ROB[i]
-        e = np.zeros(3)
-        e[i] = h
-        f = [scipy_solve(robertson, (0.0, 10.0), [1.0, 0.0, 0.0], method="Radau",
-                          args=(K_ROB + s * e,), rtol=1e-12, atol=1e-16).y[0, -1]
-             for s in (1, -1)]
-        ref[i] = (f[0] - f[1]) / (2 * h)
+    ref = ROBERTSON_REFERENCE
     np.testing.assert_allclose(g * K_ROB, ref * K_ROB, rtol=1e-4,
                                atol=1e-5 * np.max(np.abs(ref * K_ROB)))
+
+
+@pytest.mark.slow   # six stiff solves at rtol 1e-12, ~3.4 s
+def test_the_robertson_reference_is_scipys():
+    np.testing.assert_allclose(ROBERTSON_REFERENCE, _robertson_reference(), rtol=1e-6)
 
 
 def test_custom_root_krylov_matvec_is_traced_once():

@@ -27,12 +27,14 @@ KNOWN = set()
 
 @pytest.fixture(scope="module")
 def probes():
-    ns = coverage.namespace()
-    rows = [e for e in ENTRIES if e.group in coverage_keywords.GROUPS]
-    return [(e, coverage_keywords.probe(e, ns, lambda en: coverage.measure(en, ns, whole=False)))
-            for e in rows]
+    """Each row's keyword probe (coverage_keywords.probe), as the coverage table's
+    measurement ran it: measure_all probes the same rows and caches them per process, so
+    this module and tests/verification/test_coverage.py pay for the ~400 probes once."""
+    return [(r.entry, r.keywords) for r in coverage.measure_all()
+            if r.entry.group in coverage_keywords.GROUPS]
 
 
+@pytest.mark.slow   # the ~400 rows probed (coverage.measure_all)
 def test_every_documented_keyword_works_or_raises_clearly(probes):
     bad = [(e.name, kw, verdict, call) for e, p in probes for kw, (verdict, call) in p.items()
            if verdict in ("RAW", "FAILS") and (e.name, kw) not in KNOWN]
@@ -42,6 +44,7 @@ def test_every_documented_keyword_works_or_raises_clearly(probes):
     assert counts["ok"] > 1000 and counts["untried"] < 40, counts
 
 
+@pytest.mark.slow   # the ~400 rows probed (coverage.measure_all)
 def test_the_issue_s_keyword_forms_are_all_tried(probes):
     tried = {}   # a function's keyword works if it works on one of its rows
     for e, p in probes:

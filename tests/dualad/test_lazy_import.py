@@ -192,6 +192,7 @@ def test_two_threads_touching_lazy_names_at_once():
                    "gammaln": True, "inv": True}
 
 
+@pytest.mark.slow   # a fresh interpreter; the quick subset's race is the two-thread one above
 def test_the_same_lazy_name_from_many_threads_is_one_object():
     out = _run("""
         import json, threading, dualad
@@ -208,6 +209,7 @@ def test_the_same_lazy_name_from_many_threads_is_one_object():
     assert out == [8, 1]
 
 
+@pytest.mark.slow   # a fresh interpreter loading every family (~2 s)
 def test_a_miss_while_another_thread_loads_the_families_finds_the_rule():
     """Thread A walks the registry (loading every family, slowly); thread B misses on
     scipy.special.gammaln meanwhile, waits for A, and must then find the rule A declared

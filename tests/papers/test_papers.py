@@ -1,7 +1,6 @@
 """Every reproduction in papers/ runs and matches its published numbers."""
-import importlib
-
 import numpy as np
+import paper_runs
 import pytest
 
 PAPERS = ["papers.baydin2018_survey", "papers.griewank2008",
@@ -16,17 +15,8 @@ KNOWN_GAPS: dict[str, set[str]] = {}
 
 
 @pytest.mark.parametrize("module", PAPERS)
-def test_reproduction_matches(module, capsys, monkeypatch):
-    from papers import _compare
-    reports = []
-    original = _compare.Report.finish
-
-    def finish(self):
-        reports.append(self)
-        return original(self)
-    monkeypatch.setattr(_compare.Report, "finish", finish)
-    rc = importlib.import_module(module).main()
-    out = capsys.readouterr().out
+def test_reproduction_matches(module):
+    rc, out, reports = paper_runs.run(module)
     assert "MISMATCH" not in out
     assert rc == 0
     (report,) = reports

@@ -51,6 +51,7 @@ def _gone_here(results):
     return sorted({r.entry.name for r in results if r.pending and absent(r.entry.name)})
 
 
+@pytest.mark.slow   # the whole table measured (~600 rows, 5-9 s with the keyword probes)
 def test_every_row_gives_what_it_claims(results):
     gone = set(_gone_here(results))
     wrong = [r for r in results if r.entry.name not in PENDING | gone
@@ -68,6 +69,7 @@ def test_pending_rows_are_in_the_table_not_dropped():
     assert PENDING <= {e.name for e in ENTRIES}, sorted(PENDING - {e.name for e in ENTRIES})
 
 
+@pytest.mark.slow   # the whole table measured (~600 rows, 5-9 s with the keyword probes)
 def test_the_committed_document_is_what_the_generator_writes(results):
     gone = _gone_here(results)
     if gone:   # the other CI jobs' NumPy has them and checks the document
@@ -91,6 +93,7 @@ def test_the_autograd_snapshot_is_autograd_s_list():
     assert coverage.autograd_functions() == autograd_snapshot()
 
 
+@pytest.mark.slow   # the whole table measured (~600 rows, 5-9 s with the keyword probes)
 def test_every_function_autograd_differentiates_has_a_differentiable_row(results):
     from dualad.verification.coverage_table import autograd_snapshot
     theirs = autograd_snapshot()
@@ -113,6 +116,7 @@ def test_every_function_of_dualad_has_a_row():
                          f"verification/coverage_table.py: {missing}")
 
 
+@pytest.mark.slow   # the whole table measured (~600 rows, 5-9 s with the keyword probes)
 def test_command_line_writes_the_document_and_exits_zero(results, tmp_path, capsys):
     out = tmp_path / "coverage.md"
     assert coverage.main(["--write", str(out)]) == 0
@@ -159,6 +163,7 @@ def test_a_value_that_is_not_scipys_fails_and_a_missing_function_is_pending():
     assert r.forward == r.reverse == "pending" and r.ok
 
 
+@pytest.mark.slow   # the whole table measured (~600 rows, 5-9 s with the keyword probes)
 def test_rows_record_their_primitives_and_sympy_status(results):
     by_name = {r.entry.name: r for r in results}
     assert by_name["numpy.sin"].primitives == ("sin",)

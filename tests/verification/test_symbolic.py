@@ -50,6 +50,30 @@ def test_numeric_comparison_at_a_point_for_kinked_functions():
     assert compare_at(lambda x: np.max(x) * x, [x])
 
 
+def test_compare_at_evaluates_a_kink_without_printing_code(monkeypatch):
+    """SymPy evaluates the Jacobian at the point (lambdify's printer simplified each
+    Piecewise condition of Max's derivative: ~4 s for this 3-vector); the numbers are
+    lambdify's, and a wrong rule at a kink is still caught."""
+    from dualad.verification import symbolic
+    x = np.array([0.2, 1.5, -0.3])
+    J_sym, xs = sympy_jacobian(lambda x: np.max(x) * x, [(3,)])
+    want = np.zeros((3, 3)) + np.diag([1.5, 1.5, 1.5])
+    want[:, 1] += x
+    with monkeypatch.context() as m:
+        m.setattr(sp, "lambdify", lambda *a, **k: pytest.fail("lambdify called"))
+        assert compare_at(lambda x: np.max(x) * x, [x])
+        np.testing.assert_array_equal(symbolic._evaluate_at(sp, J_sym, xs, x), want)
+        p = dualad.primitive(lambda x: np.maximum(x, 0.0) ** 2, name="relu_sq_wrong")
+        p.sympy = lambda sp_, x: sp_.Max(x, 0) ** 2
+        p.elementwise = True
+        p.defjvp(lambda t, a, x: t * 2.02 * np.maximum(x, 0.0))
+        assert not compare_at(lambda x: p(x), [x])
+    # SymPy's 1/0 is zoo, not a float: NumPy evaluates the lambdified expression, as before
+    with np.errstate(divide="ignore"):
+        J = symbolic._evaluate_at(sp, sp.Matrix([[1 / xs[0]]]), xs[:1], [np.float64(0.0)])
+    assert J.shape == (1, 1) and J[0, 0] == np.inf
+
+
 def test_missing_translation_is_named():
     p = dualad.primitive(lambda x: x * 2.0, name="no_sympy_here")
     p.defderiv(lambda a, x: 2.0)
