@@ -40,56 +40,43 @@ def _sequence_draw(sizes, want, draw):
                      "standard=False for a draw of its own")
 
 
+def _draw(sizes, want, draw, standard):
+    """The eval's own draw for a standard size (:func:`_sequence_draw`), else one draw of
+    its own after ``seed(31337)``."""
+    if standard and want in sizes:
+        return _sequence_draw(sizes, want, draw)
+    np.random.seed(SEED)
+    return draw(want)
+
+
 def _sorted(combos):
     return sorted(combos, key=math.prod)
 
 
 def lse(n, standard=True):
-    if standard and n in LSE_N:
-        x = _sequence_draw(LSE_N, n, lambda k: np.random.rand(k))
-    else:
-        np.random.seed(SEED)
-        x = np.random.rand(n)
-    return {"x": x.tolist()}
+    return {"x": _draw(LSE_N, n, lambda k: np.random.rand(k), standard).tolist()}
 
 
 def ode(n, s, standard=True):
     combos = _sorted([(a, b) for a in ODE_N for b in ODE_S])
-    if standard and (n, s) in combos:
-        x = _sequence_draw(combos, (n, s), lambda c: np.random.rand(c[0]))
-    else:
-        np.random.seed(SEED)
-        x = np.random.rand(n)
+    x = _draw(combos, (n, s), lambda c: np.random.rand(c[0]), standard)
     return {"x": x.tolist(), "s": s}
 
 
 def kmeans(k, n, d, standard=True):
     combos = _sorted([(a, b, c) for a in KMEANS_K for b in KMEANS_N for c in KMEANS_D])
-    if standard and (k, n, d) in combos:
-        P = _sequence_draw(combos, (k, n, d), lambda c: np.random.rand(c[1], c[2]))
-    else:
-        np.random.seed(SEED)
-        P = np.random.rand(n, d)
-    points = P.tolist()
+    points = _draw(combos, (k, n, d), lambda c: np.random.rand(c[1], c[2]), standard).tolist()
     return {"points": points, "centroids": points[-k:]}
 
 
 def det(ell, standard=True):
-    if standard and ell in DET_L:
-        A = _sequence_draw(DET_L, ell, lambda e: np.random.rand(e * e))
-    else:
-        np.random.seed(SEED)
-        A = np.random.rand(ell * ell)
-    return {"A": A.tolist(), "ell": ell}
+    return {"A": _draw(DET_L, ell, lambda e: np.random.rand(e * e), standard).tolist(),
+            "ell": ell}
 
 
 def llsq(n, m=128, standard=True):
     combos = _sorted([(a, b) for a in LLSQ_N for b in LLSQ_M])
-    if standard and (n, m) in combos:
-        x = _sequence_draw(combos, (n, m), lambda c: np.random.rand(c[1]))
-    else:
-        np.random.seed(SEED)
-        x = np.random.rand(m)
+    x = _draw(combos, (n, m), lambda c: np.random.rand(c[1]), standard)
     return {"x": x.tolist(), "n": n}
 
 
