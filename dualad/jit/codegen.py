@@ -206,7 +206,7 @@ class _Emitter:
             # a float64 scalar (held as a Python float) reshaped: np.reshape of the
             # np.float64 is a float64 array of that shape, as np.array of the float is
             return f"np.array({raw[0]}).reshape({_literal(e.params['shape'])})"
-        if len(args) == 2 and not e.params and known(e.prim) == "matmul" and \
+        if len(args) == 2 and not e.params and name == "matmul" and \
                 all(self.plain_matrix(a) for a in e.ins):
             # matmul's implementation differs from np.matmul only for stacks (ndim > 2)
             # and scaled batches: two plain vectors or matrices are np.matmul's ``@``

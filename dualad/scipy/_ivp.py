@@ -358,9 +358,9 @@ def _adjoint_sweep(ct, bs, y0, t0, times, params, func, settings, dense):
 def _differentiated(x):
     """Whether ``x`` carries a derivative (a box of a differentiating trace somewhere under
     it), not only ``dualad.jit``'s staging: the adjoint rule is then itself differentiated.
-    Under ``jit(grad(f))`` alone the rule's inputs are jit boxes over plain values, and the
-    dense forward solution serves, as without jit (the recorded program guards the values
-    it was solved at: see ``_ivp_api.replayable``)."""
+    Under ``jit(grad(f))`` alone the rule's inputs are jit boxes over plain values: the
+    sweep is one :data:`adjoint_p` equation, which reads the values when it runs, so the
+    recorded program holds at other values too."""
     while isinstance(x, Box):
         if x.__class__ is not JitBox:
             return True

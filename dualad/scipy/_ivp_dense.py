@@ -31,11 +31,11 @@ __all__ = ["at", "dense_solution", "interpolant", "same", "segment"]
 def interpolant(sol):
     """``t ↦ sol(t)`` for a scalar ``t``; faster when every step is a Runge–Kutta one."""
     try:
+        if not all(type(s) is RkDenseOutput for s in sol.interpolants):
+            return sol
         ts, side, ascending, n = (list(map(float, sol.ts_sorted)), sol.side, sol.ascending,
                                   sol.n_segments)
         steps = [(float(s.t_old), float(s.h), s.Q, s.y_old, s.order) for s in sol.interpolants]
-        if not all(type(s) is RkDenseOutput for s in sol.interpolants):
-            return sol
     except (AttributeError, TypeError):    # another SciPy's OdeSolution: its own call
         return sol
     find = bisect_left if side == "left" else bisect_right

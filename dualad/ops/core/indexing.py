@@ -11,6 +11,8 @@ O(1), not O(x.size), per index.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...tracer import Box, concrete, ndim_of, shape_of, staged_only, unguarded_value
@@ -128,9 +130,7 @@ def _scatter_by_bincount(u, idx, shape):
     starts at 0 and adds u's entries in C order, as ``ufunc.at`` does), so bitwise the
     same, without ``ufunc.at``'s per-element dispatch (100 µs → 12 µs for a (20, 102)
     cotangent into (20, 20))."""
-    size = 1
-    for d in shape:
-        size *= int(d)
+    size = int(math.prod(shape))
     hit = _POSITIONS.get(id(idx))
     if hit is not None and hit[0] is idx and hit[1] == shape:
         pos = hit[2]        # a jitted program's constant index: its targets computed once
