@@ -13,7 +13,6 @@ whose point is the collector's own work on a long tape: a recurrence of 5000 ste
 """
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import sys
@@ -55,21 +54,9 @@ def _child(name, reps):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", nargs="*")
-    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.child:
-        _child(args.child[0], int(args.child[1]))
-        return
     sys.path.insert(0, HERE)
-    from instructions import callgrind_count
-    print(f"{'row':<12} {'instructions per gradient':>26}")
-    for name, reps in ROWS.items():
-        if args.only and name not in args.only:
-            continue
-        per = (callgrind_count(__file__, (name, reps)) - callgrind_count(__file__, (name, 0)))
-        print(f"{name:<12} {per / reps:>26,.0f}", flush=True)
+    from instructions import per_call_main
+    per_call_main(__file__, ROWS, _child, (("row", 12), ("instructions per gradient", 26)))
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ def _child(name, reps):
 def callgrind_count(script, child_args):
     """Instructions of ``python script --child *child_args`` under callgrind (BLAS pinned
     to one thread, address-space randomisation off, hash seed fixed); shared by
-    bench/jit_instructions.py."""
+    bench/jit_instructions.py and bench/eager_instructions.py."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cg.out")
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", PYTHONHASHSEED="0",
@@ -67,24 +67,29 @@ def callgrind_count(script, child_args):
     return int(re.search(r"^summary:\s*(\d+)", text, re.M).group(1))
 
 
-def _count(name, reps):
-    return callgrind_count(__file__, (name, reps))
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def per_call_main(script, rows, child, columns):
+    """The command line of a per-call instruction table: ``--child NAME REPS`` runs
+    ``child(name, reps)`` (under callgrind); otherwise one row per ``rows`` entry (or
+    those ``--only`` names), (I_reps - I_0) / reps. ``columns``: the two headers and
+    their widths. Shared by bench/eager_instructions.py."""
+    ap = argparse.ArgumentParser(description=sys.modules["__main__"].__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        _child(args.child[0], int(args.child[1]))
+        child(args.child[0], int(args.child[1]))
         return
-    print(f"{'workload':<14} {'instructions per call':>22}")
-    for name, reps in ROWS.items():
+    (first, w1), (second, w2) = columns
+    print(f"{first:<{w1}} {second:>{w2}}")
+    for name, reps in rows.items():
         if args.only and name not in args.only:
             continue
-        per = (_count(name, reps) - _count(name, 0)) / reps
-        print(f"{name:<14} {per:>22,.0f}", flush=True)
+        per = (callgrind_count(script, (name, reps)) - callgrind_count(script, (name, 0))) / reps
+        print(f"{name:<{w1}} {per:>{w2},.0f}", flush=True)
+
+
+def main():
+    per_call_main(__file__, ROWS, _child, (("workload", 14), ("instructions per call", 22)))
 
 
 if __name__ == "__main__":

@@ -124,24 +124,20 @@ def main():
         row(f"kinetics jacobian_fn n={n}", first, best_of(
             {"jit": lambda: jit(x), "eager": lambda: eager(x), "hand": lambda: hand(x),
              "FD": lambda: approx_derivative(rhs, x)}))
-    for N, d in ((200, 20), (2000, 200), (2000, 2000)):
-        loss, grad, hess = logistic(N, d)
-        w = np.random.default_rng(2).standard_normal(d) * 0.1
-        jit, first = first_call(lambda: O.gradient(loss, w), w)
-        eager = O.gradient(loss, w, jit=False)
-        assert np.allclose(jit(w), grad(w), rtol=1e-10, atol=1e-14)
-        row(f"logistic gradient N={N} d={d}", first, best_of(
-            {"jit": lambda: jit(w), "eager": lambda: eager(w), "hand": lambda: grad(w),
-             "FD": lambda: approx_derivative(loss, w)}))
-    for N, d in ((200, 20), (2000, 50), (2000, 200)):
-        loss, grad, hess = logistic(N, d)
-        w = np.random.default_rng(2).standard_normal(d) * 0.1
-        jit, first = first_call(lambda: O.hessian_fn(loss, w), w)
-        eager = O.hessian_fn(loss, w, jit=False)
-        assert np.allclose(jit(w), hess(w), rtol=1e-10, atol=1e-14)
-        row(f"logistic hessian_fn N={N} d={d}", first, best_of(
-            {"jit": lambda: jit(w), "eager": lambda: eager(w), "hand": lambda: hess(w),
-             "FD": lambda: approx_derivative(grad, w)}))
+    for name, sizes in (("gradient", ((200, 20), (2000, 200), (2000, 2000))),
+                        ("hessian_fn", ((200, 20), (2000, 50), (2000, 200)))):
+        helper = getattr(O, name)
+        for N, d in sizes:
+            loss, grad, hess = logistic(N, d)
+            # the hand-written derivative, and the function finite differences differentiate
+            hand, fd_of = (grad, loss) if name == "gradient" else (hess, grad)
+            w = np.random.default_rng(2).standard_normal(d) * 0.1
+            jit, first = first_call(lambda: helper(loss, w), w)
+            eager = helper(loss, w, jit=False)
+            assert np.allclose(jit(w), hand(w), rtol=1e-10, atol=1e-14)
+            row(f"logistic {name} N={N} d={d}", first, best_of(
+                {"jit": lambda: jit(w), "eager": lambda: eager(w), "hand": lambda: hand(w),
+                 "FD": lambda: approx_derivative(fd_of, w)}))
     loss, grad, hess = logistic(2000, 50)
     w0 = np.zeros(50)
 
