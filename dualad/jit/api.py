@@ -64,9 +64,13 @@ class Compiled:
 
     __slots__ = ("fn", "source", "program", "rebuild")
 
-    def __init__(self, program, rebuild):
+    def __init__(self, program, rebuild, backend=None):
         self.program = program
-        self.fn, self.source = compile_program(program, name=program.name)
+        generated = program
+        if backend == "numba":   # elementwise groups as compiled kernels (numba_backend)
+            from .numba_backend import fuse_program
+            generated = fuse_program(program)
+        self.fn, self.source = compile_program(generated, name=program.name)
         self.rebuild = rebuild
 
 
@@ -132,6 +136,8 @@ class Jitted:
     max_traces : int, default 8
         Programs kept per signature; past that many traces the function runs
         without jit for that signature (with a :class:`dualad.JitRetraceWarning`).
+    backend : {None, "numpy", "numba"}, default None
+        The code generator: NumPy calls, or elementwise groups compiled with Numba.
 
     See Also
     --------
@@ -149,9 +155,11 @@ class Jitted:
     {}
     """
 
-    def __init__(self, fun, static_argnums=(), static_argnames=(), max_traces=8):
+    def __init__(self, fun, static_argnums=(), static_argnames=(), max_traces=8, backend=None):
         if not callable(fun):
             raise TypeError(f"dualad.jit: expected a function, got {type(fun).__name__!r}")
+        self.name = getattr(fun, "__name__", type(fun).__name__)
+        self.backend = _backend(backend, self.name)
         if isinstance(static_argnums, int):
             static_argnums = (static_argnums,)
         if isinstance(static_argnames, str):
@@ -160,7 +168,6 @@ class Jitted:
         self.static_argnums = frozenset(static_argnums)
         self.static_argnames = frozenset(static_argnames)
         self.max_traces = int(max_traces)
-        self.name = getattr(fun, "__name__", type(fun).__name__)
         self._cache = {}
         self._lock = threading.Lock()
         functools.update_wrapper(self, fun, updated=())
@@ -324,7 +331,7 @@ class Jitted:
                 outvars.append(Const(y))
                 values.append(fresh(y))   # the program keeps y: the caller gets a copy
         prog = Program(invars, trace.body, outvars, trace.avals, self.name).pruned()
-        return Compiled(prog, out_rebuild), tuple(values)
+        return Compiled(prog, out_rebuild, self.backend), tuple(values)
 
     def _check_unwritten(self, boxes, invars):
         """An argument written in place (``x[i] = v``, ``x += v``) stands for a new value
@@ -537,7 +544,19 @@ def _open_leaves(leaves, rebuild):
     return flat, rebuild_all
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), max_traces=8):
+def _backend(backend, name):
+    """``backend`` checked: None (NumPy) or "numba" (whose import is checked now)."""
+    if backend is None or backend == "numpy":
+        return None
+    if backend == "numba":
+        from .numba_backend import require_numba
+        require_numba(name)
+        return "numba"
+    raise ValueError(f"dualad.jit({name}): backend={backend!r} is not one of "
+                     f"'numpy' (the default) and 'numba'")
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), max_traces=8, backend=None):
     """Trace ``fun`` once per input signature and replay the compiled program afterwards.
 
     ``jit(f)(*args)`` equals ``f(*args)``. The first call with a given signature
@@ -566,6 +585,11 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), max_traces=8):
         Programs kept per signature; past that many traces (guards that keep
         failing) ``f`` runs without jit for that signature, with a
         :class:`dualad.JitRetraceWarning`.
+    backend : {None, "numpy", "numba"}, default None
+        ``"numba"``: groups of three or more elementwise float64 operations
+        run as one kernel compiled with Numba (``pip install "dualad[numba]"``);
+        the rest stays NumPy. None or ``"numpy"``: NumPy calls only. Chosen
+        per function; nothing process-wide changes.
 
     Returns
     -------
@@ -578,6 +602,10 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), max_traces=8):
     TypeError
         If ``fun`` is not callable; when called, if ``f`` writes into a traced
         argument in place or returns a function.
+    ImportError
+        If ``backend="numba"`` and Numba is not installed.
+    ValueError
+        If ``backend`` is not one of the above.
 
     See Also
     --------
@@ -616,5 +644,5 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), max_traces=8):
     [1, 1]
     """
     if fun is None:
-        return lambda f: Jitted(f, static_argnums, static_argnames, max_traces)
-    return Jitted(fun, static_argnums, static_argnames, max_traces)
+        return lambda f: Jitted(f, static_argnums, static_argnames, max_traces, backend)
+    return Jitted(fun, static_argnums, static_argnames, max_traces, backend)
