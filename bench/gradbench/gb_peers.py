@@ -3,7 +3,9 @@ spellings to bench/gradbench/gb_evals.py -- its array namespace, a gradient, a
 forward-over-reverse JVP, a jit -- each the tool's own best way to say it:
 
 - ``dualad``: ``dualad.grad`` / ``dualad.jvp`` on the NumPy program, eager;
-- ``dualad.jit``: the same under ``dualad.jit``;
+- ``dualad.jit``: the same under ``dualad.jit`` (pure NumPy);
+- ``dualad.jit+numba``: under ``dualad.jit(..., backend="numba")`` (elementwise groups as
+  Numba kernels; needs ``pip install "dualad[numba]"``);
 - ``autograd``: ``autograd.grad`` / ``autograd.make_jvp`` on the program over
   ``autograd.numpy``;
 - ``jax.jit``: ``jax.jit`` of ``jax.grad`` / ``jax.jvp`` (as GradBench's JAX tool), float64;
@@ -59,11 +61,12 @@ class NumPyPeer(Peer):
 
 
 class DualadPeer(Peer):
-    def __init__(self, jitted):
+    def __init__(self, jitted, backend=None):
         import dualad
         self.d = dualad
         self.jitted = jitted
-        self.name = "dualad.jit" if jitted else "dualad"
+        self.backend = backend
+        self.name = ("dualad.jit" + (f"+{backend}" if backend else "")) if jitted else "dualad"
 
     def grad(self, f, argnums=0):
         return self.d.grad(f, argnums=argnums)
@@ -72,7 +75,9 @@ class DualadPeer(Peer):
         return self.d.jvp(f, primals, tangents)
 
     def jit(self, fn):
-        return self.d.jit(fn) if self.jitted else fn
+        if not self.jitted:
+            return fn
+        return self.d.jit(fn, backend=self.backend) if self.backend else self.d.jit(fn)
 
 
 class AutogradPeer(Peer):
@@ -151,11 +156,13 @@ class TorchPeer(Peer):
             else np.asarray(out, dtype=np.float64)
 
 
-ORDER = ("numpy", "dualad", "dualad.jit", "autograd", "jax.jit", "torch")
+ORDER = ("numpy", "dualad", "dualad.jit", "dualad.jit+numba", "autograd", "jax.jit", "torch")
 _MAKERS = {"numpy": NumPyPeer, "dualad": lambda: DualadPeer(False),
-           "dualad.jit": lambda: DualadPeer(True), "autograd": AutogradPeer,
+           "dualad.jit": lambda: DualadPeer(True),
+           "dualad.jit+numba": lambda: DualadPeer(True, "numba"), "autograd": AutogradPeer,
            "jax.jit": JaxPeer, "torch": TorchPeer}
-_PACKAGE = {"autograd": "autograd", "jax.jit": "jax", "torch": "torch"}
+_PACKAGE = {"autograd": "autograd", "jax.jit": "jax", "torch": "torch",
+            "dualad.jit+numba": "numba"}
 
 
 def make(name):

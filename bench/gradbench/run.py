@@ -8,7 +8,7 @@ Without GradBench's CLI or Docker: each row makes the ``input`` GradBench's eval
 that size (bench/gradbench/gb_inputs.py: the eval's seed and draw order), builds every
 peer's derivative function on it (bench/gradbench/gb_evals.py, the same calls the tool
 answers ``evaluate`` with) and times them side by side: the plain NumPy primal (the
-reference of ``x f``), dualad eager, dualad.jit, autograd, jax.jit, PyTorch
+reference of ``x f``), dualad eager, dualad.jit, dualad.jit+numba (``backend="numba"``), autograd, jax.jit, PyTorch
 (bench/gradbench/gb_peers.py says each one's spelling). A peer whose package does not
 import is skipped and the header says so.
 
@@ -59,7 +59,7 @@ import gb_evals as E  # noqa: E402
 import gb_inputs as I  # noqa: E402
 import gb_peers  # noqa: E402
 
-TOOLS = ("dualad", "dualad.jit", "autograd", "jax.jit", "torch")
+TOOLS = ("dualad", "dualad.jit", "dualad.jit+numba", "autograd", "jax.jit", "torch")
 PEERS = ("autograd", "jax.jit", "torch")
 TOL = 1e-8
 
@@ -213,6 +213,8 @@ def render(results, header, peers_missing):
         cells.append(f"{dj['time'] / min(best):.2f}x" if best and "time" in dj else "–")
         firsts = [fmt(res[p]["first"]) if p in res and "first" in res[p] else "–"
                   for p in ("dualad.jit", "jax.jit")]
+        if "first" in res.get("dualad.jit+numba", {}):
+            firsts[0] += f" (+numba {fmt(res['dualad.jit+numba']['first'])})"
         cells.append(" / ".join(firsts))
         errs = [f"{p} {res[p]['err']:.0e}" for p in TOOLS if "err" in res.get(p, {})]
         cells.append(", ".join(errs) or "–")
@@ -291,7 +293,16 @@ def main(argv=None):
             peers[name] = peer
     if "jax.jit" in peers:      # XLA's one-time start-up is no row's first call
         peers["jax.jit"].jit(lambda v: v + 1.0)(peers["jax.jit"].arr(1.0))
+    startup = None
+    if "dualad.jit+numba" in peers:   # nor Numba's (its import and LLVM's first compile)
+        t0 = time.perf_counter()
+        warm = peers["dualad.jit+numba"].jit(lambda v: (v * 2.0 + 1.0) * v - 3.0)
+        warm(np.ones(2))
+        startup = time.perf_counter() - t0
     lines = header(args, _EARLY, peers, missing)
+    if startup is not None:
+        lines.append(f"Numba's one-time start-up (import, first kernel), before the first "
+                     f"row as XLA's: {startup:.2f} s")
     only = [m for m in args.only.split(",") if m]
     results = []
     for label, module, inp in rows(args.quick, args.lstm_text):

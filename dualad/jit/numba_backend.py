@@ -157,22 +157,30 @@ def _kernel(structure):
     return hit
 
 
-_VIEWS = frozenset(("getitem", "transpose", "swapaxes", "moveaxis", "broadcast_to",
-                    "squeeze", "expand_dims", "diagonal", "reshape"))
-
-
-def _dummy(a, prog, producers):
-    """A zero operand of ``a``'s traced type and (guessed) layout, to compile with."""
-    if a.__class__ is not int:
-        return const_operand(a)
-    kind, shape, dtype = prog.avals[a]
-    if kind is not np.ndarray:
-        return 0.0
-    z = np.zeros(shape, dtype)
-    p = producers.get(a)
-    if p is not None and p in _VIEWS and z.ndim:
-        z = np.zeros(tuple(shape[:-1]) + (2 * shape[-1],), dtype)[..., ::2]   # strided
-    return z
+def _signature(numba, prog, producers, group, inputs):
+    """The argument types the kernel is compiled for when its program is: arrays
+    C-contiguous (a broadcast_to's result: read-only, any layout), numbers float64. An
+    operand of another layout at a replay compiles one more specialization then."""
+    t = numba.types
+    sig = [t.UniTuple(t.int64, len(group.shape))]
+    for a in inputs:
+        if a.__class__ is not int:
+            v = const_operand(a)
+            sig.append(numba.typeof(v) if v.__class__ is np.ndarray else t.float64)
+            continue
+        kind, shape, dtype = prog.avals[a]
+        if kind is not np.ndarray:
+            sig.append(t.float64)
+            continue
+        elt = t.boolean if np.dtype(dtype) == np.bool_ else t.float64
+        made = producers.get(a)
+        if made == "broadcast_to":
+            sig.append(t.Array(elt, len(shape), "A", readonly=True))
+        elif made in ("getitem", "transpose") and len(shape) >= 2:
+            sig.append(t.Array(elt, len(shape), "A"))   # x[:, 1:], x.T: strided views
+        else:
+            sig.append(t.Array(elt, len(shape), "C"))
+    return tuple(sig)
 
 
 def fuse_program(prog):
@@ -195,9 +203,8 @@ def fuse_program(prog):
         kernel, source = _kernel(structure)
         ins = [Const(g.shape)] + [Const(const_operand(a)) if a.__class__ is Const else a
                                   for a in inputs]
-        # compile now, on zeros (the first call pays the compilation, not a later one)
-        with np.errstate(all="ignore"):
-            kernel(g.shape, *[_dummy(a, prog, producers) for a in inputs])
+        # compiled now: the first call pays the compilation, not a later one
+        kernel.compile(_signature(require_numba(prog.name), prog, producers, g, inputs))
         prim = FusedPrim(f"fused{len(g.members)}", kernel, source)
         if len(outputs) == 1:
             new = [Eqn(prim, tuple(ins), {}, outputs[0])]
