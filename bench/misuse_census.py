@@ -1178,6 +1178,56 @@ _GMM_LS = np.random.default_rng(3).normal(size=(4, 3, 3))
 _GMM_XC = np.random.default_rng(4).normal(size=(300, 4, 3))
 
 
+# --- issue 32: the optional Numba backend (dualad.jit(f, backend="numba")) ----------------
+def _numba_absent(fn):
+    """``fn()`` with ``import numba`` failing, as where it is not installed."""
+    import sys as _sys
+    saved = _sys.modules.get("numba", False)
+    _sys.modules["numba"] = None
+    try:
+        return fn()
+    finally:
+        if saved is False:
+            del _sys.modules["numba"]
+        else:
+            _sys.modules["numba"] = saved
+
+
+@case("jit: backend='numba' without numba installed",
+      error=("energy", "backend='numba'", 'pip install "dualad[numba]"'))
+def _():
+    def energy(x):
+        return np.sum(x * x)
+    return _numba_absent(lambda: dualad.jit(energy, backend="numba"))(X3)
+
+
+@case("jit: an unknown backend", error=("potential", "backend='jax'", "'numpy'", "'numba'"))
+def _():
+    def potential(x):
+        return np.sum(x * x)
+    return dualad.jit(potential, backend="jax")(X3)
+
+
+_NB_X = np.array([0.0, -1.0, np.inf, np.nan, 2.0, -0.0])
+_NB_Y = np.array([0.0, 0.0, 1.0, 1.0, np.inf, 3.0])
+
+
+def _nb_f(x, y):
+    return (x / y + np.log(x) * y) - np.sqrt(x) * np.exp(-y) + np.where(x > y, x, y)
+
+
+@case("jit(backend='numba'): nan, inf and 0/0 in a fused chain as NumPy's",
+      ref=lambda: str(_nb_f(_NB_X, _NB_Y).tolist()))
+def _():
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return str(_nb_f(_NB_X, _NB_Y).tolist())   # not installed: nothing to check here
+    j = dualad.jit(_nb_f, backend="numba")
+    j(_NB_X, _NB_Y)
+    return str(j(_NB_X, _NB_Y).tolist())
+
+
 def main(argv):
     show_all = "--all" in argv
     counts = {"right": 0, "clear": 0, "unclear": 0, "silent": 0}
