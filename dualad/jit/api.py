@@ -62,7 +62,7 @@ class Compiled:
     """One program for one signature: the compiled replay, its source, the program, and
     the output structure."""
 
-    __slots__ = ("fn", "source", "program", "rebuild")
+    __slots__ = ("fn", "source", "program", "rebuild", "warm")
 
     def __init__(self, program, rebuild, backend=None):
         self.program = program
@@ -72,6 +72,17 @@ class Compiled:
             generated = fuse_program(program)
         self.fn, self.source = compile_program(generated, name=program.name)
         self.rebuild = rebuild
+        self.warm = generated is not program
+
+    def warm_up(self, inputs):
+        """Run the replay once on the first call's ``inputs`` (its value is not used):
+        the Numba backend's kernels compile now, for the operands' exact types and
+        layouts, so the first call pays the compilation and no later call does."""
+        try:
+            with np.errstate(all="ignore"):
+                self.fn(*inputs)
+        except Exception:  # noqa: BLE001, S110 - a later call raises it from f's own line
+            pass
 
 
 class _Entry:
@@ -276,6 +287,8 @@ class Jitted:
             return self.fun(*a, **k)
         try:
             compiled, out_values = self._trace(leaves, traced, rebuild)
+            if compiled.warm:
+                compiled.warm_up([x for x, t in zip(leaves, traced) if t])
             # what the program assumed, as the trace left it (a counter f increments
             # while traced is not a change): checked before every replay
             assumed = Assumed.of(self.fun, self.name, _identity_statics(key))

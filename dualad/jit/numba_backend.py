@@ -10,7 +10,9 @@ else stays the NumPy code :mod:`dualad.jit.codegen` writes.
 Kernels are cached in this process by their structure (the operations, how each operand
 broadcasts, the rank), not by shapes or constant values: the constants are arguments,
 and one structure compiles once per process and per operand layout. A kernel is compiled
-when its program is (the first call), by calling it once on zeros of the traced shapes.
+on the first call of its program: :class:`dualad.jit.api.Compiled` runs the replay once
+on that call's inputs (``warm_up``), so Numba compiles for the operands' exact types and
+layouts then, not at a later call.
 
 Numerics: no ``fastmath`` (IEEE semantics, no reassociation), Numba's ``numpy`` error
 model (division by zero gives inf/nan as NumPy's does; no floating-point warnings are
@@ -157,32 +159,6 @@ def _kernel(structure):
     return hit
 
 
-def _signature(numba, prog, producers, group, inputs):
-    """The argument types the kernel is compiled for when its program is: arrays
-    C-contiguous (a broadcast_to's result: read-only, any layout), numbers float64. An
-    operand of another layout at a replay compiles one more specialization then."""
-    t = numba.types
-    sig = [t.UniTuple(t.int64, len(group.shape))]
-    for a in inputs:
-        if a.__class__ is not int:
-            v = const_operand(a)
-            sig.append(numba.typeof(v) if v.__class__ is np.ndarray else t.float64)
-            continue
-        kind, shape, dtype = prog.avals[a]
-        if kind is not np.ndarray:
-            sig.append(t.float64)
-            continue
-        elt = t.boolean if np.dtype(dtype) == np.bool_ else t.float64
-        made = producers.get(a)
-        if made == "broadcast_to":
-            sig.append(t.Array(elt, len(shape), "A", readonly=True))
-        elif made in ("getitem", "transpose") and len(shape) >= 2:
-            sig.append(t.Array(elt, len(shape), "A"))   # x[:, 1:], x.T: strided views
-        else:
-            sig.append(t.Array(elt, len(shape), "C"))
-    return tuple(sig)
-
-
 def fuse_program(prog):
     """``prog`` with each fusible group replaced by one call of its kernel (see the
     module docstring); the kernels compiled. Returns ``prog`` itself when no group has
@@ -190,7 +166,6 @@ def fuse_program(prog):
     found = groups(prog)
     if not found:
         return prog
-    producers = {e.out: e.prim.name for e in prog.body if e.__class__ is Eqn}
     avals = dict(prog.avals)
     fresh = max(avals) + 1 if avals else 0
     replace = {}    # id(last member) -> new equations; other members dropped
@@ -203,8 +178,6 @@ def fuse_program(prog):
         kernel, source = _kernel(structure)
         ins = [Const(g.shape)] + [Const(const_operand(a)) if a.__class__ is Const else a
                                   for a in inputs]
-        # compiled now: the first call pays the compilation, not a later one
-        kernel.compile(_signature(require_numba(prog.name), prog, producers, g, inputs))
         prim = FusedPrim(f"fused{len(g.members)}", kernel, source)
         if len(outputs) == 1:
             new = [Eqn(prim, tuple(ins), {}, outputs[0])]

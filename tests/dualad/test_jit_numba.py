@@ -169,6 +169,31 @@ def test_kernel_compiled_once_per_structure():
     assert after["compiled"] == before["compiled"] and after["reused"] > before["reused"]
 
 
+def _versions():
+    from dualad.jit.numba_backend import _KERNELS
+    return sum(len(k.signatures) for k, _ in _KERNELS.values())
+
+
+def test_first_call_compiles_for_the_layouts_later_calls_see():
+    def f(C, P):   # transposes and strided slices as kernel operands
+        D = (P.T[:, :3] - C[None, :, 0]) * P[::2].T[:, :3] + C.T[0] * 0.5
+        return np.sum(D * D - np.abs(D), axis=1)
+    C = np.random.default_rng(2).normal(size=(3, 4))
+    P = np.random.default_rng(3).normal(size=(6, 5))
+    j = dualad.jit(f, backend="numba")
+    j(C, P)
+    before = _versions()
+    _same(j(C, P), f(C, P))      # the second call compiles nothing
+    assert _versions() == before
+    assert "fused" in j.source(C, P)
+    g = dualad.grad(lambda C, P: np.sum(f(C, P) ** 2))
+    jg = dualad.jit(g, backend="numba")
+    jg(C, P)
+    before = _versions()
+    _same(jg(C, P), g(C, P))
+    assert _versions() == before
+
+
 def test_guard_and_grad_compose():
     def f(x):
         y = np.sin(x) * x + x * x
