@@ -182,28 +182,38 @@ def groups(prog, min_members=MIN_MEMBERS):
     return out
 
 
-def boundary(prog, group):
-    """``(inputs, outputs)`` of ``group``: the atoms it reads from outside (variables
-    and constants, each once, in order of first use) and the members whose values are
-    read outside it (by an equation, a guard or the program's output)."""
-    inside = {m.out for m in group.members}
-    inputs, seen = [], set()
-    for m in group.members:
-        for a in m.ins:
-            if a.__class__ is int:
-                if a in inside or a in seen:
-                    continue
-                seen.add(a)
-            inputs.append(a)
-    read = {a for a in prog.outvars if a.__class__ is int}
-    members = {id(m) for m in group.members}
+def boundaries(prog, found):
+    """``[(inputs, outputs)]`` of each group in ``found``: the atoms it reads from
+    outside (variables and constants, each variable once, in order of first use) and the
+    members whose values are read outside it (by an equation of no or another group, a
+    guard or the program's output). One pass over the program."""
+    member_of = {}
+    for k, g in enumerate(found):
+        for m in g.members:
+            member_of[id(m)] = k
+    group_of_var = {m.out: k for k, g in enumerate(found) for m in g.members}
+    outside = {a for a in prog.outvars if a.__class__ is int}
     for e in prog.body:
         if e.__class__ is Guard:
-            read.add(e.var)
-        elif id(e) not in members:
-            read.update(a for a in e.ins if a.__class__ is int)
-    outputs = [m.out for m in group.members if m.out in read]
-    return inputs, outputs
+            outside.add(e.var)
+            continue
+        k = member_of.get(id(e))
+        for a in e.ins:
+            if a.__class__ is int and (k is None or group_of_var.get(a) != k):
+                outside.add(a)
+    out = []
+    for g in found:
+        inside = {m.out for m in g.members}
+        inputs, seen = [], set()
+        for m in g.members:
+            for a in m.ins:
+                if a.__class__ is int:
+                    if a in inside or a in seen:
+                        continue
+                    seen.add(a)
+                inputs.append(a)
+        out.append((inputs, [m.out for m in g.members if m.out in outside]))
+    return out
 
 
 def const_operand(a):
@@ -212,4 +222,4 @@ def const_operand(a):
     return v if v.__class__ is np.ndarray else float(v)
 
 
-__all__ += ["boundary", "eligible", "const_operand", "Const"]
+__all__ += ["boundaries", "eligible", "const_operand", "Const"]

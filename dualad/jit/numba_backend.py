@@ -28,7 +28,7 @@ import threading
 
 import numpy as np
 
-from .fuse import COMPARE, EXPRESSIONS, boundary, const_operand, groups
+from .fuse import COMPARE, EXPRESSIONS, boundaries, const_operand, groups
 from .program import Const, Eqn, Program
 
 __all__ = ["require_numba", "fuse_program", "kernel_cache_info", "INSTALL"]
@@ -170,8 +170,7 @@ def fuse_program(prog):
     fresh = max(avals) + 1 if avals else 0
     replace = {}    # id(last member) -> new equations; other members dropped
     drop = set()
-    for g in found:
-        inputs, outputs = boundary(prog, g)
+    for g, (inputs, outputs) in zip(found, boundaries(prog, found)):
         if not outputs:
             continue
         structure = _structure(prog, g, inputs, outputs)
