@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .passes import known
-from .program import Const, Eqn, Guard
+from .program import Eqn, Guard
 
 __all__ = ["Group", "groups", "EXPRESSIONS", "MIN_MEMBERS"]
 
@@ -222,4 +222,4 @@ def const_operand(a):
     return v if v.__class__ is np.ndarray else float(v)
 
 
-__all__ += ["boundaries", "eligible", "const_operand", "Const"]
+__all__ += ["boundaries", "eligible", "const_operand"]
