@@ -38,8 +38,8 @@ import numpy as np
 TOL = 1e-5            # gd.hpp: |g| and the step's length
 ETA0 = 1e-5
 DT = 0.1              # particle's Euler step
-MAX_EULER = 2000      # the scan bound of the loop spelling (w = 0 takes 352 steps)
-MAX_SOLVER = 2000     # ... and of an inner solver a reverse derivative goes through (170)
+MAX_EULER = 1000      # the scan bound of the loop spelling (w = 0 takes 352 steps)
+MAX_SOLVER = 1000     # ... and of an inner solver a reverse derivative goes through (170)
 
 # GradBench's validation: the golden outputs of evals/{particle,saddle}/run.py (any
 # function), compared as ADBench does, |a - b| / max(1, |a| + |b|) <= 1e-4
@@ -206,3 +206,108 @@ def saddle_by_hand(start):
     r1 = argmin(np, r1_cost, lambda p1: 2 * p1, start)
     r2 = argmax(np, lambda p: saddle_f(r1, p), lambda p: -2 * p, start)
     return np.concatenate([r1, r2])
+
+
+# --- the loop-primitive spelling (jax.jit of the whole solve) --------------------------------
+def _lax_step(lax, xp, f, g):
+    """One turn of gd.hpp's loop on the state (x, fx, gx, eta, i, go), its branches as
+    ``cond``s (only the taken one runs: f and g are evaluated as in :func:`argmin`)."""
+    no, yes = xp.asarray(False), xp.asarray(True)
+
+    def step(s):
+        x, fx, gx, eta, i, _ = s
+
+        def grown(s):
+            return (x, fx, gx, 2 * eta, xp.zeros_like(i), yes)
+
+        def descend(s):
+            x_new = x - eta * gx
+
+            def moved(s):
+                fx_new = f(x_new)
+                return lax.cond(fx_new < fx,
+                                lambda s: (x_new, fx_new, g(x_new), eta, i + 1, yes),
+                                lambda s: (x, fx, gx, eta / 2, xp.zeros_like(i), yes), s)
+            return lax.cond(_norm(xp, x - x_new) <= TOL, lambda s: (*s[:5], no), moved, s)
+        return lax.cond(_norm(xp, gx) <= TOL, lambda s: (*s[:5], no),
+                        lambda s: lax.cond(i == 10, grown, descend, s), s)
+    return step
+
+
+def _lax_init(xp, f, g, x):
+    return (x, f(x), g(x), xp.asarray(ETA0), xp.asarray(0), xp.asarray(True))
+
+
+def lax_argmin(lax, xp, f, g, x, bound=None):
+    """:func:`argmin` as a ``while_loop`` (``bound`` None) or, for a reverse derivative to
+    go through, a ``scan`` of ``bound`` turns, each a ``cond`` on still going; then the
+    result is NaN if the bound was hit."""
+    step = _lax_step(lax, xp, f, g)
+    init = _lax_init(xp, f, g, x)
+    if bound is None:
+        return lax.while_loop(lambda s: s[5], step, init)[0]
+    s = lax.scan(lambda s, _: (lax.cond(s[5], step, lambda s: s, s), None), init, None,
+                 length=bound)[0]
+    return xp.where(s[5], xp.nan, s[0])
+
+
+def lax_euler_objective(peer, inner, bound=None):
+    """:func:`particle_objective` with the Euler loop a ``while_loop`` (``bound`` None) or a
+    ``scan`` of ``bound`` ``cond``s (NaN if the bound was hit)."""
+    xp, lax = peer.xp, peer.lax
+    x0, v0 = peer.arr([0.0, 8.0]), peer.arr([0.75, 0.0])
+
+    def f(wv):
+        accel = derivative(peer, inner, _potential(xp, _charges(peer, wv[0])))
+
+        def step(s):
+            x, xdot, _ = s
+            xddot = -1.0 * accel(x)
+            x_new = x + DT * xdot
+            go = x_new[1] > 0
+            return (xp.where(go, x_new, x), xp.where(go, xdot + DT * xddot, xdot), go)
+        init = (x0, v0, xp.asarray(True))
+        if bound is None:
+            x, xdot, go = lax.while_loop(lambda s: s[2], step, init)
+        else:
+            x, xdot, go = lax.scan(lambda s, _: (lax.cond(s[2], step, lambda s: s, s), None),
+                                   init, None, length=bound)[0]
+        dt_f = -x[1] / xdot[1]
+        x_t_f = x + dt_f * xdot
+        out = x_t_f[0] * x_t_f[0]
+        return out if bound is None else xp.where(go, xp.nan, out)
+    return f
+
+
+def lax_particle(peer, variant):
+    """w0 -> the solve's w, as one function of loop primitives (to jit whole)."""
+    f = lax_euler_objective(peer, variant[1])
+    through = lax_euler_objective(peer, variant[1], None if variant[0] == "f" else MAX_EULER)
+    g = derivative(peer, variant[0], through)
+    return lambda w0: lax_argmin(peer.lax, peer.xp, f, g, w0)
+
+
+def lax_saddle(peer, variant):
+    """start -> r1 ++ r2, as one function of loop primitives (to jit whole)."""
+    xp, lax = peer.xp, peer.lax
+
+    def solve(start):
+        def r2_cost(p1):
+            return lambda p: saddle_f(p1, p)
+
+        def r1_cost_with(bound):
+            def r1_cost(p1):
+                cost = r2_cost(p1)
+                dcost = derivative(peer, variant[1], cost)
+                xmax = lax_argmin(lax, xp, lambda v: -cost(v), lambda v: -dcost(v), start,
+                                  bound)
+                return cost(xmax)
+            return r1_cost
+        r1_grad = derivative(peer, variant[0],
+                             r1_cost_with(None if variant[0] == "f" else MAX_SOLVER))
+        r1 = lax_argmin(lax, xp, r1_cost_with(None), r1_grad, start)
+        cost = r2_cost(r1)
+        dcost = derivative(peer, variant[0], cost)
+        r2 = lax_argmin(lax, xp, lambda v: -cost(v), lambda v: -dcost(v), start)
+        return xp.concatenate([r1, r2])
+    return solve

@@ -121,6 +121,20 @@ class JaxPeer(Peer):
     def jit(self, fn):
         return self.jax.jit(fn)
 
+    @property
+    def lax(self):
+        return self.jax.lax
+
+    def nested(self, module, function, inp):
+        """particle / saddle as one jax.jit of the whole solve (gb_nested's loop-primitive
+        spelling: while_loop, cond, and a bounded scan where a reverse derivative goes)."""
+        import gb_nested as N
+        if module == "particle":
+            run, x = self.jit(N.lax_particle(self, function)), self.arr([float(inp["w"])])
+        else:
+            run, x = self.jit(N.lax_saddle(self, function)), self.arr(inp["start"])
+        return lambda: run(x)
+
     def block(self, out):
         return self.jax.block_until_ready(out)
 
