@@ -1,7 +1,7 @@
 """GradBench's evals, dualad against the Python AD tools, in one interleaved run.
 
     python bench/gradbench/run.py [--quick] [--only gmm,lse,...] [--peers dualad,torch,...]
-                                  [--rounds R] [--min-time S] [--threads N] [--try-all]
+                                  [--functions rr,ff] [--rounds R] [--min-time S] [--threads N] [--try-all]
                                   [--lstm-text PATH]
 
 Without GradBench's CLI or Docker: each row makes the ``input`` GradBench's eval sends at
@@ -295,6 +295,8 @@ def parse(argv):
     p.add_argument("--only", default="", help="comma-separated evals: "
                    + ",".join(E.FUNCTIONS))
     p.add_argument("--peers", default=",".join(TOOLS))
+    p.add_argument("--functions", default="", help="the nested evals' functions to run "
+                   "(comma-separated, of " + ",".join(N.VARIANTS) + "; default all)")
     p.add_argument("--rounds", type=int, default=None)
     p.add_argument("--min-time", type=float, default=None)
     p.add_argument("--threads", type=int, default=1)
@@ -328,6 +330,8 @@ def main(argv=None):
     results = []
     for label, module, inp, function in rows(args.quick, args.lstm_text):
         if only and module not in only:
+            continue
+        if function and args.functions and function not in args.functions.split(","):
             continue
         t0 = time.perf_counter()
         res, check = run_row(label, module, inp, peers, args, function)
