@@ -166,34 +166,37 @@ def _accel_by_hand(x, c):
     return np.sum(d / (r ** 3)[:, None], 0), d, r          # -grad p, and what its JVP needs
 
 
-def particle_by_hand(w0):
-    """The particle solve with grad_x p by its closed form and the outer derivative by a
-    hand-written forward sweep (dual numbers written out), in plain NumPy."""
+def particle_by_hand_objective(w, tangent=False):
+    """particle's objective at ``w`` (a float) with grad_x p by its closed form; with
+    ``tangent`` its derivative in w instead (shape (1,)), by a forward sweep written out by
+    hand (dual numbers), in plain NumPy."""
     dc = np.array([[0.0, -1.0], [0.0, 0.0]])
+    c = np.array([[10.0, 10.0 - w], [10.0, 0.0]])
+    x, xdot = np.array([0.0, 8.0]), np.array([0.75, 0.0])
+    tx, txdot = np.zeros(2), np.zeros(2)
+    while True:
+        a, d, r = _accel_by_hand(x, c)
+        x_new = x + DT * xdot
+        if not x_new[1] > 0:
+            break
+        if tangent:
+            td = tx - dc
+            ta = np.sum(td / (r ** 3)[:, None]
+                        - 3 * d * (np.sum(d * td, 1) / r ** 5)[:, None], 0)
+            tx, txdot = tx + DT * txdot, txdot + DT * ta
+        x, xdot = x_new, xdot + DT * a
+    dt_f = -x[1] / xdot[1]
+    xt = x + dt_f * xdot
+    if not tangent:
+        return xt[0] * xt[0]
+    tdt = -tx[1] / xdot[1] + x[1] * txdot[1] / xdot[1] ** 2
+    return np.array([2 * xt[0] * (tx[0] + tdt * xdot[0] + dt_f * txdot[0])])
 
-    def run(w, tangent):
-        c = np.array([[10.0, 10.0 - w], [10.0, 0.0]])
-        x, xdot = np.array([0.0, 8.0]), np.array([0.75, 0.0])
-        tx, txdot = np.zeros(2), np.zeros(2)
-        while True:
-            a, d, r = _accel_by_hand(x, c)
-            x_new = x + DT * xdot
-            if not x_new[1] > 0:
-                break
-            if tangent:
-                td = tx - dc
-                ta = np.sum(td / (r ** 3)[:, None]
-                            - 3 * d * (np.sum(d * td, 1) / r ** 5)[:, None], 0)
-                tx, txdot = tx + DT * txdot, txdot + DT * ta
-            x, xdot = x_new, xdot + DT * a
-        dt_f = -x[1] / xdot[1]
-        xt = x + dt_f * xdot
-        if not tangent:
-            return xt[0] * xt[0]
-        tdt = -tx[1] / xdot[1] + x[1] * txdot[1] / xdot[1] ** 2
-        return np.array([2 * xt[0] * (tx[0] + tdt * xdot[0] + dt_f * txdot[0])])
-    return argmin(np, lambda v: run(v[0], False), lambda v: run(v[0], True),
-                  np.array([float(w0)]))
+
+def particle_by_hand(w0):
+    """The particle solve on :func:`particle_by_hand_objective` and its derivative."""
+    return argmin(np, lambda v: particle_by_hand_objective(v[0]),
+                  lambda v: particle_by_hand_objective(v[0], True), np.array([float(w0)]))
 
 
 def saddle_by_hand(start):
