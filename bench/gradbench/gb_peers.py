@@ -14,6 +14,12 @@ forward-over-reverse JVP, a jit -- each the tool's own best way to say it:
   Hessian diagonal (GradBench's tool: ``vjp`` + ``vhp``);
 - ``numpy``: the plain program, primal only (the ``x f`` reference).
 
+The nested evals (particle, saddle; bench/gradbench/gb_nested.py) use ``fgrad`` for a
+reverse-mode gradient (torch: ``torch.func.grad``) and ``fwd_grad`` for a forward-mode one
+(a JVP per unit vector; torch: ``torch.func.jvp``); the solver is Python and the peer's jit
+wraps its objective and gradient (dualad.jit), except jax.jit, which gets the whole solve as
+one jitted program of loop primitives (``JaxPeer.nested``).
+
 A peer whose package does not import is None from :func:`make` (the runner says so).
 """
 from __future__ import annotations
