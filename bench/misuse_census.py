@@ -1174,6 +1174,33 @@ def _():
             gc.enable()
 
 
+
+# --- issue 32: nested derivatives under jit (GradBench particle and saddle)
+def _nested_loop(w):
+    """An inner gradient per trip of a loop whose trip count depends on w."""
+    def potential(x):
+        return 0.2 / np.sqrt(np.sum((x - np.array([2.0, 1.0 + w])) ** 2)) + x[1]
+    x, v = np.array([0.0, 3.0]), np.array([0.5, 0.0])
+    while x[1] > 0:
+        v = v - 0.1 * dualad.grad(potential)(x)
+        x = x + 0.1 * v
+    return x[0] * x[0]
+
+
+@case("jit(grad(f)), f a loop of inner gradients whose trip count changes with w: each "
+      "trip count its own program, revisits replay the right one",
+      ref=lambda: [dualad.grad(_nested_loop)(w) for w in (0.0, 2.0, 0.0, 2.0)])
+def _c_nested_trip_counts():
+    g = dualad.jit(dualad.grad(_nested_loop))
+    return [g(w) for w in (0.0, 2.0, 0.0, 2.0)]
+
+
+@case("jvp over jit(grad(f)) with an inner gradient (forward over reverse over reverse)",
+      ref=lambda: dualad.jvp(dualad.grad(_nested_loop), (0.5,), (1.0,)))
+def _c_nested_jvp_of_jit():
+    return dualad.jvp(dualad.jit(dualad.grad(_nested_loop)), (0.5,), (1.0,))
+
+
 _GMM_LS = np.random.default_rng(3).normal(size=(4, 3, 3))
 _GMM_XC = np.random.default_rng(4).normal(size=(300, 4, 3))
 

@@ -20,6 +20,7 @@ sys.path.insert(0, GB)
 
 import gb_evals as E  # noqa: E402
 import gb_inputs as I  # noqa: E402
+import gb_nested as N  # noqa: E402
 import gb_peers  # noqa: E402
 import gb_programs as P  # noqa: E402
 
@@ -58,7 +59,7 @@ def _messages():
              "input": dt | runs},
             {"id": 8, "kind": "evaluate", "module": "det", "function": "gradient",
              "input": dt | runs},
-            {"id": 9, "kind": "define", "module": "particle"},
+            {"id": 9, "kind": "define", "module": "ba"},
             {"id": 10, "kind": "evaluate", "module": "det", "function": "gradient",
              "input": {"A": [1.0, 2.0], "ell": 2}}]
 
@@ -205,3 +206,96 @@ def test_the_scan_spellings_jax_gets_are_the_same_programs():
     fixed = [np.array(inp[v]) for v in ("state", "sequence")]
     assert np.isclose(P.lstm_objective(np, *fixed, _python_scan)(*args),
                       P.lstm_objective(np, *fixed)(*args), rtol=1e-14)
+
+
+# --- the nested evals (particle, saddle) -------------------------------------------------
+def test_particle_objective_and_its_nested_derivatives_against_the_hand_written_ones():
+    """The objective and outer derivative (dualad eager: forward over an inner reverse
+    gradient per Euler step, and reverse over an inner forward one) at a point, against the closed-form
+    acceleration and the hand-written forward sweep; those against a central difference."""
+    w = 0.1
+    want_f, want_g = N.particle_by_hand_objective(w), N.particle_by_hand_objective(w, True)
+    h = 1e-6
+    fd = (N.particle_by_hand_objective(w + h) - N.particle_by_hand_objective(w - h)) / (2 * h)
+    assert abs(fd - want_g[0]) <= 1e-7 * abs(want_g[0])
+    peer = gb_peers.DualadPeer(False)
+    for variant in ("fr", "rf"):     # (ff and rr: the same rules; the saddle test runs all)
+        f, g = N.particle(peer, variant)
+        np.testing.assert_allclose(f(np.array([w])), want_f, rtol=1e-13)
+        np.testing.assert_allclose(g(np.array([w])), want_g, rtol=1e-12)
+
+
+def test_saddle_through_the_tool_is_gradbenchs_answer():
+    """GradBench's saddle session (all four functions, as its eval sends them) through
+    dualad.jit: the golden output, well inside GradBench's tolerance; particle is defined."""
+    msgs = [{"id": 0, "kind": "start", "eval": "saddle"},
+            {"id": 1, "kind": "define", "module": "saddle"},
+            *[{"id": 2 + k, "kind": "evaluate", "module": "saddle", "function": v,
+               "input": I.saddle() | {"min_runs": 1, "min_seconds": 0}}
+              for k, v in enumerate(("rr", "ff", "fr", "rf"))],
+            {"id": 6, "kind": "define", "module": "particle"}]
+    resp = _session(msgs, jit=True)
+    assert resp[1]["success"] and resp[6]["success"]
+    for r in resp[2:6]:
+        assert r["success"], r.get("error")
+        np.testing.assert_allclose(r["output"], N.GOLDEN["saddle"], rtol=1e-12)
+        assert N.golden_mismatch("saddle", r["output"]) <= N.GOLDEN_TOL
+
+
+class _Lax:
+    """jax.lax's while_loop, cond and scan as their Python meaning (jax not needed)."""
+
+    @staticmethod
+    def while_loop(cond, body, s):
+        while cond(s):
+            s = body(s)
+        return s
+
+    @staticmethod
+    def cond(pred, yes, no, s):
+        return yes(s) if pred else no(s)
+
+    @staticmethod
+    def scan(step, carry, xs, length):
+        for _ in range(length):
+            carry, _ = step(carry, None)
+        return carry, None
+
+
+def test_the_loop_spelling_jax_gets_is_the_same_program():
+    got = N.lax_argmin(_Lax, np, lambda p: p @ p, lambda p: 2 * p, np.array([1.0, -0.5]))
+    want = N.argmin(np, lambda p: p @ p, lambda p: 2 * p, np.array([1.0, -0.5]))
+    np.testing.assert_array_equal(got, want)
+    bounded = N.lax_argmin(_Lax, np, lambda p: p @ p, lambda p: 2 * p,
+                           np.array([1.0, -0.5]), bound=N.MAX_SOLVER)
+    np.testing.assert_array_equal(bounded, want)
+    short = N.lax_argmin(_Lax, np, lambda p: p @ p, lambda p: 2 * p,
+                         np.array([1.0, -0.5]), bound=5)
+    assert np.isnan(short).all()            # the bound was hit: no silent answer
+
+    class Peer(gb_peers.DualadPeer):
+        lax = _Lax
+    peer = Peer(False)
+    w = np.array([0.1])
+    want = N.particle_objective(peer, "r")(w)
+    assert N.lax_euler_objective(peer, "r")(w) == want
+    assert N.lax_euler_objective(peer, "r", N.MAX_EULER)(w) == want
+    assert np.isnan(N.lax_euler_objective(peer, "r", 100)(w))
+
+
+def test_run_row_of_a_nested_eval_checks_against_the_hand_written_solve(monkeypatch):
+    run = _load("run")
+    # (the hand-written solve takes seconds; its answer is the golden one, to the last bit)
+    monkeypatch.setattr(N, "saddle_by_hand", lambda start: np.array(N.GOLDEN["saddle"]))
+    args = run.parse(["--rounds", "1", "--min-time", "0.001"])
+
+    class Wrong(gb_peers.DualadPeer):
+        def fgrad(self, f, argnums=0):
+            g = super().fgrad(f, argnums)
+            return lambda *a: 1.5 * g(*a)
+    res, check = run.run_row("saddle rr", "saddle", I.saddle(),
+                             {"dualad.jit": gb_peers.DualadPeer(True), "torch": Wrong(True)},
+                             args, "rr")
+    assert check.startswith("by hand") and "ERROR" not in check
+    assert res["dualad.jit"]["err"] == 0.0 and "time" in res["dualad.jit"]
+    assert res["torch"]["error"].startswith("ERROR mismatch vs by hand")

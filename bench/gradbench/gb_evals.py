@@ -12,19 +12,24 @@ Functions (GradBench's names; the outputs as its eval READMEs say):
 (gradient / Hessian diagonal, the diagonal as the JVP of the gradient along ones),
 ``gmm`` objective / jacobian ({alpha, mu, q, l}), ``lstm`` objective / jacobian
 (main_params then extra_params, each row-major, concatenated).
-Not here: ``ba``, ``ht`` (their data files are not in the offline mirror), ``particle``
-and ``saddle`` (nested gradient-descent solvers; issue 32 leaves them for later), ``hello``.
+``particle`` / ``saddle`` ``ff``, ``fr``, ``rf``, ``rr`` (nested derivatives: the final w,
+r1 ++ r2; bench/gradbench/gb_nested.py), and ``reference``, not GradBench's: the solve with
+its derivatives written by hand (the runner's reference time and check).
+Not here: ``ba``, ``ht`` (their data files are not in the offline mirror), ``hello``.
 """
 from __future__ import annotations
 
 import numpy as np
 
+import gb_nested as N
 import gb_programs as P
 
 FUNCTIONS = {"lse": ("primal", "gradient"), "ode": ("primal", "gradient"),
              "det": ("primal", "gradient"), "llsq": ("primal", "gradient"),
              "kmeans": ("cost", "dir"), "gmm": ("objective", "jacobian"),
-             "lstm": ("objective", "jacobian")}
+             "lstm": ("objective", "jacobian"),
+             "particle": ("reference", *N.VARIANTS), "saddle": ("reference", *N.VARIANTS)}
+NESTED = ("particle", "saddle")
 PRIMAL = {m: fs[0] for m, fs in FUNCTIONS.items()}
 DERIVATIVE = {m: fs[1] for m, fs in FUNCTIONS.items()}
 
@@ -86,10 +91,42 @@ def _program(module, peer, inp):
     raise KeyError(module)
 
 
+def _nested(module, function, peer, inp):
+    """(call, post) of a nested eval: the solver in Python calling the peer's objective and
+    gradient (each under the peer's jit), or the peer's whole-program spelling."""
+    if function == "reference":
+        if module == "particle":
+            return (lambda: N.particle_by_hand(inp["w"])), (lambda r: float(r[0]))
+        return (lambda: N.saddle_by_hand(inp["start"])), (lambda r: r.tolist())
+    whole = getattr(peer, "nested", None)
+    if whole is not None:
+        run = whole(module, function, inp)
+    elif module == "particle":
+        f, g = N.particle(peer, function)
+        f, g = peer.jit(f), peer.jit(g)
+        w0 = peer.arr([float(inp["w"])])
+
+        def run():
+            return N.argmin(peer.xp, f, g, w0)
+    else:
+        start = peer.arr(inp["start"])
+        r1_cost, r1_grad, _ = N.saddle(peer, function, start)
+        f, g = peer.jit(r1_cost), peer.jit(r1_grad)
+
+        def run():
+            return N.saddle_solve(peer, function, start, f, g)
+    block = peer.block
+    if module == "particle":
+        return (lambda: block(run())), (lambda r: float(peer.to_numpy(r)[0]))
+    return (lambda: block(run())), (lambda r: np.ravel(peer.to_numpy(r)).tolist())
+
+
 def build(module, function, peer, inp):
     """(call, post) for ``module.function`` at ``inp`` on ``peer`` (see the module doc)."""
     if module not in FUNCTIONS or function not in FUNCTIONS[module]:
         raise KeyError(f"{module}.{function} is not implemented")
+    if module in NESTED:
+        return _nested(module, function, peer, inp)
     f, args, argnums, post_d = _program(module, peer, inp)
     args = [peer.arr(a) for a in args]
     if function == PRIMAL[module]:

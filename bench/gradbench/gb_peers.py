@@ -16,6 +16,12 @@ forward-over-reverse JVP, a jit -- each the tool's own best way to say it:
   Hessian diagonal (GradBench's tool: ``vjp`` + ``vhp``);
 - ``numpy``: the plain program, primal only (the ``x f`` reference).
 
+The nested evals (particle, saddle; bench/gradbench/gb_nested.py) use ``fgrad`` for a
+reverse-mode gradient (torch: ``torch.func.grad``) and ``fwd_grad`` for a forward-mode one
+(a JVP per unit vector; torch: ``torch.func.jvp``); the solver is Python and the peer's jit
+wraps its objective and gradient (dualad.jit), except jax.jit, which gets the whole solve as
+one jitted program of loop primitives (``JaxPeer.nested``).
+
 A peer whose package does not import is None from :func:`make` (the runner says so).
 """
 from __future__ import annotations
@@ -43,6 +49,15 @@ class Peer:
 
     def jvp(self, f, primals, tangents):
         raise NotImplementedError(f"{self.name} has no jvp here")
+
+    def fwd_grad(self, f):
+        """The gradient of ``f`` (a vector's scalar function) by forward mode: one JVP per
+        unit vector, stacked (GradBench's ``grad_f`` in the nested evals)."""
+        def g(x):
+            eye = self.arr(np.eye(x.shape[0]))
+            return self.xp.stack([self.jvp(f, (x,), (eye[i],))[1]
+                                  for i in range(x.shape[0])])
+        return g
 
     def jit(self, fn):
         return fn
@@ -116,6 +131,20 @@ class JaxPeer(Peer):
 
     def jit(self, fn):
         return self.jax.jit(fn)
+
+    @property
+    def lax(self):
+        return self.jax.lax
+
+    def nested(self, module, function, inp):
+        """particle / saddle as one jax.jit of the whole solve (gb_nested's loop-primitive
+        spelling: while_loop, cond, and a bounded scan where a reverse derivative goes)."""
+        import gb_nested as N
+        if module == "particle":
+            run, x = self.jit(N.lax_particle(self, function)), self.arr([float(inp["w"])])
+        else:
+            run, x = self.jit(N.lax_saddle(self, function)), self.arr(inp["start"])
+        return lambda: run(x)
 
     def block(self, out):
         return self.jax.block_until_ready(out)

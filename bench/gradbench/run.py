@@ -1,7 +1,7 @@
 """GradBench's evals, dualad against the Python AD tools, in one interleaved run.
 
     python bench/gradbench/run.py [--quick] [--only gmm,lse,...] [--peers dualad,torch,...]
-                                  [--rounds R] [--min-time S] [--threads N] [--try-all]
+                                  [--functions rr,ff] [--rounds R] [--min-time S] [--threads N] [--try-all]
                                   [--lstm-text PATH]
 
 Without GradBench's CLI or Docker: each row makes the ``input`` GradBench's eval sends at
@@ -31,6 +31,13 @@ diagonal 2 |S_j|). jax.jit is not run on det with ell >= 7 (the unrolled program
 compile in reasonable time; GradBench's JAX tool has no det) unless ``--try-all``; its ode
 and lstm time steps are a ``jax.lax.scan`` (bench/gradbench/gb_peers.py). XLA's one-time
 start-up is done before the first row (no row's first call). No timing is asserted anywhere.
+
+The nested evals (particle, saddle; a row per function ff, fr, rf, rr; no quick rows: the
+solve has no size to shrink): ``NumPy f`` is the solve with its derivatives written by hand
+(bench/gradbench/gb_nested.py), and every peer's output is checked against it (``err``), and
+that reference against GradBench's golden output (its validator, tolerance 1e-4). An eager
+peer whose first call took over ``--slow`` seconds is timed by that call alone. dualad.jit
+jits the solver's objective and gradient (the solver is Python); jax.jit the whole solve.
 """
 from __future__ import annotations
 
@@ -57,6 +64,7 @@ import numpy as np  # noqa: E402
 from _timing import fmt, interleaved  # noqa: E402
 import gb_evals as E  # noqa: E402
 import gb_inputs as I  # noqa: E402
+import gb_nested as N  # noqa: E402
 import gb_peers  # noqa: E402
 
 TOOLS = ("dualad", "dualad.jit", "dualad.jit+numba", "autograd", "jax.jit", "torch")
@@ -65,16 +73,21 @@ TOL = 1e-8
 
 
 def rows(quick, lstm_text=None):
-    """(label, module, input) of every row."""
+    """(label, module, input, function) of every row (function None: the module's
+    derivative; the nested evals have no size to shrink, so no quick row)."""
     if quick:
-        return [("gmm (2, 3), n=20", "gmm", I.gmm(2, 3, 20)),
+        return [(*r, None) for r in [
+                ("gmm (2, 3), n=20", "gmm", I.gmm(2, 3, 20)),
                 ("lse (100)", "lse", I.lse(100, standard=False)),
                 ("ode (8, 4)", "ode", I.ode(8, 4, standard=False)),
                 ("kmeans (3, 30, 2)", "kmeans", I.kmeans(3, 30, 2, standard=False)),
                 ("det (3)", "det", I.det(3, standard=False)),
                 ("llsq (16, 4)", "llsq", I.llsq(16, 4, standard=False)),
-                ("lstm (1, 6)", "lstm", I.lstm(1, 6, lstm_text))]
-    return [("gmm (2, 5), n=1000", "gmm", I.gmm(2, 5)),
+                ("lstm (1, 6)", "lstm", I.lstm(1, 6, lstm_text))]]
+    nested = [(f"{m} {v}", m, inp, v) for m, inp in (("particle", I.particle()),
+                                                        ("saddle", I.saddle()))
+              for v in N.VARIANTS]
+    return [(*r, None) for r in [("gmm (2, 5), n=1000", "gmm", I.gmm(2, 5)),
             ("gmm (20, 50), n=1000", "gmm", I.gmm(20, 50)),
             ("lse (2500)", "lse", I.lse(2500)),
             ("lse (1.28e6)", "lse", I.lse(1280000)),
@@ -84,7 +97,7 @@ def rows(quick, lstm_text=None):
             ("det (5)", "det", I.det(5)),
             ("det (8)", "det", I.det(8)),
             ("llsq (1024, 128)", "llsq", I.llsq(1024, 128)),
-            ("lstm (4, 1024)", "lstm", I.lstm(4, 1024, lstm_text))]
+            ("lstm (4, 1024)", "lstm", I.lstm(4, 1024, lstm_text))]] + nested
 
 
 def flat(out):
@@ -135,9 +148,12 @@ def skip_reason(name, module, inp, try_all):
     return ""
 
 
-def run_row(label, module, inp, peers, args):
-    """-> dict peer -> {time, spread, first, err, note}; plus the row's check text."""
+def run_row(label, module, inp, peers, args, function=None):
+    """-> dict peer -> {time, spread, first, err, note}; plus the row's check text.
+    ``function``: the derivative timed (default the module's; a nested eval's variant)."""
     res, calls, outs = {}, {}, {}
+    nested = module in E.NESTED
+    function = function or E.DERIVATIVE[module]
     numpy = gb_peers.NumPyPeer()
     fcall, fpost = E.build(module, E.PRIMAL[module], numpy, inp)
     primal_ref = fpost(fcall())
@@ -150,9 +166,12 @@ def run_row(label, module, inp, peers, args):
             continue
         try:
             t0 = time.perf_counter()
-            call, post = E.build(module, E.DERIVATIVE[module], peer, inp)
+            call, post = E.build(module, function, peer, inp)
             outs[name] = post(call())
             first = time.perf_counter() - t0
+            if nested and not peer.jitted and first > args.slow:
+                res[name] = {"one": first, "first": first}   # nothing compiled: one call
+                continue
             t1 = time.perf_counter()
             call()
             second = time.perf_counter() - t1
@@ -160,6 +179,9 @@ def run_row(label, module, inp, peers, args):
                 res[name] = {"one": second}
             else:
                 calls[name] = call
+            if nested:      # no primal: the reference below checks the output itself
+                res[name] = res.get(name, {}) | {"first": first}
+                continue
             pcall, ppost = E.build(module, E.PRIMAL[module], peer, inp)
             perr = rel_err(ppost(pcall()), primal_ref)
             res[name] = res.get(name, {}) | {"first": first, "perr": perr}
@@ -168,7 +190,17 @@ def run_row(label, module, inp, peers, args):
         except Exception as exc:  # noqa: BLE001 - the cell says what went wrong
             res[name] = {"error": _err_cell(exc)}
     check = ""
-    if "dualad" in outs:
+    if nested:      # every output against the solve with hand-written derivatives
+        for name, out in outs.items():
+            if "error" not in res[name]:
+                err = rel_err(out, primal_ref)
+                res[name]["err"] = err
+                if err > TOL:
+                    res[name]["error"] = f"ERROR mismatch vs by hand, err {err:.1e}"
+        gold = N.golden_mismatch(module, primal_ref)
+        check = f"by hand; GradBench's golden {gold:.0e}" + (" (ERROR)" if gold > N.GOLDEN_TOL
+                                                             else "")
+    elif "dualad" in outs:
         how, e = independent_check(module, inp, outs["dualad"])
         check = f"{how} {e:.0e}" + (" (ERROR)" if e > 1e-5 else "")
         for name, out in outs.items():
@@ -199,7 +231,7 @@ def x_f(res, name, tf):
 
 def render(results, header, peers_missing):
     head = ["eval (size)", "NumPy f", *[f"{t} ×f" for t in TOOLS], "dualad.jit / best peer",
-            "first call: dualad.jit / jax.jit", "max err vs dualad", "dualad checked by"]
+            "first call: dualad.jit / jax.jit", "max err vs dualad (nested: vs by hand)", "dualad checked by"]
     out = ["```", *header, "```", "", "| " + " | ".join(head) + " |",
            "|" + "---|" * len(head)]
     detail = []
@@ -265,6 +297,8 @@ def parse(argv):
     p.add_argument("--only", default="", help="comma-separated evals: "
                    + ",".join(E.FUNCTIONS))
     p.add_argument("--peers", default=",".join(TOOLS))
+    p.add_argument("--functions", default="", help="the nested evals' functions to run "
+                   "(comma-separated, of " + ",".join(N.VARIANTS) + "; default all)")
     p.add_argument("--rounds", type=int, default=None)
     p.add_argument("--min-time", type=float, default=None)
     p.add_argument("--threads", type=int, default=1)
@@ -305,11 +339,13 @@ def main(argv=None):
                      f"row as XLA's: {startup:.2f} s")
     only = [m for m in args.only.split(",") if m]
     results = []
-    for label, module, inp in rows(args.quick, args.lstm_text):
+    for label, module, inp, function in rows(args.quick, args.lstm_text):
         if only and module not in only:
             continue
+        if function and args.functions and function not in args.functions.split(","):
+            continue
         t0 = time.perf_counter()
-        res, check = run_row(label, module, inp, peers, args)
+        res, check = run_row(label, module, inp, peers, args, function)
         results.append((label, res, check))
         print(f"[{time.perf_counter() - t0:6.1f} s] {label}: " + ", ".join(
             f"{p} {fmt(r['time']) if 'time' in r else r.get('error', '?')}"

@@ -102,15 +102,31 @@ def _holding(entry, inputs):
     :mod:`dualad.jit.assumed`) and whose guards hold at ``inputs``; None when none does."""
     # (no copy of the list: a program another thread inserts meanwhile may be skipped or
     # seen twice, and every program run checks its own assumptions and guards)
-    for compiled, assumed in entry.programs:
+    programs = entry.programs
+    for k, item in enumerate(programs):
+        compiled, assumed = item
         if assumed.holds():
             try:
                 out = compiled.fn(*inputs)
             except Exception as e:  # noqa: BLE001 - shown from f's own line, see _ReplayRaised
                 raise _ReplayRaised(e, compiled) from None
             if out is not RETRACE:
+                if k:
+                    _to_front(programs, item)
                 return compiled, out
     return None
+
+
+def _to_front(programs, item):
+    """The program that held goes first: the next call, likely on the same path (an outer
+    solver's next step, the same loop trip count), replays it without first running the
+    others up to a failing guard (a nested solve repeated from its start ran every older
+    program nearly to its end first). The oldest-used is the one ``max_traces`` drops."""
+    try:
+        programs.remove(item)
+    except ValueError:     # another thread moved it meanwhile
+        return
+    programs.insert(0, item)
 
 
 class _ReplayRaised(Exception):

@@ -66,13 +66,14 @@ class _Namespace:
         self.ns = {"np": np, "RETRACE": RETRACE}
         self._ids = {}
         self._reserved = frozenset(reserved)
+        self._suffixes = {}     # safe_name's next suffix per base: linear in the constants
 
     def bind(self, obj, hint):
         key = id(obj)
         name = self._ids.get(key)
         if name is not None and self.ns[name] is obj:
             return name
-        name = safe_name(hint, _Taken(self.ns, self._reserved))
+        name = safe_name(hint, _Taken(self.ns, self._reserved), suffixes=self._suffixes)
         self.ns[name] = obj
         self._ids[key] = name
         return name

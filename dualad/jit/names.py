@@ -56,21 +56,28 @@ def comment(text):
     return s if len(s) <= _COMMENT_MAX else s[:_COMMENT_MAX - 3] + "..."
 
 
-def safe_name(hint, taken, default="c"):
+def safe_name(hint, taken, default="c", suffixes=None):
     """A fresh identifier for a global of the generated function, made from ``hint``'s
     ASCII letters, digits and underscores (readable: ``sin``, ``impl_sum``), not in
-    ``taken``, never a keyword, a builtin the source calls or a variable's spelling."""
+    ``taken``, never a keyword, a builtin the source calls or a variable's spelling.
+
+    ``suffixes`` (a dict kept by the caller across calls with the same ``taken``, names
+    only ever added to it) remembers each base's next numbered suffix to try, so n
+    constants hinted ``c`` cost n probes, not n**2 / 2 (a nested derivative's program
+    binds a constant per inner call: thousands)."""
     base = _NON_NAME.sub("_", hint if hint.__class__ is str else "")[:40].lstrip("_")
     if not base:
         base = default
     elif base[0].isdigit():
         base = f"{default}_{base}"
-    name = base
-    i = 1
+    i = 0 if suffixes is None else suffixes.get(base, 0)
+    name = base if i == 0 else f"{base}_{i}"
     while (name in taken or name in _USED_BUILTINS or keyword.iskeyword(name)
            or _VARIABLE.match(name)):
-        name = f"{base}_{i}"
         i += 1
+        name = f"{base}_{i}"
+    if suffixes is not None:
+        suffixes[base] = i + 1
     return name
 
 
