@@ -26,7 +26,8 @@ import numpy as np
 from ..tracer import Box, CONCRETE
 from .. import tree
 from ..objects import traced_outputs
-from .codegen import RETRACE, compile_program
+from .codegen import RETRACE
+from .loops import compile_rolled
 from .program import Const, Program
 from .replay import fresh, run as replay_run
 from .assumed import Assumed
@@ -66,7 +67,7 @@ class Compiled:
 
     def __init__(self, program, rebuild):
         self.program = program
-        self.fn, self.source = compile_program(program, name=program.name)
+        self.fn, self.source = compile_rolled(program, name=program.name)   # loops rolled
         self.rebuild = rebuild
 
 

@@ -1,0 +1,302 @@
+"""Loop rolling: a body repeated in a recorded program, compiled once as a Python loop.
+
+A trace records a Python ``for`` over time steps as the step's equations N times (and
+the reverse sweep of ``grad`` as the step's adjoint N times). Generating and compiling
+N copies costs time linear in N with a large constant (the passes, Python's
+``compile``), while the copies differ only in which variables they read. This module
+finds such runs and replaces each by ONE loop equation whose body, a sub-program, is
+compiled once (:func:`compile_rolled`); the driver is a Python ``for`` calling it.
+
+A run is ``n >= 2`` consecutive blocks of ``P`` items (equations and guards) with the
+same structural key item by item (primitive, parameters, the inputs' types, shapes and
+dtypes; a guard's kind and expected value), found from the periodicity of the keys
+(linear: a histogram of the distances between equal keys gives the candidate periods).
+The keys only propose; every input of every item of every block is then checked
+(:func:`_classify`): it must read, in every block, the same kind of thing:
+
+- a value the same block computed at the same position (``local``);
+- a value the previous block computed at one position (``carry``; block 0 reads its
+  initial value, any atom from before the run);
+- one variable from before the run, the same in every block (``invariant``);
+- a constant equal in every block (bitwise: ``-0.0`` is not ``0.0``), or a constant
+  of the same type, shape and dtype in every block (a per-block constant: the loop
+  reads its ``k``-th entry of a list);
+- a variable from before the run, another per block (the loop reads it from a list:
+  an earlier rolled loop's per-block outputs, read forward or backward, or the values
+  packed into one list).
+
+Anything else (a value two blocks back, a parameter that changes per block) ends the
+run at that block; a run left with fewer than 2 blocks stays unrolled. An item whose
+inputs are all invariant computes the same value in every block: it is computed once,
+before the loop (as the unrolled program's common subexpressions did). Guards stay in
+the body: a failed guard makes the driver return and the program return RETRACE.
+
+Each block runs the same primitives on the same values as the unrolled program, so the
+rolled program's results are bitwise the unrolled one's. The program kept for
+``jitted.program()`` and for calls under a transformation is the unrolled one.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .codegen import RETRACE, compile_program
+from .program import Const, Eqn, Guard, Program
+from .trace import _aval
+
+__all__ = ["roll", "compile_rolled", "MIN_ROLLED", "MIN_BODY"]
+
+# Roll a run only when it covers at least this many items, with a body of at least
+# MIN_BODY items: a short run costs more as a loop (one call per block) than unrolled.
+MIN_ROLLED = 256
+MIN_BODY = 8
+# Candidate periods tried (the most frequent distances between equal keys).
+_CANDIDATES = 32
+
+
+class _Prim:
+    """A primitive of the rolled program only (never traced or differentiated)."""
+
+    __slots__ = ("name", "impl")
+
+    def __init__(self, name, impl):
+        self.name, self.impl = name, impl
+
+
+OUTPUT = _Prim("loop_output", operator.getitem)      # the i-th result of a loop
+PACK = _Prim("loop_pack", lambda *values: values)     # per-block inputs as one sequence
+
+
+def _fkey(v):
+    """A value as a hashable key that tells apart what ``==`` does not (``-0.0``, NaN)."""
+    c = v.__class__
+    if c is tuple:
+        return (tuple, tuple(_fkey(x) for x in v))
+    if c is slice:
+        return (slice, _fkey(v.start), _fkey(v.stop), _fkey(v.step))
+    if c is float or c is complex or isinstance(v, (np.floating, np.complexfloating)):
+        return (c, repr(v))
+    if v is None or c in (int, bool, str) or isinstance(v, (np.integer, np.bool_)):
+        return (c, v)
+    return ("id", id(v))   # arrays, functions, dtypes: by identity
+
+
+def _params_key(params):
+    return tuple([(k, _fkey(v)) for k, v in params.items()]) if params else ()
+
+
+def _item_key(item, avals):
+    if item.__class__ is Guard:
+        e = item.expected
+        return ("g", item.kind, _fkey(e), avals[item.var])
+    return ("e", id(item.prim), _params_key(item.params),
+            tuple([avals[a] if a.__class__ is int else _aval(a.value) for a in item.ins]))
+
+
+def _slots(item):
+    return (item.var,) if item.__class__ is Guard else item.ins
+
+
+def _periods(h):
+    """The most frequent distances between equal keys (at least MIN_BODY)."""
+    order = np.argsort(h, kind="stable")
+    same = h[order[1:]] == h[order[:-1]]
+    d = (order[1:] - order[:-1])[same]
+    d = d[d >= MIN_BODY]
+    if not d.size:
+        return []
+    counts = np.bincount(d)
+    top = np.argsort(counts, kind="stable")[::-1][:_CANDIDATES]
+    return [int(p) for p in top if counts[p] >= 2]
+
+
+def _stretches(h, p):
+    """``(start, blocks)`` of the maximal runs of period ``p`` in ``h``."""
+    m = np.concatenate(([False], h[:-p] == h[p:], [False]))
+    edges = np.flatnonzero(m[1:] != m[:-1])
+    out = []
+    for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):
+        blocks = (b - a) // p + 1
+        if blocks >= 2 and blocks * p >= MIN_ROLLED:
+            out.append((a, blocks))
+    return out
+
+
+def _candidates(keys):
+    """Runs ``(start, period, blocks)`` proposed by the keys, non-overlapping (two
+    rounds: the second looks at what the first left)."""
+    h = np.array(keys, dtype=np.int64)
+    chosen = []
+    for _ in range(2):
+        runs = []
+        for p in _periods(h):
+            runs.extend((blocks * p, -p, a, p, blocks) for a, blocks in _stretches(h, p))
+        if not runs:
+            break
+        runs.sort(reverse=True)
+        for _, _, a, p, blocks in runs:
+            b = a + blocks * p
+            if all(b <= s or a >= s + q * n for s, q, n in chosen):
+                chosen.append((a, p, blocks))
+        for a, p, blocks in chosen:   # covered: keys that match nothing
+            h[a:a + p * blocks] = -np.arange(1, p * blocks + 1) - a
+    chosen.sort()
+    return chosen
+
+
+class _Run:
+    """One classified run: ``start``, ``period``, ``blocks`` and per template slot
+    ``(position, slot index) -> class`` (see :func:`_classify`)."""
+
+    __slots__ = ("start", "period", "blocks", "slots", "hoisted", "single", "list_use",
+                 "xs", "xs_key", "carries", "lists_var")
+
+    def __init__(self, start, period, blocks):
+        self.start, self.period, self.blocks = start, period, blocks
+        self.slots = {}
+
+
+def _pattern(a, k, run, pos_of, body):
+    """The class of atom ``a`` read by block ``k >= 1`` of ``run``."""
+    s, p = run.start, run.period
+    if a.__class__ is not int:
+        return ("const", _fkey(a.value) if _scalar(a.value) else ("id", id(a.value)))
+    q = pos_of.get(a, -1)
+    lo = s + k * p
+    if q >= lo:
+        return ("local", q - lo)
+    if q >= lo - p:
+        return ("carry", q - lo + p)
+    if q >= s:
+        return None                       # two blocks back or more: not a loop of period p
+    return ("outside",)
+
+
+def _scalar(v):
+    return v.__class__ in (float, int, bool, complex) or isinstance(v, np.generic)
+
+
+def _classify(run, body, pos_of, avals, runs_before):
+    """Check every slot of every block; the number of blocks that verify (from block 0),
+    and ``run.slots`` filled. Returns 0 when block 0 itself does not fit."""
+    s, p, n = run.start, run.period, run.blocks
+    slots = {}
+    # block 1 decides each slot's class; blocks 2.. must agree; block 0 is checked last
+    for k in range(1, n):
+        base = s + k * p
+        for i in range(p):
+            item, first = body[base + i], body[s + i]
+            if item.__class__ is not first.__class__ or \
+                    _item_key(item, avals) != _item_key(first, avals):
+                return k
+            for j, a in enumerate(_slots(item)):
+                pat = _pattern(a, k, run, pos_of, body)
+                if pat is None:
+                    return k
+                cls = slots.get((i, j))
+                if pat[0] == "const":
+                    if cls is None:
+                        slots[(i, j)] = ["const", pat[1], [a]]
+                        continue
+                    if cls[0] != "const":
+                        return k
+                    if cls[1] != pat[1]:
+                        cls[1] = None      # differs per block: a per-block constant
+                    cls[2].append(a)
+                elif pat[0] == "outside":
+                    if cls is None:
+                        slots[(i, j)] = ["outside", a, [a]]
+                        continue
+                    if cls[0] != "outside":
+                        return k
+                    if cls[1] != a:
+                        cls[1] = None      # another variable per block
+                    cls[2].append(a)
+                else:
+                    if cls is None:
+                        slots[(i, j)] = list(pat)
+                    elif cls[0] != pat[0] or cls[1] != pat[1]:
+                        return k
+    # block 0: locals at the same offsets; a carry's initial value from before the run;
+    # an invariant the same variable; constants of the same class
+    for i in range(p):
+        item = body[s + i]
+        for j, a in enumerate(_slots(item)):
+            cls = slots[(i, j)]
+            kind = cls[0]
+            if kind == "local":
+                if a.__class__ is not int or pos_of.get(a, -1) != s + cls[1]:
+                    return 0
+            elif kind == "carry":
+                if a.__class__ is int and pos_of.get(a, -1) >= s:
+                    return 0
+                cls.append(a)                       # [carry, offset, init]
+            elif kind == "const":
+                if a.__class__ is int:
+                    return 0
+                if cls[1] is not None and cls[1] != (_fkey(a.value) if _scalar(a.value)
+                                                     else ("id", id(a.value))):
+                    cls[1] = None
+                cls[2].insert(0, a)
+            else:   # outside
+                if a.__class__ is not int or pos_of.get(a, -1) >= s:
+                    return 0
+                if cls[1] is not None and cls[1] != a:
+                    cls[1] = None
+                cls[2].insert(0, a)
+    run.slots = slots
+    return n
+
+
+def _verified(run, body, pos_of, avals, runs_before):
+    """The run shrunk to the blocks that verify (from the front and the back), or None."""
+    while run.blocks >= 2 and run.blocks * run.period >= MIN_ROLLED:
+        good = _classify(run, body, pos_of, avals, runs_before)
+        if good == run.blocks:
+            return run
+        if good == 0:   # block 0 does not fit: start one block later
+            run = _Run(run.start + run.period, run.period, run.blocks - 1)
+        else:
+            run = _Run(run.start, run.period, good)
+    return None
+
+
+def roll(prog):
+    """``(program, bodies)``: ``prog`` with its repeated runs replaced by loop equations
+    (see the module docstring), and the loop bodies' ``(name, source)``. ``prog``
+    itself when nothing is rolled."""
+    body = prog.body
+    if len(body) < MIN_ROLLED:
+        return prog, []
+    avals = prog.avals
+    ids = {}
+    h = [ids.setdefault(_item_key(it, avals), len(ids)) for it in body]
+    cands = _candidates(h)
+    if not cands:
+        return prog, []
+    pos_of = {it.out: q for q, it in enumerate(body) if it.__class__ is Eqn}
+    runs = []
+    for a, p, blocks in cands:
+        if runs and a < runs[-1].start + runs[-1].period * runs[-1].blocks:
+            continue
+        run = _verified(_Run(a, p, blocks), body, pos_of, avals, runs)
+        if run is not None:
+            runs.append(run)
+    if not runs:
+        return prog, []
+    return _Builder(prog, runs, pos_of).build()
+
+
+from .loopbuild import _Builder  # noqa: E402 - the builder uses the classes above
+
+
+def compile_rolled(prog, name="replay"):
+    """``(function, source)`` as :func:`~dualad.jit.codegen.compile_program`, with the
+    repeated runs of ``prog`` rolled into loops (the loop bodies' sources appended)."""
+    rolled, bodies = roll(prog)
+    fn, source = compile_program(rolled, name=name)
+    for body_name, body_source in bodies:
+        source += f"\n# {body_name}: the body of a rolled loop (see dualad.jit.loops)\n" + \
+            body_source
+    return fn, source
