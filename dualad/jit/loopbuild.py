@@ -197,7 +197,22 @@ class _Builder:
                            item.out)
             out.append(item)
         outvars = [self.resolve(a) for a in self.prog.outvars]
-        return Program(self.prog.invars, out, outvars, self.avals, self.prog.name), self.bodies
+        # the avals of the variables left (the code generator walks them all)
+        avals, old = {}, self.avals
+        for v in self.prog.invars:
+            avals[v] = old[v]
+        for it in out:
+            if it.__class__ is Eqn:
+                avals[it.out] = old[it.out]
+                for a in it.ins:
+                    if a.__class__ is int:
+                        avals[a] = old[a]
+            else:
+                avals[it.var] = old[it.var]
+        for a in outvars:
+            if a.__class__ is int:
+                avals[a] = old[a]
+        return Program(self.prog.invars, out, outvars, avals, self.prog.name), self.bodies
 
     def emit(self, r, out):
         body, s, p, n = self.prog.body, r.start, r.period, r.blocks

@@ -69,15 +69,20 @@ PACK = _Prim("loop_pack", lambda *values: values)     # per-block inputs as one 
 
 
 def _fkey(v):
-    """A value as a hashable key that tells apart what ``==`` does not (``-0.0``, NaN)."""
+    """A value as a hashable key that tells apart what ``==`` does not (``-0.0``, NaN,
+    ``1`` and ``True``)."""
     c = v.__class__
+    if c is int:
+        return v
     if c is tuple:
-        return (tuple, tuple(_fkey(x) for x in v))
+        if all(x.__class__ is int for x in v):
+            return v
+        return (tuple, tuple([_fkey(x) for x in v]))
     if c is slice:
         return (slice, _fkey(v.start), _fkey(v.stop), _fkey(v.step))
     if c is float or c is complex or isinstance(v, (np.floating, np.complexfloating)):
         return (c, repr(v))
-    if v is None or c in (int, bool, str) or isinstance(v, (np.integer, np.bool_)):
+    if v is None or c is bool or c is str or isinstance(v, (np.integer, np.bool_)):
         return (c, v)
     return ("id", id(v))   # arrays, functions, dtypes: by identity
 
@@ -86,12 +91,31 @@ def _params_key(params):
     return tuple([(k, _fkey(v)) for k, v in params.items()]) if params else ()
 
 
-def _item_key(item, avals):
-    if item.__class__ is Guard:
-        e = item.expected
-        return ("g", item.kind, _fkey(e), avals[item.var])
-    return ("e", id(item.prim), _params_key(item.params),
-            tuple([avals[a] if a.__class__ is int else _aval(a.value) for a in item.ins]))
+def _item_keys(body, avals):
+    """One int per item: equal ints for equal structural keys (primitive, parameters, the
+    inputs' types, shapes and dtypes; a guard's kind and expected value)."""
+    aval_ids = {}
+    vid = {v: aval_ids.setdefault(av, len(aval_ids)) for v, av in avals.items()}
+    const_ids = {}
+    ids = {}
+    out = []
+    for it in body:
+        if it.__class__ is Guard:
+            key = ("g", it.kind, _fkey(it.expected), vid[it.var])
+        else:
+            sig = []
+            for a in it.ins:
+                if a.__class__ is int:
+                    sig.append(vid[a])
+                else:
+                    c = const_ids.get(id(a))
+                    if c is None:
+                        c = const_ids[id(a)] = ("c", _aval(a.value))
+                    sig.append(c)
+            params = it.params
+            key = (id(it.prim), _params_key(params) if params else (), tuple(sig))
+        out.append(ids.setdefault(key, len(ids)))
+    return out
 
 
 def _slots(item):
@@ -157,90 +181,89 @@ class _Run:
         self.slots = {}
 
 
-def _pattern(a, k, run, pos_of, body):
-    """The class of atom ``a`` read by block ``k >= 1`` of ``run``."""
-    s, p = run.start, run.period
-    if a.__class__ is not int:
-        return ("const", _fkey(a.value) if _scalar(a.value) else ("id", id(a.value)))
-    q = pos_of.get(a, -1)
-    lo = s + k * p
-    if q >= lo:
-        return ("local", q - lo)
-    if q >= lo - p:
-        return ("carry", q - lo + p)
-    if q >= s:
-        return None                       # two blocks back or more: not a loop of period p
-    return ("outside",)
+def _const_key(v):
+    return _fkey(v) if _scalar(v) else ("id", id(v))
 
 
 def _scalar(v):
     return v.__class__ in (float, int, bool, complex) or isinstance(v, np.generic)
 
 
-def _classify(run, body, pos_of, avals, runs_before):
+def _classify(run, body, pos_of, h):
     """Check every slot of every block; the number of blocks that verify (from block 0),
-    and ``run.slots`` filled. Returns 0 when block 0 itself does not fit."""
+    and ``run.slots`` filled: ``{(position, slot): class}``, a class being ``["local",
+    offset]``, ``["carry", offset, initial atom]``, ``["const", key or None (per block),
+    atoms]`` or ``["outside", variable or None (per block), atoms]``. Returns 0 when
+    block 0 itself does not fit."""
     s, p, n = run.start, run.period, run.blocks
-    slots = {}
+    get = pos_of.get
+    classes = [None] * p
     # block 1 decides each slot's class; blocks 2.. must agree; block 0 is checked last
     for k in range(1, n):
         base = s + k * p
+        prev = base - p
         for i in range(p):
-            item, first = body[base + i], body[s + i]
-            if item.__class__ is not first.__class__ or \
-                    _item_key(item, avals) != _item_key(first, avals):
+            if h[base + i] != h[s + i]:   # (equal ids: equal keys)
                 return k
-            for j, a in enumerate(_slots(item)):
-                pat = _pattern(a, k, run, pos_of, body)
-                if pat is None:
-                    return k
-                cls = slots.get((i, j))
-                if pat[0] == "const":
-                    if cls is None:
-                        slots[(i, j)] = ["const", pat[1], [a]]
-                        continue
-                    if cls[0] != "const":
+            item = body[base + i]
+            ins = (item.var,) if item.__class__ is Guard else item.ins
+            cl = classes[i]
+            if cl is None:
+                cl = classes[i] = [None] * len(ins)
+            for j, a in enumerate(ins):
+                c = cl[j]
+                if a.__class__ is int:
+                    q = get(a, -1)
+                    if q >= prev:
+                        kind, off = ("local", q - base) if q >= base else ("carry", q - prev)
+                        if c is None:
+                            cl[j] = [kind, off]
+                        elif c[0] != kind or c[1] != off:
+                            return k
+                    elif q >= s:
+                        return k     # two blocks back or more: not a loop of period p
+                    elif c is None:
+                        cl[j] = ["outside", a, [a]]
+                    elif c[0] != "outside":
                         return k
-                    if cls[1] != pat[1]:
-                        cls[1] = None      # differs per block: a per-block constant
-                    cls[2].append(a)
-                elif pat[0] == "outside":
-                    if cls is None:
-                        slots[(i, j)] = ["outside", a, [a]]
-                        continue
-                    if cls[0] != "outside":
-                        return k
-                    if cls[1] != a:
-                        cls[1] = None      # another variable per block
-                    cls[2].append(a)
+                    else:
+                        if c[1] != a:
+                            c[1] = None      # another variable per block
+                        c[2].append(a)
                 else:
-                    if cls is None:
-                        slots[(i, j)] = list(pat)
-                    elif cls[0] != pat[0] or cls[1] != pat[1]:
+                    key = _const_key(a.value)
+                    if c is None:
+                        cl[j] = ["const", key, [a]]
+                    elif c[0] != "const":
                         return k
+                    else:
+                        if c[1] != key:
+                            c[1] = None      # differs per block: a per-block constant
+                        c[2].append(a)
     # block 0: locals at the same offsets; a carry's initial value from before the run;
     # an invariant the same variable; constants of the same class
+    slots = {}
     for i in range(p):
         item = body[s + i]
         for j, a in enumerate(_slots(item)):
-            cls = slots[(i, j)]
+            cls = classes[i][j]
+            slots[(i, j)] = cls
             kind = cls[0]
             if kind == "local":
-                if a.__class__ is not int or pos_of.get(a, -1) != s + cls[1]:
+                if a.__class__ is not int or get(a, -1) != s + cls[1]:
                     return 0
             elif kind == "carry":
-                if a.__class__ is int and pos_of.get(a, -1) >= s:
+                if a.__class__ is int and get(a, -1) >= s:
                     return 0
                 cls.append(a)                       # [carry, offset, init]
             elif kind == "const":
                 if a.__class__ is int:
                     return 0
-                if cls[1] is not None and cls[1] != (_fkey(a.value) if _scalar(a.value)
-                                                     else ("id", id(a.value))):
+                if cls[1] is not None and cls[1] != _const_key(a.value):
                     cls[1] = None
                 cls[2].insert(0, a)
             else:   # outside
-                if a.__class__ is not int or pos_of.get(a, -1) >= s:
+                if a.__class__ is not int or get(a, -1) >= s:
                     return 0
                 if cls[1] is not None and cls[1] != a:
                     cls[1] = None
@@ -249,10 +272,10 @@ def _classify(run, body, pos_of, avals, runs_before):
     return n
 
 
-def _verified(run, body, pos_of, avals, runs_before):
+def _verified(run, body, pos_of, h):
     """The run shrunk to the blocks that verify (from the front and the back), or None."""
     while run.blocks >= 2 and run.blocks * run.period >= MIN_ROLLED:
-        good = _classify(run, body, pos_of, avals, runs_before)
+        good = _classify(run, body, pos_of, h)
         if good == run.blocks:
             return run
         if good == 0:   # block 0 does not fit: start one block later
@@ -270,8 +293,7 @@ def roll(prog):
     if len(body) < MIN_ROLLED:
         return prog, []
     avals = prog.avals
-    ids = {}
-    h = [ids.setdefault(_item_key(it, avals), len(ids)) for it in body]
+    h = _item_keys(body, avals)
     cands = _candidates(h)
     if not cands:
         return prog, []
@@ -280,7 +302,7 @@ def roll(prog):
     for a, p, blocks in cands:
         if runs and a < runs[-1].start + runs[-1].period * runs[-1].blocks:
             continue
-        run = _verified(_Run(a, p, blocks), body, pos_of, avals, runs)
+        run = _verified(_Run(a, p, blocks), body, pos_of, h)
         if run is not None:
             runs.append(run)
     if not runs:
