@@ -129,7 +129,7 @@ class _Builder:
             a = self.resolve(a)
             if a.__class__ is int:
                 w = self.where(a)
-                if w is not None:
+                if w is not None and w[1] not in w[0].hoisted:   # (hoisted: before the loop)
                     w[0].single.add((w[1], w[2]))
 
         for q, item in enumerate(body):
@@ -269,6 +269,9 @@ class _Builder:
             else:
                 tmpl.append(Eqn(item.prim, tuple(ins), item.params, item.out))
         carries = list(r.carries.values())
+        for c in carries:   # a state whose next value is computed once, before the loop
+            if c[0] in r.hoisted and body[s + c[0]].out not in inv:
+                inv.append(body[s + c[0]].out)
         body_out = [body[s + c[0]].out for c in carries] + [body[s + i].out for i in lists] + \
             [body[s + i].out for i in lasts]
         invars = [c[2] for c in carries] + inv + [x[2] for x in r.xs]
