@@ -53,6 +53,8 @@ MIN_ROLLED = 256
 MIN_BODY = 8
 # Candidate periods tried (the most frequent distances between equal keys).
 _CANDIDATES = 32
+# Shrinkings of one proposed run before it is left unrolled.
+_RETRIES = 8
 
 
 class _Prim:
@@ -273,16 +275,22 @@ def _classify(run, body, pos_of, h):
 
 
 def _verified(run, body, pos_of, h):
-    """The run shrunk to the blocks that verify (from the front and the back), or None."""
-    while run.blocks >= 2 and run.blocks * run.period >= MIN_ROLLED:
+    """``(run, rest)``: the run shrunk to the blocks that verify (None if fewer than 2),
+    and the blocks after the first block that did not, to try on their own (or None)."""
+    rest = None
+    for _ in range(_RETRIES):   # (bounded: each try is linear in the run's length)
+        if run.blocks < 2 or run.blocks * run.period < MIN_ROLLED:
+            return None, rest
         good = _classify(run, body, pos_of, h)
         if good == run.blocks:
-            return run
+            return run, rest
         if good == 0:   # block 0 does not fit: start one block later
             run = _Run(run.start + run.period, run.period, run.blocks - 1)
         else:
+            if rest is None:
+                rest = (run.start + good * run.period, run.period, run.blocks - good)
             run = _Run(run.start, run.period, good)
-    return None
+    return None, rest
 
 
 def roll(prog):
@@ -299,12 +307,16 @@ def roll(prog):
         return prog, []
     pos_of = {it.out: q for q, it in enumerate(body) if it.__class__ is Eqn}
     runs = []
-    for a, p, blocks in cands:
+    todo = list(reversed(cands))
+    while todo:
+        a, p, blocks = todo.pop()
         if runs and a < runs[-1].start + runs[-1].period * runs[-1].blocks:
             continue
-        run = _verified(_Run(a, p, blocks), body, pos_of, h)
+        run, rest = _verified(_Run(a, p, blocks), body, pos_of, h)
         if run is not None:
             runs.append(run)
+        if rest is not None and (not todo or rest[0] + rest[1] * rest[2] <= todo[-1][0]):
+            todo.append(rest)
     if not runs:
         return prog, []
     return _Builder(prog, runs, pos_of).build()
