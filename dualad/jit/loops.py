@@ -129,9 +129,10 @@ def _periods(h):
     order = np.argsort(h, kind="stable")
     same = h[order[1:]] == h[order[:-1]]
     d = (order[1:] - order[:-1])[same]
-    d = d[d >= MIN_BODY]
     if not d.size:
         return []
+    small = d < MIN_BODY   # a short period: blocks of several periods (unrolled by m)
+    d[small] *= -(-MIN_BODY // d[small])
     counts = np.bincount(d)
     top = np.argsort(counts, kind="stable")[::-1][:_CANDIDATES]
     return [int(p) for p in top if counts[p] >= 2]
