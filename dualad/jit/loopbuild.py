@@ -272,8 +272,12 @@ class _Builder:
         for c in carries:   # a state whose next value is computed once, before the loop
             if c[0] in r.hoisted and body[s + c[0]].out not in inv:
                 inv.append(body[s + c[0]].out)
+        carry_at = {}
+        for j, c in enumerate(carries):
+            carry_at.setdefault(c[0], j)
+        last_carry = [carry_at.get(i) for i in lasts]   # (a carry's final value: no output)
         body_out = [body[s + c[0]].out for c in carries] + [body[s + i].out for i in lists] + \
-            [body[s + i].out for i in lasts]
+            [body[s + i].out for i, j in zip(lasts, last_carry) if j is None]
         invars = [c[2] for c in carries] + inv + [x[2] for x in r.xs]
         used = set(invars)
         for it in tmpl:
@@ -289,7 +293,7 @@ class _Builder:
         fn, source = self.loops.compile_rolled(sub, name=name)
         self.bodies.append((name, source))
         guarded = any(it.__class__ is Guard for it in tmpl) or "RETRACE" in source
-        driver = _driver(fn, n, len(carries), len(inv), r.xs, len(lists), len(lasts))
+        driver = _driver(fn, n, len(carries), len(inv), r.xs, len(lists), last_carry)
         # the loop's inputs
         ins = [c[1] if c[1].__class__ is not int else self.resolve(c[1]) for c in carries]
         ins += inv
@@ -365,39 +369,41 @@ class _JoinPrim:
 _JOIN = _JoinPrim()
 
 
-def _driver(body, n, ncarry, ninv, xs, nlists, nlasts):
-    """The loop over the blocks, generated: calls ``body`` once per block."""
+def _driver(body, n, ncarry, ninv, xs, nlists, last_carry):
+    """The loop over the blocks, generated: calls ``body`` once per block. ``last_carry``:
+    per value read after the last block, the carry holding it (an index) or None (the
+    body returns it)."""
+    nlasts = sum(j is None for j in last_carry)
     c = [f"c{j}" for j in range(ncarry)]
     iv = [f"i{j}" for j in range(ninv)]
     x = [f"x{j}" for j in range(len(xs))]
     ys = [f"y{j}" for j in range(nlists)]
     ts = [f"t{j}" for j in range(nlists)]
-    ls = [f"l{j}" for j in range(nlasts)]
+    ls = [f"l{j}" for j in range(len(last_carry))]
     lines = [f"def loop({', '.join(c + iv + x)}):"]
     for y in ys:
         lines.append(f"    {y} = []")
-    reads = []
-    for name, xsrc in zip(x, xs):
+    for name, xsrc in zip(x, xs):   # each per-block input as a list of n entries
         off, stride = xsrc[0][2:4]
         if len(xsrc[0]) > 4 and (xsrc[0][4] or xsrc[0][5]):
             off, stride = 0, 1   # joined into a list of its own
-        if stride == 1:
-            idx = "k" if off == 0 else f"{off} + k"
-        elif stride == -1:
-            idx = f"{off} - k"
-        else:
-            idx = f"{off} + {stride} * k"
-        reads.append(f"{name}[{idx}]")
-    lines.append(f"    for k in range({n}):")
-    lines.append(f"        r = body({', '.join(c + iv + reads)})")
+        if off != 0 or stride != 1:
+            lines.append(f"    {name} = {name}[{off}::{stride}][:{n}]")
+    e = [f"e{j}" for j in range(len(xs))]
+    if x:
+        lines.append(f"    for ({', '.join(e)},) in zip({', '.join(x)}):")
+    else:
+        lines.append(f"    for _ in range({n}):")
+    lines.append(f"        r = body({', '.join(c + iv + e)})")
     lines.append("        if r is RETRACE:")
-    lines.append(f"            return (False,{' None,' * (nlists + nlasts)})")
-    targets = c + ts + ls
+    lines.append(f"            return (False,{' None,' * (nlists + len(last_carry))})")
+    targets = c + ts + [l for j, l in zip(last_carry, ls) if j is None]
     if targets:
         lines.append(f"        ({', '.join(targets)},) = r")
     for y, t in zip(ys, ts):
         lines.append(f"        {y}.append({t})")
-    lines.append(f"    return (True, {''.join(v + ', ' for v in ys + ls)})")
+    finals = [c[j] if j is not None else l for j, l in zip(last_carry, ls)]
+    lines.append(f"    return (True, {''.join(v + ', ' for v in ys + finals)})")
     ns = {"body": body, "RETRACE": RETRACE}
     exec(compile("\n".join(lines) + "\n", "<dualad.jit loop driver>", "exec"), ns)  # noqa: S102
     return ns["loop"]
