@@ -6,6 +6,8 @@ the ``loop_output`` equations that give the variables read after the run their v
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .codegen import RETRACE
@@ -16,15 +18,6 @@ _LIST = (list, None, None)
 _TUPLE = (tuple, None, None)
 
 
-class _LoopPrim:
-    """The loop equation's primitive: ``impl`` is the generated driver."""
-
-    __slots__ = ("name", "impl")
-
-    def __init__(self, impl):
-        self.name, self.impl = "loop", impl
-
-
 def _slots(item):
     return (item.var,) if item.__class__ is Guard else item.ins
 
@@ -33,7 +26,7 @@ class _Builder:
     def __init__(self, prog, runs, pos_of):
         from . import loops
         self.loops = loops
-        self.output, self.pack = loops.OUTPUT, loops.PACK
+        self.output, self.pack = OUTPUT, PACK
         self.prog = prog
         self.runs = runs
         self.pos_of = pos_of
@@ -318,7 +311,7 @@ class _Builder:
                 out.append(Eqn(self.pack, tuple(payload), {}, v))
                 ins.append(v)
         lv = self.new(_TUPLE)
-        out.append(Eqn(_LoopPrim(driver), tuple(ins), {}, lv))
+        out.append(Eqn(_Prim("loop", driver), tuple(ins), {}, lv))
         where = next((it.where for it in tmpl if it.__class__ is Guard), "") or \
             "a guard inside a rolled loop"
         if guarded:
@@ -359,14 +352,19 @@ def _join(*args, before, first, stride, count):
             *args[before + 1:]]
 
 
-class _JoinPrim:
+class _Prim:
+    """A primitive of the rolled program only (never traced or differentiated): the
+    code generator calls ``impl`` by name, as any primitive it does not know."""
+
     __slots__ = ("name", "impl")
 
-    def __init__(self):
-        self.name, self.impl = "loop_join", _join
+    def __init__(self, name, impl):
+        self.name, self.impl = name, impl
 
 
-_JOIN = _JoinPrim()
+OUTPUT = _Prim("loop_output", operator.getitem)      # the i-th result of a loop
+PACK = _Prim("loop_pack", lambda *values: values)     # per-block inputs as one sequence
+_JOIN = _Prim("loop_join", _join)
 
 
 def _driver(body, n, ncarry, ninv, xs, nlists, last_carry):

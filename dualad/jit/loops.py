@@ -37,12 +37,12 @@ rolled program's results are bitwise the unrolled one's. The program kept for
 """
 from __future__ import annotations
 
-import operator
 
 import numpy as np
 
-from .codegen import RETRACE, compile_program
-from .program import Const, Eqn, Guard, Program
+from .codegen import compile_program
+from .loopbuild import _Builder
+from .program import Eqn, Guard
 from .trace import _aval
 
 __all__ = ["roll", "compile_rolled", "MIN_ROLLED", "MIN_BODY"]
@@ -55,19 +55,6 @@ MIN_BODY = 8
 _CANDIDATES = 32
 # Shrinkings of one proposed run before it is left unrolled.
 _RETRIES = 8
-
-
-class _Prim:
-    """A primitive of the rolled program only (never traced or differentiated)."""
-
-    __slots__ = ("name", "impl")
-
-    def __init__(self, name, impl):
-        self.name, self.impl = name, impl
-
-
-OUTPUT = _Prim("loop_output", operator.getitem)      # the i-th result of a loop
-PACK = _Prim("loop_pack", lambda *values: values)     # per-block inputs as one sequence
 
 
 def _fkey(v):
@@ -321,9 +308,6 @@ def roll(prog):
     if not runs:
         return prog, []
     return _Builder(prog, runs, pos_of).build()
-
-
-from .loopbuild import _Builder  # noqa: E402 - the builder uses the classes above
 
 
 def compile_rolled(prog, name="replay"):
