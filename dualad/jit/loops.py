@@ -37,7 +37,6 @@ rolled program's results are bitwise the unrolled one's. The program kept for
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from .codegen import compile_program
