@@ -253,3 +253,22 @@ def test_per_step_values_computed_before_the_loop():
     x = np.array([0.1, -0.2, 0.3])
     _, got = assert_same(f, x)
     assert _bits(got) == _bits(f(x))
+
+
+def test_an_unknown_primitive_name_does_not_load_the_lazy_families():
+    """The code generator asks the registry about every primitive; a name it lacks (a
+    rolled loop's ``loop``, a user's primitive) must not cost the lazy families' import
+    (seconds) on a jitted function's first call."""
+    import subprocess
+    import sys
+    code = ("import sys\n"
+            "import dualad\n"
+            "from dualad.jit.passes import known\n"
+            "primitive = sys.modules['dualad.primitive']\n"
+            "class P:\n"
+            "    name = 'no_such_primitive_anywhere'\n"
+            "assert known(P()) is None\n"
+            "print(primitive._families['loaded'])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False", out.stdout + out.stderr
