@@ -368,23 +368,26 @@ _JOIN = _Prim("loop_join", _join)
 
 
 def _driver(body, n, ncarry, ninv, xs, nlists, last_carry):
-    """The loop over the blocks, generated: calls ``body`` once per block. ``body`` returns
-    the carries, the values kept per block (``nlists``), then the values read after the
-    last block; ``last_carry``: per value read after the last block, the carry holding it
-    (an index) or None (the body returns it)."""
+    """The loop over the blocks, generated: calls ``body`` once per block. ``last_carry``:
+    per value read after the last block, the carry holding it (an index) or None (the
+    body returns it)."""
+    nlasts = sum(j is None for j in last_carry)
     c = [f"c{j}" for j in range(ncarry)]
     iv = [f"i{j}" for j in range(ninv)]
     x = [f"x{j}" for j in range(len(xs))]
-    e = [f"e{j}" for j in range(len(xs))]
+    ys = [f"y{j}" for j in range(nlists)]
+    ts = [f"t{j}" for j in range(nlists)]
+    ls = [f"l{j}" for j in range(len(last_carry))]
     lines = [f"def loop({', '.join(c + iv + x)}):"]
-    if nlists:
-        lines.append("    rs = []")
-    for name, xsrc in zip(x, xs):   # each per-block input as a sequence of n entries
+    for y in ys:
+        lines.append(f"    {y} = []")
+    for name, xsrc in zip(x, xs):   # each per-block input as a list of n entries
         off, stride = xsrc[0][2:4]
         if len(xsrc[0]) > 4 and (xsrc[0][4] or xsrc[0][5]):
             off, stride = 0, 1   # joined into a list of its own
         if off != 0 or stride != 1:
             lines.append(f"    {name} = {name}[{off}::{stride}][:{n}]")
+    e = [f"e{j}" for j in range(len(xs))]
     if x:
         lines.append(f"    for ({', '.join(e)},) in zip({', '.join(x)}):")
     else:
@@ -392,22 +395,13 @@ def _driver(body, n, ncarry, ninv, xs, nlists, last_carry):
     lines.append(f"        r = body({', '.join(c + iv + e)})")
     lines.append("        if r is RETRACE:")
     lines.append(f"            return (False,{' None,' * (nlists + len(last_carry))})")
-    if ncarry:
-        lines.append(f"        ({', '.join(c)},) = r[:{ncarry}]")
-    if nlists:
-        lines.append("        rs.append(r)")
-    outs = []
-    if nlists:   # the kept values, one sequence per position: the blocks' results transposed
-        lines.append(f"    kept = list(zip(*rs))[{ncarry}:{ncarry + nlists}]")
-        outs += [f"kept[{j}]" for j in range(nlists)]
-    at = ncarry + nlists
-    for j in last_carry:
-        if j is None:
-            outs.append(f"r[{at}]")
-            at += 1
-        else:
-            outs.append(c[j])
-    lines.append(f"    return (True, {''.join(v + ', ' for v in outs)})")
+    targets = c + ts + [l for j, l in zip(last_carry, ls) if j is None]
+    if targets:
+        lines.append(f"        ({', '.join(targets)},) = r")
+    for y, t in zip(ys, ts):
+        lines.append(f"        {y}.append({t})")
+    finals = [c[j] if j is not None else l for j, l in zip(last_carry, ls)]
+    lines.append(f"    return (True, {''.join(v + ', ' for v in ys + finals)})")
     ns = {"body": body, "RETRACE": RETRACE}
     exec(compile("\n".join(lines) + "\n", "<dualad.jit loop driver>", "exec"), ns)  # noqa: S102
     return ns["loop"]
