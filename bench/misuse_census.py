@@ -1199,6 +1199,38 @@ def _c_nested_trip_counts():
       ref=lambda: dualad.jvp(dualad.grad(_nested_loop), (0.5,), (1.0,)))
 def _c_nested_jvp_of_jit():
     return dualad.jvp(dualad.jit(dualad.grad(_nested_loop)), (0.5,), (1.0,))
+# --- issue 32: loops in a jit trace rolled into one compiled loop (dualad.jit.loops)
+def _rolled_step(x, back):
+    y = np.sin(back) * 0.5 + np.cos(x) * 0.25
+    y = np.tanh(y * y + 0.1) - np.exp(-y) * 0.125
+    return y / (1.0 + y * y)
+
+
+def _rolled_guarded(x):
+    for _ in range(60):
+        x = _rolled_step(x, x) if np.sum(x) > -1.0 else _rolled_step(x, -x)
+    return x
+
+
+@case("jit: a guard inside a rolled loop failing at one step of a replay retraces",
+      ref=lambda: _rolled_guarded(np.array([-0.9, -0.9])))
+def _():
+    j = dualad.jit(_rolled_guarded)
+    j(np.array([0.3, 0.4]))
+    return j(np.array([-0.9, -0.9]))
+
+
+def _rolled_almost(x):
+    prev = prev2 = x
+    for t in range(60):   # step 30 reads the value of two steps back: not one loop
+        prev2, prev = prev, _rolled_step(prev, prev2 if t == 30 else prev)
+    return prev
+
+
+@case("jit: a loop whose step 30 is wired differently is not rolled as one loop",
+      ref=lambda: _rolled_almost(np.array([0.2, 0.7])))
+def _():
+    return dualad.jit(_rolled_almost)(np.array([0.2, 0.7]))
 
 
 _GMM_LS = np.random.default_rng(3).normal(size=(4, 3, 3))

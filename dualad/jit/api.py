@@ -26,7 +26,8 @@ import numpy as np
 from ..tracer import Box, CONCRETE
 from .. import tree
 from ..objects import traced_outputs
-from .codegen import RETRACE, compile_program
+from .codegen import RETRACE
+from .loops import compile_rolled
 from .program import Const, Program
 from .replay import fresh, run as replay_run
 from .assumed import Assumed
@@ -70,7 +71,9 @@ class Compiled:
         if backend == "numba":   # elementwise groups as compiled kernels (numba_backend)
             from .numba_backend import fuse_program
             generated = fuse_program(program)
-        self.fn, self.source = compile_program(generated, name=program.name)
+            self.fn, self.source = compile_program(generated, name=program.name)
+        else:                    # repeated runs rolled into loops (dualad.jit.loops)
+            self.fn, self.source = compile_rolled(program, name=program.name)
         self.rebuild = rebuild
         self.warm = generated is not program
 

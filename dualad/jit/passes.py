@@ -44,7 +44,9 @@ def known(prim):
     two user primitives of one name, ``<lambda>``) is none of them: a name is text, the
     primitive is the object."""
     name = prim.name
-    return name if REGISTRY.get(name) is prim else None
+    # (dict.get: a primitive in the registry is declared already; a miss must not load
+    # the lazy families, seconds, for a name no family has: a user's, a rolled loop's)
+    return name if dict.get(REGISTRY, name) is prim else None
 
 
 def _is_one(a):
