@@ -26,7 +26,7 @@ import numpy as np
 from ..tracer import Box, CONCRETE
 from .. import tree
 from ..objects import traced_outputs
-from .codegen import RETRACE
+from .codegen import RETRACE, compile_program
 from .loops import compile_rolled
 from .program import Const, Program
 from .replay import fresh, run as replay_run
