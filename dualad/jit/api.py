@@ -29,6 +29,7 @@ from ..objects import traced_outputs
 from .codegen import RETRACE, compile_program
 from .program import Const, Program
 from .replay import fresh, run as replay_run
+from .transformed import applies, example, transformed
 from .assumed import Assumed
 from .signature import (_fast_key, _identity_statics, _leaf_key, _positional, _static,
                         _structure)
@@ -62,12 +63,13 @@ class Compiled:
     """One program for one signature: the compiled replay, its source, the program, and
     the output structure."""
 
-    __slots__ = ("fn", "source", "program", "rebuild")
+    __slots__ = ("fn", "source", "program", "rebuild", "transformed")
 
     def __init__(self, program, rebuild):
         self.program = program
         self.fn, self.source = compile_program(program, name=program.name)
         self.rebuild = rebuild
+        self.transformed = None   # its primitive under transformations (.transformed)
 
 
 class _Entry:
@@ -359,15 +361,22 @@ class Jitted:
             f"(static_argnums=...), or raise max_traces", JitRetraceWarning, stacklevel=4)
 
     def _call_traced(self, key, leaves, traced, rebuild):
-        """Called with traced values: run the program through the primitives, so the
-        enclosing transformations see them. The program is chosen (and traced, when none
-        holds) at the primal values, with the same checks as a plain call: the closure and
-        globals it assumed, then its guards, asked of the traced values."""
-        primals = [peek(x) if isinstance(x, Box) else x for x in leaves]
+        """Called with traced values: the program of the primal values' signature applied
+        as ONE primitive with compiled rules (:mod:`dualad.jit.transformed`), or, under
+        an enclosing jit trace and for the programs that module leaves out, run through
+        the primitives, so the enclosing transformations see them. The program is chosen
+        (and traced, when none holds) at the primal values, with the same checks as a
+        plain call: the closure and globals it assumed, then its guards."""
         inputs = [x for x, t in zip(leaves, traced) if t]
+        one = applies(inputs)
+        primals = [peek(x) if isinstance(x, Box) else x for x in leaves]
+        batched = any(p is None for p in primals)
+        if batched and one:   # vmap: the program of one example's signature
+            primals = [example(x) for x in leaves]
         if all(p is not None for p in primals):
             a, k = rebuild(primals)
             pkey = self._split(a, k)[0]
+            at = None if batched else [p for p, t in zip(primals, traced) if t]
             for attempt in range(2):
                 entry = self._cache.get(pkey)
                 if entry is not None and entry.eager:
@@ -375,6 +384,20 @@ class Jitted:
                 programs = [] if entry is None else [
                     c for c, assumed in list(entry.programs) if assumed.holds()]
                 for compiled in programs:
+                    t = transformed(compiled, Jitted) if one else None
+                    if t is not None:
+                        try:
+                            out = t.bind(inputs, at)
+                        except Exception:  # noqa: BLE001 - f raises it from its own line
+                            a, k = rebuild(leaves)
+                            return self.fun(*a, **k)
+                        if out is not RETRACE:
+                            return compiled.rebuild(out)
+                        if batched:   # a guard under vmap: f itself says what to write
+                            break
+                        continue
+                    if batched:
+                        break
                     try:
                         out = replay_run(compiled.program, inputs)
                     except Exception:  # noqa: BLE001 - f raises it again from its own line
@@ -384,8 +407,11 @@ class Jitted:
                         return self.fun(*a, **k)
                     if out is not RETRACE:
                         return compiled.rebuild(out)
-                if attempt == 0:
-                    self(*a, **k)     # traces the path these primal values take
+                else:
+                    if attempt == 0:
+                        self(*a, **k)     # traces the path these primal values take
+                    continue
+                break
         a, k = rebuild(leaves)
         return self.fun(*a, **k)
 
