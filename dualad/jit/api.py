@@ -226,6 +226,9 @@ class Jitted:
                 # without running them all again on the general path below
                 _, leaves, traced, rebuild, _ = self._split(args, kwargs)
                 return self._trace_call(key, leaves, traced, rebuild)
+        elif not kwargs and not self.static_argnums and _traced_positional(args):
+            # positional arrays, floats and traced values (grad(jit(f))): no flattening
+            return self._call_traced(None, list(args), [True] * len(args), _positional)
         key, leaves, traced, rebuild, boxed = self._split(args, kwargs)
         if boxed:
             return self._call_traced(key, leaves, traced, rebuild)
@@ -375,7 +378,9 @@ class Jitted:
             primals = [example(x) for x in leaves]
         if all(p is not None for p in primals):
             a, k = rebuild(primals)
-            pkey = self._split(a, k)[0]
+            pkey = None if k or self.static_argnums else _fast_key(a)
+            if pkey is None:
+                pkey = self._split(a, k)[0]
             at = None if batched else [p for p, t in zip(primals, traced) if t]
             for attempt in range(2):
                 entry = self._cache.get(pkey)
@@ -512,6 +517,21 @@ class Jitted:
 
     def __repr__(self):
         return f"<dualad.jit of {self.fun!r}>"
+
+
+def _traced_positional(args):
+    """Whether ``args`` are arrays, floats and traced values, one traced at least."""
+    boxed = False
+    for x in args:
+        kind = x.__class__
+        if kind is np.ndarray:
+            if x.dtype.hasobject:
+                return False
+        elif kind is not float and kind is not np.float64:
+            if not isinstance(x, Box):
+                return False
+            boxed = True
+    return boxed
 
 
 def _rerun_note(name, error, raised):

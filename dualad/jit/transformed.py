@@ -44,7 +44,12 @@ from ..vmap import vmap
 from .codegen import RETRACE, compile_program
 from .replay import run as replay_run
 
-__all__ = ["Transformed", "transformed", "applies", "example"]
+__all__ = ["Transformed", "transformed", "applies", "example", "ENABLED"]
+
+# True: a jitted call under a transformation is this module's one primitive; set to False
+# (bench/jit_under_grad.py does, to time the replay in the same run) for the replay
+# through the primitives everywhere. Read at every call; nothing else changes it.
+ENABLED = [True]
 
 _NDARRAY = np.ndarray
 
@@ -90,7 +95,7 @@ def applies(leaves):
     """Whether a call with these traced argument leaves takes this module's primitive:
     not when a jit trace records one of them (an enclosing ``jit`` inlines the program's
     replay and compiles the whole, as ``jit(grad(f))`` does)."""
-    return not is_staged(leaves)
+    return ENABLED[0] and not is_staged(leaves)
 
 
 class Transformed:
@@ -230,8 +235,7 @@ class Transformed:
 
     def _value_and_grad(self, wanted, primals):
         """The compiled ``x -> (y, ∂y/∂x_i for i in wanted)`` at ``primals``'s signature."""
-        key = (wanted, tuple((type(p), np.shape(p), getattr(p, "dtype", None))
-                             for p in primals))
+        key = wanted   # (one compiled program: one signature)
         fn = self._vg.get(key)
         if fn is None:
             prog, n = self.prog, self.n_in
@@ -256,15 +260,24 @@ class Transformed:
         wanted = tuple(wanted) if wanted is not None else tuple(
             i for i, a in enumerate(args) if isinstance(a, Box))
         grads = call.grads
-        if grads is not None and set(wanted) <= set(call.wanted) and \
-                type(ct) in PLAIN_TYPES and all(a is b for a, b in zip(args, call.inputs)):
-            shape = self.out_avals[0][0]
-            if np.shape(ct) == shape and np.result_type(ct).kind == "f":
-                scale = float(ct) if ct.__class__ is not _NDARRAY else float(ct.reshape(()))
+        if grads is not None and (wanted == call.wanted or set(wanted) <= set(call.wanted)):
+            # x̄_i = ȳ ∂y/∂x_i: the output is one real number, its gradient computed already
+            kind = ct.__class__
+            if kind is float or kind is np.float64:
+                scale = ct
+            elif kind is _NDARRAY and ct.dtype.kind == "f" and ct.shape == \
+                    self.out_avals[0][0]:
+                scale = ct.item()
+            else:
+                scale = None
+            if scale is not None and all(a is b for a, b in zip(args, call.inputs)):
                 out = [None] * len(args)
                 for i, g in zip(call.wanted, grads):
-                    if i in wanted:
-                        out[i] = g if scale == 1.0 else g * scale
+                    out[i] = g if scale == 1.0 else g * scale
+                if len(wanted) < len(call.wanted):
+                    for i in call.wanted:
+                        if i not in wanted:
+                            out[i] = None
                 return out
         ct = _plain(ct)
         if self.out_avals[0][1].kind != "c" and np.result_type(unguarded_value(ct)).kind == "c":
