@@ -42,6 +42,7 @@ from ..tape import Var
 from ..tracer import Box, PLAIN_TYPES, note_decision, shape_of, unguarded_value
 from ..vmap import vmap
 from .codegen import RETRACE, compile_program
+from .program import Eqn, Program
 from .replay import run as replay_run
 
 __all__ = ["Transformed", "transformed", "applies", "example", "ENABLED"]
@@ -66,10 +67,11 @@ class _Call:
     """One application's state (its ``call=`` parameter): the inputs it was bound at,
     the outputs and the gradient computed there, and which inputs were differentiated."""
 
-    __slots__ = ("inputs", "outs", "grads", "wanted")
+    __slots__ = ("inputs", "outs", "grads", "wanted", "back")
 
-    def __init__(self, inputs, outs, grads, wanted):
+    def __init__(self, inputs, outs, grads, wanted, back=None):
         self.inputs, self.outs, self.grads, self.wanted = inputs, outs, grads, wanted
+        self.back = back    # (the compiled backward program, the residuals), or None
 
 
 def _replay(prog, inputs):
@@ -195,30 +197,39 @@ class Transformed:
             call = _Call((), None, None, None)
         else:
             wanted = self._first_order_reverse(inputs)
-            if wanted is not None:
+            back = None
+            if wanted is None:
+                outs = self.fn(*primals)
+                if outs is RETRACE:
+                    return RETRACE
+                outs = self.value(outs)
+            elif self._scalar:
                 vg = self._value_and_grad(wanted, primals)
                 res = vg(*primals)
                 if res is RETRACE:
                     return RETRACE
                 outs, grads = res[0], res[1:]
             else:
-                outs = self.fn(*primals)
+                split = self._split(wanted, primals)
+                if split is None:
+                    outs = self.fn(*primals)
+                else:
+                    outs = split.forward(*primals)
                 if outs is RETRACE:
                     return RETRACE
+                if split is not None:
+                    k = len(self.out_avals)
+                    back = (split, outs[k:])
+                    outs = outs[:k]
                 outs = self.value(outs)
             for g in self.guards:   # the facts the program relied on, as decisions
                 note_decision(inputs, g.kind, g.expected)
-            call = _Call(tuple(primals), outs, grads, wanted)
+            call = _Call(tuple(primals), outs, grads, wanted, back)
         return self.leaves(self.prim(*inputs, call=call))
 
     def _first_order_reverse(self, inputs):
         """The positions of the tape values of ONE tape over plain values, when every
-        traced input is one and the output is one real number; else None."""
-        if len(self.out_avals) != 1:
-            return None
-        shape, dtype = self.out_avals[0]
-        if dtype.kind != "f" or math.prod(shape) != 1:
-            return None
+        traced input is one; else None."""
         trace = None
         wanted = []
         for i, x in enumerate(inputs):
@@ -232,6 +243,27 @@ class Transformed:
                 return None
             wanted.append(i)
         return tuple(wanted) or None
+
+    @property
+    def _scalar(self):
+        """One real output of one element: its VJP is the cotangent times its gradient."""
+        if not self.single:
+            return False
+        shape, dtype = self.out_avals[0]
+        return dtype.kind == "f" and math.prod(shape) == 1
+
+    def _split(self, wanted, primals):
+        """The :class:`Split` of ``vjp(program)`` for these differentiated inputs (made at
+        the first call, kept; None when it cannot be split)."""
+        key = ("split", wanted)
+        split = self._vg.get(key, False)
+        if split is False:
+            try:
+                split = Split.of(self, wanted, primals)
+            except _GuardFailed:
+                split = None
+            self._vg[key] = split
+        return split
 
     def _value_and_grad(self, wanted, primals):
         """The compiled ``x -> (y, ∂y/∂x_i for i in wanted)`` at ``primals``'s signature."""
@@ -278,6 +310,17 @@ class Transformed:
                     for i in call.wanted:
                         if i not in wanted:
                             out[i] = None
+                return out
+        back = call.back
+        if back is not None and (wanted == call.wanted or set(wanted) <= set(call.wanted)) \
+                and all(a is b for a, b in zip(args, call.inputs)):
+            cts = back[0].backward(back[1], self.leaves(ct) if type(ct) in PLAIN_TYPES
+                                   else None)
+            if cts is not None:
+                out = [None] * len(args)
+                for i, g in zip(call.wanted, cts):
+                    if i in wanted:
+                        out[i] = g
                 return out
         ct = _plain(ct)
         if self.out_avals[0][1].kind != "c" and np.result_type(unguarded_value(ct)).kind == "c":
@@ -343,6 +386,81 @@ class Transformed:
             mapped = self._vmap[batched] = self.make_jit(
                 vmap(per_example, in_axes=tuple(0 if b else None for b in batched)))
         return mapped(*args)
+
+
+class Split:
+    """``vjp(program)`` as two compiled programs, JAX's partial evaluation of a linearized
+    program: the joint program ``(x, ȳ) -> (y, x̄)`` traced once, its equations that do
+    not depend on ``ȳ`` the forward ``x -> (y, residuals)``, the others the backward
+    ``(residuals, ȳ) -> x̄``; the residuals are the forward's values the backward reads."""
+
+    __slots__ = ("forward", "back_fn", "ct_types")
+
+    @classmethod
+    def of(cls, t, wanted, primals):
+        prog, n = t.prog, t.n_in
+
+        def joint(*leaves):
+            xs, cts = list(leaves[:n]), leaves[n:]
+
+            def f(*w):
+                full = list(xs)
+                for i, v in zip(wanted, w):
+                    full[i] = v
+                return tuple(_replay(prog, full))
+            ys, back = vjp(f, *[xs[i] for i in wanted])
+            return tuple(ys) + tuple(back(tuple(cts)))
+        joint.__name__ = f"vjp({t.name})"
+        examples = [np.ones(s, d)[()] for s, d in t.out_avals]
+        g = t.make_jit(joint).program(*primals, *examples)
+        seeds = set(g.invars[n:])
+        late = set(seeds)
+        fwd, bwd = [], []
+        for e in g.body:
+            if e.__class__ is not Eqn:   # a guard
+                (bwd if e.var in late else fwd).append(e)
+            elif any(a.__class__ is int and a in late for a in e.ins):
+                late.add(e.out)
+                bwd.append(e)
+            else:
+                fwd.append(e)
+        k = len(t.out_avals)
+        ys, xbars = g.outvars[:k], g.outvars[k:]
+        if any(a.__class__ is int and a in late for a in ys):
+            return None
+        read = {a for e in bwd for a in (e.ins if e.__class__ is Eqn else (e.var,))
+                if a.__class__ is int} | {a for a in xbars if a.__class__ is int}
+        residuals = sorted(read - late)
+        forward = Program(g.invars[:n], fwd, list(ys) + residuals, g.avals,
+                          f"{t.name}_forward").pruned()
+        backward = Program(residuals + list(g.invars[n:]), bwd, list(xbars), g.avals,
+                           f"{t.name}_backward").pruned()
+        return cls(compile_program(forward, name=forward.name)[0],
+                   compile_program(backward, name=backward.name)[0],
+                   [type(x) for x in examples], t.out_avals)
+
+    def __init__(self, forward, back_fn, ct_types, out_avals):
+        self.forward = forward
+        self.back_fn = back_fn
+        self.ct_types = list(zip(ct_types, out_avals))
+
+    def backward(self, residuals, ct_leaves):
+        """The cotangents of the differentiated inputs, or None when ``ct_leaves`` are not
+        the plain cotangents the backward was compiled for (batched, another dtype)."""
+        if ct_leaves is None:
+            return None
+        cts = []
+        for c, (kind, (shape, dtype)) in zip(ct_leaves, self.ct_types):
+            if kind is _NDARRAY:
+                if c.__class__ is not _NDARRAY or c.shape != shape or c.dtype != dtype:
+                    return None
+            elif np.shape(c) != () or np.result_type(c) != dtype:
+                return None
+            else:
+                c = kind(c)
+            cts.append(c)
+        out = self.back_fn(*residuals, *cts)
+        return None if out is RETRACE else out
 
 
 def _plain(t):

@@ -260,3 +260,18 @@ def test_integer_outputs_and_mixed_dtypes_take_the_replay():
     close(grad(lambda x: j(x)[0])(X), 2 * X)
     m = jit(lambda x: (np.sum(x), x.astype(np.float32)))
     close(grad(lambda x: m(x)[0] + np.sum(m(x)[1]))(X), 2 * np.ones(3), rtol=1e-6)
+
+
+def test_vjp_of_a_vector_output_runs_the_split_backward_not_the_forward_again():
+    """vjp(jit(f)) at first order: the forward program returns the residuals, the backward
+    program reads them (no second forward: the pullback's jitted vjp is not made)."""
+    from dualad.jit import transformed
+    h = jit(lambda x: np.sin(x) * x[0])
+    for x in (X, X + 1.0):
+        y, pb = vjp(h, x)
+        close(pb(V), vjp(lambda x: np.sin(x) * x[0], x)[1](V))
+        close(pb(2 * V), vjp(lambda x: np.sin(x) * x[0], x)[1](2 * V))
+    t = transformed.transformed(h._cache[next(iter(h._cache))].programs[0][0], type(h))
+    assert isinstance(t._vg[("split", (0,))], transformed.Split)
+    assert not t._vjp                     # the recomputing pullback never made
+    assert traces(h) == 1
