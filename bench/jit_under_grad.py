@@ -41,20 +41,24 @@ import gb_peers  # noqa: E402
 import workloads as W  # noqa: E402
 
 
-def rows():
+def rows(only=()):
+    """(label, f, args, argnums) of the rows whose label starts with one of ``only``."""
     numpy = gb_peers.NumPyPeer()
     out = []
-    for label, module, inp in [("gmm (2, 5)", "gmm", I.gmm(2, 5)),
-                               ("gmm (20, 50)", "gmm", I.gmm(20, 50)),
-                               ("lse (2500)", "lse", I.lse(2500)),
-                               ("ode (1000, 10)", "ode", I.ode(1000, 10)),
-                               ("kmeans (10, 1000, 8)", "kmeans", I.kmeans(10, 1000, 8))]:
-        f, args, argnums, _ = E._program(module, numpy, inp)
-        out.append((label, f, args, argnums))
+    for label, module, inp in [("gmm (2, 5)", "gmm", lambda: I.gmm(2, 5)),
+                               ("gmm (20, 50)", "gmm", lambda: I.gmm(20, 50)),
+                               ("lse (2500)", "lse", lambda: I.lse(2500)),
+                               ("ode (1000, 10)", "ode", lambda: I.ode(1000, 10)),
+                               ("kmeans (10, 1000, 8)", "kmeans",
+                                lambda: I.kmeans(10, 1000, 8))]:
+        if not only or any(label.startswith(o) for o in only):
+            f, args, argnums, _ = E._program(module, numpy, inp())
+            out.append((label, f, args, argnums))
     for name, data, build in (("logreg (10000, 100)", W._logistic_data, W._logistic),
                               ("mlp (512, 256)", W._mlp_data, W._mlp)):
-        *arrays, p = data(False)
-        out.append((name, build(np, *arrays), [p], 0))
+        if not only or any(name.startswith(o) for o in only):
+            *arrays, p = data(False)
+            out.append((name, build(np, *arrays), [p], 0))
     return out
 
 
@@ -88,7 +92,7 @@ def variants(label, f, xs, argnums):
 
 def _child(label, variant, reps):
     import gc
-    row = next(r for r in rows() if r[0] == label)
+    row = next(r for r in rows([label]) if r[0] == label)
     fn = variants(*row)[variant]
     fn()
     gc.disable()
@@ -103,10 +107,8 @@ def instructions(only):
     env = dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1")
     print(f"{'row':22} {'jit(grad f)':>14} {'grad(jit f)':>14} {'replayed':>14}  "
           f"(instructions per call)")
-    for label, *_ in rows():
-        if only and not any(label.startswith(o) for o in only):
-            continue
-        reps = 20
+    for label, *_ in rows(only):
+        reps = 10
         cells = []
         for variant in ("jit(grad)", "grad(jit)", "replayed"):
             counts = []
@@ -141,9 +143,7 @@ def main(argv=None):
     print(f"{'row':22} {'jit(grad f)':>12} {'grad(jit f)':>12} {'replayed':>12} "
           f"{'new/jit(grad)':>14} {'replay/new':>11} | first: {'jit(grad)':>9} "
           f"{'grad(jit)':>9} {'replayed':>9}")
-    for label, f, xs, argnums in rows():
-        if only and not any(label.startswith(o) for o in only):
-            continue
+    for label, f, xs, argnums in rows(only):
         want = leaves(dualad.grad(f, argnums=argnums)(*xs))
         jg = dualad.jit(dualad.grad(f, argnums=argnums))
         gj_f = dualad.jit(f)
