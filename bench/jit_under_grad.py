@@ -4,8 +4,10 @@ lse, ode, kmeans: bench/gradbench) and bench/run.py's logistic-regression and ML
 
     OPENBLAS_NUM_THREADS=1 python bench/jit_under_grad.py [--rounds 5] [--only lse,ode]
 
-Columns: per-call median (interleaved rounds) of jit(grad(f)), grad(jit(f)) (one
-primitive on the outer tape, dualad.jit.transformed) and grad(jit(f)) replayed
+Columns: per-call median (interleaved rounds) of jit(grad(f)), jit(value_and_grad(f))
+(the same work as grad(jit(f)), which computes f's value for the outer tape where
+jit(grad(f)) prunes it), grad(jit(f)) (one primitive on the outer tape,
+dualad.jit.transformed) and grad(jit(f)) replayed
 (``dualad.jit.transformed.ENABLED[0] = False`` around its calls); first call of each (a
 fresh jit: trace and compile). Every gradient is checked against grad(f). No timing is
 asserted anywhere.
@@ -86,8 +88,10 @@ def variants(label, f, xs, argnums):
     jg = dualad.jit(dualad.grad(f, argnums=argnums))
     gj = dualad.grad(dualad.jit(f), argnums=argnums)
     gr_f = dualad.jit(f)
+    jvg = dualad.jit(dualad.value_and_grad(f, argnums=argnums))
     return {"jit(grad)": lambda: jg(*xs), "grad(jit)": lambda: gj(*xs),
-            "replayed": replayed(lambda: dualad.grad(gr_f, argnums=argnums)(*xs))}
+            "replayed": replayed(lambda: dualad.grad(gr_f, argnums=argnums)(*xs)),
+            "jit(value_and_grad)": lambda: jvg(*xs)}
 
 
 def _child(label, variant, reps):
@@ -105,12 +109,12 @@ def instructions(only):
     import subprocess
     import tempfile
     env = dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1")
-    print(f"{'row':22} {'jit(grad f)':>14} {'grad(jit f)':>14} {'replayed':>14}  "
-          f"(instructions per call)")
+    print(f"{'row':22} {'jit(grad f)':>14} {'jit(v&g f)':>14} {'grad(jit f)':>14} "
+          f"{'replayed':>14}  (instructions per call)")
     for label, *_ in rows(only):
         reps = 10
         cells = []
-        for variant in ("jit(grad)", "grad(jit)", "replayed"):
+        for variant in ("jit(grad)", "jit(value_and_grad)", "grad(jit)", "replayed"):
             counts = []
             for r in (0, reps):
                 with tempfile.TemporaryDirectory() as tmp:
@@ -140,31 +144,25 @@ def main(argv=None):
         return _child(args.child[0], args.child[1], int(args.child[2]))
     if args.instructions:
         return instructions(only)
-    print(f"{'row':22} {'jit(grad f)':>12} {'grad(jit f)':>12} {'replayed':>12} "
-          f"{'new/jit(grad)':>14} {'replay/new':>11} | first: {'jit(grad)':>9} "
-          f"{'grad(jit)':>9} {'replayed':>9}")
+    print(f"{'row':22} {'jit(grad f)':>12} {'jit(v&g f)':>12} {'grad(jit f)':>12} "
+          f"{'replayed':>12} {'new/jit(grad)':>14} {'new/jit(v&g)':>13} {'replay/new':>11} | "
+          f"first: {'jit(grad)':>9} {'grad(jit)':>9} {'replayed':>9}")
     for label, f, xs, argnums in rows(only):
         want = leaves(dualad.grad(f, argnums=argnums)(*xs))
-        jg = dualad.jit(dualad.grad(f, argnums=argnums))
-        gj_f = dualad.jit(f)
-        gj = dualad.grad(gj_f, argnums=argnums)
-        gr_f = dualad.jit(f)
-        gr = replayed(lambda: dualad.grad(gr_f, argnums=argnums)(*xs))
-        firsts = {"jit(grad)": first_call(lambda: jg(*xs)),
-                  "grad(jit)": first_call(lambda: gj(*xs)),
-                  "replayed": first_call(gr)}
+        fns = variants(label, f, xs, argnums)
+        firsts = {k: first_call(fns[k]) for k in ("jit(grad)", "grad(jit)", "replayed")}
         for name, (_, got) in firsts.items():
             for a, b in zip(leaves(got), want):
                 np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, err_msg=name)
-        fns = {"jit(grad)": lambda: jg(*xs), "grad(jit)": lambda: gj(*xs), "replayed": gr}
         for fn in fns.values():
             fn()
         t = interleaved(fns, rounds=args.rounds, min_time=args.min_time)
-        a, b, c = (t[k].median for k in ("jit(grad)", "grad(jit)", "replayed"))
-        print(f"{label:22} {fmt(a):>12} {fmt(b):>12} {fmt(c):>12} {b / a:>13.2f}x "
-              f"{c / b:>10.2f}x | {fmt(firsts['jit(grad)'][0]):>16} "
-              f"{fmt(firsts['grad(jit)'][0]):>9} {fmt(firsts['replayed'][0]):>9}",
-              flush=True)
+        a, v, b, c = (t[k].median for k in ("jit(grad)", "jit(value_and_grad)", "grad(jit)",
+                                              "replayed"))
+        print(f"{label:22} {fmt(a):>12} {fmt(v):>12} {fmt(b):>12} {fmt(c):>12} "
+              f"{b / a:>13.2f}x {b / v:>12.2f}x {c / b:>10.2f}x | "
+              f"{fmt(firsts['jit(grad)'][0]):>16} {fmt(firsts['grad(jit)'][0]):>9} "
+              f"{fmt(firsts['replayed'][0]):>9}", flush=True)
 
 
 if __name__ == "__main__":
