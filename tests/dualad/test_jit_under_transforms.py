@@ -275,3 +275,33 @@ def test_vjp_of_a_vector_output_runs_the_split_backward_not_the_forward_again():
     assert isinstance(t._vg[("split", (0,))], transformed.Split)
     assert not t._vjp                     # the recomputing pullback never made
     assert traces(h) == 1
+
+
+def test_nested_gradients_through_a_jitted_gradient():
+    """A gradient inside a jitted function inside a gradient (GradBench particle/saddle's
+    shape), to second order."""
+    def inner_grad(p, q):
+        return grad(lambda p, q: np.sum(np.sin(p * q)))(p, q)
+    inner = jit(inner_grad)
+    close(grad(lambda q: np.sum(inner(X, q) ** 2))(V),
+          grad(lambda q: np.sum(inner_grad(X, q) ** 2))(V))
+    assert grad(grad(lambda t: np.sum(inner(X * t, V))))(0.5) == pytest.approx(
+        grad(grad(lambda t: np.sum(inner_grad(X * t, V))))(0.5), rel=1e-13)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+from test_fuzz import N, build, programs  # noqa: E402
+
+points = st.lists(st.lists(st.floats(-1.5, 1.5), min_size=N, max_size=N), min_size=2,
+                  max_size=2).map(np.array)
+
+
+@settings(derandomize=True, max_examples=15, deadline=None)
+@given(programs, points)
+def test_grad_of_jit_on_random_programs(program, xs):
+    fun = build(program)
+    j = jit(fun)
+    for x in xs:
+        np.testing.assert_allclose(grad(j)(x), grad(fun)(x), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(jvp(j, (x,), (np.ones(N),))[1],
+                                   jvp(fun, (x,), (np.ones(N),))[1], rtol=1e-12, atol=1e-12)
