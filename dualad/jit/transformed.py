@@ -295,8 +295,8 @@ class Transformed:
         if grads is not None and (wanted == call.wanted or set(wanted) <= set(call.wanted)):
             # x̄_i = ȳ ∂y/∂x_i: the output is one real number, its gradient computed already
             kind = ct.__class__
-            if kind is float or kind is np.float64:
-                scale = ct
+            if kind is float or kind is np.float64 or kind is np.float32:
+                scale = float(ct)
             elif kind is _NDARRAY and ct.dtype.kind == "f" and ct.shape == \
                     self.out_avals[0][0]:
                 scale = ct.item()
@@ -305,7 +305,10 @@ class Transformed:
             if scale is not None and all(a is b for a, b in zip(args, call.inputs)):
                 out = [None] * len(args)
                 for i, g in zip(call.wanted, grads):
-                    out[i] = g if scale == 1.0 else g * scale
+                    # (the gradient itself once; a second sweep of a kept tape, a copy)
+                    out[i] = (g.copy() if call.outs is None and g.__class__ is _NDARRAY
+                              else g) if scale == 1.0 else g * scale
+                call.outs = None
                 if len(wanted) < len(call.wanted):
                     for i in call.wanted:
                         if i not in wanted:

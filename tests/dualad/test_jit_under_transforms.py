@@ -305,3 +305,16 @@ def test_grad_of_jit_on_random_programs(program, xs):
         np.testing.assert_allclose(grad(j)(x), grad(fun)(x), rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(jvp(j, (x,), (np.ones(N),))[1],
                                    jvp(fun, (x,), (np.ones(N),))[1], rtol=1e-12, atol=1e-12)
+
+
+def test_a_pullback_called_twice_hands_out_distinct_gradients():
+    j = jit(lambda x: np.sum(np.sin(x) * x))
+    _, pb = vjp(j, X)
+    (g1,) = pb(1.0)
+    (g2,) = pb(1.0)
+    (g3,) = pb(2.0)
+    close(g1, g2)
+    close(g3, 2 * g2)
+    g1[0] = 99.0
+    assert g2[0] != 99.0
+    close(g2, np.cos(X) * X + np.sin(X))
