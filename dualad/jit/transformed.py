@@ -42,10 +42,9 @@ from ..tape import Var
 from ..tracer import Box, PLAIN_TYPES, note_decision, shape_of, unguarded_value
 from ..vmap import vmap
 from .codegen import RETRACE, compile_program
-from .program import Eqn, Program
-from .replay import run as replay_run
+from .split import Split, _GuardFailed, _replay
 
-__all__ = ["Transformed", "transformed", "applies", "example", "ENABLED"]
+__all__ = ["Transformed", "transformed", "applies", "example", "ENABLED", "Split"]
 
 # True: a jitted call under a transformation is this module's one primitive; set to False
 # (bench/jit_under_grad.py does, to time the replay in the same run) for the replay
@@ -59,10 +58,6 @@ def _inexact(dtype):
     return dtype is not None and np.dtype(dtype).kind in "fc"
 
 
-class _GuardFailed(Exception):
-    """A rule's replay of the program met a guard that does not hold at its values."""
-
-
 class _Call:
     """One application's state (its ``call=`` parameter): the inputs it was bound at,
     the outputs and the gradient computed there, and which inputs were differentiated."""
@@ -72,13 +67,6 @@ class _Call:
     def __init__(self, inputs, outs, grads, wanted, back=None):
         self.inputs, self.outs, self.grads, self.wanted = inputs, outs, grads, wanted
         self.back = back    # (the compiled backward program, the residuals), or None
-
-
-def _replay(prog, inputs):
-    out = replay_run(prog, inputs)
-    if out is RETRACE:
-        raise _GuardFailed(prog.name)
-    return out
 
 
 def transformed(compiled, make_jit):
@@ -389,81 +377,6 @@ class Transformed:
             mapped = self._vmap[batched] = self.make_jit(
                 vmap(per_example, in_axes=tuple(0 if b else None for b in batched)))
         return mapped(*args)
-
-
-class Split:
-    """``vjp(program)`` as two compiled programs, JAX's partial evaluation of a linearized
-    program: the joint program ``(x, ȳ) -> (y, x̄)`` traced once, its equations that do
-    not depend on ``ȳ`` the forward ``x -> (y, residuals)``, the others the backward
-    ``(residuals, ȳ) -> x̄``; the residuals are the forward's values the backward reads."""
-
-    __slots__ = ("forward", "back_fn", "ct_types")
-
-    @classmethod
-    def of(cls, t, wanted, primals):
-        prog, n = t.prog, t.n_in
-
-        def joint(*leaves):
-            xs, cts = list(leaves[:n]), leaves[n:]
-
-            def f(*w):
-                full = list(xs)
-                for i, v in zip(wanted, w):
-                    full[i] = v
-                return tuple(_replay(prog, full))
-            ys, back = vjp(f, *[xs[i] for i in wanted])
-            return tuple(ys) + tuple(back(tuple(cts)))
-        joint.__name__ = f"vjp({t.name})"
-        examples = [np.ones(s, d)[()] for s, d in t.out_avals]
-        g = t.make_jit(joint).program(*primals, *examples)
-        seeds = set(g.invars[n:])
-        late = set(seeds)
-        fwd, bwd = [], []
-        for e in g.body:
-            if e.__class__ is not Eqn:   # a guard
-                (bwd if e.var in late else fwd).append(e)
-            elif any(a.__class__ is int and a in late for a in e.ins):
-                late.add(e.out)
-                bwd.append(e)
-            else:
-                fwd.append(e)
-        k = len(t.out_avals)
-        ys, xbars = g.outvars[:k], g.outvars[k:]
-        if any(a.__class__ is int and a in late for a in ys):
-            return None
-        read = {a for e in bwd for a in (e.ins if e.__class__ is Eqn else (e.var,))
-                if a.__class__ is int} | {a for a in xbars if a.__class__ is int}
-        residuals = sorted(read - late)
-        forward = Program(g.invars[:n], fwd, list(ys) + residuals, g.avals,
-                          f"{t.name}_forward").pruned()
-        backward = Program(residuals + list(g.invars[n:]), bwd, list(xbars), g.avals,
-                           f"{t.name}_backward").pruned()
-        return cls(compile_program(forward, name=forward.name)[0],
-                   compile_program(backward, name=backward.name)[0],
-                   [type(x) for x in examples], t.out_avals)
-
-    def __init__(self, forward, back_fn, ct_types, out_avals):
-        self.forward = forward
-        self.back_fn = back_fn
-        self.ct_types = list(zip(ct_types, out_avals))
-
-    def backward(self, residuals, ct_leaves):
-        """The cotangents of the differentiated inputs, or None when ``ct_leaves`` are not
-        the plain cotangents the backward was compiled for (batched, another dtype)."""
-        if ct_leaves is None:
-            return None
-        cts = []
-        for c, (kind, (shape, dtype)) in zip(ct_leaves, self.ct_types):
-            if kind is _NDARRAY:
-                if c.__class__ is not _NDARRAY or c.shape != shape or c.dtype != dtype:
-                    return None
-            elif np.shape(c) != () or np.result_type(c) != dtype:
-                return None
-            else:
-                c = kind(c)
-            cts.append(c)
-        out = self.back_fn(*residuals, *cts)
-        return None if out is RETRACE else out
 
 
 def _plain(t):
