@@ -1231,6 +1231,50 @@ def _rolled_almost(x):
       ref=lambda: _rolled_almost(np.array([0.2, 0.7])))
 def _():
     return dualad.jit(_rolled_almost)(np.array([0.2, 0.7]))
+# --- issue 32: a jitted function under a transformation is one primitive with compiled rules
+def _branchy32(x):
+    if np.sum(x) > 0:
+        return np.sum(x ** 3)
+    return np.sum(np.sin(x)) * 2.0
+
+
+_J32 = dualad.jit(_branchy32)
+
+
+@case("grad(jit(f)) with a branch: each branch's own program, never the stale one",
+      ref=lambda: [3 * (X3 + 1) ** 2, 2 * np.cos(-X3 - 1), 3 * (X3 + 2) ** 2])
+def _():
+    g = dualad.grad(_J32)
+    return [g(X3 + 1), g(-X3 - 1), g(X3 + 2)]
+
+
+@case("grad(grad(jit(f))): the jitted pullback differentiated again",
+      ref=lambda: -np.sin(0.4) * 0.4 ** 2 + 4 * 0.4 * np.cos(0.4) + 2 * np.sin(0.4))
+def _():
+    j = dualad.jit(lambda t: np.sin(t) * t ** 2)
+    return dualad.grad(dualad.grad(j))(0.4)
+
+
+@case("vjp(jit(f)) of a tuple-and-dict output (packed into one primitive's value)",
+      ref=lambda: (np.cos(X3) + 2 * X3 * 2.0,))
+def _():
+    j = dualad.jit(lambda x: (np.sin(x), {"s": np.sum(x ** 2)}))
+    return dualad.vjp(j, X3)[1]((np.ones(3), {"s": 2.0}))
+
+
+@case("grad(jit(f)) where f reads float(x): raises as grad(f) does, not a lost derivative",
+      error=("float",))
+def _():
+    j = dualad.jit(lambda x: x * float(np.sum(x)))
+    j(X3)
+    return dualad.grad(lambda x: np.sum(j(x)))(X3)
+
+
+@case("vmap(grad(jit(f))) against per-example gradients",
+      ref=lambda: np.stack([np.cos(r) * r + np.sin(r) for r in (X3, 2 * X3)]))
+def _():
+    j = dualad.jit(lambda x: np.sum(np.sin(x) * x))
+    return dualad.vmap(dualad.grad(j))(np.stack([X3, 2 * X3]))
 
 
 _GMM_LS = np.random.default_rng(3).normal(size=(4, 3, 3))

@@ -30,6 +30,7 @@ from .codegen import RETRACE, compile_program
 from .loops import compile_rolled
 from .program import Const, Program
 from .replay import fresh, run as replay_run
+from .transformed import applies, example, transformed
 from .assumed import Assumed
 from .signature import (_fast_key, _identity_statics, _leaf_key, _positional, _static,
                         _structure)
@@ -63,7 +64,7 @@ class Compiled:
     """One program for one signature: the compiled replay, its source, the program, and
     the output structure."""
 
-    __slots__ = ("fn", "source", "program", "rebuild", "warm")
+    __slots__ = ("fn", "source", "program", "rebuild", "warm", "transformed")
 
     def __init__(self, program, rebuild, backend=None):
         self.program = program
@@ -76,6 +77,7 @@ class Compiled:
             self.fn, self.source = compile_rolled(program, name=program.name)
         self.rebuild = rebuild
         self.warm = generated is not program
+        self.transformed = None   # its primitive under transformations (.transformed)
 
     def warm_up(self, inputs):
         """Run the replay once on the first call's ``inputs`` (its value is not used):
@@ -261,6 +263,9 @@ class Jitted:
                 # without running them all again on the general path below
                 _, leaves, traced, rebuild, _ = self._split(args, kwargs)
                 return self._trace_call(key, leaves, traced, rebuild)
+        elif not kwargs and not self.static_argnums and _traced_positional(args):
+            # positional arrays, floats and traced values (grad(jit(f))): no flattening
+            return self._call_traced(None, list(args), [True] * len(args), _positional)
         key, leaves, traced, rebuild, boxed = self._split(args, kwargs)
         if boxed:
             return self._call_traced(key, leaves, traced, rebuild)
@@ -398,15 +403,24 @@ class Jitted:
             f"(static_argnums=...), or raise max_traces", JitRetraceWarning, stacklevel=4)
 
     def _call_traced(self, key, leaves, traced, rebuild):
-        """Called with traced values: run the program through the primitives, so the
-        enclosing transformations see them. The program is chosen (and traced, when none
-        holds) at the primal values, with the same checks as a plain call: the closure and
-        globals it assumed, then its guards, asked of the traced values."""
-        primals = [peek(x) if isinstance(x, Box) else x for x in leaves]
+        """Called with traced values: the program of the primal values' signature applied
+        as ONE primitive with compiled rules (:mod:`dualad.jit.transformed`), or, under
+        an enclosing jit trace and for the programs that module leaves out, run through
+        the primitives, so the enclosing transformations see them. The program is chosen
+        (and traced, when none holds) at the primal values, with the same checks as a
+        plain call: the closure and globals it assumed, then its guards."""
         inputs = [x for x, t in zip(leaves, traced) if t]
+        one = applies(inputs)
+        primals = [peek(x) if isinstance(x, Box) else x for x in leaves]
+        batched = any(p is None for p in primals)
+        if batched and one:   # vmap: the program of one example's signature
+            primals = [example(x) for x in leaves]
         if all(p is not None for p in primals):
             a, k = rebuild(primals)
-            pkey = self._split(a, k)[0]
+            pkey = None if k or self.static_argnums else _fast_key(a)
+            if pkey is None:
+                pkey = self._split(a, k)[0]
+            at = None if batched else [p for p, t in zip(primals, traced) if t]
             for attempt in range(2):
                 entry = self._cache.get(pkey)
                 if entry is not None and entry.eager:
@@ -414,6 +428,20 @@ class Jitted:
                 programs = [] if entry is None else [
                     c for c, assumed in list(entry.programs) if assumed.holds()]
                 for compiled in programs:
+                    t = transformed(compiled, Jitted) if one else None
+                    if t is not None:
+                        try:
+                            out = t.bind(inputs, at)
+                        except Exception:  # noqa: BLE001 - f raises it from its own line
+                            a, k = rebuild(leaves)
+                            return self.fun(*a, **k)
+                        if out is not RETRACE:
+                            return compiled.rebuild(out)
+                        if batched:   # a guard under vmap: f itself says what to write
+                            break
+                        continue
+                    if batched:
+                        break
                     try:
                         out = replay_run(compiled.program, inputs)
                     except Exception:  # noqa: BLE001 - f raises it again from its own line
@@ -423,8 +451,11 @@ class Jitted:
                         return self.fun(*a, **k)
                     if out is not RETRACE:
                         return compiled.rebuild(out)
-                if attempt == 0:
-                    self(*a, **k)     # traces the path these primal values take
+                else:
+                    if attempt == 0:
+                        self(*a, **k)     # traces the path these primal values take
+                    continue
+                break
         a, k = rebuild(leaves)
         return self.fun(*a, **k)
 
@@ -525,6 +556,21 @@ class Jitted:
 
     def __repr__(self):
         return f"<dualad.jit of {self.fun!r}>"
+
+
+def _traced_positional(args):
+    """Whether ``args`` are arrays, floats and traced values, one traced at least."""
+    boxed = False
+    for x in args:
+        kind = x.__class__
+        if kind is np.ndarray:
+            if x.dtype.hasobject:
+                return False
+        elif kind is not float and kind is not np.float64:
+            if not isinstance(x, Box):
+                return False
+            boxed = True
+    return boxed
 
 
 def _rerun_note(name, error, raised):
