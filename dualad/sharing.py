@@ -28,7 +28,7 @@ import numpy as np
 
 __all__ = ["frozen", "node_key", "SharedNodeWritten"]
 
-_ATOMS = frozenset({int, bool, str, type(None)})
+_ATOMS = {int: "i", bool: "b", str: "u", type(None): "n"}
 
 
 class SharedNodeWritten(Exception):
@@ -43,27 +43,28 @@ def frozen(v):
     of the same types (``1``, ``1.0`` and ``True`` are equal in Python, not as an index;
     ``0.0`` and ``-0.0`` are equal, not as a factor), or None when ``v`` is not a number,
     string, dtype, slice or tuple of them (an array, an object): such values are not
-    compared."""
+    compared. Built of strings and numbers only, so the collector stops tracking it."""
     kind = v.__class__
     if kind is float:
-        return (kind, v) if v else (kind, v, math.copysign(1.0, v))
-    if kind in _ATOMS:
-        return (kind, v)
+        return ("f", v) if v else ("f", v, math.copysign(1.0, v))
+    tag = _ATOMS.get(kind)
+    if tag is not None:
+        return (tag, v)
     if kind is tuple:
-        out = []
+        out = ["t"]
         for x in v:
             f = frozen(x)
             if f is None:
                 return None
             out.append(f)
-        return (tuple, tuple(out))
+        return tuple(out)
     if kind is complex:
-        return (kind, frozen(v.real), frozen(v.imag))
+        return ("c", frozen(v.real), frozen(v.imag))
     if kind is slice:
         f = frozen((v.start, v.stop, v.step))
-        return None if f is None else (slice, f)
+        return None if f is None else ("s", f)
     if kind is np.dtype:
-        return (kind, v)
+        return ("d", v.str)
     return None
 
 
@@ -76,12 +77,14 @@ def node_key(trace, prim, args, params, ans):
     by variable; numbers by :func:`frozen`)."""
     if not getattr(ans.__class__, "hash_consed", False):
         return None
-    key = [prim, ans._trace, ans.var]
+    # ids: the node recorded keeps its primitive and arguments alive, so no id is reused
+    # while its key is in use, and a key of ints and strings is not tracked by the collector
+    key = [id(prim), id(ans._trace), ans.var]
     for a in args:
         if getattr(a, "_trace", None) is trace:
             key.append(id(a))
         elif getattr(a.__class__, "hash_consed", False):
-            key.append((a._trace, a.var))
+            key.append(("j", id(a._trace), a.var))
         else:
             f = frozen(a)
             if f is None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
+from weakref import ref as _ref
 
 import numpy as np
 
@@ -110,13 +111,22 @@ class JitTrace(Trace):
         if key is not None:
             hit = self.seen.get(key)
             if hit is not None:   # the same computation again: its variable, a new box
-                return JitBox(self, hit[1], hit[0])
+                var, ref = hit
+                box = ref()
+                # the first box's value, unless it is gone or stands for another value
+                # now (an in-place write, dualad.inplace): then computed again, same bits
+                ans = box.val if box is not None and box.var == var else \
+                    prim.impl(*vals, **params)
+                return JitBox(self, ans, var)
         ans = prim.impl(*vals, **params)
         out = self.new_var(ans)
         self.body.append(Eqn(prim, ins, params, out))
+        box = JitBox(self, ans, out)
         if key is not None:
-            self.seen[key] = (out, ans)
-        return JitBox(self, ans, out)
+            # weakly: the trace keeps no value alive (a loop over big arrays would keep
+            # every step's)
+            self.seen[key] = (out, _ref(box))
+        return box
 
     def recompute(self, var):
         """A new variable computed by the equation that made ``var`` (None for an input):
@@ -176,7 +186,7 @@ def cse_key(prim, ins, params):
     program's own common-subexpression pass, dualad.jit.passes, relies on the same),
     so the same primitive applied to the same variables and equal constants and
     parameters computes the same value, bit for bit."""
-    key = [prim]
+    key = [id(prim)]   # (the Eqn recorded keeps the primitive alive: its id is not reused)
     for a in ins:
         if a.__class__ is int:
             key.append(a)
