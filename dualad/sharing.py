@@ -11,7 +11,7 @@ distinct ones). Two levels share what is repeated:
 - a reverse-mode tape recorded over the jit trace's values (``jit(grad(f))``): a node
   whose primitive, parameters and arguments (the same nodes of the tape, the same
   program variables, equal numbers) are those of a node already recorded is that node
-  (:func:`node_key`). The tape is then a graph in which a node has several users, and
+  (:func:`shared_node`). The tape is then a graph in which a node has several users, and
   the sweep adds up the cotangents that reach it before pulling them back once, as it
   does for any value used twice. The primal is the same computation; the gradient is
   the same derivative with its terms summed in another order, so it agrees with the
@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-__all__ = ["frozen", "node_key", "SharedNodeWritten"]
+__all__ = ["frozen", "shared_node", "SharedNodeWritten"]
 
 _ATOMS = {int: "i", bool: "b", str: "u", type(None): "n"}
 
@@ -68,33 +68,43 @@ def frozen(v):
     return None
 
 
-def node_key(trace, prim, args, params, ans):
-    """The key under which a tape node ``prim(*args, **params) = ans`` of ``trace`` is
-    recorded once, or None when it is not shared. Shared only when ``ans`` is a value of
-    a hash-consing trace (its class has ``hash_consed``): the same key then means the
-    same primal variable computed by the same primitive from the same arguments (nodes of
-    ``trace`` by identity, which the node recorded keeps alive; values of the lower trace
-    by variable; numbers by :func:`frozen`)."""
+def shared_node(shared, trace, prim, args, params, ans):
+    """``(slot, node)``: where a tape node ``prim(*args, **params) = ans`` of ``trace`` is
+    kept in ``shared`` (None when it is not shared) and the node already recorded for the
+    same call there (None if none). Shared only when ``ans`` is a value of a hash-consing
+    trace (its class has ``hash_consed``), the slot being its program variable: a node is
+    the same call when its primitive is ``prim``, its arguments are the same nodes of
+    ``trace`` (by identity), the same program variables and equal numbers
+    (:func:`frozen`), and its parameters are equal. A variable the jit trace created
+    anew (no repeat) finds its slot empty, so the cost of a node that is not repeated is
+    one dictionary look-up."""
     if not getattr(ans.__class__, "hash_consed", False):
-        return None
-    # ids: the node recorded keeps its primitive and arguments alive, so no id is reused
-    # while its key is in use, and a key of ints and strings is not tracked by the collector
-    key = [id(prim), id(ans._trace), ans.var]
-    for a in args:
-        if getattr(a, "_trace", None) is trace:
-            key.append(id(a))
-        elif getattr(a.__class__, "hash_consed", False):
-            key.append(("j", id(a._trace), a.var))
+        return None, None
+    slot = (id(ans._trace), ans.var)
+    node = shared.get(slot)
+    if node is None or node.args is None or node.prim is not prim:
+        return slot, None
+    old = node.args
+    if len(old) != len(args):
+        return slot, None
+    for a, b in zip(old, args):
+        if a is b:
+            continue
+        if getattr(a.__class__, "hash_consed", False):
+            if not (b.__class__ is a.__class__ and b._trace is a._trace and b.var == a.var):
+                return slot, None
+        elif getattr(a, "_trace", None) is not None or getattr(b, "_trace", None) is not None:
+            return slot, None   # a node of the tape (compared by identity above), a box
         else:
             f = frozen(a)
-            if f is None:
-                return None
-            key.append(f)
-    if params:
-        for k, v in params.items():
+            if f is None or f != frozen(b):
+                return slot, None
+    p = node.params
+    if p is not params:
+        if p.keys() != params.keys():
+            return slot, None
+        for k, v in p.items():
             f = frozen(v)
-            if f is None:
-                return None
-            key.append(k)
-            key.append(f)
-    return tuple(key)
+            if f is None or f != frozen(params[k]):
+                return slot, None
+    return slot, node

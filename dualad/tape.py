@@ -20,7 +20,7 @@ import numpy as np
 
 from . import compaction
 from .anomaly import check as check_anomaly, remember
-from .sharing import node_key
+from .sharing import shared_node
 from .tracer import ANOMALY, PLAIN_TYPES, Box, Trace, shape_of
 
 __all__ = ["Var", "VJPTrace", "record", "operator_method", "power_method"]
@@ -288,11 +288,9 @@ def record(trace, prim, args, params, vals, parents, ans):
         return ans
     shared = trace.shared
     if shared is not None:   # under dualad.jit: a repeated node is recorded once
-        key = node_key(trace, prim, args, params, ans)
-        if key is not None:
-            node = shared.get(key)
-            if node is not None and node.args is not None:
-                return node
+        slot, node = shared_node(shared, trace, prim, args, params, ans)
+        if node is not None:
+            return node
     tape = trace.tape
     if ans.__class__ is _NDARRAY and tape is not None:
         trace.room -= ans.nbytes
@@ -319,8 +317,8 @@ def record(trace, prim, args, params, vals, parents, ans):
     if ANOMALY[0]:
         check_anomaly(prim, "value", ans)
         remember(out)
-    if shared is not None and key is not None:
-        shared[key] = out
+    if shared is not None and slot is not None:
+        shared[slot] = out
     return out
 
 
