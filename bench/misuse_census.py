@@ -1275,6 +1275,52 @@ def _():
 def _():
     j = dualad.jit(lambda x: np.sum(np.sin(x) * x))
     return dualad.vmap(dualad.grad(j))(np.stack([X3, 2 * X3]))
+# --- issue 32: compile time (a repeated computation is recorded once under jit) -----------------
+@case("jit(grad): a value computed twice, one of them then written in place", ref=np.array([10.0, 8.0, 12.0]))
+def _():
+    def f(x):
+        y = x * 2.0
+        z = x * 2.0          # the same computation: shared while tracing, until the write
+        y[0] = 5.0
+        return np.sum(y * z)
+    g = dualad.jit(dualad.grad(f))
+    g(X3)
+    return g(X3)
+
+
+@case("jit: two outputs computed alike are two arrays", ref=(True, 1.0))
+def _():
+    g = dualad.jit(lambda x: (x * 2.0, x * 2.0))
+    g(X3)
+    a, b = g(X3)
+    a[0] = 7.0
+    return (not np.shares_memory(a, b), float(b[0]))
+
+
+@case("jit: x * 0.0 and x * -0.0 are not one computation", ref=(1.0, -1.0))
+def _():
+    a, b = dualad.jit(lambda x: (x * 0.0, x * -0.0))(np.ones(2))
+    return (float(np.copysign(1.0, a[0])), float(np.copysign(1.0, b[0])))
+
+
+@case("jit(grad): det by minors (each minor reached along many paths) equals grad", ref=lambda: dualad.grad(_det_minors)(_DET_A), close=1e-13)
+def _():
+    return dualad.jit(dualad.grad(_det_minors))(_DET_A)
+
+
+def _det_minors(A, rows=None, cols=None):
+    rows = list(range(A.shape[0])) if rows is None else rows
+    cols = list(range(A.shape[0])) if cols is None else cols
+    if len(rows) == 1:
+        return A[rows[0], cols[0]]
+    total = None
+    for j, c in enumerate(cols):
+        t = A[rows[0], c] * _det_minors(A, rows[1:], cols[:j] + cols[j + 1:])
+        total = t if total is None else (total + t if j % 2 == 0 else total - t)
+    return total
+
+
+_DET_A = np.random.default_rng(32).random((5, 5))
 
 
 _GMM_LS = np.random.default_rng(3).normal(size=(4, 3, 3))

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import casts, inplace, objects, ops, scipy_errors, stop
 from .tape import Var, VJPTrace, operator_method, power_method, record
+from .sharing import frozen
 from .tracer import PLAIN_TYPES, Box, note_decision, primal_value, shape_of, truth
 from .vmap_tracer import batch_tracer_in, map_value, nondiff_value, note_value, only_batched
 from .staging import staged_value
@@ -358,9 +359,31 @@ def _getitem(self, idx):
                     inplace.note_view(self, idx, y)
             return y
         y = ops.getitem(self, idx=(idx,))
+    elif idx.__class__ is tuple and type(self) is Var and self._trace.shared is not None:
+        return _shared_index(self, idx)
     else:
         y = ops.index(self, idx)
     inplace.note_view(self, idx, y)
+    return y
+
+
+def _shared_index(x, idx):
+    """``x[idx]`` on a tape that shares its nodes (under dualad.jit, dualad.sharing): the
+    node recorded the first time for this ``x`` and index (``A[r, c]`` read along every
+    path of a recursion), without normalizing the index again."""
+    key = frozen(idx)
+    if key is None:
+        y = ops.index(x, idx)
+    else:
+        shared = x._trace.shared
+        key = ("index", id(x), key)
+        y = shared.get(key)
+        if y is not None and y.args is not None:
+            return y
+        y = ops.index(x, idx)
+        if y.__class__ is Var:
+            shared[key] = y
+    inplace.note_view(x, idx, y)
     return y
 
 

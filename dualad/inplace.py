@@ -37,6 +37,7 @@ import numpy as np
 from . import ops, scipy_errors
 from .forward import LazyJVPTrace
 from .ops.core.scatter import at, copy, copy_p, update  # noqa: F401  (at: public here)
+from .sharing import SharedNodeWritten
 from .tape import Var
 from .tracer import Box, shape_of
 
@@ -161,6 +162,8 @@ def _assign(box, new, fname):
             f"in-place write cannot record on the array. Write it functionally, "
             f"y = y.at[idx].set(v) (or build the array from its pieces, dualad.numpy.stack)")
     if isinstance(box, Var):
+        if getattr(trace, "shared", None) is not None:   # a node others may share
+            raise SharedNodeWritten(fname)
         _rebind_node(box, new, fname)
     elif type(trace) is LazyJVPTrace:
         raise TypeError(f"{fname}: in-place writes into traced arrays are not supported under "

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import compaction
 from .anomaly import check as check_anomaly, remember
+from .sharing import shared_node
 from .tracer import ANOMALY, PLAIN_TYPES, Box, Trace, shape_of
 
 __all__ = ["Var", "VJPTrace", "record", "operator_method", "power_method"]
@@ -150,7 +151,7 @@ class VJPTrace(Trace):
     [2. 4.]
     """
 
-    __slots__ = ("box_type", "tape", "room", "schedule", "indexed", "constants")
+    __slots__ = ("box_type", "tape", "room", "schedule", "indexed", "constants", "shared")
 
     def __init__(self, level=None, box_type=Var, tape=False):
         super().__init__(level)
@@ -167,6 +168,9 @@ class VJPTrace(Trace):
         # The array constants recorded, kept to catch their in-place change before the
         # sweep (dualad.versions.Constants): set by grad and vjp, None otherwise.
         self.constants = None
+        # {key: node} when the values recorded are a jit trace's, whose repeated
+        # computations are recorded once (dualad.sharing); None otherwise.
+        self.shared = None
 
     def process(self, prim, args, params):
         """Compute ``prim``'s primal and record the call as a node of the tape.
@@ -257,6 +261,8 @@ class VJPTrace(Trace):
             The leaf, made by ``box_type`` (and appended to the tape, if kept).
         """
         leaf = self.box_type(self, value)
+        if self.shared is None and getattr(getattr(value, "_trace", None), "shares", False):
+            self.shared = {}    # a leaf of a jit trace that shares: share nodes too
         if self.tape is not None:
             self.tape.append(leaf)
         return leaf
@@ -280,6 +286,11 @@ def record(trace, prim, args, params, vals, parents, ans):
         if trace.decisions is not None:   # a value-dependent result: logged
             trace.decisions.note(prim.name, ans)
         return ans
+    shared = trace.shared
+    if shared is not None:   # under dualad.jit: a repeated node is recorded once
+        slot, node = shared_node(shared, trace, prim, args, params, ans)
+        if node is not None:
+            return node
     tape = trace.tape
     if ans.__class__ is _NDARRAY and tape is not None:
         trace.room -= ans.nbytes
@@ -306,6 +317,8 @@ def record(trace, prim, args, params, vals, parents, ans):
     if ANOMALY[0]:
         check_anomaly(prim, "value", ans)
         remember(out)
+    if shared is not None and slot is not None:
+        shared[slot] = out
     return out
 
 

@@ -34,6 +34,7 @@ from .transformed import applies, example, transformed
 from .assumed import Assumed
 from .signature import (_fast_key, _identity_statics, _leaf_key, _positional, _static,
                         _structure)
+from ..sharing import SharedNodeWritten
 from .trace import ClosesOverTraced, JitBox, JitTrace, peek
 
 __all__ = ["jit", "Jitted", "JitRetraceWarning", "Compiled", "MAX_SIGNATURES"]
@@ -335,7 +336,13 @@ class Jitted:
                 del self._cache[key]
 
     def _trace(self, leaves, traced, rebuild):
-        trace = JitTrace()
+        try:
+            return self._trace_once(leaves, traced, rebuild, True)
+        except SharedNodeWritten:   # an in-place write on a tape: trace without sharing
+            return self._trace_once(leaves, traced, rebuild, False)
+
+    def _trace_once(self, leaves, traced, rebuild, shares):
+        trace = JitTrace(shares)
         boxes = [trace.input(x) if t else x for x, t in zip(leaves, traced)]
         a, k = rebuild(boxes)
         invars = [b.var for b in boxes if b.__class__ is JitBox]
@@ -350,9 +357,18 @@ class Jitted:
         out_leaves, out_rebuild = _open_leaves(out_leaves, out_rebuild)   # sparse results
         outvars = []
         values = []
+        boxes_of = {}
         for j, y in enumerate(out_leaves):
             if y.__class__ is JitBox and y._trace is trace:
-                outvars.append(y.var)
+                v = y.var
+                if boxes_of.setdefault(v, y) is not y and trace.avals[v][0] is np.ndarray:
+                    # two arrays f computed alike, one variable (JitTrace shares): two again
+                    w = trace.recompute(v)
+                    if w is not None:
+                        outvars.append(w)
+                        values.append(y.val.copy())
+                        continue
+                outvars.append(v)
                 values.append(y.val)
             elif isinstance(y, Box):
                 raise ClosesOverTraced("output")

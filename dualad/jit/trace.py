@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import os
 import sys
+from weakref import ref as _ref
 
 import numpy as np
 
+from ..sharing import frozen
 from ..tracer import Box, EscapedTracerError, Trace, shape_of
 from .program import Const, Eqn, Guard
 
@@ -62,13 +64,20 @@ class JitTrace(Trace):
     ``body`` collects Eqns and Guards in order; ``avals`` the type, shape and dtype of
     every variable's traced value."""
 
-    __slots__ = ("body", "avals", "nvars")
+    __slots__ = ("body", "avals", "nvars", "seen", "shares")
 
-    def __init__(self):
+    def __init__(self, shares=False):
         super().__init__()
         self.body = []
         self.avals = {}
         self.nvars = 0
+        # Hash-consing (see :func:`cse_key`): ``(primitive, inputs, params) -> (var,
+        # value)`` of the equations recorded, so a repeated computation is recorded once.
+        self.seen = {}
+        # Whether a reverse-mode tape over this trace's values may share its nodes too
+        # (dualad.tape.record): off for the retrace of a function that writes into a
+        # traced array in place (dualad.tape.SharedNodeWritten).
+        self.shares = shares
 
     def new_var(self, value):
         v = self.nvars
@@ -97,10 +106,40 @@ class JitTrace(Trace):
                     continue
                 vals.append(a)
                 ins.append(Const(a))
+        ins = tuple(ins)
+        key = cse_key(prim, ins, params)
+        if key is not None:
+            hit = self.seen.get(key)
+            if hit is not None:   # the same computation again: its variable, a new box
+                var, ref = hit
+                box = ref()
+                # the first box's value, unless it is gone or stands for another value
+                # now (an in-place write, dualad.inplace): then computed again, same bits
+                ans = box.val if box is not None and box.var == var else \
+                    prim.impl(*vals, **params)
+                return JitBox(self, ans, var)
         ans = prim.impl(*vals, **params)
         out = self.new_var(ans)
-        self.body.append(Eqn(prim, tuple(ins), params, out))
-        return JitBox(self, ans, out)
+        self.body.append(Eqn(prim, ins, params, out))
+        box = JitBox(self, ans, out)
+        if key is not None:
+            # weakly: the trace keeps no value alive (a loop over big arrays would keep
+            # every step's)
+            self.seen[key] = (out, _ref(box))
+        return box
+
+    def recompute(self, var):
+        """A new variable computed by the equation that made ``var`` (None for an input):
+        for an output that the function computed twice as two arrays, which sharing
+        (:func:`cse_key`) made one variable, so the caller still gets two arrays."""
+        for e in reversed(self.body):
+            if e.__class__ is Eqn and e.out == var:
+                out = self.nvars
+                self.nvars = out + 1
+                self.avals[out] = self.avals[var]
+                self.body.append(Eqn(e.prim, e.ins, e.params, out))
+                return out
+        return None
 
     def lift(self, box, prim):
         """The box standing for ``box``, a value of an enclosing transformation met by
@@ -137,10 +176,40 @@ def _escaped(shapes, where):
         f"inside it and return its result)")
 
 
+def cse_key(prim, ins, params):
+    """The key under which ``prim(*ins, **params)`` is recorded once per trace, or None
+    when it is not shared: an input that is an array constant (kept by reference, see
+    :class:`~dualad.jit.program.Const`) or a parameter that is not a number, string,
+    dtype, slice or tuple of them.
+
+    Exact: the primitives are pure functions of their inputs and parameters (the
+    program's own common-subexpression pass, dualad.jit.passes, relies on the same),
+    so the same primitive applied to the same variables and equal constants and
+    parameters computes the same value, bit for bit."""
+    key = [id(prim)]   # (the Eqn recorded keeps the primitive alive: its id is not reused)
+    for a in ins:
+        if a.__class__ is int:
+            key.append(a)
+        else:
+            f = frozen(a.value)
+            if f is None:
+                return None
+            key.append(f)
+    if params:
+        for k, v in params.items():
+            f = frozen(v)
+            if f is None:
+                return None
+            key.append(k)
+            key.append(f)
+    return tuple(key)
+
+
 class JitBox(Box):
     """A value of a :class:`JitTrace`: the concrete ``val`` and its program variable."""
 
     __slots__ = ("val", "var", "__weakref__")   # weak: dualad.inplace tracks views
+    hash_consed = True   # a tape over these values may share its nodes (dualad.sharing)
 
     def __init__(self, trace, val, var):
         self._trace = trace
