@@ -17,6 +17,7 @@ from .passes import known, simplify, typed_uses, uses
 from .program import Eqn, Guard
 from .names import comment, filename, is_plain_name, safe_name
 from .registers import free_dead, reuse_names
+from .tighten import emit as emit_direct, tighten
 from .specialize import (COMPARISONS, FLOAT_ERRORS, SCALAR_FUNCS, SCALAR_OPS, Scalars, find_chains,
                          scalar_const)
 
@@ -294,6 +295,8 @@ def generate(prog, name="replay"):
     scal = Scalars(prog)
     typed = typed_uses(prog, scal.eqns)
     opt, notes = simplify(prog, scal.pyfloat, typed)
+    opt, more = tighten(opt, scal.pyfloat)
+    notes.update(more)
     chains, elided = find_chains(opt, uses(opt), scal.pyfloat)
     pyfloat = scal.pyfloat
     reads = {}
@@ -367,6 +370,10 @@ def generate(prog, name="replay"):
             else:
                 rhs = SCALAR_OPS[e.prim.name][1].format(*[scalar_arg(a) for a in e.ins])
             em.lines.append(f"{ind}v{out} = {rhs}{note}")
+            continue
+        direct = emit_direct(em, e, [boxed(a) for a in e.ins], ind, out, _index_source)
+        if direct is not None:
+            em.lines.extend([direct[0] + note] + direct[1:])
             continue
         rhs = em.call(e, [boxed(a) for a in e.ins], [em.atom(a) for a in e.ins])
         em.lines.append(f"{ind}v{out} = {rhs}{note}")
