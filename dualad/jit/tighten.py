@@ -257,6 +257,10 @@ def emit(em, e, args, ind, out, index_source):
             # the implementations call the ndarray method (sum) or np.max/np.min, which
             # for an ndarray is the method's reduction
             return [f"{ind}v{out} = {args[0]}.{name}(axis={axis!r}, keepdims={keep!r})"]
+    if name in _ARITH and len(args) == 2 and not e.params:
+        lines = _cast_first(em, e, args, ind, out)
+        if lines is not None:
+            return lines
     if name == "untake" and len(args) == 1 and set(e.params) == {"idx", "shape"} and \
             _basic(e.params["idx"]) and e.params["idx"]:
         kind, shape, dtype = em.prog.avals[out]
@@ -267,6 +271,31 @@ def emit(em, e, args, ind, out, index_source):
             return [f"{ind}v{out} = np.zeros({shape!r}, {dts})",
                     f"{ind}v{out}[{index_source(e.params['idx'], em.ns)}] = {args[0]}"]
     return None
+
+
+_OPS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
+
+
+def _cast_first(em, e, args, ind, out):
+    """``b / cnt`` with ``cnt`` an integer (or bool) array smaller than the float64 result
+    (a count broadcast along a short axis): ``b / cnt.astype(np.float64)``. The ufunc
+    would cast ``cnt`` to float64 itself, by the same conversion, but in its buffered loop,
+    chunk by chunk of the broadcast (a (1000, 10) ``bool / int``: 2.5x slower than with a
+    float64 ``cnt``); cast once, the loop runs on float64 operands."""
+    kind, shape, dtype = em.prog.avals[out]
+    if kind is not np.ndarray or dtype is None or np.dtype(dtype) != np.float64:
+        return None
+    size = math.prod(shape)
+    new = list(args)
+    for k, a in enumerate(e.ins):
+        ak, ashape, adt = _shape_dtype(a, em.prog.avals)
+        if ak is np.ndarray and adt is not None and adt.kind in "biu" and \
+                math.prod(ashape) < size:
+            new[k] = f"{args[k]}.astype(np.float64)"
+    if new == list(args):
+        return None
+    return [f"{ind}v{out} = {new[0]} {_OPS[known(e.prim)]} {new[1]}  # the integer operand cast "
+            f"once (the same conversion the ufunc makes)"]
 
 
 __all__ = ["tighten", "emit"]

@@ -185,3 +185,21 @@ def test_ode_gradbench_size_bitwise():
     inp = I.ode(1000, 10)
     f = P.ode_objective(np, int(inp["s"]))
     _check(f, (np.asarray(inp["x"], float),))
+
+
+def test_integer_count_cast_once_bitwise():
+    """kmeans's gradient divides the (1000, 10) nearest-centroid mask by its row counts
+    (an int64 (1000, 1)): the count is cast to float64 once (was: inside the ufunc's
+    buffered loop, chunk by chunk), the values the same bits."""
+    inp = I.kmeans(10, 1000, 8)
+    pts = np.asarray(inp["points"], float)
+    C = np.asarray(inp["centroids"], float)
+    src, _ = _check(P.kmeans_objective(np, pts), (C,))
+    assert ".astype(np.float64)" in _code(src)
+
+    def f(x):   # an int64 operand as large as the result: not cast
+        return x * np.arange(x.size)
+    x = np.linspace(0.0, 1.0, 7)
+    j = dualad.jit(f)
+    j(x)
+    assert _bitwise(j(x), f(x)) and ".astype" not in _code(j.source(x))
