@@ -53,25 +53,16 @@ def ufunc_source(prim):
     return None
 
 
-def plan(prog, chains, elided, pyfloat, min_bytes, fused=None):
+def plan(prog, chains, elided, pyfloat, min_bytes):
     """``{output variable: operand variable}``: the equations of ``prog`` (the optimized
     program, emitted in its order) that write into an operand's array (see the module
     docstring). ``chains``/``elided``: the scatter chains of
-    :func:`dualad.jit.specialize.find_chains`; ``pyfloat``: the Python float variables;
-    ``fused``: ``{where output: product equation}`` of
-    :func:`dualad.jit.tighten.masked_products` (the product's operands are read at the
-    ``where``, and neither array is reused)."""
-    fused = fused or {}
-    read_at = {}
+    :func:`dualad.jit.specialize.find_chains`; ``pyfloat``: the Python float variables."""
     avals = prog.avals
     body = prog.body
     last = {}
     owners = {}
     excluded = set(pyfloat) | set(elided)
-    position = {e.out: i for i, e in enumerate(body) if e.__class__ is Eqn}
-    for w, prod in fused.items():
-        read_at[prod.out] = position[w]
-        excluded.update((w, prod.out))
     for ch in chains.values():
         excluded.add(ch.root)
         excluded.update(a for a in ch.step)
@@ -83,7 +74,7 @@ def plan(prog, chains, elided, pyfloat, min_bytes, fused=None):
             continue
         for a in e.ins:
             if a.__class__ is int:
-                last[a] = max(last.get(a, -1), read_at.get(e.out, i))
+                last[a] = i
                 if e.out in elided:
                     excluded.add(a)
         if known(e.prim) in FRESH:

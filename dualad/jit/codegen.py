@@ -17,7 +17,7 @@ from .passes import known, simplify, typed_uses, uses
 from .program import Eqn, Guard
 from .names import comment, filename, is_plain_name, safe_name
 from .registers import free_dead, reuse_names
-from .tighten import emit as emit_direct, emit_masked, masked_products, tighten
+from .tighten import emit as emit_direct, tighten
 from .buffers import plan as plan_buffers, ufunc_source
 from .specialize import (COMPARISONS, FLOAT_ERRORS, SCALAR_FUNCS, SCALAR_OPS, Scalars, find_chains,
                          scalar_const)
@@ -299,9 +299,7 @@ def generate(prog, name="replay"):
     opt, more = tighten(opt, scal.pyfloat)
     notes.update(more)
     chains, elided = find_chains(opt, uses(opt), scal.pyfloat)
-    fused = masked_products(opt, uses(opt), scal.pyfloat)
-    into = plan_buffers(opt, chains, elided, scal.pyfloat, BIG, fused)
-    fused_away = {prod.out for prod in fused.values()}
+    into = plan_buffers(opt, chains, elided, scal.pyfloat, BIG)
     pyfloat = scal.pyfloat
     reads = {}
     for e in opt.body:
@@ -374,11 +372,6 @@ def generate(prog, name="replay"):
             else:
                 rhs = SCALAR_OPS[e.prim.name][1].format(*[scalar_arg(a) for a in e.ins])
             em.lines.append(f"{ind}v{out} = {rhs}{note}")
-            continue
-        if out in fused_away:
-            continue   # computed into its where's array (tighten.masked_products)
-        if out in fused:
-            em.lines.extend(emit_masked(em, e, fused[out], boxed, ind))
             continue
         direct = emit_direct(em, e, [boxed(a) for a in e.ins], ind, out, _index_source)
         if direct is not None:

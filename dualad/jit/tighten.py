@@ -243,43 +243,6 @@ def _drop_masks(body, avals, outputs, sub, notes):
                 zero[e.out] = ~m.value
 
 
-def masked_products(prog, n_uses, pyfloat):
-    """``{where output: product equation}``: ``where(m, x * y, 0.0)`` whose product is
-    read nowhere else, to be written ``np.multiply(x, y, out=zeros, where=m)`` (one pass
-    instead of two: the product where ``m`` holds, the zeros' ``+0.0`` elsewhere, as
-    ``where`` gives; see :func:`emit_masked`)."""
-    avals = prog.avals
-    outputs = {a for a in prog.outvars if a.__class__ is int}
-    prods = {e.out: e for e in prog.body if e.__class__ is Eqn and known(e.prim) == "multiply"
-             and not e.params and len(e.ins) == 2}
-    out = {}
-    for e in prog.body:
-        if e.__class__ is not Eqn or known(e.prim) != "where" or e.params or len(e.ins) != 3:
-            continue
-        m, p, c = e.ins
-        kind, shape, dtype = avals[e.out]
-        if p.__class__ is not int or p not in prods or n_uses.get(p) != 1 or p in outputs or \
-                p in pyfloat or not _plus_zero(c) or kind is not np.ndarray or \
-                dtype is None or np.dtype(dtype).kind != "f" or avals[p] != avals[e.out]:
-            continue
-        mk, ms, md = _shape_dtype(m, avals)
-        if mk is not np.ndarray or md != np.dtype(bool) or tuple(ms) != tuple(shape):
-            continue
-        out[e.out] = prods[p]
-    return out
-
-
-def emit_masked(em, e, prod, boxed, ind):
-    """The lines of a fused ``where(m, x * y, 0.0)`` (see :func:`masked_products`)."""
-    kind, shape, dtype = em.prog.avals[e.out]
-    dt = np.dtype(dtype)
-    dts = f"np.{dt.name}" if getattr(np, dt.name, None) is dt.type else em.ns.bind(dt, "dtype")
-    x, y = (boxed(a) for a in prod.ins)
-    return [f"{ind}v{e.out} = np.zeros({tuple(shape)!r}, {dts})  # where(m, x * y, 0.0) in "
-            f"one pass: v{prod.out} = {x} * {y} where {boxed(e.ins[0])}",
-            f"{ind}np.multiply({x}, {y}, out=v{e.out}, where={boxed(e.ins[0])})"]
-
-
 # --- emission -------------------------------------------------------------------------
 def emit(em, e, args, ind, out, index_source):
     """Source lines for equation ``e`` without its primitive's Python wrapper, or None.
@@ -335,4 +298,4 @@ def _cast_first(em, e, args, ind, out):
             f"once (the same conversion the ufunc makes)"]
 
 
-__all__ = ["tighten", "emit", "masked_products", "emit_masked"]
+__all__ = ["tighten", "emit"]

@@ -203,21 +203,3 @@ def test_integer_count_cast_once_bitwise():
     j = dualad.jit(f)
     j(x)
     assert _bitwise(j(x), f(x)) and ".astype" not in _code(j.source(x))
-
-
-def test_masked_product_one_pass_bitwise():
-    """The max rule's ``where(hit, ct * share, 0.0)`` is one masked multiply into zeros
-    (lse: was np.where of a full product); an inf cotangent times a 0 share stays 0 where
-    the mask is False (no nan), as with np.where."""
-    x = np.random.default_rng(2).random(3000)
-    src, _ = _check(P.lse_objective(np), (x,))
-    code = _code(src)
-    assert "np.where" not in code and "where=v" in code
-
-    def f(x):
-        return np.log(np.max(x)) * 1.0
-    x = np.array([0.0, 0.0, -1.0])      # log(0) = -inf: the cotangent of max is inf
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        src, g = _check(f, (x,))
-    assert g[2] == 0.0 and not np.signbit(g[2]) and np.isinf(g[0])
