@@ -203,3 +203,15 @@ def test_integer_count_cast_once_bitwise():
     j = dualad.jit(f)
     j(x)
     assert _bitwise(j(x), f(x)) and ".astype" not in _code(j.source(x))
+
+
+def test_max_rule_mask_kept_for_an_infinite_cotangent():
+    """log(max(x)) at max 0: the cotangent of max is inf; the entries that are not the
+    maximum stay exactly 0 (the where of max's rule is not dropped: its partial is traced)."""
+    def f(x):
+        return np.log(np.max(x)) * 1.0
+    x = np.array([0.0, 0.0, -1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        src, g = _check(f, (x,))
+    assert g[2] == 0.0 and not np.signbit(g[2]) and np.isinf(g[0])
