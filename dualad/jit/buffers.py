@@ -63,7 +63,7 @@ def plan(prog, chains, elided, pyfloat, min_bytes):
     last = {}
     owners = {}
     excluded = set(pyfloat) | set(elided)
-    for ch in chains.values():
+    for ch in {id(c): c for c in chains.values()}.values():   # one Chain per add: once each
         excluded.add(ch.root)
         excluded.update(a for a in ch.step)
         for kind, leaf in ch.leaves:
