@@ -1321,6 +1321,28 @@ def _det_minors(A, rows=None, cols=None):
 
 
 _DET_A = np.random.default_rng(32).random((5, 5))
+# --- issue 32: fewer NumPy calls in jit programs (masks, reductions, buffers) --------------
+@case("jit(grad): a slice of sqrt at 0 keeps the untouched entry 0 (its mask is not dropped)",
+      ref=np.array([0.0, 0.5, 0.25]))
+def _():
+    g = dualad.jit(dualad.grad(lambda v: np.sum(np.sqrt(v)[1:])))
+    x = np.array([0.0, 1.0, 4.0])
+    g(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return g(x)
+
+
+@case("jit(grad): logsumexp (max taken once, buffers reused) equals eager bitwise", ref=True)
+def _():
+    x = np.random.default_rng(5).random(20_000)
+
+    def f(v):
+        m = np.max(v)
+        return np.log(np.sum(np.exp(v - m))) + m
+    g = dualad.jit(dualad.grad(f))
+    x0 = x.copy()
+    g(x)
+    return bool(np.array_equal(g(x), dualad.grad(f)(x)) and np.array_equal(x, x0))
 
 
 _GMM_LS = np.random.default_rng(3).normal(size=(4, 3, 3))

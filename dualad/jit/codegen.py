@@ -17,6 +17,8 @@ from .passes import known, simplify, typed_uses, uses
 from .program import Eqn, Guard
 from .names import comment, filename, is_plain_name, safe_name
 from .registers import free_dead, reuse_names
+from .tighten import emit as emit_direct, tighten
+from .buffers import plan as plan_buffers, ufunc_source
 from .specialize import (COMPARISONS, FLOAT_ERRORS, SCALAR_FUNCS, SCALAR_OPS, Scalars, find_chains,
                          scalar_const)
 
@@ -295,7 +297,10 @@ def generate(prog, name="replay"):
     scal = Scalars(prog)
     typed = typed_uses(prog, scal.eqns)
     opt, notes = simplify(prog, scal.pyfloat, typed)
+    opt, more = tighten(opt, scal.pyfloat)
+    notes.update(more)
     chains, elided = find_chains(opt, uses(opt), scal.pyfloat)
+    into = plan_buffers(opt, chains, elided, scal.pyfloat, BIG)
     pyfloat = scal.pyfloat
     reads = {}
     for e in opt.body:
@@ -368,6 +373,15 @@ def generate(prog, name="replay"):
             else:
                 rhs = SCALAR_OPS[e.prim.name][1].format(*[scalar_arg(a) for a in e.ins])
             em.lines.append(f"{ind}v{out} = {rhs}{note}")
+            continue
+        direct = emit_direct(em, e, [boxed(a) for a in e.ins], ind, out, _index_source)
+        if direct is not None:
+            em.lines.extend([direct[0] + note] + direct[1:])
+            continue
+        if out in into:   # the operand's array dies here: the result is written into it
+            args = ", ".join([boxed(a) for a in e.ins])
+            em.lines.append(f"{ind}v{out} = {ufunc_source(e.prim)}({args}, out=v{into[out]})"
+                            f"{note or '  # into a dead array (dualad.jit.buffers)'}")
             continue
         rhs = em.call(e, [boxed(a) for a in e.ins], [em.atom(a) for a in e.ins])
         em.lines.append(f"{ind}v{out} = {rhs}{note}")
