@@ -170,8 +170,18 @@ class _Run:
         self.slots = {}
 
 
+# Array constants up to this many bytes are compared by content (their bytes, so -0.0 is
+# not 0.0), larger ones by identity: equal masks and seeds made afresh in every block
+# (the reverse sweep makes one per step) then stay one constant of the body.
+_CONTENT_BYTES = 1 << 16
+
+
 def _const_key(v):
-    return _fkey(v) if _scalar(v) else ("id", id(v))
+    if _scalar(v):
+        return _fkey(v)
+    if v.__class__ is np.ndarray and v.nbytes <= _CONTENT_BYTES and not v.dtype.hasobject:
+        return ("array", v.shape, v.dtype.str, v.tobytes())
+    return ("id", id(v))
 
 
 def _scalar(v):
