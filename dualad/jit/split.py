@@ -27,6 +27,17 @@ def _replay(prog, inputs):
     return out
 
 
+def _at(prog, xs, wanted):
+    """``prog`` as a function of its inputs at the positions ``wanted``, the others
+    fixed at ``xs``: ``w -> outputs of prog(xs with xs[wanted[k]] = w[k])``, a tuple."""
+    def restricted(*w):
+        full = list(xs)
+        for i, v in zip(wanted, w):
+            full[i] = v
+        return tuple(_replay(prog, full))
+    return restricted
+
+
 class Split:
     """``vjp(program)`` as two compiled programs, JAX's partial evaluation of a linearized
     program: the joint program ``(x, ȳ) -> (y, x̄)`` traced once, its equations that do
@@ -42,12 +53,7 @@ class Split:
         def joint(*leaves):
             xs, cts = list(leaves[:n]), leaves[n:]
 
-            def f(*w):
-                full = list(xs)
-                for i, v in zip(wanted, w):
-                    full[i] = v
-                return tuple(_replay(prog, full))
-            ys, back = vjp(f, *[xs[i] for i in wanted])
+            ys, back = vjp(_at(prog, xs, wanted), *[xs[i] for i in wanted])
             return tuple(ys) + tuple(back(tuple(cts)))
         joint.__name__ = f"vjp({t.name})"
         examples = [np.ones(s, d)[()] for s, d in t.out_avals]

@@ -42,7 +42,7 @@ from ..tape import Var
 from ..tracer import Box, PLAIN_TYPES, note_decision, shape_of, unguarded_value
 from ..vmap import vmap
 from .codegen import RETRACE, compile_program
-from .split import Split, _GuardFailed, _replay
+from .split import Split, _GuardFailed, _at, _replay
 
 __all__ = ["Transformed", "transformed", "applies", "example", "ENABLED", "Split"]
 
@@ -261,11 +261,10 @@ class Transformed:
             prog, n = self.prog, self.n_in
 
             def forward_and_gradient(*xs):
+                restricted = _at(prog, xs, wanted)
+
                 def f(*w):
-                    full = list(xs)
-                    for i, v in zip(wanted, w):
-                        full[i] = v
-                    return _replay(prog, full)[0]
+                    return restricted(*w)[0]
                 y, g = value_and_grad(f, argnums=tuple(range(len(wanted))))(
                     *[xs[i] for i in wanted])
                 return (y,) + tuple(g)
@@ -332,12 +331,7 @@ class Transformed:
             def pullback(*leaves):
                 xs, ct = list(leaves[:-1]), leaves[-1]
 
-                def f(*w):
-                    full = list(xs)
-                    for i, v in zip(wanted, w):
-                        full[i] = v
-                    return tuple(_replay(prog, full))
-                _, back = vjp(f, *[xs[i] for i in wanted])
+                _, back = vjp(_at(prog, xs, wanted), *[xs[i] for i in wanted])
                 return tuple(back(tuple(t.leaves(ct))))
             pullback.__name__ = f"vjp({self.name})"
             pull = self._vjp[wanted] = self.make_jit(pullback)
@@ -354,11 +348,10 @@ class Transformed:
                 n = len(leaves) - len(which)
                 xs, ts = list(leaves[:n]), leaves[n:]
 
+                restricted = _at(prog, xs, which)
+
                 def f(*w):
-                    full = list(xs)
-                    for i, v in zip(which, w):
-                        full[i] = v
-                    return t.value(_replay(prog, full))
+                    return t.value(restricted(*w))
                 return jvp(f, tuple(xs[i] for i in which), tuple(ts))[1]
             pushforward.__name__ = f"jvp({self.name})"
             push = self._jvp[which] = self.make_jit(pushforward)
