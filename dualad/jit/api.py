@@ -726,7 +726,7 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), max_traces=8, backen
     def f(v0):
         v1 = np.sin(v0)
         v2 = np.square(v1)
-        v3 = sum(v2, axis=(0,), keepdims=False)
+        v3 = v2.sum(axis=(0,), keepdims=False)
         return (v3,)
     >>> print(np.allclose(dualad.grad(f)(x), np.sin(2 * x)))
     True

@@ -14,6 +14,8 @@ from .codegen import RETRACE
 from .program import Const, Eqn, Guard, Program
 from .trace import _aval
 
+__all__ = ["OUTPUT", "PACK"]   # and _Builder, private to dualad.jit.loops
+
 _LIST = (list, None, None)
 _TUPLE = (tuple, None, None)
 
@@ -23,9 +25,11 @@ def _slots(item):
 
 
 class _Builder:
-    def __init__(self, prog, runs, pos_of):
-        from . import loops
-        self.loops = loops
+    """Builds the rolled program; ``compile_body(program, name) -> (function, source)``
+    compiles a loop body (:func:`dualad.jit.loops.compile_rolled`, so nested runs roll)."""
+
+    def __init__(self, prog, runs, pos_of, compile_body):
+        self.compile_body = compile_body
         self.output, self.pack = OUTPUT, PACK
         self.prog = prog
         self.runs = runs
@@ -283,7 +287,7 @@ class _Builder:
         k = len(self.bodies)
         name = f"{self.prog.name}_loop{k}"
         sub = Program(invars, tmpl, body_out, sub_avals, name)
-        fn, source = self.loops.compile_rolled(sub, name=name)
+        fn, source = self.compile_body(sub, name=name)
         self.bodies.append((name, source))
         guarded = any(it.__class__ is Guard for it in tmpl) or "RETRACE" in source
         driver = _driver(fn, n, len(carries), len(inv), r.xs, len(lists), last_carry)

@@ -316,7 +316,7 @@ def roll(prog):
             todo.append(rest)
     if not runs:
         return prog, []
-    return _Builder(prog, runs, pos_of).build()
+    return _Builder(prog, runs, pos_of, compile_rolled).build()
 
 
 def compile_rolled(prog, name="replay"):
