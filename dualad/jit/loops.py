@@ -188,6 +188,23 @@ def _scalar(v):
     return v.__class__ in (float, int, bool, complex) or isinstance(v, np.generic)
 
 
+def _join(cl, j, kind, key, atom):
+    """Slot ``j``'s class so far (``cl[j]``) joined with this block's ``atom`` of ``kind``
+    ("outside": ``key`` the variable; "const": its :func:`_const_key`): False when the kinds
+    differ; the key becomes None once it differs between blocks (another variable or
+    constant per block, read from a list); the atoms are kept in block order."""
+    c = cl[j]
+    if c is None:
+        cl[j] = [kind, key, [atom]]
+        return True
+    if c[0] != kind:
+        return False
+    if c[1] != key:
+        c[1] = None
+    c[2].append(atom)
+    return True
+
+
 def _classify(run, body, pos_of, h):
     """Check every slot of every block; the number of blocks that verify (from block 0),
     and ``run.slots`` filled: ``{(position, slot): class}``, a class being ``["local",
@@ -221,24 +238,10 @@ def _classify(run, body, pos_of, h):
                             return k
                     elif q >= s:
                         return k     # two blocks back or more: not a loop of period p
-                    elif c is None:
-                        cl[j] = ["outside", a, [a]]
-                    elif c[0] != "outside":
+                    elif not _join(cl, j, "outside", a, a):
                         return k
-                    else:
-                        if c[1] != a:
-                            c[1] = None      # another variable per block
-                        c[2].append(a)
-                else:
-                    key = _const_key(a.value)
-                    if c is None:
-                        cl[j] = ["const", key, [a]]
-                    elif c[0] != "const":
-                        return k
-                    else:
-                        if c[1] != key:
-                            c[1] = None      # differs per block: a per-block constant
-                        c[2].append(a)
+                elif not _join(cl, j, "const", _const_key(a.value), a):
+                    return k
     # block 0: locals at the same offsets; a carry's initial value from before the run;
     # an invariant the same variable; constants of the same class
     slots = {}
