@@ -33,7 +33,7 @@ from .replay import fresh, run as replay_run
 from .transformed import applies, example, transformed
 from .assumed import Assumed
 from .signature import (_fast_key, _identity_statics, _leaf_key, _positional, _static,
-                        _structure)
+                        _structure, _traced_positional)
 from ..sharing import SharedNodeWritten
 from .trace import ClosesOverTraced, JitBox, JitTrace, peek
 
@@ -572,21 +572,6 @@ class Jitted:
 
     def __repr__(self):
         return f"<dualad.jit of {self.fun!r}>"
-
-
-def _traced_positional(args):
-    """Whether ``args`` are arrays, floats and traced values, one traced at least."""
-    boxed = False
-    for x in args:
-        kind = x.__class__
-        if kind is np.ndarray:
-            if x.dtype.hasobject:
-                return False
-        elif kind is not float and kind is not np.float64:
-            if not isinstance(x, Box):
-                return False
-            boxed = True
-    return boxed
 
 
 def _rerun_note(name, error, raised):

@@ -15,7 +15,7 @@ import numpy as np
 from ..tracer import Box
 
 __all__ = ["_fast_key", "_identity_statics", "_leaf_key", "_positional", "_static",
-           "_structure"]   # private helpers of dualad.jit.api
+           "_structure", "_traced_positional"]   # private helpers of dualad.jit.api
 
 
 _SCALARS = (float, complex, np.float64, np.float32, np.complex128, np.complex64,
@@ -74,6 +74,21 @@ def _fast_key(args):
         else:
             return None
     return tuple(key)
+
+
+def _traced_positional(args):
+    """Whether ``args`` are arrays, floats and traced values, one traced at least."""
+    boxed = False
+    for x in args:
+        kind = x.__class__
+        if kind is np.ndarray:
+            if x.dtype.hasobject:
+                return False
+        elif kind is not float and kind is not np.float64:
+            if not isinstance(x, Box):
+                return False
+            boxed = True
+    return boxed
 
 
 def _positional(leaves):
