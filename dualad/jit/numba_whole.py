@@ -38,7 +38,7 @@ import numpy as np
 from .loopbuild import JOIN, OUTPUT, PACK
 from .loops import roll
 from .numba_backend import FusedPrim, fuse_program, require_numba
-from .numba_helpers import ELEMENTWISE, einsum_kernel, helpers
+from .numba_helpers import ELEMENTWISE, FLAT, einsum_kernel, helpers
 from .passes import known, simplify
 from .names import safe_name
 from .program import Guard
@@ -47,7 +47,7 @@ from .tighten import tighten
 __all__ = ["Unsupported", "compile_whole", "SUPPORTED"]
 
 _F64, _BOOL, _I64 = np.dtype(np.float64), np.dtype(np.bool_), np.dtype(np.int64)
-_SCALARS = (float, np.float64, bool, np.bool_)
+_SCALARS = (float, np.float64, bool, np.bool_, np.int64)
 
 _SHAPE = ("broadcast_to", "reshape", "transpose", "getitem", "untake", "concatenate")
 SUPPORTED = frozenset(ELEMENTWISE) | {"sum", "max", "min", "matmul", "einsum", *_SHAPE}
@@ -81,6 +81,16 @@ def _literal(v):
     return None
 
 
+def _n(k):
+    """An int for a compiled callee: ``np.int64(k)``, not the literal (Numba would compile
+    the callee again for every literal value)."""
+    return f"np.int64({k})"
+
+
+def _dims(shape):
+    return f"({''.join(_n(d) + ', ' for d in shape)})"
+
+
 def _slice(i):
     """Source of a slice of ints (no step written when None: Numba keeps a 1-d slice of a
     C-contiguous array C-contiguous, one compiled signature less)."""
@@ -98,7 +108,7 @@ def _check_aval(v, aval):
     kind, shape, dtype = aval
     if kind in _SCALARS:
         return
-    if kind is np.ndarray and dtype is not None and np.dtype(dtype) in (_F64, _BOOL):
+    if kind is np.ndarray and dtype is not None and np.dtype(dtype) in (_F64, _BOOL, _I64):
         if 0 not in tuple(shape):
             return
     raise Unsupported(f"v{v} is {getattr(kind, '__name__', kind)} {dtype} {shape}")
@@ -183,6 +193,12 @@ class _Function:
             return _scalar_aval(self.avals[a])
         return not isinstance(a.value, np.ndarray) or a.value.ndim == 0
 
+    def dtype(self, a):
+        if a.__class__ is int:
+            kind, _, dtype = self.avals[a]
+            return np.dtype(dtype) if dtype is not None else None
+        return np.result_type(a.value)
+
     def shape(self, a):
         if a.__class__ is int:
             return tuple(self.avals[a][1]) if self.avals[a][0] is np.ndarray else ()
@@ -196,7 +212,7 @@ class _Function:
                 lines.append(f"    {out} = {self.atom(e.ins[0])}[{e.ins[1].value}]")
                 return
             kernel = self.w.bind(prim.impl, "fused")
-            args = [repr(tuple(e.ins[0].value))] + [self.atom(a) for a in e.ins[1:]]
+            args = [_dims(e.ins[0].value)] + [self.atom(a) for a in e.ins[1:]]
             lines.append(f"    {out} = {kernel}({', '.join(args)})")
             return
         if prim is OUTPUT:
@@ -234,9 +250,33 @@ class _Function:
                   np.dtype(self.avals[e.out][2]) == _F64 for a, b in zip(e.ins, e.ins[::-1])]
         args = [f"{float(e.ins[k].value)!r}" if floats[k] and len(args) == 2 else x
                 for k, x in enumerate(args)]
-        if name in ("add", "multiply") and self.scalar(e.ins[0]) and not self.scalar(e.ins[1]):
-            args = args[::-1]
-        return f"ew_{name}({', '.join(args)})"
+        ins = list(e.ins)
+        if name in ("add", "multiply") and self.scalar(ins[0]) and not self.scalar(ins[1]):
+            args, ins = args[::-1], ins[::-1]
+        flat = self.flat(name, e, ins)
+        return f"{flat or 'ew_' + name}({', '.join(args)})"
+
+    def flat(self, name, e, ins):
+        """The flat-loop helper for ``name`` when every array operand has the output's
+        shape and is float64 (a ``where``'s condition bool), the scalars floats."""
+        kind, shape, dtype = self.avals[e.out]
+        if kind is not np.ndarray or not shape or self.scalar(ins[0]):
+            return None
+        pat = ""
+        for j, a in enumerate(ins):
+            want = _BOOL if name == "where" and j == 0 else _F64
+            if self.scalar(a):
+                if a.__class__ is int:
+                    if self.avals[a][0] not in (float, np.float64):
+                        return None
+                elif a.value.__class__ not in (float, int, np.float64) or want is _BOOL:
+                    return None
+                pat += "s"
+            elif self.shape(a) == tuple(shape) and self.dtype(a) == want:
+                pat += "a"
+            else:
+                return None
+        return FLAT.get((name, pat))
 
     def kind(self, a):
         """``(shape, dtype source)`` of an atom (its traced shape; 0-d is a scalar)."""
@@ -328,22 +368,28 @@ class _Function:
         if any(isinstance(i, np.ndarray) for i in idx):
             pos = np.arange(math.prod(shape)).reshape(shape)[idx].astype(np.int64)
             k = self.use_const(np.ascontiguousarray(pos))
-            return f"scatter({args[0]}, {k}, {math.prod(shape)}).reshape({shape!r})"
+            return f"scatter({args[0]}, {k}, {_n(math.prod(shape))}).reshape({shape!r})"
         if not all(i.__class__ is int or i is None or i.__class__ is slice and all(
                 p is None or p.__class__ is int for p in (i.start, i.stop, i.step)) for i in idx):
             return None
-        if any(i is None for i in idx):
-            return None
         out = f"v{e.out}"
-        view = np.zeros(shape, np.bool_)[idx].shape
+        zeros = np.zeros(shape, np.bool_)
+        if self.shape(e.ins[0]) != zeros[idx].shape:
+            return None     # (u broadcast into the place: not written)
+        src = args[0]
+        if any(i is None for i in idx):   # new unit axes: u's value without them
+            idx = tuple(i for i in idx if i is not None)
+            view = zeros[idx].shape
+            src = f"np.ascontiguousarray({src}).reshape({view!r})" if view else \
+                f"np.ascontiguousarray({src}).ravel()[0]"
+        view = zeros[idx].shape
         sub = ", ".join(repr(i) if i.__class__ is int else _slice(i) for i in idx)
-        if view == () and self.scalar(e.ins[0]):
-            lines.append(f"    {out} = np.zeros({shape!r}, np.float64)")
-            lines.append(f"    {out}[{sub}] = {args[0]}")
-        elif 1 <= len(view) <= 3 and self.shape(e.ins[0]) == view:
+        lines.append(f"    {out} = np.zeros({shape!r}, np.float64)")
+        if view == ():
+            lines.append(f"    {out}[{sub}] = {src}")
+        elif len(view) <= 3:
             # (a loop: Numba's slice assignment compiles its broadcasting, seconds)
-            lines.append(f"    {out} = np.zeros({shape!r}, np.float64)")
-            lines.append(f"    copy{len(view)}({out}[{sub}], {args[0]})")
+            lines.append(f"    copy{len(view)}({out}[{sub}], {src})")
         else:
             return None
         return out
@@ -366,16 +412,21 @@ class _Function:
         k = math.prod(shape[a] for a in axes)
         m = math.prod(shape) // k
         if axes == tuple(range(r - len(axes), r)):
-            s = f"{op}_rows({x}, {m}, {k})"
+            s = f"{op}_rows({x}, {_n(m)}, {_n(k)})"
         elif axes == tuple(range(len(axes))):
-            s = f"{op}_lead({x}, {k}, {m})"
+            s = f"{op}_lead({x}, {_n(k)}, {_n(m)})"
         else:
             perm = tuple(a for a in range(r) if a not in axes) + axes
-            s = f"{op}_rows({x}.transpose({perm!r}), {m}, {k})"
+            s = f"{op}_rows({x}.transpose({perm!r}), {_n(m)}, {_n(k)})"
         return f"{s}.reshape({out_shape!r})"
 
     def _sum(self, e, args, lines):
-        return self._reduce(e, args, "sum")
+        out = self.avals[e.out][2]
+        if out is None or np.dtype(out) not in (_F64, _I64):
+            return None
+        if np.dtype(out) == _I64:   # a count: exact in any order
+            return self._reduce(e, args, "isum")
+        return self._reduce(e, args, "sum") if self.dtype(e.ins[0]) == _F64 else None
 
     def _max(self, e, args, lines):
         return self._reduce(e, args, "max")
