@@ -30,7 +30,7 @@ RTOL = 1e-9
 
 class NumbaReplay:
     """The replay of one program under the Numba backend: ``fn``, ``source``, ``mode``
-    (``"whole"``, ``"fused"`` or ``"rolled"``) and ``reason`` (None for ``"whole"``)."""
+    (``"whole"``, ``"kernels"`` or ``"rolled"``) and ``reason`` (None for ``"whole"``)."""
 
     __slots__ = ("program", "fn", "source", "mode", "reason", "checked")
 
@@ -50,7 +50,7 @@ class NumbaReplay:
             self.mode = "rolled"
             fn, source = compile_rolled(prog, name=prog.name)
         else:
-            self.mode = "fused"
+            self.mode = "kernels"
             fn, source = compile_program(fuse_program(prog), name=prog.name)
         self.fn = fn
         self.source = f"# numba: {self.mode} ({reason})\n" + source
