@@ -126,7 +126,7 @@ def _periods(h, deep=1):
     return [int(p) for p in top if counts[p] >= 2]
 
 
-def _stretches(h, p, min_rolled=MIN_ROLLED):
+def _stretches(h, p, min_rolled):
     """``(start, blocks)`` of the maximal runs of period ``p`` in ``h``."""
     m = np.concatenate(([False], h[:-p] == h[p:], [False]))
     edges = np.flatnonzero(m[1:] != m[:-1])
@@ -138,15 +138,16 @@ def _stretches(h, p, min_rolled=MIN_ROLLED):
     return out
 
 
-def _candidates(keys, min_rolled=MIN_ROLLED):
+def _candidates(keys, min_rolled, deep=False):
     """Runs ``(start, period, blocks)`` proposed by the keys, non-overlapping (two
     rounds: the second looks at what the first left)."""
     h = np.array(keys, dtype=np.int64)
     chosen = []
     for _ in range(2):
         runs = []
-        for p in _periods(h, 1 if min_rolled >= MIN_ROLLED else 4):
-            runs.extend((blocks * p, -p, a, p, blocks) for a, blocks in _stretches(h, p, min_rolled))
+        for p in _periods(h, 4 if deep else 1):
+            runs.extend((blocks * p, -p, a, p, blocks)
+                        for a, blocks in _stretches(h, p, min_rolled))
         if not runs:
             break
         runs.sort(reverse=True)
@@ -276,7 +277,7 @@ def _classify(run, body, pos_of, h):
     return n
 
 
-def _verified(run, body, pos_of, h, min_rolled=MIN_ROLLED):
+def _verified(run, body, pos_of, h, min_rolled):
     """``(run, rest)``: the run shrunk to the blocks that verify (None if fewer than 2),
     and the blocks after the first block that did not, to try on their own (or None)."""
     rest = None
@@ -295,7 +296,7 @@ def _verified(run, body, pos_of, h, min_rolled=MIN_ROLLED):
     return None, rest
 
 
-def roll(prog, compile_body=None, min_rolled=MIN_ROLLED):
+def roll(prog, compile_body=None, min_rolled=None):
     """``(program, bodies)``: ``prog`` with its repeated runs replaced by loop equations
     (see the module docstring), and the loop bodies' ``(name, source)``. ``prog``
     itself when nothing is rolled. ``compile_body(sub_program, name) -> (function,
@@ -303,11 +304,13 @@ def roll(prog, compile_body=None, min_rolled=MIN_ROLLED):
     fewest items a run must cover (the Numba backend rolls shorter runs: its compile time
     grows with the program's length, much faster than Python's)."""
     body = prog.body
+    deep = min_rolled is not None   # (a caller's threshold: also the deeper search)
+    min_rolled = MIN_ROLLED if min_rolled is None else min_rolled
     if len(body) < min_rolled:
         return prog, []
     avals = prog.avals
     h = _item_keys(body, avals)
-    cands = _candidates(h, min_rolled)
+    cands = _candidates(h, min_rolled, deep)
     if not cands:
         return prog, []
     pos_of = {it.out: q for q, it in enumerate(body) if it.__class__ is Eqn}
