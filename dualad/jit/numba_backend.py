@@ -159,11 +159,11 @@ def _kernel(structure):
     return hit
 
 
-def fuse_program(prog):
+def fuse_program(prog, min_members=None):
     """``prog`` with each fusible group replaced by one call of its kernel (see the
     module docstring); the kernels compiled. Returns ``prog`` itself when no group has
-    enough members."""
-    found = groups(prog)
+    enough members (``min_members``, default :data:`dualad.jit.fuse.MIN_MEMBERS`)."""
+    found = groups(prog) if min_members is None else groups(prog, min_members)
     if not found:
         return prog
     avals = dict(prog.avals)

@@ -60,6 +60,9 @@ _ARITY = {k: 3 if k == "where" else 2 if " b" in v else 1 for k, v in ELEMENTWIS
 # Runs of at least this many items are rolled into loops (the NumPy backend: 256): Numba's
 # compile time grows by milliseconds per line.
 MIN_ROLLED = 24
+# Elementwise groups of at least this many operations are one kernel (a call of a helper
+# costs what a kernel call costs here: no Python between them; fewer passes over memory).
+MIN_FUSED = 2
 
 
 class _Writer:
@@ -92,7 +95,7 @@ class _Writer:
         prog, _ = tighten(prog)
         if any(it.__class__ is Guard for it in prog.body):
             raise Unsupported("a guard (Python control flow on a traced value)")
-        prog = fuse_program(prog)
+        prog = fuse_program(prog, MIN_FUSED)
         fn = _Function(self, prog)
         for v in prog.invars:
             _check_aval(v, prog.avals[v])
