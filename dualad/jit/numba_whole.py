@@ -60,9 +60,9 @@ _ARITY = {k: 3 if k == "where" else 2 if " b" in v else 1 for k, v in ELEMENTWIS
 # Runs of at least this many items are rolled into loops (the NumPy backend: 256): Numba's
 # compile time grows by milliseconds per line.
 MIN_ROLLED = 24
-# Elementwise groups of at least this many operations are one kernel (a call of a helper
-# costs what a kernel call costs here: no Python between them; fewer passes over memory).
-MIN_FUSED = 2
+# Elementwise groups of at least this many operations are one kernel (as on the kernels
+# path: each new kernel is a compilation; two operations fused gained nothing measurable).
+MIN_FUSED = 3
 
 
 class _Writer:
