@@ -176,7 +176,7 @@ class Jitted:
         Programs kept per signature; past that many traces the function runs
         without jit for that signature (with a :class:`dualad.JitRetraceWarning`).
     backend : {None, "numpy", "numba"}, default None
-        The code generator: NumPy calls, or elementwise groups compiled with Numba.
+        The code generator: NumPy calls, or the program compiled with Numba.
 
     See Also
     --------
@@ -671,10 +671,12 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), max_traces=8, backen
         failing) ``f`` runs without jit for that signature, with a
         :class:`dualad.JitRetraceWarning`.
     backend : {None, "numpy", "numba"}, default None
-        ``"numba"``: groups of three or more elementwise float64 operations
-        run as one kernel compiled with Numba (``pip install "dualad[numba]"``);
-        the rest stays NumPy. None or ``"numpy"``: NumPy calls only. Chosen
-        per function; nothing process-wide changes.
+        ``"numba"``: the whole program compiled with Numba as one function
+        (``pip install "dualad[numba]"``; repeated blocks as loops), or, for a
+        program it cannot compile, groups of three or more elementwise float64
+        operations as Numba kernels and the rest NumPy (the reason is at the top
+        of ``source()``; docs/jit.md). None or ``"numpy"``: NumPy calls only.
+        Chosen per function; nothing process-wide changes.
 
     Returns
     -------

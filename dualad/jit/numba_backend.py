@@ -1,4 +1,8 @@
-"""The Numba backend of :func:`dualad.jit` (``jit(f, backend="numba")``).
+"""The Numba backend of :func:`dualad.jit` (``jit(f, backend="numba")``): its kernels path.
+
+The backend first tries to compile the whole program (:mod:`dualad.jit.numba_whole`,
+:mod:`dualad.jit.numba_mode`); a program that cannot be compiled whole, and the whole
+program's elementwise groups, use the kernels written here.
 
 The recorded program goes through the same passes as on the default backend; then each
 group of elementwise equations :mod:`dualad.jit.fuse` finds (at least three float64
