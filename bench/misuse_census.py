@@ -1399,6 +1399,38 @@ def _():
     return str(j(_NB_X, _NB_Y).tolist())
 
 
+# --- issue 32: the Numba backend's whole-program mode --------------------------------------
+def _nb_whole(f, *args):
+    """``f(*args)`` under jit(backend="numba") (the second call: the compiled replay), or
+    under the default backend where numba is not installed (nothing to check there)."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return dualad.jit(f)(*args)
+    j = dualad.jit(f, backend="numba")
+    j(*args)
+    return j(*args)
+
+
+def _nb_ode(x):
+    y = x * 0.0
+    for _ in range(12):
+        y = y + 0.1 * np.concatenate([x[:1], x[1:] * y[:-1]])
+    return y[-1]
+
+
+@case("jit(grad, backend='numba'): a rolled ODE loop compiled whole equals the NumPy backend",
+      ref=lambda: dualad.jit(dualad.grad(_nb_ode))(np.linspace(0.1, 1.0, 30)), close=1e-14)
+def _():
+    return _nb_whole(dualad.grad(_nb_ode), np.linspace(0.1, 1.0, 30))
+
+
+@case("jit(backend='numba'): a program numba does not write (cumsum) falls back, right value",
+      ref=lambda: np.cumsum(np.sin(X3) * X3) * 2.0, close=1e-14)
+def _():
+    return _nb_whole(lambda x: np.cumsum(np.sin(x) * x) * 2.0, X3)
+
+
 def main(argv):
     show_all = "--all" in argv
     counts = {"right": 0, "clear": 0, "unclear": 0, "silent": 0}

@@ -28,9 +28,8 @@ primal against NumPy's, and dualad eager's derivative against an independent val
 central finite difference of the NumPy primal along a random direction (kmeans ``dir``: its
 closed form, gradient 2 sum (C_j - P_i) over the points nearest C_j over the Hessian
 diagonal 2 |S_j|). jax.jit is not run on det with ell >= 7 (the unrolled program does not
-compile in reasonable time; GradBench's JAX tool has no det), nor dualad.jit+numba on lstm
-(the Numba backend does not roll loops yet: its first call takes minutes), unless
-``--try-all``; jax.jit's ode
+compile in reasonable time; GradBench's JAX tool has no det), unless ``--try-all``;
+jax.jit's ode
 and lstm time steps are a ``jax.lax.scan`` (bench/gradbench/gb_peers.py). XLA's one-time
 start-up is done before the first row (no row's first call). No timing is asserted anywhere.
 
@@ -147,10 +146,6 @@ def skip_reason(name, module, inp, try_all):
     if name == "jax.jit" and not try_all:
         if module == "det" and int(inp["ell"]) >= 7:
             return "not run: does not compile in reasonable time (--try-all)"
-    if name == "dualad.jit+numba" and module == "lstm" and not try_all:
-        # the Numba backend does not roll loops: its first call compiles kernels for the
-        # unrolled steps (lstm (4, 64): 34 s against 0.9 s without it)
-        return "not run: its first call takes minutes (no loop rolling yet; --try-all)"
     return ""
 
 

@@ -26,7 +26,7 @@ import numpy as np
 from ..tracer import Box, CONCRETE
 from .. import tree
 from ..objects import traced_outputs
-from .codegen import RETRACE, compile_program
+from .codegen import RETRACE
 from .loops import compile_rolled
 from .program import Const, Program
 from .replay import fresh, run as replay_run
@@ -65,25 +65,31 @@ class Compiled:
     """One program for one signature: the compiled replay, its source, the program, and
     the output structure."""
 
-    __slots__ = ("fn", "source", "program", "rebuild", "warm", "transformed")
+    __slots__ = ("fn", "source", "program", "rebuild", "warm", "transformed", "numba")
 
     def __init__(self, program, rebuild, backend=None):
         self.program = program
-        generated = program
-        if backend == "numba":   # elementwise groups as compiled kernels (numba_backend)
-            from .numba_backend import fuse_program
-            generated = fuse_program(program)
-            self.fn, self.source = compile_program(generated, name=program.name)
+        self.numba = None
+        if backend == "numba":   # the whole program compiled by Numba, or a fallback (numba_mode)
+            from .numba_mode import NumbaReplay
+            self.numba = NumbaReplay(program)
+            self.fn, self.source = self.numba.fn, self.numba.source
         else:                    # repeated runs rolled into loops (dualad.jit.loops)
             self.fn, self.source = compile_rolled(program, name=program.name)
         self.rebuild = rebuild
-        self.warm = generated is not program
+        self.warm = backend == "numba"
         self.transformed = None   # its primitive under transformations (.transformed)
 
-    def warm_up(self, inputs):
+    def warm_up(self, inputs, expected=None):
         """Run the replay once on the first call's ``inputs`` (its value is not used):
-        the Numba backend's kernels compile now, for the operands' exact types and
-        layouts, so the first call pays the compilation and no later call does."""
+        the Numba backend's code compiles now, for the operands' exact types and layouts,
+        so the first call pays the compilation and no later call does. ``expected``: the
+        traced call's output leaves, which the whole-program Numba replay must agree with
+        (else it falls back: :mod:`dualad.jit.numba_mode`)."""
+        if self.numba is not None:
+            self.fn, self.source = self.numba.first_call(inputs, expected)
+            if self.numba.mode == "whole":
+                return    # (first_call ran it)
         try:
             with np.errstate(all="ignore"):
                 self.fn(*inputs)
@@ -170,7 +176,7 @@ class Jitted:
         Programs kept per signature; past that many traces the function runs
         without jit for that signature (with a :class:`dualad.JitRetraceWarning`).
     backend : {None, "numpy", "numba"}, default None
-        The code generator: NumPy calls, or elementwise groups compiled with Numba.
+        The code generator: NumPy calls, or the program compiled with Numba.
 
     See Also
     --------
@@ -313,7 +319,7 @@ class Jitted:
         try:
             compiled, out_values = self._trace(leaves, traced, rebuild)
             if compiled.warm:
-                compiled.warm_up([x for x, t in zip(leaves, traced) if t])
+                compiled.warm_up([x for x, t in zip(leaves, traced) if t], out_values)
             # what the program assumed, as the trace left it (a counter f increments
             # while traced is not a change): checked before every replay
             assumed = Assumed.of(self.fun, self.name, _identity_statics(key))
@@ -665,10 +671,12 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), max_traces=8, backen
         failing) ``f`` runs without jit for that signature, with a
         :class:`dualad.JitRetraceWarning`.
     backend : {None, "numpy", "numba"}, default None
-        ``"numba"``: groups of three or more elementwise float64 operations
-        run as one kernel compiled with Numba (``pip install "dualad[numba]"``);
-        the rest stays NumPy. None or ``"numpy"``: NumPy calls only. Chosen
-        per function; nothing process-wide changes.
+        ``"numba"``: the whole program compiled with Numba as one function
+        (``pip install "dualad[numba]"``; repeated blocks as loops), or, for a
+        program it cannot compile, groups of three or more elementwise float64
+        operations as Numba kernels and the rest NumPy (the reason is at the top
+        of ``source()``; docs/jit.md). None or ``"numpy"``: NumPy calls only.
+        Chosen per function; nothing process-wide changes.
 
     Returns
     -------

@@ -14,7 +14,7 @@ from .codegen import RETRACE
 from .program import Const, Eqn, Guard, Program
 from .trace import _aval
 
-__all__ = ["OUTPUT", "PACK"]   # and _Builder, private to dualad.jit.loops
+__all__ = ["OUTPUT", "PACK", "JOIN", "LoopSpec"]   # and _Builder, private to dualad.jit.loops
 
 _LIST = (list, None, None)
 _TUPLE = (tuple, None, None)
@@ -315,7 +315,11 @@ class _Builder:
                 out.append(Eqn(self.pack, tuple(payload), {}, v))
                 ins.append(v)
         lv = self.new(_TUPLE)
-        out.append(Eqn(_Prim("loop", driver), tuple(ins), {}, lv))
+        prim = _Prim("loop", driver)
+        # what the driver does, for a code generator writing the loop itself (numba_whole)
+        prim.spec = LoopSpec(sub, n, len(carries), len(inv), [x[0] for x in r.xs], len(lists),
+                             last_carry)
+        out.append(Eqn(prim, tuple(ins), {}, lv))
         where = next((it.where for it in tmpl if it.__class__ is Guard), "") or \
             "a guard inside a rolled loop"
         if guarded:
@@ -360,15 +364,29 @@ class _Prim:
     """A primitive of the rolled program only (never traced or differentiated): the
     code generator calls ``impl`` by name, as any primitive it does not know."""
 
-    __slots__ = ("name", "impl")
+    __slots__ = ("name", "impl", "spec")
 
     def __init__(self, name, impl):
-        self.name, self.impl = name, impl
+        self.name, self.impl, self.spec = name, impl, None
+
+
+class LoopSpec:
+    """A rolled loop as :func:`_driver` runs it: ``body`` (the sub-program: carries,
+    invariants, per-block inputs in; carries, per-block lists, last values out), ``n``
+    blocks, the counts, ``xs`` (per per-block input: ``("const", Const(values), 0, 1)``,
+    ``("list", ..., first, stride, before, after, count)`` or ``("pack", atoms, 0, 1)``)
+    and ``last_carry`` (per value read after the last block: its carry's index or None)."""
+
+    __slots__ = ("body", "n", "ncarry", "ninv", "xs", "nlists", "last_carry")
+
+    def __init__(self, body, n, ncarry, ninv, xs, nlists, last_carry):
+        self.body, self.n, self.ncarry, self.ninv = body, n, ncarry, ninv
+        self.xs, self.nlists, self.last_carry = xs, nlists, last_carry
 
 
 OUTPUT = _Prim("loop_output", operator.getitem)      # the i-th result of a loop
 PACK = _Prim("loop_pack", lambda *values: values)     # per-block inputs as one sequence
-_JOIN = _Prim("loop_join", _join)
+_JOIN = JOIN = _Prim("loop_join", _join)
 
 
 def _driver(body, n, ncarry, ninv, xs, nlists, last_carry):

@@ -110,11 +110,13 @@ def _slots(item):
     return (item.var,) if item.__class__ is Guard else item.ins
 
 
-def _periods(h):
-    """The most frequent distances between equal keys (at least MIN_BODY)."""
+def _periods(h, deep=1):
+    """The most frequent distances between equal keys (at least MIN_BODY); ``deep > 1``:
+    also between a key and its 2nd, ... ``deep``-th next occurrence (a key met several
+    times per block)."""
     order = np.argsort(h, kind="stable")
-    same = h[order[1:]] == h[order[:-1]]
-    d = (order[1:] - order[:-1])[same]
+    d = np.concatenate([(order[k:] - order[:-k])[h[order[k:]] == h[order[:-k]]]
+                        for k in range(1, min(deep, len(h) - 1) + 1)] or [order[:0]])
     if not d.size:
         return []
     small = d < MIN_BODY   # a short period: blocks of several periods (unrolled by m)
@@ -124,27 +126,28 @@ def _periods(h):
     return [int(p) for p in top if counts[p] >= 2]
 
 
-def _stretches(h, p):
+def _stretches(h, p, min_rolled):
     """``(start, blocks)`` of the maximal runs of period ``p`` in ``h``."""
     m = np.concatenate(([False], h[:-p] == h[p:], [False]))
     edges = np.flatnonzero(m[1:] != m[:-1])
     out = []
     for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):
         blocks = (b - a) // p + 1
-        if blocks >= 2 and blocks * p >= MIN_ROLLED:
+        if blocks >= 2 and blocks * p >= min_rolled:
             out.append((a, blocks))
     return out
 
 
-def _candidates(keys):
+def _candidates(keys, min_rolled, deep=False):
     """Runs ``(start, period, blocks)`` proposed by the keys, non-overlapping (two
     rounds: the second looks at what the first left)."""
     h = np.array(keys, dtype=np.int64)
     chosen = []
     for _ in range(2):
         runs = []
-        for p in _periods(h):
-            runs.extend((blocks * p, -p, a, p, blocks) for a, blocks in _stretches(h, p))
+        for p in _periods(h, 4 if deep else 1):
+            runs.extend((blocks * p, -p, a, p, blocks)
+                        for a, blocks in _stretches(h, p, min_rolled))
         if not runs:
             break
         runs.sort(reverse=True)
@@ -274,12 +277,12 @@ def _classify(run, body, pos_of, h):
     return n
 
 
-def _verified(run, body, pos_of, h):
+def _verified(run, body, pos_of, h, min_rolled):
     """``(run, rest)``: the run shrunk to the blocks that verify (None if fewer than 2),
     and the blocks after the first block that did not, to try on their own (or None)."""
     rest = None
     for _ in range(_RETRIES):   # (bounded: each try is linear in the run's length)
-        if run.blocks < 2 or run.blocks * run.period < MIN_ROLLED:
+        if run.blocks < 2 or run.blocks * run.period < min_rolled:
             return None, rest
         good = _classify(run, body, pos_of, h)
         if good == run.blocks:
@@ -293,16 +296,21 @@ def _verified(run, body, pos_of, h):
     return None, rest
 
 
-def roll(prog):
+def roll(prog, compile_body=None, min_rolled=None):
     """``(program, bodies)``: ``prog`` with its repeated runs replaced by loop equations
     (see the module docstring), and the loop bodies' ``(name, source)``. ``prog``
-    itself when nothing is rolled."""
+    itself when nothing is rolled. ``compile_body(sub_program, name) -> (function,
+    source)`` compiles a body (default :func:`compile_rolled`); ``min_rolled``: the
+    fewest items a run must cover (the Numba backend rolls shorter runs: its compile time
+    grows with the program's length, much faster than Python's)."""
     body = prog.body
-    if len(body) < MIN_ROLLED:
+    deep = min_rolled is not None   # (a caller's threshold: also the deeper search)
+    min_rolled = MIN_ROLLED if min_rolled is None else min_rolled
+    if len(body) < min_rolled:
         return prog, []
     avals = prog.avals
     h = _item_keys(body, avals)
-    cands = _candidates(h)
+    cands = _candidates(h, min_rolled, deep)
     if not cands:
         return prog, []
     pos_of = {it.out: q for q, it in enumerate(body) if it.__class__ is Eqn}
@@ -312,14 +320,14 @@ def roll(prog):
         a, p, blocks = todo.pop()
         if runs and a < runs[-1].start + runs[-1].period * runs[-1].blocks:
             continue
-        run, rest = _verified(_Run(a, p, blocks), body, pos_of, h)
+        run, rest = _verified(_Run(a, p, blocks), body, pos_of, h, min_rolled)
         if run is not None:
             runs.append(run)
         if rest is not None and (not todo or rest[0] + rest[1] * rest[2] <= todo[-1][0]):
             todo.append(rest)
     if not runs:
         return prog, []
-    return _Builder(prog, runs, pos_of, compile_rolled).build()
+    return _Builder(prog, runs, pos_of, compile_body or compile_rolled).build()
 
 
 def compile_rolled(prog, name="replay"):

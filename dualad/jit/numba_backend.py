@@ -1,4 +1,8 @@
-"""The Numba backend of :func:`dualad.jit` (``jit(f, backend="numba")``).
+"""The Numba backend of :func:`dualad.jit` (``jit(f, backend="numba")``): its kernels path.
+
+The backend first tries to compile the whole program (:mod:`dualad.jit.numba_whole`,
+:mod:`dualad.jit.numba_mode`); a program that cannot be compiled whole, and the whole
+program's elementwise groups, use the kernels written here.
 
 The recorded program goes through the same passes as on the default backend; then each
 group of elementwise equations :mod:`dualad.jit.fuse` finds (at least three float64
@@ -159,11 +163,11 @@ def _kernel(structure):
     return hit
 
 
-def fuse_program(prog):
+def fuse_program(prog, min_members=None):
     """``prog`` with each fusible group replaced by one call of its kernel (see the
     module docstring); the kernels compiled. Returns ``prog`` itself when no group has
-    enough members."""
-    found = groups(prog)
+    enough members (``min_members``, default :data:`dualad.jit.fuse.MIN_MEMBERS`)."""
+    found = groups(prog) if min_members is None else groups(prog, min_members)
     if not found:
         return prog
     avals = dict(prog.avals)
