@@ -64,7 +64,7 @@ class JitTrace(Trace):
     ``body`` collects Eqns and Guards in order; ``avals`` the type, shape and dtype of
     every variable's traced value."""
 
-    __slots__ = ("body", "avals", "nvars", "seen", "shares", "_aval_of")
+    __slots__ = ("body", "avals", "nvars", "seen", "shares")
 
     def __init__(self, shares=False):
         super().__init__()
@@ -78,20 +78,11 @@ class JitTrace(Trace):
         # (dualad.tape.record): off for the retrace of a function that writes into a
         # traced array in place (dualad.tape.SharedNodeWritten).
         self.shares = shares
-        # One tuple per distinct (type, shape, dtype): a trace of 30,000 equations keeps a
-        # few dozen aval tuples, not 30,000, for the garbage collector to walk (its full
-        # collections during a long trace walk everything the trace keeps).
-        self._aval_of = {}
 
     def new_var(self, value):
         v = self.nvars
         self.nvars = v + 1
-        av = _aval(value)
-        try:
-            av = self._aval_of.setdefault(av, av)
-        except TypeError:   # a shape or dtype that does not hash (an unusual value): its own
-            pass
-        self.avals[v] = av
+        self.avals[v] = _aval(value)
         return v
 
     def input(self, value):

@@ -163,22 +163,3 @@ def test_particle_shape_one_rolled_program_per_trip_count(outer, inner):
     assert "_loop0(" in src                    # the Euler steps are one rolled body
     assert src.count("def ") <= 4              # not one line per step: main + loop bodies
     assert "reshape(v" not in src and ".sum(axis" not in src
-
-
-# --- the trace keeps one aval tuple per distinct (type, shape, dtype) ------------------------
-def test_a_long_trace_shares_its_aval_tuples():
-    """A trace's avals (type, shape, dtype per variable) are a handful of distinct tuples:
-    the garbage collector's full collections during a long trace (particle's ~30,000
-    equations per trace) walk what the trace keeps, one tuple per variable before."""
-    def f(x):
-        for _ in range(300):
-            x = np.sin(x) * 0.5 + np.sum(x) * x
-        return np.sum(x)
-    jf = dualad.jit(f)
-    x = np.array([0.1, 0.2])
-    jf(x)
-    prog = jf.program(x)
-    avals = list(prog.avals.values())
-    assert len(avals) > 1000
-    assert len({id(a) for a in avals}) <= 8
-    assert len(set(avals)) == len({id(a) for a in avals})   # equal ones are the same object
