@@ -1431,6 +1431,37 @@ def _():
     return _nb_whole(lambda x: np.cumsum(np.sin(x) * x) * 2.0, X3)
 
 
+# --- issue 32: nested evals' replay (small reductions, 0-d reshapes, x * 1.0) ----------------
+_CX = np.array([[0j, complex(np.inf, 0.0)], [1j, complex(2.0, np.inf)]])
+
+
+def _cx_times_one(x):
+    return np.sum(x * 1.0, axis=0), x / 1.0
+
+
+@case("jit: a complex array times 1.0 replayed is the complex product ((inf+0j) * 1.0 is "
+      "inf+nanj), not the array", ref=lambda: repr([a.tolist() for a in _cx_times_one(_CX)]))
+def _():
+    j = dualad.jit(_cx_times_one)
+    with np.errstate(all="ignore"):
+        j(_CX)
+        return repr([a.tolist() for a in j(_CX)])
+
+
+def _small_reductions(x):
+    s = np.sum(x * x, axis=0)                  # np.float64: reshaped by its own method
+    return np.concatenate([np.reshape(s, (1,)), np.max(x, axis=(0,), keepdims=True)]), \
+        np.sum(x > 0.0, axis=0)
+
+
+@case("jit: small reductions and 0-d reshapes replayed: values and dtypes as NumPy's",
+      ref=lambda: repr([(a.tolist(), a.dtype.str) for a in _small_reductions(
+          np.array([-0.0, 2.5]))]))
+def _():
+    j = dualad.jit(_small_reductions)
+    j(np.array([1.0, 3.0]))
+    return repr([(a.tolist(), a.dtype.str) for a in j(np.array([-0.0, 2.5]))])
+
 def main(argv):
     show_all = "--all" in argv
     counts = {"right": 0, "clear": 0, "unclear": 0, "silent": 0}

@@ -719,7 +719,7 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), max_traces=8, backen
     def f(v0):
         v1 = np.sin(v0)
         v2 = np.square(v1)
-        v3 = v2.sum(axis=(0,), keepdims=False)
+        v3 = add_reduce(v2, (0,), None, None, False)
         return (v3,)
     >>> print(np.allclose(dualad.grad(f)(x), np.sin(2 * x)))
     True

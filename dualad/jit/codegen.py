@@ -161,6 +161,13 @@ class _Emitter:
         kind = self.prog.avals[a][0] if a.__class__ is int else a.value.__class__
         return kind is np.ndarray
 
+    def has_array_methods(self, a):
+        """Whether atom ``a`` is an ndarray or a NumPy scalar (``np.float64``, as a
+        reduction to 0-d gives it): both have NumPy's ``reshape``/``transpose`` methods,
+        which ``np.reshape``/``np.transpose`` call."""
+        kind = self.prog.avals[a][0] if a.__class__ is int else a.value.__class__
+        return kind is np.ndarray or (isinstance(kind, type) and issubclass(kind, np.generic))
+
     def plain_matrix(self, a):
         """Whether atom ``a`` is a numeric ndarray of 1 or 2 dimensions (as traced)."""
         if a.__class__ is int:
@@ -217,8 +224,9 @@ class _Emitter:
         if name == "where" and len(args) == 3 and not e.params:
             return f"np.where({', '.join(args)})"      # where's implementation is np.where
         if name in ("reshape", "transpose") and len(args) == 1 and len(e.params) == 1 and \
-                self.is_ndarray(e.ins[0]):
-            # their implementations call the ndarray method on an ndarray: called directly
+                self.has_array_methods(e.ins[0]):
+            # their implementations call the ndarray method on an ndarray, and np.reshape /
+            # np.transpose, which call the same method, on a NumPy scalar: called directly
             (value,) = e.params.values()
             lit = _literal(value)
             return f"{args[0]}.{name}({lit if lit is not None else self.ns.bind(value, name)})"

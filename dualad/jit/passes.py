@@ -4,7 +4,8 @@ Every rewrite here is EXACT: the rewritten program computes bit for bit what the
 recorded one did (IEEE 754 arithmetic is deterministic, and each identity used holds
 for every input, NaN and infinities included):
 
-- ``x * 1.0``, ``1.0 * x``, ``x / 1.0``, ``x - 0.0``, ``+x``: ``x``;
+- ``x * 1.0``, ``1.0 * x``, ``x / 1.0`` (``x`` real: for a complex ``x`` they are
+  complex products, ``(inf+0j) * 1.0`` is ``inf+nanj``), ``x - 0.0``, ``+x``: ``x``;
   ``-(-x)``: ``x``; ``x * -1.0``: ``-x``;
 - ``a + (-b)``, ``(-b) + a``: ``a - b``; ``a - (-b)``: ``a + b`` (a subtraction IS the
   addition of the negation, and addition commutes);
@@ -57,6 +58,15 @@ def _is_zero(a):
     """A +0 constant (``x - (-0.0)`` is ``x + 0.0``, which turns ``-0.0`` into ``+0.0``)."""
     return (a.__class__ is Const and _real_scalar(a.value) and a.value == 0
             and not np.signbit(a.value))
+
+
+def _real(rw, a):
+    """Whether variable ``a`` is real (bool, integer or floating dtype): a complex ``x``
+    times ``1.0`` is a complex product, ``(inf+0j) * (1+0j)`` is ``inf+nanj``, not ``x``."""
+    if a.__class__ is not int:
+        return False
+    dtype = rw.avals[a][2]
+    return dtype is not None and np.dtype(dtype).kind in "biuf"
 
 
 def _real_scalar(v):
@@ -185,11 +195,12 @@ def simplify(prog, pyfloat=frozenset(), typed=frozenset()):
         if not e.params and len(ins) == 2:
             x, y = ins
             if name == "multiply":
-                if _is_one(x) and rw.replace(e, y, "1.0 * x is x"):
+                if _is_one(x) and _real(rw, y) and rw.replace(e, y, "1.0 * x is x"):
                     continue
-                if _is_one(y) and rw.replace(e, x, "x * 1.0 is x"):
+                if _is_one(y) and _real(rw, x) and rw.replace(e, x, "x * 1.0 is x"):
                     continue
-            elif name == "divide" and _is_one(y) and rw.replace(e, x, "x / 1.0 is x"):
+            elif name == "divide" and _is_one(y) and _real(rw, x) and \
+                    rw.replace(e, x, "x / 1.0 is x"):
                 continue
             elif name == "subtract" and _is_zero(y) and rw.replace(e, x, "x - 0.0 is x"):
                 continue

@@ -26,9 +26,9 @@ what the recorded one did, for every input value (NaN and infinities included):
   traced value keeps its mask: nothing proves it finite.
 
 :func:`emit` writes two primitives without their Python wrappers: ``sum``/``max``/``min``
-of an ndarray as the ndarray method (what their implementations call), and ``untake`` at
-a basic index (ints and slices) as ``np.zeros`` and one slice assignment (what its
-implementation does).
+of an ndarray as the ufunc reduction the ndarray method calls (``np.add.reduce``, with
+the method's arguments), and ``untake`` at a basic index (ints and slices) as
+``np.zeros`` and one slice assignment (what its implementation does).
 """
 from __future__ import annotations
 
@@ -42,6 +42,12 @@ from .program import Const, Eqn, Guard, Program
 
 _ARITH = ("add", "subtract", "multiply", "divide")
 _REDUCTIONS = ("sum", "max", "min")
+# ndarray.sum/max/min(axis, keepdims=k) is numpy's _methods._sum/_amax/_amin, which is
+# this ufunc's reduce(a, axis, None, None, k) (dtype and out None): the same call without
+# the two Python frames (bound once: each ``np.add.reduce`` is a new bound method)
+_UFUNC_REDUCE = {"sum": ("add_reduce", np.add.reduce),
+                 "max": ("maximum_reduce", np.maximum.reduce),
+                 "min": ("minimum_reduce", np.minimum.reduce)}
 
 
 def _basic(idx):
@@ -255,8 +261,11 @@ def emit(em, e, args, ind, out, index_source):
         if axis.__class__ is tuple and all(a.__class__ is int for a in axis) and \
                 keep.__class__ is bool:
             # the implementations call the ndarray method (sum) or np.max/np.min, which
-            # for an ndarray is the method's reduction
-            return [f"{ind}v{out} = {args[0]}.{name}(axis={axis!r}, keepdims={keep!r})"]
+            # for an ndarray is the method's reduction: the ufunc's reduce that the
+            # method's Python wrapper (numpy's _methods) calls, with the same arguments
+            hint, fn = _UFUNC_REDUCE[name]
+            red = em.ns.bind(fn, hint)
+            return [f"{ind}v{out} = {red}({args[0]}, {axis!r}, None, None, {keep!r})"]
     if name in _ARITH and len(args) == 2 and not e.params:
         lines = _cast_first(em, e, args, ind, out)
         if lines is not None:
