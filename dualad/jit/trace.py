@@ -64,16 +64,20 @@ class JitTrace(Trace):
     ``body`` collects Eqns and Guards in order; ``avals`` the type, shape and dtype of
     every variable's traced value."""
 
-    __slots__ = ("body", "avals", "nvars", "seen", "shares")
+    __slots__ = ("body", "avals", "nvars", "seen", "refs", "shares")
 
     def __init__(self, shares=False):
         super().__init__()
         self.body = []
         self.avals = {}
         self.nvars = 0
-        # Hash-consing (see :func:`cse_key`): ``(primitive, inputs, params) -> (var,
-        # value)`` of the equations recorded, so a repeated computation is recorded once.
+        # Hash-consing (see :func:`cse_key`): ``(primitive, inputs, params) -> var`` of the
+        # equations recorded, so a repeated computation is recorded once, and ``var ->``
+        # a weak reference to its first box, whose value a repeat takes. Two dicts, not one
+        # of ``(var, ref)`` pairs: the keys and ints are atoms the collector stops tracking,
+        # so an equation leaves one tracked object here (the weak reference), not two.
         self.seen = {}
+        self.refs = {}
         # Whether a reverse-mode tape over this trace's values may share its nodes too
         # (dualad.tape.record): off for the retrace of a function that writes into a
         # traced array in place (dualad.tape.SharedNodeWritten).
@@ -109,10 +113,9 @@ class JitTrace(Trace):
         ins = tuple(ins)
         key = cse_key(prim, ins, params)
         if key is not None:
-            hit = self.seen.get(key)
-            if hit is not None:   # the same computation again: its variable, a new box
-                var, ref = hit
-                box = ref()
+            var = self.seen.get(key)
+            if var is not None:   # the same computation again: its variable, a new box
+                box = self.refs[var]()
                 # the first box's value, unless it is gone or stands for another value
                 # now (an in-place write, dualad.inplace): then computed again, same bits
                 ans = box.val if box is not None and box.var == var else \
@@ -125,7 +128,8 @@ class JitTrace(Trace):
         if key is not None:
             # weakly: the trace keeps no value alive (a loop over big arrays would keep
             # every step's)
-            self.seen[key] = (out, _ref(box))
+            self.seen[key] = out
+            self.refs[out] = _ref(box)
         return box
 
     def recompute(self, var):
