@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import sys
-from weakref import ref as _ref
 
 import numpy as np
 
@@ -49,6 +48,10 @@ def user_line():
     return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno} in {f.f_code.co_name}"
 
 
+_F64 = np.float64
+_IMMUTABLE = frozenset({int, bool, complex})
+
+
 def _aval(value):
     kind = value.__class__
     if kind is np.ndarray or isinstance(value, np.generic):
@@ -64,7 +67,7 @@ class JitTrace(Trace):
     ``body`` collects Eqns and Guards in order; ``avals`` the type, shape and dtype of
     every variable's traced value."""
 
-    __slots__ = ("body", "avals", "nvars", "seen", "refs", "shares")
+    __slots__ = ("body", "avals", "nvars", "seen", "scalars", "shares")
 
     def __init__(self, shares=False):
         super().__init__()
@@ -72,12 +75,14 @@ class JitTrace(Trace):
         self.avals = {}
         self.nvars = 0
         # Hash-consing (see :func:`cse_key`): ``(primitive, inputs, params) -> var`` of the
-        # equations recorded, so a repeated computation is recorded once, and ``var ->``
-        # a weak reference to its first box, whose value a repeat takes. Two dicts, not one
-        # of ``(var, ref)`` pairs: the keys and ints are atoms the collector stops tracking,
-        # so an equation leaves one tracked object here (the weak reference), not two.
+        # equations recorded, so a repeated computation is recorded once; ``scalars``:
+        # ``var -> value`` for a scalar value (immutable), which a repeat takes. A repeat
+        # of an array computes it again (same bits: the primitives are pure), which costs
+        # what the function without jit costs, and the trace keeps no array alive (a loop
+        # over big arrays would keep every step's) and no object per equation that the
+        # collector walks (keys of ints and strings, numbers: it stops tracking them).
         self.seen = {}
-        self.refs = {}
+        self.scalars = {}
         # Whether a reverse-mode tape over this trace's values may share its nodes too
         # (dualad.tape.record): off for the retrace of a function that writes into a
         # traced array in place (dualad.tape.SharedNodeWritten).
@@ -115,22 +120,19 @@ class JitTrace(Trace):
         if key is not None:
             var = self.seen.get(key)
             if var is not None:   # the same computation again: its variable, a new box
-                box = self.refs[var]()
-                # the first box's value, unless it is gone or stands for another value
-                # now (an in-place write, dualad.inplace): then computed again, same bits
-                ans = box.val if box is not None and box.var == var else \
-                    prim.impl(*vals, **params)
+                ans = self.scalars.get(var)
+                if ans is None:   # an array: computed again, same bits
+                    ans = prim.impl(*vals, **params)
                 return JitBox(self, ans, var)
         ans = prim.impl(*vals, **params)
         out = self.new_var(ans)
         self.body.append(Eqn(prim, ins, params, out))
-        box = JitBox(self, ans, out)
         if key is not None:
-            # weakly: the trace keeps no value alive (a loop over big arrays would keep
-            # every step's)
             self.seen[key] = out
-            self.refs[out] = _ref(box)
-        return box
+            c = ans.__class__
+            if c is float or c is _F64 or c in _IMMUTABLE or isinstance(ans, np.generic):
+                self.scalars[out] = ans
+        return JitBox(self, ans, out)
 
     def recompute(self, var):
         """A new variable computed by the equation that made ``var`` (None for an input):
