@@ -85,6 +85,7 @@ def _item_keys(body, avals):
     aval_ids = {}
     vid = {v: aval_ids.setdefault(av, len(aval_ids)) for v, av in avals.items()}
     const_ids = {}
+    param_ids = {}   # id(params) -> its key: a trace records one dict per distinct value
     ids = {}
     out = []
     for it in body:
@@ -101,7 +102,13 @@ def _item_keys(body, avals):
                         c = const_ids[id(a)] = ("c", _aval(a.value))
                     sig.append(c)
             params = it.params
-            key = (id(it.prim), _params_key(params) if params else (), tuple(sig))
+            if params:
+                pk = param_ids.get(id(params))   # (the body keeps the dicts alive)
+                if pk is None:
+                    pk = param_ids[id(params)] = _params_key(params)
+            else:
+                pk = ()
+            key = (id(it.prim), pk, tuple(sig))
         out.append(ids.setdefault(key, len(ids)))
     return out
 

@@ -67,7 +67,7 @@ class JitTrace(Trace):
     ``body`` collects Eqns and Guards in order; ``avals`` the type, shape and dtype of
     every variable's traced value."""
 
-    __slots__ = ("body", "avals", "nvars", "seen", "scalars", "shares")
+    __slots__ = ("body", "avals", "nvars", "seen", "scalars", "params", "shares")
 
     def __init__(self, shares=False):
         super().__init__()
@@ -83,6 +83,10 @@ class JitTrace(Trace):
         # collector walks (keys of ints and strings, numbers: it stops tracking them).
         self.seen = {}
         self.scalars = {}
+        # The parameters of the equations, one dict per distinct value (see
+        # :func:`frozen_params`): a slice in an index is an object the collector walks, and
+        # the loop finder (dualad.jit.loops) keys a dict it met once by its identity.
+        self.params = {}
         # Whether a reverse-mode tape over this trace's values may share its nodes too
         # (dualad.tape.record): off for the retrace of a function that writes into a
         # traced array in place (dualad.tape.SharedNodeWritten).
@@ -116,7 +120,13 @@ class JitTrace(Trace):
                 vals.append(a)
                 ins.append(Const(a))
         ins = tuple(ins)
-        key = cse_key(prim, ins, params)
+        if params:
+            pkey = frozen_params(params)
+            if pkey is not None:   # equal parameters (``idx=(slice(0, 7),)``): one dict
+                params = self.params.setdefault(pkey, params)
+        else:
+            pkey = ()
+        key = _key(prim, ins, pkey)
         if key is not None:
             var = self.seen.get(key)
             if var is not None:   # the same computation again: its variable, a new box
@@ -192,6 +202,25 @@ def cse_key(prim, ins, params):
     program's own common-subexpression pass, dualad.jit.passes, relies on the same),
     so the same primitive applied to the same variables and equal constants and
     parameters computes the same value, bit for bit."""
+    return _key(prim, ins, frozen_params(params) if params else ())
+
+
+def frozen_params(params):
+    """``params`` as a hashable key, equal only for equal values of the same types
+    (:func:`~dualad.sharing.frozen`), or None when a value is not comparable so."""
+    key = []
+    for k, v in params.items():
+        f = frozen(v)
+        if f is None:
+            return None
+        key.append(k)
+        key.append(f)
+    return tuple(key)
+
+
+def _key(prim, ins, pkey):
+    if pkey is None:
+        return None
     key = [id(prim)]   # (the Eqn recorded keeps the primitive alive: its id is not reused)
     for a in ins:
         if a.__class__ is int:
@@ -201,13 +230,8 @@ def cse_key(prim, ins, params):
             if f is None:
                 return None
             key.append(f)
-    if params:
-        for k, v in params.items():
-            f = frozen(v)
-            if f is None:
-                return None
-            key.append(k)
-            key.append(f)
+    if pkey:
+        key.append(pkey)
     return tuple(key)
 
 
