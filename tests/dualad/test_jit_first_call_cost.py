@@ -109,3 +109,19 @@ def test_a_repeated_computation_is_one_variable_with_the_same_value():
     assert a.val is not b.val   # two arrays, as without jit
     np.testing.assert_array_equal(a.val, b.val)
     assert c.val == d.val
+
+
+def test_equal_parameters_are_one_dict():
+    # x[0:2] of every step: one params dict (its slice and tuple), not one per equation
+    trace = JitTrace(True)
+    xs = [trace.input(np.arange(4.0) + k) for k in range(3)]
+    heads = [x[0:2] for x in xs]
+    sums = [np.sum(x, axis=0) for x in xs]
+    trace.stop()
+    eqns = trace.body
+    idx = [e.params for e in eqns if e.prim.name in ("getitem", "index")]
+    assert len(idx) == 3 and all(p is idx[0] for p in idx)
+    axis = [e.params for e in eqns if e.prim.name == "sum"]
+    assert len(axis) == 3 and axis[0] is axis[1] is axis[2]
+    np.testing.assert_array_equal(heads[1].val, [1.0, 2.0])
+    assert sums[2].val == 14.0
