@@ -125,3 +125,35 @@ def test_equal_parameters_are_one_dict():
     assert len(axis) == 3 and axis[0] is axis[1] is axis[2]
     np.testing.assert_array_equal(heads[1].val, [1.0, 2.0])
     assert sums[2].val == 14.0
+
+
+def _calls_to_roll(n):
+    """Python calls made by compile_rolled (loop finding, the rolled program's build and
+    code generation) on jit(grad(chain of n steps))'s program: a count, not a time."""
+    import sys
+    from dualad.jit.loops import compile_rolled
+
+    def chain(x):
+        for _ in range(n):
+            x = x * (1.0 + 1e-7 * x)
+        return x
+    prog = dualad.jit(dualad.grad(chain)).program(0.5)
+    calls = [0]
+
+    def count(frame, event, arg):
+        if event in ("call", "c_call"):
+            calls[0] += 1
+    sys.setprofile(count)
+    try:
+        compile_rolled(prog)
+    finally:
+        sys.setprofile(None)
+    return len(prog.body), calls[0]
+
+
+def test_rolling_is_linear_in_the_program_length():
+    n1, c1 = _calls_to_roll(400)
+    n4, c4 = _calls_to_roll(1600)
+    assert 3.5 < n4 / n1 < 4.5
+    # about 4x the calls for 4x the equations (a pass that rescans would be ~16x)
+    assert c4 / c1 < 4.6, (c1, c4)
