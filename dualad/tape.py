@@ -237,6 +237,8 @@ class VJPTrace(Trace):
         self.alive = False
         tape, self.tape = self.tape, None
         indexed, self.indexed = self.indexed, None
+        if self.shared:   # its nodes go with the sweep (the dict is read only while alive)
+            self.shared.clear()
         if indexed:
             for x in indexed:   # the x[i] cache is read only while the trace is alive
                 try:

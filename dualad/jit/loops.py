@@ -85,6 +85,7 @@ def _item_keys(body, avals):
     aval_ids = {}
     vid = {v: aval_ids.setdefault(av, len(aval_ids)) for v, av in avals.items()}
     const_ids = {}
+    param_ids = {}   # id(params) -> its key: a trace records one dict per distinct value
     ids = {}
     out = []
     for it in body:
@@ -101,7 +102,13 @@ def _item_keys(body, avals):
                         c = const_ids[id(a)] = ("c", _aval(a.value))
                     sig.append(c)
             params = it.params
-            key = (id(it.prim), _params_key(params) if params else (), tuple(sig))
+            if params:
+                pk = param_ids.get(id(params))   # (the body keeps the dicts alive)
+                if pk is None:
+                    pk = param_ids[id(params)] = _params_key(params)
+            else:
+                pk = ()
+            key = (id(it.prim), pk, tuple(sig))
         out.append(ids.setdefault(key, len(ids)))
     return out
 
@@ -200,7 +207,7 @@ def _join(cl, j, kind, key, atom):
     if c is None:
         cl[j] = [kind, key, [atom]]
         return True
-    if c[0] != kind:
+    if c.__class__ is int or c[0] != kind:   # (an int: a local or carry, see _classify)
         return False
     if c[1] != key:
         c[1] = None
@@ -230,14 +237,15 @@ def _classify(run, body, pos_of, h):
             if cl is None:
                 cl = classes[i] = [None] * len(ins)
             for j, a in enumerate(ins):
-                c = cl[j]
                 if a.__class__ is int:
                     q = get(a, -1)
                     if q >= prev:
-                        kind, off = ("local", q - base) if q >= base else ("carry", q - prev)
+                        # a local (offset q - base >= 0) or a carry (q - base < 0), as one
+                        # int while the blocks are checked: no list per input per block
+                        c = cl[j]
                         if c is None:
-                            cl[j] = [kind, off]
-                        elif c[0] != kind or c[1] != off:
+                            cl[j] = q - base
+                        elif c != q - base:
                             return k
                     elif q >= s:
                         return k     # two blocks back or more: not a loop of period p
@@ -245,6 +253,10 @@ def _classify(run, body, pos_of, h):
                         return k
                 elif not _join(cl, j, "const", _const_key(a.value), a):
                     return k
+    for cl in classes:
+        for j, c in enumerate(cl):
+            if c.__class__ is int:
+                cl[j] = ["local", c] if c >= 0 else ["carry", c + p]
     # block 0: locals at the same offsets; a carry's initial value from before the run;
     # an invariant the same variable; constants of the same class
     slots = {}

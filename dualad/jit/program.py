@@ -116,12 +116,15 @@ class Program:
             if g.__class__ is Guard:
                 live.add(g.var)
         keep = []
+        add = live.add
         for e in reversed(self.body):
             if e.__class__ is Guard:
                 keep.append(e)
             elif e.out in live:
                 keep.append(e)
-                live.update(a for a in e.ins if a.__class__ is int)
+                for a in e.ins:
+                    if a.__class__ is int:
+                        add(a)
         keep.reverse()
         return Program(self.invars, keep, self.outvars, self.avals, self.name)
 

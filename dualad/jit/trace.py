@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import sys
-from weakref import ref as _ref
 
 import numpy as np
 
@@ -49,6 +48,10 @@ def user_line():
     return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno} in {f.f_code.co_name}"
 
 
+_F64 = np.float64
+_IMMUTABLE = frozenset({int, bool, complex})
+
+
 def _aval(value):
     kind = value.__class__
     if kind is np.ndarray or isinstance(value, np.generic):
@@ -64,16 +67,26 @@ class JitTrace(Trace):
     ``body`` collects Eqns and Guards in order; ``avals`` the type, shape and dtype of
     every variable's traced value."""
 
-    __slots__ = ("body", "avals", "nvars", "seen", "shares")
+    __slots__ = ("body", "avals", "nvars", "seen", "scalars", "params", "shares")
 
     def __init__(self, shares=False):
         super().__init__()
         self.body = []
         self.avals = {}
         self.nvars = 0
-        # Hash-consing (see :func:`cse_key`): ``(primitive, inputs, params) -> (var,
-        # value)`` of the equations recorded, so a repeated computation is recorded once.
+        # Hash-consing (see :func:`cse_key`): ``(primitive, inputs, params) -> var`` of the
+        # equations recorded, so a repeated computation is recorded once; ``scalars``:
+        # ``var -> value`` for a scalar value (immutable), which a repeat takes. A repeat
+        # of an array computes it again (same bits: the primitives are pure), which costs
+        # what the function without jit costs, and the trace keeps no array alive (a loop
+        # over big arrays would keep every step's) and no object per equation that the
+        # collector walks (keys of ints and strings, numbers: it stops tracking them).
         self.seen = {}
+        self.scalars = {}
+        # The parameters of the equations, one dict per distinct value (see
+        # :func:`frozen_params`): a slice in an index is an object the collector walks, and
+        # the loop finder (dualad.jit.loops) keys a dict it met once by its identity.
+        self.params = {}
         # Whether a reverse-mode tape over this trace's values may share its nodes too
         # (dualad.tape.record): off for the retrace of a function that writes into a
         # traced array in place (dualad.tape.SharedNodeWritten).
@@ -107,26 +120,29 @@ class JitTrace(Trace):
                 vals.append(a)
                 ins.append(Const(a))
         ins = tuple(ins)
-        key = cse_key(prim, ins, params)
+        if params:
+            pkey = frozen_params(params)
+            if pkey is not None:   # equal parameters (``idx=(slice(0, 7),)``): one dict
+                params = self.params.setdefault(pkey, params)
+        else:
+            pkey = ()
+        key = _key(prim, ins, pkey)
         if key is not None:
-            hit = self.seen.get(key)
-            if hit is not None:   # the same computation again: its variable, a new box
-                var, ref = hit
-                box = ref()
-                # the first box's value, unless it is gone or stands for another value
-                # now (an in-place write, dualad.inplace): then computed again, same bits
-                ans = box.val if box is not None and box.var == var else \
-                    prim.impl(*vals, **params)
+            var = self.seen.get(key)
+            if var is not None:   # the same computation again: its variable, a new box
+                ans = self.scalars.get(var)
+                if ans is None:   # an array: computed again, same bits
+                    ans = prim.impl(*vals, **params)
                 return JitBox(self, ans, var)
         ans = prim.impl(*vals, **params)
         out = self.new_var(ans)
         self.body.append(Eqn(prim, ins, params, out))
-        box = JitBox(self, ans, out)
         if key is not None:
-            # weakly: the trace keeps no value alive (a loop over big arrays would keep
-            # every step's)
-            self.seen[key] = (out, _ref(box))
-        return box
+            self.seen[key] = out
+            c = ans.__class__
+            if c is float or c is _F64 or c in _IMMUTABLE or isinstance(ans, np.generic):
+                self.scalars[out] = ans
+        return JitBox(self, ans, out)
 
     def recompute(self, var):
         """A new variable computed by the equation that made ``var`` (None for an input):
@@ -186,6 +202,25 @@ def cse_key(prim, ins, params):
     program's own common-subexpression pass, dualad.jit.passes, relies on the same),
     so the same primitive applied to the same variables and equal constants and
     parameters computes the same value, bit for bit."""
+    return _key(prim, ins, frozen_params(params) if params else ())
+
+
+def frozen_params(params):
+    """``params`` as a hashable key, equal only for equal values of the same types
+    (:func:`~dualad.sharing.frozen`), or None when a value is not comparable so."""
+    key = []
+    for k, v in params.items():
+        f = frozen(v)
+        if f is None:
+            return None
+        key.append(k)
+        key.append(f)
+    return tuple(key)
+
+
+def _key(prim, ins, pkey):
+    if pkey is None:
+        return None
     key = [id(prim)]   # (the Eqn recorded keeps the primitive alive: its id is not reused)
     for a in ins:
         if a.__class__ is int:
@@ -195,13 +230,8 @@ def cse_key(prim, ins, params):
             if f is None:
                 return None
             key.append(f)
-    if params:
-        for k, v in params.items():
-            f = frozen(v)
-            if f is None:
-                return None
-            key.append(k)
-            key.append(f)
+    if pkey:
+        key.append(pkey)
     return tuple(key)
 
 
