@@ -74,15 +74,6 @@ def sum_rows(x, m, k):
     return out
 
 
-def sum_lead(x, k, m):
-    a = np.ascontiguousarray(x).ravel()
-    out = np.zeros(m, np.float64)
-    for i in range(k):
-        for j in range(m):
-            out[j] += a[i * m + j]
-    return out
-
-
 def isum_all(x):
     a = np.ascontiguousarray(x).ravel()
     r = 0
@@ -97,83 +88,6 @@ def isum_rows(x, m, k):
     for i in range(m):
         for j in range(i * k, i * k + k):
             out[i] += a[j]
-    return out
-
-
-def isum_lead(x, k, m):
-    a = np.ascontiguousarray(x).ravel()
-    out = np.zeros(m, np.int64)
-    for i in range(k):
-        for j in range(m):
-            out[j] += a[i * m + j]
-    return out
-
-
-def max_all(x):
-    a = np.ascontiguousarray(x).ravel()
-    r = a[0]
-    for i in range(1, a.size):
-        v = a[i]
-        if v > r or v != v:
-            r = v
-    return r
-
-
-def min_all(x):
-    a = np.ascontiguousarray(x).ravel()
-    r = a[0]
-    for i in range(1, a.size):
-        v = a[i]
-        if v < r or v != v:
-            r = v
-    return r
-
-
-def max_rows(x, m, k):
-    a = np.ascontiguousarray(x).ravel()
-    out = np.empty(m, a.dtype)
-    for i in range(m):
-        r = a[i * k]
-        for j in range(i * k + 1, i * k + k):
-            v = a[j]
-            if v > r or v != v:
-                r = v
-        out[i] = r
-    return out
-
-
-def min_rows(x, m, k):
-    a = np.ascontiguousarray(x).ravel()
-    out = np.empty(m, a.dtype)
-    for i in range(m):
-        r = a[i * k]
-        for j in range(i * k + 1, i * k + k):
-            v = a[j]
-            if v < r or v != v:
-                r = v
-        out[i] = r
-    return out
-
-
-def max_lead(x, k, m):
-    a = np.ascontiguousarray(x).ravel()
-    out = a[:m].copy()
-    for i in range(1, k):
-        for j in range(m):
-            v = a[i * m + j]
-            if v > out[j] or v != v:
-                out[j] = v
-    return out
-
-
-def min_lead(x, k, m):
-    a = np.ascontiguousarray(x).ravel()
-    out = a[:m].copy()
-    for i in range(1, k):
-        for j in range(m):
-            v = a[i * m + j]
-            if v < out[j] or v != v:
-                out[j] = v
     return out
 
 
@@ -210,6 +124,59 @@ def copy3(d, s):
 def bcast(x, shape):
     return np.ascontiguousarray(np.broadcast_to(x, shape))
 '''
+
+# Sums over the leading axes, float and integer: the same loop, the accumulator's dtype
+# differs (``sum_lead``, ``isum_lead``).
+_SUM_LEAD = """
+
+def {prefix}sum_lead(x, k, m):
+    a = np.ascontiguousarray(x).ravel()
+    out = np.zeros(m, {dtype})
+    for i in range(k):
+        for j in range(m):
+            out[j] += a[i * m + j]
+    return out
+"""
+# max and min over everything, the trailing axes (rows) or the leading axes: one loop each,
+# written once with the comparison ``{cmp}`` (``v != v``: a NaN wins, as in NumPy).
+_EXTREMA = """
+
+def {op}_all(x):
+    a = np.ascontiguousarray(x).ravel()
+    r = a[0]
+    for i in range(1, a.size):
+        v = a[i]
+        if v {cmp} r or v != v:
+            r = v
+    return r
+
+
+def {op}_rows(x, m, k):
+    a = np.ascontiguousarray(x).ravel()
+    out = np.empty(m, a.dtype)
+    for i in range(m):
+        r = a[i * k]
+        for j in range(i * k + 1, i * k + k):
+            v = a[j]
+            if v {cmp} r or v != v:
+                r = v
+        out[i] = r
+    return out
+
+
+def {op}_lead(x, k, m):
+    a = np.ascontiguousarray(x).ravel()
+    out = a[:m].copy()
+    for i in range(1, k):
+        for j in range(m):
+            v = a[i * m + j]
+            if v {cmp} out[j] or v != v:
+                out[j] = v
+    return out
+"""
+HELPER_SOURCE += "".join(_SUM_LEAD.format(prefix=p, dtype=d)
+                         for p, d in (("", "np.float64"), ("i", "np.int64")))
+HELPER_SOURCE += "".join(_EXTREMA.format(op=op, cmp=c) for op, c in (("max", ">"), ("min", "<")))
 
 # Elementwise operations as functions (``ew_add(a, b)``): Numba compiles each once per
 # operand types and the programs call them, where an expression written in the program
