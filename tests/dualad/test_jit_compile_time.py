@@ -14,6 +14,7 @@ import pytest
 
 import dualad
 from dualad.jit.trace import JitTrace
+from count_helpers import chain, python_calls
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
 from gradbench_numpy import det_data, det_objective  # noqa: E402
@@ -137,29 +138,13 @@ def test_eager_tape_does_not_share():
 
 # -- the passes are linear in the program's length -----------------------------------------
 
-def _chain(x, n):
-    for _ in range(n):
-        x = x * (1.0 + 1e-7 * x)
-    return x
-
-
 def _calls_to_compile(n):
     """Python function calls made while compiling jit(grad(chain of n steps)), traced
     once before: a count, not a time, so a loaded machine does not move it."""
     from dualad.jit.codegen import compile_program
-    g = dualad.jit(dualad.grad(lambda x: _chain(x, n)))
+    g = dualad.jit(dualad.grad(lambda x: chain(x, n)))
     prog = g.program(1.0)
-    calls = [0]
-
-    def count(frame, event, arg):
-        if event in ("call", "c_call"):
-            calls[0] += 1
-    sys.setprofile(count)
-    try:
-        compile_program(prog)
-    finally:
-        sys.setprofile(None)
-    return len(prog.body), calls[0]
+    return len(prog.body), python_calls(compile_program, prog)
 
 
 def test_compiling_is_linear_in_the_program_length():

@@ -7,7 +7,6 @@ a trace whose tape outlives the call costs every later collection. These tests c
 objects (no timing): deterministic on a loaded machine.
 """
 import gc
-import weakref
 
 import numpy as np
 
@@ -15,6 +14,7 @@ import dualad
 from dualad import inplace
 from dualad.jit.program import Eqn
 from dualad.jit.trace import JitBox, JitTrace
+from count_helpers import chain, python_calls
 from dualad.tape import Var
 
 
@@ -130,25 +130,9 @@ def test_equal_parameters_are_one_dict():
 def _calls_to_roll(n):
     """Python calls made by compile_rolled (loop finding, the rolled program's build and
     code generation) on jit(grad(chain of n steps))'s program: a count, not a time."""
-    import sys
     from dualad.jit.loops import compile_rolled
-
-    def chain(x):
-        for _ in range(n):
-            x = x * (1.0 + 1e-7 * x)
-        return x
-    prog = dualad.jit(dualad.grad(chain)).program(0.5)
-    calls = [0]
-
-    def count(frame, event, arg):
-        if event in ("call", "c_call"):
-            calls[0] += 1
-    sys.setprofile(count)
-    try:
-        compile_rolled(prog)
-    finally:
-        sys.setprofile(None)
-    return len(prog.body), calls[0]
+    prog = dualad.jit(dualad.grad(lambda x: chain(x, n))).program(0.5)
+    return len(prog.body), python_calls(compile_rolled, prog)
 
 
 def test_rolling_is_linear_in_the_program_length():
