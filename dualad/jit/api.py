@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import time
 import traceback
 import warnings
 
@@ -28,6 +29,7 @@ from .. import tree
 from ..objects import traced_outputs
 from .codegen import RETRACE
 from .loops import compile_rolled
+from . import numba_tier
 from .program import Const, Program
 from .replay import fresh, run as replay_run
 from .transformed import applies, example, transformed
@@ -63,31 +65,45 @@ class JitRetraceWarning(UserWarning):
 
 class Compiled:
     """One program for one signature: the compiled replay, its source, the program, and
-    the output structure."""
+    the output structure. Under the Numba backend also its ``tier`` ("pending", "numba",
+    "kernels", "numpy": :mod:`dualad.jit.numba_tier`) and ``done``, an event set when
+    its Numba compilation ended (None for the NumPy backend)."""
 
-    __slots__ = ("fn", "source", "program", "rebuild", "warm", "transformed", "numba")
+    __slots__ = ("fn", "source", "program", "rebuild", "warm", "transformed", "numba",
+                 "tier", "done", "job", "reason", "__weakref__")
 
-    def __init__(self, program, rebuild, backend=None):
+    def __init__(self, program, rebuild, backend=None, compile="background"):
         self.program = program
-        self.numba = None
-        if backend == "numba":   # the whole program compiled by Numba, or a fallback (numba_mode)
+        self.numba = self.tier = self.done = self.job = self.reason = None
+        if backend == "numba" and compile == "now":
+            # the whole program compiled by Numba at the first call, or a fallback
             from .numba_mode import NumbaReplay
             self.numba = NumbaReplay(program)
             self.fn, self.source = self.numba.fn, self.numba.source
+            self.tier = "pending"
         else:                    # repeated runs rolled into loops (dualad.jit.loops)
             self.fn, self.source = compile_rolled(program, name=program.name)
+            if backend == "numba":   # ... until Numba is ready (dualad.jit.numba_tier)
+                self.tier = "pending"
+                self.source = numba_tier.PENDING + self.source
+                self.done = threading.Event()
         self.rebuild = rebuild
         self.warm = backend == "numba"
         self.transformed = None   # its primitive under transformations (.transformed)
 
     def warm_up(self, inputs, expected=None):
-        """Run the replay once on the first call's ``inputs`` (its value is not used):
-        the Numba backend's code compiles now, for the operands' exact types and layouts,
-        so the first call pays the compilation and no later call does. ``expected``: the
-        traced call's output leaves, which the whole-program Numba replay must agree with
-        (else it falls back: :mod:`dualad.jit.numba_mode`)."""
+        """After the first call (``inputs``, and ``expected``, the traced call's output
+        leaves): under ``compile="background"`` queue the Numba compilation
+        (:mod:`dualad.jit.numba_tier`); under ``compile="now"`` compile here, for the
+        operands' exact types and layouts, so no later call pays it (the whole-program
+        replay must agree with ``expected``, else it falls back:
+        :mod:`dualad.jit.numba_mode`)."""
+        if self.done is not None:
+            numba_tier.submit(self, inputs, expected)
+            return
         if self.numba is not None:
             self.fn, self.source = self.numba.first_call(inputs, expected)
+            self.tier = numba_tier.MODES[self.numba.mode]
             if self.numba.mode == "whole":
                 return    # (first_call ran it)
         try:
@@ -177,6 +193,9 @@ class Jitted:
         without jit for that signature (with a :class:`dualad.JitRetraceWarning`).
     backend : {None, "numpy", "numba"}, default None
         The code generator: NumPy calls, or the program compiled with Numba.
+    compile : {"background", "now"}, default "background"
+        When the Numba backend compiles: on a background thread while the NumPy
+        backend's program runs, or at the first call.
 
     See Also
     --------
@@ -194,11 +213,13 @@ class Jitted:
     {}
     """
 
-    def __init__(self, fun, static_argnums=(), static_argnames=(), max_traces=8, backend=None):
+    def __init__(self, fun, static_argnums=(), static_argnames=(), max_traces=8, backend=None,
+                 compile="background"):
         if not callable(fun):
             raise TypeError(f"dualad.jit: expected a function, got {type(fun).__name__!r}")
         self.name = getattr(fun, "__name__", type(fun).__name__)
         self.backend = _backend(backend, self.name)
+        self.compile = _when(compile, self.name)
         if isinstance(static_argnums, int):
             static_argnums = (static_argnums,)
         if isinstance(static_argnames, str):
@@ -390,7 +411,7 @@ class Jitted:
                 outvars.append(Const(y))
                 values.append(fresh(y))   # the program keeps y: the caller gets a copy
         prog = Program(invars, trace.body, outvars, trace.avals, self.name).pruned()
-        return Compiled(prog, out_rebuild, self.backend), tuple(values)
+        return Compiled(prog, out_rebuild, self.backend, self.compile), tuple(values)
 
     def _check_unwritten(self, boxes, invars):
         """An argument written in place (``x[i] = v``, ``x += v``) stands for a new value
@@ -408,6 +429,8 @@ class Jitted:
         if entry.eager:
             return
         entry.eager = True
+        for c, _ in list(entry.programs):
+            numba_tier.cancel(c, "not compiled: the function runs without jit here")
         guards = [g for c, _ in entry.programs for g in c.program.guards]
         where = sorted({g.describe() for g in guards})[:3]
         changed = sorted({w for _, a in entry.programs for w in [a.changed()] if w})[:3]
@@ -558,20 +581,67 @@ class Jitted:
         Needed after mutating an array the function closed over and computed from
         at trace time (rebinding a name it reads, or a change inside a list, dict or
         object it can reach, is detected by itself: :mod:`dualad.jit.assumed`).
+        Numba compilations still queued for the forgotten programs are skipped.
         """
         with self._lock:
+            gone = [c for e in self._cache.values() for c, _ in e.programs]
             self._cache.clear()
+        for c in gone:
+            numba_tier.cancel(c, "not compiled: clear_cache() dropped the program")
 
-    def cache_info(self):
-        """Return how often the function was traced, per signature.
+    def cache_info(self, tiers=False):
+        """Return how often the function was traced, per signature, or what replays.
+
+        Parameters
+        ----------
+        tiers : bool, default False
+            Give, instead of the trace counts, each signature's programs' tiers,
+            newest first: ``"numpy"`` (the NumPy backend), ``"pending"`` (the Numba
+            backend still compiling in the background: the NumPy backend's program
+            runs), ``"numba"`` (the whole program compiled by Numba), or
+            ``"kernels: <why>"`` / ``"numpy: <why>"`` (the Numba backend's fallbacks,
+            and why the whole program is not compiled).
 
         Returns
         -------
         dict
             ``{signature: number of traces}`` so far, one entry per cached
-            signature (structure, shapes, dtypes, static values).
+            signature (structure, shapes, dtypes, static values); with ``tiers``,
+            ``{signature: [tier, ...]}``.
         """
+        if tiers:
+            return {k: [numba_tier.tier_of(c) for c, _ in list(e.programs)]
+                    for k, e in list(self._cache.items())}
         return {k: e.traces for k, e in self._cache.items()}
+
+    def wait_compiled(self, timeout=None):
+        """Block until every program of this function has its final replay: the Numba
+        backend compiles on a background thread (``compile="background"``, the
+        default) while the NumPy backend's program answers calls. For benchmarks and
+        tests: time replays after this returned True. (JAX's ``block_until_ready``
+        waits for values; this waits for compilation.)
+
+        Parameters
+        ----------
+        timeout : float, optional
+            Seconds to wait at most, in all; None waits as long as it takes.
+
+        Returns
+        -------
+        bool
+            True when no compilation of this function's programs is pending (also
+            for the NumPy backend, and after a fallback: ``cache_info(tiers=True)``
+            and ``source()`` say which), False when ``timeout`` passed first.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for e in list(self._cache.values()):
+            for c, _ in list(e.programs):
+                if c.done is None:
+                    continue
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                if not c.done.wait(left):
+                    return False
+        return True
 
     def __get__(self, obj, objtype=None):   # a jitted method: bind like a function
         return self if obj is None else functools.partial(self, obj)
@@ -641,7 +711,18 @@ def _backend(backend, name):
                      f"'numpy' (the default) and 'numba'")
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), max_traces=8, backend=None):
+def _when(compile, name):
+    """``compile=`` checked: "background" or "now"."""
+    if isinstance(compile, str) and compile in ("background", "now"):
+        return compile
+    raise ValueError(f"dualad.jit({name}): compile={compile!r} is not one of 'background' "
+                     f"(the default: the Numba backend compiles on a background thread while "
+                     f"the NumPy backend's program answers; jitted.wait_compiled() waits for "
+                     f"it) and 'now' (compile at the first call)")
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), max_traces=8, backend=None,
+        compile="background"):
     """Trace ``fun`` once per input signature and replay the compiled program afterwards.
 
     ``jit(f)(*args)`` equals ``f(*args)``. The first call with a given signature
@@ -677,6 +758,14 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), max_traces=8, backen
         operations as Numba kernels and the rest NumPy (the reason is at the top
         of ``source()``; docs/jit.md). None or ``"numpy"``: NumPy calls only.
         Chosen per function; nothing process-wide changes.
+    compile : {"background", "now"}, default "background"
+        For ``backend="numba"``: ``"background"`` runs the NumPy backend's
+        program from the first call on while Numba compiles the whole program
+        on one background thread, and swaps it in once its first replay agreed
+        with the traced call (``wait_compiled()`` waits for it;
+        ``cache_info(tiers=True)`` and ``source()`` say what runs). ``"now"``
+        compiles at the first call, which then takes as long as Numba does.
+        The NumPy backend compiles at the first call either way.
 
     Returns
     -------
@@ -692,7 +781,7 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), max_traces=8, backen
     ImportError
         If ``backend="numba"`` and Numba is not installed.
     ValueError
-        If ``backend`` is not one of the above.
+        If ``backend`` or ``compile`` is not one of the above.
 
     See Also
     --------
@@ -731,5 +820,6 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), max_traces=8, backen
     [1, 1]
     """
     if fun is None:
-        return lambda f: Jitted(f, static_argnums, static_argnames, max_traces, backend)
-    return Jitted(fun, static_argnums, static_argnames, max_traces, backend)
+        return lambda f: Jitted(f, static_argnums, static_argnames, max_traces, backend,
+                                compile)
+    return Jitted(fun, static_argnums, static_argnames, max_traces, backend, compile)

@@ -25,7 +25,7 @@ import gb_programs as P  # noqa: E402
 
 def _both(f, *args, **kw):
     """``(numba result, numpy result, the numba program's source)``."""
-    jn = dualad.jit(f, backend="numba", **kw)
+    jn = dualad.jit(f, backend="numba", compile="now", **kw)
     jp = dualad.jit(f, **kw)
     with np.errstate(all="ignore"):
         first = jn(*args)
@@ -180,14 +180,14 @@ def test_first_call_compiles_for_the_layouts_later_calls_see():
         return np.sum(D * D - np.abs(D), axis=1)
     C = np.random.default_rng(2).normal(size=(3, 4))
     P = np.random.default_rng(3).normal(size=(6, 5))
-    j = dualad.jit(f, backend="numba")
+    j = dualad.jit(f, backend="numba", compile="now")
     j(C, P)
     before = _versions()
     _same(j(C, P), f(C, P))      # the second call compiles nothing
     assert _versions() == before
     assert "fused" in j.source(C, P)
     g = dualad.grad(lambda C, P: np.sum(f(C, P) ** 2))
-    jg = dualad.jit(g, backend="numba")
+    jg = dualad.jit(g, backend="numba", compile="now")
     jg(C, P)
     before = _versions()
     _same(jg(C, P), g(C, P))
@@ -200,11 +200,11 @@ def test_guard_and_grad_compose():
         if np.sum(y) > 0:
             return np.sum(y * y - x)
         return np.sum(y)
-    jn = dualad.jit(f, backend="numba")
+    jn = dualad.jit(f, backend="numba", compile="now")
     for x in (np.linspace(0.1, 1, 6), -np.linspace(0.1, 1, 6) * 0.1):
         _same(jn(x), f(x))
         _same(dualad.grad(jn)(x), dualad.grad(f)(x), ulps=0)
-    jg = dualad.jit(dualad.grad(f), backend="numba")
+    jg = dualad.jit(dualad.grad(f), backend="numba", compile="now")
     x = np.linspace(0.1, 1, 6)
     jg(x)
     _same(jg(x), dualad.jit(dualad.grad(f))(x))

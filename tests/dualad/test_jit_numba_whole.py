@@ -2,7 +2,8 @@
 rolled loops as ``for`` loops inside, constants as arguments; the values are the NumPy
 backend's to a few ulps; anything it does not write, anything Numba fails on, and any
 first replay that disagrees with the traced call falls back to the fused path, with the
-reason at the top of ``jitted.source()``, and still gives the right numbers."""
+reason at the top of ``jitted.source()``, and still gives the right numbers. (These run the
+default compile="background" and wait for it: the end state is compile="now"'s.)"""
 from __future__ import annotations
 
 import os
@@ -36,6 +37,7 @@ def _run(f, *args):
     """``(numba jitted, its results on a second call, the NumPy backend's results)``."""
     jn, jp = dualad.jit(f, backend="numba"), dualad.jit(f)
     jn(*args)
+    assert jn.wait_compiled(), "the background compilation did not end"
     got, want = jn(*args), jp(*args)
     if isinstance(want, tuple):
         assert isinstance(got, tuple) and len(got) == len(want)
@@ -98,6 +100,7 @@ def test_full_sum_is_numpys_pairwise_sum_bit_for_bit():
         x = rng.standard_normal(n)
         jn = dualad.jit(lambda x: np.sum(x * 1.5), backend="numba")
         jn(x)
+        assert jn.wait_compiled()
         assert jn(x) == np.sum(x * 1.5)
 
 
@@ -137,6 +140,7 @@ def test_a_guard_falls_back_and_both_branches_are_right():
     jn = dualad.jit(f, backend="numba")
     for x in (np.linspace(0.1, 1.0, 9), -np.linspace(0.1, 1.0, 9)):
         jn(x)
+        assert jn.wait_compiled()
         _close(jn(x), f(x))
     assert "numba: kernels" in jn.source(np.linspace(0.1, 1.0, 9))
 
@@ -145,6 +149,7 @@ def test_float32_falls_back_and_stays_float32():
     x = np.linspace(0.0, 1.0, 8, dtype=np.float32)
     jn = dualad.jit(lambda x: np.sin(x) * x * 2.0 + 1.0, backend="numba")
     jn(x)
+    assert jn.wait_compiled()
     y = jn(x)
     assert y.dtype == np.float32
     np.testing.assert_array_equal(y, np.sin(x) * x * 2.0 + 1.0)
@@ -166,6 +171,7 @@ def test_a_wrong_whole_program_is_caught_at_the_first_call(monkeypatch):
 
     jn = dualad.jit(f, backend="numba")
     jn(x)
+    assert jn.wait_compiled()
     np.testing.assert_array_equal(jn(x), dualad.jit(f)(x))
     src = jn.source(x)
     assert src.startswith("# numba: kernels (output 0 differs from the trace's")
@@ -181,6 +187,7 @@ def test_a_numba_failure_at_the_first_call_falls_back(monkeypatch):
     x = np.random.default_rng(7).random(10)
     jn = dualad.jit(lambda x: np.sum(np.exp(x) * x), backend="numba")
     jn(x)
+    assert jn.wait_compiled()
     _close(jn(x), np.sum(np.exp(x) * x))
     assert jn.source(x).startswith("# numba: kernels (numba could not compile it: TypeError")
 
@@ -194,6 +201,7 @@ def test_outputs_keep_their_traced_types_and_constant_outputs_are_copies():
     jn = dualad.jit(f, backend="numba")
     x = np.linspace(0.0, 1.0, 5)
     jn(x)
+    assert jn.wait_compiled()
     s, y, k = jn(x)
     assert type(s) is np.float64 and y.dtype == np.float64
     k[0] = 99.0
