@@ -4,8 +4,9 @@ forward-over-reverse JVP, a jit -- each the tool's own best way to say it:
 
 - ``dualad``: ``dualad.grad`` / ``dualad.jvp`` on the NumPy program, eager;
 - ``dualad.jit``: the same under ``dualad.jit`` (pure NumPy);
-- ``dualad.jit+numba``: under ``dualad.jit(..., backend="numba")`` (elementwise groups as
-  Numba kernels; needs ``pip install "dualad[numba]"``);
+- ``dualad.jit+numba``: under ``dualad.jit(..., backend="numba")`` (the whole program
+  compiled by Numba on a background thread while the NumPy program answers; needs
+  ``pip install "dualad[numba]"``); :meth:`DualadPeer.compiled` waits for it;
 - ``autograd``: ``autograd.grad`` / ``autograd.make_jvp`` on the program over
   ``autograd.numpy``;
 - ``jax.jit``: ``jax.jit`` of ``jax.grad`` / ``jax.jvp`` (as GradBench's JAX tool), float64;
@@ -82,6 +83,7 @@ class DualadPeer(Peer):
         self.jitted = jitted
         self.backend = backend
         self.name = ("dualad.jit" + (f"+{backend}" if backend else "")) if jitted else "dualad"
+        self.made = []     # the jitted functions made since the last compiled()
 
     def grad(self, f, argnums=0):
         return self.d.grad(f, argnums=argnums)
@@ -92,7 +94,18 @@ class DualadPeer(Peer):
     def jit(self, fn):
         if not self.jitted:
             return fn
-        return self.d.jit(fn, backend=self.backend) if self.backend else self.d.jit(fn)
+        j = self.d.jit(fn, backend=self.backend) if self.backend else self.d.jit(fn)
+        self.made.append(j)
+        return j
+
+    def compiled(self):
+        """Wait until every function jitted since the last call has its final replay
+        (the Numba backend compiles in the background): ``(all ready, fallbacks)``,
+        the fallbacks being the tiers that are not ``"numba"`` ("kernels: why", ...)."""
+        made, self.made = self.made, []
+        ready = all([j.wait_compiled() for j in made])
+        tiers = {t for j in made for ts in j.cache_info(tiers=True).values() for t in ts}
+        return ready, sorted(t for t in tiers if t not in ("numba", "numpy"))
 
 
 class AutogradPeer(Peer):
