@@ -1409,6 +1409,7 @@ def _nb_whole(f, *args):
         return dualad.jit(f)(*args)
     j = dualad.jit(f, backend="numba")
     j(*args)
+    j.wait_compiled()     # (compiled in the background: the replay after it)
     return j(*args)
 
 
@@ -1461,6 +1462,73 @@ def _():
     j = dualad.jit(_small_reductions)
     j(np.array([1.0, 3.0]))
     return repr([(a.tolist(), a.dtype.str) for a in j(np.array([-0.0, 2.5]))])
+
+
+# --- issue 32: tiered compilation of the Numba backend (compile="background" / "now") ----------
+@case("jit: compile= not 'background' or 'now'",
+      error=("energy", "compile='soon'", "'background'", "'now'"))
+def _():
+    def energy(x):
+        return np.sum(x * x)
+    return dualad.jit(energy, compile="soon")(X3)
+
+
+@case("jit: compile=True (a bool where 'now' was meant)",
+      error=("potential", "compile=true", "'background'", "'now'"))
+def _():
+    def potential(x):
+        return np.sum(x * x)
+    return dualad.jit(potential, compile=True)(X3)
+
+
+def _nb_tiered(compile, first_only=False):
+    """``(value, tiers)`` of a jitted function under backend="numba" with ``compile``: the
+    first call's value, or the value after wait_compiled(); the default backend where numba
+    is not installed (tiers then ["numpy"], as the reference says for that case)."""
+    def h(x):
+        return np.sum(np.exp(x) * x - 2.0 * np.sin(x))
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return dualad.jit(dualad.grad(h))(X3), "numba" if compile == "now" or not first_only \
+            else "pending"
+    j = dualad.jit(dualad.grad(h), backend="numba", compile=compile)
+    y = j(X3)
+    if first_only:
+        return y, list(j.cache_info(tiers=True).values())[0][0].split(":")[0]
+    j.wait_compiled()
+    return j(X3), list(j.cache_info(tiers=True).values())[0][0]
+
+
+def _h_grad():
+    return np.exp(X3) * (1.0 + X3) - 2.0 * np.cos(X3)
+
+
+@case("jit(backend='numba', compile='now'): compiled at the first call, right value",
+      ref=lambda: [_h_grad(), "numba"], close=1e-13)
+def _():
+    return list(_nb_tiered("now"))
+
+
+@case("jit(backend='numba'): the first call is the NumPy program's value, Numba pending",
+      ref=lambda: [_h_grad(), "pending"], close=1e-13)
+def _():
+    return list(_nb_tiered("background", first_only=True))
+
+
+@case("jit(backend='numba'): after wait_compiled() the Numba replay, same value",
+      ref=lambda: [_h_grad(), "numba"], close=1e-13)
+def _():
+    return list(_nb_tiered("background"))
+
+
+@case("jit: compile='now' with the default backend is accepted (NumPy compiles at once anyway)",
+      ref=lambda: _h_grad(), close=1e-13)
+def _():
+    j = dualad.jit(dualad.grad(lambda x: np.sum(np.exp(x) * x - 2.0 * np.sin(x))),
+                   compile="now")
+    return j(X3)
+
 
 def main(argv):
     show_all = "--all" in argv
