@@ -218,6 +218,35 @@ def test_a_dropped_jitted_function_is_not_kept_alive_by_the_queue(monkeypatch):
     assert [name for _, name in gate.calls] == ["busy", "cleared"]
 
 
+def test_a_signature_that_runs_without_jit_cancels_its_queued_jobs(monkeypatch):
+    gate = Gate(monkeypatch)
+
+    def branchy(x):
+        if np.sum(x) > 0:
+            return np.sum(np.exp(x) * x)
+        return np.sum(np.sin(x) * x)
+
+    def busy(x):
+        return np.sum(np.cos(x) * x)
+
+    x = np.linspace(0.1, 1.0, 7)
+    jb = dualad.jit(busy, backend="numba")
+    jb(x)                 # holds the worker at the gate: branchy's job waits behind it
+    jn = dualad.jit(branchy, backend="numba", max_traces=1)
+    jn(x)
+    compiled = _program(jn)
+    with pytest.warns(dualad.JitRetraceWarning):
+        np.testing.assert_allclose(jn(-x), branchy(-x), rtol=1e-14)
+    assert numba_tier.tier_of(compiled) == \
+        "numpy: not compiled: the function runs without jit here"
+    assert jn.wait_compiled(timeout=0.0)
+    gate.open()
+    bystander = dualad.jit(f, backend="numba")   # the worker goes on to the next job
+    bystander(x)
+    assert bystander.wait_compiled() and jb.wait_compiled()
+    assert [name for _, name in gate.calls] == ["busy", "f"]   # branchy's job skipped
+
+
 def test_grad_of_a_jitted_numba_function_uses_the_replay_it_has(monkeypatch):
     gate = Gate(monkeypatch)
     x = np.random.default_rng(7).random(15)
