@@ -76,6 +76,12 @@ class NumPyPeer(Peer):
     name = "numpy"
 
 
+# The jitted functions each DualadPeer made since its last compiled(), by id(peer): kept
+# off the peer, whose attributes the objectives' closures reach (a change there is a
+# change jit's assumptions check, so every program would trace again).
+_MADE = {}
+
+
 class DualadPeer(Peer):
     def __init__(self, jitted, backend=None):
         import dualad
@@ -83,7 +89,6 @@ class DualadPeer(Peer):
         self.jitted = jitted
         self.backend = backend
         self.name = ("dualad.jit" + (f"+{backend}" if backend else "")) if jitted else "dualad"
-        self.made = []     # the jitted functions made since the last compiled()
 
     def grad(self, f, argnums=0):
         return self.d.grad(f, argnums=argnums)
@@ -95,14 +100,14 @@ class DualadPeer(Peer):
         if not self.jitted:
             return fn
         j = self.d.jit(fn, backend=self.backend) if self.backend else self.d.jit(fn)
-        self.made.append(j)
+        _MADE.setdefault(id(self), []).append(j)
         return j
 
     def compiled(self):
         """Wait until every function jitted since the last call has its final replay
         (the Numba backend compiles in the background): ``(all ready, fallbacks)``,
         the fallbacks being the tiers that are not ``"numba"`` ("kernels: why", ...)."""
-        made, self.made = self.made, []
+        made = _MADE.pop(id(self), [])
         ready = all([j.wait_compiled() for j in made])
         tiers = {t for j in made for ts in j.cache_info(tiers=True).values() for t in ts}
         return ready, sorted(t for t in tiers if t not in ("numba", "numpy"))
