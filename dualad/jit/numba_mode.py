@@ -32,11 +32,14 @@ class NumbaReplay:
     """The replay of one program under the Numba backend: ``fn``, ``source``, ``mode``
     (``"whole"``, ``"kernels"`` or ``"rolled"``) and ``reason`` (None for ``"whole"``)."""
 
-    __slots__ = ("program", "fn", "source", "mode", "reason", "checked")
+    __slots__ = ("program", "fn", "source", "mode", "reason", "checked", "rolled")
 
-    def __init__(self, program):
+    def __init__(self, program, rolled=None):
+        """``rolled``: the NumPy backend's ``(fn, source)`` of ``program`` when already
+        compiled (the tiered first calls ran it): the ``"rolled"`` fallback reuses it."""
         self.program = program
         self.checked = False
+        self.rolled = rolled
         try:
             self.fn, self.source = compile_whole(program, name=program.name)
             self.mode, self.reason = "whole", None
@@ -48,7 +51,7 @@ class NumbaReplay:
         self.reason = reason
         if roll(prog, compile_body=lambda sub, name: (None, ""))[0] is not prog:
             self.mode = "rolled"
-            fn, source = compile_rolled(prog, name=prog.name)
+            fn, source = self.rolled or compile_rolled(prog, name=prog.name)
         else:
             self.mode = "kernels"
             fn, source = compile_program(fuse_program(prog), name=prog.name)

@@ -147,9 +147,9 @@ def _compile(compiled):
     from .numba_mode import NumbaReplay   # (imports numba: only on the worker)
     inputs, expected = compiled.job
     try:
-        replay = NumbaReplay(compiled.program)
+        replay = NumbaReplay(compiled.program, (compiled.fn, compiled.source[len(PENDING):]))
         fn, source = replay.first_call(inputs, expected)
-        if replay.mode != "whole":      # the kernels compile now, not at a user's call
+        if replay.mode == "kernels":    # the kernels compile now, not at a user's call
             try:
                 with np.errstate(all="ignore"):
                     fn(*inputs)

@@ -116,6 +116,26 @@ def test_fallbacks_keep_their_reason(monkeypatch):
     np.testing.assert_array_equal(jb(x), dualad.jit(f)(x))
 
 
+def test_the_rolled_fallback_is_the_numpy_program_already_running():
+    def looped(x):
+        y = x
+        if np.sum(x) > 0:                 # a guard: not written for numba
+            for _ in range(300):          # a loop: the fallback is the rolled NumPy program
+                y = np.sin(y) * 0.5 + x
+        return y
+
+    x = np.linspace(0.1, 1.0, 5)
+    jn = dualad.jit(looped, backend="numba")
+    y = jn(x)
+    compiled = _program(jn)
+    before = compiled.fn
+    assert jn.wait_compiled()
+    assert numba_tier.tier_of(compiled).startswith("numpy: not written for numba: a guard")
+    assert jn.source(x).startswith("# numba: rolled (not written for numba: a guard")
+    assert compiled.fn is before          # not compiled a second time
+    np.testing.assert_array_equal(jn(x), y)
+
+
 def test_a_disagreeing_whole_program_is_never_swapped_in(monkeypatch):
     real = numba_mode.compile_whole
 
