@@ -66,7 +66,13 @@ def _stop():
     q = _queue
     if q is not None and q.pid == os.getpid():
         with q.cond:
+            queued = list(q.jobs)
+            q.jobs.clear()
             q.cond.notify_all()
+        for ref in queued:      # (a wait_compiled() in a later atexit handler returns)
+            compiled = ref()
+            if compiled is not None:
+                cancel(compiled, "not compiled: the interpreter is exiting")
 
 
 def _the_queue():
@@ -105,8 +111,8 @@ def _work(q):
         try:
             if compiled is not None and compiled.tier == "pending":
                 _compile(compiled)
-        except BaseException:  # noqa: BLE001 - never kill the worker (see _compile)
-            pass
+        except BaseException as exc:  # noqa: BLE001 - never kill the worker nor leave a
+            cancel(compiled, f"numba could not compile it: {type(exc).__name__}")  # waiter
         finally:
             q.current = None
             del compiled
