@@ -1,0 +1,185 @@
+"""How :mod:`dualad.jit.numba_flat` writes the primitives other than elementwise ones and
+reductions: reshaping and indexing (no code: a new view of the same buffer), the
+scatter-add of an index, concatenation, products and ``einsum`` (loop nests). A mixin
+of the flat emitter: each ``_name(e)`` returns the output's value (a View or a scalar
+source) or None when this form is not written."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .numba_base import F64, I64
+from .numba_flat import View, basic_view, broadcast, positions
+
+__all__ = ["FlatPrimitives"]
+
+
+def _basic(idx):
+    return all(i.__class__ is int or i is None or i is Ellipsis or i.__class__ is slice and all(
+        p is None or p.__class__ is int for p in (i.start, i.stop, i.step)) for i in idx)
+
+
+class FlatPrimitives:
+
+    def _from_scalar(self, s, shape, dtype):
+        buf = self.fresh(1, dtype)
+        self.emit(f"{buf}[0] = {s}")
+        return View(buf, shape, dtype, (0,) * len(shape))
+
+    def _broadcast_to(self, e):
+        shape = tuple(e.params["shape"])
+        x = self.value(e.ins[0])
+        if not isinstance(x, View):
+            return x if shape == () else self._from_scalar(x, shape, self.out_dtype(e.out))
+        return broadcast(x, shape)
+
+    def _reshape(self, e):
+        shape = tuple(e.params["shape"])
+        x = self.value(e.ins[0])
+        if not isinstance(x, View):
+            return x if shape == () else self._from_scalar(x, shape, self.out_dtype(e.out))
+        if math.prod(shape) != math.prod(x.shape):
+            return None
+        if shape == ():
+            return x.at(["0"] * len(x.shape))
+        if not x.contiguous():
+            x = self.materialize(x)
+        return View(x.buf, shape, x.dtype, None, x.off)
+
+    def _transpose(self, e):
+        x = self.value(e.ins[0])
+        if not isinstance(x, View):
+            return x
+        axes = tuple(e.params["axes"])
+        return View(x.buf, [x.shape[a] for a in axes], x.dtype, [x.strides[a] for a in axes],
+                    x.off)
+
+    def _getitem(self, e):
+        idx = e.params["idx"]
+        if idx.__class__ is not tuple:
+            idx = (idx,)
+        x = self.value(e.ins[0])
+        if not isinstance(x, View):
+            return None
+        if _basic(idx):
+            got = basic_view(x, idx)
+            return got.at([]) if got.shape == () else got
+        if not all(_basic((i,)) or isinstance(i, np.ndarray) and i.dtype.kind in "ib"
+                   for i in idx):
+            return None
+        pos = positions(x, idx)
+        if pos.size == 0:
+            return None
+        k = self.w.const(pos.ravel())
+        out = View(self.fresh(pos.size, x.dtype), pos.shape, x.dtype)
+        j = self.nest((pos.size,), "j")
+        off = "" if x.off == 0 else f"{x.off} + "
+        self.emit(f"{out.buf}[{j[0]}] = {x.buf}[{off}{k}[{j[0]}]]")
+        self.close()
+        return out if pos.shape != () else out.at([])
+
+    def _untake(self, e):
+        idx, shape = e.params["idx"], tuple(e.params["shape"])
+        if idx.__class__ is not tuple:
+            idx = (idx,)
+        dtype = self.out_dtype(e.out)
+        if dtype != F64:
+            return None
+        u = self.value(e.ins[0])
+        out = View(self.fresh(math.prod(shape), F64, zeros=True), shape, F64)
+        if _basic(idx):
+            dst = basic_view(out, idx)
+            if dst.shape == ():
+                self.emit(f"{dst.at([])} = {u if not isinstance(u, View) else self.as_scalar(u, F64)}")
+            else:
+                self.copy_into(dst, u)
+            return out
+        if not all(_basic((i,)) or isinstance(i, np.ndarray) and i.dtype.kind in "ib"
+                   for i in idx):
+            return None
+        pos = positions(out, idx)
+        if pos.size == 0:
+            return out
+        k = self.w.const(pos.ravel())
+        src = broadcast(u, pos.shape) if isinstance(u, View) else u
+        flat = View(k, pos.shape, I64)
+        j = self.nest(pos.shape, "j")
+        self.emit(f"{out.buf}[{flat.at(j)}] += {src.at(j) if isinstance(src, View) else src}")
+        self.close()
+        return out
+
+    def _concatenate(self, e):
+        if set(e.params) != {"axis"}:
+            return None
+        xs = [self.value(a) for a in e.ins]
+        if not all(isinstance(x, View) for x in xs):
+            return None
+        shape = self.out_shape(e.out)
+        dtype = self.out_dtype(e.out)
+        axis = int(e.params["axis"]) % len(shape)
+        out = View(self.fresh(math.prod(shape), dtype), shape, dtype)
+        at = 0
+        for x in xs:
+            n = x.shape[axis]
+            dst = out.sub(x.shape, out.strides, at * out.strides[axis])
+            self.copy_into(dst, x)
+            at += n
+        return out
+
+    def _matmul(self, e):
+        a, b = (self.value(x) for x in e.ins)
+        if e.params or not all(isinstance(x, View) and 1 <= len(x.shape) <= 2 for x in (a, b)):
+            return None
+        # (i, k) @ (k, j), vectors as one row / one column; summed from 0.0 in k order
+        a2 = a if len(a.shape) == 2 else View(a.buf, (1,) + a.shape, a.dtype,
+                                                (0,) + a.strides, a.off)
+        b2 = b if len(b.shape) == 2 else View(b.buf, b.shape + (1,), b.dtype,
+                                                b.strides + (0,), b.off)
+        n, kk = a2.shape
+        m = b2.shape[1]
+        oshape = self.out_shape(e.out)
+        out = View(self.fresh(n * m, F64, zeros=True), (n, m), F64)
+        i = self.nest((n,), "i")
+        k = self.nest((kk,), "p")
+        av = self.w.name("a")
+        self.emit(f"{av} = {a2.at([i[0], k[0]])}")
+        j = self.nest((m,), "j")
+        self.emit(f"{out.at([i[0], j[0]])} += {av} * {b2.at([k[0], j[0]])}")
+        self.close()
+        self.close()
+        self.close()
+        return out.at(["0", "0"]) if oshape == () else View(out.buf, oshape, F64)
+
+    def _einsum(self, e):
+        subs, out = tuple(e.params["subs"]), e.params["out"]
+        xs = [self.value(a) for a in e.ins]
+        if not all(isinstance(x, View) for x in xs):
+            return None
+        size = {}
+        for sub, x in zip(subs, xs):
+            for c, d in zip(sub, x.shape):
+                size[c] = d
+        inner = [c for c in dict.fromkeys("".join(subs)) if c not in out]
+        oshape = tuple(size[c] for c in out)
+        res = View(self.fresh(max(1, math.prod(oshape)), F64), oshape, F64) if out else None
+        letters = {c: self.w.name("l") for c in size}
+        for c in out:
+            self.emit(f"for {letters[c]} in range({size[c]}):")
+            self.ind += "    "
+        acc = self.w.name("acc")
+        self.emit(f"{acc} = 0.0")
+        for c in inner:
+            self.emit(f"for {letters[c]} in range({size[c]}):")
+            self.ind += "    "
+        prod = " * ".join(x.at([letters[c] for c in sub]) for sub, x in zip(subs, xs))
+        self.emit(f"{acc} += {prod}")
+        self.ind = self.ind[:len(self.ind) - 4 * len(inner)]
+        if out:
+            self.emit(f"{res.at([letters[c] for c in out])} = {acc}")
+            self.ind = self.ind[:len(self.ind) - 4 * len(out)]
+            return res
+        return acc
+
+    def _where(self, e):
+        return None     # (written as an elementwise operation)

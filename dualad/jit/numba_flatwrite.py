@@ -1,0 +1,218 @@
+""":func:`compile_flat`: a recorded program as ONE ``numba.njit`` function of loops over
+flat buffers (see :mod:`dualad.jit.numba_flat`), behind a Python wrapper that ravels
+the array arguments and reshapes the outputs."""
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+
+from .loopbuild import JOIN, OUTPUT, PACK
+from .loops import roll
+from .numba_base import Unsupported, check_aval, scalar_aval
+from .numba_flat import EXPR, FlatWriting, View
+from .numba_flatloop import FlatLoops
+from .numba_flatprims import FlatPrimitives
+from .numba_helpers import helpers
+from .passes import known, simplify
+from .program import Guard
+from .tighten import tighten
+
+__all__ = ["compile_flat", "stats"]
+
+_LOCK = threading.Lock()
+_COMPILED = {}       # source -> njit dispatcher (constants are arguments: shared)
+_MAX_COMPILED = 256
+_STATS = {"dispatchers": 0}
+# Elementwise groups of at least this many operations are one loop (each operation
+# alone is one loop too: fusing saves passes over memory and temporaries).
+MIN_FUSED = 2
+_SHAPE = ("broadcast_to", "reshape", "transpose", "getitem", "untake", "concatenate",
+          "matmul", "einsum")
+
+
+def stats():
+    """``{"dispatchers": njit functions this module created in the process}``."""
+    return dict(_STATS)
+
+
+class _Writer:
+    """Constants (``k0``, ``k1``, ...: flat arrays, the function's trailing arguments) and
+    fresh names."""
+
+    def __init__(self):
+        self.consts, self._ids, self.count = [], {}, 0
+        self.fresh = set()      # the buffers the function allocates
+
+    def const(self, value):
+        j = self._ids.get(id(value))
+        if j is None:
+            j = self._ids[id(value)] = len(self.consts)
+            self.consts.append((value, np.ascontiguousarray(value).ravel()))
+        return f"k{j}"
+
+    def name(self, tag):
+        self.count += 1
+        return f"{tag}_{self.count}"
+
+
+class _Emitter(FlatWriting, FlatPrimitives, FlatLoops):
+
+    def __init__(self, w, prog, lines, ind="    "):
+        self.w, self.avals, self.lines, self.ind = w, prog.avals, lines, ind
+        self.val, self._opened = {}, []
+
+    def child(self, prog):
+        return _Emitter(self.w, prog, self.lines, self.ind)
+
+    def prepare(self, prog):
+        prog, _ = simplify(prog)
+        prog, _ = tighten(prog)
+        if any(it.__class__ is Guard for it in prog.body):
+            raise Unsupported("a guard (Python control flow on a traced value)")
+        self.avals = prog.avals
+        return prog
+
+    def body(self, prog):
+        self.avals = prog.avals
+        fused, drop = self.fused_groups(prog, MIN_FUSED)
+        for e in prog.body:
+            if id(e) in drop:
+                continue
+            got = fused.get(id(e))
+            if got is not None:
+                self.elementwise(*got)
+                continue
+            self.equation(e)
+
+    def equation(self, e):
+        prim = e.prim
+        if prim is OUTPUT:
+            self.val[e.out] = self._output(e)
+            return
+        if prim is PACK:
+            self.val[e.out] = self._stack(e)
+            return
+        if prim is JOIN:
+            self.val[e.out] = self._join(e)
+            return
+        if prim.name == "loop" and getattr(prim, "spec", None) is not None:
+            self.val[e.out] = self._loop(e)
+            return
+        check_aval(e.out, self.avals[e.out])
+        name = known(prim)
+        got = None
+        if name in EXPR and not e.params and len(e.ins) == EXPR_ARITY[name]:
+            self.elementwise([e], [e.out], self.out_shape(e.out))
+            return
+        if name in ("sum", "max", "min"):
+            op = name
+            if name == "sum" and self.out_dtype(e.out) != np.dtype(np.float64):
+                op = "isum"
+            got = self.reduce(e, op)
+        elif name in _SHAPE:
+            got = getattr(self, "_" + name)(e)
+        else:
+            raise Unsupported(f"primitive {prim.name!r}")
+        if got is None:
+            raise Unsupported(f"{name} with parameters {sorted(e.params)}")
+        if isinstance(got, View) and got.shape == ():
+            got = got.at([])
+        self.val[e.out] = got
+
+
+EXPR_ARITY = {k: 3 if k == "where" else 2 if "{1}" in v else 1 for k, v in EXPR.items()}
+SUPPORTED = frozenset(EXPR) | {"sum", "max", "min", *_SHAPE}
+
+
+def compile_flat(program, name, numba, main):
+    """``(njit function, its source, consts, outputs)`` for ``program`` (rolled with
+    ``min_rolled``), where ``main`` is the function's name."""
+    from .numba_whole import MIN_ROLLED
+    for v in program.invars:
+        check_aval(v, program.avals[v])
+        if program.avals[v][0] is np.ndarray and tuple(program.avals[v][1]) == ():
+            raise Unsupported(f"v{v}: a 0-d array argument")
+
+    def no_compile(sub, name):
+        return None, ""
+
+    rolled, _ = roll(program, compile_body=no_compile, min_rolled=MIN_ROLLED)
+    w = _Writer()
+    lines = []
+    em = _Emitter(w, rolled, lines)
+    prog = em.prepare(rolled)
+    params = []
+    for v in prog.invars:
+        kind, shape, dtype = prog.avals[v]
+        params.append(f"v{v}")
+        em.val[v] = View(f"v{v}", tuple(shape), np.dtype(dtype)) \
+            if kind is np.ndarray else f"v{v}"
+    em.body(prog)
+    outs, used = [], set()
+    for a in prog.outvars:
+        x = em.value(a)
+        if isinstance(x, tuple):
+            raise Unsupported("a loop's tuple as an output")
+        if isinstance(x, View):
+            fresh = x.off == 0 and x.contiguous() and x.buf not in used and \
+                x.buf in w.fresh and 0 not in x.strides
+            if not fresh:
+                x = em.materialize(x)
+            used.add(x.buf)
+            outs.append(x.buf)
+        else:
+            outs.append(x)
+    consts = [f"k{j}" for j in range(len(w.consts))]
+    lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+    src = f"def {main}({', '.join(params + consts)}):\n" + "\n".join(lines) + "\n"
+    key = src
+    with _LOCK:
+        fn = _COMPILED.get(key)
+    if fn is None:
+        ns = {"np": np, "_pw": helpers(numba)["_pw"]}
+        exec(compile(src, f"<dualad.jit numba {name}>", "exec"), ns)  # noqa: S102
+        fn = numba.njit(fastmath=False, error_model="numpy", nogil=True)(ns[main])
+        with _LOCK:
+            if len(_COMPILED) >= _MAX_COMPILED:
+                _COMPILED.clear()
+            if key not in _COMPILED:
+                _STATS["dispatchers"] += 1
+            fn = _COMPILED.setdefault(key, fn)
+    return fn, src, [c[1] for c in w.consts], prog
+
+
+def wrapper_source(program, prog, name, main, nconsts):
+    """A Python function calling ``main`` with the arguments raveled and the constants,
+    giving each output the shape and type it was traced with."""
+    params = ", ".join(f"v{v}" for v in program.invars)
+    args = ", ".join(f"np.ravel(v{v})" if program.avals[v][0] is np.ndarray else f"v{v}"
+                     for v in program.invars)
+    consts = "".join(f", k{j}" for j in range(nconsts))
+    lines = [f"def {name}({params}):", f"    r = {main}({args}{consts})"]
+    outs = []
+    for j, a0 in enumerate(program.outvars):
+        if a0.__class__ is int:
+            kind, shape, _ = program.avals[a0]
+        else:
+            kind, shape = a0.value.__class__, np.shape(a0.value)
+        if kind is np.ndarray:
+            shape = tuple(shape)
+            outs.append(f"np.array(r[{j}])" if shape == () else
+                        f"r[{j}]" if len(shape) == 1 else f"r[{j}].reshape({shape!r})")
+        elif kind is np.float64:
+            outs.append(f"np.float64(r[{j}])")
+        elif kind is np.bool_:
+            outs.append(f"np.bool_(r[{j}])")
+        elif kind is np.int64:
+            outs.append(f"np.int64(r[{j}])")
+        elif kind in (float, bool, int):
+            outs.append(f"{kind.__name__}(r[{j}])")
+        else:
+            outs.append(f"r[{j}]")
+    lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+    return "\n".join(lines) + "\n"
+
+
+__all__ += ["wrapper_source", "SUPPORTED", "scalar_aval", "math"]
