@@ -94,9 +94,9 @@ def basic_view(view, idx):
     """``view[idx]`` for a basic index (ints, slices, None): the same buffer."""
     base = np.zeros(1, np.int8)
     dummy = as_strided(base, view.shape, view.strides, writeable=False)
-    got = dummy[idx]
+    got = dummy[tuple(idx) + (None,)]      # (a trailing new axis: a view even for ints)
     delta = got.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    return view.sub(got.shape, got.strides, delta)
+    return view.sub(got.shape[:-1], got.strides[:-1], delta)
 
 
 def positions(view, idx):

@@ -156,6 +156,8 @@ class FlatLoops:
 
     def _output(self, e):
         got = self.value(e.ins[0])
+        if isinstance(got, View) and got.shape:       # an entry of stacked values
+            return self._entry(got, str(e.ins[1].value))
         if not (isinstance(got, tuple) and got[0] == "tuple"):
-            raise Unsupported("an output of something not a loop")
+            raise Unsupported(f"an output of something not a loop: {got!r:.200}")
         return got[1][e.ins[1].value]

@@ -28,6 +28,8 @@ _STATS = {"dispatchers": 0}
 # Elementwise groups of at least this many operations are one loop (each operation
 # alone is one loop too: fusing saves passes over memory and temporaries).
 MIN_FUSED = 2
+# Tests set this (every index checked: a wrong view is an IndexError, not a wrong read).
+BOUNDSCHECK = False
 _SHAPE = ("broadcast_to", "reshape", "transpose", "getitem", "untake", "concatenate",
           "matmul", "einsum")
 
@@ -71,7 +73,6 @@ class _Emitter(FlatWriting, FlatPrimitives, FlatLoops):
         prog, _ = tighten(prog)
         if any(it.__class__ is Guard for it in prog.body):
             raise Unsupported("a guard (Python control flow on a traced value)")
-        self.avals = prog.avals
         return prog
 
     def body(self, prog):
@@ -143,6 +144,7 @@ def compile_flat(program, name, numba, main):
     lines = []
     em = _Emitter(w, rolled, lines)
     prog = em.prepare(rolled)
+    em.avals = prog.avals
     params = []
     for v in prog.invars:
         kind, shape, dtype = prog.avals[v]
@@ -167,13 +169,14 @@ def compile_flat(program, name, numba, main):
     consts = [f"k{j}" for j in range(len(w.consts))]
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     src = f"def {main}({', '.join(params + consts)}):\n" + "\n".join(lines) + "\n"
-    key = src
+    key = (src, BOUNDSCHECK)
     with _LOCK:
         fn = _COMPILED.get(key)
     if fn is None:
         ns = {"np": np, "_pw": helpers(numba)["_pw"]}
         exec(compile(src, f"<dualad.jit numba {name}>", "exec"), ns)  # noqa: S102
-        fn = numba.njit(fastmath=False, error_model="numpy", nogil=True)(ns[main])
+        fn = numba.njit(fastmath=False, error_model="numpy", nogil=True,
+                        boundscheck=BOUNDSCHECK)(ns[main])
         with _LOCK:
             if len(_COMPILED) >= _MAX_COMPILED:
                 _COMPILED.clear()
