@@ -239,6 +239,8 @@ class FlatWriting:
                 self.emit(f"{name} = {EXPR[known(m.prim)].format(*ins)}")
                 self.val[m.out] = name
             return
+        if len(members) > 2:    # (the kernels path's smallest group: 3)
+            self.emit(f"# fused: {len(members)} operations, one loop")
         bufs = {}
         for v in outputs:
             bufs[v] = View(self.fresh(math.prod(shape), self.out_dtype(v)), shape,

@@ -44,7 +44,8 @@ class FlatLoops:
         """Write ``x`` as entry ``k`` (source) of the stacked ``stack``."""
         shape = stack.shape[1:]
         size = math.prod(shape)
-        off = f"{k} * {size}" if size != 1 else k
+        off = (f"{k} * {size}" if k.isidentifier() or k.isdigit() else f"({k}) * {size}") \
+            if size != 1 else k
         if not isinstance(x, View):
             self.emit(f"{stack.buf}[{off}] = {x}")
         else:
@@ -90,7 +91,8 @@ class FlatLoops:
             c = self.w.name("c")
             self.emit(f"{c} = {x.buf if isinstance(x, View) else x}")
             carries.append(View(c, x.shape, x.dtype) if isinstance(x, View) else c)
-        kv = self.w.name("k")
+        kv = "k" if self.depth == 0 else f"k_{self.depth}"
+
         elems = []
         for x, a in zip(spec.xs, ins[nc + ni:]):
             kind = x[0]
@@ -127,15 +129,6 @@ class FlatLoops:
         for v, x in zip(body.invars, carries + [self.value(a) for a in ins[nc:nc + ni]] + elems):
             child.val[v] = x
         child.body(body)
-        new = []
-        for a, c in zip(outs[:nc], carries):
-            x = child.value(a)
-            if not _canonical(x):
-                x = child.materialize(x)
-            new.append(x.buf if isinstance(x, View) else x)
-        if carries:
-            names = [c.buf if isinstance(c, View) else c for c in carries]
-            child.emit(f"{', '.join(names)}, = ({', '.join(new)},)")
         for a, y in zip(outs[nc:nc + nl], ys):
             child._store(y, kv, child.value(a))
         lasts = []
@@ -149,6 +142,15 @@ class FlatLoops:
             else:
                 child.emit(f"{name} = {x}")
                 lasts.append(name)
+        new = []
+        for a, c in zip(outs[:nc], carries):
+            x = child.value(a)
+            if not _canonical(x):
+                x = child.materialize(x)
+            new.append(x.buf if isinstance(x, View) else x)
+        if carries:
+            names = [c.buf if isinstance(c, View) else c for c in carries]
+            child.emit(f"{', '.join(names)}, = ({', '.join(new)},)")
         finals, it = [], iter(lasts)
         for j in spec.last_carry:
             finals.append(carries[j] if j is not None else next(it))

@@ -63,10 +63,12 @@ class _Emitter(FlatWriting, FlatPrimitives, FlatLoops):
 
     def __init__(self, w, prog, lines, ind="    "):
         self.w, self.avals, self.lines, self.ind = w, prog.avals, lines, ind
-        self.val, self._opened = {}, []
+        self.val, self._opened, self.depth = {}, [], 0
 
     def child(self, prog):
-        return _Emitter(self.w, prog, self.lines, self.ind)
+        got = _Emitter(self.w, prog, self.lines, self.ind)
+        got.depth = self.depth + 1
+        return got
 
     def prepare(self, prog):
         prog, _ = simplify(prog)
