@@ -94,9 +94,12 @@ def basic_view(view, idx):
     """``view[idx]`` for a basic index (ints, slices, None): the same buffer."""
     base = np.zeros(1, np.int8)
     dummy = as_strided(base, view.shape, view.strides, writeable=False)
-    got = dummy[tuple(idx) + (None,)]      # (a trailing new axis: a view even for ints)
+    got = dummy[idx]
+    if got.__class__ is not np.ndarray:  # one entry: index it with a new axis for a view
+        got = dummy[tuple(idx) + (None,)]
+        got = as_strided(got, got.shape[:-1], got.strides[:-1], writeable=False)
     delta = got.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    return view.sub(got.shape[:-1], got.strides[:-1], delta)
+    return view.sub(got.shape, got.strides, delta)
 
 
 def positions(view, idx):
@@ -165,11 +168,19 @@ class FlatWriting:
     def emit(self, line):
         self.lines.append(self.ind + line)
 
-    def fresh(self, n, dtype, zeros=False, name=None):
-        name = name or self.w.name("t")
-        self.w.fresh.add(name)
-        self.emit(f"{name} = np.{'zeros' if zeros else 'empty'}({n}, {DTYPE_SRC[dtype]})")
-        return name
+    def alloc(self, shape, dtype, zeros=False):
+        """A View of a new C-contiguous place for ``shape`` in the arena of ``dtype`` (one
+        buffer per dtype, allocated once per call: no allocation, no reference counting
+        per value); ``zeros``: filled with zeros here."""
+        n = max(1, math.prod(shape))
+        buf, off = self.w.slot(n, dtype)
+        out = View(buf, shape, dtype, None, off)
+        if zeros:
+            flat = View(buf, (n,), dtype, None, off)
+            idx = self.nest((n,), "j")
+            self.emit(f"{flat.at(idx)} = 0")
+            self.close()
+        return out
 
     def nest(self, shape, tag="i"):
         """Open loops over ``shape`` (none over unit axes); returns the index sources.
@@ -214,11 +225,10 @@ class FlatWriting:
         """A View of a fresh C-contiguous buffer holding ``x`` (a View or a scalar with
         ``dtype``): for outputs and loop carries."""
         if not isinstance(x, View):
-            buf = self.fresh(1, dtype, name=name)
-            self.emit(f"{buf}[0] = {x}")
-            return View(buf, (), dtype)
-        buf = self.fresh(max(1, math.prod(x.shape)), x.dtype, name=name)
-        out = View(buf, x.shape, x.dtype)
+            out = self.alloc((), dtype)
+            self.emit(f"{out.at([])} = {x}")
+            return out
+        out = self.alloc(x.shape, x.dtype)
         self.copy_into(out, x)
         return out
 
@@ -243,8 +253,7 @@ class FlatWriting:
             self.emit(f"# fused: {len(members)} operations, one loop")
         bufs = {}
         for v in outputs:
-            bufs[v] = View(self.fresh(math.prod(shape), self.out_dtype(v)), shape,
-                           self.out_dtype(v))
+            bufs[v] = self.alloc(shape, self.out_dtype(v))
         loads, names = [], {}
         local = {m.out for m in members}
         tmp = {m.out: self.w.name("e") for m in members}
@@ -276,7 +285,7 @@ class FlatWriting:
         for m in members:
             self.emit(f"{tmp[m.out]} = {EXPR[known(m.prim)].format(*map(ref, m.ins))}")
         for v, b in bufs.items():
-            b2 = View(b.buf, lshape, b.dtype) if flat else b
+            b2 = View(b.buf, lshape, b.dtype, None, b.off) if flat else b
             self.emit(f"{b2.at(idx)} = {tmp[v]}")
         self.close()
         for v, b in bufs.items():
@@ -316,8 +325,8 @@ class FlatWriting:
         lead = axes == tuple(range(len(axes))) and kept
         if op == "sum" and dtype == F64 and x.dtype != F64:
             return None
-        out = View(self.fresh(max(1, math.prod(kshape)), dtype, zeros=lead and op != "max"
-                              and op != "min"), kshape, dtype) if kshape else None
+        out = self.alloc(kshape, dtype, zeros=lead and op not in ("max", "min")) \
+            if kshape else None
         if lead:     # over the leading axes: rows added (compared) in order
             if op in ("max", "min"):
                 self.copy_into(out, View(x.buf, kshape, x.dtype, [x.strides[a] for a in kept],
@@ -340,13 +349,13 @@ class FlatWriting:
                 self.emit(f"{dst} += {src}")
             self.close()
             self.close()
-            return View(out.buf, oshape, dtype)
+            return View(out.buf, oshape, dtype, None, out.off)
         acc, av = self.w.name("acc"), self.w.name("a")
         rstrides = [x.strides[a] for a in axes]
         probe = View(x.buf, rshape, x.dtype, rstrides, 0)
         sc = None
         if op == "sum" and dtype == F64 and k >= 8 and not probe.contiguous():
-            sc = self.fresh(k, F64)
+            sc = self.alloc(rshape, F64)
         kidx = self.nest(kshape, "q")
         koff = View(x.buf, kshape, x.dtype, [x.strides[a] for a in kept], x.off).offset_at(
             kidx) if kshape else x.off
@@ -355,8 +364,8 @@ class FlatWriting:
             if sc is None:
                 self.emit(f"{acc} = 0.0 + _pw({row.buf}, np.int64({row.off}), np.int64({k}))")
             else:
-                self.copy_into(View(sc, rshape, F64), row)
-                self.emit(f"{acc} = 0.0 + _pw({sc}, np.int64(0), np.int64({k}))")
+                self.copy_into(sc, row)
+                self.emit(f"{acc} = 0.0 + _pw({sc.buf}, np.int64({sc.off}), np.int64({k}))")
         else:
             first = row.at(["0"] * len(rshape))
             start = first if op in ("max", "min") else "-0.0" if dtype == F64 else "0"
@@ -378,10 +387,10 @@ class FlatWriting:
         if out is None:
             if oshape == ():
                 return acc
-            buf = self.fresh(1, dtype)
-            self.emit(f"{buf}[0] = {acc}")
-            return View(buf, oshape, dtype, (0,) * len(oshape))
-        return View(out.buf, oshape, dtype)
+            one = self.alloc((), dtype)
+            self.emit(f"{one.at([])} = {acc}")
+            return View(one.buf, oshape, dtype, (0,) * len(oshape), one.off)
+        return View(out.buf, oshape, dtype, None, out.off)
 
 
 __all__ += ["basic_view", "positions", "broadcast", "check_aval", "scalar_aval", "I64"]

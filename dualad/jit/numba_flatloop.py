@@ -14,10 +14,6 @@ from .numba_flat import View
 __all__ = ["FlatLoops"]
 
 
-def _canonical(x):
-    return not isinstance(x, View) or x.off == 0 and x.contiguous()
-
-
 class FlatLoops:
 
     def kind_of(self, x, atom):
@@ -35,7 +31,7 @@ class FlatLoops:
             raise Unsupported("per-block values of several shapes or dtypes")
         ((shape, dtype),) = kinds
         size = math.prod(shape)
-        out = View(self.fresh(len(xs) * size, np.dtype(dtype)), (len(xs),) + shape, dtype)
+        out = self.alloc((len(xs),) + shape, np.dtype(dtype))
         for j, x in enumerate(xs):
             self._store(out, str(j), x)
         return out
@@ -46,10 +42,11 @@ class FlatLoops:
         size = math.prod(shape)
         off = (f"{k} * {size}" if k.isidentifier() or k.isdigit() else f"({k}) * {size}") \
             if size != 1 else k
+        dst = stack.sub(shape, stack.strides[1:], off)
         if not isinstance(x, View):
-            self.emit(f"{stack.buf}[{off}] = {x}")
+            self.emit(f"{dst.at([])} = {x}")
         else:
-            self.copy_into(View(stack.buf, shape, stack.dtype, None, off), x)
+            self.copy_into(dst, x)
 
     def _entry(self, x, k):
         """Entry ``k`` (source) of a stacked value: a view (or scalar) of the same buffer."""
@@ -64,7 +61,7 @@ class FlatLoops:
         xs_a = [self.value(a) for a in after]
         shape, dtype = self.kind_of((xs_b or xs_a)[0], (before or after)[0])
         total = len(before) + p["count"] + len(after)
-        out = View(self.fresh(total * math.prod(shape), np.dtype(dtype)), (total,) + shape, dtype)
+        out = self.alloc((total,) + shape, np.dtype(dtype))
         for j, x in enumerate(xs_b):
             self._store(out, str(j), x)
         yv = self.value(y)
@@ -83,14 +80,24 @@ class FlatLoops:
         ins = list(e.ins)
         nc, ni = spec.ncarry, spec.ninv
         child = self.child(body)
-        carries = []
+        carries = []        # a place of its own for an array (the arena), a local for a number
         for a in ins[:nc]:
             x = self.value(a)
-            if not _canonical(x):
-                x = self.materialize(x)
-            c = self.w.name("c")
-            self.emit(f"{c} = {x.buf if isinstance(x, View) else x}")
-            carries.append(View(c, x.shape, x.dtype) if isinstance(x, View) else c)
+            if isinstance(x, View):
+                carries.append(self.materialize(x))
+            else:
+                c = self.w.name("c")
+                self.emit(f"{c} = {x}")
+                carries.append(c)
+        slots = [(c.buf, c.off, c.off + max(1, math.prod(c.shape))) for c in carries
+                 if isinstance(c, View)]
+
+        def clash(x):       # does x read a carry's place (or a place that moves with k)?
+            if x.off.__class__ is not int:
+                return True
+            return any(x.buf == b and lo < hi2 and x.off < hi for b, lo, hi in slots
+                       for hi2 in [x.off + 1 + sum((d - 1) * abs(st) for d, st in
+                                                   zip(x.shape, x.strides))])
         kv = "k" if self.depth == 0 else f"k_{self.depth}"
 
         elems = []
@@ -122,8 +129,7 @@ class FlatLoops:
                 shape, dtype = child.out_shape(a), child.out_dtype(a)
             else:
                 shape, dtype = np.shape(a.value), np.result_type(a.value)
-            ys.append(View(self.fresh(spec.n * math.prod(shape), np.dtype(dtype)),
-                           (spec.n,) + shape, dtype))
+            ys.append(self.alloc((spec.n,) + tuple(shape), np.dtype(dtype)))
         self.emit(f"for {kv} in range({spec.n}):")
         child.ind = self.ind + "    "
         for v, x in zip(body.invars, carries + [self.value(a) for a in ins[nc:nc + ni]] + elems):
@@ -134,23 +140,25 @@ class FlatLoops:
         lasts = []
         for a in outs[nc + nl:]:
             x = child.value(a)
-            name = self.w.name("l")
             if isinstance(x, View):
-                x = child.materialize(x)
-                child.emit(f"{name} = {x.buf}")
-                lasts.append(View(name, x.shape, x.dtype))
+                lasts.append(child.materialize(x) if clash(x) else x)
             else:
+                name = self.w.name("l")
                 child.emit(f"{name} = {x}")
                 lasts.append(name)
-        new = []
+        staged, scalars = [], []
         for a, c in zip(outs[:nc], carries):
             x = child.value(a)
-            if not _canonical(x):
-                x = child.materialize(x)
-            new.append(x.buf if isinstance(x, View) else x)
-        if carries:
-            names = [c.buf if isinstance(c, View) else c for c in carries]
-            child.emit(f"{', '.join(names)}, = ({', '.join(new)},)")
+            if isinstance(c, View):
+                same = x.buf == c.buf and x.off == c.off and x.strides == c.strides
+                staged.append(None if same else child.materialize(x) if clash(x) else x)
+            else:
+                scalars.append((c, x))
+        for c, x in zip([c for c in carries if isinstance(c, View)], staged):
+            if x is not None:
+                child.copy_into(c, x)
+        if scalars:
+            child.emit(f"{', '.join(c for c, _ in scalars)}, = ({', '.join(x for _, x in scalars)},)")
         finals, it = [], iter(lasts)
         for j in spec.last_carry:
             finals.append(carries[j] if j is not None else next(it))

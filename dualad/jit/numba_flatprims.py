@@ -23,9 +23,9 @@ def _basic(idx):
 class FlatPrimitives:
 
     def _from_scalar(self, s, shape, dtype):
-        buf = self.fresh(1, dtype)
-        self.emit(f"{buf}[0] = {s}")
-        return View(buf, shape, dtype, (0,) * len(shape))
+        one = self.alloc((), dtype)
+        self.emit(f"{one.at([])} = {s}")
+        return View(one.buf, shape, dtype, (0,) * len(shape), one.off)
 
     def _broadcast_to(self, e):
         shape = tuple(e.params["shape"])
@@ -72,10 +72,11 @@ class FlatPrimitives:
         if pos.size == 0:
             return None
         k = self.w.const(pos.ravel())
-        out = View(self.fresh(pos.size, x.dtype), pos.shape, x.dtype)
+        out = self.alloc(pos.shape, x.dtype)
+        flat = View(out.buf, (pos.size,), x.dtype, None, out.off)
         j = self.nest((pos.size,), "j")
         off = "" if x.off == 0 else f"{x.off} + "
-        self.emit(f"{out.buf}[{j[0]}] = {x.buf}[{off}{k}[{j[0]}]]")
+        self.emit(f"{flat.at(j)} = {x.buf}[{off}{k}[{j[0]}]]")
         self.close()
         return out if pos.shape != () else out.at([])
 
@@ -87,7 +88,7 @@ class FlatPrimitives:
         if dtype != F64:
             return None
         u = self.value(e.ins[0])
-        out = View(self.fresh(math.prod(shape), F64, zeros=True), shape, F64)
+        out = self.alloc(shape, F64, zeros=True)
         if _basic(idx):
             dst = basic_view(out, idx)
             if dst.shape == ():
@@ -105,7 +106,8 @@ class FlatPrimitives:
         src = broadcast(u, pos.shape) if isinstance(u, View) else u
         flat = View(k, pos.shape, I64)
         j = self.nest(pos.shape, "j")
-        self.emit(f"{out.buf}[{flat.at(j)}] += {src.at(j) if isinstance(src, View) else src}")
+        off = "" if out.off == 0 else f"{out.off} + "
+        self.emit(f"{out.buf}[{off}{flat.at(j)}] += {src.at(j) if isinstance(src, View) else src}")
         self.close()
         return out
 
@@ -118,7 +120,7 @@ class FlatPrimitives:
         shape = self.out_shape(e.out)
         dtype = self.out_dtype(e.out)
         axis = int(e.params["axis"]) % len(shape)
-        out = View(self.fresh(math.prod(shape), dtype), shape, dtype)
+        out = self.alloc(shape, dtype)
         at = 0
         for x in xs:
             n = x.shape[axis]
@@ -139,7 +141,7 @@ class FlatPrimitives:
         n, kk = a2.shape
         m = b2.shape[1]
         oshape = self.out_shape(e.out)
-        out = View(self.fresh(n * m, F64, zeros=True), (n, m), F64)
+        out = self.alloc((n, m), F64, zeros=True)
         i = self.nest((n,), "i")
         k = self.nest((kk,), "p")
         av = self.w.name("a")
@@ -149,7 +151,7 @@ class FlatPrimitives:
         self.close()
         self.close()
         self.close()
-        return out.at(["0", "0"]) if oshape == () else View(out.buf, oshape, F64)
+        return out.at(["0", "0"]) if oshape == () else View(out.buf, oshape, F64, None, out.off)
 
     def _einsum(self, e):
         subs, out = tuple(e.params["subs"]), e.params["out"]
@@ -162,7 +164,7 @@ class FlatPrimitives:
                 size[c] = d
         inner = [c for c in dict.fromkeys("".join(subs)) if c not in out]
         oshape = tuple(size[c] for c in out)
-        res = View(self.fresh(max(1, math.prod(oshape)), F64), oshape, F64) if out else None
+        res = self.alloc(oshape, F64) if out else None
         letters = {c: self.w.name("l") for c in size}
         for c in out:
             self.emit(f"for {letters[c]} in range({size[c]}):")

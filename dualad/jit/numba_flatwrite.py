@@ -11,7 +11,7 @@ import numpy as np
 from .loopbuild import JOIN, OUTPUT, PACK
 from .loops import roll
 from .numba_base import Unsupported, check_aval, scalar_aval
-from .numba_flat import EXPR, FlatWriting, View
+from .numba_flat import DTYPE_SRC, EXPR, FlatWriting, View
 from .numba_flatloop import FlatLoops
 from .numba_flatprims import FlatPrimitives
 from .numba_helpers import helpers
@@ -34,6 +34,9 @@ _SHAPE = ("broadcast_to", "reshape", "transpose", "getitem", "untake", "concaten
           "matmul", "einsum")
 
 
+_ARENA = {np.dtype(np.float64): "wf", np.dtype(np.bool_): "wb", np.dtype(np.int64): "wi"}
+
+
 def stats():
     """``{"dispatchers": njit functions this module created in the process}``."""
     return dict(_STATS)
@@ -45,7 +48,14 @@ class _Writer:
 
     def __init__(self):
         self.consts, self._ids, self.count = [], {}, 0
-        self.fresh = set()      # the buffers the function allocates
+        self.arena = {}         # dtype -> entries of its arena so far
+
+    def slot(self, n, dtype):
+        """``(arena variable, offset)`` of ``n`` new entries of ``dtype``."""
+        dtype = np.dtype(dtype)
+        off = self.arena.get(dtype, 0)
+        self.arena[dtype] = off + n
+        return _ARENA[dtype], off
 
     def const(self, value):
         j = self._ids.get(id(value))
@@ -154,20 +164,20 @@ def compile_flat(program, name, numba, main):
         em.val[v] = View(f"v{v}", tuple(shape), np.dtype(dtype)) \
             if kind is np.ndarray else f"v{v}"
     em.body(prog)
-    outs, used = [], set()
+    outs = []
     for a in prog.outvars:
         x = em.value(a)
         if isinstance(x, tuple):
             raise Unsupported("a loop's tuple as an output")
-        if isinstance(x, View):
-            fresh = x.off == 0 and x.contiguous() and x.buf not in used and \
-                x.buf in w.fresh and 0 not in x.strides
-            if not fresh:
-                x = em.materialize(x)
-            used.add(x.buf)
-            outs.append(x.buf)
+        if isinstance(x, View):     # copied out of the arena into an array of its own
+            o = w.name("out")
+            em.emit(f"{o} = np.empty({max(1, math.prod(x.shape))}, {DTYPE_SRC[x.dtype]})")
+            em.copy_into(View(o, x.shape, x.dtype), x)
+            outs.append(o)
         else:
             outs.append(x)
+    for dtype, n in w.arena.items():
+        lines.insert(0, f"    {_ARENA[dtype]} = np.empty({n}, {DTYPE_SRC[dtype]})")
     consts = [f"k{j}" for j in range(len(w.consts))]
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     src = f"def {main}({', '.join(params + consts)}):\n" + "\n".join(lines) + "\n"
