@@ -40,8 +40,8 @@ class FlatLoops:
         """Write ``x`` as entry ``k`` (source) of the stacked ``stack``."""
         shape = stack.shape[1:]
         size = math.prod(shape)
-        off = (f"{k} * {size}" if k.isidentifier() or k.isdigit() else f"({k}) * {size}") \
-            if size != 1 else k
+        off = int(k) * size if k.isdigit() else (f"{k} * {size}" if k.isidentifier() else
+                                                  f"({k}) * {size}") if size != 1 else k
         dst = stack.sub(shape, stack.strides[1:], off)
         if not isinstance(x, View):
             self.emit(f"{dst.at([])} = {x}")
