@@ -4,6 +4,7 @@ the array arguments and reshapes the outputs."""
 from __future__ import annotations
 
 import math
+import re
 import threading
 
 import numpy as np
@@ -30,6 +31,9 @@ _STATS = {"dispatchers": 0}
 MIN_FUSED = 2
 # Tests set this (every index checked: a wrong view is an IndexError, not a wrong read).
 BOUNDSCHECK = False
+# A program longer than this many lines is written as several njit functions called in
+# turn (Numba's compile time grows faster than linearly with one function's length).
+PART_LINES = 400
 _SHAPE = ("broadcast_to", "reshape", "transpose", "getitem", "untake", "concatenate",
           "matmul", "einsum")
 
@@ -87,17 +91,38 @@ class _Emitter(FlatWriting, FlatPrimitives, FlatLoops):
             raise Unsupported("a guard (Python control flow on a traced value)")
         return prog
 
-    def body(self, prog):
+    def body(self, prog, parts=None):
+        """Write ``prog``'s equations; with ``parts`` (a list of line indices, ``[0]``) the
+        top level is cut into parts of about :data:`PART_LINES` lines, each boundary's
+        live numbers stored in the arena (:meth:`_spill`)."""
         self.avals = prog.avals
         fused, drop = self.fused_groups(prog, MIN_FUSED)
-        for e in prog.body:
+        last = _last_uses(prog, fused) if parts is not None else None
+        for i, e in enumerate(prog.body):
             if id(e) in drop:
                 continue
             got = fused.get(id(e))
             if got is not None:
                 self.elementwise(*got)
-                continue
-            self.equation(e)
+            else:
+                self.equation(e)
+            if parts is not None and len(self.lines) - parts[-1] > PART_LINES and \
+                    not any(isinstance(x, tuple) for v, x in self.val.items()
+                            if last.get(v, -1) > i):
+                self._spill(i, last)
+                parts.append(len(self.lines))
+
+    def _spill(self, i, last):
+        """Store the numbers held in locals and read after item ``i`` in the arena (the
+        next part reads them there)."""
+        for v, x in list(self.val.items()):
+            if x.__class__ is str and _IDENT.fullmatch(x) and x not in _KEEP and \
+                    not x.startswith("v") and last.get(v, -1) > i:
+                buf, off = self.w.slot(1, self.out_dtype(v))
+                self.emit(f"{buf}[{off}] = {x}")
+                self.val[v] = f"{buf}[{off}]"
+
+
 
     def equation(self, e):
         prim = e.prim
@@ -135,6 +160,31 @@ class _Emitter(FlatWriting, FlatPrimitives, FlatLoops):
         self.val[e.out] = got
 
 
+def _last_uses(prog, fused):
+    """``{variable: index of the last item reading it}`` (a fused group's members read
+    where the group is written: at its last member)."""
+    at = {id(e): k for k, e in enumerate(prog.body)}
+    pos = {}
+    for members, _, _ in fused.values():
+        p = at[id(members[-1])]
+        for m in members:
+            pos[id(m)] = p
+    last = {}
+    for k, e in enumerate(prog.body):
+        p = pos.get(id(e), k)
+        for a in e.ins:
+            if a.__class__ is int:
+                last[a] = max(last.get(a, -1), p)
+    for a in prog.outvars:
+        if a.__class__ is int:
+            last[a] = len(prog.body)
+    return last
+
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_KEEP = ("True", "False", "None")
+
+
 EXPR_ARITY = {k: 3 if k == "where" else 2 if "{1}" in v else 1 for k, v in EXPR.items()}
 SUPPORTED = frozenset(EXPR) | {"sum", "max", "min", *_SHAPE}
 
@@ -163,7 +213,8 @@ def compile_flat(program, name, numba, main):
         params.append(f"v{v}")
         em.val[v] = View(f"v{v}", tuple(shape), np.dtype(dtype)) \
             if kind is np.ndarray else f"v{v}"
-    em.body(prog)
+    parts = [0]
+    em.body(prog, parts)
     outs = []
     for a in prog.outvars:
         x = em.value(a)
@@ -176,24 +227,36 @@ def compile_flat(program, name, numba, main):
             outs.append(o)
         else:
             outs.append(x)
-    for dtype, n in w.arena.items():
-        lines.insert(0, f"    {_ARENA[dtype]} = np.empty({n}, {DTYPE_SRC[dtype]})")
     consts = [f"k{j}" for j in range(len(w.consts))]
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-    src = f"def {main}({', '.join(params + consts)}):\n" + "\n".join(lines) + "\n"
+    arenas = [f"    {_ARENA[dt]} = np.empty({w.arena.get(dt, 0) or 1}, {DTYPE_SRC[dt]})"
+              for dt in _ARENA]
+    args = ", ".join(params + consts)
+    if len(parts) == 1:
+        names = [main]
+        src = f"def {main}({args}):\n" + "\n".join(arenas + lines) + "\n"
+    else:       # parts, each compiled alone, called in turn by a Python function
+        names = [f"{main}_part{j}" for j in range(len(parts))]
+        bounds = parts + [len(lines)]
+        blocks = [f"def {n}({args}, {', '.join(_ARENA.values())}):\n" +
+                  "\n".join(lines[bounds[j]:bounds[j + 1]]) + "\n" for j, n in enumerate(names)]
+        calls = [f"    {'return ' if j == len(names) - 1 else ''}{n}({args}, "
+                 f"{', '.join(_ARENA.values())})" for j, n in enumerate(names)]
+        src = "\n".join(blocks) + f"\ndef {main}({args}):\n" + "\n".join(arenas + calls) + "\n"
     key = (src, BOUNDSCHECK)
     with _LOCK:
         fn = _COMPILED.get(key)
     if fn is None:
         ns = {"np": np, "_pw": helpers(numba)["_pw"]}
         exec(compile(src, f"<dualad.jit numba {name}>", "exec"), ns)  # noqa: S102
-        fn = numba.njit(fastmath=False, error_model="numpy", nogil=True,
-                        boundscheck=BOUNDSCHECK)(ns[main])
+        for n in names:
+            ns[n] = numba.njit(fastmath=False, error_model="numpy", nogil=True,
+                               boundscheck=BOUNDSCHECK)(ns[n])
+            _STATS["dispatchers"] += 1
+        fn = ns[main]
         with _LOCK:
             if len(_COMPILED) >= _MAX_COMPILED:
                 _COMPILED.clear()
-            if key not in _COMPILED:
-                _STATS["dispatchers"] += 1
             fn = _COMPILED.setdefault(key, fn)
     return fn, src, [c[1] for c in w.consts], prog
 

@@ -180,3 +180,31 @@ def test_elementwise_chains_are_one_loop_each_and_write_no_temporaries():
     src = jn.source(x)
     body = src[src.index("def whole_"):]
     assert body.count(" for ") == 2       # the group's loop and the output's copy
+
+
+def _det3(a):
+    """A cofactor expansion: straight-line scalar code (many numbers live across parts)."""
+    return (a[0, 0] * (a[1, 1] * a[2, 2] - a[1, 2] * a[2, 1])
+            - a[0, 1] * (a[1, 0] * a[2, 2] - a[1, 2] * a[2, 0])
+            + a[0, 2] * (a[1, 0] * a[2, 1] - a[1, 1] * a[2, 0]))
+
+
+def test_a_long_program_is_cut_into_parts_with_the_same_numbers(monkeypatch):
+    monkeypatch.setattr(FW, "PART_LINES", 12)
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((3, 3))
+    jn = _whole(dualad.grad(lambda a: _det3(a) * _det3(a.T * 2.0) + np.sum(a * a)), a,
+                exact=True)
+    assert jn.source(a).count("_part") >= 4
+    args = rng.standard_normal(3), rng.standard_normal((3, 2)), rng.standard_normal((3, 2))
+    _whole(dualad.grad(_gmm_like, argnums=(0, 1, 2)), *args)
+    w = np.linspace(0.5, 1.5, 6)
+
+    def f(w):
+        a, b = w * 0.1, np.sum(w) * 0.2
+        for _ in range(40):
+            a, b = np.tanh(a * b * 0.3 + w * 0.2), b * 0.5 + np.sum(a) * 0.1
+        return np.sum(a) * b
+
+    jn = _whole(dualad.grad(f), w, ulps=64)
+    assert "for k in range(" in jn.source(w) and "_part" in jn.source(w)
