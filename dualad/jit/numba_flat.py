@@ -265,7 +265,12 @@ class FlatWriting:
             self.emit(f"# fused: {len(members)} operations, one loop")
         bufs = {}
         for v in outputs:
-            bufs[v] = self.alloc(shape, self.out_dtype(v))
+            if self.depth == 0 and v in self.w.outputs and v not in self.w.outbuf:
+                name = self.w.name("out")   # a program output: its own array, no copy
+                self.w.outbuf[v] = (name, math.prod(shape), self.out_dtype(v))
+                bufs[v] = View(name, shape, self.out_dtype(v))
+            else:
+                bufs[v] = self.alloc(shape, self.out_dtype(v))
         loads, names = [], {}
         local = {m.out for m in members}
         tmp = {m.out: self.w.name("e") for m in members}

@@ -53,6 +53,8 @@ class _Writer:
     def __init__(self):
         self.consts, self._ids, self.count = [], {}, 0
         self.arena = {}         # dtype -> entries of its arena so far
+        self.outputs = set()    # the program's output variables
+        self.outbuf = {}        # output variable -> (its own array, size, dtype)
 
     def slot(self, n, dtype):
         """``(arena variable, offset)`` of ``n`` new entries of ``dtype``."""
@@ -214,13 +216,19 @@ def compile_flat(program, name, numba, main):
         em.val[v] = View(f"v{v}", tuple(shape), np.dtype(dtype)) \
             if kind is np.ndarray else f"v{v}"
     parts = [0]
+    w.outputs = {a for a in prog.outvars if a.__class__ is int}
     em.body(prog, parts)
     outs = []
+    direct = {b[0] for b in w.outbuf.values()}
     for a in prog.outvars:
         x = em.value(a)
         if isinstance(x, tuple):
             raise Unsupported("a loop's tuple as an output")
-        if isinstance(x, View):     # copied out of the arena into an array of its own
+        if isinstance(x, View) and x.buf in direct and x.off == 0 and x.contiguous() \
+                and 0 not in x.strides:
+            direct.discard(x.buf)   # (written in place; a second output of it: a copy)
+            outs.append(x.buf)
+        elif isinstance(x, View):     # copied out of the arena into an array of its own
             o = w.name("out")
             em.emit(f"{o} = np.empty({max(1, math.prod(x.shape))}, {DTYPE_SRC[x.dtype]})")
             em.copy_into(View(o, x.shape, x.dtype), x)
@@ -231,6 +239,8 @@ def compile_flat(program, name, numba, main):
     lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     arenas = [f"    {_ARENA[dt]} = np.empty({w.arena.get(dt, 0) or 1}, {DTYPE_SRC[dt]})"
               for dt in _ARENA]
+    arenas += [f"    {b} = np.empty({n}, {DTYPE_SRC[dt]})" for b, n, dt in w.outbuf.values()]
+    places = ", ".join(list(_ARENA.values()) + [b[0] for b in w.outbuf.values()])
     args = ", ".join(params + consts)
     if len(parts) == 1:
         names = [main]
@@ -238,10 +248,10 @@ def compile_flat(program, name, numba, main):
     else:       # parts, each compiled alone, called in turn by a Python function
         names = [f"{main}_part{j}" for j in range(len(parts))]
         bounds = parts + [len(lines)]
-        blocks = [f"def {n}({args}, {', '.join(_ARENA.values())}):\n" +
+        blocks = [f"def {n}({args}, {places}):\n" +
                   "\n".join(lines[bounds[j]:bounds[j + 1]]) + "\n" for j, n in enumerate(names)]
-        calls = [f"    {'return ' if j == len(names) - 1 else ''}{n}({args}, "
-                 f"{', '.join(_ARENA.values())})" for j, n in enumerate(names)]
+        calls = [f"    {'return ' if j == len(names) - 1 else ''}{n}({args}, {places})"
+                 for j, n in enumerate(names)]
         src = "\n".join(blocks) + f"\ndef {main}({args}):\n" + "\n".join(arenas + calls) + "\n"
     key = (src, BOUNDSCHECK)
     with _LOCK:
