@@ -34,6 +34,10 @@ BOUNDSCHECK = False
 # A program longer than this many lines is written as several njit functions called in
 # turn (Numba's compile time grows faster than linearly with one function's length).
 PART_LINES = 400
+# An arena or output larger than this many entries is allocated by NumPy in a Python
+# function calling the compiled one (Numba's allocator pages large blocks in afresh at
+# every call, NumPy's gets huge pages: a pass over memory less).
+BIG = 1 << 16
 _SHAPE = ("broadcast_to", "reshape", "transpose", "getitem", "untake", "concatenate",
           "matmul", "einsum")
 
@@ -242,10 +246,12 @@ def compile_flat(program, name, numba, main):
     arenas += [f"    {b} = np.empty({n}, {DTYPE_SRC[dt]})" for b, n, dt in w.outbuf.values()]
     places = ", ".join(list(_ARENA.values()) + [b[0] for b in w.outbuf.values()])
     args = ", ".join(params + consts)
-    if len(parts) == 1:
+    big = max([n for n in w.arena.values()] + [b[1] for b in w.outbuf.values()] + [0])
+    if len(parts) == 1 and big <= BIG:
         names = [main]
         src = f"def {main}({args}):\n" + "\n".join(arenas + lines) + "\n"
-    else:       # parts, each compiled alone, called in turn by a Python function
+    else:       # parts, each compiled alone, called in turn by a Python function which
+        # allocates the arena (NumPy's allocator: large blocks on huge pages)
         names = [f"{main}_part{j}" for j in range(len(parts))]
         bounds = parts + [len(lines)]
         blocks = [f"def {n}({args}, {places}):\n" +
