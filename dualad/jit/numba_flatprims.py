@@ -14,6 +14,10 @@ from .numba_flat import View, basic_view, broadcast, positions
 
 __all__ = ["FlatPrimitives"]
 
+# An einsum output of at most this many entries stays in cache: its summed letters loop
+# outside (the operands read along their rows), not inside (strided, once per entry).
+_CACHED = 1 << 15
+
 
 def _basic(idx):
     return all(i.__class__ is int or i is None or i is Ellipsis or i.__class__ is slice and all(
@@ -164,8 +168,19 @@ class FlatPrimitives:
                 size[c] = d
         inner = [c for c in dict.fromkeys("".join(subs)) if c not in out]
         oshape = tuple(size[c] for c in out)
-        res = self.alloc(oshape, F64) if out else None
         letters = {c: self.w.name("l") for c in size}
+        prod = " * ".join(x.at([letters[c] for c in sub]) for sub, x in zip(subs, xs))
+        if out and inner and math.prod(oshape) <= _CACHED:
+            # the summed letters outside, the output (small: in cache) inside, added to in
+            # place: each entry gets its terms in the same order, from 0.0
+            res = self.alloc(oshape, F64, zeros=True)
+            for c in inner + list(out):
+                self.emit(f"for {letters[c]} in range({size[c]}):")
+                self.ind += "    "
+            self.emit(f"{res.at([letters[c] for c in out])} += {prod}")
+            self.ind = self.ind[:len(self.ind) - 4 * (len(inner) + len(out))]
+            return res
+        res = self.alloc(oshape, F64) if out else None
         for c in out:
             self.emit(f"for {letters[c]} in range({size[c]}):")
             self.ind += "    "
@@ -174,7 +189,6 @@ class FlatPrimitives:
         for c in inner:
             self.emit(f"for {letters[c]} in range({size[c]}):")
             self.ind += "    "
-        prod = " * ".join(x.at([letters[c] for c in sub]) for sub, x in zip(subs, xs))
         self.emit(f"{acc} += {prod}")
         self.ind = self.ind[:len(self.ind) - 4 * len(inner)]
         if out:

@@ -208,3 +208,20 @@ def test_a_long_program_is_cut_into_parts_with_the_same_numbers(monkeypatch):
 
     jn = _whole(dualad.grad(f), w, ulps=64)
     assert "for k in range(" in jn.source(w) and "_part" in jn.source(w)
+
+
+def test_einsum_loop_orders_give_the_same_bits(monkeypatch):
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((40, 3, 4)), rng.standard_normal((40, 4))
+
+    def f(a, b):
+        return np.einsum("nij,nj->ij", a, b), np.einsum("nij,nj->ni", a, b)
+
+    small = dualad.jit(f, backend="numba")
+    small(a, b)
+    got = small(a, b)
+    FP = importlib.import_module("dualad.jit.numba_flatprims")
+    monkeypatch.setattr(FP, "_CACHED", 0)        # every output loop outside
+    jn = _whole(f, a, b, ulps=8)
+    for x, y in zip(got, jn(a, b)):
+        np.testing.assert_array_equal(x, y)
