@@ -35,9 +35,9 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .fuse import COMPARE, EXPRESSIONS, boundaries, groups
+from .fuse import EXPRESSIONS, boundaries, groups
 from .passes import known
-from .numba_base import BOOL, F64, I64, Unsupported, check_aval, literal, scalar_aval
+from .numba_base import BOOL, F64, I64, Unsupported, literal
 
 __all__ = ["View", "FlatWriting", "EXPR", "DTYPE_SRC", "c_strides"]
 
@@ -319,97 +319,5 @@ class FlatWriting:
             drop.update(id(m) for m in g.members[:-1])
         return at, drop
 
-    # ---- reductions -----------------------------------------------------------------
-    def reduce(self, e, op):
-        if set(e.params) != {"axis", "keepdims"}:
-            return None
-        x = self.value(e.ins[0])
-        if not isinstance(x, View):
-            return None
-        r = len(x.shape)
-        axis = e.params["axis"]
-        axes = tuple(range(r)) if axis is None else tuple(
-            sorted(a % r for a in ((axis,) if axis.__class__ is int else axis)))
-        dtype = self.out_dtype(e.out)
-        oshape = self.out_shape(e.out)
-        if not axes:
-            return View(x.buf, oshape, x.dtype, x.strides, x.off) if x.shape == oshape \
-                else None
-        kept = [a for a in range(r) if a not in axes]
-        kshape = tuple(x.shape[a] for a in kept)
-        rshape = tuple(x.shape[a] for a in axes)
-        k = math.prod(rshape)
-        lead = axes == tuple(range(len(axes))) and kept
-        if op == "sum" and dtype == F64 and x.dtype != F64:
-            return None
-        out = self.alloc(kshape, dtype, zeros=lead and op not in ("max", "min")) \
-            if kshape else None
-        if lead:     # over the leading axes: rows added (compared) in order
-            if op in ("max", "min"):
-                self.copy_into(out, View(x.buf, kshape, x.dtype, [x.strides[a] for a in kept],
-                                         x.off))
-            ridx = self.nest(rshape, "r")
-            kidx = self.nest(kshape, "q")
-            full = [None] * r
-            for a, i in zip(axes, ridx):
-                full[a] = i
-            for a, i in zip(kept, kidx):
-                full[a] = i
-            src, dst = x.at(full), out.at(kidx)
-            if op in ("max", "min"):
-                cmp = ">" if op == "max" else "<"
-                av = self.w.name("a")
-                self.emit(f"{av} = {src}")
-                self.emit(f"if {av} {cmp} {dst} or {av} != {av}:")
-                self.emit(f"    {dst} = {av}")
-            else:
-                self.emit(f"{dst} += {src}")
-            self.close()
-            self.close()
-            return View(out.buf, oshape, dtype, None, out.off)
-        acc, av = self.w.name("acc"), self.w.name("a")
-        rstrides = [x.strides[a] for a in axes]
-        probe = View(x.buf, rshape, x.dtype, rstrides, 0)
-        sc = None
-        if op == "sum" and dtype == F64 and k >= 8 and not probe.contiguous():
-            sc = self.alloc(rshape, F64)
-        kidx = self.nest(kshape, "q")
-        koff = View(x.buf, kshape, x.dtype, [x.strides[a] for a in kept], x.off).offset_at(
-            kidx) if kshape else x.off
-        if koff.__class__ is str and koff.isdigit():
-            koff = int(koff)
-        row = View(x.buf, rshape, x.dtype, rstrides, koff)
-        if op == "sum" and dtype == F64 and k >= 8:
-            if sc is None:
-                self.emit(f"{acc} = 0.0 + _pw({row.buf}, np.int64({row.off}), np.int64({k}))")
-            else:
-                self.copy_into(sc, row)
-                self.emit(f"{acc} = 0.0 + _pw({sc.buf}, np.int64({sc.off}), np.int64({k}))")
-        else:
-            first = row.at(["0"] * len(rshape))
-            start = first if op in ("max", "min") else "-0.0" if dtype == F64 else "0"
-            self.emit(f"{acc} = {start}")
-            ridx = self.nest(rshape, "r")
-            if op in ("max", "min"):
-                cmp = ">" if op == "max" else "<"
-                self.emit(f"{av} = {row.at(ridx)}")
-                self.emit(f"if {av} {cmp} {acc} or {av} != {av}:")
-                self.emit(f"    {acc} = {av}")
-            else:
-                self.emit(f"{acc} += {row.at(ridx)}")
-            self.close()
-            if dtype == F64 and op == "sum":
-                self.emit(f"{acc} = 0.0 + {acc}")
-        if out is not None:
-            self.emit(f"{out.at(kidx)} = {acc}")
-        self.close()
-        if out is None:
-            if oshape == ():
-                return acc
-            one = self.alloc((), dtype)
-            self.emit(f"{one.at([])} = {acc}")
-            return View(one.buf, oshape, dtype, (0,) * len(oshape), one.off)
-        return View(out.buf, oshape, dtype, None, out.off)
 
-
-__all__ += ["basic_view", "positions", "broadcast", "check_aval", "scalar_aval", "I64"]
+__all__ += ["basic_view", "positions", "broadcast"]

@@ -68,7 +68,8 @@ class FlatLoops:
         jn = self.w.name("j")
         self.emit(f"for {jn} in range({p['count']}):")
         self.ind += "    "
-        self._store(out, f"{len(before)} + {jn}", self._entry(yv, f"{p['first']} + {p['stride']} * {jn}"))
+        entry = self._entry(yv, f"{p['first']} + {p['stride']} * {jn}")
+        self._store(out, f"{len(before)} + {jn}", entry)
         self.ind = self.ind[:-4]
         for j, x in enumerate(xs_a):
             self._store(out, str(len(before) + p["count"] + j), x)
@@ -158,7 +159,8 @@ class FlatLoops:
             if x is not None:
                 child.copy_into(c, x)
         if scalars:
-            child.emit(f"{', '.join(c for c, _ in scalars)}, = ({', '.join(x for _, x in scalars)},)")
+            left, right = (", ".join(p[j] for p in scalars) for j in (0, 1))
+            child.emit(f"{left}, = ({right},)")
         finals, it = [], iter(lasts)
         for j in spec.last_carry:
             finals.append(carries[j] if j is not None else next(it))

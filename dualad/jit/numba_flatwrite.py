@@ -11,7 +11,7 @@ import numpy as np
 
 from .loopbuild import JOIN, OUTPUT, PACK
 from .loops import roll
-from .numba_base import Unsupported, check_aval, scalar_aval
+from .numba_base import Unsupported, check_aval
 from .numba_flat import DTYPE_SRC, EXPR, FlatWriting, View
 from .numba_flatloop import FlatLoops
 from .numba_flatprims import FlatPrimitives
@@ -309,4 +309,4 @@ def wrapper_source(program, prog, name, main, nconsts):
     return "\n".join(lines) + "\n"
 
 
-__all__ += ["wrapper_source", "SUPPORTED", "scalar_aval", "math"]
+__all__ += ["wrapper_source", "SUPPORTED"]

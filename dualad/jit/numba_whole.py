@@ -1,5 +1,10 @@
 """The whole-program mode of the Numba backend: a replay as ONE ``numba.njit`` function.
 
+:func:`compile_whole` first writes the program as one function of loops over flat
+buffers (:mod:`dualad.jit.numba_flat`, :mod:`dualad.jit.numba_flatwrite`: one LLVM module
+instead of one per helper, seconds of compilation instead of a minute); a program that
+writer refuses is written as below, with the helpers.
+
 :func:`compile_whole` writes a recorded program in a dialect of Python Numba's nopython
 mode types, and compiles it: one native call per replay, no Python between operations.
 
