@@ -24,6 +24,8 @@ import sys
 import threading
 import warnings
 
+import importlib.util
+
 import numpy as np
 
 import dualad
@@ -1528,6 +1530,27 @@ def _():
     j = dualad.jit(dualad.grad(lambda x: np.sum(np.exp(x) * x - 2.0 * np.sin(x))),
                    compile="now")
     return j(X3)
+
+# --- issue 32: the Numba whole-program mode as one function of loops ---------------------
+def _views_and_gathers(x):
+    idx = np.array([2, 0, 2])
+    return np.sum(x[:0:-1, 1:] * x[:2, ::-1][:, 1:]) + np.sum(x.T[idx] ** 2) + x[1, 2]
+
+
+@case("jit(grad, backend='numba'): views of a Fortran-ordered argument, a gather and its "
+      "scatter-add, written as one function of loops, equal the NumPy backend",
+      ref=lambda: dualad.jit(dualad.grad(_views_and_gathers))(
+          np.asfortranarray(np.arange(9.0).reshape(3, 3) / 7.0)).tolist())
+def _():
+    pytest_numba = importlib.util.find_spec("numba")
+    if pytest_numba is None:
+        return dualad.jit(dualad.grad(_views_and_gathers))(
+            np.asfortranarray(np.arange(9.0).reshape(3, 3) / 7.0)).tolist()
+    j = dualad.jit(dualad.grad(_views_and_gathers), backend="numba")
+    x = np.asfortranarray(np.arange(9.0).reshape(3, 3) / 7.0)
+    j(x)
+    return j(x).tolist()
+
 
 
 def main(argv):

@@ -1,5 +1,10 @@
 """The whole-program mode of the Numba backend: a replay as ONE ``numba.njit`` function.
 
+:func:`compile_whole` first writes the program as one function of loops over flat
+buffers (:mod:`dualad.jit.numba_flat`, :mod:`dualad.jit.numba_flatwrite`: one LLVM module
+instead of one per helper, seconds of compilation instead of a minute); a program that
+writer refuses is written as below, with the helpers.
+
 :func:`compile_whole` writes a recorded program in a dialect of Python Numba's nopython
 mode types, and compiles it: one native call per replay, no Python between operations.
 
@@ -42,6 +47,7 @@ from .numba_base import (BOOL as _BOOL, F64 as _F64, I64 as _I64, Unsupported,
                          check_aval as _check_aval, dims as _dims, literal as _literal,
                          scalar_aval as _scalar_aval)
 from .numba_loopwrite import LoopWriting
+from .numba_flatwrite import compile_flat, wrapper_source
 from .numba_prims import PrimitiveWriting
 from .names import safe_name
 from .passes import known, simplify
@@ -266,6 +272,20 @@ def compile_whole(program, name="replay"):
         _check_aval(v, program.avals[v])
         if program.avals[v][0] is np.ndarray and program.avals[v][1] == ():
             raise Unsupported(f"v{v}: a 0-d array argument")
+    main = f"whole_{name}"
+    try:
+        fn, src, consts, _ = compile_flat(program, name, numba, main)
+    except Unsupported:
+        fn = None
+    if fn is not None:
+        wrap = {"np": np, main: fn}
+        wrap.update({f"k{j}": c for j, c in enumerate(consts)})
+        while name in wrap or name in ("r", "float", "bool", "int"):
+            name += "_"
+        wsource = wrapper_source(program, None, name, main, len(consts))
+        exec(compile(wsource, f"<dualad.jit numba wrapper {name}>", "exec"), wrap)  # noqa: S102
+        return wrap[name], "# numba: the whole program, one function of loops (numba.njit)\n" + \
+            wsource + "\n" + src
     w = _Writer(numba)
     bodies = []
 

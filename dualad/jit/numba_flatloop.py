@@ -1,0 +1,175 @@
+"""How :mod:`dualad.jit.numba_flat` writes a rolled loop (:mod:`dualad.jit.loops`): a
+``for`` over the blocks with the body's code inline (one compiled function in all), the
+carries as locals holding C-contiguous buffers (or scalars), per-block values stacked in
+one buffer, per-block inputs read at an offset of ``k`` (a mixin of the flat emitter)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .numba_base import BOOL, F64, I64, Unsupported
+from .numba_flat import View
+
+__all__ = ["FlatLoops"]
+
+
+class FlatLoops:
+
+    def kind_of(self, x, atom):
+        """``(shape, dtype)`` of a value."""
+        if isinstance(x, View):
+            return x.shape, x.dtype
+        if atom.__class__ is int:
+            return (), self.out_dtype(atom)
+        return (), np.result_type(atom.value)
+
+    def _stack(self, e):
+        xs = [self.value(a) for a in e.ins]
+        kinds = {self.kind_of(x, a) for x, a in zip(xs, e.ins)}
+        if len(kinds) != 1:
+            raise Unsupported("per-block values of several shapes or dtypes")
+        ((shape, dtype),) = kinds
+        size = math.prod(shape)
+        out = self.alloc((len(xs),) + shape, np.dtype(dtype))
+        for j, x in enumerate(xs):
+            self._store(out, str(j), x)
+        return out
+
+    def _store(self, stack, k, x):
+        """Write ``x`` as entry ``k`` (source) of the stacked ``stack``."""
+        shape = stack.shape[1:]
+        size = math.prod(shape)
+        off = int(k) * size if k.isdigit() else (f"{k} * {size}" if k.isidentifier() else
+                                                  f"({k}) * {size}") if size != 1 else k
+        dst = stack.sub(shape, stack.strides[1:], off)
+        if not isinstance(x, View):
+            self.emit(f"{dst.at([])} = {x}")
+        else:
+            self.copy_into(dst, x)
+
+    def _entry(self, x, k):
+        """Entry ``k`` (source) of a stacked value: a view (or scalar) of the same buffer."""
+        if len(x.shape) == 1:
+            return x.sub((), (), f"({k}) * {x.strides[0]}" if x.strides[0] != 1 else k).at([])
+        return x.sub(x.shape[1:], x.strides[1:], f"({k}) * {x.strides[0]}")
+
+    def _join(self, e):
+        p = e.params
+        before, y, after = e.ins[:p["before"]], e.ins[p["before"]], e.ins[p["before"] + 1:]
+        xs_b = [self.value(a) for a in before]
+        xs_a = [self.value(a) for a in after]
+        shape, dtype = self.kind_of((xs_b or xs_a)[0], (before or after)[0])
+        total = len(before) + p["count"] + len(after)
+        out = self.alloc((total,) + shape, np.dtype(dtype))
+        for j, x in enumerate(xs_b):
+            self._store(out, str(j), x)
+        yv = self.value(y)
+        jn = self.w.name("j")
+        self.emit(f"for {jn} in range({p['count']}):")
+        self.ind += "    "
+        entry = self._entry(yv, f"{p['first']} + {p['stride']} * {jn}")
+        self._store(out, f"{len(before)} + {jn}", entry)
+        self.ind = self.ind[:-4]
+        for j, x in enumerate(xs_a):
+            self._store(out, str(len(before) + p["count"] + j), x)
+        return out
+
+    def _loop(self, e):
+        spec = e.prim.spec
+        body = self.prepare(spec.body)
+        ins = list(e.ins)
+        nc, ni = spec.ncarry, spec.ninv
+        child = self.child(body)
+        carries = []        # a place of its own for an array (the arena), a local for a number
+        for a in ins[:nc]:
+            x = self.value(a)
+            if isinstance(x, View):
+                carries.append(self.materialize(x))
+            else:
+                c = self.w.name("c")
+                self.emit(f"{c} = {x}")
+                carries.append(c)
+        slots = [(c.buf, c.off, c.off + max(1, math.prod(c.shape))) for c in carries
+                 if isinstance(c, View)]
+
+        def clash(x):       # does x read a carry's place (or a place that moves with k)?
+            if x.off.__class__ is not int:
+                return True
+            return any(x.buf == b and lo < hi2 and x.off < hi for b, lo, hi in slots
+                       for hi2 in [x.off + 1 + sum((d - 1) * abs(st) for d, st in
+                                                   zip(x.shape, x.strides))])
+        kv = "k" if self.depth == 0 else f"k_{self.depth}"
+
+        elems = []
+        for x, a in zip(spec.xs, ins[nc + ni:]):
+            kind = x[0]
+            if kind == "const":
+                values = a.value
+                stacked = np.asarray(values) if all(np.ndim(v) == 0 for v in values) else \
+                    np.stack(values) if len({(np.shape(v), np.result_type(v)) for v in values}) \
+                    == 1 else None
+                if stacked is None or stacked.dtype not in (F64, BOOL, I64):
+                    raise Unsupported("per-block constants of several shapes or dtypes")
+                src, first, stride = View(self.w.const(stacked), stacked.shape,
+                                          stacked.dtype), 0, 1
+            elif kind == "list" and not (x[4] or x[5]):
+                src, first, stride = self.value(a), x[2], x[3]
+            else:
+                src, first, stride = self.value(a), 0, 1
+            if not isinstance(src, View):
+                raise Unsupported("a per-block input that is not an array")
+            elems.append(self._entry(src, kv if (first, stride) == (0, 1)
+                                     else f"{first} + {stride} * {kv}"))
+        nl = spec.nlists
+        outs = body.outvars
+        # the stacks of per-block values, typed from the body's avals
+        ys = []
+        for a in outs[nc:nc + nl]:
+            if a.__class__ is int:
+                shape, dtype = child.out_shape(a), child.out_dtype(a)
+            else:
+                shape, dtype = np.shape(a.value), np.result_type(a.value)
+            ys.append(self.alloc((spec.n,) + tuple(shape), np.dtype(dtype)))
+        self.emit(f"for {kv} in range({spec.n}):")
+        child.ind = self.ind + "    "
+        for v, x in zip(body.invars, carries + [self.value(a) for a in ins[nc:nc + ni]] + elems):
+            child.val[v] = x
+        child.body(body)
+        for a, y in zip(outs[nc:nc + nl], ys):
+            child._store(y, kv, child.value(a))
+        lasts = []
+        for a in outs[nc + nl:]:
+            x = child.value(a)
+            if isinstance(x, View):
+                lasts.append(child.materialize(x) if clash(x) else x)
+            else:
+                name = self.w.name("l")
+                child.emit(f"{name} = {x}")
+                lasts.append(name)
+        staged, scalars = [], []
+        for a, c in zip(outs[:nc], carries):
+            x = child.value(a)
+            if isinstance(c, View):
+                same = x.buf == c.buf and x.off == c.off and x.strides == c.strides
+                staged.append(None if same else child.materialize(x) if clash(x) else x)
+            else:
+                scalars.append((c, x))
+        for c, x in zip([c for c in carries if isinstance(c, View)], staged):
+            if x is not None:
+                child.copy_into(c, x)
+        if scalars:
+            left, right = (", ".join(p[j] for p in scalars) for j in (0, 1))
+            child.emit(f"{left}, = ({right},)")
+        finals, it = [], iter(lasts)
+        for j in spec.last_carry:
+            finals.append(carries[j] if j is not None else next(it))
+        return ("tuple", [True] + ys + finals)
+
+    def _output(self, e):
+        got = self.value(e.ins[0])
+        if isinstance(got, View) and got.shape:       # an entry of stacked values
+            return self._entry(got, str(e.ins[1].value))
+        if not (isinstance(got, tuple) and got[0] == "tuple"):
+            raise Unsupported(f"an output of something not a loop: {got!r:.200}")
+        return got[1][e.ins[1].value]
