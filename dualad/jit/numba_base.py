@@ -6,10 +6,13 @@ import math
 
 import numpy as np
 
-__all__ = ["Unsupported", "F64", "BOOL", "I64", "literal", "n_arg", "dims", "slice_source",
-           "scalar_aval", "check_aval"]
+__all__ = ["MIN_ROLLED", "Unsupported", "F64", "BOOL", "I64", "literal", "n_arg", "dims",
+           "slice_source", "scalar_aval", "check_aval"]
 
 F64, BOOL, I64 = np.dtype(np.float64), np.dtype(np.bool_), np.dtype(np.int64)
+# Runs of at least this many items are rolled into loops by both whole-program writers
+# (the NumPy backend: 256): Numba's compile time grows by milliseconds per line.
+MIN_ROLLED = 24
 _SCALARS = (float, np.float64, bool, np.bool_, np.int64)
 
 

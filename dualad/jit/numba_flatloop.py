@@ -30,7 +30,6 @@ class FlatLoops:
         if len(kinds) != 1:
             raise Unsupported("per-block values of several shapes or dtypes")
         ((shape, dtype),) = kinds
-        size = math.prod(shape)
         out = self.alloc((len(xs),) + shape, np.dtype(dtype))
         for j, x in enumerate(xs):
             self._store(out, str(j), x)

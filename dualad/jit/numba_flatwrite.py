@@ -11,7 +11,7 @@ import numpy as np
 
 from .loopbuild import JOIN, OUTPUT, PACK
 from .loops import roll
-from .numba_base import Unsupported, check_aval
+from .numba_base import MIN_ROLLED, Unsupported, check_aval
 from .numba_flat import DTYPE_SRC, EXPR, FlatWriting, View
 from .numba_flatloop import FlatLoops
 from .numba_flatprims import FlatPrimitives
@@ -198,7 +198,6 @@ SUPPORTED = frozenset(EXPR) | {"sum", "max", "min", *_SHAPE}
 def compile_flat(program, name, numba, main):
     """``(njit function, its source, consts, outputs)`` for ``program`` (rolled with
     ``min_rolled``), where ``main`` is the function's name."""
-    from .numba_whole import MIN_ROLLED
     for v in program.invars:
         check_aval(v, program.avals[v])
         if program.avals[v][0] is np.ndarray and tuple(program.avals[v][1]) == ():

@@ -45,7 +45,7 @@ from .numba_backend import FusedPrim, fuse_program, require_numba
 from .numba_helpers import ELEMENTWISE, FLAT, helpers
 from .numba_base import (BOOL as _BOOL, F64 as _F64, I64 as _I64, Unsupported,
                          check_aval as _check_aval, dims as _dims, literal as _literal,
-                         scalar_aval as _scalar_aval)
+                         scalar_aval as _scalar_aval, MIN_ROLLED)
 from .numba_loopwrite import LoopWriting
 from .numba_flatwrite import compile_flat, wrapper_source
 from .numba_prims import PrimitiveWriting
@@ -63,9 +63,6 @@ _MAX_COMPILED = 256
 _SHAPE = ("broadcast_to", "reshape", "transpose", "getitem", "untake", "concatenate")
 SUPPORTED = frozenset(ELEMENTWISE) | {"sum", "max", "min", "matmul", "einsum", *_SHAPE}
 _ARITY = {k: 3 if k == "where" else 2 if " b" in v else 1 for k, v in ELEMENTWISE.items()}
-# Runs of at least this many items are rolled into loops (the NumPy backend: 256): Numba's
-# compile time grows by milliseconds per line.
-MIN_ROLLED = 24
 # Elementwise groups of at least this many operations are one kernel (as on the kernels
 # path: each new kernel is a compilation; two operations fused gained nothing measurable).
 MIN_FUSED = 3

@@ -51,9 +51,9 @@ def compiles(monkeypatch):
 
 
 def _whole(f, *args, exact=False, ulps=4):
-    """Run ``jit(f, backend="numba")`` twice; it must be the whole-program mode and agree
+    """Run ``jit(f, backend="numba", compile="now")`` twice; it must be the whole-program mode and agree
     with the NumPy backend (bitwise when ``exact``). Returns the numba jitted."""
-    jn, jp = dualad.jit(f, backend="numba"), dualad.jit(f)
+    jn, jp = dualad.jit(f, backend="numba", compile="now"), dualad.jit(f)
     with np.errstate(all="ignore"):
         jn(*args)
         got, want = jn(*args), jp(*args)
@@ -217,7 +217,7 @@ def test_einsum_loop_orders_give_the_same_bits(monkeypatch):
     def f(a, b):
         return np.einsum("nij,nj->ij", a, b), np.einsum("nij,nj->ni", a, b)
 
-    small = dualad.jit(f, backend="numba")
+    small = dualad.jit(f, backend="numba", compile="now")
     small(a, b)
     got = small(a, b)
     FP = importlib.import_module("dualad.jit.numba_flatprims")
