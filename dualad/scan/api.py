@@ -22,6 +22,7 @@ from .. import tree
 from ..ops import stack
 from .closure import aval, trace_step
 from .rules import scan_primitive
+from .staged import staged_scan
 
 __all__ = ["scan", "default_snapshots", "CHECKPOINTS"]
 
@@ -160,6 +161,10 @@ def scan(step, carry, xs=None, length=None, checkpoints=None, snapshots=None, re
     if l == 0:
         return carry, _empty_ys(step, carry, x_leaves, x_rebuild, split_out)
     if checkpoints is None:
+        out = staged_scan(step, name, c_leaves, c_rebuild, x_leaves, x_rebuild, split_out,
+                          l, reverse)   # under a jit trace: one loop equation
+        if out is not None:
+            return out
         return _python_loop(step, carry, x_at, x_rebuild, l, reverse, split_out)
     order = range(l - 1, -1, -1) if reverse else range(l)
     x_first = x_at(order[0])

@@ -1,0 +1,231 @@
+"""A loop as ONE primitive whose step is a recorded program: what ``dualad.scan`` becomes
+under a :func:`dualad.jit` trace, and what its rules become (:mod:`dualad.scan.loop_rules`).
+
+A :class:`LoopSpec` holds the step as a :class:`~dualad.jit.program.Program` over flat
+leaves, ``step(consts, c_k, x_k) -> (c_{k+1}, y_k)``, traced once; the primitive
+(:func:`loop_primitive`) takes ``(consts..., c_0..., xs...)`` and its value packs into one
+1-D array (the tape keeps one value per node)
+
+    [c_l leaves | ys leaves, each (l,) + y's shape | residuals: c_k leaves stacked],
+
+the residuals (the carry before each step, at the position of the step's x) only when
+``spec.residuals``: what the reverse rule reads instead of running the loop again. Its
+implementation runs the step's compiled program once per step (a Python ``for``), so a
+jit program holding the equation compiles the step once, however long the loop.
+
+:func:`loop_call` is the one entry: it traces a step function (plain Python over leaves,
+written with registry operations) at example values and calls the primitive, or, when
+the traced step holds a guard (Python control flow on a traced value, which one program
+cannot follow from step to step), runs the step function itself at every step (the
+loop unrolled into whatever trace is recording, exact as before).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tracer import Box
+from ..jit.codegen import RETRACE, compile_program
+from ..jit.program import Const, Program
+from ..jit.trace import JitBox
+from .closure import LiftingTrace, aval, example_value
+from .rules import _cast, _inexact, _packed_dtype, _size, _unpack
+
+__all__ = ["LoopSpec", "loop_primitive", "loop_call", "trace_leaves", "derivative_box"]
+
+
+class LoopSpec:
+    """The loop of one recorded step: ``program`` with inputs ``(consts, carry, x)`` and
+    outputs ``(carry', y)``; ``(shape, dtype)`` of each leaf (``x_avals``, ``y_avals``:
+    one step's slice); ``l`` steps, ``reverse`` as scan's, ``residuals`` (see the module
+    doc). ``derived`` caches the rules' loops (:mod:`dualad.scan.loop_rules`)."""
+
+    __slots__ = ("program", "name", "k_avals", "c_avals", "x_avals", "y_avals", "l",
+                 "reverse", "residuals", "derived", "_fn")
+
+    def __init__(self, program, name, k_avals, c_avals, x_avals, y_avals, l, reverse,
+                 residuals):
+        self.program, self.name = program, name
+        self.k_avals, self.c_avals = list(k_avals), list(c_avals)
+        self.x_avals, self.y_avals = list(x_avals), list(y_avals)
+        self.l, self.reverse, self.residuals = l, reverse, residuals
+        self.derived = {}
+        self._fn = None
+
+    def with_residuals(self):
+        spec = LoopSpec(self.program, self.name, self.k_avals, self.c_avals, self.x_avals,
+                        self.y_avals, self.l, self.reverse, True)
+        spec.derived, spec._fn = self.derived, self._fn
+        return spec
+
+    @property
+    def order(self):
+        """The positions of ``xs`` in the order the steps take them."""
+        return range(self.l - 1, -1, -1) if self.reverse else range(self.l)
+
+    @property
+    def out_avals(self):
+        l = self.l
+        out = list(self.c_avals) + [((l,) + s, d) for s, d in self.y_avals]
+        if self.residuals:
+            out += [((l,) + s, d) for s, d in self.c_avals]
+        return out
+
+    def step(self):
+        """The step's compiled program (compiled at the first use)."""
+        if self._fn is None:
+            self._fn = compile_program(self.program, name="scan_step")[0]
+        return self._fn
+
+
+def loop_primitive(spec, x_traced):
+    """The primitive of ``spec`` and ``unpack(packed) -> [c_l..., ys..., residuals...]``.
+    ``x_traced[j]``: whether xs leaf j was traced at the call (a plain one never needs a
+    cotangent)."""
+    from ..primitive import Primitive
+    from .loop_rules import define_rules
+    name = f"scan_loop({spec.name})"
+    out_avals = spec.out_avals
+    pd = _packed_dtype(out_avals)
+    nk, nc, ny = len(spec.k_avals), len(spec.c_avals), len(spec.y_avals)
+    sizes = [_size(s) for s, _ in out_avals]
+    total = sum(sizes)
+    ints = [j for j, (_, d) in enumerate(out_avals) if not _inexact(d)]
+    residuals, order = spec.residuals, spec.order
+
+    def impl(*args):
+        consts, c = args[:nk], list(args[nk:nk + nc])
+        xs = args[nk + nc:]
+        fn = spec.step()
+        packed = np.empty(total, pd)
+        views, start = [], 0
+        for n, (s, _) in zip(sizes, out_avals):
+            views.append(packed[start:start + n].reshape(s))
+            start += n
+        c_out, y_out, r_out = views[:nc], views[nc:nc + ny], views[nc + ny:]
+        for i in order:
+            if residuals:
+                for buf, v in zip(r_out, c):
+                    buf[i] = v
+            out = fn(*consts, *c, *[x[i] for x in xs])
+            if out is RETRACE:   # (the program has no guards: loop_call checked)
+                raise RuntimeError(f"dualad.{name}: the step's program failed a guard")
+            c = out[:nc]
+            for buf, v in zip(y_out, out[nc:]):
+                buf[i] = v
+        for buf, v in zip(c_out, c):
+            buf[...] = v
+        for j in ints:   # integer leaves ride along exactly (up to 2**53 in float64)
+            _exact(views[j], j, out_avals[j][0], pd, name)
+        return packed
+
+    prim = Primitive(name, impl)
+    k_avals = spec.k_avals
+    all_in = k_avals + spec.c_avals + [((spec.l,) + s, d) for s, d in spec.x_avals]
+    prim.nondiff_argnums = tuple(j for j, (_, d) in enumerate(all_in) if not _inexact(d))
+    define_rules(prim, spec, x_traced, pd)
+
+    def unpack(packed):
+        return _unpack(packed, out_avals, pd, (), None)
+    return prim, unpack
+
+
+def _exact(view, j, shape, pd, name):
+    """Raise when an integer leaf packed in ``pd`` may have lost its value (a float
+    rounds only magnitudes from 2**53 (float64) or 2**24 (float32) on)."""
+    bound = 2.0 ** (np.finfo(pd).nmant + 1)
+    if view.size and not np.all(np.abs(view) < bound):
+        raise OverflowError(f"dualad.{name}: the integer output leaf {j} (shape {shape}) "
+                            f"holds values too large to carry exactly in {pd}; keep such "
+                            f"integers out of the carry")
+
+
+def derivative_box(values):
+    """Whether any value is a box above a jit trace's (a derivative or batch level): the
+    loop then keeps its residuals for the reverse rule."""
+    from ..tracer import CONCRETE
+    return any(isinstance(v, Box) and v.__class__ not in CONCRETE for v in values)
+
+
+def trace_leaves(fn, name, consts, carry, x_first):
+    """Trace ``fn(consts, carry, x) -> (carry', y)`` (lists of leaves, registry operations)
+    at the example values of ``consts``, ``carry`` and ``x_first`` (one step's slices);
+    values of enclosing transformations it closes over become extra consts. Returns
+    ``(program, lifted, y_avals)`` with program inputs ``(consts, lifted, carry, x)``, or
+    None when the program holds a guard or changes a carry leaf's shape or dtype (then
+    one program cannot stand for every step)."""
+    trace = LiftingTrace()
+    k_in = [trace.input(example_value(v)) for v in consts]
+    c_in = [trace.input(example_value(v)) for v in carry]
+    x_in = [trace.input(example_value(v)) for v in x_first]
+    try:
+        c_out, y_out = fn(k_in, c_in, x_in)
+        outvars = [_atom(trace, v) for v in list(c_out) + list(y_out)]
+    finally:
+        trace.stop()
+    if any(aval(o) != aval(i) for o, i in zip(c_out, c_in)):
+        return None
+    lifted_vars = [trace._by_id[id(b)][1].var for b in trace.lifted]
+    invars = [b.var for b in k_in] + lifted_vars + [b.var for b in c_in + x_in]
+    prog = Program(invars, trace.body, outvars, trace.avals, name).pruned()
+    if prog.guards:
+        return None
+    return prog, list(trace.lifted), [aval(v) for v in y_out]
+
+
+def _atom(trace, v):
+    if v.__class__ is JitBox and v._trace is trace:
+        return v.var
+    if isinstance(v, Box):
+        return trace.lift(v).var
+    return Const(v)
+
+
+def loop_call(fn, name, consts, carry, xs, l, reverse, residuals):
+    """``(c_l, ys, residuals)`` of the loop of ``fn(consts, c, x) -> (c', y)`` (lists of
+    leaves) over the leading axis of ``xs``: ONE loop primitive when ``fn`` traces to a
+    program without guards, else ``fn`` run at every step (see the module doc).
+    ``residuals``: also return the carries before each step, stacked (else None)."""
+    order = range(l - 1, -1, -1) if reverse else range(l)
+    x_first = [np.asarray(example_value(x))[order[0]] for x in xs]
+    traced = trace_leaves(fn, name, consts, carry, x_first)
+    if traced is None:
+        return python_loop(fn, consts, carry, xs, order, residuals)
+    prog, lifted, y_avals = traced
+    ks = list(consts) + lifted
+    spec = LoopSpec(prog, name, [aval(v) for v in ks], [aval(v) for v in carry],
+                    [aval(v) for v in x_first], y_avals, l, reverse, residuals)
+    outs = run(spec, ks, carry, xs)
+    nc, ny = len(carry), len(y_avals)
+    return outs[:nc], outs[nc:nc + ny], (outs[nc + ny:] if residuals else None)
+
+
+def run(spec, consts, carry, xs):
+    """The unpacked outputs of ``spec``'s primitive at these inputs (leaves in their own
+    dtypes; a 0-d output as a scalar, as a loop gives)."""
+    prim, unpack = loop_primitive(spec, [isinstance(x, Box) for x in xs])
+    return [o[()] if isinstance(o, np.ndarray) and o.ndim == 0 else o
+            for o in unpack(prim(*consts, *carry, *xs))]
+
+
+def python_loop(fn, consts, carry, xs, order, residuals):
+    """The loop of ``fn`` in Python: every step recorded by whatever trace is active."""
+    from .api import _stack
+    c, ys, res = list(carry), [], []
+    for i in order:
+        if residuals:
+            res.append(c)
+        c, y = fn(list(consts), c, [x[i] for x in xs])
+        c = list(c)
+        ys.append(list(y))
+    if order.step < 0:
+        ys.reverse()
+        res.reverse()
+    ny = len(ys[0]) if ys else 0
+    ys = [_stack([y[j] for y in ys]) for j in range(ny)]
+    res = [_stack([r[j] for r in res]) for j in range(len(carry))] if residuals else None
+    return c, ys, res
+
+
+def cast_to(values, avals):
+    """Each value in its leaf's dtype (cotangents and tangents of the rules)."""
+    return [_cast(v, d) for v, (_, d) in zip(values, avals)]
