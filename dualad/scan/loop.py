@@ -6,11 +6,9 @@ leaves, ``step(consts, c_k, x_k) -> (c_{k+1}, y_k)``, traced once; the primitive
 (:func:`loop_primitive`) takes ``(consts..., c_0..., xs...)`` and its value packs into one
 1-D array (the tape keeps one value per node)
 
-    [c_l leaves | ys leaves, each (l,) + y's shape | residuals: c_k leaves stacked],
+    [c_l leaves | ys leaves, each (l,) + y's shape].
 
-the residuals (the carry before each step, at the position of the step's x) only when
-``spec.residuals``: what the reverse rule reads instead of running the loop again. Its
-implementation runs the step's compiled program once per step (a Python ``for``), so a
+Its implementation runs the step's compiled program once per step (a Python ``for``), so a
 jit program holding the equation compiles the step once, however long the loop.
 
 :func:`loop_call` is the one entry: it traces a step function (plain Python over leaves,
@@ -21,6 +19,8 @@ loop unrolled into whatever trace is recording, exact as before).
 """
 from __future__ import annotations
 
+from itertools import repeat
+
 import numpy as np
 
 from ..tracer import Box
@@ -30,32 +30,25 @@ from ..jit.trace import JitBox
 from .closure import LiftingTrace, aval, example_value
 from .rules import _cast, _inexact, _packed_dtype, _size, _unpack
 
-__all__ = ["LoopSpec", "loop_primitive", "loop_call", "trace_leaves", "derivative_box"]
+__all__ = ["LoopSpec", "loop_primitive", "loop_call", "trace_leaves", "run", "python_loop",
+           "first_slices"]
 
 
 class LoopSpec:
     """The loop of one recorded step: ``program`` with inputs ``(consts, carry, x)`` and
-    outputs ``(carry', y)``; ``(shape, dtype)`` of each leaf (``x_avals``, ``y_avals``:
-    one step's slice); ``l`` steps, ``reverse`` as scan's, ``residuals`` (see the module
-    doc). ``derived`` caches the rules' loops (:mod:`dualad.scan.loop_rules`)."""
+    outputs ``(carry', y)``, no guards; ``(shape, dtype)`` of each leaf (``x_avals``,
+    ``y_avals``: one step's slice); ``l`` steps, ``reverse`` as scan's."""
 
     __slots__ = ("program", "name", "k_avals", "c_avals", "x_avals", "y_avals", "l",
-                 "reverse", "residuals", "derived", "_fn")
+                 "reverse", "_fn")
 
     def __init__(self, program, name, k_avals, c_avals, x_avals, y_avals, l, reverse,
-                 residuals):
+                 fn=None):
         self.program, self.name = program, name
         self.k_avals, self.c_avals = list(k_avals), list(c_avals)
         self.x_avals, self.y_avals = list(x_avals), list(y_avals)
-        self.l, self.reverse, self.residuals = l, reverse, residuals
-        self.derived = {}
-        self._fn = None
-
-    def with_residuals(self):
-        spec = LoopSpec(self.program, self.name, self.k_avals, self.c_avals, self.x_avals,
-                        self.y_avals, self.l, self.reverse, True)
-        spec.derived, spec._fn = self.derived, self._fn
-        return spec
+        self.l, self.reverse = l, reverse
+        self._fn = fn
 
     @property
     def order(self):
@@ -64,11 +57,7 @@ class LoopSpec:
 
     @property
     def out_avals(self):
-        l = self.l
-        out = list(self.c_avals) + [((l,) + s, d) for s, d in self.y_avals]
-        if self.residuals:
-            out += [((l,) + s, d) for s, d in self.c_avals]
-        return out
+        return list(self.c_avals) + [((self.l,) + s, d) for s, d in self.y_avals]
 
     def step(self):
         """The step's compiled program (compiled at the first use)."""
@@ -78,7 +67,7 @@ class LoopSpec:
 
 
 def loop_primitive(spec, x_traced):
-    """The primitive of ``spec`` and ``unpack(packed) -> [c_l..., ys..., residuals...]``.
+    """The primitive of ``spec`` and ``unpack(packed) -> [c_l..., ys...]``.
     ``x_traced[j]``: whether xs leaf j was traced at the call (a plain one never needs a
     cotangent)."""
     from ..primitive import Primitive
@@ -90,30 +79,34 @@ def loop_primitive(spec, x_traced):
     sizes = [_size(s) for s, _ in out_avals]
     total = sum(sizes)
     ints = [j for j, (_, d) in enumerate(out_avals) if not _inexact(d)]
-    residuals, order = spec.residuals, spec.order
+    reverse, l = spec.reverse, spec.l
 
     def impl(*args):
-        consts, c = args[:nk], list(args[nk:nk + nc])
+        consts, c = args[:nk], args[nk:nk + nc]
         xs = args[nk + nc:]
         fn = spec.step()
+        ys = [[] for _ in range(ny)]
+        keep = [y.append for y in ys]
+        # each step's slices: iterating an array gives its rows as views
+        rows = zip(*[x[::-1] if reverse else x for x in xs]) if xs else repeat((), l)
+        for row in rows:
+            out = fn(*consts, *c, *row)
+            if out is RETRACE:   # (the program has no guards: loop_call checked)
+                raise RuntimeError(f"dualad.{name}: the step's program failed a guard")
+            c = out[:nc]
+            for k, v in zip(keep, out[nc:]):
+                k(v)   # (the step's outputs are new arrays, or views of values never written)
         packed = np.empty(total, pd)
         views, start = [], 0
         for n, (s, _) in zip(sizes, out_avals):
             views.append(packed[start:start + n].reshape(s))
             start += n
-        c_out, y_out, r_out = views[:nc], views[nc:nc + ny], views[nc + ny:]
-        for i in order:
-            if residuals:
-                for buf, v in zip(r_out, c):
-                    buf[i] = v
-            out = fn(*consts, *c, *[x[i] for x in xs])
-            if out is RETRACE:   # (the program has no guards: loop_call checked)
-                raise RuntimeError(f"dualad.{name}: the step's program failed a guard")
-            c = out[:nc]
-            for buf, v in zip(y_out, out[nc:]):
-                buf[i] = v
-        for buf, v in zip(c_out, c):
+        for buf, v in zip(views, c):
             buf[...] = v
+        for buf, y in zip(views[nc:], ys):
+            if reverse:
+                y.reverse()
+            np.stack(y, out=buf)
         for j in ints:   # integer leaves ride along exactly (up to 2**53 in float64)
             _exact(views[j], j, out_avals[j][0], pd, name)
         return packed
@@ -137,13 +130,6 @@ def _exact(view, j, shape, pd, name):
         raise OverflowError(f"dualad.{name}: the integer output leaf {j} (shape {shape}) "
                             f"holds values too large to carry exactly in {pd}; keep such "
                             f"integers out of the carry")
-
-
-def derivative_box(values):
-    """Whether any value is a box above a jit trace's (a derivative or batch level): the
-    loop then keeps its residuals for the reverse rule."""
-    from ..tracer import CONCRETE
-    return any(isinstance(v, Box) and v.__class__ not in CONCRETE for v in values)
 
 
 def trace_leaves(fn, name, consts, carry, x_first):
@@ -180,50 +166,52 @@ def _atom(trace, v):
     return Const(v)
 
 
-def loop_call(fn, name, consts, carry, xs, l, reverse, residuals):
-    """``(c_l, ys, residuals)`` of the loop of ``fn(consts, c, x) -> (c', y)`` (lists of
-    leaves) over the leading axis of ``xs``: ONE loop primitive when ``fn`` traces to a
-    program without guards, else ``fn`` run at every step (see the module doc).
-    ``residuals``: also return the carries before each step, stacked (else None)."""
-    order = range(l - 1, -1, -1) if reverse else range(l)
-    x_first = [np.asarray(example_value(x))[order[0]] for x in xs]
+def first_slices(xs, reverse, lead=0):
+    """Plain example values of the slice of each ``xs`` leaf the first step takes (axis
+    ``lead``; ``example_value``: no guard recorded)."""
+    out = []
+    for x in xs:
+        v = np.asarray(example_value(x))
+        out.append(v[(slice(None),) * lead + (v.shape[lead] - 1 if reverse else 0,)])
+    return out
+
+
+def loop_call(fn, name, consts, carry, xs, l, reverse):
+    """``(c_l, ys)`` of the loop of ``fn(consts, c, x) -> (c', y)`` (lists of leaves) over
+    the leading axis of ``xs``: ONE loop primitive when ``fn`` traces to a program without
+    guards, else ``fn`` run at every step (see the module doc)."""
+    x_first = first_slices(xs, reverse)
     traced = trace_leaves(fn, name, consts, carry, x_first)
     if traced is None:
-        return python_loop(fn, consts, carry, xs, order, residuals)
+        return python_loop(fn, consts, carry, xs, l, reverse)
     prog, lifted, y_avals = traced
     ks = list(consts) + lifted
     spec = LoopSpec(prog, name, [aval(v) for v in ks], [aval(v) for v in carry],
-                    [aval(v) for v in x_first], y_avals, l, reverse, residuals)
+                    [aval(v) for v in x_first], y_avals, l, reverse)
     outs = run(spec, ks, carry, xs)
-    nc, ny = len(carry), len(y_avals)
-    return outs[:nc], outs[nc:nc + ny], (outs[nc + ny:] if residuals else None)
+    return outs[:len(carry)], outs[len(carry):]
 
 
 def run(spec, consts, carry, xs):
-    """The unpacked outputs of ``spec``'s primitive at these inputs (leaves in their own
-    dtypes; a 0-d output as a scalar, as a loop gives)."""
+    """The unpacked outputs ``[c_l..., ys...]`` of ``spec``'s primitive at these inputs
+    (leaves in their own dtypes; a 0-d output as a scalar, as a loop gives)."""
     prim, unpack = loop_primitive(spec, [isinstance(x, Box) for x in xs])
     return [o[()] if isinstance(o, np.ndarray) and o.ndim == 0 else o
             for o in unpack(prim(*consts, *carry, *xs))]
 
 
-def python_loop(fn, consts, carry, xs, order, residuals):
+def python_loop(fn, consts, carry, xs, l, reverse):
     """The loop of ``fn`` in Python: every step recorded by whatever trace is active."""
     from .api import _stack
-    c, ys, res = list(carry), [], []
-    for i in order:
-        if residuals:
-            res.append(c)
+    c, ys = list(carry), []
+    for i in (range(l - 1, -1, -1) if reverse else range(l)):
         c, y = fn(list(consts), c, [x[i] for x in xs])
         c = list(c)
         ys.append(list(y))
-    if order.step < 0:
+    if reverse:
         ys.reverse()
-        res.reverse()
     ny = len(ys[0]) if ys else 0
-    ys = [_stack([y[j] for y in ys]) for j in range(ny)]
-    res = [_stack([r[j] for r in res]) for j in range(len(carry))] if residuals else None
-    return c, ys, res
+    return c, [_stack([y[j] for y in ys]) for j in range(ny)]
 
 
 def cast_to(values, avals):

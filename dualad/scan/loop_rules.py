@@ -2,15 +2,16 @@
 
 With ``step(k, c_k, x_k) = (c_{k+1}, y_k)`` (``k``: the consts):
 
-- reverse (``vjp_all``): the carries before each step (the residuals, from the value
-  when the loop kept them, else from the loop run again keeping them), then the loop,
-  in the opposite order, of the step's pullback
+- reverse (``vjp_all``): the loop, in the opposite order, of the step's pullback
 
-      (c̄_{k+1}, k̄) , (c_k, x_k, ȳ_k, r̄_k)  ->  (c̄_k, k̄ + k̄_k) , x̄_k,
-      (k̄_k, c̄_k - r̄_k, x̄_k) = (c̄_{k+1}, ȳ_k) · ∂(c_{k+1}, y_k)/∂(k, c_k, x_k),
+      (c̄_{k+1}, k̄) , (c_k, x_k, ȳ_k)  ->  (c̄_k, k̄ + k̄_k) , x̄_k,
+      (k̄_k, c̄_k, x̄_k) = (c̄_{k+1}, ȳ_k) · ∂(c_{k+1}, y_k)/∂(k, c_k, x_k),
 
-  the consts' cotangent summed in the carry, ``r̄_k`` the cotangent of the residual
-  ``c_k`` itself (nonzero when a reverse rule read it: second order);
+  the consts' cotangent summed in the carry. Traced once, the reverse step is split
+  (:mod:`dualad.scan.partial`): the forward values it reads are stored by a forward
+  loop (the step program plus those values as extra ys), the reverse loop reads them
+  (a reverse step that branches on a value: the carries stored by a loop, the reverse
+  sweep run in Python);
 - forward (``jvp_all``): the loop of ``jvp(step)`` over ``(c, ċ)``, ``(x, ẋ)``;
 - vmap: the loop of ``vmap(step)``, every carry batched.
 
@@ -24,11 +25,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..api import jvp, vjp
+from ..jit.program import Program
 from ..jit.replay import run as replay_run
 from ..ops import broadcast_to, concatenate, moveaxis, reshape
 from ..tracer import shape_of
 from ..vmap import vmap
-from .loop import derivative_box, loop_call, run
+from .closure import aval, example_value
+from .loop import LoopSpec, first_slices, loop_call, python_loop, run, trace_leaves
+from .partial import split_reverse
 from .rules import _cast, _inexact, _merge, _pack, _unpack
 
 __all__ = ["define_rules"]
@@ -70,22 +74,11 @@ def define_rules(prim, spec, x_traced, pd):
             return list(out[:nc]), list(out[nc:])
         return f, ([k[j] for j in dk], [c[j] for j in dc], [x[j] for j in dx])
 
-    def vjp_all(ct, ans, *args):
-        consts, c0, xs = split(args)
-        lead = tuple(shape_of(ct)[:-1])
-        m = len(lead)
-        if spec.residuals:
-            res = _unpack(ans, out_avals, pd, (), None)[nc + ny:]
-        else:   # the loop again, keeping the carries
-            res = run(spec.with_residuals(), consts, c0, xs)[nc + ny:]
-        cts = _unpack(ct, out_avals, pd, lead, ())
-        ct_c, ct_y, ct_r = cts[:nc], cts[nc:nc + ny], cts[nc + ny:]
-        with_r = bool(spec.residuals)
-
+    def reverse_step(lead):
         def back(K, C, X):
+            """(c̄_{k+1}, k̄), (c_k, x_k, ȳ_k) -> (c̄_k, k̄ + k̄_k), x̄_k."""
             g_next, acc = C[:len(dc)], C[len(dc):]
-            c_k, x_k, rest = X[:nc], X[nc:nc + nx], X[nc + nx:]
-            ct_yk, ct_rk = rest[:len(dy)], rest[len(dy):]
+            c_k, x_k, ct_yk = X[:nc], X[nc:nc + nx], X[nc + nx:]
             f, primals = step_fn(K, c_k, x_k)
 
             def g(a, b, e):
@@ -93,20 +86,45 @@ def define_rules(prim, spec, x_traced, pd):
                 return [c1[j] for j in dc], [y[j] for j in dy]
             _, pullback = vjp(g, *primals)
             g_k, g_c, g_x = pullback((list(g_next), list(ct_yk)))
-            g_c = [_or_zero(v, lead, spec.c_avals[j]) for v, j in zip(g_c, dc)]
-            if with_r:
-                g_c = [v + r for v, r in zip(g_c, ct_rk)]
-            acc = [a + _or_zero(v, lead, spec.k_avals[j]) for a, v, j in zip(acc, g_k, dk)]
-            g_x = [_or_zero(v, lead, spec.x_avals[j]) for v, j in zip(g_x, dx)]
-            return [_cast(v, spec.c_avals[j][1]) for v, j in zip(g_c, dc)] + \
-                [_cast(v, spec.k_avals[j][1]) for v, j in zip(acc, dk)], g_x
+            g_c = [_cast(_or_zero(v, lead, spec.c_avals[j]), spec.c_avals[j][1])
+                   for v, j in zip(g_c, dc)]
+            acc = [_cast(a + _or_zero(v, lead, spec.k_avals[j]), spec.k_avals[j][1])
+                   for a, v, j in zip(acc, g_k, dk)]
+            return g_c + acc, [_or_zero(v, lead, spec.x_avals[j]) for v, j in zip(g_x, dx)]
+        return back
 
+    def vjp_all(ct, ans, *args):
+        consts, c0, xs = split(args)
+        lead = tuple(shape_of(ct)[:-1])
+        m = len(lead)
+        if not (dc or dk or dx):
+            return [None] * len(args)
+        cts = _unpack(ct, out_avals, pd, lead, ())
+        ct_c, ct_y = cts[:nc], cts[nc:]
         carry = [ct_c[j] for j in dc] + [_zeros(lead, spec.k_avals[j]) for j in dk]
-        xs_b = list(res) + list(xs) + [moveaxis(ct_y[j], m, 0) if m else ct_y[j] for j in dy]
-        if with_r:
-            xs_b += [moveaxis(ct_r[j], m, 0) if m else ct_r[j] for j in dc]
-        c_out, g_xs, _ = loop_call(back, f"{name}_vjp", consts, carry, xs_b, l,
-                                   not spec.reverse, derivative_box((ct, ans) + args))
+        ct_ys = [moveaxis(ct_y[j], m, 0) if m else ct_y[j] for j in dy]
+        state = [example_value(c) for c in c0] + first_slices(xs, spec.reverse)
+        back = reverse_step(lead)
+        traced = trace_leaves(back, f"{name}_vjp", consts, carry,
+                              state + first_slices(ct_ys, spec.reverse))
+        if traced is not None and not traced[1]:
+            fwd_p, rev_p, r_avals = split_reverse(spec.program, traced[0], nk, len(carry),
+                                                  nc + nx)
+            fwd = LoopSpec(fwd_p, name, spec.k_avals, spec.c_avals, spec.x_avals,
+                           spec.y_avals + r_avals, l, spec.reverse)
+            res = run(fwd, consts, c0, xs)[nc + ny:]   # the forward, storing the residuals
+            rev = LoopSpec(rev_p, f"{name}_vjp", spec.k_avals, [aval(v) for v in carry],
+                           r_avals + [(lead + spec.y_avals[j][0], spec.y_avals[j][1])
+                                      for j in dy], traced[2], l, not spec.reverse)
+            outs = run(rev, consts, carry, res + ct_ys)
+            c_out, g_xs = outs[:len(carry)], outs[len(carry):]
+        else:   # the reverse step branches: the carries stored, the reverse sweep in Python
+            carries = LoopSpec(_with_carries(spec.program, nk, nc), name, spec.k_avals,
+                               spec.c_avals, spec.x_avals, spec.y_avals + spec.c_avals, l,
+                               spec.reverse)
+            res = run(carries, consts, c0, xs)[nc + ny:]
+            c_out, g_xs = python_loop(back, consts, carry, res + list(xs) + ct_ys, l,
+                                      not spec.reverse)
         out = [None] * (nk + nc + nx)
         for p, j in enumerate(dc):
             out[nk + j] = c_out[p]
@@ -137,18 +155,14 @@ def define_rules(prim, spec, x_traced, pd):
             ty = [_or_zero(ty[j], lead, spec.y_avals[j]) for j in dy]
             return list(c1) + [_cast(v, spec.c_avals[j][1]) for v, j in zip(tc1, dc)], \
                 list(y) + ty
-        residuals = spec.residuals or derivative_box(tuple(tangents) + args)
-        c_l, ys, res = loop_call(fwd, f"{name}_jvp", consts + tk, c0 + tc, xs + tx, l,
-                                 spec.reverse, residuals)
+        c_l, ys = loop_call(fwd, f"{name}_jvp", consts + tk, c0 + tc, xs + tx, l,
+                            spec.reverse)
 
         def lead_first(v):
             return moveaxis(v, 0, m) if m else v
         parts = _merge([_zeros(lead, av) for av in spec.c_avals], dc, c_l[nc:])
         parts += _merge([_zeros(lead, ((l,) + s, d)) for s, d in spec.y_avals], dy,
                         [lead_first(v) for v in ys[ny:]])
-        if spec.residuals:
-            parts += _merge([_zeros(lead, ((l,) + s, d)) for s, d in spec.c_avals], dc,
-                            [lead_first(v) for v in res[nc:]])
         return _pack(parts, out_avals, pd, lead)
 
     def batch(args, batched):
@@ -168,14 +182,17 @@ def define_rules(prim, spec, x_traced, pd):
         def bstep(K, C, X):
             out = mapped(*K, *C, *X)
             return list(out[:nc]), list(out[nc:])
-        c_l, ys, res = loop_call(bstep, f"{name}_vmap", consts, carry, xs, l, spec.reverse,
-                                 spec.residuals)
+        c_l, ys = loop_call(bstep, f"{name}_vmap", consts, carry, xs, l, spec.reverse)
         parts = list(c_l) + [moveaxis(v, 0, 1) for v in ys]
-        if spec.residuals:
-            parts += [moveaxis(v, 0, 1) for v in res]
         flat_parts = [reshape(_cast(p, pd), (size, -1)) for p in parts]
         return concatenate(flat_parts, axis=-1) if flat_parts else np.zeros((size, 0), pd)
 
     prim.vjp_all = vjp_all
     prim.jvp_all = jvp_all
     prim.defbatch(batch)
+
+
+def _with_carries(prog, nk, nc):
+    """``prog`` with its carry inputs as extra outputs (the carry before each step)."""
+    return Program(prog.invars, prog.body, list(prog.outvars) + list(prog.invars[nk:nk + nc]),
+                   prog.avals, prog.name)

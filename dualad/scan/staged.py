@@ -30,7 +30,7 @@ import numpy as np
 from ..staging import is_staged
 from ..tracer import Box, unguarded_value
 from .closure import aval, example_value, trace_step
-from .loop import LoopSpec, derivative_box, run
+from .loop import LoopSpec, run
 
 __all__ = ["staged_scan", "closes_over_staged"]
 
@@ -100,9 +100,7 @@ def staged_scan(step, name, c_leaves, c_rebuild, x_leaves, x_rebuild, split_out,
     lifted, y_tree = traced.lifted, traced.y_tree
     spec = LoopSpec(traced.program, name, [aval(v) for v in lifted],
                     [aval(v) for v in c_leaves], [aval(v) for v in x_first],
-                    [aval(y) for y in traced.y_leaves], l, reverse,
-                    derivative_box(list(lifted) + list(c_leaves) + list(x_leaves)))
-    spec._fn = traced._compiled
+                    [aval(y) for y in traced.y_leaves], l, reverse, traced._compiled)
     traced.release()
     outs = run(spec, lifted, c_leaves, x_leaves)
     n = len(c_leaves)
