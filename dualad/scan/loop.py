@@ -95,7 +95,7 @@ def loop_primitive(spec, x_traced):
                 raise RuntimeError(f"dualad.{name}: the step's program failed a guard")
             c = out[:nc]
             for k, v in zip(keep, out[nc:]):
-                k(v)   # (the step's outputs are new arrays, or views of values never written)
+                k(v)   # (a step's outputs are new arrays, or views of values never written)
         packed = np.empty(total, pd)
         views, start = [], 0
         for n, (s, _) in zip(sizes, out_avals):
@@ -103,10 +103,10 @@ def loop_primitive(spec, x_traced):
             start += n
         for buf, v in zip(views, c):
             buf[...] = v
-        for buf, y in zip(views[nc:], ys):
+        for buf, y, (s, d) in zip(views[nc:], ys, spec.y_avals):
             if reverse:
                 y.reverse()
-            np.stack(y, out=buf)
+            _stack_into(buf, y, s, d)
         for j in ints:   # integer leaves ride along exactly (up to 2**53 in float64)
             _exact(views[j], j, out_avals[j][0], pd, name)
         return packed
@@ -120,6 +120,16 @@ def loop_primitive(spec, x_traced):
     def unpack(packed):
         return _unpack(packed, out_avals, pd, (), None)
     return prim, unpack
+
+
+def _stack_into(buf, values, shape, dtype):
+    """``buf[k] = values[k]`` for every k, in one call: each value has ``shape``."""
+    if not values:
+        return
+    if not shape:
+        buf[...] = np.fromiter(values, dtype, len(values))
+    else:
+        np.concatenate(values, out=buf.reshape((-1,) + shape[1:]))
 
 
 def _exact(view, j, shape, pd, name):

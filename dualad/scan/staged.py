@@ -17,9 +17,11 @@ summed over the steps in the same order; only a value used several times within 
 step has its per-step contributions added first).
 
 Not taken (the loop runs in Python, recorded step by step as before) when a leaf of the
-carry, xs or y is not an array or number, or when the step's trace holds a guard
+carry, xs or y is not an array or number, when the step's trace holds a guard
 (Python control flow on a traced value, ``if c > 0``), which one program cannot follow
-from step to step; ``step`` then runs once more per step after that trace.
+from step to step (``step`` then runs once more per step after that trace), or when an
+integer carry or y leaf does not fit the loop's packed float64 value exactly (beyond
+2**53) at the trace; at a replay that raises an OverflowError saying so.
 """
 from __future__ import annotations
 
@@ -102,6 +104,9 @@ def staged_scan(step, name, c_leaves, c_rebuild, x_leaves, x_rebuild, split_out,
                     [aval(v) for v in c_leaves], [aval(v) for v in x_first],
                     [aval(y) for y in traced.y_leaves], l, reverse, traced._compiled)
     traced.release()
-    outs = run(spec, lifted, c_leaves, x_leaves)
+    try:
+        outs = run(spec, lifted, c_leaves, x_leaves)
+    except OverflowError:   # an integer carry beyond 2**53: the Python loop carries it
+        return None
     n = len(c_leaves)
     return c_rebuild(outs[:n]), (None if y_tree is None else y_tree(outs[n:]))
