@@ -76,17 +76,14 @@ def loop_primitive(spec, x_traced):
     out_avals = spec.out_avals
     pd = _packed_dtype(out_avals)
     nk, nc, ny = len(spec.k_avals), len(spec.c_avals), len(spec.y_avals)
-    sizes = [_size(s) for s, _ in out_avals]
-    total = sum(sizes)
-    ints = [j for j, (_, d) in enumerate(out_avals) if not _inexact(d)]
     reverse, l = spec.reverse, spec.l
 
     def impl(*args):
         consts, c = args[:nk], args[nk:nk + nc]
         xs = args[nk + nc:]
         fn = spec.step()
-        ys = [[] for _ in range(ny)]
-        keep = [y.append for y in ys]
+        steps = []
+        keep = steps.append
         # each step's slices: iterating an array gives its rows as views
         rows = zip(*[x[::-1] if reverse else x for x in xs]) if xs else repeat((), l)
         for row in rows:
@@ -94,22 +91,10 @@ def loop_primitive(spec, x_traced):
             if out is RETRACE:   # (the program has no guards: loop_call checked)
                 raise RuntimeError(f"dualad.{name}: the step's program failed a guard")
             c = out[:nc]
-            for k, v in zip(keep, out[nc:]):
-                k(v)   # (a step's outputs are new arrays, or views of values never written)
-        packed = np.empty(total, pd)
-        views, start = [], 0
-        for n, (s, _) in zip(sizes, out_avals):
-            views.append(packed[start:start + n].reshape(s))
-            start += n
-        for buf, v in zip(views, c):
-            buf[...] = v
-        for buf, y, (s, d) in zip(views[nc:], ys, spec.y_avals):
-            if reverse:
-                y.reverse()
-            _stack_into(buf, y, s, d)
-        for j in ints:   # integer leaves ride along exactly (up to 2**53 in float64)
-            _exact(views[j], j, out_avals[j][0], pd, name)
-        return packed
+            keep(out[nc:])   # (new arrays, or views of values nothing writes)
+        if reverse:
+            steps.reverse()   # in the order of xs
+        return pack_steps(c, steps, out_avals, spec.y_avals, pd, name)
 
     prim = Primitive(name, impl)
     k_avals = spec.k_avals
@@ -120,6 +105,26 @@ def loop_primitive(spec, x_traced):
     def unpack(packed):
         return _unpack(packed, out_avals, pd, (), None)
     return prim, unpack
+
+
+def pack_steps(c, steps, out_avals, y_avals, pd, name):
+    """The packed value ``[c leaves | ys leaves stacked]`` of a loop's final carry ``c``
+    and its steps' ys (``steps``: one tuple per step, in the order of xs)."""
+    nc = len(c)
+    packed = np.empty(sum(_size(s) for s, _ in out_avals), pd)
+    views, start = [], 0
+    for s, _ in out_avals:
+        n = _size(s)
+        views.append(packed[start:start + n].reshape(s))
+        start += n
+    for buf, v in zip(views, c):
+        buf[...] = v
+    for buf, values, (s, d) in zip(views[nc:], zip(*steps), y_avals):
+        _stack_into(buf, values, s, d)
+    for j, (s, d) in enumerate(out_avals):
+        if not _inexact(d):   # integer leaves ride along exactly (up to 2**53 in float64)
+            _exact(views[j], j, s, pd, name)
+    return packed
 
 
 def _stack_into(buf, values, shape, dtype):

@@ -32,6 +32,7 @@ from ..tracer import shape_of
 from ..vmap import vmap
 from .closure import aval, example_value
 from .loop import LoopSpec, first_slices, loop_call, python_loop, run, trace_leaves
+from .fused import fused_reverse
 from .partial import split_reverse
 from .rules import _cast, _inexact, _merge, _pack, _unpack
 
@@ -110,14 +111,14 @@ def define_rules(prim, spec, x_traced, pd):
         if traced is not None and not traced[1]:
             fwd_p, rev_p, r_avals = split_reverse(spec.program, traced[0], nk, len(carry),
                                                   nc + nx)
-            fwd = LoopSpec(fwd_p, name, spec.k_avals, spec.c_avals, spec.x_avals,
-                           spec.y_avals + r_avals, l, spec.reverse)
-            res = run(fwd, consts, c0, xs)[nc + ny:]   # the forward, storing the residuals
+            fwd_p = Program(fwd_p.invars, fwd_p.body, fwd_p.outvars[:nc] +
+                            fwd_p.outvars[nc + ny:], fwd_p.avals, fwd_p.name).pruned()
+            fwd = LoopSpec(fwd_p, name, spec.k_avals, spec.c_avals, spec.x_avals, r_avals,
+                           l, spec.reverse)   # (the ys are not needed)
             rev = LoopSpec(rev_p, f"{name}_vjp", spec.k_avals, [aval(v) for v in carry],
                            r_avals + [(lead + spec.y_avals[j][0], spec.y_avals[j][1])
                                       for j in dy], traced[2], l, not spec.reverse)
-            outs = run(rev, consts, carry, res + ct_ys)
-            c_out, g_xs = outs[:len(carry)], outs[len(carry):]
+            c_out, g_xs = fused_reverse(fwd, rev, consts, c0, xs, carry, ct_ys, x_traced)
         else:   # the reverse step branches: the carries stored, the reverse sweep in Python
             carries = LoopSpec(_with_carries(spec.program, nk, nc), name, spec.k_avals,
                                spec.c_avals, spec.x_avals, spec.y_avals + spec.c_avals, l,

@@ -63,7 +63,9 @@ def test_jit_grad_of_a_500_step_scan_is_a_few_equations():
     body = g.program(x).body
     assert len(body) < 60
     names = eqn_names(g, x)
-    assert "tanh" not in names and sum(n.startswith("scan_loop") for n in names) == 2
+    # the forward loop storing what the pullback reads and the reverse loop: one equation
+    # (the primal loop's value is not needed by grad)
+    assert "tanh" not in names and sum(n.startswith("scan_loop") for n in names) == 1
 
 
 def test_equation_count_does_not_grow_with_the_length():
