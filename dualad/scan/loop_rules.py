@@ -9,9 +9,9 @@ With ``step(k, c_k, x_k) = (c_{k+1}, y_k)`` (``k``: the consts):
 
   the consts' cotangent summed in the carry. Traced once, the reverse step is split
   (:mod:`dualad.scan.partial`): the forward values it reads are stored by a forward
-  loop (the step program plus those values as extra ys), the reverse loop reads them
-  (a reverse step that branches on a value: the carries stored by a loop, the reverse
-  sweep run in Python);
+  loop (the step program plus those values as extra ys), the reverse loop reads them,
+  the two as one primitive (:mod:`dualad.scan.fused`); a reverse step that branches on
+  a value: the carries stored by a loop, the reverse sweep run in Python;
 - forward (``jvp_all``): the loop of ``jvp(step)`` over ``(c, ċ)``, ``(x, ẋ)``;
 - vmap: the loop of ``vmap(step)``, every carry batched.
 
