@@ -25,13 +25,12 @@ import numpy as np
 
 from ..tracer import Box
 from ..jit.codegen import RETRACE, compile_program
-from ..jit.program import Const, Program
-from ..jit.trace import JitBox
-from .closure import LiftingTrace, aval, example_value
-from .rules import _cast, _inexact, _packed_dtype, _size, _unpack
+from ..jit.program import Program
+from .closure import LiftingTrace, _atom, aval, example_value
+from .rules import _inexact, _packed_dtype, _size, _unpack
 
 __all__ = ["LoopSpec", "loop_primitive", "loop_call", "trace_leaves", "run", "python_loop",
-           "first_slices"]
+           "first_slices", "pack_steps"]
 
 
 class LoopSpec:
@@ -173,14 +172,6 @@ def trace_leaves(fn, name, consts, carry, x_first):
     return prog, list(trace.lifted), [aval(v) for v in y_out]
 
 
-def _atom(trace, v):
-    if v.__class__ is JitBox and v._trace is trace:
-        return v.var
-    if isinstance(v, Box):
-        return trace.lift(v).var
-    return Const(v)
-
-
 def first_slices(xs, reverse, lead=0):
     """Plain example values of the slice of each ``xs`` leaf the first step takes (axis
     ``lead``; ``example_value``: no guard recorded)."""
@@ -228,7 +219,3 @@ def python_loop(fn, consts, carry, xs, l, reverse):
     ny = len(ys[0]) if ys else 0
     return c, [_stack([y[j] for y in ys]) for j in range(ny)]
 
-
-def cast_to(values, avals):
-    """Each value in its leaf's dtype (cotangents and tangents of the rules)."""
-    return [_cast(v, d) for v, (_, d) in zip(values, avals)]
