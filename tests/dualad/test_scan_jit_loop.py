@@ -286,3 +286,29 @@ def test_random_steps_equal_the_unrolled_loop(ops, length, reverse, with_y, seed
     np.testing.assert_allclose(gj[0], gu[0], rtol=1e-12, atol=1e-14)
     for a, b in zip(gj, g(w, c0, xs)):   # eager: x * w computed (and pulled back) twice
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_an_integer_carry_beyond_2_53():
+    """The loop packs integer leaves in float64: exact below 2**53. Beyond it at the trace,
+    the Python loop carries them; at a replay, the jitted call falls back to f."""
+    def f(x, n0):
+        def step(c, _):
+            n, v = c
+            return (n * 3, v * 0.5 + x), None
+        return dualad.scan(step, (n0, x), None, length=3)[0]
+    big = np.int64(3 ** 34)
+    assert int(jit(f)(np.ones(2), big)[0]) == 3 ** 37
+    j = jit(f)
+    assert int(j(np.ones(2), np.int64(3))[0]) == 81
+    assert int(j(np.ones(2), big)[0]) == 3 ** 37
+
+
+def test_a_carry_that_is_not_an_array_keeps_the_python_loop():
+    def f(x):
+        def step(c, _):
+            v, tag = c
+            return (np.sin(v) * x, tag), None
+        return dualad.scan(step, (x, "label"), None, length=5)[0][0]
+    x = np.array([0.3, 0.6])
+    assert_same(jit(f)(x), f(x))
+    assert_same(jit(grad(lambda x: np.sum(f(x))))(x), grad(lambda x: np.sum(f(x)))(x))
