@@ -1551,6 +1551,72 @@ def _():
     j(x)
     return j(x).tolist()
 
+# --- issue 32: dualad.scan under jit is one loop equation (dualad/scan/staged.py) -----------
+def _scan32_branchy(x):
+    def step(c, _):
+        if np.sum(c) > 3.0:   # Python control flow on the carry: the Python loop, step by step
+            return c * 0.5, None
+        return c + 1.0, None
+    return np.sum(dualad.scan(step, x, None, length=8)[0])
+
+
+@case("jit: grad of a scan whose step branches on the carry (the loop runs in Python)",
+      ref=lambda: dualad.grad(_scan32_branchy)(np.array([0.5, 0.25])))
+def _():
+    g = dualad.jit(dualad.grad(_scan32_branchy))
+    g(np.array([2.0, 2.0]))
+    return g(np.array([0.5, 0.25]))
+
+
+def _scan32_counter(x, n0):
+    def step(c, _):
+        n, v = c
+        return (n * 3, v * 0.5 + x), None
+    return dualad.scan(step, (n0, x), None, length=3)[0]
+
+
+@case("jit: scan carrying an integer beyond 2**53 at the trace (the Python loop carries it)",
+      ref=lambda: repr([int(v) for v in _scan32_counter(np.ones(2), np.int64(3 ** 34))[0:1]]))
+def _():
+    out = dualad.jit(_scan32_counter)(np.ones(2), np.int64(3 ** 34))
+    return repr([int(v) for v in out[0:1]])
+
+
+@case("jit: a replay of a scan whose integer carry grows beyond 2**53",
+      ref=lambda: repr(int(_scan32_counter(np.ones(2), np.int64(3 ** 34))[0])),
+      error=("integer", "too large", "exactly"))
+def _():
+    j = dualad.jit(_scan32_counter)
+    j(np.ones(2), np.int64(3))
+    return repr(int(j(np.ones(2), np.int64(3 ** 34))[0]))
+
+
+@case("jit: a scan step's Python side effects happen once, at the trace", ref=1)
+def _():
+    calls = []
+
+    def f(x):
+        def step(c, _):
+            calls.append(1)
+            return np.tanh(c * x), None
+        return dualad.scan(step, x, None, length=100)[0]
+    j = dualad.jit(dualad.grad(lambda x: np.sum(f(x))))
+    j(np.ones(3))
+    j(np.ones(3))
+    return len(calls)
+
+
+@case("jit: grad of a 500-step scan is a few equations, the unrolled loop's value",
+      ref=lambda: (True, dualad.grad(lambda x: np.sum(dualad.scan(
+          lambda c, _: (np.tanh(c * x + 0.5), None), x, None, length=500)[0]))(
+              np.linspace(0, 1, 7))))
+def _():
+    def f(x):
+        return np.sum(dualad.scan(lambda c, _: (np.tanh(c * x + 0.5), None), x, None,
+                                  length=500)[0])
+    j = dualad.jit(dualad.grad(f))
+    x = np.linspace(0, 1, 7)
+    return len(j.program(x).body) < 60, j(x)
 
 
 def main(argv):

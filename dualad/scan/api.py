@@ -4,7 +4,8 @@
     where  (c_{k+1}, y_k) = step(c_k, xs[k]),  c_0 = carry
 
 ``checkpoints=None`` runs the loop in Python on whatever values come in, so every
-transformation records every step (reverse mode keeps all ``l`` steps' tapes).
+transformation records every step (reverse mode keeps all ``l`` steps' tapes); under a
+jit trace the loop is one equation instead (:mod:`dualad.scan.staged`).
 ``checkpoints="binomial"`` makes the loop ONE primitive whose reverse rule follows
 Griewank's binomial schedule (:mod:`dualad.revolve`): at most ``snapshots`` carries are
 stored and the fewest steps are recomputed (:mod:`dualad.scan.rules`). docs/scan.md.
@@ -22,6 +23,7 @@ from .. import tree
 from ..ops import stack
 from .closure import aval, trace_step
 from .rules import scan_primitive
+from .staged import staged_scan
 
 __all__ = ["scan", "default_snapshots", "CHECKPOINTS"]
 
@@ -75,7 +77,12 @@ def scan(step, carry, xs=None, length=None, checkpoints=None, snapshots=None, re
         are given.
     checkpoints : {None, "binomial"}, default None
         None: the loop runs in Python and every transformation records every
-        step (as an explicit loop would). ``"binomial"``: the loop is one
+        step (as an explicit loop would); under a :func:`dualad.jit` trace
+        (a carry, an ``x`` or a value ``step`` closes over is traced by it)
+        the loop is instead one loop equation whose derivatives are loops too:
+        ``step`` is traced once, at the first step (its Python side effects
+        happen then, once), unless that trace branches on a traced value
+        (then the Python loop). ``"binomial"``: the loop is one
         primitive whose reverse rule follows the binomial schedule; ``step``
         is traced once, at the first iteration (its Python side effects happen
         then; the values of enclosing transformations it closes over become
@@ -160,6 +167,10 @@ def scan(step, carry, xs=None, length=None, checkpoints=None, snapshots=None, re
     if l == 0:
         return carry, _empty_ys(step, carry, x_leaves, x_rebuild, split_out)
     if checkpoints is None:
+        out = staged_scan(step, name, c_leaves, c_rebuild, x_leaves, x_rebuild, split_out,
+                          l, reverse)   # under a jit trace: one loop equation
+        if out is not None:
+            return out
         return _python_loop(step, carry, x_at, x_rebuild, l, reverse, split_out)
     order = range(l - 1, -1, -1) if reverse else range(l)
     x_first = x_at(order[0])
