@@ -615,10 +615,11 @@ class Jitted:
         return {k: e.traces for k, e in self._cache.items()}
 
     def wait_compiled(self, timeout=None):
-        """Block until every program of this function has its final replay: the Numba
-        backend compiles on a background thread (``compile="background"``, the
-        default) while the NumPy backend's program answers calls. For benchmarks and
-        tests: time replays after this returned True. (JAX's ``block_until_ready``
+        """Block until every program of this function has its final replay.
+
+        The Numba backend compiles on a background thread (``compile="background"``,
+        the default) while the NumPy backend's program answers calls. For benchmarks
+        and tests: time replays after this returned True. (JAX's ``block_until_ready``
         waits for values; this waits for compilation.)
 
         Parameters

@@ -20,9 +20,8 @@ import numpy as np
 from ..objects import traced_outputs
 from ..tracer import Box
 from .. import tree
-from ..ops import stack
 from .closure import aval, trace_step
-from .rules import scan_primitive
+from .rules import _stack, scan_primitive
 from .staged import staged_scan
 
 __all__ = ["scan", "default_snapshots", "CHECKPOINTS"]
@@ -210,12 +209,6 @@ def _python_loop(step, carry, x_at, x_rebuild, l, reverse, split_out):
     per_step = [tree.flatten(y)[0] for y in ys]
     rebuild = tree.flatten(ys[0])[1]
     return carry, rebuild([_stack([p[j] for p in per_step]) for j in range(len(per_step[0]))])
-
-
-def _stack(values):
-    if any(isinstance(v, Box) for v in values):
-        return stack(values)
-    return np.stack([np.asarray(v) for v in values])
 
 
 def _empty_ys(step, carry, x_leaves, x_rebuild, split_out):

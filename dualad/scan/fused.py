@@ -21,13 +21,13 @@ from ..jit.codegen import RETRACE
 from ..primitive import Primitive
 from ..tracer import shape_of
 from ..vmap import vmap
-from .loop import pack_steps, run
+from .loop import pack_steps
 from .rules import _inexact, _merge, _pack, _packed_dtype, _unpack
 
 __all__ = ["fused_reverse"]
 
 
-def fused_reverse(fwd, rev, consts, c0, xs, carry, ct_ys, x_traced):
+def fused_reverse(fwd, rev, consts, c0, xs, carry, ct_ys, x_traced, run):
     """``(cotangent carry at the end, x̄s)`` of ``rev``'s loop over the residuals that
     ``fwd`` stores (its ys after its own ``len(fwd.y_avals) - n_residuals``) and
     ``ct_ys``, as one primitive (see the module doc)."""

@@ -1,9 +1,12 @@
 """A loop as ONE primitive whose step is a recorded program: what ``dualad.scan`` becomes
-under a :func:`dualad.jit` trace, and what its rules become (:mod:`dualad.scan.loop_rules`).
+under a :func:`dualad.jit` trace, and what its rules become. This module holds the loop's
+description and the pieces below the primitive; the primitive, its rules and the entry
+:func:`~dualad.scan.loop_rules.loop_call` are :mod:`dualad.scan.loop_rules` (the rules make
+loops of their own, so the three live together).
 
 A :class:`LoopSpec` holds the step as a :class:`~dualad.jit.program.Program` over flat
 leaves, ``step(consts, c_k, x_k) -> (c_{k+1}, y_k)``, traced once; the primitive
-(:func:`loop_primitive`) takes ``(consts..., c_0..., xs...)`` and its value packs into one
+(:func:`~dualad.scan.loop_rules.loop_primitive`) takes ``(consts..., c_0..., xs...)`` and its value packs into one
 1-D array (the tape keeps one value per node)
 
     [c_l leaves | ys leaves, each (l,) + y's shape].
@@ -11,7 +14,7 @@ leaves, ``step(consts, c_k, x_k) -> (c_{k+1}, y_k)``, traced once; the primitive
 Its implementation runs the step's compiled program once per step (a Python ``for``), so a
 jit program holding the equation compiles the step once, however long the loop.
 
-:func:`loop_call` is the one entry: it traces a step function (plain Python over leaves,
+:func:`~dualad.scan.loop_rules.loop_call` is the one entry: it traces a step function (plain Python over leaves,
 written with registry operations) at example values and calls the primitive, or, when
 the traced step holds a guard (Python control flow on a traced value, which one program
 cannot follow from step to step), runs the step function itself at every step (the
@@ -19,18 +22,14 @@ loop unrolled into whatever trace is recording, exact as before).
 """
 from __future__ import annotations
 
-from itertools import repeat
-
 import numpy as np
 
-from ..tracer import Box
-from ..jit.codegen import RETRACE, compile_program
+from ..jit.codegen import compile_program
 from ..jit.program import Program
 from .closure import LiftingTrace, _atom, aval, example_value
-from .rules import _inexact, _packed_dtype, _size, _unpack
+from .rules import _inexact, _size, _stack
 
-__all__ = ["LoopSpec", "loop_primitive", "loop_call", "trace_leaves", "run", "python_loop",
-           "first_slices", "pack_steps"]
+__all__ = ["LoopSpec", "trace_leaves", "python_loop", "first_slices", "pack_steps"]
 
 
 class LoopSpec:
@@ -63,47 +62,6 @@ class LoopSpec:
         if self._fn is None:
             self._fn = compile_program(self.program, name="scan_step")[0]
         return self._fn
-
-
-def loop_primitive(spec, x_traced):
-    """The primitive of ``spec`` and ``unpack(packed) -> [c_l..., ys...]``.
-    ``x_traced[j]``: whether xs leaf j was traced at the call (a plain one never needs a
-    cotangent)."""
-    from ..primitive import Primitive
-    from .loop_rules import define_rules
-    name = f"scan_loop({spec.name})"
-    out_avals = spec.out_avals
-    pd = _packed_dtype(out_avals)
-    nk, nc, ny = len(spec.k_avals), len(spec.c_avals), len(spec.y_avals)
-    reverse, l = spec.reverse, spec.l
-
-    def impl(*args):
-        consts, c = args[:nk], args[nk:nk + nc]
-        xs = args[nk + nc:]
-        fn = spec.step()
-        steps = []
-        keep = steps.append
-        # each step's slices: iterating an array gives its rows as views
-        rows = zip(*[x[::-1] if reverse else x for x in xs]) if xs else repeat((), l)
-        for row in rows:
-            out = fn(*consts, *c, *row)
-            if out is RETRACE:   # (the program has no guards: loop_call checked)
-                raise RuntimeError(f"dualad.{name}: the step's program failed a guard")
-            c = out[:nc]
-            keep(out[nc:])   # (new arrays, or views of values nothing writes)
-        if reverse:
-            steps.reverse()   # in the order of xs
-        return pack_steps(c, steps, out_avals, spec.y_avals, pd, name)
-
-    prim = Primitive(name, impl)
-    k_avals = spec.k_avals
-    all_in = k_avals + spec.c_avals + [((spec.l,) + s, d) for s, d in spec.x_avals]
-    prim.nondiff_argnums = tuple(j for j, (_, d) in enumerate(all_in) if not _inexact(d))
-    define_rules(prim, spec, x_traced, pd)
-
-    def unpack(packed):
-        return _unpack(packed, out_avals, pd, (), None)
-    return prim, unpack
 
 
 def pack_steps(c, steps, out_avals, y_avals, pd, name):
@@ -182,33 +140,8 @@ def first_slices(xs, reverse, lead=0):
     return out
 
 
-def loop_call(fn, name, consts, carry, xs, l, reverse):
-    """``(c_l, ys)`` of the loop of ``fn(consts, c, x) -> (c', y)`` (lists of leaves) over
-    the leading axis of ``xs``: ONE loop primitive when ``fn`` traces to a program without
-    guards, else ``fn`` run at every step (see the module doc)."""
-    x_first = first_slices(xs, reverse)
-    traced = trace_leaves(fn, name, consts, carry, x_first)
-    if traced is None:
-        return python_loop(fn, consts, carry, xs, l, reverse)
-    prog, lifted, y_avals = traced
-    ks = list(consts) + lifted
-    spec = LoopSpec(prog, name, [aval(v) for v in ks], [aval(v) for v in carry],
-                    [aval(v) for v in x_first], y_avals, l, reverse)
-    outs = run(spec, ks, carry, xs)
-    return outs[:len(carry)], outs[len(carry):]
-
-
-def run(spec, consts, carry, xs):
-    """The unpacked outputs ``[c_l..., ys...]`` of ``spec``'s primitive at these inputs
-    (leaves in their own dtypes; a 0-d output as a scalar, as a loop gives)."""
-    prim, unpack = loop_primitive(spec, [isinstance(x, Box) for x in xs])
-    return [o[()] if isinstance(o, np.ndarray) and o.ndim == 0 else o
-            for o in unpack(prim(*consts, *carry, *xs))]
-
-
 def python_loop(fn, consts, carry, xs, l, reverse):
     """The loop of ``fn`` in Python: every step recorded by whatever trace is active."""
-    from .api import _stack
     c, ys = list(carry), []
     for i in (range(l - 1, -1, -1) if reverse else range(l)):
         c, y = fn(list(consts), c, [x[i] for x in xs])
@@ -218,4 +151,3 @@ def python_loop(fn, consts, carry, xs, l, reverse):
         ys.reverse()
     ny = len(ys[0]) if ys else 0
     return c, [_stack([y[j] for y in ys]) for j in range(ny)]
-

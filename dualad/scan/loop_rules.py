@@ -1,4 +1,5 @@
-"""The rules of a loop primitive (:mod:`dualad.scan.loop`), each itself ONE loop.
+"""The loop primitive (:func:`loop_primitive`, described in :mod:`dualad.scan.loop`) and its
+rules, each itself ONE loop.
 
 With ``step(k, c_k, x_k) = (c_{k+1}, y_k)`` (``k``: the consts):
 
@@ -17,26 +18,30 @@ With ``step(k, c_k, x_k) = (c_{k+1}, y_k)`` (``k``: the consts):
 
 Each derived step is written with :func:`dualad.vjp`, :func:`dualad.jvp`,
 :func:`dualad.vmap` and registry operations on the step's program replayed through the
-primitives, and made a loop by :func:`~dualad.scan.loop.loop_call`: so it is traced once
+primitives, and made a loop by :func:`loop_call`: so it is traced once
 into a program, and the rules of that loop are derived the same way (second order).
 """
 from __future__ import annotations
 
+from itertools import repeat
+
 import numpy as np
 
 from ..api import jvp, vjp
+from ..jit.codegen import RETRACE
 from ..jit.program import Program
 from ..jit.replay import run as replay_run
 from ..ops import broadcast_to, concatenate, moveaxis, reshape
-from ..tracer import shape_of
+from ..primitive import Primitive
+from ..tracer import Box, shape_of
 from ..vmap import vmap
 from .closure import aval, example_value
-from .loop import LoopSpec, first_slices, loop_call, python_loop, run, trace_leaves
+from .loop import LoopSpec, first_slices, pack_steps, python_loop, trace_leaves
 from .fused import fused_reverse
 from .partial import split_reverse
-from .rules import _cast, _inexact, _merge, _pack, _unpack
+from .rules import _cast, _inexact, _merge, _pack, _packed_dtype, _unpack
 
-__all__ = ["define_rules"]
+__all__ = ["define_rules", "loop_primitive", "run", "loop_call"]
 
 
 def _replay(spec, inputs):
@@ -118,7 +123,7 @@ def define_rules(prim, spec, x_traced, pd):
             rev = LoopSpec(rev_p, f"{name}_vjp", spec.k_avals, [aval(v) for v in carry],
                            r_avals + [(lead + spec.y_avals[j][0], spec.y_avals[j][1])
                                       for j in dy], traced[2], l, not spec.reverse)
-            c_out, g_xs = fused_reverse(fwd, rev, consts, c0, xs, carry, ct_ys, x_traced)
+            c_out, g_xs = fused_reverse(fwd, rev, consts, c0, xs, carry, ct_ys, x_traced, run)
         else:   # the reverse step branches: the carries stored, the reverse sweep in Python
             carries = LoopSpec(_with_carries(spec.program, nk, nc), name, spec.k_avals,
                                spec.c_avals, spec.x_avals, spec.y_avals + spec.c_avals, l,
@@ -197,3 +202,66 @@ def _with_carries(prog, nk, nc):
     """``prog`` with its carry inputs as extra outputs (the carry before each step)."""
     return Program(prog.invars, prog.body, list(prog.outvars) + list(prog.invars[nk:nk + nc]),
                    prog.avals, prog.name)
+
+
+def loop_primitive(spec, x_traced):
+    """The primitive of ``spec`` and ``unpack(packed) -> [c_l..., ys...]``.
+    ``x_traced[j]``: whether xs leaf j was traced at the call (a plain one never needs a
+    cotangent)."""
+    name = f"scan_loop({spec.name})"
+    out_avals = spec.out_avals
+    pd = _packed_dtype(out_avals)
+    nk, nc = len(spec.k_avals), len(spec.c_avals)
+    reverse, l = spec.reverse, spec.l
+
+    def impl(*args):
+        consts, c = args[:nk], args[nk:nk + nc]
+        xs = args[nk + nc:]
+        fn = spec.step()
+        steps = []
+        keep = steps.append
+        # each step's slices: iterating an array gives its rows as views
+        rows = zip(*[x[::-1] if reverse else x for x in xs]) if xs else repeat((), l)
+        for row in rows:
+            out = fn(*consts, *c, *row)
+            if out is RETRACE:   # (the program has no guards: loop_call checked)
+                raise RuntimeError(f"dualad.{name}: the step's program failed a guard")
+            c = out[:nc]
+            keep(out[nc:])   # (new arrays, or views of values nothing writes)
+        if reverse:
+            steps.reverse()   # in the order of xs
+        return pack_steps(c, steps, out_avals, spec.y_avals, pd, name)
+
+    prim = Primitive(name, impl)
+    k_avals = spec.k_avals
+    all_in = k_avals + spec.c_avals + [((spec.l,) + s, d) for s, d in spec.x_avals]
+    prim.nondiff_argnums = tuple(j for j, (_, d) in enumerate(all_in) if not _inexact(d))
+    define_rules(prim, spec, x_traced, pd)
+
+    def unpack(packed):
+        return _unpack(packed, out_avals, pd, (), None)
+    return prim, unpack
+
+
+def run(spec, consts, carry, xs):
+    """The unpacked outputs ``[c_l..., ys...]`` of ``spec``'s primitive at these inputs
+    (leaves in their own dtypes; a 0-d output as a scalar, as a loop gives)."""
+    prim, unpack = loop_primitive(spec, [isinstance(x, Box) for x in xs])
+    return [o[()] if isinstance(o, np.ndarray) and o.ndim == 0 else o
+            for o in unpack(prim(*consts, *carry, *xs))]
+
+
+def loop_call(fn, name, consts, carry, xs, l, reverse):
+    """``(c_l, ys)`` of the loop of ``fn(consts, c, x) -> (c', y)`` (lists of leaves) over
+    the leading axis of ``xs``: ONE loop primitive when ``fn`` traces to a program without
+    guards, else ``fn`` run at every step (see the module doc)."""
+    x_first = first_slices(xs, reverse)
+    traced = trace_leaves(fn, name, consts, carry, x_first)
+    if traced is None:
+        return python_loop(fn, consts, carry, xs, l, reverse)
+    prog, lifted, y_avals = traced
+    ks = list(consts) + lifted
+    spec = LoopSpec(prog, name, [aval(v) for v in ks], [aval(v) for v in carry],
+                    [aval(v) for v in x_first], y_avals, l, reverse)
+    outs = run(spec, ks, carry, xs)
+    return outs[:len(carry)], outs[len(carry):]

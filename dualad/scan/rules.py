@@ -282,3 +282,8 @@ def _batched_scan(step_name, body, args, batched, l_avals, c_avals, x_avals, y_a
     return concatenate([_cast(p, pd) for p in parts], axis=-1) if parts else \
         np.zeros((size, 0), pd)
 
+
+def _stack(values):
+    if any(isinstance(v, Box) for v in values):
+        return stack(values)
+    return np.stack([np.asarray(v) for v in values])

@@ -32,7 +32,8 @@ import numpy as np
 from ..staging import is_staged
 from ..tracer import Box, unguarded_value
 from .closure import aval, example_value, trace_step
-from .loop import LoopSpec, run
+from .loop import LoopSpec
+from .loop_rules import run
 
 __all__ = ["staged_scan", "closes_over_staged"]
 
