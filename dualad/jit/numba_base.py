@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 __all__ = ["MIN_ROLLED", "Unsupported", "F64", "BOOL", "I64", "literal", "n_arg", "dims",
-           "slice_source", "scalar_aval", "check_aval"]
+           "slice_source", "scalar_aval", "check_aval", "stacked_constants"]
 
 F64, BOOL, I64 = np.dtype(np.float64), np.dtype(np.bool_), np.dtype(np.int64)
 # Runs of at least this many items are rolled into loops by both whole-program writers
@@ -66,3 +66,18 @@ def check_aval(v, aval):
         if 0 not in tuple(shape):
             return
     raise Unsupported(f"v{v} is {getattr(kind, '__name__', kind)} {dtype} {shape}")
+
+
+def stacked_constants(values, dtypes):
+    """The per-block constants ``values`` of a rolled loop as one array, the blocks along
+    its first axis (scalars: a 1-d array), or :class:`Unsupported` when they differ in
+    shape or dtype or their dtype is not one of ``dtypes``."""
+    if all(np.ndim(v) == 0 for v in values):
+        stacked = np.asarray(values)
+    elif len({(np.shape(v), np.result_type(v)) for v in values}) == 1:
+        stacked = np.stack(values)
+    else:
+        stacked = None
+    if stacked is None or stacked.dtype not in dtypes:
+        raise Unsupported("per-block constants of several shapes or dtypes")
+    return stacked

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .numba_base import BOOL, F64, I64, Unsupported
+from .numba_base import BOOL, F64, I64, Unsupported, stacked_constants
 from .numba_flat import View
 
 __all__ = ["FlatLoops"]
@@ -104,12 +104,7 @@ class FlatLoops:
         for x, a in zip(spec.xs, ins[nc + ni:]):
             kind = x[0]
             if kind == "const":
-                values = a.value
-                stacked = np.asarray(values) if all(np.ndim(v) == 0 for v in values) else \
-                    np.stack(values) if len({(np.shape(v), np.result_type(v)) for v in values}) \
-                    == 1 else None
-                if stacked is None or stacked.dtype not in (F64, BOOL, I64):
-                    raise Unsupported("per-block constants of several shapes or dtypes")
+                stacked = stacked_constants(a.value, (F64, BOOL, I64))
                 src, first, stride = View(self.w.const(stacked), stacked.shape,
                                           stacked.dtype), 0, 1
             elif kind == "list" and not (x[4] or x[5]):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .numba_base import BOOL as _BOOL, F64 as _F64, Unsupported
+from .numba_base import BOOL as _BOOL, F64 as _F64, Unsupported, stacked_constants
 
 __all__ = ["LoopWriting"]
 
@@ -77,12 +77,7 @@ class LoopWriting:
         for j, (x, a) in enumerate(zip(spec.xs, ins[nc + ni:])):
             kind = x[0]
             if kind == "const":
-                values = a.value
-                stacked = np.asarray(values) if all(np.ndim(v) == 0 for v in values) else \
-                    np.stack(values) if len({(np.shape(v), np.result_type(v)) for v in values}) \
-                    == 1 else None
-                if stacked is None or stacked.dtype not in (_F64, _BOOL):
-                    raise Unsupported("per-block constants of several shapes or dtypes")
+                stacked = stacked_constants(a.value, (_F64, _BOOL))
                 xs.append((self.use_const(np.ascontiguousarray(stacked)), 0, 1))
             elif kind == "list" and not (x[4] or x[5]):
                 xs.append((self.atom(a), x[2], x[3]))
