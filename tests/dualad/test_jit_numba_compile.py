@@ -163,7 +163,7 @@ def test_rolled_loop_with_swapping_carries_per_block_values_and_lasts():
     def f(w):
         a, b = w * 0.1, w[::-1] * 0.2
         total = 0.0
-        for _ in range(60):          # rolled: the carries swap every step
+        for _ in range(30):          # rolled: the carries swap every step
             a, b = b, np.tanh(a * w + b)
             total = total + np.sum(a * b)
         return total + np.sum(b)
