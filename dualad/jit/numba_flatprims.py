@@ -24,6 +24,17 @@ def _basic(idx):
         p is None or p.__class__ is int for p in (i.start, i.stop, i.step)) for i in idx)
 
 
+def _written_index(idx):
+    """A getitem's or untake's index as a tuple, or None when it has a part the writer
+    does not know (neither basic nor an integer or boolean array)."""
+    if idx.__class__ is not tuple:
+        idx = (idx,)
+    if not all(_basic((i,)) or isinstance(i, np.ndarray) and i.dtype.kind in "ib"
+               for i in idx):
+        return None
+    return idx
+
+
 class FlatPrimitives:
 
     def _from_scalar(self, s, shape, dtype):
@@ -60,18 +71,13 @@ class FlatPrimitives:
                     x.off)
 
     def _getitem(self, e):
-        idx = e.params["idx"]
-        if idx.__class__ is not tuple:
-            idx = (idx,)
+        idx = _written_index(e.params["idx"])
         x = self.value(e.ins[0])
-        if not isinstance(x, View):
+        if idx is None or not isinstance(x, View):
             return None
         if _basic(idx):
             got = basic_view(x, idx)
             return got.at([]) if got.shape == () else got
-        if not all(_basic((i,)) or isinstance(i, np.ndarray) and i.dtype.kind in "ib"
-                   for i in idx):
-            return None
         pos = positions(x, idx)
         if pos.size == 0:
             return None
@@ -85,11 +91,8 @@ class FlatPrimitives:
         return out if pos.shape != () else out.at([])
 
     def _untake(self, e):
-        idx, shape = e.params["idx"], tuple(e.params["shape"])
-        if idx.__class__ is not tuple:
-            idx = (idx,)
-        dtype = self.out_dtype(e.out)
-        if dtype != F64:
+        idx, shape = _written_index(e.params["idx"]), tuple(e.params["shape"])
+        if idx is None or self.out_dtype(e.out) != F64:
             return None
         u = self.value(e.ins[0])
         out = self.alloc(shape, F64, zeros=True)
@@ -100,9 +103,6 @@ class FlatPrimitives:
             else:
                 self.copy_into(dst, u)
             return out
-        if not all(_basic((i,)) or isinstance(i, np.ndarray) and i.dtype.kind in "ib"
-                   for i in idx):
-            return None
         pos = positions(out, idx)
         if pos.size == 0:
             return out
