@@ -29,6 +29,7 @@ import numpy as np
 
 from .passes import known
 from .program import Eqn, Guard
+from .selected import MASKED_ADD
 
 # Equations whose array result is always a new array (see the module docstring).
 FRESH = frozenset(["add", "subtract", "multiply", "divide", "negative", "square", "sqrt",
@@ -77,7 +78,7 @@ def plan(prog, chains, elided, pyfloat, min_bytes):
                 last[a] = i
                 if e.out in elided:
                     excluded.add(a)
-        if known(e.prim) in FRESH:
+        if known(e.prim) in FRESH or e.prim is MASKED_ADD:   # (a copy, or its dead y)
             owners[e.out] = frozenset((e.out,))
         else:
             owners[e.out] = frozenset().union(*[owners.get(a, ()) for a in e.ins
@@ -94,14 +95,16 @@ def plan(prog, chains, elided, pyfloat, min_bytes):
                 dies[b] = at
     out = {}
     for i, e in enumerate(body):
-        if e.__class__ is not Eqn or e.params or e.out in excluded or \
-                ufunc_source(e.prim) is None:
+        if e.__class__ is not Eqn or e.out in excluded:
+            continue
+        masked = e.prim is MASKED_ADD      # writes into its first operand only
+        if not masked and (e.params or ufunc_source(e.prim) is None):
             continue
         kind, shape, dtype = avals[e.out]
         if kind is not np.ndarray or dtype is None or \
                 int(np.prod(shape)) * np.dtype(dtype).itemsize < min_bytes:
             continue
-        for a in e.ins:
+        for a in e.ins[:1] if masked else e.ins:
             if a.__class__ is not int or a in excluded or owners.get(a) != frozenset((a,)) or \
                     dies.get(a) != i or avals[a] != avals[e.out]:
                 continue

@@ -19,6 +19,7 @@ from .names import comment, filename, is_plain_name, safe_name
 from .registers import free_dead, reuse_names
 from .tighten import emit as emit_direct, tighten
 from .buffers import plan as plan_buffers, ufunc_source
+from .selected import MASKED_ADD, emit as emit_masked_add, masked_adds
 from .specialize import (COMPARISONS, FLOAT_ERRORS, SCALAR_FUNCS, SCALAR_OPS, Scalars, find_chains,
                          scalar_const)
 
@@ -307,6 +308,7 @@ def generate(prog, name="replay"):
     opt, notes = simplify(prog, scal.pyfloat, typed)
     opt, more = tighten(opt, scal.pyfloat)
     notes.update(more)
+    opt = masked_adds(opt, notes)
     chains, elided = find_chains(opt, uses(opt), scal.pyfloat)
     into = plan_buffers(opt, chains, elided, scal.pyfloat, BIG)
     pyfloat = scal.pyfloat
@@ -381,6 +383,10 @@ def generate(prog, name="replay"):
             else:
                 rhs = SCALAR_OPS[e.prim.name][1].format(*[scalar_arg(a) for a in e.ins])
             em.lines.append(f"{ind}v{out} = {rhs}{note}")
+            continue
+        if e.prim is MASKED_ADD:
+            lines = emit_masked_add(e, [boxed(a) for a in e.ins], ind, out, into.get(out))
+            em.lines.extend([lines[0] + (note or "")] + lines[1:])
             continue
         direct = emit_direct(em, e, [boxed(a) for a in e.ins], ind, out, _index_source)
         if direct is not None:

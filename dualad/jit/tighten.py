@@ -39,6 +39,7 @@ import numpy as np
 from ..primitive import REGISTRY
 from .passes import known, uses
 from .program import Const, Eqn, Guard, Program
+from .selected import one_share
 
 _ARITH = ("add", "subtract", "multiply", "divide")
 _REDUCTIONS = ("sum", "max", "min")
@@ -102,6 +103,7 @@ def tighten(prog, pyfloat=frozenset()):
     _one_reduction(body, avals, outputs, notes)
     _unbroadcast(body, avals, readers, outputs, pyfloat, notes)
     _negation_after_sum(body, avals, n_uses, outputs, notes)
+    one_share(body, avals, outputs, notes)
     _drop_masks(body, avals, outputs, sub, notes)
     if sub:
         def res(a):

@@ -129,7 +129,7 @@ def test_buffers_reused_for_large_arrays_bitwise():
     assert _bitwise(x, x0)
     code = _code(src)
     assert "out=v0" not in code
-    assert len(re.findall(r"out=v\d+\)", code)) >= 3, src
+    assert len(re.findall(r"out=v\d+[,)]", code)) >= 3, src
 
 
 def test_no_buffer_reuse_through_a_live_view():
@@ -194,13 +194,23 @@ def test_ode_gradbench_size_bitwise():
 
 def test_integer_count_cast_once_bitwise():
     """kmeans's gradient divides the (1000, 10) nearest-centroid mask by its row counts
-    (an int64 (1000, 1)): the count is cast to float64 once (was: inside the ufunc's
-    buffered loop, chunk by chunk), the values the same bits."""
+    (an int64 (1000, 1)): that share is taken once per row, ``1.0 / count``, not over the
+    mask (dualad.jit.selected); a ``bool / int`` that remains casts its count to float64
+    once (was: inside the ufunc's buffered loop, chunk by chunk), the same bits."""
     inp = I.kmeans(10, 1000, 8)
     pts = np.asarray(inp["points"], float)
     C = np.asarray(inp["centroids"], float)
     src, _ = _check(P.kmeans_objective(np, pts), (C,))
-    assert ".astype(np.float64)" in _code(src)
+    code = _code(src)
+    assert re.search(r"= 1\.0 / v\d+\s*$", code, re.M), src
+    assert not re.search(r"= v\d+ / v\d+", code), src
+
+    def g(m, k):   # a mask divided by a count, no where after it: cast once
+        return (m > 0.5) / (np.sum(m > 0.5, axis=1, keepdims=True) + 1) * k
+    m = np.random.default_rng(1).random((1000, 10))
+    j = dualad.jit(g)
+    j(m, 2.0)
+    assert _bitwise(j(m, 2.0), g(m, 2.0)) and ".astype(np.float64)" in _code(j.source(m, 2.0))
 
     def f(x):   # an int64 operand as large as the result: not cast
         return x * np.arange(x.size)

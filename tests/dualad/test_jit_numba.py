@@ -8,6 +8,8 @@ import os
 import sys
 import warnings
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -219,7 +221,8 @@ def test_gradbench_lse_and_ode_gradients():
     x = np.random.default_rng(0).normal(size=2500)
     a, b, src = _both(dualad.grad(lse), x)
     _same(a, b)
-    assert "fused" in src
+    # the where of max's rule and the addition to the softmax: one loop
+    assert re.search(r"= x_\d+ if x_\d+ else 0\.0\n\s+e_\d+ = x_\d+ \+ e_\d+", src), src
     state = P.ode_state(np, 10)
     x = np.random.default_rng(1).uniform(size=100)
     a, b, src = _both(dualad.grad(lambda v: state(v)[-1]), x)
