@@ -36,6 +36,7 @@ from .primitive import REGISTRY, Primitive, sample  # noqa: F401  (dualad.extend
 from .forward import Dual  # noqa: F401
 from .tape import Var  # noqa: F401
 from .custom import primitive, Function  # noqa: F401
+from .custom_rules import custom_jvp, custom_vjp  # noqa: F401
 from .anomaly import detect_anomaly, AnomalyError  # noqa: F401
 from .checkpoint import checkpoint  # noqa: F401
 from .vmap import vmap  # noqa: F401
@@ -70,7 +71,7 @@ __all__ = [
     # loops, memory, implicit differentiation
     "scan", "checkpoint", "custom_root", "custom_linear_solve", "stop_gradient",
     # custom rules
-    "primitive", "Function",
+    "primitive", "Function", "custom_jvp", "custom_vjp",
     # debugging, teaching, allocator
     "detect_anomaly", "trace", "keep_heap",
     # errors and warnings users meet
