@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import dualad
-from dualad.extend import REGISTRY, Primitive, primal_value
+from dualad.extend import REGISTRY, Primitive, flatten, primal_value
 
 from .batching import check_batching, vmap_kind
 from .jit import check_jit, jit_kind
@@ -211,14 +211,48 @@ class RuleReport:
 
 
 def _resolve(target):
-    """(primitive, callable, name) for a Primitive or a Function subclass."""
+    """(primitive, callable, name) for a Primitive, a Function subclass or a
+    ``dualad.custom_jvp``/``custom_vjp`` function (checked through its call: the
+    primitive it is made of takes the flattened leaves)."""
     if isinstance(target, Primitive):
         return target, target, target.name
+    if isinstance(target, (dualad.custom_jvp, dualad.custom_vjp)):
+        return target._prim, target, target.name
     if isinstance(target, type) and issubclass(target, dualad.Function):
         prim = target._primitive()
         return prim, target.apply, target.__name__
-    raise TypeError(f"check_rule: expected a dualad primitive or an autograd.Function "
-                    f"subclass, got {type(target).__name__} {target!r}")
+    raise TypeError(f"check_rule: expected a dualad primitive, an autograd.Function "
+                    f"subclass or a custom_jvp/custom_vjp function, got "
+                    f"{type(target).__name__} {target!r}")
+
+
+def _custom_nondiff(target, nargs):
+    """The nondiff argument positions of a custom_jvp/custom_vjp ``target`` (none for
+    other targets), for a call with ``nargs`` positional arguments."""
+    argnums = getattr(target, "nondiff_argnums", ()) if isinstance(
+        target, (dualad.custom_jvp, dualad.custom_vjp)) else ()
+    return {i % nargs for i in argnums} if nargs else set()
+
+
+def _check_custom_primal(report, target, vals, kw, tag):
+    """The primal output of a custom function's rule (the JVP rule's ``primal_out`` at
+    zero tangents, ``fwd``'s first result) against the function's own value."""
+    if isinstance(target, dualad.custom_jvp) and target.jvp is not None:
+        nd = _custom_nondiff(target, len(vals))
+        primals = tuple(v for i, v in enumerate(vals) if i not in nd)
+        zeros = tuple(np.zeros_like(v, dtype=float) if _is_diff_value(v) else v
+                      for v in primals)
+        got = target.jvp(*(vals[i] for i in sorted(nd)), primals, zeros)[0]
+        what = "the JVP rule's primal output"
+    elif isinstance(target, dualad.custom_vjp) and target.fwd is not None:
+        got = target.fwd(*vals, **kw)[0]
+        what = "fwd's primal output"
+    else:
+        return
+    want = target.fun(*vals, **kw)
+    a, r = _rel(np.concatenate([np.ravel(v) for v in flatten(got)[0]]),
+                np.concatenate([np.ravel(v) for v in flatten(want)[0]]))
+    report.add(f"{tag}: {what} equals the function's value", r <= 1e-12, a, r)
 
 
 def _interval(dom):
@@ -407,7 +441,8 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
                     "params": params or {}, "domain": None, "values": args}]
     samples = default_samples(prim, target) if samples is None else samples
     rng = np.random.default_rng(seed)
-    nondiff = set(prim.nondiff_argnums)
+    nondiff = set(prim.nondiff_argnums) | _custom_nondiff(
+        target, len(args) if args is not None else signature_arity(prim, target))
     sympy_runs = 0
     skipped = []
 
@@ -426,6 +461,8 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
             vals, diff = _materialize(smp, rng, nondiff)
         kw = dict(smp.get("params", {}))
         modes = directions(prim, target, diff)
+        if isinstance(target, dualad.custom_vjp):
+            modes = ("rev",)          # forward mode refuses a custom_vjp, as in JAX
         if not prim.zero_derivative and diff and not modes:
             report.add(f"no checks could be run: {name} has no JVP or VJP rule for arguments "
                        f"{diff} (define defjvp/defvjp/defderiv, or a Function's backward)",
@@ -443,6 +480,7 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
         only = only_vmap or only_jit   # one check alone: the derivative rules' skipped
         if not only:
             try:
+                _check_custom_primal(report, target, vals, kw, tag)
                 _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng,
                               reference, modes)
             except Exception as e:  # noqa: BLE001 - any crash is a failed check, reported

@@ -39,7 +39,8 @@ def signature_arity(prim, target):
     """How many positional arguments the forward computation takes (``ctx`` aside)."""
     import inspect
     cls = prim.function_class
-    fn = cls.forward if cls is not None else prim.impl
+    # a custom_jvp/custom_vjp function: its own signature (its primitive takes leaves)
+    fn = cls.forward if cls is not None else getattr(target, "fun", None) or prim.impl
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
