@@ -128,9 +128,9 @@ class _Custom:
 
     def _positional(self, args, kwargs):
         """``args`` with ``kwargs`` (and defaults) bound to positions, as JAX resolves them."""
-        if not kwargs:
-            return args
         if self._signature is None:
+            if not kwargs:
+                return args
             raise TypeError(f"{self.kind} function '{self.name}' was called with keyword "
                             f"arguments {sorted(kwargs)} but its signature cannot be read: "
                             f"pass them positionally")
@@ -181,7 +181,8 @@ class _Custom:
         traced = any(isinstance(v, Box) for v in leaves)
         if not traced:
             out = self.fun(*args)
-            if _holds_box(out):
+            if _holds_box(out):   # computed from a traced closure: the rule never sees it
+                self._check_closures()
                 raise self._closure_error(None)
             return out
         if not self._has_rule():
@@ -244,23 +245,28 @@ class _Custom:
 
     def _check_like(self, got, shapes, dtypes, what, where):
         """Flat leaves of ``got`` checked leaf by leaf against ``shapes``/``dtypes``."""
+        noun = what.split()[-1] if what.split()[-1] != "output" else "value"
         for k, (g, shape, dtype) in enumerate(zip(got, shapes, dtypes)):
             if g is None:
                 continue
+            if isinstance(g, (tuple, list, dict)):
+                raise TypeError(f"{self.kind} function '{self.name}': {what} leaf {k} is "
+                                f"{describe(g)}, but {where} leaf {k} is an array of shape "
+                                f"{shape}: give it the same structure")
             have = shape_of(g)
             if have != shape:
                 raise ValueError(f"{self.kind} function '{self.name}': {what} leaf {k} has "
                                  f"shape {have}, but {where} leaf {k} has shape {shape}: "
-                                 f"return a {what.split()[-1]} of shape {shape}")
+                                 f"return a {noun} of shape {shape}")
             kind = np.result_type(unguarded_value(g)).kind
             if kind not in "fc":
                 raise TypeError(f"{self.kind} function '{self.name}': {what} leaf {k} has "
                                 f"dtype {np.result_type(unguarded_value(g))}; a "
-                                f"{what.split()[-1]} must be floating (or complex)")
+                                f"{noun} must be floating (or complex)")
             if kind == "c" and np.dtype(dtype).kind != "c":
                 raise TypeError(f"{self.kind} function '{self.name}': {what} leaf {k} is "
                                 f"complex but {where} leaf {k} is real ({dtype}): return a "
-                                f"real {what.split()[-1]}")
+                                f"real {noun}")
 
 
 class custom_jvp(_Custom):
