@@ -209,7 +209,9 @@ class _Custom:
                 raise TypeError(f"{self.kind} function '{self.name}': {what} returned "
                                 f"{describe(leaf)} as output leaf {k}; outputs must be "
                                 f"arrays or numbers (pytrees of them)")
-        leaves = [np.asarray(v) for v in leaves]
+        # arrays and NumPy scalars as they are (a 0-d result stays a NumPy scalar)
+        leaves = [v if isinstance(v, (np.ndarray, np.generic)) else np.asarray(v)[()]
+                  for v in leaves]
         if call.out is None:
             call.out = (rebuild, tuple(v.shape for v in leaves), tuple(v.dtype for v in leaves))
         return _pack(leaves)
@@ -361,11 +363,14 @@ class custom_jvp(_Custom):
         -------
         None
         """
+        if self.nondiff_argnums:
+            raise TypeError(f"custom_jvp function '{self.name}': defjvps cannot be used with "
+                            f"nondiff_argnums (as in JAX); give one rule with defjvp")
         self._jvps = tuple(jvps)
 
         def jvp(*args):
-            *nondiff, primals, tangents = args
-            out = self.fun(*_merge(self, nondiff, primals))
+            primals, tangents = args
+            out = self.fun(*primals)
             if len(self._jvps) != len(primals):
                 raise TypeError(f"custom_jvp function '{self.name}': defjvps was given "
                                 f"{len(self._jvps)} rule(s) but the call has "
@@ -562,8 +567,9 @@ class custom_vjp(_Custom):
     def _jvp_all(self, tangents, ans, *leaves, call):
         raise TypeError(f"can't apply forward-mode differentiation (jvp, jacfwd, hessian's "
                         f"forward pass) to '{self.name}', a custom_vjp function: it has only "
-                        f"a reverse-mode rule. Use reverse mode (grad, vjp, jacrev), or "
-                        f"define '{self.name}' with dualad.custom_jvp instead, whose rule "
+                        f"a reverse-mode rule. Use reverse mode (grad, vjp, jacrev, "
+                        f"jacobian(f, mode='rev'), hessian(f, mode='reverse-over-reverse')), "
+                        f"or define '{self.name}' with dualad.custom_jvp instead, whose rule "
                         f"serves both modes")
 
     def _vjp_all(self, ct, ans, *leaves, call):
@@ -699,14 +705,6 @@ def _traced_free_variable(fn):
         if _holds_box(value):
             return name
     return None
-
-
-def _merge(fn, nondiff, primals):
-    """Positional arguments from the nondiff values and the differentiable ones."""
-    n = len(nondiff) + len(primals)
-    nd, pr = iter(nondiff), iter(primals)
-    places = {i + n if i < 0 else i for i in fn.nondiff_argnums}
-    return tuple(next(nd) if i in places else next(pr) for i in range(n))
 
 
 def _tree_add(a, b):

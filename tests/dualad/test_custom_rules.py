@@ -156,6 +156,12 @@ def test_second_order_of_custom_jvp():
 def test_second_order_of_custom_vjp():
     H = J.jacrev(dualad.grad(g_loss))(X)
     np.testing.assert_allclose(H, J.hessian(g_loss_plain)(X), atol=1e-12)
+    np.testing.assert_allclose(J.hessian(g_loss, mode="reverse-over-reverse")(X), H, atol=1e-12)
+    for x in (X, X + 0.5):
+        np.testing.assert_allclose(J.jacrev(dualad.grad(dualad.jit(g_loss)))(x),
+                                   J.hessian(g_loss_plain)(x), atol=1e-12)
+        np.testing.assert_allclose(dualad.jit(J.jacrev(dualad.grad(g_loss)))(x),
+                                   J.hessian(g_loss_plain)(x), atol=1e-12)
     # the rule, not the body: d/dx (0.5 e^x) = 0.5 e^x
     assert dualad.grad(dualad.grad(halfexp))(0.7) == pytest.approx(0.5 * np.exp(0.7))
 
@@ -163,8 +169,12 @@ def test_second_order_of_custom_vjp():
 def test_custom_vjp_refuses_forward_mode():
     for run in (lambda: dualad.jvp(g, (X,), (X,)), lambda: J.jacfwd(g)(X),
                 lambda: J.hessian(g_loss)(X)):
-        with pytest.raises(TypeError, match=r"'g', a custom_vjp function.*custom_jvp"):
+        with pytest.raises(TypeError, match=r"'g', a custom_vjp function.*reverse-over-"
+                                            r"reverse.*custom_jvp"):
             run()
+    # forward-over-reverse works where no tangent of g's output is needed (a lazy sweep)
+    np.testing.assert_allclose(J.hessian(lambda x: np.sum(g(x)))(X),
+                               np.diag(sigmoid(X) * (1 - sigmoid(X))), atol=1e-12)
 
 
 def test_vmap():
@@ -566,3 +576,31 @@ def test_property_matches_the_body(xs, y):
                                atol=1e-12)
     np.testing.assert_allclose(J.hessian(lambda x: f_loss(x, y))(x),
                                J.hessian(f_loss_plain)(x, y), atol=1e-10)
+
+
+def test_defjvps_one_rule_per_argument():
+    @dualad.custom_jvp
+    def sin_times(x, y):
+        return np.sin(x) * y
+
+    sin_times.defjvps(lambda x_dot, out, x, y: np.cos(x) * x_dot * y,
+                      lambda y_dot, out, x, y: np.sin(x) * y_dot)
+    gx, gy = dualad.grad(lambda x, y: np.sum(sin_times(x, y)), argnums=(0, 1))(X, Y)
+    np.testing.assert_allclose(gx, np.cos(X) * Y)
+    np.testing.assert_allclose(gy, np.sin(X))
+    _, t = dualad.jvp(sin_times, (X, Y), (np.ones(3), np.zeros(3)))
+    np.testing.assert_allclose(t, np.cos(X) * Y)
+
+    @dualad.custom_jvp
+    def only_x(x, y):
+        return np.sin(x) * y
+    only_x.defjvps(lambda x_dot, out, x, y: np.cos(x) * x_dot * y, None)   # y: no tangent
+    assert dualad.grad(only_x, argnums=1)(0.3, 2.0) == 0.0
+    with pytest.raises(TypeError, match="'two': defjvps cannot be used with nondiff_argnums"):
+        dualad.custom_jvp(_two, nondiff_argnums=(1,)).defjvps(None)
+
+
+def test_scalar_outputs_stay_numpy_scalars():
+    v, gr = dualad.value_and_grad(lambda x: np.sum(g(x)))(X)
+    assert np.ndim(v) == 0 and np.ndim(gr) == 1
+    assert isinstance(dualad.grad(halfsin)(0.2), (float, np.floating))
