@@ -182,7 +182,7 @@ class _Custom:
         if not traced:
             out = self.fun(*args)
             if _holds_box(out):   # computed from a traced closure: the rule never sees it
-                self._check_closures()
+                self._check_closures(call)
                 raise self._closure_error(None)
             return out
         if not self._has_rule():
@@ -190,7 +190,7 @@ class _Custom:
                             f"transformation before its rule was defined: "
                             f"{self._define_hint()} first (a call outside any "
                             f"transformation just runs '{self.name}')")
-        self._check_closures()
+        self._check_closures(call)
         packed = self._prim(*leaves, call=call)
         return _unpack(call, packed)
 
@@ -221,14 +221,19 @@ class _Custom:
     def _rule_functions(self):
         return ()
 
-    def _check_closures(self):
+    def _check_closures(self, call):
         for fn in (self.fun,) + self._rule_functions():
             name = _traced_free_variable(fn)
             if name is not None:
                 raise self._closure_error(name)
+        for j, v in call.nondiff.items():
+            name = _traced_free_variable(v) if callable(v) else None
+            if name is not None:
+                raise self._closure_error(name, via=f" (through argument {j}, a function "
+                                                    f"in nondiff_argnums)")
 
-    def _closure_error(self, var):
-        what = f"closes over '{var}', a value" if var is not None else \
+    def _closure_error(self, var, via=""):
+        what = f"closes over '{var}'{via}, a value" if var is not None else \
             "uses a value (a closure or a global)"
         return TypeError(
             f"{self.kind} function '{self.name}' {what} traced by an outer transformation "
@@ -237,7 +242,7 @@ class _Custom:
             f"and give its {'tangent' if self.kind == 'custom_jvp' else 'cotangent'} in "
             f"the rule")
 
-    def _check_levels(self, out, inputs, what):
+    def _check_levels(self, out, inputs):
         """A rule's result may not carry a trace above its inputs' (a closed-over tracer)."""
         top = _top_level(inputs)
         if _top_level(out) > top:
@@ -422,7 +427,7 @@ class custom_jvp(_Custom):
             t_leaves = [np.zeros(s, _tangent_dtype(d)) if t is None else t
                         for t, s, d in zip(t_leaves, shapes, dtypes)]
         self._check_like(t_leaves, shapes, dtypes, "tangent output", "the function's output")
-        self._check_levels(t_leaves, list(leaves) + list(tangents), "tangent")
+        self._check_levels(t_leaves, list(leaves) + list(tangents))
         return _pack([_as_dtype(t, d) for t, d in zip(t_leaves, dtypes)])
 
     def _leaves_like(self, like, tree, what):
@@ -612,7 +617,7 @@ class custom_vjp(_Custom):
         shapes_in = [shape_of(v) for v in leaves]
         dtypes_in = [np.result_type(unguarded_value(v)) for v in leaves]
         self._check_like(picked, shapes_in, dtypes_in, "cotangent", "the argument")
-        self._check_levels(picked, list(leaves) + [ct] + flatten(residuals)[0], "cotangent")
+        self._check_levels(picked, list(leaves) + [ct] + flatten(residuals)[0])
         return [None if c is None or not _is_inexact(v) else _as_dtype(c, d)
                 for c, v, d in zip(picked, leaves, dtypes_in)]
 

@@ -1,8 +1,8 @@
 """The rule checker: is a hand-written derivative rule right?
 
 ``check_rule(target)`` takes a registered primitive, a user's ``@primitive``
-with ``defjvp``/``defvjp``, or an ``autograd.Function`` subclass, and checks at
-each sample call (the primitive's ``samples``, or broadcasting shape sweeps
+with ``defjvp``/``defvjp``, an ``autograd.Function`` subclass, or a
+``dualad.custom_jvp``/``custom_vjp`` function, and checks at each sample call (the primitive's ``samples``, or broadcasting shape sweeps
 inside its ``domain`` for elementwise ones, or the ``args`` you pass):
 
 - value: the traced call gives the same primal as the plain call;
@@ -358,10 +358,14 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
 
     Parameters
     ----------
-    target : Primitive or type
+    target : Primitive or type or dualad.custom_jvp or dualad.custom_vjp
         A registered primitive (``dualad.extend.REGISTRY[name]``), a ``@dualad.primitive``
-        with ``defjvp``/``defvjp``/``defderiv`` rules, or a ``dualad.autograd.Function``
-        subclass.
+        with ``defjvp``/``defvjp``/``defderiv`` rules, a ``dualad.autograd.Function``
+        subclass, or a ``dualad.custom_jvp``/``custom_vjp`` function (checked through its
+        calls, its differentiable arguments arrays; ``args=`` gives a sample, the
+        ``nondiff_argnums`` ones in place). For these the rule's primal output (the JVP
+        rule's at zero tangents, ``fwd``'s) is also checked against the function's value,
+        and a ``custom_vjp`` is checked in reverse mode only.
     samples : list of dict, optional
         :func:`dualad.extend.sample` dicts to check at, instead of the primitive's own.
     args : tuple, optional

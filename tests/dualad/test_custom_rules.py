@@ -604,3 +604,31 @@ def test_scalar_outputs_stay_numpy_scalars():
     v, gr = dualad.value_and_grad(lambda x: np.sum(g(x)))(X)
     assert np.ndim(v) == 0 and np.ndim(gr) == 1
     assert isinstance(dualad.grad(halfsin)(0.2), (float, np.floating))
+
+
+def test_callable_nondiff_argument_closing_over_a_traced_value_raises():
+    def outer(c):
+        return np.sum(apply_fn(lambda x: np.sin(x) * c, X, 2.0))
+    with pytest.raises(TypeError, match=r"'apply_fn' closes over 'c' \(through argument 0, a "
+                                        r"function in nondiff_argnums\)"):
+        dualad.grad(outer)(1.0)
+    # the same callable over a constant is fine
+    np.testing.assert_allclose(
+        dualad.grad(lambda x: np.sum(apply_fn(lambda x: np.sin(x) * 3.0, x, 2.0)))(X),
+        6.0 * np.cos(X))
+
+
+def test_non_array_leaves_in_a_pytree_argument_pass_through():
+    @dualad.custom_vjp
+    def tagged(p):
+        assert p["tag"] == "w" and p["none"] is None
+        return p["x"] ** 2
+
+    def tagged_fwd(p):
+        return tagged(p), p["x"]
+
+    def tagged_bwd(x, ct):
+        return ({"x": 2 * x * ct, "tag": None, "none": None},)
+    tagged.defvjp(tagged_fwd, tagged_bwd)
+    got = dualad.grad(lambda x: np.sum(tagged({"x": x, "tag": "w", "none": None})))(X)
+    np.testing.assert_allclose(got, 2 * X)
