@@ -227,11 +227,9 @@ def _resolve(target):
 
 
 def _custom_nondiff(target, nargs):
-    """The nondiff argument positions of a custom_jvp/custom_vjp ``target`` (none for
-    other targets), for a call with ``nargs`` positional arguments."""
-    argnums = getattr(target, "nondiff_argnums", ()) if isinstance(
-        target, (dualad.custom_jvp, dualad.custom_vjp)) else ()
-    return {i % nargs for i in argnums} if nargs else set()
+    """The nondiff argument positions of a custom_jvp/custom_vjp ``target``, for a call
+    with ``nargs`` positional arguments."""
+    return {i % nargs for i in target.nondiff_argnums} if nargs else set()
 
 
 def _check_custom_primal(report, target, vals, kw, tag):
@@ -445,8 +443,10 @@ def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=T
                     "params": params or {}, "domain": None, "values": args}]
     samples = default_samples(prim, target) if samples is None else samples
     rng = np.random.default_rng(seed)
-    nondiff = set(prim.nondiff_argnums) | _custom_nondiff(
-        target, len(args) if args is not None else signature_arity(prim, target))
+    nondiff = set(prim.nondiff_argnums)
+    if isinstance(target, (dualad.custom_jvp, dualad.custom_vjp)):
+        nondiff |= _custom_nondiff(target, len(args) if args is not None
+                                   else signature_arity(prim, target))
     sympy_runs = 0
     skipped = []
 
