@@ -12,6 +12,7 @@ import numpy as np
 from .loopbuild import JOIN, OUTPUT, PACK
 from .loops import roll
 from .numba_base import MIN_ROLLED, Unsupported, check_aval
+from .numba_bounds import int_ranges, prove_in_bounds
 from .numba_flat import DTYPE_SRC, EXPR, FlatWriting, View
 from .numba_flatloop import FlatLoops
 from .numba_flatprims import FlatPrimitives
@@ -258,6 +259,12 @@ def compile_flat(program, name, numba, main):
         calls = [f"    {'return ' if j == len(names) - 1 else ''}{n}({args}, {places})"
                  for j, n in enumerate(names)]
         src = "\n".join(blocks) + f"\ndef {main}({args}):\n" + "\n".join(arenas + calls) + "\n"
+    sizes = {f"v{v}": math.prod(prog.avals[v][1]) for v in prog.invars
+             if prog.avals[v][0] is np.ndarray}
+    sizes.update({f"k{j}": c[1].size for j, c in enumerate(w.consts)})
+    sizes.update({_ARENA[dt]: w.arena.get(dt, 0) or 1 for dt in _ARENA})
+    sizes.update({b: n for b, n, _ in w.outbuf.values()})
+    prove_in_bounds(src, sizes, int_ranges([c[1] for c in w.consts]))
     key = (src, BOUNDSCHECK)
     with _LOCK:
         fn = _COMPILED.get(key)

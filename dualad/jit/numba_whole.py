@@ -270,10 +270,11 @@ def compile_whole(program, name="replay"):
         if program.avals[v][0] is np.ndarray and program.avals[v][1] == ():
             raise Unsupported(f"v{v}: a 0-d array argument")
     main = f"whole_{name}"
+    declined = ""
     try:
         fn, src, consts, _ = compile_flat(program, name, numba, main)
-    except Unsupported:
-        fn = None
+    except Unsupported as exc:     # written below by the kernels' writer; say why
+        fn, declined = None, f"# (the one-function writer declined: {exc})\n"
     if fn is not None:
         wrap = {"np": np, main: fn}
         wrap.update({f"k{j}": c for j, c in enumerate(consts)})
@@ -326,5 +327,5 @@ def compile_whole(program, name="replay"):
     wsource = _wrapper_source(program, w.outvars, name, main, len(w.consts))
     exec(compile(wsource, f"<dualad.jit numba wrapper {name}>", "exec"), wrap)  # noqa: S102
     return wrap[name], "# numba: the whole program, compiled with numba.njit\n" + \
-        wsource + "\n" + source
+        declined + wsource + "\n" + source
 
