@@ -35,7 +35,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .fuse import EXPRESSIONS, boundaries, groups
+from .fuse import EXPRESSIONS
 from .passes import known
 from .numba_base import BOOL, F64, I64, Unsupported, literal
 
@@ -216,7 +216,10 @@ class FlatWriting:
         self.ind = self.ind[:len(self.ind) - 4 * self._opened.pop()]
 
     def copy_into(self, dst, src):
-        """Lines writing ``src`` (a View broadcast to ``dst``'s shape, or a scalar) into ``dst``."""
+        """Lines writing ``src`` (a View broadcast to ``dst``'s shape, or a scalar) into
+        ``dst``; none when ``src`` already is there."""
+        if self.same_place(dst, src):
+            return
         if dst.contiguous() and (not isinstance(src, View) or
                                  broadcast(src, dst.shape).contiguous() and
                                  0 not in broadcast(src, dst.shape).strides):
@@ -269,8 +272,8 @@ class FlatWriting:
                 name = self.w.name("out")   # a program output: its own array, no copy
                 self.w.outbuf[v] = (name, math.prod(shape), self.out_dtype(v))
                 bufs[v] = View(name, shape, self.out_dtype(v))
-            else:
-                bufs[v] = self.alloc(shape, self.out_dtype(v))
+            else:       # its consumer's place, or a new one (numba_flatplace)
+                bufs[v] = self.place(v, shape, self.out_dtype(v))
         loads, names = [], {}
         local = {m.out for m in members}
         tmp = {m.out: self.w.name("e") for m in members}
@@ -292,7 +295,8 @@ class FlatWriting:
                     names[key] = nm
                 else:
                     names[key] = x
-        flat = all(v.contiguous() and 0 not in v.strides for _, v in loads)
+        flat = all(v.contiguous() and 0 not in v.strides for v in
+                   [v for _, v in loads] + list(bufs.values()))
         n = math.prod(shape)
         lshape = (n,) if flat else shape
         idx = self.nest(lshape)
@@ -307,17 +311,6 @@ class FlatWriting:
         self.close()
         for v, b in bufs.items():
             self.val[v] = b
-
-    def fused_groups(self, prog, min_members):
-        """``{id(last member): (members, outputs, shape)}`` and the ids of the others."""
-        found = groups(prog, min_members)
-        at, drop = {}, set()
-        for g, (_, outputs) in zip(found, boundaries(prog, found)):
-            if not outputs:
-                continue
-            at[id(g.members[-1])] = (g.members, outputs, tuple(g.shape))
-            drop.update(id(m) for m in g.members[:-1])
-        return at, drop
 
 
 __all__ += ["basic_view", "positions", "broadcast"]

@@ -37,11 +37,7 @@ class FlatLoops:
 
     def _store(self, stack, k, x):
         """Write ``x`` as entry ``k`` (source) of the stacked ``stack``."""
-        shape = stack.shape[1:]
-        size = math.prod(shape)
-        off = int(k) * size if k.isdigit() else (f"{k} * {size}" if k.isidentifier() else
-                                                  f"({k}) * {size}") if size != 1 else k
-        dst = stack.sub(shape, stack.strides[1:], off)
+        dst = _slot(stack, k)
         if not isinstance(x, View):
             self.emit(f"{dst.at([])} = {x}")
         else:
@@ -80,17 +76,36 @@ class FlatLoops:
         ins = list(e.ins)
         nc, ni = spec.ncarry, spec.ninv
         child = self.child(body)
-        carries = []        # a place of its own for an array (the arena), a local for a number
-        for a in ins[:nc]:
+        kv = "k" if self.depth == 0 else f"k_{self.depth}"
+        outs = body.outvars
+        made = {v for v in body.invars}
+        once = {a for a in outs if a.__class__ is int and a not in made and
+                sum(b.__class__ is int and b == a for b in outs) == 1}
+        carries, slots, ends, writes = [], [], {}, {}
+        # an array carry the body computes anew has two places, read and written in turn
+        # by the parity of k (the new value never lands where the old one is read, and is
+        # written where it is made: no copy back); else one place, copied back into
+        for j, a in enumerate(ins[:nc]):
             x = self.value(a)
-            if isinstance(x, View):
-                carries.append(self.materialize(x))
-            else:
+            if not isinstance(x, View):
                 c = self.w.name("c")
                 self.emit(f"{c} = {x}")
                 carries.append(c)
-        slots = [(c.buf, c.off, c.off + max(1, math.prod(c.shape))) for c in carries
-                 if isinstance(c, View)]
+                continue
+            size = max(1, math.prod(x.shape))
+            if outs[j] in once:
+                buf, off = self.w.slot(2 * size, x.dtype)
+                self.copy_into(View(buf, x.shape, x.dtype, None, off), x)
+                carries.append(View(buf, x.shape, x.dtype, None, f"{off} + ({kv} & 1) * {size}"))
+                writes[j] = View(buf, x.shape, x.dtype, None,
+                                 f"{off + size} - ({kv} & 1) * {size}")
+                child.dest[outs[j]] = _fixed(writes[j])
+                ends[j] = View(buf, x.shape, x.dtype, None, off + size * (spec.n % 2))
+                slots.append((buf, off, off + 2 * size))
+            else:
+                carries.append(self.materialize(x))
+                c = carries[-1]
+                slots.append((c.buf, c.off, c.off + size))
 
         def clash(x):       # does x read a carry's place (or a place that moves with k)?
             if x.off.__class__ is not int:
@@ -98,7 +113,6 @@ class FlatLoops:
             return any(x.buf == b and lo < hi2 and x.off < hi for b, lo, hi in slots
                        for hi2 in [x.off + 1 + sum((d - 1) * abs(st) for d, st in
                                                    zip(x.shape, x.strides))])
-        kv = "k" if self.depth == 0 else f"k_{self.depth}"
 
         elems = []
         for x, a in zip(spec.xs, ins[nc + ni:]):
@@ -116,7 +130,6 @@ class FlatLoops:
             elems.append(self._entry(src, kv if (first, stride) == (0, 1)
                                      else f"{first} + {stride} * {kv}"))
         nl = spec.nlists
-        outs = body.outvars
         # the stacks of per-block values, typed from the body's avals
         ys = []
         for a in outs[nc:nc + nl]:
@@ -125,6 +138,8 @@ class FlatLoops:
             else:
                 shape, dtype = np.shape(a.value), np.result_type(a.value)
             ys.append(self.alloc((spec.n,) + tuple(shape), np.dtype(dtype)))
+            if a in once:       # made where it is stacked: no copy
+                child.dest.setdefault(a, _fixed(_slot(ys[-1], kv)))
         self.emit(f"for {kv} in range({spec.n}):")
         child.ind = self.ind + "    "
         for v, x in zip(body.invars, carries + [self.value(a) for a in ins[nc:nc + ni]] + elems):
@@ -142,22 +157,22 @@ class FlatLoops:
                 child.emit(f"{name} = {x}")
                 lasts.append(name)
         staged, scalars = [], []
-        for a, c in zip(outs[:nc], carries):
+        for j, (a, c) in enumerate(zip(outs[:nc], carries)):
             x = child.value(a)
-            if isinstance(c, View):
-                same = x.buf == c.buf and x.off == c.off and x.strides == c.strides
-                staged.append(None if same else child.materialize(x) if clash(x) else x)
-            else:
+            if not isinstance(c, View):
                 scalars.append((c, x))
-        for c, x in zip([c for c in carries if isinstance(c, View)], staged):
-            if x is not None:
-                child.copy_into(c, x)
+                continue
+            dst = writes.get(j, c)  # a computed carry: where it was made, else copied there
+            if not child.same_place(dst, x):
+                staged.append((dst, child.materialize(x) if clash(x) else x))
+        for dst, x in staged:
+            child.copy_into(dst, x)
         if scalars:
             left, right = (", ".join(p[j] for p in scalars) for j in (0, 1))
             child.emit(f"{left}, = ({right},)")
         finals, it = [], iter(lasts)
         for j in spec.last_carry:
-            finals.append(carries[j] if j is not None else next(it))
+            finals.append(ends.get(j, carries[j]) if j is not None else next(it))
         return ("tuple", [True] + ys + finals)
 
     def _output(self, e):
@@ -167,3 +182,17 @@ class FlatLoops:
         if not (isinstance(got, tuple) and got[0] == "tuple"):
             raise Unsupported(f"an output of something not a loop: {got!r:.200}")
         return got[1][e.ins[1].value]
+
+
+def _slot(stack, k):
+    """The View of entry ``k`` (source) of the stacked ``stack``."""
+    shape = stack.shape[1:]
+    size = math.prod(shape)
+    off = int(k) * size if k.isdigit() else (f"{k} * {size}" if k.isidentifier() else
+                                              f"({k}) * {size}") if size != 1 else k
+    return stack.sub(shape, stack.strides[1:], off)
+
+
+def _fixed(view):
+    """A function giving ``view`` (a place known before its producer is written)."""
+    return lambda: view

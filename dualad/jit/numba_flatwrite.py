@@ -14,6 +14,7 @@ from .loops import roll
 from .numba_base import MIN_ROLLED, Unsupported, check_aval
 from .numba_flat import DTYPE_SRC, EXPR, FlatWriting, View
 from .numba_flatloop import FlatLoops
+from .numba_flatplace import FlatPlaces
 from .numba_flatprims import FlatPrimitives
 from .numba_helpers import helpers
 from .passes import known, simplify
@@ -79,11 +80,12 @@ class _Writer:
         return f"{tag}_{self.count}"
 
 
-class _Emitter(FlatWriting, FlatPrimitives, FlatLoops):
+class _Emitter(FlatPlaces, FlatWriting, FlatPrimitives, FlatLoops):
 
     def __init__(self, w, prog, lines, ind="    "):
         self.w, self.avals, self.lines, self.ind = w, prog.avals, lines, ind
         self.val, self._opened, self.depth = {}, [], 0
+        self.dest, self.pre, self.zeroed, self.placed = {}, {}, set(), {}
 
     def child(self, prog):
         got = _Emitter(self.w, prog, self.lines, self.ind)
@@ -103,6 +105,7 @@ class _Emitter(FlatWriting, FlatPrimitives, FlatLoops):
         live numbers stored in the arena (:meth:`_spill`)."""
         self.avals = prog.avals
         fused, drop = self.fused_groups(prog, MIN_FUSED)
+        self.plan_places(prog)
         last = _last_uses(prog, fused) if parts is not None else None
         for i, e in enumerate(prog.body):
             if id(e) in drop:
