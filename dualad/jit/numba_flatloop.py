@@ -9,7 +9,10 @@ import math
 import numpy as np
 
 from .numba_base import BOOL, F64, I64, Unsupported, stacked_constants
-from .numba_flat import View
+from .numba_flat import View, c_strides, positions
+from .numba_flatplace import _basic, _written_index
+from .passes import known
+from .program import Eqn
 
 __all__ = ["FlatLoops"]
 
@@ -82,6 +85,13 @@ class FlatLoops:
         once = {a for a in outs if a.__class__ is int and a not in made and
                 sum(b.__class__ is int and b == a for b in outs) == 1}
         carries, slots, ends, writes = [], [], {}, {}
+        stacked, within = {}, {}    # carry -> the per-block value that is its lead; stacks
+        for p, a in enumerate(outs[nc:nc + spec.nlists]):
+            got = _prefix_of(body, a) if a in once else None
+            if got is not None and got[0] in body.invars[:nc]:
+                j = body.invars.index(got[0])
+                if outs[j] in once:
+                    stacked.setdefault(j, p)
         # an array carry the body computes anew has two places, read and written in turn
         # by the parity of k (the new value never lands where the old one is read, and is
         # written where it is made: no copy back); else one place, copied back into
@@ -93,7 +103,19 @@ class FlatLoops:
                 carries.append(c)
                 continue
             size = max(1, math.prod(x.shape))
-            if outs[j] in once:
+            p = stacked.get(j)
+            if p is not None:   # its leading part is stacked: it lives in its stack,
+                # one row (of its size) per block, the new value made in the next row
+                buf, off = self.w.slot((spec.n + 1) * size, x.dtype)
+                within[p] = View(buf, (spec.n,) + child.out_shape(outs[nc + p]), x.dtype,
+                                 (size,) + c_strides(child.out_shape(outs[nc + p])), off)
+                self.copy_into(View(buf, x.shape, x.dtype, None, off), x)
+                carries.append(View(buf, x.shape, x.dtype, None, _slot(within[p], kv).off))
+                writes[j] = View(buf, x.shape, x.dtype, None, f"{off + size} + {kv} * {size}")
+                child.dest[outs[j]] = _fixed(writes[j])
+                ends[j] = View(buf, x.shape, x.dtype, None, off + size * spec.n)
+                slots.append((buf, off, off + (spec.n + 1) * size))
+            elif outs[j] in once:
                 buf, off = self.w.slot(2 * size, x.dtype)
                 self.copy_into(View(buf, x.shape, x.dtype, None, off), x)
                 carries.append(View(buf, x.shape, x.dtype, None, f"{off} + ({kv} & 1) * {size}"))
@@ -132,14 +154,24 @@ class FlatLoops:
         nl = spec.nlists
         # the stacks of per-block values, typed from the body's avals
         ys = []
-        for a in outs[nc:nc + nl]:
+        for p, a in enumerate(outs[nc:nc + nl]):
             if a.__class__ is int:
                 shape, dtype = child.out_shape(a), child.out_dtype(a)
             else:
                 shape, dtype = np.shape(a.value), np.result_type(a.value)
+            if p in within:
+                ys.append(within[p])
+                continue
             ys.append(self.alloc((spec.n,) + tuple(shape), np.dtype(dtype)))
-            if a in once:       # made where it is stacked: no copy
+            if a in once and shape != ():       # made where it is stacked: no copy
                 child.dest.setdefault(a, _fixed(_slot(ys[-1], kv)))
+                got = _prefix_of(body, a)
+                if got is not None and got[0] not in made:     # a leading part of v: v made at the entry, its
+                    v, extra = got      # rest running into entry k + 1 (written later)
+                    self.w.slot(extra, dtype)       # (or past the stack's end)
+                    at = _slot(ys[-1], kv)
+                    child.dest.setdefault(v, _fixed(View(at.buf, child.out_shape(v),
+                                                         at.dtype, None, at.off)))
         self.emit(f"for {kv} in range({spec.n}):")
         child.ind = self.ind + "    "
         for v, x in zip(body.invars, carries + [self.value(a) for a in ins[nc:nc + ni]] + elems):
@@ -186,8 +218,7 @@ class FlatLoops:
 
 def _slot(stack, k):
     """The View of entry ``k`` (source) of the stacked ``stack``."""
-    shape = stack.shape[1:]
-    size = math.prod(shape)
+    shape, size = stack.shape[1:], stack.strides[0]
     off = int(k) * size if k.isdigit() else (f"{k} * {size}" if k.isidentifier() else
                                               f"({k}) * {size}") if size != 1 else k
     return stack.sub(shape, stack.strides[1:], off)
@@ -196,3 +227,23 @@ def _slot(stack, k):
 def _fixed(view):
     """A function giving ``view`` (a place known before its producer is written)."""
     return lambda: view
+
+
+def _prefix_of(body, a):
+    """``(v, entries of v after it)`` when ``a`` is a basic index of the array ``v``
+    selecting v's first entries in C order, else None."""
+    for e in body.body:
+        if e.__class__ is not Eqn or e.out != a:
+            continue
+        if known(e.prim) != "getitem" or e.ins[0].__class__ is not int:
+            return None
+        v = e.ins[0]
+        kind, shape, dtype = body.avals[v]
+        idx = _written_index(e.params["idx"])
+        if kind is not np.ndarray or not shape or idx is None or not _basic(idx):
+            return None
+        pos = positions(View("_", tuple(shape), np.dtype(dtype)), idx).ravel()
+        if pos.size == 0 or not np.array_equal(pos, np.arange(pos.size)):
+            return None
+        return v, math.prod(shape) - pos.size
+    return None
