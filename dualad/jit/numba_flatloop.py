@@ -59,10 +59,16 @@ class FlatLoops:
         xs_a = [self.value(a) for a in after]
         shape, dtype = self.kind_of((xs_b or xs_a)[0], (before or after)[0])
         total = len(before) + p["count"] + len(after)
+        yv = self.value(y)
+        rows = _rows(xs_b, yv, xs_a, p)
+        if rows is not None:    # all rows of one buffer, evenly spaced: a view of it
+            step = rows[1] - rows[0] if len(rows) > 1 else 0
+            if rows == [rows[0] + step * j for j in range(total)]:
+                return View(yv.buf, (total,) + yv.shape[1:], yv.dtype,
+                            (step,) + yv.strides[1:], rows[0])
         out = self.alloc((total,) + shape, np.dtype(dtype))
         for j, x in enumerate(xs_b):
             self._store(out, str(j), x)
-        yv = self.value(y)
         jn = self.w.name("j")
         self.emit(f"for {jn} in range({p['count']}):")
         self.ind += "    "
@@ -247,3 +253,17 @@ def _prefix_of(body, a):
             return None
         return v, math.prod(shape) - pos.size
     return None
+
+
+def _rows(xs_b, yv, xs_a, p):
+    """The offsets of a join's rows (the values before, the stack's entries, the values
+    after) when all are views of one buffer with the same shape and strides, else None."""
+    if not isinstance(yv, View) or yv.off.__class__ is not int or len(yv.shape) < 2:
+        return None
+    shape, strides = yv.shape[1:], yv.strides[1:]
+    for x in xs_b + xs_a:
+        if not isinstance(x, View) or x.buf != yv.buf or x.off.__class__ is not int or \
+                x.shape != shape or x.strides != strides or x.dtype != yv.dtype:
+            return None
+    return [x.off for x in xs_b] + [yv.off + (p["first"] + p["stride"] * j) * yv.strides[0]
+                                     for j in range(p["count"])] + [x.off for x in xs_a]
