@@ -1,7 +1,18 @@
 """How :mod:`dualad.jit.numba_flat` writes a rolled loop (:mod:`dualad.jit.loops`): a
-``for`` over the blocks with the body's code inline (one compiled function in all), the
-carries as locals holding C-contiguous buffers (or scalars), per-block values stacked in
-one buffer, per-block inputs read at an offset of ``k`` (a mixin of the flat emitter)."""
+``for`` over the blocks with the body's code inline (one compiled function in all),
+per-block values stacked in one buffer, per-block inputs read at an offset of ``k`` (a
+mixin of the flat emitter).
+
+Carries: a number is a local; an array the body computes anew has two places, read and
+written in turn by the parity of ``k`` (its producer writes the new value in the place the
+old one is not read from: no copy back; after the loop it is in the place the static trip
+count says), or, when its leading part is a per-block value, one row of that value's stack
+per block (block ``k`` reads row ``k`` and writes row ``k + 1``: the stacked entry is the
+carry itself); any other array carry has one place, copied back into at the end of each
+block. A per-block value, or an array whose leading entries it is, is made in its stack
+entry (the rest running into entry ``k + 1``, written later, or a pad after the stack).
+A join (the reverse sweep's list of stacked values) whose rows are evenly spaced rows of
+one buffer is a view of it; otherwise it is copied row by row."""
 from __future__ import annotations
 
 import math
