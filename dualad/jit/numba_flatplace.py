@@ -202,7 +202,6 @@ class FlatPlaces:
         if make is not None:
             got = make()
             if got.shape == tuple(shape) and got.dtype == dtype:
-                self.placed[v] = got
                 return got
         return self.alloc(shape, dtype)
 

@@ -85,7 +85,7 @@ class _Emitter(FlatPlaces, FlatWriting, FlatPrimitives, FlatLoops):
     def __init__(self, w, prog, lines, ind="    "):
         self.w, self.avals, self.lines, self.ind = w, prog.avals, lines, ind
         self.val, self._opened, self.depth = {}, [], 0
-        self.dest, self.pre, self.zeroed, self.placed = {}, {}, set(), {}
+        self.dest, self.pre, self.zeroed = {}, {}, set()
 
     def child(self, prog):
         got = _Emitter(self.w, prog, self.lines, self.ind)
