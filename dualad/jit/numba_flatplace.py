@@ -164,8 +164,9 @@ class FlatPlaces:
     def pre_out(self, e):
         """The output place of consumer ``e``, allocated on the first call."""
         got = self.pre.get(e.out)
-        if got is None:
-            got = self.pre[e.out] = self.alloc(self.out_shape(e.out), self.out_dtype(e.out))
+        if got is None:     # (itself in its own consumer's place, when it has one)
+            got = self.pre[e.out] = self.place(e.out, self.out_shape(e.out),
+                                               self.out_dtype(e.out))
         return got
 
     def _concat_place(self, e, sh, at, axis):
@@ -196,8 +197,8 @@ class FlatPlaces:
             self.close()
 
     def place(self, v, shape, dtype):
-        """The place for the value of ``v`` (a producer's output): its consumer's, or a
-        new one in the arena."""
+        """The place for the value of ``v`` (the output of an elementwise loop, a
+        concatenation or a scatter): its consumer's, or a new one in the arena."""
         make = self.dest.pop(v, None)
         if make is not None:
             got = make()

@@ -81,7 +81,7 @@ class FlatPrimitives:
             return None
         u = self.value(e.ins[0])
         if _basic(idx):     # zeros only where the operand does not land (numba_flatplace)
-            out = self.pre.pop(e.out, None) or self.alloc(shape, F64)
+            out = self.pre.pop(e.out, None) or self.place(e.out, shape, F64)
             runs = uncovered_runs(shape, idx)
             if e.out not in self.zeroed:
                 if len(runs) > MAX_RUNS and not self.same_place(basic_view(out, idx), u):
@@ -115,7 +115,7 @@ class FlatPrimitives:
         shape = self.out_shape(e.out)
         dtype = self.out_dtype(e.out)
         axis = int(e.params["axis"]) % len(shape)
-        out = self.pre.pop(e.out, None) or self.alloc(shape, dtype)
+        out = self.pre.pop(e.out, None) or self.place(e.out, shape, dtype)
         at = 0
         for x in xs:
             n = x.shape[axis]

@@ -195,3 +195,19 @@ def test_stacked_leading_parts_other_slices_and_a_stack_read_backward():
     assert "for k in range(" in src
     src = _grad(f, w)
     assert "for k in range(" in src
+
+
+def test_a_carry_that_is_a_concatenation_or_a_pad_is_made_in_its_next_place():
+    x = np.linspace(0.5, 1.5, 50)
+
+    def f(x):
+        y = x
+        for _ in range(40):
+            y = np.concatenate([y[:1], y[1:] * 0.5 + y[:-1] * 0.25])
+        return np.sum(y * y)
+
+    src, _ = _whole(f, x)
+    src = _grad(f, x)
+    body = "\n".join(_loop_body(src, 0) + _loop_body(src, 1)) + "\n"
+    # only single entries are copied in the loops (a concatenation's y[:1]), no array
+    assert not re.search(r"for \w+ in range\(\d+\):\n\s+wf\[[^\]]+\] = wf\[", body), src
