@@ -297,20 +297,53 @@ class FlatWriting:
                     names[key] = x
         flat = all(v.contiguous() and 0 not in v.strides for v in
                    [v for _, v in loads] + list(bufs.values()))
-        n = math.prod(shape)
-        lshape = (n,) if flat else shape
-        idx = self.nest(lshape)
-        for nm, v in loads:
-            v = View(v.buf, lshape, v.dtype, None, v.off) if flat else v
-            self.emit(f"{nm} = {v.at(idx)}")
-        for m in members:
-            self.emit(f"{tmp[m.out]} = {EXPR[known(m.prim)].format(*map(ref, m.ins))}")
-        for v, b in bufs.items():
-            b2 = View(b.buf, lshape, b.dtype, None, b.off) if flat else b
-            self.emit(f"{b2.at(idx)} = {tmp[v]}")
-        self.close()
+        spec = {"members": members, "loads": loads, "tmp": tmp, "ref": ref, "bufs": bufs,
+                "flat": flat, "shape": shape, "n": math.prod(shape),
+                "numbers": [x for x in names.values() if x.__class__ is str]}
         for v, b in bufs.items():
             self.val[v] = b
+        if not self.hold(spec):     # (numba_flatplace: perhaps written in its reader's loop)
+            self.write_loop(spec)
 
+    def write_loop(self, spec, lo=0, hi=None, inner=None):
+        """Write the loop of an elementwise ``spec`` (over entries ``lo`` to ``hi`` when
+        flat); ``inner``: ``(spec, shift, load)``, another flat loop computed inside this
+        one, its entry ``i - shift`` made before ``load`` (a name of this loop) is read
+        and read as it."""
+        flat, shape = spec["flat"], spec["shape"]
+        n = spec["n"]
+        lshape = (n,) if flat else shape
+        hi = n if hi is None else hi
+        if flat and hi - lo == 1:       # one entry: no loop
+            self._opened.append(0)
+            idx = [str(lo)]
+        elif flat:
+            self.emit(f"for i0 in range({lo}, {hi}):" if lo else f"for i0 in range({hi}):")
+            self.ind += "    "
+            self._opened.append(1)
+            idx = ["i0"]
+        else:
+            idx = self.nest(lshape)
+        skip = None
+        if inner is not None:
+            sub, shift, skip = inner
+            at = str(lo - shift) if idx[0] != "i0" else f"(i0 - {shift})" if shift else "i0"
+            self._loop_body(sub, [at], (sub["n"],))
+            self.emit(f"{skip} = {sub['tmp'][next(iter(sub['bufs']))]}")
+        self._loop_body(spec, idx, lshape, skip)
+        self.close()
+
+    def _loop_body(self, spec, idx, lshape, skip=None):
+        flat = spec["flat"]
+        for nm, v in spec["loads"]:
+            if nm != skip:
+                v = View(v.buf, lshape, v.dtype, None, v.off) if flat else v
+                self.emit(f"{nm} = {v.at(idx)}")
+        tmp, ref = spec["tmp"], spec["ref"]
+        for m in spec["members"]:
+            self.emit(f"{tmp[m.out]} = {EXPR[known(m.prim)].format(*map(ref, m.ins))}")
+        for v, b in spec["bufs"].items():
+            b2 = View(b.buf, lshape, b.dtype, None, b.off) if flat else b
+            self.emit(f"{b2.at(idx)} = {tmp[v]}")
 
 __all__ += ["basic_view", "positions", "broadcast"]

@@ -12,8 +12,15 @@ by that equation (a scatter now writes zeros only where no operand lands), a sta
 entry ``k`` is written only in block ``k``, and a carry the body computes anew has two
 places used in turn by the parity of ``k`` (:mod:`dualad.jit.numba_flatloop`), so the
 new value never lands where the old one is still read. The other readers of the value
-read it in its new place. Only elementwise loops are placed so (the producers that write
-each entry once); a value has at most one such place, the first consumer's.
+read it in its new place. Elementwise loops, concatenations and scatters are placed so;
+a value has at most one such place, the first consumer's.
+
+A placed elementwise loop whose value nothing else reads is kept (:meth:`FlatPlaces.hold`)
+until the next loop: when that loop reads the concatenation or scatter through exactly one
+load of C-contiguous entries (and as no number), the kept loop is computed inside it, entry
+``i - shift`` just before entry ``i`` is read (still stored: other readers come later),
+the entries before and after it (the other operands, the zeros) read as before; one loop
+instead of two. Any other code written meanwhile writes the kept loop first.
 
 :func:`flat_groups` is :func:`dualad.jit.fuse.groups` for this writer: the kernels path
 keeps the readers of a scatter's output out of groups (its scatter-add chains stay NumPy
@@ -118,15 +125,32 @@ def uncovered_runs(shape, idx):
     return [(int(a), int(b - a)) for a, b in zip(edges[::2], edges[1::2])]
 
 
+def _base(off):
+    """The constant an offset source starts with (the start of the part of the arena its
+    view was made from), or 0."""
+    head = off.split(" ", 1)[0]
+    return int(head) if head.isdigit() else 0
+
+
 class FlatPlaces:
     """A mixin of the flat emitter: ``self.dest`` (variable -> function giving its place),
     ``self.pre`` (a consumer's output variable -> its place, allocated early),
-    ``self.zeroed`` (the output variables of scatters already zero-filled)."""
+    ``self.zeroed`` (the output variables of scatters already zero-filled), ``self.solo``
+    (a variable read only by the concatenation or scatter it is placed in -> that
+    equation's output) and ``self.pending`` (a held loop, see :meth:`hold`)."""
 
     def plan_places(self, prog):
         """Record, for each variable some equation of ``prog`` only copies into its own
         output (concatenate, a basic-index scatter), the place it is copied to (the
         consumer's output is allocated when the producer first asks)."""
+        reads = {}
+        for e in prog.body:
+            for a in ([e.var] if e.__class__ is Guard else e.ins):
+                if a.__class__ is int:
+                    reads[a] = reads.get(a, 0) + 1
+        for a in prog.outvars:
+            if a.__class__ is int:
+                reads[a] = reads.get(a, 0) + 1
         for e in prog.body:
             if e.__class__ is Guard:
                 continue
@@ -142,6 +166,8 @@ class FlatPlaces:
                         break
                     if a.__class__ is int and self.out_dtype(a) == self.out_dtype(e.out):
                         self.dest.setdefault(a, self._concat_place(e, sh, at, axis))
+                        if reads.get(a) == 1:
+                            self.solo[a] = e.out
                     at += sh[axis]
             elif name == "untake" and e.ins[0].__class__ is int:
                 idx = _written_index(e.params["idx"])
@@ -153,6 +179,8 @@ class FlatPlaces:
                 probe = basic_view(View("_", shape, F64), idx)
                 if probe.shape == self._shape_of(a):
                     self.dest.setdefault(a, self._untake_place(e, idx, shape))
+                    if reads.get(a) == 1:
+                        self.solo[a] = e.out
 
     def _shape_of(self, a):
         if a.__class__ is int:
@@ -227,3 +255,77 @@ class FlatPlaces:
             at[id(g.members[-1])] = (g.members, outputs, tuple(g.shape))
             drop.update(id(m) for m in g.members[:-1])
         return at, drop
+
+    # ---- a placed loop written inside its reader's loop ----------------------------
+    def hold(self, spec):
+        """Write ``spec`` (an elementwise loop) or keep it: a loop whose one output is
+        placed in a concatenation or scatter and read by nothing else is kept until the
+        next loop, which, when it reads that output flat, computes it inside (one loop,
+        not two). Returns whether ``spec`` was written or kept here."""
+        pend, self.pending = self.pending, None
+        if pend is not None:
+            if self._merge(pend, spec):
+                return True
+            self.write_loop(pend[0])
+        if spec["flat"] and len(spec["bufs"]) == 1:
+            v, home = next(iter(spec["bufs"].items()))
+            out = self.solo.get(v)
+            if out is not None and home.off.__class__ is int and \
+                    self.pre.get(out) is not None and self.pre[out].buf == home.buf:
+                whole = self.pre[out]
+                self.pending = (spec, out, home, (whole.off, whole.off + max(
+                    1, math.prod(whole.shape))))
+                return True
+        return False
+
+    def flush(self, item=None):
+        """Before ``item`` (the next equation, or a fused group's last member): let it
+        write code with the kept loop still kept if it is the loop's concatenation or
+        scatter, or an elementwise loop reading that; any other code written first
+        writes the kept loop (:meth:`emit`). Without ``item``: write the kept loop now."""
+        pend = self.pending
+        self.quiet = False
+        if pend is None or item is None or item.__class__ is Guard:
+            if pend is not None and item is None:
+                self.pending = None
+                self.write_loop(pend[0])
+            return
+        if item.out == pend[1]:
+            self.quiet = True
+            return
+        members = self._members_of(item)
+        self.quiet = bool(members) and any(a.__class__ is int and a == pend[1]
+                                           for m in members for a in m.ins)
+
+    def emit(self, line):
+        if self.pending is not None and not self.quiet:
+            pend, self.pending = self.pending, None
+            self.write_loop(pend[0])
+        self.lines.append(self.ind + line)
+
+    def _merge(self, pend, spec):
+        """Write ``spec``'s loop with the kept loop ``pend`` inside, when ``spec`` is flat
+        and reads the kept loop's place through exactly one load of C-contiguous entries
+        covering it; else write nothing and return False."""
+        sub, _, home, region = pend
+        if not spec["flat"] or region[0].__class__ is not int:
+            return False
+        n, m, lo = spec["n"], sub["n"], home.off
+        # a view with an offset that moves with k starts in the part of the arena it was
+        # made from (a carry's, a stack's), never in the concatenation's new one
+        hit = [(nm, v) for nm, v in spec["loads"] if v.buf == home.buf and (
+            v.off < lo + m and lo < v.off + n if v.off.__class__ is int else
+            region[0] <= _base(v.off) < region[1])]
+        if len(hit) != 1 or hit[0][1].off.__class__ is not int or any(
+                home.buf + "[" in x for x in spec["numbers"]):   # (an entry read as a number)
+            return False
+        nm, v = hit[0]
+        shift = lo - v.off
+        if shift < 0 or shift + m > n:
+            return False
+        if shift:
+            self.write_loop(spec, 0, shift)
+        self.write_loop(spec, shift, shift + m, inner=(sub, shift, nm))
+        if shift + m < n:
+            self.write_loop(spec, shift + m, n)
+        return True

@@ -86,6 +86,7 @@ class _Emitter(FlatPlaces, FlatWriting, FlatPrimitives, FlatLoops):
         self.w, self.avals, self.lines, self.ind = w, prog.avals, lines, ind
         self.val, self._opened, self.depth = {}, [], 0
         self.dest, self.pre, self.zeroed = {}, {}, set()
+        self.solo, self.pending, self.groups_at, self.quiet = {}, None, {}, False
 
     def child(self, prog):
         got = _Emitter(self.w, prog, self.lines, self.ind)
@@ -107,9 +108,11 @@ class _Emitter(FlatPlaces, FlatWriting, FlatPrimitives, FlatLoops):
         fused, drop = self.fused_groups(prog, MIN_FUSED)
         self.plan_places(prog)
         last = _last_uses(prog, fused) if parts is not None else None
+        self.groups_at = fused
         for i, e in enumerate(prog.body):
             if id(e) in drop:
                 continue
+            self.flush(e)
             got = fused.get(id(e))
             if got is not None:
                 self.elementwise(*got)
@@ -118,8 +121,19 @@ class _Emitter(FlatPlaces, FlatWriting, FlatPrimitives, FlatLoops):
             if parts is not None and len(self.lines) - parts[-1] > PART_LINES and \
                     not any(isinstance(x, tuple) for v, x in self.val.items()
                             if last.get(v, -1) > i):
+                self.flush()
                 self._spill(i, last)
                 parts.append(len(self.lines))
+        self.flush()
+
+    def _members_of(self, item):
+        """The equations written as one elementwise loop at ``item``, or None."""
+        got = self.groups_at.get(id(item))
+        if got is not None:
+            return got[0]
+        if item.prim.name in EXPR_ARITY and not item.params:
+            return [item]
+        return None
 
     def _spill(self, i, last):
         """Store the numbers held in locals and read after item ``i`` in the arena (the

@@ -167,9 +167,10 @@ def test_the_ode_gradient_has_no_copy_back_no_concatenation_copy_no_zero_fill():
     src = _grad(ode_objective(np, 30), x)
     fwd, bwd = _loop_body(src, 0), _loop_body(src, 1)
     loops = [sum(ln.strip().startswith("for ") for ln in b) for b in (fwd, bwd)]
-    # forward: per rhs one product (into the concatenation) and one fused update (into its
-    # stack entry, or the carry's next row), 17 loops before; backward: 10 (27 before)
-    assert loops == [8, 10], (loops, src)
+    # forward: per rhs one loop, the product (into the concatenation) computed inside the
+    # update's loop (into its stack entry, or the carry's next row): 4 loops, 17 before;
+    # backward: 6 (27 before)
+    assert loops == [4, 6], (loops, src)
     # no copy back of a carry, no copy into a concatenation, a pad or a stack, no zero fill
     # loop; the reversed stack the backward loop reads is a view, not a copy
     assert not _copies("\n".join(fwd + bwd)), src
@@ -211,3 +212,35 @@ def test_a_carry_that_is_a_concatenation_or_a_pad_is_made_in_its_next_place():
     body = "\n".join(_loop_body(src, 0) + _loop_body(src, 1)) + "\n"
     # only single entries are copied in the loops (a concatenation's y[:1]), no array
     assert not re.search(r"for \w+ in range\(\d+\):\n\s+wf\[[^\]]+\] = wf\[", body), src
+
+
+def test_a_placed_loop_computed_inside_its_readers_loop_or_not():
+    x = np.linspace(-1.0, 1.5, 12)
+
+    def first(x):      # one load of d: the product made inside the update's loop
+        d = np.concatenate([x[:1], x[1:] * 2.0])
+        return np.sum(d * 3.0 + x)
+
+    def middle(x):     # the product in the middle of the loop
+        m = np.concatenate([x[:2], x[2:7] * 2.0, x[7:]])
+        return np.sum(m * m - 1.0)
+
+    def shifts(x):     # two loads of p at two shifts: made alone
+        p = np.concatenate([x[:3], x[3:] * 0.5])
+        return np.sum(p[1:] * p[:-1] + 1.0)
+
+    def again(x):      # y read again: made alone
+        y = x[1:] * 4.0
+        q = np.concatenate([x[:1], y])
+        return np.sum((q * 2.0 + 1.0) * x) + np.sum(y)
+
+    def entry(x):      # an entry of d read as a number in the loop: made alone
+        d = np.concatenate([x[:1], x[1:] * 2.0])
+        return np.sum(d * d[5] + 1.0)
+
+    inside = {first: "for i0 in range(1, 12):", middle: "for i0 in range(2, 7):",
+              shifts: None, again: None, entry: None}
+    for f, loop in inside.items():
+        src, _ = _whole(f, x)
+        assert (loop in src) if loop else "range(1, " not in src and "range(3, " not in src, src
+        _grad(f, x)
