@@ -334,6 +334,7 @@ class FlatWriting:
         self.close()
 
     def _loop_body(self, spec, idx, lshape, skip=None):
+        """The loads (but ``skip``), operations and stores of ``spec`` at entry ``idx``."""
         flat = spec["flat"]
         for nm, v in spec["loads"]:
             if nm != skip:

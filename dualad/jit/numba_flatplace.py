@@ -298,6 +298,7 @@ class FlatPlaces:
                                            for m in members for a in m.ins)
 
     def emit(self, line):
+        """Append ``line``, the kept loop first unless the current item may follow it."""
         if self.pending is not None and not self.quiet:
             pend, self.pending = self.pending, None
             self.write_loop(pend[0])
