@@ -35,7 +35,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .fuse import EXPRESSIONS, boundaries, groups
+from .fuse import EXPRESSIONS
 from .passes import known
 from .numba_base import BOOL, F64, I64, Unsupported, literal
 
@@ -216,7 +216,10 @@ class FlatWriting:
         self.ind = self.ind[:len(self.ind) - 4 * self._opened.pop()]
 
     def copy_into(self, dst, src):
-        """Lines writing ``src`` (a View broadcast to ``dst``'s shape, or a scalar) into ``dst``."""
+        """Lines writing ``src`` (a View broadcast to ``dst``'s shape, or a scalar) into
+        ``dst``; none when ``src`` already is there."""
+        if self.same_place(dst, src):
+            return
         if dst.contiguous() and (not isinstance(src, View) or
                                  broadcast(src, dst.shape).contiguous() and
                                  0 not in broadcast(src, dst.shape).strides):
@@ -269,8 +272,8 @@ class FlatWriting:
                 name = self.w.name("out")   # a program output: its own array, no copy
                 self.w.outbuf[v] = (name, math.prod(shape), self.out_dtype(v))
                 bufs[v] = View(name, shape, self.out_dtype(v))
-            else:
-                bufs[v] = self.alloc(shape, self.out_dtype(v))
+            else:       # its consumer's place, or a new one (numba_flatplace)
+                bufs[v] = self.place(v, shape, self.out_dtype(v))
         loads, names = [], {}
         local = {m.out for m in members}
         tmp = {m.out: self.w.name("e") for m in members}
@@ -292,32 +295,56 @@ class FlatWriting:
                     names[key] = nm
                 else:
                     names[key] = x
-        flat = all(v.contiguous() and 0 not in v.strides for _, v in loads)
-        n = math.prod(shape)
-        lshape = (n,) if flat else shape
-        idx = self.nest(lshape)
-        for nm, v in loads:
-            v = View(v.buf, lshape, v.dtype, None, v.off) if flat else v
-            self.emit(f"{nm} = {v.at(idx)}")
-        for m in members:
-            self.emit(f"{tmp[m.out]} = {EXPR[known(m.prim)].format(*map(ref, m.ins))}")
-        for v, b in bufs.items():
-            b2 = View(b.buf, lshape, b.dtype, None, b.off) if flat else b
-            self.emit(f"{b2.at(idx)} = {tmp[v]}")
-        self.close()
+        flat = all(v.contiguous() and 0 not in v.strides for v in
+                   [v for _, v in loads] + list(bufs.values()))
+        spec = {"members": members, "loads": loads, "tmp": tmp, "ref": ref, "bufs": bufs,
+                "flat": flat, "shape": shape, "n": math.prod(shape),
+                "numbers": [x for x in names.values() if x.__class__ is str]}
         for v, b in bufs.items():
             self.val[v] = b
+        if not self.hold(spec):     # (numba_flatplace: perhaps written in its reader's loop)
+            self.write_loop(spec)
 
-    def fused_groups(self, prog, min_members):
-        """``{id(last member): (members, outputs, shape)}`` and the ids of the others."""
-        found = groups(prog, min_members)
-        at, drop = {}, set()
-        for g, (_, outputs) in zip(found, boundaries(prog, found)):
-            if not outputs:
-                continue
-            at[id(g.members[-1])] = (g.members, outputs, tuple(g.shape))
-            drop.update(id(m) for m in g.members[:-1])
-        return at, drop
+    def write_loop(self, spec, lo=0, hi=None, inner=None):
+        """Write the loop of an elementwise ``spec`` (over entries ``lo`` to ``hi`` when
+        flat); ``inner``: ``(spec, shift, load)``, another flat loop computed inside this
+        one, its entry ``i - shift`` made before ``load`` (a name of this loop) is read
+        and read as it."""
+        flat, shape = spec["flat"], spec["shape"]
+        n = spec["n"]
+        lshape = (n,) if flat else shape
+        hi = n if hi is None else hi
+        if flat and hi - lo == 1:       # one entry: no loop
+            self._opened.append(0)
+            idx = [str(lo)]
+        elif flat:
+            self.emit(f"for i0 in range({lo}, {hi}):" if lo else f"for i0 in range({hi}):")
+            self.ind += "    "
+            self._opened.append(1)
+            idx = ["i0"]
+        else:
+            idx = self.nest(lshape)
+        skip = None
+        if inner is not None:
+            sub, shift, skip = inner
+            at = str(lo - shift) if idx[0] != "i0" else f"(i0 - {shift})" if shift else "i0"
+            self._loop_body(sub, [at], (sub["n"],))
+            self.emit(f"{skip} = {sub['tmp'][next(iter(sub['bufs']))]}")
+        self._loop_body(spec, idx, lshape, skip)
+        self.close()
 
+    def _loop_body(self, spec, idx, lshape, skip=None):
+        """The loads (but ``skip``), operations and stores of ``spec`` at entry ``idx``."""
+        flat = spec["flat"]
+        for nm, v in spec["loads"]:
+            if nm != skip:
+                v = View(v.buf, lshape, v.dtype, None, v.off) if flat else v
+                self.emit(f"{nm} = {v.at(idx)}")
+        tmp, ref = spec["tmp"], spec["ref"]
+        for m in spec["members"]:
+            self.emit(f"{tmp[m.out]} = {EXPR[known(m.prim)].format(*map(ref, m.ins))}")
+        for v, b in spec["bufs"].items():
+            b2 = View(b.buf, lshape, b.dtype, None, b.off) if flat else b
+            self.emit(f"{b2.at(idx)} = {tmp[v]}")
 
 __all__ += ["basic_view", "positions", "broadcast"]

@@ -1,7 +1,18 @@
 """How :mod:`dualad.jit.numba_flat` writes a rolled loop (:mod:`dualad.jit.loops`): a
-``for`` over the blocks with the body's code inline (one compiled function in all), the
-carries as locals holding C-contiguous buffers (or scalars), per-block values stacked in
-one buffer, per-block inputs read at an offset of ``k`` (a mixin of the flat emitter)."""
+``for`` over the blocks with the body's code inline (one compiled function in all),
+per-block values stacked in one buffer, per-block inputs read at an offset of ``k`` (a
+mixin of the flat emitter).
+
+Carries: a number is a local; an array the body computes anew has two places, read and
+written in turn by the parity of ``k`` (its producer writes the new value in the place the
+old one is not read from: no copy back; after the loop it is in the place the static trip
+count says), or, when its leading part is a per-block value, one row of that value's stack
+per block (block ``k`` reads row ``k`` and writes row ``k + 1``: the stacked entry is the
+carry itself); any other array carry has one place, copied back into at the end of each
+block. A per-block value, or an array whose leading entries it is, is made in its stack
+entry (the rest running into entry ``k + 1``, written later, or a pad after the stack).
+A join (the reverse sweep's list of stacked values) whose rows are evenly spaced rows of
+one buffer is a view of it; otherwise it is copied row by row."""
 from __future__ import annotations
 
 import math
@@ -9,7 +20,10 @@ import math
 import numpy as np
 
 from .numba_base import BOOL, F64, I64, Unsupported, stacked_constants
-from .numba_flat import View
+from .numba_flat import View, c_strides, positions
+from .numba_flatplace import _basic, _written_index
+from .passes import known
+from .program import Eqn
 
 __all__ = ["FlatLoops"]
 
@@ -37,11 +51,7 @@ class FlatLoops:
 
     def _store(self, stack, k, x):
         """Write ``x`` as entry ``k`` (source) of the stacked ``stack``."""
-        shape = stack.shape[1:]
-        size = math.prod(shape)
-        off = int(k) * size if k.isdigit() else (f"{k} * {size}" if k.isidentifier() else
-                                                  f"({k}) * {size}") if size != 1 else k
-        dst = stack.sub(shape, stack.strides[1:], off)
+        dst = _slot(stack, k)
         if not isinstance(x, View):
             self.emit(f"{dst.at([])} = {x}")
         else:
@@ -60,10 +70,16 @@ class FlatLoops:
         xs_a = [self.value(a) for a in after]
         shape, dtype = self.kind_of((xs_b or xs_a)[0], (before or after)[0])
         total = len(before) + p["count"] + len(after)
+        yv = self.value(y)
+        rows = _rows(xs_b, yv, xs_a, p)
+        if rows is not None:    # all rows of one buffer, evenly spaced: a view of it
+            step = rows[1] - rows[0] if len(rows) > 1 else 0
+            if rows == [rows[0] + step * j for j in range(total)]:
+                return View(yv.buf, (total,) + yv.shape[1:], yv.dtype,
+                            (step,) + yv.strides[1:], rows[0])
         out = self.alloc((total,) + shape, np.dtype(dtype))
         for j, x in enumerate(xs_b):
             self._store(out, str(j), x)
-        yv = self.value(y)
         jn = self.w.name("j")
         self.emit(f"for {jn} in range({p['count']}):")
         self.ind += "    "
@@ -80,17 +96,55 @@ class FlatLoops:
         ins = list(e.ins)
         nc, ni = spec.ncarry, spec.ninv
         child = self.child(body)
-        carries = []        # a place of its own for an array (the arena), a local for a number
-        for a in ins[:nc]:
+        kv = "k" if self.depth == 0 else f"k_{self.depth}"
+        outs = body.outvars
+        made = {v for v in body.invars}
+        once = {a for a in outs if a.__class__ is int and a not in made and
+                sum(b.__class__ is int and b == a for b in outs) == 1}
+        carries, slots, ends, writes = [], [], {}, {}
+        stacked, within = {}, {}    # carry -> the per-block value that is its lead; stacks
+        for p, a in enumerate(outs[nc:nc + spec.nlists]):
+            got = _prefix_of(body, a) if a in once else None
+            if got is not None and got[0] in body.invars[:nc]:
+                j = body.invars.index(got[0])
+                if outs[j] in once:
+                    stacked.setdefault(j, p)
+        # an array carry the body computes anew has two places, read and written in turn
+        # by the parity of k (the new value never lands where the old one is read, and is
+        # written where it is made: no copy back); else one place, copied back into
+        for j, a in enumerate(ins[:nc]):
             x = self.value(a)
-            if isinstance(x, View):
-                carries.append(self.materialize(x))
-            else:
+            if not isinstance(x, View):
                 c = self.w.name("c")
                 self.emit(f"{c} = {x}")
                 carries.append(c)
-        slots = [(c.buf, c.off, c.off + max(1, math.prod(c.shape))) for c in carries
-                 if isinstance(c, View)]
+                continue
+            size = max(1, math.prod(x.shape))
+            p = stacked.get(j)
+            if p is not None:   # its leading part is stacked: it lives in its stack,
+                # one row (of its size) per block, the new value made in the next row
+                buf, off = self.w.slot((spec.n + 1) * size, x.dtype)
+                within[p] = View(buf, (spec.n,) + child.out_shape(outs[nc + p]), x.dtype,
+                                 (size,) + c_strides(child.out_shape(outs[nc + p])), off)
+                self.copy_into(View(buf, x.shape, x.dtype, None, off), x)
+                carries.append(View(buf, x.shape, x.dtype, None, _slot(within[p], kv).off))
+                writes[j] = View(buf, x.shape, x.dtype, None, f"{off + size} + {kv} * {size}")
+                child.dest[outs[j]] = _fixed(writes[j])
+                ends[j] = View(buf, x.shape, x.dtype, None, off + size * spec.n)
+                slots.append((buf, off, off + (spec.n + 1) * size))
+            elif outs[j] in once:
+                buf, off = self.w.slot(2 * size, x.dtype)
+                self.copy_into(View(buf, x.shape, x.dtype, None, off), x)
+                carries.append(View(buf, x.shape, x.dtype, None, f"{off} + ({kv} & 1) * {size}"))
+                writes[j] = View(buf, x.shape, x.dtype, None,
+                                 f"{off + size} - ({kv} & 1) * {size}")
+                child.dest[outs[j]] = _fixed(writes[j])
+                ends[j] = View(buf, x.shape, x.dtype, None, off + size * (spec.n % 2))
+                slots.append((buf, off, off + 2 * size))
+            else:
+                carries.append(self.materialize(x))
+                c = carries[-1]
+                slots.append((c.buf, c.off, c.off + size))
 
         def clash(x):       # does x read a carry's place (or a place that moves with k)?
             if x.off.__class__ is not int:
@@ -98,7 +152,6 @@ class FlatLoops:
             return any(x.buf == b and lo < hi2 and x.off < hi for b, lo, hi in slots
                        for hi2 in [x.off + 1 + sum((d - 1) * abs(st) for d, st in
                                                    zip(x.shape, x.strides))])
-        kv = "k" if self.depth == 0 else f"k_{self.depth}"
 
         elems = []
         for x, a in zip(spec.xs, ins[nc + ni:]):
@@ -116,15 +169,26 @@ class FlatLoops:
             elems.append(self._entry(src, kv if (first, stride) == (0, 1)
                                      else f"{first} + {stride} * {kv}"))
         nl = spec.nlists
-        outs = body.outvars
         # the stacks of per-block values, typed from the body's avals
         ys = []
-        for a in outs[nc:nc + nl]:
+        for p, a in enumerate(outs[nc:nc + nl]):
             if a.__class__ is int:
                 shape, dtype = child.out_shape(a), child.out_dtype(a)
             else:
                 shape, dtype = np.shape(a.value), np.result_type(a.value)
+            if p in within:
+                ys.append(within[p])
+                continue
             ys.append(self.alloc((spec.n,) + tuple(shape), np.dtype(dtype)))
+            if a in once and shape != ():       # made where it is stacked: no copy
+                child.dest.setdefault(a, _fixed(_slot(ys[-1], kv)))
+                got = _prefix_of(body, a)
+                if got is not None and got[0] not in made:     # a leading part of v: v made at the entry, its
+                    v, extra = got      # rest running into entry k + 1 (written later)
+                    self.w.slot(extra, dtype)       # (or past the stack's end)
+                    at = _slot(ys[-1], kv)
+                    child.dest.setdefault(v, _fixed(View(at.buf, child.out_shape(v),
+                                                         at.dtype, None, at.off)))
         self.emit(f"for {kv} in range({spec.n}):")
         child.ind = self.ind + "    "
         for v, x in zip(body.invars, carries + [self.value(a) for a in ins[nc:nc + ni]] + elems):
@@ -142,22 +206,22 @@ class FlatLoops:
                 child.emit(f"{name} = {x}")
                 lasts.append(name)
         staged, scalars = [], []
-        for a, c in zip(outs[:nc], carries):
+        for j, (a, c) in enumerate(zip(outs[:nc], carries)):
             x = child.value(a)
-            if isinstance(c, View):
-                same = x.buf == c.buf and x.off == c.off and x.strides == c.strides
-                staged.append(None if same else child.materialize(x) if clash(x) else x)
-            else:
+            if not isinstance(c, View):
                 scalars.append((c, x))
-        for c, x in zip([c for c in carries if isinstance(c, View)], staged):
-            if x is not None:
-                child.copy_into(c, x)
+                continue
+            dst = writes.get(j, c)  # a computed carry: where it was made, else copied there
+            if not child.same_place(dst, x):
+                staged.append((dst, child.materialize(x) if clash(x) else x))
+        for dst, x in staged:
+            child.copy_into(dst, x)
         if scalars:
             left, right = (", ".join(p[j] for p in scalars) for j in (0, 1))
             child.emit(f"{left}, = ({right},)")
         finals, it = [], iter(lasts)
         for j in spec.last_carry:
-            finals.append(carries[j] if j is not None else next(it))
+            finals.append(ends.get(j, carries[j]) if j is not None else next(it))
         return ("tuple", [True] + ys + finals)
 
     def _output(self, e):
@@ -167,3 +231,50 @@ class FlatLoops:
         if not (isinstance(got, tuple) and got[0] == "tuple"):
             raise Unsupported(f"an output of something not a loop: {got!r:.200}")
         return got[1][e.ins[1].value]
+
+
+def _slot(stack, k):
+    """The View of entry ``k`` (source) of the stacked ``stack``."""
+    shape, size = stack.shape[1:], stack.strides[0]
+    off = int(k) * size if k.isdigit() else (f"{k} * {size}" if k.isidentifier() else
+                                              f"({k}) * {size}") if size != 1 else k
+    return stack.sub(shape, stack.strides[1:], off)
+
+
+def _fixed(view):
+    """A function giving ``view`` (a place known before its producer is written)."""
+    return lambda: view
+
+
+def _prefix_of(body, a):
+    """``(v, entries of v after it)`` when ``a`` is a basic index of the array ``v``
+    selecting v's first entries in C order, else None."""
+    for e in body.body:
+        if e.__class__ is not Eqn or e.out != a:
+            continue
+        if known(e.prim) != "getitem" or e.ins[0].__class__ is not int:
+            return None
+        v = e.ins[0]
+        kind, shape, dtype = body.avals[v]
+        idx = _written_index(e.params["idx"])
+        if kind is not np.ndarray or not shape or idx is None or not _basic(idx):
+            return None
+        pos = positions(View("_", tuple(shape), np.dtype(dtype)), idx).ravel()
+        if pos.size == 0 or not np.array_equal(pos, np.arange(pos.size)):
+            return None
+        return v, math.prod(shape) - pos.size
+    return None
+
+
+def _rows(xs_b, yv, xs_a, p):
+    """The offsets of a join's rows (the values before, the stack's entries, the values
+    after) when all are views of one buffer with the same shape and strides, else None."""
+    if not isinstance(yv, View) or yv.off.__class__ is not int or len(yv.shape) < 2:
+        return None
+    shape, strides = yv.shape[1:], yv.strides[1:]
+    for x in xs_b + xs_a:
+        if not isinstance(x, View) or x.buf != yv.buf or x.off.__class__ is not int or \
+                x.shape != shape or x.strides != strides or x.dtype != yv.dtype:
+            return None
+    return [x.off for x in xs_b] + [yv.off + (p["first"] + p["stride"] * j) * yv.strides[0]
+                                     for j in range(p["count"])] + [x.off for x in xs_a]

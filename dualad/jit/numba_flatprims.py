@@ -11,28 +11,13 @@ import numpy as np
 
 from .numba_base import F64, I64
 from .numba_flat import View, basic_view, broadcast, positions
+from .numba_flatplace import MAX_RUNS, _basic, _written_index, uncovered_runs
 
 __all__ = ["FlatPrimitives"]
 
 # An einsum output of at most this many entries stays in cache: its summed letters loop
 # outside (the operands read along their rows), not inside (strided, once per entry).
 _CACHED = 1 << 15
-
-
-def _basic(idx):
-    return all(i.__class__ is int or i is None or i is Ellipsis or i.__class__ is slice and all(
-        p is None or p.__class__ is int for p in (i.start, i.stop, i.step)) for i in idx)
-
-
-def _written_index(idx):
-    """A getitem's or untake's index as a tuple, or None when it has a part the writer
-    does not know (neither basic nor an integer or boolean array)."""
-    if idx.__class__ is not tuple:
-        idx = (idx,)
-    if not all(_basic((i,)) or isinstance(i, np.ndarray) and i.dtype.kind in "ib"
-               for i in idx):
-        return None
-    return idx
 
 
 class FlatPrimitives:
@@ -95,14 +80,20 @@ class FlatPrimitives:
         if idx is None or self.out_dtype(e.out) != F64:
             return None
         u = self.value(e.ins[0])
-        out = self.alloc(shape, F64, zeros=True)
-        if _basic(idx):
+        if _basic(idx):     # zeros only where the operand does not land (numba_flatplace)
+            out = self.pre.pop(e.out, None) or self.place(e.out, shape, F64)
+            runs = uncovered_runs(shape, idx)
+            if e.out not in self.zeroed:
+                if len(runs) > MAX_RUNS and not self.same_place(basic_view(out, idx), u):
+                    runs = [(0, max(1, math.prod(shape)))]
+                self.zero_runs(out, runs)
             dst = basic_view(out, idx)
             if dst.shape == ():
                 self.emit(f"{dst.at([])} = {self.as_scalar(u, F64)}")
             else:
                 self.copy_into(dst, u)
             return out
+        out = self.alloc(shape, F64, zeros=True)
         pos = positions(out, idx)
         if pos.size == 0:
             return out
@@ -124,7 +115,7 @@ class FlatPrimitives:
         shape = self.out_shape(e.out)
         dtype = self.out_dtype(e.out)
         axis = int(e.params["axis"]) % len(shape)
-        out = self.alloc(shape, dtype)
+        out = self.pre.pop(e.out, None) or self.place(e.out, shape, dtype)
         at = 0
         for x in xs:
             n = x.shape[axis]

@@ -15,6 +15,7 @@ from .numba_base import MIN_ROLLED, Unsupported, check_aval
 from .numba_bounds import int_ranges, prove_in_bounds
 from .numba_flat import DTYPE_SRC, EXPR, FlatWriting, View
 from .numba_flatloop import FlatLoops
+from .numba_flatplace import FlatPlaces
 from .numba_flatprims import FlatPrimitives
 from .numba_helpers import helpers
 from .passes import known, simplify
@@ -80,11 +81,13 @@ class _Writer:
         return f"{tag}_{self.count}"
 
 
-class _Emitter(FlatWriting, FlatPrimitives, FlatLoops):
+class _Emitter(FlatPlaces, FlatWriting, FlatPrimitives, FlatLoops):
 
     def __init__(self, w, prog, lines, ind="    "):
         self.w, self.avals, self.lines, self.ind = w, prog.avals, lines, ind
         self.val, self._opened, self.depth = {}, [], 0
+        self.dest, self.pre, self.zeroed = {}, {}, set()
+        self.solo, self.pending, self.groups_at, self.quiet = {}, None, {}, False
 
     def child(self, prog):
         got = _Emitter(self.w, prog, self.lines, self.ind)
@@ -104,10 +107,13 @@ class _Emitter(FlatWriting, FlatPrimitives, FlatLoops):
         live numbers stored in the arena (:meth:`_spill`)."""
         self.avals = prog.avals
         fused, drop = self.fused_groups(prog, MIN_FUSED)
+        self.plan_places(prog)
         last = _last_uses(prog, fused) if parts is not None else None
+        self.groups_at = fused
         for i, e in enumerate(prog.body):
             if id(e) in drop:
                 continue
+            self.flush(e)
             got = fused.get(id(e))
             if got is not None:
                 self.elementwise(*got)
@@ -116,8 +122,19 @@ class _Emitter(FlatWriting, FlatPrimitives, FlatLoops):
             if parts is not None and len(self.lines) - parts[-1] > PART_LINES and \
                     not any(isinstance(x, tuple) for v, x in self.val.items()
                             if last.get(v, -1) > i):
+                self.flush()
                 self._spill(i, last)
                 parts.append(len(self.lines))
+        self.flush()
+
+    def _members_of(self, item):
+        """The equations written as one elementwise loop at ``item``, or None."""
+        got = self.groups_at.get(id(item))
+        if got is not None:
+            return got[0]
+        if item.prim.name in EXPR_ARITY and not item.params:
+            return [item]
+        return None
 
     def _spill(self, i, last):
         """Store the numbers held in locals and read after item ``i`` in the arena (the
