@@ -9,14 +9,15 @@ source is checked on its own terms, independently of how the writer reasoned: it
 parsed (:mod:`ast`), every loop ``for i in range(a, b, s)`` gives its variable an interval,
 and every subscript ``buf[e]`` of a buffer of known length ``n`` must have
 :math:`0 \\le e \\le n - 1` for every value of the loop variables, by interval arithmetic
-on ``e`` (``+``, ``-``, ``*`` of integers, loop variables, and entries of integer constant
-arrays, taken over their whole range). A call ``_pw(buf, start, count)`` (the pairwise
+on ``e`` (``+``, ``-``, ``*`` of integers, ``&``, ``%`` and ``//`` by a positive constant,
+loop variables, and entries of integer constant arrays, taken over their whole range). A call ``_pw(buf, start, count)`` (the pairwise
 sum) reads ``buf[start:start + count]``.
 
 Interval arithmetic over-approximates (a variable that appears twice counts twice), never
 under-: when it cannot prove an access in bounds, or meets an index it cannot evaluate,
-:func:`prove_in_bounds` raises :class:`~dualad.jit.numba_base.Unsupported` and the
-program falls back to NumPy, with the reason in ``cache_info(tiers=True)``.
+:func:`prove_in_bounds` raises :class:`~dualad.jit.numba_base.Unsupported`: the
+one-function writer declines the program, the kernels' writer (whole arrays, no offsets)
+writes it instead, and ``source()`` says why.
 """
 from __future__ import annotations
 
@@ -107,8 +108,8 @@ class _Checker:
         n = self.sizes[name]
         if lo < 0 or hi > n - 1:
             raise Unsupported(f"the bounds proof: {ast.unparse(node)} may reach entries "
-                              f"{lo}..{hi} of {name}, which has {n} (a writer error; "
-                              f"the program runs with NumPy)")
+                              f"{lo}..{hi} of {name}, which has {n} (a writer error: the "
+                              f"one-function writer declines the program)")
 
     @staticmethod
     def range_of(bounds):
@@ -139,6 +140,15 @@ class _Checker:
                 return a[0] - b[1], a[1] - b[0]
             corners = [x * y for x in a for y in b]
             return min(corners), max(corners)
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.BitAnd, ast.Mod, ast.FloorDiv)):
+            a, b = self.interval(e.left, env), self.interval(e.right, env)
+            if b[0] == b[1] and b[0] > 0 and (a[0] >= 0 or not isinstance(e.op, ast.BitAnd)):
+                c = b[0]
+                if isinstance(e.op, ast.BitAnd):     # a non-negative a & c lies in [0, c]
+                    return 0, min(c, a[1])
+                if isinstance(e.op, ast.Mod):        # Python's %: [0, c - 1] for c > 0
+                    return (a[0], a[1]) if 0 <= a[0] and a[1] < c else (0, c - 1)
+                return a[0] // c, a[1] // c
         if isinstance(e, ast.Call) and len(e.args) == 1 and not e.keywords and (
                 isinstance(e.func, ast.Name) and e.func.id == "int" or
                 isinstance(e.func, ast.Attribute) and e.func.attr == "int64"):

@@ -82,3 +82,20 @@ def test_a_writer_error_falls_back_to_numpy_with_the_reason(monkeypatch):
     src = g.source(x)
     assert "the one-function writer declined: the bounds proof" in src, src
     assert "v0[" not in src.split("declined", 1)[1].split("\n", 1)[1]   # no flat reads
+
+
+def test_parity_modulo_and_floor_division_offsets():
+    """A carry alternating two places by the step's parity (``k & 1``), and ``%``/``//``
+    by a positive constant, are bounded exactly enough to prove."""
+    src = """
+def f(wf):
+    for k in range(7):
+        for j0 in range(4):
+            wf[10 + (k & 1) * 4 + j0] = wf[14 - (k & 1) * 4 + j0] + wf[(k % 2) * 4 + j0]
+            wf[j0 + (k // 2)] = 0.0
+"""
+    bounds.prove_in_bounds(src, {"wf": 18}, {})
+    with pytest.raises(base.Unsupported, match="bounds proof"):
+        bounds.prove_in_bounds(src, {"wf": 17}, {})
+    with pytest.raises(base.Unsupported, match="cannot evaluate"):
+        bounds.prove_in_bounds(src.replace("(k & 1)", "(k ^ 1)"), {"wf": 18}, {})
