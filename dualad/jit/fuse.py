@@ -127,12 +127,15 @@ def eligible(e, avals, unfusible):
     return out_shape
 
 
-def groups(prog, min_members=MIN_MEMBERS):
+def groups(prog, min_members=MIN_MEMBERS, scatter_readers=False):
     """The fusible groups of ``prog`` with at least ``min_members`` members, in the order
-    of their last members (see the module docstring)."""
+    of their last members (see the module docstring). ``scatter_readers``: an operation
+    reading an ``untake``'s output may join a group too (the one-function Numba writer has
+    no scatter-add chains; the NumPy backends keep those additions NumPy's)."""
     avals = prog.avals
     # the terms of a scatter-add chain stay NumPy additions (specialize.find_chains)
-    unfusible = {e.out for e in prog.body if e.__class__ is Eqn and known(e.prim) == "untake"}
+    unfusible = () if scatter_readers else \
+        {e.out for e in prog.body if e.__class__ is Eqn and known(e.prim) == "untake"}
     group_of = {}
     found = []
 

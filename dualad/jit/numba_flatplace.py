@@ -33,7 +33,7 @@ import math
 
 import numpy as np
 
-from .fuse import Group, boundaries, eligible
+from .fuse import boundaries, groups
 from .numba_base import F64
 from .numba_flat import View, basic_view, broadcast
 from .passes import known
@@ -62,54 +62,9 @@ def _written_index(idx):
 
 
 def flat_groups(prog, min_members):
-    """The fusible groups of ``prog`` (as :func:`dualad.jit.fuse.groups`, any reader of a
+    """The fusible groups of ``prog`` (:func:`dualad.jit.fuse.groups`, any reader of a
     scatter's output eligible), in the order of their last members."""
-    avals, group_of, found = prog.avals, {}, []
-
-    def seal(v):
-        g = group_of.get(v)
-        if g is not None:
-            g.sealed = True
-
-    for item in prog.body:
-        if item.__class__ is Guard:
-            seal(item.var)
-            continue
-        shape = eligible(item, avals, ())
-        if shape is None:
-            for a in item.ins:
-                if a.__class__ is int:
-                    seal(a)
-            continue
-        joined = []
-        for a in item.ins:
-            g = group_of.get(a) if a.__class__ is int else None
-            if g is None:
-                continue
-            if g.sealed or g.shape != shape:
-                g.sealed = True
-            elif g not in joined:
-                joined.append(g)
-        if not joined:
-            g = Group(len(found), shape)
-            found.append(g)
-        else:
-            g = joined[0]
-            for other in joined[1:]:
-                g.members.extend(other.members)
-                for m in other.members:
-                    group_of[m.out] = g
-                other.members = []
-        g.members.append(item)
-        group_of[item.out] = g
-    order = {id(e): k for k, e in enumerate(prog.body)}
-    out = []
-    for g in found:
-        if len(g.members) >= min_members:
-            g.members.sort(key=lambda m: order[id(m)])
-            out.append(g)
-    out.sort(key=lambda g: order[id(g.members[-1])])
-    return out
+    return groups(prog, min_members, scatter_readers=True)
 
 
 def uncovered_runs(shape, idx):

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from .numba_base import F64, I64
 from .numba_flat import View, basic_view, broadcast, positions
 from .numba_flatplace import MAX_RUNS, _basic, _written_index, uncovered_runs
