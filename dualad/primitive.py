@@ -12,12 +12,18 @@ from __future__ import annotations
 
 import sys
 import threading
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .partials import compile_partial
 from .tracer import Box, ndim_of, shape_of
 from .array_types import constant_error, refused_kind
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from .partials import arg
 
 __all__ = [
     "OBJECT_ARRAYS", "Primitive", "SPARSITY_KINDS", "DerivedRules", "DERIVED_RULES",
@@ -188,11 +194,19 @@ class Primitive:
                  "complex_domain", "holomorphic", "symbolic_rules", "cores", "rule_guard",
                  "function_class", "wraps", "doc", "batch", "linear_batched", "__weakref__")
 
-    def __init__(self, name, impl, *, sympy=None, zero_derivative=False, linear=False,
-                 nondiff_argnums=(), elementwise=False, sparsity=None, implements=(),
-                 samples=None, domain=None, complex_domain=None, holomorphic=False,
-                 symbolic_rules=True, cores=None, rule_guard=None, function_class=None,
-                 wraps=None, doc=None, batch=None):
+    def __init__(self, name: str, impl: Callable[..., Any], *,
+                 sympy: Callable[..., Any] | None = None, zero_derivative: bool = False,
+                 linear: bool = False, nondiff_argnums: Sequence[int] = (),
+                 elementwise: bool = False, sparsity: str | Callable[..., Any] | None = None,
+                 implements: Sequence[Callable[..., Any]] = (),
+                 samples: list[dict[str, Any]] | None = None,
+                 domain: list[tuple[float, float]] | None = None,
+                 complex_domain: list[tuple[float, float]] | None = None,
+                 holomorphic: bool = False, symbolic_rules: bool = True,
+                 cores: Callable[..., Any] | None = None,
+                 rule_guard: Callable[..., Any] | None = None, function_class: type | None = None,
+                 wraps: Callable[..., Any] | None = None, doc: str | None = None,
+                 batch: Callable[..., Any] | None = None) -> None:
         self.name = name
         self.impl = impl
         self.jvps = {}
@@ -224,7 +238,7 @@ class Primitive:
         self.batch = batch             # vmap's batching rule (None: derived, dualad.vmap)
         self.linear_batched = None     # def_linear's ``batched=``
 
-    def __call__(self, *args, **params):
+    def __call__(self, *args: Any, **params: Any) -> Any:
         top = None
         for a in args:
             if isinstance(a, Box):
@@ -242,7 +256,8 @@ class Primitive:
             return self.impl(*args, **params)
         return top.process(self, args, params)
 
-    def defjvp(self, *rules, argnums=None):
+    def defjvp(self, *rules: Callable[..., Any],
+               argnums: Sequence[int] | None = None) -> Primitive:
         r"""Declare the JVP (forward) rules, one per differentiable argument.
 
         Parameters
@@ -264,7 +279,8 @@ class Primitive:
             self.jvps[i] = self._hand_rule(rule, i, "jvp")
         return self
 
-    def defvjp(self, *rules, argnums=None):
+    def defvjp(self, *rules: Callable[..., Any],
+               argnums: Sequence[int] | None = None) -> Primitive:
         r"""Declare the VJP (reverse) rules, one per differentiable argument.
 
         Parameters
@@ -286,7 +302,7 @@ class Primitive:
             self.vjps[i] = self._hand_rule(rule, i, "vjp")
         return self
 
-    def defderiv(self, *partials):
+    def defderiv(self, *partials: complex | arg | Callable[..., Any]) -> Primitive:
         r"""Declare both rules of an elementwise primitive by its partial derivatives.
 
         The partials :math:`\partial y/\partial x_i`, compiled once into ``derivs``, are
@@ -320,7 +336,8 @@ class Primitive:
             self._drop_derivs()
         return self
 
-    def def_linear(self, transpose, *, batched=None):
+    def def_linear(self, transpose: Callable[..., Any], *,
+                   batched: Callable[..., Any] | None = None) -> Primitive:
         r"""Declare both rules of a primitive linear in its first (only differentiable) argument.
 
         For a linear map :math:`y = A x` the JVP is the primitive itself applied to the
@@ -367,7 +384,7 @@ class Primitive:
         self.vjps[0] = self._hand_rule(transpose, 0, "vjp")
         return self
 
-    def defbatch(self, rule):
+    def defbatch(self, rule: Callable[..., Any]) -> Primitive:
         """Declare the batching rule that ``dualad.vmap`` applies to this primitive.
 
         Without one, vmap derives a rule (elementwise primitives broadcast,
@@ -422,7 +439,7 @@ class Primitive:
         if self.rule_guard is not None:
             self.batch_rules = False
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<primitive {self.name}>"
 
 
