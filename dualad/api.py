@@ -31,7 +31,7 @@ from .array_types import input_error, refused_kind
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from typing import Protocol, TypeVar
+    from typing import Protocol, TypeAlias, TypeVar
 
     _X = TypeVar("_X")        # the differentiated argument's type: its gradient's type
     _R = TypeVar("_R")        # the function's output type
@@ -41,6 +41,9 @@ if TYPE_CHECKING:
     # An array type: a derivative of an array (batched or not) is an array of the same type.
     # As in NumPy's own annotations, a 0-d result comes back as a NumPy scalar of its dtype.
     _A = TypeVar("_A", bound="np.ndarray[Any, Any]")
+    # Any other primal: a number, a NumPy scalar, a container (pytree) of them.
+    _NotArray: TypeAlias = ("float | complex | np.generic | tuple[Any, ...] | list[Any] | "
+                            "dict[Any, Any]")
 
     # What grad(f) and value_and_grad(f) return (argnums=0): the gradient has the type of
     # the first argument (a float's gradient is a np.float64, a float; a list's a list).
@@ -448,8 +451,16 @@ def _cotangents(results, vars_, batch):
 
 @overload
 def vjp(f: Callable[[_A], _R], primal: _A, /) -> tuple[_R, Callable[[Any], tuple[_A]]]: ...
+# Other primals (none, a number, a container, several): cotangents of unknown types. Kept
+# apart from the first overload so that mypy does not answer Any for an array of Any dtype.
 @overload
-def vjp(f: Callable[..., _R], /, *primals: Any) -> tuple[_R, Callable[[Any], tuple[Any, ...]]]: ...
+def vjp(f: Callable[..., _R], /) -> tuple[_R, Callable[[Any], tuple[()]]]: ...
+@overload
+def vjp(f: Callable[..., _R], primal: _NotArray, /
+        ) -> tuple[_R, Callable[[Any], tuple[Any]]]: ...
+@overload
+def vjp(f: Callable[..., _R], primal: Any, primal2: Any, /, *primals: Any
+        ) -> tuple[_R, Callable[[Any], tuple[Any, ...]]]: ...
 def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
     r"""Evaluate ``f`` on a tape and return its value and its pullback.
 
@@ -631,8 +642,14 @@ def value_and_grad(f: Callable[..., tuple[_R, _Aux]], argnums: int, has_aux: Lit
 def value_and_grad(f: Callable[..., tuple[_R, _Aux]], argnums: tuple[int, ...] | list[int],
                    has_aux: Literal[True], holomorphic: bool = False
                    ) -> Callable[..., tuple[tuple[_R, _Aux], tuple[Any, ...]]]: ...
+# has_aux given as a plain bool (not a literal): the result's structure is not known. (The
+# two spellings, keyword and positional, leave the default call to the overloads above only:
+# mypy answers Any where two overloads match an argument holding Any.)
 @overload
-def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_aux: bool,
+                   holomorphic: bool = False) -> Callable[..., tuple[Any, Any]]: ...
+@overload
+def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool,
                    holomorphic: bool = False) -> Callable[..., tuple[Any, Any]]: ...
 def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
                    has_aux: bool = False, holomorphic: bool = False
@@ -807,7 +824,10 @@ def grad(f: Callable[..., tuple[Any, _Aux]], argnums: tuple[int, ...] | list[int
          has_aux: Literal[True], holomorphic: bool = False
          ) -> Callable[..., tuple[tuple[Any, ...], _Aux]]: ...
 @overload
-def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_aux: bool,
+         holomorphic: bool = False) -> Callable[..., Any]: ...
+@overload
+def grad(f: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool,
          holomorphic: bool = False) -> Callable[..., Any]: ...
 def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
          holomorphic: bool = False) -> Callable[..., Any]:
@@ -915,7 +935,7 @@ def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool 
 @overload
 def hvp(f: Callable[[_A], Any], primals: _A, tangents: Any) -> _A: ...
 @overload
-def hvp(f: Callable[..., Any], primals: Any, tangents: Any) -> Any: ...
+def hvp(f: Callable[..., Any], primals: _NotArray, tangents: Any) -> Any: ...
 def hvp(f: Callable[..., Any], primals: Any, tangents: Any) -> Any:
     r"""Compute the Hessian-vector product of a scalar function by forward-over-reverse.
 

@@ -39,7 +39,8 @@ def primitive(fn: Callable[..., Any], *, name: str | None = None,
               sympy: Callable[..., Any] | None = None) -> Primitive: ...
 @overload
 def primitive(fn: None = None, *, name: str | None = None,
-              sympy: Callable[..., Any] | None = None) -> Callable[[Callable[..., Any]], Primitive]: ...
+              sympy: Callable[..., Any] | None = None
+              ) -> Callable[[Callable[..., Any]], Primitive]: ...
 def primitive(fn: Callable[..., Any] | None = None, *, name: str | None = None,
               sympy: Callable[..., Any] | None = None
               ) -> Primitive | Callable[[Callable[..., Any]], Primitive]:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     # Containers in or out (tuples, lists, dicts) give nested results, typed Any.
     ArrayIn: TypeAlias = "np.ndarray[Any, Any] | np.generic | float"
     ArrayOut: TypeAlias = "np.ndarray[Any, Any] | np.generic | float"
+    Container: TypeAlias = "tuple[Any, ...] | list[Any] | dict[Any, Any]"
 
 #: Default budget for the tangents / cotangents of one batched sweep (bytes).
 DEFAULT_MAX_MEMORY = 256 * 2 ** 20

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-    from ._common import ArrayIn, ArrayOut
+    from ._common import ArrayIn, ArrayOut, Container
 
     Mode = Literal["auto", "forward", "reverse"]
 
@@ -51,17 +51,26 @@ def _curried(api, f, kwargs, run):
 
 
 @overload
-def jacobian(f: Callable[..., ArrayOut], x: ArrayIn, /, *args: Any, mode: Mode = "auto", argnums: int | Sequence[int] = 0,
-             chunk_size: int | None = None, max_memory: int = ..., executor: Any = None,
+def jacobian(f: Callable[..., ArrayOut], x: ArrayIn, /, *args: Any,
+             mode: Mode = "auto", argnums: Literal[0] = 0, chunk_size: int | None = None,
+             max_memory: int = ..., executor: Any = None,
              retries: int = 2) -> np.ndarray[Any, Any]: ...
 @overload
 def jacobian(f: Callable[..., Any], /, *, mode: Mode = "auto", argnums: int | Sequence[int] = 0,
-             chunk_size: int | None = None, max_memory: int = ..., executor: Any = None,
-             retries: int = 2) -> Callable[..., Any]: ...
+             chunk_size: int | None = None, max_memory: int = ...,
+             executor: Any = None, retries: int = 2) -> Callable[..., Any]: ...
 @overload
-def jacobian(f: Callable[..., Any], /, *args: Any, mode: Mode = "auto", argnums: int | Sequence[int] = 0,
-             chunk_size: int | None = None, max_memory: int = ..., executor: Any = None,
-             retries: int = 2) -> Any: ...
+def jacobian(f: Callable[..., Any], x: Container, /, *args: Any, mode: Mode = "auto",
+             argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
+             executor: Any = None, retries: int = 2) -> Any: ...
+@overload
+def jacobian(f: Callable[..., Container], x: ArrayIn, /, *args: Any, mode: Mode = "auto",
+             argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
+             executor: Any = None, retries: int = 2) -> Any: ...
+@overload
+def jacobian(f: Callable[..., Any], x: ArrayIn, /, *args: Any, mode: Mode = "auto",
+             argnums: int | Sequence[int], chunk_size: int | None = None, max_memory: int = ...,
+             executor: Any = None, retries: int = 2) -> Any: ...
 @composes("jacobian")
 def jacobian(f: Callable[..., Any], *args: Any, mode: Mode = "auto",
              argnums: int | Sequence[int] = 0, chunk_size: int | None = None,
@@ -199,17 +208,26 @@ def _in_mode(api, mode, f, args, argnums, chunk_size, max_memory, executor, retr
 
 
 @overload
-def jacfwd(f: Callable[..., ArrayOut], x: ArrayIn, /, *args: Any, argnums: int | Sequence[int] = 0,
-           chunk_size: int | None = None, max_memory: int = ..., executor: Any = None,
+def jacfwd(f: Callable[..., ArrayOut], x: ArrayIn, /, *args: Any,
+           argnums: Literal[0] = 0, chunk_size: int | None = None,
+           max_memory: int = ..., executor: Any = None,
            retries: int = 2) -> np.ndarray[Any, Any]: ...
 @overload
 def jacfwd(f: Callable[..., Any], /, *, argnums: int | Sequence[int] = 0,
-           chunk_size: int | None = None, max_memory: int = ..., executor: Any = None,
-           retries: int = 2) -> Callable[..., Any]: ...
+           chunk_size: int | None = None, max_memory: int = ...,
+           executor: Any = None, retries: int = 2) -> Callable[..., Any]: ...
 @overload
-def jacfwd(f: Callable[..., Any], /, *args: Any, argnums: int | Sequence[int] = 0,
-           chunk_size: int | None = None, max_memory: int = ..., executor: Any = None,
-           retries: int = 2) -> Any: ...
+def jacfwd(f: Callable[..., Any], x: Container, /, *args: Any,
+           argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
+           executor: Any = None, retries: int = 2) -> Any: ...
+@overload
+def jacfwd(f: Callable[..., Container], x: ArrayIn, /, *args: Any,
+           argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
+           executor: Any = None, retries: int = 2) -> Any: ...
+@overload
+def jacfwd(f: Callable[..., Any], x: ArrayIn, /, *args: Any,
+           argnums: int | Sequence[int], chunk_size: int | None = None, max_memory: int = ...,
+           executor: Any = None, retries: int = 2) -> Any: ...
 @composes("jacfwd")
 def jacfwd(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
            chunk_size: int | None = None, max_memory: int = DEFAULT_MAX_MEMORY,
@@ -270,17 +288,26 @@ def jacfwd(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
 
 
 @overload
-def jacrev(f: Callable[..., ArrayOut], x: ArrayIn, /, *args: Any, argnums: int | Sequence[int] = 0,
-           chunk_size: int | None = None, max_memory: int = ..., executor: Any = None,
+def jacrev(f: Callable[..., ArrayOut], x: ArrayIn, /, *args: Any,
+           argnums: Literal[0] = 0, chunk_size: int | None = None,
+           max_memory: int = ..., executor: Any = None,
            retries: int = 2) -> np.ndarray[Any, Any]: ...
 @overload
 def jacrev(f: Callable[..., Any], /, *, argnums: int | Sequence[int] = 0,
-           chunk_size: int | None = None, max_memory: int = ..., executor: Any = None,
-           retries: int = 2) -> Callable[..., Any]: ...
+           chunk_size: int | None = None, max_memory: int = ...,
+           executor: Any = None, retries: int = 2) -> Callable[..., Any]: ...
 @overload
-def jacrev(f: Callable[..., Any], /, *args: Any, argnums: int | Sequence[int] = 0,
-           chunk_size: int | None = None, max_memory: int = ..., executor: Any = None,
-           retries: int = 2) -> Any: ...
+def jacrev(f: Callable[..., Any], x: Container, /, *args: Any,
+           argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
+           executor: Any = None, retries: int = 2) -> Any: ...
+@overload
+def jacrev(f: Callable[..., Container], x: ArrayIn, /, *args: Any,
+           argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
+           executor: Any = None, retries: int = 2) -> Any: ...
+@overload
+def jacrev(f: Callable[..., Any], x: ArrayIn, /, *args: Any,
+           argnums: int | Sequence[int], chunk_size: int | None = None, max_memory: int = ...,
+           executor: Any = None, retries: int = 2) -> Any: ...
 @composes("jacrev")
 def jacrev(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
            chunk_size: int | None = None, max_memory: int = DEFAULT_MAX_MEMORY,

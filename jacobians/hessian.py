@@ -35,23 +35,29 @@ from .sweeps import result_dtype
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from ._common import ArrayIn, ArrayOut
+    from ._common import ArrayIn, ArrayOut, Container
 
 
 @overload
-def hessian(f: Callable[..., ArrayOut], x: ArrayIn, /, *args: Any, mode: str = "auto",
-            argnums: Literal[0] = 0,
-            chunk_size: int | None = None, max_memory: int = ...,
-            executor: Any = None, retries: int = 2) -> np.ndarray[Any, Any]: ...
+def hessian(f: Callable[..., ArrayOut], x: ArrayIn, /, *args: Any,
+            mode: str = "auto", argnums: Literal[0] = 0, chunk_size: int | None = None,
+            max_memory: int = ..., executor: Any = None,
+            retries: int = 2) -> np.ndarray[Any, Any]: ...
 @overload
-def hessian(f: Callable[..., Any], /, *, mode: str = "auto",
-            argnums: int | Sequence[int] = 0,
+def hessian(f: Callable[..., Any], /, *, mode: str = "auto", argnums: int | Sequence[int] = 0,
             chunk_size: int | None = None, max_memory: int = ...,
             executor: Any = None, retries: int = 2) -> Callable[..., Any]: ...
 @overload
-def hessian(f: Callable[..., Any], /, *args: Any, mode: str = "auto",
-            argnums: int | Sequence[int] = 0,
-            chunk_size: int | None = None, max_memory: int = ...,
+def hessian(f: Callable[..., Any], x: Container, /, *args: Any, mode: str = "auto",
+            argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
+            executor: Any = None, retries: int = 2) -> Any: ...
+@overload
+def hessian(f: Callable[..., Container], x: ArrayIn, /, *args: Any, mode: str = "auto",
+            argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
+            executor: Any = None, retries: int = 2) -> Any: ...
+@overload
+def hessian(f: Callable[..., Any], x: ArrayIn, /, *args: Any, mode: str = "auto",
+            argnums: int | Sequence[int], chunk_size: int | None = None, max_memory: int = ...,
             executor: Any = None, retries: int = 2) -> Any: ...
 @composes("hessian")
 def hessian(f: Callable[..., Any], *args: Any, mode: str = "auto",

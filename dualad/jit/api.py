@@ -654,7 +654,8 @@ class Jitted(Generic[_P, _R]):
                     return False
         return True
 
-    def __get__(self, obj: object, objtype: type | None = None) -> Any:   # a jitted method: bind like a function
+    # a jitted method: bind like a function
+    def __get__(self, obj: object, objtype: type | None = None) -> Any:
         return self if obj is None else functools.partial(self, obj)
 
     def __repr__(self) -> str:

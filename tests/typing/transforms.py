@@ -24,7 +24,8 @@ gs = per_example(w, xs[:, None, :])
 print(np.shape(gs))
 
 
-def step(carry: NDArray[np.float64], x: NDArray[np.float64]) -> tuple[NDArray[np.float64], np.float64]:
+def step(carry: NDArray[np.float64],
+         x: NDArray[np.float64]) -> tuple[NDArray[np.float64], np.float64]:
     carry = np.tanh(carry + x)
     return carry, np.sum(carry)
 
