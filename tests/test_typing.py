@@ -31,6 +31,10 @@ cache_dir = {cache}
 
 [mypy-dualad.*]
 ignore_errors = True
+
+# SciPy ships no type hints (scipy-stubs is a separate package): its names are Any
+[mypy-scipy.*]
+ignore_missing_imports = True
 """
 
 
