@@ -6,7 +6,7 @@ from numpy.typing import NDArray
 
 import dualad
 from dualad.custom import FunctionCtx
-from dualad.verification import check_grads, check_rule
+from dualad.verification import central_difference, check_grads, check_rule, taylor_test
 
 
 @dualad.primitive
@@ -48,3 +48,5 @@ class Square(dualad.Function):
 
 
 print(dualad.grad(lambda v: np.sum(Square.apply(v)))(x))
+order, steps, residuals = taylor_test(lambda v: np.sum(v ** 2), lambda v: 2 * v, x)
+print(order > 1.5, central_difference(np.sin, x, np.ones(2)).shape)

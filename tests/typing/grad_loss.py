@@ -44,3 +44,6 @@ print(float(v), aux2["max"] >= 0, g3.shape)
 
 second = dualad.derivative(np.sin, 2)(1.0)
 print(np.isclose(second, -np.sin(1.0)))
+
+dX_only = dualad.grad(loss, argnums=1)(w, X, y)     # another argument: its gradient
+print(np.shape(dX_only))

@@ -47,3 +47,11 @@ def model(v: NDArray[np.float64]) -> NDArray[np.float64]:
 
 
 print(model(w).shape)
+
+with dualad.detect_anomaly():                       # NaN or inf raises inside
+    frozen = dualad.stop_gradient(w) * 2
+print(frozen.shape)
+sqrt = dualad.custom_root(lambda a: np.sqrt(a), lambda z, a: z ** 2 - a)
+print(dualad.grad(lambda a: np.sum(sqrt(a)))(np.array([4.0, 9.0])))
+t = dualad.trace(lambda x1, x2: np.log(x1) + x1 * x2 - np.sin(x2), 2.0, 5.0, mode="reverse")
+print(t.to_text().splitlines()[0])
