@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     # As in NumPy's own annotations, a 0-d result comes back as a NumPy scalar of its dtype.
     _A = TypeVar("_A", bound="np.ndarray[Any, Any]")
     # Any other primal: a number, a NumPy scalar, a container (pytree) of them.
-    _NotArray: TypeAlias = ("float | complex | np.generic | tuple[Any, ...] | list[Any] | "
-                            "dict[Any, Any]")
+    _NotArray: TypeAlias = (float | complex | np.generic | tuple[Any, ...] | list[Any]
+                            | dict[Any, Any])
 
     # What grad(f) and value_and_grad(f) return (argnums=0): the gradient has the type of
     # the first argument (a float's gradient is a np.float64, a float; a list's a list).
