@@ -193,6 +193,34 @@ class Primitive:
                  "elementwise", "sparsity", "implements", "samples", "domain",
                  "complex_domain", "holomorphic", "symbolic_rules", "cores", "rule_guard",
                  "function_class", "wraps", "doc", "batch", "linear_batched", "__weakref__")
+    # The slots' types (declarations for type checkers; nothing is stored on the class).
+    name: str
+    impl: Callable[..., Any]
+    jvps: dict[int, Callable[..., Any]]
+    vjps: dict[int, Callable[..., Any]]
+    jvp_all: Callable[..., Any] | None
+    vjp_all: Callable[..., Any] | None
+    derivs: tuple[Any, ...] | None
+    batch_rules: bool
+    sympy: Callable[..., Any] | None
+    zero_derivative: bool
+    linear: bool
+    nondiff_argnums: tuple[int, ...]
+    elementwise: bool
+    sparsity: str | Callable[..., Any] | None
+    implements: tuple[Callable[..., Any], ...]
+    samples: list[dict[str, Any]] | None
+    domain: list[tuple[float, float] | None] | None
+    complex_domain: list[tuple[float, float] | None] | None
+    holomorphic: bool
+    symbolic_rules: bool
+    cores: Callable[..., Any] | None
+    rule_guard: Callable[..., Any] | None
+    function_class: type | None
+    wraps: Callable[..., Any] | None
+    doc: str | None
+    batch: Callable[..., Any] | None
+    linear_batched: Callable[..., Any] | None
 
     def __init__(self, name: str, impl: Callable[..., Any], *,
                  sympy: Callable[..., Any] | None = None, zero_derivative: bool = False,
@@ -200,8 +228,8 @@ class Primitive:
                  elementwise: bool = False, sparsity: str | Callable[..., Any] | None = None,
                  implements: Sequence[Callable[..., Any]] = (),
                  samples: list[dict[str, Any]] | None = None,
-                 domain: list[tuple[float, float]] | None = None,
-                 complex_domain: list[tuple[float, float]] | None = None,
+                 domain: list[tuple[float, float] | None] | None = None,
+                 complex_domain: list[tuple[float, float] | None] | None = None,
                  holomorphic: bool = False, symbolic_rules: bool = True,
                  cores: Callable[..., Any] | None = None,
                  rule_guard: Callable[..., Any] | None = None, function_class: type | None = None,

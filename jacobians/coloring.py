@@ -66,6 +66,13 @@ class Coloring:
     ``effort`` the search's work budget, the units spent, iterated-greedy passes and tabu
     iterations (all 0 when the greedy colorings met the lower bound)."""
 
+    colors: np.ndarray[Any, Any]
+    ncolors: int
+    method: str
+    lower_bound: int
+    tried: dict[str, int]
+    effort: dict[str, Any]
+
     def __init__(self, colors: np.ndarray[Any, Any], method: str, lower_bound: int,
                  tried: Any = None, effort: Any = None) -> None:
         self.colors = np.asarray(colors, np.int64)
@@ -85,7 +92,7 @@ class Coloring:
         s[self.colors, np.arange(len(self.colors))] = 1
         return s
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"Coloring({counted(self.ncolors, 'color')} by {self.method}, "
                 f"lower bound {self.lower_bound})")
 

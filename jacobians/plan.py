@@ -46,6 +46,8 @@ from .sparsity import Sparsity, as_pattern, detect_jacobian
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+
+    from .coloring import Coloring
 from .sweeps import check_mode, chunk_for, forward_flat, get_census, note, result_dtype, \
     reverse_flat
 from .validity import CheckedPattern
@@ -133,6 +135,26 @@ class Plan:
     [[-1.  2.  0.  0.]
      [ 0. -1.  4.  0.]]
     """
+
+    problem: Problem
+    mode: str
+    chunk_size: int
+    census: cost.Census
+    sparsity: Sparsity | None
+    column_coloring: Coloring | None
+    row_coloring: Coloring | None
+    estimates: dict[str, Any]
+    how: str
+    notes: list[str]
+    output: str
+    max_memory: int
+    timed: list[str]
+    planning: list[tuple[str, float, int]]
+    n: int
+    m: int
+    checked: CheckedPattern | None
+    bytes_per_direction: int
+    replayed: Replayed | None
 
     def __init__(self, problem: Problem, mode: str, chunk: int, census: Any, sparsity: Any,
                  col: Any, row: Any, estimates: dict[str, Any], how: str, notes: list[str],

@@ -62,6 +62,9 @@ class GradCheckError(AssertionError):
     compares shapes, not numbers).
     """
 
+    abs_err: float | None
+    rel_err: float | None
+
     def __init__(self, message: str, abs_err: float | None = None,
                  rel_err: float | None = None) -> None:
         super().__init__(message)

@@ -124,8 +124,8 @@ class RuleReport:
     sin: ok (... checks)
     """
     name: str
-    rows: list = field(default_factory=list)
-    notes: list = field(default_factory=list)   # what was (not) checked, and why
+    rows: list[Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)   # what was (not) checked, and why
     vmap: str = ""   # how vmap batches it: rule / derived / loop (verification.batching)
     jit: str = ""    # replays / re-traces (verification.jit)
     unchecked: str = ""   # why nothing could be checked (no sample drawn): not a failure
@@ -179,7 +179,7 @@ class RuleReport:
         return (max((r.abs_err for r in self.rows), default=0.0),
                 max((r.rel_err for r in self.rows), default=0.0))
 
-    def __str__(self):
+    def __str__(self) -> str:
         if self.unchecked and not self.rows:
             return "\n".join([f"{self.name}: COULD NOT CHECK"] + [
                 f"  note: {n}" for n in dict.fromkeys(self.notes)] + [f"  {self.unchecked}"])
@@ -705,7 +705,7 @@ class RegistryReport:
     vmap: 0 batching rules, 2 derived, 0 looped
     jit: 2 replay at a new point, 0 trace again (a value decides)
     """
-    reports: list
+    reports: list[RuleReport]
 
     @property
     def ok(self) -> bool:
@@ -756,7 +756,7 @@ class RegistryReport:
                      + (f" ({', '.join(retrace)})" if retrace else ""))
         return "\n".join(lines)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.table() + "".join("\n\n" + str(r) for r in self.failures)
 
 

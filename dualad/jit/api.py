@@ -221,6 +221,14 @@ class Jitted(Generic[_P, _R]):
     {}
     """
 
+    name: str
+    backend: str | None
+    compile: str
+    fun: Callable[_P, _R]
+    static_argnums: frozenset[int]
+    static_argnames: frozenset[str]
+    max_traces: int
+
     def __init__(self, fun: Callable[_P, _R], static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = (), max_traces: int = 8,
                  backend: Literal["numpy", "numba"] | None = None,
