@@ -27,7 +27,7 @@ cube.defderiv(lambda ans, x: 3 * x ** 2)
 
 report = check_rule(softplus)
 print(report.ok, check_rule(cube).ok)
-x = np.array([0.3, -1.2])
+x: NDArray[np.float64] = np.array([0.3, -1.2])
 check_grads(lambda v: softplus(v) * cube(v), x, order=2)
 print(dualad.grad(lambda v: np.sum(softplus(v)))(x).shape)
 

@@ -16,7 +16,7 @@ def scalar(x: NDArray[np.float64]) -> np.float64:
     return y
 
 
-x = np.array([2.0, 5.0])
+x: NDArray[np.float64] = np.array([2.0, 5.0])
 value, tangent = dualad.jvp(f, (x,), (np.array([1.0, 0.0]),))
 print(value.shape, tangent.shape)
 value, tangents = dualad.jvp(f, (x,), (np.eye(2),))     # both directions in one sweep

@@ -24,7 +24,7 @@ def loss_aux(w: NDArray[np.float64]) -> tuple[np.floating[Any], dict[str, np.flo
     return np.mean(r ** 2), {"max": np.max(np.abs(r))}
 
 
-w = np.zeros(3)
+w: NDArray[np.float64] = np.zeros(3)
 for _ in range(200):
     g = dualad.grad(loss)(w, X, y)
     assert g.shape == (3,)

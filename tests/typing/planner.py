@@ -29,7 +29,7 @@ def bratu(u: NDArray[np.float64]) -> NDArray[np.float64]:
     return r
 
 
-x = np.linspace(-1, 1, 20)
+x: NDArray[np.float64] = np.linspace(-1.0, 1.0, 20, dtype=np.float64)
 J = jacobians.jacobian(scores, x)
 print(J.shape, J.T.shape)
 JT = jacobians.jacrev(scores, x).T @ np.ones(3)

@@ -12,7 +12,7 @@ def loss(w: NDArray[np.float64], x: NDArray[np.float64]) -> np.float64:
     return s
 
 
-w = np.array([0.5, -0.25])
+w: NDArray[np.float64] = np.array([0.5, -0.25])
 xs = np.random.default_rng(1).standard_normal((8, 2))
 
 fast_grad = dualad.jit(dualad.grad(loss))
