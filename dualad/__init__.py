@@ -49,6 +49,12 @@ from .heap import keep_heap  # noqa: F401  (opt-in allocator setting)
 
 from . import families  # noqa: F401,E402  (last: the lazily declared families, see below)
 from .lazy import attach as _attach  # noqa: E402
+from typing import TYPE_CHECKING as _TYPE_CHECKING  # noqa: E402
+
+if _TYPE_CHECKING:   # for type checkers only: the lazy attributes below, with their types
+    from .implicit import custom_linear_solve, custom_root  # noqa: F401
+    from .teaching.evaltrace import trace  # noqa: F401
+del _TYPE_CHECKING
 
 __version__ = "0.1.0"
 

@@ -32,11 +32,15 @@ import os
 import threading
 import traceback
 import weakref
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import tracer
 from .tracer import Box, primal_value
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 __all__ = ["detect_anomaly", "AnomalyError", "is_active", "check", "remember"]
 
@@ -59,7 +63,7 @@ class AnomalyError(FloatingPointError):
 
 
 @contextlib.contextmanager
-def detect_anomaly():
+def detect_anomaly() -> Iterator[None]:
     """Return a context in which the first NaN or inf a primitive produces raises.
 
     Inside the context every value, tangent and cotangent a primitive produces is
@@ -122,7 +126,7 @@ def _user_frames():
     return frames[-3:]
 
 
-def remember(node):
+def remember(node: object) -> None:
     """Keep the user-code stack that created ``node`` (for reverse-mode reports)."""
     if not _DEPTH.get():
         return   # anomaly mode is on in another thread only
@@ -130,7 +134,7 @@ def remember(node):
     _STACKS[key] = (weakref.ref(node, lambda _, key=key: _STACKS.pop(key, None)), _user_frames())
 
 
-def check(prim, what, value, node=None):
+def check(prim: Any, what: str, value: Any, node: object = None) -> None:
     """Raise :class:`AnomalyError` if ``value`` holds NaN or inf and the caller has
     anomaly mode on (another thread's mode does not apply here)."""
     if value is None or not _DEPTH.get():

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import math
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -27,6 +28,37 @@ from .tree import flatten, flatten_like, tree_map
 from .inplace import raise_assignment_error
 from .versions import Constants, Stamps
 from .array_types import input_error, refused_kind
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Protocol, TypeAlias, TypeVar
+
+    _X = TypeVar("_X")        # the differentiated argument's type: its gradient's type
+    _R = TypeVar("_R")        # the function's output type
+    _Aux = TypeVar("_Aux")    # has_aux=True: the auxiliary output's type
+    _R_co = TypeVar("_R_co", covariant=True)
+    _Aux_co = TypeVar("_Aux_co", covariant=True)
+    # An array type: a derivative of an array (batched or not) is an array of the same type.
+    # As in NumPy's own annotations, a 0-d result comes back as a NumPy scalar of its dtype.
+    _A = TypeVar("_A", bound="np.ndarray[Any, Any]")
+    # Any other primal: a number, a NumPy scalar, a container (pytree) of them.
+    _NotArray: TypeAlias = (float | complex | np.generic | tuple[Any, ...] | list[Any]
+                            | dict[Any, Any])
+
+    # What grad(f) and value_and_grad(f) return (argnums=0): the gradient has the type of
+    # the first argument (a float's gradient is a np.float64, a float; a list's a list).
+    class _Grad(Protocol):
+        def __call__(self, x: _X, /, *args: Any, **kwargs: Any) -> _X: ...
+
+    class _GradAux(Protocol[_Aux_co]):
+        def __call__(self, x: _X, /, *args: Any, **kwargs: Any) -> tuple[_X, _Aux_co]: ...
+
+    class _ValueAndGrad(Protocol[_R_co]):
+        def __call__(self, x: _X, /, *args: Any, **kwargs: Any) -> tuple[_R_co, _X]: ...
+
+    class _ValueAndGradAux(Protocol[_R_co, _Aux_co]):
+        def __call__(self, x: _X, /, *args: Any,
+                     **kwargs: Any) -> tuple[tuple[_R_co, _Aux_co], _X]: ...
 
 __all__ = ["jvp", "vjp", "grad", "value_and_grad", "hvp", "derivative", "check_input",
            "check_output", "transposed_rule"]
@@ -44,7 +76,8 @@ def _fname(f):
     return getattr(f, "__name__", type(f).__name__)
 
 
-def check_input(api, argnum, x, where="", fname=None):
+def check_input(api: str, argnum: int, x: Any, where: str = "",
+                fname: str | None = None) -> Any:
     """Check a differentiable input and return it as a floating array.
 
     What ``grad``, ``jvp`` and ``vjp`` do to each argument they differentiate; a
@@ -169,7 +202,7 @@ def _batch_of(api, what, value, primal, i):
                      f"directions swept at once")
 
 
-def check_output(api, f, out):
+def check_output(api: str, f: Callable[..., Any], out: object) -> None:
     """Refuse what ``f`` can only have returned by mistake, which would otherwise give an
     all-zero derivative: None (a missing ``return``) and, from grad's scalar function, a
     string or a generator. A constant output stays legitimate (its derivative is zero), and
@@ -219,7 +252,14 @@ def _check_arity(api, f, given, error):
 
 
 # --- forward mode -------------------------------------------------------------------
-def jvp(f, primals, tangents, *, lazy=False):
+@overload
+def jvp(f: Callable[..., _A], primals: Any, tangents: Any, *,
+        lazy: bool = False) -> tuple[_A, _A]: ...
+@overload
+def jvp(f: Callable[..., _R], primals: Any, tangents: Any, *,
+        lazy: bool = False) -> tuple[_R, Any]: ...
+def jvp(f: Callable[..., Any], primals: Any, tangents: Any, *,
+        lazy: bool = False) -> tuple[Any, Any]:
     r"""Evaluate ``f`` and its Jacobian-vector product in one forward sweep.
 
     Returns :math:`\bigl(f(x),\; J_f(x)\,v\bigr)`, where :math:`x` are the
@@ -336,7 +376,7 @@ def jvp(f, primals, tangents, *, lazy=False):
     return o_rebuild(outs), o_rebuild(tans)
 
 
-def derivative(f, order=1):
+def derivative(f: Callable[..., _R], order: int = 1) -> Callable[[Any], _R]:
     r"""Return the ``order``-th derivative of a scalar (or elementwise) function.
 
     ``derivative(f, n)(x)`` is :math:`f^{(n)}(x)`, computed by nesting ``n``
@@ -409,7 +449,19 @@ def _cotangents(results, vars_, batch):
             for v in vars_]
 
 
-def vjp(f, *primals):
+@overload
+def vjp(f: Callable[[_A], _R], primal: _A, /) -> tuple[_R, Callable[[Any], tuple[_A]]]: ...
+# Other primals (none, a number, a container, several): cotangents of unknown types. Kept
+# apart from the first overload so that mypy does not answer Any for an array of Any dtype.
+@overload
+def vjp(f: Callable[..., _R], /) -> tuple[_R, Callable[[Any], tuple[()]]]: ...
+@overload
+def vjp(f: Callable[..., _R], primal: _NotArray, /
+        ) -> tuple[_R, Callable[[Any], tuple[Any]]]: ...
+@overload
+def vjp(f: Callable[..., _R], primal: Any, primal2: Any, /, *primals: Any
+        ) -> tuple[_R, Callable[[Any], tuple[Any, ...]]]: ...
+def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
     r"""Evaluate ``f`` on a tape and return its value and its pullback.
 
     Returns :math:`\bigl(f(x),\; u \mapsto u^T J_f(x)\bigr)`: the forward pass
@@ -494,7 +546,7 @@ def vjp(f, *primals):
     values = [o.value if isinstance(o, Var) and o._trace is trace else o for o in o_leaves]
     returned = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
 
-    def pullback(cotangent):
+    def pullback(cotangent: Any) -> tuple[Any, ...]:
         stamps.check("vjp pullback")
         c_leaves = flatten_like(out, cotangent, "vjp pullback", "the cotangent",
                                 like_name=f"{_fname(f)}'s output")
@@ -521,7 +573,7 @@ def vjp(f, *primals):
     return o_rebuild(returned), pullback
 
 
-def transposed_rule(rule, kind, argnum):
+def transposed_rule(rule: Callable[..., Any], kind: str, argnum: int) -> Callable[..., Any]:
     """The rule of the other direction, as the transpose of ``rule`` (a linear map of its
     first argument): a JVP ``t ↦ J t`` from a VJP ``u ↦ Jᵀ u`` (and back) by one reverse
     sweep through the rule, seeded with the tangent (cotangent). Made only when a
@@ -565,7 +617,43 @@ def _normalize_argnums(api, argnums, nargs, f):
     return single, tuple(a % nargs for a in nums)
 
 
-def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):
+# argnums=0, the default: the gradient has the type of the argument it is called with.
+# (An int argnums is another overload; mypy calls the two overlapping, harmlessly: the first
+# that matches wins.) Other argnums: one gradient per listed argument, of unknown types.
+@overload
+def value_and_grad(f: Callable[..., tuple[_R, _Aux]], argnums: Literal[0] = 0, *,
+                   has_aux: Literal[True], holomorphic: bool = False
+                   ) -> _ValueAndGradAux[_R, _Aux]: ...
+@overload
+def value_and_grad(f: Callable[..., _R], argnums: Literal[0] = 0,  # type: ignore[overload-overlap]
+                   has_aux: Literal[False] = False, holomorphic: bool = False
+                   ) -> _ValueAndGrad[_R]: ...
+@overload
+def value_and_grad(f: Callable[..., _R], argnums: int, has_aux: Literal[False] = False,
+                   holomorphic: bool = False) -> Callable[..., tuple[_R, Any]]: ...
+@overload
+def value_and_grad(f: Callable[..., _R], argnums: tuple[int, ...] | list[int],
+                   has_aux: Literal[False] = False, holomorphic: bool = False
+                   ) -> Callable[..., tuple[_R, tuple[Any, ...]]]: ...
+@overload
+def value_and_grad(f: Callable[..., tuple[_R, _Aux]], argnums: int, has_aux: Literal[True],
+                   holomorphic: bool = False) -> Callable[..., tuple[tuple[_R, _Aux], Any]]: ...
+@overload
+def value_and_grad(f: Callable[..., tuple[_R, _Aux]], argnums: tuple[int, ...] | list[int],
+                   has_aux: Literal[True], holomorphic: bool = False
+                   ) -> Callable[..., tuple[tuple[_R, _Aux], tuple[Any, ...]]]: ...
+# has_aux given as a plain bool (not a literal): the result's structure is not known. (The
+# two spellings, keyword and positional, leave the default call to the overloads above only:
+# mypy answers Any where two overloads match an argument holding Any.)
+@overload
+def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_aux: bool,
+                   holomorphic: bool = False) -> Callable[..., tuple[Any, Any]]: ...
+@overload
+def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool,
+                   holomorphic: bool = False) -> Callable[..., tuple[Any, Any]]: ...
+def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
+                   has_aux: bool = False, holomorphic: bool = False
+                   ) -> Callable[..., tuple[Any, Any]]:
     r"""Return a function computing ``f``'s value and gradient in one reverse sweep.
 
     The returned function maps ``*args`` to
@@ -635,7 +723,7 @@ def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):
     4.0 8.0 4.0
     """
 
-    def value_and_grad_f(*args, **kwargs):
+    def value_and_grad_f(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         return _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic)
 
     value_and_grad_f.__name__ = f"value_and_grad({_fname(f)})"
@@ -713,7 +801,36 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
     return ((value, aux), g) if has_aux else (value, g)
 
 
-def grad(f, argnums=0, has_aux=False, holomorphic=False):
+# As value_and_grad: with argnums=0 the gradient has the type of the argument it is called
+# with; other argnums give gradients of unknown types.
+@overload
+def grad(f: Callable[..., tuple[Any, _Aux]], argnums: Literal[0] = 0, *,
+         has_aux: Literal[True], holomorphic: bool = False) -> _GradAux[_Aux]: ...
+@overload
+def grad(f: Callable[..., Any], argnums: Literal[0] = 0,  # type: ignore[overload-overlap]
+         has_aux: Literal[False] = False, holomorphic: bool = False) -> _Grad: ...
+@overload
+def grad(f: Callable[..., Any], argnums: int, has_aux: Literal[False] = False,
+         holomorphic: bool = False) -> Callable[..., Any]: ...
+@overload
+def grad(f: Callable[..., Any], argnums: tuple[int, ...] | list[int],
+         has_aux: Literal[False] = False, holomorphic: bool = False
+         ) -> Callable[..., tuple[Any, ...]]: ...
+@overload
+def grad(f: Callable[..., tuple[Any, _Aux]], argnums: int, has_aux: Literal[True],
+         holomorphic: bool = False) -> Callable[..., tuple[Any, _Aux]]: ...
+@overload
+def grad(f: Callable[..., tuple[Any, _Aux]], argnums: tuple[int, ...] | list[int],
+         has_aux: Literal[True], holomorphic: bool = False
+         ) -> Callable[..., tuple[tuple[Any, ...], _Aux]]: ...
+@overload
+def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_aux: bool,
+         holomorphic: bool = False) -> Callable[..., Any]: ...
+@overload
+def grad(f: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool,
+         holomorphic: bool = False) -> Callable[..., Any]: ...
+def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         holomorphic: bool = False) -> Callable[..., Any]:
     r"""Return the gradient function ``x -> grad f(x)`` of a scalar-valued ``f``.
 
     :math:`\nabla f(x) = J_f(x)^T \cdot 1`, computed by one reverse sweep: the
@@ -807,7 +924,7 @@ def grad(f, argnums=0, has_aux=False, holomorphic=False):
     """
     vg = value_and_grad(f, argnums, has_aux, holomorphic)
 
-    def grad_f(*args, **kwargs):
+    def grad_f(*args: Any, **kwargs: Any) -> Any:
         (value, g) = vg(*args, **kwargs)
         return (g, value[1]) if has_aux else g
 
@@ -815,7 +932,11 @@ def grad(f, argnums=0, has_aux=False, holomorphic=False):
     return grad_f
 
 
-def hvp(f, primals, tangents):
+@overload
+def hvp(f: Callable[[_A], Any], primals: _A, tangents: Any) -> _A: ...
+@overload
+def hvp(f: Callable[..., Any], primals: _NotArray, tangents: Any) -> Any: ...
+def hvp(f: Callable[..., Any], primals: Any, tangents: Any) -> Any:
     r"""Compute the Hessian-vector product of a scalar function by forward-over-reverse.
 
     :math:`H v = \nabla^2 f(x)\, v = \frac{\partial}{\partial \varepsilon}

@@ -39,6 +39,8 @@ float32 ``.grad``), as in PyTorch. ``Variable(x, requires_grad=True)`` refuses a
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from .api import check_input
@@ -49,6 +51,9 @@ from .sweep import backward_sweep
 from .tape import Var, VJPTrace
 from .tracer import Box, primal_value, shape_of
 from .versions import check_graph, stamp_node
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["Variable", "backward", "grad", "Function", "FunctionCtx"]
 
@@ -100,9 +105,13 @@ class Variable(Var):
     """
 
     __slots__ = ("requires_grad", "grad", "stamps")
+    requires_grad: bool
+    grad: Any          # the accumulated gradient: None, an array, or a Variable (create_graph)
+    stamps: Any
 
-    def __init__(self, value, requires_grad=False, *, _trace=None, _prim=None, _args=None,
-                 _params=None, _vals=None, _parents=()):
+    def __init__(self, value: Any, requires_grad: bool = False, *, _trace: Any = None,
+                 _prim: Any = None, _args: Any = None, _params: Any = None, _vals: Any = None,
+                 _parents: Any = ()) -> None:
         if _trace is not None:  # created by the tape for an operation's result
             super().__init__(_trace, value, _prim, _args, _params, _vals, _parents)
             self.requires_grad = True
@@ -121,7 +130,7 @@ class Variable(Var):
         self.stamps = None
 
     @property
-    def is_leaf(self):
+    def is_leaf(self) -> bool:
         """Whether the Variable was made by the user rather than computed by an operation.
 
         Returns
@@ -132,7 +141,7 @@ class Variable(Var):
         return self.prim is None
 
     @property
-    def data(self):
+    def data(self) -> Any:
         """The value, as a plain array.
 
         A leaf's is its storage (writable, shared with the array it was made from;
@@ -150,7 +159,7 @@ class Variable(Var):
             value.flags.writeable = False
         return value
 
-    def numpy(self):
+    def numpy(self) -> np.ndarray[Any, Any]:
         """Return a copy of the value as a NumPy array.
 
         Returns
@@ -160,7 +169,7 @@ class Variable(Var):
         """
         return np.array(primal_value(self.value))
 
-    def detach(self):
+    def detach(self) -> Variable:
         """Return the value as a new constant Variable (as PyTorch's ``Tensor.detach``).
 
         It shares the array, does not require grad and is on no graph, so nothing
@@ -187,11 +196,12 @@ class Variable(Var):
         new.grad = None if self.grad is None else np.array(self.grad)
         return new
 
-    def zero_grad(self):
+    def zero_grad(self) -> None:
         """Reset the accumulated gradient ``.grad`` to ``None``."""
         self.grad = None
 
-    def backward(self, grad=None, retain_graph=None, create_graph=False):
+    def backward(self, grad: Any = None, retain_graph: bool | None = None,
+                 create_graph: bool = False) -> None:
         """Sweep back from this Variable, accumulating into the leaves' ``.grad``.
 
         ``x.grad += gradᵀ ∂self/∂x`` for every leaf ``x`` with ``requires_grad``;
@@ -210,7 +220,7 @@ class Variable(Var):
         """
         backward([self], None if grad is None else [grad], retain_graph, create_graph)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         rg = ", requires_grad=True" if self.requires_grad else ""
         return f"Variable({primal_value(self.value)!r}{rg})"
 
@@ -296,7 +306,8 @@ def _stamps_of(node):
     return getattr(node, "stamps", None)   # None on a node that is not a Variable
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
+def backward(tensors: Variable | Sequence[Variable], grad_tensors: Any = None,
+             retain_graph: bool | None = None, create_graph: bool = False) -> None:
     r"""Sweep back from ``tensors``, accumulating their gradients into the leaves' ``.grad``.
 
     For every leaf :math:`x` with ``requires_grad`` reachable from the outputs
@@ -349,8 +360,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
             leaf.grad = g if leaf.grad is None else leaf.grad + g
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=False, is_grads_batched=False):
+def grad(outputs: Variable | Sequence[Variable], inputs: Variable | Sequence[Variable],
+         grad_outputs: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
+         allow_unused: bool = False, is_grads_batched: bool = False) -> tuple[Any, ...]:
     r"""Return the gradients of ``outputs`` with respect to ``inputs``, without accumulating.
 
     The result for input :math:`x_j` is

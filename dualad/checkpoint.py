@@ -13,6 +13,7 @@ still composes with every other transformation, to any order.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,10 +22,16 @@ from .tracer import shape_of
 from .primitive import Primitive
 from .vmap import vmap
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeVar
+
+    _R = TypeVar("_R")
+
 __all__ = ["checkpoint"]
 
 
-def checkpoint(f):
+def checkpoint(f: Callable[..., _R]) -> Callable[..., _R]:
     r"""Wrap ``f`` so that reverse mode recomputes its intermediates instead of storing them.
 
     ``checkpoint(f)(*args)`` has the value ``f(*args)`` and the same derivatives,
@@ -95,7 +102,7 @@ def checkpoint(f):
                                                              for b in batched))(*args))
 
     @functools.wraps(f)
-    def wrapped(*args):
+    def wrapped(*args: Any) -> Any:
         return prim(*args)
 
     wrapped.primitive = prim

@@ -21,15 +21,29 @@ the output's, or the error names the primitive, the argument and both shapes.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, overload
+
 import numpy as np
 
 from .tracer import primal_value, shape_of
 from .primitive import Primitive
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 __all__ = ["primitive", "Function", "FunctionCtx", "rule_guard"]
 
 
-def primitive(fn=None, *, name=None, sympy=None):
+@overload
+def primitive(fn: Callable[..., Any], *, name: str | None = None,
+              sympy: Callable[..., Any] | None = None) -> Primitive: ...
+@overload
+def primitive(fn: None = None, *, name: str | None = None,
+              sympy: Callable[..., Any] | None = None
+              ) -> Callable[[Callable[..., Any]], Primitive]: ...
+def primitive(fn: Callable[..., Any] | None = None, *, name: str | None = None,
+              sympy: Callable[..., Any] | None = None
+              ) -> Primitive | Callable[[Callable[..., Any]], Primitive]:
     r"""Declare ``fn``, a function of plain arrays, as a primitive with its own rules.
 
     The returned :class:`dualad.extend.Primitive` computes ``fn`` on plain values
@@ -118,7 +132,8 @@ def primitive(fn=None, *, name=None, sympy=None):
     return prim
 
 
-def rule_guard(prim, rule, argnum, kind):
+def rule_guard(prim: Primitive, rule: Callable[..., Any], argnum: int,
+               kind: str) -> Callable[..., Any]:
     """``rule`` (a user's JVP or VJP rule for argument ``argnum``) checked on every call.
 
     The contract (the same as :class:`Function`'s ``backward``/``jvp``):
@@ -258,14 +273,14 @@ class FunctionCtx:
     2.0
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._saved = ()
         self._raw_inputs = ()
         self._raw_output = None
         self._view = None
         self._marked = ()     # mark_non_differentiable's: the output, or nothing
 
-    def save_for_backward(self, *tensors):
+    def save_for_backward(self, *tensors: Any) -> None:
         """Keep values computed in ``forward`` for ``backward`` and ``jvp``.
 
         Parameters
@@ -276,7 +291,7 @@ class FunctionCtx:
         """
         self._saved = tensors
 
-    def mark_non_differentiable(self, *args):
+    def mark_non_differentiable(self, *args: Any) -> None:
         """Declare ``forward``'s output not differentiable (PyTorch's marker).
 
         As in PyTorch, the output then carries no derivative: reverse mode sends
@@ -294,7 +309,7 @@ class FunctionCtx:
         self._marked = self._marked + args
 
     @property
-    def saved_tensors(self):
+    def saved_tensors(self) -> tuple[Any, ...]:
         """The values given to :meth:`save_for_backward`, as a tuple.
 
         Inside ``backward``/``jvp`` an input or the output saved in ``forward``
@@ -370,42 +385,47 @@ class Function:
 
     _prim = None
 
-    @staticmethod
-    def forward(ctx, *inputs):  # pragma: no cover - abstract
-        """Compute the output from plain arrays; a subclass defines it.
+    if TYPE_CHECKING:
+        # What a subclass defines, with its own parameters: any signature overrides these.
+        forward: Callable[..., Any]
+        backward: Callable[..., Any]
+    else:
+        @staticmethod
+        def forward(ctx, *inputs):  # pragma: no cover - abstract
+            """Compute the output from plain arrays; a subclass defines it.
 
-        Parameters
-        ----------
-        ctx : FunctionCtx
-            The context; save what the rules need with ``ctx.save_for_backward``.
-        *inputs : array_like
-            The arguments given to :meth:`apply`, as plain values.
+            Parameters
+            ----------
+            ctx : FunctionCtx
+                The context; save what the rules need with ``ctx.save_for_backward``.
+            *inputs : array_like
+                The arguments given to :meth:`apply`, as plain values.
 
-        Returns
-        -------
-        array_like
-            The output.
-        """
-        raise NotImplementedError
+            Returns
+            -------
+            array_like
+                The output.
+            """
+            raise NotImplementedError
 
-    @staticmethod
-    def backward(ctx, *grad_outputs):  # pragma: no cover - abstract
-        """Pull the output's cotangent back to the inputs; a subclass defines it.
+        @staticmethod
+        def backward(ctx, *grad_outputs):  # pragma: no cover - abstract
+            """Pull the output's cotangent back to the inputs; a subclass defines it.
 
-        Parameters
-        ----------
-        ctx : FunctionCtx
-            The context ``forward`` filled.
-        *grad_outputs : array_like
-            The output's cotangent (one), possibly with leading batch axes.
+            Parameters
+            ----------
+            ctx : FunctionCtx
+                The context ``forward`` filled.
+            *grad_outputs : array_like
+                The output's cotangent (one), possibly with leading batch axes.
 
-        Returns
-        -------
-        array_like or tuple
-            One cotangent per input of ``forward``, each with its input's shape
-            (``None`` for a zero); a single value for a single input.
-        """
-        raise NotImplementedError
+            Returns
+            -------
+            array_like or tuple
+                One cotangent per input of ``forward``, each with its input's shape
+                (``None`` for a zero); a single value for a single input.
+            """
+            raise NotImplementedError
 
     @classmethod
     def _primitive(cls):
@@ -419,7 +439,7 @@ class Function:
         return prim
 
     @classmethod
-    def apply(cls, *inputs):
+    def apply(cls, *inputs: Any) -> Any:
         """Call the operation on ``inputs``, recorded by every active transformation.
 
         Parameters
@@ -434,7 +454,7 @@ class Function:
         """
         return cls._primitive()(*inputs, ctx=FunctionCtx())
 
-    def __call__(self, *inputs):
+    def __call__(self, *inputs: Any) -> Any:
         return type(self).apply(*inputs)
 
 

@@ -12,12 +12,18 @@ from __future__ import annotations
 
 import sys
 import threading
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .partials import compile_partial
 from .tracer import Box, ndim_of, shape_of
 from .array_types import constant_error, refused_kind
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from .partials import arg
 
 __all__ = [
     "OBJECT_ARRAYS", "Primitive", "SPARSITY_KINDS", "DerivedRules", "DERIVED_RULES",
@@ -187,12 +193,48 @@ class Primitive:
                  "elementwise", "sparsity", "implements", "samples", "domain",
                  "complex_domain", "holomorphic", "symbolic_rules", "cores", "rule_guard",
                  "function_class", "wraps", "doc", "batch", "linear_batched", "__weakref__")
+    # The slots' types (declarations for type checkers; nothing is stored on the class).
+    name: str
+    impl: Callable[..., Any]
+    jvps: dict[int, Callable[..., Any]]
+    vjps: dict[int, Callable[..., Any]]
+    jvp_all: Callable[..., Any] | None
+    vjp_all: Callable[..., Any] | None
+    derivs: tuple[Any, ...] | None
+    batch_rules: bool
+    sympy: Callable[..., Any] | None
+    zero_derivative: bool
+    linear: bool
+    nondiff_argnums: tuple[int, ...]
+    elementwise: bool
+    sparsity: str | Callable[..., Any] | None
+    implements: tuple[Callable[..., Any], ...]
+    samples: list[dict[str, Any]] | None
+    domain: list[tuple[float, float] | None] | None
+    complex_domain: list[tuple[float, float] | None] | None
+    holomorphic: bool
+    symbolic_rules: bool
+    cores: Callable[..., Any] | None
+    rule_guard: Callable[..., Any] | None
+    function_class: type | None
+    wraps: Callable[..., Any] | None
+    doc: str | None
+    batch: Callable[..., Any] | None
+    linear_batched: Callable[..., Any] | None
 
-    def __init__(self, name, impl, *, sympy=None, zero_derivative=False, linear=False,
-                 nondiff_argnums=(), elementwise=False, sparsity=None, implements=(),
-                 samples=None, domain=None, complex_domain=None, holomorphic=False,
-                 symbolic_rules=True, cores=None, rule_guard=None, function_class=None,
-                 wraps=None, doc=None, batch=None):
+    def __init__(self, name: str, impl: Callable[..., Any], *,
+                 sympy: Callable[..., Any] | None = None, zero_derivative: bool = False,
+                 linear: bool = False, nondiff_argnums: Sequence[int] = (),
+                 elementwise: bool = False, sparsity: str | Callable[..., Any] | None = None,
+                 implements: Sequence[Callable[..., Any]] = (),
+                 samples: list[dict[str, Any]] | None = None,
+                 domain: list[tuple[float, float] | None] | None = None,
+                 complex_domain: list[tuple[float, float] | None] | None = None,
+                 holomorphic: bool = False, symbolic_rules: bool = True,
+                 cores: Callable[..., Any] | None = None,
+                 rule_guard: Callable[..., Any] | None = None, function_class: type | None = None,
+                 wraps: Callable[..., Any] | None = None, doc: str | None = None,
+                 batch: Callable[..., Any] | None = None) -> None:
         self.name = name
         self.impl = impl
         self.jvps = {}
@@ -224,7 +266,7 @@ class Primitive:
         self.batch = batch             # vmap's batching rule (None: derived, dualad.vmap)
         self.linear_batched = None     # def_linear's ``batched=``
 
-    def __call__(self, *args, **params):
+    def __call__(self, *args: Any, **params: Any) -> Any:
         top = None
         for a in args:
             if isinstance(a, Box):
@@ -242,7 +284,8 @@ class Primitive:
             return self.impl(*args, **params)
         return top.process(self, args, params)
 
-    def defjvp(self, *rules, argnums=None):
+    def defjvp(self, *rules: Callable[..., Any],
+               argnums: Sequence[int] | None = None) -> Primitive:
         r"""Declare the JVP (forward) rules, one per differentiable argument.
 
         Parameters
@@ -264,7 +307,8 @@ class Primitive:
             self.jvps[i] = self._hand_rule(rule, i, "jvp")
         return self
 
-    def defvjp(self, *rules, argnums=None):
+    def defvjp(self, *rules: Callable[..., Any],
+               argnums: Sequence[int] | None = None) -> Primitive:
         r"""Declare the VJP (reverse) rules, one per differentiable argument.
 
         Parameters
@@ -286,7 +330,7 @@ class Primitive:
             self.vjps[i] = self._hand_rule(rule, i, "vjp")
         return self
 
-    def defderiv(self, *partials):
+    def defderiv(self, *partials: complex | arg | Callable[..., Any]) -> Primitive:
         r"""Declare both rules of an elementwise primitive by its partial derivatives.
 
         The partials :math:`\partial y/\partial x_i`, compiled once into ``derivs``, are
@@ -320,7 +364,8 @@ class Primitive:
             self._drop_derivs()
         return self
 
-    def def_linear(self, transpose, *, batched=None):
+    def def_linear(self, transpose: Callable[..., Any], *,
+                   batched: Callable[..., Any] | None = None) -> Primitive:
         r"""Declare both rules of a primitive linear in its first (only differentiable) argument.
 
         For a linear map :math:`y = A x` the JVP is the primitive itself applied to the
@@ -367,7 +412,7 @@ class Primitive:
         self.vjps[0] = self._hand_rule(transpose, 0, "vjp")
         return self
 
-    def defbatch(self, rule):
+    def defbatch(self, rule: Callable[..., Any]) -> Primitive:
         """Declare the batching rule that ``dualad.vmap`` applies to this primitive.
 
         Without one, vmap derives a rule (elementwise primitives broadcast,
@@ -422,7 +467,7 @@ class Primitive:
         if self.rule_guard is not None:
             self.batch_rules = False
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<primitive {self.name}>"
 
 

@@ -32,11 +32,18 @@ with finite differences of the identity.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .primitive import Primitive, register, sample
 from .tracer import Box, primal_value, shape_of
 from .tree import flatten
+
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    _T = TypeVar("_T")
 
 __all__ = ["stop_gradient", "stop_gradient_p", "StopGradientPrimitive", "detach"]
 
@@ -94,7 +101,7 @@ def _leaf(x, path):
     return x                         # a constant: the identity, the same object
 
 
-def stop_gradient(x):
+def stop_gradient(x: _T) -> _T:
     r"""Return the value of ``x`` with a zero derivative in every transformation.
 
     :math:`y = \operatorname{stop\_gradient}(x)` has :math:`y = x`,

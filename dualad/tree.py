@@ -1,10 +1,15 @@
 """Nested containers of arrays (tuples, lists, dicts): flatten and rebuild."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 __all__ = ["flatten", "tree_map", "describe", "flatten_like"]
 
 
-def flatten(tree):
+def flatten(tree: Any) -> tuple[list[Any], Callable[[Any], Any]]:
     """Return the leaves of a tree in order, and a function that rebuilds it from new leaves.
 
     Transformations take and return trees of arrays (the primals, tangents and
@@ -64,7 +69,7 @@ def _unflatten(spec, it):
                                                 else kind(items))
 
 
-def tree_map(fn, tree, *rest):
+def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
     """Map a function over the leaves of one or several trees of the same structure.
 
     The trees of a transformation (primals, tangents, cotangents of several arguments)
@@ -101,7 +106,7 @@ def tree_map(fn, tree, *rest):
     return rebuild([fn(x, *ys) for x, *ys in zip(leaves, *others)])
 
 
-def describe(tree):
+def describe(tree: object) -> str:
     """A pytree's container or leaf, for error messages: 'a list of 3 item(s)'."""
     if isinstance(tree, (tuple, list)):
         return f"a {type(tree).__name__} of {len(tree)} item(s)"
@@ -111,7 +116,9 @@ def describe(tree):
         f"a {type(tree).__name__}"
 
 
-def flatten_like(like, tree, api, what, path="", leaf=None, like_name="its primal"):
+def flatten_like(like: Any, tree: Any, api: str, what: str, path: str = "",
+                 leaf: Callable[[Any], Any] | None = None,
+                 like_name: str = "its primal") -> list[Any]:
     """Leaves of ``tree`` taken at the leaves of ``like`` (which has the same containers).
 
     Where ``like`` has a leaf (an array), the matching part of ``tree`` is one leaf even if

@@ -26,6 +26,8 @@ batch (always correct, B calls; :func:`is_looped` says which).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, overload
+
 from .inplace import raise_assignment_error
 from .objects import traced_outputs
 from .ops.core.linear import broadcast_to_p, transpose_p
@@ -33,6 +35,15 @@ from .tracer import Box, Trace, shape_of
 from .tree import describe, flatten
 from .vmap_rules import batching_rule, is_looped, run_rule
 from .vmap_tracer import BatchTracer
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeVar
+
+    import numpy as np
+
+    _R = TypeVar("_R")
+    _A = TypeVar("_A", bound="np.ndarray[Any, Any]")   # an array output: batched, an array
 
 __all__ = ["vmap", "BatchTrace", "BatchTracer", "batching_rule", "is_looped"]
 
@@ -196,7 +207,16 @@ def _move_axis(x, src, dst):
     return transpose_p(x, axes=tuple(order))
 
 
-def vmap(f, in_axes=0, out_axes=0, *, axis_size=None):
+# The mapped function takes the batched arguments (an array where f took a float), so its
+# parameters are not f's; an array output stays an array (with the batch axis).
+@overload
+def vmap(f: Callable[..., _A], in_axes: Any = 0, out_axes: Any = 0, *,
+         axis_size: int | None = None) -> Callable[..., _A]: ...
+@overload
+def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, *,
+         axis_size: int | None = None) -> Callable[..., Any]: ...
+def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, *,
+         axis_size: int | None = None) -> Callable[..., Any]:
     r"""Map ``f`` over an axis of its arguments, in one batched pass (JAX's ``vmap``).
 
     ``vmap(f)(X)[b] = f(X[b])`` for each :math:`b < B`, computed in one pass
@@ -275,7 +295,7 @@ def vmap(f, in_axes=0, out_axes=0, *, axis_size=None):
         raise ValueError(f"vmap({_fname(f)}): axis_size must be a non-negative int, got "
                          f"{axis_size!r}")
 
-    def vmapped(*args, **kwargs):
+    def vmapped(*args: Any, **kwargs: Any) -> Any:
         return _vmap_call(f, in_axes, out_axes, axis_size, args, kwargs)
 
     vmapped.__name__ = f"vmap({_fname(f)})"

@@ -17,12 +17,24 @@ import functools
 import itertools
 import math
 import weakref
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dualad.extend import (Box, check_input, flatten, onehot_rows, raise_assignment_error,
                            shape_of, traced_outputs, unguarded_value)
 from dualad.numpy import concatenate, ravel, reshape
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeAlias, TypeVar
+
+    _F = TypeVar("_F", bound="Callable[..., Any]")
+    # One array (or number) in, one out: the dense Jacobian or Hessian is one ndarray.
+    # Containers in or out (tuples, lists, dicts) give nested results, typed Any.
+    ArrayIn: TypeAlias = "np.ndarray[Any, Any] | np.generic | float"
+    ArrayOut: TypeAlias = "np.ndarray[Any, Any] | np.generic | float"
+    Container: TypeAlias = "tuple[Any, ...] | list[Any] | dict[Any, Any]"
 
 #: Default budget for the tangents / cotangents of one batched sweep (bytes).
 DEFAULT_MAX_MEMORY = 256 * 2 ** 20
@@ -96,7 +108,7 @@ def holds_traced(tree):
     return False
 
 
-def composes(api, curry=False):
+def composes(api: str, curry: bool = False) -> Callable[[_F], _F]:
     """Decorator of the public planner function ``api``: on traced values (an argument, or
     a traced output met by the plain path: :class:`TracedOutput`) the call goes to its
     traced path, ``TRACED_PATHS[api]`` (:mod:`jacobians.nested`). ``curry``: without

@@ -41,12 +41,16 @@ __all__ = ["ORDERINGS", "BUDGET", "GREEDY_CAP", "Coloring", "column_coloring", "
 
 import copy
 import hashlib
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._common import counted
 from .coloring_search import Budget, dsatur, greedy, reduce_proper, reduce_star
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 ORDERINGS = ("natural", "largest-first", "smallest-last")
 # The search after the greedy colorings may spend BUDGET work units (coloring_search.Budget;
@@ -62,7 +66,15 @@ class Coloring:
     ``effort`` the search's work budget, the units spent, iterated-greedy passes and tabu
     iterations (all 0 when the greedy colorings met the lower bound)."""
 
-    def __init__(self, colors, method, lower_bound, tried=None, effort=None):
+    colors: np.ndarray[Any, Any]
+    ncolors: int
+    method: str
+    lower_bound: int
+    tried: dict[str, int]
+    effort: dict[str, Any]
+
+    def __init__(self, colors: np.ndarray[Any, Any], method: str, lower_bound: int,
+                 tried: Any = None, effort: Any = None) -> None:
         self.colors = np.asarray(colors, np.int64)
         self.ncolors = int(self.colors.max()) + 1 if len(self.colors) else 0
         self.method = method
@@ -71,16 +83,16 @@ class Coloring:
         self.effort = dict(effort or {})
 
     @property
-    def optimal(self):
+    def optimal(self) -> bool:
         return self.ncolors <= self.lower_bound
 
-    def seed(self, dtype=float):
+    def seed(self, dtype: Any = float) -> np.ndarray[Any, Any]:
         """The seed matrix transposed: (ncolors x vertices), row c the indicator of group c."""
         s = np.zeros((self.ncolors, len(self.colors)), dtype)
         s[self.colors, np.arange(len(self.colors))] = 1
         return s
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"Coloring({counted(self.ncolors, 'color')} by {self.method}, "
                 f"lower bound {self.lower_bound})")
 
@@ -183,7 +195,8 @@ def _intersection_graph(pattern):
     return graph
 
 
-def column_coloring(pattern, orderings=ORDERINGS, budget=None):
+def column_coloring(pattern: Any, orderings: Sequence[str] = ORDERINGS,
+                    budget: int | None = None) -> Coloring:
     r"""A coloring of the columns of a sparsity pattern in which columns of one color share no row.
 
     Columns ``j`` and ``k`` are structurally orthogonal when no row has a nonzero in both;
@@ -314,7 +327,8 @@ def _search_proper(graph, best, target, tried, budget, effort, valid):
     return best
 
 
-def row_coloring(pattern, orderings=ORDERINGS, budget=None):
+def row_coloring(pattern: Any, orderings: Sequence[str] = ORDERINGS,
+                 budget: int | None = None) -> Coloring:
     r"""A coloring of the rows of a sparsity pattern in which rows of one color share no column.
 
     The :func:`column_coloring` of the transposed pattern: the seed of a reverse sweep,
@@ -437,7 +451,8 @@ def _star_lower_bound(adj):
     return 3 if np.any((degree[coo.row] >= 2) & (degree[coo.col] >= 2)) else 2
 
 
-def star_coloring(pattern, orderings=ORDERINGS, budget=None):
+def star_coloring(pattern: Any, orderings: Sequence[str] = ORDERINGS,
+                  budget: int | None = None) -> Coloring:
     r"""A star coloring of a symmetric pattern's adjacency graph, for compressed Hessians.
 
     A distance-1 coloring (neighbours differ) in which every path on four vertices uses at

@@ -13,6 +13,8 @@ of a coloring decompressed into the same dense result. A dense result larger tha
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Literal, overload
+
 __all__ = ["jacobian_flat", "jacobian", "jacfwd", "jacrev"]
 
 from ._common import DEFAULT_MAX_MEMORY, Problem, composes, fname
@@ -20,6 +22,15 @@ from .auto import fixed_chunk, jacobian_auto
 from .distributed import Workers, attach
 from .sweeps import (MODES, check_mode, chunk_for, forward_flat, get_census,  # noqa: F401
                      reverse_flat, signature)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    import numpy as np
+
+    from ._common import ArrayIn, ArrayOut, Container
+
+    Mode = Literal["auto", "forward", "reverse"]
 
 
 def jacobian_flat(problem, mode, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY):
@@ -39,9 +50,31 @@ def _curried(api, f, kwargs, run):
     return jac_f
 
 
+@overload
+def jacobian(f: Callable[..., ArrayOut], x: ArrayIn, /, *args: Any,
+             mode: Mode = "auto", argnums: Literal[0] = 0, chunk_size: int | None = None,
+             max_memory: int = ..., executor: Any = None,
+             retries: int = 2) -> np.ndarray[Any, Any]: ...
+@overload
+def jacobian(f: Callable[..., Any], /, *, mode: Mode = "auto", argnums: int | Sequence[int] = 0,
+             chunk_size: int | None = None, max_memory: int = ...,
+             executor: Any = None, retries: int = 2) -> Callable[..., Any]: ...
+@overload
+def jacobian(f: Callable[..., Any], x: Container, /, *args: Any, mode: Mode = "auto",
+             argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
+             executor: Any = None, retries: int = 2) -> Any: ...
+@overload
+def jacobian(f: Callable[..., Container], x: ArrayIn, /, *args: Any, mode: Mode = "auto",
+             argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
+             executor: Any = None, retries: int = 2) -> Any: ...
+@overload
+def jacobian(f: Callable[..., Any], x: ArrayIn, /, *args: Any, mode: Mode = "auto",
+             argnums: int | Sequence[int], chunk_size: int | None = None, max_memory: int = ...,
+             executor: Any = None, retries: int = 2) -> Any: ...
 @composes("jacobian")
-def jacobian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY,
-             executor=None, retries=2):
+def jacobian(f: Callable[..., Any], *args: Any, mode: Mode = "auto",
+             argnums: int | Sequence[int] = 0, chunk_size: int | None = None,
+             max_memory: int = DEFAULT_MAX_MEMORY, executor: Any = None, retries: int = 2) -> Any:
     r"""The Jacobian of ``f`` at ``args``, of shape ``out.shape + in.shape``.
 
     For :math:`F: \mathbb{R}^n \to \mathbb{R}^m` (the differentiated arguments and the
@@ -174,9 +207,31 @@ def _in_mode(api, mode, f, args, argnums, chunk_size, max_memory, executor, retr
                     max_memory=max_memory, executor=executor, retries=retries)
 
 
+@overload
+def jacfwd(f: Callable[..., ArrayOut], x: ArrayIn, /, *args: Any,
+           argnums: Literal[0] = 0, chunk_size: int | None = None,
+           max_memory: int = ..., executor: Any = None,
+           retries: int = 2) -> np.ndarray[Any, Any]: ...
+@overload
+def jacfwd(f: Callable[..., Any], /, *, argnums: int | Sequence[int] = 0,
+           chunk_size: int | None = None, max_memory: int = ...,
+           executor: Any = None, retries: int = 2) -> Callable[..., Any]: ...
+@overload
+def jacfwd(f: Callable[..., Any], x: Container, /, *args: Any,
+           argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
+           executor: Any = None, retries: int = 2) -> Any: ...
+@overload
+def jacfwd(f: Callable[..., Container], x: ArrayIn, /, *args: Any,
+           argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
+           executor: Any = None, retries: int = 2) -> Any: ...
+@overload
+def jacfwd(f: Callable[..., Any], x: ArrayIn, /, *args: Any,
+           argnums: int | Sequence[int], chunk_size: int | None = None, max_memory: int = ...,
+           executor: Any = None, retries: int = 2) -> Any: ...
 @composes("jacfwd")
-def jacfwd(f, *args, argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY, executor=None,
-           retries=2):
+def jacfwd(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
+           chunk_size: int | None = None, max_memory: int = DEFAULT_MAX_MEMORY,
+           executor: Any = None, retries: int = 2) -> Any:
     r"""The Jacobian in forward mode: batched JVPs, one column per direction.
 
     ``jacobian(f, *args, mode="forward")``: the columns :math:`J e_j` of the Jacobian
@@ -232,9 +287,31 @@ def jacfwd(f, *args, argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY, 
                     retries)
 
 
+@overload
+def jacrev(f: Callable[..., ArrayOut], x: ArrayIn, /, *args: Any,
+           argnums: Literal[0] = 0, chunk_size: int | None = None,
+           max_memory: int = ..., executor: Any = None,
+           retries: int = 2) -> np.ndarray[Any, Any]: ...
+@overload
+def jacrev(f: Callable[..., Any], /, *, argnums: int | Sequence[int] = 0,
+           chunk_size: int | None = None, max_memory: int = ...,
+           executor: Any = None, retries: int = 2) -> Callable[..., Any]: ...
+@overload
+def jacrev(f: Callable[..., Any], x: Container, /, *args: Any,
+           argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
+           executor: Any = None, retries: int = 2) -> Any: ...
+@overload
+def jacrev(f: Callable[..., Container], x: ArrayIn, /, *args: Any,
+           argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
+           executor: Any = None, retries: int = 2) -> Any: ...
+@overload
+def jacrev(f: Callable[..., Any], x: ArrayIn, /, *args: Any,
+           argnums: int | Sequence[int], chunk_size: int | None = None, max_memory: int = ...,
+           executor: Any = None, retries: int = 2) -> Any: ...
 @composes("jacrev")
-def jacrev(f, *args, argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY, executor=None,
-           retries=2):
+def jacrev(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
+           chunk_size: int | None = None, max_memory: int = DEFAULT_MAX_MEMORY,
+           executor: Any = None, retries: int = 2) -> Any:
     r"""The Jacobian in reverse mode: batched pullbacks of one tape, one row per cotangent.
 
     ``jacobian(f, *args, mode="reverse")``: ``f`` is recorded once and the rows

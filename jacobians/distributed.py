@@ -83,7 +83,8 @@ class DistributedSweepError(RuntimeError):
         The worker's traceback, when ``f`` raised there.
     """
 
-    def __init__(self, message, missing=(), worker_traceback=None):
+    def __init__(self, message: str, missing: tuple[int, ...] | list[int] = (),
+                 worker_traceback: str | None = None) -> None:
         super().__init__(message)
         self.missing = list(missing)
         self.worker_traceback = worker_traceback

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 __all__ = ["hessian", "hvp"]
 
+from typing import TYPE_CHECKING, Any, Literal, overload
+
 import numpy as np
 
 import dualad
@@ -30,10 +32,37 @@ from .distributed import Workers
 from .memory import refuse_dense
 from .sweeps import result_dtype
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
+    from ._common import ArrayIn, ArrayOut, Container
+
+
+@overload
+def hessian(f: Callable[..., ArrayOut], x: ArrayIn, /, *args: Any,
+            mode: str = "auto", argnums: Literal[0] = 0, chunk_size: int | None = None,
+            max_memory: int = ..., executor: Any = None,
+            retries: int = 2) -> np.ndarray[Any, Any]: ...
+@overload
+def hessian(f: Callable[..., Any], /, *, mode: str = "auto", argnums: int | Sequence[int] = 0,
+            chunk_size: int | None = None, max_memory: int = ...,
+            executor: Any = None, retries: int = 2) -> Callable[..., Any]: ...
+@overload
+def hessian(f: Callable[..., Any], x: Container, /, *args: Any, mode: str = "auto",
+            argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
+            executor: Any = None, retries: int = 2) -> Any: ...
+@overload
+def hessian(f: Callable[..., Container], x: ArrayIn, /, *args: Any, mode: str = "auto",
+            argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
+            executor: Any = None, retries: int = 2) -> Any: ...
+@overload
+def hessian(f: Callable[..., Any], x: ArrayIn, /, *args: Any, mode: str = "auto",
+            argnums: int | Sequence[int], chunk_size: int | None = None, max_memory: int = ...,
+            executor: Any = None, retries: int = 2) -> Any: ...
 @composes("hessian")
-def hessian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY,
-            executor=None, retries=2):
+def hessian(f: Callable[..., Any], *args: Any, mode: str = "auto",
+            argnums: int | Sequence[int] = 0, chunk_size: int | None = None,
+            max_memory: int = DEFAULT_MAX_MEMORY, executor: Any = None, retries: int = 2) -> Any:
     r"""The Hessian of scalar ``f`` at ``args``: shape ``in.shape + in.shape``, exactly symmetric.
 
     The Hessian :math:`H = \nabla^2 f(x)` is assembled from Hessian-vector products
@@ -136,8 +165,16 @@ def hessian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAUL
     return structured_square(problem, h)
 
 
+@overload
+def hvp(f: Callable[..., Any], x: np.ndarray[Any, Any], v: Any, /, *args: Any,
+        argnums: Literal[0] = 0) -> np.ndarray[Any, Any]: ...
+@overload
+def hvp(f: Callable[..., Any], /) -> Callable[..., Any]: ...
+@overload
+def hvp(f: Callable[..., Any], /, *args: Any, argnums: int | Sequence[int] = 0) -> Any: ...
 @composes("hvp", curry=True)
-def hvp(f, x, v, *args, argnums=0):
+def hvp(f: Callable[..., Any], x: Any, v: Any, *args: Any,
+        argnums: int | Sequence[int] = 0) -> Any:
     r"""The Hessian-vector product :math:`\nabla^2 f(x)\, v` by forward-over-reverse.
 
     One JVP (tangent ``v``) through one gradient sweep of scalar ``f``: a small multiple of

@@ -11,10 +11,15 @@ from __future__ import annotations
 
 __all__ = ["ode_jacobian_fn"]
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ._common import fname as _name
 from .plan import plan
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def _state(fun, name, y):
@@ -34,7 +39,9 @@ def _state(fun, name, y):
     return y.astype(float, copy=False)
 
 
-def ode_jacobian_fn(fun, y0, *args, t0=0.0, sparse="auto", mode="auto", jit=True):
+def ode_jacobian_fn(fun: Callable[..., Any], y0: Any, *args: Any, t0: float = 0.0,
+                    sparse: str | bool = "auto", mode: str = "auto",
+                    jit: bool = True) -> Callable[..., Any]:
     r"""The Jacobian :math:`(t, y) \mapsto \partial f/\partial y\,(t, y)`, for ``solve_ivp(jac=)``.
 
     Planned once at ``(t0, y0)`` (:func:`dualad.jacobians.plan` with ``argnums=1``):

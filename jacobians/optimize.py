@@ -38,6 +38,7 @@ __all__ = ["HESS_METHODS", "HESSP_METHODS", "gradient", "value_and_gradient", "h
            "sparse_jacobian_fn", "least_squares_kwargs", "ode_jacobian_fn"]
 
 import inspect
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -53,6 +54,12 @@ from . import nested
 from .plan import plan
 from .sparsity import detect_hessian, jacobian_sparsity  # noqa: F401  (re-exported)
 from .validity import CheckedPattern
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import scipy.sparse as sp
+    from numpy.typing import NDArray
 from .ode import ode_jacobian_fn  # noqa: E402,F401  (jac(t, y) for solve_ivp)
 
 #: Methods of scipy.optimize.minimize that use ``hess`` / ``hessp``.
@@ -113,7 +120,8 @@ def _at(helper, f, x0, x):
     return x
 
 
-def gradient(f, x0=None, *args, jit=True):
+def gradient(f: Callable[..., Any], x0: Any = None, *args: Any,
+             jit: bool = True) -> Callable[..., NDArray[np.float64]]:
     r"""The gradient function :math:`x \mapsto \nabla f(x, *\mathrm{args})`, for SciPy's ``jac=``.
 
     One reverse sweep per call (``dualad.grad``), exact to rounding; the result is a
@@ -171,7 +179,8 @@ def gradient(f, x0=None, *args, jit=True):
     return jac
 
 
-def value_and_gradient(f, x0=None, *args, jit=True):
+def value_and_gradient(f: Callable[..., Any], x0: Any = None, *args: Any, jit: bool = True
+                       ) -> Callable[..., tuple[float, NDArray[np.float64]]]:
     r"""The function :math:`x \mapsto (f(x), \nabla f(x))` in one sweep, for ``jac=True``.
 
     One recording and one reverse sweep per call (``dualad.value_and_grad``); the value
@@ -213,7 +222,14 @@ def value_and_gradient(f, x0=None, *args, jit=True):
     return fun
 
 
-def hessian_fn(f, x0=None, *args, sparse=False, jit=True):
+@overload
+def hessian_fn(f: Callable[..., Any], x0: Any = None, *args: Any, sparse: Literal[False] = False,
+               jit: bool = True) -> Callable[..., np.ndarray[Any, Any]]: ...
+@overload
+def hessian_fn(f: Callable[..., Any], x0: Any = None, *args: Any, sparse: Literal[True],
+               jit: bool = True) -> Callable[..., sp.csr_matrix]: ...
+def hessian_fn(f: Callable[..., Any], x0: Any = None, *args: Any, sparse: bool = False,
+               jit: bool = True) -> Callable[..., Any]:
     r"""The Hessian function :math:`x \mapsto \nabla^2 f(x)`, for SciPy's ``hess=``.
 
     Dense by default: forward-over-reverse sweeps (:func:`dualad.jacobians.hessian`),
@@ -266,8 +282,9 @@ def hessian_fn(f, x0=None, *args, sparse=False, jit=True):
     return hess
 
 
-def sparse_hessian_fn(f, x0, *args, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY,
-                      jit=True):
+def sparse_hessian_fn(f: Callable[..., Any], x0: Any, *args: Any, chunk_size: int | None = None,
+                      max_memory: int = DEFAULT_MAX_MEMORY,
+                      jit: bool = True) -> Callable[..., sp.csr_matrix]:
     """The Hessian function as an exactly symmetric SciPy CSR matrix, prepared at ``x0``.
 
     The pattern is detected and star-colored once, at ``x0``; each call then costs one
@@ -354,7 +371,8 @@ def sparse_hessian_fn(f, x0, *args, chunk_size=None, max_memory=DEFAULT_MAX_MEMO
     return hess
 
 
-def hessp_fn(f, x0=None, *args, jit=True):
+def hessp_fn(f: Callable[..., Any], x0: Any = None, *args: Any,
+             jit: bool = True) -> Callable[..., NDArray[np.float64]]:
     r"""The Hessian-vector product :math:`(x, p) \mapsto \nabla^2 f(x)\, p`, for ``hessp=``.
 
     One forward-over-reverse sweep per call (:func:`dualad.jacobians.hvp`), without
@@ -396,7 +414,9 @@ def hessp_fn(f, x0=None, *args, jit=True):
     return hessp
 
 
-def minimize_kwargs(f, x0, method="trust-exact", hessian="auto", args=(), jit=True):
+def minimize_kwargs(f: Callable[..., Any], x0: Any, method: str = "trust-exact",
+                    hessian: Literal["auto", "hess", "hessp"] | None = "auto",
+                    args: tuple[Any, ...] = (), jit: bool = True) -> dict[str, Any]:
     """Keyword arguments for ``scipy.optimize.minimize`` with exact derivatives.
 
     ``fun``, ``x0``, ``method``, ``args``, ``jac`` (:func:`gradient`) and, as the method
@@ -466,7 +486,8 @@ def minimize_kwargs(f, x0, method="trust-exact", hessian="auto", args=(), jit=Tr
     return kw
 
 
-def jacobian_fn(residual, x0=None, *args, mode="auto", jit=True):
+def jacobian_fn(residual: Callable[..., Any], x0: Any = None, *args: Any, mode: str = "auto",
+                jit: bool = True) -> Callable[..., NDArray[np.float64]]:
     r"""The dense Jacobian function :math:`x \mapsto J(x)`, for ``least_squares(..., jac=)``.
 
     Each call is :func:`dualad.jacobians.jacobian` of the residuals, reshaped to the
@@ -541,7 +562,8 @@ def jacobian_fn(residual, x0=None, *args, mode="auto", jit=True):
     return jac
 
 
-def sparse_jacobian_fn(residual, x0, *args, mode="auto", jit=True):
+def sparse_jacobian_fn(residual: Callable[..., Any], x0: Any, *args: Any, mode: str = "auto",
+                       jit: bool = True) -> Callable[..., sp.csr_matrix]:
     """The Jacobian function as SciPy CSR matrices, planned once at ``x0``.
 
     The planner (:func:`dualad.jacobians.plan`, ``output="sparse"``) runs once at ``x0``:
@@ -583,7 +605,8 @@ def sparse_jacobian_fn(residual, x0, *args, mode="auto", jit=True):
     return jac
 
 
-def least_squares_kwargs(residual, x0, sparse=False, args=(), jit=True):
+def least_squares_kwargs(residual: Callable[..., Any], x0: Any, sparse: bool = False,
+                         args: tuple[Any, ...] = (), jit: bool = True) -> dict[str, Any]:
     """Keyword arguments for ``scipy.optimize.least_squares`` with exact Jacobians.
 
     ``fun``, ``x0``, ``args`` and ``jac``: dense (:func:`jacobian_fn`), or with

@@ -30,6 +30,7 @@ __all__ = ["ALTERNATIVES", "KIND", "Plan", "plan", "prepare"]
 
 import math
 import time
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,6 +43,11 @@ from .memory import dense_bytes, dense_of, human_bytes, refuse_dense
 from .patterns import TooDense
 from .sparse import colorings_for
 from .sparsity import Sparsity, as_pattern, detect_jacobian
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from .coloring import Coloring
 from .sweeps import check_mode, chunk_for, forward_flat, get_census, note, result_dtype, \
     reverse_flat
 from .validity import CheckedPattern
@@ -130,8 +136,30 @@ class Plan:
      [ 0. -1.  4.  0.]]
     """
 
-    def __init__(self, problem, mode, chunk, census, sparsity, col, row, estimates, how,
-                 notes, output, max_memory=DEFAULT_MAX_MEMORY, timed=None):
+    problem: Problem
+    mode: str
+    chunk_size: int
+    census: cost.Census
+    sparsity: Sparsity | None
+    column_coloring: Coloring | None
+    row_coloring: Coloring | None
+    estimates: dict[str, Any]
+    how: str
+    notes: list[str]
+    output: str
+    max_memory: int
+    timed: list[str]
+    planning: list[tuple[str, float, int]]
+    n: int
+    m: int
+    checked: CheckedPattern | None
+    bytes_per_direction: int
+    replayed: Replayed | None
+
+    def __init__(self, problem: Problem, mode: str, chunk: int, census: Any, sparsity: Any,
+                 col: Any, row: Any, estimates: dict[str, Any], how: str, notes: list[str],
+                 output: str, max_memory: int = DEFAULT_MAX_MEMORY,
+                 timed: Any = None) -> None:
         self.problem = problem
         self.mode = mode
         self.chunk_size = chunk
@@ -156,7 +184,7 @@ class Plan:
         self.replayed = None            # calls through dualad.jit: see _use_jit
 
     # --- numbers -------------------------------------------------------------------------
-    def directions_of(self, alt):
+    def directions_of(self, alt: str) -> int | None:
         """The number of directions (seeds) alternative ``alt`` needs.
 
         Parameters
@@ -175,33 +203,33 @@ class Plan:
                 "sparse-reverse": self.row_coloring.ncolors if self.row_coloring else None}[alt]
 
     @property
-    def directions(self):
+    def directions(self) -> int:
         """The number of directions the chosen mode sweeps: ``n``, ``m`` or the colors.
 
         """
         return self.directions_of(self.mode)
 
     @property
-    def n_chunks(self):
+    def n_chunks(self) -> int:
         """The number of sweeps per evaluation: ``ceil(directions / chunk_size)``.
 
         """
         return max(1, math.ceil(self.directions / self.chunk_size)) if self.directions else 0
 
     @property
-    def sparse(self):
+    def sparse(self) -> bool:
         """Whether the chosen mode is a sparse (compressed) one.
 
         """
         return self.mode.startswith("sparse")
 
     @property
-    def evaluations(self):
+    def evaluations(self) -> int:
         """Evaluations of ``f`` spent on planning (census, detection, timing)."""
         return sum(e for _, _, e in self.planning)
 
     # --- evaluation ----------------------------------------------------------------------
-    def evaluate(self, problem):
+    def evaluate(self, problem: Problem) -> tuple[Any, Problem]:
         """The flat Jacobian at ``problem``'s point, and the problem that computed it.
 
         The sweeps of the chosen mode; a sparse mode checks its pattern against the decisions
@@ -228,7 +256,7 @@ class Plan:
         self._follow()
         return flat, problem
 
-    def __call__(self, *args):
+    def __call__(self, *args: Any) -> Any:
         if args and holds_traced(args):
             return self._traced(args)
         replayed = self.replayed
@@ -340,12 +368,12 @@ class Plan:
             self.m = c.sparsity.pattern.shape[0]
 
     @property
-    def redetections(self):
+    def redetections(self) -> int:
         """Points at which the sparse pattern was detected again (its decisions differed)."""
         return self.checked.redetections if self.checked is not None else 0
 
     # --- words ---------------------------------------------------------------------------
-    def explain(self):
+    def explain(self) -> str:
         """What the planner chose, why, and what every alternative would have cost.
 
         Lines, in order: the sizes (``n``, ``m``); the census of the function (primitives,
@@ -420,7 +448,7 @@ class Plan:
                          f"cached from an earlier call).")
         return "\n".join(lines)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         on = "" if self.problem.executor is None else f" on {self.problem.executor.name}"
         return (f"Plan({self.problem.name}: {self.mode}, n={self.n}, m={self.m}, "
                 f"{counted(self.directions, 'direction')} in "
@@ -446,9 +474,11 @@ def _detect(problem, sparse, sparsity, max_memory, notes, budget=None):
              time.perf_counter() - t0, 1)
 
 
-def plan(f, *args, mode="auto", argnums=0, sparse="auto", sparsity=None, chunk_size=None,
-         max_memory=DEFAULT_MAX_MEMORY, output="auto", calibrate=True, detect="always",
-         executor=None, retries=2, jit=True):
+def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
+         argnums: int | Sequence[int] = 0, sparse: str | bool = "auto", sparsity: Any = None,
+         chunk_size: int | None = None, max_memory: int = DEFAULT_MAX_MEMORY,
+         output: str = "auto", calibrate: bool = True, detect: str = "always",
+         executor: Any = None, retries: int = 2, jit: bool = True) -> Plan:
     r"""Prepare the Jacobian of ``f`` at ``args``: choose how, once, and evaluate it many times.
 
     Four ways to the Jacobian of :math:`F: \mathbb{R}^n \to \mathbb{R}^m` are weighed:

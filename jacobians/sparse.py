@@ -24,6 +24,8 @@ __all__ = ["decompress_forward", "decompress_reverse", "compressed_forward",
            "compressed_reverse", "compressed_hessian", "colorings_for", "choose",
            "sparse_jacobian", "decompress_star", "sparse_hessian"]
 
+from typing import TYPE_CHECKING, Any, Literal, overload
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -34,6 +36,10 @@ from .distributed import Workers, attach
 from .sweeps import check_mode, forward_flat, reverse_flat
 from .hessian_sweeps import hessian_chunk, hessian_rows, scalar_problem
 from .sparsity import as_pattern, detect_hessian, detect_jacobian
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
 
 
 def _rows_of(pattern):
@@ -107,9 +113,22 @@ def choose(census, col, row, chunk):
     return "forward" if f <= r else "reverse"
 
 
+@overload
+def sparse_jacobian(f: Callable[..., Any], /, *, mode: str = "auto",
+                    argnums: int | Sequence[int] = 0, sparsity: Any = None,
+                    chunk_size: int | None = None, max_memory: int = ...,
+                    executor: Any = None, retries: int = 2) -> Callable[..., sp.csr_matrix]: ...
+@overload
+def sparse_jacobian(f: Callable[..., Any], x: Any, /, *args: Any, mode: str = "auto",
+                    argnums: int | Sequence[int] = 0, sparsity: Any = None,
+                    chunk_size: int | None = None, max_memory: int = ...,
+                    executor: Any = None, retries: int = 2) -> sp.csr_matrix: ...
 @composes("sparse_jacobian")
-def sparse_jacobian(f, *args, mode="auto", argnums=0, sparsity=None, chunk_size=None,
-                    max_memory=DEFAULT_MAX_MEMORY, executor=None, retries=2):
+def sparse_jacobian(f: Callable[..., Any], *args: Any, mode: str = "auto",
+                    argnums: int | Sequence[int] = 0, sparsity: Any = None,
+                    chunk_size: int | None = None, max_memory: int = DEFAULT_MAX_MEMORY,
+                    executor: Any = None,
+                    retries: int = 2) -> sp.csr_matrix | Callable[..., sp.csr_matrix]:
     r"""The flat Jacobian (m x n) of ``f`` at ``args`` as a SciPy CSR matrix.
 
     The structural nonzeros of :math:`J` are detected by running ``f`` on index-set
@@ -242,9 +261,20 @@ def decompress_star(pattern, coloring, compressed):
     return out
 
 
+@overload
+def sparse_hessian(f: Callable[..., Any], /, *, argnums: int | Sequence[int] = 0,
+                   sparsity: Any = None, chunk_size: int | None = None, max_memory: int = ...,
+                   executor: Any = None, retries: int = 2) -> Callable[..., sp.csr_matrix]: ...
+@overload
+def sparse_hessian(f: Callable[..., Any], x: Any, /, *args: Any,
+                   argnums: int | Sequence[int] = 0, sparsity: Any = None,
+                   chunk_size: int | None = None, max_memory: int = ...,
+                   executor: Any = None, retries: int = 2) -> sp.csr_matrix: ...
 @composes("sparse_hessian")
-def sparse_hessian(f, *args, argnums=0, sparsity=None, chunk_size=None,
-                   max_memory=DEFAULT_MAX_MEMORY, executor=None, retries=2):
+def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
+                   sparsity: Any = None, chunk_size: int | None = None,
+                   max_memory: int = DEFAULT_MAX_MEMORY, executor: Any = None,
+                   retries: int = 2) -> sp.csr_matrix | Callable[..., sp.csr_matrix]:
     r"""The Hessian (n x n, flat inputs) of scalar ``f`` as an exactly symmetric SciPy CSR matrix.
 
     The pattern is detected by running the gradient's reverse sweep on index-set patterns

@@ -31,6 +31,8 @@ __all__ = ["PatternBox", "PatternTrace", "Sparsity", "detect_jacobian", "detect_
            "jacobian_sparsity", "hessian_sparsity", "as_pattern"]
 
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -42,6 +44,9 @@ from .cost import Census, Stopwatch
 from .patterns import Budget, Pattern, TooDense, vstack
 from .rules import dense_rule, rule_for
 from .decisions import DecisionLog
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 
 class PatternBox(PrimalBox):
@@ -189,7 +194,8 @@ def detect_hessian(problem, budget=None):
     return sparsity
 
 
-def jacobian_sparsity(f, *args, argnums=0, budget=None):
+def jacobian_sparsity(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
+                      budget: int | None = None) -> sp.csr_matrix:
     """The structure of ``f``'s flat Jacobian at ``args``, as a boolean SciPy CSR matrix.
 
     ``f`` runs once on index-set patterns: each input element carries the set of inputs it
@@ -236,7 +242,8 @@ def jacobian_sparsity(f, *args, argnums=0, budget=None):
     return detect_jacobian(Problem("jacobian_sparsity", f, args, argnums), budget).pattern
 
 
-def hessian_sparsity(f, *args, argnums=0, budget=None):
+def hessian_sparsity(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
+                     budget: int | None = None) -> sp.csr_matrix:
     r"""The structure of the Hessian of scalar ``f``, as a symmetric boolean CSR matrix (n x n).
 
     The gradient's reverse sweep runs on index-set patterns (the nonlinear interactions of

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 __all__ = ["TOLERANCES", "GradCheckError", "check_grads", "STEPS"]
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 import dualad
@@ -36,6 +38,9 @@ from dualad.extend import check_input, flatten, primal_value
 from dualad.numpy import concatenate, ravel
 
 from .numeric import real_directions, real_jacobian, richardson, realify
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 # (rtol, atol) by dtype of the inputs; numeric oracles always run in float64.
 TOLERANCES = {
@@ -57,7 +62,11 @@ class GradCheckError(AssertionError):
     compares shapes, not numbers).
     """
 
-    def __init__(self, message, abs_err=None, rel_err=None):
+    abs_err: float | None
+    rel_err: float | None
+
+    def __init__(self, message: str, abs_err: float | None = None,
+                 rel_err: float | None = None) -> None:
         super().__init__(message)
         self.abs_err, self.rel_err = abs_err, rel_err
 
@@ -159,7 +168,9 @@ def _direction(shape, like, rng):
     return v.astype(dtype)
 
 
-def check_grads(f, args, order=2, modes=("fwd", "rev"), atol=None, rtol=None, seed=0):
+def check_grads(f: Callable[..., Any], args: Any, order: int = 2,
+                modes: Sequence[str] = ("fwd", "rev"), atol: float | None = None,
+                rtol: float | None = None, seed: int = 0) -> int:
     r"""Check ``f``'s JVPs and VJPs at ``args`` against numeric oracles, to any order.
 
     For each argument ``i``, with fixed-seed random directions ``v`` (a tangent) and ``u``

@@ -26,7 +26,12 @@ __all__ = ["default_step", "central_difference", "richardson", "complex_step", "
            "real_directions", "real_jacobian", "holomorphic_defect", "numerical_jacobian",
            "taylor_test"]
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 
 def _as_float(x):
@@ -39,7 +44,8 @@ def default_step(x, dtype=np.float64):
     return eps ** (1 / 3) * max(1.0, float(np.max(np.abs(x))) if np.size(x) else 1.0)
 
 
-def central_difference(f, x, v, h=None):
+def central_difference(f: Callable[..., Any], x: Any, v: Any,
+                       h: float | None = None) -> np.ndarray[Any, Any]:
     r"""The directional derivative :math:`J v` of ``f`` at ``x`` by a central difference.
 
     .. math::
@@ -84,7 +90,8 @@ def central_difference(f, x, v, h=None):
     return (np.asarray(f(x + h * v)) - np.asarray(f(x - h * v))) / (2 * h)
 
 
-def richardson(f, x, v, h=None, levels=4):
+def richardson(f: Callable[..., Any], x: Any, v: Any, h: float | None = None,
+               levels: int = 4) -> tuple[np.ndarray[Any, Any], float]:
     r"""The Richardson-extrapolated central difference :math:`J v`, and an estimate of its error.
 
     Central differences expand as :math:`D(h) = D + c_2 h^2 + c_4 h^4 + \dots`, so
@@ -148,7 +155,8 @@ def richardson(f, x, v, h=None, levels=4):
     return table[-1], float(err)
 
 
-def complex_step(f, x, v, h=1e-20):
+def complex_step(f: Callable[..., Any], x: Any, v: Any,
+                 h: float = 1e-20) -> np.ndarray[Any, Any]:
     r"""The directional derivative :math:`J v` by the complex step.
 
     For ``f`` analytic near a real ``x``,
@@ -228,7 +236,8 @@ def holomorphic_defect(f, x, v, h=None):
                                                                              initial=0.0)))
 
 
-def numerical_jacobian(f, x, h=None):
+def numerical_jacobian(f: Callable[..., Any], x: Any,
+                       h: float | None = None) -> np.ndarray[Any, Any]:
     r"""The Jacobian of ``f`` at ``x`` by central differences, one column per input element.
 
     Column ``k`` is :func:`central_difference` along the basis vector :math:`e_k`; the
@@ -274,7 +283,9 @@ def numerical_jacobian(f, x, h=None):
     return J
 
 
-def taylor_test(f, gradient, x, v=None, steps=None, seed=0):
+def taylor_test(f: Callable[..., Any], gradient: Any, x: Any, v: Any = None,
+                steps: Sequence[float] | None = None,
+                seed: int = 0) -> tuple[float, np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     r"""The convergence order of the Taylor remainder: about 2 when ``gradient`` is right.
 
     The remainder

@@ -42,6 +42,7 @@ __all__ = ["ELEMENTWISE_SHAPES", "COMPLEX_SHAPES", "Row", "RuleReport", "default
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -54,6 +55,9 @@ from .check_grads import GradCheckError, check_grads
 from .sampling import directions, matrix_samples, signature_arity, signature_sample
 from .stopped import check_stopped
 from .numeric import central_difference, complex_step, real_directions, real_jacobian, realify
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
 
 ELEMENTWISE_SHAPES = {
     1: [((),), ((3,),), ((2, 3),), ((1, 3),)],
@@ -120,28 +124,29 @@ class RuleReport:
     sin: ok (... checks)
     """
     name: str
-    rows: list = field(default_factory=list)
-    notes: list = field(default_factory=list)   # what was (not) checked, and why
+    rows: list[Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)   # what was (not) checked, and why
     vmap: str = ""   # how vmap batches it: rule / derived / loop (verification.batching)
     jit: str = ""    # replays / re-traces (verification.jit)
     unchecked: str = ""   # why nothing could be checked (no sample drawn): not a failure
 
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         """Whether at least one check ran and every check passed.
 
         """
         return bool(self.rows) and all(r.ok for r in self.rows)
 
     @property
-    def failures(self):
+    def failures(self) -> list[Row]:
         """The rows of the checks that failed.
 
         """
         return [r for r in self.rows if not r.ok]
 
-    def add(self, check, ok, abs_err=0.0, rel_err=0.0, detail=""):
+    def add(self, check: str, ok: bool, abs_err: float = 0.0, rel_err: float = 0.0,
+            detail: str = "") -> None:
         """Record one check's outcome as a row of the report.
 
         Parameters
@@ -163,7 +168,7 @@ class RuleReport:
         self.rows.append(Row(check, bool(ok), float(abs_err), float(rel_err), detail))
         return ok
 
-    def max_errors(self):
+    def max_errors(self) -> tuple[float, float]:
         """The largest absolute and relative errors over all checks.
 
         Returns
@@ -174,7 +179,7 @@ class RuleReport:
         return (max((r.abs_err for r in self.rows), default=0.0),
                 max((r.rel_err for r in self.rows), default=0.0))
 
-    def __str__(self):
+    def __str__(self) -> str:
         if self.unchecked and not self.rows:
             return "\n".join([f"{self.name}: COULD NOT CHECK"] + [
                 f"  note: {n}" for n in dict.fromkeys(self.notes)] + [f"  {self.unchecked}"])
@@ -192,7 +197,7 @@ class RuleReport:
             lines.append("  no checks could be run (no samples or domain declared)")
         return "\n".join(lines)
 
-    def raise_if_failed(self):
+    def raise_if_failed(self) -> RuleReport:
         """Raise :class:`GradCheckError` if a check failed; else return the report.
 
         Returns
@@ -326,9 +331,12 @@ def _rel(a, b):
     return float(np.max(err, initial=0.0)), float(np.max(err / scale, initial=0.0))
 
 
-def check_rule(target, samples=None, *, args=None, params=None, order=2, sympy=True, seed=0,
-               rtol=1e-6, reference=None, vmap=True, only_vmap=False, vmap_derivatives=True,
-               jit=True, only_jit=False):
+def check_rule(target: Primitive | type, samples: list[dict[str, Any]] | None = None, *,
+               args: tuple[Any, ...] | None = None, params: dict[str, Any] | None = None,
+               order: int = 2, sympy: bool = True, seed: int = 0, rtol: float = 1e-6,
+               reference: Callable[..., Any] | None = None, vmap: bool = True,
+               only_vmap: bool = False, vmap_derivatives: bool = True, jit: bool = True,
+               only_jit: bool = False) -> RuleReport:
     r"""Check a primitive's (or a ``Function``'s) derivative rules; return a :class:`RuleReport`.
 
     At each sample call (the primitive's ``samples``; for elementwise primitives,
@@ -739,29 +747,29 @@ class RegistryReport:
     vmap: 0 batching rules, 2 derived, 0 looped
     jit: 2 replay at a new point, 0 trace again (a value decides)
     """
-    reports: list
+    reports: list[RuleReport]
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         """Whether every primitive passed.
 
         """
         return all(r.ok for r in self.reports)
 
     @property
-    def failures(self):
+    def failures(self) -> list[RuleReport]:
         """The reports of the primitives that failed a check.
 
         """
         return [r for r in self.reports if not r.ok]
 
     @property
-    def looped(self):
+    def looped(self) -> list[str]:
         """The primitives vmap computes by a loop over the examples (no batching rule):
         correct, B calls instead of one; their own category, not failures."""
         return [r.name for r in self.reports if r.vmap == "loop"]
 
-    def table(self):
+    def table(self) -> str:
         """The table: one line per primitive with its checks, largest errors, vmap kind and verdict.
 
         Then the totals: how many pass, how ``vmap`` batches them (rules, derived, looped) and
@@ -790,12 +798,13 @@ class RegistryReport:
                      + (f" ({', '.join(retrace)})" if retrace else ""))
         return "\n".join(lines)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.table() + "".join("\n\n" + str(r) for r in self.failures)
 
 
-def check_registry(names=None, order=2, sympy=True, vmap=True, only_vmap=False, jit=True,
-                   only_jit=False):
+def check_registry(names: Iterable[str] | None = None, order: int = 2, sympy: bool = True,
+                   vmap: bool = True, only_vmap: bool = False, jit: bool = True,
+                   only_jit: bool = False) -> RegistryReport:
     """Run :func:`check_rule` over every registered primitive, or the ``names`` given.
 
     Includes the primitives :mod:`dualad.scipy` registers (``odeint``, ``quad``,

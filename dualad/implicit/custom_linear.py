@@ -17,6 +17,8 @@ for a matvec, any pytree of arrays (the matvec maps that structure to itself).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
@@ -30,12 +32,18 @@ from ._symmetry import check_symmetric_matrix
 from ._util import Flat, plain
 from .linear_solve import DENSE_MAX, ITERATIVE, METHODS, LinearSystem, linear_solve_p
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 _NAME = "custom_linear_solve"
 
 
-def custom_linear_solve(A, b, solve=None, transpose_solve=None, symmetric=False,
-                        has_aux=False, *, method="auto", rmatvec=None, rtol=None, atol=0.0,
-                        maxiter=None, restart=None, M=None):
+def custom_linear_solve(A: Any, b: Any, solve: Callable[..., Any] | None = None,
+                        transpose_solve: Callable[..., Any] | None = None,
+                        symmetric: bool = False, has_aux: bool = False, *, method: str = "auto",
+                        rmatvec: Callable[..., Any] | None = None, rtol: float | None = None,
+                        atol: float = 0.0, maxiter: int | None = None,
+                        restart: int | None = None, M: Any = None) -> Any:
     r"""Solve :math:`A x = b`, differentiable in ``b`` and ``A`` by the implicit function theorem.
 
     :math:`x = A^{-1} b` is computed by a solver that is never differentiated

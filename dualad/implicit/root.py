@@ -20,6 +20,8 @@ values replaced by their values) and is never differentiated.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..ops import concatenate, reshape
@@ -29,6 +31,9 @@ from ..tracer import Box, primal_value, shape_of
 from ..tree import flatten
 from ._util import Flat, plain, pull, push
 from .linear_solve import DENSE_MAX, METHODS, LinearSystem, linear_solve_p
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 _NAME = "custom_root"
 DEFAULT_TOL = {2: 3e-2, 4: 1e-3, 8: 1e-6}   # by itemsize: the accepted Newton step, relative
@@ -224,9 +229,13 @@ root_p.jvp_all = _root_jvp_all
 root_p.vjp_all = _root_vjp_all
 
 
-def custom_root(solve, optimality, *, linear_solve="auto", transpose_solve=None,
-                symmetric=False, jacobian=None, tol=None, has_aux=False, rtol=None,
-                atol=None, maxiter=None, restart=None, M=None, jit=True):
+def custom_root(solve: Callable[..., Any], optimality: Callable[..., Any], *,
+                linear_solve: str | Callable[..., Any] = "auto",
+                transpose_solve: Callable[..., Any] | None = None, symmetric: bool = False,
+                jacobian: Callable[..., Any] | None = None, tol: float | bool | None = None,
+                has_aux: bool = False, rtol: float | None = None, atol: float | None = None,
+                maxiter: int | None = None, restart: int | None = None, M: Any = None,
+                jit: bool = True) -> Callable[..., Any]:
     r"""Make a root finder differentiable by the implicit function theorem.
 
     Returns ``root`` with ``root(*params) = x*``, where ``x* = solve(*params)``
@@ -342,7 +351,7 @@ def custom_root(solve, optimality, *, linear_solve="auto", transpose_solve=None,
     options = {k: v for k, v in dict(rtol=rtol, atol=atol, maxiter=maxiter, restart=restart,
                                      M=M).items() if v is not None}
 
-    def root(*params, **keywords):
+    def root(*params: Any, **keywords: Any) -> Any:
         if keywords:
             raise TypeError(f"{_NAME}: root(...) takes its parameters positionally, got the "
                             f"keyword(s) {', '.join(sorted(keywords))}: pass them in the "

@@ -21,6 +21,7 @@ import threading
 import time
 import traceback
 import warnings
+from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -38,6 +39,13 @@ from .signature import (_fast_key, _identity_statics, _leaf_key, _positional, _s
                         _structure, _traced_positional)
 from ..sharing import SharedNodeWritten
 from .trace import ClosesOverTraced, JitBox, JitTrace, peek
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Hashable, Sequence
+
+# Jitted[P, R]: called with the function's parameters, it returns the function's result.
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 __all__ = ["jit", "Jitted", "JitRetraceWarning", "Compiled", "MAX_SIGNATURES"]
 
@@ -171,7 +179,7 @@ def _first(out):
     return out[0]
 
 
-class Jitted:
+class Jitted(Generic[_P, _R]):
     """The callable :func:`dualad.jit` returns: a function with its cache of programs.
 
     Calling it runs the compiled program of the call's signature (the arguments'
@@ -213,8 +221,18 @@ class Jitted:
     {}
     """
 
-    def __init__(self, fun, static_argnums=(), static_argnames=(), max_traces=8, backend=None,
-                 compile="background"):
+    name: str
+    backend: str | None
+    compile: str
+    fun: Callable[_P, _R]
+    static_argnums: frozenset[int]
+    static_argnames: frozenset[str]
+    max_traces: int
+
+    def __init__(self, fun: Callable[_P, _R], static_argnums: int | Sequence[int] = (),
+                 static_argnames: str | Sequence[str] = (), max_traces: int = 8,
+                 backend: Literal["numpy", "numba"] | None = None,
+                 compile: Literal["background", "now"] = "background") -> None:
         if not callable(fun):
             raise TypeError(f"dualad.jit: expected a function, got {type(fun).__name__!r}")
         self.name = getattr(fun, "__name__", type(fun).__name__)
@@ -276,7 +294,7 @@ class Jitted:
         return key, leaves, traced, rebuild, boxed
 
     # -- calling -----------------------------------------------------------------------
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         key = None if kwargs or self.static_argnums else _fast_key(args)
         if key is not None:   # positional arrays and floats only: the common case, fast
             entry = self._cache.get(key)
@@ -524,7 +542,7 @@ class Jitted:
                                f"(it runs without jit: see the JitRetraceWarning)")
         return entry.programs[0][0]
 
-    def source(self, *args, **kwargs):
+    def source(self, *args: _P.args, **kwargs: _P.kwargs) -> str:
         """Return the generated Python source of the program for these arguments.
 
         The program is traced now if it was not yet; for ``jit(grad(f))`` it is the
@@ -551,7 +569,7 @@ class Jitted:
         """
         return self._compiled_for(args, kwargs).source
 
-    def program(self, *args, **kwargs):
+    def program(self, *args: _P.args, **kwargs: _P.kwargs) -> Program:
         """Return the recorded program (its equations and guards) for these arguments.
 
         Parameters
@@ -575,7 +593,7 @@ class Jitted:
         """
         return self._compiled_for(args, kwargs).program
 
-    def clear_cache(self):
+    def clear_cache(self) -> None:
         """Forget every program, so the next call traces again.
 
         Needed after mutating an array the function closed over and computed from
@@ -589,7 +607,7 @@ class Jitted:
         for c in gone:
             numba_tier.cancel(c, "not compiled: clear_cache() dropped the program")
 
-    def cache_info(self, tiers=False):
+    def cache_info(self, tiers: bool = False) -> dict[Hashable, Any]:
         """Return how often the function was traced, per signature, or what replays.
 
         Parameters
@@ -614,7 +632,7 @@ class Jitted:
                     for k, e in list(self._cache.items())}
         return {k: e.traces for k, e in self._cache.items()}
 
-    def wait_compiled(self, timeout=None):
+    def wait_compiled(self, timeout: float | None = None) -> bool:
         """Block until every program of this function has its final replay.
 
         The Numba backend compiles on a background thread (``compile="background"``,
@@ -644,10 +662,11 @@ class Jitted:
                     return False
         return True
 
-    def __get__(self, obj, objtype=None):   # a jitted method: bind like a function
+    # a jitted method: bind like a function
+    def __get__(self, obj: object, objtype: type | None = None) -> Any:
         return self if obj is None else functools.partial(self, obj)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<dualad.jit of {self.fun!r}>"
 
 
@@ -722,8 +741,22 @@ def _when(compile, name):
                      f"it) and 'now' (compile at the first call)")
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), max_traces=8, backend=None,
-        compile="background"):
+@overload
+def jit(fun: Callable[_P, _R], *, static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = (), max_traces: int = 8,
+        backend: Literal["numpy", "numba"] | None = None,
+        compile: Literal["background", "now"] = "background") -> Jitted[_P, _R]: ...
+@overload
+def jit(fun: None = None, *, static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = (), max_traces: int = 8,
+        backend: Literal["numpy", "numba"] | None = None,
+        compile: Literal["background", "now"] = "background"
+        ) -> Callable[[Callable[_P, _R]], Jitted[_P, _R]]: ...
+def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = (), max_traces: int = 8,
+        backend: Literal["numpy", "numba"] | None = None,
+        compile: Literal["background", "now"] = "background"
+        ) -> Jitted[..., Any] | Callable[[Callable[..., Any]], Jitted[..., Any]]:
     """Trace ``fun`` once per input signature and replay the compiled program afterwards.
 
     ``jit(f)(*args)`` equals ``f(*args)``. The first call with a given signature

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -24,6 +25,14 @@ from .closure import aval, trace_step
 from .rules import _stack, scan_primitive
 from .staged import staged_scan
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeVar
+
+    _C = TypeVar("_C")                                      # the carry
+    _A = TypeVar("_A", bound="np.ndarray[Any, Any]")        # an array y: stacked, an array
+    _S = TypeVar("_S", bound="np.generic")                  # a NumPy scalar y: stacked, an array
+
 __all__ = ["scan", "default_snapshots", "CHECKPOINTS"]
 
 CHECKPOINTS = (None, "binomial")
@@ -33,13 +42,28 @@ def _fname(f):
     return getattr(f, "__name__", type(f).__name__)
 
 
-def default_snapshots(length):
+def default_snapshots(length: int) -> int:
     """``ceil(sqrt(l))`` (at least 1): memory and recomputation both grow like √l
     (each step is advanced about twice, r = 2, once ``C(s + 2, 2) >= l``)."""
     return max(1, math.isqrt(max(length - 1, 0)) + 1) if length else 1
 
 
-def scan(step, carry, xs=None, length=None, checkpoints=None, snapshots=None, reverse=False):
+@overload
+def scan(step: Callable[[_C, Any], tuple[_C, _A]], carry: _C, xs: Any = None,
+         length: int | None = None, checkpoints: Literal["binomial"] | None = None,
+         snapshots: int | None = None, reverse: bool = False) -> tuple[_C, _A]: ...
+@overload
+def scan(step: Callable[[_C, Any], tuple[_C, _S]], carry: _C, xs: Any = None,
+         length: int | None = None, checkpoints: Literal["binomial"] | None = None,
+         snapshots: int | None = None, reverse: bool = False
+         ) -> tuple[_C, np.ndarray[Any, np.dtype[_S]]]: ...
+@overload
+def scan(step: Callable[[_C, Any], tuple[_C, Any]], carry: _C, xs: Any = None,
+         length: int | None = None, checkpoints: Literal["binomial"] | None = None,
+         snapshots: int | None = None, reverse: bool = False) -> tuple[_C, Any]: ...
+def scan(step: Callable[[Any, Any], tuple[Any, Any]], carry: Any, xs: Any = None,
+         length: int | None = None, checkpoints: Literal["binomial"] | None = None,
+         snapshots: int | None = None, reverse: bool = False) -> tuple[Any, Any]:
     r"""Loop ``step`` over the leading axis of ``xs``, carrying ``carry`` (JAX's ``lax.scan``).
 
     With :math:`c_0` = ``carry`` and :math:`(c_{k+1}, y_k) = \mathrm{step}(c_k, x_k)`

@@ -6,8 +6,15 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ._evalnodes import _fmt, _parents
+
+if TYPE_CHECKING:
+    import os
+    from typing import TypeVar
+
+    _Path = TypeVar("_Path", str, "os.PathLike[str]")
 
 __all__ = ["EvaluationTrace", "Row"]
 
@@ -28,7 +35,7 @@ class Row:
     node: str = None
     via: str = None
 
-    def cells(self, digits):
+    def cells(self, digits: int) -> list[str]:
         """The three cells ``[name, formula, value]``, the value with ``digits`` decimals."""
         return [self.name, self.formula, _fmt(self.value, digits)]
 
@@ -86,7 +93,7 @@ class EvaluationTrace:
     uncounted: set = field(default_factory=set)       # primitives whose rules were not counted
 
     # --- rendering ----------------------------------------------------------
-    def to_text(self, digits=3):
+    def to_text(self, digits: int = 3) -> str:
         """The trace as aligned plain text, one ``name = formula = value`` line per row.
 
         Parameters
@@ -110,7 +117,7 @@ class EvaluationTrace:
         out.append(self._summary(digits))
         return "\n".join(out)
 
-    def to_markdown(self, digits=3):
+    def to_markdown(self, digits: int = 3) -> str:
         """The trace as a Markdown table (section, variable, formula, value).
 
         Parameters
@@ -130,7 +137,7 @@ class EvaluationTrace:
         out += ["", self._summary(digits)]
         return "\n".join(out)
 
-    def to_latex(self, digits=3):
+    def to_latex(self, digits: int = 3) -> str:
         """The trace as a LaTeX ``tabular`` (``\\dot v``, ``\\bar v``, subscripts typeset).
 
         Parameters
@@ -173,11 +180,11 @@ class EvaluationTrace:
                 (f"; not counted: the rules of {', '.join(sorted(self.uncounted))}"
                  if self.uncounted else ""))
 
-    def __str__(self):
+    def __str__(self) -> str:
         """The plain-text rendering (:meth:`to_text`)."""
         return self.to_text()
 
-    def to_dot(self, digits=3):
+    def to_dot(self, digits: int = 3) -> str:
         """The computational graph in Graphviz DOT.
 
         Nodes are labelled with their values and tangents (forward) or adjoints (reverse).
@@ -208,7 +215,7 @@ class EvaluationTrace:
         lines.append("}")
         return "\n".join(lines)
 
-    def plot(self, path, digits=3):
+    def plot(self, path: _Path, digits: int = 3) -> _Path:
         """Draw the graph to a PNG with matplotlib (the optional ``plot`` extra).
 
         Parameters
@@ -227,7 +234,7 @@ class EvaluationTrace:
         draw_graph(self, path, digits)
         return path
 
-    def to_html(self, title=None, digits=3):
+    def to_html(self, title: str | None = None, digits: int = 3) -> str:
         """The trace as a self-contained interactive HTML page (no network needed).
 
         The page draws the computational graph beside the trace table and steps through
@@ -250,7 +257,7 @@ class EvaluationTrace:
         from .evalhtml import html_page
         return html_page(self, title=title, digits=digits)
 
-    def _repr_html_(self):
+    def _repr_html_(self) -> str:
         """Jupyter's inline view: the page as a fragment with its own unique element ids."""
         from .evalhtml import html_fragment
         return html_fragment(self)

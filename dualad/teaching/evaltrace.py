@@ -22,6 +22,7 @@ applied (by name in ``sweep_counts``), next to the primal's count. Rendering
 from __future__ import annotations
 
 import unicodedata
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -29,6 +30,9 @@ from .evalrender import EvaluationTrace, Row, _fmt, _parents  # noqa: F401  (pub
 from .opcount import OpCounter
 from ..tape import Var, VJPTrace
 from ..tracer import primal_value
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 __all__ = ["trace", "EvaluationTrace", "Row"]
 
@@ -89,7 +93,8 @@ def _partial(node, j, names):
     return tpls[j].format(*args, out=names[node])
 
 
-def trace(f, *args, mode="forward", seed=None, names=None):
+def trace(f: Callable[..., Any], *args: Any, mode: Literal["forward", "reverse"] = "forward",
+          seed: Any = None, names: Sequence[str] | None = None) -> EvaluationTrace:
     """The evaluation trace of ``f(*args)`` with its tangent or adjoint trace.
 
     ``f`` is recorded once on the tape and laid out as a Wengert list (Baydin et
