@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+from typing import Any, Callable, Generic, ParamSpec, Sequence, TypeVar
 
 import numpy as np
 
@@ -41,6 +42,10 @@ from .tracer import Box, shape_of, unguarded_value
 from .tree import describe, flatten, flatten_like
 
 __all__ = ["custom_jvp", "custom_vjp"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class _Call:
@@ -77,12 +82,12 @@ class _Call:
         return tuple(self.nondiff[i] for i in sorted(self.nondiff))
 
 
-class _Custom:
+class _Custom(Generic[P, R]):
     """What custom_jvp and custom_vjp share: argument handling, the primitive, checks."""
 
     kind = "custom"
 
-    def __init__(self, fun, nondiff_argnums=()):
+    def __init__(self, fun: Callable[P, R], nondiff_argnums: int | Sequence[int] = ()) -> None:
         if not callable(fun):
             raise TypeError(f"{self.kind}: expected a function, got {type(fun).__name__}")
         functools.update_wrapper(self, fun)
@@ -175,7 +180,7 @@ class _Custom:
         call = _Call(n, nondiff, rebuild, tuple(slots), tuple(static))
         return [leaves[k] for k in slots], call
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         args = self._positional(args, kwargs)
         leaves, call = self._split(args)
         traced = any(isinstance(v, Box) for v in leaves)
@@ -276,7 +281,7 @@ class _Custom:
                                 f"real {noun}")
 
 
-class custom_jvp(_Custom):
+class custom_jvp(_Custom[P, R]):
     r"""A function with its own JVP rule, for every transformation (JAX's ``custom_jvp``).
 
     Decorate :math:`f`, then give its rule with :meth:`defjvp` (or one tangent map per
@@ -327,12 +332,12 @@ class custom_jvp(_Custom):
 
     kind = "custom_jvp"
 
-    def __init__(self, fun, nondiff_argnums=()):
+    def __init__(self, fun: Callable[P, R], nondiff_argnums: int | Sequence[int] = ()) -> None:
         super().__init__(fun, nondiff_argnums)
-        self.jvp = None
-        self._jvps = None
+        self.jvp: Callable[..., Any] | None = None
+        self._jvps: tuple[Any, ...] | None = None
 
-    def defjvp(self, jvp):
+    def defjvp(self, jvp: F) -> F:
         """Give the JVP rule; usable as a decorator.
 
         Parameters
@@ -354,7 +359,7 @@ class custom_jvp(_Custom):
         self.jvp, self._jvps = jvp, None
         return jvp
 
-    def defjvps(self, *jvps):
+    def defjvps(self, *jvps: Callable[..., Any] | None) -> None:
         r"""Give the JVP rule as one tangent map per differentiable argument.
 
         Parameters
@@ -463,7 +468,7 @@ class custom_jvp(_Custom):
         return out
 
 
-class custom_vjp(_Custom):
+class custom_vjp(_Custom[P, R]):
     r"""A function with its own VJP rule, for reverse mode (JAX's ``custom_vjp``).
 
     Decorate :math:`f`, then give :meth:`defvjp` two functions: ``fwd(*args)`` returns
@@ -514,11 +519,12 @@ class custom_vjp(_Custom):
 
     kind = "custom_vjp"
 
-    def __init__(self, fun, nondiff_argnums=()):
+    def __init__(self, fun: Callable[P, R], nondiff_argnums: int | Sequence[int] = ()) -> None:
         super().__init__(fun, nondiff_argnums)
-        self.fwd = self.bwd = None
+        self.fwd: Callable[..., Any] | None = None
+        self.bwd: Callable[..., Any] | None = None
 
-    def defvjp(self, fwd, bwd):
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
         """Give the VJP rule as a forward pass and a backward pass.
 
         Parameters

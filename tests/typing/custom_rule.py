@@ -1,4 +1,5 @@
-"""A custom primitive with its VJP, checked by the rule checker and by check_grads."""
+"""A custom primitive with its VJP, checked by the rule checker and by check_grads; JAX-style
+custom_jvp and custom_vjp for closures."""
 from __future__ import annotations
 
 import numpy as np
@@ -50,3 +51,35 @@ class Square(dualad.Function):
 print(dualad.grad(lambda v: np.sum(Square.apply(v)))(x))
 order, steps, residuals = taylor_test(lambda v: np.sum(v ** 2), lambda v: 2 * v, x)
 print(order > 1.5, central_difference(np.sin, x, np.ones(2)).shape)
+
+
+@dualad.custom_jvp
+def logistic(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+@logistic.defjvp
+def _logistic_jvp(primals: tuple[NDArray[np.float64]],
+                  tangents: tuple[NDArray[np.float64]]
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    (v,), (t,) = primals, tangents
+    y = logistic(v)
+    return y, y * (1.0 - y) * t
+
+
+@dualad.custom_vjp
+def clipped(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    return x * 1.0
+
+
+def _clipped_fwd(x: NDArray[np.float64]) -> tuple[NDArray[np.float64], None]:
+    return x * 1.0, None
+
+
+def _clipped_bwd(res: None, ct: NDArray[np.float64]) -> tuple[NDArray[np.float64]]:
+    return (np.clip(ct, -1.0, 1.0),)
+
+
+clipped.defvjp(_clipped_fwd, _clipped_bwd)
+y: NDArray[np.float64] = logistic(x)
+print(y.shape, dualad.grad(lambda v: np.sum(3.0 * clipped(logistic(v))))(x).shape)
