@@ -393,6 +393,8 @@ def _sum(t, axis=None, dtype=None, out=None, keepdims=False, **kw):
         return np.sum(t.dense(), axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kw)
     val = t.val if dtype is None else t.val.astype(dtype)
     summed = [a - 1 for a in axes]
+    if not summed:                   # a sum over no axes (a 0-d primal's): the same seeds
+        return t if dtype is None else t._with(val)
     keep = [a for a in range(len(t.pshape)) if a not in summed]
     coords = np.unravel_index(t._safe_idx(), t.pshape)
     if keepdims:

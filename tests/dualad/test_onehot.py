@@ -210,3 +210,13 @@ def test_jacobian_zeros_are_structural_where_a_derivative_is_infinite():
             J = jacobians.jacobian(np.sqrt, x, mode=mode)
         assert J[0, 0] == np.inf and J[1, 1] == 0.5
         assert J[0, 1] == 0.0 and J[1, 0] == 0.0        # dense seeds: 0 · inf = nan
+
+
+@pytest.mark.parametrize("x", [2.0, np.array(2.0), np.float32(2.0)])
+@pytest.mark.parametrize("mode", ["auto", "fwd", "rev"])
+def test_a_sum_over_no_axes_of_a_0d_input(x, mode):
+    """np.sum of a 0-d value sums over no axes: the one-hot seeds pass through (it was a
+    ValueError from np.unravel_index in forward mode)."""
+    got = jacobians.jacobian(lambda v: np.sum(v * v), x, mode=mode)
+    assert np.shape(got) == () and float(got) == 4.0
+    assert np.asarray(got).dtype == np.asarray(x).dtype
