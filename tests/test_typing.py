@@ -21,10 +21,20 @@ import subprocess
 import sys
 import tomllib
 
+import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPTS = sorted((ROOT / "tests" / "typing").glob("*.py"))
+# NumPy 2.2.0's own stubs type a ufunc of a float64 array as floating[Any] (np.exp(x),
+# x ** 3, np.logaddexp): a script that says NDArray[np.float64] is then rejected for
+# NumPy's types, not dualad's. 2.2.6's stubs (and every newer NumPy here) are precise; CI
+# checks the scripts in its newest-NumPy jobs, and its minimum-pins job (NumPy 2.2.0) runs
+# them without the checkers.
+_NUMPY = tuple(int(p) for p in np.__version__.split(".")[:3] if p.isdigit())
+PRECISE_STUBS = pytest.mark.skipif(
+    _NUMPY < (2, 2, 6), reason=f"NumPy {np.__version__}'s stubs type ufuncs of float64 "
+    f"arrays as floating[Any]; the scripts are type-checked with NumPy >= 2.2.6")
 MYPY_CONFIG = """\
 [mypy]
 strict = True
@@ -82,6 +92,7 @@ def test_the_scripts_run(script, capsys):
     assert capsys.readouterr().out
 
 
+@PRECISE_STUBS
 def test_mypy_strict_finds_no_error_in_the_scripts(installed, tmp_path):
     pytest.importorskip("mypy")
     config = tmp_path / "mypy.ini"
@@ -95,6 +106,7 @@ def test_mypy_strict_finds_no_error_in_the_scripts(installed, tmp_path):
         out.stdout + out.stderr
 
 
+@PRECISE_STUBS
 def test_pyright_finds_no_error_in_the_scripts(installed, tmp_path):
     pyright = _tool("pyright")
     if pyright is None:

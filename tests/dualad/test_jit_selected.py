@@ -113,9 +113,21 @@ def test_a_constant_cotangent_is_shared_once():
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
 def test_infinite_and_nan_entries(bad):
+    """Every number bitwise eager's, NaN where eager has NaN. A NaN's sign bit is not
+    compared: NumPy 2.2's vector addition gives ``NaN + 0.0`` another sign than its
+    operand had, which eager's addition of the where does and the masked addition, not
+    touching that entry, does not (NumPy 2.4 keeps the sign either way)."""
     x = np.random.default_rng(5).standard_normal(BIG)
     x[10] = bad
-    _check(lse, x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        eager = dualad.grad(lse)(x)
+        g = dualad.jit(dualad.grad(lse))
+        got = [g(x), g(x)]
+    for r in got:
+        nan = np.isnan(eager)
+        assert r.dtype == eager.dtype and np.array_equal(np.isnan(r), nan)
+        assert r[~nan].tobytes() == eager[~nan].tobytes()
 
 
 def test_a_cotangent_that_may_hold_minus_zero_keeps_the_where():
