@@ -12,8 +12,11 @@ and the sweep then adds :math:`\\bar x` to the cotangent the other paths give ``
 (``logsumexp`` stabilised by its maximum: the softmax). Written as recorded, that is four
 passes over ``x``'s shape after the comparison (``M / C``, the product, the ``where``,
 the addition), where the numbers that change are one per reduced slice. Two rewrites,
-both EXACT (bit for bit what the recorded program computes, NaN and infinities
-included), cut them to one pass that touches only the selected entries:
+both EXACT (every number bit for bit what the recorded program computes, infinities and
+signed zeros included, and NaN where it gives NaN), cut them to one pass that touches
+only the selected entries. (A NaN's sign bit, which no arithmetic reads, may differ:
+NumPy 2.2's vector addition gives ``NaN + 0.0`` the other sign, and the masked addition
+does not compute that sum.)
 
 - **The share, once per slice** (:func:`one_share`, run by
   :func:`dualad.jit.tighten.tighten`, so by every backend): ``where(M, a * (M / c), 0.0)``
