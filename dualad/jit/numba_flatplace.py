@@ -22,9 +22,10 @@ load of C-contiguous entries (and as no number), the kept loop is computed insid
 the entries before and after it (the other operands, the zeros) read as before; one loop
 instead of two. Any other code written meanwhile writes the kept loop first.
 
-:func:`flat_groups` is :func:`dualad.jit.fuse.groups` for this writer: the kernels path
-keeps the readers of a scatter's output out of groups (its scatter-add chains stay NumPy
-additions), a rule this writer, which writes the scatter as a loop, does not need.
+The fused groups (:meth:`FlatPlaces.fused_groups`) are :func:`dualad.jit.fuse.groups`
+with ``scatter_readers=True``: the kernels path keeps the readers of a scatter's output out
+of groups (its scatter-add chains stay NumPy additions), a rule this writer, which writes
+the scatter as a loop, does not need.
 Fusing changes no number: each entry gets the same operations in the same order.
 """
 from __future__ import annotations
@@ -36,10 +37,10 @@ import numpy as np
 from .fuse import boundaries, groups
 from .numba_base import F64
 from .numba_flat import View, basic_view, broadcast
-from .passes import known
+from .passes import known, uses
 from .program import Guard
 
-__all__ = ["flat_groups", "uncovered_runs", "FlatPlaces", "MAX_RUNS"]
+__all__ = ["uncovered_runs", "FlatPlaces", "MAX_RUNS"]
 
 # A scatter whose zeros form more runs than this zero-fills its whole output first.
 MAX_RUNS = 4
@@ -59,12 +60,6 @@ def _written_index(idx):
                for i in idx):
         return None
     return idx
-
-
-def flat_groups(prog, min_members):
-    """The fusible groups of ``prog`` (:func:`dualad.jit.fuse.groups`, any reader of a
-    scatter's output eligible), in the order of their last members."""
-    return groups(prog, min_members, scatter_readers=True)
 
 
 def uncovered_runs(shape, idx):
@@ -98,14 +93,7 @@ class FlatPlaces:
         """Record, for each variable some equation of ``prog`` only copies into its own
         output (concatenate, a basic-index scatter), the place it is copied to (the
         consumer's output is allocated when the producer first asks)."""
-        reads = {}
-        for e in prog.body:
-            for a in ([e.var] if e.__class__ is Guard else e.ins):
-                if a.__class__ is int:
-                    reads[a] = reads.get(a, 0) + 1
-        for a in prog.outvars:
-            if a.__class__ is int:
-                reads[a] = reads.get(a, 0) + 1
+        reads = uses(prog)
         for e in prog.body:
             if e.__class__ is Guard:
                 continue
@@ -202,7 +190,7 @@ class FlatPlaces:
 
     def fused_groups(self, prog, min_members):
         """``{id(last member): (members, outputs, shape)}`` and the ids of the others."""
-        found = flat_groups(prog, min_members)
+        found = groups(prog, min_members, scatter_readers=True)
         at, drop = {}, set()
         for g, (_, outputs) in zip(found, boundaries(prog, found)):
             if not outputs:

@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..primitive import REGISTRY, Primitive
-from .passes import known, uses
+from .passes import _is_zero, known, uses
 from .program import Const, Eqn, Program
 
 __all__ = ["MASKED_ADD", "one_share", "masked_adds", "no_negative_zero", "emit"]
@@ -81,11 +81,6 @@ def _aval(a, avals):
         else None
 
 
-def _plus_zero(a):
-    return a.__class__ is Const and a.value.__class__ in (float, np.float64) and \
-        a.value == 0 and not np.signbit(a.value)
-
-
 def _eqn_of(body):
     return {e.out: k for k, e in enumerate(body) if e.__class__ is Eqn}
 
@@ -112,7 +107,7 @@ def one_share(body, avals, outputs, notes):
 
     for e in list(body):
         if e.__class__ is not Eqn or known(e.prim) != "where" or len(e.ins) != 3 or \
-                e.params or not _plus_zero(e.ins[2]):
+                e.params or not _is_zero(e.ins[2]):
             continue
         m, prod = e.ins[0], e.ins[1]
         if not single(prod):
@@ -203,7 +198,7 @@ def masked_adds(prog, notes):
     outputs = {a for a in prog.outvars if a.__class__ is int}
     n_uses = uses(prog)
     at = _eqn_of(body)
-    good = no_negative_zero(body)
+    good = None    # no_negative_zero of the recorded body, made when an addition first asks
     for k, e in enumerate(body):
         if e.__class__ is not Eqn:
             continue
@@ -214,12 +209,16 @@ def masked_adds(prog, notes):
             w, y = e.ins[side], e.ins[1 - side]
             # y - 0.0 is y for every y (-0.0 - 0.0 is -0.0): no proof needed
             if w.__class__ is not int or w not in at or n_uses.get(w) != 1 or \
-                    w in outputs or y.__class__ is not int or \
-                    op == "add" and y not in good:
+                    w in outputs or y.__class__ is not int:
                 continue
+            if op == "add":
+                if good is None:
+                    good = no_negative_zero(prog.body)
+                if y not in good:
+                    continue
             we = body[at[w]]
             if we is None or known(we.prim) != "where" or we.params or len(we.ins) != 3 or \
-                    not _plus_zero(we.ins[2]):
+                    not _is_zero(we.ins[2]):
                 continue
             m, s = we.ins[0], we.ins[1]
             _, os_, od = _aval(e.out, avals)
