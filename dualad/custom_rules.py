@@ -726,5 +726,4 @@ def _tree_add(a, b):
 
 def _tree_zeros(tree):
     leaves, rebuild = flatten(tree)
-    return rebuild([np.zeros(shape_of(v), _tangent_dtype(np.result_type(unguarded_value(v))))
-                    for v in leaves])
+    return rebuild([_zero_tangent(v) for v in leaves])
