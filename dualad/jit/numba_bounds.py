@@ -27,7 +27,7 @@ import numpy as np
 
 from .numba_base import Unsupported
 
-__all__ = ["prove_in_bounds"]
+__all__ = ["prove_in_bounds", "int_ranges"]
 
 
 def prove_in_bounds(source, sizes, int_values):
@@ -175,5 +175,3 @@ def int_ranges(consts):
             out[f"k{j}"] = (int(np.min(c)), int(np.max(c)))
     return out
 
-
-__all__ += ["int_ranges"]

@@ -132,9 +132,7 @@ class _Emitter(FlatPlaces, FlatWriting, FlatPrimitives, FlatLoops):
         got = self.groups_at.get(id(item))
         if got is not None:
             return got[0]
-        if item.prim.name in EXPR_ARITY and not item.params:
-            return [item]
-        return None
+        return [item] if _one_loop(item) else None
 
     def _spill(self, i, last):
         """Store the numbers held in locals and read after item ``i`` in the arena (the
@@ -145,8 +143,6 @@ class _Emitter(FlatPlaces, FlatWriting, FlatPrimitives, FlatLoops):
                 buf, off = self.w.slot(1, self.out_dtype(v))
                 self.emit(f"{buf}[{off}] = {x}")
                 self.val[v] = f"{buf}[{off}]"
-
-
 
     def equation(self, e):
         prim = e.prim
@@ -165,7 +161,7 @@ class _Emitter(FlatPlaces, FlatWriting, FlatPrimitives, FlatLoops):
         check_aval(e.out, self.avals[e.out])
         name = known(prim)
         got = None
-        if name in EXPR and not e.params and len(e.ins) == EXPR_ARITY[name]:
+        if _one_loop(e):
             self.elementwise([e], [e.out], self.out_shape(e.out))
             return
         if name in ("sum", "max", "min"):
@@ -210,6 +206,12 @@ _KEEP = ("True", "False", "None")
 
 
 EXPR_ARITY = {k: 3 if k == "where" else 2 if "{1}" in v else 1 for k, v in EXPR.items()}
+
+
+def _one_loop(e):
+    """Whether equation ``e`` alone is written as one elementwise loop."""
+    name = known(e.prim)
+    return name in EXPR and not e.params and len(e.ins) == EXPR_ARITY[name]
 SUPPORTED = frozenset(EXPR) | {"sum", "max", "min", *_SHAPE}
 
 
