@@ -331,7 +331,8 @@ def _rel(a, b):
     return float(np.max(err, initial=0.0)), float(np.max(err / scale, initial=0.0))
 
 
-def check_rule(target: Primitive | type, samples: list[dict[str, Any]] | None = None, *,
+def check_rule(target: Primitive | type | dualad.custom_jvp[Any, Any] |
+               dualad.custom_vjp[Any, Any], samples: list[dict[str, Any]] | None = None, *,
                args: tuple[Any, ...] | None = None, params: dict[str, Any] | None = None,
                order: int = 2, sympy: bool = True, seed: int = 0, rtol: float = 1e-6,
                reference: Callable[..., Any] | None = None, vmap: bool = True,

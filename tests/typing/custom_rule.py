@@ -81,5 +81,6 @@ def _clipped_bwd(res: None, ct: NDArray[np.float64]) -> tuple[NDArray[np.float64
 
 
 clipped.defvjp(_clipped_fwd, _clipped_bwd)
+print(check_rule(logistic).ok, check_rule(clipped, args=(x,)).ok)
 y: NDArray[np.float64] = logistic(x)
 print(y.shape, dualad.grad(lambda v: np.sum(3.0 * clipped(logistic(v))))(x).shape)
