@@ -150,7 +150,7 @@ def count_ops(fn):
     by cProfile as built-ins)."""
     import cProfile
     import pstats
-    from dualad.primitive import REGISTRY
+    from dualad.core.primitive import REGISTRY
     counts = collections.Counter()
     saved = {}
     for prim in REGISTRY.values():

@@ -24,8 +24,8 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 import dualad
-from dualad.implicit import custom_root
-from dualad.implicit.linear_solve import LinearSystem
+from dualad.transforms.implicit import custom_root
+from dualad.transforms.implicit.linear_solve import LinearSystem
 from dualad.scipy.linalg import solve_banded
 
 N = 1000

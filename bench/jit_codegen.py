@@ -7,7 +7,7 @@ Each row times every column in turn, ``rounds`` times (one group of calls lastin
 ``min_time`` per column per round), and prints the median per call: the load of a
 shared machine then falls on every column alike. Columns: ``plain`` (the NumPy function,
 no derivative), ``jit`` (``dualad.jit`` of the dualad derivative), ``jit0`` (the same
-program compiled as recorded, without dualad.jit.passes/specialize: one primitive call per
+program compiled as recorded, without dualad.interpreters.staging.passes/specialize: one primitive call per
 line as the first codegen, but with its name reuse and dead-array deletion; called directly), ``dualad`` (the same derivative, eager), ``autograd`` and ``torch``
 eager when installed (BLAS and torch pinned to one thread). ``compile`` is the first
 jitted call (trace + passes + codegen + ``compile()``). No timing asserts: this prints.
@@ -64,8 +64,8 @@ def interleaved(fns, rounds=7, min_time=0.05):
 def recorded(jitted, *args):
     """The program of ``jitted`` at ``args`` compiled as recorded (one primitive call per
     line, no passes, no Python floats, no scatter chains), called directly."""
-    from dualad.jit.codegen import compile_program
-    from dualad.tree import flatten
+    from dualad.interpreters.staging.codegen import compile_program
+    from dualad.core.tree import flatten
     fn, _ = compile_program(jitted.program(*args), optimize=False)
     leaves = flatten(list(args))[0]     # arrays and floats only here: all of them traced
     return lambda: fn(*leaves)

@@ -41,7 +41,7 @@ def _rows():
 
 
 def _child(name, mode, reps):
-    from dualad.jit.codegen import compile_program
+    from dualad.interpreters.staging.codegen import compile_program
     import dualad
     f, args, _ = _rows()[name]
     prog = dualad.jit(f).program(*args)

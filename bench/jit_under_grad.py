@@ -7,8 +7,8 @@ lse, ode, kmeans: bench/gradbench) and bench/run.py's logistic-regression and ML
 Columns: per-call median (interleaved rounds) of jit(grad(f)), jit(value_and_grad(f))
 (the same work as grad(jit(f)), which computes f's value for the outer tape where
 jit(grad(f)) prunes it), grad(jit(f)) (one primitive on the outer tape,
-dualad.jit.transformed) and grad(jit(f)) replayed
-(``dualad.jit.transformed.ENABLED[0] = False`` around its calls); first call of each (a
+dualad.interpreters.staging.transformed) and grad(jit(f)) replayed
+(``dualad.interpreters.staging.transformed.ENABLED[0] = False`` around its calls); first call of each (a
 fresh jit: trace and compile). Every gradient is checked against grad(f). No timing is
 asserted anywhere.
 
@@ -35,7 +35,7 @@ import argparse  # noqa: E402
 import numpy as np  # noqa: E402
 
 import dualad  # noqa: E402
-from dualad.jit import transformed as T  # noqa: E402
+from dualad.interpreters.staging import transformed as T  # noqa: E402
 from _timing import fmt, interleaved  # noqa: E402
 import gb_evals as E  # noqa: E402
 import gb_inputs as I  # noqa: E402

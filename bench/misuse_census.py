@@ -501,7 +501,7 @@ def _():
 
 @case("import dualad leaves the allocator alone", ref=False)
 def _():
-    from dualad import heap
+    from dualad.interpreters.reverse import heap
     return bool(heap.applied)
 
 
@@ -1031,7 +1031,7 @@ def _():
       "value, one JitFallbackWarning", ref=(12.0, 1))
 def _():
     from dualad.jacobians.optimize import hessp_fn
-    from dualad.jit.default import JitFallbackWarning
+    from dualad.interpreters.staging.default import JitFallbackWarning
 
     import types
 
@@ -1201,7 +1201,7 @@ def _c_nested_trip_counts():
       ref=lambda: dualad.jvp(dualad.grad(_nested_loop), (0.5,), (1.0,)))
 def _c_nested_jvp_of_jit():
     return dualad.jvp(dualad.jit(dualad.grad(_nested_loop)), (0.5,), (1.0,))
-# --- issue 32: loops in a jit trace rolled into one compiled loop (dualad.jit.loops)
+# --- issue 32: loops in a jit trace rolled into one compiled loop (dualad.interpreters.staging.loops)
 def _rolled_step(x, back):
     y = np.sin(back) * 0.5 + np.cos(x) * 0.25
     y = np.tanh(y * y + 0.1) - np.exp(-y) * 0.125
@@ -1551,7 +1551,7 @@ def _():
     j(x)
     return j(x).tolist()
 
-# --- issue 32: dualad.scan under jit is one loop equation (dualad/scan/staged.py) -----------
+# --- issue 32: dualad.scan under jit is one loop equation (dualad/transforms/scan/staged.py) -----------
 def _scan32_branchy(x):
     def step(c, _):
         if np.sum(c) > 3.0:   # Python control flow on the carry: the Python loop, step by step

@@ -36,8 +36,8 @@ def main():
 
     C.compile_extra = counted
     inp = getattr(I, mod)(*(size if isinstance(size, tuple) else (size,)))
-    mode = importlib.import_module("dualad.jit.numba_mode")
-    whole = importlib.import_module("dualad.jit.numba_whole")
+    mode = importlib.import_module("dualad.interpreters.staging.numba_mode")
+    whole = importlib.import_module("dualad.interpreters.staging.numba_whole")
     progs = []
 
     def hold(program, name="replay"):

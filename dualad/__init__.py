@@ -1,9 +1,10 @@
 """dualad: forward- and reverse-mode automatic differentiation of plain NumPy code.
 
-One registry of primitives (``dualad.ops``), interpreted by dual numbers (forward
-mode, ``dualad.forward``) and by a tape (reverse mode: recording in ``dualad.tape``, the
-backward sweep in ``dualad.sweep``). Plain ``numpy`` calls on traced values reach the
-registry through the NumPy protocols (``dualad.dispatch``)::
+One registry of primitives (``dualad.ops``), interpreted by dual numbers (forward mode,
+``dualad.interpreters.forward``), by a tape (reverse mode, ``dualad.interpreters.reverse``),
+by batching (``vmap``, ``dualad.interpreters.batching``) and by staging (``jit``,
+``dualad.interpreters.staging``). Plain ``numpy`` calls on traced values reach the registry
+through the NumPy protocols (``dualad.frontend``). The layout: docs/architecture.md::
 
     import numpy as np
     import dualad
@@ -26,47 +27,55 @@ oracles are :mod:`dualad.jacobians` and :mod:`dualad.verification`.
 # The order matters once: the registry is filled (ops) before the NumPy protocols are
 # installed on the boxes (dispatch), which the NumPy namespace (numpy) reads.
 from . import ops  # noqa: F401  (fills the registry)
-from . import dispatch  # noqa: F401  (installs the NumPy protocols on traced values)
+from .frontend import dispatch as _dispatch  # noqa: F401  (installs the NumPy protocols)
 from . import numpy  # noqa: F401
 from . import array_api  # noqa: F401  (the array API namespace; installs __array_namespace__)
 from . import autograd  # noqa: F401
-from .api import jvp, vjp, grad, value_and_grad, hvp, derivative  # noqa: F401
-from .tracer import EscapedTracerError  # noqa: F401
-from .primitive import REGISTRY, Primitive, sample  # noqa: F401  (dualad.extend's)
-from .forward import Dual  # noqa: F401
-from .tape import Var  # noqa: F401
-from .custom import primitive, Function  # noqa: F401
-from .custom_rules import custom_jvp, custom_vjp  # noqa: F401
-from .anomaly import detect_anomaly, AnomalyError  # noqa: F401
-from .checkpoint import checkpoint  # noqa: F401
-from .vmap import vmap  # noqa: F401
-from .scan import scan  # noqa: F401  (over the package's name, as vmap)
-from .stop import stop_gradient  # noqa: F401
+from .transforms.api import jvp, vjp, grad, value_and_grad, hvp, derivative  # noqa: F401
+from .core.tracer import EscapedTracerError  # noqa: F401
+from .core.primitive import REGISTRY, Primitive, sample  # noqa: F401  (dualad.extend's)
+from .interpreters.forward.dual import Dual  # noqa: F401
+from .interpreters.reverse.tape import Var  # noqa: F401
+from .transforms.custom import primitive, Function  # noqa: F401
+from .transforms.custom_rules import custom_jvp, custom_vjp  # noqa: F401
+from .interpreters.reverse.anomaly import detect_anomaly, AnomalyError  # noqa: F401
+from .transforms.checkpoint import checkpoint  # noqa: F401
+from .interpreters.batching.vmap import vmap  # noqa: F401
+from .transforms.scan import scan  # noqa: F401  (over the package's name, as vmap)
+from .transforms.stop import stop_gradient  # noqa: F401
 from . import lax  # noqa: F401  (JAX-style spellings: dualad.lax.stop_gradient)
-from .jit import jit, JitRetraceWarning  # noqa: F401
-from .jit.default import JitFallbackWarning  # noqa: F401
-from .heap import keep_heap  # noqa: F401  (opt-in allocator setting)
+from .interpreters.staging.api import jit, JitRetraceWarning  # noqa: F401
+from .interpreters.staging.default import JitFallbackWarning  # noqa: F401
+from .interpreters.reverse.heap import keep_heap  # noqa: F401  (opt-in allocator setting)
 
-from . import families  # noqa: F401,E402  (last: the lazily declared families, see below)
-from .lazy import attach as _attach  # noqa: E402
+from .core import families as _families  # noqa: F401,E402  (last: the lazily declared families)
+from .core.lazy import attach as _attach  # noqa: E402
 from typing import TYPE_CHECKING as _TYPE_CHECKING  # noqa: E402
 
 if _TYPE_CHECKING:   # for type checkers only: the lazy attributes below, with their types
-    from .implicit import custom_linear_solve, custom_root  # noqa: F401
+    from .transforms.implicit import custom_linear_solve, custom_root  # noqa: F401
     from .teaching.evaltrace import trace  # noqa: F401
-del _TYPE_CHECKING
+del _TYPE_CHECKING, _dispatch, _families
 
 __version__ = "0.1.0"
 
+# The public modules (dir(dualad) lists them, loaded or not) and the internal packages
+# (dir(dualad) leaves them out; reach them through dualad.extend).
+PUBLIC_MODULES = ("numpy", "scipy", "array_api", "lax", "autograd", "extend", "revolve",
+                  "teaching", "jacobians", "verification")
+INTERNAL = ("core", "interpreters", "frontend", "transforms", "ops", "_autograd_methods",
+            "PUBLIC_MODULES", "INTERNAL")
+
 # What loads on first use (SPEC 1; docs/architecture.md, "What loads lazily"): the
-# implicit-differentiation functions (dualad.implicit imports scipy.sparse and
+# implicit-differentiation functions (dualad.transforms.implicit imports scipy.sparse and
 # scipy.linalg), the teaching trace (dualad.trace), the dualad.scipy mirrors, and any
 # public submodule (dualad.jacobians, dualad.verification, dualad.extend, ...) as an
 # attribute. dir(dualad) lists what an eager import listed.
 __getattr__, __dir__ = _attach(__name__, attributes={
-    "custom_root": "dualad.implicit", "custom_linear_solve": "dualad.implicit",
+    "custom_root": "dualad.transforms.implicit",
+    "custom_linear_solve": "dualad.transforms.implicit",
     "trace": "dualad.teaching.evaltrace"},
-    listed=("implicit", "scipy", "teaching"), hidden=("families", "lazy"))
+    listed=PUBLIC_MODULES, hidden=INTERNAL)
 
 # What ``help(dualad)`` lists and ``from dualad import *`` gives: the user-facing functions,
 # classes and errors. The extension surface (Primitive, REGISTRY, sample, Dual, Var) stays

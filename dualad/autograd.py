@@ -43,14 +43,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .api import check_input
-from .autograd_methods import install as _install_torch_keywords
-from .custom import Function, FunctionCtx  # noqa: F401  (part of this namespace)
-from .stop import StopGradientPrimitive
-from .sweep import backward_sweep
-from .tape import Var, VJPTrace
-from .tracer import Box, primal_value, shape_of
-from .versions import check_graph, stamp_node
+from .transforms.api import check_input
+from ._autograd_methods import install as _install_torch_keywords
+from .transforms.custom import Function, FunctionCtx  # noqa: F401  (part of this namespace)
+from .transforms.stop import StopGradientPrimitive
+from .interpreters.reverse.sweep import backward_sweep
+from .interpreters.reverse.tape import Var, VJPTrace
+from .core.tracer import Box, primal_value, shape_of
+from .interpreters.reverse.versions import check_graph, stamp_node
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -116,7 +116,7 @@ class Variable(Var):
             super().__init__(_trace, value, _prim, _args, _params, _vals, _parents)
             self.requires_grad = True
             self.grad = None
-            # Fingerprints of the writable arrays this node saved (dualad.versions), which
+            # Fingerprints of the writable arrays this node saved (dualad.interpreters.reverse.versions), which
             # backward compares: a leaf's storage is shared with the caller's array.
             self.stamps = stamp_node(self, Variable) if _vals is not None else None
             return
@@ -225,7 +225,7 @@ class Variable(Var):
         return f"Variable({primal_value(self.value)!r}{rg})"
 
 
-_install_torch_keywords(Variable)   # x.sum(dim=1, keepdim=True): dualad.autograd_methods
+_install_torch_keywords(Variable)   # x.sum(dim=1, keepdim=True): dualad._autograd_methods
 
 
 class _ImperativeTrace(VJPTrace):

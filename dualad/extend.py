@@ -129,30 +129,30 @@ they are iterated; call it to pay the import time up front (a benchmark, a serve
 bare "setting an array element with a sequence" (``out[i] = x`` into a plain array).
 ``Replayed(fun, name, jit=True)``: ``fun`` (a prepared derivative) through ``dualad.jit``,
 falling back to ``fun`` itself with one ``JitFallbackWarning`` for a signature whose
-trace fails while ``fun`` runs (:mod:`dualad.jit.default`).
+trace fails while ``fun`` runs (:mod:`dualad.interpreters.staging.default`).
 """
 from __future__ import annotations
 
-from .api import check_input
-from .objects import traced_outputs
-from .inplace import raise_assignment_error
-from .jit.default import JitFallbackWarning, Replayed
-from .dispatch import FUNCTIONS as NUMPY_FUNCTIONS, UFUNCS as NUMPY_UFUNCS
-from .forward import Dual, JVPTrace
-from .onehot import onehot_rows
+from .transforms.api import check_input
+from .frontend.objects import traced_outputs
+from .frontend.inplace import raise_assignment_error
+from .interpreters.staging.default import JitFallbackWarning, Replayed
+from .frontend.dispatch import FUNCTIONS as NUMPY_FUNCTIONS, UFUNCS as NUMPY_UFUNCS
+from .interpreters.forward.dual import Dual, JVPTrace
+from .core.onehot import onehot_rows
 from .ops.core.linear import unbroadcast
-from .sweep import backward_sweep
-from .tape import Var, VJPTrace
-from .boxes import PrimalBox
-from .tracer import (Box, EscapedTracerError, Trace, ndim_of, new_level, note_decision,
+from .interpreters.reverse.sweep import backward_sweep
+from .interpreters.reverse.tape import Var, VJPTrace
+from .core.boxes import PrimalBox
+from .core.tracer import (Box, EscapedTracerError, Trace, ndim_of, new_level, note_decision,
                      primal_value, shape_of, unguarded_value)
-from .primitive import (REGISTRY, SPARSITY_KINDS, Primitive, implements, missing_rule, register,
+from .core.primitive import (REGISTRY, SPARSITY_KINDS, Primitive, implements, missing_rule, register,
                         sample)
-from .families import load_families
-from .tree import flatten, tree_map
-from .vmap import BatchTrace, batching_rule, is_looped
-from .vmap_rules import per_example, per_example_rule
-from .vmap_tracer import BatchTracer, nondiff_value
+from .core.families import load_families
+from .core.tree import flatten, tree_map
+from .interpreters.batching.vmap import BatchTrace, batching_rule, is_looped
+from .interpreters.batching.rules import per_example, per_example_rule
+from .interpreters.batching.tracer import BatchTracer, nondiff_value
 
 __all__ = [
     # declaring primitives

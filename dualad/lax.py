@@ -16,13 +16,13 @@ names JAX users reach for.
 """
 from __future__ import annotations
 
-from .lazy import attach as _attach
-from .stop import stop_gradient
-from .scan import scan
+from .core.lazy import attach as _attach
+from .transforms.stop import stop_gradient
+from .transforms.scan import scan
 
 __all__ = ["stop_gradient", "custom_root", "custom_linear_solve", "scan"]
 
-# custom_root and custom_linear_solve load dualad.implicit (scipy.sparse, scipy.linalg) on
+# custom_root and custom_linear_solve load dualad.transforms.implicit (scipy.sparse, scipy.linalg) on
 # first use: docs/architecture.md, "What loads lazily".
 __getattr__, __dir__ = _attach(__name__, attributes={
-    "custom_root": "dualad.implicit.lax", "custom_linear_solve": "dualad.implicit.lax"})
+    "custom_root": "dualad.transforms.implicit.lax", "custom_linear_solve": "dualad.transforms.implicit.lax"})

@@ -14,11 +14,11 @@ import builtins as _builtins
 import numpy as _np
 
 from . import ops as _ops
-from .dispatch import FUNCTIONS as _FUNCTIONS, UFUNCS as _UFUNCS, np_mean as _mean, \
+from .frontend.dispatch import FUNCTIONS as _FUNCTIONS, UFUNCS as _UFUNCS, np_mean as _mean, \
     np_sum as _sum
-from .tracer import Box as _Box
+from .core.tracer import Box as _Box
 
-# NumPy's names whose rule is in a family declared on first use (dualad.families): asking
+# NumPy's names whose rule is in a family declared on first use (dualad.core.families): asking
 # for one declares the families, then the name is the rule's, as with an eager import.
 # (tests/dualad/test_lazy_import.py checks this list against the tables.)
 _LATE = frozenset({"i0"})
@@ -57,7 +57,7 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=N
 
     As NumPy's: a new array unless ``copy=False`` (a traced value can be written in
     place, so the copy matters), cast to ``dtype`` (an integer dtype gives plain
-    integers, zero derivative: dualad.casts), at least ``ndmin`` axes (added in front).
+    integers, zero derivative: dualad.frontend.casts), at least ``ndmin`` axes (added in front).
     ``order`` and ``subok`` do not change values."""
     if isinstance(obj, _Box):
         out = _np.copy(obj) if copy else obj

@@ -199,7 +199,7 @@ class Problem:
         for i, a in zip(self.nums, diff):
             full[i] = a
         try:
-            return traced_outputs(self.f(*full))   # np.array([x, y]) restacked (dualad.objects)
+            return traced_outputs(self.f(*full))   # np.array([x, y]) restacked (dualad.frontend.objects)
         except ValueError as e:                  # out[i] = x into a plain array: say so
             raise_assignment_error(f"jacobians.{self.api}", self.name, e)
             raise
@@ -263,7 +263,7 @@ class Problem:
 
     def onehot_tangent_seeds(self, start, count, dtype, scale=1.0):
         """Rows ``start .. start + count`` of the n x n identity (times ``scale``) as input
-        tangents, kept one-hot (:mod:`dualad.onehot`): the first linear map they meet is a
+        tangents, kept one-hot (:mod:`dualad.core.onehot`): the first linear map they meet is a
         gather, not a matrix product."""
         return self.rebuild_inputs([onehot_rows(start, count, o, s, dtype, scale)
                                     for o, s in zip(self.in_offsets, self.in_shapes)])

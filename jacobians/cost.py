@@ -14,7 +14,7 @@ with W the per-direction work (the census' flops at τ each, those of products,
 matmul and einsum, at τ_blas: one BLAS call carries the whole batch), t_f the plain call,
 o_* the interpreter's cost per primitive, C the bytes of the plain arrays f reads (which
 a reverse sweep fingerprints when it records its tape and at every pullback, β a byte:
-:mod:`dualad.versions`) and τ, ρ, β machine constants (the defaults below were measured
+:mod:`dualad.interpreters.reverse.versions`) and τ, ρ, β machine constants (the defaults below were measured
 on a laptop-class x86 core and checked on the 2-core VM of issue 31). A dense Jacobian
 seeds its sweeps one-hot, so there W_fwd and W_rev are what one such direction costs,
 not the whole arithmetic (:mod:`jacobians.seeded`: the tangents stay one-hot through the
@@ -75,7 +75,7 @@ from .seeded import SeedFlow
 O_JVP, O_REC, O_VJP, TAU, RHO = 12e-6, 5e-6, 14e-6, 1.0e-9, 1.3
 # Seconds per byte of the plain arrays f reads (its constants) that a reverse sweep
 # fingerprints: vjp checksums each once when the tape is recorded and again at every
-# pullback (dualad.versions: CRC-32 at ~0.8 ns a byte, measured), so a data matrix of a few
+# pullback (dualad.interpreters.reverse.versions: CRC-32 at ~0.8 ns a byte, measured), so a data matrix of a few
 # MB costs reverse mode milliseconds that forward mode does not pay.
 BYTE_CHECK = 0.6e-9
 # A dualad.jit replay's cost per primitive relative to the eager interpreter's O_* (a
@@ -87,7 +87,7 @@ TAU_BLAS = 5e-11
 
 # Alternatives modelled within this factor of the cheapest are settled by timing. The
 # model charges every direction the census' whole work W; dense Jacobians seed one-hot
-# (dualad.onehot), which makes the first linear map a gather, so the modelled ratio of
+# (dualad.core.onehot), which makes the first linear map a gather, so the modelled ratio of
 # forward to reverse can be off by about the width of that map: a wide margin.
 CLOSE = 30.0
 
@@ -418,7 +418,7 @@ def best_of(fn, repeat=2):
 def time_jvp(problem, dirs, repeat=TIME_REPEAT, onehot=False):
     """Seconds of one batched JVP of ``problem`` with ``dirs`` directions (best of
     ``repeat``). ``onehot``: rows of the identity kept one-hot, as a dense Jacobian seeds
-    its sweeps (:mod:`dualad.onehot`: cheaper than general directions); otherwise random
+    its sweeps (:mod:`dualad.core.onehot`: cheaper than general directions); otherwise random
     directions, as compressed (sparse) sweeps have."""
     import dualad
     dtype = problem.dtype if problem.dtype.kind == "f" else np.dtype(float)

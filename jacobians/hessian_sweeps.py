@@ -74,7 +74,7 @@ def _directional(problem, block):
 def hessian_rows(problem, mode, directions, chunk, scale=1.0, check=None):
     """``directions @ H`` (c x n) for ``directions`` (c x n), in chunks of ``chunk``;
     ``directions=None`` is ``scale`` times the identity (the whole H), seeded one-hot in
-    forward-over-reverse (:mod:`dualad.onehot`). ``check()`` runs after the first chunk
+    forward-over-reverse (:mod:`dualad.core.onehot`). ``check()`` runs after the first chunk
     (it may raise: see :mod:`jacobians.validity`)."""
     if problem.executor is not None:    # the chunks as tasks (jacobians.distributed)
         return distributed.sweep("hessian", problem, chunk, get_census, directions, check,

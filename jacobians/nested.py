@@ -19,7 +19,7 @@ operations only (``dualad.numpy``), so the outer transformations record every st
 
 in chunks of B directions (``chunk_size``, or as many as fit in ``max_memory`` by a
 census of the function). Seeds are plain identity rows, not the one-hot batches of the
-plain path (:mod:`dualad.onehot`): those are a fast path for plain primals.
+plain path (:mod:`dualad.core.onehot`): those are a fast path for plain primals.
 
 What is cached, and what is not. The plain path caches per function a census whose
 entry holds the function's *output*, and a plan whose costs were *timed*. The traced

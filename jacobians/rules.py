@@ -1,7 +1,7 @@
 """Pattern rules: how each kind of primitive maps its arguments' index sets.
 
 A primitive declares its kind next to its rules (``Primitive.sparsity``, one of
-``dualad.primitive.SPARSITY_KINDS``, or a rule of its own); :data:`KIND_RULES` maps
+``dualad.core.primitive.SPARSITY_KINDS``, or a rule of its own); :data:`KIND_RULES` maps
 each kind to its rule. A rule ``rule(prim, pats, primals, ans, params)`` returns the
 :class:`Pattern` of ``ans`` (a list for a primitive that returns several arrays)
 from the patterns ``pats`` of its arguments (``None`` for an argument that is not
@@ -297,7 +297,7 @@ def matrix_rule(prim, pats, primals, ans, params):
 
 
 # The pattern rule of each sparsity kind a primitive declares (Primitive.sparsity; the
-# kinds are listed, with their meaning, in dualad.primitive.SPARSITY_KINDS).
+# kinds are listed, with their meaning, in dualad.core.primitive.SPARSITY_KINDS).
 KIND_RULES = {
     "elementwise": elementwise_rule, "structural": structural_rule,
     "reduction": reduction_rule, "cumulative": cumsum_rule, "slice": sort_rule,

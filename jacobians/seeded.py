@@ -1,7 +1,7 @@
 """What one direction of a dense Jacobian's sweep costs when its seeds are one-hot.
 
 A dense Jacobian seeds forward mode with columns of the identity and reverse mode with
-its rows, kept structured (:mod:`dualad.onehot`): a tangent (cotangent) stays one-hot
+its rows, kept structured (:mod:`dualad.core.onehot`): a tangent (cotangent) stays one-hot
 through what preserves that, at the cost of a few numbers per direction, and the first
 product it meets is a gather, not a matrix product. So a direction does not cost the
 function's whole arithmetic: in forward mode the values computed from the inputs by

@@ -7,7 +7,7 @@ read the same report (importable from every test module: pytest puts tests/ on t
 as for markdown_blocks)."""
 import functools
 
-from dualad.primitive import REGISTRY
+from dualad.core.primitive import REGISTRY
 from dualad.verification import check_rule
 
 # Schur–Padé logarithm and powers: every call is slow; the jit check takes their first sample

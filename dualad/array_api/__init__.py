@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys as _sys
 from types import ModuleType as _ModuleType
 
-from ..tracer import Box as _Box
+from ..core.tracer import Box as _Box
 from . import fft, linalg, special  # noqa: F401
 from ._array import Array, creation as _as_created, native as _native  # noqa: F401
 from ._attributes import install as _install

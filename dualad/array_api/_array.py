@@ -25,7 +25,7 @@ import sys
 
 import numpy as np
 
-from ..tracer import Box
+from ..core.tracer import Box
 
 __all__ = ["Array", "native", "creation"]
 

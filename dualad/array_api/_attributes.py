@@ -1,7 +1,7 @@
 """The array API standard's array attributes and methods on traced values.
 
-:func:`install` adds what :mod:`dualad.dispatch` does not already give every
-:class:`~dualad.tracer.Box`: ``__array_namespace__`` (this package),
+:func:`install` adds what :mod:`dualad.frontend.dispatch` does not already give every
+:class:`~dualad.core.tracer.Box`: ``__array_namespace__`` (this package),
 ``device``/``to_device`` (one device, "cpu"), ``__dlpack__`` (refused: a memory
 buffer cannot carry a derivative) and the bitwise operators (which reach the
 NumPy ufuncs, and so a clear "no rule" error, since traced values are floating).
@@ -36,7 +36,7 @@ def _dlpack(self, /, *, stream=None, max_version=None, dl_device=None, copy=None
     raise TypeError(f"__dlpack__ of a traced value of shape {self.shape}: DLPack hands "
                     f"over a memory buffer, which cannot carry a derivative. Pass the "
                     f"traced value itself (xp.asarray keeps it), or take "
-                    f"dualad.tracer.primal_value(x) for a constant")
+                    f"dualad.core.tracer.primal_value(x) for a constant")
 
 
 def _operator(ufunc, reflected=False):

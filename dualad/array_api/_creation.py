@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import numpy as dnp
-from ..tracer import Box
+from ..core.tracer import Box
 from ._dtypes import _check_device
 
 __all__ = [

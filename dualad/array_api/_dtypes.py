@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ..tracer import Box
+from ..core.tracer import Box
 
 __all__ = [
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer import Box
+from ..core.tracer import Box
 
 __all__ = [
     "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",

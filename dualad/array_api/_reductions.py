@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer import Box
+from ..core.tracer import Box
 
 __all__ = [
     "max", "min", "mean", "sum", "prod", "var", "std", "cumulative_sum", "cumulative_prod",

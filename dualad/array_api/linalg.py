@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer import Box
+from ..core.tracer import Box
 
 __all__ = [
     "matrix_transpose", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",

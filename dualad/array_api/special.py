@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dispatch import UFUNCS
+from ..frontend.dispatch import UFUNCS
 from ._array import native
 
 

@@ -8,16 +8,16 @@
 - :mod:`.fft`: ``numpy.fft``.
 
 ``.special`` and ``.linalg`` import SciPy's heavy submodules: they load on first use
-(dualad.families), not with this package.
+(dualad.core.families), not with this package.
 """
 from .core import elementwise, reductions, shape, indexing, products  # noqa: F401  (registers)
 from .core import complex_numbers  # noqa: F401  (registers)
 from . import numpy, fft  # noqa: F401  (registers)
 # .special and .linalg (scipy.special, scipy.linalg) register when first needed
-# (dualad.families); dualad.ops.special and dualad.ops.linalg load on first access.
+# (dualad.core.families); dualad.ops.special and dualad.ops.linalg load on first access.
 
 # Each module declares the NumPy callables its functions compute where it defines them
-# (dualad.primitive.implements): importing the families above fills the front end's tables.
+# (dualad.core.primitive.implements): importing the families above fills the front end's tables.
 from .core.elementwise import *  # noqa: F401,F403,E402
 from .core.complex_numbers import absolute, sign  # noqa: F401,E402
 from .core.reductions import sum, mean, var, std, max, min, prod, cumsum  # noqa: F401,E402
@@ -47,6 +47,6 @@ __all__ = [
     "zero_derivative"
 ]
 
-from ..lazy import attach as _attach  # noqa: E402
+from ..core.lazy import attach as _attach  # noqa: E402
 
 __getattr__, __dir__ = _attach(__name__, listed=("special", "linalg"))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import string
 
-from ..tracer import ndim_of, shape_of
+from ..core.tracer import ndim_of, shape_of
 
 __all__ = [
     "batch_size", "example_shape", "example_ndim", "axis_in_batch", "axes_in_batch",

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer import CONCRETE, Box, ndim_of, note_decision, primal_value, shape_of
-from ..vmap_tracer import BatchTracer, nondiff_value
+from ..core.tracer import CONCRETE, Box, ndim_of, note_decision, primal_value, shape_of
+from ..interpreters.batching.tracer import BatchTracer, nondiff_value
 
 __all__ = [
     "batch_ndim", "batch_shape", "normalize_axes", "shift_axes", "batch_perm",

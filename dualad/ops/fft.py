@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer import ndim_of, shape_of, unguarded_value
-from ..primitive import Primitive, implements, register, sample
+from ..core.tracer import ndim_of, shape_of, unguarded_value
+from ..core.primitive import Primitive, implements, register, sample
 from ._batch import axes_in_batch
 from ._util import batch_ndim, shift_axes
 from .core.complex_numbers import conj, is_complex, real

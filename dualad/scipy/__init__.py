@@ -9,9 +9,9 @@ ufuncs, which do); call these instead.
 Every submodule loads on first access (``dualad.scipy.special`` after a plain ``import
 dualad`` imports it then), so that ``import dualad`` does not import SciPy's submodules:
 docs/architecture.md, "What loads lazily". ``integrate`` and ``sparse`` declare primitives;
-the registry loads them when it is first walked or misses (dualad.families).
+the registry loads them when it is first walked or misses (dualad.core.families).
 """
-from ..lazy import attach as _attach
+from ..core.lazy import attach as _attach
 
 __all__ = ["integrate", "sparse"]
 

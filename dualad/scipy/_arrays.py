@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracer import Box, shape_of, unguarded_value
+from ..core.tracer import Box, shape_of, unguarded_value
 
 __all__ = ["real_floats"]
 

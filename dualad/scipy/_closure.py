@@ -29,7 +29,7 @@ import copy
 import functools
 import types
 
-from ..tracer import Box
+from ..core.tracer import Box
 
 __all__ = ["closure_convert"]
 

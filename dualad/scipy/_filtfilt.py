@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops.core.shape import concatenate, flip, moveaxis, stack
-from ..tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
+from ..core.tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
 from ._lfilter import _vector, lfilter
 
 __all__ = ["lfilter", "lfilter_zi", "filtfilt", "sosfilt", "sosfilt_zi", "sosfiltfilt"]

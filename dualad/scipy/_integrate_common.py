@@ -9,8 +9,8 @@ import numpy as np
 from ..numpy import array as _array
 from ..ops import reshape
 from ..ops._util import batch_shape
-from ..tracer import Box, shape_of
-from ..tree import flatten
+from ..core.tracer import Box, shape_of
+from ..core.tree import flatten
 from ._closure import closure_convert
 
 __all__ = [

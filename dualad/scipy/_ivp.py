@@ -5,7 +5,7 @@
 exact solution, computed by solving more ODEs with SciPy (never by differentiating the
 solver's adaptive steps), at the tolerances ``sweep_rtol``/``sweep_atol`` (by default the
 primal's). Each rule's augmented dynamics are traced once per sweep and replayed
-(``dynamics.plain``, a :class:`dualad.jit.default.Replayed`); for implicit methods
+(``dynamics.plain``, a :class:`dualad.interpreters.staging.default.Replayed`); for implicit methods
 ``dynamics.plain_jac`` gives SciPy the Newton matrix (:func:`jacobian_y`).
 
 Forward mode (jvp, jacfwd): **forward sensitivities**. S = ∂y·(ẏ₀, ṫ₀, ṗ) solves
@@ -50,13 +50,13 @@ from typing import NamedTuple
 import numpy as np
 import scipy.integrate as _si
 
-from ..api import jvp as _jvp, vjp as _vjp
-from ..jit.default import Replayed
-from ..jit.trace import JitBox
+from ..transforms.api import jvp as _jvp, vjp as _vjp
+from ..interpreters.staging.default import Replayed
+from ..interpreters.staging.trace import JitBox
 from ..ops import concatenate, index, moveaxis, ravel, reshape, stack, tensordot
 from ..ops import sum as _sum
-from ..tracer import Box, primal_value, shape_of, unguarded_value
-from ..primitive import Primitive, register, sample
+from ..core.tracer import Box, primal_value, shape_of, unguarded_value
+from ..core.primitive import Primitive, register, sample
 from ._integrate_common import _SWEEP_TOL, _batch, _lift, _plain, _with
 from ._ivp_dense import at as _at, dense_solution as _dense_solution, interpolant
 from ._ivp_dense import same as _same, segment as _segment
@@ -377,7 +377,7 @@ def _jit_ok(func, settings):
 
 def jacobian_y(func, name, jit=True):
     """J_y f(s, y, *p) (n × n) on plain values: one vector-mode JVP of ``func`` over the
-    identity, traced once and replayed (:class:`dualad.jit.default.Replayed`)."""
+    identity, traced once and replayed (:class:`dualad.interpreters.staging.default.Replayed`)."""
     def jac_y(s, y, *p):
         eye = np.eye(shape_of(y)[0])
         _, cols = _jvp(lambda y: reshape(func(s, y, *p), shape_of(y)), (y,), (eye,))

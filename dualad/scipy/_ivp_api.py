@@ -18,7 +18,7 @@ from scipy.optimize import OptimizeResult
 
 from ..numpy import array as _array
 from ..ops import concatenate, index, reshape, stack, transpose
-from ..tracer import Box, primal_value, shape_of, unguarded_value
+from ..core.tracer import Box, primal_value, shape_of, unguarded_value
 from ._integrate_common import _bind
 from ._ivp import AUTO_FORWARD_MAX, IvpSettings, ivp_p, jacobian_y
 from ._ivp_events import event_times

@@ -22,7 +22,7 @@ import numpy as np
 import scipy.integrate as _si
 from scipy.integrate._ivp.rk import RkDenseOutput
 
-from ..tracer import primal_value
+from ..core.tracer import primal_value
 from ._integrate_common import _plain
 
 __all__ = ["at", "dense_solution", "interpolant", "same", "segment"]

@@ -18,11 +18,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.integrate as _si
 
-from ..api import jvp as _jvp, vjp as _vjp
+from ..transforms.api import jvp as _jvp, vjp as _vjp
 from ..ops import index, reshape
-from ..staging import any_true, staged_value
-from ..tracer import primal_value, shape_of, unguarded_value
-from ..primitive import Primitive, register, sample
+from ..core.values import any_true, staged_value
+from ..core.tracer import primal_value, shape_of, unguarded_value
+from ..core.primitive import Primitive, register, sample
 from ._integrate_common import _plain
 from ._ivp import IvpSettings, ivp_p
 

@@ -26,8 +26,8 @@ from ..ops.core.batch_ops import looping_when
 from ..ops.core.reductions import sum as _sum
 from ..ops.core.shape import concatenate, flip, moveaxis, reshape, stack
 from ..ops.numpy.convolve import convolve_p
-from ..primitive import Primitive, register, sample
-from ..tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
+from ..core.primitive import Primitive, register, sample
+from ..core.tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
 from ._arrays import real_floats
 
 __all__ = ["iir_p", "lfilter"]

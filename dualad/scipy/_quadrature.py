@@ -16,15 +16,15 @@ from typing import NamedTuple
 import numpy as np
 import scipy.integrate as _si
 
-from ..api import jvp as _jvp, vjp as _vjp
+from ..transforms.api import jvp as _jvp, vjp as _vjp
 from ..ops import concatenate, index, moveaxis, ravel, reshape
 from ..ops import sum as _sum
 from ..ops.core.elementwise import where
 from ..ops.numpy.calculus import trapezoid as _trapezoid
-from ..staging import all_true, any_true, staged_unbatched, staged_value
-from ..tracer import Box, primal_value, shape_of, unguarded_value
-from ..primitive import Primitive, register, sample
-from ..vmap_tracer import map_value
+from ..core.values import all_true, any_true, staged_unbatched, staged_value
+from ..core.tracer import Box, primal_value, shape_of, unguarded_value
+from ..core.primitive import Primitive, register, sample
+from ..interpreters.batching.tracer import map_value
 from ._integrate_common import _bind, _batch, _lift, _plain, _with
 
 __all__ = ["QuadSettings", "quad_p", "quad", "quad_vec", "trapezoid", "simpson"]

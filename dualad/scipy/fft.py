@@ -29,7 +29,7 @@ import functools
 import numpy as np
 import scipy.fft as _sfft
 
-from ..tracer import Box
+from ..core.tracer import Box
 
 __all__ = [
     "dct", "idct", "dst", "idst", "dctn", "idctn", "dstn", "idstn", "IMPLEMENTATIONS",

@@ -31,12 +31,12 @@ from typing import NamedTuple
 import numpy as np
 import scipy.integrate as _si
 
-from ..api import jvp as _jvp, vjp as _vjp
+from ..transforms.api import jvp as _jvp, vjp as _vjp
 from ..numpy import array as _array
 from ..ops import concatenate, index, moveaxis, ravel, reshape, stack
 from ..ops import sum as _sum
-from ..tracer import Box, primal_value, shape_of, unguarded_value
-from ..primitive import Primitive, register, sample
+from ..core.tracer import Box, primal_value, shape_of, unguarded_value
+from ..core.primitive import Primitive, register, sample
 from ._integrate_common import (_SCIPY_RTOL, _SWEEP_OPTIONS, _SWEEP_TOL, _batch, _bind, _lift,
                                 _plain, _with)
 from ._quadrature import QuadSettings, quad, quad_p, quad_vec, simpson, trapezoid  # noqa: F401

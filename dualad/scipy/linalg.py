@@ -49,7 +49,7 @@ from ..ops.linalg.func_extra import (cosm, coshm, fractional_matrix_power, polar
                                      tanhm, tanm)
 from ..ops.linalg.lu import lu, lu_factor, lu_solve  # noqa: F401
 from ..ops.linalg.norm import norm, pinv as _np_pinv  # noqa: F401
-from ..tracer import Box as _Box, primal_value as _primal, shape_of as _shape_of
+from ..core.tracer import Box as _Box, primal_value as _primal, shape_of as _shape_of
 
 __all__ = [
     "block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "coshm", "cosm",

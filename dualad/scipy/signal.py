@@ -26,7 +26,7 @@ from ..ops.numpy.arrays import pad
 from ..ops.numpy.convolve import centred, conv, convolve_p
 from ..ops.core.indexing import getitem
 from ..ops.core.shape import flip, moveaxis
-from ..tracer import Box, ndim_of, shape_of, unguarded_value
+from ..core.tracer import Box, ndim_of, shape_of, unguarded_value
 
 __all__ = [
     "convolve", "correlate", "fftconvolve", "oaconvolve", "convolve2d", "correlate2d",

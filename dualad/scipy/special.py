@@ -49,8 +49,8 @@ from ..ops.special.extra import lambertw as _lambertw, owens_t, spence  # noqa: 
 from ..ops.special.zeta import riemann_zeta as _riemann, zeta as _hurwitz
 from ..ops.special.log import entr, expit, kl_div, log_expit, logit, rel_entr, xlog1py, xlogy
 from ..ops.special.student import stdtr, stdtrit  # noqa: F401
-from ..staging import is_staged, staged_value
-from ..tracer import primal_value, shape_of, unguarded_value
+from ..core.values import is_staged, staged_value
+from ..core.tracer import primal_value, shape_of, unguarded_value
 
 __all__ = [
     "beta", "betainc", "betaincc", "betaincinv", "betaln", "boxcox", "boxcox1p", "cbrt",

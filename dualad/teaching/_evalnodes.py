@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tape import Var
-from ..tracer import primal_value
+from ..interpreters.reverse.tape import Var
+from ..core.tracer import primal_value
 
 __all__ = []   # helpers private to the renderers (_fmt, _parents)
 

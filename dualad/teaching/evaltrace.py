@@ -28,8 +28,8 @@ import numpy as np
 
 from .evalrender import EvaluationTrace, Row, _fmt, _parents  # noqa: F401  (public here)
 from .opcount import OpCounter
-from ..tape import Var, VJPTrace
-from ..tracer import primal_value
+from ..interpreters.reverse.tape import Var, VJPTrace
+from ..core.tracer import primal_value
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -145,7 +145,7 @@ def trace(f: Callable[..., Any], *args: Any, mode: Literal["forward", "reverse"]
     if mode not in ("forward", "reverse"):
         raise ValueError(f"trace: mode must be 'forward' or 'reverse', got {mode!r}")
     labels = _input_labels(names, len(args))
-    from ..api import check_input
+    from ..transforms.api import check_input
     tape = VJPTrace()
     leaves = [tape.new_leaf(check_input("trace", i, a)) for i, a in enumerate(args)]
     out = f(*leaves)

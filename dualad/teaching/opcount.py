@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..tape import VJPTrace
+from ..interpreters.reverse.tape import VJPTrace
 
 __all__ = ["OpCounter", "count_ops"]
 

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import dualad
-from dualad.primitive import REGISTRY, sample
+from dualad.core.primitive import REGISTRY, sample
 from dualad.verification import check_grads, check_rule
 from dualad.verification.strategies import complex_arrays_in
 

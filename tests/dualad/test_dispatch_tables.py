@@ -16,8 +16,8 @@ import scipy.special._ufuncs as scu
 
 import dualad
 import dualad.numpy as dnp
-from dualad import dispatch
-from dualad.primitive import NUMPY_FUNCTIONS, NUMPY_UFUNCS, Primitive, implements
+from dualad.frontend import dispatch
+from dualad.core.primitive import NUMPY_FUNCTIONS, NUMPY_UFUNCS, Primitive, implements
 
 BEFORE = pathlib.Path(__file__).parent / "data" / "dispatch_tables_before.json"
 

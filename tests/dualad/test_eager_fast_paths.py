@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import dualad
-from dualad import cotangents
+from dualad.interpreters.reverse import cotangents
 
 
 def _spy_numpy(calls):
-    """Stands in for the ``np`` module inside dualad.cotangents, noting ``np.add.at``'s
+    """Stands in for the ``np`` module inside dualad.interpreters.reverse.cotangents, noting ``np.add.at``'s
     indices."""
     add = types.SimpleNamespace(at=lambda *a: (calls.append(a[1]), np.add.at(*a))[1],
                                 reduce=np.add.reduce)

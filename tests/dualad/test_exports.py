@@ -26,10 +26,26 @@ def test_all_lists_the_user_facing_functions_classes_and_errors():
     assert set(dualad.__all__) == wanted
     for name in dualad.__all__:
         assert callable(getattr(dualad, name)), name
-    # the functions that share a name with their subpackage are the functions
-    assert dualad.scan.__module__ == "dualad.scan.api"
-    assert dualad.vmap.__module__ == "dualad.vmap"
-    assert dualad.jit.__module__ == "dualad.jit.api"
+    assert dualad.scan.__module__ == "dualad.transforms.scan.api"
+    assert dualad.vmap.__module__ == "dualad.interpreters.batching.vmap"
+    assert dualad.jit.__module__ == "dualad.interpreters.staging.api"
+
+
+def test_no_public_function_hides_a_module_of_its_name():
+    """``import dualad.jit as J`` used to give the function while ``dualad.jit.api`` was a
+    module: no name in ``dualad.__all__`` is also a submodule of dualad."""
+    import importlib.util
+    hidden = [n for n in dualad.__all__ if importlib.util.find_spec(f"dualad.{n}") is not None]
+    assert not hidden, hidden
+
+
+def test_dir_lists_the_public_names_only():
+    """``dir(dualad)``: the public names, the extension surface and the public modules;
+    none of the internal packages (core, interpreters, frontend, transforms, ops)."""
+    listed = {n for n in dir(dualad) if not n.startswith("_")}
+    modules = {"numpy", "scipy", "array_api", "lax", "autograd", "extend", "revolve",
+               "teaching", "jacobians", "verification"}
+    assert listed == set(dualad.__all__) | set(EXTENSION_NAMES) | modules
 
 
 def test_star_import_gives_exactly_all_and_never_shadows_numpy():

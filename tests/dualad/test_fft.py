@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import dualad
-from dualad.primitive import REGISTRY
+from dualad.core.primitive import REGISTRY
 from dualad.verification import check_grads, check_rule
 
 NORMS = ["backward", "ortho", "forward"]

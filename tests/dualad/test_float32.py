@@ -11,8 +11,8 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 import dualad
-from dualad.tracer import primal_value
-from dualad.primitive import REGISTRY
+from dualad.core.tracer import primal_value
+from dualad.core.primitive import REGISTRY
 from dualad.verification.rules import _materialize, default_samples
 
 # Primitives whose float32 derivative is still float64, each with the reason. The sweep

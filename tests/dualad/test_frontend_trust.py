@@ -223,7 +223,7 @@ def test_a_scipy_ufunc_without_a_rule_is_named_in_its_module_with_implements():
 
 
 def test_numpy_names_are_unchanged():
-    from dualad.dispatch import _name
+    from dualad.frontend.dispatch import _name
     assert _name(np.bitwise_and) == "numpy.bitwise_and"
     assert _name(np.linalg.matrix_rank) == "numpy.linalg.matrix_rank"
     assert _name(scipy.special.erfcx) == "scipy.special.erfcx"

@@ -139,7 +139,7 @@ BIG = 70_000
 
 
 def _spy_broadcast_one(monkeypatch):
-    import dualad.sweep as sweep
+    import dualad.interpreters.reverse.sweep as sweep
     taken = []
     real = sweep._broadcast_one
 

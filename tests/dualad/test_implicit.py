@@ -14,7 +14,7 @@ import scipy.sparse.linalg as spla
 
 import dualad
 from dualad import jacobians
-from dualad.implicit import custom_linear_solve, custom_root, lax
+from dualad.transforms.implicit import custom_linear_solve, custom_root, lax
 from dualad.verification import check_grads
 
 RNG = np.random.default_rng(18)
@@ -180,7 +180,7 @@ def test_matrix_right_hand_side_and_batched_tangents_one_factorization():
 def test_one_factorization_serves_the_value_tangents_and_adjoints():
     """A batch of cotangents (tangents) is one solve with many right-hand sides, and the
     primal's LU factorization serves them (Aᵀ by trans=1)."""
-    from dualad.implicit import LinearSystem, linear_solve_p
+    from dualad.transforms.implicit import LinearSystem, linear_solve_p
 
     def system():
         return LinearSystem(lambda v, a: a @ v, 3, rmatvec=lambda u, a: u @ a,

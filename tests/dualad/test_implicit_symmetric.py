@@ -78,7 +78,7 @@ def test_sparse_nonsymmetric_is_refused():
 
 @pytest.mark.parametrize("n", [1, 5, 255, 256, 257, 600])
 def test_the_tiled_asymmetry_is_the_plain_one(n):
-    from dualad.implicit._symmetry import _max_asymmetry
+    from dualad.transforms.implicit._symmetry import _max_asymmetry
     a = np.random.default_rng(n).standard_normal((n, n))
     assert _max_asymmetry(a) == np.max(np.abs(a - a.T))
     s = a + a.T

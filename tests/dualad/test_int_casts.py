@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad.tape import VJPTrace
+from dualad.interpreters.reverse.tape import VJPTrace
 from dualad.verification import check_grads
 
 W = np.random.default_rng(0).standard_normal((5, 4))

@@ -6,7 +6,7 @@ import pytest
 import scipy.integrate as si
 
 import dualad
-from dualad.implicit import custom_root
+from dualad.transforms.implicit import custom_root
 from dualad.scipy.integrate import solve_ivp
 
 T = np.linspace(0.5, 3.0, 6)

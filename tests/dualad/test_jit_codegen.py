@@ -1,9 +1,9 @@
 """The optimizing code generator of dualad.jit: passes, scalar specialization, scatter
-chains and name reuse (dualad/jit/{passes,specialize,registers,codegen}.py).
+chains and name reuse (dualad/interpreters/staging/{passes,specialize,registers,codegen}.py).
 
 Each rewrite is checked on a small hand-written program (what it becomes, and that the
 compiled function computes what the program as recorded computes: the primitives run one
-by one, :func:`dualad.jit.replay.run`), then end to end: jitted functions against the
+by one, :func:`dualad.interpreters.staging.replay.run`), then end to end: jitted functions against the
 same function run without jit, bitwise where only + - * / are involved.
 """
 from __future__ import annotations
@@ -17,15 +17,15 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import dualad
-from dualad.jit import registers
-from dualad.jit.codegen import RETRACE, compile_program
-from dualad.jit.passes import simplify, typed_uses
-from dualad.jit.program import Const, Eqn, Guard, Program
-from dualad.jit.replay import run as replay_run
-from dualad.jit.specialize import Scalars, find_chains
-from dualad.jit.passes import uses
-from dualad.jit.trace import _aval
-from dualad.primitive import REGISTRY as R
+from dualad.interpreters.staging import registers
+from dualad.interpreters.staging.codegen import RETRACE, compile_program
+from dualad.interpreters.staging.passes import simplify, typed_uses
+from dualad.interpreters.staging.program import Const, Eqn, Guard, Program
+from dualad.interpreters.staging.replay import run as replay_run
+from dualad.interpreters.staging.specialize import Scalars, find_chains
+from dualad.interpreters.staging.passes import uses
+from dualad.interpreters.staging.trace import _aval
+from dualad.core.primitive import REGISTRY as R
 
 
 def _program(inputs, eqns, outs, guards=()):

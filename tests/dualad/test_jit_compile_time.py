@@ -1,4 +1,4 @@
-"""dualad.jit's compile time: hash-consing while tracing (dualad.sharing) and passes
+"""dualad.jit's compile time: hash-consing while tracing (dualad.interpreters.staging.sharing) and passes
 linear in the program's length (issue 32).
 
 A repeated pure computation is recorded once by the jit trace, and a tape recorded over
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad.jit.trace import JitTrace
+from dualad.interpreters.staging.trace import JitTrace
 from count_helpers import chain, python_calls
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
@@ -141,7 +141,7 @@ def test_eager_tape_does_not_share():
 def _calls_to_compile(n):
     """Python function calls made while compiling jit(grad(chain of n steps)), traced
     once before: a count, not a time, so a loaded machine does not move it."""
-    from dualad.jit.codegen import compile_program
+    from dualad.interpreters.staging.codegen import compile_program
     g = dualad.jit(dualad.grad(lambda x: chain(x, n)))
     prog = g.program(1.0)
     return len(prog.body), python_calls(compile_program, prog)

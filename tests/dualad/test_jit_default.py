@@ -1,4 +1,4 @@
-"""dualad.jit.default.Replayed: the prepared derivatives' trace-once wrapper."""
+"""dualad.interpreters.staging.default.Replayed: the prepared derivatives' trace-once wrapper."""
 import threading
 import warnings
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad.jit.default import JitFallbackWarning, Replayed
+from dualad.interpreters.staging.default import JitFallbackWarning, Replayed
 
 
 def test_replays_after_one_trace():
@@ -105,7 +105,7 @@ def test_a_constant_output_written_into_does_not_change_later_calls():
 
 
 def test_a_constant_output_is_fresh_in_the_traced_replay_too():
-    from dualad.jit.replay import run
+    from dualad.interpreters.staging.replay import run
     A, g = _linear_jacobian()
     x = np.ones(3)
     g(x)

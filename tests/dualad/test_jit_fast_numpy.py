@@ -1,5 +1,5 @@
 """Fewer NumPy calls in the programs dualad.jit generates (issue 32): the rewrites of
-dualad/jit/tighten.py and the buffer reuse of dualad/jit/buffers.py.
+dualad/interpreters/staging/tighten.py and the buffer reuse of dualad/interpreters/staging/buffers.py.
 
 Each rewrite is checked on the generated source (the calls it removes are gone) and on
 the numbers: the jitted derivative bitwise equal to the eager one on GradBench's ode,
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad.jit.codegen import compile_program
+from dualad.interpreters.staging.codegen import compile_program
 
 GB = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "gradbench")
 sys.path.insert(0, os.path.abspath(GB))
@@ -66,7 +66,7 @@ def test_ode_masks_dropped_and_bitwise():
     untake and a positive constant step h, so it selects nothing (was: 30 np.where)."""
     f, args = _ode(200, 10)
     src, _ = _check(f, args)
-    assert "np.where" not in _code(src)   # the steps rolled into a loop (dualad.jit.loops)
+    assert "np.where" not in _code(src)   # the steps rolled into a loop (dualad.interpreters.staging.loops)
     g = dualad.jit(dualad.grad(f))
     g(*args)
     _, unrolled = compile_program(g.program(*args))
@@ -195,7 +195,7 @@ def test_ode_gradbench_size_bitwise():
 def test_integer_count_cast_once_bitwise():
     """kmeans's gradient divides the (1000, 10) nearest-centroid mask by its row counts
     (an int64 (1000, 1)): that share is taken once per row, ``1.0 / count``, not over the
-    mask (dualad.jit.selected); a ``bool / int`` that remains casts its count to float64
+    mask (dualad.interpreters.staging.selected); a ``bool / int`` that remains casts its count to float64
     once (was: inside the ufunc's buffered loop, chunk by chunk), the same bits."""
     inp = I.kmeans(10, 1000, 8)
     pts = np.asarray(inp["points"], float)

@@ -11,11 +11,11 @@ import gc
 import numpy as np
 
 import dualad
-from dualad import inplace
-from dualad.jit.program import Eqn
-from dualad.jit.trace import JitBox, JitTrace
+from dualad.frontend import inplace
+from dualad.interpreters.staging.program import Eqn
+from dualad.interpreters.staging.trace import JitBox, JitTrace
 from count_helpers import chain, python_calls
-from dualad.tape import Var
+from dualad.interpreters.reverse.tape import Var
 
 
 def _alive(kind):
@@ -24,8 +24,8 @@ def _alive(kind):
 
 
 def _rows(W):
-    # rows of a matrix read by integer index: views (dualad.inplace notes them), on a tape
-    # that shares its nodes (dualad.sharing), as GradBench's lstm reads its parameters
+    # rows of a matrix read by integer index: views (dualad.frontend.inplace notes them), on a tape
+    # that shares its nodes (dualad.interpreters.staging.sharing), as GradBench's lstm reads its parameters
     total = 0.0
     for i in range(W.shape[0] - 1):
         total = total + np.sum(np.tanh(W[i] * W[i + 1]))
@@ -34,7 +34,7 @@ def _rows(W):
 
 def test_jit_grad_first_call_leaves_no_tape_alive():
     # The tape over a jit trace kept every node in its sharing table, and the table of
-    # views (dualad.inplace) kept a row's base node, hence the tape, hence every view:
+    # views (dualad.frontend.inplace) kept a row's base node, hence the tape, hence every view:
     # the whole tape and jit trace lived on after the call (1.6 million objects for the
     # lstm (4, 1024), walked by every later collection).
     before_boxes, before_vars = _alive(JitBox), _alive(Var)
@@ -130,7 +130,7 @@ def test_equal_parameters_are_one_dict():
 def _calls_to_roll(n):
     """Python calls made by compile_rolled (loop finding, the rolled program's build and
     code generation) on jit(grad(chain of n steps))'s program: a count, not a time."""
-    from dualad.jit.loops import compile_rolled
+    from dualad.interpreters.staging.loops import compile_rolled
     prog = dualad.jit(dualad.grad(lambda x: chain(x, n))).program(0.5)
     return len(prog.body), python_calls(compile_rolled, prog)
 

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad.jit.names import comment, is_plain_name, safe_name
+from dualad.interpreters.staging.names import comment, is_plain_name, safe_name
 
 
 def _payloads(marker, only_code=False):

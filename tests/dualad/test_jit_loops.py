@@ -1,4 +1,4 @@
-"""Loop rolling in dualad.jit (dualad.jit.loops): a body repeated in the trace is
+"""Loop rolling in dualad.jit (dualad.interpreters.staging.loops): a body repeated in the trace is
 compiled once, as a loop, and the rolled program gives bitwise the unrolled program's
 results."""
 import numpy as np
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import dualad
-from dualad.jit import loops
-from dualad.jit.codegen import compile_program
+from dualad.interpreters.staging import loops
+from dualad.interpreters.staging.codegen import compile_program
 
 
 @pytest.fixture(autouse=True)
@@ -263,8 +263,8 @@ def test_an_unknown_primitive_name_does_not_load_the_lazy_families():
     import sys
     code = ("import sys\n"
             "import dualad\n"
-            "from dualad.jit.passes import known\n"
-            "primitive = sys.modules['dualad.primitive']\n"
+            "from dualad.interpreters.staging.passes import known\n"
+            "primitive = sys.modules['dualad.core.primitive']\n"
             "class P:\n"
             "    name = 'no_such_primitive_anywhere'\n"
             "assert known(P()) is None\n"

@@ -8,7 +8,7 @@ import pytest
 
 import dualad
 from dualad import EscapedTracerError, jit
-from dualad.jit import Jitted
+from dualad.interpreters.staging.api import Jitted
 
 
 def traces(jitted):

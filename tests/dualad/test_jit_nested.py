@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import dualad
-from dualad.jit import codegen
+from dualad.interpreters.staging import codegen
 
 DT = 0.1
 

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import dualad
-from dualad.jit import fuse
-from dualad.jit.numba_backend import INSTALL, kernel_cache_info
+from dualad.interpreters.staging import fuse
+from dualad.interpreters.staging.numba_backend import INSTALL, kernel_cache_info
 
 GB = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                   "bench", "gradbench")
@@ -161,7 +161,7 @@ def test_short_chains_get_no_kernel():
 
 def test_kernel_compiled_once_per_structure():
     # the kernels path (the whole-program mode writes its groups as loops in its function)
-    from dualad.jit.numba_backend import fuse_program
+    from dualad.interpreters.staging.numba_backend import fuse_program
 
     def f(x, y):
         return (x - y) * (x + y) * 0.5
@@ -175,7 +175,7 @@ def test_kernel_compiled_once_per_structure():
 
 
 def _versions():
-    from dualad.jit.numba_backend import _KERNELS
+    from dualad.interpreters.staging.numba_backend import _KERNELS
     return sum(len(k.signatures) for k, _ in _KERNELS.values())
 
 

@@ -1,4 +1,4 @@
-"""The bounds proof of the one-function Numba program (dualad.jit.numba_bounds): every
+"""The bounds proof of the one-function Numba program (dualad.interpreters.staging.numba_bounds): every
 subscript of a buffer is shown inside it before the program is compiled, and a writer
 error (an offset one too far) falls back to NumPy instead of reading a neighbour."""
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 
 import dualad
 
-bounds = importlib.import_module("dualad.jit.numba_bounds")
-base = importlib.import_module("dualad.jit.numba_base")
+bounds = importlib.import_module("dualad.interpreters.staging.numba_bounds")
+base = importlib.import_module("dualad.interpreters.staging.numba_base")
 
 GOOD = """
 def f(v0, k0, wf):
@@ -66,7 +66,7 @@ def test_a_writer_error_falls_back_to_numpy_with_the_reason(monkeypatch):
     one-function program is not compiled, the kernels' writer (whole arrays, no offsets)
     writes it instead, and the source says why."""
     pytest.importorskip("numba")
-    flat = importlib.import_module("dualad.jit.numba_flat")
+    flat = importlib.import_module("dualad.interpreters.staging.numba_flat")
     at = flat.View.at
 
     def shifted(self, idx):

@@ -16,7 +16,7 @@ numba = pytest.importorskip("numba")
 import dualad  # noqa: E402
 
 try:
-    FW = importlib.import_module("dualad.jit.numba_flatwrite")
+    FW = importlib.import_module("dualad.interpreters.staging.numba_flatwrite")
 except ImportError:      # (the code before it: these tests then show what it lacked)
     FW = None
 WHOLE = "# numba: the whole program"
@@ -220,7 +220,7 @@ def test_einsum_loop_orders_give_the_same_bits(monkeypatch):
     small = dualad.jit(f, backend="numba", compile="now")
     small(a, b)
     got = small(a, b)
-    FP = importlib.import_module("dualad.jit.numba_flatprims")
+    FP = importlib.import_module("dualad.interpreters.staging.numba_flatprims")
     monkeypatch.setattr(FP, "_CACHED", 0)        # every output loop outside
     jn = _whole(f, a, b, ulps=8)
     for x, y in zip(got, jn(a, b)):

@@ -22,7 +22,7 @@ numba = pytest.importorskip("numba")
 
 import dualad  # noqa: E402
 
-FW = importlib.import_module("dualad.jit.numba_flatwrite")
+FW = importlib.import_module("dualad.interpreters.staging.numba_flatwrite")
 BENCH = os.path.join(os.path.dirname(__file__), "..", "..", "bench")
 if BENCH not in sys.path:
     sys.path.insert(0, BENCH)

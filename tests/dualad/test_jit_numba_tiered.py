@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("numba")
 
 import dualad  # noqa: E402
-from dualad.jit import numba_mode, numba_tier  # noqa: E402
+from dualad.interpreters.staging import numba_mode, numba_tier  # noqa: E402
 
 WHOLE = "# numba: the whole program"
 

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("numba")
 
 import dualad  # noqa: E402
-from dualad.jit import numba_mode  # noqa: E402
+from dualad.interpreters.staging import numba_mode  # noqa: E402
 
 BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                      "bench")

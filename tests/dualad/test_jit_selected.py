@@ -1,4 +1,4 @@
-"""The reverse rule of max/min in generated NumPy programs (dualad.jit.selected): the share
+"""The reverse rule of max/min in generated NumPy programs (dualad.interpreters.staging.selected): the share
 computed once per reduced slice, and the addition made at the selected entries only, both
 bit for bit what the recorded program computes (signed zeros and NaN included)."""
 from __future__ import annotations
@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad.primitive import REGISTRY
+from dualad.core.primitive import REGISTRY
 
-codegen = importlib.import_module("dualad.jit.codegen")
-program = importlib.import_module("dualad.jit.program")
-selected = importlib.import_module("dualad.jit.selected")
+codegen = importlib.import_module("dualad.interpreters.staging.codegen")
+program = importlib.import_module("dualad.interpreters.staging.program")
+selected = importlib.import_module("dualad.interpreters.staging.selected")
 
 BIG = 200_000   # entries: above the code generator's buffer-reuse size (64 KiB)
 

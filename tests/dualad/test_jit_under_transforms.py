@@ -1,5 +1,5 @@
 """A jitted function called under a transformation is ONE primitive with compiled rules
-(dualad/jit/transformed.py): its value the compiled program, its VJP a compiled
+(dualad/interpreters/staging/transformed.py): its value the compiled program, its VJP a compiled
 value-and-gradient or a jitted pullback, its JVP a jitted jvp, its vmap rule
 jit(vmap(program)). Every composition is checked against the same transformation of the
 un-jitted function; the outer tape's node count against the replay's (the route before
@@ -64,7 +64,7 @@ def test_the_outer_tape_holds_one_node_for_a_jitted_call():
 
 
 def test_the_replay_records_every_primitive():
-    from dualad.jit import transformed
+    from dualad.interpreters.staging import transformed
     j = jit(f)
     j(X)
     transformed.ENABLED[0] = False
@@ -265,14 +265,14 @@ def test_integer_outputs_and_mixed_dtypes_take_the_replay():
 def test_vjp_of_a_vector_output_runs_the_split_backward_not_the_forward_again():
     """vjp(jit(f)) at first order: the forward program returns the residuals, the backward
     program reads them (no second forward: the pullback's jitted vjp is not made)."""
-    from dualad.jit import transformed
+    from dualad.interpreters.staging import transformed
     h = jit(lambda x: np.sin(x) * x[0])
     for x in (X, X + 1.0):
         y, pb = vjp(h, x)
         close(pb(V), vjp(lambda x: np.sin(x) * x[0], x)[1](V))
         close(pb(2 * V), vjp(lambda x: np.sin(x) * x[0], x)[1](2 * V))
     t = transformed.transformed(h._cache[next(iter(h._cache))].programs[0][0], type(h))
-    from dualad.jit.split import Split
+    from dualad.interpreters.staging.split import Split
     assert isinstance(t._vg[("split", (0,))], Split)
     assert not t._vjp                     # the recomputing pullback never made
     assert traces(h) == 1

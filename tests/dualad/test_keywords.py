@@ -60,11 +60,11 @@ def test_the_issue_s_keyword_forms_are_all_tried(probes):
 def test_the_probe_catches_a_keyword_that_is_silently_ignored(monkeypatch):
     """The checker itself: cumsum that drops dtype= (computes in float64 where NumPy
     returns complex) is reported, not passed."""
-    from dualad.primitive import NUMPY_FUNCTIONS
+    from dualad.core.primitive import NUMPY_FUNCTIONS
     real = NUMPY_FUNCTIONS[np.cumsum]
     monkeypatch.setitem(NUMPY_FUNCTIONS, np.cumsum,
                         lambda a, axis=None, dtype=None, out=None: real(a, axis))
-    monkeypatch.setattr("dualad.keywords._in_dtype", lambda fname, out, dtype, x: out)
+    monkeypatch.setattr("dualad.frontend.keywords._in_dtype", lambda fname, out, dtype, x: out)
     ns = coverage.namespace()
     entry = next(e for e in ENTRIES if e.name == "numpy.cumsum")
     got = coverage_keywords.probe(entry, ns, lambda en: coverage.measure(en, ns, whole=False))
@@ -263,8 +263,8 @@ def test_where_with_the_values_of_out_is_numpy_s_select_and_safe_at_poles():
     """``call_ufunc(..., fill=out)``, for the ``out=`` front end: where(mask, f(x), out),
     NumPy's ``np.divide(a, b, out=o, where=b != 0)``; the pole b = 0 that the mask leaves
     out gives no NaN derivative (its inputs are replaced by a selected point)."""
-    from dualad import keywords
-    from dualad.primitive import NUMPY_UFUNCS
+    from dualad.frontend import keywords
+    from dualad.core.primitive import NUMPY_UFUNCS
     b = np.array([0.0, 2.0, 0.5])
 
     def f(a, b):

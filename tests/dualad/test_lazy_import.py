@@ -27,8 +27,8 @@ HEAVY_SCIPY = ("special", "linalg", "sparse", "integrate", "optimize", "signal",
 BASE_COUNTS = {"REGISTRY": 200, "NUMPY_UFUNCS": 148,
                "NUMPY_FUNCTIONS": 225 - (not hasattr(np, "row_stack"))}
 
-# Every family of primitives that loads late (dualad.families.FAMILIES)
-FAMILIES = ("dualad.ops.special", "dualad.ops.linalg", "dualad.implicit",
+# Every family of primitives that loads late (dualad.core.families.FAMILIES)
+FAMILIES = ("dualad.ops.special", "dualad.ops.linalg", "dualad.transforms.implicit",
             "dualad.scipy.integrate", "dualad.scipy.sparse")
 
 
@@ -45,7 +45,7 @@ def test_plain_import_leaves_out_scipy_submodules_sympy_and_the_mirrors():
     heavy = [m for m in modules
              if m.split(".")[0] in ("sympy", "dask")
              or (m.startswith("scipy.") and m.split(".")[1] in HEAVY_SCIPY)
-             or m.startswith(("dualad.scipy.", "dualad.verification", "dualad.implicit",
+             or m.startswith(("dualad.scipy.", "dualad.verification", "dualad.transforms.implicit",
                               "dualad.jacobians", "dualad.teaching"))
              or m in ("dualad.scipy", "dualad.ops.special", "dualad.ops.linalg",
                       "numpy.random")]   # (numpy imports numpy.random on first use too)
@@ -55,14 +55,14 @@ def test_plain_import_leaves_out_scipy_submodules_sympy_and_the_mirrors():
 def test_lazy_names_are_reachable_after_a_plain_import():
     out = _run("""
         import json, dualad, numpy as np, scipy.special as ss
-        import dualad.implicit.lax
+        import dualad.transforms.implicit.lax
         names = {
             "scipy.special": dualad.scipy.special.__name__,
             "scipy.linalg": dualad.scipy.linalg.__name__,
             "scipy.stats": dualad.scipy.stats.__name__,
             "scipy.integrate.solve_ivp": dualad.scipy.integrate.solve_ivp.__name__,
-            "custom_root": dualad.custom_root is dualad.implicit.custom_root,
-            "lax.custom_root": dualad.lax.custom_root is dualad.implicit.lax.custom_root,
+            "custom_root": dualad.custom_root is dualad.transforms.implicit.custom_root,
+            "lax.custom_root": dualad.lax.custom_root is dualad.transforms.implicit.lax.custom_root,
             "custom_linear_solve": dualad.custom_linear_solve.__name__,
             "numpy.erf": dualad.numpy.erf is dualad.numpy._ns["erf"],
             "numpy.i0": dualad.numpy.i0 is dualad.numpy._ns["i0"],
@@ -92,7 +92,7 @@ def test_dir_and_all_list_the_lazy_names():
                           "missing": [n for n in listed if not hasattr(dualad, n)],
                           "scipy": dir(dualad.scipy), "lax": dir(dualad.lax)}))
     """)
-    for name in ("custom_root", "custom_linear_solve", "implicit", "scipy", "grad", "jit",
+    for name in ("custom_root", "custom_linear_solve", "scipy", "grad", "jit",
                  "trace", "teaching"):
         assert name in out["dir"]
     assert "custom_root" in out["all"] and set(out["all"]) <= set(out["dir"])
@@ -132,7 +132,7 @@ def test_a_traced_linalg_solve_loads_only_the_linear_algebra():
 def test_a_walk_of_the_tables_sees_every_primitive():
     walk = """
         import json, dualad
-        from dualad.primitive import REGISTRY, NUMPY_UFUNCS, NUMPY_FUNCTIONS
+        from dualad.core.primitive import REGISTRY, NUMPY_UFUNCS, NUMPY_FUNCTIONS
         name = lambda f: f"{getattr(f, '__module__', None)}.{getattr(f, '__qualname__', f.__name__)}"
         print(json.dumps({"REGISTRY": sorted(REGISTRY),
                           "NUMPY_UFUNCS": sorted(map(name, NUMPY_UFUNCS)),
@@ -216,7 +216,7 @@ def test_a_miss_while_another_thread_loads_the_families_finds_the_rule():
     (not report "no derivative rule")."""
     out = _run("""
         import json, sys, threading, time, dualad, scipy.special as ss
-        primitive = sys.modules["dualad.primitive"]   # (dualad.primitive: the decorator)
+        primitive = sys.modules["dualad.core.primitive"]   # (dualad.primitive: the decorator)
         guess, load_all = primitive.FAMILY_LOADERS
         started = threading.Event()
         def slow_load_all():

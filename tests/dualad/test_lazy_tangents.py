@@ -35,7 +35,7 @@ def test_lazy_equals_eager(f, batched):
     t = RNG.standard_normal((3, 4) if batched else 4)
     eager = dualad.jvp(f, (x,), (t,))
     lazy = dualad.jvp(f, (x,), (t,), lazy=True)
-    for e, l in zip(dualad.tree.flatten(eager)[0], dualad.tree.flatten(lazy)[0]):
+    for e, l in zip(dualad.core.tree.flatten(eager)[0], dualad.core.tree.flatten(lazy)[0]):
         np.testing.assert_allclose(l, e, rtol=1e-14, atol=1e-14)
 
 
@@ -60,7 +60,7 @@ def test_unneeded_tangents_are_never_computed():
 
     def f(x):
         unused = cube(x)              # its tangent feeds nothing that is returned
-        return np.sin(x) + 0 * np.sum(np.asarray(dualad.tracer.primal_value(unused)))
+        return np.sin(x) + 0 * np.sum(np.asarray(dualad.core.tracer.primal_value(unused)))
 
     x = np.array([0.5, 1.5])
     dualad.jvp(f, (x,), (np.ones(2),), lazy=True)

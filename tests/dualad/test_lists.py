@@ -1,4 +1,4 @@
-"""Lists and tuples of traced values given to plain NumPy (dualad.objects).
+"""Lists and tuples of traced values given to plain NumPy (dualad.frontend.objects).
 
 ``np.array([x, y])`` and friends run NumPy's C code on the list; a traced value answers
 ``__array__`` with an object array of traced scalars, restacked into one traced array
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad import objects
-from dualad.tape import VJPTrace
+from dualad.frontend import objects
+from dualad.interpreters.reverse.tape import VJPTrace
 from dualad.verification import check_grads
 
 X3 = np.array([0.3, -1.2, 0.7])

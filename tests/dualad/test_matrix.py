@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 
 import dualad
 import dualad.scipy.linalg as dsl
-from dualad.primitive import REGISTRY
+from dualad.core.primitive import REGISTRY
 
 pytestmark = pytest.mark.slow   # per-primitive rule checks: in the full suite, not the quick subset
 

@@ -92,7 +92,7 @@ def test_has_aux_returns_plain_values():
     np.testing.assert_allclose(aux["double"], 2 * x3)
     (value, aux), g = dualad.value_and_grad(lambda v: (np.sum(v ** 2), [v[0], v]),
                                             has_aux=True)(x3)
-    assert not any(isinstance(a, dualad.tracer.Box) for a in aux)
+    assert not any(isinstance(a, dualad.core.tracer.Box) for a in aux)
     aux[1] + 1.0   # usable afterwards: no escaped-tracer error
     # inside an outer transformation the aux keeps the outer level's derivative
     tan = dualad.jvp(lambda v: dualad.grad(lambda u: (np.sum(u * v), v ** 2), has_aux=True)(x3)[1],

@@ -9,7 +9,7 @@ import pytest
 
 import dualad
 from dualad.autograd import Variable, grad as autograd_grad
-from dualad.tracer import primal_value
+from dualad.core.tracer import primal_value
 
 X = np.array([0.1, 0.2, 0.3])
 

@@ -1,4 +1,4 @@
-"""Arrays modified in place between a forward pass and its pullback (dualad.versions):
+"""Arrays modified in place between a forward pass and its pullback (dualad.interpreters.reverse.versions):
 the right derivative, or a RuntimeError that says what to do; never a stale mix."""
 import numpy as np
 import pytest

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 import dualad
-from dualad.jit.codegen import _Namespace
+from dualad.interpreters.staging.codegen import _Namespace
 
 
 def _euler_like(w):

@@ -8,7 +8,7 @@ import pytest
 import sympy
 
 import dualad
-from dualad.primitive import REGISTRY
+from dualad.core.primitive import REGISTRY
 from dualad.verification.rules import check_rule
 
 pytestmark = pytest.mark.slow   # per-primitive rule checks: in the full suite, not the quick subset

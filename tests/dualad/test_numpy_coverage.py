@@ -9,7 +9,7 @@ import pytest
 
 import dualad
 import dualad.numpy as dnp
-from dualad.primitive import REGISTRY
+from dualad.core.primitive import REGISTRY
 from dualad.verification import check_rule
 
 from coverage_helpers import both_modes_grad, check
@@ -134,7 +134,7 @@ def _check_zero_derivative(f, x):
         def g(x):
             y = f(x)
             y = y[0] if isinstance(y, tuple) else y
-            return np.sum(x[:3]) + np.sum(np.asarray(dualad.tracer.primal_value(y),
+            return np.sum(x[:3]) + np.sum(np.asarray(dualad.core.tracer.primal_value(y),
                                                      dtype=float) * 0.0)
         if mode == "rev":
             grad = dualad.grad(g)(x)
@@ -144,7 +144,7 @@ def _check_zero_derivative(f, x):
     value = dualad.jvp(lambda x: f(x), (x,), (np.zeros(6),))[0]
     for a, b in zip(value if isinstance(value, tuple) else (value,),
                     expected if isinstance(expected, tuple) else (expected,)):
-        np.testing.assert_array_equal(dualad.tracer.primal_value(a), b)
+        np.testing.assert_array_equal(dualad.core.tracer.primal_value(a), b)
 
 
 def test_zero_derivative_results_used_in_products():
@@ -287,7 +287,7 @@ def test_in_place_methods_raise_and_name_the_alternative(method, args):
 @pytest.mark.parametrize("method,args", [("sort", ()), ("partition", (1,)), ("fill", (0.0,)),
                                          ("put", ([0], [1.0]))])
 def test_in_place_methods_write_and_an_input_raises(method, args):
-    """In-place methods write the array (dualad.inplace, tests/dualad/test_updates_inplace.py);
+    """In-place methods write the array (dualad.frontend.inplace, tests/dualad/test_updates_inplace.py);
     on an input of grad the write raises and names the copy to write into."""
     with pytest.raises(TypeError, match=r"in-place write.*x.copy\(\)"):
         dualad.grad(lambda x: np.sum(getattr(x, method)(*args)))(X23)
@@ -380,7 +380,7 @@ def test_unique_named_tuples_and_real_if_close():
         res = dualad.jvp(lambda x: fn(x), (x,), (np.ones(4),))[0]
         ref = fn(x)
         vals = res.values if hasattr(res, "values") else res
-        np.testing.assert_array_equal(dualad.tracer.primal_value(vals),
+        np.testing.assert_array_equal(dualad.core.tracer.primal_value(vals),
                                       ref.values if hasattr(ref, "values") else ref)
     check(lambda x: np.real_if_close(x) * 2.0, X23)
 

@@ -1,4 +1,4 @@
-"""One-hot seed batches (dualad.onehot): every operation equals its dense counterpart,
+"""One-hot seed batches (dualad.core.onehot): every operation equals its dense counterpart,
 and Jacobians and Hessians seeded one-hot equal those seeded with dense identity rows."""
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 import dualad
 from dualad import jacobians
-from dualad.onehot import OneHotBatch, onehot_rows
+from dualad.core.onehot import OneHotBatch, onehot_rows
 from dualad.jacobians._common import Problem
 from dualad.jacobians.dense import forward_flat, reverse_flat
 

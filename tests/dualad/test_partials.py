@@ -8,10 +8,13 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad import ops, primitive, sweep, tracer
+from dualad import ops
+from dualad.core import primitive
+from dualad.interpreters.reverse import sweep
+from dualad.core import tracer
 from dualad.autograd import Variable, grad as autograd_grad
-from dualad.partials import Partial, arg, compile_partial
-from dualad.tracer import primal_value
+from dualad.core.partials import Partial, arg, compile_partial
+from dualad.core.tracer import primal_value
 
 
 def test_declarations_compile_to_three_kinds():
@@ -91,7 +94,7 @@ def test_var_squared_records_square_and_differentiates_like_power():
     """``x ** 2`` of a box is ``square(x)`` (as NumPy's ndarray.__pow__ computes an
     exponent 2), on the tape's fast entry and in forward mode, with power's derivatives:
     first and second order, int and float 2; other exponents are still ``power``."""
-    from dualad.tape import VJPTrace
+    from dualad.interpreters.reverse.tape import VJPTrace
     trace = VJPTrace(tape=True)
     x = trace.new_leaf(np.float64(1.5))
     assert (x ** 2).prim is ops.square and (x ** 2.0).prim is ops.square

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad.primitive import REGISTRY, Primitive
+from dualad.core.primitive import REGISTRY, Primitive
 
 FIELDS = ("sympy", "zero_derivative", "linear", "nondiff_argnums", "elementwise", "sparsity",
           "implements", "samples", "domain", "complex_domain", "holomorphic",

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad import tracer
+from dualad.core import tracer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -194,7 +194,7 @@ def _heap_applied(code, **env):
 
 
 def test_import_leaves_the_allocator_alone():
-    code = ("import dualad, dualad.heap as h; print(h.applied); "
+    code = ("import dualad, dualad.interpreters.reverse.heap as h; print(h.applied); "
             "print(dualad.keep_heap()); print(h.applied)")
     before, returned, after = _heap_applied(code)
     assert before == "False"
@@ -205,7 +205,7 @@ def test_import_leaves_the_allocator_alone():
 
 
 def test_keep_heap_env_opt_in():
-    code = "import dualad.heap as h; print(h.applied)"
+    code = "import dualad.interpreters.reverse.heap as h; print(h.applied)"
     assert _heap_applied(code, DUALAD_KEEP_HEAP="0") == ["False"]
     import platform
     if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":

@@ -13,7 +13,7 @@ import pytest
 import dualad
 import dualad.scipy  # noqa: F401  (registers quad, odeint, ...: check_registry checks them too)
 import dualad.scipy.signal  # noqa: F401  (registers iir_filter)
-from dualad.primitive import REGISTRY
+from dualad.core.primitive import REGISTRY
 from rule_reports import rule_report as report
 
 # One test per primitive (pytest's progress shows the sweep advance, ``--durations`` names

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad.sweep import backward_sweep
-from dualad.tape import Var, VJPTrace
+from dualad.interpreters.reverse.sweep import backward_sweep
+from dualad.interpreters.reverse.tape import Var, VJPTrace
 
 
 def test_detect_anomaly_names_primitive_and_line_reverse():
@@ -39,7 +39,7 @@ def test_anomaly_mode_off_by_default_and_restored():
     assert np.isinf(g).all()
     with dualad.detect_anomaly():
         pass
-    from dualad.tracer import ANOMALY
+    from dualad.core.tracer import ANOMALY
     assert ANOMALY[0] == 0
 
 

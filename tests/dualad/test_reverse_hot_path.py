@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad.sweep import backward_sweep
-from dualad.tape import Var, VJPTrace
+from dualad.interpreters.reverse.sweep import backward_sweep
+from dualad.interpreters.reverse.tape import Var, VJPTrace
 
 
 def _by_operators(x):
@@ -101,7 +101,7 @@ def test_a_trace_subclass_sees_every_operation():
     x = trace.new_leaf(np.array([1.0, 2.0]))
     y = (2.0 - x[0]) * x[1] ** 2
     assert type(y) is Var
-    # (x ** 2 is square(x), as NumPy computes it: dualad.dispatch._power)
+    # (x ** 2 is square(x), as NumPy computes it: dualad.frontend.dispatch._power)
     assert trace.seen == ["getitem", "subtract", "getitem", "square", "multiply"]
 
 

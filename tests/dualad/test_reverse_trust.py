@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 import dualad
 from dualad import jacobians
-from dualad.versions import CONSTANT_BYTES
+from dualad.interpreters.reverse.versions import CONSTANT_BYTES
 
 X = np.array([0.1, 0.2])
 

@@ -1,13 +1,13 @@
-"""Scaled batches (dualad/scaled.py): a batch of tangents times a shared factor, kept
+"""Scaled batches (dualad/core/scaled.py): a batch of tangents times a shared factor, kept
 apart until something needs the product. Values equal the eager ones up to rounding."""
 import numpy as np
 import pytest
 
 import dualad
 from dualad import jacobians
-from dualad import scaled
-from dualad.onehot import OneHotBatch
-from dualad.scaled import ScaledBatch
+from dualad.core import scaled
+from dualad.core.onehot import OneHotBatch
+from dualad.core.scaled import ScaledBatch
 
 RNG = np.random.default_rng(3)
 

@@ -240,7 +240,7 @@ def test_jit_of_scan_and_grad(kw):
     names = [e.prim.name for e in prog.eqns]
     if kw["checkpoints"] == "binomial":   # the loop is ONE equation of the program
         assert names.count("scan(step)") == 1 and "tanh" not in names
-    else:   # under jit the Python loop is one loop equation too (dualad/scan/staged.py)
+    else:   # under jit the Python loop is one loop equation too (dualad/transforms/scan/staged.py)
         assert names.count("scan_loop(step)") == 1 and "tanh" not in names
 
 
@@ -293,7 +293,7 @@ def test_binomial_equals_every_step_property(l, s, reverse, seed):
 def test_the_primitive_passes_the_rule_checker(snapshots, reverse):
     """The loop primitive's rules (reverse by the schedule, forward, vmap, jit), to order 2,
     against the rule checker's finite differences."""
-    from dualad.scan.rules import scan_primitive
+    from dualad.transforms.scan.rules import scan_primitive
     from dualad.verification import check_rule
 
     def body(lifted, carry, x):

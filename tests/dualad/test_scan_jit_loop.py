@@ -1,5 +1,5 @@
 """dualad.scan (checkpoints=None) under dualad.jit: ONE loop equation, whose reverse,
-forward and batching rules are loops too (dualad/scan/staged.py, loop.py, loop_rules.py).
+forward and batching rules are loops too (dualad/transforms/scan/staged.py, loop.py, loop_rules.py).
 
 The reference is the loop the default scan runs in Python: eager (no jit), and under jit
 with the loop equation switched off (every step recorded, as before). Where each step
@@ -15,8 +15,8 @@ import dualad
 from dualad import grad, jit, jvp, vmap
 from dualad.jacobians import hessian
 
-staged = importlib.import_module("dualad.scan.staged")
-scan_api = importlib.import_module("dualad.scan.api")
+staged = importlib.import_module("dualad.transforms.scan.staged")
+scan_api = importlib.import_module("dualad.transforms.scan.api")
 
 rng = np.random.default_rng(32)
 W0 = 0.5 * rng.standard_normal((3, 3))
@@ -33,7 +33,7 @@ def unrolled(monkeypatch):
 
 
 def leaves(t):
-    return dualad.tree.flatten(t)[0]
+    return dualad.core.tree.flatten(t)[0]
 
 
 def assert_same(a, b):

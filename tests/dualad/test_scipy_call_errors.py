@@ -1,7 +1,7 @@
 """A SciPy function that converts a traced value (np.asarray, float(), compiled code)
 instead of dispatching on it: the error names the public function the user called and
 its dualad.scipy replacement, or says that none exists and what to do
-(dualad/scipy_errors.py)."""
+(dualad/frontend/scipy_errors.py)."""
 import numpy as np
 import pytest
 import scipy.integrate
@@ -12,7 +12,7 @@ import scipy.special
 import scipy.stats
 
 import dualad
-from dualad import scipy_errors
+from dualad.frontend import scipy_errors
 
 X3 = np.array([0.3, 0.5, 0.7])
 A = np.eye(3) * 0.5

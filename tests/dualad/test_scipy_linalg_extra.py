@@ -11,7 +11,7 @@ import scipy.stats as ss
 import dualad
 import dualad.scipy.linalg as dsl
 import dualad.scipy.stats as ds
-from dualad.primitive import REGISTRY
+from dualad.core.primitive import REGISTRY
 from dualad.verification import check_grads, check_rule
 from dualad.verification.symbolic import compare_at
 

@@ -13,7 +13,7 @@ from hypothesis import given, strategies as st
 import dualad
 import dualad.scipy.special as ds
 from dualad.ops.special.common import NotDifferentiableError
-from dualad.primitive import NUMPY_UFUNCS, REGISTRY
+from dualad.core.primitive import NUMPY_UFUNCS, REGISTRY
 from dualad.verification import check_grads, check_rule
 from dualad.verification.symbolic import (Sym, SymbolicTrace, rules_jacobian, sympy_jacobian,
                                           symbols_like)

@@ -15,7 +15,7 @@ import dualad
 import dualad.scipy.special as ds
 import dualad.scipy.stats as dst
 from dualad.ops.special.common import NotDifferentiableError
-from dualad.primitive import REGISTRY
+from dualad.core.primitive import REGISTRY
 from dualad.verification import check_grads, check_rule
 from dualad.verification.symbolic import Sym, SymbolicTrace, symbols_like
 

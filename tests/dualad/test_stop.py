@@ -3,13 +3,13 @@
 Before issue 16 only detaching the tape stopped Var's operator fast path, so a scalar Var
 of a trace marked dead (``alive = False``, as the Jacobian planner's census did) recorded
 ``x * 3.0`` silently while ``np.sin(x)`` raised. Liveness is now decided in one place
-(dualad.tape.record) for every route.
+(dualad.interpreters.reverse.tape.record) for every route.
 """
 import numpy as np
 import pytest
 
 import dualad
-from dualad.tape import VJPTrace
+from dualad.interpreters.reverse.tape import VJPTrace
 
 USES = {
     "mul": lambda v: v * 3.0, "rmul": lambda v: 3.0 * v, "add": lambda v: v + 1.0,

@@ -13,8 +13,8 @@ from hypothesis import given, settings, strategies as st
 import dualad
 from dualad import jacobians, stop_gradient as sg, vmap
 from dualad.autograd import Variable
-from dualad.stop import StopGradientPrimitive, stop_gradient_p
-from dualad.tracer import Box
+from dualad.transforms.stop import StopGradientPrimitive, stop_gradient_p
+from dualad.core.tracer import Box
 from dualad.verification import check_rule, check_registry
 
 X = np.array([0.3, -1.2, 2.5, 0.8])
@@ -179,7 +179,7 @@ def test_a_reused_sparse_plan_sees_branches_on_stopped_values(mode):
 # --- vmap -----------------------------------------------------------------------------------
 
 def test_vmap_batches_it_as_an_elementwise_identity():
-    from dualad.vmap_rules import is_looped
+    from dualad.interpreters.batching.rules import is_looped
     assert not is_looped(stop_gradient_p)
     B = np.random.default_rng(0).standard_normal((5, 3))
     np.testing.assert_array_equal(vmap(sg)(B), B)

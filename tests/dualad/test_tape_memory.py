@@ -1,4 +1,4 @@
-"""The tape frees, during the forward pass, what no output can need (dualad.compaction):
+"""The tape frees, during the forward pass, what no output can need (dualad.interpreters.reverse.compaction):
 bounded peak memory, unchanged derivatives."""
 import tracemalloc
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad import compaction
+from dualad.interpreters.reverse import compaction
 from dualad.autograd import Variable
 
 N = 1000   # one (N, N) float64 array: 8 MB

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 import dualad
 from dualad import jacobians
-from dualad.inplace import at
+from dualad.frontend.inplace import at
 from dualad.ops.core.scatter import copy_p, scatter_set, update
 from dualad.verification import check_grads
 from dualad.verification.rules import check_rule

@@ -15,9 +15,8 @@ from hypothesis import given, settings, strategies as st
 import dualad
 from vmap_helpers import LoopSpy
 from dualad import grad, hvp, jvp, vjp, vmap
-from dualad.vmap import BatchTrace, batching_rule, is_looped
+from dualad.interpreters.batching.vmap import BatchTrace, batching_rule, is_looped
 from dualad.verification import check_grads
-import dualad.vmap as vmap_module  # noqa: F401  (the function; the module is in sys.modules)
 
 RNG = np.random.default_rng(1818)
 
@@ -427,7 +426,7 @@ def test_loop_fallback_on_an_empty_batch():
 def test_batch_trace_is_exported_for_interpreters():
     from dualad import extend
     assert extend.BatchTrace is BatchTrace and extend.is_looped is is_looped
-    assert dualad.vmap.batching_rule is batching_rule
+    assert dualad.interpreters.batching.vmap.batching_rule is batching_rule
 
 
 

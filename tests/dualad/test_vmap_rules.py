@@ -16,7 +16,7 @@ import dualad.scipy  # noqa: F401  (registers quad, odeint, solve_ivp, sparse pr
 import dualad.scipy.signal  # noqa: F401  (registers iir_filter)
 from dualad import vmap
 from dualad.extend import REGISTRY, Primitive, sample
-from dualad.inplace import at
+from dualad.frontend.inplace import at
 from dualad.verification.batching import vmap_kind
 from dualad.verification.rules import RegistryReport, check_rule
 

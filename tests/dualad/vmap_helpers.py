@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import sys
 
-from dualad.vmap import is_looped
-import dualad.vmap_rules as vmap_rules
+from dualad.interpreters.batching.vmap import is_looped
+import dualad.interpreters.batching.rules as vmap_rules
 
 
 class LoopSpy:
@@ -17,4 +17,4 @@ class LoopSpy:
         def spy(prim, args, batched, params):
             self.looped[prim.name] = is_looped(prim, batched)
             return original(prim, args, batched, params)
-        monkeypatch.setattr(sys.modules["dualad.vmap"], "run_rule", spy)
+        monkeypatch.setattr(sys.modules["dualad.interpreters.batching.vmap"], "run_rule", spy)

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 import dualad
 from dualad import jacobians
 from dualad.jacobians import optimize as O
-from dualad.jit.default import JitFallbackWarning
+from dualad.interpreters.staging.default import JitFallbackWarning
 
 X = np.linspace(0.2, 1.1, 6)
 

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import dualad
-from dualad import forward
+from dualad.interpreters.forward import dual as forward
 from dualad.jacobians import cost
 from dualad.jacobians._common import Problem
-from dualad.onehot import OneHotBatch
+from dualad.core.onehot import OneHotBatch
 
 T_PLAIN = 40e-6    # what the census' stopwatch reads: a small function's one call
 
@@ -108,7 +108,7 @@ def test_reverse_is_kept_where_its_directions_are_few_and_dense(fixed_clock, mak
 
 def test_reverse_is_charged_the_fingerprints_of_the_constants():
     # vjp checksums every plain array f reads when it records and at each pullback
-    # (dualad.versions): B, read twice, is counted once.
+    # (dualad.interpreters.reverse.versions): B, read twice, is counted once.
     f, x = table_f(1000, 100)
     c = census_of(f, x)
     assert c.const_bytes == 100 * 1000 * 8

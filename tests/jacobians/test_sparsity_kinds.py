@@ -12,7 +12,7 @@ import dualad  # noqa: F401  (fills the registry)
 import dualad.scipy  # noqa: F401  (registers quad and odeint)
 from dualad.jacobians.rules import KIND_RULES, rule_for
 from dualad.jacobians.sparsity import jacobian_sparsity
-from dualad.primitive import REGISTRY, SPARSITY_KINDS, Primitive
+from dualad.core.primitive import REGISTRY, SPARSITY_KINDS, Primitive
 from dualad.verification.rules import _materialize, default_samples
 
 # The primitives that fell back to a dense pattern before their kind was declared.

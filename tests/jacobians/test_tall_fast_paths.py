@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dualad import jacobians
-from dualad.onehot import OneHotBatch, onehot_rows
+from dualad.core.onehot import OneHotBatch, onehot_rows
 
 
 def fd_jacobian(f, x, eps=1e-6):

@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 import dualad
-from dualad.custom import FunctionCtx
+from dualad.transforms.custom import FunctionCtx
 from dualad.verification import central_difference, check_grads, check_rule, taylor_test
 
 

@@ -20,8 +20,8 @@ import dualad.scipy.signal  # noqa: F401  (registers iir_filter)
 from dualad.scipy import integrate as di, interpolate as dip, linalg as dl, signal as dsig, special as dsp
 from dualad.scipy.sparse import linalg as dspl
 from dualad.extend import REGISTRY, Primitive, sample
-from dualad.tracer import primal_value, unguarded_value
-from dualad.tree import flatten
+from dualad.core.tracer import primal_value, unguarded_value
+from dualad.core.tree import flatten
 from dualad.verification.jit import RETRACES, jit_kind
 from dualad.verification.rules import check_rule
 from rule_reports import jit_report as report   # fractional_matrix_power, logm: first sample

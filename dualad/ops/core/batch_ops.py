@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import primal_value, shape_of
+from ...core.tracer import primal_value, shape_of
 from .._batch import batch_size, stack_shape
 from .indexing import getitem
 from .linear import broadcast_to_p, reshape_p

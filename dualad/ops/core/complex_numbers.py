@@ -39,10 +39,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...staging import is_staged, staged_value
-from ...tracer import primal_value, shape_of, unguarded_value
-from ...vmap_tracer import batch_tracer_in, map_value, nondiff_value
-from ...primitive import Primitive, implements, register, sample
+from ...core.values import is_staged, staged_value
+from ...core.tracer import primal_value, shape_of, unguarded_value
+from ...interpreters.batching.tracer import batch_tracer_in, map_value, nondiff_value
+from ...core.primitive import Primitive, implements, register, sample
 from .elementwise import absolute_p, is_complex, multiply, sign_p, where
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 ``elementwise(name, impl, d_0, d_1, ...)`` takes ``d_i = ∂ans/∂arg_i`` (a
 constant, ``arg(j)`` for "argument j", or a function ``d_i(ans, *args)``
-elementwise and broadcastable to the output; see :mod:`dualad.partials`),
+elementwise and broadcastable to the output; see :mod:`dualad.core.partials`),
 compiles it once and derives both rules from it, as ChainRules'
 ``@scalar_rule`` does (the reverse sweep's fast path reads the same compiled
 partials):
@@ -41,10 +41,10 @@ import operator
 
 import numpy as np
 
-from ...partials import arg, compile_partial
-from ...tracer import Box, ndim_of, shape_of, unguarded_value
-from ...primitive import DERIVED_RULES, Primitive, implements, register, sample
-from ...scaled import lazy_product
+from ...core.partials import arg, compile_partial
+from ...core.tracer import Box, ndim_of, shape_of, unguarded_value
+from ...core.primitive import DERIVED_RULES, Primitive, implements, register, sample
+from ...core.scaled import lazy_product
 from .._util import batch_ndim
 from .linear import fit, lift, unbroadcast
 
@@ -67,7 +67,7 @@ def _scale(v, dv, nb=0):
     is an array of ones much smaller than a batched ``v`` (a gradient's cotangent of
     ones, met by a batch of tangents in forward-over-reverse): checking costs a pass over
     ``dv``, the product one over ``v``. A large batch ``v`` (``nb`` batch axes) times a
-    derivative without them stays a :class:`dualad.scaled.ScaledBatch`, multiplied once
+    derivative without them stays a :class:`dualad.core.scaled.ScaledBatch`, multiplied once
     when something needs it."""
     if type(dv) is float:
         if dv == 1.0:
@@ -123,7 +123,7 @@ DERIVED_RULES.from_partial = rules_from_partial   # what Primitive.defderiv buil
 
 def elementwise(name, impl, *derivs, sympy=None, domain=None, complex_domain=None):
     """Declare an elementwise primitive from its partial derivatives (each a number,
-    ``arg(j)`` or a function ``d(ans, *args)``: :mod:`dualad.partials`).
+    ``arg(j)`` or a function ``d(ans, *args)``: :mod:`dualad.core.partials`).
 
     ``domain`` is a list of open intervals ``(lo, hi)``, one per argument,
     inside which the function is smooth (default: the whole real line); the
@@ -353,8 +353,8 @@ def _wins(mine, other, larger, nan_loses):
 
 
 def _has_nan(v):
-    from ...staging import is_staged
-    from ...tracer import primal_value
+    from ...core.values import is_staged
+    from ...core.tracer import primal_value
     if is_staged(v):   # dualad.jit records the nan handling, right for every value
         return True
     v = primal_value(v)
@@ -463,7 +463,7 @@ where.defvjp(_where_vjp(1), _where_vjp(2), argnums=(1, 2))
 def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
     """``minimum(maximum(a, a_min), a_max)``: at a bound the derivative is ½. NumPy's
     signature: ``min=``/``max=`` are NumPy 2.1's names of ``a_min``/``a_max``; the ufunc
-    keywords (``dtype=``, ``where=``, ...) are handled by the front end (dualad/keywords.py)."""
+    keywords (``dtype=``, ``where=``, ...) are handled by the front end (dualad/frontend/keywords.py)."""
     if out is not None:
         raise TypeError(f"numpy.clip(..., out=...) on a traced value of shape {shape_of(a)}: "
                         f"out= writes in place into an array, which cannot be traced; use "
@@ -521,7 +521,7 @@ where.domain = None
 where.holomorphic = True  # linear in the branches: complex-linear
 
 
-# The NumPy callables these primitives and functions compute (dualad.primitive.implements:
+# The NumPy callables these primitives and functions compute (dualad.core.primitive.implements:
 # the front end's dispatch tables).
 implements(np.add)(add)
 implements(np.subtract)(subtract)

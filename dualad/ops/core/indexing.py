@@ -6,7 +6,7 @@
 Indices are normalized once (``Ellipsis`` expanded, boolean masks turned into
 integer arrays) so that batch axes can be put in front of any index. The
 reverse sweep accumulates ``untake`` of many small indices sparsely (see
-:class:`dualad.cotangents.IndexedCotangent`), so ``x[i]`` in a Python loop costs
+:class:`dualad.interpreters.reverse.cotangents.IndexedCotangent`), so ``x[i]`` in a Python loop costs
 O(1), not O(x.size), per index.
 """
 from __future__ import annotations
@@ -15,9 +15,9 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, concrete, ndim_of, shape_of, staged_only, unguarded_value
-from ...vmap_tracer import batch_tracer_in
-from ...primitive import Primitive, register, sample
+from ...core.tracer import Box, concrete, ndim_of, shape_of, staged_only, unguarded_value
+from ...interpreters.batching.tracer import batch_tracer_in
+from ...core.primitive import Primitive, register, sample
 from .._util import batch_ndim, plain_argument
 from .linear import transpose_p
 
@@ -200,7 +200,7 @@ def index(x, idx):
     if type(idx) is int:  # the scalar loop x[i]: skip normalization
         return getitem(x, idx=(idx,))
     if batch_index_entry(idx):   # an index batched by vmap: the index as an argument
-        from ...vmap_gather import traced_index
+        from ...interpreters.batching.gather import traced_index
         return traced_index(x, idx, normalize_index)
     return getitem(x, idx=normalize_index(idx, shape_of(x)))
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Box, primal_value, shape_of
-from ...vmap_tracer import batch_tracer_in, nondiff_value
+from ...core.tracer import Box, primal_value, shape_of
+from ...interpreters.batching.tracer import batch_tracer_in, nondiff_value
 
 __all__ = ["KeywordError", "keyword_error", "no_out", "is_all", "mask_of", "cast_for", "pick_ddof"]
 
@@ -81,7 +81,7 @@ def cast_for(fname, a, dtype):
                             f"{dtype.kind == 'b' and 'booleans' or 'integers'} and truncate "
                             f"its derivative",
                             f"reduce in floating point and cast the primal value: "
-                            f"dualad.tracer.primal_value(result).astype({dtype.name})")
+                            f"dualad.core.tracer.primal_value(result).astype({dtype.name})")
     if dtype == src:
         return a
     if src.kind == "c" and dtype.kind == "f":

@@ -12,7 +12,7 @@ copies; summing adds, its VJP broadcasts the cotangent back):
     broadcast_to  ṫ ↦ broadcast(ṫ)      ū ↦ Σ over the broadcast axes of ū
     sum           ṫ ↦ Σ ṫ               ū ↦ broadcast(ū) over the summed axes
 
-Each is declared with :meth:`~dualad.primitive.Primitive.def_linear` (its JVP is itself)
+Each is declared with :meth:`~dualad.core.primitive.Primitive.def_linear` (its JVP is itself)
 or its two rules; the NumPy front-end functions (argument checks, ``-1`` in shapes,
 ``axis=None``) are in :mod:`.shape` and :mod:`.reductions`. Tangents and cotangents carry
 leading batch axes as everywhere (:mod:`dualad.ops._util`).
@@ -23,8 +23,8 @@ import math
 
 import numpy as np
 
-from ...tracer import ndim_of, shape_of
-from ...primitive import Primitive, register, sample
+from ...core.tracer import ndim_of, shape_of
+from ...core.primitive import Primitive, register, sample
 from .._util import batch_ndim, batch_perm, batch_shape, shift_axes
 
 __all__ = [

@@ -20,9 +20,9 @@ import math
 
 import numpy as np
 
-from ...scaled import dense
-from ...tracer import PLAIN_TYPES, Box, ndim_of, shape_of, unguarded_value
-from ...primitive import Primitive, implements, register, sample
+from ...core.scaled import dense
+from ...core.tracer import PLAIN_TYPES, Box, ndim_of, shape_of, unguarded_value
+from ...core.primitive import Primitive, implements, register, sample
 from .._batch import einsum_in_batch, example_ndim
 from .._util import batch_ndim
 from .batch_ops import align_stacks

@@ -17,10 +17,10 @@ import math
 
 import numpy as np
 
-from ...tracer import ndim_of, primal_value, shape_of
-from ...staging import staged_unbatched, staged_value
-from ...vmap_tracer import map_value
-from ...primitive import Primitive, implements, register, sample
+from ...core.tracer import ndim_of, primal_value, shape_of
+from ...core.values import staged_unbatched, staged_value
+from ...interpreters.batching.tracer import map_value
+from ...core.primitive import Primitive, implements, register, sample
 from .._batch import axes_in_batch, axis_in_batch, example_ndim
 from .._util import batch_ndim, normalize_axes, shift_axes
 from .keyword_args import cast_for, mask_of, no_out, pick_ddof
@@ -166,7 +166,7 @@ def _selector(x, axes, extremum):
 
 
 def _plain(v):
-    from ...vmap_tracer import nondiff_value   # under vmap the mask keeps its batch axis
+    from ...interpreters.batching.tracer import nondiff_value   # under vmap the mask keeps its batch axis
     return nondiff_value(v)
 
 

@@ -29,8 +29,8 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, shape_of
-from ...primitive import Primitive, register, sample
+from ...core.tracer import Box, shape_of
+from ...core.primitive import Primitive, register, sample
 from .._batch import batch_size
 from .._util import batch_ndim
 from .elementwise import add, divide, maximum, minimum, multiply, power, subtract, where
@@ -322,6 +322,6 @@ copy_p.samples = [sample((3,)), sample((2, 3))]
 def copy(x):
     """An independent copy of ``x`` (``np.copy``, ``x.copy()``, ``copy.copy``): for a traced
     value a new value of its trace (a new node on a tape), so that writing into one in
-    place (:mod:`dualad.inplace`) leaves the other as it was. The identity map: ṫ ↦ ṫ,
+    place (:mod:`dualad.frontend.inplace`) leaves the other as it was. The identity map: ṫ ↦ ṫ,
     ū ↦ ū."""
     return copy_p(x) if isinstance(x, Box) else np.array(x, copy=True)

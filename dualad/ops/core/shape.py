@@ -21,8 +21,8 @@ import math
 
 import numpy as np
 
-from ...tracer import CONCRETE, Box, ndim_of, shape_of, unguarded_value
-from ...primitive import Primitive, implements, register, sample
+from ...core.tracer import CONCRETE, Box, ndim_of, shape_of, unguarded_value
+from ...core.primitive import Primitive, implements, register, sample
 from .._batch import axis_in_batch, batch_size, example_ndim
 from .._util import batch_ndim, batch_shape, normalize_axes
 from .linear import broadcast_to_p, lift, reshape_p, transpose_p, unbroadcast

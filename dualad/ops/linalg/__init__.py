@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...primitive import implements
+from ...core.primitive import implements
 from ..core.elementwise import multiply
 from ..core.products import diagonal as _diagonal, matmul, outer as _outer
 from ..core.products import tensordot as _tensordot

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import ndim_of, shape_of, unguarded_value
+from ...core.tracer import ndim_of, shape_of, unguarded_value
 from .._util import batch_ndim
 from ..core.linear import lift
 from ..core.products import matmul_p, tril, triu

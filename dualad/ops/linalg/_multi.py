@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import ndim_of, shape_of
-from ...primitive import Primitive, register
+from ...core.tracer import ndim_of, shape_of
+from ...core.primitive import Primitive, register
 from ..core.indexing import index
 from ..core.batch_ops import stacked_rule
 from ..core.shape import concatenate, reshape

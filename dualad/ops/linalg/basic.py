@@ -48,8 +48,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import ndim_of, shape_of, unguarded_value
-from ...primitive import Primitive, implements, register, sample
+from ...core.tracer import ndim_of, shape_of, unguarded_value
+from ...core.primitive import Primitive, implements, register, sample
 from .._util import batch_ndim
 from ..core.batch_ops import align_stacks, stacked_rule
 from ..core.linear import unbroadcast

@@ -52,8 +52,8 @@ import collections
 
 import numpy as np
 
-from ...tracer import primal_value, shape_of
-from ...primitive import Primitive, implements, register, sample
+from ...core.tracer import primal_value, shape_of
+from ...core.primitive import Primitive, implements, register, sample
 from ..core.complex_numbers import real
 from ..core.indexing import index
 from ..core.batch_ops import stacked_rule

@@ -47,9 +47,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...staging import staged_unbatched, staged_value
-from ...tracer import shape_of, unguarded_value
-from ...vmap_tracer import batch_tracer_in, map_value
+from ...core.values import staged_unbatched, staged_value
+from ...core.tracer import shape_of, unguarded_value
+from ...interpreters.batching.tracer import batch_tracer_in, map_value
 from ..core.complex_numbers import conj, imag, real
 from ..core.elementwise import equal, logical_and, where
 from ..core.products import diag_embed_p, diagonal_p

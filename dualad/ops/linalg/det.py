@@ -30,9 +30,9 @@ import numpy as np
 
 import collections
 
-from ...staging import all_true, any_true, is_staged, staged_value
-from ...tracer import primal_value, shape_of, unguarded_value
-from ...primitive import Primitive, implements, register, sample
+from ...core.values import all_true, any_true, is_staged, staged_value
+from ...core.tracer import primal_value, shape_of, unguarded_value
+from ...core.primitive import Primitive, implements, register, sample
 from .._util import batch_ndim
 from ..core.batch_ops import stacked_rule
 from ..core.linear import unbroadcast

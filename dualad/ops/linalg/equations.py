@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import shape_of, unguarded_value
-from ...primitive import Primitive, register, sample
+from ...core.tracer import shape_of, unguarded_value
+from ...core.primitive import Primitive, register, sample
 from .._util import batch_ndim
 from ..core.batch_ops import stacked_rule
 from ..core.linear import unbroadcast

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import shape_of, unguarded_value
-from ...vmap_tracer import map_value
-from ...primitive import Primitive, register, sample
+from ...core.tracer import shape_of, unguarded_value
+from ...interpreters.batching.tracer import map_value
+from ...core.primitive import Primitive, register, sample
 from ..core.batch_ops import stacked_rule
 from ..core.products import matmul, tril, triu
 from .basic import solve_triangular, solve_triangular_p

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of
-from ...primitive import Primitive, implements, register, sample
+from ...core.tracer import Box, ndim_of, primal_value, shape_of
+from ...core.primitive import Primitive, implements, register, sample
 from .._util import normalize_axes
 from ..core.batch_ops import stacked_rule
 from ..core.elementwise import equal, power, sqrt, where
@@ -98,7 +98,7 @@ def lstsq(a, b, rcond=None):
                          f"of shape {shape_of(a)}: expected ({m},) or ({m}, k)")
     if rcond is None:
         rcond = np.finfo(float).eps * max(m, n)
-    from ...vmap_rules import per_example   # under vmap: a rank per example
+    from ...interpreters.batching.rules import per_example   # under vmap: a rank per example
     rank = per_example(lambda a_, b_: np.linalg.lstsq(a_, b_, rcond=rcond)[2], (a, b), {})
     rank_value = _common_rank(rank)
     x = mm(pinv_p(a, rcond=float(rcond)), b if ndim_of(b) == 2 else reshape(b, (m, 1)))
@@ -128,7 +128,7 @@ def _common_rank(rank):
 @implements(np.linalg.matrix_rank)
 def matrix_rank(a, *args, **kwargs):
     """An integer: zero derivative, computed on the primal (per example under vmap)."""
-    from ...vmap_rules import per_example
+    from ...interpreters.batching.rules import per_example
     return per_example(lambda v: np.linalg.matrix_rank(v, *args, **kwargs), (a,), {})
 
 
@@ -168,7 +168,7 @@ def _vector_norm(x, ord, axes):
     if ord == -np.inf:
         return min_(absolute(x), axis=axes)
     if ord == 0:  # the number of nonzeros: piecewise constant, zero derivative
-        from ...vmap_rules import per_example   # under vmap: a count per example
+        from ...interpreters.batching.rules import per_example   # under vmap: a count per example
         dtype = np.abs(primal_value(x)).dtype
         return per_example(lambda v: np.sum(v != 0, axis=axes).astype(dtype), (x,), {})
     if ord == 1:

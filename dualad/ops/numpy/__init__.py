@@ -1,7 +1,7 @@
 """NumPy coverage beyond the core families, in both modes (issue 4).
 
 The functions live in small modules grouped by family, each declaring the NumPy
-callables it computes (``dualad.primitive.implements``); this one imports them all and
+callables it computes (``dualad.core.primitive.implements``); this one imports them all and
 names the ndarray methods boxes gain (``BOX_METHODS``):
 
 - :mod:`.ufuncs`            sinc, remainder/mod, fmod, copysign, heaviside,

@@ -20,10 +20,10 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
-from ...vmap_tracer import batch_tracer_in
-from ...vmap_rules import looped_call
-from ...primitive import implements
+from ...core.tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
+from ...interpreters.batching.tracer import batch_tracer_in
+from ...interpreters.batching.rules import looped_call
+from ...core.primitive import implements
 from .._util import normalize_axes
 from ..core.indexing import getitem, index
 from ..core.shape import broadcast_to, concatenate, flip, ravel, reshape, transpose

@@ -24,10 +24,10 @@ import warnings
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of
-from ...vmap_tracer import batch_tracer_in, nondiff_value
-from ...primitive import implements
-from ...vmap_rules import values_per_example
+from ...core.tracer import Box, ndim_of, primal_value, shape_of
+from ...interpreters.batching.tracer import batch_tracer_in, nondiff_value
+from ...core.primitive import implements
+from ...interpreters.batching.rules import values_per_example
 from .._util import normalize_axes, top_batch_trace, value_only
 from ..core.elementwise import isnan, log10, power, where
 from ..core.indexing import getitem, index, untake

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import ndim_of, primal_value, shape_of
-from ...primitive import implements
+from ...core.tracer import ndim_of, primal_value, shape_of
+from ...core.primitive import implements
 from .._util import normalize_axes
 from ..core.indexing import index
 from ..core.reductions import sum as sum_

@@ -27,8 +27,8 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
-from ...primitive import Primitive, implements, register, sample
+from ...core.tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
+from ...core.primitive import Primitive, implements, register, sample
 from .._util import batch_ndim
 from ..core.batch_ops import align_stacks
 from ..core.linear import lift, unbroadcast

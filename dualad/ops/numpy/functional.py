@@ -14,10 +14,10 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of
-from ...vmap_tracer import map_value, nondiff_value
-from ...primitive import implements
-from ...vmap_rules import values_per_example
+from ...core.tracer import Box, ndim_of, primal_value, shape_of
+from ...interpreters.batching.tracer import map_value, nondiff_value
+from ...core.primitive import implements
+from ...interpreters.batching.rules import values_per_example
 from .._util import normalize_axes, top_batch_trace, value_only
 from ..core.indexing import getitem, index, untake
 from ..core.products import diag

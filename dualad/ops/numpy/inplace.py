@@ -17,8 +17,8 @@ import sys
 
 import numpy as np
 
-from ...tracer import Box, shape_of
-from ...primitive import implements
+from ...core.tracer import Box, shape_of
+from ...core.primitive import implements
 from .._util import primal_tree
 
 __all__ = ["numpy_caller", "conversion_hint", "copyto"]

@@ -11,8 +11,8 @@ import math
 
 import numpy as np
 
-from ...tracer import ndim_of, primal_value, shape_of
-from ...primitive import implements
+from ...core.tracer import ndim_of, primal_value, shape_of
+from ...core.primitive import implements
 from .._util import plain_argument
 from .arrays import _along, _axis, _gather_flat, _no_out
 from ..core.shape import broadcast_to, concatenate, ravel, reshape, swapaxes, transpose

@@ -1,4 +1,4 @@
-"""ndarray methods of traced values beyond the core ones (installed by dualad.dispatch).
+"""ndarray methods of traced values beyond the core ones (installed by dualad.frontend.dispatch).
 
 NumPy's in-place methods (``sort``, ``partition``, ``fill``, ``put``, ``resize``) would
 mutate a traced value, which cannot be recorded; they raise, naming the functional
@@ -7,7 +7,7 @@ floor_divide and divmod.
 """
 from __future__ import annotations
 
-from ...tracer import note_decision, primal_value
+from ...core.tracer import note_decision, primal_value
 from .._util import per_example, top_batch_trace
 from . import arrays as _arr
 from . import joining as _join

@@ -27,10 +27,10 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
-from ...staging import any_true, is_staged, staged_unbatched, staged_value
-from ...vmap_tracer import batch_tracer_in, map_value
-from ...primitive import Primitive, implements, register, sample
+from ...core.tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
+from ...core.values import any_true, is_staged, staged_unbatched, staged_value
+from ...interpreters.batching.tracer import batch_tracer_in, map_value
+from ...core.primitive import Primitive, implements, register, sample
 from .._util import batch_ndim, normalize_axes, value_only
 from ..core.elementwise import std_sqrt, where as _where
 from ..core.reductions import _reverse_cumsum, cumsum, cumsum_p, cumulative_batch

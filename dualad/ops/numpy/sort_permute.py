@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...primitive import Primitive, register, sample
-from ...tracer import CONCRETE, Box, ndim_of, note_decision, primal_value
-from ...staging import staged_value
+from ...core.primitive import Primitive, register, sample
+from ...core.tracer import CONCRETE, Box, ndim_of, note_decision, primal_value
+from ...core.values import staged_value
 from ..core.batch_ops import align_stacks
 
 __all__ = ["sort_permute_p", "sort_tangent"]

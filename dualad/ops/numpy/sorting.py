@@ -30,8 +30,8 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of
-from ...primitive import Primitive, implements, register, sample
+from ...core.tracer import Box, ndim_of, primal_value, shape_of
+from ...core.primitive import Primitive, implements, register, sample
 from .._batch import axis_in_batch
 from .._util import normalize_axes, value_only
 from ..core.elementwise import where

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Box, primal_value, unguarded_value
-from ...vmap_tracer import batch_tracer_in, map_value
-from ...primitive import sample, implements
+from ...core.tracer import Box, primal_value, unguarded_value
+from ...interpreters.batching.tracer import batch_tracer_in, map_value
+from ...core.primitive import sample, implements
 from .._util import value_only
 from ..core.elementwise import (cos, elementwise, equal, isinf, isnan, less, rint, trunc, where,
                                 zero_derivative)

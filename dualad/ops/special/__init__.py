@@ -19,7 +19,7 @@ conventions (poles, branch cuts, kinks) in its docstring:
 
 scipy.special's functions are NumPy ufuncs, so ``scipy.special.gammaln(x)`` on
 a traced ``x`` reaches the registry through ``__array_ufunc__``: each module declares
-the ufuncs its primitives compute (``dualad.primitive.implements``). Orders and shape
+the ufuncs its primitives compute (``dualad.core.primitive.implements``). Orders and shape
 parameters (``n``, ``v``, ``a``, ...) keep SciPy's positions and are not
 differentiable. SciPy's Python functions (logsumexp, softmax, log_softmax,
 polygamma, zeta, multigammaln) do not dispatch: :mod:`dualad.scipy.special`
@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sc
 
-from ...primitive import implements
+from ...core.primitive import implements
 from ..core.elementwise import cbrt, exp2, expm1, log1p, power
 from . import bessel, boxcox, erf, extra, gamma, log, student, zeta  # noqa: F401  (declare)
 

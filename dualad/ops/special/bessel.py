@@ -26,8 +26,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sc
 
-from ...primitive import sample, implements
-from ...tracer import Box
+from ...core.primitive import sample, implements
+from ...core.tracer import Box
 from ..core.complex_numbers import sign
 from .common import declare
 

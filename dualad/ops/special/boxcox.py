@@ -31,7 +31,7 @@ from ..core.elementwise import exp, expm1, less, log, log1p, power, where
 from ..core.complex_numbers import absolute
 from .common import declare
 from .log import xlog1py, xlogy
-from ...primitive import implements
+from ...core.primitive import implements
 
 __all__ = ["boxcox", "boxcox1p", "inv_boxcox", "inv_boxcox1p"]
 

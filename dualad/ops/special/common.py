@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Box, primal_value, shape_of, staged_only, unguarded_value
-from ...primitive import sample
+from ...core.tracer import Box, primal_value, shape_of, staged_only, unguarded_value
+from ...core.primitive import sample
 from ..core.elementwise import elementwise
 
 __all__ = [

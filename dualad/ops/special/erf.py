@@ -29,7 +29,7 @@ import scipy.special as sc
 
 from ..core.elementwise import exp
 from .common import SQRT_2PI, SQRT_PI, TWO_OVER_SQRT_PI, declare, sp_fn
-from ...primitive import implements
+from ...core.primitive import implements
 
 __all__ = [
     "erf", "erfc", "erfcx", "erfi", "dawsn", "erfinv", "erfcinv", "ndtr", "log_ndtr",

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sc
 
-from ...primitive import sample, implements
+from ...core.primitive import sample, implements
 from ..core.elementwise import exp, less, log, where
 from ..core.complex_numbers import absolute
 from .common import SQRT_2PI, declare

@@ -47,7 +47,7 @@ import scipy.special as sc
 from ..core.elementwise import exp, zero_derivative
 from .common import declare, sp_fn
 from .log import xlog1py, xlogy
-from ...primitive import sample, implements
+from ...core.primitive import sample, implements
 
 __all__ = [
     "gammaln", "loggamma", "digamma", "polygamma", "gamma", "rgamma", "gammasgn", "beta",

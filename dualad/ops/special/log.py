@@ -29,10 +29,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sc
 
-from ...staging import is_staged, staged_value
-from ...tracer import primal_value
-from ...vmap_tracer import batch_tracer_in, nondiff_value
-from ...primitive import implements
+from ...core.values import is_staged, staged_value
+from ...core.tracer import primal_value
+from ...interpreters.batching.tracer import batch_tracer_in, nondiff_value
+from ...core.primitive import implements
 from ..core.elementwise import elementwise, equal, isinf, log, log1p, logical_and, where
 from . import _logaddexp
 from .common import declare

@@ -37,8 +37,8 @@ from math import comb, factorial
 import numpy as np
 import scipy.special as sc
 
-from ...tracer import Box
-from ...primitive import sample, implements
+from ...core.tracer import Box
+from ...core.primitive import sample, implements
 from ..core.elementwise import exp, log, log1p
 from .common import SQRT_PI, declare
 from .gamma import digamma, gammaln, polygamma

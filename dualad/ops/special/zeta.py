@@ -29,7 +29,7 @@ from math import factorial
 import numpy as np
 import scipy.special as sc
 
-from ...primitive import sample, implements
+from ...core.primitive import sample, implements
 from ..core.elementwise import cos, exp, sin, where
 from .common import declare
 from .gamma import digamma, gammaln

@@ -25,7 +25,7 @@ import itertools
 import numpy as np
 import scipy.interpolate as _si
 
-from ...tracer import Box, ndim_of, primal_value, shape_of  # noqa: F401
+from ...core.tracer import Box, ndim_of, primal_value, shape_of  # noqa: F401
 
 from ._ppoly import as_data, as_points, horner, interval_of, plain_abscissae
 from ._splines import _comb_locals

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...core.tracer import Box, ndim_of, primal_value, shape_of
 from ._ppoly import as_data, as_points, interval_of, move_output_axis, plain_abscissae
 from ._splines import make_interp_spline
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import Box, primal_value, shape_of, unguarded_value
+from ...core.tracer import Box, primal_value, shape_of, unguarded_value
 
 __all__ = ["linear_in_data"]
 

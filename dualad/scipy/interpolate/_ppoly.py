@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...core.tracer import Box, ndim_of, primal_value, shape_of
 from .._arrays import real_floats
 
 __all__ = [

@@ -20,7 +20,7 @@ import math
 import numpy as np
 import scipy.interpolate as _si
 
-from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...core.tracer import Box, ndim_of, primal_value, shape_of
 from ._linear_data import linear_in_data
 from ._ppoly import PPoly, as_data, as_points, evaluate, move_output_axis, plain_abscissae
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tracer import ndim_of
+from ...core.tracer import ndim_of
 from ._extend import per_axis
 from ._filters import _array, _axes, _output, correlate1d, gaussian_filter
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from ...ops.core.shape import broadcast_to, concatenate
 from ...ops.numpy.arrays import _take_runs
-from ...tracer import Box, primal_value, shape_of
+from ...core.tracer import Box, primal_value, shape_of
 
 __all__ = ["MODES", "check_mode", "per_axis", "source_indices", "extend"]
 

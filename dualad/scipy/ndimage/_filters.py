@@ -19,7 +19,7 @@ import numpy as np
 
 from ...ops.core.shape import flip, moveaxis
 from ...ops.numpy.convolve import convolve_p
-from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...core.tracer import Box, ndim_of, primal_value, shape_of
 from ._extend import check_mode, extend, per_axis
 from .._arrays import real_floats
 

@@ -25,7 +25,7 @@ import numpy as np
 import scipy.ndimage as _sn
 
 from ...ops.core.shape import moveaxis
-from ...tracer import Box, ndim_of, primal_value, shape_of
+from ...core.tracer import Box, ndim_of, primal_value, shape_of
 from ._extend import check_mode, source_indices
 from ._filters import _array, _output
 

@@ -22,7 +22,7 @@ import numpy as np
 import scipy.optimize as _so
 
 from ...numpy import array as _array
-from ...tracer import Box, primal_value
+from ...core.tracer import Box, primal_value
 from ._common import bind, is_traced, plain, plain_callable
 
 ACTIVE_TOL = 1e-6

@@ -27,9 +27,9 @@ import numpy as np
 
 from ...numpy import array as _array
 from ...ops import reshape
-from ...tracer import Box, primal_value, shape_of
-from ...tree import flatten
-from ...implicit import custom_root
+from ...core.tracer import Box, primal_value, shape_of
+from ...core.tree import flatten
+from ...transforms.implicit import custom_root
 from .._closure import closure_convert
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.optimize as _so
 
-from ...tracer import Box, primal_value
+from ...core.tracer import Box, primal_value
 from .._closure import closure_convert
 from ._active import least_squares_bounds
 from ._common import as_array, bind, start, check_args, plain, plain_callable, require_callable

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.optimize as _so
 
-from ...tracer import primal_value
+from ...core.tracer import primal_value
 from ._active import minimize_bounds, parse_constraints
 from ._common import bind, start, check_args, plain, plain_callable, require_callable
 from ._stationary import stationary_point

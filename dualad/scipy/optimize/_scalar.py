@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.optimize as _so
 
-from ...tracer import primal_value
+from ...core.tracer import primal_value
 from ._common import (bind, start, check_args, check_converged, plain, plain_callable,
                       require_callable, residual_norm, solution)
 

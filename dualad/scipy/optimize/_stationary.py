@@ -24,8 +24,8 @@ import warnings
 
 import numpy as np
 
-from ...api import grad as _grad, vjp as _vjp
-from ...tracer import primal_value
+from ...transforms.api import grad as _grad, vjp as _vjp
+from ...core.tracer import primal_value
 from ._active import ACTIVE_TOL, ZERO_TOL
 from ._common import DegenerateSolutionWarning, check_converged, solution
 

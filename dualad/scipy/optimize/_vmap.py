@@ -13,9 +13,9 @@ __all__ = ["refuse_vmap"]
 
 import functools
 
-from ...tracer import Box, shape_of
-from ...tree import flatten
-from ...vmap_tracer import batch_tracer_in
+from ...core.tracer import Box, shape_of
+from ...core.tree import flatten
+from ...interpreters.batching.tracer import batch_tracer_in
 from .._closure import closure_convert
 
 

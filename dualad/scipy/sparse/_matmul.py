@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ...primitive import Primitive, register, sample
-from ...scaled import dense
-from ...tracer import ndim_of, shape_of
+from ...core.primitive import Primitive, register, sample
+from ...core.scaled import dense
+from ...core.tracer import ndim_of, shape_of
 from ._traced import TracedSparse
 
 __all__ = ["SparseOperator", "sparse_matmul_p", "sparse_matmul"]

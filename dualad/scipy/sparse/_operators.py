@@ -22,7 +22,7 @@ from __future__ import annotations
 import scipy.sparse as sp
 
 from ...ops.core.elementwise import add, subtract
-from ...tracer import shape_of
+from ...core.tracer import shape_of
 
 __all__ = ["is_sparse", "sparse_operand"]
 

@@ -22,7 +22,7 @@ from ...ops.core.elementwise import multiply as _mul
 from ...ops.core.indexing import getitem, untake
 from ...ops.core.linear import sum_p as _sum
 from ...ops.core.shape import concatenate, reshape, transpose
-from ...tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
+from ...core.tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
 
 __all__ = [
     "Structure", "apply", "TracedSparse", "csr_array", "csr_matrix", "csc_array",

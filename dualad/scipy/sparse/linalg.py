@@ -43,9 +43,9 @@ from ...ops.core.elementwise import multiply, subtract
 from ...ops.core.indexing import getitem
 from ...ops.core.linear import unbroadcast
 from ...ops.core.reductions import sum as _sum
-from ...primitive import Primitive, register, sample
-from ...scaled import dense
-from ...tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
+from ...core.primitive import Primitive, register, sample
+from ...core.scaled import dense
+from ...core.tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
 from ._traced import Structure, TracedSparse, apply
 
 __all__ = ["spsolve", "cg", "gmres", "bicgstab", "minres", "sparse_solve_p"]

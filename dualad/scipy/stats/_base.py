@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ops.core.elementwise import exp, log, sqrt, where
-from ...tracer import primal_value
+from ...core.tracer import primal_value
 from ._frozen import FrozenDistribution
 from ._moments import STANDARD_MOMENTS
 

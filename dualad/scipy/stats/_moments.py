@@ -24,7 +24,7 @@ import numpy as np
 
 from ...ops.core.elementwise import log, where
 from ...ops.special.gamma import betaln, digamma, gammaln
-from ...tracer import primal_value
+from ...core.tracer import primal_value
 
 __all__ = ["STANDARD_MOMENTS"]
 

@@ -39,7 +39,7 @@ from ...ops.core.shape import concatenate, expand_dims, reshape, squeeze, transp
 from ...ops.special.gamma import digamma, gammaln
 from ...ops.special.common import plain_param
 from ...ops.special.log import xlogy
-from ...tracer import shape_of
+from ...core.tracer import shape_of
 from ._base import plain
 
 __all__ = ["multivariate_normal", "dirichlet"]

@@ -51,7 +51,7 @@ def is_traced(value):
     """A value of an enclosing transformation (a gradient inside a gradient): checked as
     part of the outer gradient, not on its own."""
     from dualad.extend import Box
-    from dualad.tree import flatten as leaves
+    from dualad.core.tree import flatten as leaves
     return any(isinstance(leaf, Box) for leaf in leaves(value)[0])
 
 

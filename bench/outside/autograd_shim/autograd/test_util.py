@@ -9,7 +9,7 @@ import itertools
 import numpy as np
 
 import dualad.numpy as dnp
-from dualad.tree import flatten
+from dualad.core.tree import flatten
 from dualad.verification import check_grads as _check_grads
 
 

@@ -2,7 +2,7 @@
 import numpy as np
 
 import dualad.numpy as dnp
-from dualad.tree import flatten as _leaves
+from dualad.core.tree import flatten as _leaves
 
 
 def flatten(value):

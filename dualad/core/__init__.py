@@ -1,0 +1,16 @@
+"""The core every interpreter shares (internal: reach it through :mod:`dualad.extend`).
+
+- :mod:`.primitive` — :class:`Primitive`, the registry, rule declaration (``defjvp``,
+  ``defvjp``, ``defderiv``);
+- :mod:`.tracer` — traces, levels and boxes: which interpreter sees a value;
+- :mod:`.values` — reading traced values (``primal_value``) and the one query rules ask
+  the current interpreter (``is_staged``, ...);
+- :mod:`.tree` — pytrees; :mod:`.partials` — elementwise partial derivatives;
+- :mod:`.onehot`, :mod:`.scaled` — batch-value types (one-hot and scaled batches of
+  tangents); :mod:`.boxes` — the base of value types that keep their primal one level down;
+- :mod:`.lazy`, :mod:`.families` — what loads on first use.
+
+Nothing here imports an interpreter, the front end or a transformation.
+"""
+
+__all__: list[str] = []

@@ -1,0 +1,346 @@
+"""Batching rules: the derived ones (the declared ones sit beside their primitives).
+
+A batching rule is ``rule(args, batched, **params) -> out``: ``args`` the primitive's
+positional arguments one level down, ``batched[i]`` True when ``args[i]`` carries the
+leading batch axis, ``out`` (each element of a tuple output) carrying it. Written with
+registry operations, so they run on lower traces' boxes.
+
+Derived rules (:func:`batching_rule`), in order:
+
+1. the rule the primitive declares (``prim.defbatch``);
+2. elementwise primitives (``prim.elementwise``, or partials ``prim.derivs``): the
+   operands' ranks are aligned and the primitive broadcasts. A batched operand of
+   per-example rank r below the largest per-example rank R gets R − r unit axes after
+   its batch axis, so its example axes stay right-aligned with everyone else's; an
+   unbatched operand broadcasts as it is (its rank is at most R, so it never reaches the
+   batch axis): f(x_b, y) for every b at once;
+3. a linear primitive declared with ``def_linear(..., batched=fn)``: ``fn((B,),
+   **params)`` gives the parameters that apply it behind one leading axis (sum's axes
+   shifted by one, reshape's shape with B in front), the same callable forward mode uses
+   for a batch of tangents;
+4. otherwise a loop: the primitive on each example ``args[i][b]``, the results stacked.
+   Always correct, B calls instead of one (:func:`is_looped`).
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ...ops.core.linear import reshape_p
+from ...ops.core.indexing import getitem
+from ...ops.core.shape import stack
+from ...ops.core.batch_ops import loop
+from ...ops._util import per_example as _per_example_at, top_batch_trace
+from ...core.tracer import Box, primal_value, shape_of
+from .tracer import BatchTracer, batch_tracer_in, nondiff_value
+
+__all__ = [
+    "lift_to", "broadcast_rule", "linear_rule", "run_rule", "batching_rule", "is_looped",
+    "per_example", "looped_call", "values_per_example", "per_example_rule"
+]
+
+
+def _batch_size(args, batched):
+    return next(shape_of(a)[0] for a, b in zip(args, batched) if b)
+
+
+def lift_to(x, rank):
+    """A batched ``x`` (batch axis 0) with unit axes inserted after the batch axis so its
+    per-example rank is at least ``rank``."""
+    s = shape_of(x)
+    k = rank - (len(s) - 1)
+    if k <= 0:
+        return x
+    return reshape_p(x, shape=s[:1] + (1,) * k + s[1:])
+
+
+def broadcast_rule(prim, args, batched, params):
+    """Derived rule of an elementwise primitive: align ranks, then broadcast."""
+    ranks = [len(shape_of(a)) - b for a, b in zip(args, batched)]
+    top = max(ranks)
+    if any(b and r < top for r, b in zip(ranks, batched)):
+        args = [lift_to(a, top) if b else a for a, b in zip(args, batched)]
+    return prim(*args, **params)
+
+
+def linear_rule(prim, args, batched, params):
+    """Derived rule of a linear primitive declared with ``def_linear(batched=...)``."""
+    size = shape_of(args[0])[0]
+    return prim(*args, **prim.linear_batched((size,), **params))
+
+
+def _linear_applies(prim, batched):
+    return prim.linear_batched is not None and batched[0] and not any(batched[1:])
+
+
+def run_rule(prim, args, batched, params):
+    """Apply ``prim``'s batching rule (declared or derived) to ``args``."""
+    rule = prim.batch
+    if rule is not None:
+        out = rule(args, batched, **params)
+        if out is not NotImplemented:     # a declared rule may decline: then the loop
+            return out
+        return loop(prim, args, batched, params)
+    if prim.elementwise or prim.derivs is not None:
+        return broadcast_rule(prim, args, batched, params)
+    if _linear_applies(prim, batched):
+        return linear_rule(prim, args, batched, params)
+    return loop(prim, args, batched, params)
+
+
+def batching_rule(prim):
+    """Return the batching rule ``dualad.vmap`` applies to a primitive.
+
+    The declared one (:meth:`Primitive.defbatch`), else the derived one: broadcasting
+    for an elementwise primitive, a linear primitive's ``batched=`` parameters
+    (:meth:`Primitive.def_linear`), or a loop over the batch.
+
+    Parameters
+    ----------
+    prim : Primitive
+        The primitive.
+
+    Returns
+    -------
+    callable
+        ``rule(args, batched, **params)``: ``args`` one level down, ``batched[i]`` True
+        where ``args[i]`` carries the leading batch axis; the output carries it. A
+        declared rule may return ``NotImplemented`` for a call it does not cover (vmap
+        then loops).
+
+    See Also
+    --------
+    is_looped : Whether the rule in use is the loop.
+    """
+    if prim.batch is not None:
+        return prim.batch
+    return functools.partial(_derived, prim)
+
+
+def _derived(prim, args, batched, **params):
+    return run_rule(prim, args, batched, params)
+
+
+def is_looped(prim, batched=None):
+    """Tell whether vmap computes a primitive by a loop over the batch.
+
+    A loop (B calls of the primitive, one per example, stacked) is what vmap falls back
+    to when the primitive has no declared batching rule and nothing to derive one from
+    (not elementwise, no partials, no ``batched=`` parameters): correct, but B times
+    the Python overhead.
+
+    Parameters
+    ----------
+    prim : Primitive
+        The primitive.
+    batched : sequence of bool, optional
+        One flag per argument, for a particular call; default: a call with the first
+        argument batched.
+
+    Returns
+    -------
+    bool
+        True when the batching rule in use is the loop.
+
+    See Also
+    --------
+    batching_rule : The rule in use.
+
+    Examples
+    --------
+    >>> from dualad.extend import REGISTRY, is_looped
+    >>> is_looped(REGISTRY["sin"]), is_looped(REGISTRY["matmul"])
+    (False, False)
+    """
+    if prim.batch is not None or prim.elementwise or prim.derivs is not None:
+        return False
+    return not _linear_applies(prim, (True,) if batched is None else tuple(batched))
+
+
+def per_example(fn, args, kwargs, name=None):
+    """Call a function of plain values on traced arguments, once per vmap example.
+
+    For a function with no derivative that reads values (an argmax, ``isclose``, a
+    rank): its arguments' derivative boxes are stripped (:func:`nondiff_value`); under
+    vmap it is called on each example of the top batch and the results are stacked,
+    so its result is one per example (:func:`primal_value` would hand it the whole
+    batch as one array). Without a batched argument it is ``fn`` of the primal values.
+
+    Parameters
+    ----------
+    fn : callable
+        A function of plain values.
+    args : sequence
+        Its positional arguments, traced or plain.
+    kwargs : dict
+        Its keyword arguments, traced or plain.
+    name : str, optional
+        The name error messages use (default: ``fn.__name__``).
+
+    Returns
+    -------
+    object
+        ``fn``'s result; under vmap, a batched value with one result per example.
+
+    See Also
+    --------
+    per_example_rule : The same for derivative rules that plan from values.
+
+    Examples
+    --------
+    >>> from dualad.extend import per_example
+    >>> f = lambda x: per_example(np.argmax, (x,), {})
+    >>> print(dualad.vmap(f)(np.array([[1.0, 3.0, 2.0], [5.0, 0.0, 1.0]])))
+    [1 0]
+    """
+    args = [nondiff_value(a) for a in args]
+    kwargs = {k: nondiff_value(v) for k, v in kwargs.items()}
+    top = top_batch_trace((args, kwargs))
+    if top is None:
+        return fn(*args, **kwargs)
+    return _per_example_at(lambda *a, **k: per_example(fn, a, k, name),
+                           name or getattr(fn, "__name__", "function"), top, args, kwargs)
+
+
+def _top_batch(values):
+    top = None
+    for v in values:
+        if isinstance(v, (tuple, list)):
+            t = _top_batch(v)
+            if t is not None and (top is None or t.level > top.level):
+                top = t
+        elif isinstance(v, BatchTracer) and (top is None or v._trace.level > top.level):
+            top = v._trace
+    return top
+
+
+def _top_box(values):
+    """The box of the highest level among ``values`` (inside tuples/lists too)."""
+    top = None
+    for v in values:
+        b = _top_box(v) if isinstance(v, (tuple, list)) else (v if isinstance(v, Box) else None)
+        if b is not None and (top is None or b._trace.level > top._trace.level):
+            top = b
+    return top
+
+
+def _example(v, k, top):
+    """Example ``k`` of ``v`` along ``top``'s batch (inside tuples/lists too)."""
+    if isinstance(v, (tuple, list)):
+        return type(v)(_example(e, k, top) for e in v)
+    return getitem(v.val, idx=(k,)) if isinstance(v, BatchTracer) and v._trace is top else v
+
+
+def looped_call(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` (a differentiable function) called on each example of the
+    top batch among the arguments (BatchTracers also inside tuples/lists, such as an
+    index tuple) and stacked: the loop fallback for front-end functions that take a
+    batched argument where they need a plain one (an index array: ``np.take(x, i)`` with
+    a batched ``i``, ``x[i]``). The examples are registry slices, so the derivative
+    boxes underneath stay. Without a batched argument, ``fn`` itself."""
+    top = _top_batch((*args, *kwargs.values()))
+    if top is None:
+        return fn(*args, **kwargs)
+    above = _top_box((*args, *kwargs.values()))
+    if above is not None and above._trace.level > top.level:
+        # a transformation inside vmap (grad, jvp) sees x per example: slicing the batch
+        # under its boxes is not possible from here (the call must be a primitive)
+        raise NotImplementedError(
+            f"vmap: {getattr(fn, '__name__', fn)} with an index batched by vmap, on a value "
+            f"traced by a transformation inside vmap (grad, jvp, ...; per-example shape "
+            f"{shape_of(above)}), is not supported yet. Select with a mask instead, which is "
+            f"batched: np.sum(np.where(np.arange(n) == i, x, 0)) for x[i], or np.max(x) "
+            f"for x[np.argmax(x)]")
+    outs = [looped_call(fn, *_example(args, k, top),
+                        **{n: _example(v, k, top) for n, v in kwargs.items()})
+            for k in range(top.size)]
+    if not outs:
+        raise ValueError(f"vmap: {getattr(fn, '__name__', fn)} with a batched index is "
+                         f"computed by a loop over the examples, which needs at least one")
+    if isinstance(outs[0], (tuple, list)):
+        return type(outs[0])(BatchTracer(top, stack([o[j] for o in outs]))
+                             for j in range(len(outs[0])))
+    return BatchTracer(top, stack(outs))
+
+
+def values_per_example(name, fn, *args):
+    """``fn(*args)`` for a front-end function that plans from its arguments' VALUES (the
+    intervals of ``np.interp``, the selections of ``np.piecewise``), called when a batched
+    value is among ``args``: example by example (:func:`looped_call`) when the batch is
+    the outermost box; under a transformation inside vmap (``vmap(grad(f))``, where the
+    batch sits under grad's boxes and cannot be sliced from here) a clear error naming
+    what works instead."""
+    top, above = _top_batch(args), _top_box(args)
+    if top is None or (above is not None and above._trace.level > top.level):
+        raise NotImplementedError(
+            f"vmap: {name} reads its arguments' values to plan its work, and here they are "
+            f"batched under a transformation inside vmap (vmap(grad(f)), say), which dualad "
+            f"cannot split per example yet. Differentiate outside the vmap instead, e.g. "
+            f"grad(lambda X: np.sum(vmap(f)(X))) for per-example gradients of a separable "
+            f"loss, or loop over the examples")
+    return looped_call(fn, *args)
+
+
+def per_example_rule(rule):
+    """Make a derivative rule that plans its work from values correct under vmap.
+
+    A JVP or VJP rule that reads its arguments' values to plan its work (sort's
+    permutation, a pivot order) would plan once for a whole vmap batch. Wrapped, when a
+    ``BatchTracer`` is among ``w``, ``ans``, ``args`` (vmap of grad: the rule runs on
+    batched values), the rule runs on each example of the top batch and the results are
+    stacked; otherwise it is ``rule`` itself. The derivative boxes inside stay (the
+    examples are registry slices), so the result differentiates again.
+
+    Parameters
+    ----------
+    rule : callable
+        A JVP or VJP rule ``rule(w, ans, *args, **params)``: ``w`` the tangent or
+        cotangent, ``ans`` the primal output.
+
+    Returns
+    -------
+    callable
+        The wrapped rule, with ``rule``'s name and signature.
+
+    Raises
+    ------
+    NotImplementedError
+        When called with the batched values underneath another transformation's
+        (a derivative of a derivative under vmap, ``vmap(hvp(f))``), where examples
+        cannot be taken apart; the message says to loop in Python.
+
+    See Also
+    --------
+    per_example : The same for functions of plain values.
+    """
+    @functools.wraps(rule)
+    def per_example_rule(w, ans, *args, **params):
+        top = None
+        for v in (w, ans, *args):
+            if isinstance(v, BatchTracer) and (top is None or v._trace.level > top.level):
+                top = v._trace
+        above = _top_box((w, ans, *args))
+        if top is None and not any(batch_tracer_in(v) is not None for v in (w, ans, *args)):
+            return rule(w, ans, *args, **params)
+        if top is None or above._trace.level > top.level:
+            raise NotImplementedError(
+                f"vmap: the derivative rule {rule.__name__} plans its work from its "
+                f"arguments' values, which are batched by vmap underneath another "
+                f"transformation's values here (a derivative of a derivative under vmap: "
+                f"vmap(hvp(f)), vmap(grad(grad(f))), ...), so it cannot be run per example. "
+                f"Loop over the batch in Python for this function, or take the derivative "
+                f"outside: hvp(lambda X: np.sum(vmap(f)(X)), X, V)")
+
+        def example(v, k):
+            return getitem(v.val, idx=(k,)) if isinstance(v, BatchTracer) and \
+                v._trace is top else v
+        outs = [per_example_rule(example(w, k), example(ans, k),
+                                 *[example(a, k) for a in args], **params)
+                for k in range(top.size)]
+        if isinstance(outs[0], (tuple, list)):
+            return type(outs[0])(None if outs[0][j] is None else
+                                 BatchTracer(top, stack([o[j] for o in outs]))
+                                 for j in range(len(outs[0])))
+        return None if outs[0] is None else BatchTracer(top, stack(outs))
+    return per_example_rule

@@ -1,0 +1,12 @@
+"""What users call (internal modules; the names are public in :mod:`dualad`).
+
+- :mod:`.api` — ``grad``, ``value_and_grad``, ``jvp``, ``vjp``, ``hvp``, ``derivative``;
+- :mod:`.custom` — ``@dualad.primitive`` and ``Function``; :mod:`.custom_rules` —
+  ``custom_jvp`` / ``custom_vjp``;
+- :mod:`.stop` — ``stop_gradient``; :mod:`.checkpoint` — ``checkpoint``;
+- :mod:`.scan` — loops; :mod:`.implicit` — ``custom_root``, ``custom_linear_solve``.
+
+(``vmap`` and ``jit`` are their interpreters' entry points: :mod:`dualad.interpreters`.)
+"""
+
+__all__: list[str] = []
