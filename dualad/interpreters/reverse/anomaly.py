@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import sys
 import threading
 import traceback
 import weakref
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["detect_anomaly", "AnomalyError", "is_active", "check", "remember"]
 
 _STACKS = {}  # id(node) -> (weak reference to node, frames); boxes compare elementwise
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(sys.modules["dualad"].__file__))  # the package root
 # How many detect_anomaly() contexts the current thread / asyncio task has open.
 _DEPTH = contextvars.ContextVar("dualad_detect_anomaly", default=0)
 _COUNT_LOCK = threading.Lock()   # `+= 1` on a list item is not atomic across threads

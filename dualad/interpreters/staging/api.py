@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import threading
 import time
 import traceback
@@ -51,7 +52,7 @@ __all__ = ["jit", "Jitted", "JitRetraceWarning", "Compiled", "MAX_SIGNATURES"]
 
 CONCRETE.add(JitBox)
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_PACKAGE = os.path.dirname(os.path.abspath(sys.modules["dualad"].__file__)) + os.sep  # the package root
 
 # Signatures (shapes, dtypes, static values) one jitted function keeps programs for; past
 # this the oldest is dropped (a function called with ever new shapes does not grow memory).

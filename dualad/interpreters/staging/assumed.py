@@ -53,7 +53,7 @@ _ATOMS = (type(None), bool, int, float, complex, str, bytes, np.generic, np.ndar
           types.BuiltinFunctionType, types.MethodWrapperType, types.WrapperDescriptorType,
           types.MethodDescriptorType, types.CodeType, np.ufunc, np.dtype)
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE = os.path.dirname(os.path.abspath(sys.modules["dualad"].__file__))  # the package root
 # dualad.jacobians and dualad.verification live next to dualad/ in a checkout
 _OURS = [os.path.join(os.path.dirname(_PACKAGE), sub) for sub in ("jacobians", "verification")]
 _LIBRARY = tuple(sorted({os.path.abspath(p) + os.sep for p in (

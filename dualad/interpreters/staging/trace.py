@@ -35,7 +35,7 @@ class ClosesOverTraced(Exception):
     x * y)(x0))``): the program cannot hold it, so the call runs without jit."""
 
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE = os.path.dirname(os.path.abspath(sys.modules["dualad"].__file__))  # the package root
 
 
 def user_line():
