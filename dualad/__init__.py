@@ -48,6 +48,17 @@ from .interpreters.staging.api import jit, JitRetraceWarning  # noqa: F401
 from .interpreters.staging.default import JitFallbackWarning  # noqa: F401
 from .interpreters.reverse.heap import keep_heap  # noqa: F401  (opt-in allocator setting)
 
+# The one place where the layers above the core hand it what it builds with (the rules
+# derived from partials and by transposition, the object-array hook): in this order, after
+# the registry's modules are loaded; see dualad.core.primitive.Builders.
+from .core.primitive import install_builders as _install_builders  # noqa: E402
+from .ops.core.elementwise import rules_from_partial as _from_partial  # noqa: E402
+from .transforms.api import transposed_rule as _transpose  # noqa: E402
+from .frontend.objects import packed_arguments as _object_arrays  # noqa: E402
+_install_builders(from_partial=_from_partial, transpose=_transpose,
+                  object_arrays=_object_arrays)
+del _install_builders, _from_partial, _transpose, _object_arrays
+
 from .core import families as _families  # noqa: F401,E402  (last: the lazily declared families)
 from .core.lazy import attach as _attach  # noqa: E402
 from typing import TYPE_CHECKING as _TYPE_CHECKING  # noqa: E402

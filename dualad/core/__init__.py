@@ -8,6 +8,8 @@
 - :mod:`.tree` — pytrees; :mod:`.partials` — elementwise partial derivatives;
 - :mod:`.onehot`, :mod:`.scaled` — batch-value types (one-hot and scaled batches of
   tangents); :mod:`.boxes` — the base of value types that keep their primal one level down;
+- :mod:`.array_types` — the ndarray subclasses (``np.matrix``, masked arrays) refused
+  at the door;
 - :mod:`.lazy`, :mod:`.families` — what loads on first use.
 
 Nothing here imports an interpreter, the front end or a transformation.

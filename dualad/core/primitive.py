@@ -18,7 +18,7 @@ import numpy as np
 
 from .partials import compile_partial
 from .tracer import Box, ndim_of, shape_of
-from ..frontend.array_types import constant_error, refused_kind
+from .array_types import constant_error, refused_kind
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -26,22 +26,18 @@ if TYPE_CHECKING:
     from .partials import arg
 
 __all__ = [
-    "OBJECT_ARRAYS", "Primitive", "SPARSITY_KINDS", "DerivedRules", "DERIVED_RULES",
+    "Primitive", "SPARSITY_KINDS", "Builders", "BUILDERS", "install_builders",
     "sample", "add_note", "REGISTRY", "NUMPY_UFUNCS", "NUMPY_FUNCTIONS", "implements",
     "register", "missing_rule", "load_families", "FAMILY_LOADERS"
 ]
 
 _NDARRAY = np.ndarray
-# The hook for object-array and list arguments (``np.array([x, y])``, ``[x, y]`` of traced
-# values), set by dualad.frontend.objects.install: the arguments with such ones stacked into one
-# traced array each, or None when none holds a traced value.
-OBJECT_ARRAYS = [lambda args: None]
 
 
 
 def _refuse_subclass(prim, a, args):
     """Raise for an np.matrix or masked-array constant ``a`` among a primitive's arguments
-    when a traced value is among them too (dualad.frontend.array_types); other subclasses pass."""
+    when a traced value is among them too (dualad.core.array_types); other subclasses pass."""
     kind = refused_kind(a)
     if kind is not None and any(isinstance(b, Box) for b in args):
         fn = prim.implements[0] if prim.implements else None
@@ -275,11 +271,11 @@ class Primitive:
                     top = t
             elif (a.__class__ is _NDARRAY and a.dtype.hasobject or a.__class__ is list
                   or a.__class__ is tuple):    # np.array([x, y]), [x, y]: dualad.frontend.objects
-                packed = OBJECT_ARRAYS[0](args)
+                packed = BUILDERS.object_arrays(args)
                 if packed is not None:         # stacked: the call again, on traced arrays
                     return self(*packed, **params)
             elif a.__class__ is not _NDARRAY and isinstance(a, _NDARRAY):
-                _refuse_subclass(self, a, args)   # np.matrix, np.ma: dualad.frontend.array_types
+                _refuse_subclass(self, a, args)   # np.matrix, np.ma: dualad.core.array_types
         if top is None:
             return self.impl(*args, **params)
         return top.process(self, args, params)
@@ -354,7 +350,12 @@ class Primitive:
         derivs = tuple(compile_partial(d) for d in partials)
         for i, d in enumerate(derivs):
             if d.fn is not None:
-                self.jvps[i], self.vjps[i] = DERIVED_RULES.from_partial(d, i)
+                if BUILDERS.from_partial is None:     # declared while dualad loads: built
+                    self.jvps.pop(i, None)            # by install_builders, in order
+                    self.vjps.pop(i, None)
+                    _PENDING.append((self, i, d))
+                else:
+                    self.jvps[i], self.vjps[i] = BUILDERS.from_partial(d, i)
         self.derivs = derivs
         # rules built from derivatives broadcast over batch axes
         self.batch_rules = True
@@ -457,7 +458,11 @@ class Primitive:
             # forward and reverse mode keep computing one derivative.
             if argnum < len(derivs) and derivs[argnum].fn is not None:
                 other = self.vjps if kind == "jvp" else self.jvps
-                other[argnum] = DERIVED_RULES.transpose(checked, kind, argnum)
+                if BUILDERS.transpose is None:        # declared while dualad loads
+                    other.pop(argnum, None)
+                    _PENDING.append((self, argnum, (checked, kind)))
+                else:
+                    other[argnum] = BUILDERS.transpose(checked, kind, argnum)
         return checked
 
     def _drop_derivs(self):
@@ -518,29 +523,57 @@ SPARSITY_KINDS = frozenset({
 })
 
 
-class DerivedRules:
-    """How :class:`Primitive` builds the rules it derives from a declaration, supplied by
-    the layers that own the operations those rules are written with (this module
-    imports neither, which keeps it below them with no import cycle):
+class Builders:
+    """What :class:`Primitive` builds with, supplied by the layers above this module (it
+    imports none of them, which keeps it below them with no import cycle). dualad's
+    ``__init__`` installs all three once, in one place (:func:`install_builders`), after
+    the registry's modules are loaded:
 
     - ``from_partial(partial, i)``: the (JVP, VJP) pair of argument ``i`` of an
-      elementwise primitive from its compiled partial (set by
-      :mod:`dualad.ops.core.elementwise`);
+      elementwise primitive from its compiled partial (``dualad.ops.core.elementwise``);
     - ``transpose(rule, kind, i)``: the rule of the other direction as the transpose of
-      a hand-written ``rule`` (set by :mod:`dualad.transforms.api`, which sweeps through it).
+      a hand-written ``rule`` (``dualad.transforms.api``, which sweeps through it);
+    - ``object_arrays(args)``: ``args`` with object arrays and lists of traced values
+      (``np.array([x, y])``, ``[x, y]``) stacked into one traced array each, or None when
+      none holds a traced value (``dualad.frontend.objects``).
+
+    Rules declared before the installation (the built-in primitives, while ``dualad``
+    loads) are built by it, in declaration order.
     """
 
-    __slots__ = ("from_partial", "transpose")
+    __slots__ = ("from_partial", "transpose", "object_arrays")
 
     def __init__(self):
-        self.from_partial = self.transpose = _not_installed
+        self.from_partial = self.transpose = None
+        self.object_arrays = _no_object_arrays
 
 
-def _not_installed(*args):  # pragma: no cover - dualad's import installs both
-    raise RuntimeError("import dualad first: its rule builders are not installed")
+def _no_object_arrays(args):
+    return None
 
 
-DERIVED_RULES = DerivedRules()
+BUILDERS = Builders()
+_PENDING: list[tuple[Primitive, int, Any]] = []   # rules declared before the builders
+
+
+def install_builders(*, from_partial: Callable[..., Any], transpose: Callable[..., Any],
+                     object_arrays: Callable[..., Any]) -> None:
+    """Install :class:`Builders`' three functions and build the rules declared before.
+
+    Called once, by ``dualad/__init__.py``. A pending derived rule is built only if no
+    later declaration replaced it (a hand-written rule of the same argument, which then
+    supplies the transpose itself)."""
+    BUILDERS.from_partial, BUILDERS.transpose = from_partial, transpose
+    BUILDERS.object_arrays = object_arrays
+    for prim, i, what in _PENDING:
+        if isinstance(what, tuple):              # the transpose of a hand-written rule
+            rule, kind = what
+            other = prim.vjps if kind == "jvp" else prim.jvps
+            if i not in other:
+                other[i] = transpose(rule, kind, i)
+        elif i not in prim.jvps and i not in prim.vjps:
+            prim.jvps[i], prim.vjps[i] = from_partial(what, i)
+    _PENDING.clear()
 
 
 def sample(*args, domain=None, **params):

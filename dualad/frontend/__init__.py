@@ -5,7 +5,7 @@ registry.
 - :mod:`.keywords` — NumPy's keyword arguments, kept or refused by name;
 - :mod:`.objects` — lists of traced values given to NumPy (object arrays);
 - :mod:`.casts` — integer casts; :mod:`.inplace` — in-place updates;
-- :mod:`.array_types` — ``np.matrix`` and masked arrays; :mod:`.scipy_errors` — SciPy
+- :mod:`.scipy_errors` — SciPy
   functions that cannot reach dualad.
 """
 

@@ -238,11 +238,11 @@ def _loop_method(ufunc):
 
 
 def install(box_class):
-    """Hook this module in: ``Box.dtype`` (hidden from NumPy's mean/var/std bodies),
-    :meth:`Primitive.__call__`'s object-array hook, and the methods NumPy's object loops
-    call."""
+    """Hook this module in: ``Box.dtype`` (hidden from NumPy's mean/var/std bodies) and
+    the methods NumPy's object loops call. (:meth:`Primitive.__call__`'s object-array
+    hook, :func:`packed_arguments`, is installed with the other builders by
+    ``dualad/__init__.py``.)"""
     box_class.dtype = property(_box_dtype, doc=box_class.dtype.__doc__)
-    primitive.OBJECT_ARRAYS[0] = packed_arguments
     for name in OBJECT_LOOP_METHODS:
         if not hasattr(box_class, name):
             setattr(box_class, name, _loop_method(getattr(np, name)))

@@ -32,7 +32,7 @@ from .core.products import (matmul, einsum, tensordot, dot, inner, outer, vdot, 
 __all__ = [
     "absolute", "absolute_p", "add", "arccos", "arccosh", "arcsin", "arcsinh", "arctan",
     "arctan2", "arctanh", "atleast_1d", "atleast_2d", "broadcast_to", "cbrt", "ceil",
-    "clip", "concatenate", "cos", "cosh", "cumsum", "deg2rad", "DERIVED_RULES", "diag",
+    "clip", "concatenate", "cos", "cosh", "cumsum", "deg2rad", "diag",
     "diagonal", "divide", "dot", "einsum", "elementwise", "equal", "exp", "exp2",
     "expand_dims", "expm1", "flip", "floor", "fmax", "fmax_p", "fmin", "fmin_p", "getitem",
     "greater", "greater_equal", "hstack", "hypot", "IMAG_STRIP", "index", "inner",

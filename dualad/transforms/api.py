@@ -23,11 +23,10 @@ from ..interpreters.reverse.sweep import backward_sweep
 from ..interpreters.reverse.tape import Var, VJPTrace
 from ..frontend.objects import holds_boxes, to_traced, traced_outputs
 from ..core.tracer import Box, primal_value, shape_of, unguarded_value
-from ..core.primitive import DERIVED_RULES
 from ..core.tree import flatten, flatten_like, tree_map
 from ..frontend.inplace import raise_assignment_error
 from ..interpreters.reverse.versions import Constants, Stamps
-from ..frontend.array_types import input_error, refused_kind
+from ..core.array_types import input_error, refused_kind
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -111,7 +110,7 @@ def check_input(api: str, argnum: int, x: Any, where: str = "",
         complex (integer, boolean, text, dates, bfloat16); the message names ``api``, the
         argument, its dtype and shape, and says to cast to a floating dtype. Also for an
         ``np.matrix`` or a masked array (``np.ma``), whose arithmetic dualad does not
-        follow (:mod:`dualad.frontend.array_types`): the message says what to pass instead.
+        follow (:mod:`dualad.core.array_types`): the message says what to pass instead.
 
     Examples
     --------
@@ -590,7 +589,6 @@ def transposed_rule(rule: Callable[..., Any], kind: str, argnum: int) -> Callabl
     return transposed
 
 
-DERIVED_RULES.transpose = transposed_rule   # what Primitive._hand_rule builds with
 
 
 def _copied(primal):

@@ -43,13 +43,13 @@ import numpy as np
 
 from ...core.partials import arg, compile_partial
 from ...core.tracer import Box, ndim_of, shape_of, unguarded_value
-from ...core.primitive import DERIVED_RULES, Primitive, implements, register, sample
+from ...core.primitive import Primitive, implements, register, sample
 from ...core.scaled import lazy_product
 from .._util import batch_ndim
 from .linear import fit, lift, unbroadcast
 
 __all__ = [
-    "DERIVED_RULES", "rules_from_partial", "elementwise", "zero_derivative", "is_complex",
+    "rules_from_partial", "elementwise", "zero_derivative", "is_complex",
     "PLANE", "RIGHT", "REAL_STRIP", "IMAG_STRIP", "SMALL", "add", "subtract", "multiply",
     "divide", "negative", "positive", "power_impl", "power", "square", "reciprocal", "sqrt",
     "std_sqrt", "cbrt", "absolute_p", "exp", "exp2", "expm1", "log", "log2", "log10",
@@ -118,7 +118,6 @@ def rules_from_partial(partial, i):
     return _jvp_from(partial.fn, i), _vjp_from(partial.fn, i)
 
 
-DERIVED_RULES.from_partial = rules_from_partial   # what Primitive.defderiv builds with
 
 
 def elementwise(name, impl, *derivs, sympy=None, domain=None, complex_domain=None):
