@@ -56,6 +56,20 @@ Declaring a primitive
     ``batched=`` parameters) or loops over the batch; ``batching_rule(prim)`` gives the
     rule in use and ``is_looped(prim)`` says whether it is the loop (docs/vmap.md).
 
+``prim.def_all(jvp=None, vjp=None)``
+    Rules over all arguments at once, for a primitive whose derivative does not split
+    into a term per argument cheaply (a solve, an integrator, a loop):
+    ``jvp(tangents, ans, *args, **params)`` the output's tangent from every argument's
+    tangent (``None`` where there is none), ``vjp(ct, ans, *args, **params)`` the list of
+    every argument's cotangent.
+``rule_table(name, *, per_argument=False, owner=None, doc=None)``, ``RuleTable``, ``TABLES``
+    Each interpreter reads its rules from tables of its own, by name: ``"jvp"`` and
+    ``"jvp_all"`` (forward mode), ``"vjp"`` and ``"vjp_all"`` (reverse mode), ``"batch"``
+    and ``"linear_batched"`` (vmap). ``rule_table("jvp").get(prim)`` is ``prim``'s entry
+    (``{argnum: rule}`` for a per-argument table), ``.has(prim)`` whether it has one. A new
+    interpreter claims a new table (``owner=`` its package) and fills it beside the
+    primitives' declarations (``table.set(prim, rule)``); :data:`TABLES` lists them all.
+
 ``dualad.primitive`` and ``dualad.Function`` (public in ``dualad``) are the convenient
 front doors for users' primitives; this module gives the machinery under them.
 
@@ -149,6 +163,7 @@ from .core.tracer import (Box, EscapedTracerError, Trace, ndim_of, new_level, no
 from .core.primitive import (REGISTRY, SPARSITY_KINDS, Primitive, implements, missing_rule, register,
                         sample)
 from .core.families import load_families
+from .core.rules import TABLES, RuleTable, rule_table
 from .core.tree import flatten, tree_map
 from .interpreters.batching.vmap import BatchTrace, batching_rule, is_looped
 from .interpreters.batching.rules import per_example, per_example_rule
@@ -157,7 +172,7 @@ from .interpreters.batching.tracer import BatchTracer, nondiff_value
 __all__ = [
     # declaring primitives
     "Primitive", "register", "REGISTRY", "sample", "missing_rule", "implements",
-    "SPARSITY_KINDS",
+    "SPARSITY_KINDS", "rule_table", "RuleTable", "TABLES",
     # interpreters
     "Trace", "Box", "PrimalBox", "new_level", "EscapedTracerError",
     "Dual", "JVPTrace", "Var", "VJPTrace", "backward_sweep",

@@ -25,7 +25,9 @@ __all__ = ["B", "vmap_kind", "check_batching"]
 import numpy as np
 
 import dualad
-from dualad.extend import is_looped
+from dualad.extend import rule_table, is_looped
+
+BATCH = rule_table("batch")
 
 B = 3   # examples per batch
 
@@ -34,7 +36,7 @@ def vmap_kind(prim) -> str:
     """How ``dualad.vmap`` batches ``prim``: ``rule`` (declared beside it), ``rule (loops
     over a batched argument k)`` where the declared rule falls back to the loop for one
     argument, ``derived`` or ``loop``."""
-    rule = prim.batch
+    rule = BATCH.get(prim)
     if rule is not None:
         loops = getattr(rule, "loops_on", ())
         if loops:

@@ -39,7 +39,12 @@ from pathlib import Path
 import numpy as np
 
 import dualad
-from dualad.extend import Box, Dual, JVPTrace, REGISTRY, flatten, primal_value
+from dualad.extend import rule_table, Box, Dual, JVPTrace, REGISTRY, flatten, primal_value
+
+JVP = rule_table("jvp", per_argument=True)
+VJP = rule_table("vjp", per_argument=True)
+JVP_ALL = rule_table("jvp_all")
+VJP_ALL = rule_table("vjp_all")
 
 from . import coverage_keywords, numeric
 from .batching import vmap_kind
@@ -565,7 +570,7 @@ def primitive_rows(results=None):
                 return "zero"
             return ("linear " if prim.linear else "") + "rule" if (rules or whole) else "—"
         rows.append(dict(name=name, module=modules.get(name, "?"),
-                         jvp=rule(prim.jvps, prim.jvp_all), vjp=rule(prim.vjps, prim.vjp_all),
+                         jvp=rule(JVP.get(prim), JVP_ALL.get(prim)), vjp=rule(VJP.get(prim), VJP_ALL.get(prim)),
                          vmap=_vmap_cell(prim), jit=jit_kind(prim), sympy=sympy_status(name),
                          reached=reached.get(name, 0)))
     return rows

@@ -14,7 +14,12 @@ __all__ = ["directions", "matrix_samples", "signature_arity", "signature_sample"
 import numpy as np
 
 import dualad
-from dualad.extend import primal_value
+from dualad.extend import rule_table, primal_value
+
+JVP = rule_table("jvp", per_argument=True)
+VJP = rule_table("vjp", per_argument=True)
+JVP_ALL = rule_table("jvp_all")
+VJP_ALL = rule_table("vjp_all")
 
 
 def directions(prim, target, diff):
@@ -30,8 +35,8 @@ def directions(prim, target, diff):
         if cls.backward is not dualad.Function.backward:
             modes.append("rev")
         return tuple(modes)
-    fwd = prim.jvp_all is not None or all(i in prim.jvps for i in diff)
-    rev = prim.vjp_all is not None or all(i in prim.vjps for i in diff)
+    fwd = JVP_ALL.get(prim) is not None or all(i in JVP.get(prim) for i in diff)
+    rev = VJP_ALL.get(prim) is not None or all(i in VJP.get(prim) for i in diff)
     return tuple(m for m, has in (("fwd", fwd), ("rev", rev)) if has)
 
 

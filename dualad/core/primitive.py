@@ -19,6 +19,7 @@ import numpy as np
 from .partials import compile_partial
 from .tracer import Box, ndim_of, shape_of
 from .array_types import constant_error, refused_kind
+from .rules import RuleTable, rule_table
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -32,6 +33,14 @@ __all__ = [
 ]
 
 _NDARRAY = np.ndarray
+# The rule tables the declaration methods fill (claimed and documented by the interpreters
+# that read them: forward mode, reverse mode, batching).
+JVP = rule_table("jvp", per_argument=True)
+VJP = rule_table("vjp", per_argument=True)
+JVP_ALL = rule_table("jvp_all")
+VJP_ALL = rule_table("vjp_all")
+BATCH = rule_table("batch")
+LINEAR_BATCHED = rule_table("linear_batched")
 
 
 
@@ -114,18 +123,15 @@ class Primitive:
 
     Attributes
     ----------
-    jvps : dict
-        ``jvps[i](tangent_i, ans, *args, **params)``: argument ``i``'s contribution to
-        the output tangent.
-    vjps : dict
-        ``vjps[i](cotangent, ans, *args, **params)``: the cotangent of argument ``i``,
-        unbroadcast to its shape.
-    jvp_all, vjp_all : callable or None
-        Rules for all arguments at once: ``jvp_all(tangents, ans, *args, **params)``
-        gives the output tangent from the list of input tangents (``None`` where an
-        input is not traced); ``vjp_all(cotangent, ans, *args, **params)`` every
-        argument's cotangent (``None`` for a zero). ``None`` when the per-argument
-        rules are used.
+    rules : dict
+        Each interpreter's rules, keyed by its :class:`~dualad.core.rules.RuleTable`:
+        ``rules[JVP][i](tangent_i, ans, *args, **params)`` argument ``i``'s
+        contribution to the output tangent (forward mode); ``rules[VJP][i](cotangent,
+        ans, *args, **params)`` the cotangent of argument ``i``, unbroadcast to its
+        shape (reverse mode); ``rules.get(JVP_ALL)`` / ``rules.get(VJP_ALL)`` rules for
+        all arguments at once (:meth:`def_all`); ``rules.get(BATCH)`` vmap's rule
+        (:meth:`defbatch`); ``rules.get(LINEAR_BATCHED)`` ``def_linear``'s
+        ``batched=``. Filled by the declaration methods only.
     derivs : tuple or None
         An elementwise primitive's partials :math:`\partial y/\partial x_i`, each
         compiled once (a constant, "argument j", or a function of ``(ans, *args)``;
@@ -135,9 +141,6 @@ class Primitive:
         True when the rules accept leading batch axes on tangents and cotangents;
         False for rules written for one direction (users' rules), which the
         interpreters map over the batch.
-    linear_batched : callable or None
-        ``def_linear``'s ``batched=``: a linear primitive's parameters for a value
-        with leading batch axes.
 
     See Also
     --------
@@ -152,9 +155,10 @@ class Primitive:
     (``name``, ``impl``, ``sympy``, ``zero_derivative``, ``linear``, ``nondiff_argnums``,
     ``elementwise``, ``sparsity``, ``implements``, ``samples``, ``domain``,
     ``complex_domain``, ``holomorphic``, ``symbolic_rules``, ``cores``, ``rule_guard``,
-    ``function_class``, ``wraps``, ``doc``, ``batch``), as are the rules (``jvps``,
-    ``vjps``, ``jvp_all``, ``vjp_all``, ``derivs``, ``batch_rules``,
-    ``linear_batched``); nothing else is stored on a primitive (it has ``__slots__``).
+    ``function_class``, ``wraps``, ``doc``), as are the partials (``derivs``,
+    ``batch_rules``); the interpreters' rules are in ``rules``, by table (a new
+    interpreter adds a table, not a field); nothing else is stored on a primitive (it
+    has ``__slots__``).
 
     With :math:`y = f(x_0, x_1, \ldots)` (``ans``), the rules of argument :math:`i` are
 
@@ -184,18 +188,14 @@ class Primitive:
     [8.0, 12.0]
     """
 
-    __slots__ = ("name", "impl", "jvps", "vjps", "jvp_all", "vjp_all", "derivs",
-                 "batch_rules", "sympy", "zero_derivative", "linear", "nondiff_argnums",
+    __slots__ = ("name", "impl", "rules", "derivs", "batch_rules", "sympy", "zero_derivative", "linear", "nondiff_argnums",
                  "elementwise", "sparsity", "implements", "samples", "domain",
                  "complex_domain", "holomorphic", "symbolic_rules", "cores", "rule_guard",
-                 "function_class", "wraps", "doc", "batch", "linear_batched", "__weakref__")
+                 "function_class", "wraps", "doc", "__weakref__")
     # The slots' types (declarations for type checkers; nothing is stored on the class).
     name: str
     impl: Callable[..., Any]
-    jvps: dict[int, Callable[..., Any]]
-    vjps: dict[int, Callable[..., Any]]
-    jvp_all: Callable[..., Any] | None
-    vjp_all: Callable[..., Any] | None
+    rules: dict[RuleTable, Any]
     derivs: tuple[Any, ...] | None
     batch_rules: bool
     sympy: Callable[..., Any] | None
@@ -215,8 +215,6 @@ class Primitive:
     function_class: type | None
     wraps: Callable[..., Any] | None
     doc: str | None
-    batch: Callable[..., Any] | None
-    linear_batched: Callable[..., Any] | None
 
     def __init__(self, name: str, impl: Callable[..., Any], *,
                  sympy: Callable[..., Any] | None = None, zero_derivative: bool = False,
@@ -233,10 +231,9 @@ class Primitive:
                  batch: Callable[..., Any] | None = None) -> None:
         self.name = name
         self.impl = impl
-        self.jvps = {}
-        self.vjps = {}
-        self.jvp_all = None
-        self.vjp_all = None
+        self.rules = {JVP: {}, VJP: {}}   # each interpreter's rules, by table (core.rules)
+        if batch is not None:
+            self.rules[BATCH] = batch      # vmap's batching rule (else derived, dualad.vmap)
         self.batch_rules = True   # rules accept leading batch axes (else: mapped per direction)
         self.derivs = None        # elementwise: ∂ans/∂arg_i compiled (dualad.core.partials.Partial)
         self.sympy = sympy
@@ -259,8 +256,6 @@ class Primitive:
         self.function_class = function_class
         self.wraps = wraps
         self.doc = doc
-        self.batch = batch             # vmap's batching rule (None: derived, dualad.vmap)
-        self.linear_batched = None     # def_linear's ``batched=``
 
     def __call__(self, *args: Any, **params: Any) -> Any:
         top = None
@@ -300,7 +295,7 @@ class Primitive:
             This primitive (the calls chain).
         """
         for i, rule in zip(range(len(rules)) if argnums is None else argnums, rules):
-            self.jvps[i] = self._hand_rule(rule, i, "jvp")
+            self.rules[JVP][i] = self._hand_rule(rule, i, "jvp")
         return self
 
     def defvjp(self, *rules: Callable[..., Any],
@@ -323,7 +318,7 @@ class Primitive:
             This primitive (the calls chain).
         """
         for i, rule in zip(range(len(rules)) if argnums is None else argnums, rules):
-            self.vjps[i] = self._hand_rule(rule, i, "vjp")
+            self.rules[VJP][i] = self._hand_rule(rule, i, "vjp")
         return self
 
     def defderiv(self, *partials: complex | arg | Callable[..., Any]) -> Primitive:
@@ -351,17 +346,17 @@ class Primitive:
         for i, d in enumerate(derivs):
             if d.fn is not None:
                 if BUILDERS.from_partial is None:     # declared while dualad loads: built
-                    self.jvps.pop(i, None)            # by install_builders, in order
-                    self.vjps.pop(i, None)
+                    self.rules[JVP].pop(i, None)            # by install_builders, in order
+                    self.rules[VJP].pop(i, None)
                     _PENDING.append((self, i, d))
                 else:
-                    self.jvps[i], self.vjps[i] = BUILDERS.from_partial(d, i)
+                    self.rules[JVP][i], self.rules[VJP][i] = BUILDERS.from_partial(d, i)
         self.derivs = derivs
         # rules built from derivatives broadcast over batch axes
         self.batch_rules = True
         # an argument without a partial keeps its hand-written rules (if any), which the
         # fast path would not see: then the fast path is off
-        if any(d.fn is None and (i in self.vjps) for i, d in enumerate(derivs)):
+        if any(d.fn is None and (i in self.rules[VJP]) for i, d in enumerate(derivs)):
             self._drop_derivs()
         return self
 
@@ -400,7 +395,10 @@ class Primitive:
                 batched=lambda batch, shape: {"shape": batch + shape})
         """
         self.linear = True
-        self.linear_batched = batched
+        if batched is not None:
+            self.rules[LINEAR_BATCHED] = batched
+        else:
+            self.rules.pop(LINEAR_BATCHED, None)
 
         def jvp(t, ans, x, **params):
             if batched is not None:
@@ -409,8 +407,8 @@ class Primitive:
                     params = batched(shape_of(t)[:nb], **params)
             return self(t, **params)
         jvp.__name__ = jvp.__qualname__ = f"{self.name}_jvp"
-        self.jvps[0] = self._hand_rule(jvp, 0, "jvp")
-        self.vjps[0] = self._hand_rule(transpose, 0, "vjp")
+        self.rules[JVP][0] = self._hand_rule(jvp, 0, "jvp")
+        self.rules[VJP][0] = self._hand_rule(transpose, 0, "vjp")
         return self
 
     def defbatch(self, rule: Callable[..., Any]) -> Primitive:
@@ -434,7 +432,34 @@ class Primitive:
         Primitive
             This primitive (the calls chain).
         """
-        self.batch = rule
+        self.rules[BATCH] = rule
+        return self
+
+    def def_all(self, *, jvp: Callable[..., Any] | None = None,
+                vjp: Callable[..., Any] | None = None) -> Primitive:
+        r"""Declare rules over all arguments at once (for a primitive whose derivative
+        does not split into one term per argument cheaply: a solve, an integrator, a loop).
+
+        Parameters
+        ----------
+        jvp : callable, optional
+            ``jvp(tangents, ans, *args, **params)``: the output's tangent
+            :math:`\dot y = \sum_i \partial f/\partial x_i\,\dot x_i` from the list of
+            every argument's tangent (``None`` for an argument that has none).
+        vjp : callable, optional
+            ``vjp(ct, ans, *args, **params)``: every argument's cotangent, a list with
+            ``None`` for the arguments that need none. With ``vjp.takes_wanted = True`` it
+            is also given ``wanted=``, the arguments whose cotangents are needed.
+
+        Returns
+        -------
+        Primitive
+            This primitive (the calls chain).
+        """
+        if jvp is not None:
+            self.rules[JVP_ALL] = jvp
+        if vjp is not None:
+            self.rules[VJP_ALL] = vjp
         return self
 
     def _hand_rule(self, rule, argnum, kind):
@@ -457,7 +482,7 @@ class Primitive:
             # becomes the transpose of the new rule (linear in its tangent/cotangent), so
             # forward and reverse mode keep computing one derivative.
             if argnum < len(derivs) and derivs[argnum].fn is not None:
-                other = self.vjps if kind == "jvp" else self.jvps
+                other = self.rules[VJP] if kind == "jvp" else self.rules[JVP]
                 if BUILDERS.transpose is None:        # declared while dualad loads
                     other.pop(argnum, None)
                     _PENDING.append((self, argnum, (checked, kind)))
@@ -568,11 +593,11 @@ def install_builders(*, from_partial: Callable[..., Any], transpose: Callable[..
     for prim, i, what in _PENDING:
         if isinstance(what, tuple):              # the transpose of a hand-written rule
             rule, kind = what
-            other = prim.vjps if kind == "jvp" else prim.jvps
+            other = prim.rules[VJP] if kind == "jvp" else prim.rules[JVP]
             if i not in other:
                 other[i] = transpose(rule, kind, i)
-        elif i not in prim.jvps and i not in prim.vjps:
-            prim.jvps[i], prim.vjps[i] = from_partial(what, i)
+        elif i not in prim.rules[JVP] and i not in prim.rules[VJP]:
+            prim.rules[JVP][i], prim.rules[VJP][i] = from_partial(what, i)
     _PENDING.clear()
 
 

@@ -396,8 +396,7 @@ def _block_diagonal(a, k):
     return sp.kron(sp.identity(k, format="csc"), sp.csc_matrix(a), format="csc")
 
 
-ivp_p.jvp_all = _ivp_jvp
-ivp_p.vjp_all = _ivp_vjp
+ivp_p.def_all(jvp=_ivp_jvp, vjp=_ivp_vjp)
 
 
 # --- rule-checker samples: nonlinear, non-autonomous; output times not at t0 ----------------

@@ -96,8 +96,7 @@ def _event_vjp(ct, tau, *inputs, func, event, n_f, occurrence, settings):
     return list(pullback(-ct / _slope(G, tau, inputs)))
 
 
-event_time_p.jvp_all = _event_jvp
-event_time_p.vjp_all = _event_vjp
+event_time_p.def_all(jvp=_event_jvp, vjp=_event_vjp)
 
 
 def event_times(res, events, bound_events, y0, t0, traced, func, settings):

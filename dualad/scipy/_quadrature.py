@@ -135,8 +135,7 @@ def _quad_vjp(ct, F, a, b, *args, func, settings):
                    for k, p in enumerate(args)]
 
 
-quad_p.jvp_all = _quad_jvp
-quad_p.vjp_all = _quad_vjp
+quad_p.def_all(jvp=_quad_jvp, vjp=_quad_vjp)
 
 
 def _quad_call(fname, func, a, b, args, settings):

@@ -172,8 +172,7 @@ def _odeint_vjp(ct, ys, y0, t, *args, func, settings):
         [reshape(p, batch + shape_of(q)) for p, q in zip(p_bars, args)]
 
 
-odeint_p.jvp_all = _odeint_jvp
-odeint_p.vjp_all = _odeint_vjp
+odeint_p.def_all(jvp=_odeint_jvp, vjp=_odeint_vjp)
 
 
 def _check_y0(y0):

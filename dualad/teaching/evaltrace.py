@@ -30,6 +30,7 @@ from .evalrender import EvaluationTrace, Row, _fmt, _parents  # noqa: F401  (pub
 from .opcount import OpCounter
 from ..interpreters.reverse.tape import Var, VJPTrace
 from ..core.tracer import primal_value
+from ..core.primitive import JVP, JVP_ALL, VJP, VJP_ALL
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -256,12 +257,12 @@ def _forward_rows(et, leaves, nodes, out, names, seed, counting, labels):
 
         def compute(vals, lifted):
             tan = (lambda a: tangents[a]) if lifted else (lambda a: primal_value(tangents[a]))
-            if prim.jvp_all is not None and not prim.jvps:
+            if JVP_ALL.get(prim) is not None and not JVP.get(prim):
                 ts = [tan(a) if j in traced else None for j, a in enumerate(node.args)]
-                return prim.jvp_all(ts, node.value, *vals, **node.params)
+                return JVP_ALL.get(prim)(ts, node.value, *vals, **node.params)
             total = None
             for j in traced:
-                c = prim.jvps[j](tan(node.args[j]), node.value, *vals, **node.params)
+                c = JVP.get(prim)[j](tan(node.args[j]), node.value, *vals, **node.params)
                 total = c if total is None else total + c
             return total
         total = tangents[node] = _apply_rules(et, node, counting, compute)
@@ -317,9 +318,9 @@ def _reverse_rows(et, leaves, nodes, out, names, seed, counting, labels):
 
         def compute(vals, lifted):
             c = ct if lifted else primal_value(ct)
-            if prim.vjp_all is not None and not prim.vjps:
-                return prim.vjp_all(c, node.value, *vals, **node.params)
-            return {j: prim.vjps[j](c, node.value, *vals, **node.params) for j in parents}
+            if VJP_ALL.get(prim) is not None and not VJP.get(prim):
+                return VJP_ALL.get(prim)(c, node.value, *vals, **node.params)
+            return {j: VJP.get(prim)[j](c, node.value, *vals, **node.params) for j in parents}
         all_cts = _apply_rules(et, node, counting, compute)
         for j in parents:
             a, g = node.args[j], all_cts[j]

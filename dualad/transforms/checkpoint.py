@@ -95,8 +95,7 @@ def checkpoint(f: Callable[..., _R]) -> Callable[..., _R]:
         return jvp(f, tuple(args), tuple(full))[1]
 
     prim = Primitive(f"checkpoint({getattr(f, '__name__', 'f')})", impl)
-    prim.vjp_all = vjp_all
-    prim.jvp_all = jvp_all
+    prim.def_all(jvp=jvp_all, vjp=vjp_all)
     # under vmap, f itself is mapped (one batched pass), not called once per example
     prim.defbatch(lambda args, batched: vmap(f, in_axes=tuple(0 if b else None
                                                              for b in batched))(*args))

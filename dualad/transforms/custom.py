@@ -432,8 +432,7 @@ class Function:
         prim = cls.__dict__.get("_prim")
         if prim is None:
             prim = Primitive(cls.__name__, _forward_impl(cls), function_class=cls)
-            prim.vjp_all = _function_vjp(cls)
-            prim.jvp_all = _function_jvp(cls)
+            prim.def_all(jvp=_function_jvp(cls), vjp=_function_vjp(cls))
             prim.batch_rules = False  # backward/jvp are written for one direction
             cls._prim = prim
         return prim

@@ -108,8 +108,7 @@ class _Custom(Generic[P, R]):
         self._prim = Primitive(f"{self.kind}:{self.name}", self._primal, wraps=fun,
                                doc=fun.__doc__)
         self._prim.batch_rules = False     # rules are written for one direction
-        self._prim.jvp_all = self._jvp_all
-        self._prim.vjp_all = self._vjp_all
+        self._prim.def_all(jvp=self._jvp_all, vjp=self._vjp_all)
 
     def __repr__(self):
         return f"<{self.kind} function {self.name}>"

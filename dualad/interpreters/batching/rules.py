@@ -32,6 +32,7 @@ from ...ops.core.indexing import getitem
 from ...ops.core.shape import stack
 from ...ops.core.batch_ops import loop
 from ...ops._util import per_example as _per_example_at, top_batch_trace
+from ...core.rules import rule_table
 from ...core.tracer import Box, primal_value, shape_of
 from .tracer import BatchTracer, batch_tracer_in, nondiff_value
 
@@ -39,6 +40,14 @@ __all__ = [
     "lift_to", "broadcast_rule", "linear_rule", "run_rule", "batching_rule", "is_looped",
     "per_example", "looped_call", "values_per_example", "per_example_rule"
 ]
+
+# The batching interpreter's rule tables (filled by Primitive.defbatch and def_linear).
+BATCH = rule_table("batch", owner=__package__, doc=(
+    "rule(args, batched, **params): the primitive on arguments of which those with "
+    "batched[i] carry a leading batch axis; the output carries it (or NotImplemented)"))
+LINEAR_BATCHED = rule_table("linear_batched", owner=__package__, doc=(
+    "batched(batch, **params): a linear primitive's parameters for a value with the leading "
+    "batch axes batch (def_linear's batched=)"))
 
 
 def _batch_size(args, batched):
@@ -67,16 +76,16 @@ def broadcast_rule(prim, args, batched, params):
 def linear_rule(prim, args, batched, params):
     """Derived rule of a linear primitive declared with ``def_linear(batched=...)``."""
     size = shape_of(args[0])[0]
-    return prim(*args, **prim.linear_batched((size,), **params))
+    return prim(*args, **prim.rules.get(LINEAR_BATCHED)((size,), **params))
 
 
 def _linear_applies(prim, batched):
-    return prim.linear_batched is not None and batched[0] and not any(batched[1:])
+    return prim.rules.get(LINEAR_BATCHED) is not None and batched[0] and not any(batched[1:])
 
 
 def run_rule(prim, args, batched, params):
     """Apply ``prim``'s batching rule (declared or derived) to ``args``."""
-    rule = prim.batch
+    rule = prim.rules.get(BATCH)
     if rule is not None:
         out = rule(args, batched, **params)
         if out is not NotImplemented:     # a declared rule may decline: then the loop
@@ -113,8 +122,8 @@ def batching_rule(prim):
     --------
     is_looped : Whether the rule in use is the loop.
     """
-    if prim.batch is not None:
-        return prim.batch
+    if prim.rules.get(BATCH) is not None:
+        return prim.rules.get(BATCH)
     return functools.partial(_derived, prim)
 
 
@@ -153,7 +162,7 @@ def is_looped(prim, batched=None):
     >>> is_looped(REGISTRY["sin"]), is_looped(REGISTRY["matmul"])
     (False, False)
     """
-    if prim.batch is not None or prim.elementwise or prim.derivs is not None:
+    if prim.rules.get(BATCH) is not None or prim.elementwise or prim.derivs is not None:
         return False
     return not _linear_applies(prim, (True,) if batched is None else tuple(batched))
 

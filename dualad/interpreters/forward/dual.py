@@ -15,6 +15,15 @@ from ..batched_rules import map_batch, map_batch_all
 from ...core.boxes import PrimalBox
 from ...core.tracer import ANOMALY, Box, Trace, primal_value, shape_of
 from ...core.primitive import add_note, missing_rule
+from ...core.rules import rule_table
+
+# Forward mode's rule tables (filled by Primitive.defjvp/defderiv/def_linear/def_all).
+JVP = rule_table("jvp", per_argument=True, owner=__package__, doc=(
+    "rule_i(t_i, ans, *args, **params) = ∂f/∂x_i · t_i: argument i's contribution to the "
+    "output's tangent (leading batch axes on t_i when the primitive's batch_rules is set)"))
+JVP_ALL = rule_table("jvp_all", owner=__package__, doc=(
+    "rule(tangents, ans, *args, **params) = Σ_i ∂f/∂x_i · t_i from every argument's "
+    "tangent at once (None where an argument has none)"))
 
 __all__ = ["Dual", "JVPTrace", "LazyJVPTrace"]
 
@@ -140,21 +149,22 @@ class JVPTrace(Trace):
         return _checked(out, prim) if ANOMALY[0] else out
 
     def _process_rules(self, prim, args, params, primals, ans):
-        if prim.jvp_all is not None:
+        jvp_all = prim.rules.get(JVP_ALL)
+        if jvp_all is not None:
             tangents = [a.tangent if isinstance(a, Dual) and a._trace is self else None
                         for a in args]
             ref = next(i for i, t in enumerate(tangents) if t is not None)
             nb = len(shape_of(tangents[ref])) - len(shape_of(primals[ref]))
             if nb and not prim.batch_rules:
-                tangent = map_batch_all(prim.jvp_all, tangents, nb, ans, primals, params)
+                tangent = map_batch_all(jvp_all, tangents, nb, ans, primals, params)
             else:
-                tangent = prim.jvp_all(tangents, ans, *primals, **params)
+                tangent = jvp_all(tangents, ans, *primals, **params)
             return ans if tangent is None else Dual(self, ans, tangent)
         tangent = None
         for i, a in enumerate(args):
             if not (isinstance(a, Dual) and a._trace is self):
                 continue
-            rule = prim.jvps.get(i)
+            rule = prim.rules[JVP].get(i)
             if rule is None:
                 raise missing_rule(prim, i, "jvp")
             t = a.tangent

@@ -42,7 +42,10 @@ from ...ops.core.scatter import scatter_set
 from ..forward.dual import Dual
 from ...core.onehot import OneHotBatch
 from .tape import Var
+from ...core.rules import rule_table
 from ...core.tracer import Box, primal_value, shape_of, unguarded_value
+
+VJP = rule_table("vjp", per_argument=True)   # reverse mode's (interpreters/reverse/sweep.py)
 
 __all__ = ["SELECTIONS", "select_product", "selected"]
 
@@ -89,7 +92,7 @@ def selected(node, i, touched, ct):
     cotangents stay dense there). An index's mask reads shapes only, so is made under
     ``jit`` too, without a guard."""
     prim = node.prim
-    rule = prim.vjps.get(i)
+    rule = prim.rules[VJP].get(i)
     if rule is None:
         return None
     if prim in _SHAPE_ONLY:     # the mask depends on shapes and the index only

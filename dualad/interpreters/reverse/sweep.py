@@ -25,6 +25,15 @@ from .masked import SELECTIONS, select_product, selected
 from .tape import _next_seq
 from ...core.tracer import ANOMALY, shape_of, unguarded_value
 from ...core.primitive import add_note, missing_rule
+from ...core.rules import rule_table
+
+# Reverse mode's rule tables (filled by Primitive.defvjp/defderiv/def_linear/def_all).
+VJP = rule_table("vjp", per_argument=True, owner=__package__, doc=(
+    "rule_i(ct, ans, *args, **params) = unbroadcast(ct · ∂f/∂x_i): argument i's cotangent, "
+    "of x_i's shape behind ct's batch axes"))
+VJP_ALL = rule_table("vjp_all", owner=__package__, doc=(
+    "rule(ct, ans, *args, **params) = every argument's cotangent at once (None for a zero); "
+    "with rule.takes_wanted also given wanted=, the arguments whose cotangents are needed"))
 
 __all__ = ["backward_sweep", "apply_rule", "apply_vjps"]
 
@@ -295,17 +304,18 @@ def apply_rule(node, ct, cts, heap, create_graph, touched=None):
     ``touched``: the mask of ``ct``'s entries that are not structural zeros (None: all),
     which a selection passes on to its arguments (dualad.interpreters.reverse.masked)."""
     prim = node.prim
-    if prim.vjp_all is None:
+    vjp_all = prim.rules.get(VJP_ALL)
+    if vjp_all is None:
         return apply_vjps(node, ct, cts, heap, create_graph, node.parents, touched)
     args, ans = (node.args, node) if create_graph else (node.vals, node.value)
     params = node.params
-    if getattr(prim.vjp_all, "takes_wanted", False):   # it skips the unwanted cotangents
+    if getattr(vjp_all, "takes_wanted", False):   # it skips the unwanted cotangents
         params = {**params, "wanted": node.parents}
     nb = len(shape_of(ct)) - len(shape_of(ans))
     if nb and not prim.batch_rules:
-        all_cts = map_batch(prim.vjp_all, ct, nb, ans, *args, **params)
+        all_cts = map_batch(vjp_all, ct, nb, ans, *args, **params)
     else:
-        all_cts = prim.vjp_all(ct, ans, *args, **params)
+        all_cts = vjp_all(ct, ans, *args, **params)
     for i in node.parents:
         g = all_cts[i]
         if ANOMALY[0]:
@@ -322,7 +332,7 @@ def apply_vjps(node, ct, cts, heap, create_graph, argnums, touched=None):
     selects = SELECTIONS.get(prim)
     args, ans = (node.args, node) if create_graph else (node.vals, node.value)
     params = node.params
-    vjps = prim.vjps
+    vjps = prim.rules[VJP]
     nb = len(shape_of(ct)) - len(shape_of(ans))
     for i in argnums:
         rule = vjps.get(i)

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
-__all__ = ["jit", "Jitted", "JitRetraceWarning", "Compiled", "MAX_SIGNATURES"]
+__all__ = ["jit", "Jitted", "JitRetraceWarning"]   # the public names (Compiled, MAX_SIGNATURES: internal)
 
 CONCRETE.add(JitBox)
 

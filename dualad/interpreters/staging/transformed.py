@@ -133,8 +133,7 @@ class Transformed:
         def vjp_all(ct, ans, *args, call, wanted=None):
             return self._vjp_all(ct, ans, args, call, wanted)
         vjp_all.takes_wanted = True
-        prim.vjp_all = vjp_all
-        prim.jvp_all = lambda tangents, ans, *args, call: self._jvp_all(tangents, args)
+        prim.def_all(jvp=lambda tangents, ans, *args, call: self._jvp_all(tangents, args), vjp=vjp_all)
         prim.defbatch(lambda args, batched, call: self._batch(args, batched))
         self.prim = prim
 

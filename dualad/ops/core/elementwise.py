@@ -43,6 +43,7 @@ import numpy as np
 
 from ...core.partials import arg, compile_partial
 from ...core.tracer import Box, ndim_of, shape_of, unguarded_value
+from ...core.primitive import JVP, VJP
 from ...core.primitive import Primitive, implements, register, sample
 from ...core.scaled import lazy_product
 from .._util import batch_ndim
@@ -143,7 +144,7 @@ def elementwise(name, impl, *derivs, sympy=None, domain=None, complex_domain=Non
     prim.elementwise = True
     for i, d in enumerate(derivs):
         if d.fn is not None:
-            prim.jvps[i], prim.vjps[i] = rules_from_partial(d, i)
+            prim.rules[JVP][i], prim.rules[VJP][i] = rules_from_partial(d, i)
     prim.nondiff_argnums = nondiff
     return prim
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from ...core.scaled import dense
 from ...core.tracer import PLAIN_TYPES, Box, ndim_of, shape_of, unguarded_value
+from ...core.primitive import JVP, VJP
 from ...core.primitive import Primitive, implements, register, sample
 from .._batch import einsum_in_batch, example_ndim
 from .._util import batch_ndim
@@ -315,14 +316,14 @@ def einsum(spec, *operands, **kwargs):
         spec, operands = _sublist_to_subscripts((spec,) + operands)
     subs, out = _parse_einsum(spec, [shape_of(o) for o in operands])
     for i in range(len(operands)):
-        einsum_p.jvps[i] = einsum_p.jvps.get(i) or _einsum_jvp(i)
-        einsum_p.vjps[i] = einsum_p.vjps.get(i) or _einsum_vjp(i)
+        einsum_p.rules[JVP][i] = einsum_p.rules[JVP].get(i) or _einsum_jvp(i)
+        einsum_p.rules[VJP][i] = einsum_p.rules[VJP].get(i) or _einsum_vjp(i)
     return einsum_p(*operands, subs=subs, out=out)
 
 
 for _i in range(8):
-    einsum_p.jvps[_i] = _einsum_jvp(_i)
-    einsum_p.vjps[_i] = _einsum_vjp(_i)
+    einsum_p.rules[JVP][_i] = _einsum_jvp(_i)
+    einsum_p.rules[VJP][_i] = _einsum_vjp(_i)
 
 
 def _einsum_batch(args, batched, subs, out):

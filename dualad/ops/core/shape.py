@@ -161,8 +161,7 @@ def _concat_vjp_all(ct, ans, *xs, axis):
     return out
 
 
-concatenate_p.jvp_all = _concat_jvp_all
-concatenate_p.vjp_all = _concat_vjp_all
+concatenate_p.def_all(jvp=_concat_jvp_all, vjp=_concat_vjp_all)
 
 
 def _concat_batch(args, batched, axis):

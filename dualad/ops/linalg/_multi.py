@@ -71,8 +71,7 @@ def multi_output(name, impl, cores, jvp, vjp):
         cs = cores(*[shape_of(a) for a in args], **params)
         return vjp(unpack(ct, cs), unpack(ans, cs), *args, **params)
 
-    prim.jvp_all = jvp_all
-    prim.vjp_all = vjp_all
+    prim.def_all(jvp=jvp_all, vjp=vjp_all)
     # vmap: a decomposition of a stack is the stack of decompositions, packed along the
     # last axis behind every stack axis, so the batch axis is one more stack axis
     prim.defbatch(stacked_rule(prim))

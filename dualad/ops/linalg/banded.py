@@ -139,8 +139,7 @@ def _solve_banded_vjp_all(ct, x, ab, b, l, u):
     return [unbroadcast(gab, shape_of(ab), nb), unbroadcast(gb, shape_of(b), nb)]
 
 
-solve_banded_p.jvp_all = _solve_banded_jvp_all
-solve_banded_p.vjp_all = _solve_banded_vjp_all
+solve_banded_p.def_all(jvp=_solve_banded_jvp_all, vjp=_solve_banded_vjp_all)
 # vmap: band storage (rows, n) and right-hand sides (n, k) are matrices of broadcast stacks
 solve_banded_p.defbatch(stacked_rule(solve_banded_p, (2, 2)))
 
@@ -198,8 +197,7 @@ def _solveh_vjp_all(ct, x, ab, b, lower):
     return [unbroadcast(gab, shape_of(ab), nb), unbroadcast(gb, shape_of(b), nb)]
 
 
-solveh_banded_p.jvp_all = _solveh_jvp_all
-solveh_banded_p.vjp_all = _solveh_vjp_all
+solveh_banded_p.def_all(jvp=_solveh_jvp_all, vjp=_solveh_vjp_all)
 solveh_banded_p.defbatch(stacked_rule(solveh_banded_p, (2, 2)))
 
 

@@ -95,8 +95,7 @@ def _solve_vjp_all(ct, ans, a, b):
     return [unbroadcast(-mm(gb, mT(ans)), shape_of(a), nb), unbroadcast(gb, shape_of(b), nb)]
 
 
-solve_p.jvp_all = _solve_jvp_all
-solve_p.vjp_all = _solve_vjp_all
+solve_p.def_all(jvp=_solve_jvp_all, vjp=_solve_vjp_all)
 
 
 def _solve_batch(args, batched):
@@ -191,8 +190,7 @@ def _solve_tri_vjp_all(ct, ans, a, b, trans, lower, unit_diagonal):
     return [unbroadcast(ga, shape_of(a), nb), unbroadcast(gb, shape_of(b), nb)]
 
 
-solve_triangular_p.jvp_all = _solve_tri_jvp_all
-solve_triangular_p.vjp_all = _solve_tri_vjp_all
+solve_triangular_p.def_all(jvp=_solve_tri_jvp_all, vjp=_solve_tri_vjp_all)
 solve_triangular_p.defbatch(stacked_rule(solve_triangular_p, (2, 2)))
 
 _TRANS = {0: 0, 1: 1, 2: 1, "N": 0, "T": 1, "C": 1}

@@ -95,8 +95,7 @@ def _stein_vjp_all(ct, x, a, b, q):
             unbroadcast(gq, shape_of(q), nb)]
 
 
-solve_stein_p.jvp_all = _stein_jvp_all
-solve_stein_p.vjp_all = _stein_vjp_all
+solve_stein_p.def_all(jvp=_stein_jvp_all, vjp=_stein_vjp_all)
 solve_stein_p.defbatch(stacked_rule(solve_stein_p, (2, 2, 2)))   # vmap: one more stack axis
 solve_stein_p.holomorphic = True
 

@@ -76,8 +76,7 @@ def _sylvester_vjp_all(ct, x, a, b, q):
             unbroadcast(gq, shape_of(q), nb)]
 
 
-solve_sylvester_p.jvp_all = _sylvester_jvp_all
-solve_sylvester_p.vjp_all = _sylvester_vjp_all
+solve_sylvester_p.def_all(jvp=_sylvester_jvp_all, vjp=_sylvester_vjp_all)
 solve_sylvester_p.defbatch(stacked_rule(solve_sylvester_p, (2, 2, 2)))
 
 

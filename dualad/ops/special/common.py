@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.tracer import Box, primal_value, shape_of, staged_only, unguarded_value
+from ...core.primitive import JVP, VJP
 from ...core.primitive import sample
 from ..core.elementwise import elementwise
 
@@ -99,7 +100,7 @@ def declare(name, impl, *derivs, sympy=None, domain=None, samples=None, orders=N
         if d is None:
             argname, why = orders.get(i, (f"argument {i}", "no derivative rule"))
             raising = _nondiff_rule(name, argname, i, why)
-            prim.jvps[i] = prim.vjps[i] = raising
+            prim.rules[JVP][i] = prim.rules[VJP][i] = raising
     prim.samples = samples if samples is not None else default_samples(
         derivs, domain, registry_sympy)
     return prim

@@ -232,8 +232,7 @@ def _solve_vjp_all(ct, ans, data, b, *, struct, trans, vector, solver, role):
     return [unbroadcast(gd, shape_of(data), batch_ndim(ct, ans)), gb]
 
 
-sparse_solve_p.jvp_all = _solve_jvp_all
-sparse_solve_p.vjp_all = _solve_vjp_all
+sparse_solve_p.def_all(jvp=_solve_jvp_all, vjp=_solve_vjp_all)
 # vmap: right-hand sides carry leading axes already (one factorization serves them all);
 # batched stored values are a different matrix per example: one solve each (a loop)
 sparse_solve_p.defbatch(looping_when(sparse_solve_p, (0,), lambda args, batched, **params:

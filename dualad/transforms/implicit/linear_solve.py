@@ -354,8 +354,7 @@ def _vjp_all(ct, ans, b, *consts, system, role):
     return [gb] + gc
 
 
-linear_solve_p.jvp_all = _jvp_all
-linear_solve_p.vjp_all = _vjp_all
+linear_solve_p.def_all(jvp=_jvp_all, vjp=_vjp_all)
 
 
 def _batch(args, batched, *, system, role):

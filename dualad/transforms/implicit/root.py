@@ -225,8 +225,7 @@ def _root_vjp_all(ct, ans, *args, problem):
     return pull(lambda *a: problem.F(ans, *a), args, -lam, (problem.flat.n,))
 
 
-root_p.jvp_all = _root_jvp_all
-root_p.vjp_all = _root_vjp_all
+root_p.def_all(jvp=_root_jvp_all, vjp=_root_vjp_all)
 
 
 def custom_root(solve: Callable[..., Any], optimality: Callable[..., Any], *,

@@ -100,7 +100,7 @@ def fused_reverse(fwd, rev, consts, c0, xs, carry, ct_ys, x_traced, run):
 
     prim = Primitive(f"scan_loop_grad({fwd.name})", impl)
     prim.nondiff_argnums = tuple(j for j in range(len(in_avals)) if j not in diff)
-    prim.vjp_all, prim.jvp_all = vjp_all, jvp_all
+    prim.def_all(jvp=jvp_all, vjp=vjp_all)
     prim.defbatch(batch)
     outs = _unpack(prim(*consts, *c0, *xs, *carry, *ct_ys), out_avals, pd, (), None)
     outs = [o[()] if isinstance(o, np.ndarray) and o.ndim == 0 else o for o in outs]

@@ -193,8 +193,7 @@ def define_rules(prim, spec, x_traced, pd):
         flat_parts = [reshape(_cast(p, pd), (size, -1)) for p in parts]
         return concatenate(flat_parts, axis=-1) if flat_parts else np.zeros((size, 0), pd)
 
-    prim.vjp_all = vjp_all
-    prim.jvp_all = jvp_all
+    prim.def_all(jvp=jvp_all, vjp=vjp_all)
     prim.defbatch(batch)
 
 

@@ -157,8 +157,7 @@ def scan_primitive(body, step_name, l_avals, c_avals, x_avals, y_avals, l, snaps
         return _pack(parts, out_avals, packed_dtype, lead)
 
     prim = Primitive(name, impl)
-    prim.vjp_all = vjp_all
-    prim.jvp_all = jvp_all
+    prim.def_all(jvp=jvp_all, vjp=vjp_all)
     prim.nondiff_argnums = tuple(
         j for j, (_, d) in enumerate(l_avals + list(c_avals) +
                                      [((l,) + s, d) for s, d in x_avals]) if not _inexact(d))
