@@ -4,7 +4,9 @@ One registry of primitives (``dualad.ops``), interpreted by dual numbers (forwar
 ``dualad.interpreters.forward``), by a tape (reverse mode, ``dualad.interpreters.reverse``),
 by batching (``vmap``, ``dualad.interpreters.batching``) and by staging (``jit``,
 ``dualad.interpreters.staging``). Plain ``numpy`` calls on traced values reach the registry
-through the NumPy protocols (``dualad.frontend``). The layout: docs/architecture.md::
+through the NumPy protocols (``dualad.frontend``). The map of the code is
+docs/architecture.md; adding a primitive or an interpreter, docs/guide_internals.md. A
+gradient::
 
     import numpy as np
     import dualad

@@ -71,13 +71,15 @@ Declaring a primitive
     primitives' declarations (``table.set(prim, rule)``); :data:`TABLES` lists them all.
 
 ``dualad.primitive`` and ``dualad.Function`` (public in ``dualad``) are the convenient
-front doors for users' primitives; this module gives the machinery under them.
+front doors for users' primitives; this module gives the machinery under them
+(docs/guide_internals.md: adding one to dualad, step by step).
 
 Writing an interpreter
 ----------------------
 A primitive call ``prim(*args, **params)`` finds, among its arguments, the box whose
 trace has the highest level (the innermost transformation) and hands the call to that
-trace; with no box it runs ``impl``. An interpreter is a pair:
+trace; with no box it runs ``impl``. An interpreter is a pair (docs/guide_internals.md
+builds one, a flop counter, in one screen):
 
 ``Trace``
     One active transformation; subclasses define ``process(prim, args, params)``, which

@@ -12,7 +12,9 @@
   at the door;
 - :mod:`.lazy`, :mod:`.families` — what loads on first use.
 
-Nothing here imports an interpreter, the front end or a transformation.
+Nothing here is meant to import an interpreter, the front end or a transformation; two
+imports still do (docs/architecture.md, "Layers"): :mod:`.primitive` imports
+``dualad.frontend.array_types`` and :mod:`.values` the batching interpreter's tracer.
 """
 
 __all__: list[str] = []

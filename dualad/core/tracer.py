@@ -1,4 +1,4 @@
-"""Traces and boxes: the one mechanism every mode shares (primitives: :mod:`dualad.primitive`).
+"""Traces and boxes: the one mechanism every mode shares (primitives: :mod:`dualad.core.primitive`).
 
 A *trace* is one active transformation (a forward sweep, a recorded tape).
 Each has an integer ``level``; nesting a transformation inside another gives

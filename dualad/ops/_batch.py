@@ -1,7 +1,7 @@
 """Shape bookkeeping shared by the batching rules (``vmap``); no primitive.
 
 A batching rule ``rule(args, batched, **params)`` (declared with ``prim.defbatch``, see
-:mod:`dualad.vmap`) receives the primitive's positional arguments one level down: a
+:mod:`dualad.interpreters.batching.vmap`) receives the primitive's positional arguments one level down: a
 batched argument carries the batch axis at position 0, in front of its per-example
 shape; an unbatched one is the per-example value itself. The rule returns the batched
 result, its batch axis at 0. Parameters (axes, shapes, subscripts, indices) describe

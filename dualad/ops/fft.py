@@ -6,7 +6,7 @@
 
 The DFT matrix W_jk = exp(−2πi jk/N) is symmetric, so a complex FFT is its
 own transpose (cotangents are transposed, not conjugate-transposed: JAX's
-convention, see :mod:`.complex_numbers`). The real transforms keep half the
+convention, see :mod:`dualad.ops.core.complex_numbers`). The real transforms keep half the
 spectrum, k = 0 … N//2: a real signal's spectrum is Hermitian and the other
 half is its mirror. Their transposes therefore weigh each kept frequency by
 its multiplicity in the full spectrum, m_k = 1 for k = 0 and (N even) k = N/2,

@@ -9,7 +9,7 @@ hyperbolic functions, the polar decomposition.
     polar        A = W S Vᵀ (reduced SVD):  U = W Vᵀ,  P = V S Vᵀ (right) or W S Wᵀ (left)
 
 L_p is the upper-right block of [[A, E], [0, A]]^p (Mathias 1996), and its
-adjoint is L_p at Aᵀ, as for expm and logm in :mod:`.matrix_func`. The rules
+adjoint is L_p at Aᵀ, as for expm and logm in :mod:`.func`. The rules
 apply ``fractional_matrix_power`` and ``logm`` to traced values, so they
 differentiate again, in A and p. cosm and sinm need no complex arithmetic for a
 real A (SciPy goes through expm(iA)): the 2n×2n real block exponential holds both,

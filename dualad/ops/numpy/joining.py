@@ -1,7 +1,7 @@
 """Joining, inserting and selecting entries: atleast_1d/2d/3d, dstack, column_stack,
 append, insert, delete, block, broadcast_arrays, extract, compress, trim_zeros.
 
-Compositions of the structural primitives (see :mod:`.numpy_arrays`). ``insert``
+Compositions of the structural primitives (see :mod:`.arrays`). ``insert``
 and ``delete`` obtain their index map from NumPy itself, applied to entry numbers,
 so NumPy's semantics (slices, sequences, broadcasting of values) hold exactly.
 """

@@ -18,7 +18,7 @@
     betaincinv(a, b, y)            ∂y        = 1 / ∂xI at x = I⁻¹(a, b, y)
 
 (Student's t distribution function ``stdtr`` and its inverse are in
-:mod:`.special_student`; Riemann's and Hurwitz's zeta in :mod:`.special_zeta`.)
+:mod:`.student`; Riemann's and Hurwitz's zeta in :mod:`.zeta`.)
 
 Every derivative is itself written with these primitives (ψ' = polygamma(1, ·),
 ∂x polygamma(n, x) = polygamma(n + 1, x), ...), so every order works.

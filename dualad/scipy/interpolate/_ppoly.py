@@ -12,7 +12,7 @@ Outside [x_0, x_m]: ``extrapolate=True`` continues the end pieces, ``False`` giv
 (derivative 0), ``'periodic'`` maps ξ to x_0 + (ξ − x_0) mod (x_m − x_0) (derivative 1).
 
 The shared piece of every interpolant here: CubicSpline is a PPoly, BSpline and
-interp1d's spline kinds convert to one (see :mod:`._bspline`).
+interp1d's spline kinds convert to one (see :mod:`._splines`).
 """
 from __future__ import annotations
 
