@@ -12,9 +12,13 @@
   at the door;
 - :mod:`.lazy`, :mod:`.families` — what loads on first use.
 
-Nothing here is meant to import an interpreter, the front end or a transformation; two
-imports still do (docs/architecture.md, "Layers"): :mod:`.primitive` imports
-``dualad.frontend.array_types`` and :mod:`.values` the batching interpreter's tracer.
+- :mod:`.rules` — rule tables: each interpreter's rules, found by name.
+
+Nothing here is meant to import an interpreter, the front end or a transformation; one
+import still does (docs/architecture.md, "Layers"): :mod:`.values` imports the batching
+interpreter's tracer. What the layers above hand the core (the rules derived from
+partials and by transposition, the object-array hook) is installed in one place,
+``dualad/__init__.py``, through :func:`.primitive.install_builders`.
 """
 
 __all__: list[str] = []
