@@ -1,6 +1,6 @@
 """The rule checker's report on one registered primitive, computed once per test session.
 
-The registry's sweep (tests/dualad/test_registry.py, and under jit
+The registry's sweep (tests/dualad/core/test_registry.py, and under jit
 tests/verification/test_jit_registry.py) and the modules of the long primitives
 (solve_ivp, odeint, quad) ask for the same checks: the first asker runs them, the others
 read the same report (importable from every test module: pytest puts tests/ on the path,

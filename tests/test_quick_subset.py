@@ -52,7 +52,7 @@ def test_ci_runs_every_test():
 
 
 def test_the_rule_checker_sweeps_are_slow_and_one_test_per_primitive():
-    for path, function in [("tests/dualad/test_registry.py",
+    for path, function in [("tests/dualad/core/test_registry.py",
                             "test_primitive_passes_the_rule_checker"),
                            ("tests/verification/test_jit_registry.py",
                             "test_primitive_replays_under_jit")]:
@@ -64,13 +64,13 @@ def test_the_long_checks_are_slow_and_each_keeps_a_quick_twin():
     """Issue 31: the quick subset (3 minutes on 2 cores) leaves these long checks to the
     whole suite; each capability keeps a fast test in the quick subset."""
     slow_and_twin = [
-        ("tests/dualad/test_integrate.py", "test_second_order_against_finite_differences",
+        ("tests/dualad/mirrors/test_integrate.py", "test_second_order_against_finite_differences",
          "test_second_order_of_decay_in_k_and_t_is_exact"),
         ("tests/dualad/test_edge_cases.py", "test_chain_of_a_million_operations", None),
-        ("tests/dualad/test_jit_hostile_names.py",
+        ("tests/dualad/interpreters/staging/test_jit_hostile_names.py",
          "test_hostile_strings_never_execute_and_each_case_works",
          "test_code_payloads_never_execute_through_any_vector"),
-        ("tests/dualad/test_ivp_fast.py", "test_the_robertson_reference_is_scipys",
+        ("tests/dualad/mirrors/test_ivp_fast.py", "test_the_robertson_reference_is_scipys",
          "test_implicit_methods_get_dualads_jacobian"),
         ("tests/dualad/test_lazy_import.py",
          "test_the_same_lazy_name_from_many_threads_is_one_object",
@@ -82,7 +82,7 @@ def test_the_long_checks_are_slow_and_each_keeps_a_quick_twin():
          "test_a_raising_participant_fills_its_cell_and_the_row_goes_on"),
         ("tests/verification/test_coverage.py", "test_every_row_gives_what_it_claims",
          "test_a_rule_off_by_a_tenth_of_a_percent_fails_in_both_modes"),
-        ("tests/dualad/test_keywords.py", "test_every_documented_keyword_works_or_raises_clearly",
+        ("tests/dualad/frontend/test_keywords.py", "test_every_documented_keyword_works_or_raises_clearly",
          "test_keyword_form_matches_numpy_and_differences_at_second_order"),
     ]
     for path, slow, twin in slow_and_twin:

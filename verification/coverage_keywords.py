@@ -273,7 +273,7 @@ def counts(all_probes):
 
 
 # Keywords newer than NumPy 2.2 (CI's oldest): left out of the snapshot, so the table is
-# the same on every supported NumPy (tests/dualad/test_keywords.py tries them where present).
+# the same on every supported NumPy (tests/dualad/frontend/test_keywords.py tries them where present).
 NEWER = {"numpy.unique": {"sorted"}}
 
 

@@ -489,12 +489,12 @@ PRIMITIVES_NOTE = """
 Every primitive of the registry: the module that declares it, its JVP and VJP rules
 (`linear rule`: linear in its differentiable arguments; `zero`: a zero-derivative
 primitive), its SymPy status and how many rows above reach it. SymPy status: `oracle`
-when the registry's rule checker (`check_registry`, run by `tests/dualad/test_registry.py`)
+when the registry's rule checker (`check_registry`, run by `tests/dualad/core/test_registry.py`)
 compares its rules with `sympy.diff`; `oracle (here)` when it has a translation that
 checker does not reach (its samples are too large for the symbolic comparison), so the
 forward and reverse rules on symbols are compared with `sympy.diff` here, at its smallest
 sample; `oracle (here, SciPy-evaluated)` the same with SciPy evaluating SymPy's special
-functions (the checker's numeric fallback uses NumPy only; `tests/dualad/test_special.py`
+functions (the checker's numeric fallback uses NumPy only; `tests/dualad/ops/test_special.py`
 runs the same comparison); `n/a (complex only)`: only complex samples (the oracle works
 on real symbols); `—`: no SymPy translation. vmap: how `dualad.vmap` batches it (checked
 against a Python loop over examples, with its JVP and VJP, by `check_registry`): `rule` a

@@ -25,7 +25,7 @@ Costs and limits (docs/sharp_bits.md): each entry of an n-element traced array t
 into an object array is one recorded ``index`` node, each object-loop operation one node
 per entry, restacking one ``reshape`` per traced entry plus one ``concatenate``: O(n)
 Python-level operations in the forward pass (about 11 µs per entry at n = 100; the node
-counts are tested in tests/dualad/test_lists.py), and the reverse sweep of the entries
+counts are tested in tests/dualad/frontend/test_lists.py), and the reverse sweep of the entries
 costs O(n²) as ``x[i]`` in a loop does, hence :data:`MAX_ENTRIES`. Where dispatch sees a traced
 value it is used instead (``np.concatenate([x, plain])`` never builds an object array).
 Compiled code given an object array fails loudly: it converts the entries with

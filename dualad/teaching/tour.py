@@ -17,7 +17,7 @@ import numpy as np
 
 __all__ = ["tour"]
 
-WIDTH = 79   # the widest line the tour prints (tests/dualad/test_tour.py checks it)
+WIDTH = 79   # the widest line the tour prints (tests/teaching/test_tour.py checks it)
 
 
 def _survey(x):

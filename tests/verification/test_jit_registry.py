@@ -5,7 +5,7 @@ The checker (``verification/jit.py``) traces ``jit(f)``, ``jit(jvp(f))`` and
 ``jit(vjp(f))`` at a primitive's sample, replays them at a second random point and
 compares with the un-jitted calls (and ``jvp``/``vjp`` of ``jit(f)``); each must trace
 once. The oracle is the un-jitted call, itself checked against finite differences by the
-registry's rule checker (tests/dualad/test_registry.py).
+registry's rule checker (tests/dualad/core/test_registry.py).
 """
 import warnings
 

@@ -18,7 +18,7 @@ special functions need:
   others are arrays (and broadcasting pairs) of more than 6 elements, on which
   the registry's oracle does not run: its numeric fallback evaluates the
   Jacobians with NumPy only, which has no ``polygamma``, ``besselj``, ``erfinv``...
-  ``tests/dualad/test_special.py`` runs the same oracle with SciPy's functions
+  ``tests/dualad/ops/test_special.py`` runs the same oracle with SciPy's functions
   on vectors and broadcasting pairs. ``registry_sympy=False`` leaves the scalar
   sample out for functions whose derivative has an irrational constant *and* a
   special function (``erfinv``: √π/2·exp(erfinv(x)²)), which SymPy can decide

@@ -1,6 +1,6 @@
 """dualad.array_api against array-api-strict (the standard's reference namespace):
 the same names, and the same values, shapes and dtypes on plain inputs. Derivatives
-of traced values through the namespace: tests/dualad/test_array_api_grads.py."""
+of traced values through the namespace: tests/dualad/mirrors/test_array_api_grads.py."""
 import numpy as np
 import pytest
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import pathlib
 import re
 import sys
 
@@ -23,7 +24,8 @@ numba = pytest.importorskip("numba")
 import dualad  # noqa: E402
 
 FW = importlib.import_module("dualad.interpreters.staging.numba_flatwrite")
-BENCH = os.path.join(os.path.dirname(__file__), "..", "..", "bench")
+ROOT = pathlib.Path(__file__).resolve().parents[4]   # the repository
+BENCH = os.path.join(str(ROOT), "bench")
 if BENCH not in sys.path:
     sys.path.insert(0, BENCH)
 from gradbench_numpy import ode_objective  # noqa: E402

@@ -5,6 +5,7 @@ Numba the backend is refused with the install command."""
 from __future__ import annotations
 
 import os
+import pathlib
 import sys
 import warnings
 
@@ -18,7 +19,8 @@ import dualad
 from dualad.interpreters.staging import fuse
 from dualad.interpreters.staging.numba_backend import INSTALL, kernel_cache_info
 
-GB = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+ROOT = pathlib.Path(__file__).resolve().parents[4]   # the repository
+GB = os.path.join(str(ROOT),
                   "bench", "gradbench")
 if GB not in sys.path:
     sys.path.insert(0, GB)

@@ -27,7 +27,7 @@ NON_ELEMENTWISE = sorted(n for n, p in REGISTRY.items()
                          if not (p.elementwise or p.derivs is not None))
 # Primitives whose every call is slow (SciPy's Schur–Padé logarithm and powers, adaptive ODE
 # and quadrature solves): here their batching is checked on values; the registry's full
-# check (tests/dualad/test_registry.py's check_registry) adds the JVP/VJP compositions.
+# check (tests/dualad/core/test_registry.py's check_registry) adds the JVP/VJP compositions.
 SLOW = {"fractional_matrix_power", "logm", "solve_ivp", "solve_ivp_event", "odeint", "quad"}
 
 

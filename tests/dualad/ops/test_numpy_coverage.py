@@ -287,7 +287,7 @@ def test_in_place_methods_raise_and_name_the_alternative(method, args):
 @pytest.mark.parametrize("method,args", [("sort", ()), ("partition", (1,)), ("fill", (0.0,)),
                                          ("put", ([0], [1.0]))])
 def test_in_place_methods_write_and_an_input_raises(method, args):
-    """In-place methods write the array (dualad.frontend.inplace, tests/dualad/test_updates_inplace.py);
+    """In-place methods write the array (dualad.frontend.inplace, tests/dualad/frontend/test_updates_inplace.py);
     on an input of grad the write raises and names the copy to write into."""
     with pytest.raises(TypeError, match=r"in-place write.*x.copy\(\)"):
         dualad.grad(lambda x: np.sum(getattr(x, method)(*args)))(X23)

@@ -9,6 +9,7 @@ masks kept wherever a partial could be inf or NaN.
 from __future__ import annotations
 
 import os
+import pathlib
 import re
 import sys
 import warnings
@@ -19,7 +20,8 @@ import pytest
 import dualad
 from dualad.interpreters.staging.codegen import compile_program
 
-GB = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "gradbench")
+ROOT = pathlib.Path(__file__).resolve().parents[4]   # the repository
+GB = os.path.join(str(ROOT), "bench", "gradbench")
 sys.path.insert(0, os.path.abspath(GB))
 sys.path.insert(1, os.path.abspath(os.path.join(GB, "..")))
 import gb_inputs as I  # noqa: E402

@@ -261,7 +261,7 @@ def _reads_a_global(y, t):
 
 
 def test_a_traced_value_read_from_a_global_says_to_pass_it_through_args():
-    # closures are converted (tests/dualad/test_integrate_closures.py); a global is not found
+    # closures are converted (tests/dualad/mirrors/test_integrate_closures.py); a global is not found
     def loss(k):
         _HIDDEN["k"] = k
         return np.sum(di.odeint(_reads_a_global, [1.0], [0.0, 1.0]))

@@ -7,6 +7,7 @@ default compile="background" and wait for it: the end state is compile="now"'s.)
 from __future__ import annotations
 
 import os
+import pathlib
 import sys
 
 import numpy as np
@@ -17,7 +18,8 @@ pytest.importorskip("numba")
 import dualad  # noqa: E402
 from dualad.interpreters.staging import numba_mode  # noqa: E402
 
-BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+ROOT = pathlib.Path(__file__).resolve().parents[4]   # the repository
+BENCH = os.path.join(str(ROOT),
                      "bench")
 if BENCH not in sys.path:
     sys.path.insert(0, BENCH)

@@ -708,7 +708,7 @@ def test_lu_solve(trans, bshape):
     check(f, a, b, order=2 if trans == 0 else 1)
 
 
-# eigh/eigvalsh, eig, svd and norm take complex input: tests/dualad/test_complex_linalg.py
+# eigh/eigvalsh, eig, svd and norm take complex input: tests/dualad/ops/test_complex_linalg.py
 @pytest.mark.parametrize("fn", [np.linalg.cholesky, np.linalg.qr, np.linalg.pinv,
                                 lambda x: np.linalg.slogdet(x)[1], dsl.lu])
 def test_complex_non_holomorphic_refused(fn):

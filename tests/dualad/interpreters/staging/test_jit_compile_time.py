@@ -8,6 +8,7 @@ in seconds. What is not provably the same computation stays apart.
 """
 import sys
 import os
+import pathlib
 
 import numpy as np
 import pytest
@@ -16,7 +17,8 @@ import dualad
 from dualad.interpreters.staging.trace import JitTrace
 from count_helpers import chain, python_calls
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+ROOT = pathlib.Path(__file__).resolve().parents[4]   # the repository
+sys.path.insert(0, os.path.join(str(ROOT), "bench"))
 from gradbench_numpy import det_data, det_objective  # noqa: E402
 
 
