@@ -13,14 +13,18 @@ names JAX users reach for.
 ``custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False, has_aux=False)``
     JAX's ``lax.custom_linear_solve``; it is :func:`dualad.custom_linear_solve` itself,
     whose third positional argument is ``solve``.
+``at(y)[idx].set(v)`` (also ``.add``, ``.multiply``, ``.min``, ``.max``, ``.get``)
+    JAX's ``y.at[idx]`` updates, functional, for a plain NumPy ``y`` as well (traced
+    arrays have the method itself: ``y.at[idx].set(v)``); docs/inplace.md.
 """
 from __future__ import annotations
 
 from .core.lazy import attach as _attach
 from .transforms.stop import stop_gradient
 from .transforms.scan import scan
+from .ops.core.scatter import at
 
-__all__ = ["stop_gradient", "custom_root", "custom_linear_solve", "scan"]
+__all__ = ["stop_gradient", "custom_root", "custom_linear_solve", "scan", "at"]
 
 # custom_root and custom_linear_solve load dualad.transforms.implicit (scipy.sparse, scipy.linalg) on
 # first use: docs/architecture.md, "What loads lazily".

@@ -36,7 +36,7 @@ def _dlpack(self, /, *, stream=None, max_version=None, dl_device=None, copy=None
     raise TypeError(f"__dlpack__ of a traced value of shape {self.shape}: DLPack hands "
                     f"over a memory buffer, which cannot carry a derivative. Pass the "
                     f"traced value itself (xp.asarray keeps it), or take "
-                    f"dualad.core.tracer.primal_value(x) for a constant")
+                    f"dualad.extend.primal_value(x) for a constant")
 
 
 def _operator(ufunc, reflected=False):

@@ -148,7 +148,7 @@ class Trace:
             f"it (jvp/vjp/grad at level {self.level}) and was used afterwards in primitive "
             f"'{prim.name}'. Its derivative can no longer be computed: return it from the "
             f"differentiated function instead of storing it (e.g. in a list or global), or "
-            f"store dualad.core.tracer.primal_value(x)")
+            f"store dualad.extend.primal_value(x)")
 
     def process(self, prim, args, params):  # pragma: no cover - abstract
         """Interpret ``prim(*args, **params)`` on this trace's boxes.

@@ -48,7 +48,7 @@ def to_index(x):
         f"cannot use a traced value of shape {x.shape} and dtype {x.dtype} with "
         f"operator.index() (an index, a range bound): only integer values are indices, as in "
         f"NumPy. Cast it, which has zero derivative: int(x), x.astype(int), np.floor(x)."
-        f"astype(int), or take a number from the primal value: int(dualad.core.tracer.primal_value"
+        f"astype(int), or take a number from the primal value: int(dualad.extend.primal_value"
         f"(x)).")
 
 

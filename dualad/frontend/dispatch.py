@@ -320,7 +320,7 @@ def _conversion_error(kind):
             f"the traced value "
             f"(NumPy functions on it stay differentiable). For a number that needs no "
             f"derivative (a printout, a tolerance test) take it from the primal value: "
-            f"{kind}(dualad.core.tracer.primal_value(x)). {_assign_hint()}")
+            f"{kind}(dualad.extend.primal_value(x)). {_assign_hint()}")
         error._dualad_conversion = True      # read by inplace.raise_assignment_error
         raise error
     convert.__name__ = f"__{kind}__"

@@ -303,7 +303,7 @@ def assignment_hint(value=None, target="out", index="i", lost="its derivative"):
             f"it, e.g. {target} = np.zeros_like(x) with x a traced input (or "
             f"{target} = x.copy()), then {target}[{index}] = v, {target}[{index}] += v and "
             f"np.add.at({target}, idx, v) are recorded; or (2) write it functionally: "
-            f"{target} = dualad.frontend.inplace.at({target})[{index}].set(v) (also .add, .multiply, "
+            f"{target} = dualad.lax.at({target})[{index}].set(v) (also .add, .multiply, "
             f".min, .max, ...), or build the array from its pieces with "
             f"dualad.numpy.stack([...])")
 

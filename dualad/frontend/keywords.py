@@ -151,7 +151,7 @@ def _instead(fname, k):
     if k == "out":
         return "use the returned value instead (y = f(x))"
     return (f"call {fname} without {k}=, or compute what needs no derivative from the "
-            f"primal value (dualad.core.tracer.primal_value(x))")
+            f"primal value (dualad.extend.primal_value(x))")
 
 
 def method(name, func):

@@ -8,7 +8,7 @@ value is recorded as a guard (:class:`~dualad.interpreters.staging.program.Guard
 - ``bool(x)`` (``if x > 0``, ``while err > tol``): the truth it had;
 - ``int(x)``, ``operator.index(x)``, ``round(x)``: the integer it had;
 - any other read of the value itself (``float(x)``, ``x.item()``, code that takes the
-  primal with ``dualad.core.tracer.primal_value``: a NumPy function with no rule for traced
+  primal with ``dualad.extend.primal_value``: a NumPy function with no rule for traced
   values, a SciPy solver): the whole value, compared when the program replays.
 
 So a replay either runs the same program the function would have run, or a guard fails

@@ -81,7 +81,7 @@ def cast_for(fname, a, dtype):
                             f"{dtype.kind == 'b' and 'booleans' or 'integers'} and truncate "
                             f"its derivative",
                             f"reduce in floating point and cast the primal value: "
-                            f"dualad.core.tracer.primal_value(result).astype({dtype.name})")
+                            f"dualad.extend.primal_value(result).astype({dtype.name})")
     if dtype == src:
         return a
     if src.kind == "c" and dtype.kind == "f":

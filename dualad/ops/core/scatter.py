@@ -304,8 +304,29 @@ class _At:
 
 
 def at(array):
-    """``at(y)[idx].set(v)``: the functional updates of ``y`` (a traced value or a plain
-    array; ``y.at`` on a traced value is the same). Each returns a new value."""
+    """The functional updates of an array, JAX's ``y.at[idx].set(v)``.
+
+    ``at(y)[idx].set(v)``, ``.add(v)``, ``.multiply(v)``, ``.min(v)``, ``.max(v)`` and
+    ``.get()`` each return a new value and leave ``y`` as it was; ``y`` may be a traced
+    value (``y.at`` is the same) or a plain NumPy array, into which traced values may be
+    written (``y[idx] = v`` cannot hold them).
+
+    Parameters
+    ----------
+    array : array_like or traced value
+        The array to update.
+
+    Returns
+    -------
+    object
+        Indexable: ``at(y)[idx]`` has the update methods above.
+
+    Examples
+    --------
+    >>> import numpy as np, dualad
+    >>> dualad.grad(lambda x: dualad.lax.at(np.zeros(3))[1].set(x * x).sum())(2.0)
+    4.0
+    """
     return _At(array)
 
 

@@ -231,7 +231,7 @@ def test_plain_targets_show_the_two_ways():
     def out(x):
         return np.sin(x, out=np.empty(5))
     for f in (iadd, add_at, out):
-        _raises(f, r"plain array of shape \(5,\).*np.zeros_like\(x\).*dualad.frontend.inplace.at")
+        _raises(f, r"plain array of shape \(5,\).*np.zeros_like\(x\).*dualad.lax.at")
     _raises(iadd, r"numpy.add\(\.\.\., out=\.\.\.\) \(as a \+= x runs it\)")
 
 

@@ -149,4 +149,4 @@ def test_values_match_scipy_with_a_closure():
     r = dualad.jvp(lambda k: solve_ivp(lambda t, y: [-k * y[0], y[0] - y[1]], (0.0, 2.0),
                                        np.array([1.0, 0.0])).y, (k,), (1.0,))[0]
     s = si.solve_ivp(lambda t, y: [-k * y[0], y[0] - y[1]], (0.0, 2.0), [1.0, 0.0])
-    np.testing.assert_array_equal(dualad.core.tracer.primal_value(r), s.y)
+    np.testing.assert_array_equal(dualad.extend.primal_value(r), s.y)

@@ -61,7 +61,7 @@ def test_traced_values_equal_scipys_and_the_result_has_scipys_fields():
         return np.sum(r.y)
     dualad.grad(f)(P_LV)
     s = si.solve_ivp(lotka_volterra, (0.0, 5.0), Y0_LV, args=tuple(P_LV), t_eval=T_LV)
-    np.testing.assert_array_equal(dualad.core.tracer.primal_value(seen["y"]), s.y)
+    np.testing.assert_array_equal(dualad.extend.primal_value(seen["y"]), s.y)
     for k in ("t", "status", "message", "success", "nfev", "njev", "nlu"):
         assert np.all(seen[k] == s[k]), k
 
@@ -176,7 +176,7 @@ def test_dense_output_differentiable_in_t_and_parameters(sensitivity):
     k = 0.7
     plain = si.solve_ivp(lambda t, y: [-k * y[0], k * y[0] - 0.3 * y[1]], (0.0, 3.0),
                          [1.0, 0.0], dense_output=True, **TIGHT)
-    np.testing.assert_array_equal(dualad.core.tracer.primal_value(
+    np.testing.assert_array_equal(dualad.extend.primal_value(
         dualad.jvp(lambda k: at(k, s), (k,), (1.0,))[0]), plain.sol(s))
     g_k = dualad.grad(lambda k: np.sum(at(k, s)))(k)
     ref = lambda k: np.sum(si.solve_ivp(  # noqa: E731
@@ -186,7 +186,7 @@ def test_dense_output_differentiable_in_t_and_parameters(sensitivity):
     g_s = dualad.grad(lambda s: np.sum(at(k, s)[1]))(s)
     y = plain.sol(s)
     np.testing.assert_allclose(g_s, k * y[0] - 0.3 * y[1], rtol=1e-6)
-    assert np.shape(dualad.core.tracer.primal_value(
+    assert np.shape(dualad.extend.primal_value(
         dualad.jvp(lambda k: at(k, 1.0), (k,), (1.0,))[0])) == (2,)
 
 

@@ -134,7 +134,7 @@ def _check_zero_derivative(f, x):
         def g(x):
             y = f(x)
             y = y[0] if isinstance(y, tuple) else y
-            return np.sum(x[:3]) + np.sum(np.asarray(dualad.core.tracer.primal_value(y),
+            return np.sum(x[:3]) + np.sum(np.asarray(dualad.extend.primal_value(y),
                                                      dtype=float) * 0.0)
         if mode == "rev":
             grad = dualad.grad(g)(x)
@@ -144,7 +144,7 @@ def _check_zero_derivative(f, x):
     value = dualad.jvp(lambda x: f(x), (x,), (np.zeros(6),))[0]
     for a, b in zip(value if isinstance(value, tuple) else (value,),
                     expected if isinstance(expected, tuple) else (expected,)):
-        np.testing.assert_array_equal(dualad.core.tracer.primal_value(a), b)
+        np.testing.assert_array_equal(dualad.extend.primal_value(a), b)
 
 
 def test_zero_derivative_results_used_in_products():
@@ -380,7 +380,7 @@ def test_unique_named_tuples_and_real_if_close():
         res = dualad.jvp(lambda x: fn(x), (x,), (np.ones(4),))[0]
         ref = fn(x)
         vals = res.values if hasattr(res, "values") else res
-        np.testing.assert_array_equal(dualad.core.tracer.primal_value(vals),
+        np.testing.assert_array_equal(dualad.extend.primal_value(vals),
                                       ref.values if hasattr(ref, "values") else ref)
     check(lambda x: np.real_if_close(x) * 2.0, X23)
 
