@@ -39,7 +39,8 @@ from .core.primitive import REGISTRY, Primitive, sample  # noqa: F401  (dualad.e
 from .interpreters.forward.dual import Dual  # noqa: F401
 from .interpreters.reverse.tape import Var  # noqa: F401
 from .transforms.custom import primitive, Function  # noqa: F401
-from .transforms.custom_rules import custom_jvp, custom_vjp  # noqa: F401
+from .transforms.custom_jvp import custom_jvp  # noqa: F401
+from .transforms.custom_vjp import custom_vjp  # noqa: F401
 from .interpreters.reverse.anomaly import detect_anomaly, AnomalyError  # noqa: F401
 from .transforms.checkpoint import checkpoint  # noqa: F401
 from .interpreters.batching.vmap import vmap  # noqa: F401

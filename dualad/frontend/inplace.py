@@ -427,7 +427,8 @@ def constant_like(a, fill, dtype=None, order="K", subok=True, shape=None, **kwar
 def install(B):
     """Attach the in-place protocol to the box class ``B`` (called by dualad.frontend.dispatch)."""
     B.__setitem__ = setitem
-    B.at = property(at)
+    B.at = property(at, doc="JAX's functional updates of this value: ``x.at[idx].set(v)`` (also "
+                    "``.add``, ``.multiply``, ``.min``, ``.max``, ``.get``), each a new value.")
     B.__copy__ = lambda self: copy(self)
     B.__deepcopy__ = lambda self, memo: copy(self)
     B.copy = copy_method

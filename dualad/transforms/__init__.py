@@ -1,8 +1,8 @@
 """What users call (internal modules; the names are public in :mod:`dualad`).
 
 - :mod:`.api` — ``grad``, ``value_and_grad``, ``jvp``, ``vjp``, ``hvp``, ``derivative``;
-- :mod:`.custom` — ``@dualad.primitive`` and ``Function``; :mod:`.custom_rules` —
-  ``custom_jvp`` / ``custom_vjp``;
+- :mod:`.custom` — ``@dualad.primitive`` and ``Function``; :mod:`.custom_jvp`,
+  :mod:`.custom_vjp` — ``custom_jvp`` / ``custom_vjp`` (what they share: :mod:`.custom_rules`);
 - :mod:`.stop` — ``stop_gradient``; :mod:`.checkpoint` — ``checkpoint``;
 - :mod:`.scan` — loops; :mod:`.implicit` — ``custom_root``, ``custom_linear_solve``.
 
