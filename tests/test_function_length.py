@@ -29,6 +29,8 @@ MODULES = [
     "dualad.primitive",
     "dualad.api",
     "dualad.scan.rules",
+    "dualad.scan.loop_rules",
+    "dualad.scan.fused",
     "dualad.jit.specialize",
     "dualad.jacobians.plan",
     "dualad.verification.rules",
