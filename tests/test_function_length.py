@@ -36,6 +36,11 @@ MODULES = [
     "dualad.verification.rules",
 ]
 
+# The one exception, held to its length: the reverse sweep's node loop applies the
+# elementwise pullback inline, because a call per node measured +5.0% instructions on
+# bench/instructions.py's scalar chain (see backward_sweep's Notes).
+EXEMPT = {"dualad.sweep.backward_sweep": 93}
+
 _SKIP = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
          tokenize.ENDMARKER)
 
@@ -78,6 +83,16 @@ def function_lengths(source):
     return out
 
 
+def test_exemptions_still_needed():
+    """An exempt function that got short enough loses its exemption."""
+    for qualified, _ in EXEMPT.items():
+        module, name = qualified.rsplit(".", 1)
+        spec = importlib.util.find_spec(module)
+        with open(spec.origin, encoding="utf-8") as fh:
+            n = dict(function_lengths(fh.read()))[name]
+        assert n > LIMIT, f"{qualified} is {n} lines of code now: remove it from EXEMPT"
+
+
 def test_counter_counts_code_only():
     src = ('def f(x):\n    """Doc\n    string."""\n    # a comment\n\n    y = (x +\n'
            '         1)\n    def g():\n        return y\n    return g\n')
@@ -91,6 +106,7 @@ def test_no_function_over_limit(module):
         f"{module} not found: if it moved, update MODULES in {__file__}"
     with open(spec.origin, encoding="utf-8") as fh:
         lengths = function_lengths(fh.read())
-    over = [f"{module}.{name}: {n} lines of code" for name, n in lengths if n > LIMIT]
+    over = [f"{module}.{name}: {n} lines of code" for name, n in lengths
+            if n > EXEMPT.get(f"{module}.{name}", LIMIT)]
     assert not over, (f"functions over {LIMIT} lines of code (split them into named steps):\n"
                       + "\n".join(over))
