@@ -617,52 +617,106 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
     keep no one-hot seeds and run no checksums, so the dense modes are modelled by their
     whole arithmetic, and no eager sweep is timed (its order can differ from the replays':
     measured at 2000 -> 10, eager forward 0.5 ms against replayed forward 18 ms and
-    replayed reverse 0.2 ms)."""
+    replayed reverse 0.2 ms).
+
+    The steps: count the primitives (a census, with the pattern when a sparse mode needs
+    it anyway), refuse a dense result that cannot fit, model the dense modes, detect the
+    pattern when asked or worth it, color it, model the compressed modes, then pick the
+    cheapest (timing the close ones when that pays)."""
     if mode.startswith("sparse"):
         sparse = True
-    notes, sp_info = [], None
+    notes = []
+    census, sp_info = _census(problem, sparse, sparsity, max_memory, notes)
+    chunk = chunk_for(problem, chunk_size, max_memory, census)
+    dtype = result_dtype(problem)
+    dense_ok = _dense_fits(problem, mode, sparse, output, max_memory, dtype)
+    dirs = {"forward": problem.n, "reverse": problem.m}
+    estimates = _dense_estimates(census, dirs, chunk, mode, sparse, replayed)
+    if sp_info is None and mode not in ("forward", "reverse"):
+        sp_info = _detect_if_worth(problem, census, estimates, sparse, sparsity, detect,
+                                   dense_ok, max_memory, notes)
+    if sparse is True and sp_info is None:
+        raise ValueError(f"{problem.api}({problem.name}): a sparse mode was asked for but the "
+                         f"pattern could not be obtained ({' '.join(notes)})")
+    col, row = _colorings(sp_info, mode, notes)
+    nnz = sp_info.nnz if sp_info is not None else 0
+    dirs.update({"sparse-forward": col.ncolors if col else None,
+                 "sparse-reverse": row.ncolors if row else None})
+    _sparse_estimates(estimates, census, dirs, chunk, nnz, mode, sparse, replayed)
+    if not dense_ok:
+        _mark_dense_infeasible(estimates, problem, dtype)
+    chosen, how, timed = _choose(problem, estimates, dense_ok, max_memory, dtype, calibrate,
+                                 dirs, chunk, nnz, replayed)
+    return Plan(problem, chosen, chunk, census, sp_info, col, row, estimates, how, notes,
+                output, max_memory, timed)
+
+
+def _census(problem, sparse, sparsity, max_memory, notes):
+    """``(census, sp_info)``: the primitive census of ``problem``; a sparse mode without
+    a census yet gets it from the detection, which counts the primitives too (one
+    evaluation of f instead of two; its time stands for the plain call's), and the
+    detected pattern with it (else ``sp_info`` is None)."""
+    sp_info = None
     census = get_census(problem, compute=not (sparse is True and sparsity is None))
     if census is None:
-        # A sparse mode without a census yet: the detection counts the primitives too
-        # (one evaluation of f instead of two; its time stands for the plain call's).
         sp_info = _detect(problem, sparse, None, max_memory, notes)
         census = sp_info.census if sp_info is not None else get_census(problem)
         if census.t_plain is None and sp_info is not None:
             census.t_plain = sp_info.seconds
-    chunk = chunk_for(problem, chunk_size, max_memory, census)
-    dtype = result_dtype(problem)
+    return census, sp_info
+
+
+def _dense_fits(problem, mode, sparse, output, max_memory, dtype):
+    """Whether the dense m x n result fits in ``max_memory``; refuses (raises) when it
+    does not and a dense result or a dense mode was asked for."""
     dense_ok = dense_bytes(problem, dtype) <= max_memory
     if not dense_ok and (output == "dense" or mode in ("forward", "reverse") or
                          sparse is False):
         refuse_dense(problem.api, problem, max_memory, dtype)
-    dirs = {"forward": problem.n, "reverse": problem.m}
+    return dense_ok
+
+
+def _dense_estimates(census, dirs, chunk, mode, sparse, replayed):
+    """``{alt: (seconds, "modelled")}`` for the dense modes asked for: the cost model of
+    n one-hot tangents (forward) or m one-hot cotangents (reverse) in chunks."""
     estimates = {}
     for alt in ("forward", "reverse"):
         if mode in ("auto", alt) and sparse is not True:
             estimates[alt] = (cost.model(census, dirs[alt], chunk, alt, onehot=not replayed,
                                          replayed=replayed), "modelled")
-    if sp_info is None and mode not in ("forward", "reverse"):
-        go = True
-        budget = None
-        if detect == "worth" and sparse == "auto" and sparsity is None and dense_ok:
-            go, why = cost.worth_detecting(census, min(e for e, _ in estimates.values()))
-            notes.append(f"Sparsity detection: {'run' if go else 'skipped'}: {why}.")
-            budget = cost.detection_budget(census, max_memory)
-        if go:
-            sp_info = _detect(problem, sparse, sparsity, max_memory, notes, budget)
-    if sparse is True and sp_info is None:
-        raise ValueError(f"{problem.api}({problem.name}): a sparse mode was asked for but the "
-                         f"pattern could not be obtained ({' '.join(notes)})")
-    col = row = None
-    if sp_info is not None:
-        col, row = colorings_for(sp_info.pattern, {"sparse-forward": "forward",
-                                                   "sparse-reverse": "reverse"}.get(mode, "auto"))
-        if row is None and mode == "auto":
-            notes.append("Row coloring skipped: it cannot use fewer colors than the column "
-                         "coloring (its lower bound, the largest column count, is no smaller).")
-    nnz = sp_info.nnz if sp_info is not None else 0
-    dirs.update({"sparse-forward": col.ncolors if col else None,
-                 "sparse-reverse": row.ncolors if row else None})
+    return estimates
+
+
+def _detect_if_worth(problem, census, estimates, sparse, sparsity, detect, dense_ok,
+                     max_memory, notes):
+    """The sparsity pattern (or None): detected always, or with ``detect="worth"`` only
+    when :func:`cost.worth_detecting` says the cheapest dense estimate leaves room for a
+    compressed mode to win (the detection then runs within a budget)."""
+    go, budget = True, None
+    if detect == "worth" and sparse == "auto" and sparsity is None and dense_ok:
+        go, why = cost.worth_detecting(census, min(e for e, _ in estimates.values()))
+        notes.append(f"Sparsity detection: {'run' if go else 'skipped'}: {why}.")
+        budget = cost.detection_budget(census, max_memory)
+    return _detect(problem, sparse, sparsity, max_memory, notes, budget) if go else None
+
+
+def _colorings(sp_info, mode, notes):
+    """``(col, row)``: the column and row colorings of the pattern (None where not
+    made), as the sparse mode asked for needs them."""
+    if sp_info is None:
+        return None, None
+    col, row = colorings_for(sp_info.pattern, {"sparse-forward": "forward",
+                                               "sparse-reverse": "reverse"}.get(mode, "auto"))
+    if row is None and mode == "auto":
+        notes.append("Row coloring skipped: it cannot use fewer colors than the column "
+                     "coloring (its lower bound, the largest column count, is no smaller).")
+    return col, row
+
+
+def _sparse_estimates(estimates, census, dirs, chunk, nnz, mode, sparse, replayed):
+    """Add the compressed modes to ``estimates``: one sweep per color plus the
+    decompression of the nnz entries; under ``mode="auto"`` a coloring with as many
+    colors as the dense mode has directions compresses nothing (infinite)."""
     for alt in ("sparse-forward", "sparse-reverse"):
         if dirs[alt] is None or mode not in ("auto", alt):
             continue
@@ -671,12 +725,22 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
             continue
         estimates[alt] = (cost.model(census, dirs[alt], chunk, KIND[alt], replayed=replayed)
                           + nnz * _DECOMPRESS, "modelled")
-    if not dense_ok:
-        for alt in ("forward", "reverse"):
-            if alt in estimates:
-                estimates[alt] = (math.inf, f"infeasible: the dense result alone needs "
-                                            f"{human_bytes(dense_bytes(problem, dtype))} > "
-                                            f"max_memory")
+
+
+def _mark_dense_infeasible(estimates, problem, dtype):
+    """The dense modes' estimates made infinite: their result alone exceeds max_memory."""
+    for alt in ("forward", "reverse"):
+        if alt in estimates:
+            estimates[alt] = (math.inf, f"infeasible: the dense result alone needs "
+                                        f"{human_bytes(dense_bytes(problem, dtype))} > "
+                                        f"max_memory")
+
+
+def _choose(problem, estimates, dense_ok, max_memory, dtype, calibrate, dirs, chunk, nnz,
+            replayed):
+    """``(chosen, how, timed)``: the cheapest feasible alternative (after timing the close
+    ones, :func:`_settle`), the sentence saying why, and the timing lines; refuses when
+    nothing is feasible."""
     feasible = {a: e for a, (e, _) in estimates.items() if math.isfinite(e)}
     if not feasible:
         refuse_dense(problem.api, problem, max_memory, dtype)
@@ -693,8 +757,7 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
     chosen, ratio = cost.pick({a: e for a, (e, _) in estimates.items()})
     if math.isfinite(ratio):
         how += f" {chosen} is {ratio:.2f}x cheaper than the runner-up."
-    return Plan(problem, chosen, chunk, census, sp_info, col, row, estimates, how, notes,
-                output, max_memory, timed)
+    return chosen, how, timed
 
 
 def _settle(problem, feasible, calibrate, dirs, chunk, nnz, estimates, replayed=False):

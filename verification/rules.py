@@ -451,82 +451,135 @@ def check_rule(target: Primitive | type | dualad.custom_jvp[Any, Any] |
         samples = [{"args": tuple(np.shape(a) if _is_diff_value(a) else a for a in args),
                     "params": params or {}, "domain": None, "values": args}]
     samples = default_samples(prim, target) if samples is None else samples
-    rng = np.random.default_rng(seed)
     nondiff = set(prim.nondiff_argnums)
     if isinstance(target, (dualad.custom_jvp, dualad.custom_vjp)):
         nondiff |= _custom_nondiff(target, len(args) if args is not None
                                    else signature_arity(prim, target))
-    sympy_runs = 0
-    skipped = []
+    checks = _SampleChecks(report, prim, call, name, target, nondiff, seed, dict(
+        order=order, sympy=sympy, rtol=rtol, reference=reference, vmap=vmap,
+        only_vmap=only_vmap, vmap_derivatives=vmap_derivatives, jit=jit, only_jit=only_jit))
+    for k, smp in enumerate(samples):
+        if not checks.run(k, smp):
+            break
+    _signature_fallback(checks, samples, name)
+    return report
 
-    def run(k, smp):
-        nonlocal sympy_runs
+
+class _SampleChecks:
+    """The checks of :func:`check_rule` at one sample after another, sharing the report,
+    the random generator, the SymPy budget (three elementwise samples, one otherwise) and
+    the list of signature shapes skipped. ``opts``: check_rule's keyword options."""
+
+    def __init__(self, report, prim, call, name, target, nondiff, seed, opts):
+        self.report, self.prim, self.call, self.name = report, prim, call, name
+        self.target, self.nondiff, self.seed, self.opts = target, nondiff, seed, opts
+        self.rng = np.random.default_rng(seed)
+        self.sympy_runs = 0
+        self.skipped = []
+
+    def run(self, k, smp):
+        """Check sample ``k``: its values, the derivative rules (unless only vmap or jit),
+        the batching rule, jit, then the SymPy oracle. False stops the checks (the
+        primitive has no rule to check); True goes on to the next sample."""
+        drawn = self._values(smp)
+        if drawn is None:
+            return True
+        vals, diff = drawn
+        kw = dict(smp.get("params", {}))
+        modes = self._modes(diff)
+        if modes is None:
+            return False
+        shapes = ", ".join(str(np.shape(vals[i])) + (" complex" if np.iscomplexobj(vals[i])
+                                                      else "") for i in diff)
+        tag = f"sample {k} [{shapes}]"
+        o = self.opts
+        only = o["only_vmap"] or o["only_jit"]   # one check alone: the derivative rules' skipped
+        if not only:
+            self._derivatives(vals, diff, kw, tag, modes)
+        if o["only_vmap"] or (o["vmap"] and not only):
+            check_batching(self.report, self.prim, self.call, vals, diff, kw, tag, smp,
+                           self.rng, modes=modes if o["vmap_derivatives"] else ())
+        if o["only_jit"] or (o["jit"] and not only):
+            # its own random numbers: the other checks draw the same values with or without it
+            check_jit(self.report, self.prim, self.call, vals, diff, kw, tag, smp,
+                      np.random.default_rng([self.seed, k, 19]), modes=modes)
+        if not only:
+            self._sympy(vals, diff, kw, tag, smp, modes)
+        return True
+
+    def _values(self, smp):
+        """``(vals, diff)``: the sample's argument values and the indices of the
+        differentiable ones; None when a signature sample cannot be drawn (noted in
+        ``skipped``)."""
+        nondiff = self.nondiff
         if "values" in smp:
             vals = list(smp["values"])
-            diff = [i for i, a in enumerate(vals) if _is_diff_value(a) and i not in nondiff]
-        elif smp.get("signature"):
-            vals, why = signature_sample(smp, call, rng)
+            return vals, [i for i, a in enumerate(vals) if _is_diff_value(a) and i not in nondiff]
+        if smp.get("signature"):
+            vals, why = signature_sample(smp, self.call, self.rng)
             if vals is None:
-                skipped.append(f"{', '.join(map(str, smp['args']))}: {why}")
-                return True
-            diff = [i for i in range(len(vals)) if i not in nondiff]
-        else:
-            vals, diff = _materialize(smp, rng, nondiff)
-        kw = dict(smp.get("params", {}))
+                self.skipped.append(f"{', '.join(map(str, smp['args']))}: {why}")
+                return None
+            return vals, [i for i in range(len(vals)) if i not in nondiff]
+        return _materialize(smp, self.rng, nondiff)
+
+    def _modes(self, diff):
+        """The modes the rules can be checked in (("fwd", "rev"), one of them, or none for
+        a zero derivative), noted in the report; None (a failed check) when arguments
+        are differentiable and no mode has a rule."""
+        prim, target, report = self.prim, self.target, self.report
         modes = directions(prim, target, diff)
         if isinstance(target, dualad.custom_vjp):
             modes = ("rev",)          # forward mode refuses a custom_vjp, as in JAX
         if not prim.zero_derivative and diff and not modes:
-            report.add(f"no checks could be run: {name} has no JVP or VJP rule for arguments "
-                       f"{diff} (define defjvp/defvjp/defderiv, or a Function's backward)",
-                       False)
-            return False
+            report.add(f"no checks could be run: {self.name} has no JVP or VJP rule for "
+                       f"arguments {diff} (define defjvp/defvjp/defderiv, or a Function's "
+                       f"backward)", False)
+            return None
         if modes == ("rev",):
             report.notes.append("reverse mode only (no JVP rule): VJPs checked against finite "
                                 "differences, to order 2 as VJP of VJP; forward mode not checked")
         elif modes == ("fwd",):
             report.notes.append("forward mode only (no VJP rule): JVPs checked against finite "
                                 "differences, to order 2 as JVP of JVP; reverse mode not checked")
-        shapes = ", ".join(str(np.shape(vals[i])) + (" complex" if np.iscomplexobj(vals[i])
-                                                      else "") for i in diff)
-        tag = f"sample {k} [{shapes}]"
-        only = only_vmap or only_jit   # one check alone: the derivative rules' skipped
-        if not only:
-            try:
-                _check_custom_primal(report, target, vals, kw, tag)
-                _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng,
-                              reference, modes)
-            except Exception as e:  # noqa: BLE001 - any crash is a failed check, reported
-                report.add(f"{tag}: ran without error", False,
-                           detail=f"{type(e).__name__}: {e}")
-        if only_vmap or (vmap and not only):
-            check_batching(report, prim, call, vals, diff, kw, tag, smp, rng,
-                           modes=modes if vmap_derivatives else ())
-        if only_jit or (jit and not only):
-            # its own random numbers: the other checks draw the same values with or without it
-            check_jit(report, prim, call, vals, diff, kw, tag, smp,
-                      np.random.default_rng([seed, k, 19]), modes=modes)
-        if only:
-            return True
-        elementwise = prim.derivs is not None
-        # The SymPy oracle works on real symbols: complex samples are left to the others.
-        if sympy and prim.sympy is not None and not prim.zero_derivative and not getattr(
-                prim, "stops_gradient", False) and (
-                sympy_runs < (3 if elementwise else 1)) and not any(
-                np.iscomplexobj(vals[i]) for i in diff):
-            sympy_runs += _check_sympy(report, prim, call, vals, diff, kw, tag, smp, modes)
-        return True
+        return modes
 
-    for k, smp in enumerate(samples):
-        if not run(k, smp):
-            break
+    def _derivatives(self, vals, diff, kw, tag, modes):
+        """The value, JVP, VJP and order-2 checks at one sample (:func:`_check_sample`);
+        a crash is a failed check."""
+        o = self.opts
+        try:
+            _check_custom_primal(self.report, self.target, vals, kw, tag)
+            _check_sample(self.report, self.prim, self.call, vals, diff, kw, tag, o["order"],
+                          o["rtol"], self.rng, o["reference"], modes)
+        except Exception as e:  # noqa: BLE001 - any crash is a failed check, reported
+            self.report.add(f"{tag}: ran without error", False,
+                            detail=f"{type(e).__name__}: {e}")
+
+    def _sympy(self, vals, diff, kw, tag, smp, modes):
+        """The SymPy oracle, within its budget, where the primitive has a translation and a
+        derivative that is not zero by declaration. It works on real symbols: complex
+        samples are left to the other checks."""
+        prim = self.prim
+        elementwise = prim.derivs is not None
+        if self.opts["sympy"] and prim.sympy is not None and not prim.zero_derivative and \
+                not getattr(prim, "stops_gradient", False) and (
+                self.sympy_runs < (3 if elementwise else 1)) and not any(
+                np.iscomplexobj(vals[i]) for i in diff):
+            self.sympy_runs += _check_sympy(self.report, prim, self.call, vals, diff, kw, tag,
+                                            smp, modes)
+
+
+def _signature_fallback(checks, samples, name):
+    """After the samples: when every broadcasting shape of a signature was refused, retry
+    at square matrices (then symmetric positive definite ones), as a rule of logdet, inv
+    or cholesky needs; note the shapes skipped, and that nothing was checked if so."""
+    report, skipped = checks.report, checks.skipped
     signature = skipped and any(smp.get("signature") for smp in samples)
     if signature and not report.rows:
-        # every broadcasting shape was refused: square matrices (then symmetric positive
-        # definite ones), as a rule of logdet, inv or cholesky needs
         square = matrix_samples(len(samples[0]["args"]))
         for k, smp in enumerate(square, start=len(samples)):
-            run(k, smp)
+            checks.run(k, smp)
         if report.rows:
             report.notes.append("the broadcasting shapes were refused (below), so square "
                                 "(and if needed symmetric positive definite) matrices were "
@@ -537,7 +590,6 @@ def check_rule(target: Primitive | type | dualad.custom_jvp[Any, Any] |
         if not report.rows:
             report.unchecked = ("no sample could be drawn: give check_rule(args=...) or set "
                                 f"{name}.samples = [dualad.sample(shape, ...)]")
-    return report
 
 
 def _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng, reference,
@@ -556,62 +608,76 @@ def _check_sample(report, prim, call, vals, diff, kw, tag, order, rtol, rng, ref
                 primal_value(f(x)), dtype=float)))(vals[i])
             report.add(f"{tag}: zero derivative of argument {i}", np.all(g == 0))
         return
-    fwd, rev = "fwd" in modes, "rev" in modes
     for i in diff:
-        f = _partial(call, vals, i, kw)
-        x = vals[i]
-        if fwd:
-            out, _ = dualad.jvp(f, (x,), (np.zeros_like(x),))
-        else:
-            out, pullback = dualad.vjp(f, x)
-        a, r = _rel(out, plain)
-        report.add(f"{tag}: traced value equals plain value", r <= 1e-12, a, r)
-        # Complex numbers as R²: Jacobians of the realified map, (output coords, input coords).
-        J_num = real_jacobian(f, x)
-        t1 = c1 = None
-        if fwd:
-            _, T = dualad.jvp(f, (x,), (real_directions(x),))             # vector forward mode
-            J_fwd = np.stack([_realify_as(t, out) for t in np.asarray(T)], axis=1)
-            a, r = _rel(J_fwd, J_num)
-            report.add(f"{tag}: tangent (JVP) of argument {i}", r <= rtol * 10 or a <= rtol,
-                       a, r)
-        if rev:
-            _, pullback = dualad.vjp(f, x)
-            (C,) = pullback(_real_cotangents(out))                         # batched reverse sweep
-            J_rev = np.stack([_cotangent_row(c, x) for c in np.asarray(C)], axis=0)
-            a, r = _rel(J_rev, J_num)
-            report.add(f"{tag}: cotangent (VJP) of argument {i}", r <= rtol * 10 or a <= rtol,
-                       a, r)
-        if fwd and rev:
-            a, r = _rel(J_fwd, J_rev)
-            report.add(f"{tag}: JVP/VJP consistency of argument {i}", r <= 1e-9, a, r)
-        if fwd:
-            v = _random_like(x, rng)
-            _, t1 = dualad.jvp(f, (x,), (v,))
-            a, r = _rel(_realify_as(t1, out), J_fwd @ realify(v))
-            report.add(f"{tag}: single-direction JVP of argument {i}", r <= 1e-9, a, r)
-        if rev:
-            u = _random_like(out, rng)
-            (c1,) = pullback(u)
-            a, r = _rel(_cotangent_row(c1, x), _cotangent_row(u, out) @ J_rev)
-            report.add(f"{tag}: single-cotangent VJP of argument {i}", r <= 1e-9, a, r)
-            if np.shape(c1) != np.shape(x):
-                report.add(f"{tag}: cotangent shape of argument {i}", False,
-                           detail=f"{np.shape(c1)} for an input of shape {np.shape(x)}")
-        if np.iscomplexobj(x) or np.iscomplexobj(out):
-            _check_kinds(report, tag, i, x, out, t1, c1)
-        if fwd and prim.holomorphic:
-            _check_holomorphic(report, tag, i, f, x, out, t1, v, rtol)
+        _check_argument(report, prim, _partial(call, vals, i, kw), vals[i], i, plain, tag,
+                        rtol, rng, modes)
     if order >= 2 and diff:
-        g = lambda *xs: call(*_fill(vals, diff, xs), **kw)  # noqa: E731
-        names = {"fwd": "JVP", "rev": "VJP"}
-        which = "/".join(names[m] for m in modes)
-        try:
-            n = check_grads(g, tuple(vals[i] for i in diff), order=order, seed=0, modes=modes)
-            report.add(f"{tag}: order {order} ({n} checks: {which} of {which})", True)
-        except GradCheckError as e:
-            report.add(f"{tag}: order {order}", False, e.abs_err or 0.0, e.rel_err or 0.0,
-                       detail=str(e).split("\n")[0])
+        _check_order(report, call, vals, diff, kw, tag, order, modes)
+
+
+def _check_argument(report, prim, f, x, i, plain, tag, rtol, rng, modes):
+    """The first-order checks of argument ``i`` (``f``: the call as a function of it
+    alone, at ``x``): the traced value; the Jacobian J by vector-mode JVP and by a batched
+    VJP against central differences (complex numbers as R², Jacobians of the realified
+    map, rows output coordinates, columns input coordinates); J_fwd = J_rev; one random
+    direction v (J v) and one random cotangent u (uᵀ J) against those Jacobians; the
+    cotangent's shape; complex kinds and holomorphy."""
+    fwd, rev = "fwd" in modes, "rev" in modes
+    if fwd:
+        out, _ = dualad.jvp(f, (x,), (np.zeros_like(x),))
+    else:
+        out, pullback = dualad.vjp(f, x)
+    a, r = _rel(out, plain)
+    report.add(f"{tag}: traced value equals plain value", r <= 1e-12, a, r)
+    J_num = real_jacobian(f, x)
+    t1 = c1 = None
+    if fwd:
+        _, T = dualad.jvp(f, (x,), (real_directions(x),))             # vector forward mode
+        J_fwd = np.stack([_realify_as(t, out) for t in np.asarray(T)], axis=1)
+        a, r = _rel(J_fwd, J_num)
+        report.add(f"{tag}: tangent (JVP) of argument {i}", r <= rtol * 10 or a <= rtol,
+                   a, r)
+    if rev:
+        _, pullback = dualad.vjp(f, x)
+        (C,) = pullback(_real_cotangents(out))                         # batched reverse sweep
+        J_rev = np.stack([_cotangent_row(c, x) for c in np.asarray(C)], axis=0)
+        a, r = _rel(J_rev, J_num)
+        report.add(f"{tag}: cotangent (VJP) of argument {i}", r <= rtol * 10 or a <= rtol,
+                   a, r)
+    if fwd and rev:
+        a, r = _rel(J_fwd, J_rev)
+        report.add(f"{tag}: JVP/VJP consistency of argument {i}", r <= 1e-9, a, r)
+    if fwd:
+        v = _random_like(x, rng)
+        _, t1 = dualad.jvp(f, (x,), (v,))
+        a, r = _rel(_realify_as(t1, out), J_fwd @ realify(v))
+        report.add(f"{tag}: single-direction JVP of argument {i}", r <= 1e-9, a, r)
+    if rev:
+        u = _random_like(out, rng)
+        (c1,) = pullback(u)
+        a, r = _rel(_cotangent_row(c1, x), _cotangent_row(u, out) @ J_rev)
+        report.add(f"{tag}: single-cotangent VJP of argument {i}", r <= 1e-9, a, r)
+        if np.shape(c1) != np.shape(x):
+            report.add(f"{tag}: cotangent shape of argument {i}", False,
+                       detail=f"{np.shape(c1)} for an input of shape {np.shape(x)}")
+    if np.iscomplexobj(x) or np.iscomplexobj(out):
+        _check_kinds(report, tag, i, x, out, t1, c1)
+    if fwd and prim.holomorphic:
+        _check_holomorphic(report, tag, i, f, x, out, t1, v, rtol)
+
+
+def _check_order(report, call, vals, diff, kw, tag, order, modes):
+    """:func:`check_grads` on the call to ``order`` in the modes the rules have (JVP of
+    JVP, VJP of JVP, JVP of VJP, VJP of VJP): the rules' own derivatives."""
+    g = lambda *xs: call(*_fill(vals, diff, xs), **kw)  # noqa: E731
+    names = {"fwd": "JVP", "rev": "VJP"}
+    which = "/".join(names[m] for m in modes)
+    try:
+        n = check_grads(g, tuple(vals[i] for i in diff), order=order, seed=0, modes=modes)
+        report.add(f"{tag}: order {order} ({n} checks: {which} of {which})", True)
+    except GradCheckError as e:
+        report.add(f"{tag}: order {order}", False, e.abs_err or 0.0, e.rel_err or 0.0,
+                   detail=str(e).split("\n")[0])
 
 
 def _random_like(x, rng):

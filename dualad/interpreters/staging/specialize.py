@@ -191,7 +191,29 @@ FRESH = frozenset(["add", "subtract", "multiply", "divide", "negative", "square"
 
 
 def find_chains(prog, uses, pyfloat):
-    """``(chains by add output, elided untake outputs)`` (see :class:`Chain`)."""
+    """``(chains by add output, elided untake outputs)`` (see :class:`Chain`).
+
+    The steps: link the ``add`` equations into chains (:func:`_link_adds`: an add whose
+    accumulator is an untake or an open chain read only there extends it); keep the chains
+    that scatter (an untake leaf), finishing each (:func:`_finish_chain`: which leaf to add
+    into, list or array mode); their untakes are elided."""
+    untakes = {e.out: e for e in prog.body if e.__class__ is Eqn and known(e.prim) == "untake"
+               and len(e.ins) == 1 and e.ins[0].__class__ is int}
+    fresh = _fresh_test(prog, uses)
+    chains, elided = {}, set()
+    for ch in _link_adds(prog, uses, untakes):
+        if not any(kind == "untake" for kind, _ in ch.leaves):
+            continue
+        _finish_chain(ch, prog.avals, fresh)
+        for a in ch.adds:
+            chains[a] = ch
+        elided.update(l.out for k, l in ch.leaves if k == "untake")
+    return chains, elided
+
+
+def _fresh_test(prog, uses):
+    """``fresh(v)``: whether ``v`` is an array a :data:`FRESH` primitive made and only one
+    equation reads (a chain may add into it in place)."""
     avals = prog.avals
     def_of = {e.out: e for e in prog.body if e.__class__ is Eqn}
 
@@ -199,20 +221,32 @@ def find_chains(prog, uses, pyfloat):
         e = def_of.get(v)
         return (e is not None and known(e.prim) in FRESH and uses.get(v, 0) == 1
                 and avals[v][0] is np.ndarray)
-    untakes = {e.out: e for e in prog.body if e.__class__ is Eqn and known(e.prim) == "untake"
-               and len(e.ins) == 1 and e.ins[0].__class__ is int}
+    return fresh
+
+
+def _chain_add(e, avals):
+    """Whether ``e`` is an ``add`` of two array variables of its output's aval (no
+    broadcasting, no constants): a link a chain may take."""
+    if e.__class__ is not Eqn or known(e.prim) != "add" or e.params or len(e.ins) != 2:
+        return False
+    av = avals[e.out]
+    return av[0] is np.ndarray and all(a.__class__ is int and avals[a] == av for a in e.ins)
+
+
+def _link_adds(prog, uses, untakes):
+    """The chains, each once, in program order: an add ``acc + term`` (either order)
+    whose ``acc`` is read only there and is an open chain's root (the chain goes on) or
+    an untake (a chain starts) adds ``term`` as a leaf; its output is the chain's new
+    root."""
+    avals = prog.avals
     open_chains = {}
     done = []
-    for e in prog.body:
-        if e.__class__ is not Eqn or known(e.prim) != "add" or e.params or len(e.ins) != 2:
-            continue
-        av = avals[e.out]
-        if av[0] is not np.ndarray or not all(a.__class__ is int and avals[a] == av
-                                               for a in e.ins):
-            continue
 
-        def linkable(a):
-            return uses.get(a, 0) == 1 and (a in open_chains or a in untakes)
+    def linkable(a):
+        return uses.get(a, 0) == 1 and (a in open_chains or a in untakes)
+    for e in prog.body:
+        if not _chain_add(e, avals):
+            continue
         x, y = e.ins
         acc = x if linkable(x) else y if linkable(y) else None
         if acc is None:
@@ -233,24 +267,23 @@ def find_chains(prog, uses, pyfloat):
         ch.root = e.out
         open_chains[e.out] = ch
         done.append(ch)
-    chains, elided = {}, set()
-    for ch in {id(c): c for c in done}.values():
-        if not any(kind == "untake" for kind, _ in ch.leaves):
-            continue
-        first, second = ch.leaves[0], ch.leaves[1]
-        if first[0] == "untake" and second[0] == "dense" and fresh(second[1]):
-            # a + b is b + a: add into the new array b in place, not into zeros
-            ch.leaves[0], ch.leaves[1] = ("fresh", second[1]), first
-        kind, shape, dtype = avals[ch.root]
-        if len(shape) == 1 and dtype == F64 and all(
-                k == "untake" and len(l.params["idx"]) == 1 and
-                l.params["idx"][0].__class__ is int and is_f64_scalar(avals[l.ins[0]])
-                for k, l in ch.leaves):
-            ch.mode = "list"
-        for a in ch.adds:
-            chains[a] = ch
-        elided.update(l.out for k, l in ch.leaves if k == "untake")
-    return chains, elided
+    return {id(c): c for c in done}.values()
+
+
+def _finish_chain(ch, avals, fresh):
+    """A scattering chain made ready to emit: an untake first and a fresh dense array
+    second swap (a + b is b + a: add into the new array b in place, not into zeros); a
+    1-D float64 root whose leaves are all single-element untakes of float scalars
+    accumulates in a Python list."""
+    first, second = ch.leaves[0], ch.leaves[1]
+    if first[0] == "untake" and second[0] == "dense" and fresh(second[1]):
+        ch.leaves[0], ch.leaves[1] = ("fresh", second[1]), first
+    kind, shape, dtype = avals[ch.root]
+    if len(shape) == 1 and dtype == F64 and all(
+            k == "untake" and len(l.params["idx"]) == 1 and
+            l.params["idx"][0].__class__ is int and is_f64_scalar(avals[l.ins[0]])
+            for k, l in ch.leaves):
+        ch.mode = "list"
 
 
 __all__ = ["Scalars", "find_chains", "is_f64_scalar", "scalar_const", "SCALAR_OPS", "SCALAR_FUNCS",

@@ -34,7 +34,7 @@ def fused_reverse(fwd, rev, consts, c0, xs, carry, ct_ys, x_traced, run):
     nk, nc, nx = len(fwd.k_avals), len(fwd.c_avals), len(fwd.x_avals)
     n_ct, n_cy = len(rev.c_avals), len(ct_ys)
     ny = len(fwd.y_avals) - (len(rev.x_avals) - n_cy)   # fwd's own ys, before residuals
-    l, fwd_rev = fwd.l, fwd.reverse
+    l = fwd.l
     out_avals = rev.out_avals
     pd = _packed_dtype(out_avals)
     bounds = np.cumsum([0, nk, nc, nx, n_ct, n_cy])
@@ -44,27 +44,8 @@ def fused_reverse(fwd, rev, consts, c0, xs, carry, ct_ys, x_traced, run):
 
     def impl(*args):
         k, c, x, g, cy = split(args)
-        step, back = fwd.step(), rev.step()
-        saved = []
-        keep = saved.append
-        for row in (zip(*[v[::-1] if fwd_rev else v for v in x]) if x else repeat((), l)):
-            out = step(*k, *c, *row)
-            if out is RETRACE:   # (the programs have no guards: loop_call checked)
-                raise RuntimeError(f"dualad.scan({fwd.name}): the step failed a guard")
-            c = out[:nc]
-            keep(out[nc + ny:])
-        saved.reverse()
-        gx = []
-        keep = gx.append
-        rows = zip(*[v if fwd_rev else v[::-1] for v in cy]) if cy else repeat((), l)
-        for r, row in zip(saved, rows):
-            out = back(*k, *g, *r, *row)
-            if out is RETRACE:
-                raise RuntimeError(f"dualad.scan({fwd.name}): the reverse step failed a guard")
-            g = out[:n_ct]
-            keep(out[n_ct:])
-        if not fwd_rev:
-            gx.reverse()   # in the order of xs
+        saved = _store_residuals(fwd, k, c, x, nc, ny)
+        g, gx = _reverse_loop(fwd, rev, k, g, saved, cy, n_ct)
         return pack_steps(g, gx, out_avals, rev.y_avals, pd, rev.name)
 
     def unfused(*args):
@@ -105,3 +86,38 @@ def fused_reverse(fwd, rev, consts, c0, xs, carry, ct_ys, x_traced, run):
     outs = _unpack(prim(*consts, *c0, *xs, *carry, *ct_ys), out_avals, pd, (), None)
     outs = [o[()] if isinstance(o, np.ndarray) and o.ndim == 0 else o for o in outs]
     return outs[:n_ct], outs[n_ct:]
+
+
+def _store_residuals(fwd, k, c, x, nc, ny):
+    """The forward loop: each step's residuals (its outputs after the carry and ``ny``
+    own ys), kept as the tuple the step returned, latest first (the reverse loop's
+    order)."""
+    step = fwd.step()
+    saved = []
+    keep = saved.append
+    for row in (zip(*[v[::-1] if fwd.reverse else v for v in x]) if x else repeat((), fwd.l)):
+        out = step(*k, *c, *row)
+        if out is RETRACE:   # (the programs have no guards: loop_call checked)
+            raise RuntimeError(f"dualad.scan({fwd.name}): the step failed a guard")
+        c = out[:nc]
+        keep(out[nc + ny:])
+    saved.reverse()
+    return saved
+
+
+def _reverse_loop(fwd, rev, k, g, saved, cy, n_ct):
+    """The reverse loop: ``(ḡ at the start, [x̄ per step in the order of xs])`` from the
+    cotangent carry ``g``, each step reading its residuals and its ys' cotangents."""
+    back = rev.step()
+    gx = []
+    keep = gx.append
+    rows = zip(*[v if fwd.reverse else v[::-1] for v in cy]) if cy else repeat((), fwd.l)
+    for r, row in zip(saved, rows):
+        out = back(*k, *g, *r, *row)
+        if out is RETRACE:
+            raise RuntimeError(f"dualad.scan({fwd.name}): the reverse step failed a guard")
+        g = out[:n_ct]
+        keep(out[n_ct:])
+    if not fwd.reverse:
+        gx.reverse()   # in the order of xs
+    return g, gx

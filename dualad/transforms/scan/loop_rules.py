@@ -60,27 +60,59 @@ def _or_zero(g, lead, aval):
 
 
 def define_rules(prim, spec, x_traced, pd):
-    """Set ``prim``'s reverse, forward and batching rules (see the module doc)."""
-    nk, nc, nx, ny = len(spec.k_avals), len(spec.c_avals), len(spec.x_avals), \
-        len(spec.y_avals)
-    dk = [j for j, (_, d) in enumerate(spec.k_avals) if _inexact(d)]
-    dc = [j for j, (_, d) in enumerate(spec.c_avals) if _inexact(d)]
-    dx = [j for j, (_, d) in enumerate(spec.x_avals) if _inexact(d) and x_traced[j]]
-    dy = [j for j, (_, d) in enumerate(spec.y_avals) if _inexact(d)]
-    out_avals = spec.out_avals
-    l, name = spec.l, spec.name
+    """Set ``prim``'s reverse, forward and batching rules (see the module doc): the
+    methods :meth:`_LoopRules.vjp`, :meth:`_LoopRules.jvp` and :meth:`_LoopRules.batch`
+    of this loop's :class:`_LoopRules`."""
+    rules = _LoopRules(spec, x_traced, pd)
 
-    def split(args):
+    def vjp_all(ct, ans, *args):
+        return rules.vjp(ct, args)
+
+    def jvp_all(tangents, ans, *args):
+        return rules.jvp(tangents, args)
+
+    def batch(args, batched):
+        return rules.batch(args, batched)
+
+    prim.def_all(jvp=jvp_all, vjp=vjp_all)
+    prim.defbatch(batch)
+
+
+class _LoopRules:
+    """The rules of one loop primitive: its ``spec``, the packed dtype ``pd``, the
+    numbers of consts, carry, xs and ys leaves (``nk``, ``nc``, ``nx``, ``ny``) and the
+    differentiable positions of each (``dk``, ``dc``, ``dx``, ``dy``: inexact, and for xs
+    traced at the call)."""
+
+    def __init__(self, spec, x_traced, pd):
+        self.spec, self.x_traced, self.pd = spec, x_traced, pd
+        self.nk, self.nc, self.nx, self.ny = len(spec.k_avals), len(spec.c_avals), \
+            len(spec.x_avals), len(spec.y_avals)
+        self.dk = [j for j, (_, d) in enumerate(spec.k_avals) if _inexact(d)]
+        self.dc = [j for j, (_, d) in enumerate(spec.c_avals) if _inexact(d)]
+        self.dx = [j for j, (_, d) in enumerate(spec.x_avals) if _inexact(d) and x_traced[j]]
+        self.dy = [j for j, (_, d) in enumerate(spec.y_avals) if _inexact(d)]
+
+    def split(self, args):
+        """``(consts, c_0, xs)`` from the primitive's flat arguments."""
+        nk, nc = self.nk, self.nc
         return list(args[:nk]), list(args[nk:nk + nc]), list(args[nk + nc:])
 
-    def step_fn(k, c, x):
+    def step_fn(self, k, c, x):
         """The step at (k, c, x) as a function of its differentiable leaves."""
+        spec, nc, dk, dc, dx = self.spec, self.nc, self.dk, self.dc, self.dx
+
         def f(a, b, e):
             out = _replay(spec, _merge(k, dk, a) + _merge(c, dc, b) + _merge(x, dx, e))
             return list(out[:nc]), list(out[nc:])
         return f, ([k[j] for j in dk], [c[j] for j in dc], [x[j] for j in dx])
 
-    def reverse_step(lead):
+    def reverse_step(self, lead):
+        """The reverse loop's step (cotangents with leading axes ``lead``)."""
+        spec, nc, nx, dk, dc, dx, dy = self.spec, self.nc, self.nx, self.dk, self.dc, \
+            self.dx, self.dy
+        step_fn = self.step_fn
+
         def back(K, C, X):
             """(c̄_{k+1}, k̄), (c_k, x_k, ȳ_k) -> (c̄_k, k̄ + k̄_k), x̄_k."""
             g_next, acc = C[:len(dc)], C[len(dc):]
@@ -99,38 +131,30 @@ def define_rules(prim, spec, x_traced, pd):
             return g_c + acc, [_or_zero(v, lead, spec.x_avals[j]) for v, j in zip(g_x, dx)]
         return back
 
-    def vjp_all(ct, ans, *args):
-        consts, c0, xs = split(args)
+    def vjp(self, ct, args):
+        """The reverse rule: the loop of the step's pullback in the opposite order, the
+        consts' cotangent summed in the carry; fused with a forward loop that stores what
+        it reads (:meth:`_fused_reverse`) when its step traces without branching, else
+        over carries stored by a loop with the sweep in Python (:meth:`_python_reverse`)."""
+        spec, nk, nc, nx = self.spec, self.nk, self.nc, self.nx
+        dk, dc, dx, dy = self.dk, self.dc, self.dx, self.dy
+        consts, c0, xs = self.split(args)
         lead = tuple(shape_of(ct)[:-1])
         m = len(lead)
         if not (dc or dk or dx):
             return [None] * len(args)
-        cts = _unpack(ct, out_avals, pd, lead, ())
+        cts = _unpack(ct, spec.out_avals, self.pd, lead, ())
         ct_c, ct_y = cts[:nc], cts[nc:]
         carry = [ct_c[j] for j in dc] + [_zeros(lead, spec.k_avals[j]) for j in dk]
         ct_ys = [moveaxis(ct_y[j], m, 0) if m else ct_y[j] for j in dy]
         state = [example_value(c) for c in c0] + first_slices(xs, spec.reverse)
-        back = reverse_step(lead)
-        traced = trace_leaves(back, f"{name}_vjp", consts, carry,
+        back = self.reverse_step(lead)
+        traced = trace_leaves(back, f"{spec.name}_vjp", consts, carry,
                               state + first_slices(ct_ys, spec.reverse))
         if traced is not None and not traced[1]:
-            fwd_p, rev_p, r_avals = split_reverse(spec.program, traced[0], nk, len(carry),
-                                                  nc + nx)
-            fwd_p = Program(fwd_p.invars, fwd_p.body, fwd_p.outvars[:nc] +
-                            fwd_p.outvars[nc + ny:], fwd_p.avals, fwd_p.name).pruned()
-            fwd = LoopSpec(fwd_p, name, spec.k_avals, spec.c_avals, spec.x_avals, r_avals,
-                           l, spec.reverse)   # (the ys are not needed)
-            rev = LoopSpec(rev_p, f"{name}_vjp", spec.k_avals, [aval(v) for v in carry],
-                           r_avals + [(lead + spec.y_avals[j][0], spec.y_avals[j][1])
-                                      for j in dy], traced[2], l, not spec.reverse)
-            c_out, g_xs = fused_reverse(fwd, rev, consts, c0, xs, carry, ct_ys, x_traced, run)
+            c_out, g_xs = self._fused_reverse(traced, lead, consts, c0, xs, carry, ct_ys)
         else:   # the reverse step branches: the carries stored, the reverse sweep in Python
-            carries = LoopSpec(_with_carries(spec.program, nk, nc), name, spec.k_avals,
-                               spec.c_avals, spec.x_avals, spec.y_avals + spec.c_avals, l,
-                               spec.reverse)
-            res = run(carries, consts, c0, xs)[nc + ny:]
-            c_out, g_xs = python_loop(back, consts, carry, res + list(xs) + ct_ys, l,
-                                      not spec.reverse)
+            c_out, g_xs = self._python_reverse(back, consts, c0, xs, carry, ct_ys)
         out = [None] * (nk + nc + nx)
         for p, j in enumerate(dc):
             out[nk + j] = c_out[p]
@@ -140,9 +164,42 @@ def define_rules(prim, spec, x_traced, pd):
             out[nk + nc + j] = moveaxis(g_xs[p], 0, m) if m else g_xs[p]
         return out
 
-    def jvp_all(tangents, ans, *args):
-        consts, c0, xs = split(args)
-        t_k, t_c, t_x = split(list(tangents))
+    def _fused_reverse(self, traced, lead, consts, c0, xs, carry, ct_ys):
+        """The traced reverse step split (:func:`split_reverse`) into a forward loop (the
+        step program, the values the reverse step reads as extra ys, the ys themselves
+        dropped) and a reverse loop reading them, run as one :func:`fused_reverse`."""
+        spec, nk, nc, nx, ny, dy = self.spec, self.nk, self.nc, self.nx, self.ny, self.dy
+        name, l = spec.name, spec.l
+        fwd_p, rev_p, r_avals = split_reverse(spec.program, traced[0], nk, len(carry),
+                                              nc + nx)
+        fwd_p = Program(fwd_p.invars, fwd_p.body, fwd_p.outvars[:nc] +
+                        fwd_p.outvars[nc + ny:], fwd_p.avals, fwd_p.name).pruned()
+        fwd = LoopSpec(fwd_p, name, spec.k_avals, spec.c_avals, spec.x_avals, r_avals,
+                       l, spec.reverse)   # (the ys are not needed)
+        rev = LoopSpec(rev_p, f"{name}_vjp", spec.k_avals, [aval(v) for v in carry],
+                       r_avals + [(lead + spec.y_avals[j][0], spec.y_avals[j][1])
+                                  for j in dy], traced[2], l, not spec.reverse)
+        return fused_reverse(fwd, rev, consts, c0, xs, carry, ct_ys, self.x_traced, run)
+
+    def _python_reverse(self, back, consts, c0, xs, carry, ct_ys):
+        """The carry before each step stored by one loop, then ``back`` run step by step
+        in the opposite order (:func:`python_loop`)."""
+        spec, nk, nc, ny = self.spec, self.nk, self.nc, self.ny
+        carries = LoopSpec(_with_carries(spec.program, nk, nc), spec.name, spec.k_avals,
+                           spec.c_avals, spec.x_avals, spec.y_avals + spec.c_avals, spec.l,
+                           spec.reverse)
+        res = run(carries, consts, c0, xs)[nc + ny:]
+        return python_loop(back, consts, carry, res + list(xs) + ct_ys, spec.l,
+                           not spec.reverse)
+
+    def jvp(self, tangents, args):
+        """The forward rule: the loop of ``jvp(step)`` over ``(c, ċ)``, ``(x, ẋ)``, the
+        consts' tangents among the consts; a missing tangent is a zero of its aval."""
+        spec, nk, nc, nx, ny = self.spec, self.nk, self.nc, self.nx, self.ny
+        dk, dc, dx, dy, l = self.dk, self.dc, self.dx, self.dy, spec.l
+        step_fn = self.step_fn
+        consts, c0, xs = self.split(args)
+        t_k, t_c, t_x = self.split(list(tangents))
         t, a = next((t, a) for t, a in zip(tangents, args) if t is not None)
         lead = tuple(shape_of(t)[:len(shape_of(t)) - len(shape_of(a))])
         m = len(lead)
@@ -161,7 +218,7 @@ def define_rules(prim, spec, x_traced, pd):
             ty = [_or_zero(ty[j], lead, spec.y_avals[j]) for j in dy]
             return list(c1) + [_cast(v, spec.c_avals[j][1]) for v, j in zip(tc1, dc)], \
                 list(y) + ty
-        c_l, ys = loop_call(fwd, f"{name}_jvp", consts + tk, c0 + tc, xs + tx, l,
+        c_l, ys = loop_call(fwd, f"{spec.name}_jvp", consts + tk, c0 + tc, xs + tx, l,
                             spec.reverse)
 
         def lead_first(v):
@@ -169,9 +226,12 @@ def define_rules(prim, spec, x_traced, pd):
         parts = _merge([_zeros(lead, av) for av in spec.c_avals], dc, c_l[nc:])
         parts += _merge([_zeros(lead, ((l,) + s, d)) for s, d in spec.y_avals], dy,
                         [lead_first(v) for v in ys[ny:]])
-        return _pack(parts, out_avals, pd, lead)
+        return _pack(parts, spec.out_avals, self.pd, lead)
 
-    def batch(args, batched):
+    def batch(self, args, batched):
+        """The batching rule: the loop of ``vmap(step)``, every carry batched (an
+        unbatched initial carry broadcast), the packed value laid out as ``(B, N)``."""
+        spec, nk, nc, pd = self.spec, self.nk, self.nc, self.pd
         size = next(shape_of(a)[0] for a, b in zip(args, batched) if b)
         consts = list(args[:nk])
         carry = [a if b else broadcast_to(a, (size,) + s)
@@ -188,13 +248,11 @@ def define_rules(prim, spec, x_traced, pd):
         def bstep(K, C, X):
             out = mapped(*K, *C, *X)
             return list(out[:nc]), list(out[nc:])
-        c_l, ys = loop_call(bstep, f"{name}_vmap", consts, carry, xs, l, spec.reverse)
+        c_l, ys = loop_call(bstep, f"{spec.name}_vmap", consts, carry, xs, spec.l,
+                            spec.reverse)
         parts = list(c_l) + [moveaxis(v, 0, 1) for v in ys]
         flat_parts = [reshape(_cast(p, pd), (size, -1)) for p in parts]
         return concatenate(flat_parts, axis=-1) if flat_parts else np.zeros((size, 0), pd)
-
-    prim.def_all(jvp=jvp_all, vjp=vjp_all)
-    prim.defbatch(batch)
 
 
 def _with_carries(prog, nk, nc):

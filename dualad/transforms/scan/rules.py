@@ -63,113 +63,176 @@ def scan_primitive(body, step_name, l_avals, c_avals, x_avals, y_avals, l, snaps
     ``x_avals``, ``y_avals``: ``(shape, dtype)`` of the lifted values, the carry leaves,
     one slice of each xs leaf and each y leaf; ``l`` steps; ``snapshots`` stored carries;
     ``reverse`` as scan's. ``x_traced[j]``: whether xs leaf j was traced at the call (a
-    plain one never needs a cotangent at any level: the rules skip its l slices)."""
-    name = f"scan({step_name})"
-    out_avals = list(c_avals) + [((l,) + s, d) for s, d in y_avals]
-    packed_dtype = _packed_dtype(out_avals)
-    nl, nc, nx = len(l_avals), len(c_avals), len(x_avals)
-    diff_l = [j for j, (_, d) in enumerate(l_avals) if _inexact(d)]
-    diff_c = [j for j, (_, d) in enumerate(c_avals) if _inexact(d)]
-    diff_x = [j for j, (_, d) in enumerate(x_avals) if _inexact(d) and x_traced[j]]
-    diff_y = [j for j, (_, d) in enumerate(y_avals) if _inexact(d)]
-    order = range(l - 1, -1, -1) if reverse else range(l)   # step k uses xs[order[k]]
+    plain one never needs a cotangent at any level: the rules skip its l slices).
 
-    def split(args):
-        return list(args[:nl]), list(args[nl:nl + nc]), list(args[nl + nc:])
+    The primitive's value is :func:`_scan_value`, its reverse rule :func:`_scan_vjp`, its
+    forward rule :func:`_scan_jvp` and its batching rule :func:`_batched_scan`, all on the
+    one :class:`_ScanCall` that describes this call."""
+    sc = _ScanCall(body, step_name, l_avals, c_avals, x_avals, y_avals, l, snapshots,
+                   reverse, x_traced)
 
     def impl(*args):
-        lifted, c, xs = split(args)
-        ys = [np.empty((l,) + s, d) for s, d in y_avals]
-        for i in order:
-            c, y = body(lifted, c, [x[i] for x in xs])
-            for buf, v in zip(ys, y):
-                buf[i] = v
-        return _pack_plain([np.asarray(v, d) for v, (_, d) in zip(c, c_avals)] + ys,
-                           out_avals, packed_dtype, name)
+        return _scan_value(sc, args)
 
     def vjp_all(ct, ans, *args):
-        lifted, c0, xs = split(args)
-        lead = shape_of(ct)[:-1]
-        ct_leaves = _unpack(ct, out_avals, packed_dtype, lead, ())
-        ct_c = ct_leaves[:nc]
-        ct_ys = ct_leaves[nc:]
-        ct_lift = [None] * nl
-        ct_x = [[None] * l for _ in range(nx)]
-        at = (slice(None),) * len(lead)
-        stored, cur = {}, c0
-        for act in iter_schedule(l, snapshots):   # lazily: O(s) memory
-            kind = act[0]
-            if kind == "store":
-                stored[act[1]] = cur
-            elif kind == "restore":
-                cur = stored[act[1]]
-            elif kind == "free":
-                del stored[act[1]]
-            elif kind == "advance":
-                for k in range(act[1], act[2]):
-                    cur = body(lifted, cur, [x[order[k]] for x in xs])[0]
-            else:   # ("reverse", k): one taped step from the recomputed carry c_k
-                i = order[act[1]]
-                x_i = [x[i] for x in xs]
-                g_l, g_c, g_x = _pull_step(body, lifted, cur, x_i, ct_c,
-                                           [index(y, at + (i,)) for y in ct_ys],
-                                           diff_l, diff_c, diff_x, diff_y, lead,
-                                           c_avals, y_avals)
-                for j, g in zip(diff_l, g_l):
-                    ct_lift[j] = g if ct_lift[j] is None else ct_lift[j] + g
-                for j, g in zip(diff_c, g_c):
-                    ct_c[j] = g
-                for j, g in zip(diff_x, g_x):
-                    ct_x[j][i] = g
-                cur = None
-        xs_ct = [stack(ct_x[j], axis=len(lead)) if j in diff_x else None for j in range(nx)]
-        return ct_lift + [ct_c[j] if j in diff_c else None for j in range(nc)] + xs_ct
+        return _scan_vjp(sc, ct, args)
 
     def jvp_all(tangents, ans, *args):
-        lifted, c, xs = split(args)
-        t_l, t_c, t_xs = split(list(tangents))
-        ref = next((t, a) for t, a in zip(tangents, args) if t is not None)
-        lead = shape_of(ref[0])[:len(shape_of(ref[0])) - len(shape_of(ref[1]))]
+        return _scan_jvp(sc, tangents, args)
 
-        def full(ts, avals, diff):
-            return [ts[j] if ts[j] is not None else np.zeros(lead + avals[j][0], avals[j][1])
-                    for j in diff]
-        tl = full(t_l, l_avals, diff_l)
-        tc = full(t_c, c_avals, diff_c)
-        txs = full(t_xs, [((l,) + s, d) for s, d in x_avals], diff_x)
-        at = (slice(None),) * len(lead)
-        ty_steps = [[None] * l for _ in y_avals]
-        for i in order:
-            x_i = [x[i] for x in xs]
-            tx_i = [index(t, at + (i,)) for t in txs]
+    def batch(args, batched):
+        return _batched_scan(step_name, body, args, batched, l_avals, c_avals, x_avals,
+                             y_avals, l, snapshots, reverse, sc.packed_dtype)
 
-            def f(dl, dc, dx, c=c, x_i=x_i):
-                return body(_merge(lifted, diff_l, dl), _merge(c, diff_c, dc),
-                            _merge(x_i, diff_x, dx))
-            (c, y), (tc_all, ty) = jvp(f, ([lifted[j] for j in diff_l],
-                                           [c[j] for j in diff_c], [x_i[j] for j in diff_x]),
-                                       (tl, tc, tx_i))
-            tc = [tc_all[j] for j in diff_c]
-            for j, t in enumerate(ty):
-                ty_steps[j][i] = t
-        parts = _merge([np.zeros(lead + s, packed_dtype) for s, _ in c_avals], diff_c, tc)
-        parts += [stack(ts, axis=len(lead)) for ts in ty_steps]
-        return _pack(parts, out_avals, packed_dtype, lead)
+    def unpack(packed):
+        return _unpack(packed, sc.out_avals, sc.packed_dtype, (), None)
 
-    prim = Primitive(name, impl)
+    prim = Primitive(sc.name, impl)
     prim.def_all(jvp=jvp_all, vjp=vjp_all)
     prim.nondiff_argnums = tuple(
         j for j, (_, d) in enumerate(l_avals + list(c_avals) +
                                      [((l,) + s, d) for s, d in x_avals]) if not _inexact(d))
-
-    def batch(args, batched):
-        return _batched_scan(step_name, body, args, batched, l_avals, c_avals, x_avals,
-                             y_avals, l, snapshots, reverse, packed_dtype)
     prim.defbatch(batch)
-
-    def unpack(packed):
-        return _unpack(packed, out_avals, packed_dtype, (), None)
     return prim, unpack
+
+
+class _ScanCall:
+    """One scan call as its rules see it: the body, the avals of the lifted values (l),
+    the carry (c), one step's xs (x) and ys (y) slices, the packed output's layout, the
+    differentiable positions of each (``diff_*``: inexact, and for xs traced at the
+    call), and ``order`` (step k reads ``xs[order[k]]``)."""
+
+    def __init__(self, body, step_name, l_avals, c_avals, x_avals, y_avals, l, snapshots,
+                 reverse, x_traced):
+        self.body, self.l, self.snapshots = body, l, snapshots
+        self.l_avals, self.c_avals, self.x_avals, self.y_avals = \
+            l_avals, c_avals, x_avals, y_avals
+        self.name = f"scan({step_name})"
+        self.out_avals = list(c_avals) + [((l,) + s, d) for s, d in y_avals]
+        self.packed_dtype = _packed_dtype(self.out_avals)
+        self.nl, self.nc, self.nx = len(l_avals), len(c_avals), len(x_avals)
+        self.diff_l = [j for j, (_, d) in enumerate(l_avals) if _inexact(d)]
+        self.diff_c = [j for j, (_, d) in enumerate(c_avals) if _inexact(d)]
+        self.diff_x = [j for j, (_, d) in enumerate(x_avals) if _inexact(d) and x_traced[j]]
+        self.diff_y = [j for j, (_, d) in enumerate(y_avals) if _inexact(d)]
+        self.order = range(l - 1, -1, -1) if reverse else range(l)
+
+    def split(self, args):
+        """``(lifted, c_0, xs)`` from the primitive's flat arguments."""
+        nl, nc = self.nl, self.nc
+        return list(args[:nl]), list(args[nl:nl + nc]), list(args[nl + nc:])
+
+
+def _scan_value(sc, args):
+    """The value: ``c_{k+1}, y_k = body(lifted, c_k, xs[order[k]])`` on plain values for
+    k = 0 .. l-1, the final carry and the stacked ys packed into one array."""
+    lifted, c, xs = sc.split(args)
+    ys = [np.empty((sc.l,) + s, d) for s, d in sc.y_avals]
+    for i in sc.order:
+        c, y = sc.body(lifted, c, [x[i] for x in xs])
+        for buf, v in zip(ys, y):
+            buf[i] = v
+    return _pack_plain([np.asarray(v, d) for v, (_, d) in zip(c, sc.c_avals)] + ys,
+                       sc.out_avals, sc.packed_dtype, sc.name)
+
+
+def _scan_vjp(sc, ct, args):
+    """The reverse rule: walk revolve's schedule (:func:`_follow_schedule` for the
+    advance/store/restore/free actions, O(s) carries kept) and at each ``reverse k``
+    pull back one taped step (:func:`_reverse_step`),
+    (c̄_k, x̄_k, l̄_k) = (c̄_{k+1}, ȳ_k) · ∂(c_{k+1}, y_k)/∂(c_k, x_k, lifted)."""
+    lifted, c0, xs = sc.split(args)
+    lead = shape_of(ct)[:-1]
+    ct_leaves = _unpack(ct, sc.out_avals, sc.packed_dtype, lead, ())
+    ct_c, ct_ys = ct_leaves[:sc.nc], ct_leaves[sc.nc:]
+    ct_lift = [None] * sc.nl
+    ct_x = [[None] * sc.l for _ in range(sc.nx)]
+    stored, cur = {}, c0
+    for act in iter_schedule(sc.l, sc.snapshots):   # lazily: O(s) memory
+        if act[0] == "reverse":   # one taped step from the recomputed carry c_k
+            _reverse_step(sc, act[1], lifted, cur, xs, ct_c, ct_ys, ct_lift, ct_x, lead)
+            cur = None
+        else:
+            cur = _follow_schedule(sc, act, stored, cur, lifted, xs)
+    xs_ct = [stack(ct_x[j], axis=len(lead)) if j in sc.diff_x else None
+             for j in range(sc.nx)]
+    return ct_lift + [ct_c[j] if j in sc.diff_c else None for j in range(sc.nc)] + xs_ct
+
+
+def _follow_schedule(sc, act, stored, cur, lifted, xs):
+    """One action of revolve's schedule other than ``reverse``: ``store``/``restore``/
+    ``free`` a checkpointed carry, or ``advance`` from step a to b without a tape.
+    Returns the current carry."""
+    kind = act[0]
+    if kind == "store":
+        stored[act[1]] = cur
+    elif kind == "restore":
+        cur = stored[act[1]]
+    elif kind == "free":
+        del stored[act[1]]
+    elif kind == "advance":
+        for k in range(act[1], act[2]):
+            cur = sc.body(lifted, cur, [x[sc.order[k]] for x in xs])[0]
+    return cur
+
+
+def _reverse_step(sc, k, lifted, cur, xs, ct_c, ct_ys, ct_lift, ct_x, lead):
+    """``reverse k``: pull (c̄_{k+1}, ȳ_k) back through step k taped at the carry ``cur``
+    = c_k; c̄_k replaces ``ct_c``, x̄_k goes to its slot of ``ct_x`` and l̄ is summed into
+    ``ct_lift`` over the steps."""
+    i = sc.order[k]
+    at = (slice(None),) * len(lead)
+    g_l, g_c, g_x = _pull_step(sc.body, lifted, cur, [x[i] for x in xs], ct_c,
+                               [index(y, at + (i,)) for y in ct_ys],
+                               sc.diff_l, sc.diff_c, sc.diff_x, sc.diff_y, lead,
+                               sc.c_avals, sc.y_avals)
+    for j, g in zip(sc.diff_l, g_l):
+        ct_lift[j] = g if ct_lift[j] is None else ct_lift[j] + g
+    for j, g in zip(sc.diff_c, g_c):
+        ct_c[j] = g
+    for j, g in zip(sc.diff_x, g_x):
+        ct_x[j][i] = g
+
+
+def _scan_jvp(sc, tangents, args):
+    """The forward rule: the loop of ``jvp(body)``, (ċ_{k+1}, ẏ_k) = ∂(c_{k+1}, y_k)/
+    ∂(lifted, c_k, x_k) · (l̇, ċ_k, ẋ_k), tangents carried along (a missing one is a
+    zero of its aval) and none stored; the ẏ_k stacked and packed like the value."""
+    lifted, c, xs = sc.split(args)
+    t_l, t_c, t_xs = sc.split(list(tangents))
+    ref = next((t, a) for t, a in zip(tangents, args) if t is not None)
+    lead = shape_of(ref[0])[:len(shape_of(ref[0])) - len(shape_of(ref[1]))]
+
+    def full(ts, avals, diff):
+        return [ts[j] if ts[j] is not None else np.zeros(lead + avals[j][0], avals[j][1])
+                for j in diff]
+    tl = full(t_l, sc.l_avals, sc.diff_l)
+    tc = full(t_c, sc.c_avals, sc.diff_c)
+    txs = full(t_xs, [((sc.l,) + s, d) for s, d in sc.x_avals], sc.diff_x)
+    at = (slice(None),) * len(lead)
+    ty_steps = [[None] * sc.l for _ in sc.y_avals]
+    for i in sc.order:
+        x_i = [x[i] for x in xs]
+        tx_i = [index(t, at + (i,)) for t in txs]
+        c, tc, ty = _push_step(sc, lifted, c, x_i, tl, tc, tx_i)
+        for j, t in enumerate(ty):
+            ty_steps[j][i] = t
+    parts = _merge([np.zeros(lead + s, sc.packed_dtype) for s, _ in sc.c_avals],
+                   sc.diff_c, tc)
+    parts += [stack(ts, axis=len(lead)) for ts in ty_steps]
+    return _pack(parts, sc.out_avals, sc.packed_dtype, lead)
+
+
+def _push_step(sc, lifted, c, x_i, tl, tc, tx_i):
+    """One step's JVP: ``(c_{k+1}, ċ_{k+1} at diff_c, ẏ_k)`` from c_k, x_k and the
+    tangents of the differentiable positions."""
+    body, diff_l, diff_c, diff_x = sc.body, sc.diff_l, sc.diff_c, sc.diff_x
+
+    def f(dl, dc, dx):
+        return body(_merge(lifted, diff_l, dl), _merge(c, diff_c, dc), _merge(x_i, diff_x, dx))
+    (c, _), (tc_all, ty) = jvp(f, ([lifted[j] for j in diff_l], [c[j] for j in diff_c],
+                                   [x_i[j] for j in diff_x]), (tl, tc, tx_i))
+    return c, [tc_all[j] for j in diff_c], ty
 
 
 def _merge(full, positions, values):
