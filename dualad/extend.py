@@ -9,6 +9,13 @@ here, never from dualad's other modules, whose layout may change (a test,
 
 Declaring a primitive
 ---------------------
+One way per job: a primitive's rules are ``defjvp``/``defvjp`` (one per argument) or
+``defderiv`` (elementwise, by its partials); a closure's are ``dualad.custom_jvp`` /
+``dualad.custom_vjp``; a PyTorch-style class is ``dualad.Function`` (docs/guide_core.md,
+"Which way to give a rule"). The registry's own primitives also use three specialised
+forms, for jobs those do not cover: ``def_linear`` (a linear map: its transpose),
+``def_all`` (rules over all arguments at once) and ``defbatch`` (vmap's rule).
+
 ``Primitive(name, impl, *, sympy=None, zero_derivative=False, linear=False, nondiff_argnums=())``
     An operation the interpreters know. ``impl(*args, **params)`` computes the value on
     plain NumPy arrays; differentiable arguments are positional, everything else (axes,
