@@ -34,9 +34,12 @@ def test_package_list_matches_the_folders_on_disk():
 @pytest.mark.parametrize("name", ["jacobians", "verification"])
 def test_top_level_import_is_refused_with_the_right_spelling(name):
     """From the checkout (whose root is on sys.path) ``import jacobians`` would load a
-    second copy of the package: it raises, naming what to write instead."""
+    second copy of the package: it raises, naming what to write instead. (Against a
+    wheel, conftest sets ``PYTHONSAFEPATH``, which keeps the checkout off the path:
+    this test puts it back, as a user's ``python -c`` in the checkout has it.)"""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONSAFEPATH"}
     out = subprocess.run([sys.executable, "-c", f"import {name}"], cwd=ROOT,
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env=env)
     assert out.returncode != 0
     assert f"from dualad import {name}" in out.stderr
 
