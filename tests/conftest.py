@@ -38,6 +38,7 @@ import urllib.parse
 import urllib.request
 
 import pytest
+from hypothesis import settings
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -99,7 +100,7 @@ def wheel_differences(site_dualad):
                      if not any(f"{prefix}/{rel}".startswith(f"{other.replace('.', '/')}/")
                                 for other in mapping if len(other) > len(package))}
     diffs = [(name, "only in the installed wheel") for name in sorted(installed - expected)]
-    diffs += [(name, f"only in {source_of(name).relative_to(ROOT)}")
+    diffs += [(name, f"not in the wheel, only in {source_of(name).relative_to(ROOT)}")
               for name in sorted(expected - installed)]
     diffs += [(name, f"differs from {source_of(name).relative_to(ROOT)}")
               for name in sorted(installed & expected)
@@ -108,7 +109,7 @@ def wheel_differences(site_dualad):
 
 
 def _stop(message):
-    pytest.exit(f"tests/conftest.py: {message}", returncode=4)
+    raise pytest.UsageError(f"tests/conftest.py: {message}")
 
 
 def _choose_dualad():
@@ -142,8 +143,9 @@ def _choose_dualad():
               f"(pip wheel --no-deps . -w dist && pip install --force-reinstall "
               f"dist/dualad-*.whl), or run {fix}")
     # ROOT's dualad/ folder must not shadow the installed package, here or in children
-    here = [p for p in sys.path if _resolve(p) == ROOT]
-    sys.path[:] = [p for p in sys.path if _resolve(p) != ROOT] + [str(ROOT)] * bool(here)
+    # (the entries keep their spelling: pytest removes its own at the end of the session)
+    sys.path[:] = ([p for p in sys.path if _resolve(p) != ROOT]
+                   + [p for p in sys.path if _resolve(p) == ROOT])
     os.environ["PYTHONSAFEPATH"] = "1"
     if "dualad" in sys.modules and _resolve(sys.modules["dualad"].__file__).parent != site_dualad:
         _stop(f"dualad was imported from {sys.modules['dualad'].__file__} before "
@@ -152,19 +154,23 @@ def _choose_dualad():
                      "dualad.verification": site_dualad / "verification"}
 
 
-MODE, _expected = _choose_dualad()
+MODE = None   # "editable" or "wheel", once pytest_configure has run
 
-import dualad  # noqa: E402
-import dualad.jacobians  # noqa: E402
-import dualad.verification  # noqa: E402
 
-for _mod in (dualad, dualad.jacobians, dualad.verification):
-    if pathlib.Path(_mod.__file__).resolve().parent != _expected[_mod.__name__]:
-        _stop(f"{_mod.__name__} comes from {_mod.__file__}, not from "
-              f"{_expected[_mod.__name__]} (the {MODE} install): run "
-              f'`pip install -e ".[test]"` in {ROOT}')
+def pytest_configure(config):
+    """Before any test module is imported: choose the dualad under test, import it and
+    check that its three packages come from where the mode says."""
+    global MODE
+    MODE, expected = _choose_dualad()
+    import dualad
+    import dualad.jacobians
+    import dualad.verification
+    for mod in (dualad, dualad.jacobians, dualad.verification):
+        if pathlib.Path(mod.__file__).resolve().parent != expected[mod.__name__]:
+            _stop(f"{mod.__name__} comes from {mod.__file__}, not from "
+                  f"{expected[mod.__name__]} (the {MODE} install): run "
+                  f'`pip install -e ".[test]"` in {ROOT}')
 
-from hypothesis import settings  # noqa: E402
 
 settings.register_profile("ci", derandomize=True, max_examples=25, deadline=None,
                           print_blob=True)
@@ -173,4 +179,4 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_report_header(config):
-    return f"dualad: {MODE} install, {pathlib.Path(dualad.__file__).parent}"
+    return f"dualad: {MODE} install, {pathlib.Path(sys.modules['dualad'].__file__).parent}"
