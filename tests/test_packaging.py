@@ -187,3 +187,37 @@ def test_the_sdist_holds_every_tracked_file_and_no_bytecode(sdist):
     for name in ("dualad/__init__.py", "jacobians/__init__.py", "verification/__init__.py",
                  "verification/autograd_functions.txt", "dualad/py.typed", "PKG-INFO"):
         assert name in sdist, name
+
+
+def test_a_child_interpreter_started_in_the_tree_imports_the_sessions_dualad():
+    """Against an editable install or an installed wheel (tests/conftest.py), a ``python
+    -c`` started in the tree, as several tests start one, imports the dualad this session
+    tests, not the tree's dualad/ folder shadowing an installed wheel."""
+    import dualad
+    out = subprocess.run([sys.executable, "-c", "import dualad, dualad.jacobians; "
+                          "print(dualad.__file__); print(dualad.jacobians.__file__)"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == [dualad.__file__, dualad.jacobians.__file__]
+
+
+def test_the_wheel_guard_names_each_file_that_differs(tmp_path):
+    """conftest's comparison of an installed ``dualad/`` with the tree: a copy laid out as
+    pip installs it matches; an edited, an added and a removed file are each named."""
+    import conftest
+    site = tmp_path / "site"
+    for package, folder in _config()["package-dir"].items():
+        for path in (ROOT / folder).rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts:
+                dest = site.joinpath(*package.split("."), path.relative_to(ROOT / folder))
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(path.read_bytes())
+    assert conftest.wheel_differences(site / "dualad") == []
+    (site / "dualad" / "jacobians" / "dense.py").write_text("# stale\n")
+    (site / "dualad" / "gone_from_the_tree.py").write_text("")
+    (site / "dualad" / "verification" / "__init__.py").unlink()
+    assert conftest.wheel_differences(site / "dualad") == [
+        ("dualad/gone_from_the_tree.py", "only in the installed wheel"),
+        ("dualad/verification/__init__.py",
+         "not in the wheel, only in verification/__init__.py"),
+        ("dualad/jacobians/dense.py", "differs from jacobians/dense.py")]
