@@ -178,5 +178,22 @@ settings.register_profile("long", max_examples=2000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+# Tests that cannot run against a wheel as written, each with why (and the fix, for the
+# test's owner): skipped in wheel mode only, named in the run's short summary (-rs).
+WHEEL_SKIPS = {
+    "tests/test_bench_fast_by_default.py::test_quick_run_measures_every_dualad_cell":
+        "puts the tree first on the child's PYTHONPATH, where dualad/ has no jacobians/ "
+        "(fix: leave PYTHONPATH alone when conftest.MODE == 'wheel')",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    if MODE == "wheel":
+        for item in items:
+            if item.nodeid in WHEEL_SKIPS:
+                item.add_marker(pytest.mark.skip(
+                    reason=f"against a wheel: {WHEEL_SKIPS[item.nodeid]}"))
+
+
 def pytest_report_header(config):
     return f"dualad: {MODE} install, {pathlib.Path(sys.modules['dualad'].__file__).parent}"
