@@ -180,11 +180,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # Tests that cannot run against a wheel as written, each with why (and the fix, for the
 # test's owner): skipped in wheel mode only, named in the run's short summary (-rs).
-WHEEL_SKIPS = {
-    "tests/test_bench_fast_by_default.py::test_quick_run_measures_every_dualad_cell":
-        "puts the tree first on the child's PYTHONPATH, where dualad/ has no jacobians/ "
-        "(fix: leave PYTHONPATH alone when conftest.MODE == 'wheel')",
-}
+WHEEL_SKIPS: dict[str, str] = {}   # none today
 
 
 def pytest_collection_modifyitems(config, items):
