@@ -151,8 +151,9 @@ from .core.primitive import (REGISTRY, SPARSITY_KINDS, Primitive, implements, mi
 from .core.families import load_families
 from .core.tree import flatten, tree_map
 from .interpreters.batching.vmap import BatchTrace, batching_rule, is_looped
-from .interpreters.batching.rules import per_example, per_example_rule
-from .interpreters.batching.tracer import BatchTracer, nondiff_value
+from .interpreters.batching.rules import per_example_rule
+from .interpreters.batching.tracer import BatchTracer
+from .core.values import nondiff_value, per_example
 
 __all__ = [
     # declaring primitives

@@ -33,8 +33,8 @@ from ...frontend.objects import traced_outputs
 from ...ops.core.linear import broadcast_to_p, transpose_p
 from ...core.tracer import Box, Trace, shape_of
 from ...core.tree import describe, flatten
-from .rules import batching_rule, is_looped, run_rule
-from .tracer import BatchTracer
+from .rules import batching_rule, is_looped, looped_call_at, run_rule
+from .tracer import BatchTracer, per_example_at
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -102,6 +102,15 @@ class BatchTrace(Trace):
             f"escaped the vmap call that made it and was used afterwards in primitive "
             f"'{prim.name}'. Return it from the mapped function instead of storing it (in "
             f"a list or global)")
+
+    # The interpreter query (dualad.core.values): one call per example.
+    def per_example(self, fn, name, args, kwargs):
+        """``fn`` of plain values on each example of this batch, the results stacked."""
+        return per_example_at(self, fn, name, args, kwargs)
+
+    def looped_call(self, fn, args, kwargs):
+        """A differentiable ``fn`` on each example of this batch, the results stacked."""
+        return looped_call_at(self, fn, args, kwargs)
 
     def process(self, prim, args, params):
         """Apply ``prim``'s batching rule to this trace's tracers and box the output.

@@ -18,8 +18,7 @@ import math
 import numpy as np
 
 from ...core.tracer import ndim_of, primal_value, shape_of
-from ...core.values import staged_unbatched, staged_value
-from ...interpreters.batching.tracer import map_value
+from ...core.values import map_value, nondiff_value, staged_unbatched, staged_value
 from ...core.primitive import Primitive, implements, register, sample
 from .._batch import axes_in_batch, axis_in_batch, example_ndim
 from .._util import batch_ndim, normalize_axes, shift_axes
@@ -166,8 +165,7 @@ def _selector(x, axes, extremum):
 
 
 def _plain(v):
-    from ...interpreters.batching.tracer import nondiff_value   # under vmap the mask keeps its batch axis
-    return nondiff_value(v)
+    return nondiff_value(v)   # under vmap the mask keeps its batch axis
 
 
 def _extremum(name, impl):

@@ -28,8 +28,8 @@ import math
 import numpy as np
 
 from ...core.tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
-from ...core.values import any_true, is_staged, staged_unbatched, staged_value
-from ...interpreters.batching.tracer import batch_tracer_in, map_value
+from ...core.values import (any_true, is_batched, is_staged, map_value, staged_unbatched,
+                            staged_value)
 from ...core.primitive import Primitive, implements, register, sample
 from .._util import batch_ndim, normalize_axes, value_only
 from ..core.elementwise import std_sqrt, where as _where
@@ -173,7 +173,7 @@ def _nan_mask(x):
     if staged_unbatched(x):
         return np.isnan(staged_value(x)), True
     mask = np.isnan(primal_value(x))
-    return (mask if batch_tracer_in(x) is None else map_value(x, np.isnan)), mask.any()
+    return (mask if not is_batched(x) else map_value(x, np.isnan)), mask.any()
 
 
 def _nan_free(x, fill):
