@@ -2,40 +2,23 @@
 primitive (the ones written with primitives, lift and unbroadcast, are in
 :mod:`dualad.ops.core.linear`).
 
-Batch axes. A tangent or cotangent may carry ``nb`` leading batch axes in front of
-its primal's shape (vector-mode forward sweeps seed many directions at once; a
-reverse sweep may pull back a batch of cotangents): a tangent of ``x`` has shape
-``batch + x.shape``, a cotangent of ``ans`` has shape ``batch + ans.shape``, and every
-rule is polymorphic in ``batch``. The rules never count those axes themselves; they
-ask :func:`batch_ndim` (``nb``) or :func:`batch_shape` (``batch``), always comparing a
-tangent with its own primal (``batch_ndim(t, x)``) or a cotangent with the output
-(``batch_ndim(ct, ans)``), and move the primal's axes behind the batch with
-:func:`shift_axes` (axes) or :func:`batch_perm` (a permutation). ``lift`` makes a
-batched tangent broadcast against a larger output, ``unbroadcast`` sums a cotangent back
-to batch + an argument's shape (both in :mod:`dualad.ops.core.linear`).
+Batch axes: the convention (batch axes lead; an axis ``a`` of the primal is axis
+``a + nb`` of its tangent or cotangent) and its helpers live in
+:mod:`dualad.core.batch_axes` (``batch_ndim``, ``batch_shape``, ``batched_axis``,
+``shift_axes``, ``batch_perm``), imported here for the rules. ``lift`` makes a batched
+tangent broadcast against a larger output, ``unbroadcast`` sums a cotangent back to
+batch + an argument's shape (both in :mod:`dualad.ops.core.linear`).
 """
 from __future__ import annotations
 
+from ..core.batch_axes import batch_ndim, batch_perm, batch_shape, batched_axis, shift_axes
 from ..core.tracer import Box, primal_value, shape_of
 from ..core.values import is_batched, per_example
 
 __all__ = [
-    "batch_ndim", "batch_shape", "normalize_axes", "shift_axes", "batch_perm",
+    "batch_ndim", "batch_shape", "batched_axis", "normalize_axes", "shift_axes", "batch_perm",
     "primal_tree", "value_only", "plain_argument"
 ]
-
-
-def batch_ndim(batched, primal) -> int:
-    """``nb``: how many leading batch axes the tangent or cotangent ``batched`` carries
-    beyond the shape of ``primal`` (the value it is a tangent or cotangent of)."""
-    return len(shape_of(batched)) - len(shape_of(primal))
-
-
-def batch_shape(batched, primal) -> tuple:
-    """``batch``: the leading batch axes of ``batched`` beyond ``primal``'s shape, as a
-    shape (``()`` when unbatched)."""
-    s = shape_of(batched)
-    return s[:len(s) - len(shape_of(primal))]
 
 
 def normalize_axes(axis, ndim: int) -> tuple:
@@ -51,18 +34,6 @@ def normalize_axes(axis, ndim: int) -> tuple:
             raise ValueError(f"axis {a} is out of bounds for an array of dimension {ndim}")
         out.append(a % ndim if ndim else 0)
     return tuple(sorted(out))
-
-
-def shift_axes(axes: tuple, nb: int) -> tuple:
-    """The primal's (non-negative) ``axes`` as axes of a value with ``nb`` batch axes
-    in front."""
-    return tuple(a + nb for a in axes)
-
-
-def batch_perm(perm: tuple, nb: int) -> tuple:
-    """The permutation ``perm`` of a primal's axes as a permutation of a value with
-    ``nb`` batch axes in front (the batch axes stay where they are)."""
-    return tuple(range(nb)) + tuple(p + nb for p in perm)
 
 
 def primal_tree(x):

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import batch_ndim
+from ...core.batch_axes import batch_ndim
 from .linear import reshape_p, transpose_p
 from ...core.primitive import Primitive
 from ...core.tracer import Box, ndim_of, shape_of

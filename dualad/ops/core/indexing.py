@@ -18,7 +18,8 @@ import numpy as np
 from ...core.tracer import Box, concrete, ndim_of, shape_of, unguarded_value
 from ...core.primitive import Primitive, register, sample
 from ...core.values import is_batched, staged_only
-from .._util import batch_ndim, plain_argument
+from ...core.batch_axes import batch_ndim
+from .._util import plain_argument
 from .linear import transpose_p
 from .gather import traced_index   # an index batched by vmap: the index as an argument
 
