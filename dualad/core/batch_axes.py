@@ -39,10 +39,28 @@ def batch_shape(batched, primal) -> tuple:
 
 
 def batched_axis(axis, batched, primal):
-    """Axis ``axis`` of ``primal`` as an axis of ``batched``, its tangent or cotangent:
-    ``axis + nb`` with ``nb = batch_ndim(batched, primal)`` leading batch axes (a
-    non-negative int, or a tuple of them, axis by axis).
+    """Give axis ``axis`` of ``primal`` as an axis of ``batched``, whose batch axes lead.
 
+    The convention of every rule: a tangent or cotangent ``batched`` carries
+    ``nb = batch_ndim(batched, primal)`` leading batch axes in front of ``primal``'s
+    shape, so the primal's axis ``a`` is its axis ``a + nb``.
+
+    Parameters
+    ----------
+    axis : int or tuple of int
+        Non-negative axes of ``primal``.
+    batched : object
+        A tangent or cotangent of ``primal`` (an array or a traced value).
+    primal : object
+        The value ``batched`` is a tangent or cotangent of (a cotangent's: the output).
+
+    Returns
+    -------
+    int or tuple of int
+        ``axis`` shifted by ``nb`` (a tuple axis by axis).
+
+    Examples
+    --------
     >>> import numpy as np
     >>> batched_axis(1, np.zeros((5, 2, 3)), np.zeros((2, 3)))      # 5 directions in front
     2
@@ -50,7 +68,7 @@ def batched_axis(axis, batched, primal):
     (1, 2)
     """
     nb = len(shape_of(batched)) - len(shape_of(primal))
-    if type(axis) is tuple:
+    if isinstance(axis, (tuple, list)):
         return tuple(a + nb for a in axis)
     return axis + nb
 

@@ -181,16 +181,55 @@ class Trace:
     # plain value, is answered by PLAIN_TRACE, a Trace with these defaults.
 
     def per_example(self, fn, name, args, kwargs):
-        """``fn`` of the plain values of ``args``/``kwargs`` (lists, tuples and dicts
-        inside them included): one example, so one call; its result is logged as a
-        decision (:func:`note_decision`). A batching trace calls ``fn`` per example."""
+        """Call a function of plain values for this trace's examples: here, once.
+
+        The default, a trace that does not batch (and :data:`PLAIN_TRACE`, which answers
+        for plain values): ``fn`` of the plain values of ``args`` and ``kwargs`` (lists,
+        tuples and dicts inside them included), its result logged as a decision
+        (:func:`note_decision`). A batching trace overrides it to call ``fn`` once per
+        example. Asked by :func:`dualad.core.values.per_example`.
+
+        Parameters
+        ----------
+        fn : callable
+            A function of plain values.
+        name : str
+            The name messages and the decision log use.
+        args : sequence
+            Its positional arguments, traced or plain.
+        kwargs : dict
+            Its keyword arguments, traced or plain.
+
+        Returns
+        -------
+        object
+            ``fn``'s result.
+        """
         out = fn(*_plain_tree(args), **_plain_tree(kwargs))
         note_decision(args, name, out)   # a decision on the values: logged
         return out
 
     def looped_call(self, fn, args, kwargs):
-        """``fn(*args, **kwargs)``: one example, so one call. A batching trace calls
-        ``fn`` on each example and stacks the results."""
+        """Call a differentiable function for this trace's examples: here, once.
+
+        The default, a trace that does not batch: ``fn(*args, **kwargs)``. A batching
+        trace overrides it to call ``fn`` on each example and stack the results. Asked by
+        :func:`dualad.core.values.looped_call`.
+
+        Parameters
+        ----------
+        fn : callable
+            A function written with registry operations.
+        args : sequence
+            Its positional arguments.
+        kwargs : dict
+            Its keyword arguments.
+
+        Returns
+        -------
+        object
+            ``fn``'s result.
+        """
         return fn(*args, **kwargs)
 
 

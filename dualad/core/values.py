@@ -47,10 +47,23 @@ def _identity(v):
 
 
 def is_batched(x) -> bool:
-    """Whether ``x`` (or a value in a list/tuple/dict of them) carries a vmap batch:
-    under ``dualad.vmap`` it holds one value per example behind the per-example shape it
-    shows, so its plain value (:func:`primal_value`) is the whole batch, not one example.
-    Answered by the batching trace's box; every other box asks the value it wraps."""
+    """Tell whether ``x`` carries a vmap batch (one value per example).
+
+    Under ``dualad.vmap`` a batched value holds one value per example behind the
+    per-example shape it shows, so its plain value (:func:`primal_value`) is the whole
+    batch, not one example. Answered by the batching trace's box; every other box asks
+    the value it wraps (so ``vmap(grad(f))`` answers True under grad's box too).
+
+    Parameters
+    ----------
+    x : object
+        A traced or plain value, or a list, tuple or dict of them (then: any of them).
+
+    Returns
+    -------
+    bool
+        True when a vmap batch is under ``x``.
+    """
     if isinstance(x, Box):
         return x._batch_trace() is not None
     if type(x) is list or type(x) is tuple:
@@ -61,10 +74,22 @@ def is_batched(x) -> bool:
 
 
 def is_staged(x) -> bool:
-    """Whether ``x`` (or a value in a list/tuple of them) is being recorded by a
-    dualad.jit trace: a shortcut chosen from its value would be baked into the program,
-    so callers take the path that is right for every value instead. Answered by the
-    staging trace's box."""
+    """Tell whether a ``dualad.jit`` trace records ``x``.
+
+    A shortcut chosen from a recorded value would be baked into the program, so callers
+    take the path that is right for every value instead. Answered by the staging
+    trace's box; every other box asks the value it wraps.
+
+    Parameters
+    ----------
+    x : object
+        A traced or plain value, or a list or tuple of them (then: any of them).
+
+    Returns
+    -------
+    bool
+        True when a jit trace's box is under ``x``.
+    """
     if isinstance(x, Box):
         return x._staged()
     if type(x) is list or type(x) is tuple:
@@ -80,24 +105,48 @@ def staged_unbatched(x) -> bool:
 
 
 def map_value(x, fn):
-    """``fn`` of ``x``'s plain value, with zero derivative, one result per example.
+    """Apply ``fn`` to each example's plain value of ``x``, with zero derivative.
 
     Every box of a differentiating trace is dropped; under vmap the batch is kept around
     the result: ``fn`` sees the plain value with the batch axes in front, so it must act
     on each example alone (elementwise: ``astype(int)``, comparisons, ``np.isnan``), and
     ``map_value(x, fn)`` holds ``fn(x_b)`` for each example ``b``. Without vmap it is
     ``fn(primal_value(x))``. For value-dependent plain results taken from a traced value
-    (an integer cast, a mask)."""
+    (an integer cast, a mask).
+
+    Parameters
+    ----------
+    x : object
+        A traced or plain value.
+    fn : callable
+        A function of plain arrays that acts on each example alone.
+
+    Returns
+    -------
+    object
+        ``fn``'s result: plain, or batched (one per example) under vmap.
+    """
     return x._map_value(fn) if isinstance(x, Box) else fn(x)
 
 
 def nondiff_value(x):
-    """``x``'s value without derivative: :func:`map_value` of the identity.
+    """Strip the derivative boxes of ``x`` and keep its vmap batch.
 
     For a value used without derivative (a mask, a condition, an integer cast): the
     :func:`primal_value` of code that must stay correct under vmap, where
-    ``primal_value`` would hand on the whole batch as one example. The plain value when
-    no vmap batch is under ``x``; else a batched value with no derivative boxes.
+    ``primal_value`` would hand on the whole batch as one example; :func:`map_value` of
+    the identity.
+
+    Parameters
+    ----------
+    x : object
+        A traced or plain value.
+
+    Returns
+    -------
+    object
+        The plain value when no vmap batch is under ``x``; else a batched value with no
+        derivative boxes.
 
     Examples
     --------
@@ -144,9 +193,30 @@ def per_example(fn, args, kwargs=None, name=None):
     rank): called on the plain values of ``args`` and ``kwargs`` (lists, tuples and
     dicts inside them included); under vmap on each example of the top batch, the
     results stacked, so its result is one per example (``y_b = fn(x_b)``), where
-    :func:`primal_value` would hand it the whole batch as one example. Results whose
-    shape differs between examples raise, naming ``name`` (default ``fn.__name__``).
-    The result is logged as a decision on the values (:func:`note_decision`).
+    :func:`primal_value` would hand it the whole batch as one example. The result is
+    logged as a decision on the values (:func:`note_decision`). Asked of the top batch's
+    trace (``Trace.per_example``).
+
+    Parameters
+    ----------
+    fn : callable
+        A function of plain values.
+    args : sequence
+        Its positional arguments, traced or plain.
+    kwargs : dict, optional
+        Its keyword arguments, traced or plain.
+    name : str, optional
+        The name error messages use (default: ``fn.__name__``).
+
+    Returns
+    -------
+    object
+        ``fn``'s result; under vmap, a batched value with one result per example.
+
+    Raises
+    ------
+    ValueError
+        Under vmap, when the examples' results differ in shape (they form no batch).
 
     Examples
     --------
@@ -161,15 +231,35 @@ def per_example(fn, args, kwargs=None, name=None):
 
 
 def looped_call(fn, *args, **kwargs):
-    """``fn(*args, **kwargs)`` of a differentiable function, once per vmap example.
+    """Call a differentiable function once per vmap example and stack the results.
 
     For front-end code that needs a plain value where it may get a batched one (an
     index array, a count, values it plans its work from): under vmap ``fn`` is called on
     each example of the top batch among the arguments (inside tuples/lists too) and the
     results stacked; the examples are registry slices, so the derivative boxes under the
-    batch stay. Without a batched argument, ``fn(*args, **kwargs)``. A batch under
-    another transformation's boxes (``vmap(grad(f))`` seen from inside grad) cannot be
-    sliced from here: that raises ``NotImplementedError`` naming ``fn``."""
+    batch stay. Without a batched argument, ``fn(*args, **kwargs)``. Asked of the top
+    batch's trace (``Trace.looped_call``).
+
+    Parameters
+    ----------
+    fn : callable
+        A function written with registry operations (differentiable).
+    *args : object
+        Its positional arguments, traced or plain.
+    **kwargs : object
+        Its keyword arguments, traced or plain.
+
+    Returns
+    -------
+    object
+        ``fn``'s result; under vmap, a batched value with one result per example.
+
+    Raises
+    ------
+    NotImplementedError
+        When the batch sits under another transformation's boxes (``vmap(grad(f))``
+        seen from inside grad), where it cannot be sliced from here; names ``fn``.
+    """
     return _batch_trace((args, kwargs)).looped_call(fn, args, kwargs)
 
 

@@ -105,11 +105,51 @@ class BatchTrace(Trace):
 
     # The interpreter query (dualad.core.values): one call per example.
     def per_example(self, fn, name, args, kwargs):
-        """``fn`` of plain values on each example of this batch, the results stacked."""
+        """Call a function of plain values on each example of this batch.
+
+        What :func:`dualad.core.values.per_example` asks of the top batch: ``fn`` on
+        each example's plain values (a lower vmap's batch still batched), the results
+        stacked along this trace's batch axis.
+
+        Parameters
+        ----------
+        fn : callable
+            A function of plain values.
+        name : str
+            The name error messages use.
+        args : sequence
+            Its positional arguments, traced or plain.
+        kwargs : dict
+            Its keyword arguments, traced or plain.
+
+        Returns
+        -------
+        BatchTracer or tuple
+            One result per example, as values of this trace.
+        """
         return per_example_at(self, fn, name, args, kwargs)
 
     def looped_call(self, fn, args, kwargs):
-        """A differentiable ``fn`` on each example of this batch, the results stacked."""
+        """Call a differentiable function on each example of this batch.
+
+        What :func:`dualad.core.values.looped_call` asks of the top batch: ``fn`` on
+        registry slices of each example (derivative boxes under the batch kept), the
+        results stacked.
+
+        Parameters
+        ----------
+        fn : callable
+            A function written with registry operations.
+        args : sequence
+            Its positional arguments, traced or plain.
+        kwargs : dict
+            Its keyword arguments, traced or plain.
+
+        Returns
+        -------
+        BatchTracer or tuple or list
+            One result per example, as values of this trace.
+        """
         return looped_call_at(self, fn, args, kwargs)
 
     def process(self, prim, args, params):
