@@ -66,9 +66,10 @@ def is_batched(x) -> bool:
     """
     if isinstance(x, Box):
         return x._batch_trace() is not None
-    if type(x) is list or type(x) is tuple:
+    t = type(x)
+    if t is list or t is tuple:
         return any(is_batched(v) for v in x)
-    if type(x) is dict:
+    if t is dict:
         return any(is_batched(v) for v in x.values())
     return False
 
@@ -92,7 +93,8 @@ def is_staged(x) -> bool:
     """
     if isinstance(x, Box):
         return x._staged()
-    if type(x) is list or type(x) is tuple:
+    t = type(x)
+    if t is list or t is tuple:
         return any(is_staged(v) for v in x)
     return False
 
