@@ -133,6 +133,15 @@ leaves of nested tuples/lists/dicts and a function rebuilding the tree from new 
 ``tree_map(fn, tree, *rest)`` maps over leaves. ``unbroadcast(g, shape, nb)`` sums a
 cotangent (``nb`` leading batch axes) down to ``shape``: the VJP of broadcasting.
 
+What a rule may ask of the interpreter that runs it (:mod:`dualad.core.values`, answered
+by the value's own trace, so a rule never imports an interpreter): ``is_batched(x)``
+(one value per vmap example), ``is_staged(x)`` (recorded by ``dualad.jit``),
+``map_value(x, fn)`` (``fn`` of each example's plain value, no derivative),
+``looped_call(fn, *args)`` (a differentiable ``fn`` once per example), with
+``nondiff_value`` and ``per_example`` above. ``batched_axis(axis, t, x)``: axis ``axis``
+of ``x`` as an axis of its tangent or cotangent ``t``, whose batch axes lead
+(:mod:`dualad.core.batch_axes`).
+
 For the planner and the oracles
 -------------------------------
 ``check_input(api, argnum, x, where="", fname=None)``: ``x`` as a differentiable floating
@@ -175,8 +184,10 @@ from .core.families import load_families
 from .core.rules import TABLES, RuleTable, rule_table
 from .core.tree import flatten, tree_map
 from .interpreters.batching.vmap import BatchTrace, batching_rule, is_looped
-from .interpreters.batching.rules import per_example, per_example_rule
-from .interpreters.batching.tracer import BatchTracer, nondiff_value
+from .interpreters.batching.rules import per_example_rule
+from .interpreters.batching.tracer import BatchTracer
+from .core.values import is_batched, is_staged, looped_call, map_value, nondiff_value, per_example
+from .core.batch_axes import batched_axis
 
 __all__ = [
     # declaring primitives
@@ -189,7 +200,8 @@ __all__ = [
     "per_example", "per_example_rule",
     # values, shapes, trees
     "primal_value", "shape_of", "ndim_of", "note_decision", "flatten", "tree_map",
-    "unbroadcast", "unguarded_value",
+    "unbroadcast", "unguarded_value", "is_batched", "is_staged", "map_value", "looped_call",
+    "batched_axis",
     # for the planner and the oracles
     "check_input", "onehot_rows", "NUMPY_FUNCTIONS", "NUMPY_UFUNCS", "traced_outputs",
     "raise_assignment_error", "Replayed", "JitFallbackWarning", "load_families",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..frontend.dispatch import UFUNCS
+from ..core.primitive import NUMPY_UFUNCS as UFUNCS   # the ufuncs with a rule
 from ._array import native
 
 

@@ -5,6 +5,8 @@
 - :mod:`.tracer` — traces, levels and boxes: which interpreter sees a value;
 - :mod:`.values` — reading traced values (``primal_value``) and the one query rules ask
   the current interpreter (``is_staged``, ...);
+- :mod:`.batch_axes` — the one batch-axis convention (batch axes lead: an axis of the
+  primal is ``axis + nb`` in its tangent; vmap's batch is axis 0 one level down);
 - :mod:`.tree` — pytrees; :mod:`.partials` — elementwise partial derivatives;
 - :mod:`.onehot`, :mod:`.scaled` — batch-value types (one-hot and scaled batches of
   tangents); :mod:`.boxes` — the base of value types that keep their primal one level down;

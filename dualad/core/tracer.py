@@ -25,7 +25,7 @@ import numpy as np
 __all__ = [
     "new_level", "ANOMALY", "EscapedTracerError", "Trace", "Box", "PLAIN_TYPES",
     "primal_value", "unguarded_value", "staged_only", "note_decision", "CONCRETE",
-    "concrete", "truth", "shape_of", "ndim_of"
+    "concrete", "truth", "shape_of", "ndim_of", "PLAIN_TRACE"
 ]
 
 _levels = itertools.count(1)
@@ -176,6 +176,62 @@ class Trace:
         """
         raise NotImplementedError
 
+    # --- the interpreter query (dualad.core.values): defaults, for a trace that does
+    # not batch. A batching trace (vmap) overrides both; the bottom of every value, a
+    # plain value, is answered by PLAIN_TRACE, a Trace with these defaults.
+
+    def per_example(self, fn, name, args, kwargs):
+        """Call a function of plain values for this trace's examples: here, once.
+
+        The default, a trace that does not batch (and :data:`PLAIN_TRACE`, which answers
+        for plain values): ``fn`` of the plain values of ``args`` and ``kwargs`` (lists,
+        tuples and dicts inside them included), its result logged as a decision
+        (:func:`note_decision`). A batching trace overrides it to call ``fn`` once per
+        example. Asked by :func:`dualad.core.values.per_example`.
+
+        Parameters
+        ----------
+        fn : callable
+            A function of plain values.
+        name : str
+            The name messages and the decision log use.
+        args : sequence
+            Its positional arguments, traced or plain.
+        kwargs : dict
+            Its keyword arguments, traced or plain.
+
+        Returns
+        -------
+        object
+            ``fn``'s result.
+        """
+        out = fn(*_plain_tree(args), **_plain_tree(kwargs))
+        note_decision(args, name, out)   # a decision on the values: logged
+        return out
+
+    def looped_call(self, fn, args, kwargs):
+        """Call a differentiable function for this trace's examples: here, once.
+
+        The default, a trace that does not batch: ``fn(*args, **kwargs)``. A batching
+        trace overrides it to call ``fn`` on each example and stack the results. Asked by
+        :func:`dualad.core.values.looped_call`.
+
+        Parameters
+        ----------
+        fn : callable
+            A function written with registry operations.
+        args : sequence
+            Its positional arguments.
+        kwargs : dict
+            Its keyword arguments.
+
+        Returns
+        -------
+        object
+            ``fn``'s result.
+        """
+        return fn(*args, **kwargs)
+
 
 class Box:
     """Base class of traced values (``Dual``, ``Var``, ``BatchTracer``, ...).
@@ -225,6 +281,32 @@ class Box:
             raise TypeError("len() of a traced 0-d value")
         return shape[0]
 
+    # --- the interpreter query (dualad.core.values asks these; rules ask it). The
+    # defaults are a differentiating trace's box (forward, reverse): it adds no batch
+    # axis and no staging, so it answers what the value one level down answers, without
+    # its own derivative. The batching box (vmap) and the staging box (jit) override.
+
+    def _batch_trace(self):
+        """The batching trace whose batch this value carries (the highest in its chain
+        of boxes), or None."""
+        inner = self._inner
+        return inner._batch_trace() if isinstance(inner, Box) else None
+
+    def _staged(self) -> bool:
+        """Whether a staging trace (dualad.jit) records this value."""
+        inner = self._inner
+        return inner._staged() if isinstance(inner, Box) else False
+
+    def _map_value(self, fn):
+        """``fn`` of the plain value, this box's derivative dropped."""
+        inner = self._inner
+        return inner._map_value(fn) if isinstance(inner, Box) else fn(inner)
+
+    def _staged_value(self):
+        """The value without derivative boxes, a staging box kept."""
+        inner = self._inner
+        return inner._staged_value() if isinstance(inner, Box) else inner
+
 
 # Types that are never boxes. A failing ``isinstance(x, Box)`` looks ``x.__class__`` up (a
 # few hundred machine instructions on a NumPy scalar), so the hot paths of scalar code test
@@ -266,6 +348,22 @@ def primal_value(x):
     while isinstance(x, Box):
         x = x._inner
     return x
+
+
+def _plain_tree(x):
+    """``x`` with every traced value, also inside lists, tuples and dicts, replaced by
+    its primal value."""
+    if isinstance(x, Box):
+        return primal_value(x)
+    if type(x) is list or type(x) is tuple:
+        return type(x)(_plain_tree(v) for v in x)
+    if type(x) is dict:
+        return {k: _plain_tree(v) for k, v in x.items()}
+    return x
+
+
+# The trace that answers the query for plain values (no box: one example, no staging).
+PLAIN_TRACE = Trace(level=0)
 
 
 def unguarded_value(x):

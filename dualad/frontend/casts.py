@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.tracer import concrete, note_decision, primal_value
-from ..interpreters.batching.tracer import batch_tracer_in, map_value, note_value
+from ..core.values import is_batched, map_value
+from ..interpreters.batching.tracer import note_value
 
 __all__ = ["integers", "to_int", "to_index", "to_round"]
 
@@ -22,7 +23,7 @@ def integers(x, dtype, how):
     """``x`` cast to an integer (or boolean) dtype: a plain array with zero derivative (an
     integer-valued function of ``x`` is constant almost everywhere, as in JAX), logged as a
     decision on the value (the sparse pattern check reads it)."""
-    if batch_tracer_in(x) is not None:   # under vmap: one integer array per example
+    if is_batched(x):   # under vmap: one integer array per example
         out = map_value(x, lambda v: np.asarray(v).astype(dtype))
         note_value(x, how, out)
         return out

@@ -21,9 +21,8 @@ from ..transforms import stop
 from ..interpreters.reverse.tape import Var, VJPTrace, operator_method, power_method, record
 from ..interpreters.staging.sharing import frozen
 from ..core.tracer import PLAIN_TYPES, Box, note_decision, primal_value, shape_of, truth
-from ..interpreters.batching.tracer import batch_tracer_in, map_value, nondiff_value, note_value, only_batched
-from ..core.values import staged_value
-from ..interpreters.batching.rules import per_example
+from ..interpreters.batching.tracer import note_value, only_batched
+from ..core.values import is_batched, map_value, per_example, staged_value
 from ..core.primitive import NUMPY_FUNCTIONS, NUMPY_UFUNCS, Primitive, implements
 from ..ops.core.keyword_args import cast_for, mask_of, no_out
 from . import keywords
@@ -44,7 +43,7 @@ def _where(condition, x=None, y=None):
     """``np.where``: three arguments select (differentiable in x and y, the condition is a
     value); one argument gives the indices of the true entries, as NumPy does."""
     if x is None and y is None:
-        return np.where(primal_value(condition)) if batch_tracer_in(condition) is None \
+        return np.where(primal_value(condition)) if not is_batched(condition) \
             else per_example(np.where, (condition,), {}, "np.where(condition)")
     if x is None or y is None:
         raise TypeError("where: pass both x and y (np.where(cond, x, y)) or neither "
@@ -102,7 +101,7 @@ def _passthrough(fn):
     """Functions of the value alone (shapes, arg-indices): zero derivative (their results
     are decisions on the values: logged, see tracer.note_decision)."""
     def call(*args, **kwargs):
-        if any(batch_tracer_in(a) is not None for a in (*args, *kwargs.values())):
+        if any(is_batched(a) for a in (*args, *kwargs.values())):
             out = per_example(fn, args, kwargs)   # under vmap: one result per example
             note_value(args, fn.__name__, out)
             return out

@@ -31,7 +31,7 @@ import numpy as np
 from ..ops.core.keyword_args import KeywordError, cast_for, is_all, keyword_error
 from ..core.primitive import NUMPY_FUNCTIONS
 from ..core.tracer import Box, primal_value, shape_of
-from ..interpreters.batching.tracer import batch_tracer_in
+from ..core.values import is_batched
 
 __all__ = ["KeywordError", "call_function", "call_ufunc", "method", "like_call"]
 
@@ -251,7 +251,7 @@ def call_ufunc(ufunc, op, inputs, kwargs, fill=None):
     if not is_all(where):
         if fill is None:
             raise _where_error(fname, x)
-        if batch_tracer_in(where) is not None:
+        if is_batched(where):
             raise keyword_error(fname, "where", x, "where= is a batched mask (under vmap), "
                                 "which this keyword path does not batch",
                                 f"write np.where(mask, {fname}(...), fill) instead")

@@ -2,42 +2,23 @@
 primitive (the ones written with primitives, lift and unbroadcast, are in
 :mod:`dualad.ops.core.linear`).
 
-Batch axes. A tangent or cotangent may carry ``nb`` leading batch axes in front of
-its primal's shape (vector-mode forward sweeps seed many directions at once; a
-reverse sweep may pull back a batch of cotangents): a tangent of ``x`` has shape
-``batch + x.shape``, a cotangent of ``ans`` has shape ``batch + ans.shape``, and every
-rule is polymorphic in ``batch``. The rules never count those axes themselves; they
-ask :func:`batch_ndim` (``nb``) or :func:`batch_shape` (``batch``), always comparing a
-tangent with its own primal (``batch_ndim(t, x)``) or a cotangent with the output
-(``batch_ndim(ct, ans)``), and move the primal's axes behind the batch with
-:func:`shift_axes` (axes) or :func:`batch_perm` (a permutation). ``lift`` makes a
-batched tangent broadcast against a larger output, ``unbroadcast`` sums a cotangent back
-to batch + an argument's shape (both in :mod:`dualad.ops.core.linear`).
+Batch axes: the convention (batch axes lead; an axis ``a`` of the primal is axis
+``a + nb`` of its tangent or cotangent) and its helpers live in
+:mod:`dualad.core.batch_axes` (``batch_ndim``, ``batch_shape``, ``batched_axis``,
+``shift_axes``, ``batch_perm``), imported here for the rules. ``lift`` makes a batched
+tangent broadcast against a larger output, ``unbroadcast`` sums a cotangent back to
+batch + an argument's shape (both in :mod:`dualad.ops.core.linear`).
 """
 from __future__ import annotations
 
-import numpy as np
-
-from ..core.tracer import CONCRETE, Box, ndim_of, note_decision, primal_value, shape_of
-from ..interpreters.batching.tracer import BatchTracer, nondiff_value
+from ..core.batch_axes import batch_ndim, batch_perm, batch_shape, batched_axis, shift_axes
+from ..core.tracer import Box, primal_value, shape_of
+from ..core.values import is_batched, per_example
 
 __all__ = [
-    "batch_ndim", "batch_shape", "normalize_axes", "shift_axes", "batch_perm",
-    "primal_tree", "value_only", "top_batch_trace", "per_example", "plain_argument"
+    "batch_ndim", "batch_shape", "batched_axis", "normalize_axes", "shift_axes", "batch_perm",
+    "primal_tree", "value_only", "plain_argument"
 ]
-
-
-def batch_ndim(batched, primal) -> int:
-    """``nb``: how many leading batch axes the tangent or cotangent ``batched`` carries
-    beyond the shape of ``primal`` (the value it is a tangent or cotangent of)."""
-    return len(shape_of(batched)) - len(shape_of(primal))
-
-
-def batch_shape(batched, primal) -> tuple:
-    """``batch``: the leading batch axes of ``batched`` beyond ``primal``'s shape, as a
-    shape (``()`` when unbatched)."""
-    s = shape_of(batched)
-    return s[:len(s) - len(shape_of(primal))]
 
 
 def normalize_axes(axis, ndim: int) -> tuple:
@@ -55,18 +36,6 @@ def normalize_axes(axis, ndim: int) -> tuple:
     return tuple(sorted(out))
 
 
-def shift_axes(axes: tuple, nb: int) -> tuple:
-    """The primal's (non-negative) ``axes`` as axes of a value with ``nb`` batch axes
-    in front."""
-    return tuple(a + nb for a in axes)
-
-
-def batch_perm(perm: tuple, nb: int) -> tuple:
-    """The permutation ``perm`` of a primal's axes as a permutation of a value with
-    ``nb`` batch axes in front (the batch axes stay where they are)."""
-    return tuple(range(nb)) + tuple(p + nb for p in perm)
-
-
 def primal_tree(x):
     """``x`` with every traced value, also inside (nested) lists and tuples, replaced by
     its primal value."""
@@ -81,90 +50,20 @@ def value_only(fn):
     """``fn`` called on the primal values of its arguments (keys in a tuple, as
     ``np.lexsort((x, y))`` takes them, included): a function of values alone (indices,
     counts, predicates), whose derivative is 0. Under vmap it is called example by
-    example (:func:`per_example`): the primal value of a batched argument holds the
-    whole batch, which ``fn`` would take for one example."""
+    example (:func:`dualad.core.values.per_example`): the primal value of a batched
+    argument holds the whole batch, which ``fn`` would take for one example."""
     def call(*args, **kwargs):
-        return _call_on_values(fn, args, kwargs)
+        return per_example(fn, args, kwargs, fn.__name__)
     call.__name__ = fn.__name__
     call.__doc__ = fn.__doc__
     return call
-
-
-def _call_on_values(fn, args, kwargs):
-    trace = top_batch_trace((args, kwargs))
-    if trace is not None:
-        return per_example(lambda *a, **k: _call_on_values(fn, a, k), fn.__name__, trace,
-                           args, kwargs)
-    out = fn(*[primal_tree(a) for a in args], **{k: primal_tree(v) for k, v in kwargs.items()})
-    note_decision(args, fn.__name__, out)   # a decision on the values: logged
-    return out
-
-
-def _leaves(tree):
-    if type(tree) is list or type(tree) is tuple:
-        for v in tree:
-            yield from _leaves(v)
-    elif type(tree) is dict:
-        for v in tree.values():
-            yield from _leaves(v)
-    else:
-        yield tree
-
-
-def top_batch_trace(tree):
-    """The batching trace (vmap) of the highest level among the boxes of ``tree``'s
-    leaves (lists, tuples, dicts), or None."""
-    top = None
-    for leaf in _leaves(tree):
-        while isinstance(leaf, Box):
-            if isinstance(leaf, BatchTracer) and (top is None or leaf._trace.level > top.level):
-                top = leaf._trace
-            leaf = leaf.val if leaf.__class__ in CONCRETE else leaf._inner   # jit: unguarded
-    return top
-
-
-def _example(tree, trace, k):
-    """Example ``k`` of ``tree`` along ``trace``'s batch axis (derivatives stripped: the
-    values are used without them)."""
-    if type(tree) is list or type(tree) is tuple:
-        return type(tree)(_example(v, trace, k) for v in tree)
-    if type(tree) is dict:
-        return {key: _example(v, trace, k) for key, v in tree.items()}
-    v = nondiff_value(tree)
-    return v.val[k] if isinstance(v, BatchTracer) and v._trace is trace else v
-
-
-def per_example(fn, name, trace, args, kwargs):
-    """``fn(*args, **kwargs)`` of a function of values (no derivative) under the batching
-    ``trace``: called on each example and the results stacked along the batch axis, as a
-    value of ``trace``. Results whose shape differs between examples (np.nonzero of
-    different masks) cannot form one batch: that raises, naming the function."""
-    if trace.size == 0:
-        raise ValueError(f"vmap of {name}: a batch of size 0 has no example to call it on")
-    outs = [fn(*_example(args, trace, k), **_example(kwargs, trace, k))
-            for k in range(trace.size)]
-
-    def stacked(parts):
-        shapes = {shape_of(p) for p in parts}
-        if len(shapes) > 1:
-            raise ValueError(f"vmap of {name}: its result's shape depends on each example's "
-                             f"values ({', '.join(map(str, sorted(shapes)))}), so the "
-                             f"examples' results do not form one batch; compute it outside "
-                             f"vmap, or use a fixed-size form (np.where(mask, x, 0) for a "
-                             f"mask, say)")
-        return BatchTracer(trace, np.stack(parts))
-    if isinstance(outs[0], tuple):
-        return type(outs[0])(*[stacked([o[j] for o in outs]) for j in range(len(outs[0]))]) \
-            if hasattr(outs[0], "_fields") else tuple(stacked([o[j] for o in outs])
-                                                      for j in range(len(outs[0])))
-    return stacked(outs)
 
 
 def plain_argument(fname, argname, x):
     """The primal value of a non-differentiable argument (indices, repeats, a condition)
     that every example must share: a batched one (vmap: one per example) raises, naming
     the function, rather than letting the whole batch pass for one example."""
-    if top_batch_trace(x) is not None:
+    if is_batched(x):
         raise NotImplementedError(
             f"{fname}: argument {argname} is batched by vmap (one per example, per-example "
             f"shape {shape_of(x)}); {fname} with per-example {argname} is not supported. "

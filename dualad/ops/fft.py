@@ -30,7 +30,7 @@ import numpy as np
 from ..core.tracer import ndim_of, shape_of, unguarded_value
 from ..core.primitive import Primitive, implements, register, sample
 from ._batch import axes_in_batch
-from ._util import batch_ndim, shift_axes
+from ..core.batch_axes import batch_ndim, batched_axis, shift_axes
 from .core.complex_numbers import conj, is_complex, real
 
 __all__ = [
@@ -55,9 +55,9 @@ def _fft_impl(x, axes, norm, inverse):
 fft_p = register(Primitive("fft", _fft_impl, linear=True, sparsity="axes"))
 fft_p.holomorphic = True  # complex-linear; rfft and irfft are not (real input / output)
 fft_p.defjvp(lambda t, ans, x, axes, norm, inverse:
-             fft_p(t, axes=shift_axes(axes, batch_ndim(t, x)), norm=norm, inverse=inverse))
+             fft_p(t, axes=batched_axis(axes, t, x), norm=norm, inverse=inverse))
 fft_p.defvjp(lambda ct, ans, x, axes, norm, inverse: _real_for(
-    fft_p(ct, axes=shift_axes(axes, batch_ndim(ct, ans)), norm=norm, inverse=inverse), x))
+    fft_p(ct, axes=batched_axis(axes, ct, ans), norm=norm, inverse=inverse), x))
 
 
 # --- real-to-complex and complex-to-real ------------------------------------------------
@@ -100,10 +100,10 @@ def _irfft_vjp(ct, ans, y, axes, norm, s):
 
 
 rfft_p.defjvp(lambda t, ans, x, axes, norm:
-              rfft_p(t, axes=shift_axes(axes, batch_ndim(t, x)), norm=norm))
+              rfft_p(t, axes=batched_axis(axes, t, x), norm=norm))
 rfft_p.defvjp(_rfft_vjp)
 irfft_p.defjvp(lambda t, ans, y, axes, norm, s:
-               irfft_p(t, axes=shift_axes(axes, batch_ndim(t, y)), norm=norm, s=s))
+               irfft_p(t, axes=batched_axis(axes, t, y), norm=norm, s=s))
 irfft_p.defvjp(_irfft_vjp)
 
 

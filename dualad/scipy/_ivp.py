@@ -5,7 +5,7 @@
 exact solution, computed by solving more ODEs with SciPy (never by differentiating the
 solver's adaptive steps), at the tolerances ``sweep_rtol``/``sweep_atol`` (by default the
 primal's). Each rule's augmented dynamics are traced once per sweep and replayed
-(``dynamics.plain``, a :class:`dualad.interpreters.staging.default.Replayed`); for implicit methods
+(``dynamics.plain``, a :class:`dualad.extend.Replayed`); for implicit methods
 ``dynamics.plain_jac`` gives SciPy the Newton matrix (:func:`jacobian_y`).
 
 Forward mode (jvp, jacfwd): **forward sensitivities**. S = ∂y·(ẏ₀, ṫ₀, ṗ) solves
@@ -51,11 +51,11 @@ import numpy as np
 import scipy.integrate as _si
 
 from ..transforms.api import jvp as _jvp, vjp as _vjp
-from ..interpreters.staging.default import Replayed
-from ..interpreters.staging.trace import JitBox
+from ..extend import Replayed   # jit with a fallback: the public extension surface's
 from ..ops import concatenate, index, moveaxis, ravel, reshape, stack, tensordot
 from ..ops import sum as _sum
 from ..core.tracer import Box, primal_value, shape_of, unguarded_value
+from ..core.values import staged_only
 from ..core.primitive import Primitive, register, sample
 from ._integrate_common import _SWEEP_TOL, _batch, _lift, _plain, _with
 from ._ivp_dense import at as _at, dense_solution as _dense_solution, interpolant
@@ -361,11 +361,7 @@ def _differentiated(x):
     Under ``jit(grad(f))`` alone the rule's inputs are jit boxes over plain values: the
     sweep is one :data:`adjoint_p` equation, which reads the values when it runs, so the
     recorded program holds at other values too."""
-    while isinstance(x, Box):
-        if x.__class__ is not JitBox:
-            return True
-        x = x.val
-    return False
+    return isinstance(x, Box) and not staged_only(x)
 
 
 def _jit_ok(func, settings):
@@ -377,7 +373,7 @@ def _jit_ok(func, settings):
 
 def jacobian_y(func, name, jit=True):
     """J_y f(s, y, *p) (n × n) on plain values: one vector-mode JVP of ``func`` over the
-    identity, traced once and replayed (:class:`dualad.interpreters.staging.default.Replayed`)."""
+    identity, traced once and replayed (:class:`dualad.extend.Replayed`)."""
     def jac_y(s, y, *p):
         eye = np.eye(shape_of(y)[0])
         _, cols = _jvp(lambda y: reshape(func(s, y, *p), shape_of(y)), (y,), (eye,))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops._util import batch_ndim
+from ..core.batch_axes import batch_ndim
 from ..ops.core.linear import unbroadcast
 from ..ops.core.batch_ops import looping_when
 from ..ops.core.reductions import sum as _sum

@@ -21,10 +21,9 @@ from ..ops import concatenate, index, moveaxis, ravel, reshape
 from ..ops import sum as _sum
 from ..ops.core.elementwise import where
 from ..ops.numpy.calculus import trapezoid as _trapezoid
-from ..core.values import all_true, any_true, staged_unbatched, staged_value
+from ..core.values import all_true, any_true, map_value, staged_unbatched, staged_value
 from ..core.tracer import Box, primal_value, shape_of, unguarded_value
 from ..core.primitive import Primitive, register, sample
-from ..interpreters.batching.tracer import map_value
 from ._integrate_common import _bind, _batch, _lift, _plain, _with
 
 __all__ = ["QuadSettings", "quad_p", "quad", "quad_vec", "trapezoid", "simpson"]

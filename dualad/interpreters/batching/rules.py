@@ -25,20 +25,18 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
-
 from ...ops.core.linear import reshape_p
 from ...ops.core.indexing import getitem
 from ...ops.core.shape import stack
 from ...ops.core.batch_ops import loop
-from ...ops._util import per_example as _per_example_at, top_batch_trace
 from ...core.rules import rule_table
-from ...core.tracer import Box, primal_value, shape_of
-from .tracer import BatchTracer, batch_tracer_in, nondiff_value
+from ...core.tracer import Box, shape_of
+from ...core.values import looped_call
+from .tracer import BatchTracer, batch_tracer_in
 
 __all__ = [
     "lift_to", "broadcast_rule", "linear_rule", "run_rule", "batching_rule", "is_looped",
-    "per_example", "looped_call", "values_per_example", "per_example_rule"
+    "looped_call_at", "per_example_rule"
 ]
 
 # The batching interpreter's rule tables (filled by Primitive.defbatch and def_linear).
@@ -167,63 +165,6 @@ def is_looped(prim, batched=None):
     return not _linear_applies(prim, (True,) if batched is None else tuple(batched))
 
 
-def per_example(fn, args, kwargs, name=None):
-    """Call a function of plain values on traced arguments, once per vmap example.
-
-    For a function with no derivative that reads values (an argmax, ``isclose``, a
-    rank): its arguments' derivative boxes are stripped (:func:`nondiff_value`); under
-    vmap it is called on each example of the top batch and the results are stacked,
-    so its result is one per example (:func:`primal_value` would hand it the whole
-    batch as one array). Without a batched argument it is ``fn`` of the primal values.
-
-    Parameters
-    ----------
-    fn : callable
-        A function of plain values.
-    args : sequence
-        Its positional arguments, traced or plain.
-    kwargs : dict
-        Its keyword arguments, traced or plain.
-    name : str, optional
-        The name error messages use (default: ``fn.__name__``).
-
-    Returns
-    -------
-    object
-        ``fn``'s result; under vmap, a batched value with one result per example.
-
-    See Also
-    --------
-    per_example_rule : The same for derivative rules that plan from values.
-
-    Examples
-    --------
-    >>> from dualad.extend import per_example
-    >>> f = lambda x: per_example(np.argmax, (x,), {})
-    >>> print(dualad.vmap(f)(np.array([[1.0, 3.0, 2.0], [5.0, 0.0, 1.0]])))
-    [1 0]
-    """
-    args = [nondiff_value(a) for a in args]
-    kwargs = {k: nondiff_value(v) for k, v in kwargs.items()}
-    top = top_batch_trace((args, kwargs))
-    if top is None:
-        return fn(*args, **kwargs)
-    return _per_example_at(lambda *a, **k: per_example(fn, a, k, name),
-                           name or getattr(fn, "__name__", "function"), top, args, kwargs)
-
-
-def _top_batch(values):
-    top = None
-    for v in values:
-        if isinstance(v, (tuple, list)):
-            t = _top_batch(v)
-            if t is not None and (top is None or t.level > top.level):
-                top = t
-        elif isinstance(v, BatchTracer) and (top is None or v._trace.level > top.level):
-            top = v._trace
-    return top
-
-
 def _top_box(values):
     """The box of the highest level among ``values`` (inside tuples/lists too)."""
     top = None
@@ -241,54 +182,37 @@ def _example(v, k, top):
     return getitem(v.val, idx=(k,)) if isinstance(v, BatchTracer) and v._trace is top else v
 
 
-def looped_call(fn, *args, **kwargs):
+def looped_call_at(top, fn, args, kwargs):
     """``fn(*args, **kwargs)`` (a differentiable function) called on each example of the
-    top batch among the arguments (BatchTracers also inside tuples/lists, such as an
-    index tuple) and stacked: the loop fallback for front-end functions that take a
-    batched argument where they need a plain one (an index array: ``np.take(x, i)`` with
-    a batched ``i``, ``x[i]``). The examples are registry slices, so the derivative
-    boxes underneath stay. Without a batched argument, ``fn`` itself."""
-    top = _top_batch((*args, *kwargs.values()))
-    if top is None:
-        return fn(*args, **kwargs)
+    batching trace ``top`` (the top batch among the arguments, BatchTracers also inside
+    tuples/lists, such as an index tuple) and stacked: the loop fallback for front-end
+    functions that take a batched argument where they need a plain one (an index array:
+    ``np.take(x, i)`` with a batched ``i``, ``x[i]``; the values ``np.interp`` plans
+    from). The examples are registry slices, so the derivative boxes underneath stay.
+    What :func:`dualad.core.values.looped_call` asks of a batching trace."""
     above = _top_box((*args, *kwargs.values()))
+    name = getattr(fn, "__name__", fn)
     if above is not None and above._trace.level > top.level:
         # a transformation inside vmap (grad, jvp) sees x per example: slicing the batch
         # under its boxes is not possible from here (the call must be a primitive)
         raise NotImplementedError(
-            f"vmap: {getattr(fn, '__name__', fn)} with an index batched by vmap, on a value "
-            f"traced by a transformation inside vmap (grad, jvp, ...; per-example shape "
-            f"{shape_of(above)}), is not supported yet. Select with a mask instead, which is "
-            f"batched: np.sum(np.where(np.arange(n) == i, x, 0)) for x[i], or np.max(x) "
-            f"for x[np.argmax(x)]")
+            f"vmap: {name} reads its arguments' values (an index, a count, values it "
+            f"plans its work from), and here they are batched under a transformation inside "
+            f"vmap (grad, jvp, ...; per-example shape {shape_of(above)}), which dualad "
+            f"cannot split per example yet. Select with a mask instead, which is batched "
+            f"(np.sum(np.where(np.arange(n) == i, x, 0)) for x[i]), or differentiate "
+            f"outside the vmap, e.g. grad(lambda X: np.sum(vmap(f)(X))) for per-example "
+            f"gradients of a separable loss, or loop over the examples")
     outs = [looped_call(fn, *_example(args, k, top),
                         **{n: _example(v, k, top) for n, v in kwargs.items()})
             for k in range(top.size)]
     if not outs:
-        raise ValueError(f"vmap: {getattr(fn, '__name__', fn)} with a batched index is "
-                         f"computed by a loop over the examples, which needs at least one")
+        raise ValueError(f"vmap: {name} with a batched argument is computed by a loop over "
+                         f"the examples, which needs at least one")
     if isinstance(outs[0], (tuple, list)):
         return type(outs[0])(BatchTracer(top, stack([o[j] for o in outs]))
                              for j in range(len(outs[0])))
     return BatchTracer(top, stack(outs))
-
-
-def values_per_example(name, fn, *args):
-    """``fn(*args)`` for a front-end function that plans from its arguments' VALUES (the
-    intervals of ``np.interp``, the selections of ``np.piecewise``), called when a batched
-    value is among ``args``: example by example (:func:`looped_call`) when the batch is
-    the outermost box; under a transformation inside vmap (``vmap(grad(f))``, where the
-    batch sits under grad's boxes and cannot be sliced from here) a clear error naming
-    what works instead."""
-    top, above = _top_batch(args), _top_box(args)
-    if top is None or (above is not None and above._trace.level > top.level):
-        raise NotImplementedError(
-            f"vmap: {name} reads its arguments' values to plan its work, and here they are "
-            f"batched under a transformation inside vmap (vmap(grad(f)), say), which dualad "
-            f"cannot split per example yet. Differentiate outside the vmap instead, e.g. "
-            f"grad(lambda X: np.sum(vmap(f)(X))) for per-example gradients of a separable "
-            f"loss, or loop over the examples")
-    return looped_call(fn, *args)
 
 
 def per_example_rule(rule):

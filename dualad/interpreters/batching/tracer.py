@@ -17,10 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.tracer import CONCRETE, Box, note_decision, shape_of
+from ...core.values import per_example
 
 __all__ = [
-    "BatchTracer", "batch_tracer_in", "only_batched", "map_value", "nondiff_value",
-    "note_value"
+    "BatchTracer", "batch_tracer_in", "only_batched", "per_example_at", "note_value"
 ]
 
 
@@ -152,6 +152,18 @@ class BatchTracer(Box):
     def __rxor__(self, other):
         return _logical("not_equal", other, self)
 
+    # The interpreter query (dualad.core.values): this box carries the batch.
+    def _batch_trace(self):
+        return self._trace
+
+    def _map_value(self, fn):
+        val = self.val
+        return BatchTracer(self._trace, val._map_value(fn) if isinstance(val, Box) else fn(val))
+
+    def _staged_value(self):
+        # under vmap each example has its own value: the batch is kept, not the jit box
+        return self._map_value(_identity)
+
     def __repr__(self):
         return f"BatchTracer(per-example shape {self.shape}, batch {self._trace.size}, " \
                f"val={self.val!r})"
@@ -181,56 +193,46 @@ def only_batched(x):
     return True
 
 
-def map_value(x, fn):
-    """``fn`` of ``x``'s value with no derivative, keeping its batch axes: every box of a
-    differentiating trace is stripped (the result has zero derivative), every BatchTracer
-    is kept around the result. ``fn`` sees the plain value with all batch axes in front,
-    so it must act on each example alone (elementwise: ``astype(int)``, comparisons).
-    Used where code takes a value-dependent plain result (an integer cast) from a traced
-    value: under vmap that result is still one per example."""
-    if isinstance(x, BatchTracer):
-        return BatchTracer(x._trace, map_value(x.val, fn))
-    if isinstance(x, Box):
-        return map_value(x._inner, fn)
-    return fn(x)
+def _identity(v):
+    return v
 
 
-def nondiff_value(x):
-    """Strip the differentiating boxes of ``x`` and keep its vmap batch boxes.
+def _example(tree, trace, k):
+    """Example ``k`` of ``tree`` along ``trace``'s batch axis (derivatives stripped: the
+    values are used without them)."""
+    if type(tree) is list or type(tree) is tuple:
+        return type(tree)(_example(v, trace, k) for v in tree)
+    if type(tree) is dict:
+        return {key: _example(v, trace, k) for key, v in tree.items()}
+    v = tree._map_value(_identity) if isinstance(tree, Box) else tree
+    return v.val[k] if isinstance(v, BatchTracer) and v._trace is trace else v
 
-    For a value used without derivative (a mask, a condition, an integer cast): the
-    :func:`primal_value` of code that must stay correct under vmap, where
-    ``primal_value`` would hand on the whole batch as one example.
 
-    Parameters
-    ----------
-    x : object
-        A traced or plain value.
+def per_example_at(trace, fn, name, args, kwargs):
+    """``fn(*args, **kwargs)`` of a function of values (no derivative) under the batching
+    ``trace``: called on each example (through :func:`dualad.core.values.per_example`,
+    which asks the examples' own traces: a batch of a lower vmap is still batched) and the results stacked along the
+    batch axis, as a value of ``trace``. Results whose shape differs between examples
+    (np.nonzero of different masks) cannot form one batch: that raises, naming ``name``."""
+    if trace.size == 0:
+        raise ValueError(f"vmap of {name}: a batch of size 0 has no example to call it on")
+    outs = [per_example(fn, _example(args, trace, k), _example(kwargs, trace, k), name)
+            for k in range(trace.size)]
 
-    Returns
-    -------
-    object
-        The plain value when no vmap batch is under ``x``; else ``x``'s batched value
-        with no derivative boxes (a ``BatchTracer`` over plain values).
-
-    See Also
-    --------
-    primal_value : Strips every box.
-    per_example : Calls a function of plain values per example.
-
-    Examples
-    --------
-    >>> from dualad.extend import nondiff_value
-    >>> f = lambda x: nondiff_value(x) > 1.0       # a mask, one row per example
-    >>> print(dualad.vmap(f)(np.array([[1.0, 3.0], [0.0, 2.0]])))
-    [[False  True]
-     [False  True]]
-    """
-    if batch_tracer_in(x) is None:
-        while isinstance(x, Box):
-            x = x._inner
-        return x
-    return map_value(x, lambda v: v)
+    def stacked(parts):
+        shapes = {shape_of(p) for p in parts}
+        if len(shapes) > 1:
+            raise ValueError(f"vmap of {name}: its result's shape depends on each example's "
+                             f"values ({', '.join(map(str, sorted(shapes)))}), so the "
+                             f"examples' results do not form one batch; compute it outside "
+                             f"vmap, or use a fixed-size form (np.where(mask, x, 0) for a "
+                             f"mask, say)")
+        return BatchTracer(trace, np.stack(parts))
+    if isinstance(outs[0], tuple):
+        return type(outs[0])(*[stacked([o[j] for o in outs]) for j in range(len(outs[0]))]) \
+            if hasattr(outs[0], "_fields") else tuple(stacked([o[j] for o in outs])
+                                                      for j in range(len(outs[0])))
+    return stacked(outs)
 
 
 def note_value(x, name, out):

@@ -33,8 +33,8 @@ from ...frontend.objects import traced_outputs
 from ...ops.core.linear import broadcast_to_p, transpose_p
 from ...core.tracer import Box, Trace, shape_of
 from ...core.tree import describe, flatten
-from .rules import batching_rule, is_looped, run_rule
-from .tracer import BatchTracer
+from .rules import batching_rule, is_looped, looped_call_at, run_rule
+from .tracer import BatchTracer, per_example_at
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -102,6 +102,55 @@ class BatchTrace(Trace):
             f"escaped the vmap call that made it and was used afterwards in primitive "
             f"'{prim.name}'. Return it from the mapped function instead of storing it (in "
             f"a list or global)")
+
+    # The interpreter query (dualad.core.values): one call per example.
+    def per_example(self, fn, name, args, kwargs):
+        """Call a function of plain values on each example of this batch.
+
+        What :func:`dualad.core.values.per_example` asks of the top batch: ``fn`` on
+        each example's plain values (a lower vmap's batch still batched), the results
+        stacked along this trace's batch axis.
+
+        Parameters
+        ----------
+        fn : callable
+            A function of plain values.
+        name : str
+            The name error messages use.
+        args : sequence
+            Its positional arguments, traced or plain.
+        kwargs : dict
+            Its keyword arguments, traced or plain.
+
+        Returns
+        -------
+        BatchTracer or tuple
+            One result per example, as values of this trace.
+        """
+        return per_example_at(self, fn, name, args, kwargs)
+
+    def looped_call(self, fn, args, kwargs):
+        """Call a differentiable function on each example of this batch.
+
+        What :func:`dualad.core.values.looped_call` asks of the top batch: ``fn`` on
+        registry slices of each example (derivative boxes under the batch kept), the
+        results stacked.
+
+        Parameters
+        ----------
+        fn : callable
+            A function written with registry operations.
+        args : sequence
+            Its positional arguments, traced or plain.
+        kwargs : dict
+            Its keyword arguments, traced or plain.
+
+        Returns
+        -------
+        BatchTracer or tuple or list
+            One result per example, as values of this trace.
+        """
+        return looped_call_at(self, fn, args, kwargs)
 
     def process(self, prim, args, params):
         """Apply ``prim``'s batching rule to this trace's tracers and box the output.

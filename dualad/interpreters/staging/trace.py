@@ -263,6 +263,17 @@ class JitBox(Box):
         d = getattr(v, "dtype", None)
         return d if d is not None else np.result_type(v)
 
+    # The interpreter query (dualad.core.values): this box is recorded, and it is the
+    # lowest box of its value (nothing batched under it; its _inner reads with a guard).
+    def _staged(self):
+        return True
+
+    def _batch_trace(self):
+        return None
+
+    def _staged_value(self):
+        return self
+
     def concrete(self, kind):
         """The value for ``bool()`` / ``int()`` (``kind``), the fact recorded as a guard."""
         v = self.val

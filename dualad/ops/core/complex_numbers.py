@@ -39,9 +39,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.values import is_staged, staged_value
+from ...core.values import is_batched, is_staged, map_value, nondiff_value, staged_value
 from ...core.tracer import primal_value, shape_of, unguarded_value
-from ...interpreters.batching.tracer import batch_tracer_in, map_value, nondiff_value
 from ...core.primitive import Primitive, implements, register, sample
 from .elementwise import absolute_p, is_complex, multiply, sign_p, where
 
@@ -80,7 +79,7 @@ def _nonzero_ratio(num, den):
     zero = primal_value(den) == 0
     if not np.any(zero):
         return num / den
-    if batch_tracer_in(den) is not None:
+    if is_batched(den):
         zero = nondiff_value(den) == 0    # under vmap: one mask per example
     return where(zero, 0.0, num / where(zero, 1.0, den))
 

@@ -46,7 +46,7 @@ from ...core.tracer import Box, ndim_of, shape_of, unguarded_value
 from ...core.primitive import JVP, VJP
 from ...core.primitive import Primitive, implements, register, sample
 from ...core.scaled import lazy_product
-from .._util import batch_ndim
+from ...core.batch_axes import batch_ndim
 from .linear import fit, lift, unbroadcast
 
 __all__ = [

@@ -15,11 +15,13 @@ import math
 
 import numpy as np
 
-from ...core.tracer import Box, concrete, ndim_of, shape_of, staged_only, unguarded_value
-from ...interpreters.batching.tracer import batch_tracer_in
+from ...core.tracer import Box, concrete, ndim_of, shape_of, unguarded_value
 from ...core.primitive import Primitive, register, sample
-from .._util import batch_ndim, plain_argument
+from ...core.values import is_batched, staged_only
+from ...core.batch_axes import batch_ndim
+from .._util import plain_argument
 from .linear import transpose_p
+from .gather import traced_index   # an index batched by vmap: the index as an argument
 
 __all__ = [
     "batch_index_entry", "normalize_index", "batch_index", "getitem", "untake",
@@ -30,8 +32,8 @@ __all__ = [
 def batch_index_entry(idx):
     """Whether the index ``idx`` holds a value batched by vmap (a BatchTracer)."""
     if isinstance(idx, tuple):
-        return any(isinstance(e, Box) and batch_tracer_in(e) is not None for e in idx)
-    return isinstance(idx, Box) and batch_tracer_in(idx) is not None
+        return any(isinstance(e, Box) and is_batched(e) for e in idx)
+    return isinstance(idx, Box) and is_batched(idx)
 
 
 def _is_advanced(entry):
@@ -200,7 +202,6 @@ def index(x, idx):
     if type(idx) is int:  # the scalar loop x[i]: skip normalization
         return getitem(x, idx=(idx,))
     if batch_index_entry(idx):   # an index batched by vmap: the index as an argument
-        from ...interpreters.batching.gather import traced_index
         return traced_index(x, idx, normalize_index)
     return getitem(x, idx=normalize_index(idx, shape_of(x)))
 

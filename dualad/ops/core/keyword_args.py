@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.tracer import Box, primal_value, shape_of
-from ...interpreters.batching.tracer import batch_tracer_in, nondiff_value
+from ...core.values import is_batched, nondiff_value
 
 __all__ = ["KeywordError", "keyword_error", "no_out", "is_all", "mask_of", "cast_for", "pick_ddof"]
 
@@ -54,7 +54,7 @@ def mask_of(fname, a, where):
     selects every entry (so the plain reduction runs)."""
     if where is None or where is True:
         return None
-    if batch_tracer_in(where) is not None:   # under vmap: a mask per example
+    if is_batched(where):   # under vmap: a mask per example
         mask = nondiff_value(where)
     else:
         mask = np.asarray(primal_value(where))

@@ -25,7 +25,7 @@ import numpy as np
 
 from ...core.tracer import ndim_of, shape_of
 from ...core.primitive import Primitive, register, sample
-from .._util import batch_ndim, batch_perm, batch_shape, shift_axes
+from ...core.batch_axes import batch_ndim, batch_perm, batch_shape, shift_axes
 
 __all__ = [
     "reshape_p", "transpose_p", "broadcast_to_p", "expand_reduced", "sum_p", "lift",

@@ -25,7 +25,7 @@ from ...core.tracer import PLAIN_TYPES, Box, ndim_of, shape_of, unguarded_value
 from ...core.primitive import JVP, VJP
 from ...core.primitive import Primitive, implements, register, sample
 from .._batch import einsum_in_batch, example_ndim
-from .._util import batch_ndim
+from ...core.batch_axes import batch_ndim
 from .batch_ops import align_stacks
 from .contract import contract2
 from .linear import lift, unbroadcast

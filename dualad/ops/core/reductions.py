@@ -18,11 +18,11 @@ import math
 import numpy as np
 
 from ...core.tracer import ndim_of, primal_value, shape_of
-from ...core.values import staged_unbatched, staged_value
-from ...interpreters.batching.tracer import map_value
+from ...core.values import map_value, nondiff_value, staged_unbatched, staged_value
 from ...core.primitive import Primitive, implements, register, sample
 from .._batch import axes_in_batch, axis_in_batch, example_ndim
-from .._util import batch_ndim, normalize_axes, shift_axes
+from ...core.batch_axes import batch_ndim, batched_axis, shift_axes
+from .._util import normalize_axes
 from .keyword_args import cast_for, mask_of, no_out, pick_ddof
 from .linear import expand_reduced, sum_p
 
@@ -166,8 +166,7 @@ def _selector(x, axes, extremum):
 
 
 def _plain(v):
-    from ...interpreters.batching.tracer import nondiff_value   # under vmap the mask keeps its batch axis
-    return nondiff_value(v)
+    return nondiff_value(v)   # under vmap the mask keeps its batch axis
 
 
 def _extremum(name, impl):
@@ -182,7 +181,7 @@ def _extremum(name, impl):
     def jvp(t, ans, x, axis, keepdims):
         from .elementwise import where
         hit, m = _selector(x, axis, impl)
-        return sum_p(where(hit, t * m, 0.0), axis=shift_axes(axis, batch_ndim(t, x)),
+        return sum_p(where(hit, t * m, 0.0), axis=batched_axis(axis, t, x),
                      keepdims=keepdims)
 
     def vjp(ct, ans, x, axis, keepdims):
@@ -287,7 +286,7 @@ def _expand_plainshape(a, x_shape, axes, keep=False):
 
 prod_p.defjvp(lambda t, ans, x, axis, keepdims:
               sum_p(t * _prod_others(x, ans, axis, keepdims),
-                    axis=shift_axes(axis, batch_ndim(t, x)), keepdims=keepdims))
+                    axis=batched_axis(axis, t, x), keepdims=keepdims))
 prod_p.defvjp(lambda ct, ans, x, axis, keepdims:
               expand_reduced(ct, shape_of(x), axis, keepdims, batch_ndim(ct, ans))
               * _prod_others(x, ans, axis, keepdims))
@@ -320,8 +319,8 @@ def _reverse_cumsum(ct, axis):
     return flip(cumsum_p(flip(ct, axis), axis=axis), axis)
 
 
-cumsum_p.defjvp(lambda t, ans, x, axis: cumsum_p(t, axis=axis + batch_ndim(t, x)))
-cumsum_p.defvjp(lambda ct, ans, x, axis: _reverse_cumsum(ct, axis + batch_ndim(ct, ans)))
+cumsum_p.defjvp(lambda t, ans, x, axis: cumsum_p(t, axis=batched_axis(axis, t, x)))
+cumsum_p.defvjp(lambda ct, ans, x, axis: _reverse_cumsum(ct, batched_axis(axis, ct, ans)))
 cumsum_p.defbatch(cumulative_batch(cumsum_p))
 
 

@@ -32,7 +32,7 @@ import numpy as np
 from ...core.tracer import Box, shape_of
 from ...core.primitive import Primitive, register, sample
 from .._batch import batch_size
-from .._util import batch_ndim
+from ...core.batch_axes import batch_ndim
 from .elementwise import add, divide, maximum, minimum, multiply, power, subtract, where
 from .indexing import (_advanced_moved, batch_index, getitem, normalize_index, take_batched,
                        untake, untake_batched)

@@ -24,7 +24,8 @@ import numpy as np
 from ...core.tracer import CONCRETE, Box, ndim_of, shape_of, unguarded_value
 from ...core.primitive import Primitive, implements, register, sample
 from .._batch import axis_in_batch, batch_size, example_ndim
-from .._util import batch_ndim, batch_shape, normalize_axes
+from ...core.batch_axes import batch_shape, batched_axis
+from .._util import normalize_axes
 from .linear import broadcast_to_p, lift, reshape_p, transpose_p, unbroadcast
 
 __all__ = [
@@ -151,11 +152,11 @@ def _concat_jvp_all(tangents, ans, *xs, axis):
 
 def _concat_vjp_all(ct, ans, *xs, axis):
     from .indexing import getitem
-    nb = batch_ndim(ct, ans)
+    ax = batched_axis(axis, ct, ans)
     out, start = [], 0
     for x in xs:
         n = shape_of(x)[axis]
-        idx = (slice(None),) * (axis + nb) + (slice(start, start + n),)
+        idx = (slice(None),) * ax + (slice(start, start + n),)
         out.append(getitem(ct, idx=idx))
         start += n
     return out

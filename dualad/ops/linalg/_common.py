@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.tracer import ndim_of, shape_of, unguarded_value
-from .._util import batch_ndim
+from ...core.batch_axes import batch_ndim
 from ..core.linear import lift
 from ..core.products import matmul_p, tril, triu
 from ..core.complex_numbers import conj

@@ -29,7 +29,7 @@ import numpy as np
 
 from ...core.tracer import shape_of, unguarded_value
 from ...core.primitive import Primitive, register, sample
-from .._util import batch_ndim
+from ...core.batch_axes import batch_ndim
 from ..core.batch_ops import stacked_rule
 from ..core.linear import unbroadcast
 from ..core.indexing import index

@@ -50,7 +50,7 @@ import numpy as np
 
 from ...core.tracer import ndim_of, shape_of, unguarded_value
 from ...core.primitive import Primitive, implements, register, sample
-from .._util import batch_ndim
+from ...core.batch_axes import batch_ndim
 from ..core.batch_ops import align_stacks, stacked_rule
 from ..core.linear import unbroadcast
 from ..core.products import tril, triu

@@ -47,9 +47,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.values import staged_unbatched, staged_value
+from ...core.values import is_batched, map_value, staged_unbatched, staged_value
 from ...core.tracer import shape_of, unguarded_value
-from ...interpreters.batching.tracer import batch_tracer_in, map_value
 from ..core.complex_numbers import conj, imag, real
 from ..core.elementwise import equal, logical_and, where
 from ..core.products import diag_embed_p, diagonal_p
@@ -74,7 +73,7 @@ def fixed_rows(v, rule):
     """A constant boolean mask, shape of ``v``: True at the component (r_i, i) whose phase
     LAPACK fixes in column i (``rule`` "first", "last" or "largest")."""
     if rule != "largest":   # the mask depends on the shape only
-        return _fixed_rows_plain(unguarded_value(v), rule) if batch_tracer_in(v) is None \
+        return _fixed_rows_plain(unguarded_value(v), rule) if not is_batched(v) \
             else map_value(v, lambda pv: _fixed_rows_plain(pv, rule))
     if staged_unbatched(v):
         # dualad.jit: the first row of largest |v| per column, recorded (argmax has no

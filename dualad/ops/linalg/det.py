@@ -33,7 +33,7 @@ import collections
 from ...core.values import all_true, any_true, is_staged, staged_value
 from ...core.tracer import primal_value, shape_of, unguarded_value
 from ...core.primitive import Primitive, implements, register, sample
-from .._util import batch_ndim
+from ...core.batch_axes import batch_ndim
 from ..core.batch_ops import stacked_rule
 from ..core.linear import unbroadcast
 from ..core.elementwise import multiply

@@ -28,7 +28,7 @@ import numpy as np
 
 from ...core.tracer import ndim_of, primal_value, shape_of, unguarded_value
 from ...core.primitive import Primitive, register, sample
-from .._util import batch_ndim
+from ...core.batch_axes import batch_ndim
 from ..core.batch_ops import looping_when, stacked_rule
 from ..core.indexing import index
 from .basic import solve_p

@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.tracer import shape_of, unguarded_value
-from ...interpreters.batching.tracer import map_value
 from ...core.primitive import Primitive, register, sample
 from ..core.batch_ops import stacked_rule
 from ..core.products import matmul, tril, triu
+from ...core.values import map_value
 from .basic import solve_triangular, solve_triangular_p
 from ._common import _A3, check_square, mm, mT, scipy_linalg
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.tracer import Box, ndim_of, primal_value, shape_of
+from ...core.values import per_example   # under vmap: a rank, a count per example
 from ...core.primitive import Primitive, implements, register, sample
 from .._util import normalize_axes
 from ..core.batch_ops import stacked_rule
@@ -98,7 +99,6 @@ def lstsq(a, b, rcond=None):
                          f"of shape {shape_of(a)}: expected ({m},) or ({m}, k)")
     if rcond is None:
         rcond = np.finfo(float).eps * max(m, n)
-    from ...interpreters.batching.rules import per_example   # under vmap: a rank per example
     rank = per_example(lambda a_, b_: np.linalg.lstsq(a_, b_, rcond=rcond)[2], (a, b), {})
     rank_value = _common_rank(rank)
     x = mm(pinv_p(a, rcond=float(rcond)), b if ndim_of(b) == 2 else reshape(b, (m, 1)))
@@ -128,7 +128,6 @@ def _common_rank(rank):
 @implements(np.linalg.matrix_rank)
 def matrix_rank(a, *args, **kwargs):
     """An integer: zero derivative, computed on the primal (per example under vmap)."""
-    from ...interpreters.batching.rules import per_example
     return per_example(lambda v: np.linalg.matrix_rank(v, *args, **kwargs), (a,), {})
 
 
@@ -168,7 +167,6 @@ def _vector_norm(x, ord, axes):
     if ord == -np.inf:
         return min_(absolute(x), axis=axes)
     if ord == 0:  # the number of nonzeros: piecewise constant, zero derivative
-        from ...interpreters.batching.rules import per_example   # under vmap: a count per example
         dtype = np.abs(primal_value(x)).dtype
         return per_example(lambda v: np.sum(v != 0, axis=axes).astype(dtype), (x,), {})
     if ord == 1:

@@ -21,12 +21,11 @@ import math
 import numpy as np
 
 from ...core.tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
-from ...interpreters.batching.tracer import batch_tracer_in
-from ...interpreters.batching.rules import looped_call
 from ...core.primitive import implements
 from .._util import normalize_axes
 from ..core.indexing import getitem, index
 from ..core.shape import broadcast_to, concatenate, flip, ravel, reshape, transpose
+from ...core.values import is_batched, looped_call
 
 __all__ = [
     "take", "take_along_axis", "repeat", "tile", "resize", "pad", "roll", "rot90", "fliplr",
@@ -90,7 +89,7 @@ def _take_runs(x, axis, src):
 @implements(np.take)
 def take(a, indices, axis=None, out=None, mode="raise"):
     _no_out("take", out)
-    if batch_tracer_in(indices) is not None:   # indices batched by vmap: x[..., i]
+    if is_batched(indices):   # indices batched by vmap: x[..., i]
         if axis is None:
             a, axis = ravel(a), 0
         axis = _axis(axis, ndim_of(a), "take")
@@ -119,7 +118,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 @implements(np.take_along_axis)
 def take_along_axis(arr, indices, axis=-1):
-    batched = batch_tracer_in(indices) is not None   # by vmap: the index as an argument
+    batched = is_batched(indices)   # by vmap: the index as an argument
     idx = indices if batched else np.asarray(primal_value(indices))
     if axis is None:
         arr, axis = ravel(arr), 0
@@ -136,7 +135,7 @@ def take_along_axis(arr, indices, axis=-1):
 
 @implements(np.repeat)
 def repeat(a, repeats, axis=None):
-    if batch_tracer_in(repeats) is not None:   # counts batched by vmap: per example
+    if is_batched(repeats):   # counts batched by vmap: per example
         return looped_call(repeat, a, repeats, axis)
     if axis is None:
         a, axis = ravel(a), 0

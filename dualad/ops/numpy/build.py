@@ -25,10 +25,9 @@ import warnings
 import numpy as np
 
 from ...core.tracer import Box, ndim_of, primal_value, shape_of
-from ...interpreters.batching.tracer import batch_tracer_in, nondiff_value
+from ...core.values import is_batched, looped_call, nondiff_value
 from ...core.primitive import implements
-from ...interpreters.batching.rules import values_per_example
-from .._util import normalize_axes, top_batch_trace, value_only
+from .._util import normalize_axes, value_only
 from ..core.elementwise import isnan, log10, power, where
 from ..core.indexing import getitem, index, untake
 from ..core.products import matmul
@@ -50,7 +49,7 @@ def select(condlist, choicelist, default=0):
         raise ValueError("select: list of cases must be same length as list of conditions")
     if not condlist:
         raise ValueError("select with an empty condition list is not possible")
-    conds = [nondiff_value(c) if batch_tracer_in(c) is not None   # vmap: per example
+    conds = [nondiff_value(c) if is_batched(c)   # vmap: per example
              else np.asarray(primal_value(c)) for c in condlist]
     for i, c in enumerate(conds):
         if c.dtype != bool:
@@ -368,8 +367,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     The intervals are found from the primal values (``searchsorted``): under vmap those
     hold the whole batch, so a batched argument is interpolated example by example."""
     xp, fp = _sequence(xp), _sequence(fp)     # NumPy takes lists: np.interp(x, [0, 1], [0, 2])
-    if top_batch_trace((x, xp, fp, left, right)) is not None:
-        return values_per_example("np.interp", interp, x, xp, fp, left, right, period)
+    if is_batched((x, xp, fp, left, right)):
+        return looped_call(interp, x, xp, fp, left, right, period)
     if ndim_of(xp) != 1 or ndim_of(fp) != 1 or shape_of(xp) != shape_of(fp):
         raise ValueError(f"interp: xp and fp must be 1-d sequences of the same length, got "
                          f"shapes {shape_of(xp)} and {shape_of(fp)}")

@@ -29,7 +29,7 @@ import numpy as np
 
 from ...core.tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
 from ...core.primitive import Primitive, implements, register, sample
-from .._util import batch_ndim
+from ...core.batch_axes import batch_ndim
 from ..core.batch_ops import align_stacks
 from ..core.linear import lift, unbroadcast
 from ..core.indexing import getitem, index

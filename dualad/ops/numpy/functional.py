@@ -15,13 +15,12 @@ import math
 import numpy as np
 
 from ...core.tracer import Box, ndim_of, primal_value, shape_of
-from ...interpreters.batching.tracer import map_value, nondiff_value
 from ...core.primitive import implements
-from ...interpreters.batching.rules import values_per_example
-from .._util import normalize_axes, top_batch_trace, value_only
+from .._util import normalize_axes, value_only
 from ..core.indexing import getitem, index, untake
 from ..core.products import diag
 from ..core.shape import broadcast_to, expand_dims, moveaxis, ravel, reshape, stack, vstack
+from ...core.values import is_batched, looped_call, map_value, nondiff_value
 
 __all__ = ["piecewise", "apply_along_axis", "apply_over_axes", "unwrap", "diagflat", "astype"]
 
@@ -31,10 +30,12 @@ def piecewise(x, condlist, funclist, *args, **kw):
     """``np.piecewise``: each function on the elements its condition selects. The
     selection is read from the conditions' values; under vmap those hold the whole batch,
     so a batched ``x`` or condition is handled example by example."""
-    if top_batch_trace((x, condlist)) is not None:
-        return values_per_example(
-            "np.piecewise", lambda x_, c_: piecewise(x_, c_, funclist, *args, **kw), x,
-            list(condlist) if isinstance(condlist, (list, tuple)) else condlist)
+    if is_batched((x, condlist)):
+        def example(x_, c_):
+            return piecewise(x_, c_, funclist, *args, **kw)
+        example.__name__ = "np.piecewise"
+        return looped_call(example, x,
+                           list(condlist) if isinstance(condlist, (list, tuple)) else condlist)
     xs = shape_of(x)
     n_funcs = len(funclist)
     if np.isscalar(condlist) or (not isinstance(condlist[0], (list, np.ndarray, Box))

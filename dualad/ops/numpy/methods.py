@@ -7,8 +7,7 @@ floor_divide and divmod.
 """
 from __future__ import annotations
 
-from ...core.tracer import note_decision, primal_value
-from .._util import per_example, top_batch_trace
+from ...core.values import per_example
 from . import arrays as _arr
 from . import joining as _join
 from . import reductions as _red
@@ -28,13 +27,10 @@ def _in_place(name, instead):
 
 def _value_method(name):
     def method(self, *args, **kwargs):
-        trace = top_batch_trace((self, args, kwargs))
-        if trace is not None:           # vmap: per example (the primal holds the batch)
-            return per_example(lambda s, *a, **k: getattr(s, name)(*a, **k), name, trace,
-                               (self,) + args, kwargs)
-        out = getattr(primal_value(self), name)(*args, **kwargs)
-        note_decision(self, name, out)   # a decision on the values: logged
-        return out
+        # a function of values: per example under vmap (the primal holds the batch), its
+        # result logged as a decision on the values
+        return per_example(lambda s, *a, **k: getattr(s, name)(*a, **k), (self,) + args,
+                           kwargs, name)
     method.__name__ = name
     return method
 

@@ -28,10 +28,11 @@ import math
 import numpy as np
 
 from ...core.tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
-from ...core.values import any_true, is_staged, staged_unbatched, staged_value
-from ...interpreters.batching.tracer import batch_tracer_in, map_value
+from ...core.values import (any_true, is_batched, is_staged, map_value, staged_unbatched,
+                            staged_value)
 from ...core.primitive import Primitive, implements, register, sample
-from .._util import batch_ndim, normalize_axes, value_only
+from ...core.batch_axes import batch_ndim, batched_axis
+from .._util import normalize_axes, value_only
 from ..core.elementwise import std_sqrt, where as _where
 from ..core.reductions import _reverse_cumsum, cumsum, cumsum_p, cumulative_batch
 from ..core.reductions import max as max_, min as min_
@@ -97,21 +98,20 @@ def _exclusive(y, axis):
 
 
 def _cumprod_jvp(t, ans, x, axis):
-    nb = batch_ndim(t, x)
     if _division_safe(x):
-        return ans * cumsum_p(t / x, axis=axis + nb)
+        return ans * cumsum_p(t / x, axis=batched_axis(axis, t, x))
     # ẏ_k = x_k ẏ_{k−1} + y_{k−1} ẋ_k: the product rule, as a linear recurrence
-    return _linear_scan(x, _exclusive(ans, axis) * t, axis, nb)
+    return _linear_scan(x, _exclusive(ans, axis) * t, axis, batch_ndim(t, x))
 
 
 def _cumprod_vjp(ct, ans, x, axis):
-    nb = batch_ndim(ct, ans)
+    nb, ax = batch_ndim(ct, ans), batched_axis(axis, ct, ans)
     if _division_safe(x):
-        return _reverse_cumsum(ct * ans, axis + nb) / x
+        return _reverse_cumsum(ct * ans, ax) / x
     # x̄_i = y_{i−1} c_i with c_i = ū_i + x_{i+1} c_{i+1}: the same recurrence, reversed
     n = shape_of(x)[axis]
     a = concatenate([_const_slab(x, axis, 1, 1.0), flip(_slab(x, axis, 1, n), axis)], axis=axis)
-    c = flip(_linear_scan(a, flip(ct, axis + nb), axis, nb), axis + nb)
+    c = flip(_linear_scan(a, flip(ct, ax), axis, nb), ax)
     return _exclusive(ans, axis) * c
 
 
@@ -173,7 +173,7 @@ def _nan_mask(x):
     if staged_unbatched(x):
         return np.isnan(staged_value(x)), True
     mask = np.isnan(primal_value(x))
-    return (mask if batch_tracer_in(x) is None else map_value(x, np.isnan)), mask.any()
+    return (mask if not is_batched(x) else map_value(x, np.isnan)), mask.any()
 
 
 def _nan_free(x, fill):

@@ -28,12 +28,12 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.tracer import Box, primal_value, unguarded_value
-from ...interpreters.batching.tracer import batch_tracer_in, map_value
 from ...core.primitive import sample, implements
 from .._util import value_only
 from ..core.elementwise import (cos, elementwise, equal, isinf, isnan, less, rint, trunc, where,
                                 zero_derivative)
 from ..core.complex_numbers import absolute, sign
+from ...core.values import is_batched, map_value
 
 __all__ = [
     "floor_divide", "logical_xor", "signbit", "spacing", "round_", "fix", "isposinf",
@@ -154,7 +154,7 @@ def ldexp(x, n):
 @implements(np.frexp)
 def frexp(x):
     """``(m, e)`` with x = m·2^e: m = x·2^−e is differentiable (exact scaling), e is not."""
-    if batch_tracer_in(x) is not None:   # under vmap: exponents per example
+    if is_batched(x):   # under vmap: exponents per example
         e = map_value(x, lambda v: np.frexp(v)[1])
         one = np.ones((), dtype=np.result_type(primal_value(x), np.float16))
         return x * map_value(e, lambda n: np.ldexp(one, -n)), e

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.tracer import Box, primal_value, shape_of, staged_only, unguarded_value
+from ...core.tracer import Box, primal_value, shape_of, unguarded_value
 from ...core.primitive import JVP, VJP
+from ...core.values import staged_only
 from ...core.primitive import sample
 from ..core.elementwise import elementwise
 

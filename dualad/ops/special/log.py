@@ -29,9 +29,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sc
 
-from ...core.values import is_staged, staged_value
+from ...core.values import is_batched, is_staged, nondiff_value, staged_value
 from ...core.tracer import primal_value
-from ...interpreters.batching.tracer import batch_tracer_in, nondiff_value
 from ...core.primitive import implements
 from ..core.elementwise import elementwise, equal, isinf, log, log1p, logical_and, where
 from . import _logaddexp
@@ -56,7 +55,7 @@ def _guard(x, y, at):
     if not (np.any(np.asarray(primal_value(x)) == 0)
             and np.any(np.asarray(primal_value(y)) == at)):
         return y
-    if batch_tracer_in(x) is None and batch_tracer_in(y) is None:
+    if not is_batched(x) and not is_batched(y):
         hit = (np.asarray(primal_value(x)) == 0) & (np.asarray(primal_value(y)) == at)
     else:
         hit = logical_and(equal(nondiff_value(x), 0.0), equal(nondiff_value(y), at))

@@ -15,7 +15,7 @@ import functools
 
 from ...core.tracer import Box, shape_of
 from ...core.tree import flatten
-from ...interpreters.batching.tracer import batch_tracer_in
+from ...core.values import is_batched
 from .._closure import closure_convert
 
 
@@ -24,7 +24,7 @@ def _find_batched(tree):
         if callable(leaf) and not isinstance(leaf, Box):
             found = _find_batched(closure_convert(leaf)[1])
         else:
-            found = batch_tracer_in(leaf)
+            found = leaf if is_batched(leaf) else None
         if found is not None:
             return found
     return None

@@ -37,7 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from ...ops._util import batch_ndim
+from ...core.batch_axes import batch_ndim
 from ...ops.core.batch_ops import looping_when
 from ...ops.core.elementwise import multiply, subtract
 from ...ops.core.indexing import getitem

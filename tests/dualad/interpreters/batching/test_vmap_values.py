@@ -1,7 +1,7 @@
 """dualad.vmap where code reads VALUES: masks, counts, pivots, permutations and index arrays
 computed from a batched value must be one per example (``primal_value`` would hand on
 the whole batch as one array: silently wrong), and index arrays batched by vmap gather
-per example (dualad.interpreters.batching.gather). Oracles: NumPy/SciPy per example, closed forms and
+per example (dualad.ops.core.gather). Oracles: NumPy/SciPy per example, closed forms and
 finite differences.
 """
 from __future__ import annotations
@@ -129,7 +129,7 @@ def test_batched_indices_gather_per_example():
     # differentiated from outside vmap: the tape is below the batch
     g = grad(lambda X: np.sum(vmap(lambda x: x[np.argmax(x)])(X)))(X)
     np.testing.assert_array_equal(g, (X == X.max(1, keepdims=True)) * 1.0)
-    # from inside (grad under vmap): the index is an argument of gather (dualad.interpreters.batching.gather)
+    # from inside (grad under vmap): the index is an argument of gather (dualad.ops.core.gather)
     np.testing.assert_array_equal(vmap(grad(lambda x: x[np.argmax(x)] * 2))(X),
                                   2.0 * (X == X.max(1, keepdims=True)))
     with pytest.raises(IndexError, match="boolean mask index batched by vmap"):
@@ -252,7 +252,7 @@ def test_gather_and_scatter_pass_the_rule_checker(template):
     """The rule checker (both modes, order 2) on gather/scatter, whose rules are each
     other; the index arrays are their non-differentiable arguments."""
     from dualad.verification.rules import check_rule
-    from dualad.interpreters.batching.gather import Slot, gather_p, scatter_p
+    from dualad.ops.core.gather import Slot, gather_p, scatter_p
     j, k = np.array([0, 2, 2]), np.array([1, 0, 3])
     tpl = (slice(None), Slot(0), Slot(1)) if template == "adjacent" else \
         (Slot(0), slice(None), Slot(1))

@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ops.core.linear import reshape_p, transpose_p
+from ...core.batch_axes import batch_ndim
+from .linear import reshape_p, transpose_p
 from ...core.primitive import Primitive
-from ...core.tracer import ndim_of, shape_of
+from ...core.tracer import Box, ndim_of, shape_of
 
 __all__ = ["Slot", "gather_p", "scatter_p", "gather_batched", "scatter_batched", "traced_index"]
 
@@ -110,19 +111,19 @@ def scatter_batched(u, arrays, template, shape, nb):
 
 
 def _gather_jvp(t, ans, x, *arrays, template):
-    return gather_batched(t, arrays, template, ndim_of(t) - ndim_of(x))
+    return gather_batched(t, arrays, template, batch_ndim(t, x))
 
 
 def _gather_vjp(ct, ans, x, *arrays, template):
-    return scatter_batched(ct, arrays, template, shape_of(x), ndim_of(ct) - ndim_of(ans))
+    return scatter_batched(ct, arrays, template, shape_of(x), batch_ndim(ct, ans))
 
 
 def _scatter_jvp(t, ans, u, *arrays, template, shape):
-    return scatter_batched(t, arrays, template, shape, ndim_of(t) - ndim_of(u))
+    return scatter_batched(t, arrays, template, shape, batch_ndim(t, u))
 
 
 def _scatter_vjp(ct, ans, u, *arrays, template, shape):
-    return gather_batched(ct, arrays, template, ndim_of(ct) - len(shape))
+    return gather_batched(ct, arrays, template, batch_ndim(ct, ans))
 
 
 gather_p.defjvp(_gather_jvp)
@@ -136,7 +137,6 @@ def traced_index(x, idx, normalize):
     the traced entries become arguments of :data:`gather_p`. ``normalize(idx, shape)`` is
     getitem's index normalization (Ellipsis, lists, booleans), run with plain stand-ins
     of the traced entries' per-example shapes."""
-    from ...core.tracer import Box
     entries = idx if isinstance(idx, tuple) else (idx,)
     arrays, stand_ins = [], []
     plain = []
@@ -225,7 +225,7 @@ def _scatter_batch(args, batched, template, shape):
         return NotImplemented                 # vmap's loop over the examples
     rank = _advanced_rank(template, arrays, ab)
     if not batched[0]:
-        from ...ops.core.linear import broadcast_to_p
+        from .linear import broadcast_to_p
         u = broadcast_to_p(u, shape=(size,) + shape_of(u))
     full = (_batch_arange(size, rank),) + template
     return scatter_p(u, *_lifted(arrays, ab, rank), template=full,
