@@ -12,13 +12,11 @@
   tangents); :mod:`.boxes` — the base of value types that keep their primal one level down;
 - :mod:`.array_types` — the ndarray subclasses (``np.matrix``, masked arrays) refused
   at the door;
+- :mod:`.rules` — rule tables: each interpreter's rules, found by name;
 - :mod:`.lazy`, :mod:`.families` — what loads on first use.
 
-- :mod:`.rules` — rule tables: each interpreter's rules, found by name.
-
-Nothing here is meant to import an interpreter, the front end or a transformation; one
-import still does (docs/architecture.md, "Layers"): :mod:`.values` imports the batching
-interpreter's tracer. What the layers above hand the core (the rules derived from
+Nothing here imports an interpreter, the front end or a transformation
+(``tests/test_rule_queries.py``). What the layers above hand the core (the rules derived from
 partials and by transposition, the object-array hook) is installed in one place,
 ``dualad/__init__.py``, through :func:`.primitive.install_builders`.
 """

@@ -5,19 +5,17 @@ primitive (the ones written with primitives, lift and unbroadcast, are in
 Batch axes: the convention (batch axes lead; an axis ``a`` of the primal is axis
 ``a + nb`` of its tangent or cotangent) and its helpers live in
 :mod:`dualad.core.batch_axes` (``batch_ndim``, ``batch_shape``, ``batched_axis``,
-``shift_axes``, ``batch_perm``), imported here for the rules. ``lift`` makes a batched
+``shift_axes``, ``batch_perm``), where the rules import them from. ``lift`` makes a batched
 tangent broadcast against a larger output, ``unbroadcast`` sums a cotangent back to
 batch + an argument's shape (both in :mod:`dualad.ops.core.linear`).
 """
 from __future__ import annotations
 
-from ..core.batch_axes import batch_ndim, batch_perm, batch_shape, batched_axis, shift_axes
 from ..core.tracer import Box, primal_value, shape_of
 from ..core.values import is_batched, per_example
 
 __all__ = [
-    "batch_ndim", "batch_shape", "batched_axis", "normalize_axes", "shift_axes", "batch_perm",
-    "primal_tree", "value_only", "plain_argument"
+    "normalize_axes", "primal_tree", "value_only", "plain_argument"
 ]
 
 

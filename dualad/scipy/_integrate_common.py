@@ -8,7 +8,7 @@ import numpy as np
 
 from ..numpy import array as _array
 from ..ops import reshape
-from ..ops._util import batch_shape
+from ..core.batch_axes import batch_shape
 from ..core.tracer import Box, shape_of
 from ..core.tree import flatten
 from ._closure import closure_convert

@@ -1,11 +1,12 @@
-"""The batch-axis convention of the rules (dualad.ops._util): one place counts them."""
+"""The batch-axis convention of the rules (dualad.core.batch_axes: batch axes lead; axis a
+of a primal is axis a + nb of its tangent): one place counts them, one place shifts axes."""
 import pathlib
 import re
 
 import numpy as np
 
 import dualad
-from dualad.ops._util import batch_ndim, batch_perm, batch_shape, shift_axes
+from dualad.core.batch_axes import batch_ndim, batch_perm, batch_shape, shift_axes
 from dualad.ops.core.linear import lift, unbroadcast
 
 ROOT = pathlib.Path(dualad.__file__).parent
@@ -39,8 +40,18 @@ def test_no_rule_recounts_batch_axes():
     inline = re.compile(r"ndim_of\([^)]*\) - ndim_of\(|len\(shape_of\([^)]*\)\) - "
                         r"len\(shape_of\(|np\.ndim\([^)]*\) - np\.ndim\(")
     found = [f"{p.relative_to(ROOT)}:{i}" for folder in ("ops", "scipy")
-             for p in sorted((ROOT / folder).rglob("*.py")) if p.name != "_util.py"
+             for p in sorted((ROOT / folder).rglob("*.py"))
              for i, line in enumerate(p.read_text().splitlines(), 1) if inline.search(line)]
+    assert found == []
+
+
+def test_no_rule_shifts_an_axis_by_hand():
+    """An axis of the primal becomes a tangent's axis through batched_axis (or shift_axes
+    for several): no rule adds batch_ndim to an axis itself."""
+    by_hand = re.compile(r"\+ ?batch_ndim\(|batch_ndim\([^)]*\) ?\+")
+    found = [f"{p.relative_to(ROOT)}:{i}" for folder in ("ops", "scipy")
+             for p in sorted((ROOT / folder).rglob("*.py"))
+             for i, line in enumerate(p.read_text().splitlines(), 1) if by_hand.search(line)]
     assert found == []
 
 
