@@ -62,6 +62,7 @@ def batched_axis(axis, batched, primal):
     Examples
     --------
     >>> import numpy as np
+    >>> from dualad.extend import batched_axis
     >>> batched_axis(1, np.zeros((5, 2, 3)), np.zeros((2, 3)))      # 5 directions in front
     2
     >>> batched_axis((0, 1), np.zeros((5, 2, 3)), np.zeros((2, 3)))

@@ -324,7 +324,7 @@ def at(array):
     Examples
     --------
     >>> import numpy as np, dualad
-    >>> dualad.grad(lambda x: dualad.lax.at(np.zeros(3))[1].set(x * x).sum())(2.0)
+    >>> print(dualad.grad(lambda x: dualad.lax.at(np.zeros(3))[1].set(x * x).sum())(2.0))
     4.0
     """
     return _At(array)

@@ -10,7 +10,7 @@ from dualad.core.onehot import OneHotBatch, onehot_rows
 from dualad.jacobians._common import Problem
 from dualad.jacobians.dense import forward_flat, reverse_flat
 
-from test_fuzz import BINARY, UNARY, points, programs
+from fuzz_programs import BINARY, UNARY, points, programs
 
 rng = np.random.default_rng(3)
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 import dualad
 from dualad import checkpoint, grad, jacobians, jit, jvp, value_and_grad, vjp, vmap
 from dualad.verification import check_grads
-from test_fuzz import N, build, central_gradient, programs
+from fuzz_programs import N, build, central_gradient, programs
 
 
 def traces(jitted):

@@ -291,7 +291,7 @@ def test_nested_gradients_through_a_jitted_gradient():
 
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
-from test_fuzz import N, build, programs  # noqa: E402
+from fuzz_programs import N, build, programs  # noqa: E402
 
 points = st.lists(st.lists(st.floats(-1.5, 1.5), min_size=N, max_size=N), min_size=2,
                   max_size=2).map(np.array)
