@@ -24,10 +24,7 @@ ABOVE = ("dualad.interpreters", "dualad.frontend", "dualad.transforms",
          "dualad.extend")   # extend re-exports interpreters: no back door through it
 
 # (importing module, imported module): why it is allowed, for now.
-EXCEPTIONS = {
-    ("dualad.core.primitive", "dualad.frontend.array_types"):
-        "the constant/refused-kind errors; moved by another part of issue 33",
-}
+EXCEPTIONS: dict[tuple[str, str], str] = {}   # none (array_types moved into the core)
 # The SciPy front ends differentiate the user's function (the ODE right-hand side, the
 # integrand, the optimizer's objective) with jvp/vjp/grad/custom_root as a user calls
 # them: a use of the transformations, not a rule asking how it is run. Listed so that a
