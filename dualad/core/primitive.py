@@ -43,7 +43,6 @@ BATCH = rule_table("batch")
 LINEAR_BATCHED = rule_table("linear_batched")
 
 
-
 def _refuse_subclass(prim, a, args):
     """Raise for an np.matrix or masked-array constant ``a`` among a primitive's arguments
     when a traced value is among them too (dualad.core.array_types); other subclasses pass."""
@@ -53,6 +52,7 @@ def _refuse_subclass(prim, a, args):
         name = getattr(fn, "__name__", None)
         raise constant_error(kind, f"numpy.{name}" if name and getattr(np, name, None) is fn
                              else prim.name, a)
+
 
 class Primitive:
     r"""An operation the interpreters know: its value, derivative rules and declarations.
@@ -188,10 +188,10 @@ class Primitive:
     [8.0, 12.0]
     """
 
-    __slots__ = ("name", "impl", "rules", "derivs", "batch_rules", "sympy", "zero_derivative", "linear", "nondiff_argnums",
-                 "elementwise", "sparsity", "implements", "samples", "domain",
-                 "complex_domain", "holomorphic", "symbolic_rules", "cores", "rule_guard",
-                 "function_class", "wraps", "doc", "__weakref__")
+    __slots__ = ("name", "impl", "rules", "derivs", "batch_rules", "sympy", "zero_derivative",
+                 "linear", "nondiff_argnums", "elementwise", "sparsity", "implements",
+                 "samples", "domain", "complex_domain", "holomorphic", "symbolic_rules",
+                 "cores", "rule_guard", "function_class", "wraps", "doc", "__weakref__")
     # The slots' types (declarations for type checkers; nothing is stored on the class).
     name: str
     impl: Callable[..., Any]
@@ -345,8 +345,8 @@ class Primitive:
         derivs = tuple(compile_partial(d) for d in partials)
         for i, d in enumerate(derivs):
             if d.fn is not None:
-                if BUILDERS.from_partial is None:     # declared while dualad loads: built
-                    self.rules[JVP].pop(i, None)            # by install_builders, in order
+                if BUILDERS.from_partial is None:   # declared while dualad loads: built
+                    self.rules[JVP].pop(i, None)      # by install_builders, in order
                     self.rules[VJP].pop(i, None)
                     _PENDING.append((self, i, d))
                 else:

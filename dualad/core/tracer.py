@@ -25,7 +25,7 @@ import numpy as np
 __all__ = [
     "new_level", "ANOMALY", "EscapedTracerError", "Trace", "Box", "PLAIN_TYPES",
     "primal_value", "unguarded_value", "staged_only", "note_decision", "CONCRETE",
-    "concrete", "truth", "shape_of", "ndim_of", "PLAIN_TRACE"
+    "concrete", "truth", "shape_of", "ndim_of", "PLAIN_TRACE", "primal_tree"
 ]
 
 _levels = itertools.count(1)
@@ -205,7 +205,7 @@ class Trace:
         object
             ``fn``'s result.
         """
-        out = fn(*_plain_tree(args), **_plain_tree(kwargs))
+        out = fn(*primal_tree(args), **primal_tree(kwargs))
         note_decision(args, name, out)   # a decision on the values: logged
         return out
 
@@ -350,15 +350,15 @@ def primal_value(x):
     return x
 
 
-def _plain_tree(x):
-    """``x`` with every traced value, also inside lists, tuples and dicts, replaced by
-    its primal value."""
+def primal_tree(x):
+    """``x`` with every traced value, also inside (nested) lists, tuples and dicts,
+    replaced by its primal value."""
     if isinstance(x, Box):
         return primal_value(x)
     if type(x) is list or type(x) is tuple:
-        return type(x)(_plain_tree(v) for v in x)
+        return type(x)(primal_tree(v) for v in x)
     if type(x) is dict:
-        return {k: _plain_tree(v) for k, v in x.items()}
+        return {k: primal_tree(v) for k, v in x.items()}
     return x
 
 

@@ -11,11 +11,11 @@ batch + an argument's shape (both in :mod:`dualad.ops.core.linear`).
 """
 from __future__ import annotations
 
-from ..core.tracer import Box, primal_value, shape_of
+from ..core.tracer import primal_value, shape_of
 from ..core.values import is_batched, per_example
 
 __all__ = [
-    "normalize_axes", "primal_tree", "value_only", "plain_argument"
+    "normalize_axes", "value_only", "plain_argument"
 ]
 
 
@@ -32,16 +32,6 @@ def normalize_axes(axis, ndim: int) -> tuple:
             raise ValueError(f"axis {a} is out of bounds for an array of dimension {ndim}")
         out.append(a % ndim if ndim else 0)
     return tuple(sorted(out))
-
-
-def primal_tree(x):
-    """``x`` with every traced value, also inside (nested) lists and tuples, replaced by
-    its primal value."""
-    if isinstance(x, Box):
-        return primal_value(x)
-    if type(x) is list or type(x) is tuple:
-        return type(x)(primal_tree(v) for v in x)
-    return x
 
 
 def value_only(fn):

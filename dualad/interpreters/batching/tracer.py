@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.tracer import CONCRETE, Box, note_decision, shape_of
-from ...core.values import per_example
+from ...core.values import nondiff_value, per_example
 
 __all__ = [
     "BatchTracer", "batch_tracer_in", "only_batched", "per_example_at", "note_value"
@@ -162,7 +162,7 @@ class BatchTracer(Box):
 
     def _staged_value(self):
         # under vmap each example has its own value: the batch is kept, not the jit box
-        return self._map_value(_identity)
+        return nondiff_value(self)
 
     def __repr__(self):
         return f"BatchTracer(per-example shape {self.shape}, batch {self._trace.size}, " \
@@ -193,10 +193,6 @@ def only_batched(x):
     return True
 
 
-def _identity(v):
-    return v
-
-
 def _example(tree, trace, k):
     """Example ``k`` of ``tree`` along ``trace``'s batch axis (derivatives stripped: the
     values are used without them)."""
@@ -204,15 +200,15 @@ def _example(tree, trace, k):
         return type(tree)(_example(v, trace, k) for v in tree)
     if type(tree) is dict:
         return {key: _example(v, trace, k) for key, v in tree.items()}
-    v = tree._map_value(_identity) if isinstance(tree, Box) else tree
+    v = nondiff_value(tree)
     return v.val[k] if isinstance(v, BatchTracer) and v._trace is trace else v
 
 
 def per_example_at(trace, fn, name, args, kwargs):
     """``fn(*args, **kwargs)`` of a function of values (no derivative) under the batching
     ``trace``: called on each example (through :func:`dualad.core.values.per_example`,
-    which asks the examples' own traces: a batch of a lower vmap is still batched) and the results stacked along the
-    batch axis, as a value of ``trace``. Results whose shape differs between examples
+    which asks the examples' own traces: a batch of a lower vmap is still batched) and
+    the results stacked along the batch axis, as a value of ``trace``. Results whose shape differs between examples
     (np.nonzero of different masks) cannot form one batch: that raises, naming ``name``."""
     if trace.size == 0:
         raise ValueError(f"vmap of {name}: a batch of size 0 has no example to call it on")

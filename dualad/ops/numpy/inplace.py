@@ -19,7 +19,7 @@ import numpy as np
 
 from ...core.tracer import Box, shape_of
 from ...core.primitive import implements
-from .._util import primal_tree
+from ...core.tracer import primal_tree
 
 __all__ = ["numpy_caller", "conversion_hint", "copyto"]
 

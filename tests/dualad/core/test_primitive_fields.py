@@ -66,9 +66,9 @@ def test_rules_live_in_their_interpreters_tables():
 
 
 def test_a_new_interpreters_table_needs_no_new_field():
-    table = rule_table_for_test = __import__("dualad.extend", fromlist=["rule_table"]).rule_table(
-        "test_only_taylor", owner=__name__, doc="a test's table")
+    from dualad.extend import rule_table
+    table = rule_table("test_only_taylor", owner=__name__, doc="a test's table")
     p = Primitive("table_for_test", np.sin)
     assert table.get(p) is None and not table.has(p)
     table.set(p, len)
-    assert table.get(p) is len and rule_table_for_test.has(p)
+    assert table.get(p) is len and table.has(p)
