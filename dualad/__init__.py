@@ -33,7 +33,8 @@ from .frontend import dispatch as _dispatch  # noqa: F401  (installs the NumPy p
 from . import numpy  # noqa: F401
 from . import array_api  # noqa: F401  (the array API namespace; installs __array_namespace__)
 from . import autograd  # noqa: F401
-from .transforms.api import jvp, vjp, grad, value_and_grad, hvp, derivative  # noqa: F401
+from .transforms.api import jvp, vjp, grad, value_and_grad, hvp  # noqa: F401
+from .transforms.taylor import jet, taylor, derivative  # noqa: F401
 from .core.tracer import EscapedTracerError  # noqa: F401
 from .core.primitive import REGISTRY, Primitive, sample  # noqa: F401  (dualad.extend's)
 from .interpreters.forward.dual import Dual  # noqa: F401
@@ -97,6 +98,8 @@ __getattr__, __dir__ = _attach(__name__, attributes={
 __all__ = [
     # functional transformations
     "grad", "value_and_grad", "jvp", "vjp", "hvp", "derivative", "vmap", "jit",
+    # Taylor mode
+    "jet", "taylor",
     # loops, memory, implicit differentiation
     "scan", "checkpoint", "custom_root", "custom_linear_solve", "stop_gradient",
     # custom rules

@@ -1,4 +1,4 @@
-"""The functional face, as in HIPS autograd and JAX: jvp, vjp, grad, hvp, derivative.
+"""The functional face, as in HIPS autograd and JAX: jvp, vjp, grad, hvp.
 
     jvp(f, x, ẋ)   = (f(x), J ẋ)                 one forward sweep
     vjp(f, x)      = (f(x), ū ↦ ūᵀ J)            one recorded sweep, swept back per call
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
         def __call__(self, x: _X, /, *args: Any,
                      **kwargs: Any) -> tuple[tuple[_R_co, _Aux_co], _X]: ...
 
-__all__ = ["jvp", "vjp", "grad", "value_and_grad", "hvp", "derivative", "check_input",
+__all__ = ["jvp", "vjp", "grad", "value_and_grad", "hvp", "check_input",
            "check_output", "transposed_rule"]
 
 
@@ -311,7 +311,7 @@ def jvp(f: Callable[..., Any], primals: Any, tangents: Any, *,
     See Also
     --------
     dualad.vjp : The reverse-mode product :math:`u^T J_f(x)`.
-    dualad.derivative : Higher derivatives by nested forward sweeps.
+    dualad.derivative : Higher derivatives in one Taylor-mode sweep.
     dualad.hvp : Hessian-vector products (forward over reverse).
 
     Examples
@@ -373,62 +373,6 @@ def jvp(f: Callable[..., Any], primals: Any, tangents: Any, *,
             outs.append(o)
             tans.append(_zeros(batch + shape_of(o), o))
     return o_rebuild(outs), o_rebuild(tans)
-
-
-def derivative(f: Callable[..., _R], order: int = 1) -> Callable[[Any], _R]:
-    r"""Return the ``order``-th derivative of a scalar (or elementwise) function.
-
-    ``derivative(f, n)(x)`` is :math:`f^{(n)}(x)`, computed by nesting ``n``
-    forward sweeps (:func:`dualad.jvp` with the tangent 1): each level
-    differentiates the previous level's derivative, so no finite differences and
-    no symbolic expression swell are involved. For an elementwise ``f`` on an
-    array the result is the elementwise derivative (the tangent of all ones).
-
-    Parameters
-    ----------
-    f : callable
-        A function of one argument, scalar or elementwise.
-    order : int, default 1
-        The order :math:`n \ge 0`; 0 returns ``f`` itself.
-
-    Returns
-    -------
-    callable
-        The function ``x -> f^(n)(x)``.
-
-    Raises
-    ------
-    ValueError
-        If ``order`` is negative or not an integer.
-    TypeError
-        When the returned function is called with an integer or boolean input.
-
-    See Also
-    --------
-    dualad.jvp : One forward sweep.
-    dualad.grad : The gradient of a scalar function of several variables.
-
-    Examples
-    --------
-    >>> d3 = dualad.derivative(np.sin, 3)
-    >>> print(np.isclose(d3(1.0), -np.cos(1.0)))
-    True
-    >>> print(dualad.derivative(lambda x: x ** 3, 2)(np.array([1.0, 2.0])))
-    [ 6. 12.]
-    """
-    if int(order) != order or order < 0:
-        raise ValueError(f"derivative: order must be a non-negative integer, got {order!r}")
-
-    def d1(g):
-        def dg(x):
-            x = check_input("derivative", 0, x, fname=_fname(g))
-            return jvp(g, (x,), (np.ones(shape_of(x), dtype=unguarded_value(x).dtype),))[1]
-        return dg
-
-    g = f
-    for _ in range(int(order)):
-        g = d1(g)
-    return g
 
 
 # --- reverse mode -------------------------------------------------------------------

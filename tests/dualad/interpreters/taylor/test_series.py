@@ -1,0 +1,100 @@
+"""The Taylor interpreter's core: series through recurrences, linear, multilinear and
+fallback rules; jet's convention; derivative's orders."""
+import math
+
+import numpy as np
+import pytest
+
+import dualad
+from dualad.interpreters.taylor.rules import coverage
+
+
+def test_exp_coefficients_are_one_over_factorials():
+    c = dualad.taylor(np.exp, 10)(0.0)
+    np.testing.assert_allclose(c, [1 / math.factorial(k) for k in range(11)], rtol=1e-15)
+
+
+def test_jet_is_factorial_scaled_as_in_jax():
+    # h(t) = x + t: f_k = f^(k)(x)
+    y0, ys = dualad.jet(np.sin, (0.5,), ((1.0, 0.0, 0.0, 0.0),))
+    np.testing.assert_allclose([y0, *ys], [np.sin(0.5), np.cos(0.5), -np.sin(0.5),
+                                           -np.cos(0.5), np.sin(0.5)], rtol=1e-14)
+    # a curve with a second term: (f∘h)'' = f''(h0) h1² + f'(h0) h2
+    y0, (y1, y2) = dualad.jet(np.exp, (0.3,), ((2.0, 5.0),))
+    np.testing.assert_allclose(y2, np.exp(0.3) * 4.0 + np.exp(0.3) * 5.0, rtol=1e-14)
+    _, (n1, n2) = dualad.jet(np.exp, (0.3,), ((2.0, 2.5),), factorial_scaled=False)
+    np.testing.assert_allclose(n2, y2 / 2, rtol=1e-14)
+
+
+def test_jet_of_several_arguments_and_pytrees():
+    def f(p, x):
+        return {"a": p["w"] * np.sin(x), "b": np.sum(x ** 2)}
+    p = {"w": np.array([1.0, 2.0])}
+    x = np.array([0.1, 0.2])
+    out, series = dualad.jet(f, (p, x), ({"w": [np.zeros(2), np.zeros(2)]},
+                                         [np.ones(2), np.zeros(2)]))
+    np.testing.assert_allclose(series["a"][0], p["w"] * np.cos(x))
+    np.testing.assert_allclose(series["a"][1], -p["w"] * np.sin(x))
+    np.testing.assert_allclose(series["b"], [2 * np.sum(x), 4.0])
+
+
+def test_derivative_of_the_issue_function_to_order_30_is_fast_and_matches_nesting():
+    f = lambda x: np.sin(x) * np.exp(-x ** 2) / (1 + x ** 2)   # noqa: E731
+    for n in (1, 2, 4, 6):
+        g = f
+        for _ in range(n):
+            g = (lambda h: lambda x: dualad.jvp(h, (x,), (1.0,))[1])(g)
+        np.testing.assert_allclose(dualad.derivative(f, n)(0.7), g(0.7), rtol=1e-12)
+    assert np.isfinite(dualad.derivative(f, 30)(0.7))
+
+
+@pytest.mark.parametrize("f, d", [
+    (lambda x: dualad.scipy.special.gamma(x), lambda x: None),       # fallback (nested)
+    (lambda x: np.abs(x) * x, None),
+    (lambda x: np.linalg.inv(np.eye(2) * 2.0 + x * np.array([[0.0, 1.0], [1.0, 0.5]]))[0, 1], None),
+])
+def test_fallback_matches_nested_forward_mode(f, d):
+    x = 0.7
+    for n in (1, 2, 3, 4):
+        g = f
+        for _ in range(n):
+            g = (lambda h: lambda x: dualad.jvp(h, (x,), (1.0,))[1])(g)
+        np.testing.assert_allclose(dualad.derivative(f, n)(x), g(x), rtol=1e-10)
+
+
+def test_multilinear_and_linear_primitives():
+    A = np.array([[1.0, 2.0], [3.0, 4.0]])
+    f = lambda t: np.einsum("ij,j->i", A * t, np.array([t, t ** 2])) @ A.T  # noqa: E731
+    for n in (1, 2, 3):
+        g = f
+        for _ in range(n):
+            g = (lambda h: lambda x: dualad.jvp(h, (x,), (1.0,))[1])(g)
+        np.testing.assert_allclose(dualad.derivative(f, n)(0.4), g(0.4), rtol=1e-12)
+
+
+def test_taylor_along_a_direction_and_output_shape():
+    f = lambda x: np.sum(x ** 3)   # noqa: E731
+    x, v = np.array([1.0, 2.0]), np.array([1.0, -1.0])
+    c = dualad.taylor(f, 3)(x, v)
+    assert c.shape == (4,)
+    np.testing.assert_allclose(c, [9.0, 3 - 12, 3 * 1 * 1 + 3 * 2 * 1, 0.0])
+
+
+def test_errors_name_the_function_and_say_what_to_write():
+    with pytest.raises(ValueError, match="non-negative integer"):
+        dualad.taylor(np.sin, -1)
+    with pytest.raises(TypeError, match="integer and boolean inputs"):
+        dualad.derivative(np.sin, 2)(np.arange(3))
+    with pytest.raises(TypeError, match="forget to `return`"):
+        dualad.derivative(lambda x: None, 2)(1.0)
+    with pytest.raises(ValueError, match="series term 1 of input leaf 0 has shape"):
+        dualad.jet(np.sin, (np.ones(3),), ((np.ones(2),),))
+    with pytest.raises(TypeError, match="tuples with one entry per argument"):
+        dualad.jet(np.sin, 1.0, (1.0,))
+
+
+def test_coverage_names_every_primitive():
+    cov = coverage()
+    assert set(cov.values()) <= {"recurrence", "linear", "multilinear", "fallback", "zero"}
+    assert cov["exp"] == "recurrence" and cov["gamma"] == "fallback"
+    assert cov["reshape"] == "linear" and cov["matmul"] == "multilinear"
