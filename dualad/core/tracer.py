@@ -297,6 +297,12 @@ class Box:
         inner = self._inner
         return inner._staged() if isinstance(inner, Box) else False
 
+    def _replays_programs(self) -> bool:
+        """Whether a jitted program called on this value replays its primitives
+        (:func:`dualad.core.values.replays_programs`)."""
+        inner = self._inner
+        return inner._replays_programs() if isinstance(inner, Box) else False
+
     def _map_value(self, fn):
         """``fn`` of the plain value, this box's derivative dropped."""
         inner = self._inner

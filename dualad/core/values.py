@@ -99,6 +99,33 @@ def is_staged(x) -> bool:
     return False
 
 
+def replays_programs(x) -> bool:
+    """Tell whether a ``dualad.jit`` program called on ``x`` replays its primitives.
+
+    A jitted function called on a traced value is usually one primitive whose rules are
+    jitted programs of their own (the JVP program for forward mode). An interpreter whose
+    rules call the JVP rule again at every order (Taylor mode's fallback) would nest those
+    programs once per order, so its values ask for the program's primitives instead.
+    Answered by that interpreter's box; every other box asks the value it wraps.
+
+    Parameters
+    ----------
+    x : object
+        A traced or plain value, or a list or tuple of them (then: any of them).
+
+    Returns
+    -------
+    bool
+        True when a box under ``x`` asks for the replay.
+    """
+    if isinstance(x, Box):
+        return x._replays_programs()
+    t = type(x)
+    if t is list or t is tuple:
+        return any(replays_programs(v) for v in x)
+    return False
+
+
 def staged_unbatched(x) -> bool:
     """:func:`is_staged` and not :func:`is_batched`: a computation on ``x`` may be
     recorded in the jit program as it stands (under vmap each example has its own value,
@@ -282,6 +309,6 @@ def all_true(mask) -> bool:
     return bool(np.all(primal_value(mask)))
 
 
-__all__ = ["is_batched", "is_staged", "staged_unbatched", "map_value", "nondiff_value",
+__all__ = ["is_batched", "is_staged", "replays_programs", "staged_unbatched", "map_value", "nondiff_value",
            "staged_value", "staged_only", "per_example", "looped_call", "any_true",
            "all_true", "primal_value"]

@@ -37,7 +37,7 @@ import numpy as np
 from ...transforms.api import jvp, value_and_grad, vjp
 from ...ops import concatenate, index, reshape
 from ...core.primitive import Primitive
-from ...core.values import is_staged
+from ...core.values import is_staged, replays_programs
 from ..reverse.tape import Var
 from ...core.tracer import Box, PLAIN_TYPES, note_decision, shape_of, unguarded_value
 from ..batching.vmap import vmap
@@ -84,8 +84,10 @@ def transformed(compiled, make_jit):
 def applies(leaves):
     """Whether a call with these traced argument leaves takes this module's primitive:
     not when a jit trace records one of them (an enclosing ``jit`` inlines the program's
-    replay and compiles the whole, as ``jit(grad(f))`` does)."""
-    return ENABLED[0] and not is_staged(leaves)
+    replay and compiles the whole, as ``jit(grad(f))`` does), nor when a Taylor series is
+    among them (the program's primitives take their Taylor rules: as one primitive, its
+    jitted JVP program would be nested once per order)."""
+    return ENABLED[0] and not is_staged(leaves) and not replays_programs(leaves)
 
 
 class Transformed:

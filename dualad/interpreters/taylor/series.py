@@ -50,6 +50,11 @@ class Series(PrimalBox):
     def __repr__(self):
         return f"Series(coefs={self.coefs!r})"
 
+    def _replays_programs(self):
+        # a jitted program is replayed primitive by primitive: as one primitive its JVP
+        # rule (a jitted JVP program) would be nested once per order by the fallback
+        return True
+
 
 class Node:
     """One primitive call on series: its operands' and its outputs' coefficient lists.

@@ -98,3 +98,51 @@ def test_coverage_names_every_primitive():
     assert set(cov.values()) <= {"recurrence", "linear", "multilinear", "fallback", "zero"}
     assert cov["exp"] == "recurrence" and cov["gamma"] == "fallback"
     assert cov["reshape"] == "linear" and cov["matmul"] == "multilinear"
+
+
+def test_a_jitted_function_is_replayed_under_taylor_mode_not_nested():
+    # as one primitive, jit's JVP program would be nested once per order (exponential);
+    # series ask for the program's primitives (dualad.core.values.replays_programs)
+    from dualad.interpreters.taylor.series import Series, TaylorTrace
+    from dualad.interpreters.taylor.rules import taylor_rule
+    from dualad.core.values import replays_programs
+    f = lambda x: np.sin(x) * np.exp(-x ** 2) / (1 + x ** 2)   # noqa: E731
+    jf = dualad.jit(f)
+    jf(0.7)
+    import time
+    t = time.perf_counter()
+    np.testing.assert_allclose(dualad.derivative(jf, 14)(0.7), dualad.derivative(f, 14)(0.7),
+                               rtol=1e-13)
+    assert time.perf_counter() - t < 5.0
+    trace = TaylorTrace(2, taylor_rule)
+    assert replays_programs([1.0, Series(trace, [1.0, 1.0, 0.0])]) and not replays_programs(1.0)
+    trace.stop()
+
+
+def test_jit_of_taylor_traces_once_and_replays():
+    f = lambda x: np.sin(x) * np.exp(-x ** 2) / (1 + x ** 2)   # noqa: E731
+    j = dualad.jit(dualad.derivative(f, 12))
+    np.testing.assert_allclose(j(0.7), dualad.derivative(f, 12)(0.7), rtol=1e-13)
+    np.testing.assert_allclose(j(0.9), dualad.derivative(f, 12)(0.9), rtol=1e-13)
+
+
+def test_vmap_grad_and_planner_compose_with_taylor():
+    from dualad import jacobians
+    f = lambda x: np.sin(x) * np.exp(-x ** 2)   # noqa: E731
+    xs = np.array([0.3, 0.7, 1.1])
+    d3 = dualad.derivative(f, 3)
+    np.testing.assert_allclose(dualad.vmap(d3)(xs), d3(xs), rtol=1e-13)
+    np.testing.assert_allclose(dualad.grad(dualad.derivative(f, 2))(0.7), d3(0.7), rtol=1e-12)
+    np.testing.assert_allclose(dualad.derivative(dualad.grad(f), 2)(0.7), d3(0.7), rtol=1e-12)
+    np.testing.assert_allclose(np.diag(jacobians.jacobian(dualad.derivative(f, 2))(xs)),
+                               d3(xs), rtol=1e-12)
+
+
+def test_values_the_function_changes_afterwards_are_read_as_at_the_call():
+    def f(x):
+        a = np.array([1.0, 2.0])
+        y = np.exp(x * a)
+        a[:] = 100.0          # written after use: the coefficients were computed at the call
+        return y
+    np.testing.assert_allclose(dualad.derivative(f, 3)(0.5), np.exp(0.5 * np.array([1, 2.]))
+                               * np.array([1.0, 8.0]), rtol=1e-14)
