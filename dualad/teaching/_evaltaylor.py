@@ -45,10 +45,10 @@ def taylor_rows(et, leaves, nodes, out, names, formulas, seed, labels, order):
                 raise ValueError(f"trace: seed {i} has shape {t.shape}, but input {i} has "
                                  f"shape {np.shape(leaf.value)}")
             zero = np.zeros_like(t)
-            coefs[leaf] = [counting.new_leaf(leaf.value), counting.new_leaf(t)] + \
-                [counting.new_leaf(zero) for _ in range(order - 1)]
+            coefs[leaf] = ([counting.new_leaf(leaf.value), counting.new_leaf(t)] +
+                           [counting.new_leaf(zero) for _ in range(order - 1)])[:order + 1]
             et.rows.append(Row(names[leaf], f"{labels[i]} + t·{_dotted(labels[i])}",
-                               _stacked(coefs[leaf][:order + 1]), "taylor", names[leaf]))
+                               _stacked(coefs[leaf]), "taylor", names[leaf]))
         for node in nodes[len(leaves):]:
             coefs[node] = _node_coefficients(et, trace, counting, node, coefs, order)
             et.rows.append(Row(names[node], formulas[node], _stacked(coefs[node]),

@@ -136,3 +136,13 @@ def test_cli_default_order_and_errors(capsys):
                        (("--mode", "taylor", "--seed", "1,2"), "1 comma-separated")]:
         rc, out, err = _run(capsys, "exp(x)", "--at", "x=0", *argv)
         assert rc == 2 and says in err and err.count("\n") == 1, (argv, err)
+
+
+def test_fallback_primitives_match_dualad_taylor():
+    """Primitives whose Taylor rule is the JVP rule run on series (logaddexp, gammaln),
+    next to recurrences (arcsinh): the table's last row is still dualad.taylor's."""
+    import scipy.special as sc
+    f = lambda x: np.logaddexp(x, 2 * x) * np.arcsinh(x) + sc.gammaln(x + 1.5)  # noqa: E731
+    et = dualad.trace(f, 0.3, mode="taylor", order=5)
+    np.testing.assert_allclose(et.derivative, dualad.taylor(f, 5)(0.3), rtol=1e-12)
+    assert et.uncounted == set() and et.op_counts["coefficient operations"] > 0
