@@ -6,12 +6,14 @@ needs matplotlib) without the PNG renderer importing the text one back.
 """
 from __future__ import annotations
 
+import unicodedata
+
 import numpy as np
 
 from ..interpreters.reverse.tape import Var
 from ..core.tracer import primal_value
 
-__all__ = []   # helpers private to the renderers (_fmt, _parents)
+__all__ = []   # helpers private to the renderers (_fmt, _parents, _derivative_label, _width, _pad)
 
 
 def _fmt(v, digits=3):
@@ -29,3 +31,20 @@ def _parents(node):
     if node.prim is None:
         return []
     return [a for a in node.args if isinstance(a, Var) and a._trace is node._trace]
+
+
+def _derivative_label(mode, name):
+    """A node's second label in the graph: its tangent ``v̇_2``, adjoint ``v̄_2`` or
+    Taylor coefficients ``v_2,0..d``."""
+    if mode == "taylor":
+        return f"{name},0..d"
+    return ("v̇" if mode == "forward" else "v̄") + name[1:]
+
+
+def _width(s):
+    """Display width: combining marks (the dot of v̇, the bar of v̄) take no column."""
+    return sum(not unicodedata.combining(ch) for ch in s)
+
+
+def _pad(s, width):
+    return s + " " * (width - _width(s))

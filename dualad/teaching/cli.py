@@ -16,6 +16,9 @@ __all__ = ["main", "tour", "trace_command"]
 def trace_command(args) -> int:
     """``dualad trace EXPR --at x1=2 x2=5 --mode reverse``: print the evaluation trace.
 
+    ``--mode taylor --order d`` prints the Taylor table instead: each intermediate's
+    coefficients ``v_i,0 .. v_i,d`` along ``x + t·seed`` (the seed as in forward mode).
+
     The inputs keep the user's names and their --at order (``v_-1 = x2`` for
     ``--at x2=5 x1=2``). Every --at variable must appear in the expression: an
     unused one is an error naming it (listing it would add an input row that
@@ -36,13 +39,15 @@ def trace_command(args) -> int:
         seed = None
         if args.seed:
             seed = tuple(_number("--seed", s) for s in args.seed.split(","))
-            want = len(at) if args.mode == "forward" else 1
+            want = 1 if args.mode == "reverse" else len(at)
             if len(seed) != want:
                 raise ExpressionError(f"--seed needs {want} comma-separated number(s) for "
                                       f"{args.mode} mode, got {len(seed)}")
-            seed = seed if args.mode == "forward" else seed[0]
+            seed = seed[0] if args.mode == "reverse" else seed
+        order = _order_option(args)
         with np.errstate(all="ignore"):
-            et = trace(f, *at.values(), mode=args.mode, seed=seed, names=list(at))
+            et = trace(f, *at.values(), mode=args.mode, seed=seed, names=list(at),
+                       order=order)
             if args.html:   # both sweeps; the seed given applies to its own mode's sweep
                 other = "reverse" if args.mode == "forward" else "forward"
                 both = {args.mode: et, other: trace(f, *at.values(), mode=other,
@@ -65,6 +70,19 @@ def trace_command(args) -> int:
     if args.html:
         return _write_page(args, at, both)
     return 0
+
+
+def _order_option(args):
+    """``--order`` is taylor mode's (default 3); --html steps through the other two."""
+    from .expr import ExpressionError
+    if args.mode != "taylor":
+        if args.order is not None:
+            raise ExpressionError(f"--order applies to --mode taylor, not --mode {args.mode}")
+        return None
+    if args.html:
+        raise ExpressionError("--html steps through the forward and the reverse sweep; "
+                              "--mode taylor prints its table (--format text, md or latex)")
+    return 3 if args.order is None else args.order
 
 
 def _write_page(args, at, traces):
@@ -117,6 +135,16 @@ def _digits(text):
     return d
 
 
+def _order(text):
+    try:
+        d = int(text)
+    except ValueError:
+        d = None
+    if d is None or not 0 <= d <= 30:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 30, got {text!r}")
+    return d
+
+
 class _Parser(argparse.ArgumentParser):
     """Usage errors as ONE line on stderr and exit status 2 (``--help`` shows usage)."""
 
@@ -138,8 +166,13 @@ def main(argv=None) -> int:
     p_trace.add_argument("--at", nargs="+", metavar="NAME=VALUE",
                          help="the point: each variable of the expression, once (inputs are "
                               "numbered in this order)")
-    p_trace.add_argument("--mode", choices=["forward", "reverse"], default="forward")
-    p_trace.add_argument("--seed", help="forward: the direction, e.g. 1,0; reverse: ybar")
+    p_trace.add_argument("--mode", choices=["forward", "reverse", "taylor"], default="forward",
+                         help="taylor: the Taylor table, coefficients v_i,0 .. v_i,d of each "
+                              "intermediate along x + t*seed")
+    p_trace.add_argument("--seed", help="forward and taylor: the direction, e.g. 1,0; "
+                                        "reverse: ybar")
+    p_trace.add_argument("--order", type=_order, default=None,
+                         help="taylor mode's truncation order d, 0 to 30 (default 3)")
     p_trace.add_argument("--format", choices=["text", "md", "latex", "dot"], default="text")
     p_trace.add_argument("--digits", type=_digits, default=3,
                          help=f"decimals shown, 0 to {MAX_DIGITS} (default 3)")

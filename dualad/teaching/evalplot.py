@@ -5,7 +5,7 @@ with their value and their tangent (forward) or adjoint (reverse).
 """
 from __future__ import annotations
 
-from ._evalnodes import _fmt, _parents
+from ._evalnodes import _derivative_label, _fmt, _parents
 
 __all__ = ["draw_graph"]
 
@@ -33,7 +33,6 @@ def draw_graph(et, path, digits=3):
     width = 3.0 * (max(layers) + 1) + 1
     height = 1.6 * max(len(v) for v in layers.values()) + 1
     fig, ax = plt.subplots(figsize=(min(2.2 * width / 3 + 2, 30), min(height + 1, 30)))
-    mark = "v̇" if et.mode == "forward" else "v̄"
     for node in et.nodes:
         for p in _parents(node):
             (x0, y0), (x1, y1) = pos[p], pos[node]
@@ -44,7 +43,7 @@ def draw_graph(et, path, digits=3):
         label = f"{et.names[node]} = {_fmt(node.value, digits)}"
         d = et.derivative_of.get(node)
         if d is not None:
-            label += f"\n{mark}{et.names[node][1:]} = {_fmt(d, digits)}"
+            label += f"\n{_derivative_label(et.mode, et.names[node])} = {_fmt(d, digits)}"
         ax.text(x, y, label, ha="center", va="center", fontsize=9,
                 bbox=dict(boxstyle="round", fc="#eef3fb", ec="#35609a"))
     ax.set_xlim(-1.5, width - 1)

@@ -8,7 +8,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ._evalnodes import _fmt, _parents
+from ._evalnodes import _derivative_label, _fmt, _pad, _parents, _width
 
 if TYPE_CHECKING:
     import os
@@ -50,22 +50,24 @@ class EvaluationTrace:
 
     Parameters
     ----------
-    mode : {"forward", "reverse"}
+    mode : {"forward", "reverse", "taylor"}
         The sweep recorded.
     rows : list of Row
         The lines ``name = formula = value``, each with its section ("primal",
-        "tangent", "adjoint" or "result") and the graph node it is about.
+        "tangent", "adjoint" or "result") and the graph node it is about; in taylor
+        mode one row per node (section "taylor"), its value the stacked coefficients
+        ``v_i,0 .. v_i,d``.
     nodes : list
         The tape's nodes, inputs first, in evaluation order (the graph's vertices).
     names : dict
         Each node's name, ``v_-1 .. v_l``.
     derivative_of : dict
-        Each node's tangent (forward) or final adjoint (reverse).
+        Each node's tangent (forward), final adjoint (reverse) or coefficients (taylor).
     output : array_like
         The primal output ``y``.
     derivative : array_like or tuple
         Forward: ``ẏ``, the derivative along the seed. Reverse: the gradient ``x̄``,
-        one entry per input.
+        one entry per input. Taylor: the output's coefficients ``y_0 .. y_d`` stacked.
     op_counts : dict
         Operation counts: the primal's and the sweep's (measured on a counting tape).
     sweep_counts : dict
@@ -73,6 +75,8 @@ class EvaluationTrace:
     uncounted : set
         Primitives whose rules could not run on the counting tape (their
         derivatives are exact; only their counts are missing).
+    order, direction : int, str
+        Taylor mode: the truncation order ``d`` and the curve (``x + t·ẋ``).
 
     Examples
     --------
@@ -91,6 +95,8 @@ class EvaluationTrace:
     op_counts: dict = field(default_factory=dict)
     sweep_counts: dict = field(default_factory=dict)   # primitive -> applications in the sweep
     uncounted: set = field(default_factory=set)       # primitives whose rules were not counted
+    order: int = None        # taylor mode: the truncation order d
+    direction: str = None    # taylor mode: the curve, "x + t·ẋ"
 
     # --- rendering ----------------------------------------------------------
     def to_text(self, digits: int = 3) -> str:
@@ -106,6 +112,9 @@ class EvaluationTrace:
         str
             The table, its sections headed, then a summary line with the operation counts.
         """
+        if self.mode == "taylor":
+            from ._taylortable import taylor_text
+            return taylor_text(self, digits)
         cells = [r.cells(digits) for r in self.rows]
         w = [max(_width(c[i]) for c in cells) for i in range(3)]
         out, section = [], None
@@ -130,6 +139,9 @@ class EvaluationTrace:
         str
             The table and the summary line.
         """
+        if self.mode == "taylor":
+            from ._taylortable import taylor_markdown
+            return taylor_markdown(self, digits)
         out = ["| trace | variable | formula | value |", "|---|---|---|---|"]
         for r in self.rows:
             name, formula, value = r.cells(digits)
@@ -158,6 +170,9 @@ class EvaluationTrace:
                          ("cos ", r"\cos "), ("exp ", r"\exp ")]:
                 s = s.replace(a, b)
             return _tex_subscripts(_tex_accents(s))
+        if self.mode == "taylor":
+            from ._taylortable import taylor_latex
+            return taylor_latex(self, digits, tex)
         out = [r"\begin{tabular}{lll}", r"\hline"]
         section = None
         for r in self.rows:
@@ -199,7 +214,6 @@ class EvaluationTrace:
         str
             The ``digraph`` source, for ``dot -Tsvg``.
         """
-        mark = "v̇" if self.mode == "forward" else "v̄"
         lines = ["digraph evaluation_trace {", "  rankdir=LR;",
                  '  node [shape=box, fontname="Helvetica"];']
         for node in self.nodes:
@@ -207,7 +221,7 @@ class EvaluationTrace:
             d = self.derivative_of.get(node)
             label = f"{name} = {_fmt(node.value, digits)}"
             if d is not None:
-                label += f"\\n{mark}{name[1:]} = {_fmt(d, digits)}"
+                label += f"\\n{_derivative_label(self.mode, name)} = {_fmt(d, digits)}"
             lines.append(f'  "{name}" [label="{label}"];')
         for node in self.nodes:
             for a in _parents(node):
@@ -254,22 +268,18 @@ class EvaluationTrace:
         str
             The HTML document; write it to a ``.html`` file and open it in a browser.
         """
+        if self.mode == "taylor":
+            raise ValueError("to_html: the teaching page steps through forward and reverse "
+                             "sweeps; show a taylor trace with to_text or to_markdown")
         from .evalhtml import html_page
         return html_page(self, title=title, digits=digits)
 
     def _repr_html_(self) -> str:
         """Jupyter's inline view: the page as a fragment with its own unique element ids."""
+        if self.mode == "taylor":   # no page for it: Jupyter shows the text instead
+            return None
         from .evalhtml import html_fragment
         return html_fragment(self)
-
-
-def _width(s):
-    """Display width: combining marks (the dot of v̇, the bar of v̄) take no column."""
-    return sum(not unicodedata.combining(ch) for ch in s)
-
-
-def _pad(s, width):
-    return s + " " * (width - _width(s))
 
 
 def _tex_accents(s):

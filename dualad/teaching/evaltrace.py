@@ -94,8 +94,9 @@ def _partial(node, j, names):
     return tpls[j].format(*args, out=names[node])
 
 
-def trace(f: Callable[..., Any], *args: Any, mode: Literal["forward", "reverse"] = "forward",
-          seed: Any = None, names: Sequence[str] | None = None) -> EvaluationTrace:
+def trace(f: Callable[..., Any], *args: Any,
+          mode: Literal["forward", "reverse", "taylor"] = "forward", seed: Any = None,
+          names: Sequence[str] | None = None, order: int | None = None) -> EvaluationTrace:
     """The evaluation trace of ``f(*args)`` with its tangent or adjoint trace.
 
     ``f`` is recorded once on the tape and laid out as a Wengert list (Baydin et
@@ -103,7 +104,10 @@ def trace(f: Callable[..., Any], *args: Any, mode: Literal["forward", "reverse"]
     per elementary operation with its primal value. Forward mode then sweeps the
     tangents ``v̇_i = Σ_j ∂v_i/∂v_j · v̇_j`` in evaluation order; reverse mode
     sweeps the adjoints backwards, one row per accumulation ``v̄_j += v̄_i ·
-    ∂v_i/∂v_j``. Every number comes from the registry's own JVP and VJP rules.
+    ∂v_i/∂v_j``. Taylor mode pushes the curve ``x + t·ẋ`` through the list instead: one
+    row per ``v_i`` with its normalized Taylor coefficients ``v_i,0 .. v_i,d``
+    (``v_i,k = v_i^(k)(0)/k!``), Griewank and Walther's Taylor table (ch. 13). Every
+    number comes from the registry's own JVP, VJP and Taylor rules.
 
     Parameters
     ----------
@@ -111,28 +115,32 @@ def trace(f: Callable[..., Any], *args: Any, mode: Literal["forward", "reverse"]
         The function, of ``len(args)`` arrays or scalars, returning one array.
     *args : array_like
         The point.
-    mode : {"forward", "reverse"}, optional
+    mode : {"forward", "reverse", "taylor"}, optional
         The sweep to show, default "forward".
     seed : tuple or array_like, optional
-        Forward: the input direction ``ẋ``, one entry per argument (default: the
-        unit direction of the first input's first element, as in the survey).
-        Reverse: the output cotangent ``ȳ`` (default 1).
+        Forward and taylor: the input direction ``ẋ``, one entry per argument
+        (default: the unit direction of the first input's first element, as in the
+        survey). Reverse: the output cotangent ``ȳ`` (default 1).
     names : sequence of str, optional
         The inputs' names (``v_-1 = x2``, its tangent ``ẋ2``, its adjoint ``x̄2``),
         one distinct non-empty string per argument; default ``x_1 .. x_n``.
+    order : int, optional
+        Taylor mode's truncation order ``d`` (0 to 30, default 3); only for mode "taylor".
 
     Returns
     -------
     EvaluationTrace
-        The rows, the derivative (``ẏ``, or the gradient ``x̄`` as a tuple) and the
-        measured operation counts; render it with ``to_text``, ``to_markdown``,
+        The rows, the derivative (``ẏ``, the gradient ``x̄`` as a tuple, or in taylor
+        mode the output's coefficients ``y_0 .. y_d`` stacked, :func:`dualad.taylor`'s
+        answer) and the measured operation counts; render it with ``to_text``, ``to_markdown``,
         ``to_latex``, ``to_dot``, ``plot`` or ``to_html``.
 
     Raises
     ------
     ValueError
-        For an unknown mode, a seed of the wrong length or shape, bad names, or an
-        output that does not depend on the inputs.
+        For an unknown mode, a seed of the wrong length or shape, bad names, an order
+        outside taylor mode or out of range, or an output that does not depend on the
+        inputs.
 
     Examples
     --------
@@ -142,9 +150,13 @@ def trace(f: Callable[..., Any], *args: Any, mode: Literal["forward", "reverse"]
     [5.5, 1.716]
     >>> print(et.to_text().splitlines()[0])
     -- primal -----------------------------------------------------
+    >>> et = dualad.trace(lambda x: np.exp(x) * x, 0.0, mode="taylor", order=3)
+    >>> print(np.round(et.derivative, 3))   # x e^x = x + x^2 + x^3/2 + ...
+    [0.  1.  1.  0.5]
     """
-    if mode not in ("forward", "reverse"):
-        raise ValueError(f"trace: mode must be 'forward' or 'reverse', got {mode!r}")
+    if mode not in ("forward", "reverse", "taylor"):
+        raise ValueError(f"trace: mode must be 'forward', 'reverse' or 'taylor', got {mode!r}")
+    order = _order(mode, order)
     labels = _input_labels(names, len(args))
     from ..transforms.api import check_input
     tape = VJPTrace()
@@ -164,6 +176,8 @@ def trace(f: Callable[..., Any], *args: Any, mode: Literal["forward", "reverse"]
             names[node] = f"v_{counter}"
     nodes = leaves + [n for n in nodes if n.prim is not None]
     et = EvaluationTrace(mode=mode, nodes=nodes, names=names, output=out.value)
+    if mode == "taylor":
+        return _taylor_trace(et, leaves, nodes, out, names, seed, labels, order)
     for k, leaf in enumerate(leaves):
         et.rows.append(Row(names[leaf], labels[k], leaf.value, "primal", names[leaf]))
     for node in nodes[n_in:]:
@@ -178,6 +192,40 @@ def trace(f: Callable[..., Any], *args: Any, mode: Literal["forward", "reverse"]
         steps = _reverse_rows(et, leaves, nodes, out, names, seed, counting, labels)
         et.op_counts = {"primal operations": n_primal, "adjoint steps": steps,
                         "adjoint operations": counting.total}
+    et.sweep_counts = dict(counting.counts.most_common())
+    return et
+
+
+def _order(mode, order):
+    """The truncation order: taylor mode's (default 3), None for the other modes."""
+    if mode != "taylor":
+        if order is not None:
+            raise ValueError(f"trace: order applies to mode 'taylor' only, not {mode!r}")
+        return None
+    order = 3 if order is None else order
+    if isinstance(order, bool) or int(order) != order or not 0 <= order <= MAX_ORDER:
+        raise ValueError(f"trace: order must be an integer from 0 to {MAX_ORDER}, "
+                         f"got {order!r}")
+    return int(order)
+
+
+MAX_ORDER = 30   # a table wider than this is unreadable; dualad.taylor has no limit
+
+
+def _taylor_trace(et, leaves, nodes, out, names, seed, labels, order):
+    """Taylor mode: one row of coefficients v_i,0 .. v_i,d per node (:mod:`._evaltaylor`)."""
+    from ._evaltaylor import taylor_rows
+    seed = _default_seed(leaves) if seed is None else seed
+    seed = seed if isinstance(seed, (tuple, list)) else (seed,)
+    if len(seed) != len(leaves):
+        raise ValueError(f"trace: the taylor seed needs one direction per input "
+                         f"({len(leaves)}), got {len(seed)}")
+    et.order = order
+    et.direction = "x + t·ẋ" if len(leaves) > 1 else f"{labels[0]} + t·{_marked(labels[0], _DOT)}"
+    formulas = {node: _formula(node, names) for node in nodes[len(leaves):]}
+    counting = taylor_rows(et, leaves, nodes, out, names, formulas, seed, labels, order)
+    et.op_counts = {"primal operations": len(nodes) - len(leaves),
+                    "coefficient operations": counting.total}
     et.sweep_counts = dict(counting.counts.most_common())
     return et
 

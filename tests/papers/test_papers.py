@@ -5,7 +5,8 @@ import pytest
 
 PAPERS = ["papers.baydin2018_survey", "papers.griewank2008",
           "papers.pearlmutter1994", "papers.curtis_powell_reid1974", "papers.gebremedhin2005",
-          "papers.griewank_walther_revolve"]
+          "papers.griewank_walther_revolve",
+          "papers.bettencourt2019"]
 
 # Rows that fail for a reason outside papers/ and are printed as KNOWN GAP (see each
 # script's docstring), by module. None today: the colorings of jacobians reach the optimum
