@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .api import _check_arity, _fname, _zeros, check_input, check_output
+from .api import _check_arity, _fname, _zeros, check_input, check_output, jvp
 from ..core.tracer import shape_of, unguarded_value
 from ..core.tree import flatten, flatten_like
 from ..frontend.objects import traced_outputs
@@ -69,7 +69,14 @@ def _input(api, i, x, fname, where=""):
 
 
 def _term(api, i, k, term, like):
+    if term is None or isinstance(term, (str, bytes)):
+        raise TypeError(f"{api}: series term {k} of input leaf {i} is {term!r}; give an array "
+                        f"of its primal's shape {shape_of(like)} (np.zeros_like(x) for a term "
+                        f"that is zero)")
     arr = np.asarray(term) if not hasattr(term, "shape") else term
+    if isinstance(arr, np.ndarray) and arr.dtype.kind not in "fciub":
+        raise TypeError(f"{api}: series term {k} of input leaf {i} has dtype {arr.dtype}; "
+                        f"terms are numeric arrays of their primal's shape {shape_of(like)}")
     if shape_of(arr) != shape_of(like):
         raise ValueError(f"{api}: series term {k} of input leaf {i} has shape "
                          f"{shape_of(arr)}, but its primal has shape {shape_of(like)}; every "
@@ -232,7 +239,7 @@ def derivative(f: Callable[[Any], Any], order: int = 1) -> Callable[[Any], Any]:
     ``derivative(f, n)(x)`` is :math:`f^{(n)}(x) = n!\,y_n`, with :math:`y_n` the
     coefficient of :math:`t^n` in :math:`f(x + t)`, from one Taylor-mode sweep
     (:func:`taylor`): :math:`O(n^2)` work per primitive, where nesting ``n`` forward
-    sweeps costs :math:`O(2^n)`. No finite differences and no symbolic expressions are
+    sweeps costs :math:`O(2^n)` (order 1 is :func:`dualad.jvp`'s one forward sweep). No finite differences and no symbolic expressions are
     involved. For an elementwise ``f`` on an array the result is the elementwise
     derivative (the direction of all ones).
 
@@ -277,6 +284,8 @@ def derivative(f: Callable[[Any], Any], order: int = 1) -> Callable[[Any], Any]:
     def dn(x):
         x = _input("derivative", 0, x, name)
         one = np.ones(shape_of(x), dtype=np.result_type(unguarded_value(x)))
+        if n == 1:   # order 1 of Taylor mode is one forward sweep: jvp's, with its rules
+            return jvp(f, (x,), (one,))[1]
         zero = np.zeros(shape_of(x), dtype=one.dtype)
         out, rebuild = propagate("derivative", f, ((x,), lambda b: (b[0],)),
                                  [[x, one] + [zero] * (n - 1)], n)

@@ -146,3 +146,37 @@ def test_values_the_function_changes_afterwards_are_read_as_at_the_call():
         return y
     np.testing.assert_allclose(dualad.derivative(f, 3)(0.5), np.exp(0.5 * np.array([1, 2.]))
                                * np.array([1.0, 8.0]), rtol=1e-14)
+
+
+def test_misused_inputs_raise_naming_the_term_and_what_to_write():
+    with pytest.raises(TypeError, match="series term 2 of input leaf 0 is None"):
+        dualad.jet(np.sin, (0.5,), ((1.0, None),))
+    with pytest.raises(TypeError, match="complex but its primal is real"):
+        dualad.jet(np.sin, (0.5,), ((1.0j,),))
+    with pytest.raises(ValueError, match="one length d"):
+        dualad.jet(lambda a, b: a * b, (0.5, 1.0), ((1.0,), (1.0, 0.0)))
+    with pytest.raises(ValueError, match="has shape"):
+        dualad.taylor(np.sin, 2)(np.ones(3), np.ones(4))
+    with pytest.raises(TypeError, match="argument 0 is NoneType"):
+        dualad.taylor(np.sin, 2)(None)
+
+
+def test_dtypes_are_kept():
+    for dt in (np.float16, np.float32, np.float64, np.complex128):
+        c = dualad.taylor(np.exp, 3)(np.ones(2, dtype=dt))
+        assert c.dtype == dt, dt
+    assert dualad.derivative(np.sin, 3)(np.float32(0.5)).dtype == np.float32
+
+
+def test_empty_inputs_and_constant_outputs():
+    assert dualad.taylor(np.sin, 3)(np.zeros(0)).shape == (4, 0)
+    np.testing.assert_array_equal(dualad.taylor(lambda x: 2.0, 3)(0.5), [2.0, 0, 0, 0])
+
+
+def test_calls_from_threads_agree():
+    from concurrent.futures import ThreadPoolExecutor
+    f = lambda x: np.sin(x) * np.exp(-x ** 2) / (1 + x ** 2)   # noqa: E731
+    want = [dualad.derivative(f, 9)(x) for x in np.linspace(0.1, 1.0, 8)]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(dualad.derivative(f, 9), np.linspace(0.1, 1.0, 8)))
+    np.testing.assert_allclose(got, want, rtol=1e-14)
