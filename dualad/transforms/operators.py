@@ -194,6 +194,12 @@ def laplacian(f: Callable[[Any], Any], *, method: str = "exact", samples: int | 
         An unknown ``method`` or ``distribution``; ``samples`` missing, not a positive
         integer, or given with ``method="exact"``.
 
+    See Also
+    --------
+    hessian_diagonal : The terms of the sum.
+    hessian_trace : :math:`\operatorname{tr}(\nabla^2 f\, M)` for any matrix ``M``.
+    biharmonic : :math:`\Delta^2 f`, from order-4 sweeps.
+
     Examples
     --------
     >>> lap = dualad.laplacian(lambda x: np.sum(x ** 3))
@@ -228,10 +234,25 @@ def hessian_diagonal(f: Callable[[Any], Any]) -> Callable[[Any], Any]:
     ``f``, and ``f(x).shape + x.shape`` for an array output (entry ``[k, i]`` is
     :math:`\partial^2 f_k/\partial x_i^2`).
 
+    Parameters
+    ----------
+    f : callable
+        ``f(x)``, an array (or scalar) of one real array ``x``.
+
+    Returns
+    -------
+    callable
+        ``x -> diag ∇²f(x)``, of shape ``x.shape`` (``f(x).shape + x.shape``).
+
     Raises
     ------
     TypeError
         ``f`` not callable; ``x`` None, integer, boolean, complex; a non-array output.
+
+    See Also
+    --------
+    laplacian : The sum of this diagonal.
+    dualad.jacobians.hessian : The whole Hessian.
 
     Examples
     --------
@@ -286,12 +307,24 @@ def hessian_trace(f: Callable[[Any], Any], M: Any) -> Callable[[Any], Any]:
         ``f(x)`` of one real array ``x``; an array output gets one trace per entry.
     M : array_like
         A constant real matrix of shape ``(n, n)`` with ``n = x.size`` (or ``x.shape +
-        x.shape``), symmetric or not. It is decomposed once, on the first call.
+        x.shape``), symmetric or not. It is decomposed once per shape of ``x``, on the
+        first call.
+
+    Returns
+    -------
+    callable
+        ``x -> tr(∇²f(x) M)``, of ``f(x)``'s shape.
 
     Raises
     ------
+    TypeError
+        ``M`` is None, or (when called) ``x`` is not a real floating array.
     ValueError
         ``M`` of the wrong shape, or not real.
+
+    See Also
+    --------
+    laplacian : ``M = I``.
 
     Examples
     --------
@@ -367,6 +400,23 @@ def biharmonic(f: Callable[[Any], Any], *, method: str = "exact", samples: int |
         The random source.
     with_stderr : bool, default False
         Also return the estimate's standard error (0 for ``"exact"``).
+
+    Returns
+    -------
+    callable
+        ``x -> Δ²f(x)`` (of ``f(x)``'s shape), or ``x -> (estimate, standard_error)``.
+
+    Raises
+    ------
+    TypeError
+        ``f`` not callable; ``x`` None, integer, boolean, complex; a non-array output.
+    ValueError
+        An unknown ``method``; ``samples`` missing, not a positive integer, or given with
+        ``method="exact"``.
+
+    See Also
+    --------
+    laplacian : The second-order operator, with the same methods.
 
     Examples
     --------

@@ -239,6 +239,18 @@ def test_composes_with_jit_both_ways():
     close(dualad.jit(dualad.hessian_trace(f, M))(x), dualad.hessian_trace(f, M)(x))
 
 
+def test_jit_of_a_stochastic_operator_freezes_its_draws_as_documented():
+    """Under dualad.jit the directions are drawn while tracing and replayed (the module
+    docstring says so and says to jit f instead); laplacian(jit(f)) draws afresh."""
+    x = np.linspace(-1.0, 1.2, 6)
+    frozen = dualad.jit(dualad.laplacian(F6, method="hutchinson", samples=2,
+                                         rng=np.random.default_rng(0)))
+    assert frozen(x) == frozen(x)
+    fresh = dualad.laplacian(dualad.jit(F6), method="hutchinson", samples=2,
+                             rng=np.random.default_rng(0))
+    assert fresh(x) != fresh(x)
+
+
 def test_vmap_over_a_batch_of_points():
     f = mlp(4, out=None, seed=1)
     X = np.random.default_rng(9).normal(size=(7, 4))
