@@ -125,11 +125,12 @@ def _mean_and_error(values, population=None):
     mean = np.mean(values, axis=0)
     if s < 2:
         return mean, np.full(shape_of(mean), np.inf)
-    v = np.asarray(unguarded_value(values))
-    err = np.std(v, axis=0, ddof=1) / math.sqrt(s)
+    # traced operations, not the values': under vmap or jit the standard error is then
+    # per example and recomputed on every call
+    variance = np.sum((values - mean) ** 2, axis=0) / (s * (s - 1.0))
     if population is not None:
-        err = err * math.sqrt(max(0.0, 1.0 - s / population))
-    return mean, err
+        variance = variance * max(0.0, 1.0 - s / population)
+    return mean, np.sqrt(variance)
 
 
 def _laplacian_samples(method, f, x, dtype, samples, gen, distribution):

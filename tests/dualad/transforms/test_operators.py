@@ -251,6 +251,21 @@ def test_jit_of_a_stochastic_operator_freezes_its_draws_as_documented():
     assert fresh(x) != fresh(x)
 
 
+def test_the_standard_error_is_per_example_under_vmap_and_per_call_under_jit():
+    X = np.linspace(-1.0, 1.0, 18).reshape(3, 6)
+    op = dualad.laplacian(F6, method="hutchinson", samples=5, rng=0, with_stderr=True)
+    loop = [op(x) for x in X]
+    est, err = dualad.vmap(op)(X)
+    close(est, [e for e, _ in loop])
+    close(err, [s for _, s in loop])
+    jitted = dualad.jit(op)
+    for x, (e, s) in zip(X, loop):
+        close(jitted(x)[1], s)
+    value, zero = dualad.vmap(dualad.laplacian(F6, with_stderr=True))(X)
+    close(value, [dualad.laplacian(F6)(x) for x in X])
+    assert not np.any(zero)
+
+
 def test_vmap_over_a_batch_of_points():
     f = mlp(4, out=None, seed=1)
     X = np.random.default_rng(9).normal(size=(7, 4))
