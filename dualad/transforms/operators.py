@@ -123,6 +123,8 @@ def _mean_and_error(values, population=None):
     replacement)."""
     s = shape_of(values)[0]
     mean = np.mean(values, axis=0)
+    if population is not None and s >= population:   # every direction: exact
+        return mean, np.zeros(shape_of(mean))
     if s < 2:
         return mean, np.full(shape_of(mean), np.inf)
     # traced operations, not the values': under vmap or jit the standard error is then
@@ -142,13 +144,10 @@ def _laplacian_samples(method, f, x, dtype, samples, gen, distribution):
         picked = gen.choice(n, size=min(samples, n), replace=False)
         directions = _basis(x, dtype)[np.sort(picked)]
         return 2.0 * n * coefficients(f, x, directions, 2), n
-    if distribution == "rademacher":
-        directions = gen.choice(np.array([-1.0, 1.0], dtype=dtype), size=(samples,) + shape)
-    elif distribution == "gaussian":
+    if distribution == "gaussian":
         directions = gen.standard_normal((samples,) + shape).astype(dtype)
-    else:
-        raise ValueError(f"laplacian: distribution must be 'rademacher' or 'gaussian', "
-                         f"got {distribution!r}")
+    else:   # "rademacher" (laplacian() refused any other name)
+        directions = gen.choice(np.array([-1.0, 1.0], dtype=dtype), size=(samples,) + shape)
     return 2.0 * coefficients(f, x, directions, 2), None
 
 
@@ -211,6 +210,9 @@ def laplacian(f: Callable[[Any], Any], *, method: str = "exact", samples: int | 
     name = _check_f(api, f)
     _check_method(api, method)
     samples = _check_samples(api, method, samples)
+    if distribution not in ("rademacher", "gaussian"):
+        raise ValueError(f"laplacian: distribution must be 'rademacher' or 'gaussian', "
+                         f"got {distribution!r}")
     g = _array_output(api, name, f)
 
     def laplacian_f(x):
