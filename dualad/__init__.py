@@ -35,6 +35,7 @@ from . import array_api  # noqa: F401  (the array API namespace; installs __arra
 from . import autograd  # noqa: F401
 from .transforms.api import jvp, vjp, grad, value_and_grad, hvp  # noqa: F401
 from .transforms.taylor import jet, taylor, derivative  # noqa: F401
+from .transforms.operators import laplacian, hessian_diagonal, hessian_trace, biharmonic  # noqa: F401
 from .core.tracer import EscapedTracerError  # noqa: F401
 from .core.primitive import REGISTRY, Primitive, sample  # noqa: F401  (dualad.extend's)
 from .interpreters.forward.dual import Dual  # noqa: F401
@@ -100,6 +101,8 @@ __all__ = [
     "grad", "value_and_grad", "jvp", "vjp", "hvp", "derivative", "vmap", "jit",
     # Taylor mode
     "jet", "taylor",
+    # differential operators (batched Taylor sweeps)
+    "laplacian", "hessian_diagonal", "hessian_trace", "biharmonic",
     # loops, memory, implicit differentiation
     "scan", "checkpoint", "custom_root", "custom_linear_solve", "stop_gradient",
     # custom rules
