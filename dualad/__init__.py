@@ -15,8 +15,10 @@ gradient::
 
 The names in ``__all__`` are the public interface (``help(dualad)`` lists them):
 the functional transformations (:func:`grad`, :func:`value_and_grad`, :func:`jvp`,
-:func:`vjp`, :func:`hvp`, :func:`derivative`, :func:`vmap`, :func:`jit`), loops and
-memory (:func:`scan`, :func:`checkpoint`), custom rules (:func:`primitive`,
+:func:`vjp`, :func:`hvp`, :func:`derivative`, :func:`vmap`, :func:`jit`), Taylor mode
+(:func:`jet`, :func:`taylor`) and the differential operators it computes in one batched
+sweep (:func:`laplacian`, :func:`hessian_diagonal`, :func:`hessian_trace`,
+:func:`biharmonic`), loops and memory (:func:`scan`, :func:`checkpoint`), custom rules (:func:`primitive`,
 :class:`Function`), implicit differentiation (:func:`custom_root`,
 :func:`custom_linear_solve`), :func:`stop_gradient`, :func:`detect_anomaly`, the
 teaching :func:`trace`, and the errors users meet. :mod:`dualad.autograd` is the
