@@ -48,6 +48,7 @@ from .api import _fname, check_input
 from .taylor import taylor
 from ..core.tracer import shape_of, unguarded_value
 from ..interpreters.batching.vmap import vmap
+from ..interpreters.taylor.collapsed import NotCollapsible, second_order_sum
 
 __all__ = ["laplacian", "hessian_diagonal", "hessian_trace", "biharmonic"]
 
@@ -90,6 +91,17 @@ def coefficients(f: Callable[[Any], Any], x: Any, directions: np.ndarray,
     k}]/k!`."""
     sweep = taylor(f, order)
     return vmap(lambda v: sweep(x, v)[order])(directions)
+
+
+def _exact_laplacian(g, x, dtype):
+    r""":math:`\sum_i \partial^2 g/\partial x_i^2`: one collapsed sweep (first derivatives
+    along every :math:`e_i`, second derivatives summed as they go), or, when ``g`` calls a
+    primitive that sweep has no rule for, the batched order-2 sweep of every :math:`e_i`."""
+    basis = _basis(x, dtype)
+    try:
+        return second_order_sum(g, x, basis)
+    except NotCollapsible:
+        return np.sum(2.0 * coefficients(g, x, basis, 2), axis=0)
 
 
 def _basis(x, dtype):
@@ -218,7 +230,7 @@ def laplacian(f: Callable[[Any], Any], *, method: str = "exact", samples: int | 
     def laplacian_f(x):
         x, dtype = _point(api, name, x)
         if method == "exact":
-            value = np.sum(2.0 * coefficients(g, x, _basis(x, dtype), 2), axis=0)
+            value = _exact_laplacian(g, x, dtype)
             return (value, np.zeros(shape_of(value))) if with_stderr else value
         values, population = _laplacian_samples(method, g, x, dtype, samples,
                                                 np.random.default_rng(rng), distribution)
