@@ -37,6 +37,8 @@ choice) stay guarded: a new value is another program.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .tracer import PLAIN_TRACE, Box, primal_value, staged_only
@@ -91,12 +93,7 @@ def is_staged(x) -> bool:
     bool
         True when a jit trace's box is under ``x``.
     """
-    if isinstance(x, Box):
-        return x._staged()
-    t = type(x)
-    if t is list or t is tuple:
-        return any(is_staged(v) for v in x)
-    return False
+    return _any_box(x, _STAGED)
 
 
 def replays_programs(x) -> bool:
@@ -118,11 +115,21 @@ def replays_programs(x) -> bool:
     bool
         True when a box under ``x`` asks for the replay.
     """
+    return _any_box(x, _REPLAYS)
+
+
+_STAGED = operator.methodcaller("_staged")
+_REPLAYS = operator.methodcaller("_replays_programs")
+
+
+def _any_box(x, ask):
+    """``ask(box)`` for ``x``, or for any value in a list or tuple ``x``; False for a plain
+    value."""
     if isinstance(x, Box):
-        return x._replays_programs()
+        return ask(x)
     t = type(x)
     if t is list or t is tuple:
-        return any(replays_programs(v) for v in x)
+        return any(_any_box(v, ask) for v in x)
     return False
 
 
