@@ -1,6 +1,6 @@
 r"""``dualad.derivative(f, n)`` (one Taylor sweep) against nested forward mode and JAX.
 
-    /work/venv/bin/python bench/taylor_derivative.py [--orders 1,2,4,8,12,20,30]
+    python bench/taylor_derivative.py [--orders 1,2,4,8,12,20,30]
         [--budget 15] [--rounds 5] [--threads 1] [--no-jax] [--jax-python PATH]
 
 The function: :math:`f(x) = \sin(x)\,e^{-x^2}/(1 + x^2)` at :math:`x = 0.7`, its
@@ -12,7 +12,7 @@ derivative of order n = 1, 2, 4, 8, 12, 20, 30 by
   before Taylor mode (commit 32bf2c2^: each level differentiates the previous level's
   derivative; the work doubles, or worse, per level);
 - **jax nested** / **jax jet** (when ``--jax-python`` has JAX, default
-  /work/benchvenv/bin/python): ``n`` nested ``jax.jvp`` and ``jax.experimental.jet``, both
+  ``$DUALAD_JAX_PYTHON``, else this interpreter): ``n`` nested ``jax.jvp`` and ``jax.experimental.jet``, both
   under ``jax.jit`` (float64), run in that interpreter by this same script (``--peer jax``).
 
 Every value is checked against SymPy (exact: each factor's derivatives differentiated
@@ -43,7 +43,9 @@ import _pinning  # noqa: E402  (imports nothing numerical)
 
 X0 = 0.7
 ORDERS = (1, 2, 4, 8, 12, 20, 30)
-JAX_PYTHON = "/work/benchvenv/bin/python"
+# The interpreter that has JAX (a separate benchmark environment, say): $DUALAD_JAX_PYTHON,
+# else this one.
+JAX_PYTHON = os.environ.get("DUALAD_JAX_PYTHON", sys.executable)
 
 
 def parse(argv):
