@@ -54,7 +54,7 @@ from .jit import check_jit, jit_kind
 from .check_grads import GradCheckError, check_grads
 from .sampling import directions, matrix_samples, signature_arity, signature_sample
 from .stopped import check_stopped
-from .taylor import check_constant_series, check_taylor_sample
+from .taylor_checks import check_constant_series, check_taylor_sample
 from .numeric import central_difference, complex_step, real_directions, real_jacobian, realify
 
 if TYPE_CHECKING:
