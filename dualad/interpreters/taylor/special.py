@@ -277,11 +277,12 @@ def _selection(node, k, larger):
         return _fallback(node, k)
     like = node.y[0]
     st = node.state
-    if "win" not in st:
-        a0, b0 = _values(node, 0), _values(node, 1)
-        st["win"], st["tie"] = (a0 > b0) if larger else (a0 < b0), a0 == b0
+    if "win" not in st:   # traced comparisons: under vmap or jit each example decides
+        st["win"] = _prim("greater" if larger else "less")(a[0], b[0])
+        st["tie"] = _prim("equal")(a[0], b[0])
     ak, bk = _full(_get(a, k), like), _full(_get(b, k), like)
-    return np.where(st["win"], ak, np.where(st["tie"], 0.5 * (ak + bk), bk))
+    where = _prim("where")
+    return where(st["win"], ak, where(st["tie"], 0.5 * (ak + bk), bk))
 
 
 @_recurrence("maximum")

@@ -114,3 +114,17 @@ def test_traced_exponent_power_is_float32_in_float32():
     x = np.float32([0.5, 2.0])
     c = dualad.taylor(lambda p: x ** p, 4)(np.float32([1.5, 0.5]))
     assert c.dtype == np.float32
+
+
+@pytest.mark.parametrize("f", [lambda x: np.maximum(x, 0.3), lambda x: np.minimum(x, x * x),
+                               np.sinc, lambda x: np.hypot(x, 2.0 * x), np.abs])
+def test_under_vmap_and_jit_each_point_decides(f):
+    """maximum's selection compares traced values (a mask computed on the whole batch
+    would not fit one example); the fallback decisions re-trace under jit."""
+    xs = np.array([0.5, 0.1, 0.0, -0.4])
+    direct = dualad.taylor(f, 3)(xs)
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(dualad.vmap(dualad.taylor(f, 3))(xs).T, direct)
+        jitted = dualad.jit(dualad.taylor(f, 3))
+        jitted(np.array([0.5, 0.7, 0.2, 0.4]))
+        np.testing.assert_allclose(jitted(xs), direct)
