@@ -23,11 +23,13 @@ Each from an ODE the function satisfies, by the two patterns of :mod:`.rules`
 ``arctan2(a, b)``          :math:`y' (a^2 + b^2) = b a' - a b'`
 ``power(u, p)``            :math:`y = e^{p \ln u}` (a traced exponent)
 ``absolute``               :math:`y_k = \mathrm{sign}(u_0)\, u_k` (real :math:`u`)
-``maximum``, ``minimum``   :math:`y_k` the selected argument's :math:`x_k` (ties: the mean)
+``maximum``, ``minimum``   :math:`y_k` the selected argument's :math:`x_k` (ties: the mean);
+                           ``fmax``, ``fmin`` too (a nan: the fallback)
+``std_sqrt``               the square-root recurrence (at 0: the fallback, derivative 0)
 =========================  =====================================================================
 
 Where a recurrence divides by zero or meets a convention (``xlogy(0, 0)``, ``sinc(0)``,
-``hypot(0, 0)``, a nan or an infinity in ``logaddexp``, ``maximum``'s nan, a base
+``hypot(0, 0)``, a nan or an infinity in ``logaddexp``, ``maximum``'s nan, ``std_sqrt`` at 0, a base
 :math:`\le 0` of a traced exponent, a complex ``absolute``), the node takes the JVP rule's
 fallback for all its orders instead, decided at order 1: exact, with the rule's
 conventions.
@@ -40,6 +42,7 @@ import numpy as np
 
 from ...core.tracer import primal_value, shape_of
 from .rules import _power as _base_power
+from .rules import _sqrt as _base_sqrt
 from .rules import (_acc, _fallback, _get, _grow, _prim, _recurrence, _series_state,
                     _square_of, _weighted, _zeros_like, cauchy, ode_product, ode_quotient)
 
@@ -285,14 +288,23 @@ def _selection(node, k, larger):
     return where(st["win"], ak, where(st["tie"], 0.5 * (ak + bk), bk))
 
 
-@_recurrence("maximum")
+@_recurrence("maximum", "fmax")
 def _maximum(node, k):
     return _selection(node, k, True)
 
 
-@_recurrence("minimum")
+@_recurrence("minimum", "fmin")
 def _minimum(node, k):
     return _selection(node, k, False)
+
+
+@_recurrence("std_sqrt")
+def _std_sqrt(node, k):
+    """√ with the derivative 0 at 0 (std's convention): the square-root recurrence away
+    from 0, the fallback (the rule's convention) where an entry is 0."""
+    if _use_fallback(node, k, lambda: np.any(_values(node, 0) == 0)):
+        return _fallback(node, k)
+    return _base_sqrt(node, k)
 
 
 @_recurrence("power")

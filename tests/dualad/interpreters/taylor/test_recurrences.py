@@ -13,7 +13,7 @@ from dualad.extend import REGISTRY, taylor_coverage
 from dualad.verification.taylor import check_taylor, nested_coefficients, taylor_coefficients
 
 QUICK = ["absolute", "dawsn", "entr", "erfcx", "erfi", "log_expit", "logit", "maximum",
-         "minimum", "ndtr", "sinc", "xlog1py", "xlogy", "expit"]
+         "minimum", "ndtr", "sinc", "xlog1py", "xlogy", "expit", "fmax", "fmin", "std_sqrt"]
 SLOW = ["arctan2", "hypot", "log_ndtr", "logaddexp", "logaddexp2", "power"]   # SymPy > 5 s
 
 
@@ -83,6 +83,8 @@ def _against_nested(f, *args):
     (np.arctan2, ([0.0, 1.0], [0.0, -2.0])),
     (np.maximum, ([1.0, 2.0, np.nan], [1.0, 0.5, 0.0])),      # a tie, a win, a nan
     (np.minimum, ([1.0, 2.0, 3.0], [1.0, 0.5, 4.0])),
+    (np.fmax, ([1.0, 2.0, np.nan], [1.0, 0.5, 0.0])),             # fmax ignores the nan
+    (lambda v: dualad.REGISTRY["std_sqrt"](v), ([0.0, 2.0],)),    # derivative 0 at 0
     (np.logaddexp, ([np.inf, 1.0], [np.inf, 2.0])),           # equal infinities
     (lambda x, p: x ** p, ([0.0, 2.0, -1.0], [2.0, 0.5, 3.0])),   # bases <= 0, traced p
     (lambda x, p: x ** p, ([0.5, 2.0], [2.0, -0.5])),             # the exp(p log x) recurrence
