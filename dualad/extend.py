@@ -162,6 +162,9 @@ bare "setting an array element with a sequence" (``out[i] = x`` into a plain arr
 ``Replayed(fun, name, jit=True)``: ``fun`` (a prepared derivative) through ``dualad.jit``,
 falling back to ``fun`` itself with one ``JitFallbackWarning`` for a signature whose
 trace fails while ``fun`` runs (:mod:`dualad.interpreters.staging.default`).
+``taylor_coverage()``: ``{name: kind}`` of every registered primitive's Taylor-mode rule
+(recurrence, linear, multilinear, fallback, zero; :mod:`dualad.interpreters.taylor.rules`),
+which ``dualad.verification.taylor`` tabulates in docs/taylor_rules.md.
 """
 from __future__ import annotations
 
@@ -188,6 +191,7 @@ from .interpreters.batching.rules import per_example_rule
 from .interpreters.batching.tracer import BatchTracer
 from .core.values import is_batched, is_staged, looped_call, map_value, nondiff_value, per_example
 from .core.batch_axes import batched_axis
+from .interpreters.taylor.rules import coverage as taylor_coverage
 
 __all__ = [
     # declaring primitives
@@ -205,4 +209,5 @@ __all__ = [
     # for the planner and the oracles
     "check_input", "onehot_rows", "NUMPY_FUNCTIONS", "NUMPY_UFUNCS", "traced_outputs",
     "raise_assignment_error", "Replayed", "JitFallbackWarning", "load_families",
+    "taylor_coverage",
 ]

@@ -7,6 +7,8 @@
 - :func:`check_rule` / :func:`check_registry`: the rule checker for any
   primitive, custom ``@primitive`` or ``autograd.Function``;
 - :mod:`dualad.verification.symbolic`: the SymPy oracle (the registry on symbols);
+- :mod:`dualad.verification.taylor`: Taylor mode's coefficients against nested forward
+  mode and SymPy (``check_taylor``; ``check_rule`` runs it too), and the coverage page;
 - :mod:`dualad.verification.strategies`: hypothesis strategies for your own rule tests.
 """
 

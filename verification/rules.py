@@ -54,6 +54,7 @@ from .jit import check_jit, jit_kind
 from .check_grads import GradCheckError, check_grads
 from .sampling import directions, matrix_samples, signature_arity, signature_sample
 from .stopped import check_stopped
+from .taylor_checks import check_constant_series, check_taylor_sample
 from .numeric import central_difference, complex_step, real_directions, real_jacobian, realify
 
 if TYPE_CHECKING:
@@ -337,7 +338,8 @@ def check_rule(target: Primitive | type | dualad.custom_jvp[Any, Any] |
                order: int = 2, sympy: bool = True, seed: int = 0, rtol: float = 1e-6,
                reference: Callable[..., Any] | None = None, vmap: bool = True,
                only_vmap: bool = False, vmap_derivatives: bool = True, jit: bool = True,
-               only_jit: bool = False) -> RuleReport:
+               only_jit: bool = False, taylor: bool = True, only_taylor: bool = False,
+               taylor_order: int | None = None) -> RuleReport:
     r"""Check a primitive's (or a ``Function``'s) derivative rules; return a :class:`RuleReport`.
 
     At each sample call (the primitive's ``samples``; for elementwise primitives,
@@ -401,6 +403,14 @@ def check_rule(target: Primitive | type | dualad.custom_jvp[Any, Any] |
         Also check the primitive under ``dualad.jit`` (default True).
     only_jit : bool, optional
         Only the jit check.
+    taylor : bool, optional
+        Also check Taylor mode (default True, for a primitive with a JVP rule): its
+        coefficients along a random line against nested forward mode and SymPy
+        (:mod:`dualad.verification.taylor`).
+    only_taylor : bool, optional
+        Only the Taylor check (:func:`~dualad.verification.taylor.check_taylor`).
+    taylor_order : int, optional
+        The order the Taylor check compares with SymPy (default 6 elementwise, 3 otherwise).
 
     Returns
     -------
@@ -457,7 +467,8 @@ def check_rule(target: Primitive | type | dualad.custom_jvp[Any, Any] |
                                    else signature_arity(prim, target))
     checks = _SampleChecks(report, prim, call, name, target, nondiff, seed, dict(
         order=order, sympy=sympy, rtol=rtol, reference=reference, vmap=vmap,
-        only_vmap=only_vmap, vmap_derivatives=vmap_derivatives, jit=jit, only_jit=only_jit))
+        only_vmap=only_vmap, vmap_derivatives=vmap_derivatives, jit=jit, only_jit=only_jit,
+        taylor=taylor, only_taylor=only_taylor, taylor_order=taylor_order))
     for k, smp in enumerate(samples):
         if not checks.run(k, smp):
             break
@@ -475,6 +486,7 @@ class _SampleChecks:
         self.target, self.nondiff, self.seed, self.opts = target, nondiff, seed, opts
         self.rng = np.random.default_rng(seed)
         self.sympy_runs = 0
+        self.taylor_sympy_runs = 0
         self.skipped = []
 
     def run(self, k, smp):
@@ -493,9 +505,11 @@ class _SampleChecks:
                                                       else "") for i in diff)
         tag = f"sample {k} [{shapes}]"
         o = self.opts
-        only = o["only_vmap"] or o["only_jit"]   # one check alone: the derivative rules' skipped
+        only = o["only_vmap"] or o["only_jit"] or o["only_taylor"]   # one check alone
         if not only:
             self._derivatives(vals, diff, kw, tag, modes)
+        if o["only_taylor"] or (o["taylor"] and not only):
+            self._taylor(k, vals, diff, kw, tag, modes)
         if o["only_vmap"] or (o["vmap"] and not only):
             check_batching(self.report, self.prim, self.call, vals, diff, kw, tag, smp,
                            self.rng, modes=modes if o["vmap_derivatives"] else ())
@@ -555,6 +569,24 @@ class _SampleChecks:
         except Exception as e:  # noqa: BLE001 - any crash is a failed check, reported
             self.report.add(f"{tag}: ran without error", False,
                             detail=f"{type(e).__name__}: {e}")
+
+    def _taylor(self, k, vals, diff, kw, tag, modes):
+        """Taylor mode against nested forward mode and SymPy (SymPy on two samples of an elementwise primitive, one otherwise),
+        for a primitive with a JVP rule and a derivative (:mod:`.taylor`)."""
+        prim = self.prim
+        if not diff:
+            return
+        rng = np.random.default_rng([self.seed, k, 23])
+        if prim.zero_derivative or getattr(prim, "stops_gradient", False):
+            return check_constant_series(self.report, self.call, vals, diff, kw, tag, rng)
+        if "fwd" not in modes:
+            return self.report.notes.append("Taylor mode not checked: no JVP rule")
+        o = self.opts
+        ran = check_taylor_sample(self.report, prim, self.call, vals, diff, kw, tag,
+                                  rng, order=o["taylor_order"],
+                                  sympy=o["sympy"] and self.taylor_sympy_runs < (
+                                      2 if prim.derivs is not None else 1))
+        self.taylor_sympy_runs += ran
 
     def _sympy(self, vals, diff, kw, tag, smp, modes):
         """The SymPy oracle, within its budget, where the primitive has a translation and a

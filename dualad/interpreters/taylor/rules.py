@@ -522,6 +522,11 @@ def _choose(prim):
 def coverage():
     """Each registry primitive's kind of Taylor rule.
 
+    The kind :func:`taylor_rule` chooses (and files) for it: a recurrence of its own
+    (:data:`RECURRENCES`, with :mod:`.special`'s), linear, multilinear, or the fallback
+    through its JVP rule; ``dualad.verification.taylor`` tabulates it in
+    docs/taylor_rules.md.
+
     Returns
     -------
     dict
