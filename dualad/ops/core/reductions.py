@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ...core.tracer import ndim_of, primal_value, shape_of
+from ...core.tracer import Box, ndim_of, shape_of, unguarded_value
 from ...core.values import map_value, nondiff_value, staged_unbatched, staged_value
 from ...core.primitive import Primitive, implements, register, sample
 from .._batch import axes_in_batch, axis_in_batch, example_ndim
@@ -253,28 +253,52 @@ prod_p = register(Primitive("prod", lambda x, axis, keepdims: np.prod(x, axis=ax
 
 
 def _prod_others(x, ans, axes, keepdims):
-    """∂(∏x)/∂x_i = ∏_{j≠i} x_j, exact when x has zeros along the reduced axes. Whether
-    any entry is zero is decided on the whole batch under vmap (both ways give the same
-    value); the zero masks are one per example (``map_value``)."""
-    from .elementwise import logical_and, where
-    staged = staged_unbatched(x)   # dualad.jit: the general path
-    if not staged and not np.any(primal_value(x) == 0):    # the whole batch's values
-        a = ans if keepdims else _expand_plainshape(ans, shape_of(x), axes)
-        return a / x
-    nd = ndim_of(x)
-    if staged:   # the masks recorded, right for every value
-        zero = staged_value(x) == 0
-        n_zero = np.sum(zero, axis=axes, keepdims=True)
-    else:
-        zero = map_value(x, lambda xp: xp == 0)
-        n_zero = map_value(x, lambda xp: np.sum(xp == 0, axis=shift_axes(
-            axes, np.ndim(xp) - nd), keepdims=True))
-    safe = where(zero, 1.0, x)
-    p_nonzero = prod_p(safe, axis=axes, keepdims=True)
-    others = where(n_zero == 0, _expand_plainshape(prod_p(x, axis=axes, keepdims=True),
-                                                   shape_of(x), axes, keep=True) / safe,
-                   where(logical_and(zero, n_zero == 1), p_nonzero, 0.0))
-    return others
+    """∂(∏x)/∂x_i = ∏_{j≠i} x_j. A plain x with no zero or subnormal entry (first order)
+    divides, ans / x; any other x takes the division-free products (:func:`_others`),
+    exact with zeros, and whose own derivatives (the Hessian's) do not cancel where some
+    x_i is small, as those of ans / x_i do (∂(ans/x_i)/∂x_i = P/x_i − P/x_i)."""
+    if not isinstance(x, Box):
+        xp = np.asarray(x)
+        if xp.size and bool(np.all(np.abs(xp) >= np.finfo(_float(xp)).tiny)):
+            a = ans if keepdims else _expand_plainshape(ans, shape_of(x), axes)
+            return a / x
+    return _others(x, axes)
+
+
+def _others(x, axes):
+    """∏_{j≠i} x_j over the reduced ``axes``: the product of the entries before i times
+    that of the entries after i (prefix and suffix products by recursive doubling, ⌈log₂
+    m⌉ rounds of slices and products for m reduced entries): no division."""
+    from .shape import flip, moveaxis, reshape
+    shape, nd = shape_of(x), ndim_of(x)
+    axes = tuple(sorted(axes))
+    kept = tuple(shape[i] for i in range(nd) if i not in axes)
+    reduced = tuple(shape[i] for i in axes)
+    m = math.prod(reduced)
+    if m == 0:
+        return x
+    last = tuple(range(nd - len(axes), nd))
+    flat = reshape(moveaxis(x, axes, last), kept + (m,))
+    before = _exclusive_products(flat, m)
+    after = flip(_exclusive_products(flip(flat, -1), m), -1)
+    return moveaxis(reshape(before * after, kept + reduced), last, axes)
+
+
+def _exclusive_products(v, m):
+    """p_k = ∏_{j<k} v_j along the last axis (p_0 = 1), by recursive doubling."""
+    from .shape import concatenate
+    from .indexing import getitem
+    dtype = np.result_type(unguarded_value(v))
+    ones = np.ones(shape_of(v)[:-1] + (1,), dtype=dtype if dtype.kind in "fc" else np.float64)
+
+    def shifted(u, d):   # u_{k−d}, with 1 for k < d
+        return concatenate([np.broadcast_to(ones, shape_of(v)[:-1] + (d,)),
+                            getitem(u, idx=(Ellipsis, slice(0, m - d)))], axis=-1)
+    p, d = v, 1
+    while d < m:          # inclusive prefix products
+        p = p * shifted(p, d)
+        d *= 2
+    return shifted(p, 1)
 
 
 def _expand_plainshape(a, x_shape, axes, keep=False):
