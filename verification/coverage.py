@@ -49,6 +49,7 @@ VJP_ALL = rule_table("vjp_all")
 from . import coverage_keywords, numeric
 from .batching import vmap_kind
 from .jit import jit_kind
+from .sampling import fill_arguments
 from .coverage_table import (ENTRIES, GROUPS, HEADER, PRIMITIVES_NOTE, SAMPLE_NOTES, SAMPLES,
                              Entry, autograd_functions, qualified_name)
 
@@ -465,7 +466,7 @@ def _oracle_here(prim):
     if best is None:
         return None
     _, vals, diff, kw = best
-    f = lambda *xs: prim(*rules._fill(vals, diff, xs), **kw)  # noqa: E731
+    f = lambda *xs: prim(*fill_arguments(vals, diff, xs), **kw)  # noqa: E731
     shapes = [np.shape(vals[i]) for i in diff]
     point = [float(c) for i in diff for c in np.ravel(vals[i])]
     J_sym, xs = sympy_jacobian(f, shapes)

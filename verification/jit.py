@@ -31,6 +31,7 @@ import numpy as np
 import dualad
 
 from .batching import _compare, _like, _solver_rtol, _variation
+from .sampling import fill_arguments
 
 RTOL = 1e-12
 
@@ -65,7 +66,7 @@ def _second_point(smp, vals, diff, call, kw, rng):
         xs = [_like_type(x, vals[i]) for x, i in zip(xs, diff)]
         try:
             with np.errstate(all="ignore"):
-                out = call(*_fill(vals, diff, xs), **kw)
+                out = call(*fill_arguments(vals, diff, xs), **kw)
             leaves = out if isinstance(out, (tuple, list)) else (out,)
             if all(np.all(np.isfinite(np.asarray(o, dtype=complex))) for o in leaves):
                 return xs, how
@@ -81,12 +82,6 @@ def _like_type(x, v):
     return type(v)(np.asarray(x).reshape(()).item() if isinstance(v, (float, complex))
                    else np.asarray(x).reshape(()))
 
-
-def _fill(vals, diff, xs):
-    out = list(vals)
-    for i, x in zip(diff, xs):
-        out[i] = x
-    return out
 
 
 def _traces(jitted):
@@ -132,7 +127,7 @@ def check_jit(report, prim, call, vals, diff, kw, tag, smp, rng, rtol=RTOL,
 
 def _check(report, prim, call, vals, diff, kw, name, x1, x2, rng, rtol, modes):
     def f(*xs):
-        return call(*_fill(vals, diff, xs), **kw)
+        return call(*fill_arguments(vals, diff, xs), **kw)
 
     f.__name__ = prim.name
     n = len(diff)

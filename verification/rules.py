@@ -52,7 +52,8 @@ from dualad.extend import REGISTRY, Primitive, flatten, primal_value
 from .batching import check_batching, vmap_kind
 from .jit import check_jit, jit_kind
 from .check_grads import GradCheckError, check_grads
-from .sampling import directions, matrix_samples, signature_arity, signature_sample
+from .sampling import (directions, fill_arguments, matrix_samples, signature_arity,
+                       signature_sample)
 from .stopped import check_stopped
 from .taylor_checks import check_constant_series, check_taylor_sample
 from .numeric import central_difference, complex_step, real_directions, real_jacobian, realify
@@ -701,7 +702,7 @@ def _check_argument(report, prim, f, x, i, plain, tag, rtol, rng, modes):
 def _check_order(report, call, vals, diff, kw, tag, order, modes):
     """:func:`check_grads` on the call to ``order`` in the modes the rules have (JVP of
     JVP, VJP of JVP, JVP of VJP, VJP of VJP): the rules' own derivatives."""
-    g = lambda *xs: call(*_fill(vals, diff, xs), **kw)  # noqa: E731
+    g = lambda *xs: call(*fill_arguments(vals, diff, xs), **kw)  # noqa: E731
     names = {"fwd": "JVP", "rev": "VJP"}
     which = "/".join(names[m] for m in modes)
     try:
@@ -772,15 +773,9 @@ def _check_holomorphic(report, tag, i, f, x, out, t, v, rtol):
         report.add(f"{tag}: JVP of argument {i} vs complex step", r <= 1e-9 or a <= 1e-12, a, r)
 
 
-def _fill(vals, diff, xs):
-    out = list(vals)
-    for i, x in zip(diff, xs):
-        out[i] = x
-    return out
-
 
 def _partial(call, vals, i, kw):
-    return lambda x: call(*_fill(vals, [i], [x]), **kw)
+    return lambda x: call(*fill_arguments(vals, [i], [x]), **kw)
 
 
 def _check_sympy(report, prim, call, vals, diff, kw, tag, smp, modes=("fwd", "rev")):
@@ -790,7 +785,7 @@ def _check_sympy(report, prim, call, vals, diff, kw, tag, smp, modes=("fwd", "re
         return 0
     dom = smp.get("domain")
     doms = [dom[i] if dom and i < len(dom) else None for i in diff]
-    f = lambda *xs: call(*_fill(vals, diff, xs), **kw)  # noqa: E731
+    f = lambda *xs: call(*fill_arguments(vals, diff, xs), **kw)  # noqa: E731
     shapes = [np.shape(vals[i]) for i in diff]
     if not prim.symbolic_rules:
         from .symbolic import compare_at

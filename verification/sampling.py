@@ -9,7 +9,8 @@ when it returns nan/inf, a shape skipped when the forward refuses it.
 """
 from __future__ import annotations
 
-__all__ = ["directions", "matrix_samples", "signature_arity", "signature_sample"]
+__all__ = ["directions", "fill_arguments", "matrix_samples", "signature_arity",
+           "signature_sample"]
 
 import numpy as np
 
@@ -20,6 +21,14 @@ JVP = rule_table("jvp", per_argument=True)
 VJP = rule_table("vjp", per_argument=True)
 JVP_ALL = rule_table("jvp_all")
 VJP_ALL = rule_table("vjp_all")
+
+
+def fill_arguments(vals, diff, xs):
+    """``vals`` with the differentiated positions ``diff`` replaced by ``xs``."""
+    out = list(vals)
+    for i, x in zip(diff, xs):
+        out[i] = x
+    return out
 
 
 def directions(prim, target, diff):

@@ -13,6 +13,8 @@ import numpy as np
 import dualad
 from dualad.extend import flatten, primal_value
 
+from .sampling import fill_arguments
+
 ELEMENTWISE_ORDER = 6   # SymPy's order for elementwise primitives
 OTHER_ORDER = 3         # and for the others (their expressions grow fast)
 NESTED_ORDER = 3        # nested forward mode: 2^k work, orders 1..3
@@ -23,12 +25,6 @@ SYMPY_SIZE = 6          # SymPy only where the differentiated arguments have <= 
 SYMPY_ORDER = {"beta": 4}
 
 
-def _fill(vals, diff, xs):
-    out = list(vals)
-    for i, x in zip(diff, xs):
-        out[i] = x
-    return out
-
 
 def _leaves(out):
     return [np.asarray(primal_value(o)) for o in flatten(out)[0]]
@@ -37,7 +33,7 @@ def _leaves(out):
 def taylor_coefficients(call, vals, diff, kw, vs, order):
     """Taylor mode's coefficients :math:`y_0..y_d` of :math:`t \\mapsto f(x + t v)`: one
     list of ``order + 1`` arrays per output leaf (:func:`dualad.jet`, normalized)."""
-    f = lambda *xs: call(*_fill(vals, diff, xs), **kw)  # noqa: E731
+    f = lambda *xs: call(*fill_arguments(vals, diff, xs), **kw)  # noqa: E731
     primals = tuple(vals[i] for i in diff)
     series = tuple([v] + [np.zeros_like(v)] * (order - 1) for v in vs)
     y0, ys = dualad.jet(f, primals, series, factorial_scaled=False)
@@ -48,7 +44,7 @@ def taylor_coefficients(call, vals, diff, kw, vs, order):
 
 def _line(call, vals, diff, kw, vs):
     """:math:`h(t) = f(x + t v)`."""
-    return lambda t: call(*_fill(vals, diff, [vals[i] + t * v for i, v in zip(diff, vs)]),
+    return lambda t: call(*fill_arguments(vals, diff, [vals[i] + t * v for i, v in zip(diff, vs)]),
                           **kw)
 
 
@@ -78,7 +74,7 @@ def sympy_coefficients(prim, call, vals, diff, kw, vs, order):
         for idx in np.ndindex(x.shape):
             expr[idx] = _number(sp, x[idx]) + t * _number(sp, np.asarray(v)[idx])
         syms.append(Sym(trace, expr))
-    out = call(*_fill(vals, diff, syms), **kw)
+    out = call(*fill_arguments(vals, diff, syms), **kw)
     outs = out if isinstance(out, (tuple, list)) else (out,)
     result = []
     for o in outs:
