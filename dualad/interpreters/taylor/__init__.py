@@ -11,6 +11,6 @@ The user's functions are :func:`dualad.jet`, :func:`dualad.taylor` and
 :func:`dualad.derivative` (:mod:`dualad.transforms.taylor`).
 """
 
-from . import special  # noqa: F401  (files its recurrences)
+from . import special, linalg  # noqa: F401  (file their recurrences)
 
 __all__: list[str] = []

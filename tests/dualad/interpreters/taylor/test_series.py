@@ -180,3 +180,24 @@ def test_calls_from_threads_agree():
     with ThreadPoolExecutor(4) as pool:
         got = list(pool.map(dualad.derivative(f, 9), np.linspace(0.1, 1.0, 8)))
     np.testing.assert_allclose(got, want, rtol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["solve vector", "solve matrices", "solve constant A",
+                                  "solve stacked", "inv"])
+def test_solve_and_inv_recurrences_match_nested_forward_mode(name):
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(4, 4)) + 5 * np.eye(4)
+    B, b, Bm = rng.normal(size=(4, 4)), rng.normal(size=4), rng.normal(size=(4, 2))
+    f = {"solve vector": lambda t: np.linalg.solve(A + t * B, b * np.cos(t)),
+         "solve matrices": lambda t: np.linalg.solve(A + t * B, Bm * t),
+         "solve constant A": lambda t: np.linalg.solve(A, b * np.exp(t)),
+         "solve stacked": lambda t: np.linalg.solve(np.stack([A + t * B, A - t * B]),
+                                                    np.stack([Bm, Bm * t])),
+         "inv": lambda t: np.linalg.inv(A + t * B + t ** 2 * np.eye(4))}[name]
+    assert coverage()[name.split()[0]] == "recurrence"
+    for n in (1, 2, 3, 4):
+        g = f
+        for _ in range(n):
+            g = (lambda h: lambda x: dualad.jvp(h, (x,), (1.0,))[1])(g)
+        np.testing.assert_allclose(dualad.derivative(f, n)(0.3), g(0.3), rtol=1e-10,
+                                   atol=1e-12)
