@@ -12,7 +12,6 @@ order. The defining equations give each coefficient directly:
 """
 from __future__ import annotations
 
-from ...ops.linalg._common import mm, tangent_rhs
 from .rules import _acc, _get, _prim, _recurrence, _zeros_like
 
 __all__: list[str] = []
@@ -20,6 +19,7 @@ __all__: list[str] = []
 
 @_recurrence("inv")
 def _inv(node, k):
+    mm = _prim("matmul")
     (a,), y = node.x, node.y
     total = None
     for j in range(1, k + 1):
@@ -29,6 +29,8 @@ def _inv(node, k):
 
 @_recurrence("solve")
 def _solve(node, k):
+    # the linear-algebra family loads on first use (never at import): so does this helper
+    from ...ops.linalg._common import mm, tangent_rhs
     (a, b), y = node.x, node.y
     terms = [(_get(b, k), b[0], None)]
     for j in range(1, k + 1):
