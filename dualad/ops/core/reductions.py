@@ -257,12 +257,22 @@ def _prod_others(x, ans, axes, keepdims):
     divides, ans / x; any other x takes the division-free products (:func:`_others`),
     exact with zeros, and whose own derivatives (the Hessian's) do not cancel where some
     x_i is small, as those of ans / x_i do (∂(ans/x_i)/∂x_i = P/x_i − P/x_i)."""
-    if not isinstance(x, Box):
-        xp = np.asarray(x)
-        if xp.size and bool(np.all(np.abs(xp) >= np.finfo(_float(xp)).tiny)):
-            a = ans if keepdims else _expand_plainshape(ans, shape_of(x), axes)
-            return a / x
+    if division_safe(x):
+        a = ans if keepdims else _expand_plainshape(ans, shape_of(x), axes)
+        return a / x
     return _others(x, axes)
+
+
+def division_safe(x):
+    """Whether a product's rules may divide by x (prod's here, cumprod's): only for a
+    plain x (first order) with no entry zero or subnormal. Their own derivatives would
+    cancel catastrophically where some x_i is small (∂(y/x_i)/∂x_j loses digits as
+    x_i → 0), so a traced x (a higher order, vmap, jit) always takes the division-free
+    products."""
+    if isinstance(x, Box):
+        return False
+    xp = np.asarray(x)
+    return bool(np.all(np.abs(xp) >= np.finfo(np.result_type(xp, np.float16)).tiny))
 
 
 def _others(x, axes):

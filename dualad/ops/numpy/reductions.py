@@ -27,14 +27,14 @@ import math
 
 import numpy as np
 
-from ...core.tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
+from ...core.tracer import ndim_of, primal_value, shape_of, unguarded_value
 from ...core.values import (any_true, is_batched, is_staged, map_value, staged_unbatched,
                             staged_value)
 from ...core.primitive import Primitive, implements, register, sample
 from ...core.batch_axes import batch_ndim, batched_axis
 from .._util import normalize_axes, value_only
 from ..core.elementwise import std_sqrt, where as _where
-from ..core.reductions import _reverse_cumsum, cumsum, cumsum_p, cumulative_batch
+from ..core.reductions import _reverse_cumsum, cumsum, cumsum_p, cumulative_batch, division_safe
 from ..core.reductions import max as max_, min as min_
 from ..core.reductions import mean, prod, sum as sum_
 from ..core.indexing import getitem
@@ -52,17 +52,6 @@ cumprod_p = register(Primitive("cumprod", lambda x, axis: np.cumprod(x, axis=axi
                                sparsity="cumulative",
                                sympy=lambda sp, x, axis: np.cumprod(
                                    np.asarray(x, dtype=object), axis=axis)))
-
-
-def _division_safe(x):
-    """Whether the rules may divide by x: only for a plain x (first order) with no entry
-    zero or subnormal. Their own derivatives would cancel catastrophically where some
-    x_i is small (∂(y/x_i)/∂x_j loses digits as x_i → 0), so a traced x (a higher
-    order) always takes the division-free recurrence."""
-    if isinstance(x, Box):
-        return False
-    xp = np.asarray(x)
-    return bool(np.all(np.abs(xp) >= np.finfo(_float_dtype(xp)).tiny))
 
 
 def _slab(x, axis, start, stop):
@@ -98,7 +87,7 @@ def _exclusive(y, axis):
 
 
 def _cumprod_jvp(t, ans, x, axis):
-    if _division_safe(x):
+    if division_safe(x):
         return ans * cumsum_p(t / x, axis=batched_axis(axis, t, x))
     # ẏ_k = x_k ẏ_{k−1} + y_{k−1} ẋ_k: the product rule, as a linear recurrence
     return _linear_scan(x, _exclusive(ans, axis) * t, axis, batch_ndim(t, x))
@@ -106,7 +95,7 @@ def _cumprod_jvp(t, ans, x, axis):
 
 def _cumprod_vjp(ct, ans, x, axis):
     nb, ax = batch_ndim(ct, ans), batched_axis(axis, ct, ans)
-    if _division_safe(x):
+    if division_safe(x):
         return _reverse_cumsum(ct * ans, ax) / x
     # x̄_i = y_{i−1} c_i with c_i = ū_i + x_{i+1} c_{i+1}: the same recurrence, reversed
     n = shape_of(x)[axis]
