@@ -168,8 +168,11 @@ def laplacian(f: Callable[[Any], Any], *, method: str = "exact", samples: int | 
               with_stderr: bool = False) -> Callable[[Any], Any]:
     r"""Return the Laplacian :math:`\Delta f(x) = \sum_i \partial^2 f(x)/\partial x_i^2`.
 
-    One batched order-2 Taylor sweep (:func:`dualad.taylor` under :func:`dualad.vmap`):
-    :math:`\Delta f = \sum_i 2\, c_2(e_i)`, with :math:`c_2(v) = \tfrac12 v^\top \nabla^2 f\,
+    Exact: one collapsed Taylor sweep (first derivatives along every :math:`e_i`, second
+    derivatives summed as they go; :mod:`dualad.interpreters.taylor.collapsed`), or, for a
+    function that calls a primitive it has no rule for, one batched order-2 sweep
+    (:func:`dualad.taylor` under :func:`dualad.vmap`): :math:`\Delta f = \sum_i 2\,
+    c_2(e_i)`, with :math:`c_2(v) = \tfrac12 v^\top \nabla^2 f\,
     v`. ``x`` is one real array of any shape, and :math:`i` runs over all its entries; a
     vector (array) output gets one Laplacian per entry (the result has ``f(x)``'s shape).
 

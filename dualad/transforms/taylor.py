@@ -35,11 +35,12 @@ def _order(api, order):
 
 def propagate(api: str, f: Callable[..., Any], args: Sequence[Any],
               coefficient_lists: Sequence[list], order: int) -> tuple[list, Callable]:
-    """Run ``f`` on series and return the output leaves' coefficient lists.
+    """Run ``f`` on series and return the output leaves' coefficient lists and rebuild.
 
-    ``args`` are ``f``'s positional arguments with the differentiated leaves left out;
-    ``coefficient_lists`` holds each input leaf's ``[x_0, ..., x_d]`` and ``rebuild``
-    puts series in their places. Each output leaf's list has ``order + 1`` entries (an
+    ``args`` is ``(given, rebuild)``: the primals as the caller gave them (for the arity
+    message when ``f`` is called wrongly) and the function that builds ``f``'s positional
+    arguments from the input leaves' series; ``coefficient_lists`` holds each input
+    leaf's ``[x_0, ..., x_d]``. Each output leaf's list has ``order + 1`` entries (an
     output that does not depend on the inputs: its value, then zeros).
     """
     leaves, rebuild = args
@@ -62,6 +63,13 @@ def propagate(api: str, f: Callable[..., Any], args: Sequence[Any],
         else:
             coefs.append([o] + [_zeros(shape_of(o), o) for _ in range(order)])
     return coefs, o_rebuild
+
+
+def _along_line(api, f, x, v, order):
+    """The output leaves' coefficient lists along :math:`x + t v` (and their rebuild)."""
+    zero = np.zeros(shape_of(x), dtype=np.result_type(unguarded_value(x)))
+    lists = [[x, v] + [zero] * (order - 1)] if order else [[x]]
+    return propagate(api, f, ((x,), lambda b: (b[0],)), lists, order)
 
 
 def _input(api, i, x, fname, where=""):
@@ -223,9 +231,7 @@ def taylor(f: Callable[[Any], Any], order: int) -> Callable[..., Any]:
             v = np.ones(shape_of(x), dtype=np.result_type(unguarded_value(x)))
         else:
             v = _term("taylor", 0, 1, v, x)
-        zero = np.zeros(shape_of(x), dtype=np.result_type(unguarded_value(x)))
-        lists = [[x, v] + [zero] * (d - 1)] if d else [[x]]
-        out, rebuild = propagate("taylor", f, ((x,), lambda b: (b[0],)), lists, d)
+        out, rebuild = _along_line("taylor", f, x, v, d)
         return rebuild([stack(c) for c in out])
 
     coefficients.__name__ = f"taylor_{name}"
@@ -239,7 +245,8 @@ def derivative(f: Callable[[Any], Any], order: int = 1) -> Callable[[Any], Any]:
     ``derivative(f, n)(x)`` is :math:`f^{(n)}(x) = n!\,y_n`, with :math:`y_n` the
     coefficient of :math:`t^n` in :math:`f(x + t)`, from one Taylor-mode sweep
     (:func:`taylor`): :math:`O(n^2)` work per primitive, where nesting ``n`` forward
-    sweeps costs :math:`O(2^n)` (order 1 is :func:`dualad.jvp`'s one forward sweep). No finite differences and no symbolic expressions are
+    sweeps costs :math:`O(2^n)` (order 1 is :func:`dualad.jvp`'s one forward sweep). No
+    finite differences and no symbolic expressions are
     involved. For an elementwise ``f`` on an array the result is the elementwise
     derivative (the direction of all ones).
 
@@ -286,9 +293,7 @@ def derivative(f: Callable[[Any], Any], order: int = 1) -> Callable[[Any], Any]:
         one = np.ones(shape_of(x), dtype=np.result_type(unguarded_value(x)))
         if n == 1:   # order 1 of Taylor mode is one forward sweep: jvp's, with its rules
             return jvp(f, (x,), (one,))[1]
-        zero = np.zeros(shape_of(x), dtype=one.dtype)
-        out, rebuild = propagate("derivative", f, ((x,), lambda b: (b[0],)),
-                                 [[x, one] + [zero] * (n - 1)], n)
+        out, rebuild = _along_line("derivative", f, x, one, n)
         scale = float(math.factorial(n))
         return rebuild([c[n] * scale for c in out])
 

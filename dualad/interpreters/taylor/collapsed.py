@@ -23,11 +23,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.boxes import PrimalBox
-from ...core.primitive import JVP, JVP_ALL, missing_rule
-from ...core.tracer import Box, Trace, ndim_of, primal_value, shape_of
-from ..batched_rules import map_batch, map_batch_all
+from ...core.tracer import Box, Trace, ndim_of, shape_of
 from ..batching.vmap import vmap
-from .rules import taylor_rule
+from .rules import _zeros_like, push_tangents, taylor_rule
 from .series import Series, TaylorTrace
 
 __all__ = ["NotCollapsible", "Collapsed", "CollapsedTrace", "second_order_sum"]
@@ -96,36 +94,11 @@ class CollapsedTrace(Trace):
         return Collapsed(self, ans, jac, lap)
 
 
-def _jvp(prim, i, t, nb, ans, primals, params):
-    rule = prim.rules[JVP].get(i)
-    if rule is None:
-        raise missing_rule(prim, i, "jvp")
-    if nb and not prim.batch_rules:
-        return map_batch(rule, t, nb, ans, *primals, **params)
-    return rule(t, ans, *primals, **params)
-
-
-def _apply_linear(prim, ts, nb, ans, primals, params):
-    """The primitive's JVP (linear in the tangents) of ``ts`` (None: no tangent)."""
-    jvp_all = prim.rules.get(JVP_ALL)
-    if jvp_all is not None:
-        if nb and not prim.batch_rules:
-            return map_batch_all(jvp_all, ts, nb, ans, primals, params)
-        return jvp_all(ts, ans, *primals, **params)
-    out = None
-    for i, t in enumerate(ts):
-        if t is not None:
-            c = _jvp(prim, i, t, nb, ans, primals, params)
-            if c is not None:
-                out = c if out is None else out + c
-    return out
-
-
 def _linear(prim, args, traced, primals, params, ans):
     jacs = [args[i].jac if i in traced else None for i in range(len(args))]
     laps = [args[i].lap if i in traced else None for i in range(len(args))]
-    return (_apply_linear(prim, jacs, 1, ans, primals, params),
-            _apply_linear(prim, laps, 0, ans, primals, params))
+    return (push_tangents(prim, jacs, ans, primals, params, nb=1),
+            push_tangents(prim, laps, ans, primals, params))
 
 
 def _partials(prim, primals, params, traced):
@@ -134,8 +107,7 @@ def _partials(prim, primals, params, traced):
     def coefs(along):
         trace = TaylorTrace(2, taylor_rule)
         try:
-            xs = [Series(trace, [p, np.ones(shape_of(p), _dtype(p)),
-                                 np.zeros(shape_of(p), _dtype(p))])
+            xs = [Series(trace, [p, _zeros_like(p) + 1.0, _zeros_like(p)])
                   if i in along else p for i, p in enumerate(primals)]
             y = prim(*xs, **params)
         finally:
@@ -150,11 +122,6 @@ def _partials(prim, primals, params, traced):
             if a < b:
                 second[a, b] = coefs((a, b))[1] - 0.5 * (second[a, a] + second[b, b])
     return first, second
-
-
-def _dtype(p):
-    dtype = np.result_type(primal_value(p))
-    return dtype if dtype.kind in "fc" else np.float64
 
 
 def _elementwise(prim, args, traced, primals, params, ans):

@@ -42,10 +42,12 @@ import numpy as np
 from ...core.primitive import JVP, JVP_ALL, REGISTRY, missing_rule
 from ...core.rules import rule_table
 from ...core.tracer import primal_value, shape_of
+from ..batched_rules import map_batch, map_batch_all
 from .series import Series
 
 __all__ = ["TAYLOR", "RECURRENCES", "MULTILINEAR", "LINEAR_ALSO", "taylor_rule", "coverage",
-           "ode_product", "ode_quotient", "cauchy"]
+           "ode_product", "ode_quotient", "cauchy", "push_tangents", "quotient_step", "root_step",
+           "use_fallback", "exp_series", "constant_power"]
 
 TAYLOR = rule_table("taylor", owner=__package__, doc=(
     "rule(node, k) = y_k, the output's Taylor coefficient of order k, from the operands' "
@@ -144,6 +146,66 @@ def _recurrence(*names):
     return put
 
 
+def push_tangents(prim, tangents, ans, args, params, nb=0):
+    r""":math:`\sum_i \partial_i f \cdot t_i`: ``prim``'s JVP of ``tangents`` (None where an
+    argument has none) at ``args``, from its ``jvp_all`` rule or its per-argument rules
+    (None when no rule contributes). ``nb`` leading batch axes on the tangents are mapped
+    over for a primitive whose rules take none (:mod:`..batched_rules`)."""
+    jvp_all = prim.rules.get(JVP_ALL)
+    mapped = nb and not prim.batch_rules
+    if jvp_all is not None:
+        if mapped:
+            return map_batch_all(jvp_all, tangents, nb, ans, args, params)
+        return jvp_all(tangents, ans, *args, **params)
+    out = None
+    rules = prim.rules[JVP]
+    for i, t in enumerate(tangents):
+        if t is not None:
+            rule = rules.get(i)
+            if rule is None:
+                raise missing_rule(prim, i, "jvp")
+            out = _acc(out, map_batch(rule, t, nb, ans, *args, **params) if mapped
+                       else rule(t, ans, *args, **params))
+    return out
+
+
+def quotient_step(u, v, y, k):
+    r"""Coefficient ``k`` of :math:`y = u/v` (:math:`v y = u`):
+    :math:`y_k = (u_k - \sum_{j=1}^k v_j y_{k-j}) / v_0` (None when no term exists)."""
+    s = None
+    for j in range(1, k + 1):
+        vj = _get(v, j)
+        if vj is not None:
+            s = _acc(s, vj * y[k - j])
+    uk = _get(u, k)
+    num = uk if s is None else (-s if uk is None else uk - s)
+    return None if num is None else num / v[0]
+
+
+def root_step(u, y, k):
+    r"""Coefficient ``k`` of :math:`y = \sqrt u` (:math:`y^2 = u`):
+    :math:`y_k = (u_k - \sum_{j=1}^{k-1} y_j y_{k-j}) / (2 y_0)` (None when no term exists)."""
+    s = cauchy(y, y, k, lo=1)
+    uk = _get(u, k)
+    num = uk if s is None else (-s if uk is None else uk - s)
+    return None if num is None else num / (2.0 * y[0])
+
+
+def use_fallback(node, k, bad):
+    """At order 1 decide, with ``bad()`` (True: the recurrence does not apply somewhere,
+    a division by zero or a convention), whether this node takes the JVP rule's fallback
+    for every order."""
+    if k == 1:
+        node.state["fallback"] = bool(bad())
+    return node.state["fallback"]
+
+
+def exp_series(node, name, z, m):
+    """The companion series :math:`e^z` to order ``m`` (``z`` known to order ``m``)."""
+    return _grow(node, name, m, lambda: _prim("exp")(z[0]),
+                 lambda j: ode_product(z, node.state[name], j))
+
+
 def _nonzero(x, k):
     return _zeros_like(x) if k is None else k
 
@@ -157,15 +219,7 @@ def _multiply(node, k):
 @_recurrence("divide")
 def _divide(node, k):
     u, v = node.x
-    y = node.y
-    s = None
-    for j in range(1, k + 1):
-        vj = _get(v, j)
-        if vj is not None:
-            s = _acc(s, vj * y[k - j])
-    uk = _get(u, k)
-    num = uk if s is None else (-s if uk is None else uk - s)
-    return _nonzero(y[0], None if num is None else num / v[0])
+    return _nonzero(node.y[0], quotient_step(u, v, node.y, k))
 
 
 @_recurrence("square")
@@ -176,11 +230,7 @@ def _square(node, k):
 
 @_recurrence("reciprocal")
 def _reciprocal(node, k):
-    u, y = node.x[0], node.y   # y u = 1: y_k = −(Σ_{j=1}^k u_j y_{k−j}) / u_0
-    total = None
-    for j in range(1, k + 1):
-        total = _acc(total, u[j] * y[k - j])
-    return -total / u[0]
+    return quotient_step([1.0], node.x[0], node.y, k)   # y u = 1
 
 
 @_recurrence("exp")
@@ -232,28 +282,22 @@ def _power_rule(node, k, u, p):
 
 @_recurrence("sqrt")
 def _sqrt(node, k):
-    u, y = node.x[0], node.y
-    s = cauchy(y + [None], y + [None], k, lo=1)
-    return (u[k] if s is None else u[k] - s) / (2.0 * y[0])
+    return root_step(node.x[0], node.y, k)
 
 
 @_recurrence("cbrt")
 def _cbrt(node, k):
     u = node.x[0]
-    if k == 1:
-        node.state["ok"] = not np.any(primal_value(u[0]) == 0)
-    if not node.state["ok"]:
+    if use_fallback(node, k, lambda: np.any(primal_value(u[0]) == 0)):
         return _fallback(node, k)
     return _power_rule(node, k, u, 1.0 / 3.0)
 
 
-@_recurrence("power")
-def _power(node, k):
+def constant_power(node, k):
+    """:math:`u^p` with a constant exponent (``power``'s rule in :mod:`.special` calls it):
+    the recurrence divides by :math:`u_0`, so a base with zeros takes the JVP rule."""
     u, p = node.x
-    if k == 1:   # the recurrence divides by u_0: a base with zeros takes the JVP rule
-        node.state["ok"] = node.traced[0] and not node.traced[1] and \
-            not np.any(primal_value(u[0]) == 0)
-    if not node.state["ok"]:
+    if use_fallback(node, k, lambda: np.any(primal_value(u[0]) == 0)):
         return _fallback(node, k)
     return _power_rule(node, k, u, p[0])
 
@@ -323,9 +367,7 @@ def _sqrt_series(node, k, inner, first=None):
     coefficient 0 where the branch is not the principal root of inner's)."""
     w = _series_state(node, "root", first or (lambda: _prim("sqrt")(inner[0])))
     while len(w) <= k:
-        m = len(w)
-        s = cauchy(w + [None], w + [None], m, lo=1)
-        w.append((inner[m] if s is None else inner[m] - s) / (2.0 * w[0]))
+        w.append(root_step(inner, w, len(w)))
     return w
 
 
@@ -355,10 +397,7 @@ def _arcsin(node, k):
 def _erf(node, k):
     u = node.x[0]   # erf' = (2/√π) exp(−u²): e = exp(v), v = −u²
     v = _square_of(node, k, "v", 0.0, -1.0)
-    e = _series_state(node, "e", lambda: _prim("exp")(v[0]))
-    while len(e) < k:
-        e.append(ode_product(v, e, len(e)))
-    out = ode_product(u, e, k) * (2.0 / math.sqrt(math.pi))
+    out = ode_product(u, exp_series(node, "e", v, k - 1), k) * (2.0 / math.sqrt(math.pi))
     return -out if node.prim.name == "erfc" else out
 
 
@@ -366,20 +405,9 @@ def _erf(node, k):
 @_kinded("linear")
 def _linear(node, k):
     """A primitive linear in its traced arguments: its JVP applied to the coefficients."""
-    prim, params, primals, ans = node.prim, node.params, node.primals, node.ans
-    jvp_all = prim.rules.get(JVP_ALL)
-    if jvp_all is not None:
-        out = jvp_all([c[k] if t else None for c, t in zip(node.x, node.traced)],
-                      ans, *primals, **params)
-    else:
-        out = None
-        rules = prim.rules[JVP]
-        for i, (c, t) in enumerate(zip(node.x, node.traced)):
-            if t:
-                rule = rules.get(i)
-                if rule is None:
-                    raise missing_rule(prim, i, "jvp")
-                out = _acc(out, rule(c[k], ans, *primals, **params))
+    ans = node.ans
+    out = push_tangents(node.prim, [c[k] if t else None for c, t in zip(node.x, node.traced)],
+                        ans, node.primals, node.params)
     if node.multi:
         return tuple(_zeros_like(a) if o is None else o for o, a in zip(out, ans)) \
             if out is not None else tuple(_zeros_like(a) for a in ans)
@@ -465,18 +493,7 @@ def _derivative_series(node, trace, tape):
             args.append(c[0])
             tangents.append(None)
     ans = tuple(Series(trace, c) for c in node.y) if node.multi else Series(trace, node.y)
-    jvp_all = prim.rules.get(JVP_ALL)
-    if jvp_all is not None:
-        out = jvp_all(tangents, ans, *args, **params)
-    else:
-        out = None
-        rules = prim.rules[JVP]
-        for i, t in enumerate(tangents):
-            if t is not None:
-                rule = rules.get(i)
-                if rule is None:
-                    raise missing_rule(prim, i, "jvp")
-                out = _acc(out, rule(t, ans, *args, **params))
+    out = push_tangents(prim, tangents, ans, args, params)
     if node.multi:
         return [None] * len(node.y) if out is None else [_as_list(o, trace) for o in out]
     return _as_list(out, trace)

@@ -41,10 +41,10 @@ import math
 import numpy as np
 
 from ...core.tracer import primal_value, shape_of
-from .rules import _power as _base_power
 from .rules import _sqrt as _base_sqrt
 from .rules import (_acc, _fallback, _get, _grow, _prim, _recurrence, _series_state,
-                    _square_of, _weighted, _zeros_like, cauchy, ode_product, ode_quotient)
+                    _square_of, _weighted, _zeros_like, cauchy, constant_power, exp_series,
+                    ode_product, ode_quotient, quotient_step, root_step, use_fallback)
 
 __all__: list[str] = []
 
@@ -60,22 +60,8 @@ def _full(v, like):
     return v if shape_of(v) == shape_of(like) else v + _zeros_like(like)
 
 
-def _use_fallback(node, k, bad):
-    """At order 1 decide, with ``bad()`` (True: the recurrence does not apply somewhere),
-    whether this node takes the JVP rule's fallback for every order."""
-    if k == 1:
-        node.state["fallback"] = bool(bad())
-    return node.state["fallback"]
-
-
 def _values(node, i):
     return np.asarray(primal_value(node.x[i][0]))
-
-
-def _exp_series(node, name, z, m):
-    """The companion series :math:`e^z` to order ``m`` (``z`` known to order ``m``)."""
-    return _grow(node, name, m, lambda: _prim("exp")(z[0]),
-                 lambda j: ode_product(z, node.state[name], j))
 
 
 def _expit_series(node, d, m):
@@ -121,7 +107,7 @@ def _erfi(node, k):
     u = node.x[0]
     erfi = node.prim.name == "erfi"   # e^{u²}·2/√π, or e^{−u²/2}/√(2π)
     v = _square_of(node, k, "v", 0.0, 1.0 if erfi else -0.5)
-    e = _exp_series(node, "e", v, k - 1)
+    e = exp_series(node, "e", v, k - 1)
     return ode_product(u, e, k) * (2.0 / _SQRT_PI if erfi else 1.0 / _SQRT_2PI)
 
 
@@ -130,7 +116,7 @@ def _log_ndtr(node, k):
     u, y = node.x[0], node.y   # z = −u²/2 − y − ln√(2π), r = e^z, y' = u' r
     z = _grow(node, "z", k - 1, lambda: -0.5 * (u[0] * u[0]) - y[0] - math.log(_SQRT_2PI),
               lambda m: -0.5 * cauchy(u, u, m) - y[m])
-    return ode_product(u, _exp_series(node, "r", z, k - 1), k)
+    return ode_product(u, exp_series(node, "r", z, k - 1), k)
 
 
 @_recurrence("erfinv", "erfcinv", "ndtri")
@@ -140,12 +126,12 @@ def _erfinv(node, k):
     a, c = {"erfinv": (1.0, _SQRT_PI / 2.0), "erfcinv": (1.0, -_SQRT_PI / 2.0),
             "ndtri": (0.5, _SQRT_2PI)}[name]
     v = _grow(node, "v", k - 1, lambda: a * (y[0] * y[0]), lambda m: a * cauchy(y, y, m))
-    return ode_product(u, _exp_series(node, "e", v, k - 1), k) * c
+    return ode_product(u, exp_series(node, "e", v, k - 1), k) * c
 
 
 @_recurrence("entr")
 def _entr(node, k):
-    if _use_fallback(node, k, lambda: np.any(_values(node, 0) <= 0)):
+    if use_fallback(node, k, lambda: np.any(_values(node, 0) <= 0)):
         return _fallback(node, k)
     u = node.x[0]
     L = _log_series(node, u, k, log1p=False)
@@ -154,7 +140,7 @@ def _entr(node, k):
 
 @_recurrence("sinc")
 def _sinc(node, k):
-    if _use_fallback(node, k, lambda: np.any(_values(node, 0) == 0)):
+    if use_fallback(node, k, lambda: np.any(_values(node, 0) == 0)):
         return _fallback(node, k)
     u, y = node.x[0], node.y
     w = [c * math.pi for c in u]   # y·w = sin w, w = πu
@@ -164,15 +150,12 @@ def _sinc(node, k):
         m = len(s)
         s.append(ode_product(w, c, m))
         c.append(-ode_product(w, s, m))
-    total = None
-    for j in range(1, k + 1):
-        total = _acc(total, w[j] * y[k - j])
-    return (s[k] - total) / w[0]
+    return quotient_step(s, w, y, k)   # y = sin(w)/w
 
 
 @_recurrence("absolute")
 def _absolute(node, k):
-    if _use_fallback(node, k, lambda: np.iscomplexobj(_values(node, 0))):
+    if use_fallback(node, k, lambda: np.iscomplexobj(_values(node, 0))):
         return _fallback(node, k)
     u = node.x[0]
     sign = _series_state(node, "sign", lambda: _prim("sign")(u[0]))[0]
@@ -196,7 +179,7 @@ def _log_series(node, c, k, log1p):
 def _xlogy(node, k):
     log1p = node.prim.name == "xlog1py"
     at = -1.0 if log1p else 0.0   # the convention x·log(y) = 0 at x = 0 lives where log is −∞
-    if _use_fallback(node, k, lambda: np.any(_values(node, 1) == at)):
+    if use_fallback(node, k, lambda: np.any(_values(node, 1) == at)):
         return _fallback(node, k)
     x, y = node.x
     return _full(cauchy(x, _log_series(node, y, k, log1p), k), node.y[0])
@@ -215,7 +198,7 @@ def _difference(a, b, scale=1.0):
 
 @_recurrence("logaddexp", "logaddexp2")
 def _logaddexp(node, k):
-    if _use_fallback(node, k, lambda: not (np.all(np.isfinite(_values(node, 0))) and
+    if use_fallback(node, k, lambda: not (np.all(np.isfinite(_values(node, 0))) and
                                            np.all(np.isfinite(_values(node, 1))))):
         return _fallback(node, k)
     a, b = node.x
@@ -236,23 +219,20 @@ def _sum_of_squares(node, k):
 
 @_recurrence("hypot")
 def _hypot(node, k):
-    if _use_fallback(node, k, lambda: np.any(np.asarray(primal_value(node.y[0])) == 0)):
+    if use_fallback(node, k, lambda: np.any(np.asarray(primal_value(node.y[0])) == 0)):
         return _fallback(node, k)
-    q, y = _sum_of_squares(node, k), node.y
-    s = cauchy(y + [None], y + [None], k, lo=1)
-    qk = q[k]
-    num = qk if s is None else (-s if qk is None else qk - s)
-    return _full(None if num is None else num / (2.0 * y[0]), y[0])
+    y = node.y
+    return _full(root_step(_sum_of_squares(node, k), y, k), y[0])
 
 
 @_recurrence("arctan2")
 def _arctan2(node, k):
     a, b = node.x   # y' q = b a' − a b': u_k = (1/k) Σ j (a_j b_{k−j} − b_j a_{k−j})
     q = _sum_of_squares(node, k - 1)
-    if _use_fallback(node, k, lambda: np.any(np.asarray(primal_value(q[0])) == 0)):
+    if use_fallback(node, k, lambda: np.any(np.asarray(primal_value(q[0])) == 0)):
         return _fallback(node, k)
-    uk = _acc(ode_product(a, b, k), None if ode_product(b, a, k) is None
-              else -ode_product(b, a, k))
+    ba = ode_product(b, a, k)
+    uk = _acc(ode_product(a, b, k), None if ba is None else -ba)
     s = _weighted(node.y, q, k, k - 1)
     num = uk if s is None else (-s / float(k) if uk is None else uk - s / float(k))
     return _full(None if num is None else num / q[0], node.y[0])
@@ -275,7 +255,7 @@ def _selection(node, k, larger):
     r""":math:`y_k = a_k` where :math:`a_0` wins, :math:`b_k` where :math:`b_0` does,
     :math:`(a_k + b_k)/2` at ties (the JVP rule's convention)."""
     a, b = node.x
-    if _use_fallback(node, k, lambda: np.any(np.isnan(_values(node, 0))) or
+    if use_fallback(node, k, lambda: np.any(np.isnan(_values(node, 0))) or
                      np.any(np.isnan(_values(node, 1)))):
         return _fallback(node, k)
     like = node.y[0]
@@ -302,7 +282,7 @@ def _minimum(node, k):
 def _std_sqrt(node, k):
     """√ with the derivative 0 at 0 (std's convention): the square-root recurrence away
     from 0, the fallback (the rule's convention) where an entry is 0."""
-    if _use_fallback(node, k, lambda: np.any(_values(node, 0) == 0)):
+    if use_fallback(node, k, lambda: np.any(_values(node, 0) == 0)):
         return _fallback(node, k)
     return _base_sqrt(node, k)
 
@@ -317,5 +297,5 @@ def _power(node, k):
             "fallback" if _bad_base(node) else "traced"
     mode = node.state["mode"]
     if mode == "base":
-        return _base_power(node, k)
+        return constant_power(node, k)
     return _traced_power(node, k) if mode == "traced" else _fallback(node, k)
