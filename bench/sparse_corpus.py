@@ -521,9 +521,10 @@ def anchor_lines(rows: list[Row]) -> list[str]:
 
 def winner_lines(rows: list[Row], columns: list[str]) -> list[str]:
     """How many matrices each heuristic won, per coloring (the first to reach the final
-    count wins: the band coloring, then the greedy orderings in turn, then the search)."""
+    count wins: the band coloring, then the greedy orderings in turn, then the search);
+    the repository's rows only, so the table does not change with the mirror rows."""
     wins = {c: {} for c in columns}
-    for row in rows:
+    for row in (r for r in rows if not r.entry.mirror):
         for c, cell in row.cells.items():
             if c in wins:
                 wins[c][cell.method] = wins[c].get(cell.method, 0) + 1
