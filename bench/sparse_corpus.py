@@ -149,6 +149,24 @@ def bordered(m: int, n: int) -> sp.csr_matrix:
     return as_pattern(p)
 
 
+def bundle_adjustment(cameras: int, points: int, observations: int) -> sp.csr_matrix:
+    """The Jacobian pattern of ADBench's (and GradBench's) bundle adjustment: observation k
+    sees camera k mod N and point k mod M (their generator's indexing); its two
+    reprojection rows read that camera's 11 parameters, the point's 3 and the weight w_k,
+    and one more row reads w_k alone. Columns: 11N camera, 3M point, P weight parameters."""
+    k = np.arange(observations)
+    cam = 11 * (k % cameras)[:, None] + np.arange(11)
+    pt = 11 * cameras + 3 * (k % points)[:, None] + np.arange(3)
+    w = (11 * cameras + 3 * points + k)[:, None]
+    reprojection = np.repeat(np.hstack([cam, pt, w]), 2, axis=0)       # 2P rows of 15
+    rows = np.repeat(np.arange(2 * observations), 15)
+    n = 11 * cameras + 3 * points + observations
+    p = sp.coo_matrix((np.ones(rows.size), (rows, reprojection.ravel())),
+                      shape=(2 * observations, n))
+    weights = sp.coo_matrix((np.ones(observations), (k, w.ravel())), shape=(observations, n))
+    return as_pattern(sp.vstack([p, weights]))
+
+
 def random_pattern(m: int, n: int, density: float, seed: int,
                    symmetric: bool = False) -> sp.csr_matrix:
     """``scipy.sparse.random`` with a fixed seed; ``symmetric``: P + Pᵀ + I."""
@@ -239,6 +257,8 @@ def _generated() -> list[Entry]:
         Entry("arrowhead-1000", "arrowhead", lambda: arrowhead(1000)),
         Entry("block-arrow-50x8+6", "block arrow", lambda: block_arrow(50, 8, 6)),
         Entry("bordered-10x20", "block arrow", lambda: bordered(10, 20)),
+        Entry("bundle-adjustment-16-1000-4000", "bundle adjustment",
+              lambda: bundle_adjustment(16, 1000, 4000)),
         Entry("random-300x200-0.02", "scipy random", lambda: random_pattern(300, 200, 0.02, 0)),
         Entry("random-200x400-0.01", "scipy random", lambda: random_pattern(200, 400, 0.01, 1)),
         Entry("random-1000-0.004", "scipy random", lambda: random_pattern(1000, 1000, 0.004, 2)),
@@ -288,6 +308,41 @@ class Anchor:
     colors: Callable[[sp.csr_matrix], np.ndarray] | None = None
 
 
+def is_direct_bicoloring(p: sp.csr_matrix, row_colors: np.ndarray,
+                         column_colors: np.ndarray) -> bool:
+    """Whether every nonzero J[i, j] is read directly from one forward sweep per column color
+    (``J S``) or one reverse sweep per row color (``Sᵀ J``); color -1 is neutral (in no
+    sweep). From ``(J S)[i, c]`` when j is the only column of row i colored c, or from
+    ``(Sᵀ J)[r, j]`` when i is the only row of column j colored r (Coleman and Verma's
+    direct bicoloring, with SparseMatrixColorings.jl's neutral colors)."""
+    coo = p.tocoo()
+    i, j = coo.row.astype(np.int64), coo.col.astype(np.int64)
+
+    def alone(vertex, other_colors, width):
+        colored = other_colors >= 0
+        key = vertex * (width + 1) + other_colors
+        size = (int(vertex.max(initial=0)) + 1) * (width + 1)
+        counts = np.bincount(key[colored], minlength=size)
+        return colored & (counts[np.where(colored, key, 0)] == 1)
+
+    width = int(max(row_colors.max(initial=0), column_colors.max(initial=0))) + 1
+    return bool(np.all(alone(i, column_colors[j], width) | alone(j, row_colors[i], width)))
+
+
+def border_bicoloring(rows: list[int], columns: list[int],
+                      fill: int | None = None) -> Callable[[sp.csr_matrix], Any]:
+    """Row r_k of ``rows`` colored k in reverse, column c_k of ``columns`` colored k forward;
+    every other row neutral, every other column colored ``fill`` forward (neutral when
+    ``fill`` is None). Returns (row colors, column colors)."""
+    def colors(p):
+        row_colors = np.full(p.shape[0], -1)
+        column_colors = np.full(p.shape[1], -1 if fill is None else fill)
+        row_colors[rows] = np.arange(len(rows))
+        column_colors[columns] = np.arange(len(columns))
+        return row_colors, column_colors
+    return colors
+
+
 def modular(q: int) -> Callable[[sp.csr_matrix], np.ndarray]:
     """Vertex v colored v mod q."""
     return lambda p: np.arange(p.shape[1]) % q
@@ -329,9 +384,13 @@ ANCHORS: dict[str, list[Anchor]] = {
         Anchor("acyclic", 3, f"GMP 2005 Figure 6.1, GTMP 2009 Figure 4 ({_SMC} what_fig_61, "
                              "efficient_fig_4)")],
     "smc-tutorial": [Anchor("column", 3, f"{_SMC} docs tutorial (colors [1, 1, 2, 1, 2, 3])")],
+    "arrowhead-1000": [Anchor("bicoloring", 3, "construction: the dense row one reverse color, "
+                              "the dense column and the diagonal one forward color each",
+                              border_bicoloring([0], [0], fill=1))],
     "anti-diagonal-4": [Anchor("bicoloring", 1, f"{_SMC} test/small.jl, with post-processing")],
     "triangle-3": [Anchor("bicoloring", 3, f"{_SMC} test/small.jl, with post-processing")],
-    "bordered-10x20": [Anchor("bicoloring", 4, f"{_SMC} test/small.jl (\"optimal number\")")],
+    "bordered-10x20": [Anchor("bicoloring", 4, f"{_SMC} test/small.jl (\"optimal number\")",
+                              border_bicoloring([0, -1], [0, -1]))],
     "colpack-bcsstk01": [Anchor("star", 12, "ColPack README, example output (all orderings)"),
                          Anchor("acyclic", 8, "ColPack README, example output (all orderings)")],
     "lp_cre_a": [Anchor("column", 360, _COLPACK_TABLE), Anchor("row", 14, _COLPACK_TABLE)],

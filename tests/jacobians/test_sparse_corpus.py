@@ -104,9 +104,13 @@ def test_a_loss_is_reported_as_one():
     assert sc.verdict(row, sc.Anchor("star", 7, "test")) == "pending"
 
 
+def _constructed(kind):
+    return [(name, a) for name, anchors in sc.ANCHORS.items() for a in anchors
+            if a.colors is not None and (a.coloring == "bicoloring") == (kind == "bicoloring")]
+
+
 def test_constructed_anchors_are_optimal_colorings_of_their_count():
-    constructed = [(name, a) for name, anchors in sc.ANCHORS.items() for a in anchors
-                   if a.colors is not None]
+    constructed = _constructed("one-sided")
     assert len(constructed) == 4
     for name, anchor in constructed:
         p = next(e for e in LOCAL if e.name == name).build()
@@ -116,6 +120,30 @@ def test_constructed_anchors_are_optimal_colorings_of_their_count():
         assert int(colors.max()) + 1 == anchor.ncolors
         # ... and optimal: it meets the bound ρ (the most nonzeros in one row)
         assert anchor.ncolors == int(np.diff(target.indptr).max())
+
+
+def test_constructed_bicolorings_recover_every_entry_with_their_count():
+    constructed = _constructed("bicoloring")
+    assert {name for name, _ in constructed} == {"arrowhead-1000", "bordered-10x20"}
+    for name, anchor in constructed:
+        p = next(e for e in LOCAL if e.name == name).build()
+        row_colors, column_colors = anchor.colors(p)
+        assert sc.is_direct_bicoloring(p, row_colors, column_colors), name
+        used = len(set(row_colors[row_colors >= 0])) + len(set(column_colors[column_colors >= 0]))
+        assert used == anchor.ncolors, name
+        # one forward color fewer (the dense column merged with the rest) loses entries
+        merged = np.where(column_colors >= 0, 0, -1)
+        assert not sc.is_direct_bicoloring(p, row_colors, merged), name
+
+
+def test_direct_bicoloring_check_on_small_patterns():
+    anti = sc.dense_pattern(sc.ANTI_DIAGONAL)
+    assert sc.is_direct_bicoloring(anti, np.full(4, -1), np.zeros(4, int))
+    triangle = sc.dense_pattern(sc.TRIANGLE)
+    assert not sc.is_direct_bicoloring(triangle, np.full(3, -1), np.array([0, 1, 1]))
+    assert sc.is_direct_bicoloring(triangle, np.full(3, -1), np.array([0, 1, 2]))
+    # all neutral: nothing is read
+    assert not sc.is_direct_bicoloring(anti, np.full(4, -1), np.full(4, -1))
 
 
 def test_every_anchor_names_a_corpus_matrix_and_a_coloring():
