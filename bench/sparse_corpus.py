@@ -348,6 +348,17 @@ def modular(q: int) -> Callable[[sp.csr_matrix], np.ndarray]:
     return lambda p: np.arange(p.shape[1]) % q
 
 
+def smallest_period(p: sp.csr_matrix, below: int) -> int | None:
+    """The smallest q ≥ ρ (the most nonzeros in one row) under ``below`` for which coloring
+    column v by v mod q is valid, or None: a candidate the planner's coloring does not try
+    (docs/sparse_corpus.md, "Losses"). Each q is checked in O(nnz)."""
+    rho = max(1, int(np.diff(p.indptr).max(initial=0)))
+    for q in range(rho, min(below, p.shape[1] + 1)):
+        if is_column_coloring(p, np.arange(p.shape[1]) % q):
+            return q
+    return None
+
+
 def stencil_3d_7(side: int) -> Callable[[sp.csr_matrix], np.ndarray]:
     """Point (i, j, k) colored (i + 2j + 3k) mod 7: the offsets 0, ±1, ±2, ±3 of the seven
     stencil points are distinct mod 7, so no row sees a color twice; 7 meets the bound ρ = 7
