@@ -280,21 +280,20 @@ def _grow_stars(v, c, neighbors, color, around, hub_colors, seen_at, seen_via):
         x = theirs.get(c)
         if x is not None:                               # hub w, spokes v and x
             for s in (v, x):
-                _add(hub_colors, s, cw)
-        elif seen_at[cw] == v and seen_via[cw] != w:    # hub v, spokes w and the first one
-            for s in (w, seen_via[cw]):
-                _add(hub_colors, s, c)
-        if x is None:
+                if hub_colors[s] is None:
+                    hub_colors[s] = {cw}
+                else:
+                    hub_colors[s].add(cw)
+        else:
             theirs[c] = v
-        mine.setdefault(cw, w)
-
-
-def _add(sets, v, c):
-    s = sets[v]
-    if s is None:
-        sets[v] = {c}
-    else:
-        s.add(c)
+            if seen_at[cw] == v and seen_via[cw] != w:  # hub v, spokes w and the first one
+                for s in (w, seen_via[cw]):
+                    if hub_colors[s] is None:
+                        hub_colors[s] = {c}
+                    else:
+                        hub_colors[s].add(c)
+        if cw not in mine:
+            mine[cw] = w
 
 
 # --- from a symmetric coloring of H to a bicoloring -----------------------------------------
