@@ -42,7 +42,6 @@ from ._common import (DEFAULT_MAX_MEMORY, Problem, TracedOutput, counted, float_
                       holds_traced, untraced_kwargs)
 from .distributed import Workers
 from .memory import dense_bytes, dense_of, human_bytes, refuse_dense
-from .bicoloring import star_bicoloring
 from .patterns import TooDense
 from .sparse import BICOLOR_MIN, bidirectional_cost, jacobian_colorings
 from .sparsity import Sparsity, as_pattern, detect_jacobian
@@ -54,7 +53,6 @@ if TYPE_CHECKING:
 from .sweeps import check_mode, chunk_for, forward_flat, get_census, note, result_dtype, \
     reverse_flat
 from .validity import CheckedPattern
-import dualad.numpy as dnp
 from dualad.extend import Replayed
 
 ALTERNATIVES = ("forward", "reverse", "sparse-forward", "sparse-reverse",
@@ -82,8 +80,8 @@ class Plan:
     problem : object
         The function and the point it was planned at (internal).
     mode : str
-        The chosen way: ``"forward"``, ``"reverse"``, ``"sparse-forward"`` or
-        ``"sparse-reverse"``.
+        The chosen way: ``"forward"``, ``"reverse"``, ``"sparse-forward"``,
+        ``"sparse-reverse"`` or ``"sparse-bidirectional"``.
     chunk : int
         Directions per sweep.
     census : jacobians.cost.Census
@@ -367,12 +365,9 @@ class Plan:
                                    chunk_size=self.chunk_size, max_memory=self.max_memory,
                                    api="plan")
         given = self.sparsity.pattern if self.sparsity.decisions is None else None
-        if self.mode == "sparse-bidirectional":
-            csr = _traced_bidirectional(p, args, argnums, given, self.chunk_size)
-        else:
-            csr = nested.sparse_jacobian(p.f, *args, mode=KIND[self.mode], argnums=argnums,
-                                         sparsity=given, chunk_size=self.chunk_size,
-                                         max_memory=self.max_memory)
+        csr = nested.sparse_jacobian(p.f, *args, mode=KIND[self.mode], argnums=argnums,
+                                     sparsity=given, chunk_size=self.chunk_size,
+                                     max_memory=self.max_memory)
         if want_sparse:
             return csr
         shapes = p.out_shapes
@@ -525,11 +520,13 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
          executor: Any = None, retries: int = 2, jit: bool = True) -> Plan:
     r"""Prepare the Jacobian of ``f`` at ``args``: choose how, once, and evaluate it many times.
 
-    Four ways to the Jacobian of :math:`F: \mathbb{R}^n \to \mathbb{R}^m` are weighed:
+    Five ways to the Jacobian of :math:`F: \mathbb{R}^n \to \mathbb{R}^m` are weighed:
     ``forward`` (``n`` one-hot directions in ``ceil(n / c)`` vector-mode JVP sweeps),
     ``reverse`` (``m`` one-hot cotangents, one tape and ``ceil(m / c)`` batched pullbacks),
     ``sparse-forward`` and ``sparse-reverse`` (one direction per column or row color of
-    the detected pattern, then decompression). A census (one counted run of ``f``) gives
+    the detected pattern, then decompression) and ``sparse-bidirectional`` (the forward
+    colors of a star bicoloring's columns and the reverse colors of its rows, each entry
+    read from one of the two products). A census (one counted run of ``f``) gives
     each way's modelled cost; the sparsity pattern is detected and colored when
     ``sparse`` allows; alternatives modelled within 30x of the best are timed on ``f``
     itself (one sweep each) when the best is modelled at 20 ms or more. The cheapest
@@ -544,8 +541,9 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
         The point to plan at (plain values; a plan made outside a transformation may be
         called inside one).
     mode : str, optional
-        ``"auto"`` (default), ``"forward"``, ``"reverse"``, ``"sparse-forward"`` or
-        ``"sparse-reverse"``.
+        ``"auto"`` (default), ``"forward"``, ``"reverse"``, ``"sparse-forward"``,
+        ``"sparse-reverse"`` or ``"sparse-bidirectional"`` (also ``"bidirectional"``: a
+        star bicoloring, forward and reverse sweeps together; docs/bicoloring.md).
     argnums : int or tuple of int, optional
         Which positional arguments are differentiated (default 0).
     sparse : {"auto", True, False}, optional
@@ -643,25 +641,6 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
                 detect, replayed=jit is True and executor is None)
     p._use_jit(jit)
     return p
-
-
-def _traced_bidirectional(p, args, argnums, given, chunk):
-    """A bidirectional plan on traced ``args`` (as :func:`nested.sparse_jacobian` is for the
-    one-sided ways): the pattern detected at the primal values (or ``given``), its star
-    bicoloring, the forward and reverse compressed sweeps on the traced values, and ONE
-    gather of their concatenation (:meth:`Bicoloring.positions`)."""
-    problem = Problem("sparse_jacobian", p.f, args, argnums, traced_ok=True)
-    pattern = given if given is not None else \
-        detect_jacobian(nested._for_planning(problem)).pattern
-    bic = star_bicoloring(pattern)
-    dtype = float_dtype(problem.dtype)
-    parts = []
-    if bic.ncolors_forward or not bic.ncolors_reverse:
-        parts.append(dnp.ravel(nested.forward_rows(problem, chunk, bic.forward_seed(dtype).T)))
-    if bic.ncolors_reverse:
-        parts.append(dnp.ravel(nested.reverse_rows(problem, chunk, bic.reverse_seed(dtype).T)))
-    flat = parts[0] if len(parts) == 1 else dnp.concatenate(parts)
-    return nested._csr(pattern, dnp.take(flat, bic.positions(pattern)))
 
 
 def _plain_floats(args):
