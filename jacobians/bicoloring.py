@@ -138,6 +138,26 @@ class Bicoloring:
         out.has_sorted_indices = pattern.has_sorted_indices
         return out
 
+    def symmetric_colors(self) -> np.ndarray[Any, Any]:
+        """The bicoloring as one coloring of H's vertices (columns, then rows): column j
+        ``fc(j)``, row i ``k1 + rc(i)``, -1 where unseeded. Its symmetric compressed product
+        is :meth:`symmetric_product`: a symmetric decompression of H (direct for a star
+        coloring, by substitution for an acyclic one) recovers J as ``H[n:, :n]``."""
+        rows = np.where(self.row_colors >= 0, self.row_colors + self.ncolors_forward, -1)
+        return np.concatenate([self.column_colors, rows])
+
+    def symmetric_product(self, compressed_forward: Any,
+                          compressed_reverse: Any) -> np.ndarray[Any, Any]:
+        """H S ((n + m) x (k1 + k2)) for S the indicator seed of :meth:`symmetric_colors`,
+        from the two sweeps: ``[[0, (S_rᵀ J)ᵀ], [J S_f, 0]]``."""
+        fwd, rev = np.asarray(compressed_forward), np.asarray(compressed_reverse)
+        m, n = fwd.shape[0], rev.shape[1]
+        k1, k2 = self.ncolors_forward, self.ncolors_reverse
+        out = np.zeros((n + m, k1 + k2), np.result_type(fwd, rev))
+        out[:n, k1:] = rev.T
+        out[n:, :k1] = fwd
+        return out
+
     def __repr__(self) -> str:
         return (f"Bicoloring({counted(self.ncolors_forward, 'forward color')} + "
                 f"{counted(self.ncolors_reverse, 'reverse color')} by {self.method}, "
@@ -462,8 +482,9 @@ def _star_bicoloring(pattern, orderings, symmetric, lower):
         colors = run()
         found = None if colors is None else from_symmetric(pattern, colors, name, lower)
         tried[name] = None if found is None else found.ncolors
-        if found is not None and (best is None or found.ncolors < best.ncolors):
-            best = found
+        if found is not None and (best is None or (found.ncolors, found.ncolors_reverse) <
+                                  (best.ncolors, best.ncolors_reverse)):
+            best = found      # (at equal counts, fewer reverse sweeps: no tape to record)
         if colors is not None:
             stop = min(stop, ABANDON * (int(colors.max()) + 1) + 2)
         if best is not None and best.optimal:

@@ -219,3 +219,18 @@ def test_sparse_jacobian_bidirectional_on_traced_values():
     g = dualad.grad(loss)(x)
     h = jacobians.jacfwd(lambda z: (jacobians.jacfwd(arrow, z) @ w).sum(), x)
     np.testing.assert_allclose(g, h, rtol=1e-12)
+
+
+def test_the_symmetric_view_for_a_substitution_decompression():
+    """H S assembled from the two sweeps, read directly under the combined coloring of H,
+    gives J again: the plug-in point of an acyclic (substitution) variant."""
+    p = arrow_pattern(9)
+    b = star_bicoloring(p)
+    j = _values(p, np.random.default_rng(3))
+    hs = b.symmetric_product(j @ b.forward_seed(), b.reverse_seed().T @ j)
+    h = sp.bmat([[None, j.T], [j, None]]).tocsr()
+    colors = b.symmetric_colors()
+    seed = np.zeros((18, b.ncolors))
+    on = colors >= 0
+    seed[np.flatnonzero(on), colors[on]] = 1
+    assert np.array_equal(hs, h @ seed)
