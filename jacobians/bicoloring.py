@@ -89,6 +89,7 @@ class Bicoloring:
         self.lower_bound = int(lower_bound)
         self.tried = dict(tried or {})
         self._positions = None      # (pattern, positions): the last decompression's reads
+        self._seeds = {}            # (side, dtype) -> seed: a prepared plan reuses them
 
     @property
     def ncolors(self) -> int:
@@ -100,12 +101,22 @@ class Bicoloring:
         return self.ncolors <= self.lower_bound
 
     def forward_seed(self, dtype: Any = float) -> np.ndarray[Any, Any]:
-        """S_f (n x k1): ``S_f[j, fc(j)] = 1`` for every seeded column j."""
-        return _seed(self.column_colors, self.ncolors_forward, dtype)
+        """S_f (n x k1): ``S_f[j, fc(j)] = 1`` for every seeded column j (read-only, kept
+        for the next call; ``.T`` is C-ordered, one direction a row)."""
+        return self._seed("forward", self.column_colors, self.ncolors_forward, dtype)
 
     def reverse_seed(self, dtype: Any = float) -> np.ndarray[Any, Any]:
-        """S_r (m x k2): ``S_r[i, rc(i)] = 1`` for every seeded row i."""
-        return _seed(self.row_colors, self.ncolors_reverse, dtype)
+        """S_r (m x k2): ``S_r[i, rc(i)] = 1`` for every seeded row i (read-only, as
+        :meth:`forward_seed`)."""
+        return self._seed("reverse", self.row_colors, self.ncolors_reverse, dtype)
+
+    def _seed(self, side, colors, k, dtype):
+        key = (side, np.dtype(dtype))
+        seed = self._seeds.get(key)
+        if seed is None:
+            seed = self._seeds[key] = _seed(colors, k, dtype)
+            seed.flags.writeable = False     # shared between calls: never written
+        return seed.T
 
     def positions(self, pattern: Any) -> np.ndarray[Any, Any]:
         """For each stored entry of the CSR ``pattern`` (m x n), in order, its flat position
@@ -130,7 +141,8 @@ class Bicoloring:
                    compressed_reverse: Any) -> sp.csr_matrix:
         """J (CSR with exactly ``pattern``'s entries) from ``compressed_forward`` = J S_f
         (m x k1) and ``compressed_reverse`` = S_rᵀ J (k2 x n)."""
-        pattern = sp.csr_matrix(pattern, dtype=bool)
+        if not (sp.issparse(pattern) and pattern.format == "csr"):
+            pattern = sp.csr_matrix(pattern, dtype=bool)
         fwd = np.asarray(compressed_forward).T.reshape(-1)
         rev = np.asarray(compressed_reverse).reshape(-1)
         data = np.concatenate([fwd, rev]).take(self.positions(pattern))
@@ -165,9 +177,11 @@ class Bicoloring:
 
 
 def _seed(colors, k, dtype):
-    s = np.zeros((len(colors), k), dtype)
+    """The seed transposed, (k x vertices), C-ordered: row c the indicator of color c (a
+    sweep takes one row per direction)."""
+    s = np.zeros((k, len(colors)), dtype)
     on = np.flatnonzero(colors >= 0)
-    s[on, colors[on]] = 1
+    s[colors[on], on] = 1
     return s
 
 
