@@ -234,3 +234,13 @@ def test_the_symmetric_view_for_a_substitution_decompression():
     on = colors >= 0
     seed[np.flatnonzero(on), colors[on]] = 1
     assert np.array_equal(hs, h @ seed)
+
+
+def test_orderings():
+    p = arrow_pattern(40)
+    for name in ("smallest-first", "natural", "largest-first", "smallest-last"):
+        b = star_bicoloring(p, orderings=(name,))
+        assert is_star_bicoloring(p, b) and b.method == name
+    assert star_bicoloring(p, orderings=("smallest-first",)).ncolors == 3
+    with pytest.raises(ValueError, match="unknown ordering 'random'"):
+        star_bicoloring(p, orderings=("random",))
