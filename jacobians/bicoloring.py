@@ -467,7 +467,6 @@ def star_bicoloring(pattern: Any, orderings: Sequence[str] = ORDERINGS,
     [1 0 0 0 0 0] [ 0 -1 -1 -1 -1 -1]
     """
     pattern = sp.csr_matrix(pattern, dtype=bool)
-    pattern.sort_indices()
     m, n = pattern.shape
     lower = _lower_bound(pattern)
     if pattern.nnz == 0:

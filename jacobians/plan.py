@@ -102,6 +102,8 @@ class Plan:
         Bytes of one sweep's tangents and of a dense result.
     timed : list of str, optional
         What was timed, or why nothing was.
+    bic : jacobians.bicoloring.Bicoloring, optional
+        The star bicoloring of the pattern, where computed.
 
     Attributes
     ----------
@@ -115,6 +117,8 @@ class Plan:
         The pattern of a sparse mode (``sparsity.pattern``, a boolean CSR matrix).
     column_coloring, row_coloring : jacobians.coloring.Coloring or None
         The colorings considered.
+    bicoloring : jacobians.bicoloring.Bicoloring or None
+        The star bicoloring considered (forward colors of columns, reverse of rows).
     estimates : dict
         Alternative name to ``(seconds, source)``.
 
