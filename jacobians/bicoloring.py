@@ -53,6 +53,7 @@ __all__ = ["ORDERINGS", "Bicoloring", "star_bicoloring", "is_star_bicoloring",
            "bipartite_graph", "from_symmetric", "recoverable"]
 
 import hashlib
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -257,9 +258,10 @@ def _order(name, graph):
                      f"or 'smallest-last'")
 
 
-def _star_greedy(indptr, indices, order, stop):
-    """Greedy star coloring (GTMP 2007, Algorithm 4.1), or None once it needs more than
-    ``stop`` colors. Colored in ``order``, v may not take: a neighbor's color; the color of
+def _star_greedy(indptr, indices, order, stop, limit=None):
+    """``(colors, work)``: a greedy star coloring (GTMP 2007, Algorithm 4.1), or None once
+    it needs more than ``stop`` colors or ``work`` (entries visited) passes ``limit`` (or,
+    past a tenth of the vertices, is on course to: the work so far, extrapolated). Colored in ``order``, v may not take: a neighbor's color; the color of
     any neighbor of q or w when two neighbors q, w of v share a color (v would be the hub of
     a two-colored star, and x - q - v - w two-colored); the color of a hub x of a star in
     which a neighbor w is a spoke (x - w - v - (x's other spoke) two-colored). ``around[w]``
@@ -273,9 +275,13 @@ def _star_greedy(indptr, indices, order, stop):
     seen_at, seen_via = [-1] * (n + 1), [-1] * (n + 1)  # per color: v, and the first w
     around = [None] * n
     hub_colors = [None] * n
-    top = 0
-    for v in order.tolist():
+    top = work = 0
+    limit = math.inf if limit is None else limit
+    for done, v in enumerate(order.tolist()):
         lo, hi = ip[v], ip[v + 1]
+        work += 2 * (hi - lo) + top
+        if work > limit or (not done & 1023 and 10 * done > n and work * n > limit * done):
+            return None, work
         for w in ind[lo:hi]:
             cw = color[w]
             if cw < 0:
@@ -283,7 +289,9 @@ def _star_greedy(indptr, indices, order, stop):
             forbidden[cw] = v
             if seen_at[cw] == v:       # a second neighbor of color cw: v becomes a hub
                 for u in (seen_via[cw], w):
-                    for c in around[u] or ():
+                    near = around[u] or ()
+                    work += len(near)
+                    for c in near:
                         forbidden[c] = v
             else:
                 seen_at[cw], seen_via[cw] = v, w
@@ -296,9 +304,9 @@ def _star_greedy(indptr, indices, order, stop):
         if c >= top:
             top = c + 1
             if top > stop:
-                return None
+                return None, work
         _grow_stars(v, c, ind[lo:hi], color, around, hub_colors, seen_at, seen_via)
-    return np.array(color, np.int64)
+    return np.array(color, np.int64), work
 
 
 def _grow_stars(v, c, neighbors, color, around, hub_colors, seen_at, seen_via):
@@ -399,7 +407,8 @@ _CACHE, _CACHE_SIZE = {}, 16
 
 
 def star_bicoloring(pattern: Any, orderings: Sequence[str] = ORDERINGS,
-                    symmetric: Callable[[Any], Any] | None = None) -> Bicoloring:
+                    symmetric: Callable[[Any], Any] | None = None,
+                    budget: int | None = None) -> Bicoloring | None:
     r"""A star bicoloring of a Jacobian's pattern: forward colors for columns, reverse for rows.
 
     Every structural nonzero is then read directly from one of :math:`J S_f` (one JVP per
@@ -425,10 +434,17 @@ def star_bicoloring(pattern: Any, orderings: Sequence[str] = ORDERINGS,
         Instead of the greedy passes, a function from H's pattern (``(n + m)`` square,
         :func:`bipartite_graph`) to a :class:`jacobians.coloring.Coloring` in which every
         edge is readable at one end, e.g. :func:`jacobians.coloring.star_coloring`.
+    budget : int, optional
+        Entries of H the greedy passes may visit in all (each pass about
+        ``4 nnz + (n + m) colors``); a pass that would pass it is abandoned. Default:
+        unlimited. The planner's ``mode="auto"`` gives twice what the one-sided colorings'
+        graphs hold, :math:`2 (\sum_i r_i^2 + \sum_j c_j^2)` (r, c: the row and column
+        counts).
 
     Returns
     -------
-    Bicoloring
+    Bicoloring or None
+        None only with a ``budget`` that ran out before any pass completed. Else
         ``column_colors`` (n) and ``row_colors`` (m), -1 where unseeded;
         ``ncolors_forward``, ``ncolors_reverse``, ``ncolors`` (their sum), ``lower_bound``,
         ``method``, ``tried``; ``forward_seed()`` (n x k1), ``reverse_seed()`` (m x k2) and
@@ -471,12 +487,14 @@ def star_bicoloring(pattern: Any, orderings: Sequence[str] = ORDERINGS,
     lower = _lower_bound(pattern)
     if pattern.nnz == 0:
         return Bicoloring(np.full(n, -1), np.full(m, -1), "empty", lower)
-    key = (pattern.shape, tuple(orderings), symmetric, _digest(pattern))
+    key = (pattern.shape, tuple(orderings), symmetric, budget, _digest(pattern))
     if key not in _CACHE:
-        _CACHE[key] = _star_bicoloring(pattern, orderings, symmetric, lower)
+        _CACHE[key] = _star_bicoloring(pattern, orderings, symmetric, lower, budget)
         while len(_CACHE) > _CACHE_SIZE:
             del _CACHE[next(iter(_CACHE))]
     found = _CACHE[key]
+    if found is None:
+        return None
     return Bicoloring(found.column_colors.copy(), found.row_colors.copy(), found.method,
                       found.lower_bound, found.tried)
 
@@ -487,18 +505,21 @@ def _digest(pattern):
     return digest.digest()
 
 
-def _star_bicoloring(pattern, orderings, symmetric, lower):
+def _star_bicoloring(pattern, orderings, symmetric, lower, budget):
+    """The best bicoloring over the passes (see :func:`star_bicoloring`), or None when the
+    ``budget`` ran out before any pass completed."""
     graph = bipartite_graph(pattern)
     best, tried, stop = None, {}, graph.shape[0] + 1
-    if symmetric is not None:
-        name = getattr(symmetric, "__name__", "symmetric")
-        candidates = [(name, lambda: symmetric(graph).colors)]
-    else:
-        candidates = [(name, lambda name=name: _star_greedy(graph.indptr, graph.indices,
-                                                            _order(name, graph), stop))
-                      for name in orderings]
-    for name, run in candidates:
-        colors = run()
+    left = math.inf if budget is None else budget
+    names = list(orderings) if symmetric is None else \
+        [getattr(symmetric, "__name__", "symmetric")]
+    for name in names:
+        if symmetric is not None:
+            colors = symmetric(graph).colors
+        else:
+            colors, work = _star_greedy(graph.indptr, graph.indices, _order(name, graph),
+                                        stop, left)
+            left -= work
         found = None if colors is None else from_symmetric(pattern, colors, name, lower)
         tried[name] = None if found is None else found.ncolors
         if found is not None and (best is None or (found.ncolors, found.ncolors_reverse) <
@@ -506,12 +527,13 @@ def _star_bicoloring(pattern, orderings, symmetric, lower):
             best = found      # (at equal counts, fewer reverse sweeps: no tape to record)
         if colors is not None:
             stop = min(stop, ABANDON * (int(colors.max()) + 1) + 2)
-        if best is not None and best.optimal:
+        if (best is not None and best.optimal) or left <= 0:
             break
-    if best is None:     # never expected: stay correct with the columns alone
+    if best is None and budget is None:     # never expected: stay correct with the columns
         from .coloring import column_coloring
         col = column_coloring(pattern)
         best = Bicoloring(col.colors, np.full(pattern.shape[0], -1), "column coloring",
                           lower)
-    best.tried = tried
+    if best is not None:
+        best.tried = tried
     return best

@@ -43,7 +43,7 @@ from ._common import (DEFAULT_MAX_MEMORY, Problem, TracedOutput, counted, float_
 from .distributed import Workers
 from .memory import dense_bytes, dense_of, human_bytes, refuse_dense
 from .patterns import TooDense
-from .sparse import BICOLOR_MIN, bidirectional_cost, jacobian_colorings
+from .sparse import bicoloring_threshold, bidirectional_cost, jacobian_colorings
 from .sparsity import Sparsity, as_pattern, detect_jacobian
 
 if TYPE_CHECKING:
@@ -760,7 +760,6 @@ def _colorings(sp_info, mode, notes, census, chunk):
            "sparse-bidirectional": "bidirectional"}.get(mode, "auto")
     col, row, bic = jacobian_colorings(sp_info.pattern, way, census, chunk)
     if way == "auto":
-        pattern = sp_info.pattern
         if col is None:
             notes.append(f"Column coloring skipped: its lower bound ({_bound(sp_info, 1)}, "
                          f"the densest row) is modelled no cheaper than the bicoloring's "
@@ -774,11 +773,23 @@ def _colorings(sp_info, mode, notes, census, chunk):
                          f"the densest column) is modelled no cheaper than the "
                          f"bicoloring's sweeps.")
         if bic is None:
-            notes.append(f"Bicoloring not tried: a one-sided coloring needs at most "
-                         f"{BICOLOR_MIN} colors (or its bound does: {_bound(sp_info, 1)} "
-                         f"column, {_bound(sp_info, 0)} row)."
-                         if pattern.nnz else "Bicoloring not tried: no entries.")
+            notes.append(_no_bicoloring(sp_info, col, row))
     return col, row, bic
+
+
+def _no_bicoloring(sp_info, col, row):
+    """Why auto mode has no bicoloring: not tried, or over its work budget."""
+    if not sp_info.pattern.nnz:
+        return "Bicoloring not tried: no entries."
+    p = sp_info.pattern
+    k = bicoloring_threshold(np.diff(p.indptr), np.bincount(p.indices, minlength=p.shape[1]))
+    counts = [c.ncolors for c in (col, row) if c is not None]
+    if min(_bound(sp_info, 1), _bound(sp_info, 0)) > k or (counts and min(counts) > k):
+        return ("Bicoloring abandoned: no greedy pass finished within its work budget (twice "
+                "the entries of the one-sided colorings' graphs).")
+    return (f"Bicoloring not tried: a one-sided coloring needs at most {k} colors (5, or "
+            f"twice the typical row or column count; the bounds: {_bound(sp_info, 1)} "
+            f"column, {_bound(sp_info, 0)} row).")
 
 
 def _bound(sparsity, axis):

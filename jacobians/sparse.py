@@ -24,7 +24,8 @@ from __future__ import annotations
 
 __all__ = ["decompress_forward", "decompress_reverse", "compressed_forward",
            "compressed_reverse", "compressed_bidirectional", "compressed_hessian",
-           "colorings_for", "choose", "BICOLOR_MIN", "jacobian_colorings",
+           "colorings_for", "choose", "BICOLOR_MIN", "bicoloring_threshold",
+           "jacobian_colorings",
            "bidirectional_cost", "choose_jacobian",
            "sparse_jacobian", "decompress_star", "sparse_hessian"]
 
@@ -128,7 +129,8 @@ def colorings_for(pattern, mode):
 
 
 # A one-sided coloring of at most BICOLOR_MIN colors leaves a bicoloring (at least 2
-# directions, 3 on most patterns) too little to gain to pay for coloring H.
+# directions, 3 on most patterns) too little to gain to pay for coloring H
+# (bicoloring_threshold raises it on patterns of many entries per row or column).
 BICOLOR_MIN = 5
 
 
@@ -141,20 +143,38 @@ def bidirectional_cost(census, bicoloring, chunk, replayed=False):
         cost.model(census, bicoloring.ncolors_reverse, chunk, "reverse", replayed=replayed)
 
 
+def bicoloring_threshold(in_rows, in_cols):
+    """The one-sided color count above which a bicoloring is worth trying: BICOLOR_MIN, or
+    twice the typical (90th percentile) row or column count if larger. A bicoloring wins
+    where a few dense rows and columns force the one-sided colorings up (the arrowhead:
+    2 against n); on near-uniform patterns (stencils, bands) it seldom beats them."""
+    if not len(in_rows) or not len(in_cols):
+        return BICOLOR_MIN
+    typical = max(np.percentile(in_rows, 90), np.percentile(in_cols, 90))
+    return max(BICOLOR_MIN, 2 * int(typical))
+
+
 def jacobian_colorings(pattern, mode, census, chunk):
     """``(col, row, bic)``: the column, row and star bi- colorings ``mode`` needs (None
     where not made). In ``"auto"``: a bicoloring is made first when both one-sided
-    colorings need more than BICOLOR_MIN colors by their lower bounds (the densest row
-    and column), and a one-sided coloring is then skipped when its lower bound's sweeps
-    are modelled no cheaper than the bicoloring's; else after them, when both gave more
-    than BICOLOR_MIN."""
+    colorings need more than :func:`bicoloring_threshold` colors by their lower bounds (the
+    densest row and column), and a one-sided coloring is then skipped when its lower
+    bound's sweeps are modelled no cheaper than the bicoloring's; else after them, when
+    both gave more. The bicoloring gets a work budget there (None when it ran out)."""
     if mode == "bidirectional":
         return None, None, star_bicoloring(pattern)
     if mode != "auto":
         return colorings_for(pattern, mode) + (None,)
-    lb_col = int(np.diff(pattern.indptr).max(initial=0))
-    lb_row = int(np.bincount(pattern.indices, minlength=1).max())
-    bic = star_bicoloring(pattern) if min(lb_col, lb_row) > BICOLOR_MIN else None
+    in_rows = np.diff(pattern.indptr)
+    in_cols = np.bincount(pattern.indices, minlength=pattern.shape[1])
+    lb_col, lb_row = int(in_rows.max(initial=0)), int(in_cols.max(initial=0))
+    threshold = bicoloring_threshold(in_rows, in_cols)
+    # The bicoloring may visit twice what the one-sided colorings' graphs hold (Σ r² + Σ c²),
+    # which their greedy passes and search visit several times over: it never costs much
+    # more than they do.
+    budget = 2 * int(in_rows @ in_rows + in_cols @ in_cols)
+    bic = star_bicoloring(pattern, budget=budget) if min(lb_col, lb_row) > threshold \
+        else None
     col = row = None
     bic_cost = bidirectional_cost(census, bic, chunk) if bic is not None else np.inf
     if cost.model(census, lb_col, chunk, "forward") < bic_cost:
@@ -163,8 +183,8 @@ def jacobian_colorings(pattern, mode, census, chunk):
             cost.model(census, lb_row, chunk, "reverse") < bic_cost:
         row = row_coloring(pattern)
     counts = [c.ncolors for c in (col, row) if c is not None]
-    if bic is None and counts and min(counts) > BICOLOR_MIN:
-        bic = star_bicoloring(pattern)
+    if bic is None and counts and min(counts) > threshold:
+        bic = star_bicoloring(pattern, budget=budget)
     return col, row, bic
 
 
@@ -221,7 +241,8 @@ def sparse_jacobian(f: Callable[..., Any], *args: Any, mode: str = "auto",
     :math:`J_{ij} = (J S_f)_{i,\,f(j)}` or :math:`(S_r^\top J)_{r(i),\, j}`, whichever holds
     it alone; a bordered (arrowhead) Jacobian needs 3 directions instead of ``n``.
     ``mode="auto"`` takes the compressed sweeps the cost model finds cheapest (the
-    bicoloring is tried when both one-sided colorings need more than 5 colors).
+    bicoloring is tried when both one-sided colorings need more than 5 colors and more than
+    twice the typical row or column count).
 
     Parameters
     ----------

@@ -244,3 +244,18 @@ def test_orderings():
     assert star_bicoloring(p, orderings=("smallest-first",)).ncolors == 3
     with pytest.raises(ValueError, match="unknown ordering 'random'"):
         star_bicoloring(p, orderings=("random",))
+
+
+def test_a_budget_abandons_the_passes():
+    p = arrow_pattern(300)
+    assert star_bicoloring(p, budget=50) is None
+    b = star_bicoloring(p, budget=10 ** 7)
+    assert b.ncolors == 3 and is_star_bicoloring(p, b)
+    assert star_bicoloring(p, budget=0) is None
+
+
+def test_auto_on_a_block_arrow_function():
+    x = np.linspace(0.2, 1.3, 2 + 3 * 400)
+    p = jacobians.plan(block_arrow, x)
+    assert p.mode == "sparse-bidirectional" and p.directions <= 7
+    assert np.array_equal(p(x + 0.1).toarray(), jacobians.jacfwd(block_arrow, x + 0.1))
