@@ -43,9 +43,13 @@ H's pattern to a :class:`jacobians.coloring.Coloring` whose every edge is readab
 one end (a star coloring) plugs in; an *acyclic* coloring needs substitution instead
 of steps 1-3 and its own decompression (see :func:`from_symmetric`).
 
-Lower bound: sound but weak — 0 without entries, 1 when every row or every column
-has at most one entry (one direction, one color), else 2 (one color one way cannot
-read a row with two entries, nor a column with two).
+Lower bound (sound, and met on the arrowhead): 0 without entries, 1 when every row or
+every column has at most one entry (one direction, one color), else 2 (one color one way
+cannot read a row with two entries, nor a column with two), raised to 3 where no two
+directions can do (:func:`_two_fail`: two colors one way need every row, or every
+column, to have at most two entries; one of each way forces every row and column with
+two or more entries to be seeded, and then an entry whose row has another seeded column
+and whose column another seeded row is readable neither way).
 """
 from __future__ import annotations
 
@@ -393,11 +397,32 @@ def _cover(both, cj, ci, forward_used, reverse_used, k):
 
 
 def _lower_bound(pattern):
+    """0 without entries; 1 when every row or every column has at most one entry; 3 when no
+    two directions can do (:func:`_two_fail`); else 2."""
     if pattern.nnz == 0:
         return 0
-    most_in_row = int(np.diff(pattern.indptr).max())
-    most_in_column = int(np.bincount(pattern.indices).max())
-    return 1 if min(most_in_row, most_in_column) <= 1 else 2
+    in_rows = np.diff(pattern.indptr)
+    in_cols = np.bincount(pattern.indices, minlength=pattern.shape[1])
+    if min(in_rows.max(), in_cols.max()) <= 1:
+        return 1
+    return 3 if _two_fail(pattern, in_rows, in_cols) else 2
+
+
+def _two_fail(pattern, in_rows, in_cols):
+    """Whether no bicoloring has two directions. Two forward colors need every row to have
+    at most 2 entries, two reverse ones every column; one of each: a row with two entries
+    or more reads at most one forward, so it must be seeded in reverse, and likewise a
+    column with two or more must be seeded forward. Seeding more rows or columns only
+    breaks uniqueness, so an entry (i, j) of such a row and column that has another seeded
+    column in row i and another seeded row in column j is readable neither way."""
+    if in_rows.max() <= 2 or in_cols.max() <= 2:
+        return False
+    i, j = _entries(pattern)
+    rows_seeded, cols_seeded = in_rows >= 2, in_cols >= 2
+    at = rows_seeded.take(i) & cols_seeded.take(j)
+    per_row = np.bincount(i[cols_seeded.take(j)], minlength=pattern.shape[0])
+    per_col = np.bincount(j[rows_seeded.take(i)], minlength=pattern.shape[1])
+    return bool(np.any(at & (per_row.take(i) >= 2) & (per_col.take(j) >= 2)))
 
 
 # --- the public function -------------------------------------------------------------------

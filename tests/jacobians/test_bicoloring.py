@@ -69,7 +69,7 @@ def test_one_sided_patterns_and_the_bound():
     b = star_bicoloring(empty)
     assert b.ncolors == 0 and list(b.row_colors) == [-1] * 4
     assert b.decompress(empty, np.zeros((4, 0)), np.zeros((0, 5))).nnz == 0
-    assert star_bicoloring(arrow_pattern(5)).lower_bound == 2
+    assert star_bicoloring(arrow_pattern(5)).lower_bound == 3
 
 
 def test_the_check_catches_a_wrong_bicoloring():
@@ -259,3 +259,37 @@ def test_auto_on_a_block_arrow_function():
     p = jacobians.plan(block_arrow, x)
     assert p.mode == "sparse-bidirectional" and p.directions <= 7
     assert np.array_equal(p(x + 0.1).toarray(), jacobians.jacfwd(block_arrow, x + 0.1))
+
+
+def _fewest_directions(p, most):
+    """The fewest directions (k1 + k2 <= ``most``) of any bicoloring of the tiny pattern
+    ``p``, by enumeration (None if more are needed)."""
+    import itertools
+    m, n = p.shape
+    for total in range(most + 1):
+        for k1 in range(total + 1):
+            k2 = total - k1
+            for cc in itertools.product(range(-1, k1), repeat=n):
+                for rc in itertools.product(range(-1, k2), repeat=m):
+                    if is_star_bicoloring(p, Bicoloring(cc, rc, "enumerated", 0)):
+                        return total
+    return None
+
+
+@settings(derandomize=True, max_examples=40, deadline=None)
+@given(m=st.integers(1, 4), n=st.integers(1, 4), density=st.floats(0.2, 0.9),
+       seed=st.integers(0, 2 ** 16))
+def test_the_lower_bound_is_sound(m, n, density, seed):
+    p = sp.random(m, n, density=density, random_state=np.random.default_rng(seed),
+                  format="csr") != 0
+    b = star_bicoloring(p)
+    fewest = _fewest_directions(p, b.lower_bound - 1) if b.lower_bound else None
+    assert fewest is None, (p.toarray(), b.lower_bound, fewest)
+    assert b.ncolors >= b.lower_bound
+
+
+def test_the_bound_is_three_on_the_arrowhead():
+    assert star_bicoloring(arrow_pattern(4)).lower_bound == 3
+    assert _fewest_directions(arrow_pattern(4), 2) is None
+    b = star_bicoloring(arrow_pattern(5000))
+    assert b.optimal and b.tried == {"smallest-first": 3}   # no other pass needed
