@@ -293,3 +293,15 @@ def test_the_bound_is_three_on_the_arrowhead():
     assert _fewest_directions(arrow_pattern(4), 2) is None
     b = star_bicoloring(arrow_pattern(5000))
     assert b.optimal and b.tried == {"smallest-first": 3}   # no other pass needed
+
+
+def test_on_an_executor():
+    from concurrent.futures import ThreadPoolExecutor
+    x = np.linspace(0.1, 1.7, 200)
+    with ThreadPoolExecutor(2) as pool:
+        j = jacobians.sparse_jacobian(arrow, x, mode="bidirectional", executor=pool,
+                                      chunk_size=1)
+        p = jacobians.plan(arrow, x, mode="bidirectional", executor=pool, chunk_size=1)
+        assert p.n_chunks == 3 and np.array_equal(p(x + 1).toarray(),
+                                                  jacobians.jacfwd(arrow, x + 1))
+    assert np.array_equal(j.toarray(), jacobians.jacfwd(arrow, x))
