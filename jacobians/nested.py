@@ -68,7 +68,7 @@ from .coloring import star_coloring
 from .sweeps import check_mode
 from .hessian_sweeps import (_directional, _grad_of, check_hessian_mode, check_scalar,
                              structured_square)
-from .sparse import choose, colorings_for
+from .sparse import choose_jacobian, jacobian_colorings
 from .sparsity import as_pattern, detect_hessian, detect_jacobian
 
 
@@ -310,7 +310,7 @@ def star_positions(pattern, coloring):
 def sparse_jacobian(f, *args, mode="auto", argnums=0, sparsity=None, chunk_size=None,
                     max_memory=DEFAULT_MAX_MEMORY):
     """:func:`jacobians.sparse_jacobian` on traced values (see the module docstring)."""
-    mode = check_mode("sparse_jacobian", mode)
+    mode = check_mode("sparse_jacobian", mode, ("auto", "forward", "reverse", "bidirectional"))
     problem = Problem("sparse_jacobian", f, args, argnums, traced_ok=True)
     c = _census(problem)
     if sparsity is None:
@@ -318,9 +318,13 @@ def sparse_jacobian(f, *args, mode="auto", argnums=0, sparsity=None, chunk_size=
     else:
         pattern = as_pattern("sparse_jacobian", sparsity, (problem.m, problem.n))
     chunk = _chunk(problem, chunk_size, c.chunk_size(max_memory, _itemsize(problem)))
-    col, row = colorings_for(pattern, mode)
+    col, row, bic = jacobian_colorings(pattern, mode, c, chunk)
     dtype = float_dtype(problem.dtype)
-    if choose(c, col, row, chunk) == "forward":
+    way = choose_jacobian(c, col, row, bic, chunk)
+    if way == "bidirectional":
+        return _csr(pattern, _gather(_bidirectional_rows(problem, chunk, bic, dtype),
+                                     bic.positions(pattern)))
+    if way == "forward":
         compressed_t = forward_rows(problem, chunk, col.seed(dtype))          # (c x m)
         pos = np.asarray(col.colors, np.int64)[pattern.indices] * problem.m + \
             _pattern_rows(pattern)
@@ -329,6 +333,17 @@ def sparse_jacobian(f, *args, mode="auto", argnums=0, sparsity=None, chunk_size=
     pos = np.asarray(row.colors, np.int64)[_pattern_rows(pattern)] * problem.n + \
         pattern.indices
     return _csr(pattern, _gather(compressed, pos))
+
+
+def _bidirectional_rows(problem, chunk, bic, dtype):
+    """``concatenate([ravel((J S_f)ᵀ), ravel(S_rᵀ J)])`` of a star bicoloring ``bic`` on
+    the traced values: what :meth:`Bicoloring.positions` indexes."""
+    parts = []
+    if bic.ncolors_forward or not bic.ncolors_reverse:
+        parts.append(dnp.ravel(forward_rows(problem, chunk, bic.forward_seed(dtype).T)))
+    if bic.ncolors_reverse:
+        parts.append(dnp.ravel(reverse_rows(problem, chunk, bic.reverse_seed(dtype).T)))
+    return parts[0] if len(parts) == 1 else dnp.concatenate(parts)
 
 
 def sparse_hessian(f, *args, argnums=0, sparsity=None, chunk_size=None,

@@ -2,12 +2,14 @@
 
 ``plan(f, x)`` looks at the function once — a census of its primitives, its
 sparsity pattern (when worth detecting) and the colorings of that pattern —
-and weighs four ways to get the Jacobian of ``F: R^n -> R^m``:
+and weighs five ways to get the Jacobian of ``F: R^n -> R^m``:
 
-    forward         n directions, ceil(n / c) vector-mode JVP sweeps
-    reverse         m cotangents, one tape and ceil(m / c) batched pullbacks
-    sparse-forward  one direction per column color, then decompression
-    sparse-reverse  one cotangent per row color, then decompression
+    forward               n directions, ceil(n / c) vector-mode JVP sweeps
+    reverse               m cotangents, one tape and ceil(m / c) batched pullbacks
+    sparse-forward        one direction per column color, then decompression
+    sparse-reverse        one cotangent per row color, then decompression
+    sparse-bidirectional  k1 forward directions and k2 cotangents of a star bicoloring
+                          (:mod:`jacobians.bicoloring`), each entry read from one of them
 
 Each is first modelled from the census (:mod:`jacobians.cost`). Alternatives within
 :data:`cost.CLOSE` of the best are timed on the function itself (one sweep of one chunk
@@ -41,7 +43,7 @@ from ._common import (DEFAULT_MAX_MEMORY, Problem, TracedOutput, counted, float_
 from .distributed import Workers
 from .memory import dense_bytes, dense_of, human_bytes, refuse_dense
 from .patterns import TooDense
-from .sparse import colorings_for
+from .sparse import bicoloring_threshold, bidirectional_cost, jacobian_colorings
 from .sparsity import Sparsity, as_pattern, detect_jacobian
 
 if TYPE_CHECKING:
@@ -53,9 +55,10 @@ from .sweeps import check_mode, chunk_for, forward_flat, get_census, note, resul
 from .validity import CheckedPattern
 from dualad.extend import Replayed
 
-ALTERNATIVES = ("forward", "reverse", "sparse-forward", "sparse-reverse")
+ALTERNATIVES = ("forward", "reverse", "sparse-forward", "sparse-reverse",
+                "sparse-bidirectional")
 KIND = {"forward": "forward", "reverse": "reverse", "sparse-forward": "forward",
-        "sparse-reverse": "reverse"}
+        "sparse-reverse": "reverse", "sparse-bidirectional": "bidirectional"}
 _DECOMPRESS = 20e-9   # seconds per structural nonzero read back from a compressed product
 _fmt = cost._fmt
 
@@ -77,8 +80,8 @@ class Plan:
     problem : object
         The function and the point it was planned at (internal).
     mode : str
-        The chosen way: ``"forward"``, ``"reverse"``, ``"sparse-forward"`` or
-        ``"sparse-reverse"``.
+        The chosen way: ``"forward"``, ``"reverse"``, ``"sparse-forward"``,
+        ``"sparse-reverse"`` or ``"sparse-bidirectional"``.
     chunk : int
         Directions per sweep.
     census : jacobians.cost.Census
@@ -99,6 +102,8 @@ class Plan:
         Bytes of one sweep's tangents and of a dense result.
     timed : list of str, optional
         What was timed, or why nothing was.
+    bic : jacobians.bicoloring.Bicoloring, optional
+        The star bicoloring of the pattern, where computed.
 
     Attributes
     ----------
@@ -112,6 +117,8 @@ class Plan:
         The pattern of a sparse mode (``sparsity.pattern``, a boolean CSR matrix).
     column_coloring, row_coloring : jacobians.coloring.Coloring or None
         The colorings considered.
+    bicoloring : jacobians.bicoloring.Bicoloring or None
+        The star bicoloring considered (forward colors of columns, reverse of rows).
     estimates : dict
         Alternative name to ``(seconds, source)``.
 
@@ -159,13 +166,14 @@ class Plan:
     def __init__(self, problem: Problem, mode: str, chunk: int, census: Any, sparsity: Any,
                  col: Any, row: Any, estimates: dict[str, Any], how: str, notes: list[str],
                  output: str, max_memory: int = DEFAULT_MAX_MEMORY,
-                 timed: Any = None) -> None:
+                 timed: Any = None, bic: Any = None) -> None:
         self.problem = problem
         self.mode = mode
         self.chunk_size = chunk
         self.census = census
         self.sparsity = sparsity
         self.column_coloring, self.row_coloring = col, row
+        self.bicoloring = bic
         self.estimates = estimates      # alternative -> (seconds or None, "timed"/"modelled"/why not)
         self.how = how
         self.notes = notes
@@ -178,7 +186,8 @@ class Plan:
         self.checked = None
         if mode.startswith("sparse"):
             kind = KIND[mode]
-            self.checked = CheckedPattern(kind, sparsity, col if kind == "forward" else row)
+            self.checked = CheckedPattern(kind, sparsity, {"forward": col, "reverse": row,
+                                                           "bidirectional": bic}[kind])
         self.bytes_per_direction = census.bytes_per_direction(
             np.dtype(float_dtype(problem.dtype)).itemsize)
         self.replayed = None            # calls through dualad.jit: see _use_jit
@@ -189,18 +198,33 @@ class Plan:
 
         Parameters
         ----------
-        alt : {"forward", "reverse", "sparse-forward", "sparse-reverse"}
+        alt : {"forward", "reverse", "sparse-forward", "sparse-reverse", \
+"sparse-bidirectional"}
             The alternative.
 
         Returns
         -------
         int or None
-            ``n`` for forward, ``m`` for reverse, the number of colors for a sparse way, or
-            None when that coloring was not computed.
+            ``n`` for forward, ``m`` for reverse, the number of colors for a sparse way
+            (forward plus reverse colors for the bidirectional one), or None when that
+            coloring was not computed.
         """
-        return {"forward": self.n, "reverse": self.m,
-                "sparse-forward": self.column_coloring.ncolors if self.column_coloring else None,
-                "sparse-reverse": self.row_coloring.ncolors if self.row_coloring else None}[alt]
+        coloring = {"sparse-forward": self.column_coloring,
+                    "sparse-reverse": self.row_coloring,
+                    "sparse-bidirectional": self.bicoloring}.get(alt)
+        if alt in ("forward", "reverse"):
+            return self.n if alt == "forward" else self.m
+        return coloring.ncolors if coloring is not None else None
+
+    def sweeps_of(self, alt: str) -> int:
+        """The sweeps alternative ``alt`` runs per Jacobian: ``ceil(directions / chunk)``,
+        for the bidirectional way its forward and its reverse sweeps added (0 when not
+        computed)."""
+        if alt == "sparse-bidirectional" and self.bicoloring is not None:
+            b, c = self.bicoloring, self.chunk_size
+            return math.ceil(b.ncolors_forward / c) + math.ceil(b.ncolors_reverse / c)
+        d = self.directions_of(alt)
+        return math.ceil(d / self.chunk_size) if d else 0
 
     @property
     def directions(self) -> int:
@@ -214,7 +238,7 @@ class Plan:
         """The number of sweeps per evaluation: ``ceil(directions / chunk_size)``.
 
         """
-        return max(1, math.ceil(self.directions / self.chunk_size)) if self.directions else 0
+        return max(1, self.sweeps_of(self.mode)) if self.directions else 0
 
     @property
     def sparse(self) -> bool:
@@ -363,8 +387,10 @@ class Plan:
             self.sparsity = c.sparsity
             if c.kind == "forward":
                 self.column_coloring = c.coloring
-            else:
+            elif c.kind == "reverse":
                 self.row_coloring = c.coloring
+            else:
+                self.bicoloring = c.coloring
             self.m = c.sparsity.pattern.shape[0]
 
     @property
@@ -417,6 +443,8 @@ class Plan:
                                  f"{col.method} "
                                  f"(lower bound {col.lower_bound}"
                                  f"{', optimal' if col.optimal else ''}; tried: {tried}).")
+            if self.bicoloring is not None:
+                lines.append(self._bidirectional_line())
         lines.extend(t for t in self.notes if t not in first)
         if self.checked is not None:
             lines.append(self.checked.describe())
@@ -433,9 +461,9 @@ class Plan:
         for alt in ALTERNATIVES:
             seconds, source = self.estimates.get(alt, (None, "not considered"))
             d = self.directions_of(alt)
-            chunks = f"{math.ceil(d / self.chunk_size)} sweep(s)" if d else ""
+            chunks = f"{self.sweeps_of(alt)} sweep(s)" if d else ""
             mark = "  <- chosen" if alt == self.mode else ""
-            lines.append(f"  {alt:<15} {'' if d is None else d:>7} directions  {chunks:<12} "
+            lines.append(f"  {alt:<20} {'' if d is None else d:>7} directions  {chunks:<12} "
                          f"{_fmt(seconds):>10}  ({source}){mark}")
         lines.extend(self.timed)
         if self.planning:
@@ -447,6 +475,21 @@ class Plan:
             lines.append(f"Planning evaluated {self.problem.name} 0 times (its census was "
                          f"cached from an earlier call).")
         return "\n".join(lines)
+
+    def _bidirectional_line(self):
+        """The bicoloring's split, against the one-sided colorings (or their bounds)."""
+        b = self.bicoloring
+        one_sided = []
+        for name, col, bound in (("column", self.column_coloring, _bound(self.sparsity, 1)),
+                                 ("row", self.row_coloring, _bound(self.sparsity, 0))):
+            one_sided.append(f"{col.ncolors} ({name})" if col is not None else
+                             f"at least {bound} ({name}, not colored)")
+        tried = ", ".join(f"{k} {'abandoned' if v is None else v}" for k, v in b.tried.items())
+        return (f"Bicoloring: bidirectional: {counted(b.ncolors_forward, 'forward color')} "
+                f"+ {counted(b.ncolors_reverse, 'reverse color')} = "
+                f"{counted(b.ncolors, 'direction')} instead of {' / '.join(one_sided)}; by "
+                f"{b.method} (lower bound {b.lower_bound}"
+                f"{', optimal' if b.optimal else ''}; tried: {tried}).")
 
     def __repr__(self) -> str:
         on = "" if self.problem.executor is None else f" on {self.problem.executor.name}"
@@ -481,11 +524,13 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
          executor: Any = None, retries: int = 2, jit: bool = True) -> Plan:
     r"""Prepare the Jacobian of ``f`` at ``args``: choose how, once, and evaluate it many times.
 
-    Four ways to the Jacobian of :math:`F: \mathbb{R}^n \to \mathbb{R}^m` are weighed:
+    Five ways to the Jacobian of :math:`F: \mathbb{R}^n \to \mathbb{R}^m` are weighed:
     ``forward`` (``n`` one-hot directions in ``ceil(n / c)`` vector-mode JVP sweeps),
     ``reverse`` (``m`` one-hot cotangents, one tape and ``ceil(m / c)`` batched pullbacks),
     ``sparse-forward`` and ``sparse-reverse`` (one direction per column or row color of
-    the detected pattern, then decompression). A census (one counted run of ``f``) gives
+    the detected pattern, then decompression) and ``sparse-bidirectional`` (the forward
+    colors of a star bicoloring's columns and the reverse colors of its rows, each entry
+    read from one of the two products). A census (one counted run of ``f``) gives
     each way's modelled cost; the sparsity pattern is detected and colored when
     ``sparse`` allows; alternatives modelled within 30x of the best are timed on ``f``
     itself (one sweep each) when the best is modelled at 20 ms or more. The cheapest
@@ -500,8 +545,9 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
         The point to plan at (plain values; a plan made outside a transformation may be
         called inside one).
     mode : str, optional
-        ``"auto"`` (default), ``"forward"``, ``"reverse"``, ``"sparse-forward"`` or
-        ``"sparse-reverse"``.
+        ``"auto"`` (default), ``"forward"``, ``"reverse"``, ``"sparse-forward"``,
+        ``"sparse-reverse"`` or ``"sparse-bidirectional"`` (also ``"bidirectional"``: a
+        star bicoloring, forward and reverse sweeps together; docs/bicoloring.md).
     argnums : int or tuple of int, optional
         Which positional arguments are differentiated (default 0).
     sparse : {"auto", True, False}, optional
@@ -579,7 +625,8 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
     >>> print(p(np.arange(10000.0))[:5])
     [0. 2. 4. 6. 8.]
     """
-    mode = check_mode("plan", mode, ("auto",) + ALTERNATIVES)
+    mode = check_mode("plan", "sparse-bidirectional" if mode == "bidirectional" else mode,
+                      ("auto",) + ALTERNATIVES)
     if output not in ("auto", "dense", "sparse"):
         raise ValueError(f"plan: output={output!r} is not one of 'auto', 'dense', 'sparse'")
     if detect not in ("always", "worth"):
@@ -623,6 +670,8 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
     it anyway), refuse a dense result that cannot fit, model the dense modes, detect the
     pattern when asked or worth it, color it, model the compressed modes, then pick the
     cheapest (timing the close ones when that pays)."""
+    if mode == "bidirectional":
+        mode = "sparse-bidirectional"
     if mode.startswith("sparse"):
         sparse = True
     notes = []
@@ -638,17 +687,18 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
     if sparse is True and sp_info is None:
         raise ValueError(f"{problem.api}({problem.name}): a sparse mode was asked for but the "
                          f"pattern could not be obtained ({' '.join(notes)})")
-    col, row = _colorings(sp_info, mode, notes)
+    col, row, bic = _colorings(sp_info, mode, notes, census, chunk)
     nnz = sp_info.nnz if sp_info is not None else 0
     dirs.update({"sparse-forward": col.ncolors if col else None,
-                 "sparse-reverse": row.ncolors if row else None})
-    _sparse_estimates(estimates, census, dirs, chunk, nnz, mode, sparse, replayed)
+                 "sparse-reverse": row.ncolors if row else None,
+                 "sparse-bidirectional": bic.ncolors if bic else None})
+    _sparse_estimates(estimates, census, dirs, chunk, nnz, mode, sparse, replayed, bic)
     if not dense_ok:
         _mark_dense_infeasible(estimates, problem, dtype)
     chosen, how, timed = _choose(problem, estimates, dense_ok, max_memory, dtype, calibrate,
-                                 dirs, chunk, nnz, replayed)
+                                 dirs, chunk, nnz, replayed, bic)
     return Plan(problem, chosen, chunk, census, sp_info, col, row, estimates, how, notes,
-                output, max_memory, timed)
+                output, max_memory, timed, bic=bic)
 
 
 def _census(problem, sparse, sparsity, max_memory, notes):
@@ -700,31 +750,75 @@ def _detect_if_worth(problem, census, estimates, sparse, sparsity, detect, dense
     return _detect(problem, sparse, sparsity, max_memory, notes, budget) if go else None
 
 
-def _colorings(sp_info, mode, notes):
-    """``(col, row)``: the column and row colorings of the pattern (None where not
-    made), as the sparse mode asked for needs them."""
+def _colorings(sp_info, mode, notes, census, chunk):
+    """``(col, row, bic)``: the column, row and star bi- colorings of the pattern (None
+    where not made), as the sparse mode asked for needs them
+    (:func:`jacobians.sparse.jacobian_colorings`)."""
     if sp_info is None:
-        return None, None
-    col, row = colorings_for(sp_info.pattern, {"sparse-forward": "forward",
-                                               "sparse-reverse": "reverse"}.get(mode, "auto"))
-    if row is None and mode == "auto":
-        notes.append("Row coloring skipped: it cannot use fewer colors than the column "
-                     "coloring (its lower bound, the largest column count, is no smaller).")
-    return col, row
+        return None, None, None
+    way = {"sparse-forward": "forward", "sparse-reverse": "reverse",
+           "sparse-bidirectional": "bidirectional"}.get(mode, "auto")
+    col, row, bic = jacobian_colorings(sp_info.pattern, way, census, chunk)
+    if way == "auto":
+        if col is None:
+            notes.append(f"Column coloring skipped: its lower bound ({_bound(sp_info, 1)}, "
+                         f"the densest row) is modelled no cheaper than the bicoloring's "
+                         f"sweeps.")
+        if row is None and col is not None and col.ncolors <= _bound(sp_info, 0):
+            notes.append("Row coloring skipped: it cannot use fewer colors than the column "
+                         "coloring (its lower bound, the largest column count, is no "
+                         "smaller).")
+        elif row is None:
+            notes.append(f"Row coloring skipped: its lower bound ({_bound(sp_info, 0)}, "
+                         f"the densest column) is modelled no cheaper than the "
+                         f"bicoloring's sweeps.")
+        if bic is None:
+            notes.append(_no_bicoloring(sp_info, col, row))
+    return col, row, bic
 
 
-def _sparse_estimates(estimates, census, dirs, chunk, nnz, mode, sparse, replayed):
+def _no_bicoloring(sp_info, col, row):
+    """Why auto mode has no bicoloring: not tried, or over its work budget."""
+    if not sp_info.pattern.nnz:
+        return "Bicoloring not tried: no entries."
+    p = sp_info.pattern
+    k = bicoloring_threshold(np.diff(p.indptr), np.bincount(p.indices, minlength=p.shape[1]))
+    counts = [c.ncolors for c in (col, row) if c is not None]
+    if min(_bound(sp_info, 1), _bound(sp_info, 0)) > k or (counts and min(counts) > k):
+        return ("Bicoloring abandoned: no greedy pass finished within its work budget (twice "
+                "the entries of the one-sided colorings' graphs).")
+    return (f"Bicoloring not tried: a one-sided coloring needs at most {k} colors (5, or "
+            f"twice the typical row or column count; the bounds: {_bound(sp_info, 1)} "
+            f"column, {_bound(sp_info, 0)} row).")
+
+
+def _bound(sparsity, axis):
+    """The one-sided colorings' lower bound: the densest row (``axis=1``: columns are
+    colored) or column (``axis=0``)."""
+    p = sparsity.pattern
+    if axis == 1:
+        return int(np.diff(p.indptr).max(initial=0))
+    return int(np.bincount(p.indices, minlength=1).max())
+
+
+def _sparse_estimates(estimates, census, dirs, chunk, nnz, mode, sparse, replayed, bic=None):
     """Add the compressed modes to ``estimates``: one sweep per color plus the
-    decompression of the nnz entries; under ``mode="auto"`` a coloring with as many
-    colors as the dense mode has directions compresses nothing (infinite)."""
-    for alt in ("sparse-forward", "sparse-reverse"):
+    decompression of the nnz entries (the bidirectional way: its forward colors' sweeps
+    plus its reverse colors'); under ``mode="auto"`` a coloring with as many colors as
+    the dense mode has directions compresses nothing (infinite)."""
+    for alt in ("sparse-forward", "sparse-reverse", "sparse-bidirectional"):
         if dirs[alt] is None or mode not in ("auto", alt):
             continue
-        if mode == "auto" and sparse is not True and dirs[alt] >= dirs[KIND[alt]]:
+        dense = dirs[KIND[alt]] if alt != "sparse-bidirectional" else \
+            min(dirs["forward"], dirs["reverse"])
+        if mode == "auto" and sparse is not True and dirs[alt] >= dense:
             estimates[alt] = (math.inf, "no compression: as many colors as dense directions")
             continue
-        estimates[alt] = (cost.model(census, dirs[alt], chunk, KIND[alt], replayed=replayed)
-                          + nnz * _DECOMPRESS, "modelled")
+        if alt == "sparse-bidirectional":
+            seconds = bidirectional_cost(census, bic, chunk, replayed)
+        else:
+            seconds = cost.model(census, dirs[alt], chunk, KIND[alt], replayed=replayed)
+        estimates[alt] = (seconds + nnz * _DECOMPRESS, "modelled")
 
 
 def _mark_dense_infeasible(estimates, problem, dtype):
@@ -737,7 +831,7 @@ def _mark_dense_infeasible(estimates, problem, dtype):
 
 
 def _choose(problem, estimates, dense_ok, max_memory, dtype, calibrate, dirs, chunk, nnz,
-            replayed):
+            replayed, bic=None):
     """``(chosen, how, timed)``: the cheapest feasible alternative (after timing the close
     ones, :func:`_settle`), the sentence saying why, and the timing lines; refuses when
     nothing is feasible."""
@@ -751,7 +845,8 @@ def _choose(problem, estimates, dense_ok, max_memory, dtype, calibrate, dirs, ch
             if not dense_ok and infeasible else "the only alternative asked for or left."
     else:
         how = "the cheapest modelled estimate."
-    timed = _settle(problem, feasible, calibrate, dirs, chunk, nnz, estimates, replayed)
+    timed = _settle(problem, feasible, calibrate, dirs, chunk, nnz, estimates, replayed,
+                    bic)
     if timed[0].startswith("Timed:"):
         how = "the cheapest estimate after timing (see 'Timed')."
     chosen, ratio = cost.pick({a: e for a, (e, _) in estimates.items()})
@@ -760,7 +855,8 @@ def _choose(problem, estimates, dense_ok, max_memory, dtype, calibrate, dirs, ch
     return chosen, how, timed
 
 
-def _settle(problem, feasible, calibrate, dirs, chunk, nnz, estimates, replayed=False):
+def _settle(problem, feasible, calibrate, dirs, chunk, nnz, estimates, replayed=False,
+            bic=None):
     """Time the close alternatives when that can pay (see the module docstring); the
     lines ``explain()`` shows about it."""
     if len(feasible) < 2:
@@ -780,38 +876,47 @@ def _settle(problem, feasible, calibrate, dirs, chunk, nnz, estimates, replayed=
         return [f"Nothing timed: {', '.join(close)} are within {cost.CLOSE:g}x, but the "
                 f"sweeps replay through dualad.jit (jit=True), whose order can differ from "
                 f"timed eager sweeps: the cost model decided."]
-    return _time(problem, close, dirs, chunk, nnz, estimates)
+    return _time(problem, close, dirs, chunk, nnz, estimates, bic)
 
 
-def _time(problem, alts, dirs, chunk, nnz, estimates):
+def _parts(alt, dirs, bic):
+    """``[(kind, directions)]``: the sweeps of ``alt`` by kind (the bidirectional way has
+    a forward and a reverse part, either possibly empty)."""
+    if alt == "sparse-bidirectional":
+        return [(k, d) for k, d in (("forward", bic.ncolors_forward),
+                                    ("reverse", bic.ncolors_reverse)) if d]
+    return [(KIND[alt], dirs[alt])]
+
+
+def _time(problem, alts, dirs, chunk, nnz, estimates, bic=None):
     """Time one sweep of each alternative, seeded as it will be (dense ones one-hot,
     compressed ones with general directions), of at most ``cost.TIME_DIRS`` directions:
     the estimate is that sweep times the sweeps of that size the alternative needs (so
-    timing costs a fraction of the Jacobian, not one Jacobian per alternative)."""
+    timing costs a fraction of the Jacobian, not one Jacobian per alternative); the
+    bidirectional way adds its forward and its reverse part."""
     r = cost.TIME_REPEAT
     lines = [f"Timed: {', '.join(alts)} were modelled within {cost.CLOSE:g}x of each other, "
              f"so one sweep of each ran on {problem.name} itself (best of {r}):"]
-    size = {a: min(dirs[a], chunk, cost.TIME_DIRS) for a in alts}
-    for a in (a for a in alts if KIND[a] == "forward"):
-        b, sparse = size[a], a.startswith("sparse")
+    parts = [(a, kind, d, min(d, chunk, cost.TIME_DIRS)) for a in alts
+             for kind, d in _parts(a, dirs, bic)]
+    total = {a: (nnz * _DECOMPRESS if a.startswith("sparse") else 0.0) for a in alts}
+    for a, _, d, b in (q for q in parts if q[1] == "forward"):
+        sparse = a.startswith("sparse")
         t = cost.time_jvp(problem, b, onehot=not sparse)
         note(problem, f"timing {a} (one JVP of {b} directions)", t * r, r)
-        extra = nnz * _DECOMPRESS if sparse else 0.0
-        estimates[a] = (math.ceil(dirs[a] / b) * t + extra, "timed")
+        total[a] += math.ceil(d / b) * t
         lines.append(f"  {a}: one JVP of {b} {'colored' if sparse else 'one-hot'} directions "
-                     f"{_fmt(t)} ({r} evaluations of {problem.name}), x "
-                     f"{math.ceil(dirs[a] / b)}")
-    rev = [a for a in alts if KIND[a] == "reverse"]
+                     f"{_fmt(t)} ({r} evaluations of {problem.name}), x {math.ceil(d / b)}")
+    rev = [q for q in parts if q[1] == "reverse"]
     if rev:   # one recorded tape, a pullback per alternative
-        t_rec, pulls = cost.time_vjp(problem, [size[a] for a in rev],
-                                     onehot=[not a.startswith("sparse") for a in rev])
+        t_rec, pulls = cost.time_vjp(problem, [b for *_, b in rev],
+                                     onehot=[not a.startswith("sparse") for a, *_ in rev])
         note(problem, "timing reverse (recording one tape)", t_rec * r, r)
         lines.append(f"  recording one tape {_fmt(t_rec)} ({r} evaluations of "
                      f"{problem.name})")
-        for a, t in zip(rev, pulls):
-            b = size[a]
-            extra = nnz * _DECOMPRESS if a.startswith("sparse") else 0.0
-            estimates[a] = (t_rec + math.ceil(dirs[a] / b) * t + extra, "timed")
+        for (a, _, d, b), t in zip(rev, pulls):
+            total[a] += t_rec + math.ceil(d / b) * t
             lines.append(f"  {a}: one pullback of {b} cotangents {_fmt(t)} (no evaluation "
-                         f"of {problem.name}), x {math.ceil(dirs[a] / b)}")
+                         f"of {problem.name}), x {math.ceil(d / b)}")
+    estimates.update((a, (t, "timed")) for a, t in total.items())
     return lines

@@ -11,6 +11,8 @@ and each structural nonzero is read back from the compressed product::
 
     forward:  J[i, j] = (J S)[i, color(j)]
     reverse:  J[i, j] = (Sᵀ J)[color(i), j]
+    both:     J[i, j] = (J S_f)[i, fc(j)]  or  (S_rᵀ J)[rc(i), j]   (a star bicoloring,
+              :mod:`jacobians.bicoloring`: k1 forward and k2 reverse directions)
     Hessian:  H[i, j] = (H S)[i, color(j)]  if j is i's only neighbor of its color
                         (H S)[j, color(i)]  otherwise (star coloring: one of the two)
 
@@ -21,7 +23,10 @@ exactly the pattern's entries; the Hessian is exactly symmetric.
 from __future__ import annotations
 
 __all__ = ["decompress_forward", "decompress_reverse", "compressed_forward",
-           "compressed_reverse", "compressed_hessian", "colorings_for", "choose",
+           "compressed_reverse", "compressed_bidirectional", "compressed_hessian",
+           "colorings_for", "choose", "BICOLOR_MIN", "bicoloring_threshold",
+           "jacobian_colorings",
+           "bidirectional_cost", "choose_jacobian",
            "sparse_jacobian", "decompress_star", "sparse_hessian"]
 
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -31,9 +36,10 @@ import scipy.sparse as sp
 
 from . import cost
 from ._common import DEFAULT_MAX_MEMORY, Problem, composes, float_dtype, fname
+from .bicoloring import star_bicoloring
 from .coloring import column_coloring, row_coloring, star_coloring
 from .distributed import Workers, attach
-from .sweeps import check_mode, forward_flat, reverse_flat
+from .sweeps import MODES, check_mode, forward_flat, reverse_flat
 from .hessian_sweeps import hessian_chunk, hessian_rows, scalar_problem
 from .sparsity import as_pattern, detect_hessian, detect_jacobian
 
@@ -82,6 +88,26 @@ def compressed_reverse(problem, pattern, coloring, chunk, check=None):
     return decompress_reverse(pattern, coloring, reverse_flat(problem, chunk, seeds, check))
 
 
+def compressed_bidirectional(problem, pattern, bicoloring, chunk, check=None):
+    """J from k1 forward directions J S_f and k2 reverse ones S_rᵀ J of a star
+    ``bicoloring``, each entry read from the one that holds it alone. ``check()`` runs
+    after the first sweep (the forward one, or the reverse one when k1 = 0)."""
+    dtype = float_dtype(problem.dtype)
+    k1, k2 = bicoloring.ncolors_forward, bicoloring.ncolors_reverse
+    fwd = rev = None
+    if k1 or not k2:           # (no colors at all: one evaluation sets the outputs)
+        fwd = forward_flat(problem, chunk, bicoloring.forward_seed(dtype).T, check)
+        check = None
+    if k2:
+        rev = reverse_flat(problem, chunk, bicoloring.reverse_seed(dtype).T, check)
+    m, n = pattern.shape
+    if fwd is None:
+        fwd = np.zeros((m, 0), dtype)
+    if rev is None:
+        rev = np.zeros((0, n), dtype)
+    return bicoloring.decompress(pattern, fwd, rev)
+
+
 def compressed_hessian(problem, pattern, coloring, chunk, check=None):
     """H from one forward-over-reverse product per color of the star ``coloring``."""
     seeds = coloring.seed(float_dtype(problem.dtype))
@@ -100,6 +126,78 @@ def colorings_for(pattern, mode):
                              col.ncolors > np.bincount(pattern.indices, minlength=1).max()):
         row = row_coloring(pattern)
     return col, row
+
+
+# A one-sided coloring of at most BICOLOR_MIN colors leaves a bicoloring (at least 2
+# directions, 3 on most patterns) too little to gain to pay for coloring H
+# (bicoloring_threshold raises it on patterns of many entries per row or column).
+BICOLOR_MIN = 5
+
+
+def bidirectional_cost(census, bicoloring, chunk, replayed=False):
+    """Modelled seconds of a bicoloring's sweeps: its forward colors as one compressed
+    forward Jacobian, its reverse colors as one compressed reverse Jacobian
+    (:func:`cost.model`; ``replayed`` as there)."""
+    return cost.model(census, bicoloring.ncolors_forward, chunk, "forward",
+                      replayed=replayed) + \
+        cost.model(census, bicoloring.ncolors_reverse, chunk, "reverse", replayed=replayed)
+
+
+def bicoloring_threshold(in_rows, in_cols):
+    """The one-sided color count above which a bicoloring is worth trying: BICOLOR_MIN, or
+    twice the typical (90th percentile) row or column count if larger. A bicoloring wins
+    where a few dense rows and columns force the one-sided colorings up (the arrowhead:
+    2 against n); on near-uniform patterns (stencils, bands) it seldom beats them."""
+    if not len(in_rows) or not len(in_cols):
+        return BICOLOR_MIN
+    typical = max(np.percentile(in_rows, 90), np.percentile(in_cols, 90))
+    return max(BICOLOR_MIN, 2 * int(typical))
+
+
+def jacobian_colorings(pattern, mode, census, chunk):
+    """``(col, row, bic)``: the column, row and star bi- colorings ``mode`` needs (None
+    where not made). In ``"auto"``: a bicoloring is made first when both one-sided
+    colorings need more than :func:`bicoloring_threshold` colors by their lower bounds (the
+    densest row and column), and a one-sided coloring is then skipped when its lower
+    bound's sweeps are modelled no cheaper than the bicoloring's; else after them, when
+    both gave more. The bicoloring gets a work budget there (None when it ran out)."""
+    if mode == "bidirectional":
+        return None, None, star_bicoloring(pattern)
+    if mode != "auto":
+        return colorings_for(pattern, mode) + (None,)
+    in_rows = np.diff(pattern.indptr)
+    in_cols = np.bincount(pattern.indices, minlength=pattern.shape[1])
+    lb_col, lb_row = int(in_rows.max(initial=0)), int(in_cols.max(initial=0))
+    threshold = bicoloring_threshold(in_rows, in_cols)
+    # The bicoloring may visit twice what the one-sided colorings' graphs hold (Σ r² + Σ c²),
+    # which their greedy passes and search visit several times over: it never costs much
+    # more than they do.
+    budget = 2 * int(in_rows @ in_rows + in_cols @ in_cols)
+    bic = star_bicoloring(pattern, budget=budget) if min(lb_col, lb_row) > threshold \
+        else None
+    col = row = None
+    bic_cost = bidirectional_cost(census, bic, chunk) if bic is not None else np.inf
+    if cost.model(census, lb_col, chunk, "forward") < bic_cost:
+        col = column_coloring(pattern)
+    if (col is None or col.ncolors > lb_row) and \
+            cost.model(census, lb_row, chunk, "reverse") < bic_cost:
+        row = row_coloring(pattern)
+    counts = [c.ncolors for c in (col, row) if c is not None]
+    if bic is None and counts and min(counts) > threshold:
+        bic = star_bicoloring(pattern, budget=budget)
+    return col, row, bic
+
+
+def choose_jacobian(census, col, row, bic, chunk):
+    """"forward", "reverse" or "bidirectional": the cheapest modelled compressed sweeps."""
+    options = {}
+    if col is not None:
+        options["forward"] = cost.model(census, col.ncolors, chunk, "forward")
+    if row is not None:
+        options["reverse"] = cost.model(census, row.ncolors, chunk, "reverse")
+    if bic is not None:
+        options["bidirectional"] = bidirectional_cost(census, bic, chunk)
+    return min(options, key=options.get)
 
 
 def choose(census, col, row, chunk):
@@ -138,8 +236,13 @@ def sparse_jacobian(f: Callable[..., Any], *args: Any, mode: str = "auto",
     compressed product :math:`J S`; each nonzero is read back from exactly one entry,
     :math:`J_{ij} = (J S)_{i,\,\mathrm{color}(j)}`. In reverse mode the rows are colored
     and :math:`J_{ij} = (S^\top J)_{\mathrm{color}(i),\, j}`. A tridiagonal Jacobian
-    needs 3 directions whatever ``n`` is. ``mode="auto"`` takes the direction whose
-    compressed sweeps the cost model finds cheaper.
+    needs 3 directions whatever ``n`` is. ``mode="bidirectional"`` seeds columns forward
+    and rows in reverse (a star bicoloring, :func:`jacobians.bicoloring.star_bicoloring`):
+    :math:`J_{ij} = (J S_f)_{i,\,f(j)}` or :math:`(S_r^\top J)_{r(i),\, j}`, whichever holds
+    it alone; a bordered (arrowhead) Jacobian needs 3 directions instead of ``n``.
+    ``mode="auto"`` takes the compressed sweeps the cost model finds cheapest (the
+    bicoloring is tried when both one-sided colorings need more than 5 colors and more than
+    twice the typical row or column count).
 
     Parameters
     ----------
@@ -147,8 +250,9 @@ def sparse_jacobian(f: Callable[..., Any], *args: Any, mode: str = "auto",
         The function, ``f(*args)``, returning an array or a container of arrays.
     *args : array_like or container of array_like
         The point. Without ``args``, the function ``x ↦ J(x)`` is returned.
-    mode : {"auto", "forward", "reverse"}, optional
-        Color the columns (``"forward"``), the rows (``"reverse"``), or whichever gives
+    mode : {"auto", "forward", "reverse", "bidirectional"}, optional
+        Color the columns (``"forward"``), the rows (``"reverse"``), both
+        (``"bidirectional"``: forward and reverse sweeps together), or whichever gives
         cheaper sweeps (``"auto"``, default).
     argnums : int or tuple of int, optional
         Which positional arguments are differentiated (default 0); their elements are the
@@ -212,7 +316,7 @@ def sparse_jacobian(f: Callable[..., Any], *args: Any, mode: str = "auto",
      [ 0. -1.  6.  0.]
      [ 0.  0. -1.  8.]]
     """
-    mode = check_mode("sparse_jacobian", mode)
+    mode = check_mode("sparse_jacobian", mode, MODES + ("bidirectional",))
     if not args:
         def sparse_jac_f(*a):
             return sparse_jacobian(f, *a, mode=mode, argnums=argnums, sparsity=sparsity,
@@ -231,8 +335,11 @@ def sparse_jacobian(f: Callable[..., Any], *args: Any, mode: str = "auto",
         pattern = as_pattern("sparse_jacobian", sparsity, (problem.m, problem.n))
     chunk = chunk_size or census.chunk_size(max_memory,
                                             np.dtype(float_dtype(problem.dtype)).itemsize)
-    col, row = colorings_for(pattern, mode)
-    if choose(census, col, row, chunk) == "forward":
+    col, row, bic = jacobian_colorings(pattern, mode, census, chunk)
+    way = choose_jacobian(census, col, row, bic, chunk)
+    if way == "bidirectional":
+        return compressed_bidirectional(problem, pattern, bic, chunk)
+    if way == "forward":
         return compressed_forward(problem, pattern, col, chunk)
     return compressed_reverse(problem, pattern, row, chunk)
 

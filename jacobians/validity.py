@@ -39,7 +39,8 @@ from dualad.extend import Box, flatten
 
 from ._common import Problem
 from .decisions import DecisionLog  # noqa: F401  (documented here)
-from .sparse import compressed_forward, compressed_hessian, compressed_reverse
+from .sparse import (compressed_bidirectional, compressed_forward, compressed_hessian,
+                     compressed_reverse)
 from .sparsity import Sparsity, detect_hessian, detect_jacobian
 
 
@@ -69,8 +70,9 @@ def watched(problem, log, depth):
 
 class CheckedPattern:
     """A detected pattern with its coloring, evaluated at many points (see the module
-    docstring). ``kind``: "forward" or "reverse" (a Jacobian's compressed sweeps) or
-    "hessian" (forward-over-reverse with a star coloring). ``redetections`` counts the
+    docstring). ``kind``: "forward", "reverse" or "bidirectional" (a Jacobian's
+    compressed sweeps: a column, row or star bi- coloring) or "hessian"
+    (forward-over-reverse with a star coloring). ``redetections`` counts the
     points at which the pattern had to be detected again; ``checks`` the sweeps checked."""
 
     MAX_KNOWN = 256   # logs remembered (each a copy of its masks); past it, start afresh
@@ -116,6 +118,7 @@ class CheckedPattern:
 
     def _sweep(self, problem, chunk, check, state):
         run = {"forward": compressed_forward, "reverse": compressed_reverse,
+               "bidirectional": compressed_bidirectional,
                "hessian": compressed_hessian}[self.kind]
         return run(problem, state[0].pattern, state[1], chunk, check)
 
@@ -150,9 +153,10 @@ class CheckedPattern:
         return state
 
     def _color(self, pattern):
+        from .bicoloring import star_bicoloring
         from .coloring import column_coloring, row_coloring, star_coloring
         return {"forward": column_coloring, "reverse": row_coloring,
-                "hessian": star_coloring}[self.kind](pattern)
+                "bidirectional": star_bicoloring, "hessian": star_coloring}[self.kind](pattern)
 
     def describe(self):
         if not self.checked:
