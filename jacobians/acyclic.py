@@ -444,8 +444,12 @@ def hessian_coloring(pattern: Any, coloring: str = "auto",
         acyclic = acyclic_coloring(pattern)
         return acyclic, f"acyclic coloring, {acyclic.ncolors} colors (substitution)"
     star = star_coloring(pattern)
-    if coloring == "star" or star.ncolors <= acyclic_lower_bound(_adjacency(pattern)):
+    if coloring == "star":
         return star, f"star coloring, {star.ncolors} colors (direct recovery)"
+    bound = acyclic_lower_bound(_adjacency(pattern))
+    if star.ncolors <= bound:
+        return star, (f"star coloring, {star.ncolors} colors (an acyclic one needs at least "
+                      f"{bound}: direct recovery kept)")
     acyclic = acyclic_coloring(pattern)
     if acyclic.ncolors < star.ncolors:
         return acyclic, (f"acyclic coloring, {acyclic.ncolors} colors against "

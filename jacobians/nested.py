@@ -332,9 +332,11 @@ def sparse_jacobian(f, *args, mode="auto", argnums=0, sparsity=None, chunk_size=
 
 
 def sparse_hessian(f, *args, argnums=0, sparsity=None, chunk_size=None,
-                   max_memory=DEFAULT_MAX_MEMORY):
+                   max_memory=DEFAULT_MAX_MEMORY, coloring="auto"):
     """:func:`jacobians.sparse_hessian` on traced values: pattern at the primal values,
-    star coloring, one forward-over-reverse product per color on the traced values."""
+    star coloring (whatever ``coloring`` asks: direct recovery is a gather the outer
+    transformation records), one forward-over-reverse product per color on the traced
+    values."""
     problem = Problem("sparse_hessian", f, args, argnums, traced_ok=True)
     c = _census(problem)
     check_scalar(problem)

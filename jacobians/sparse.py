@@ -13,6 +13,8 @@ and each structural nonzero is read back from the compressed product::
     reverse:  J[i, j] = (Sᵀ J)[color(i), j]
     Hessian:  H[i, j] = (H S)[i, color(j)]  if j is i's only neighbor of its color
                         (H S)[j, color(i)]  otherwise (star coloring: one of the two)
+              or, under an acyclic coloring (fewer colors), by substitution along the
+              two-colored trees, leaves first (:mod:`jacobians.acyclic`)
 
 The results are ``scipy.sparse`` CSR matrices of the *flat* Jacobian (m x n,
 rows the output elements in C order, columns the differentiated inputs) with
@@ -31,7 +33,8 @@ import scipy.sparse as sp
 
 from . import cost
 from ._common import DEFAULT_MAX_MEMORY, Problem, composes, float_dtype, fname
-from .coloring import column_coloring, row_coloring, star_coloring
+from .acyclic import COLORINGS, AcyclicColoring, decompress_acyclic, hessian_coloring
+from .coloring import column_coloring, row_coloring
 from .distributed import Workers, attach
 from .sweeps import check_mode, forward_flat, reverse_flat
 from .hessian_sweeps import hessian_chunk, hessian_rows, scalar_problem
@@ -83,9 +86,12 @@ def compressed_reverse(problem, pattern, coloring, chunk, check=None):
 
 
 def compressed_hessian(problem, pattern, coloring, chunk, check=None):
-    """H from one forward-over-reverse product per color of the star ``coloring``."""
+    """H from one forward-over-reverse product per color of the star or acyclic
+    ``coloring`` (read directly, or by substitution)."""
     seeds = coloring.seed(float_dtype(problem.dtype))
     compressed = hessian_rows(problem, "forward-over-reverse", seeds, chunk, check=check)
+    if isinstance(coloring, AcyclicColoring):
+        return decompress_acyclic(pattern, coloring, compressed)
     return decompress_star(pattern, coloring, compressed)
 
 
@@ -264,17 +270,20 @@ def decompress_star(pattern, coloring, compressed):
 @overload
 def sparse_hessian(f: Callable[..., Any], /, *, argnums: int | Sequence[int] = 0,
                    sparsity: Any = None, chunk_size: int | None = None, max_memory: int = ...,
-                   executor: Any = None, retries: int = 2) -> Callable[..., sp.csr_matrix]: ...
+                   executor: Any = None, retries: int = 2,
+                   coloring: str = "auto") -> Callable[..., sp.csr_matrix]: ...
 @overload
 def sparse_hessian(f: Callable[..., Any], x: Any, /, *args: Any,
                    argnums: int | Sequence[int] = 0, sparsity: Any = None,
                    chunk_size: int | None = None, max_memory: int = ...,
-                   executor: Any = None, retries: int = 2) -> sp.csr_matrix: ...
+                   executor: Any = None, retries: int = 2,
+                   coloring: str = "auto") -> sp.csr_matrix: ...
 @composes("sparse_hessian")
 def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
                    sparsity: Any = None, chunk_size: int | None = None,
                    max_memory: int = DEFAULT_MAX_MEMORY, executor: Any = None,
-                   retries: int = 2) -> sp.csr_matrix | Callable[..., sp.csr_matrix]:
+                   retries: int = 2,
+                   coloring: str = "auto") -> sp.csr_matrix | Callable[..., sp.csr_matrix]:
     r"""The Hessian (n x n, flat inputs) of scalar ``f`` as an exactly symmetric SciPy CSR matrix.
 
     The pattern is detected by running the gradient's reverse sweep on index-set patterns
@@ -285,7 +294,12 @@ def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[in
     entry is read directly: :math:`H_{ij} = (H S)_{i,\,\mathrm{color}(j)}` when ``j`` is
     the only neighbour of ``i`` with its color, else :math:`(H S)_{j,\,\mathrm{color}(i)}`
     (the star property guarantees one of the two). Each value fills both
-    :math:`H_{ij}` and :math:`H_{ji}`.
+    :math:`H_{ij}` and :math:`H_{ji}`. An acyclic coloring (:func:`acyclic_coloring`:
+    every cycle uses three colors) may need fewer products (a band of half-bandwidth β:
+    β + 1 against about 2β + 1); its entries are recovered by substitution along each
+    two-colored tree, leaves first,
+    :math:`H_{vp} = (H S)_{v,\,\mathrm{color}(p)} - \sum_{u \text{ child of } v} H_{uv}`,
+    exact to rounding but carrying the rounding of the entries below (docs/acyclic.md).
 
     Parameters
     ----------
@@ -305,6 +319,11 @@ def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[in
         Each chunk of colors becomes one task on the workers.
     retries : int, optional
         Resubmissions of a chunk lost with its worker (default 2).
+    coloring : {"auto", "star", "acyclic"}, optional
+        Star coloring with direct recovery, acyclic coloring with recovery by substitution,
+        or (``"auto"``, default) the acyclic one when it needs fewer colors than the star
+        one (a tie keeps the star coloring). Under a transformation (traced values) the
+        star coloring is used.
 
     Returns
     -------
@@ -315,18 +334,20 @@ def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[in
     Raises
     ------
     ValueError
-        ``f`` is not scalar, or a given ``sparsity`` is not ``n x n``.
+        ``f`` is not scalar, a given ``sparsity`` is not ``n x n``, or an unknown
+        ``coloring``.
 
     See Also
     --------
     hessian : The dense Hessian.
     hessian_sparsity : The detected pattern alone.
-    star_coloring : The coloring used.
+    star_coloring, acyclic_coloring : The colorings.
 
     Notes
     -----
     Direct recovery from a star coloring is due to Coleman and Moré [1]_; see [2]_ for the
-    graph formulation.
+    graph formulation; substitution from an acyclic coloring to Coleman and Cai, with the
+    tree-set algorithms of [3]_.
 
     References
     ----------
@@ -334,6 +355,9 @@ def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[in
        coloring problems", *Math. Programming* 28 (1984), 243-270.
     .. [2] A. H. Gebremedhin, F. Manne and A. Pothen, "What color is your Jacobian? Graph
        coloring for computing derivatives", *SIAM Review* 47 (2005), 629-705.
+    .. [3] A. H. Gebremedhin, A. Tarafdar, F. Manne and A. Pothen, "Efficient computation
+       of sparse Hessians using coloring and automatic differentiation", *INFORMS J.
+       Computing* 21 (2009), 209-223.
 
     Examples
     --------
@@ -349,11 +373,14 @@ def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[in
      [ 0. -2.  4. -2.]
      [ 0.  0. -2.  2.]]
     """
+    if coloring not in COLORINGS:
+        raise ValueError(f"sparse_hessian({fname(f)}): coloring={coloring!r} is not one of "
+                         f"{COLORINGS}")
     if not args:
         def sparse_hess_f(*a):
             return sparse_hessian(f, *a, argnums=argnums, sparsity=sparsity,
                                   chunk_size=chunk_size, max_memory=max_memory,
-                                  executor=executor, retries=retries)
+                                  executor=executor, retries=retries, coloring=coloring)
         sparse_hess_f.__name__ = f"sparse_hessian({fname(f)})"
         return sparse_hess_f
     workers = None if executor is None else Workers("sparse_hessian", executor, retries,
@@ -365,6 +392,6 @@ def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[in
     else:
         pattern = as_pattern("sparse_hessian", sparsity, (problem.n, problem.n))
         pattern = ((pattern + pattern.T) > 0).tocsr()
-    coloring = star_coloring(pattern)
+    colored = hessian_coloring(pattern, coloring)[0]
     chunk = hessian_chunk(problem, "forward-over-reverse", chunk_size, max_memory)
-    return compressed_hessian(problem, pattern, coloring, chunk)
+    return compressed_hessian(problem, pattern, colored, chunk)

@@ -70,7 +70,7 @@ def watched(problem, log, depth):
 class CheckedPattern:
     """A detected pattern with its coloring, evaluated at many points (see the module
     docstring). ``kind``: "forward" or "reverse" (a Jacobian's compressed sweeps) or
-    "hessian" (forward-over-reverse with a star coloring). ``redetections`` counts the
+    "hessian" (forward-over-reverse with a star or an acyclic coloring). ``redetections`` counts the
     points at which the pattern had to be detected again; ``checks`` the sweeps checked."""
 
     MAX_KNOWN = 256   # logs remembered (each a copy of its masks); past it, start afresh
@@ -150,9 +150,11 @@ class CheckedPattern:
         return state
 
     def _color(self, pattern):
-        from .coloring import column_coloring, row_coloring, star_coloring
-        return {"forward": column_coloring, "reverse": row_coloring,
-                "hessian": star_coloring}[self.kind](pattern)
+        from .acyclic import hessian_coloring
+        from .coloring import column_coloring, row_coloring
+        if self.kind == "hessian":    # star or acyclic, whichever needs fewer colors now
+            return hessian_coloring(pattern, "auto", "hessian")[0]
+        return {"forward": column_coloring, "reverse": row_coloring}[self.kind](pattern)
 
     def describe(self):
         if not self.checked:
