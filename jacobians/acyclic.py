@@ -62,11 +62,11 @@ COLORINGS = ("auto", "star", "acyclic")
 
 class AcyclicColoring(Coloring):
     """A :class:`~jacobians.coloring.Coloring` whose two-colored subgraphs are forests
-    (entries recovered by substitution); ``trees`` caches the :class:`Trees` of the
-    pattern last decompressed."""
+    (entries recovered by substitution); ``recovery`` keeps the trees and positions of
+    the pattern last decompressed (``recovery.trees``: :class:`Trees`)."""
 
     kind = "acyclic"
-    trees: Any = None
+    recovery: Any = None
 
 
 # --- the coloring ------------------------------------------------------------------------------
@@ -425,10 +425,10 @@ def decompress_acyclic(pattern: Any, coloring: Any, compressed: Any) -> sp.csr_m
     its two-colored trees (module docstring). The trees and the positions are computed
     once per (pattern, coloring) and kept on the coloring: a repeat decompression is two
     gathers, one sparse triangular solve and three scatters."""
-    recovery = getattr(coloring, "trees", None)
+    recovery = getattr(coloring, "recovery", None)
     if recovery is None or recovery.pattern is not pattern:
         recovery = _Recovery(pattern, coloring)
-        coloring.trees = recovery
+        coloring.recovery = recovery
     return recovery(np.asarray(compressed))
 
 
