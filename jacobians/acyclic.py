@@ -43,7 +43,7 @@ from __future__ import annotations
 
 __all__ = ["AcyclicColoring", "acyclic_coloring", "is_acyclic_coloring",
            "acyclic_lower_bound", "Trees", "tree_structure", "decompress_acyclic",
-           "hessian_coloring", "COLORINGS"]
+           "hessian_coloring", "COLORINGS", "LOSS_DIGITS"]
 
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +58,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 COLORINGS = ("auto", "star", "acyclic")
+# Under coloring="auto", an evaluation whose substitution may lose more than LOSS_DIGITS
+# digits of some entry (docs/acyclic.md) is done again with the star coloring's sweeps.
+LOSS_DIGITS = 6
 
 
 class AcyclicColoring(Coloring):
@@ -67,6 +70,8 @@ class AcyclicColoring(Coloring):
 
     kind = "acyclic"
     recovery: Any = None
+    fallback: Any = None     # hessian_coloring(..., "auto"): the star coloring, kept
+    fallbacks = 0            # evaluations that took it (digits would have been lost)
 
 
 # --- the coloring ------------------------------------------------------------------------------
@@ -332,27 +337,64 @@ class Trees:
 
     def subtree_sizes(self) -> np.ndarray[Any, Any]:
         """For each edge, the edges its value depends on (itself and all below it)."""
+        return self.accumulated(np.ones(len(self.child)))
+
+    def accumulated(self, b: Any) -> np.ndarray[Any, Any]:
+        """``S[e] = Σ_{d in the subtree of e} |b[d]|``: the magnitudes the substitution
+        subtracts to recover ``h[e]`` (``|h[e]| ≤ S[e]``); its rounding error is a small
+        multiple of ``ε S[e]``, where a direct read's is of ``ε |b[e]|``."""
         m = self.matrix.copy()
-        m.data[:] = -1.0      # s[e] = 1 + Σ_{c child of e} s[c]
+        m.data[:] = -1.0
         m.setdiag(1.0)
-        return spsolve_triangular(m, np.ones(len(self.child)), lower=True)
+        return spsolve_triangular(m, np.abs(np.asarray(b)).astype(float), lower=True)
 
 
-def _rooted(nodes, a, b):
+def _bfs(nodes, a, b, roots):
     """BFS over the forest on ``nodes`` (edges a-b) from a super root (node ``nodes``)
-    joined to the lowest node of each tree: (order, predecessors, distances, trees)."""
-    graph = sp.csr_matrix((np.ones(len(a), np.int8), (a, b)), shape=(nodes, nodes))
-    ntrees, labels = csgraph.connected_components(graph, directed=False)
-    if len(a) != nodes - ntrees:
-        raise ValueError("decompress_acyclic: the coloring is not acyclic on this pattern "
-                         "(a two-colored subgraph has a cycle)")
-    roots = np.unique(labels, return_index=True)[1]
+    joined to ``roots``: (order, predecessors, distances from the super root)."""
     a = np.concatenate([a, np.full(len(roots), nodes)])
     b = np.concatenate([b, roots])
     graph = sp.csr_matrix((np.ones(len(a), np.int8), (a, b)), shape=(nodes + 1, nodes + 1))
     order, pred = csgraph.breadth_first_order(graph, nodes, directed=False,
                                               return_predecessors=True)
     dist = csgraph.shortest_path(graph, directed=False, unweighted=True, indices=nodes)
+    return order, pred, dist.astype(np.int64)
+
+
+def _farthest(labels, dist):
+    """The node of each tree (by label) farthest from the super root."""
+    by = np.lexsort((-dist, labels))
+    return by[np.unique(labels[by], return_index=True)[1]]
+
+
+def _centers(nodes, a, b, labels):
+    """A center of each tree (the middle of a longest path: from any node, the farthest u;
+    from u, the farthest w; half-way back from w), so that no substitution chain is longer
+    than the tree's radius."""
+    lowest = np.unique(labels, return_index=True)[1]
+    u = _farthest(labels, _bfs(nodes, a, b, lowest)[2][:nodes])
+    _, pred, dist = _bfs(nodes, a, b, u)
+    w = _farthest(labels, dist[:nodes])
+    steps = (dist[w] - 1) // 2               # half the diameter, in edges
+    jump = np.where(pred < 0, nodes, pred)   # the ancestor 1, 2, 4, ... steps up
+    node = w.copy()
+    while steps.any():
+        odd = (steps & 1) == 1
+        node[odd] = jump[node[odd]]
+        steps >>= 1
+        jump = jump[jump]
+    return node
+
+
+def _rooted(nodes, a, b):
+    """BFS over the forest on ``nodes`` (edges a-b) from a super root joined to each tree's
+    center: (order, predecessors, distances, trees)."""
+    graph = sp.csr_matrix((np.ones(len(a), np.int8), (a, b)), shape=(nodes, nodes))
+    ntrees, labels = csgraph.connected_components(graph, directed=False)
+    if len(a) != nodes - ntrees:
+        raise ValueError("decompress_acyclic: the coloring is not acyclic on this pattern "
+                         "(a two-colored subgraph has a cycle)")
+    order, pred, dist = _bfs(nodes, a, b, _centers(nodes, a, b, labels))
     return order, pred, dist, ntrees
 
 
@@ -380,8 +422,7 @@ def tree_structure(adj: Any, colors: Any) -> Trees:
     matrix.sort_indices()
     matrix.indices = matrix.indices.astype(np.int32)
     matrix.indptr = matrix.indptr.astype(np.int32)
-    return Trees(vertex[order], vertex[up], matrix, int(dist[np.isfinite(dist)].max()) - 1,
-                 ntrees)
+    return Trees(vertex[order], vertex[up], matrix, int(dist.max()) - 1, ntrees)
 
 
 class _Recovery:
@@ -407,9 +448,15 @@ class _Recovery:
         self.read_diagonal = colors[diag] * n + diag
         self.shape = (n, n)
 
-    def __call__(self, compressed):
+    def __call__(self, compressed, limit=None):
         flat = np.ascontiguousarray(compressed).reshape(-1)
-        h = self.trees.solve(flat.take(self.read))
+        b = flat.take(self.read)
+        h = self.trees.solve(b)
+        if limit is not None and len(h):
+            # |h| small against the magnitudes subtracted to reach it: digits lost.
+            scale = np.maximum(np.abs(h), np.abs(b))
+            if np.any(self.trees.accumulated(b) > limit * scale):
+                return None
         data = np.empty(len(self.indices), compressed.dtype)
         data[self.lower] = h
         data[self.upper] = h
@@ -419,17 +466,23 @@ class _Recovery:
         return out
 
 
-def decompress_acyclic(pattern: Any, coloring: Any, compressed: Any) -> sp.csr_matrix:
+def decompress_acyclic(pattern: Any, coloring: Any, compressed: Any,
+                       limit: float | None = None) -> sp.csr_matrix | None:
     """Symmetric ``H`` (CSR, exactly the entries of the symmetrized ``pattern``) from
     ``compressed`` = (H S)ᵀ (c x n) under the acyclic ``coloring``, by substitution along
     its two-colored trees (module docstring). The trees and the positions are computed
     once per (pattern, coloring) and kept on the coloring: a repeat decompression is two
-    gathers, one sparse triangular solve and three scatters."""
+    gathers, one sparse triangular solve and three scatters.
+
+    With ``limit``: None instead when some recovered value ``h[e]`` is below
+    ``1/limit`` of the magnitudes its substitution subtracted (``Trees.accumulated``
+    against ``max(|h[e]|, |b[e]|)``), that is when up to ``log10(limit)`` digits of it may
+    be lost to rounding (one more triangular solve)."""
     recovery = getattr(coloring, "recovery", None)
     if recovery is None or recovery.pattern is not pattern:
         recovery = _Recovery(pattern, coloring)
         coloring.recovery = recovery
-    return recovery(np.asarray(compressed))
+    return recovery(np.asarray(compressed), limit)
 
 
 def hessian_coloring(pattern: Any, coloring: str = "auto",
@@ -437,7 +490,9 @@ def hessian_coloring(pattern: Any, coloring: str = "auto",
     """The coloring of a Hessian's ``pattern`` for ``coloring`` = "star", "acyclic" or
     "auto" (acyclic when it needs fewer colors than star; a tie keeps star: direct
     recovery, no rounding carried along a tree), and a sentence naming the kind and both
-    counts. ValueError naming ``api`` for another value."""
+    counts. ValueError naming ``api`` for another value. Under "auto" an acyclic coloring
+    carries the star one as its ``fallback``, taken by an evaluation whose substitution
+    would lose more than ``LOSS_DIGITS`` digits (:func:`jacobians.sparse.compressed_hessian`)."""
     if coloring not in COLORINGS:
         raise ValueError(f"{api}: coloring={coloring!r} is not one of {COLORINGS}")
     if coloring == "acyclic":
@@ -452,7 +507,9 @@ def hessian_coloring(pattern: Any, coloring: str = "auto",
                       f"{bound}: direct recovery kept)")
     acyclic = acyclic_coloring(pattern)
     if acyclic.ncolors < star.ncolors:
+        acyclic.fallback = star
         return acyclic, (f"acyclic coloring, {acyclic.ncolors} colors against "
-                         f"{star.ncolors} star colors (substitution)")
+                         f"{star.ncolors} star colors (substitution; the star colors at a "
+                         f"point where it would lose over {LOSS_DIGITS} digits)")
     return star, (f"star coloring, {star.ncolors} colors (acyclic: {acyclic.ncolors}, "
                   f"no fewer: direct recovery kept)")

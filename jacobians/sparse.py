@@ -33,7 +33,8 @@ import scipy.sparse as sp
 
 from . import cost
 from ._common import DEFAULT_MAX_MEMORY, Problem, composes, float_dtype, fname
-from .acyclic import COLORINGS, AcyclicColoring, decompress_acyclic, hessian_coloring
+from .acyclic import (COLORINGS, LOSS_DIGITS, AcyclicColoring, decompress_acyclic,
+                      hessian_coloring)
 from .coloring import column_coloring, row_coloring
 from .distributed import Workers, attach
 from .sweeps import check_mode, forward_flat, reverse_flat
@@ -87,11 +88,19 @@ def compressed_reverse(problem, pattern, coloring, chunk, check=None):
 
 def compressed_hessian(problem, pattern, coloring, chunk, check=None):
     """H from one forward-over-reverse product per color of the star or acyclic
-    ``coloring`` (read directly, or by substitution)."""
+    ``coloring`` (read directly, or by substitution); an acyclic coloring chosen by
+    ``coloring="auto"`` falls back to its star coloring's products at a point where the
+    substitution would lose more than ``LOSS_DIGITS`` digits of an entry."""
     seeds = coloring.seed(float_dtype(problem.dtype))
     compressed = hessian_rows(problem, "forward-over-reverse", seeds, chunk, check=check)
     if isinstance(coloring, AcyclicColoring):
-        return decompress_acyclic(pattern, coloring, compressed)
+        if coloring.fallback is None:
+            return decompress_acyclic(pattern, coloring, compressed)
+        out = decompress_acyclic(pattern, coloring, compressed, 10.0 ** LOSS_DIGITS)
+        if out is not None:
+            return out
+        coloring.fallbacks += 1      # digits would be lost here: the star's sweeps instead
+        return compressed_hessian(problem, pattern, coloring.fallback, chunk, check)
     return decompress_star(pattern, coloring, compressed)
 
 
@@ -322,8 +331,10 @@ def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[in
     coloring : {"auto", "star", "acyclic"}, optional
         Star coloring with direct recovery, acyclic coloring with recovery by substitution,
         or (``"auto"``, default) the acyclic one when it needs fewer colors than the star
-        one (a tie keeps the star coloring). Under a transformation (traced values) the
-        star coloring is used.
+        one (a tie keeps the star coloring); under ``"auto"``, at a point where the
+        substitution would lose more than 6 digits of some entry (entries of very
+        different magnitudes on one tree), the star coloring's products are computed
+        instead. Under a transformation (traced values) the star coloring is used.
 
     Returns
     -------

@@ -179,12 +179,42 @@ def test_trees_solve_is_the_leaves_first_substitution():
         assert got[i, j] == pytest.approx(value, rel=1e-13, abs=1e-13) == pytest.approx(h[i, j])
 
 
-def test_trees_of_a_path_are_one_tree_and_their_chain_is_the_path():
+def test_trees_of_a_path_are_one_tree_rooted_at_its_center():
     trees = tree_structure(band(9, 1), np.arange(9) % 2)
-    assert isinstance(trees, Trees) and trees.ntrees == 1 and trees.depth == 8
-    assert sorted(trees.subtree_sizes().astype(int)) == list(range(1, 9))
-    assert set(zip(trees.child.tolist(), trees.parent.tolist())) == {
-        (i + 1, i) for i in range(8)}
+    assert isinstance(trees, Trees) and trees.ntrees == 1 and trees.depth == 4
+    assert sorted(trees.subtree_sizes().astype(int)) == [1, 1, 2, 2, 3, 3, 4, 4]
+    edges = zip(trees.child.tolist(), trees.parent.tolist())
+    assert {frozenset(e) for e in edges} == {frozenset((i, i + 1)) for i in range(8)}
+    assert 4 in trees.parent and 4 not in trees.child      # the root: vertex 4
+
+
+@settings(derandomize=True, max_examples=30, deadline=None)
+@given(n=st.integers(2, 60), seed=st.integers(0, 10**6))
+def test_no_chain_is_longer_than_the_radius_of_its_tree(n, seed):
+    """A random tree (each vertex joined to an earlier one), 2-colored by depth parity:
+    one two-colored tree, rooted at a center, so depth = ceil(diameter / 2)."""
+    g = np.random.default_rng(seed)
+    up = np.array([g.integers(0, v) for v in range(1, n)], np.int64)
+    adj = sp.coo_matrix((np.ones(n - 1), (np.arange(1, n), up)), shape=(n, n)).tocsr()
+    adj = adj + adj.T
+    dist = sp.csgraph.shortest_path(adj, unweighted=True)
+    level = dist[0].astype(int)
+    trees = tree_structure(adj, level % 2)
+    assert trees.ntrees == 1
+    assert trees.depth == -(-int(dist.max()) // 2)
+
+
+def test_accumulated_magnitudes_bound_the_recovered_values():
+    pattern = grid(6, 6)
+    c = acyclic_coloring(pattern)
+    h = values_on(pattern, 4, spread=3)
+    recovery_values = recovered(pattern, c, h)
+    trees = c.recovery.trees
+    b = (h @ c.seed().T)[trees.child, c.colors[trees.parent]]
+    s = trees.accumulated(b)
+    assert np.all(np.abs(np.asarray(recovery_values[trees.child, trees.parent]).ravel())
+                  <= s * (1 + 1e-12))
+    assert np.all(s >= np.abs(b))
 
 
 def test_a_coloring_with_a_two_colored_cycle_is_refused():
@@ -301,3 +331,26 @@ def test_a_checked_pattern_with_an_acyclic_coloring_follows_the_decisions():
         want = jacobians.hessian(branchy, point, mode="forward-over-reverse")
         np.testing.assert_allclose(got.toarray(), want, rtol=1e-12, atol=1e-12)
     assert checked.redetections == 1
+
+
+SPREAD = 10.0 ** np.random.default_rng(8).uniform(-8, 8, 79)
+
+
+def spread_loss(x):
+    """A path Hessian whose couplings span 10^±8: substitution would lose digits."""
+    return np.sum(SPREAD * (x[1:] * x[:-1]) ** 2) + np.sum(x ** 4)
+
+
+def test_auto_falls_back_to_the_star_products_where_digits_would_be_lost(directions):
+    x = rng.uniform(0.5, 1.5, 80)
+    dense = jacobians.hessian(spread_loss, x, mode="forward-over-reverse")
+    directions.clear()
+    H = jacobians.sparse_hessian(spread_loss, x)          # acyclic 2 colors, then star 3
+    assert sum(directions) == 2 + 3
+    rel = np.abs(H.toarray() - dense)[dense != 0] / np.abs(dense[dense != 0])
+    assert rel.max() < 1e-13
+    forced = jacobians.sparse_hessian(spread_loss, x, coloring="acyclic").toarray()
+    assert (np.abs(forced - dense)[dense != 0] / np.abs(dense[dense != 0])).max() > 1e-10
+    directions.clear()
+    jacobians.sparse_hessian(banded_loss, x)               # same magnitudes: no fallback
+    assert sum(directions) == 3
