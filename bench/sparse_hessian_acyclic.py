@@ -12,8 +12,14 @@ pattern, against the dense ``hessian(f, x, mode="forward-over-reverse")``:
 - ``depth``: the longest substitution chain (edges from a leaf to its tree's root) and
   ``subtree``: the most entries one recovered value depends on; and, for the entry with
   the worst relative error, the size of its subtree;
+- what ``coloring="auto"`` took (star on a tie; acyclic; or acyclic, then the star
+  products at a point where the substitution would lose more than 6 digits) and its
+  entrywise error;
 - the time of one decompression of the same compressed product (star: gathers; acyclic:
-  gathers and a sparse triangular solve), median of interleaved repeats.
+  gathers and a sparse triangular solve; checked: with auto's second solve that bounds
+  the digits lost), median of interleaved repeats;
+- then the whole ``sparse_hessian`` (pattern given), star against auto, at n = 10^4 and
+  10^5 (bands) and a 300 x 300 grid.
 
 Problems: (a) banded Hessians (half-bandwidth 1 and 3) whose entries span 10^0, 10^8
 and 10^16 in magnitude; (b) the 2-D 5-point and 3-D 7-point stencils (a Laplacian
@@ -33,7 +39,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from dualad import jacobians  # noqa: E402
 from dualad.jacobians.acyclic import (acyclic_coloring, acyclic_lower_bound,  # noqa: E402
-                                      decompress_acyclic)
+                                      decompress_acyclic, hessian_coloring)
 from dualad.jacobians.coloring import star_coloring  # noqa: E402
 from dualad.jacobians.sparse import decompress_star  # noqa: E402
 
@@ -100,15 +106,18 @@ def errors(H, dense):
 def decompress_times(pattern, star, acyclic, dense, repeat=15):
     cs, ca = (dense @ star.seed().T).T, (dense @ acyclic.seed().T).T
     decompress_acyclic(pattern, acyclic, ca)         # the trees, once
-    ts, ta = [], []
+    ts, ta, tc = [], [], []
     for _ in range(repeat):                          # interleaved
         t0 = time.perf_counter()
         decompress_star(pattern, star, cs)
         t1 = time.perf_counter()
         decompress_acyclic(pattern, acyclic, ca)
-        ta.append(time.perf_counter() - t1)
+        t2 = time.perf_counter()
+        decompress_acyclic(pattern, acyclic, ca, 1e6)  # auto's check of the digits lost
+        tc.append(time.perf_counter() - t2)
+        ta.append(t2 - t1)
         ts.append(t1 - t0)
-    return np.median(ts), np.median(ta)
+    return np.median(ts), np.median(ta), np.median(tc)
 
 
 def row(name, f, x):
@@ -118,27 +127,58 @@ def row(name, f, x):
     dense = jacobians.hessian(f, x, mode="forward-over-reverse")
     Hs = jacobians.sparse_hessian(f, x, sparsity=pattern, coloring="star")
     Ha = jacobians.sparse_hessian(f, x, sparsity=pattern, coloring="acyclic")
+    auto = hessian_coloring(pattern, "auto")[0]      # the one sparse_hessian's auto takes
+    Hauto = jacobians.sparse_hessian(f, x, sparsity=pattern)
+    fell_back = (Hauto != Hs).nnz == 0 and (Ha != Hs).nnz > 0
+    took = ("star" if not hasattr(auto, "fallback") else
+            "acyclic→star" if fell_back else "acyclic")
     es, ns, _ = errors(Hs, dense)
     ea, na, (wi, wj) = errors(Ha, dense)
+    eauto = errors(Hauto, dense)[0]
     decompress_acyclic(pattern, acyclic, (dense @ acyclic.seed().T).T)
     trees = acyclic.recovery.trees
     sizes = trees.subtree_sizes()
     at = np.flatnonzero(((trees.child == wi) & (trees.parent == wj)) |
                         ((trees.child == wj) & (trees.parent == wi)))
     worst_subtree = int(sizes[at[0]]) if len(at) else 0      # 0: a diagonal entry
-    t_star, t_acyclic = decompress_times(pattern, star, acyclic, sp.csr_matrix(dense))
+    t_star, t_acyclic, t_checked = decompress_times(pattern, star, acyclic,
+                                                    sp.csr_matrix(dense))
     print(f"| {name} | {x.size} | {pattern.nnz} | {star.ncolors} | {acyclic.ncolors} "
           f"({bound}) | {es:.1e} / {ns:.1e} | {ea:.1e} / {na:.1e} | {trees.depth} | "
-          f"{int(sizes.max())} | {worst_subtree} | {t_star * 1e3:.2f} / "
-          f"{t_acyclic * 1e3:.2f} |", flush=True)
+          f"{int(sizes.max())} | {worst_subtree} | {took}: {eauto:.1e} | "
+          f"{t_star * 1e3:.2f} / {t_acyclic * 1e3:.2f} / {t_checked * 1e3:.2f} |", flush=True)
+
+
+def timing_rows(repeat=5):
+    """``sparse_hessian`` given the pattern (colorings cached after the first call): star
+    against auto (acyclic), medians of interleaved repeats."""
+    print("\n| problem | n | colors star / auto | ms star | ms auto | auto / star |")
+    print("|---|---|---|---|---|---|")
+    sizes = (10_000,) if QUICK else (10_000, 100_000)
+    cases = [(f"band β={h}", n, banded(n, h, 0)) for n in sizes for h in (1, 3)]
+    side = 100 if QUICK else 300
+    cases.append((f"2-D 5-point {side}x{side}", side * side, stencil((side, side))))
+    for name, n, (f, x) in cases:
+        pattern = jacobians.hessian_sparsity(f, x)
+        star, auto = star_coloring(pattern), hessian_coloring(pattern, "auto")[0]
+        runs = {"star": [], "auto": []}
+        for _ in range(repeat):
+            for kind in runs:
+                t0 = time.perf_counter()
+                jacobians.sparse_hessian(f, x, sparsity=pattern, coloring=kind)
+                runs[kind].append(time.perf_counter() - t0)
+        ts, ta = np.median(runs["star"]), np.median(runs["auto"])
+        print(f"| {name} | {n} | {star.ncolors} / {auto.ncolors} | {ts * 1e3:.1f} | "
+              f"{ta * 1e3:.1f} | {ta / ts:.2f} |", flush=True)
 
 
 def main():
     n = 400 if QUICK else 2000
     print("| problem | n | nnz | star colors | acyclic (bound) | star rel. error entrywise / "
           "normwise | acyclic entrywise / normwise | depth | largest subtree | worst "
-          "entry's subtree | decompress ms star / acyclic |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "entry's subtree | auto: took, entrywise | decompress ms star / acyclic / "
+          "checked |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for half in (1, 3):
         for spread in (0, 8, 16):
             row(f"(a) band β={half}, magnitudes 1e{spread}", *banded(n, half, spread))
@@ -148,6 +188,7 @@ def main():
     row(f"(b) 3-D 7-point {side3}^3", *stencil((side3,) * 3))
     for per_row in (2, 4, 8):
         row(f"(c) random, ~{per_row} per row", *random_graph(n, per_row))
+    timing_rows()
 
 
 if __name__ == "__main__":

@@ -325,6 +325,7 @@ class Trees:
     def __init__(self, child, parent, matrix, depth, ntrees):
         self.child, self.parent, self.matrix = child, parent, matrix
         self.depth, self.ntrees = depth, ntrees
+        self._minus = None
 
     def solve(self, b: Any) -> np.ndarray[Any, Any]:
         """The edge values ``h`` from ``b`` (one per edge, in this order): the leaves-first
@@ -343,10 +344,15 @@ class Trees:
         """``S[e] = Σ_{d in the subtree of e} |b[d]|``: the magnitudes the substitution
         subtracts to recover ``h[e]`` (``|h[e]| ≤ S[e]``); its rounding error is a small
         multiple of ``ε S[e]``, where a direct read's is of ``ε |b[e]|``."""
-        m = self.matrix.copy()
-        m.data[:] = -1.0
-        m.setdiag(1.0)
-        return spsolve_triangular(m, np.abs(np.asarray(b)).astype(float), lower=True)
+        if self._minus is None:          # I - C: the same structure, built once
+            self._minus = self.matrix.copy()
+            self._minus.data[:] = -1.0
+            self._minus.setdiag(1.0)
+        b = np.abs(np.asarray(b)).astype(float)
+        if len(b) == 0 or self.matrix.nnz == len(b):
+            return b
+        return spsolve_triangular(self._minus, b, lower=True, unit_diagonal=True,
+                                  overwrite_A=True, overwrite_b=True)
 
 
 def _bfs(nodes, a, b, roots):
