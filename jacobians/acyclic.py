@@ -45,6 +45,7 @@ __all__ = ["AcyclicColoring", "acyclic_coloring", "is_acyclic_coloring",
            "acyclic_lower_bound", "Trees", "tree_structure", "decompress_acyclic",
            "hessian_coloring", "COLORINGS", "LOSS_DIGITS"]
 
+import hashlib
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -69,9 +70,15 @@ class AcyclicColoring(Coloring):
     the pattern last decompressed (``recovery.trees``: :class:`Trees`)."""
 
     kind = "acyclic"
-    recovery: Any = None
+    recovery: Any = None     # the _Recovery of the pattern object last decompressed
     fallback: Any = None     # hessian_coloring(..., "auto"): the star coloring, kept
     fallbacks = 0            # evaluations that took it (digits would have been lost)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Recoveries by pattern digest, shared by the copies the coloring cache hands out:
+        # a one-shot sparse_hessian detects a new (equal) pattern object at every call.
+        self.recoveries: dict[bytes, Any] = {}
 
 
 # --- the coloring ------------------------------------------------------------------------------
@@ -193,33 +200,36 @@ def is_acyclic_coloring(adj: Any, colors: Any) -> bool:
     return len(i) == nodes - ncomp
 
 
-def acyclic_lower_bound(adj: Any) -> int:
+def acyclic_lower_bound(adj: Any, cores: bool = True) -> int:
     """A sound lower bound on the colors of any acyclic coloring of the graph ``adj``.
 
     k colors split the vertices into k classes, and each pair of classes induces a forest
     of at most ``|V_a| + |V_b| - 1`` edges: a subgraph of n' vertices and m' edges needs
     ``(k - 1) n' - k (k - 1) / 2 ≥ m'``. The bound is the least such k over the whole graph
-    and the cores left by removing vertices of least degree (smallest-last order): β + 1
-    on a full band of half-bandwidth β, 3 on a 2-D grid or any cycle (a forest has m' < n'),
-    2 with edges, 1 without (0 for no vertices)."""
+    and (``cores``) the cores left by removing vertices of least degree (smallest-last
+    order, a Python loop): β + 1 on a full band of half-bandwidth β, 3 on a 2-D grid or any
+    cycle (a forest has m' < n'), 2 with edges, 1 without (0 for no vertices)."""
     adj = _adjacency(adj)
     n = adj.shape[0]
     if n == 0 or adj.nnz == 0:
         return min(n, 1)
-    removal = _ordering("smallest-last", adj.indptr, adj.indices)[::-1]
-    position = np.empty(n, np.int64)
-    position[removal] = np.arange(n)
     coo = sp.triu(adj, k=1, format="coo")
-    first_gone = np.minimum(position[coo.row], position[coo.col])
-    # Edges left once the first t vertices of the removal order are gone, t = 0 .. n-1.
-    m_left = np.cumsum(np.bincount(first_gone, minlength=n)[::-1])[::-1].astype(float)
-    n_left = np.arange(n, 0, -1, dtype=float)
+    if cores:
+        removal = _ordering("smallest-last", adj.indptr, adj.indices)[::-1]
+        position = np.empty(n, np.int64)
+        position[removal] = np.arange(n)
+        first_gone = np.minimum(position[coo.row], position[coo.col])
+        # Edges left once the first t vertices of the removal order are gone, t = 0 .. n-1.
+        m_left = np.cumsum(np.bincount(first_gone, minlength=n)[::-1])[::-1].astype(float)
+        n_left = np.arange(n, 0, -1, dtype=float)
+    else:
+        m_left, n_left = np.array([float(coo.nnz)]), np.array([float(n)])
     # Least t = k - 1 with t (2 n' - 1 - t) >= 2 m', from the quadratic (rounded, then fixed).
     half = (2 * n_left - 1) / 2
     t = np.ceil(half - np.sqrt(np.maximum(half * half - 2 * m_left, 0)) - 1e-9)
     t = np.where(t * (2 * n_left - 1 - t) < 2 * m_left, t + 1, t)
     bound = int(t.max()) + 1
-    cyclic = adj.nnz // 2 > n - csgraph.connected_components(adj, directed=False)[0]
+    cyclic = coo.nnz > n - csgraph.connected_components(adj, directed=False)[0]
     return max(bound, 3 if cyclic else 2)
 
 
@@ -286,7 +296,7 @@ def _acyclic_coloring(adj, orderings):
     n = adj.shape[0]
     if n == 0:
         return AcyclicColoring(np.zeros(0), "acyclic empty", 0)
-    lower = acyclic_lower_bound(adj)
+    lower = acyclic_lower_bound(adj, cores=False)
     width = _half_bandwidth(adj) + 1
     best, tried = None, {}
     if width < n:
@@ -294,6 +304,10 @@ def _acyclic_coloring(adj, orderings):
         if is_acyclic_coloring(adj, band):       # always: stay correct regardless
             best = AcyclicColoring(band, "acyclic band", lower)
             tried["band"] = width
+    if best is None or best.ncolors > lower:     # the cores' bound may stop the greedy
+        lower = acyclic_lower_bound(adj)
+        if best is not None:
+            best.lower_bound = lower
     eid = _edge_ids(adj) if orderings else None
     for name in orderings:
         if best is not None and best.ncolors <= lower:
@@ -486,9 +500,26 @@ def decompress_acyclic(pattern: Any, coloring: Any, compressed: Any,
     be lost to rounding (one more triangular solve)."""
     recovery = getattr(coloring, "recovery", None)
     if recovery is None or recovery.pattern is not pattern:
-        recovery = _Recovery(pattern, coloring)
+        recovery = _recovery_of(pattern, coloring)
         coloring.recovery = recovery
     return recovery(np.asarray(compressed), limit)
+
+
+def _recovery_of(pattern, coloring):
+    """The coloring's recovery for an equal pattern (and equal colors) met before, else a
+    new one."""
+    csr = sp.csr_matrix(pattern)
+    digest = hashlib.blake2b(csr.indptr.tobytes(), digest_size=16)
+    digest.update(csr.indices.tobytes())
+    digest.update(repr(csr.shape).encode())
+    digest.update(np.asarray(coloring.colors, np.int64).tobytes())
+    key = digest.digest()
+    kept = getattr(coloring, "recoveries", {})
+    if key not in kept:
+        while len(kept) >= 4:
+            del kept[next(iter(kept))]
+        kept[key] = _Recovery(pattern, coloring)
+    return kept[key]
 
 
 def hessian_coloring(pattern: Any, coloring: str = "auto",
@@ -507,10 +538,9 @@ def hessian_coloring(pattern: Any, coloring: str = "auto",
     star = star_coloring(pattern)
     if coloring == "star":
         return star, f"star coloring, {star.ncolors} colors (direct recovery)"
-    bound = acyclic_lower_bound(_adjacency(pattern))
-    if star.ncolors <= bound:
-        return star, (f"star coloring, {star.ncolors} colors (an acyclic one needs at least "
-                      f"{bound}: direct recovery kept)")
+    if star.ncolors <= 2:     # an acyclic coloring of a graph with edges needs 2 as well
+        return star, (f"star coloring, {star.ncolors} colors (an acyclic one needs as many: "
+                      f"direct recovery kept)")
     acyclic = acyclic_coloring(pattern)
     if acyclic.ncolors < star.ncolors:
         acyclic.fallback = star
