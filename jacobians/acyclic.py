@@ -43,7 +43,7 @@ from __future__ import annotations
 
 __all__ = ["AcyclicColoring", "acyclic_coloring", "is_acyclic_coloring",
            "acyclic_lower_bound", "Trees", "tree_structure", "decompress_acyclic",
-           "hessian_coloring", "COLORINGS", "LOSS_DIGITS"]
+           "recovery_for", "hessian_coloring", "COLORINGS", "LOSS_DIGITS"]
 
 import hashlib
 from typing import TYPE_CHECKING, Any
@@ -467,6 +467,7 @@ class _Recovery:
         self.diagonal = np.searchsorted(keys, diag * n + diag)
         self.read_diagonal = colors[diag] * n + diag
         self.shape = (n, n)
+        self.lost_digits = False
 
     def __call__(self, compressed, limit=None):
         flat = np.ascontiguousarray(compressed).reshape(-1)
@@ -476,6 +477,7 @@ class _Recovery:
             # |h| small against the magnitudes subtracted to reach it: digits lost.
             scale = np.maximum(np.abs(h), np.abs(b))
             if np.any(self.trees.accumulated(b) > limit * scale):
+                self.lost_digits = True
                 return None
         data = np.empty(len(self.indices), compressed.dtype)
         data[self.lower] = h
@@ -498,11 +500,17 @@ def decompress_acyclic(pattern: Any, coloring: Any, compressed: Any,
     ``1/limit`` of the magnitudes its substitution subtracted (``Trees.accumulated``
     against ``max(|h[e]|, |b[e]|)``), that is when up to ``log10(limit)`` digits of it may
     be lost to rounding (one more triangular solve)."""
+    return recovery_for(pattern, coloring)(np.asarray(compressed), limit)
+
+
+def recovery_for(pattern: Any, coloring: Any) -> Any:
+    """The trees and positions of ``coloring`` on ``pattern`` (built once, kept on the
+    coloring); its ``lost_digits`` is True once a decompression with ``limit`` refused."""
     recovery = getattr(coloring, "recovery", None)
     if recovery is None or recovery.pattern is not pattern:
         recovery = _recovery_of(pattern, coloring)
         coloring.recovery = recovery
-    return recovery(np.asarray(compressed), limit)
+    return recovery
 
 
 def _recovery_of(pattern, coloring):
@@ -529,7 +537,8 @@ def hessian_coloring(pattern: Any, coloring: str = "auto",
     recovery, no rounding carried along a tree), and a sentence naming the kind and both
     counts. ValueError naming ``api`` for another value. Under "auto" an acyclic coloring
     carries the star one as its ``fallback``, taken by an evaluation whose substitution
-    would lose more than ``LOSS_DIGITS`` digits (:func:`jacobians.sparse.compressed_hessian`)."""
+    would lose more than ``LOSS_DIGITS`` digits, and by every later evaluation on that
+    pattern (:func:`jacobians.sparse.compressed_hessian`)."""
     if coloring not in COLORINGS:
         raise ValueError(f"{api}: coloring={coloring!r} is not one of {COLORINGS}")
     if coloring == "acyclic":
@@ -545,7 +554,7 @@ def hessian_coloring(pattern: Any, coloring: str = "auto",
     if acyclic.ncolors < star.ncolors:
         acyclic.fallback = star
         return acyclic, (f"acyclic coloring, {acyclic.ncolors} colors against "
-                         f"{star.ncolors} star colors (substitution; the star colors at a "
-                         f"point where it would lose over {LOSS_DIGITS} digits)")
+                         f"{star.ncolors} star colors (substitution; the star coloring's "
+                         f"products where it would lose over {LOSS_DIGITS} digits)")
     return star, (f"star coloring, {star.ncolors} colors (acyclic: {acyclic.ncolors}, "
                   f"no fewer: direct recovery kept)")

@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from . import cost
 from ._common import DEFAULT_MAX_MEMORY, Problem, composes, float_dtype, fname
 from .acyclic import (COLORINGS, LOSS_DIGITS, AcyclicColoring, decompress_acyclic,
-                      hessian_coloring)
+                      hessian_coloring, recovery_for)
 from .coloring import column_coloring, row_coloring
 from .distributed import Workers, attach
 from .sweeps import check_mode, forward_flat, reverse_flat
@@ -88,20 +88,23 @@ def compressed_reverse(problem, pattern, coloring, chunk, check=None):
 
 def compressed_hessian(problem, pattern, coloring, chunk, check=None):
     """H from one forward-over-reverse product per color of the star or acyclic
-    ``coloring`` (read directly, or by substitution); an acyclic coloring chosen by
-    ``coloring="auto"`` falls back to its star coloring's products at a point where the
-    substitution would lose more than ``LOSS_DIGITS`` digits of an entry."""
+    ``coloring`` (read directly, or by substitution). An acyclic coloring chosen by
+    ``coloring="auto"`` (it carries a star ``fallback``) takes the star coloring's
+    products at a point where the substitution would lose more than ``LOSS_DIGITS``
+    digits of an entry, and at every later point on that pattern."""
+    guarded = isinstance(coloring, AcyclicColoring) and coloring.fallback is not None
+    if guarded and recovery_for(pattern, coloring).lost_digits:
+        return compressed_hessian(problem, pattern, coloring.fallback, chunk, check)
     seeds = coloring.seed(float_dtype(problem.dtype))
     compressed = hessian_rows(problem, "forward-over-reverse", seeds, chunk, check=check)
-    if isinstance(coloring, AcyclicColoring):
-        if coloring.fallback is None:
-            return decompress_acyclic(pattern, coloring, compressed)
-        out = decompress_acyclic(pattern, coloring, compressed, 10.0 ** LOSS_DIGITS)
-        if out is not None:
-            return out
-        coloring.fallbacks += 1      # digits would be lost here: the star's sweeps instead
+    if not isinstance(coloring, AcyclicColoring):
+        return decompress_star(pattern, coloring, compressed)
+    out = decompress_acyclic(pattern, coloring, compressed,
+                             10.0 ** LOSS_DIGITS if guarded else None)
+    if out is None:       # digits would be lost here: the star coloring's products instead
+        coloring.fallbacks += 1
         return compressed_hessian(problem, pattern, coloring.fallback, chunk, check)
-    return decompress_star(pattern, coloring, compressed)
+    return out
 
 
 def colorings_for(pattern, mode):

@@ -354,3 +354,14 @@ def test_auto_falls_back_to_the_star_products_where_digits_would_be_lost(directi
     directions.clear()
     jacobians.sparse_hessian(banded_loss, x)               # same magnitudes: no fallback
     assert sum(directions) == 3
+
+
+def test_after_a_fallback_the_pattern_goes_straight_to_the_star_products(directions):
+    x = rng.uniform(0.5, 1.5, 80)
+    pattern = jacobians.hessian_sparsity(spread_loss, x)
+    jacobians.sparse_hessian(spread_loss, x, sparsity=pattern)
+    directions.clear()
+    H = jacobians.sparse_hessian(spread_loss, x * 1.1, sparsity=pattern)
+    assert sum(directions) == 3
+    dense = jacobians.hessian(spread_loss, x * 1.1, mode="forward-over-reverse")
+    np.testing.assert_allclose(H.toarray(), dense, rtol=1e-13, atol=0)
