@@ -8,9 +8,10 @@ colors: a band of half-bandwidth β needs β + 1 (``j mod (β + 1)``, a clique's
 where a star coloring of the full band needs about 2β + 1; the 5-point grid needs 3
 acyclic colors against 5 star colors.
 
-Recovery by substitution (Coleman and Cai 1986; Gebremedhin, Tarafdar, Manne and
-Pothen 2009). With one Hessian-vector product per color, ``B = H S`` (``S[j, color(j)]
-= 1``), and for a vertex ``v`` and a color ``c ≠ color(v)``::
+Recovery by substitution (Coleman and Cai 1986; the coloring algorithm is Gebremedhin,
+Tarafdar, Manne and Pothen 2007, the tree-set recovery Gebremedhin, Tarafdar, Pothen and
+Walther 2009). With one Hessian-vector product per color, ``B = H S``
+(``S[j, color(j)] = 1``), and for a vertex ``v`` and a color ``c ≠ color(v)``::
 
     B[v, c] = Σ_{u ~ v, color(u) = c} H[v, u]
 
@@ -148,7 +149,7 @@ def _grow_trees(v, c, ip, ind, eid, colors, parent):
 
 
 def _acyclic_greedy(indptr, indices, eid, order):
-    """GTMP 2009's greedy acyclic coloring: each vertex in ``order`` takes the smallest
+    """The greedy acyclic coloring of Gebremedhin, Tarafdar, Manne and Pothen (2007): each vertex in ``order`` takes the smallest
     color not on a neighbour and not closing a two-colored cycle; the two-colored trees
     are kept as a disjoint-set forest over the edges (O(|E| α) set operations, plus the
     visits of the neighbours' neighbours)."""
@@ -272,9 +273,12 @@ def acyclic_coloring(pattern: Any, orderings: Sequence[str] = ORDERINGS) -> Acyc
 
     References
     ----------
-    .. [1] A. H. Gebremedhin, A. Tarafdar, F. Manne and A. Pothen, "Efficient computation
-       of sparse Hessians using coloring and automatic differentiation", *INFORMS J.
-       Computing* 21 (2009), 209-223.
+    .. [1] A. H. Gebremedhin, A. Tarafdar, F. Manne and A. Pothen, "New acyclic and star
+       coloring algorithms with application to computing Hessians", *SIAM J. Sci.
+       Comput.* 29 (2007), 1042-1072 (the greedy and its disjoint sets).
+    .. [3] A. H. Gebremedhin, A. Tarafdar, A. Pothen and A. Walther, "Efficient
+       computation of sparse Hessians using coloring and automatic differentiation",
+       *INFORMS J. Computing* 21 (2009), 209-223 (the recovery from the trees).
     .. [2] T. F. Coleman and J.-Y. Cai, "The cyclic coloring problem and estimation of
        sparse Hessian matrices", *SIAM J. Alg. Disc. Meth.* 7 (1986), 221-235.
 

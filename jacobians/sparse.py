@@ -369,9 +369,9 @@ def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[in
        coloring problems", *Math. Programming* 28 (1984), 243-270.
     .. [2] A. H. Gebremedhin, F. Manne and A. Pothen, "What color is your Jacobian? Graph
        coloring for computing derivatives", *SIAM Review* 47 (2005), 629-705.
-    .. [3] A. H. Gebremedhin, A. Tarafdar, F. Manne and A. Pothen, "Efficient computation
-       of sparse Hessians using coloring and automatic differentiation", *INFORMS J.
-       Computing* 21 (2009), 209-223.
+    .. [3] A. H. Gebremedhin, A. Tarafdar, A. Pothen and A. Walther, "Efficient
+       computation of sparse Hessians using coloring and automatic differentiation",
+       *INFORMS J. Computing* 21 (2009), 209-223.
 
     Examples
     --------
