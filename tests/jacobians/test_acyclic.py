@@ -365,3 +365,12 @@ def test_after_a_fallback_the_pattern_goes_straight_to_the_star_products(directi
     assert sum(directions) == 3
     dense = jacobians.hessian(spread_loss, x * 1.1, mode="forward-over-reverse")
     np.testing.assert_allclose(H.toarray(), dense, rtol=1e-13, atol=0)
+
+
+def test_under_jit_the_star_coloring_is_used_and_a_bad_coloring_refused():
+    x = rng.uniform(0.5, 1.5, 30)
+    jitted = dualad.jit(lambda v: jacobians.sparse_hessian(banded_loss, v, coloring="acyclic"))
+    np.testing.assert_allclose(jitted(x).toarray(), jacobians.hessian(
+        banded_loss, x, mode="forward-over-reverse"), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="coloring='bad'"):
+        dualad.jit(lambda v: jacobians.sparse_hessian(banded_loss, v, coloring="bad"))(x)
