@@ -5,8 +5,8 @@ differ) in which every cycle uses at least three colors: the subgraph induced by
 two color classes is a forest. It is weaker than a star coloring (every path on four
 vertices uses three colors: each two-colored tree is then a star), so it may need fewer
 colors: a band of half-bandwidth β needs β + 1 (``j mod (β + 1)``, a clique's worth),
-where a star coloring of the full band needs about 2β + 1; the 5-point grid needs 3
-acyclic colors against 5 star colors.
+where a star coloring of the full band needs 2β + 1; the 5-point grid needs 3 acyclic
+colors (the greedy here finds 4) against 5 star colors.
 
 Recovery by substitution (Coleman and Cai 1986; the coloring algorithm is Gebremedhin,
 Tarafdar, Manne and Pothen 2007, the tree-set recovery Gebremedhin, Tarafdar, Pothen and
@@ -30,10 +30,12 @@ diagonal is read directly, ``H[v, v] = B[v, color(v)]`` (no neighbour shares its
 color). The tree structure (:class:`Trees`) depends on the pattern and the coloring
 only: it is built once and kept on the coloring.
 
-Rounding: each recovered entry carries the rounding of every entry of its subtree
-(the error of ``H[v, p]`` is bounded by about ``depth · ε · max |B|`` along the
-chain), where a star coloring reads every entry from one product. ``docs/acyclic.md``
-measures it.
+Rounding: each recovered entry carries the rounding of every entry of its subtree: the
+error of ``H[v, p]`` is a small multiple of ``ε S`` with ``S`` the sum of ``|b|`` over
+its subtree (:meth:`Trees.accumulated`), where a star coloring reads every entry from
+one product. An entry much smaller than ``S`` loses ``log10(S / |H[v, p]|)`` digits;
+under ``coloring="auto"`` an evaluation that would lose more than ``LOSS_DIGITS``
+takes the star coloring's products instead. ``docs/acyclic.md`` measures it.
 
 The coloring and the trees work on any symmetric adjacency (CSR), for instance the
 bipartite graph ``[[0, Aᵀ], [A, 0]]`` of a Jacobian's acyclic bicoloring: the caller
