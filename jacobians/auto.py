@@ -25,9 +25,12 @@ First call of ``jacobian(f, x)`` (nothing cached):
 call (:func:`fixed_chunk`), none with ``chunk_size=`` or a cached choice.
 
 ``hessian(f, x)`` (auto) is forward-over-reverse, or, when the modelled dense cost
-(:func:`cost.model_hessian`) is worth a detection of the Hessian's pattern and the star
-coloring's compressed sweeps are modelled cheaper, those sweeps decompressed into the
-dense, exactly symmetric result. Its choice is made from the census alone (no timing).
+(:func:`cost.model_hessian`) is worth a detection of the Hessian's pattern and the
+compressed sweeps of its coloring are modelled cheaper, those sweeps decompressed into
+the dense, exactly symmetric result. The coloring is the star coloring (direct
+recovery), or the acyclic one (recovery by substitution) when it needs fewer colors
+(:func:`jacobians.acyclic.hessian_coloring`); ``Choice.why`` names the kind and both
+counts. Its choice is made from the census alone (no timing).
 """
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ import numpy as np
 
 from . import cost
 from ._common import FunctionCache
-from .coloring import star_coloring
+from .acyclic import hessian_coloring
 from .hessian_sweeps import hessian_chunk, hessian_rows
 from .memory import DenseTooLarge, dense_of, refuse_dense
 from .patterns import TooDense
@@ -152,10 +155,10 @@ def _choose_hessian(problem, chunk_size, max_memory):
         sparsity = detect_hessian(problem, budget=cost.detection_budget(c, max_memory))
     except TooDense as e:
         return Choice("dense", chunk, why=f"the Hessian's pattern is too dense ({e})")
-    coloring = star_coloring(sparsity.pattern)
+    coloring, kind = hessian_coloring(sparsity.pattern, "auto", "hessian")
     compressed = cost.model_hessian(c, coloring.ncolors, chunk) + sparsity.nnz * _DECOMPRESS
     if compressed >= dense:
-        return Choice("dense", chunk, why=f"{coloring.ncolors} colors of {problem.n} "
+        return Choice("dense", chunk, why=f"{kind}: {coloring.ncolors} of {problem.n} "
                                           f"directions save too little")
     return Choice("sparse", chunk, CheckedPattern("hessian", sparsity, coloring),
-                  why=f"{coloring.ncolors} star colors instead of {problem.n} directions")
+                  why=f"{kind}, instead of {problem.n} directions")

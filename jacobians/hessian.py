@@ -8,8 +8,8 @@ result is made exactly symmetric, ``H ← (H + Hᵀ) / 2`` (rounding differs bet
 ``∂²f/∂x_i∂x_j`` and ``∂²f/∂x_j∂x_i``). ``mode="auto"`` is forward-over-reverse (the
 forward sweep rides on one reverse sweep, so each chunk costs a small multiple of one
 gradient, with no second-order tape), or, when the modelled dense cost makes a pattern
-detection worth it and a star coloring needs far fewer directions than n, the same
-sweeps compressed by the coloring and decompressed into the dense result
+detection worth it and a star or acyclic coloring needs far fewer directions than n,
+the same sweeps compressed by the coloring and decompressed into the dense result
 (:mod:`jacobians.auto`). A dense Hessian over ``max_memory`` bytes is refused, naming
 ``sparse_hessian`` (:mod:`jacobians.memory`).
 """
@@ -75,8 +75,9 @@ def hessian(f: Callable[..., Any], *args: Any, mode: str = "auto",
     :math:`\partial^2 f/\partial x_i \partial x_j` and
     :math:`\partial^2 f/\partial x_j \partial x_i`. ``mode="auto"`` is
     forward-over-reverse, or, when the modelled dense cost makes a pattern detection worth
-    it and a star coloring needs far fewer directions than ``n``, the same sweeps compressed
-    by the coloring and decompressed into the dense result.
+    it and a star or acyclic coloring (:func:`sparse_hessian`) needs far fewer directions
+    than ``n``, the same sweeps compressed by the coloring and decompressed into the dense
+    result.
 
     Parameters
     ----------

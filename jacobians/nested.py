@@ -62,8 +62,9 @@ import dualad.scipy.sparse as dsp
 from dualad.extend import Box, flatten, shape_of, tree_map, unguarded_value
 
 from . import cost
-from ._common import (DEFAULT_MAX_MEMORY, TRACED_PATHS, Problem, chunks, float_dtype,
+from ._common import (DEFAULT_MAX_MEMORY, TRACED_PATHS, Problem, chunks, float_dtype, fname,
                       identity_rows)
+from .acyclic import COLORINGS
 from .coloring import star_coloring
 from .sweeps import check_mode
 from .hessian_sweeps import (_directional, _grad_of, check_hessian_mode, check_scalar,
@@ -347,9 +348,14 @@ def _bidirectional_rows(problem, chunk, bic, dtype):
 
 
 def sparse_hessian(f, *args, argnums=0, sparsity=None, chunk_size=None,
-                   max_memory=DEFAULT_MAX_MEMORY):
+                   max_memory=DEFAULT_MAX_MEMORY, coloring="auto"):
     """:func:`jacobians.sparse_hessian` on traced values: pattern at the primal values,
-    star coloring, one forward-over-reverse product per color on the traced values."""
+    star coloring (whatever ``coloring`` asks: direct recovery is a gather the outer
+    transformation records), one forward-over-reverse product per color on the traced
+    values."""
+    if coloring not in COLORINGS:
+        raise ValueError(f"sparse_hessian({fname(f)}): coloring={coloring!r} is not one of "
+                         f"{COLORINGS}")
     problem = Problem("sparse_hessian", f, args, argnums, traced_ok=True)
     c = _census(problem)
     check_scalar(problem)

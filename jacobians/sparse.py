@@ -15,6 +15,8 @@ and each structural nonzero is read back from the compressed product::
               :mod:`jacobians.bicoloring`: k1 forward and k2 reverse directions)
     Hessian:  H[i, j] = (H S)[i, color(j)]  if j is i's only neighbor of its color
                         (H S)[j, color(i)]  otherwise (star coloring: one of the two)
+              or, under an acyclic coloring (fewer colors), by substitution along the
+              two-colored trees, leaves first (:mod:`jacobians.acyclic`)
 
 The results are ``scipy.sparse`` CSR matrices of the *flat* Jacobian (m x n,
 rows the output elements in C order, columns the differentiated inputs) with
@@ -29,15 +31,17 @@ __all__ = ["decompress_forward", "decompress_reverse", "compressed_forward",
            "bidirectional_cost", "choose_jacobian",
            "sparse_jacobian", "decompress_star", "sparse_hessian"]
 
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import scipy.sparse as sp
 
 from . import cost
 from ._common import DEFAULT_MAX_MEMORY, Problem, composes, float_dtype, fname
+from .acyclic import (COLORINGS, LOSS_DIGITS, AcyclicColoring, decompress_acyclic,
+                      hessian_coloring, recovery_for)
 from .bicoloring import star_bicoloring
-from .coloring import column_coloring, row_coloring, star_coloring
+from .coloring import column_coloring, row_coloring
 from .distributed import Workers, attach
 from .sweeps import MODES, check_mode, forward_flat, reverse_flat
 from .hessian_sweeps import hessian_chunk, hessian_rows, scalar_problem
@@ -109,10 +113,24 @@ def compressed_bidirectional(problem, pattern, bicoloring, chunk, check=None):
 
 
 def compressed_hessian(problem, pattern, coloring, chunk, check=None):
-    """H from one forward-over-reverse product per color of the star ``coloring``."""
+    """H from one forward-over-reverse product per color of the star or acyclic
+    ``coloring`` (read directly, or by substitution). An acyclic coloring chosen by
+    ``coloring="auto"`` (it carries a star ``fallback``) takes the star coloring's
+    products at a point where the substitution would lose more than ``LOSS_DIGITS``
+    digits of an entry, and at every later point on that pattern."""
+    guarded = isinstance(coloring, AcyclicColoring) and coloring.fallback is not None
+    if guarded and recovery_for(pattern, coloring).lost_digits:
+        return compressed_hessian(problem, pattern, coloring.fallback, chunk, check)
     seeds = coloring.seed(float_dtype(problem.dtype))
     compressed = hessian_rows(problem, "forward-over-reverse", seeds, chunk, check=check)
-    return decompress_star(pattern, coloring, compressed)
+    if not isinstance(coloring, AcyclicColoring):
+        return decompress_star(pattern, coloring, compressed)
+    out = decompress_acyclic(pattern, coloring, compressed,
+                             10.0 ** LOSS_DIGITS if guarded else None)
+    if out is None:       # digits would be lost here: the star coloring's products instead
+        coloring.fallbacks += 1
+        return compressed_hessian(problem, pattern, coloring.fallback, chunk, check)
+    return out
 
 
 def colorings_for(pattern, mode):
@@ -371,17 +389,20 @@ def decompress_star(pattern, coloring, compressed):
 @overload
 def sparse_hessian(f: Callable[..., Any], /, *, argnums: int | Sequence[int] = 0,
                    sparsity: Any = None, chunk_size: int | None = None, max_memory: int = ...,
-                   executor: Any = None, retries: int = 2) -> Callable[..., sp.csr_matrix]: ...
+                   executor: Any = None, retries: int = 2,
+                   coloring: str = "auto") -> Callable[..., sp.csr_matrix]: ...
 @overload
 def sparse_hessian(f: Callable[..., Any], x: Any, /, *args: Any,
                    argnums: int | Sequence[int] = 0, sparsity: Any = None,
                    chunk_size: int | None = None, max_memory: int = ...,
-                   executor: Any = None, retries: int = 2) -> sp.csr_matrix: ...
+                   executor: Any = None, retries: int = 2,
+                   coloring: str = "auto") -> sp.csr_matrix: ...
 @composes("sparse_hessian")
 def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
                    sparsity: Any = None, chunk_size: int | None = None,
                    max_memory: int = DEFAULT_MAX_MEMORY, executor: Any = None,
-                   retries: int = 2) -> sp.csr_matrix | Callable[..., sp.csr_matrix]:
+                   retries: int = 2,
+                   coloring: str = "auto") -> sp.csr_matrix | Callable[..., sp.csr_matrix]:
     r"""The Hessian (n x n, flat inputs) of scalar ``f`` as an exactly symmetric SciPy CSR matrix.
 
     The pattern is detected by running the gradient's reverse sweep on index-set patterns
@@ -392,7 +413,12 @@ def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[in
     entry is read directly: :math:`H_{ij} = (H S)_{i,\,\mathrm{color}(j)}` when ``j`` is
     the only neighbour of ``i`` with its color, else :math:`(H S)_{j,\,\mathrm{color}(i)}`
     (the star property guarantees one of the two). Each value fills both
-    :math:`H_{ij}` and :math:`H_{ji}`.
+    :math:`H_{ij}` and :math:`H_{ji}`. An acyclic coloring (:func:`acyclic_coloring`:
+    every cycle uses three colors) may need fewer products (a band of half-bandwidth β:
+    β + 1 against about 2β + 1); its entries are recovered by substitution along each
+    two-colored tree, leaves first,
+    :math:`H_{vp} = (H S)_{v,\,\mathrm{color}(p)} - \sum_{u \text{ child of } v} H_{uv}`,
+    exact to rounding but carrying the rounding of the entries below (docs/acyclic.md).
 
     Parameters
     ----------
@@ -412,6 +438,13 @@ def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[in
         Each chunk of colors becomes one task on the workers.
     retries : int, optional
         Resubmissions of a chunk lost with its worker (default 2).
+    coloring : {"auto", "star", "acyclic"}, optional
+        Star coloring with direct recovery, acyclic coloring with recovery by substitution,
+        or (``"auto"``, default) the acyclic one when it needs fewer colors than the star
+        one (a tie keeps the star coloring); under ``"auto"``, at a point where the
+        substitution would lose more than 6 digits of some entry (entries of very
+        different magnitudes on one tree), the star coloring's products are computed
+        instead. Under a transformation (traced values) the star coloring is used.
 
     Returns
     -------
@@ -422,18 +455,20 @@ def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[in
     Raises
     ------
     ValueError
-        ``f`` is not scalar, or a given ``sparsity`` is not ``n x n``.
+        ``f`` is not scalar, a given ``sparsity`` is not ``n x n``, or an unknown
+        ``coloring``.
 
     See Also
     --------
     hessian : The dense Hessian.
     hessian_sparsity : The detected pattern alone.
-    star_coloring : The coloring used.
+    star_coloring, acyclic_coloring : The colorings.
 
     Notes
     -----
     Direct recovery from a star coloring is due to Coleman and Moré [1]_; see [2]_ for the
-    graph formulation.
+    graph formulation; substitution from an acyclic coloring to Coleman and Cai, with the
+    tree-set algorithms of [3]_.
 
     References
     ----------
@@ -441,6 +476,9 @@ def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[in
        coloring problems", *Math. Programming* 28 (1984), 243-270.
     .. [2] A. H. Gebremedhin, F. Manne and A. Pothen, "What color is your Jacobian? Graph
        coloring for computing derivatives", *SIAM Review* 47 (2005), 629-705.
+    .. [3] A. H. Gebremedhin, A. Tarafdar, A. Pothen and A. Walther, "Efficient
+       computation of sparse Hessians using coloring and automatic differentiation",
+       *INFORMS J. Computing* 21 (2009), 209-223.
 
     Examples
     --------
@@ -456,11 +494,14 @@ def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[in
      [ 0. -2.  4. -2.]
      [ 0.  0. -2.  2.]]
     """
+    if coloring not in COLORINGS:
+        raise ValueError(f"sparse_hessian({fname(f)}): coloring={coloring!r} is not one of "
+                         f"{COLORINGS}")
     if not args:
         def sparse_hess_f(*a):
             return sparse_hessian(f, *a, argnums=argnums, sparsity=sparsity,
                                   chunk_size=chunk_size, max_memory=max_memory,
-                                  executor=executor, retries=retries)
+                                  executor=executor, retries=retries, coloring=coloring)
         sparse_hess_f.__name__ = f"sparse_hessian({fname(f)})"
         return sparse_hess_f
     workers = None if executor is None else Workers("sparse_hessian", executor, retries,
@@ -472,6 +513,6 @@ def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[in
     else:
         pattern = as_pattern("sparse_hessian", sparsity, (problem.n, problem.n))
         pattern = ((pattern + pattern.T) > 0).tocsr()
-    coloring = star_coloring(pattern)
+    colored = hessian_coloring(pattern, coloring)[0]
     chunk = hessian_chunk(problem, "forward-over-reverse", chunk_size, max_memory)
-    return compressed_hessian(problem, pattern, coloring, chunk)
+    return compressed_hessian(problem, pattern, colored, chunk)

@@ -72,7 +72,7 @@ class CheckedPattern:
     """A detected pattern with its coloring, evaluated at many points (see the module
     docstring). ``kind``: "forward", "reverse" or "bidirectional" (a Jacobian's
     compressed sweeps: a column, row or star bi- coloring) or "hessian"
-    (forward-over-reverse with a star coloring). ``redetections`` counts the
+    (forward-over-reverse with a star or an acyclic coloring). ``redetections`` counts the
     points at which the pattern had to be detected again; ``checks`` the sweeps checked."""
 
     MAX_KNOWN = 256   # logs remembered (each a copy of its masks); past it, start afresh
@@ -153,10 +153,13 @@ class CheckedPattern:
         return state
 
     def _color(self, pattern):
+        from .acyclic import hessian_coloring
         from .bicoloring import star_bicoloring
-        from .coloring import column_coloring, row_coloring, star_coloring
+        from .coloring import column_coloring, row_coloring
+        if self.kind == "hessian":    # star or acyclic, whichever needs fewer colors now
+            return hessian_coloring(pattern, "auto", "hessian")[0]
         return {"forward": column_coloring, "reverse": row_coloring,
-                "bidirectional": star_bicoloring, "hessian": star_coloring}[self.kind](pattern)
+                "bidirectional": star_bicoloring}[self.kind](pattern)
 
     def describe(self):
         if not self.checked:
