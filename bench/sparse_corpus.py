@@ -27,15 +27,11 @@ Each pattern P (m x n) gets, from ``dualad.jacobians``:
   so a clique's vertices take distinct colors). The largest degree + 1 is *not* a bound
   for star colorings (a star graph K_{1,d} takes 2 colors).
 
-``COLUMNS`` maps a column's name to how it is computed; adding one (the lead, after merging
-the bicoloring and acyclic branches) is one line each::
-
-    COLUMNS["bicoloring"] = Column(lambda p: star_bicoloring(p))
-    COLUMNS["acyclic"] = Column(lambda p: acyclic_coloring(p), symmetric_only=True)
-
-with ``star_bicoloring`` from ``dualad.jacobians.bicoloring`` and ``acyclic_coloring`` from
-``dualad.jacobians.acyclic``. Their anchors are already in ``ANCHORS`` (shown "pending"
-until the column exists). ``LOSSES`` holds a note for each (matrix, column) whose count is
+``COLUMNS`` maps a column's name to how it is computed (adding one is one line): the
+column, row and star colorings, the star bicoloring (``bicoloring``: forward and reverse
+directions together, each entry read directly), the acyclic bicoloring (``acyclic-bi``:
+the same by substitution) and the acyclic coloring of symmetric patterns (``acyclic``: a
+Hessian by substitution). An anchor of a column not computed shows "pending". ``LOSSES`` holds a note for each (matrix, column) whose count is
 above a published one: the tests fail on a loss without a note, and on a note without a
 loss.
 """
@@ -55,6 +51,9 @@ import scipy.sparse as sp
 
 from dualad import jacobians
 from dualad.jacobians import coloring as coloring_module
+from dualad.jacobians.acyclic import acyclic_coloring, is_acyclic_coloring
+from dualad.jacobians.acyclic_bicoloring import ACYCLIC_WORK, acyclic_bicoloring, bicoloring_work
+from dualad.jacobians.bicoloring import is_star_bicoloring, star_bicoloring
 from dualad.jacobians.coloring import is_column_coloring, is_star_coloring
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -461,11 +460,13 @@ class Column:
     result)`` a lower bound on any coloring of its kind (default: the result's
     ``lower_bound``); ``valid(pattern, result)`` checks the coloring (default: not checked
     here — the coloring's own tests do); ``symmetric_only``: run only on structurally
-    symmetric square patterns."""
+    symmetric square patterns; ``applies(pattern)``: False to leave the cell empty (a
+    coloring too slow on that matrix to be part of the corpus run)."""
     compute: Callable[[sp.csr_matrix], Any]
     symmetric_only: bool = False
     bound: Callable[[sp.csr_matrix, Any], int] | None = None
     valid: Callable[[sp.csr_matrix, Any], bool] | None = None
+    applies: Callable[[sp.csr_matrix], bool] | None = None
 
 
 COLUMNS: dict[str, Column] = {
@@ -478,9 +479,26 @@ COLUMNS: dict[str, Column] = {
     "star": Column(jacobians.star_coloring, symmetric_only=True, bound=_star_bound,
                    valid=lambda p, c: is_star_coloring(adjacency(p), c.colors)),
 }
-# Hooks, one line each once the branches are merged (do not import them before):
-# COLUMNS["bicoloring"] = Column(lambda p: star_bicoloring(p))   # jacobians.bicoloring
-# COLUMNS["acyclic"] = Column(lambda p: acyclic_coloring(p), symmetric_only=True)
+COLUMNS["bicoloring"] = Column(star_bicoloring, valid=is_star_bicoloring)
+# The acyclic bicoloring's greedy is pure Python over Σ r² + Σ c² steps: run where that is at
+# most 10 x what the planner's auto mode allows it (bundle adjustment's camera columns and
+# the SMB Jacobian's dense column take it to 44 and 21 million: 25 s and 13 s).
+COLUMNS["acyclic-bi"] = Column(acyclic_bicoloring, valid=lambda p, b: _substitutes(p, b),
+                               applies=lambda p: bicoloring_work(p) <= 10 * ACYCLIC_WORK)
+COLUMNS["acyclic"] = Column(acyclic_coloring, symmetric_only=True,
+                            valid=lambda p, c: is_acyclic_coloring(adjacency(p), c.colors))
+
+
+def _substitutes(p, b):
+    """An acyclic bicoloring is valid when its substitution recovers random values."""
+    p = sp.csr_matrix(p, dtype=bool)
+    p.sort_indices()
+    values = np.random.default_rng(0).uniform(1.0, 2.0, p.nnz)
+    J = sp.csr_matrix((values, p.indices, p.indptr), shape=p.shape)
+    fwd = J @ np.asarray(b.forward_seed()) if b.ncolors_forward else np.zeros((p.shape[0], 0))
+    rev = np.asarray(b.reverse_seed()).T @ J if b.ncolors_reverse else \
+        np.zeros((0, p.shape[1]))
+    return bool(np.allclose(b.decompress(p, fwd, rev).toarray(), J.toarray(), rtol=1e-9))
 
 
 # --- running it --------------------------------------------------------------------------
@@ -522,7 +540,8 @@ def measure(entry: Entry, columns: dict[str, Column] | None = None) -> Row:
     p = entry.build()
     row = Row(entry, p.shape, int(p.nnz), is_symmetric(p))
     for name, column in (COLUMNS if columns is None else columns).items():
-        if row.symmetric or not column.symmetric_only:
+        if (row.symmetric or not column.symmetric_only) and \
+                (column.applies is None or column.applies(p)):
             row.cells[name] = color(p, column)
     return row
 

@@ -319,7 +319,7 @@ def sparse_jacobian(f, *args, mode="auto", argnums=0, sparsity=None, chunk_size=
     else:
         pattern = as_pattern("sparse_jacobian", sparsity, (problem.m, problem.n))
     chunk = _chunk(problem, chunk_size, c.chunk_size(max_memory, _itemsize(problem)))
-    col, row, bic = jacobian_colorings(pattern, mode, c, chunk)
+    col, row, bic = jacobian_colorings(pattern, mode, c, chunk, kind="star")   # reads: gathers
     dtype = float_dtype(problem.dtype)
     way = choose_jacobian(c, col, row, bic, chunk)
     if way == "bidirectional":

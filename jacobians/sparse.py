@@ -40,7 +40,7 @@ from . import cost
 from ._common import DEFAULT_MAX_MEMORY, Problem, composes, float_dtype, fname
 from .acyclic import (COLORINGS, LOSS_DIGITS, AcyclicColoring, decompress_acyclic,
                       hessian_coloring, recovery_for)
-from .bicoloring import star_bicoloring
+from .acyclic_bicoloring import bicoloring
 from .coloring import column_coloring, row_coloring
 from .distributed import Workers, attach
 from .sweeps import MODES, check_mode, forward_flat, reverse_flat
@@ -172,15 +172,17 @@ def bicoloring_threshold(in_rows, in_cols):
     return max(BICOLOR_MIN, 2 * int(typical))
 
 
-def jacobian_colorings(pattern, mode, census, chunk):
+def jacobian_colorings(pattern, mode, census, chunk, kind="auto"):
     """``(col, row, bic)``: the column, row and star bi- colorings ``mode`` needs (None
     where not made). In ``"auto"``: a bicoloring is made first when both one-sided
     colorings need more than :func:`bicoloring_threshold` colors by their lower bounds (the
     densest row and column), and a one-sided coloring is then skipped when its lower
     bound's sweeps are modelled no cheaper than the bicoloring's; else after them, when
-    both gave more. The bicoloring gets a work budget there (None when it ran out)."""
+    both gave more. The bicoloring gets a work budget there (None when it ran out).
+    ``kind``: the bicoloring's, :func:`jacobians.acyclic_bicoloring.bicoloring` (``"star"``
+    where the entries must be read directly, as on traced values)."""
     if mode == "bidirectional":
-        return None, None, star_bicoloring(pattern)
+        return None, None, bicoloring(pattern, kind)
     if mode != "auto":
         return colorings_for(pattern, mode) + (None,)
     in_rows = np.diff(pattern.indptr)
@@ -191,7 +193,7 @@ def jacobian_colorings(pattern, mode, census, chunk):
     # which their greedy passes and search visit several times over: it never costs much
     # more than they do.
     budget = 2 * int(in_rows @ in_rows + in_cols @ in_cols)
-    bic = star_bicoloring(pattern, budget=budget) if min(lb_col, lb_row) > threshold \
+    bic = bicoloring(pattern, kind, budget) if min(lb_col, lb_row) > threshold \
         else None
     col = row = None
     bic_cost = bidirectional_cost(census, bic, chunk) if bic is not None else np.inf
@@ -202,7 +204,7 @@ def jacobian_colorings(pattern, mode, census, chunk):
         row = row_coloring(pattern)
     counts = [c.ncolors for c in (col, row) if c is not None]
     if bic is None and counts and min(counts) > threshold:
-        bic = star_bicoloring(pattern, budget=budget)
+        bic = bicoloring(pattern, kind, budget)
     return col, row, bic
 
 
@@ -257,7 +259,9 @@ def sparse_jacobian(f: Callable[..., Any], *args: Any, mode: str = "auto",
     needs 3 directions whatever ``n`` is. ``mode="bidirectional"`` seeds columns forward
     and rows in reverse (a star bicoloring, :func:`jacobians.bicoloring.star_bicoloring`):
     :math:`J_{ij} = (J S_f)_{i,\,f(j)}` or :math:`(S_r^\top J)_{r(i),\, j}`, whichever holds
-    it alone; a bordered (arrowhead) Jacobian needs 3 directions instead of ``n``.
+    it alone; a bordered (arrowhead) Jacobian needs 3 directions instead of ``n``. Where
+    an acyclic bicoloring needs fewer directions, its entries are recovered by substitution
+    along the two-colored trees instead (:mod:`jacobians.acyclic_bicoloring`).
     ``mode="auto"`` takes the compressed sweeps the cost model finds cheapest (the
     bicoloring is tried when both one-sided colorings need more than 5 colors and more than
     twice the typical row or column count).

@@ -154,12 +154,12 @@ class CheckedPattern:
 
     def _color(self, pattern):
         from .acyclic import hessian_coloring
-        from .bicoloring import star_bicoloring
+        from .acyclic_bicoloring import bicoloring
         from .coloring import column_coloring, row_coloring
         if self.kind == "hessian":    # star or acyclic, whichever needs fewer colors now
             return hessian_coloring(pattern, "auto", "hessian")[0]
         return {"forward": column_coloring, "reverse": row_coloring,
-                "bidirectional": star_bicoloring}[self.kind](pattern)
+                "bidirectional": bicoloring}[self.kind](pattern)
 
     def describe(self):
         if not self.checked:
