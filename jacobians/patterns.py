@@ -22,21 +22,43 @@ import numpy as np
 import scipy.sparse as sp
 
 _INT = np.int64
+UNIFORM_WIDTH = 16   # widest pattern kept in the uniform layout (a list of columns)
 
 
 class TooDense(Exception):
-    """The pattern would exceed the entry budget: treat the Jacobian as dense."""
+    """A pattern would exceed the entry budget (:class:`Budget`): the Jacobian is too
+    dense for index sets to pay, and the caller treats it as dense."""
 
 
 class Budget:
-    """The most entries any one pattern may hold during a detection."""
+    """What one pattern may hold during a detection: at most
+    ``max(limit, per_element * rows)`` entries (``rows`` the elements of the value).
+
+    ``per_element`` lets a sparse value be as large as it is: a pattern with at most 64
+    entries per element on average is sparse whatever its size (bundle adjustment at
+    GradBench's largest default size holds 29 per element over 3.8 million rows).
+    ``limit`` bounds the rest, the values whose elements depend on many inputs:
+    20,000,000 int64 entries are 160 MB of index arrays, and a Jacobian that dense (a
+    dense row of 20 million, or 4,500 x 4,500 full) is evaluated faster dense than
+    compressed. ``jacobian_sparsity`` and ``hessian_sparsity`` take ``budget=`` for ``limit``;
+    ``plan`` and ``mode="auto"`` derive theirs from ``max_memory``; ``sparse_jacobian`` and
+    ``sparse_hessian`` use this class attribute (assign it to raise it for them)."""
 
     limit = 20_000_000
+    per_element = 64
 
 
-def _check(nnz):
-    if nnz > Budget.limit:
-        raise TooDense(f"a pattern of {nnz} entries exceeds the budget of {Budget.limit}")
+def _check(nnz, rows=0):
+    allowed = max(Budget.limit, Budget.per_element * rows)
+    if nnz > allowed:
+        raise TooDense(
+            f"a pattern of {nnz:,} entries ({nnz / max(rows, 1):,.0f} per element over "
+            f"{rows:,} elements) exceeds the detection budget of {allowed:,} (the larger of "
+            f"budget={Budget.limit:,} and {Budget.per_element} per element): the Jacobian is "
+            f"treated as dense. To detect it anyway pass a larger budget= to "
+            f"jacobian_sparsity / hessian_sparsity (or raise "
+            f"dualad.jacobians.patterns.Budget.limit) and hand the pattern to "
+            f"sparse_jacobian / sparse_hessian / plan as sparsity=")
 
 
 class Pattern:
@@ -100,8 +122,11 @@ class Pattern:
     def full(cls, rows, cols, n):
         """Every row depends on every input in ``cols`` (the conservative fallback)."""
         cols = np.asarray(cols, _INT)
-        _check(rows * len(cols))
-        p = cls.uniform([np.full(rows, c, _INT) for c in cols], rows, n, True)
+        _check(rows * len(cols), rows)
+        if len(cols) <= UNIFORM_WIDTH:
+            p = cls.uniform([np.full(rows, c, _INT) for c in cols], rows, n, True)
+        else:   # one wide row repeated: compressed (a list of thousands of columns is slow)
+            p = cls(np.arange(rows + 1, dtype=_INT) * len(cols), np.tile(cols, rows), n, True)
         p.sat = cols
         return p
 
@@ -135,7 +160,7 @@ class Pattern:
         valid = src >= 0
         all_valid = bool(valid.all())
         if self.cols is not None:
-            _check(len(src) * len(self.cols))
+            _check(len(src) * len(self.cols), len(src))
             if all_valid:
                 g = Pattern.uniform([c[src] for c in self.cols], len(src), self.n, self.clean)
                 g.sat = self.sat
@@ -149,7 +174,7 @@ class Pattern:
         indptr = np.zeros(len(src) + 1, _INT)
         np.cumsum(counts, out=indptr[1:])
         total = int(indptr[-1])
-        _check(total)
+        _check(total, len(src))
         pos = np.repeat(self.indptr[s] - indptr[:-1], counts) + np.arange(total, dtype=_INT)
         return Pattern(indptr, self.indices[pos], self.n, self.clean)
 
@@ -236,7 +261,7 @@ def union(patterns):
         return Pattern.full(first.rows, np.unique(np.concatenate([p.sat for p in patterns])),
                             first.n)
     total = sum(p.nnz for p in patterns)
-    _check(total)
+    _check(total, first.rows)
     if all(p.cols is not None for p in patterns):
         seen, cols = set(), []
         for p in patterns:   # the same column array twice (x * x) adds nothing
@@ -254,11 +279,10 @@ def union(patterns):
         pos = np.repeat(cursor - p.indptr[:-1], deg) + np.arange(p.nnz, dtype=_INT)
         out[pos] = p.indices
         cursor += deg
-    result = Pattern(indptr, out, first.n, False)
-    # Deduplicate when the duplicates start to cost: more entries than the parts' largest.
-    if total > 2 * max(p.nnz for p in patterns):
-        result = result.compact()
-    return result
+    # Deduplicate every time: the cost is one sort of the rows' entries, O(entries in), and
+    # a union left with its duplicates feeds them to every later union (a product chain
+    # of k factors would carry each input k times).
+    return Pattern(indptr, out, first.n, False).compact()
 
 
 def group(p, rows_out, out_of_pair, src_of_pair):
