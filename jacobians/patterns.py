@@ -3,7 +3,7 @@
 A :class:`Pattern` is a boolean matrix in compressed-row form (``indptr``,
 ``indices``): row r lists the flat input indices element r of a value may
 depend on. Rows may hold duplicates until :meth:`Pattern.compact` removes
-them (cheap unions, one deduplication when it pays). Every operation is
+them. Every operation is
 vectorized NumPy over the stored entries, so a pattern of a value of size s
 with k entries per row costs O(s k) memory, never O(s n).
 
@@ -11,8 +11,20 @@ with k entries per row costs O(s k) memory, never O(s n).
     union(P_1, ..., P_k)  Q[e] = ∪_t P_t[e]
     group(P, out, src)    Q[o] = ∪_{(o, s) pairs} P[s]
 
-A global entry budget guards against patterns that are really dense: past it
-:class:`TooDense` is raised and the caller treats the Jacobian as dense.
+Cost: every rule is O(entries it reads and writes). Unions deduplicate as they go (a
+sort of each row's few entries), so a row never carries an input twice into the next
+rule; structural maps (concatenate, getitem) pad no narrow row to a wide neighbour's
+width; a reduction's dense row is one row (its 1 x n entries), broadcast to many
+elements only where a value really depends on it (then those are the Jacobian's own
+entries). Not yet O(out): a value that is dense and then reduced again (``x -
+mean(x)`` summed) materialises its dense intermediate.
+
+The entry budget (:class:`Budget`) guards against patterns that are really dense: one
+pattern may hold ``max(Budget.limit, Budget.per_element * rows)`` entries (20,000,000,
+and 32 per element: a sparse value of any size passes). Past it :class:`TooDense` is
+raised, saying how much was allowed and what to do (a larger ``budget=`` to
+``jacobian_sparsity``, or the pattern given as ``sparsity=``); the planner catches it and
+treats the Jacobian as dense.
 """
 from __future__ import annotations
 
@@ -32,20 +44,24 @@ class TooDense(Exception):
 
 class Budget:
     """What one pattern may hold during a detection: at most
-    ``max(limit, per_element * rows)`` entries (``rows`` the elements of the value).
+    ``max(limit, per_element * rows)`` entries, ``rows`` the elements of the value.
 
-    ``per_element`` lets a sparse value be as large as it is: a pattern with at most 64
-    entries per element on average is sparse whatever its size (bundle adjustment at
-    GradBench's largest default size holds 29 per element over 3.8 million rows).
-    ``limit`` bounds the rest, the values whose elements depend on many inputs:
-    20,000,000 int64 entries are 160 MB of index arrays, and a Jacobian that dense (a
-    dense row of 20 million, or 4,500 x 4,500 full) is evaluated faster dense than
-    compressed. ``jacobian_sparsity`` and ``hessian_sparsity`` take ``budget=`` for ``limit``;
-    ``plan`` and ``mode="auto"`` derive theirs from ``max_memory``; ``sparse_jacobian`` and
-    ``sparse_hessian`` use this class attribute (assign it to raise it for them)."""
+    ``per_element`` lets a sparse value be as large as it is: a pattern with at most 32
+    entries per element is sparse whatever its size (GradBench's bundle adjustment holds
+    at most 15 per element, over 3.8 million elements at its size 14). It is
+    ``cost.DETECT_ENTRIES``, the density past which ``mode="auto"`` judges that
+    compression cannot pay. ``limit`` bounds the rest, values whose elements depend on
+    many inputs (a dense block, a dense row): it is a memory bound, 20,000,000 int64
+    entries being 160 MB of index arrays for one value, and a rule's operands and result
+    are alive at once, so a detection stays within about a gigabyte.
+
+    ``jacobian_sparsity`` and ``hessian_sparsity`` take ``budget=`` for ``limit``;
+    ``plan`` and ``mode="auto"`` derive theirs from ``max_memory`` (``max_memory / 16``);
+    ``sparse_jacobian`` and ``sparse_hessian`` use this class attribute (assign
+    ``Budget.limit`` to raise it for them)."""
 
     limit = 20_000_000
-    per_element = 64
+    per_element = 32
 
 
 def _check(nnz, rows=0):

@@ -216,3 +216,8 @@ def test_a_dense_value_stops_with_what_is_allowed_and_what_to_do():
     assert "90,000 entries" in text and f"budget of {allowed:,}" in text
     assert "budget=" in text and "sparsity=" in text
     assert Budget.limit == 20_000_000   # the default is restored after the detection
+
+
+def test_the_per_element_allowance_is_the_auto_density_limit():
+    from dualad.jacobians.cost import DETECT_ENTRIES
+    assert Budget.per_element == DETECT_ENTRIES
