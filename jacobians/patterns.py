@@ -12,7 +12,7 @@ with k entries per row costs O(s k) memory, never O(s n).
     group(P, out, src)    Q[o] = ∪_{(o, s) pairs} P[s]
 
 Cost: every rule is O(entries it reads and writes). Unions deduplicate as they go (a
-sort of each row's few entries), so a row never carries an input twice into the next
+merge of the rows, scipy's sparse addition), so a row never carries an input twice into the next
 rule; structural maps (concatenate, getitem) pad no narrow row to a wide neighbour's
 width; a reduction's dense row is one row (its 1 x n entries), broadcast to many
 elements only where a value really depends on it (then those are the Jacobian's own
@@ -287,18 +287,19 @@ def union(patterns):
                     cols.append(c)
         result = Pattern.uniform(cols, first.rows, first.n)
         return result.compact() if len(cols) > 6 else result
-    indptr = sum(p.indptr for p in patterns)
-    out = np.empty(total, _INT)
-    cursor = indptr[:-1].copy()
-    for p in patterns:
-        deg = np.diff(p.indptr)
-        pos = np.repeat(cursor - p.indptr[:-1], deg) + np.arange(p.nnz, dtype=_INT)
-        out[pos] = p.indices
-        cursor += deg
-    # Deduplicate every time: the cost is one sort of the rows' entries, O(entries in), and
-    # a union left with its duplicates feeds them to every later union (a product chain
-    # of k factors would carry each input k times).
-    return Pattern(indptr, out, first.n, False).compact()
+    # Compressed (or mixed) parts: scipy's sparse addition unites two matrices row by row
+    # in C in one pass, O(entries in) -- a merge of sorted rows, or an accumulator over
+    # unsorted ones; either way no row keeps an input twice, so none carries duplicates
+    # into the next rule (a product chain of k factors would carry each input k times).
+    acc = _as_csr(patterns[0])
+    for p in patterns[1:]:
+        acc = acc + _as_csr(p)
+    return Pattern(acc.indptr.astype(_INT), acc.indices.astype(_INT), first.n, True)
+
+
+def _as_csr(p):
+    """``p`` as a boolean scipy CSR matrix over n + 1 columns (padding kept as column n)."""
+    return sp.csr_matrix((np.ones(p.nnz, bool), p.indices, p.indptr), shape=(p.rows, p.n + 1))
 
 
 def group(p, rows_out, out_of_pair, src_of_pair):
