@@ -185,6 +185,14 @@ class Pattern:
             return Pattern.uniform([np.where(valid, c[s], self.n) for c in self.cols], len(src),
                                    self.n, self.clean)
         deg = np.diff(self.indptr)
+        width = int(deg[0]) if len(deg) else 0
+        if all_valid and width and int(deg.min()) == int(deg.max()):
+            # Rows of one width (most values: a residual's every element reads the same
+            # kind of inputs): one take of whole rows, no per-entry positions.
+            _check(len(src) * width, len(src))
+            rows = self.indices.reshape(self.rows, width)[src]
+            return Pattern(np.arange(len(src) + 1, dtype=_INT) * width, rows.ravel(), self.n,
+                           self.clean)
         s = src if all_valid else np.where(valid, src, 0)
         counts = deg[s] if all_valid else np.where(valid, deg[s], 0)
         indptr = np.zeros(len(src) + 1, _INT)
