@@ -3,7 +3,7 @@
 A :class:`Pattern` is a boolean matrix in compressed-row form (``indptr``,
 ``indices``): row r lists the flat input indices element r of a value may
 depend on. Rows may hold duplicates until :meth:`Pattern.compact` removes
-them (cheap unions, one deduplication when it pays). Every operation is
+them. Every operation is
 vectorized NumPy over the stored entries, so a pattern of a value of size s
 with k entries per row costs O(s k) memory, never O(s n).
 
@@ -11,8 +11,20 @@ with k entries per row costs O(s k) memory, never O(s n).
     union(P_1, ..., P_k)  Q[e] = ∪_t P_t[e]
     group(P, out, src)    Q[o] = ∪_{(o, s) pairs} P[s]
 
-A global entry budget guards against patterns that are really dense: past it
-:class:`TooDense` is raised and the caller treats the Jacobian as dense.
+Cost: every rule is O(entries it reads and writes). Unions deduplicate as they go (a
+merge of the rows, scipy's sparse addition), so a row never carries an input twice into the next
+rule; structural maps (concatenate, getitem) pad no narrow row to a wide neighbour's
+width; a reduction's dense row is one row (its 1 x n entries), broadcast to many
+elements only where a value really depends on it (then those are the Jacobian's own
+entries). Not yet O(out): a value that is dense and then reduced again (``x -
+mean(x)`` summed) materialises its dense intermediate.
+
+The entry budget (:class:`Budget`) guards against patterns that are really dense: one
+pattern may hold ``max(Budget.limit, Budget.per_element * rows)`` entries (20,000,000,
+and 32 per element: a sparse value of any size passes). Past it :class:`TooDense` is
+raised, saying how much was allowed and what to do (a larger ``budget=`` to
+``jacobian_sparsity``, or the pattern given as ``sparsity=``); the planner catches it and
+treats the Jacobian as dense.
 """
 from __future__ import annotations
 
@@ -22,21 +34,47 @@ import numpy as np
 import scipy.sparse as sp
 
 _INT = np.int64
+UNIFORM_WIDTH = 16   # widest pattern kept in the uniform layout (a list of columns)
 
 
 class TooDense(Exception):
-    """The pattern would exceed the entry budget: treat the Jacobian as dense."""
+    """A pattern would exceed the entry budget (:class:`Budget`): the Jacobian is too
+    dense for index sets to pay, and the caller treats it as dense."""
 
 
 class Budget:
-    """The most entries any one pattern may hold during a detection."""
+    """What one pattern may hold during a detection: at most
+    ``max(limit, per_element * rows)`` entries, ``rows`` the elements of the value.
+
+    ``per_element`` lets a sparse value be as large as it is: a pattern with at most 32
+    entries per element is sparse whatever its size (GradBench's bundle adjustment holds
+    at most 15 per element, over 3.8 million elements at its size 14). It is
+    ``cost.DETECT_ENTRIES``, the density past which ``mode="auto"`` judges that
+    compression cannot pay. ``limit`` bounds the rest, values whose elements depend on
+    many inputs (a dense block, a dense row): it is a memory bound, 20,000,000 int64
+    entries being 160 MB of index arrays for one value, and a rule's operands and result
+    are alive at once, so a detection stays within about a gigabyte.
+
+    ``jacobian_sparsity`` and ``hessian_sparsity`` take ``budget=`` for ``limit``;
+    ``plan`` and ``mode="auto"`` derive theirs from ``max_memory`` (``max_memory / 16``);
+    ``sparse_jacobian`` and ``sparse_hessian`` use this class attribute (assign
+    ``Budget.limit`` to raise it for them)."""
 
     limit = 20_000_000
+    per_element = 32
 
 
-def _check(nnz):
-    if nnz > Budget.limit:
-        raise TooDense(f"a pattern of {nnz} entries exceeds the budget of {Budget.limit}")
+def _check(nnz, rows=0):
+    allowed = max(Budget.limit, Budget.per_element * rows)
+    if nnz > allowed:
+        raise TooDense(
+            f"a pattern of {nnz:,} entries ({nnz / max(rows, 1):,.0f} per element over "
+            f"{rows:,} elements) exceeds the detection budget of {allowed:,} (the larger of "
+            f"budget={Budget.limit:,} and {Budget.per_element} per element): the Jacobian is "
+            f"treated as dense. To detect it anyway pass a larger budget= to "
+            f"jacobian_sparsity / hessian_sparsity (or raise "
+            f"dualad.jacobians.patterns.Budget.limit) and hand the pattern to "
+            f"sparse_jacobian / sparse_hessian / plan as sparsity=")
 
 
 class Pattern:
@@ -100,8 +138,11 @@ class Pattern:
     def full(cls, rows, cols, n):
         """Every row depends on every input in ``cols`` (the conservative fallback)."""
         cols = np.asarray(cols, _INT)
-        _check(rows * len(cols))
-        p = cls.uniform([np.full(rows, c, _INT) for c in cols], rows, n, True)
+        _check(rows * len(cols), rows)
+        if len(cols) <= UNIFORM_WIDTH:
+            p = cls.uniform([np.full(rows, c, _INT) for c in cols], rows, n, True)
+        else:   # one wide row repeated: compressed (a list of thousands of columns is slow)
+            p = cls(np.arange(rows + 1, dtype=_INT) * len(cols), np.tile(cols, rows), n, True)
         p.sat = cols
         return p
 
@@ -135,7 +176,7 @@ class Pattern:
         valid = src >= 0
         all_valid = bool(valid.all())
         if self.cols is not None:
-            _check(len(src) * len(self.cols))
+            _check(len(src) * len(self.cols), len(src))
             if all_valid:
                 g = Pattern.uniform([c[src] for c in self.cols], len(src), self.n, self.clean)
                 g.sat = self.sat
@@ -144,12 +185,20 @@ class Pattern:
             return Pattern.uniform([np.where(valid, c[s], self.n) for c in self.cols], len(src),
                                    self.n, self.clean)
         deg = np.diff(self.indptr)
+        width = int(deg[0]) if len(deg) else 0
+        if all_valid and width and int(deg.min()) == int(deg.max()):
+            # Rows of one width (most values: a residual's every element reads the same
+            # kind of inputs): one take of whole rows, no per-entry positions.
+            _check(len(src) * width, len(src))
+            rows = self.indices.reshape(self.rows, width)[src]
+            return Pattern(np.arange(len(src) + 1, dtype=_INT) * width, rows.ravel(), self.n,
+                           self.clean)
         s = src if all_valid else np.where(valid, src, 0)
         counts = deg[s] if all_valid else np.where(valid, deg[s], 0)
         indptr = np.zeros(len(src) + 1, _INT)
         np.cumsum(counts, out=indptr[1:])
         total = int(indptr[-1])
-        _check(total)
+        _check(total, len(src))
         pos = np.repeat(self.indptr[s] - indptr[:-1], counts) + np.arange(total, dtype=_INT)
         return Pattern(indptr, self.indices[pos], self.n, self.clean)
 
@@ -236,7 +285,7 @@ def union(patterns):
         return Pattern.full(first.rows, np.unique(np.concatenate([p.sat for p in patterns])),
                             first.n)
     total = sum(p.nnz for p in patterns)
-    _check(total)
+    _check(total, first.rows)
     if all(p.cols is not None for p in patterns):
         seen, cols = set(), []
         for p in patterns:   # the same column array twice (x * x) adds nothing
@@ -246,19 +295,19 @@ def union(patterns):
                     cols.append(c)
         result = Pattern.uniform(cols, first.rows, first.n)
         return result.compact() if len(cols) > 6 else result
-    indptr = sum(p.indptr for p in patterns)
-    out = np.empty(total, _INT)
-    cursor = indptr[:-1].copy()
-    for p in patterns:
-        deg = np.diff(p.indptr)
-        pos = np.repeat(cursor - p.indptr[:-1], deg) + np.arange(p.nnz, dtype=_INT)
-        out[pos] = p.indices
-        cursor += deg
-    result = Pattern(indptr, out, first.n, False)
-    # Deduplicate when the duplicates start to cost: more entries than the parts' largest.
-    if total > 2 * max(p.nnz for p in patterns):
-        result = result.compact()
-    return result
+    # Compressed (or mixed) parts: scipy's sparse addition unites two matrices row by row
+    # in C in one pass, O(entries in) -- a merge of sorted rows, or an accumulator over
+    # unsorted ones; either way no row keeps an input twice, so none carries duplicates
+    # into the next rule (a product chain of k factors would carry each input k times).
+    acc = _as_csr(patterns[0])
+    for p in patterns[1:]:
+        acc = acc + _as_csr(p)
+    return Pattern(acc.indptr.astype(_INT), acc.indices.astype(_INT), first.n, True)
+
+
+def _as_csr(p):
+    """``p`` as a boolean scipy CSR matrix over n + 1 columns (padding kept as column n)."""
+    return sp.csr_matrix((np.ones(p.nnz, bool), p.indices, p.indptr), shape=(p.rows, p.n + 1))
 
 
 def group(p, rows_out, out_of_pair, src_of_pair):

@@ -97,6 +97,17 @@ def elementwise_rule(prim, pats, primals, ans, params):
     return union(parts)
 
 
+def _uniform_pays(pats):
+    """Whether every traced argument is uniform and of nearly one width: the uniform path
+    pads each argument to the widest, so a wide one next to many narrow elements (the
+    arrowhead's dense row concatenated with its diagonal) would cost rows x width."""
+    traced = [p for p in pats if p is not None]
+    if not all(p.cols is not None for p in traced):
+        return False
+    width = max(p.width for p in traced)
+    return sum(p.rows for p in traced) * width <= 2 * sum(p.nnz for p in traced) + 64
+
+
 def structural_rule(prim, pats, primals, ans, params):
     """Apply ``impl`` to element labels (1-based; 0 marks a constant or a filled zero)."""
     traced = [p for p in pats if p is not None]
@@ -105,7 +116,7 @@ def structural_rule(prim, pats, primals, ans, params):
         # Every element of every argument depends on the same inputs, and these maps only
         # move elements: so does every element of the result.
         return Pattern.full(_size(ans), traced[0].sat, traced[0].n)
-    if prim.name != "diag_embed" and all(p is None or p.cols is not None for p in pats):
+    if prim.name != "diag_embed" and _uniform_pays(pats):
         # Uniform patterns: apply impl to each column of input indices directly, constants
         # reading as padding (no zero fill is ever introduced by these maps).
         n = _n(pats)

@@ -214,8 +214,10 @@ def jacobian_sparsity(f: Callable[..., Any], *args: Any, argnums: int | Sequence
     argnums : int or tuple of int, optional
         Which positional arguments are the inputs (default 0).
     budget : int, optional
-        The most entries one pattern may hold during the detection (default 20,000,000);
-        past it ``jacobians.patterns.TooDense`` is raised.
+        The most entries one value's pattern may hold during the detection beyond 32 per
+        element of the value (``jacobians.patterns.Budget``; default 20,000,000): past
+        ``max(budget, 32 * elements)`` ``jacobians.patterns.TooDense`` is raised. Detection
+        costs time in proportion to the entries it propagates.
 
     Returns
     -------
@@ -259,8 +261,10 @@ def hessian_sparsity(f: Callable[..., Any], *args: Any, argnums: int | Sequence[
     argnums : int or tuple of int, optional
         Which positional arguments are the inputs (default 0).
     budget : int, optional
-        The most entries one pattern may hold during the detection (default 20,000,000);
-        past it ``jacobians.patterns.TooDense`` is raised.
+        The most entries one value's pattern may hold during the detection beyond 32 per
+        element of the value (``jacobians.patterns.Budget``; default 20,000,000): past
+        ``max(budget, 32 * elements)`` ``jacobians.patterns.TooDense`` is raised. Detection
+        costs time in proportion to the entries it propagates.
 
     Returns
     -------
