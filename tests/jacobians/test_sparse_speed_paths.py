@@ -138,10 +138,19 @@ def test_jit_sparse_rebuild_equals_scipy(n, m, density, seed, fmt):
     f = dualad.jit(lambda d: build((d * 2.0, indices, indptr), shape=(n, m)))
     data = rng.standard_normal(len(indices))
     want = getattr(sp, f"{fmt}_matrix")((data * 2.0, indices, indptr), shape=(n, m))
-    for _ in range(2):            # trace, then replay
+    for _ in range(3):            # trace, then replays (the later ones copy a built matrix)
         got = f(data)
-        assert got.format == fmt
+        assert type(got) is type(want) and got.format == fmt and got.dtype == want.dtype
+        assert got.shape == want.shape and got.nnz == want.nnz
         np.testing.assert_allclose(got.toarray(), want.toarray(), rtol=1e-15)
+        x = np.arange(1.0, m + 1.0)
+        np.testing.assert_allclose(got @ x, want @ x, rtol=1e-14)
+        np.testing.assert_allclose(got.T.toarray(), want.T.toarray(), rtol=1e-15)
+        sorted_unique = all(np.all(np.diff(indices[a:b]) > 0)
+                            for a, b in zip(indptr[:-1], indptr[1:]))
+        assert got.has_canonical_format == sorted_unique
+        assert set(vars(got)) <= set(vars(want)) | {"_has_canonical_format",
+                                                   "_has_sorted_indices"}
     got.sort_indices()
     got.sum_duplicates()
     np.testing.assert_allclose(got.toarray(), want.toarray(), rtol=1e-15)

@@ -40,7 +40,7 @@ class Structure:
     no stored values then, ``row`` and ``col`` empty). ``layout``: ``(format, indices,
     indptr)`` when it was built from a CSR/CSC form, which :meth:`compressed` reuses."""
 
-    __slots__ = ("row", "col", "shape", "_T", "operator", "layout", "_canonical",
+    __slots__ = ("row", "col", "shape", "_T", "operator", "layout", "_canonical", "_protos",
                  "__weakref__")
 
     def __init__(self, row, col, shape, transpose=None, operator=None, layout=None):
@@ -51,6 +51,7 @@ class Structure:
         self.operator = operator
         self.layout = layout
         self._canonical = None
+        self._protos = None      # (class, dtype) -> a built matrix's attributes (compressed)
 
     @property
     def nnz(self):
@@ -71,15 +72,30 @@ class Structure:
         """The SciPy matrix in ``layout``'s format with stored values ``data``, built on
         that layout directly (no COO round trip per call). Its index arrays are fresh
         copies (a caller's in-place edit, ``eliminate_zeros``, must not reach the next
-        call's), int32 where they fit (so SciPy does not scan them for their range); its
-        canonical flag is set when the layout was found sorted without duplicates."""
+        call's), int32 where they fit; its canonical flag is set when the layout was found
+        sorted without duplicates. SciPy's constructor runs once per class and dtype (it
+        checks the layout: ~20 us); later calls copy that matrix's attributes and replace
+        its three arrays (what the constructor would store for this layout)."""
         fmt, indices, indptr = self.layout
-        if self._canonical is None:
-            self._canonical = _sorted_unique(indices, indptr)
+        data = np.asarray(data)
         cls = getattr(sp, f"{fmt}_{'matrix' if spmatrix else 'array'}")
-        out = cls((np.asarray(data), indices.copy(), indptr.copy()), shape=self.shape)
-        if self._canonical:
-            out.has_canonical_format = True
+        key = (cls, data.dtype)
+        state = self._protos.get(key) if self._protos is not None else None
+        if state is None or data.shape != (len(indices),):
+            out = cls((data, indices.copy(), indptr.copy()), shape=self.shape)
+            if self._canonical is None:
+                self._canonical = _sorted_unique(indices, indptr)
+            if self._canonical:
+                out.has_canonical_format = True
+            if out.data is data and out.indices.dtype == indices.dtype and \
+                    out.indptr.dtype == indptr.dtype:   # stored as given: reusable
+                state = {k: v for k, v in vars(out).items()
+                         if k not in ("data", "indices", "indptr")}
+                self._protos = {**(self._protos or {}), key: state}
+            return out
+        out = cls.__new__(cls)
+        out.__dict__.update(state)
+        out.data, out.indices, out.indptr = data, indices.copy(), indptr.copy()
         return out
 
     def __repr__(self):
