@@ -104,8 +104,10 @@ def dualad_participants(jacobians, f, x, numba, **kw):
         if jit == "numba":
             t1 = time.perf_counter()
             ready = p.wait_compiled(600)
-            note += f"; Numba ready {time.perf_counter() - t1:.1f} s later" + \
-                ("" if ready else " (NOT ready: timing the NumPy program)")
+            tiers = sorted({t for v in p.replayed.jitted.cache_info(tiers=True).values()
+                            for t in v})
+            note += f"; Numba ready {time.perf_counter() - t1:.1f} s later, tier " \
+                f"{'/'.join(tiers)}" + ("" if ready else " (NOT ready: NumPy program timed)")
         out[name] = (lambda p=p: p(x), first, note)
     return out
 

@@ -276,8 +276,8 @@ class Plan:
         sparse pattern detected there and guarded by ``f``'s decisions) and compiles it.
         Not for a plan with ``executor=`` (its sweeps run on workers)."""
         if jit not in (True, False, "numba"):
-            raise TypeError(f"plan({self.problem.name}): jit= takes True, False or 'numba', "
-                            f"got {jit!r}")
+            raise TypeError(f"plan({self.problem.name}): jit= takes True or False (or "
+                            f"'numba': the Numba backend), got {jit!r}")
         if not jit or self.problem.executor is not None:
             self.replayed = None
             return
