@@ -58,18 +58,21 @@ def test_several_argnums(argnums, jit):
                                    rtol=1e-14, atol=1e-14)
 
 
+@pytest.mark.parametrize("jit", [False, True])
 @pytest.mark.parametrize("mode", ["sparse-forward", "sparse-reverse"])
-def test_complex_and_float32(mode):
+def test_complex_and_float32(mode, jit):
     xc = np.linspace(0.1, 1.0, 9) + 0.5j
-    p = jacobians.plan(band, xc, mode=mode, output="sparse", jit=False)
-    J = p(xc * (1 - 0.2j))
-    assert J.dtype == np.complex128
-    np.testing.assert_allclose(J.toarray(), dense_of(band, (xc * (1 - 0.2j),)), rtol=1e-13)
+    p = jacobians.plan(band, xc, mode=mode, output="sparse", jit=jit)
+    for s in (1 - 0.2j, 0.5 + 1j):
+        J = p(xc * s)
+        assert J.dtype == np.complex128
+        np.testing.assert_allclose(J.toarray(), dense_of(band, (xc * s,)), rtol=1e-13)
     x32 = np.linspace(0.1, 1.0, 9, dtype=np.float32)
-    p32 = jacobians.plan(band, x32, mode=mode, output="sparse", jit=False)
-    J32 = p32(x32 * 2)
-    assert J32.dtype == np.float32
-    np.testing.assert_allclose(J32.toarray(), dense_of(band, (x32 * 2,)), rtol=1e-6)
+    p32 = jacobians.plan(band, x32, mode=mode, output="sparse", jit=jit)
+    for s in (2, -1):
+        J32 = p32(x32 * s)
+        assert J32.dtype == np.float32
+        np.testing.assert_allclose(J32.toarray(), dense_of(band, (x32 * s,)), rtol=1e-6)
 
 
 @pytest.mark.parametrize("jit", [False, True])
