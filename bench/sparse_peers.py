@@ -35,7 +35,11 @@ observation) as CSR on the exact pattern ``ba_sparsity``. Participants:
 - ``dualad plan`` / ``dualad eager`` / ``dualad numba``: ``plan(ba_flat, v,
   output="sparse", sparsity=ba_sparsity(...))`` as above. The pattern is passed (the
   planner's own detection, timed separately in the ``detect`` column, stops at
-  GradBench's second size on main: ``TooDense``); ``plan`` still colors it.
+  GradBench's second size on main: ``TooDense``); ``plan`` still colors it. Their
+  ``max_memory`` is 4 GiB (``--ba-max-memory``): the census charges every value of a sweep
+  at once, ~210 MB a direction at size 3, so the default 256 MiB would sweep one color at
+  a time (14 sweeps, each with its own primal, and a program Numba did not compile within
+  600 s).
 
 dualad is imported from the checkout this file sits in (its parent directory), so the
 benchmark environment (/work/benchvenv: jax, numba, casadi) needs no dualad install.
@@ -294,7 +298,7 @@ def jax_participants(inputs, pattern):
     return out
 
 
-def ba_rows(jacobians, numba, sizes, detect):
+def ba_rows(jacobians, numba, sizes, detect, max_memory):
     import gb_ba
     rows = []
     for k in sizes:
@@ -313,7 +317,8 @@ def ba_rows(jacobians, numba, sizes, detect):
             except Exception as e:  # noqa: BLE001  (TooDense on main at sizes >= 2)
                 extra += f"; detect failed after {fmt(time.perf_counter() - t0)}: " \
                          f"{type(e).__name__}"
-        parts = dualad_participants(jacobians, f, v, numba, sparsity=pattern)
+        parts = dualad_participants(jacobians, f, v, numba, sparsity=pattern,
+                                    max_memory=max_memory)
         exact = parts["dualad eager"][0]()
         parts.update(jax_participants(inputs, pattern))
         rows.append((f"BA {k} (n={n}, m={m}, p={p})", parts, exact, extra))
@@ -326,6 +331,10 @@ def main(argv=None):
     ap.add_argument("--ba", default="", help="GradBench BA sizes, e.g. 1,2,3 (none: skip)")
     ap.add_argument("--no-numba", action="store_true", help="skip jit='numba'")
     ap.add_argument("--no-detect", action="store_true", help="BA: skip the detection column")
+    ap.add_argument("--ba-max-memory", type=float, default=4.0,
+                    help="BA: the plans' max_memory in GiB (default 4: the census' bytes per "
+                         "direction, ~210 MB at size 3, would make the default 256 MiB one "
+                         "color per sweep)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--min-time", type=float, default=0.05)
     ap.add_argument("--threads", type=int, default=1)
@@ -343,7 +352,8 @@ def main(argv=None):
         for k in sizes:     # one table per size: the memory of one size at a time
             run_rows(f"GradBench BA size {k}: prepared plan vs jax.jit per-observation "
                      f"Jacobians (scipy.sparse out)",
-                     ba_rows(jacobians, numba, [k], not args.no_detect), args.rounds,
+                     ba_rows(jacobians, numba, [k], not args.no_detect,
+                             int(args.ba_max_memory * 2 ** 30)), args.rounds,
                      args.min_time)
 
 

@@ -565,8 +565,9 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
         ``f`` happens once per trace, not per call: see docs/jit.md. ``"numba"``: the
         replay is :func:`dualad.jit`'s with ``backend="numba"`` (the NumPy program answers
         until Numba has compiled it in the background, ``p.wait_compiled()``; seconds per
-        program, then one fused loop nest: measured 3-4x faster on a bundle-adjustment
-        Jacobian's 14 colored directions). Not used with ``executor=``.
+        program, then one fused loop nest: 2.5-3x faster than the NumPy replay on
+        GradBench's first bundle-adjustment Jacobian, 14 colored directions; see
+        bench/sparse_peers.py). Not used with ``executor=``.
 
     Returns
     -------
@@ -583,6 +584,8 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
     NotImplementedError
         ``plan`` called on traced values, inside a transformation (make the plan outside
         and call it inside).
+    ImportError
+        ``jit="numba"`` without Numba installed.
 
     See Also
     --------
