@@ -93,12 +93,12 @@ def import_jacobians():
 
 
 # --- participants ---------------------------------------------------------------------------
-def dualad_participants(jacobians, f, x, numba, **kw):
+def dualad_participants(jacobians, f, x, numba, eager=True, **kw):
     """name -> (call, first-call seconds, note) for the three ways of a prepared plan."""
     out = {}
     for name, jit in (("dualad plan", True), ("dualad eager", False),
                       ("dualad numba", "numba")):
-        if jit == "numba" and not numba:
+        if jit == "numba" and not numba or jit is False and not eager:
             continue
         t0 = time.perf_counter()
         p = jacobians.plan(f, x, output="sparse", jit=jit, **kw)
@@ -298,7 +298,7 @@ def jax_participants(inputs, pattern):
     return out
 
 
-def ba_rows(jacobians, numba, sizes, detect, max_memory):
+def ba_rows(jacobians, numba, sizes, detect, max_memory, eager=True):
     import gb_ba
     rows = []
     for k in sizes:
@@ -317,9 +317,9 @@ def ba_rows(jacobians, numba, sizes, detect, max_memory):
             except Exception as e:  # noqa: BLE001  (TooDense on main at sizes >= 2)
                 extra += f"; detect failed after {fmt(time.perf_counter() - t0)}: " \
                          f"{type(e).__name__}"
-        parts = dualad_participants(jacobians, f, v, numba, sparsity=pattern,
+        parts = dualad_participants(jacobians, f, v, numba, eager, sparsity=pattern,
                                     max_memory=max_memory)
-        exact = parts["dualad eager"][0]()
+        exact = parts["dualad plan"][0]()
         parts.update(jax_participants(inputs, pattern))
         rows.append((f"BA {k} (n={n}, m={m}, p={p})", parts, exact, extra))
     return rows
@@ -331,6 +331,7 @@ def main(argv=None):
     ap.add_argument("--ba", default="", help="GradBench BA sizes, e.g. 1,2,3 (none: skip)")
     ap.add_argument("--no-numba", action="store_true", help="skip jit='numba'")
     ap.add_argument("--no-detect", action="store_true", help="BA: skip the detection column")
+    ap.add_argument("--no-eager", action="store_true", help="BA: skip jit=False")
     ap.add_argument("--ba-max-memory", type=float, default=4.0,
                     help="BA: the plans' max_memory in GiB (default 4: the census' bytes per "
                          "direction, ~210 MB at size 3, would make the default 256 MiB one "
@@ -353,7 +354,7 @@ def main(argv=None):
             run_rows(f"GradBench BA size {k}: prepared plan vs jax.jit per-observation "
                      f"Jacobians (scipy.sparse out)",
                      ba_rows(jacobians, numba, [k], not args.no_detect,
-                             int(args.ba_max_memory * 2 ** 30)), args.rounds,
+                             int(args.ba_max_memory * 2 ** 30), not args.no_eager), args.rounds,
                      args.min_time)
 
 
