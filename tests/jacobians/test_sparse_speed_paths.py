@@ -177,3 +177,23 @@ def test_numba_replay_is_dense_jacobian():
         J = p(x0 * s)
         np.testing.assert_allclose(J.toarray(), dense_of(band, (x0 * s,)), rtol=1e-13,
                                    atol=1e-14)
+
+
+@pytest.mark.parametrize("kind, size", [("1-D", 30), ("2-D", 6)])
+def test_bench_bratu_rows_state_the_exact_jacobian(kind, size):
+    """bench/sparse_peers.py checks every participant against its exact Bratu Jacobian:
+    that matrix is the planner's too (so the benchmark's check can fail only on a peer)."""
+    import os
+    import sys
+    bench = os.path.join(os.path.dirname(__file__), "..", "..", "bench")
+    saved = list(sys.path)
+    sys.path.insert(0, os.path.abspath(bench))
+    try:
+        from sparse_peers import bratu_case, check
+    finally:
+        sys.path[:] = saved
+    name, f, u0, exact, _ = bratu_case(kind, size)
+    J = jacobians.plan(f, u0, output="sparse")(u0)
+    assert check(name, J, exact) <= 1e-12
+    with pytest.raises(AssertionError, match="rel. error"):
+        check(name, J * 1.001, exact)
