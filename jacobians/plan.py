@@ -565,9 +565,9 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
         ``f`` happens once per trace, not per call: see docs/jit.md. ``"numba"``: the
         replay is :func:`dualad.jit`'s with ``backend="numba"`` (the NumPy program answers
         until Numba has compiled it in the background, ``p.wait_compiled()``; seconds per
-        program, then one fused loop nest: 2.5-3x faster than the NumPy replay on
-        GradBench's first bundle-adjustment Jacobian, 14 colored directions; see
-        bench/sparse_peers.py). Not used with ``executor=``.
+        program; measured 3-4x faster than the NumPy replay on GradBench's first
+        bundle-adjustment Jacobian, 14 colored directions, but no faster at its sizes 8
+        and 9: time both, bench/sparse_peers.py). Not used with ``executor=``.
 
     Returns
     -------
