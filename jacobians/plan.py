@@ -299,8 +299,9 @@ class Plan:
         first call of a signature traces :meth:`_traced` (the sweeps in the plan's mode, a
         sparse pattern detected there and guarded by ``f``'s decisions) and compiles it.
         Not for a plan with ``executor=`` (its sweeps run on workers)."""
-        if jit not in (True, False):
-            raise TypeError(f"plan({self.problem.name}): jit= takes True or False, got {jit!r}")
+        if jit not in (True, False, "numba"):
+            raise TypeError(f"plan({self.problem.name}): jit= takes True or False (or "
+                            f"'numba': the Numba backend), got {jit!r}")
         if not jit or self.problem.executor is not None:
             self.replayed = None
             return
@@ -310,7 +311,29 @@ class Plan:
             # f is read here so that dualad.jit checks, before every replay, what f reads
             # (its closure, globals, the containers it reaches): the plan is not walked
             return plan_._replay_body(args, f)
-        self.replayed = Replayed(body, f"plan({self.problem.name})")
+        name = f"plan({self.problem.name})"
+        self.replayed = Replayed(body, name)
+        if jit == "numba":      # the same wrapper, its program compiled by Numba
+            from dualad import jit as dualad_jit
+            self.replayed.jitted = dualad_jit(body, backend="numba")
+            self.replayed.jitted.name = name
+
+    def wait_compiled(self, timeout: float | None = None) -> bool:
+        """Wait until every replayed program has its final form (with ``jit="numba"``:
+        Numba's compilation, run in the background); True at once for other plans.
+
+        Parameters
+        ----------
+        timeout : float, optional
+            Seconds to wait at most (default: as long as it takes).
+
+        Returns
+        -------
+        bool
+            Whether every program is ready.
+        """
+        jitted = self.replayed.jitted if self.replayed is not None else None
+        return True if jitted is None else jitted.wait_compiled(timeout)
 
     def _replay_body(self, args, f):
         """What the replay records (traced ``args``), or computes when it runs without jit."""
@@ -521,7 +544,7 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
          argnums: int | Sequence[int] = 0, sparse: str | bool = "auto", sparsity: Any = None,
          chunk_size: int | None = None, max_memory: int = DEFAULT_MAX_MEMORY,
          output: str = "auto", calibrate: bool = True, detect: str = "always",
-         executor: Any = None, retries: int = 2, jit: bool = True) -> Plan:
+         executor: Any = None, retries: int = 2, jit: bool | str = True) -> Plan:
     r"""Prepare the Jacobian of ``f`` at ``args``: choose how, once, and evaluate it many times.
 
     Five ways to the Jacobian of :math:`F: \mathbb{R}^n \to \mathbb{R}^m` are weighed:
@@ -576,7 +599,7 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
         Planning runs in the calling process.
     retries : int, optional
         Resubmissions of a chunk lost with its worker (default 2).
-    jit : bool, optional
+    jit : bool or "numba", optional
         Calls replay through :func:`dualad.jit` (default True): the first call with given
         shapes and dtypes traces the sweeps (a few times one eager call: the first-call
         cost) and compiles them; later calls run the program, its guards checked so a
@@ -585,8 +608,12 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
         it after one ``JitFallbackWarning``. ``False``: every call runs the eager sweeps
         (under jit, ``Plan.redetections`` counts the traces after the first, each of which
         detects a decision-dependent pattern at its point). A side effect of
-        ``f`` happens once per trace, not per call: see docs/jit.md. Not used with
-        ``executor=``.
+        ``f`` happens once per trace, not per call: see docs/jit.md. ``"numba"``: the
+        replay is :func:`dualad.jit`'s with ``backend="numba"`` (the NumPy program answers
+        until Numba has compiled it in the background, ``p.wait_compiled()``; seconds per
+        program; measured 3-4x faster than the NumPy replay on GradBench's first
+        bundle-adjustment Jacobian, 14 colored directions, but no faster at its sizes 8
+        and 9: time both, bench/sparse_peers.py). Not used with ``executor=``.
 
     Returns
     -------
@@ -603,6 +630,8 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
     NotImplementedError
         ``plan`` called on traced values, inside a transformation (make the plan outside
         and call it inside).
+    ImportError
+        ``jit="numba"`` without Numba installed.
 
     See Also
     --------
@@ -642,7 +671,7 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
                            f"p = plan(f, x0), and call p(x) inside") from None
     problem.executor = workers
     p = prepare(problem, mode, sparse, sparsity, chunk_size, max_memory, output, calibrate,
-                detect, replayed=jit is True and executor is None)
+                detect, replayed=jit in (True, "numba") and executor is None)
     p._use_jit(jit)
     return p
 

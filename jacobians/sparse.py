@@ -56,40 +56,89 @@ def _rows_of(pattern):
     return np.repeat(np.arange(pattern.shape[0], dtype=np.int64), np.diff(pattern.indptr))
 
 
-def _csr(pattern, data):
-    out = sp.csr_matrix((data, pattern.indices, pattern.indptr), shape=pattern.shape)
+def _index(a):
+    """``a`` as int32 when its values fit (SciPy scans wider index arrays on every build)."""
+    return a.astype(np.int32) if a.size == 0 or int(a.max()) < 2 ** 31 - 1 else \
+        a.astype(np.int64)
+
+
+def _csr(pattern, data, layout=None):
+    """The CSR matrix of ``pattern`` with stored values ``data`` (its CSR order). Its index
+    arrays are copies: an in-place edit of the result (``eliminate_zeros``) must not reach
+    the pattern a plan keeps for its next call."""
+    indices, indptr = layout or (_index(pattern.indices), _index(pattern.indptr))
+    out = sp.csr_matrix((data, indices.copy(), indptr.copy()), shape=pattern.shape)
     out.has_sorted_indices = True
     return out
 
 
-def _gather(block, rows, cols):
-    """``block[rows, cols]`` as one flat take (cheaper than 2-D fancy indexing)."""
-    flat = np.ascontiguousarray(block).reshape(-1)
-    pos = rows * block.shape[1]
-    pos += cols
-    return flat.take(pos)
+class Decompression:
+    """What a compressed sweep of ``pattern`` under ``coloring`` needs at every point,
+    made once: the seed (c x vertices, per dtype, read-only), the flat position of each
+    stored entry (CSR order) in the compressed product, and the CSR index arrays (int32
+    where they fit)::
+
+        forward:  pos(i, j) = color(j) · m + i      in (J S)ᵀ, c x m
+        reverse:  pos(i, j) = color(i) · n + j      in Sᵀ J,  c x n
+    """
+
+    __slots__ = ("pattern", "kind", "positions", "layout", "_seeds")
+
+    def __init__(self, pattern, coloring, kind):
+        self.pattern, self.kind = pattern, kind
+        rows = _rows_of(pattern)
+        indices = np.asarray(pattern.indices, np.int64)
+        if kind == "forward":
+            pos = coloring.colors.take(indices) * pattern.shape[0] + rows
+        else:
+            pos = coloring.colors.take(rows) * pattern.shape[1] + indices
+        self.positions = pos
+        self.layout = (_index(pattern.indices), _index(pattern.indptr))
+        self._seeds = {}
+
+    def seeds(self, coloring, dtype):
+        s = self._seeds.get(np.dtype(dtype))
+        if s is None:
+            s = self._seeds[np.dtype(dtype)] = coloring.seed(dtype)
+            s.flags.writeable = False
+        return s
+
+    def csr(self, compressed):
+        """J from the compressed product (forward: (J S)ᵀ, c x m; reverse: Sᵀ J, c x n)."""
+        flat = np.ascontiguousarray(compressed).reshape(-1)
+        return _csr(self.pattern, flat.take(self.positions), self.layout)
+
+
+def decompression(pattern, coloring, kind):
+    """The :class:`Decompression` of ``pattern`` under ``coloring``, kept on the coloring
+    (a coloring belongs to one pattern; a different pattern object makes a new one)."""
+    cached = getattr(coloring, "_decompression", None)
+    if cached is None or cached.pattern is not pattern or cached.kind != kind:
+        cached = Decompression(pattern, coloring, kind)
+        coloring._decompression = cached
+    return cached
 
 
 def decompress_forward(pattern, coloring, compressed_t):
     """``J`` from ``compressed_t`` = (J S)ᵀ, (c x m)."""
-    return _csr(pattern, _gather(compressed_t, coloring.colors.take(pattern.indices),
-                                 _rows_of(pattern)))
+    return decompression(pattern, coloring, "forward").csr(compressed_t)
 
 
 def decompress_reverse(pattern, coloring, compressed):
     """``J`` from ``compressed`` = Sᵀ J, (c x n)."""
-    return _csr(pattern, _gather(compressed, coloring.colors.take(_rows_of(pattern)),
-                                 pattern.indices))
+    return decompression(pattern, coloring, "reverse").csr(compressed)
 
 
 def compressed_forward(problem, pattern, coloring, chunk, check=None):
-    seeds = coloring.seed(float_dtype(problem.dtype))
-    return decompress_forward(pattern, coloring, forward_flat(problem, chunk, seeds, check).T)
+    d = decompression(pattern, coloring, "forward")
+    seeds = d.seeds(coloring, float_dtype(problem.dtype))
+    return d.csr(forward_flat(problem, chunk, seeds, check).T)
 
 
 def compressed_reverse(problem, pattern, coloring, chunk, check=None):
-    seeds = coloring.seed(float_dtype(problem.dtype))
-    return decompress_reverse(pattern, coloring, reverse_flat(problem, chunk, seeds, check))
+    d = decompression(pattern, coloring, "reverse")
+    seeds = d.seeds(coloring, float_dtype(problem.dtype))
+    return d.csr(reverse_flat(problem, chunk, seeds, check))
 
 
 def compressed_bidirectional(problem, pattern, bicoloring, chunk, check=None):

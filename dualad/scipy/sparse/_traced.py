@@ -37,16 +37,21 @@ class Structure:
     stored value, duplicates allowed) and ``shape``; its transpose and its canonical
     SciPy form are built once when asked for. ``operator``: a constant
     ``scipy.sparse.linalg.LinearOperator`` standing for the matrix (matrix-free solves;
-    no stored values then, ``row`` and ``col`` empty)."""
+    no stored values then, ``row`` and ``col`` empty). ``layout``: ``(format, indices,
+    indptr)`` when it was built from a CSR/CSC form, which :meth:`compressed` reuses."""
 
-    __slots__ = ("row", "col", "shape", "_T", "operator", "__weakref__")
+    __slots__ = ("row", "col", "shape", "_T", "operator", "layout", "_canonical", "_protos",
+                 "__weakref__")
 
-    def __init__(self, row, col, shape, transpose=None, operator=None):
+    def __init__(self, row, col, shape, transpose=None, operator=None, layout=None):
         self.row = np.asarray(row, _INT)
         self.col = np.asarray(col, _INT)
         self.shape = (int(shape[0]), int(shape[1]))
         self._T = transpose
         self.operator = operator
+        self.layout = layout
+        self._canonical = None
+        self._protos = None      # (class, dtype) -> a built matrix's attributes (compressed)
 
     @property
     def nnz(self):
@@ -63,8 +68,52 @@ class Structure:
         coo = sp.coo_array((np.asarray(data), (self.row, self.col)), shape=self.shape)
         return coo.asformat(fmt)
 
+    def compressed(self, data, spmatrix):
+        """The SciPy matrix in ``layout``'s format with stored values ``data``, built on
+        that layout directly (no COO round trip per call). Its index arrays are fresh
+        copies (a caller's in-place edit, ``eliminate_zeros``, must not reach the next
+        call's), int32 where they fit; its canonical flag is set when the layout was found
+        sorted without duplicates. SciPy's constructor runs once per class and dtype (it
+        checks the layout: ~20 us); later calls copy that matrix's attributes and replace
+        its three arrays (what the constructor would store for this layout)."""
+        fmt, indices, indptr = self.layout
+        data = np.asarray(data)
+        cls = getattr(sp, f"{fmt}_{'matrix' if spmatrix else 'array'}")
+        key = (cls, data.dtype)
+        state = self._protos.get(key) if self._protos is not None else None
+        if state is None or data.shape != (len(indices),):
+            out = cls((data, indices.copy(), indptr.copy()), shape=self.shape)
+            if self._canonical is None:
+                self._canonical = _sorted_unique(indices, indptr)
+            if self._canonical:
+                out.has_canonical_format = True
+            if out.data is data and out.indices.dtype == indices.dtype and \
+                    out.indptr.dtype == indptr.dtype:   # stored as given: reusable
+                state = {k: v for k, v in vars(out).items()
+                         if k not in ("data", "indices", "indptr")}
+                self._protos = {**(self._protos or {}), key: state}
+            return out
+        out = cls.__new__(cls)
+        out.__dict__.update(state)
+        out.data, out.indices, out.indptr = data, indices.copy(), indptr.copy()
+        return out
+
     def __repr__(self):
         return f"Structure(shape={self.shape}, nnz={self.nnz})"
+
+
+def _small_index(a):
+    """``a`` as int32 when its values fit (SciPy scans wider index arrays on every build)."""
+    return a.astype(np.int32) if a.size == 0 or int(a.max()) < 2 ** 31 - 1 else a
+
+
+def _sorted_unique(indices, indptr):
+    """Whether every row (column) of a compressed layout lists strictly increasing indices."""
+    if len(indices) < 2:
+        return True
+    rising = np.diff(indices) > 0
+    rising[indptr[1:-1][(indptr[1:-1] > 0) & (indptr[1:-1] < len(indices))] - 1] = True
+    return bool(rising.all())
 
 
 def apply(data, struct, v, axis=-1):
@@ -164,6 +213,8 @@ class TracedSparse:
             (data,) = leaves
             if isinstance(data, Box):
                 return TracedSparse(data, struct, fmt, spmatrix)
+            if struct.layout is not None and struct.layout[0] == fmt:
+                return struct.compressed(data, spmatrix)
             cls = sp.coo_matrix if spmatrix else sp.coo_array
             return cls((np.asarray(data), (struct.row, struct.col)),
                        shape=struct.shape).asformat(fmt)
@@ -360,7 +411,8 @@ def _structure(arg1, shape, fmt, who):
         if major != shape[0 if fmt == "csr" else 1] or (len(indices) and indices.max() >=
                                                          shape[1 if fmt == "csr" else 0]):
             raise ValueError(f"{who}: indptr/indices do not fit the shape {tuple(shape)}")
-        return data, Structure(row, col, shape)
+        layout = (fmt, _small_index(indices), _small_index(indptr))
+        return data, Structure(row, col, shape, layout=layout)
     raise TypeError(f"{who}: unsupported constructor argument (a tuple of length {len(arg1)})")
 
 
