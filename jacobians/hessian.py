@@ -232,7 +232,8 @@ def hvp(f: Callable[..., Any], x: Any, v: Any, *args: Any,
     v = v if isinstance(v, Box) else np.asarray(v)
     xs = problem.in_shapes[0]
     if len(problem.leaves) != 1:
-        raise TypeError(f"hvp: x must be one array; for containers use jacobians.hessian")
+        raise TypeError(f"hvp({problem.name}): x must be one array, got a container of "
+                        f"{len(problem.leaves)}; for containers use jacobians.hessian")
     if shape_of(v) != tuple(xs) and shape_of(v)[1:] != tuple(xs):
         raise ValueError(f"hvp({problem.name}): v has shape {v.shape}, but x has shape "
                          f"{tuple(xs)}; v must have shape {tuple(xs)} or (B, *{tuple(xs)})")
