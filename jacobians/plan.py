@@ -217,9 +217,20 @@ class Plan:
         return coloring.ncolors if coloring is not None else None
 
     def sweeps_of(self, alt: str) -> int:
-        """The sweeps alternative ``alt`` runs per Jacobian: ``ceil(directions / chunk)``,
-        for the bidirectional way its forward and its reverse sweeps added (0 when not
-        computed)."""
+        """The number of sweeps alternative ``alt`` runs per Jacobian.
+
+        Parameters
+        ----------
+        alt : {"forward", "reverse", "sparse-forward", "sparse-reverse", \
+"sparse-bidirectional"}
+            The alternative.
+
+        Returns
+        -------
+        int
+            ``ceil(directions / chunk)``; for the bidirectional way its forward and its
+            reverse sweeps added; 0 when that coloring was not computed.
+        """
         if alt == "sparse-bidirectional" and self.bicoloring is not None:
             b, c = self.bicoloring, self.chunk_size
             return math.ceil(b.ncolors_forward / c) + math.ceil(b.ncolors_reverse / c)
