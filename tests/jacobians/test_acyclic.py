@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 import dualad
 from dualad import jacobians
-from dualad.extend import shape_of
 from dualad.jacobians._common import Problem
 from dualad.jacobians.acyclic import (Trees, acyclic_coloring, acyclic_lower_bound,
                                       decompress_acyclic, hessian_coloring,
@@ -23,6 +22,7 @@ from dualad.jacobians.acyclic import (Trees, acyclic_coloring, acyclic_lower_bou
 from dualad.jacobians.coloring import is_star_coloring, star_coloring
 from dualad.jacobians.sparsity import detect_hessian
 from dualad.jacobians.validity import CheckedPattern
+from sweep_counting import directions  # noqa: F401  (a fixture)
 
 rng = np.random.default_rng(35)
 
@@ -255,18 +255,6 @@ def banded_loss(x):
     return np.sum(np.sin(x[2:] * x[:-2]) + (x[1:-1] - x[:-2]) ** 2 * x[2:]) + np.sum(x ** 4)
 
 
-@pytest.fixture
-def directions(monkeypatch):
-    """Directions swept by forward mode (the leading axis of every tangent seed)."""
-    swept = []
-    jvp = dualad.jvp
-
-    def counting_jvp(fun, primals, tangents, *a, **k):
-        swept.append(shape_of(tangents[0])[0] if len(shape_of(tangents[0])) >
-                     len(shape_of(primals[0])) else 1)
-        return jvp(fun, primals, tangents, *a, **k)
-    monkeypatch.setattr(dualad, "jvp", counting_jvp)
-    return swept
 
 
 @pytest.mark.parametrize("coloring, colors", [("auto", 3), ("acyclic", 3), ("star", 5)])

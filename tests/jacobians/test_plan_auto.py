@@ -7,11 +7,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import dualad
 from dualad import jacobians
-from dualad.extend import shape_of
 from dualad.jacobians import cost
 from dualad.jacobians.memory import DenseTooLarge
+from sweep_counting import directions  # noqa: F401  (a fixture)
 
 rng = np.random.default_rng(18)
 
@@ -50,18 +49,6 @@ def fresh_mode_cache():
     reuse.MODES.clear()
 
 
-@pytest.fixture
-def directions(monkeypatch):
-    """Directions swept by forward mode (the leading axis of every tangent seed), per call."""
-    swept = []
-    jvp = dualad.jvp
-
-    def counting_jvp(fun, primals, tangents, *a, **k):
-        swept.append(shape_of(tangents[0])[0] if len(shape_of(tangents[0])) >
-                     len(shape_of(primals[0])) else 1)
-        return jvp(fun, primals, tangents, *a, **k)
-    monkeypatch.setattr(dualad, "jvp", counting_jvp)
-    return swept
 
 
 # --- 1. the sparse route, decompressed into the dense result --------------------------------
