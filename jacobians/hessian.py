@@ -27,7 +27,8 @@ from dualad.extend import Box, shape_of
 from ._common import DEFAULT_MAX_MEMORY, composes, fname
 from .auto import hessian_auto
 from .hessian_sweeps import (HESSIAN_MODES, _grad_of, check_hessian_mode,  # noqa: F401
-                             hessian_chunk, hessian_rows, scalar_problem, structured_square)
+                             check_real_inputs, hessian_chunk, hessian_rows, scalar_problem,
+                             structured_square)
 from .distributed import Workers
 from .memory import refuse_dense
 from .sweeps import result_dtype
@@ -154,6 +155,7 @@ def hessian(f: Callable[..., Any], *args: Any, mode: str = "auto",
     workers = None if executor is None else Workers("hessian", executor, retries,
                                                     chunk_size is not None)
     problem = scalar_problem("hessian", f, args, argnums)
+    check_real_inputs(problem)
     problem.executor = workers
     refuse_dense("hessian", problem, max_memory, result_dtype(problem), "hessian")
     if mode == "auto":

@@ -18,13 +18,13 @@ between them (:mod:`jacobians.auto`).
 """
 from __future__ import annotations
 
-__all__ = ["HESSIAN_MODES", "check_hessian_mode", "scalar_problem", "check_scalar",
+__all__ = ["HESSIAN_MODES", "check_hessian_mode", "scalar_problem", "check_scalar", "check_real_inputs",
            "hessian_rows", "hessian_chunk", "structured_square"]
 
 import numpy as np
 
 import dualad
-from dualad.extend import flatten, shape_of
+from dualad.extend import flatten, shape_of, unguarded_value
 
 from . import distributed
 from ._common import Problem, chunks, flat_rows, float_dtype, identity_rows
@@ -59,6 +59,26 @@ def check_scalar(problem):
         raise TypeError(f"{problem.api}: {problem.name} must return a scalar (shape ()), got "
                         f"shape {got}; for vector outputs take the jacobian of each "
                         f"component's gradient")
+
+
+def check_real_inputs(problem):
+    """A Hessian matrix needs real inputs. Of a complex x, a real f is not holomorphic: its
+    second derivative v ↦ ∂(∇f)[v] is R-linear, not multiplication by one complex matrix
+    (columns along e_j and along i·e_j are not i times each other), and a symmetric
+    complex "Hessian" of it would be silently wrong. Raises TypeError saying what to write
+    (JAX's ``hessian`` refuses complex inputs of non-holomorphic functions too)."""
+    name = problem.name if problem.name.isidentifier() else "f"
+    for shape, leaf in zip(problem.in_shapes, problem.leaves):
+        dtype = np.result_type(unguarded_value(leaf))
+        if np.issubdtype(dtype, np.complexfloating):
+            raise TypeError(
+                f"{problem.api}({problem.name}): an argument is complex ({dtype}, shape "
+                f"{tuple(shape)}), and the second derivative of a real function of complex "
+                f"inputs is not one complex matrix (it is linear over the reals only). "
+                f"Differentiate over the real and imaginary parts, e.g. "
+                f"jacobians.{problem.api}(lambda u: {name}(u[:n] + 1j * u[n:]), "
+                f"np.concatenate([x.real, x.imag])), or take one direction v at a time "
+                f"with jacobians.hvp({name}, x, v)")
 
 
 def _grad_of(problem):

@@ -67,8 +67,8 @@ from ._common import (DEFAULT_MAX_MEMORY, TRACED_PATHS, Problem, chunks, float_d
 from .acyclic import COLORINGS
 from .coloring import star_coloring
 from .sweeps import check_mode
-from .hessian_sweeps import (_directional, _grad_of, check_hessian_mode, check_scalar,
-                             structured_square)
+from .hessian_sweeps import (_directional, _grad_of, check_hessian_mode, check_real_inputs,
+                             check_scalar, structured_square)
 from .sparse import choose_jacobian, jacobian_colorings
 from .sparsity import as_pattern, detect_hessian, detect_jacobian
 
@@ -236,6 +236,7 @@ def hessian(f, *args, mode="auto", argnums=0, chunk_size=None, max_memory=DEFAUL
     problem = Problem("hessian", f, args, argnums, traced_ok=True)
     c = _census(problem)
     check_scalar(problem)
+    check_real_inputs(problem)
     chunk = _hessian_chunk(problem, c, mode, chunk_size, max_memory)
     half = identity_rows(0, problem.n, problem.n, float_dtype(problem.dtype)) * 0.5
     rows = hessian_rows(problem, mode, half, chunk)
@@ -359,6 +360,7 @@ def sparse_hessian(f, *args, argnums=0, sparsity=None, chunk_size=None,
     problem = Problem("sparse_hessian", f, args, argnums, traced_ok=True)
     c = _census(problem)
     check_scalar(problem)
+    check_real_inputs(problem)
     if sparsity is None:
         pattern = detect_hessian(_for_planning(problem)).pattern
     else:

@@ -44,7 +44,7 @@ from .acyclic_bicoloring import bicoloring
 from .coloring import column_coloring, row_coloring
 from .distributed import Workers, attach
 from .sweeps import MODES, check_mode, forward_flat, reverse_flat
-from .hessian_sweeps import hessian_chunk, hessian_rows, scalar_problem
+from .hessian_sweeps import check_real_inputs, hessian_chunk, hessian_rows, scalar_problem
 from .sparsity import as_pattern, detect_hessian, detect_jacobian
 
 if TYPE_CHECKING:
@@ -560,6 +560,7 @@ def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[in
     workers = None if executor is None else Workers("sparse_hessian", executor, retries,
                                                     chunk_size is not None)
     problem = scalar_problem("sparse_hessian", f, args, argnums)
+    check_real_inputs(problem)
     problem.executor = workers
     if sparsity is None:
         pattern = detect_hessian(problem).pattern
