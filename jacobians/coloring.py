@@ -162,6 +162,31 @@ def _band_coloring(pattern):
     return np.tile(np.arange(w, dtype=np.int64), -(-n // w))[:n], w
 
 
+# The periodic candidates j mod q tried for q = ρ, ρ + 1, ... below the band's width: at
+# most this many (each checked in O(nnz)).
+PERIODS = 32
+
+
+def _periodic_coloring(pattern, lower, w):
+    """``(colors, q)`` for the smallest ``q`` in ``[max(1, ρ), w)`` (at most
+    :data:`PERIODS` of them) for which ``j mod q`` is a column coloring, or None: a pattern
+    whose rows have their columns at fixed offsets (scattered diagonals, stencils in
+    storage order) is often colored optimally so, where the band coloring needs its whole
+    width ``w``. A row holds two columns of one color exactly when two of its columns are
+    congruent mod q: checked with one count over the (row, j mod q) keys."""
+    m, n = pattern.shape
+    if pattern.nnz == 0:
+        return None
+    rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(pattern.indptr))
+    cols = pattern.indices.astype(np.int64)
+    for q in range(max(1, lower), min(w, max(1, lower) + PERIODS)):
+        if m * q > 50_000_000:       # the count's table: past it, stop trying
+            return None
+        if np.bincount(rows * q + cols % q, minlength=m * q).max() <= 1:
+            return np.arange(n, dtype=np.int64) % q, q
+    return None
+
+
 # Colorings of recent patterns (by a digest of the pattern and the arguments; callers get
 # copies): an optimizer asks for the same pattern's coloring at every step, and should pay
 # for the search once.
@@ -206,7 +231,9 @@ def column_coloring(pattern: Any, orderings: Sequence[str] = ORDERINGS,
     :math:`S_{j,\,\mathrm{color}(j)} = 1` from which :math:`J` is recovered out of
     :math:`J S`. Any such coloring needs at least :math:`\rho`, the largest number of
     nonzeros in one row. The fewest colors are kept over: the band coloring
-    (``j mod w`` for a pattern of bandwidth ``w``), greedy colorings under the natural,
+    (``j mod w`` for a pattern of bandwidth ``w``) or, where one is valid, the periodic
+    ``j mod q`` for the smallest ``q`` from :math:`\rho` up (scattered diagonals, stencils
+    in storage order), greedy colorings under the natural,
     largest-first and smallest-last orderings and, within ``budget`` work units, DSATUR,
     iterated greedy and a tabu search for one color fewer at a time. Every step stops as
     soon as the lower bound is met.
@@ -268,9 +295,12 @@ def column_coloring(pattern: Any, orderings: Sequence[str] = ORDERINGS,
     lower = int(np.diff(pattern.indptr).max(initial=0))
     colors, w = _band_coloring(pattern)
     band = Coloring(colors, "band", lower) if w <= n else None
+    periodic = _periodic_coloring(pattern, lower, min(w, n))
+    if periodic is not None:
+        band, w = Coloring(periodic[0], "periodic", lower), periodic[1]
     if band is not None and w <= max(1, lower):
         # Banded: the band coloring meets the bound; nothing to search (or to cache).
-        band.tried = {"band": w}
+        band.tried = {band.method: w}
         band.effort = {"budget": _budget(budget, 0).total, "spent": 0, "passes": 0,
                        "iterations": 0}
         return band
@@ -283,7 +313,7 @@ def _column_coloring(pattern, orderings, budget, lower, band):
     bound ``column_coloring`` found."""
     n = pattern.shape[1]
     target = max(1, lower)          # the count to stop at: one color even without entries
-    tried = {} if band is None else {"band": band.ncolors}
+    tried = {} if band is None else {band.method: band.ncolors}
     best = band
     graph, work = None, 0
     if best is None or best.ncolors > target:
