@@ -67,6 +67,8 @@ def check_real_inputs(problem):
     (columns along e_j and along i·e_j are not i times each other), and a symmetric
     complex "Hessian" of it would be silently wrong. Raises TypeError saying what to write
     (JAX's ``hessian`` refuses complex inputs of non-holomorphic functions too)."""
+    if not np.issubdtype(problem.dtype, np.complexfloating):
+        return                              # the common case: one dtype check
     name = problem.name if problem.name.isidentifier() else "f"
     for shape, leaf in zip(problem.in_shapes, problem.leaves):
         dtype = np.result_type(unguarded_value(leaf))
