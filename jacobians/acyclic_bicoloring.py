@@ -34,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .acyclic import acyclic_coloring, tree_structure
-from .bicoloring import Bicoloring, bipartite_graph, star_bicoloring
+from .bicoloring import Bicoloring, _entries, bipartite_graph, star_bicoloring
 
 # The acyclic greedy visits, per vertex, its neighbors' neighbors: about Σ r_i² + Σ c_j²
 # (r, c the row and column counts) steps of Python, ~1-2 us each. "auto" tries it only
@@ -48,12 +48,12 @@ class AcyclicBicoloring(Bicoloring):
     substitution (module docstring): the same seeds and counts, its own
     :meth:`decompress`; it has no direct read per entry (:meth:`positions` raises)."""
 
-    def __init__(self, column_colors, row_colors, method, lower_bound, graph, symmetric,
+    def __init__(self, column_colors, row_colors, method, lower_bound, trees, symmetric,
                  forward_of, reverse_of):
         super().__init__(column_colors, row_colors, method, lower_bound)
-        self.graph, self.symmetric = graph, symmetric
+        self.trees, self.symmetric = trees, symmetric    # H's two-colored trees, colors
         self.forward_of, self.reverse_of = forward_of, reverse_of
-        self._recovery = None        # (pattern, trees, read positions, CSR positions)
+        self._recovery = None        # (pattern, read positions, CSR positions)
 
     def positions(self, pattern):
         raise ValueError("AcyclicBicoloring.positions: an acyclic bicoloring reads no entry "
@@ -65,8 +65,7 @@ class AcyclicBicoloring(Bicoloring):
         if last is not None and last[0] is pattern:
             return last[1:]
         m, n = pattern.shape
-        trees = tree_structure(self.graph, self.symmetric)
-        child, parent = trees.child, trees.parent
+        child, parent = self.trees.child, self.trees.parent
         color = self.symmetric[parent]
         row_child = child >= n
         # b[e] in concatenate([ravel((J S_f)ᵀ), ravel(S_rᵀ J)]): (k1 x m) then (k2 x n)
@@ -75,15 +74,15 @@ class AcyclicBicoloring(Bicoloring):
                         self.ncolors_forward * m + self.reverse_of[color] * n + child)
         i = np.where(row_child, child - n, parent - n)
         j = np.where(row_child, parent, child)
-        rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(pattern.indptr))
-        keys = rows * n + pattern.indices.astype(np.int64)
+        rows, cols = _entries(pattern)
+        keys = rows * n + cols
         where = np.searchsorted(keys, i * n + j)
         if len(where) != len(keys) or not np.array_equal(np.sort(where),
                                                           np.arange(len(keys))):
             raise ValueError("AcyclicBicoloring.decompress: the pattern is not the one "
                              "this bicoloring was made for")
-        self._recovery = (pattern, trees, read, where)
-        return trees, read, where
+        self._recovery = (pattern, read, where)
+        return read, where
 
     def decompress(self, pattern, compressed_forward, compressed_reverse):
         """J (CSR with exactly ``pattern``'s entries) from ``compressed_forward`` = J S_f
@@ -92,10 +91,10 @@ class AcyclicBicoloring(Bicoloring):
             pattern = sp.csr_matrix(pattern, dtype=bool)
         if not pattern.has_sorted_indices:
             pattern = pattern.sorted_indices()
-        trees, read, where = self._recovery_of(pattern)
+        read, where = self._recovery_of(pattern)
         fwd = np.asarray(compressed_forward).T.reshape(-1)
         rev = np.asarray(compressed_reverse).reshape(-1)
-        h = trees.solve(np.concatenate([fwd, rev]).take(read))
+        h = self.trees.solve(np.concatenate([fwd, rev]).take(read))
         data = np.empty(len(where), h.dtype)
         data[where] = h
         out = sp.csr_matrix((data, pattern.indices, pattern.indptr), shape=pattern.shape)
@@ -133,7 +132,7 @@ def acyclic_bicoloring(pattern):
     reverse_of = _numbering(parent_color[~column_parent], k)
     column_colors = forward_of[colors[:n]] if n else np.zeros(0, np.int64)
     row_colors = reverse_of[colors[n:]] if m else np.zeros(0, np.int64)
-    return AcyclicBicoloring(column_colors, row_colors, "acyclic", int(p.nnz > 0), graph,
+    return AcyclicBicoloring(column_colors, row_colors, "acyclic", int(p.nnz > 0), trees,
                              colors, forward_of, reverse_of)
 
 
