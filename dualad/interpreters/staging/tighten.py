@@ -37,6 +37,7 @@ import math
 import numpy as np
 
 from ...core.primitive import REGISTRY
+from ...ops.core.linear import short_last_axis, sum_last
 from .passes import known, uses
 from .program import Const, Eqn, Guard, Program
 from .selected import one_share
@@ -265,6 +266,12 @@ def emit(em, e, args, ind, out, index_source):
             # the implementations call the ndarray method (sum) or np.max/np.min, which
             # for an ndarray is the method's reduction: the ufunc's reduce that the
             # method's Python wrapper (numpy's _methods) calls, with the same arguments
+            kind, shape, dtype = em.prog.avals[e.ins[0]]
+            k = short_last_axis(shape, dtype, axis) if name == "sum" and \
+                shape is not None and dtype is not None else 0
+            if k:     # what the implementation does for a short last axis
+                red = em.ns.bind(sum_last, "sum_last")
+                return [f"{ind}v{out} = {red}({args[0]}, {k}, {keep!r})"]
             hint, fn = _UFUNC_REDUCE[name]
             red = em.ns.bind(fn, hint)
             return [f"{ind}v{out} = {red}({args[0]}, {axis!r}, None, None, {keep!r})"]

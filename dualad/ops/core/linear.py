@@ -98,8 +98,40 @@ def expand_reduced(ct, x_shape, axes, keepdims, nb):
     return fit(ct, batch + tuple(x_shape))
 
 
+SHORT_AXIS = 7       # a last axis this short is summed by adding its slices
+SHORT_MIN_SIZE = 4096
+
+
+def short_last_axis(shape, dtype, axis):
+    """The length ``k`` of the last axis when ``axis`` (a tuple) sums it alone, ``2 <= k <=
+    SHORT_AXIS``, in a floating array of at least ``SHORT_MIN_SIZE`` entries; else 0.
+
+    NumPy's reduce pays per row of such an axis (measured 20-40x slower than adding the k
+    slices for (31843, 2) and (31843, 3)); for k <= 7 its order is the slices' left to
+    right, (x_0 + x_1) + x_2 + ..., which :func:`sum_last` keeps (and eager sums and jit
+    programs both use it, so they agree to the bit whatever NumPy does)."""
+    nd = len(shape)
+    if nd < 2 or len(axis) != 1 or axis[0] not in (nd - 1, -1) or \
+            np.dtype(dtype).kind not in "fc":
+        return 0
+    k = shape[-1]
+    return k if 2 <= k <= SHORT_AXIS and math.prod(shape) >= SHORT_MIN_SIZE else 0
+
+
+def sum_last(x, k, keepdims):
+    """The sum of ``x`` over its last axis of length ``k``: its slices added left to right."""
+    y = x[..., 0] + x[..., 1]
+    for i in range(2, k):
+        y += x[..., i]
+    return y[..., None] if keepdims else y
+
+
 def _sum_impl(x, axis, keepdims):
     if type(x) is np.ndarray:
+        if axis.__class__ is tuple:
+            k = short_last_axis(x.shape, x.dtype, axis)
+            if k:
+                return sum_last(x, k, keepdims)
         return x.sum(axis=axis, keepdims=keepdims)
     return np.sum(x, axis=axis, keepdims=keepdims)
 
