@@ -33,13 +33,13 @@ observation) as CSR on the exact pattern ``ba_sparsity``. Participants:
   the CSR data order, then a ``csr_matrix`` on precomputed index arrays; ``jax jacrev``
   the same with ``jacrev`` (2 outputs per observation: JAX's better spelling here);
 - ``dualad plan`` / ``dualad eager`` / ``dualad numba``: ``plan(ba_flat, v,
-  output="sparse", sparsity=ba_sparsity(...))`` as above. The pattern is passed (the
-  planner's own detection, timed separately in the ``detect`` column, stops at
-  GradBench's second size on main: ``TooDense``); ``plan`` still colors it. Their
-  ``max_memory`` is 4 GiB (``--ba-max-memory``): the census charges every value of a sweep
-  at once, ~210 MB a direction at size 3, so the default 256 MiB would sweep one color at
-  a time (14 sweeps, each with its own primal, and a program Numba did not compile within
-  600 s).
+  output="sparse")`` as above, the planner's defaults (it detects the pattern, finds the
+  gathers ``ba_flat`` starts with and plans ``J_g S``: jacobians.gathers), the first call
+  including all of it;
+- ``dualad given``: ``plan(..., sparsity=ba_sparsity(...), max_memory=4 GiB)``, the way
+  this table was made before the cut (a given pattern of ``J_f`` is colored as it is: 14
+  forward colors; 4 GiB so that the census' ~210 MB a direction at size 3 sweeps them at
+  once); ``--no-given`` skips it.
 
 dualad is imported from the checkout this file sits in (its parent directory), so the
 benchmark environment (/work/benchvenv: jax, numba, casadi) needs no dualad install.
@@ -93,22 +93,26 @@ def import_jacobians():
 
 
 # --- participants ---------------------------------------------------------------------------
-def dualad_participants(jacobians, f, x, numba, eager=True, **kw):
-    """name -> (call, first-call seconds, note) for the three ways of a prepared plan."""
+def dualad_participants(jacobians, f, x, numba, eager=True, given=None, **kw):
+    """name -> (call, first-call seconds, note) for the three ways of a prepared plan (and
+    ``dualad given``: the plan made with ``given``'s keywords, when given)."""
     out = {}
-    for name, jit in (("dualad plan", True), ("dualad eager", False),
-                      ("dualad numba", "numba")):
+    ways = [("dualad plan", True, kw), ("dualad eager", False, kw),
+            ("dualad numba", "numba", kw)] + ([("dualad given", True, given)] if given else [])
+    for name, jit, kws in ways:
         if jit == "numba" and not numba or jit is False and not eager:
             continue
         t0 = time.perf_counter()
-        p = jacobians.plan(f, x, output="sparse", jit=jit, **kw)
+        p = jacobians.plan(f, x, output="sparse", jit=jit, **kws)
         p(x)
         first = time.perf_counter() - t0
-        note = f"{p.mode}, {p.directions} colors, {p.n_chunks} sweep(s)"
+        via = "" if getattr(p, "through", None) is None else " through gathers"
+        note = f"{p.mode}{via}, {p.directions} colors, {p.n_chunks} sweep(s)"
         if jit == "numba":
             t1 = time.perf_counter()
             ready = p.wait_compiled(600)
-            tiers = sorted({t for v in p.replayed.jitted.cache_info(tiers=True).values()
+            replayed = p.replayed if p.replayed is not None else p.through.inner.replayed
+            tiers = sorted({t for v in replayed.jitted.cache_info(tiers=True).values()
                             for t in v})
             note += f"; Numba ready {time.perf_counter() - t1:.1f} s later, tier " \
                 f"{'/'.join(tiers)}" + ("" if ready else " (NOT ready: NumPy program timed)")
@@ -298,7 +302,7 @@ def jax_participants(inputs, pattern):
     return out
 
 
-def ba_rows(jacobians, numba, sizes, detect, max_memory, eager=True):
+def ba_rows(jacobians, numba, sizes, detect, max_memory, eager=True, given=True):
     import gb_ba
     rows = []
     for k in sizes:
@@ -317,9 +321,12 @@ def ba_rows(jacobians, numba, sizes, detect, max_memory, eager=True):
             except Exception as e:  # noqa: BLE001  (TooDense on main at sizes >= 2)
                 extra += f"; detect failed after {fmt(time.perf_counter() - t0)}: " \
                          f"{type(e).__name__}"
-        parts = dualad_participants(jacobians, f, v, numba, eager, sparsity=pattern,
-                                    max_memory=max_memory)
-        exact = parts["dualad plan"][0]()
+        kw = {} if max_memory is None else {"max_memory": max_memory}
+        parts = dualad_participants(
+            jacobians, f, v, numba, eager,
+            given={"sparsity": pattern, "max_memory": 4 * 2 ** 30} if given else None, **kw)
+        # the reference: the given pattern's forward sweeps on f itself (no cut), else the plan
+        exact = parts.get("dualad given", parts["dualad plan"])[0]()
         parts.update(jax_participants(inputs, pattern))
         rows.append((f"BA {k} (n={n}, m={m}, p={p})", parts, exact, extra))
     return rows
@@ -332,10 +339,10 @@ def main(argv=None):
     ap.add_argument("--no-numba", action="store_true", help="skip jit='numba'")
     ap.add_argument("--no-detect", action="store_true", help="BA: skip the detection column")
     ap.add_argument("--no-eager", action="store_true", help="BA: skip jit=False")
-    ap.add_argument("--ba-max-memory", type=float, default=4.0,
-                    help="BA: the plans' max_memory in GiB (default 4: the census' bytes per "
-                         "direction, ~210 MB at size 3, would make the default 256 MiB one "
-                         "color per sweep)")
+    ap.add_argument("--ba-max-memory", type=float, default=None,
+                    help="BA: the plans' max_memory in GiB (default: the planner's)")
+    ap.add_argument("--no-given", action="store_true",
+                    help="BA: skip 'dualad given' (the pattern passed, 14 forward colors)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--min-time", type=float, default=0.05)
     ap.add_argument("--threads", type=int, default=1)
@@ -354,7 +361,9 @@ def main(argv=None):
             run_rows(f"GradBench BA size {k}: prepared plan vs jax.jit per-observation "
                      f"Jacobians (scipy.sparse out)",
                      ba_rows(jacobians, numba, [k], not args.no_detect,
-                             int(args.ba_max_memory * 2 ** 30), not args.no_eager), args.rounds,
+                             None if args.ba_max_memory is None else
+                             int(args.ba_max_memory * 2 ** 30), not args.no_eager,
+                             not args.no_given), args.rounds,
                      args.min_time)
 
 

@@ -162,6 +162,9 @@ bare "setting an array element with a sequence" (``out[i] = x`` into a plain arr
 ``Replayed(fun, name, jit=True)``: ``fun`` (a prepared derivative) through ``dualad.jit``,
 falling back to ``fun`` itself with one ``JitFallbackWarning`` for a signature whose
 trace fails while ``fun`` runs (:mod:`dualad.interpreters.staging.default`).
+``Assumed.of(fun, name)``: what ``fun`` reads outside its arguments (closure, globals,
+containers), as it is now; ``.holds()`` is False once any of it changed (the check
+``dualad.jit`` makes before a replay, :mod:`dualad.interpreters.staging.assumed`).
 ``taylor_coverage()``: ``{name: kind}`` of every registered primitive's Taylor-mode rule
 (recurrence, linear, multilinear, fallback, zero; :mod:`dualad.interpreters.taylor.rules`),
 which ``dualad.verification.taylor`` tabulates in docs/taylor_rules.md.
@@ -172,6 +175,7 @@ from .transforms.api import check_input
 from .frontend.objects import traced_outputs
 from .frontend.inplace import raise_assignment_error
 from .interpreters.staging.default import JitFallbackWarning, Replayed
+from .interpreters.staging.assumed import Assumed
 from .frontend.dispatch import FUNCTIONS as NUMPY_FUNCTIONS, UFUNCS as NUMPY_UFUNCS
 from .interpreters.forward.dual import Dual, JVPTrace
 from .core.onehot import onehot_rows
@@ -208,6 +212,6 @@ __all__ = [
     "batched_axis",
     # for the planner and the oracles
     "check_input", "onehot_rows", "NUMPY_FUNCTIONS", "NUMPY_UFUNCS", "traced_outputs",
-    "raise_assignment_error", "Replayed", "JitFallbackWarning", "load_families",
+    "raise_assignment_error", "Replayed", "JitFallbackWarning", "Assumed", "load_families",
     "taylor_coverage",
 ]

@@ -200,6 +200,12 @@ def flops(prim, primals, ans, params, out=None):
     return float(max(out, inp)) ** 1.5  # decompositions, solves: ~ n^3 for n x n
 
 
+def _array_index(idx):
+    """Whether a ``getitem`` index holds an integer array (a gather, not a slice)."""
+    parts = idx if idx.__class__ is tuple else (idx,)
+    return any(isinstance(i, np.ndarray) and i.dtype.kind in "iu" for i in parts)
+
+
 class Census:
     """Operation counts of one evaluation of ``f`` (see :func:`census`)."""
 
@@ -213,6 +219,7 @@ class Census:
         self.t_plain = None     # seconds of one plain call of f
         self.flow = None        # seeded.SeedFlow of a census run (None: counted elsewhere)
         self.const_bytes = 0    # bytes of the distinct plain arrays f's primitives read
+        self.gathers = 0        # selections by an integer array (x[idx]): jacobians.gathers
 
     def count(self, prim, primals, ans, params):
         """Count one call of ``prim`` on traced values (``ans``: its value or values);
@@ -221,6 +228,8 @@ class Census:
         name = prim.name
         by_prim = self.by_prim
         by_prim[name] = by_prim.get(name, 0) + 1
+        if name == "gather" or name == "getitem" and _array_index(params.get("idx")):
+            self.gathers += 1
         out = sum(_size(a) for a in ans) if isinstance(ans, (tuple, list)) else _size(ans)
         self.elements += out
         w = flops(prim, primals, ans, params, out)

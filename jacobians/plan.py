@@ -11,6 +11,10 @@ and weighs five ways to get the Jacobian of ``F: R^n -> R^m``:
     sparse-bidirectional  k1 forward directions and k2 cotangents of a star bicoloring
                           (:mod:`jacobians.bicoloring`), each entry read from one of them
 
+A function that starts by gathering from its inputs may also be planned through the
+gathers, ``J_f = J_g S`` (:mod:`jacobians.gathers`, :mod:`jacobians.gathered`): ``g``, the
+rest, gets a plan of its own, and the cut is taken when modelled cheaper.
+
 Each is first modelled from the census (:mod:`jacobians.cost`). Alternatives within
 :data:`cost.CLOSE` of the best are timed on the function itself (one sweep of one chunk
 each), but only when the best is modelled at :data:`cost.TIME_MIN_SECONDS` or more:
@@ -41,6 +45,7 @@ from . import nested
 from ._common import (DEFAULT_MAX_MEMORY, Problem, TracedOutput, counted, float_dtype,
                       holds_traced, untraced_kwargs)
 from .distributed import Workers
+from .gathered import through_gathers, worth_trying
 from .memory import dense_bytes, dense_of, human_bytes, refuse_dense
 from .patterns import TooDense
 from .sparse import bicoloring_threshold, bidirectional_cost, jacobian_colorings
@@ -191,6 +196,30 @@ class Plan:
         self.bytes_per_direction = census.bytes_per_direction(
             np.dtype(float_dtype(problem.dtype)).itemsize)
         self.replayed = None            # calls through dualad.jit: see _use_jit
+        self.through = None             # jacobians.gathered.Through: see go_through
+
+    def go_through(self, through: Any, seconds: float) -> None:
+        """Evaluate through the input selections: ``J_f = J_g S`` (:mod:`jacobians.gathers`),
+        ``J_g`` by ``through.inner``, the plan of the rest of ``f``; modelled at
+        ``seconds``, less than the cheapest way on ``f`` itself.
+
+        Parameters
+        ----------
+        through : jacobians.gathered.Through
+            The cut and the inner plan.
+        seconds : float
+            Its modelled cost per Jacobian.
+        """
+        inner = through.inner
+        self.how = (f"through the input selections (J_g S, J_g by {inner.mode}) is modelled "
+                    f"at {_fmt(seconds)}, {self.estimates[self.mode][0] / seconds:.2f}x "
+                    f"cheaper than {self.mode} on {self.problem.name} itself, the cheapest "
+                    f"way without the cut.")
+        self.through, self.through_seconds = through, seconds
+        # the direct way stays ready for calls the cut cannot take (other arguments)
+        self.direct = (self.mode, self.chunk_size)
+        self.mode, self.chunk_size = inner.mode, inner.chunk_size
+        self.bytes_per_direction = inner.bytes_per_direction
 
     # --- numbers -------------------------------------------------------------------------
     def directions_of(self, alt: str) -> int | None:
@@ -242,6 +271,8 @@ class Plan:
         """The number of directions the chosen mode sweeps: ``n``, ``m`` or the colors.
 
         """
+        if self.through is not None:
+            return self.through.inner.directions
         return self.directions_of(self.mode)
 
     @property
@@ -249,6 +280,8 @@ class Plan:
         """The number of sweeps per evaluation: ``ceil(directions / chunk_size)``.
 
         """
+        if self.through is not None:
+            return self.through.inner.n_chunks
         return max(1, self.sweeps_of(self.mode)) if self.directions else 0
 
     @property
@@ -283,6 +316,15 @@ class Plan:
             The problem, its outputs set at this point.
         """
         chunk, mode = self.chunk_size, self.mode
+        if self.through is not None:
+            if self.through.takes(problem):
+                return self.through(problem.args), problem
+            mode, chunk = self.direct
+            if not mode.startswith("sparse"):
+                flat = (forward_flat if mode == "forward" else reverse_flat)(
+                    problem, chunk, max_memory=self.max_memory)
+                return flat, problem
+            return self.checked.evaluate(problem, chunk)
         if mode == "forward":
             return forward_flat(problem, chunk, max_memory=self.max_memory), problem
         if mode == "reverse":
@@ -294,6 +336,8 @@ class Plan:
     def __call__(self, *args: Any) -> Any:
         if args and holds_traced(args):
             return self._traced(args)
+        if self.through is not None:      # the inner plan replays
+            return self._eager(args)
         replayed = self.replayed
         if replayed is None or not args:
             return self._eager(args)
@@ -313,6 +357,11 @@ class Plan:
         if jit not in (True, False, "numba"):
             raise TypeError(f"plan({self.problem.name}): jit= takes True or False (or "
                             f"'numba': the Numba backend), got {jit!r}")
+        if self.through is not None:
+            self.replayed = None
+            self.through.jit = jit
+            self.through.inner._use_jit(jit)
+            return
         if not jit or self.problem.executor is not None:
             self.replayed = None
             return
@@ -343,6 +392,8 @@ class Plan:
         bool
             Whether every program is ready.
         """
+        if self.through is not None:
+            return self.through.inner.wait_compiled(timeout)
         jitted = self.replayed.jitted if self.replayed is not None else None
         return True if jitted is None else jitted.wait_compiled(timeout)
 
@@ -430,6 +481,8 @@ class Plan:
     @property
     def redetections(self) -> int:
         """Points at which the sparse pattern was detected again (its decisions differed)."""
+        if self.through is not None:
+            return self.through.inner.redetections
         return self.checked.redetections if self.checked is not None else 0
 
     # --- words ---------------------------------------------------------------------------
@@ -482,8 +535,12 @@ class Plan:
         lines.extend(t for t in self.notes if t not in first)
         if self.checked is not None:
             lines.append(self.checked.describe())
-        est = self.estimates[self.mode][0]
-        lines.append(f"Chosen: {self.mode} — {counted(self.directions, 'direction')} in "
+        est = self.estimates.get(self.mode, (None,))[0]
+        via = ""
+        if self.through is not None:
+            lines.extend(self.through.describe())
+            est, via = self.through_seconds, " through the input selections"
+        lines.append(f"Chosen: {self.mode}{via} — {counted(self.directions, 'direction')} in "
                      f"{self.n_chunks} sweep(s) of up to {self.chunk_size} (one sweep's "
                      f"tangents ~{human_bytes(self.bytes_per_direction * min(self.chunk_size, self.directions or 1))}); "
                      f"estimated {_fmt(est)} per Jacobian.")
@@ -496,7 +553,7 @@ class Plan:
             seconds, source = self.estimates.get(alt, (None, "not considered"))
             d = self.directions_of(alt)
             chunks = f"{self.sweeps_of(alt)} sweep(s)" if d else ""
-            mark = "  <- chosen" if alt == self.mode else ""
+            mark = "  <- chosen" if alt == self.mode and not via else ""
             lines.append(f"  {alt:<20} {'' if d is None else d:>7} directions  {chunks:<12} "
                          f"{_fmt(seconds):>10}  ({source}){mark}")
         lines.extend(self.timed)
@@ -527,7 +584,8 @@ class Plan:
 
     def __repr__(self) -> str:
         on = "" if self.problem.executor is None else f" on {self.problem.executor.name}"
-        return (f"Plan({self.problem.name}: {self.mode}, n={self.n}, m={self.m}, "
+        via = "" if self.through is None else " through the input selections"
+        return (f"Plan({self.problem.name}: {self.mode}{via}, n={self.n}, m={self.m}, "
                 f"{counted(self.directions, 'direction')} in "
                 f"{self.n_chunks} sweep(s){on})")
 
@@ -721,6 +779,9 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
     dense_ok = _dense_fits(problem, mode, sparse, output, max_memory, dtype)
     dirs = {"forward": problem.n, "reverse": problem.m}
     estimates = _dense_estimates(census, dirs, chunk, mode, sparse, replayed)
+    through = None
+    if sp_info is None and worth_trying(problem, census, mode, sparse, sparsity, output):
+        through, sp_info = _through(problem, census, notes, max_memory, calibrate, replayed)
     if sp_info is None and mode not in ("forward", "reverse"):
         sp_info = _detect_if_worth(problem, census, estimates, sparse, sparsity, detect,
                                    dense_ok, max_memory, notes)
@@ -737,8 +798,32 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
         _mark_dense_infeasible(estimates, problem, dtype)
     chosen, how, timed = _choose(problem, estimates, dense_ok, max_memory, dtype, calibrate,
                                  dirs, chunk, nnz, replayed, bic)
-    return Plan(problem, chosen, chunk, census, sp_info, col, row, estimates, how, notes,
-                output, max_memory, timed, bic=bic)
+    p = Plan(problem, chosen, chunk, census, sp_info, col, row, estimates, how, notes,
+             output, max_memory, timed, bic=bic)
+    if through is not None and through[1] < estimates[chosen][0]:
+        p.go_through(*through)
+    elif through is not None:
+        inner = through[0].inner
+        notes.append(f"Input selections: through them (J_g S, J_g by {inner.mode}, "
+                     f"{counted(inner.directions, 'direction')}) is modelled at "
+                     f"{_fmt(through[1])}, no cheaper than {chosen}: not taken.")
+    return p
+
+
+def _through(problem, census, notes, max_memory, calibrate, replayed):
+    """``((through, seconds) or None, sp_info)``: the plan of ``problem`` through its input
+    selections (:mod:`jacobians.gathered`) and, when ``g``'s pattern took no decisions,
+    ``J_f``'s pattern composed from it (so ``f`` is not detected again to weigh the direct
+    ways); else ``sp_info`` None."""
+    through, seconds = through_gathers(problem, prepare, max_memory, calibrate, replayed)
+    if through is None:
+        notes.append(f"Input selections: {seconds}.")
+        return None, None
+    decisions = through.inner.sparsity.decisions
+    if decisions is not None and len(decisions):
+        return (through, seconds), None    # a pattern of this point only: detect f's own
+    return (through, seconds), Sparsity(through.pattern(), source="composed (through the "
+                                        "input selections)", census=census)
 
 
 def _census(problem, sparse, sparsity, max_memory, notes):

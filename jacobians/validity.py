@@ -162,6 +162,10 @@ class CheckedPattern:
                 "bidirectional": bicoloring}[self.kind](pattern)
 
     def describe(self):
+        if not self.checked and self.sparsity.source.startswith("composed"):
+            return ("Pattern check: off (the pattern was composed from that of the rest of "
+                    "the function after its input selections, which took no decisions: it "
+                    "holds at every point).")
         if not self.checked:
             return "Pattern check: off (the pattern was given: sparsity=...)."
         return (f"Pattern check: {self.checks} sweep(s) checked against the decisions "

@@ -97,12 +97,34 @@ class TooLargeToCheck(TypeError):
 
 
 class Assumed:
-    """The bindings and contents a program assumed (see the module docstring)."""
+    """The bindings and contents a program assumed (see the module docstring).
+
+    Made by :meth:`of` after a trace; :meth:`holds` before each replay.
+
+    Examples
+    --------
+    >>> from dualad.extend import Assumed
+    >>> box = {"scale": 2.0}
+    >>> def f(x):
+    ...     return box["scale"] * x
+    >>> a = Assumed.of(f, "f")
+    >>> a.holds()
+    True
+    >>> box["scale"] = 3.0
+    >>> a.holds(), a.changed()
+    (False, "global 'box' (read by f) changed")
+    """
 
     __slots__ = ("cells", "globs", "funcs", "watch", "snaps", "dicts", "orders", "where")
 
     def holds(self):
-        """Whether every binding and content is as it was after the trace."""
+        """Whether every binding and content is as it was after the trace.
+
+        Returns
+        -------
+        bool
+            True when nothing changed.
+        """
         for cell, obj in self.cells:
             try:
                 if cell.cell_contents is not obj:
@@ -128,7 +150,13 @@ class Assumed:
         return True
 
     def changed(self):
-        """What no longer holds, in words (for the thrashing warning), or None."""
+        """What no longer holds, in words (for the thrashing warning), or None.
+
+        Returns
+        -------
+        str or None
+            The first change found, e.g. ``"global 'box' (read by f) changed"``.
+        """
         for (cell, obj), where in zip(self.cells, self.where["cells"]):
             try:
                 if cell.cell_contents is not obj:

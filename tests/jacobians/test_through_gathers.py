@@ -1,0 +1,162 @@
+"""Jacobians through the input selections: J_f = J_g S (jacobians.gathers, .gathered)."""
+import threading
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dualad
+from dualad import jacobians
+from dualad.jacobians.gathers import Composition, find_cut
+
+RNG = np.random.default_rng(7)
+N, E = 300, 20000
+SRC = RNG.integers(0, N, E)
+DST = (SRC + RNG.integers(1, N, E)) % N
+
+
+def edges(x):
+    """Each edge reads its two ends: a graph model's residual."""
+    a, b = x[SRC], x[DST]
+    return np.concatenate([np.sin(a) * b, a - b ** 2])
+
+
+def dense(f, x):
+    return np.asarray(jacobians.jacobian(f, x, mode="forward"))
+
+
+def test_the_plan_goes_through_the_selections_and_equals_the_dense_jacobian():
+    x = RNG.standard_normal(N)
+    p = jacobians.plan(edges, x)
+    assert "through the input selections" in repr(p)
+    assert p.directions == 2            # J_g: each edge's two rows share its two values
+    y = RNG.standard_normal(N)
+    J = p(y)
+    assert sp.issparse(J) and J.shape == (2 * E, N)
+    np.testing.assert_allclose(J.toarray(), dense(edges, y), rtol=1e-13, atol=1e-13)
+    text = p.explain()
+    assert "Through the input selections: edges starts with" in text
+    assert "Chosen: sparse-" in text and "through the input selections" in text
+    # the direct ways were weighed on the composed pattern, which is J_f's
+    assert (p.sparsity.pattern != (abs(J) > 0)).nnz == 0
+
+
+def test_without_jit_and_with_sparse_jacobian_too():
+    x = RNG.standard_normal(N)
+    p = jacobians.plan(edges, x, jit=False)
+    assert p.through is not None
+    np.testing.assert_allclose(p(x).toarray(), dense(edges, x), rtol=1e-13, atol=1e-13)
+
+
+def test_a_row_that_reads_one_input_twice_adds_both_entries():
+    idx = np.arange(50) % 20
+    same = idx.copy()
+
+    def f(x):
+        return x[idx] * x[same] + np.cos(x[idx])     # d/dx_i of x_i * x_i is 2 x_i
+    x = RNG.standard_normal(20)
+    p = jacobians.plan(f, x)
+    assert p.through is not None
+    np.testing.assert_allclose(p(x).toarray(), dense(f, x), rtol=1e-14, atol=1e-14)
+
+
+def test_a_closed_over_index_array_changed_in_place_is_seen():
+    src = SRC.copy()
+
+    def f(x):
+        return np.sin(x[src]) * x[DST]
+    x = RNG.standard_normal(N)
+    p = jacobians.plan(f, x)
+    assert p.through is not None
+    src[:] = src[::-1]                     # the same array, new values
+    np.testing.assert_allclose(p(x).toarray(), dense(f, x), rtol=1e-14, atol=1e-14)
+    assert p.through.refound == 1
+
+
+def test_a_rebound_closure_variable_is_seen():
+    box = {"scale": 2.0}
+
+    def f(x):
+        return box["scale"] * np.sin(x[SRC]) * x[DST]
+    x = RNG.standard_normal(N)
+    p = jacobians.plan(f, x)
+    box["scale"] = 5.0
+    np.testing.assert_allclose(p(x).toarray(), dense(f, x), rtol=1e-14, atol=1e-14)
+
+
+def test_wrong_shapes_are_refused_with_both_shapes():
+    p = jacobians.plan(edges, RNG.standard_normal(N))
+    with pytest.raises(ValueError, match=r"planned for inputs of shapes \[\(300,\)\], got "
+                                         r"\[\(299,\)\]"):
+        p(np.ones(N - 1))
+
+
+def test_a_float32_point_is_taken_as_float64():
+    x = RNG.standard_normal(N)
+    p = jacobians.plan(edges, x)
+    want = dense(edges, x.astype(np.float32).astype(np.float64))
+    np.testing.assert_allclose(p(x.astype(np.float32)).toarray(), want, rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_calls_from_threads_agree():
+    x = RNG.standard_normal(N)
+    p = jacobians.plan(edges, x)
+    want = dense(edges, x)
+    out = [None] * 4
+
+    def run(k):
+        out[k] = p(x).toarray()
+    ts = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    for o in out:
+        np.testing.assert_allclose(o, want, rtol=1e-13, atol=1e-13)
+
+
+def test_traced_calls_take_the_planners_traced_path():
+    x = RNG.standard_normal(N)
+    p = jacobians.plan(edges, x)
+    total = dualad.jit(lambda y: p(y).sum())
+    assert np.isclose(total(x), dense(edges, x).sum())
+
+
+def test_no_cut_without_a_repeated_selection_or_with_a_branch():
+    def slices(x):
+        return np.sin(x[1:]) * x[:-1]
+    p = jacobians.plan(slices, RNG.standard_normal(2000))
+    assert p.through is None and "Input selections" not in p.explain()   # not looked for
+
+    def once(x):
+        return np.sin(x[np.arange(N)[::-1]])      # a permutation: nothing read twice
+    p = jacobians.plan(once, RNG.standard_normal(N))
+    assert p.through is None and "Input selections: none" in p.explain()
+
+    def branchy(x):
+        a = x[SRC]
+        return np.sin(a) if np.sum(x) > 0 else np.cos(a)
+    p = jacobians.plan(branchy, np.ones(N))
+    assert p.through is None
+
+
+def test_find_cut_positions_are_the_selected_inputs():
+    jf = dualad.jit(edges)
+    cut = find_cut(jf.program(np.zeros(N)), [(N,)])
+    assert cut is not None
+    got = sorted(tuple(pos.ravel()) for pos in cut.positions)
+    assert got == sorted([tuple(SRC), tuple(DST)])
+    x = RNG.standard_normal(N)
+    assert all(np.array_equal(v, x[p]) for v, p in zip(cut.select([x]), cut.positions))
+
+
+def test_composition_is_the_product_with_the_selection_matrix():
+    rng = np.random.default_rng(3)
+    jg = sp.random(60, 90, density=0.08, format="csr", random_state=rng)
+    pos = [rng.integers(0, 25, 40), rng.integers(0, 25, (25, 2))]
+    flat = np.concatenate([q.ravel() for q in pos])
+    S = sp.csr_matrix((np.ones(90), (np.arange(90), flat)), shape=(90, 25))
+    c = Composition(jg, pos, 25)
+    assert c.sums is not None          # some rows read one input twice
+    np.testing.assert_allclose(c.csr(jg).toarray(), (jg @ S).toarray(), rtol=1e-15)
