@@ -113,8 +113,9 @@ def find_cut(program, in_shapes):
     if not cut or not indices:
         return None     # slices and reshapes only: a stencil's J_f colors as well as J_g
     positions = [pos[v] for v in cut]
-    total = sum(int(p.size) for p in positions)
-    if total <= len(np.unique(np.concatenate([p.ravel() for p in positions]))):
+    reads = np.bincount(np.concatenate([p.ravel() for p in positions]),
+                        minlength=int(offsets[-1]))
+    if reads.max(initial=0) <= 1:
         return None     # nothing selected twice: J_g is J_f with its columns moved
     return Cut(program, prefix, cut, positions, [(a, a.copy()) for a in indices])
 

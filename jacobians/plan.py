@@ -48,7 +48,8 @@ from .distributed import Workers
 from .gathered import through_gathers, worth_trying
 from .memory import dense_bytes, dense_of, human_bytes, refuse_dense
 from .patterns import TooDense
-from .sparse import bicoloring_threshold, bidirectional_cost, jacobian_colorings
+from .sparse import bicoloring_threshold, bidirectional_cost, colorings_for, \
+    jacobian_colorings
 from .sparsity import Sparsity, as_pattern, detect_jacobian
 
 if TYPE_CHECKING:
@@ -211,10 +212,12 @@ class Plan:
             Its modelled cost per Jacobian.
         """
         inner = through.inner
+        direct, source = self.estimates[self.mode]
+        at_least = "at least " if source.startswith("at least") else ""
         self.how = (f"through the input selections (J_g S, J_g by {inner.mode}) is modelled "
-                    f"at {_fmt(seconds)}, {self.estimates[self.mode][0] / seconds:.2f}x "
-                    f"cheaper than {self.mode} on {self.problem.name} itself, the cheapest "
-                    f"way without the cut.")
+                    f"at {_fmt(seconds)}, {at_least}{direct / seconds:.2f}x cheaper than "
+                    f"{self.mode} on {self.problem.name} itself, the cheapest way without "
+                    f"the cut.")
         self.through, self.through_seconds = through, seconds
         # the direct way stays ready for calls the cut cannot take (other arguments)
         self.direct = (self.mode, self.chunk_size)
@@ -324,6 +327,9 @@ class Plan:
                 flat = (forward_flat if mode == "forward" else reverse_flat)(
                     problem, chunk, max_memory=self.max_memory)
                 return flat, problem
+            if self.checked.coloring is None:     # not colored when planned: now
+                self.checked = CheckedPattern(KIND[mode], self.sparsity, colorings_for(
+                    self.sparsity.pattern, KIND[mode])[KIND[mode] == "reverse"])
             return self.checked.evaluate(problem, chunk)
         if mode == "forward":
             return forward_flat(problem, chunk, max_memory=self.max_memory), problem
@@ -402,7 +408,7 @@ class Plan:
         assert f is self.problem.f
         if holds_traced(args):
             c = self.checked
-            if c is not None and c.checked:
+            if c is not None and c.checked and _decides(self.sparsity):
                 # a sparse pattern shaped by f's decisions is detected in every trace, at its
                 # point; the traces after the first are the re-detections of the eager check
                 self._traces = getattr(self, "_traces", 0) + 1
@@ -453,9 +459,11 @@ class Plan:
             return nested.jacobian(p.f, *args, mode=self.mode, argnums=argnums,
                                    chunk_size=self.chunk_size, max_memory=self.max_memory,
                                    api="plan")
-        given = self.sparsity.pattern if self.sparsity.decisions is None else None
-        csr = nested.sparse_jacobian(p.f, *args, mode=KIND[self.mode], argnums=argnums,
-                                     sparsity=given, chunk_size=self.chunk_size,
+        # a pattern that took no decisions holds at every point: no detection in the trace
+        given = None if _decides(self.sparsity) else self.sparsity.pattern
+        mode, chunk = (self.mode, self.chunk_size) if self.through is None else self.direct
+        csr = nested.sparse_jacobian(p.f, *args, mode=KIND.get(mode, "forward"),
+                                     argnums=argnums, sparsity=given, chunk_size=chunk,
                                      max_memory=self.max_memory)
         if want_sparse:
             return csr
@@ -588,6 +596,13 @@ class Plan:
         return (f"Plan({self.problem.name}: {self.mode}{via}, n={self.n}, m={self.m}, "
                 f"{counted(self.directions, 'direction')} in "
                 f"{self.n_chunks} sweep(s){on})")
+
+
+def _decides(sparsity):
+    """Whether a detected pattern depends on decisions ``f`` took (comparisons, masks,
+    branches: :mod:`jacobians.validity`); one with none holds at every point."""
+    decisions = sparsity.decisions
+    return decisions is not None and len(decisions) > 0
 
 
 def _detect(problem, sparse, sparsity, max_memory, notes, budget=None):
@@ -785,6 +800,13 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
     if sp_info is None and mode not in ("forward", "reverse"):
         sp_info = _detect_if_worth(problem, census, estimates, sparse, sparsity, detect,
                                    dense_ok, max_memory, notes)
+    if through is not None and sp_info is not None:
+        if not dense_ok:
+            _mark_dense_infeasible(estimates, problem, dtype)
+        floor = _direct_floor(census, sp_info, chunk, estimates, replayed)
+        if through[1] < floor:     # the direct ways cannot win: they are not colored
+            return _through_only(problem, through, census, chunk, sp_info, estimates, notes,
+                                 output, max_memory)
     if sparse is True and sp_info is None:
         raise ValueError(f"{problem.api}({problem.name}): a sparse mode was asked for but the "
                          f"pattern could not be obtained ({' '.join(notes)})")
@@ -807,6 +829,44 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
         notes.append(f"Input selections: through them (J_g S, J_g by {inner.mode}, "
                      f"{counted(inner.directions, 'direction')}) is modelled at "
                      f"{_fmt(through[1])}, no cheaper than {chosen}: not taken.")
+    return p
+
+
+def _direct_floor(census, sp_info, chunk, estimates, replayed):
+    """The least the ways on ``f`` itself can cost: the dense estimates, each one-sided
+    coloring at its lower bound (the densest row or column), and, where the planner would
+    make a bicoloring before them (both bounds over :func:`bicoloring_threshold`), one
+    forward and one reverse direction. The one-sided floors are entered in ``estimates``
+    as lower bounds (used when nothing is colored)."""
+    floors = [e for e, _ in estimates.values() if math.isfinite(e)]
+    decompress = sp_info.nnz * _DECOMPRESS
+    for alt, axis in (("sparse-forward", 1), ("sparse-reverse", 0)):
+        bound = _bound(sp_info, axis)
+        seconds = cost.model(census, bound, chunk, KIND[alt], replayed=replayed) + decompress
+        estimates[alt] = (seconds, f"at least: {bound} directions, the lower bound (not "
+                                   f"colored)")
+        floors.append(seconds)
+    p = sp_info.pattern
+    threshold = bicoloring_threshold(np.diff(p.indptr), np.bincount(p.indices,
+                                                                     minlength=p.shape[1]))
+    if min(_bound(sp_info, 1), _bound(sp_info, 0)) > threshold:
+        floors.append(decompress + sum(cost.model(census, 1, chunk, k, replayed=replayed)
+                                       for k in ("forward", "reverse")))
+    return min(floors)
+
+
+def _through_only(problem, through, census, chunk, sp_info, estimates, notes, output,
+                  max_memory):
+    """The plan through the input selections, when no way on ``f`` itself can be modelled
+    cheaper even at its lower bound (so ``J_f``'s pattern is not colored)."""
+    seconds = through[1]
+    notes.append("Colorings of J_f skipped: the way through the input selections is "
+                 "modelled cheaper than every way on the function itself at its lower bound.")
+    alt = min((a for a in ("sparse-forward", "sparse-reverse")),
+              key=lambda a: estimates[a][0])
+    p = Plan(problem, alt, chunk, census, sp_info, None, None, estimates, "", notes, output,
+             max_memory, ["Nothing timed: the lower bounds decided."])
+    p.go_through(*through)
     return p
 
 
@@ -885,18 +945,14 @@ def _colorings(sp_info, mode, notes, census, chunk):
            "sparse-bidirectional": "bidirectional"}.get(mode, "auto")
     col, row, bic = jacobian_colorings(sp_info.pattern, way, census, chunk)
     if way == "auto":
-        if col is None:
-            notes.append(f"Column coloring skipped: its lower bound ({_bound(sp_info, 1)}, "
-                         f"the densest row) is modelled no cheaper than the bicoloring's "
-                         f"sweeps.")
-        if row is None and col is not None and col.ncolors <= _bound(sp_info, 0):
-            notes.append("Row coloring skipped: it cannot use fewer colors than the column "
-                         "coloring (its lower bound, the largest column count, is no "
-                         "smaller).")
-        elif row is None:
-            notes.append(f"Row coloring skipped: its lower bound ({_bound(sp_info, 0)}, "
-                         f"the densest column) is modelled no cheaper than the "
-                         f"bicoloring's sweeps.")
+        for name, made, axis, densest in (("Column", col, 1, "the densest row"),
+                                          ("Row", row, 0, "the densest column")):
+            if made is None:
+                other = "the bicoloring's" if bic is not None and (col or row) is None \
+                    else "the best coloring's"
+                notes.append(f"{name} coloring skipped: its lower bound "
+                             f"({_bound(sp_info, axis)}, {densest}) is modelled no cheaper "
+                             f"than {other} sweeps.")
         if bic is None:
             notes.append(_no_bicoloring(sp_info, col, row))
     return col, row, bic

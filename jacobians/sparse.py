@@ -225,9 +225,11 @@ def jacobian_colorings(pattern, mode, census, chunk, kind="auto"):
     """``(col, row, bic)``: the column, row and star bi- colorings ``mode`` needs (None
     where not made). In ``"auto"``: a bicoloring is made first when both one-sided
     colorings need more than :func:`bicoloring_threshold` colors by their lower bounds (the
-    densest row and column), and a one-sided coloring is then skipped when its lower
-    bound's sweeps are modelled no cheaper than the bicoloring's; else after them, when
-    both gave more. The bicoloring gets a work budget there (None when it ran out).
+    densest row and column); else after them, when both gave more. The one-sided colorings
+    are made in the order of their lower bounds' modelled sweeps, each only when its
+    bound's sweeps are modelled cheaper than the best coloring made so far (a side that
+    cannot win is not colored: bundle adjustment's J_g, 2 rows against 15 columns per
+    observation, is not column-colored). The bicoloring gets a work budget there (None when it ran out).
     ``kind``: the bicoloring's, :func:`jacobians.acyclic_bicoloring.bicoloring` (``"star"``
     where the entries must be read directly, as on traced values)."""
     if mode == "bidirectional":
@@ -244,13 +246,15 @@ def jacobian_colorings(pattern, mode, census, chunk, kind="auto"):
     budget = 2 * int(in_rows @ in_rows + in_cols @ in_cols)
     bic = bicoloring(pattern, kind, budget) if min(lb_col, lb_row) > threshold \
         else None
-    col = row = None
-    bic_cost = bidirectional_cost(census, bic, chunk) if bic is not None else np.inf
-    if cost.model(census, lb_col, chunk, "forward") < bic_cost:
-        col = column_coloring(pattern)
-    if (col is None or col.ncolors > lb_row) and \
-            cost.model(census, lb_row, chunk, "reverse") < bic_cost:
-        row = row_coloring(pattern)
+    best = bidirectional_cost(census, bic, chunk) if bic is not None else np.inf
+    made = {}
+    sides = sorted((("forward", lb_col, column_coloring), ("reverse", lb_row, row_coloring)),
+                   key=lambda side: cost.model(census, side[1], chunk, side[0]))
+    for way, bound, color in sides:     # the side whose bound models cheaper first
+        if cost.model(census, bound, chunk, way) < best:   # else it cannot win: not made
+            made[way] = color(pattern)
+            best = min(best, cost.model(census, made[way].ncolors, chunk, way))
+    col, row = made.get("forward"), made.get("reverse")
     counts = [c.ncolors for c in (col, row) if c is not None]
     if bic is None and counts and min(counts) > threshold:
         bic = bicoloring(pattern, kind, budget)
