@@ -54,21 +54,31 @@ class _G:
 class Through:
     """The Jacobian of ``problem`` as ``J_g S`` (see the module docstring).
 
-    ``cut``: the :class:`jacobians.gathers.Cut`; ``inner``: the plan of ``g`` at the cut
-    values; ``composition``: the :class:`jacobians.gathers.Composition` of the inner plan's
-    current pattern; ``assumed``: what ``f``'s program took from outside its arguments."""
+    ``state``: ``(cut, inner, assumed, composition)``, replaced as one (a call reads it
+    once, so a call in another thread never mixes two cuts): the
+    :class:`jacobians.gathers.Cut`, the plan of ``g`` at the cut values, what ``f``'s
+    program took from outside its arguments, and the
+    :class:`jacobians.gathers.Composition` of the inner plan's current pattern."""
 
     def __init__(self, problem, cut, inner, assumed, remake):
-        self.problem, self.cut, self.inner, self.assumed = problem, cut, inner, assumed
+        self.problem = problem
+        self.state = (cut, inner, assumed,
+                      Composition(inner.sparsity.pattern, cut.positions, problem.n))
         self.remake = remake     # problem -> (Through or None, why): the cut found again
         self.jit = True          # the inner plan's jit= (set by the plan)
-        pattern = inner.sparsity.pattern
-        self.composition = Composition(pattern, cut.positions, problem.n)
         self.refound = 0
+
+    @property
+    def cut(self):
+        return self.state[0]
+
+    @property
+    def inner(self):
+        return self.state[1]
 
     def pattern(self):
         """The boolean pattern of ``J_f`` (the inner pattern composed with ``S``)."""
-        return self.composition.pattern()
+        return self.state[3].pattern()
 
     def takes(self, problem):
         """Whether ``problem`` (this function at another point) has the planned arguments:
@@ -83,26 +93,29 @@ class Through:
         if shapes != p.in_shapes:
             raise ValueError(f"plan: {p.name} was planned for inputs of shapes {p.in_shapes}, "
                              f"got {shapes}: make a plan for the new shapes")
-        if not (self.assumed.holds() and self.cut.holds()):
-            self._find_again(args)
-        args = [np.asarray(a, dtype=np.float64) for a in args]
-        jg = self.inner(*self.cut.select(args))
-        if not self.composition.matches(jg):    # the inner plan detected a new pattern
-            self.composition = Composition(jg, self.cut.positions, p.n)
-        return self.composition.csr(jg)
+        state = self.state
+        if not (state[2].holds() and state[0].holds()):
+            state = self._find_again(args)
+        cut, inner, assumed, composition = state
+        jg = inner(*cut.select([np.asarray(a, dtype=np.float64) for a in args]))
+        if not composition.matches(jg):    # the inner plan detected a new pattern
+            composition = Composition(jg, cut.positions, p.n)
+            self.state = (cut, inner, assumed, composition)
+        return composition.csr(jg)
 
     def _find_again(self, args):
-        """What ``f``'s program read changed: record it again, find its cut, plan ``g``."""
+        """What ``f``'s program read changed: record it again, find its cut, plan ``g``;
+        the new state."""
         again, why = self.remake(self.problem.with_point(args))
         if again is None:
             raise RuntimeError(
                 f"plan({self.problem.name}): what {self.problem.name} reads outside its "
                 f"arguments changed since the plan was made, and its program no longer "
                 f"starts with selections to plan through ({why}): make the plan again")
-        self.cut, self.inner, self.assumed = again.cut, again.inner, again.assumed
-        self.composition = again.composition
-        self.inner._use_jit(self.jit)
+        again.inner._use_jit(self.jit)
+        self.state = again.state
         self.refound += 1
+        return again.state
 
     def describe(self):
         """Lines for ``explain()``."""

@@ -859,11 +859,9 @@ def _through_only(problem, through, census, chunk, sp_info, estimates, notes, ou
                   max_memory):
     """The plan through the input selections, when no way on ``f`` itself can be modelled
     cheaper even at its lower bound (so ``J_f``'s pattern is not colored)."""
-    seconds = through[1]
     notes.append("Colorings of J_f skipped: the way through the input selections is "
                  "modelled cheaper than every way on the function itself at its lower bound.")
-    alt = min((a for a in ("sparse-forward", "sparse-reverse")),
-              key=lambda a: estimates[a][0])
+    alt = min(("sparse-forward", "sparse-reverse"), key=lambda a: estimates[a][0])
     p = Plan(problem, alt, chunk, census, sp_info, None, None, estimates, "", notes, output,
              max_memory, ["Nothing timed: the lower bounds decided."])
     p.go_through(*through)
