@@ -265,7 +265,7 @@ def _csr_order():
     return np.array(x_cols), np.array(y_cols) + 15
 
 
-def jax_participants(inputs, pattern):
+def jax_participants(inputs, pattern, jacfwd=True):
     """jax.jit(vmap(jacfwd / jacrev(one observation))) assembled into ``pattern``'s CSR."""
     jax = optional("jax")
     if jax is None:
@@ -283,7 +283,8 @@ def jax_participants(inputs, pattern):
     def one(cam, x, w, feat):
         return w * (gb_ba.project(jnp, cam[None], x[None])[0] - feat)
     out = {}
-    for name, jac in (("jax jacfwd", jax.jacfwd), ("jax jacrev", jax.jacrev)):
+    ways = (("jax jacfwd", jax.jacfwd),) if jacfwd else ()
+    for name, jac in ways + (("jax jacrev", jax.jacrev),):
         d_one = jac(one, argnums=(0, 1, 2))
 
         def data(cams, X, w, feats, d_one=d_one):
@@ -302,7 +303,8 @@ def jax_participants(inputs, pattern):
     return out
 
 
-def ba_rows(jacobians, numba, sizes, detect, max_memory, eager=True, given=True):
+def ba_rows(jacobians, numba, sizes, detect, max_memory, eager=True, given=True,
+            jacfwd=True):
     import gb_ba
     rows = []
     for k in sizes:
@@ -327,7 +329,7 @@ def ba_rows(jacobians, numba, sizes, detect, max_memory, eager=True, given=True)
             given={"sparsity": pattern, "max_memory": 4 * 2 ** 30} if given else None, **kw)
         # the reference: the given pattern's forward sweeps on f itself (no cut), else the plan
         exact = parts.get("dualad given", parts["dualad plan"])[0]()
-        parts.update(jax_participants(inputs, pattern))
+        parts.update(jax_participants(inputs, pattern, jacfwd))
         rows.append((f"BA {k} (n={n}, m={m}, p={p})", parts, exact, extra))
     return rows
 
@@ -341,6 +343,8 @@ def main(argv=None):
     ap.add_argument("--no-eager", action="store_true", help="BA: skip jit=False")
     ap.add_argument("--ba-max-memory", type=float, default=None,
                     help="BA: the plans' max_memory in GiB (default: the planner's)")
+    ap.add_argument("--no-jacfwd", action="store_true",
+                    help="BA: skip jax jacfwd (slower than jacrev at every size measured)")
     ap.add_argument("--no-given", action="store_true",
                     help="BA: skip 'dualad given' (the pattern passed, 14 forward colors)")
     ap.add_argument("--rounds", type=int, default=5)
@@ -363,7 +367,7 @@ def main(argv=None):
                      ba_rows(jacobians, numba, [k], not args.no_detect,
                              None if args.ba_max_memory is None else
                              int(args.ba_max_memory * 2 ** 30), not args.no_eager,
-                             not args.no_given), args.rounds,
+                             not args.no_given, not args.no_jacfwd), args.rounds,
                      args.min_time)
 
 

@@ -695,9 +695,11 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
         ``f`` happens once per trace, not per call: see docs/jit.md. ``"numba"``: the
         replay is :func:`dualad.jit`'s with ``backend="numba"`` (the NumPy program answers
         until Numba has compiled it in the background, ``p.wait_compiled()``; seconds per
-        program; measured 3-4x faster than the NumPy replay on GradBench's first
-        bundle-adjustment Jacobian, 14 colored directions, but no faster at its sizes 8
-        and 9: time both, bench/sparse_peers.py). Not used with ``executor=``.
+        program; faster than the NumPy replay on some programs, slower on others:
+        3-4x faster on GradBench's first bundle-adjustment Jacobian swept with 14 colored
+        forward directions, 1.2x slower on the default plan through its gathers (2
+        reverse sweeps), 2-3x slower at its sizes 4-7: time both, bench/sparse_peers.py).
+        Not used with ``executor=``.
 
     Returns
     -------
