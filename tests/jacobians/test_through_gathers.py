@@ -160,3 +160,26 @@ def test_composition_is_the_product_with_the_selection_matrix():
     c = Composition(jg, pos, 25)
     assert c.sums is not None          # some rows read one input twice
     np.testing.assert_allclose(c.csr(jg).toarray(), (jg @ S).toarray(), rtol=1e-15)
+
+
+def test_a_pattern_without_decisions_is_not_detected_again_in_the_jit_trace(monkeypatch):
+    from dualad.jacobians import nested
+    calls = []
+    detect = nested.detect_jacobian
+
+    def counting(problem, *a, **k):
+        calls.append(1)
+        return detect(problem, *a, **k)
+    monkeypatch.setattr(nested, "detect_jacobian", counting)
+
+    def tridiagonal(x):                      # no comparison, mask or branch
+        return np.concatenate([x[:1], x[1:] * x[:-1]]) + np.sin(x)
+    p = jacobians.plan(tridiagonal, RNG.standard_normal(500), mode="sparse-forward")
+    p(RNG.standard_normal(500))
+    assert calls == []
+
+    def masked(x):                           # a decision: the trace detects at its point
+        return np.where(x > 0, x, 0.0) * x[::-1]
+    p = jacobians.plan(masked, RNG.standard_normal(500), mode="sparse-forward")
+    np.testing.assert_allclose(p(np.ones(500)).toarray(), dense(masked, np.ones(500)))
+    assert calls == [1]
