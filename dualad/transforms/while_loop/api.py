@@ -106,7 +106,7 @@ def while_loop(cond_fun: Callable[[_C], Any], body_fun: Callable[[_C], _C], init
     init_val = traced_outputs(init_val)
     leaves, rebuild = tree.flatten(init_val)
     for j, v in enumerate(leaves):
-        _numeric_leaf(api, j, v)
+        _numeric_leaf(api, j, v, "init_val")
     structure, described = _structure(init_val), tree.describe(init_val)
 
     def cond_leaves(c):
@@ -118,7 +118,10 @@ def while_loop(cond_fun: Callable[[_C], Any], body_fun: Callable[[_C], _C], init
             raise TypeError(f"{api}: body_fun returned {tree.describe(out)}, but the carry "
                             f"is {described}; body_fun must return a carry of the same "
                             f"structure (containers, keys, lengths)")
-        return tree.flatten(out)[0]
+        new = tree.flatten(out)[0]
+        for j, v in enumerate(new):
+            _numeric_leaf(api, j, v, f"body_fun ({_fname(body_fun)}) returned carry")
+        return new
 
     def check(cond, body):
         _check_cond(api, _fname(cond_fun), cond.out_avals)
@@ -137,11 +140,11 @@ def _snapshots(api, s):
     return int(s)
 
 
-def _numeric_leaf(api, j, v):
+def _numeric_leaf(api, j, v, what):
     ok = isinstance(v, _NUMBERS) and np.result_type(
         v.dtype if isinstance(v, Box) else v).kind in "biufc"
     if not ok:
-        raise TypeError(f"{api}: init_val leaf {j} is {type(v).__name__} {v!r:.40}; the "
+        raise TypeError(f"{api}: {what} leaf {j} is {type(v).__name__} {v!r:.40}; the "
                         f"carry holds arrays and numbers only (close over other values "
                         f"in body_fun)")
 
