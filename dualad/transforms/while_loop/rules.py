@@ -35,7 +35,7 @@ import numpy as np
 from ..api import jvp, vjp
 from ...core.primitive import Primitive
 from ...core.tracer import Box, primal_value, shape_of
-from ...core.values import is_batched, is_staged
+from ...core.values import is_batched, is_staged, staged_value
 from ...interpreters.batching.vmap import vmap
 from ...ops import broadcast_to, concatenate, reshape, sum as _sum, where
 from ..scan.rules import _cast, _inexact, _merge, _pack, _pack_plain, _packed_dtype, _unpack
@@ -107,8 +107,20 @@ def while_primitive(spec):
     prim.defbatch(batch)
 
     def unpack(packed):
-        return _unpack(packed, spec.out_avals, spec.pd, (), None)
+        if not is_staged(packed):
+            return _unpack(packed, spec.out_avals, spec.pd, (), None)
+        parts = _unpack(packed, [(s, spec.pd) for s, _ in spec.out_avals], spec.pd, (), None)
+        return [p if _inexact(d) else integer_leaf(staged_value(p), dtype=d)
+                for p, (_, d) in zip(parts, spec.out_avals)]
     return prim, unpack
+
+
+# An integer carry leaf (a counter) recorded by a jit trace: cast by an equation, not read
+# as a constant of the trace (an integer cast of a traced value is a plain value with a
+# guard in dualad; a guard inside a traced body would refuse the loop).
+integer_leaf = Primitive("while_loop_integer_leaf",
+                         lambda x, dtype: np.asarray(x).astype(dtype), zero_derivative=True)
+integer_leaf.defbatch(lambda args, batched, dtype: integer_leaf(args[0], dtype=dtype))
 
 
 def while_leaves(cond_fn, body_fn, name, carry, snapshots, check=None):

@@ -208,3 +208,46 @@ def test_branching_bad_snapshots_and_non_functions():
     with pytest.raises(TypeError, match="body_fun must be a function"):
         dualad.while_loop(lambda c: c > 1, 3, 4.0)
     assert dualad.lax.while_loop is dualad.while_loop
+
+
+def test_nested_loops_counters_under_jit_and_inside_scan():
+    def inner(x):
+        return dualad.while_loop(lambda s: s[1] < 3,
+                                 lambda s: (np.sin(s[0]) + 0.1, s[1] + 1), (x, 0))[0]
+
+    def outer(x):
+        h, k = dualad.while_loop(lambda s: np.sum(s[0]) < 2.4,
+                                 lambda s: (inner(s[0]) * 1.1 + 0.2, s[1] + 1), (x, 0),
+                                 snapshots=2)
+        return h.sum() + 0.0 * k, k
+
+    def ref(x):
+        k = 0
+        while np.sum(x) < 2.4:
+            for _ in range(3):
+                x = np.sin(x) + 0.1
+            x, k = x * 1.1 + 0.2, k + 1
+        return x.sum(), k
+
+    f = dualad.jit(outer)
+    assert not dualad.jit(outer).program(np.array([0.3, 0.7])).guards
+    for x in (np.array([0.3, 0.7]), np.array([1.5, 1.0]), np.array([-2.0, -1.0])):
+        (v, k), (v_ref, k_ref) = f(x), ref(x)
+        assert int(k) == k_ref and v == pytest.approx(v_ref, rel=1e-14)
+        g = dualad.jit(dualad.grad(lambda v: outer(v)[0]))(x)
+        np.testing.assert_allclose(g, dualad.grad(lambda v: ref(v)[0])(x), rtol=1e-12)
+
+    def in_scan(x):
+        c, _ = dualad.scan(lambda c, a: (inner(c * a), None), x, np.array([1.0, 1.2, 0.9]),
+                           checkpoints="binomial", snapshots=2)
+        return c.sum()
+
+    def in_scan_ref(x):
+        for a in (1.0, 1.2, 0.9):
+            x = x * a
+            for _ in range(3):
+                x = np.sin(x) + 0.1
+        return x.sum()
+    x = np.array([0.3, 0.7])
+    np.testing.assert_allclose(dualad.grad(in_scan)(x), dualad.grad(in_scan_ref)(x),
+                               rtol=1e-12)
