@@ -178,9 +178,14 @@ def test_jit_counts_the_trips_at_every_replay():
         np.testing.assert_allclose(g(x), dualad.grad(lambda v: unrolled(v, n=n).sum())(x),
                                    rtol=1e-12, atol=1e-15)
     jf = dualad.jit(dualad.jacobians.jacfwd(looped))
+    jr = dualad.jit(dualad.jacobians.jacrev(looped))
     for x in X[:3]:
-        np.testing.assert_allclose(
-            jf(x), dualad.jacobians.jacfwd(lambda v: unrolled(v, n=_trips(x)))(x), rtol=1e-12)
+        ref = dualad.jacobians.jacfwd(lambda v: unrolled(v, n=_trips(x)))(x)
+        np.testing.assert_allclose(jf(x), ref, rtol=1e-12)
+        np.testing.assert_allclose(jr(x), ref, rtol=1e-12, atol=1e-16)
+    jv = dualad.jit(dualad.vmap(looped))
+    for xs in (np.stack(X), np.stack(X[::-1])):
+        np.testing.assert_allclose(jv(xs), [unrolled(x, n=_trips(x)) for x in xs], rtol=1e-14)
 
 
 # --- errors -------------------------------------------------------------------------------
