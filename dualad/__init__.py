@@ -18,7 +18,7 @@ the functional transformations (:func:`grad`, :func:`value_and_grad`, :func:`jvp
 :func:`vjp`, :func:`hvp`, :func:`derivative`, :func:`vmap`, :func:`jit`), Taylor mode
 (:func:`jet`, :func:`taylor`) and the differential operators it computes in one batched
 sweep (:func:`laplacian`, :func:`hessian_diagonal`, :func:`hessian_trace`,
-:func:`biharmonic`), loops and memory (:func:`scan`, :func:`checkpoint`), custom rules (:func:`primitive`,
+:func:`biharmonic`), loops and memory (:func:`scan`, :func:`while_loop`, :func:`checkpoint`), custom rules (:func:`primitive`,
 :class:`Function`), implicit differentiation (:func:`custom_root`,
 :func:`custom_linear_solve`), :func:`stop_gradient`, :func:`detect_anomaly`, the
 teaching :func:`trace`, and the errors users meet. :mod:`dualad.autograd` is the
@@ -49,6 +49,7 @@ from .interpreters.reverse.anomaly import detect_anomaly, AnomalyError  # noqa: 
 from .transforms.checkpoint import checkpoint  # noqa: F401
 from .interpreters.batching.vmap import vmap  # noqa: F401
 from .transforms.scan import scan  # noqa: F401  (over the package's name, as vmap)
+from .transforms.while_loop import while_loop  # noqa: F401  (as scan)
 from .transforms.stop import stop_gradient  # noqa: F401
 from . import lax  # noqa: F401  (JAX-style spellings: dualad.lax.stop_gradient)
 from .interpreters.staging.api import jit, JitRetraceWarning  # noqa: F401
@@ -106,7 +107,7 @@ __all__ = [
     # differential operators (batched Taylor sweeps)
     "laplacian", "hessian_diagonal", "hessian_trace", "biharmonic",
     # loops, memory, implicit differentiation
-    "scan", "checkpoint", "custom_root", "custom_linear_solve", "stop_gradient",
+    "scan", "while_loop", "checkpoint", "custom_root", "custom_linear_solve", "stop_gradient",
     # custom rules
     "primitive", "Function", "custom_jvp", "custom_vjp",
     # debugging, teaching, allocator

@@ -10,6 +10,9 @@ names JAX users reach for.
     same engine with dualad's ``(solve, optimality)`` spelling).
 ``scan(step, carry, xs=None, length=None, checkpoints=None, snapshots=None, reverse=False)``
     JAX's ``lax.scan`` (:func:`dualad.scan`), with binomial checkpointing on request.
+``while_loop(cond_fun, body_fun, init_val, snapshots=None)``
+    JAX's ``lax.while_loop`` (:func:`dualad.while_loop`): a loop whose length is known
+    only when it ends; reverse mode checkpoints it online (docs/while_loop.md).
 ``custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False, has_aux=False)``
     JAX's ``lax.custom_linear_solve``; it is :func:`dualad.custom_linear_solve` itself,
     whose third positional argument is ``solve``.
@@ -22,9 +25,10 @@ from __future__ import annotations
 from .core.lazy import attach as _attach
 from .transforms.stop import stop_gradient
 from .transforms.scan import scan
+from .transforms.while_loop import while_loop
 from .ops.core.scatter import at
 
-__all__ = ["stop_gradient", "custom_root", "custom_linear_solve", "scan", "at"]
+__all__ = ["stop_gradient", "custom_root", "custom_linear_solve", "scan", "while_loop", "at"]
 
 # custom_root and custom_linear_solve load dualad.transforms.implicit (scipy.sparse, scipy.linalg) on
 # first use: docs/architecture.md, "What loads lazily".

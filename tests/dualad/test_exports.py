@@ -20,7 +20,7 @@ def test_extension_names_stay_importable_from_dualad_and_are_listed_by_extend():
 def test_all_lists_the_user_facing_functions_classes_and_errors():
     wanted = {"grad", "value_and_grad", "jvp", "vjp", "hvp", "derivative", "vmap", "jit",
               "jet", "taylor", "laplacian", "hessian_diagonal", "hessian_trace", "biharmonic",
-              "scan", "checkpoint", "custom_root", "custom_linear_solve", "stop_gradient",
+              "scan", "while_loop", "checkpoint", "custom_root", "custom_linear_solve", "stop_gradient",
               "primitive", "Function", "custom_jvp", "custom_vjp", "detect_anomaly", "trace",
               "keep_heap",
               "AnomalyError", "EscapedTracerError", "JitRetraceWarning", "JitFallbackWarning"}

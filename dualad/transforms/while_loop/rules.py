@@ -1,0 +1,290 @@
+"""The while loop as ONE primitive: its value and its rules.
+
+Inputs ``(k_body..., k_cond..., c_0 leaves...)`` (``k``: the lifted values the body and
+the predicate closed over, :mod:`dualad.transforms.while_loop.trace`); the value packs
+the final carry into one 1-D array (the tape keeps one value per node). With
+``c_{i+1} = body(k_body, c_i)`` while ``cond(k_cond, c_i)``, ``n`` trips:
+
+- value: the loop on plain values, nothing kept;
+- reverse (``vjp_all``): a second primitive, ``while_loop_vjp``, whose value runs the
+  loop again placing at most ``s`` snapshots online
+  (:class:`~dualad.transforms.while_loop.online.OnlineSnapshots`), then reverses the
+  intervals between them by the offline binomial schedule, pulling back one taped trip
+  at a time,
+
+      (c̄_i, k̄_i) = c̄_{i+1} · ∂c_{i+1}/∂(c_i, k_body),   k̄ = Σ_i k̄_i;
+
+  the predicate gets no cotangent (its value is a boolean);
+- forward (``jvp_all``): a new while loop over the carry and its tangent,
+  ``(c, ċ) -> (body(c), ∂body/∂(c, k)·(ċ, k̇))`` while ``cond(c)``;
+- vmap (``defbatch``): a new while loop over the batched carry that runs while any lane's
+  predicate holds and leaves a finished lane's carry as it is,
+  ``c' = where(p, body(c), c)``.
+
+Under a :func:`dualad.jit` trace every one of these is one equation of a primitive that
+holds the programs, so a replay runs the loop again and counts its own trips (no trip
+count is baked into a program). The reverse primitive has no differentiation rules:
+under another differentiating trace (``hessian``, ``grad`` of ``grad``) the reverse
+sweep runs in Python on that trace's values instead (the predicate read from the
+primal values), except under jit, where second order through a while loop raises.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..api import jvp, vjp
+from ...core.primitive import Primitive
+from ...core.tracer import Box, primal_value, shape_of
+from ...core.values import is_batched, is_staged, staged_value
+from ...interpreters.batching.vmap import vmap
+from ...ops import broadcast_to, concatenate, reshape, sum as _sum, where
+from ..scan.rules import _cast, _inexact, _merge, _pack, _pack_plain, _packed_dtype, _unpack
+from .online import OnlineSnapshots
+from .trace import trace_leaves
+
+__all__ = ["WhileSpec", "while_leaves"]
+
+
+class WhileSpec:
+    """One while loop: the traced ``cond`` and ``body``, the carry's avals, ``snapshots``
+    slots for reverse mode, the packed dtype ``pd`` and the differentiable positions
+    (``dk``: body's lifted values, ``dc``: carry leaves)."""
+
+    def __init__(self, cond, body, name, c_avals, snapshots):
+        self.cond, self.body, self.name = cond, body, name
+        self.c_avals, self.snapshots = list(c_avals), snapshots
+        self.kb_avals = [aval_of(v) for v in body.lifted]
+        self.nkb, self.nkc, self.nc = len(body.lifted), len(cond.lifted), len(c_avals)
+        self.out_avals = self.c_avals
+        self.pd = _packed_dtype(self.c_avals)
+        self.dk = [j for j, (_, d) in enumerate(self.kb_avals) if _inexact(d)]
+        self.dc = [j for j, (_, d) in enumerate(self.c_avals) if _inexact(d)]
+        self._reverse = None
+
+    def split(self, args):
+        """``(k_body, k_cond, c)`` from the primitive's flat arguments."""
+        a, b = self.nkb, self.nkb + self.nkc
+        return list(args[:a]), list(args[a:b]), list(args[b:])
+
+    def holds(self, kc, c):
+        """The predicate as a Python bool (of the primal values)."""
+        return bool(primal_value(self.cond(kc, c)[0]))
+
+    def reverse_primitive(self):
+        if self._reverse is None:
+            self._reverse = Primitive(f"while_loop_vjp({self.name})",
+                                      lambda *a: _reverse_value(self, a[:-1], a[-1]))
+        return self._reverse
+
+
+def aval_of(v):
+    return tuple(shape_of(v)), np.result_type(v.dtype if isinstance(v, Box) else
+                                              np.asarray(v).dtype)
+
+
+def while_primitive(spec):
+    """The primitive of ``spec`` and ``unpack(packed) -> [c_n leaves]``."""
+    def impl(*args):
+        kb, kc, c = spec.split(args)
+        while spec.holds(kc, c):
+            c = spec.body(kb, c)
+        return _pack_plain(c, spec.c_avals, spec.pd, spec.name)
+
+    def vjp_all(ct, ans, *args):
+        return _vjp(spec, ct, args)
+
+    def jvp_all(tangents, ans, *args):
+        return _jvp(spec, tangents, args)
+
+    def batch(args, batched):
+        return _batch(spec, args, batched)
+
+    prim = Primitive(f"while_loop({spec.name})", impl)
+    prim.def_all(jvp=jvp_all, vjp=vjp_all)
+    all_in = spec.kb_avals + [aval_of(v) for v in spec.cond.lifted] + spec.c_avals
+    prim.nondiff_argnums = tuple(j for j, (_, d) in enumerate(all_in)
+                                 if not _inexact(d) or spec.nkb <= j < spec.nkb + spec.nkc)
+    prim.defbatch(batch)
+
+    def unpack(packed):
+        if not is_staged(packed):
+            return _unpack(packed, spec.out_avals, spec.pd, (), None)
+        parts = _unpack(packed, [(s, spec.pd) for s, _ in spec.out_avals], spec.pd, (), None)
+        return [p if _inexact(d) else integer_leaf(staged_value(p), dtype=d)
+                for p, (_, d) in zip(parts, spec.out_avals)]
+    return prim, unpack
+
+
+# An integer carry leaf (a counter) recorded by a jit trace: cast by an equation, not read
+# as a constant of the trace (an integer cast of a traced value is a plain value with a
+# guard in dualad; a guard inside a traced body would refuse the loop).
+integer_leaf = Primitive("while_loop_integer_leaf",
+                         lambda x, dtype: np.asarray(x).astype(dtype), zero_derivative=True)
+integer_leaf.defbatch(lambda args, batched, dtype: integer_leaf(args[0], dtype=dtype))
+
+
+def while_leaves(cond_fn, body_fn, name, carry, snapshots, check=None):
+    """The final carry leaves of ``while cond_fn(c)[0]: c = body_fn(c)`` (functions of
+    lists of leaves, written with registry operations) as ONE primitive call.
+    ``check(cond, body)`` may inspect the two traces first (the public API's errors)."""
+    cond = trace_leaves(cond_fn, f"{name}_cond", f"dualad.while_loop: cond_fun ({name})",
+                        carry)
+    body = trace_leaves(body_fn, f"{name}_body", f"dualad.while_loop: body_fun ({name})",
+                        carry)
+    if check is not None:
+        check(cond, body)
+    spec = WhileSpec(cond, body, name, [aval_of(v) for v in carry], snapshots)
+    kb, kc = body.lifted, cond.lifted
+    prim, unpack = while_primitive(spec)
+    cond.release()
+    body.release()
+    outs = unpack(prim(*kb, *kc, *carry))
+    return [o[()] if isinstance(o, np.ndarray) and o.ndim == 0 else o for o in outs]
+
+
+# --- reverse ------------------------------------------------------------------------------
+def _vjp(spec, ct, args):
+    """The reverse rule: ``while_loop_vjp`` at ``(args, c̄_n)``, its packed cotangents
+    of the body's lifted values and of ``c_0`` put back at their positions. Under an
+    enclosing differentiating trace (not jit, not vmap) the same sweep runs in Python on
+    its values, so that trace records it (second order: one trip's rules at a time)."""
+    if not (spec.dk or spec.dc):
+        return [None] * len(args)
+    lead = tuple(shape_of(ct)[:-1])
+    values = list(args) + [ct]
+    if any(isinstance(v, Box) for v in values) and not any(
+            is_staged(v) or is_batched(v) for v in values):
+        packed = _reverse_value(spec, args, ct)   # recorded by the enclosing trace
+    else:
+        packed = spec.reverse_primitive()(*args, ct)
+    r_avals = [spec.kb_avals[j] for j in spec.dk] + [spec.c_avals[j] for j in spec.dc]
+    cts = _unpack(packed, r_avals, _packed_dtype(r_avals), lead, ())
+    out = [None] * len(args)
+    for p, j in enumerate(spec.dk):
+        out[j] = cts[p]
+    base = spec.nkb + spec.nkc
+    for p, j in enumerate(spec.dc):
+        out[base + j] = cts[len(spec.dk) + p]
+    return out
+
+
+def _online_sweep(spec, kb, kc, c0):
+    """Run the loop placing snapshots online: ``(n, slots, stored)``."""
+    slots = OnlineSnapshots(spec.snapshots)
+    stored, cur, n = {0: c0}, c0, 0
+    while spec.holds(kc, cur):
+        if n:
+            kept, dropped = slots.offer(n)
+            if kept:
+                stored.pop(dropped, None)
+                stored[n] = cur
+        cur = spec.body(kb, cur)
+        n += 1
+    return n, slots, stored
+
+
+def _reverse_value(spec, args, ct):
+    """``while_loop_vjp``'s value on plain values: the online sweep, then the reversal
+    (:meth:`OnlineSnapshots.reverse_actions`), one taped trip per ``reverse``."""
+    kb, kc, c0 = spec.split(args)
+    lead = tuple(shape_of(ct)[:-1])
+    ct_c = _unpack(ct, spec.out_avals, spec.pd, lead, ())
+    ct_k = [np.zeros(lead + spec.kb_avals[j][0], spec.kb_avals[j][1]) for j in spec.dk]
+    n, slots, stored = _online_sweep(spec, kb, kc, c0)
+    cur = None
+    for act in slots.reverse_actions(n):
+        kind = act[0]
+        if kind == "restore":
+            cur = stored[act[1]]
+        elif kind == "store":
+            stored[act[1]] = cur
+        elif kind == "free":
+            stored.pop(act[1], None)
+        elif kind == "advance":
+            for _ in range(act[1], act[2]):
+                cur = spec.body(kb, cur)
+        else:
+            _pull_trip(spec, kb, cur, ct_c, ct_k, lead)
+            cur = None
+    r_avals = [spec.kb_avals[j] for j in spec.dk] + [spec.c_avals[j] for j in spec.dc]
+    parts = ct_k + [_zero_if_none(ct_c[j], lead, spec.c_avals[j]) for j in spec.dc]
+    return _pack(parts, r_avals, _packed_dtype(r_avals), lead)
+
+
+def _zero_if_none(g, lead, av):
+    return np.zeros(lead + av[0], av[1]) if g is None else g
+
+
+def _pull_trip(spec, kb, c, ct_c, ct_k, lead):
+    """One taped trip at ``c = c_i``: ``ct_c`` becomes c̄_i, k̄_i is added to ``ct_k``."""
+    dk, dc = spec.dk, spec.dc
+
+    def trip(a, b):
+        c1 = spec.body(_merge(kb, dk, a), _merge(c, dc, b))
+        return [c1[j] for j in dc]
+    _, pullback = vjp(trip, [kb[j] for j in dk], [c[j] for j in dc])
+    g_k, g_c = pullback([_zero_if_none(ct_c[j], lead, spec.c_avals[j]) for j in dc])
+    for p, j in enumerate(dc):
+        ct_c[j] = _cast(_zero_if_none(g_c[p], lead, spec.c_avals[j]), spec.c_avals[j][1])
+    for p, j in enumerate(dk):
+        if g_k[p] is not None:
+            ct_k[p] = _cast(ct_k[p] + g_k[p], spec.kb_avals[j][1])
+
+
+# --- forward ------------------------------------------------------------------------------
+def _jvp(spec, tangents, args):
+    """The forward rule: a while loop over ``(c, ċ)`` (see the module doc); a missing
+    tangent is a zero of its aval (with the tangents' leading axes)."""
+    kb, kc, c0 = spec.split(args)
+    t_k, _, t_c = spec.split(list(tangents))
+    t, a = next((t, a) for t, a in zip(tangents, args) if t is not None)
+    lead = tuple(shape_of(t)[:len(shape_of(t)) - len(shape_of(a))])
+    dk, dc, nc = spec.dk, spec.dc, spec.nc
+    tk = [_zero_if_none(t_k[j], lead, spec.kb_avals[j]) for j in dk]
+    tc = [_cast(_zero_if_none(t_c[j], lead, spec.c_avals[j]), spec.c_avals[j][1])
+          for j in dc]
+
+    def cond_t(C):
+        return spec.cond(kc, C[:nc])
+
+    def body_t(C):
+        c = C[:nc]
+
+        def f(a, b):
+            return spec.body(_merge(kb, dk, a), _merge(c, dc, b))
+        c1, tc1 = jvp(f, ([kb[j] for j in dk], [c[j] for j in dc]), (tk, list(C[nc:])))
+        return list(c1) + [_cast(_zero_if_none(tc1[j], lead, spec.c_avals[j]),
+                                 spec.c_avals[j][1]) for j in dc]
+    outs = while_leaves(cond_t, body_t, f"{spec.name}_jvp", list(c0) + tc, spec.snapshots)
+    parts = _merge([np.zeros(lead + s, spec.pd) for s, _ in spec.c_avals], dc, outs[nc:])
+    return _pack(parts, spec.out_avals, spec.pd, lead)
+
+
+# --- vmap ---------------------------------------------------------------------------------
+def _batch(spec, args, batched):
+    """The batching rule: a while loop over the batched carry, running while any lane's
+    predicate holds, a finished lane's carry kept (``where(p, body(c), c)``); the packed
+    value laid out as ``(B, N)``."""
+    size = next(shape_of(a)[0] for a, b in zip(args, batched) if b)
+    kb, kc, c = spec.split(args)
+    bk, bkc, _ = spec.split(list(batched))
+    nkb, nkc = spec.nkb, spec.nkc
+    carry = [a if b else broadcast_to(a, (size,) + s)
+             for a, b, (s, _) in zip(c, batched[nkb + nkc:], spec.c_avals)]
+    axes = (0,) * spec.nc
+    body_b = vmap(lambda *v: tuple(spec.body(v[:nkb], v[nkb:])),
+                  in_axes=tuple(0 if b else None for b in bk) + axes)
+    cond_b = vmap(lambda *v: spec.cond(v[:nkc], v[nkc:])[0],
+                  in_axes=tuple(0 if b else None for b in bkc) + axes)
+
+    def any_lane(C):
+        return [_sum(where(cond_b(*kc, *C), 1.0, 0.0)) > 0.5]
+
+    def masked_trip(C):
+        p = cond_b(*kc, *C)
+        new = body_b(*kb, *C)
+        return [where(reshape(p, (size,) + (1,) * len(s)), v, old)
+                for v, old, (s, _) in zip(new, C, spec.c_avals)]
+    outs = while_leaves(any_lane, masked_trip, f"{spec.name}_vmap", carry, spec.snapshots)
+    parts = [reshape(_cast(o, spec.pd), (size, -1)) for o in outs]
+    return concatenate(parts, axis=-1) if parts else np.zeros((size, 0), spec.pd)
