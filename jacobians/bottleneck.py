@@ -188,10 +188,21 @@ def worth_mixing(problem, mode, sparsity, dense_ok, one_shot=False, best=0.0, t_
     return all(a.__class__ is np.ndarray and a.dtype == np.float64 for a in problem.args)
 
 
-def _flat(j, rows, cols):
-    """An inner plan's result as a 2-D CSR matrix or array of ``rows x cols``."""
+def _flat(j, plan):
+    """An inner plan's result as a 2-D CSR matrix or array (``plan.m x plan.n``); a dense
+    mode's replay gives blocks nested as outputs, then arguments (several cut values)."""
     import scipy.sparse as sp
-    return j if sp.issparse(j) else np.asarray(j).reshape(rows, cols)
+    if sp.issparse(j):
+        return j
+    if isinstance(j, np.ndarray):
+        return j.reshape(plan.m, plan.n)
+    p = plan.problem
+    outs = j if len(p.out_shapes) > 1 else (j,)
+    rows = []
+    for out, size in zip(outs, (int(np.prod(s)) for s in p.out_shapes)):
+        blocks = out if len(p.in_shapes) > 1 else (out,)
+        rows.append([np.asarray(b).reshape(size, s) for b, s in zip(blocks, p.in_sizes)])
+    return np.block(rows)
 
 
 def product(jg, jh):
@@ -277,9 +288,9 @@ class Mixed:
         cut, h_plan, g_plan, _ = state
         xs = [np.asarray(a, dtype=np.float64) for a in args]
         t0 = time.perf_counter()
-        jh = _flat(h_plan(*xs), cut.selected, p.n)
+        jh = _flat(h_plan(*xs), h_plan)
         t1 = time.perf_counter()
-        jg = _flat(g_plan(*cut.select(xs)), g_plan.m, cut.selected)
+        jg = _flat(g_plan(*cut.select(xs)), g_plan)
         t2 = time.perf_counter()
         out = product(jg, jh)
         self.measured = (t1 - t0, t2 - t1, time.perf_counter() - t2)
