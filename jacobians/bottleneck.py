@@ -163,27 +163,23 @@ class _G:
         return self.cut.g(*cuts)
 
 
-def worth_mixing(problem, mode, sparsity, dense_ok, one_shot=False, best=0.0, t_plain=None,
-                 colors=None):
+def worth_mixing(problem, mode, sparsity, dense_ok, one_shot, census, estimates):
     """Whether to look for a bottleneck: mode and sparsity left to the planner, the dense
     result within ``max_memory``, every argument a float64 array differentiated in order,
-    at least :data:`MIN_SIZE` inputs and outputs, and not itself a side of a mixed plan.
-    ``colors``: the least number of directions a coloring of the detected pattern could
-    take (its densest row or column, the smaller), None when nothing was detected; under
-    :data:`MIN_SIZE` the sparse ways are few sweeps already and no cut is looked for.
+    at least :data:`MIN_SIZE` inputs and outputs, a product (``matmul``, ``einsum``) among
+    the primitives the census counted (without one, a narrow cut is a selection, whose
+    sparse Jacobian the colorings take), and not itself a side of a mixed plan.
     ``one_shot`` (``jacobian``'s auto path: one Jacobian, not a prepared plan): only when
-    the cheapest dense way, ``best`` seconds, costs :data:`ONE_SHOT` evaluations of ``f``
-    (``t_plain`` seconds each) or more, since finding the cut records ``f`` once more and
-    plans both sides."""
-    if mode != "auto" or sparsity is not None or not dense_ok:
-        return False
-    if one_shot and not (t_plain and best >= ONE_SHOT * t_plain):
-        return False
-    if colors is not None and colors < MIN_SIZE:
+    the cheapest dense way in ``estimates`` costs :data:`ONE_SHOT` evaluations of ``f`` or
+    more, since finding the cut records ``f`` once more and plans both sides."""
+    if mode != "auto" or sparsity is not None or not dense_ok or census.blas_flops <= 0:
         return False
     if problem.executor is not None or problem.nums != tuple(range(len(problem.args))):
         return False
     if problem.__dict__.get("mixed_side") or min(problem.n, problem.m) < MIN_SIZE:
+        return False
+    best = min((e for e, _ in estimates.values()), default=0.0)
+    if one_shot and not (census.t_plain and best >= ONE_SHOT * census.t_plain):
         return False
     return all(a.__class__ is np.ndarray and a.dtype == np.float64 for a in problem.args)
 
@@ -237,6 +233,7 @@ class Mixed:
         self.jit = True
         self.refound = 0
         self.measured = None
+        self.wins = False        # modelled cheaper than every dense way (set by the planner)
 
     cut = property(lambda self: self.state[0])
     h_plan = property(lambda self: self.state[1])

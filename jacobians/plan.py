@@ -825,13 +825,12 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
     through = None
     if sp_info is None and worth_trying(problem, census, mode, sparse, sparsity, output):
         through, sp_info = _through(problem, census, notes, max_memory, calibrate, replayed)
-    if sp_info is None and mode not in ("forward", "reverse"):
+    if through is None and worth_mixing(problem, mode, sparsity, dense_ok, detect == "worth",
+                                        census, estimates):
+        through = _mixed(problem, notes, max_memory, calibrate, replayed, estimates)
+    if sp_info is None and mode not in ("forward", "reverse") and not _mixed_wins(through):
         sp_info = _detect_if_worth(problem, census, estimates, sparse, sparsity, detect,
                                    dense_ok, max_memory, notes)
-    if through is None and worth_mixing(problem, mode, sparsity, dense_ok, detect == "worth",
-                                        min((e for e, _ in estimates.values()), default=0.0),
-                                        census.t_plain, _colors_at_least(sp_info)):
-        through = _mixed(problem, notes, max_memory, calibrate, replayed)
     if through is not None and sp_info is not None:
         if not dense_ok:
             _mark_dense_infeasible(estimates, problem, dtype)
@@ -883,9 +882,11 @@ def _go(p, through):
         p.go_through(*through)
 
 
-def _mixed(problem, notes, max_memory, calibrate, replayed):
+def _mixed(problem, notes, max_memory, calibrate, replayed, estimates):
     """``(mixed, seconds)``: mixed mode through ``problem``'s narrowest cut
-    (:mod:`jacobians.bottleneck`) and its modelled cost, or None (why in ``notes``)."""
+    (:mod:`jacobians.bottleneck`) and its modelled cost, or None (why in ``notes``). When
+    it is modelled cheaper than every dense way, the sparsity detection is skipped (the
+    module docstring of :mod:`jacobians.bottleneck` says what that can miss)."""
     t0 = time.perf_counter()
     mixed, seconds = mixed_plan(problem, prepare, max_memory, calibrate, replayed)
     note(problem, "recording the program to find a bottleneck (and planning its sides)",
@@ -893,7 +894,17 @@ def _mixed(problem, notes, max_memory, calibrate, replayed):
     if mixed is None:
         notes.append(f"Mixed mode: no cut: {seconds}.")
         return None
+    mixed.wins = seconds < min(e for e, _ in estimates.values())
+    if mixed.wins:
+        notes.append(f"Sparsity detection: skipped: mixed mode through a cut of k = "
+                     f"{mixed.k} values is modelled at {_fmt(seconds)}, cheaper than every "
+                     f"dense way (a coloring of J_f, of rank at most k, would save little).")
     return mixed, seconds
+
+
+def _mixed_wins(through):
+    """Whether ``through`` is mixed mode modelled cheaper than every dense way."""
+    return through is not None and getattr(through[0], "wins", False)
 
 
 def _direct_floor(census, sp_info, chunk, estimates, replayed):
@@ -1037,11 +1048,6 @@ def _no_bicoloring(sp_info, col, row):
     return (f"Bicoloring not tried: a one-sided coloring needs at most {k} colors (5, or "
             f"twice the typical row or column count; the bounds: {_bound(sp_info, 1)} "
             f"column, {_bound(sp_info, 0)} row).")
-
-
-def _colors_at_least(sp_info):
-    """The fewer of the one-sided colorings' lower bounds, None without a pattern."""
-    return None if sp_info is None else min(_bound(sp_info, 0), _bound(sp_info, 1))
 
 
 def _bound(sparsity, axis):
