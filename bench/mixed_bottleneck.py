@@ -1,6 +1,6 @@
 """Mixed-mode Jacobians through a bottleneck (issue 36): forward, reverse, mixed, jax.jit.
 
-    PYTHONPATH=. python bench/mixed_bottleneck.py [--quick] [--rounds R]
+    PYTHONPATH=. python bench/mixed_bottleneck.py [--quick] [--rounds R] [--elimination]
 
 For ``f = g ∘ h`` with a narrow cut ``k`` the planner's default path (``plan(f, x)``) finds
 the cut on f's jit program and evaluates ``J_g J_h`` (k reverse sweeps for ``J_h``, k
@@ -19,6 +19,10 @@ Per workload and way: directions, sweeps, the first call (for the planner's defa
 median of interleaved rounds. jax runs with x64. BLAS and XLA are pinned to one thread and
 the process to one core (bench/_pinning.py). Every result is checked against dualad's pure
 reverse Jacobian (max abs difference printed).
+
+``--elimination`` (the stretch goal): the multiply-adds of vertex elimination on each
+workload's block graph (jacobians.elimination) in program order, reverse order, greedy
+Markowitz order and the cut's order.
 """
 from __future__ import annotations
 
@@ -135,6 +139,25 @@ def run(name, f, x, k, rounds):
                                         "Why", "Planning"))))
 
 
+def elimination(name, f, x):
+    """Stretch: multiply-adds (and seconds) of vertex elimination on f's block graph in
+    program order (forward), reverse order, greedy Markowitz order and the cut's order."""
+    from dualad.jacobians.bottleneck import find_bottleneck
+    from dualad.jacobians.elimination import eliminate
+    program = dualad.jit(f).program(x)
+    J_ref = np.asarray(jacobians.jacobian(f, x, mode="reverse"))
+    cut, _ = find_bottleneck(program, x.size, J_ref.shape[0])
+    rows = []
+    for order in ("forward", "reverse", "markowitz", "cut"):
+        t0 = time.perf_counter()
+        J, flops, _ = eliminate(program, [x], order, cut=cut)
+        rows.append((order, f"{flops:.3g}", fmt(time.perf_counter() - t0),
+                     f"{np.abs(J - J_ref).max():.1e}"))
+    print(f"\n-- {name}: vertex elimination on the block graph (the seconds include "
+          f"building every local Jacobian densely) --")
+    print(table(rows, ["order", "multiply-adds", "seconds", "max |J - J_rev|"]))
+
+
 def main():
     quick = "--quick" in sys.argv
     rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 5
@@ -142,6 +165,9 @@ def main():
     print(f"dualad.jacobians from {os.path.dirname(jacobians.__file__)}")
     for name, (f, x, k) in workloads(quick).items():
         run(name, f, x, k, rounds)
+    if "--elimination" in sys.argv:
+        for name, (f, x, k) in workloads(quick).items():
+            elimination(name, f, x)
 
 
 if __name__ == "__main__":

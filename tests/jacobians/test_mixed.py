@@ -164,3 +164,33 @@ def test_small_functions_are_not_recorded_again():
         return np.tanh(B[:20] @ (A[:, :20] @ x))
     p = jacobians.plan(small, RNG.standard_normal(20))
     assert p.through is None and "Mixed mode" not in p.explain()
+
+
+# --- vertex elimination (jacobians.elimination): the orders' costs against the cut --------
+def small_bottleneck(x):
+    return np.tanh(W2[:60, :60] @ np.sin(B[:60] @ (A[:, :60] @ np.tanh(W1[:60, :60] @ x))))
+
+
+@pytest.mark.parametrize("order", ["forward", "reverse", "markowitz", "cut"])
+def test_every_elimination_order_gives_the_jacobian(order):
+    from dualad.jacobians.elimination import eliminate
+    x = RNG.standard_normal(60)
+    program = dualad.jit(small_bottleneck).program(x)
+    cut, _ = find_bottleneck(program, 60, 60)
+    J, flops, done = eliminate(program, [x], order, cut=cut)
+    ref = np.asarray(jacobians.jacobian(small_bottleneck, x, mode="reverse"))
+    np.testing.assert_allclose(J, ref, rtol=1e-12, atol=1e-14)
+    assert flops > 0 and len(done) == len(program.pruned().body) - 1
+
+
+def test_the_cut_order_costs_less_than_the_pure_orders_and_greedy_markowitz():
+    from dualad.jacobians.elimination import eliminate
+    x = RNG.standard_normal(60)
+    program = dualad.jit(small_bottleneck).program(x)
+    cut, _ = find_bottleneck(program, 60, 60)
+    cost = {o: eliminate(program, [x], o, cut=cut)[1]
+            for o in ("forward", "reverse", "markowitz", "cut")}
+    assert cost["cut"] < cost["markowitz"] <= cost["forward"]
+    assert cost["cut"] < cost["reverse"]
+    with pytest.raises(ValueError, match="order='cut' needs cut="):
+        eliminate(program, [x], "cut")
