@@ -36,6 +36,14 @@ runs it, its rest is ``g``, :meth:`~jacobians.gathers.Cut.g` runs it. A program 
 has no cut: ``f`` branched on a value, and a branch taken in ``h`` is a decision ``g``'s
 replay could not check (the program is one branch's).
 
+**Skipping the detection.** The planner looks for the cut before it detects ``J_f``'s
+sparsity (when the census saw a product: without one a narrow cut is a selection, whose
+sparse Jacobian the colorings take) and, when mixed mode is modelled cheaper than every
+dense way, does not detect it: ``J_f`` has rank at most ``k``, so a coloring would need at
+least as many directions as ``J_f``'s densest row or column, and could beat the ``2k`` of
+mixed mode only where that is under ``2k`` (what this can miss: a sparse ``J_f`` of a
+narrow but not small cut). The detection of a dense pattern costs a second at n = 500.
+
 **Evaluating.** :class:`Mixed` holds a plan of ``h`` (at ``x``) and one of ``g`` (at the cut
 values), both made by the planner's own ``prepare`` (each may be sparse), and multiplies
 their CSR results. A call first checks what ``f``'s program assumed about its closure
@@ -58,7 +66,7 @@ MIN_SIZE = 64
 #: ``jacobian``'s one-shot auto path looks for a cut only when the dense ways cost this many
 #: evaluations of ``f`` (a plan, made to be called again, always looks).
 ONE_SHOT = 50
-_MULADD = 0.25e-9    # seconds per multiply-add of the product J_g J_h (dgemm, k narrow: measured 0.25 ns)
+_MULADD = 0.25e-9    # seconds per multiply-add of J_g J_h (dgemm with k narrow: measured)
 _DENSE = 0.1         # a factor more than this full is multiplied as a dense array
 
 

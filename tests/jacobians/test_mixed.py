@@ -1,4 +1,5 @@
-"""Mixed-mode Jacobians through a bottleneck of f's program: J_f = J_g J_h (jacobians.bottleneck)."""
+"""Mixed-mode Jacobians through a bottleneck of f's program: J_f = J_g J_h
+(jacobians.bottleneck), and vertex elimination orders (jacobians.elimination)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -194,3 +195,16 @@ def test_the_cut_order_costs_less_than_the_pure_orders_and_greedy_markowitz():
     assert cost["cut"] < cost["reverse"]
     with pytest.raises(ValueError, match="order='cut' needs cut="):
         eliminate(program, [x], "cut")
+
+
+def test_a_closed_over_matrix_changed_in_place_is_read_by_the_next_call():
+    a = A.copy()
+
+    def f(x):
+        return np.tanh(W2 @ np.sin(B @ (a @ np.tanh(W1 @ x))))
+    x = RNG.standard_normal(N)
+    p = jacobians.plan(f, x)
+    assert p.through is not None
+    a *= 3.0                       # the same array, other values: the same cut
+    np.testing.assert_allclose(as_array(p(x)), dense(f, x), rtol=1e-12, atol=1e-13)
+    assert p.through.refound == 0
