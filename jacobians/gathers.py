@@ -51,21 +51,33 @@ class Cut:
     the flat input position of each of its entries; ``program``: the whole program (its
     equations after the prefix are ``g``); ``indices``: ``[(array, copy)]`` the index arrays
     the prefix holds, with a copy taken when the cut was found (a closed-over index array
-    changed in place since then makes the cut stale: :meth:`holds`)."""
+    changed in place since then makes the cut stale: :meth:`holds`); ``rest``: the
+    equations of ``g`` (default: the program's after the prefix; a cut found elsewhere,
+    :mod:`jacobians.bottleneck`, gives both sides an equation that reads constants only).
+    ``positions`` is None for a cut that is not a selection (its values are computed)."""
 
-    def __init__(self, program, prefix, cut, positions, indices):
+    def __init__(self, program, prefix, cut, positions, indices, rest=None):
         self.program = program
         self.prefix = prefix
         self.cut = cut
         self.positions = positions
         self.indices = indices
-        prefix_outs = {e.out for e in prefix}
-        self.rest = [e for e in program.body if e.out not in prefix_outs]
+        if rest is None:
+            prefix_outs = {e.out for e in prefix}
+            rest = [e for e in program.body if e.out not in prefix_outs]
+        self.rest = rest
+
+    @property
+    def sizes(self):
+        """The size of each cut value, in order (from the program's avals)."""
+        return [int(np.prod(self.program.avals[v][1], dtype=np.int64)) for v in self.cut]
 
     @property
     def selected(self):
         """How many values ``g`` takes (the columns of ``J_g``)."""
-        return sum(int(p.size) for p in self.positions)
+        if self.positions is not None:
+            return sum(int(p.size) for p in self.positions)
+        return sum(self.sizes)
 
     def holds(self):
         """Whether every index array the prefix holds still has the values it had."""

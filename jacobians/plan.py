@@ -45,6 +45,7 @@ from . import nested
 from ._common import (DEFAULT_MAX_MEMORY, Problem, TracedOutput, counted, float_dtype,
                       holds_traced, untraced_kwargs)
 from .distributed import Workers
+from .bottleneck import mixed_plan, worth_mixing
 from .gathered import through_gathers, worth_trying
 from .memory import dense_bytes, dense_of, human_bytes, refuse_dense
 from .patterns import TooDense
@@ -223,6 +224,28 @@ class Plan:
         self.direct = (self.mode, self.chunk_size)
         self.mode, self.chunk_size = inner.mode, inner.chunk_size
         self.bytes_per_direction = inner.bytes_per_direction
+
+    def go_mixed(self, mixed: Any, seconds: float) -> None:
+        """Evaluate in mixed mode, ``J_f = J_g J_h`` through a cut of ``f``'s program
+        (:mod:`jacobians.bottleneck`), each factor by its own plan; modelled at ``seconds``,
+        less than the cheapest way on ``f`` itself.
+
+        Parameters
+        ----------
+        mixed : jacobians.bottleneck.Mixed
+            The cut and the plans of its two sides.
+        seconds : float
+            Its modelled cost per Jacobian.
+        """
+        best = min(self.estimates, key=lambda a: self.estimates[a][0])
+        direct, source = self.estimates[best]
+        at_least = "at least " if source.startswith("at least") else ""
+        how = (f"mixed mode through a cut of k = {mixed.k} values (J_g J_h, "
+               f"{counted(mixed.directions, 'direction')}) is modelled at {_fmt(seconds)}, "
+               f"{at_least}{direct / seconds:.2f}x cheaper than {best} on "
+               f"{self.problem.name} itself, the cheapest way without the cut.")
+        self.go_through(mixed, seconds)
+        self.how = how
 
     # --- numbers -------------------------------------------------------------------------
     def directions_of(self, alt: str) -> int | None:
@@ -450,18 +473,18 @@ class Plan:
                              f"got {check.in_shapes}")
         argnums = p.nums[0] if p.single else p.nums
         want_sparse = self.output == "sparse" or (self.output == "auto" and self.sparse)
-        if not self.sparse:
+        mode, chunk = (self.mode, self.chunk_size) if self.through is None else self.direct
+        if not mode.startswith("sparse"):
             if want_sparse and not dense_ok:
                 raise TypeError(f"plan({p.name}, output='sparse') in mode {self.mode!r} on "
                                 f"traced values: a dense sweep's traced result has no "
                                 f"stored-value pattern. Plan with output='dense', or a sparse "
                                 f"mode (sparse=True)")
-            return nested.jacobian(p.f, *args, mode=self.mode, argnums=argnums,
-                                   chunk_size=self.chunk_size, max_memory=self.max_memory,
+            return nested.jacobian(p.f, *args, mode=mode, argnums=argnums,
+                                   chunk_size=chunk, max_memory=self.max_memory,
                                    api="plan")
         # a pattern that took no decisions holds at every point: no detection in the trace
         given = None if _decides(self.sparsity) else self.sparsity.pattern
-        mode, chunk = (self.mode, self.chunk_size) if self.through is None else self.direct
         csr = nested.sparse_jacobian(p.f, *args, mode=KIND.get(mode, "forward"),
                                      argnums=argnums, sparsity=given, chunk_size=chunk,
                                      max_memory=self.max_memory)
@@ -547,7 +570,7 @@ class Plan:
         via = ""
         if self.through is not None:
             lines.extend(self.through.describe())
-            est, via = self.through_seconds, " through the input selections"
+            est, via = self.through_seconds, _via(self.through)
         lines.append(f"Chosen: {self.mode}{via} — {counted(self.directions, 'direction')} in "
                      f"{self.n_chunks} sweep(s) of up to {self.chunk_size} (one sweep's "
                      f"tangents ~{human_bytes(self.bytes_per_direction * min(self.chunk_size, self.directions or 1))}); "
@@ -592,10 +615,15 @@ class Plan:
 
     def __repr__(self) -> str:
         on = "" if self.problem.executor is None else f" on {self.problem.executor.name}"
-        via = "" if self.through is None else " through the input selections"
+        via = "" if self.through is None else _via(self.through)
         return (f"Plan({self.problem.name}: {self.mode}{via}, n={self.n}, m={self.m}, "
                 f"{counted(self.directions, 'direction')} in "
                 f"{self.n_chunks} sweep(s){on})")
+
+
+def _via(through):
+    """How a plan's ``through`` way is named after its mode (the gathers' or mixed)."""
+    return getattr(through, "via", " through the input selections")
 
 
 def _decides(sparsity):
@@ -799,7 +827,10 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
     through = None
     if sp_info is None and worth_trying(problem, census, mode, sparse, sparsity, output):
         through, sp_info = _through(problem, census, notes, max_memory, calibrate, replayed)
-    if sp_info is None and mode not in ("forward", "reverse"):
+    if through is None and worth_mixing(problem, mode, sparsity, dense_ok, detect == "worth",
+                                        census, estimates):
+        through = _mixed(problem, notes, max_memory, calibrate, replayed, estimates)
+    if sp_info is None and mode not in ("forward", "reverse") and not _mixed_wins(through):
         sp_info = _detect_if_worth(problem, census, estimates, sparse, sparsity, detect,
                                    dense_ok, max_memory, notes)
     if through is not None and sp_info is not None:
@@ -824,14 +855,58 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
                                  dirs, chunk, nnz, replayed, bic)
     p = Plan(problem, chosen, chunk, census, sp_info, col, row, estimates, how, notes,
              output, max_memory, timed, bic=bic)
-    if through is not None and through[1] < estimates[chosen][0]:
-        p.go_through(*through)
-    elif through is not None:
-        inner = through[0].inner
-        notes.append(f"Input selections: through them (J_g S, J_g by {inner.mode}, "
-                     f"{counted(inner.directions, 'direction')}) is modelled at "
-                     f"{_fmt(through[1])}, no cheaper than {chosen}: not taken.")
+    if through is not None:
+        _weigh_through(p, through, chosen)
     return p
+
+
+def _weigh_through(p, through, chosen):
+    """Take the way through the input selections or mixed mode (``through``: the way and
+    its modelled seconds) when modelled cheaper than ``chosen``; else say so."""
+    way, seconds = through
+    if seconds < p.estimates[chosen][0]:
+        _go(p, through)
+    elif getattr(way, "kind", None) == "mixed":
+        p.notes.append(f"Mixed mode: through a cut of k = {way.k} values (J_g J_h, "
+                       f"{counted(way.directions, 'direction')}) is modelled at "
+                       f"{_fmt(seconds)}, no cheaper than {chosen}: not taken.")
+    else:
+        p.notes.append(f"Input selections: through them (J_g S, J_g by {way.inner.mode}, "
+                       f"{counted(way.inner.directions, 'direction')}) is modelled at "
+                       f"{_fmt(seconds)}, no cheaper than {chosen}: not taken.")
+
+
+def _go(p, through):
+    """``p`` evaluates by ``through``: mixed mode or through the input selections."""
+    if getattr(through[0], "kind", None) == "mixed":
+        p.go_mixed(*through)
+    else:
+        p.go_through(*through)
+
+
+def _mixed(problem, notes, max_memory, calibrate, replayed, estimates):
+    """``(mixed, seconds)``: mixed mode through ``problem``'s narrowest cut
+    (:mod:`jacobians.bottleneck`) and its modelled cost, or None (why in ``notes``). When
+    it is modelled cheaper than every dense way, the sparsity detection is skipped (the
+    module docstring of :mod:`jacobians.bottleneck` says what that can miss)."""
+    t0 = time.perf_counter()
+    mixed, seconds = mixed_plan(problem, prepare, max_memory, calibrate, replayed)
+    note(problem, "recording the program to find a bottleneck (and planning its sides)",
+         time.perf_counter() - t0, 1)
+    if mixed is None:
+        notes.append(f"Mixed mode: no cut: {seconds}.")
+        return None
+    mixed.wins = seconds < min(e for e, _ in estimates.values())
+    if mixed.wins:
+        notes.append(f"Sparsity detection: skipped: mixed mode through a cut of k = "
+                     f"{mixed.k} values is modelled at {_fmt(seconds)}, cheaper than every "
+                     f"dense way (a coloring of J_f, of rank at most k, would save little).")
+    return mixed, seconds
+
+
+def _mixed_wins(through):
+    """Whether ``through`` is mixed mode modelled cheaper than every dense way."""
+    return through is not None and getattr(through[0], "wins", False)
 
 
 def _direct_floor(census, sp_info, chunk, estimates, replayed):
@@ -859,14 +934,18 @@ def _direct_floor(census, sp_info, chunk, estimates, replayed):
 
 def _through_only(problem, through, census, chunk, sp_info, estimates, notes, output,
                   max_memory):
-    """The plan through the input selections, when no way on ``f`` itself can be modelled
-    cheaper even at its lower bound (so ``J_f``'s pattern is not colored)."""
-    notes.append("Colorings of J_f skipped: the way through the input selections is "
-                 "modelled cheaper than every way on the function itself at its lower bound.")
-    alt = min(("sparse-forward", "sparse-reverse"), key=lambda a: estimates[a][0])
+    """The plan through the input selections (or in mixed mode), when no way on ``f``
+    itself can be modelled cheaper even at its lower bound (so ``J_f``'s pattern is not
+    colored)."""
+    way = "mixed mode" if getattr(through[0], "kind", None) == "mixed" else \
+        "the way through the input selections"
+    notes.append(f"Colorings of J_f skipped: {way} is modelled cheaper than every way on "
+                 f"the function itself at its lower bound.")
+    alts = estimates if way == "mixed mode" else ("sparse-forward", "sparse-reverse")
+    alt = min(alts, key=lambda a: estimates[a][0])
     p = Plan(problem, alt, chunk, census, sp_info, None, None, estimates, "", notes, output,
              max_memory, ["Nothing timed: the lower bounds decided."])
-    p.go_through(*through)
+    _go(p, through)
     return p
 
 
