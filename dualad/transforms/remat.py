@@ -31,6 +31,7 @@ cannot record, is reversed by the ordinary store-all sweep with a
 """
 from __future__ import annotations
 
+import bisect
 import math
 import sys
 import warnings
@@ -126,9 +127,17 @@ class Layout:
         """Choose at most ``stages`` stage boundaries (see :func:`_boundaries`)."""
         self.bounds = _boundaries(self.flops, self.live_bytes, stages)
 
-    def live(self, p):
-        """``L(p)``: variables made by an equation before ``p`` and read at ``p`` or after."""
-        return [e.out for e in self.eqns[:p] if self.last.get(e.out, -1) >= p]
+    def live_at_bounds(self):
+        """``L(p)`` for each stage boundary ``p``: the variables made by an equation before
+        ``p`` and read at ``p`` or after, in the order they were made."""
+        B = self.bounds
+        out = [[] for _ in B]
+        last = self.last
+        for k, e in enumerate(self.eqns):
+            end = last.get(e.out, -1)
+            for s in range(bisect.bisect_right(B, k), bisect.bisect_right(B, end)):
+                out[s].append(e.out)
+        return out
 
     def b(self, k):
         return int(self.live_bytes[self.bounds[k]])

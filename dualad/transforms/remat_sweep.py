@@ -41,7 +41,7 @@ class Runner:
         self.plan, self.prog, self.layout = plan, prog, plan.layout
         self.inputs = dict(zip(prog.invars, invals))
         lay = self.layout
-        self.live = [lay.live(p) for p in lay.bounds]
+        self.live = lay.live_at_bounds()
         self.dies = {}
         for v, k in lay.last.items():
             self.dies.setdefault(k, []).append(v)
