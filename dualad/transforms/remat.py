@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..core import tree
-from ..core.tracer import Box
+from ..core.tracer import Box, primal_value, shape_of
 from ..frontend.objects import traced_outputs
 from ..interpreters.staging.program import Const, Guard, Program
 from ..interpreters.staging.trace import JitBox, JitTrace
@@ -295,7 +295,16 @@ def record(api, f, args, nums, kwargs):
             k += n
         return f(*full, **kwargs)
 
-    leaves = [x for ls, _ in per_arg for x in ls]
+    # recorded at the primal point: under an outer jvp (forward over this reverse) the
+    # program is the same, and the runner applies it to the traced leaves
+    traced = [x for ls, _ in per_arg for x in ls]
+    leaves = [primal_value(x) for x in traced]
+    held = [a for i, a in enumerate(fixed) if i not in nums] + list(kwargs.values())
+    if any(isinstance(y, Box) for y in tree.flatten(held)[0]):
+        return None, ("a non-differentiated argument is traced by an outer transformation "
+                      "(the program would hold it as a constant)")
+    if any(np.shape(p) != shape_of(x) for p, x in zip(leaves, traced)):
+        return None, "an input is batched by an outer vmap"
     for x in leaves:
         kind = np.result_type(x).kind if isinstance(x, (np.ndarray, np.generic, float,
                                                          complex)) else None

@@ -18,6 +18,7 @@ import warnings
 from . import api
 from .api import vjp
 from .remat import RematWarning, make_plan
+from ..core.tracer import primal_value, shape_of
 from ..core.tree import flatten
 from ..interpreters.staging.program import Guard
 
@@ -67,7 +68,7 @@ class Runner:
         for k in range(B[i], B[j]):
             env[eqns[k].out] = self._apply(eqns[k], env)
             for g in self.guards.get(k + 1, ()):
-                if not g.holds(env[g.var]):
+                if not g.holds(primal_value(env[g.var])):
                     raise RuntimeError(f"remat({self.plan.name}): the guard "
                                        f"{g.describe()} no longer holds on replay")
             for v in self.dies.get(k, ()):
@@ -165,7 +166,7 @@ def _per_arg(per, grads, leaves):
     out, k = [], 0
     for ls, rebuild in per:
         n = len(ls)
-        out.append(rebuild([np.zeros_like(np.asarray(x, dtype=float)) if g is None else g
+        out.append(rebuild([np.zeros(shape_of(x)) if g is None else g
                             for g, x in zip(grads[k:k + n], leaves[k:k + n])]))
         k += n
     return out

@@ -200,3 +200,31 @@ def test_measured_peak_within_the_budget(frac):
     peak = _peak(lambda: dualad.grad(f, max_memory=budget)(x))
     assert peak <= budget * SLACK + SLACK_BYTES, (peak, budget, store_all)
     assert peak < store_all * (frac + 0.2)
+
+
+def test_forward_over_the_budgeted_reverse_hessian_vector_products():
+    """jvp of grad(f, max_memory): Hessian-vector products (and, under vmap, Hessian
+    rows) equal the store-all ones."""
+    def f(x):
+        for _ in range(30):
+            x = np.sin(x) * 1.1
+        return np.sum(x ** 3)
+    x = np.linspace(0.1, 1.0, 2000)
+    V = np.stack([np.cos(x), x])
+    budget = _budget(f, x, frac=0.3)
+    hvp = lambda g: lambda v: dualad.jvp(g, (x,), (v,))[1]   # noqa: E731
+    _close(hvp(dualad.grad(f, max_memory=budget))(V[0]), hvp(dualad.grad(f))(V[0]))
+    _close(dualad.vmap(hvp(dualad.grad(f, max_memory=budget)))(V),
+           dualad.vmap(hvp(dualad.grad(f)))(V))
+
+
+def test_a_traced_constant_argument_falls_back():
+    def g(x, y):
+        for _ in range(10):
+            x = np.sin(x) * y
+        return np.sum(x)
+    x, y, v = np.linspace(0.1, 1.0, 100), np.full(100, 1.1), np.ones(100)
+    with pytest.warns(RematWarning, match="non-differentiated argument is traced"):
+        _, a = dualad.jvp(lambda y: dualad.grad(g, max_memory=10 ** 6)(x, y), (y,), (v,))
+    _, b = dualad.jvp(lambda y: dualad.grad(g)(x, y), (y,), (v,))
+    _close(a, b)
