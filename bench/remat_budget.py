@@ -17,7 +17,8 @@ Each configuration runs in its own process (so its peak RSS is its own): one cal
 for its peak RSS (``ru_maxrss`` after minus before the call; the setup's own peak is
 below it here), then ``--repeats`` timed calls, then one call under tracemalloc (the
 peak of Python-allocated memory above what the setup holds; torch's tensors are not
-Python allocations: for torch only RSS is meaningful). Every gradient is asserted equal
+Python allocations: for torch only RSS is meaningful). ``REMAT_METHODS=remat,checkpoint``
+runs a subset (the store-all reference always runs). Every gradient is asserted equal
 to the store-all one (dualad: rtol 1e-12; torch, a different summation order: 1e-9).
 
     PYTHONPATH=. OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
@@ -255,7 +256,10 @@ def main():
         store["same"] = True
         print(_fmt(store), flush=True)
         peak = store["tracemalloc"]
+        only = os.environ.get("REMAT_METHODS")   # e.g. "remat,checkpoint": a subset
         for method, frac in _configs(case, torch_ok)[1:]:
+            if only and method not in only.split(","):
+                continue
             if case == "scan":
                 peak = _store_loop_peak.get("loop", peak)
             r = _run(case, method, frac, peak)

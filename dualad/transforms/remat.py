@@ -14,10 +14,11 @@ bytes free costs, in recomputed flops (advances: evaluations without a tape),
 
 (advance from ``i`` to ``m``, store ``L(m)``, reverse the tail with ``b(m)`` bytes
 fewer, drop it, reverse the head), where ``F(i, m)`` is the flops of the equations
-between, ``b(m)`` the bytes of ``L(m)`` and ``W(i, j) = T(i, j) + b(i) + b(j)`` the
-working memory of one taped run: its tape ``T`` (the bytes of every value it makes, as
-:meth:`jacobians.cost.Census.bytes_per_direction` counts a sweep's values) and the
-cotangents flowing in at ``j`` and out at ``i``. For a chain of ``l`` equal steps whose
+between, ``b(m)`` the bytes of ``L(m)`` and ``W(i, j) = T(i, j) + 2 b(i) + 2 b(j)``
+the working memory of one taped run: its tape ``T`` (the bytes of every value it makes,
+as :meth:`jacobians.cost.Census.bytes_per_direction` counts a sweep's values), the
+cotangents flowing in at ``j`` and out at ``i``, and the copies :func:`dualad.vjp` makes
+of the run's inputs and outputs. For a chain of ``l`` equal steps whose
 tape fits one step at a time and ``k`` states of room, ``C`` is Griewank's
 ``t(l, k)`` (:func:`dualad.revolve.forward_steps`): the recursion is revolve's, with
 bytes in place of snapshot slots and the tape allowed to span several stages when it
@@ -144,9 +145,10 @@ class Layout:
         return int(self.live_bytes[self.bounds[k]])
 
     def work(self, i, j):
-        """Working memory of a taped run of stages ``[i, j)``: tape + cotangents in and out."""
+        """Working memory of a taped run of stages ``[i, j)``: tape, cotangents in and out,
+        vjp's copies of its inputs and outputs."""
         B = self.bounds
-        return int(self.T[B[j]] - self.T[B[i]]) + self.b(i) + self.b(j)
+        return int(self.T[B[j]] - self.T[B[i]]) + 2 * (self.b(i) + self.b(j))
 
     def stage_flops(self, i, j):
         return float(self.F[self.bounds[j]] - self.F[self.bounds[i]])
@@ -424,7 +426,7 @@ def _solve_layout(layout, budget):
     bq = [-(-x // unit) for x in bb]
 
     def work(i, j):   # rounded up: the schedule never assumes more room than there is
-        return -(-(T[j] - T[i] + bb[i] + bb[j]) // unit)
+        return -(-(T[j] - T[i] + 2 * (bb[i] + bb[j])) // unit)
 
     return solve(lambda i, j: Fs[j] - Fs[i], work, bq.__getitem__, S,
                  (int(budget) - layout.fixed) // unit)
