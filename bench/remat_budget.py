@@ -13,9 +13,10 @@ budget), ``torch`` / ``torch-ckpt`` / ``torch-budget`` (the same MLP in PyTorch:
 plain, ``checkpoint_sequential`` with 7 segments, and ``torch.compile`` with the
 partitioner's ``activation_memory_budget = frac``), run where torch imports.
 
-Each configuration runs in its own process (so its peak RSS is its own): one call timed
-for its peak RSS (``ru_maxrss`` after minus before the call; the setup's own peak is
-below it here), then ``--repeats`` timed calls, then one call under tracemalloc (the
+Each configuration runs in its own process: one call (timed; ``torch.compile`` compiles
+in it), then ``REMAT_REPEATS`` (default 1) timed calls whose peak resident set above its
+value before the call is sampled every millisecond (glibc told to return freed arrays:
+``MALLOC_MMAP_THRESHOLD_=65536``), then one call under tracemalloc (the
 peak of Python-allocated memory above what the setup holds; torch's tensors are not
 Python allocations: for torch only RSS is meaningful). ``REMAT_METHODS=remat,checkpoint``
 runs a subset (the store-all reference always runs). Every gradient is asserted equal
@@ -161,8 +162,36 @@ class _Layer:
     pass
 
 
+class _RssSampler:
+    """The peak resident set above its value at entry, read from /proc/self/statm every
+    millisecond on a thread (with MALLOC_MMAP_THRESHOLD_ set low, freed arrays leave the
+    resident set, so a warm call's peak is its own)."""
+
+    def __enter__(self):
+        import threading
+        self.page = os.sysconf("SC_PAGE_SIZE")
+        self.base = self._now()
+        self.peak = 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+        self.thread.start()
+        return self
+
+    def _now(self):
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * self.page
+
+    def _poll(self):
+        while not self.done.wait(0.001):
+            self.peak = max(self.peak, self._now() - self.base)
+
+    def __exit__(self, *exc):
+        self.done.set()
+        self.thread.join()
+        self.peak = max(self.peak, self._now() - self.base)
+
+
 def _child(case, method, frac, peak):
-    import resource
     import time
     import tracemalloc
     import numpy as np
@@ -180,15 +209,16 @@ def _child(case, method, frac, peak):
         call, info = _torch_call(method, frac)
     else:
         call, info = _dualad_call(case, method, frac, peak)
-    r0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t = time.perf_counter()
-    g = call()
+    g = call()                      # a first call: torch.compile compiles here
     times = [time.perf_counter() - t]
-    rss = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - r0) * 1024
+    rss = None
     for _ in range(int(os.environ.get("REMAT_REPEATS", "1"))):
-        t = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - t)
+        with _RssSampler() as sampler:
+            t = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - t)
+        rss = sampler.peak if rss is None else max(rss, sampler.peak)
     peak_py = None
     if not method.startswith("torch"):
         import gc
@@ -208,7 +238,8 @@ def _child(case, method, frac, peak):
 
 def _run(case, method, frac=1.0, peak=0):
     cmd = [sys.executable, __file__, "--child", case, method, str(frac), str(peak)]
-    r = subprocess.run(cmd, capture_output=True, text=True, env=os.environ)
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536", MALLOC_TRIM_THRESHOLD_="0")
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         return {"case": case, "method": method, "frac": frac,
                 "error": (r.stderr.strip().splitlines() or ["?"])[-1][:200]}
