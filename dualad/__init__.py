@@ -47,7 +47,8 @@ from .transforms.custom_jvp import custom_jvp  # noqa: F401
 from .transforms.custom_vjp import custom_vjp  # noqa: F401
 from .interpreters.reverse.anomaly import detect_anomaly, AnomalyError  # noqa: F401
 from .transforms.checkpoint import checkpoint  # noqa: F401
-from .transforms.remat import RematWarning, remat_plan  # noqa: F401
+from .transforms.remat import RematWarning  # noqa: F401
+from .transforms.remat_schedule import remat_plan  # noqa: F401
 from .transforms import remat_sweep as _remat_sweep  # noqa: F401  (fills api.BUDGETED)
 from .interpreters.batching.vmap import vmap  # noqa: F401
 from .transforms.scan import scan  # noqa: F401  (over the package's name, as vmap)

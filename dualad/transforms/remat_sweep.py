@@ -11,13 +11,14 @@ recorded order, so each cotangent is the store-all sweep's, to rounding.
 """
 from __future__ import annotations
 
-import numpy as np
-
 import warnings
+
+import numpy as np
 
 from . import api
 from .api import vjp
-from .remat import RematWarning, make_plan
+from .remat import RematWarning
+from .remat_schedule import make_plan
 from ..core.tracer import primal_value, shape_of
 from ..core.tree import flatten
 from ..interpreters.staging.program import Guard
