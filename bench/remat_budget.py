@@ -16,9 +16,10 @@ partitioner's ``activation_memory_budget = frac``), run where torch imports.
 Each configuration runs in its own process: one call (timed; ``torch.compile`` compiles
 in it), then ``REMAT_REPEATS`` (default 1) timed calls whose peak resident set above its
 value before the call is sampled every millisecond (glibc told to return freed arrays:
-``MALLOC_MMAP_THRESHOLD_=65536``), then one call under tracemalloc (the
-peak of Python-allocated memory above what the setup holds; torch's tensors are not
-Python allocations: for torch only RSS is meaningful). ``REMAT_METHODS=remat,checkpoint``
+``MALLOC_MMAP_THRESHOLD_=16384``, every array of 2048 doubles or more is its own
+mapping), then one call under tracemalloc (the peak of Python-allocated memory above
+what the setup holds; torch's tensors are not Python allocations: for torch only RSS is
+meaningful). ``REMAT_METHODS=remat,checkpoint``
 runs a subset (the store-all reference always runs). Every gradient is asserted equal
 to the store-all one (dualad: rtol 1e-12; torch, a different summation order: 1e-9).
 
@@ -238,7 +239,7 @@ def _child(case, method, frac, peak):
 
 def _run(case, method, frac=1.0, peak=0):
     cmd = [sys.executable, __file__, "--child", case, method, str(frac), str(peak)]
-    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536", MALLOC_TRIM_THRESHOLD_="0")
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="16384", MALLOC_TRIM_THRESHOLD_="0")
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         return {"case": case, "method": method, "frac": frac,

@@ -24,11 +24,11 @@ tape fits one step at a time and ``k`` states of room, ``C`` is Griewank's
 bytes in place of snapshot slots and the tape allowed to span several stages when it
 fits (which needs no advance at all).
 
-The plan (:func:`dualad.remat_plan`, ``.explain()``: :mod:`.remat_schedule`) reports the stored bytes (the most held at
-once), the recomputed flops, the modelled peak and the segments in backward order.
-A program with a guard that read a traced value (``float(x)``), or a function ``jit``
-cannot record, is reversed by the ordinary store-all sweep with a
-:class:`RematWarning` that says why; it is never reversed wrongly.
+The plan (:func:`dualad.remat_plan`, ``.explain()``: :mod:`.remat_schedule`) reports the
+stored bytes (the most held at once), the recomputed flops, the modelled peak and the
+segments in backward order. A program with a guard that read a traced value
+(``float(x)``), or a function ``jit`` cannot record, is reversed by the ordinary
+store-all sweep with a :class:`RematWarning` that says why; it is never reversed wrongly.
 """
 from __future__ import annotations
 
