@@ -41,7 +41,7 @@ import numpy as np
 from ..interpreters.staging.program import Guard
 
 __all__ = ["RematWarning", "Layout", "solve", "eqn_flops", "STAGES", "LEVELS",
-           "PROGRAM_BYTES_PER_EQN", "leaves_of_tree"]
+           "PROGRAM_BYTES_PER_EQN", "RULE_TEMPORARIES", "leaves_of_tree"]
 
 #: The stage counts tried, fewest first (the dynamic programme is O(S^3) per budget level:
 #: more stages fit smaller budgets and cost more planning; 128 stages took 17 s to plan a
@@ -49,6 +49,8 @@ __all__ = ["RematWarning", "Layout", "solve", "eqn_flops", "STAGES", "LEVELS",
 STAGES = (32, 64)
 #: Budget levels: bytes are counted in units of budget / LEVELS (rounded the safe way).
 LEVELS = 1024
+#: Arrays of the size of the largest value that one pullback rule may make at once.
+RULE_TEMPORARIES = 3
 #: Bytes the recorded program holds per equation (its Eqn, arguments, aval: measured with
 #: tracemalloc, ~590 on CPython 3.12), counted in every schedule's peak.
 PROGRAM_BYTES_PER_EQN = 600
@@ -117,8 +119,10 @@ class Layout:
         self.cut(stages)
         self.F = np.concatenate([[0.0], np.cumsum(self.flops)])
         self.T = np.concatenate([[0], np.cumsum(self.out_bytes)])
-        # held whatever the schedule: the program, and the inputs' cotangents (the result)
-        self.fixed = PROGRAM_BYTES_PER_EQN * n + sum(_nbytes(avals[v]) for v in prog.invars)
+        # held whatever the schedule: the program, the inputs' cotangents (the result),
+        # and the temporaries of one rule (tanh's pullback makes ~3 arrays of its size)
+        self.fixed = (PROGRAM_BYTES_PER_EQN * n + sum(_nbytes(avals[v]) for v in prog.invars)
+                      + RULE_TEMPORARIES * max(self.out_bytes, default=0))
 
     def cut(self, stages):
         """Choose at most ``stages`` stage boundaries (see :func:`_boundaries`)."""
