@@ -121,7 +121,10 @@ class Runner:
         m, right, left = node
         mid = self.advance(i, m, state)
         ct_mid = self.reverse(right, m, j, mid, ct_out, grads, batch)
-        del mid
+        # the cotangents at p_j and the checkpoint at p_m are spent: freed now, not when
+        # this frame returns (each level of the recursion would hold its own)
+        ct_out.clear()
+        mid.clear()
         return self.reverse(left, i, m, state, ct_mid, grads, batch)
 
     def run(self, ct_outvars, batch=()):
