@@ -178,8 +178,8 @@ def plan_program(name, prog, budget, stages=STAGES):
         least = layout.fixed + max(layout.work(k, k + 1) for k in range(S))
         raise ValueError(
             f"remat({name}): max_memory={int(budget):,} bytes is too small for this "
-            f"program ({len(layout.eqns)} equations in {S} stages): the program and the "
-            f"inputs' cotangents take {layout.fixed:,} bytes and one stage's taped run up to "
+            f"program ({len(layout.eqns)} equations in {S} stages): the program, the "
+            f"inputs' cotangents and one rule's temporaries take {layout.fixed:,} bytes and one stage's taped run up to "
             f"{least - layout.fixed:,} more, so no schedule fits below {least:,} bytes "
             f"(storing every value: {layout.fixed + layout.work(0, S):,}). Pass a larger "
             f"max_memory, or write the loop with dualad.scan(..., checkpoints='binomial')")
