@@ -179,8 +179,8 @@ def plan_program(name, prog, budget, stages=STAGES):
         raise ValueError(
             f"remat({name}): max_memory={int(budget):,} bytes is too small for this "
             f"program ({len(layout.eqns)} equations in {S} stages): the program, the "
-            f"inputs' cotangents and one rule's temporaries take {layout.fixed:,} bytes and one stage's taped run up to "
-            f"{least - layout.fixed:,} more, so no schedule fits below {least:,} bytes "
+            f"inputs' cotangents and one rule's temporaries take {layout.fixed:,} bytes and "
+            f"one stage's taped run up to {least - layout.fixed:,} more, so no schedule fits below {least:,} bytes "
             f"(storing every value: {layout.fixed + layout.work(0, S):,}). Pass a larger "
             f"max_memory, or write the loop with dualad.scan(..., checkpoints='binomial')")
     return RematPlan(name, int(budget), layout, cost, tree)
