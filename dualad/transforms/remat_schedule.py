@@ -180,8 +180,9 @@ def plan_program(name, prog, budget, stages=STAGES):
             f"remat({name}): max_memory={int(budget):,} bytes is too small for this "
             f"program ({len(layout.eqns)} equations in {S} stages): the program, the "
             f"inputs' cotangents and one rule's temporaries take {layout.fixed:,} bytes and "
-            f"one stage's taped run up to {least - layout.fixed:,} more, so no schedule fits below {least:,} bytes "
-            f"(storing every value: {layout.fixed + layout.work(0, S):,}). Pass a larger "
+            f"one stage's taped run up to {least - layout.fixed:,} more, so no schedule fits "
+            f"below {least:,} bytes (storing every value: {layout.fixed + layout.work(0, S):,})."
+            f" Pass a larger "
             f"max_memory, or write the loop with dualad.scan(..., checkpoints='binomial')")
     return RematPlan(name, int(budget), layout, cost, tree)
 
