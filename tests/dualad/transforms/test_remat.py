@@ -240,3 +240,19 @@ def test_measured_peak_of_a_deep_schedule_within_the_budget():
     assert len(dualad.remat_plan(mlp, params, x, max_memory=budget).segments) > 4
     peak = _peak(lambda: dualad.grad(mlp, max_memory=budget)(params, x))
     assert peak <= budget * SLACK + SLACK_BYTES, (peak, budget, store_all)
+
+
+def test_the_tape_is_counted_as_the_planner_counts_a_sweep():
+    """Same accounting as jacobians' max_memory: the bytes of every value f makes
+    (Census.bytes_per_direction) are the schedule's store-all tape bytes."""
+    from dualad import jacobians
+
+    def f(x):
+        for _ in range(20):
+            x = np.sin(x) * 0.9 + x
+        return np.sum(x ** 2)
+    x = np.linspace(0.0, 1.0, 300)
+    census = jacobians.plan(f, x, mode="reverse").census
+    layout = dualad.remat_plan(f, x, max_memory=10 ** 9).layout
+    assert census.n_ops == len(layout.eqns)
+    assert census.bytes_per_direction() == int(layout.T[-1])
