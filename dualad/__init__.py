@@ -47,6 +47,9 @@ from .transforms.custom_jvp import custom_jvp  # noqa: F401
 from .transforms.custom_vjp import custom_vjp  # noqa: F401
 from .interpreters.reverse.anomaly import detect_anomaly, AnomalyError  # noqa: F401
 from .transforms.checkpoint import checkpoint  # noqa: F401
+from .transforms.remat import RematWarning  # noqa: F401
+from .transforms.remat_schedule import remat_plan  # noqa: F401
+from .transforms import remat_sweep as _remat_sweep  # noqa: F401  (fills api.BUDGETED)
 from .interpreters.batching.vmap import vmap  # noqa: F401
 from .transforms.scan import scan  # noqa: F401  (over the package's name, as vmap)
 from .transforms.while_loop import while_loop  # noqa: F401  (as scan)
@@ -107,7 +110,8 @@ __all__ = [
     # differential operators (batched Taylor sweeps)
     "laplacian", "hessian_diagonal", "hessian_trace", "biharmonic",
     # loops, memory, implicit differentiation
-    "scan", "while_loop", "checkpoint", "custom_root", "custom_linear_solve", "stop_gradient",
+    "scan", "while_loop", "checkpoint", "remat_plan", "RematWarning", "custom_root",
+    "custom_linear_solve", "stop_gradient",
     # custom rules
     "primitive", "Function", "custom_jvp", "custom_vjp",
     # debugging, teaching, allocator

@@ -71,6 +71,12 @@ __all__ = ["jvp", "vjp", "grad", "value_and_grad", "hvp", "check_input",
 # collector off themselves (gc.disable()/gc.enable() around their call).
 
 
+#: The reverse sweeps under a memory budget (``max_memory=``), filled in by
+#: :mod:`dualad.transforms.remat_sweep` when dualad is imported: it records ``f`` with
+#: :func:`dualad.jit`, whose staging layer itself builds on this module.
+BUDGETED: dict[str, Callable[..., Any]] = {}
+
+
 def _fname(f):
     return getattr(f, "__name__", type(f).__name__)
 
@@ -404,7 +410,8 @@ def vjp(f: Callable[..., _R], primal: _NotArray, /
 @overload
 def vjp(f: Callable[..., _R], primal: Any, primal2: Any, /, *primals: Any
         ) -> tuple[_R, Callable[[Any], tuple[Any, ...]]]: ...
-def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+def vjp(f: Callable[..., Any], *primals: Any, max_memory: int | None = None
+        ) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
     r"""Evaluate ``f`` on a tape and return its value and its pullback.
 
     Returns :math:`\bigl(f(x),\; u \mapsto u^T J_f(x)\bigr)`: the forward pass
@@ -426,6 +433,11 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tupl
     *primals : array_like
         The point :math:`x`, one entry per positional argument of ``f`` (arrays,
         floats or pytrees of them; floating or complex dtypes).
+    max_memory : int, optional
+        A budget in bytes for what the reverse sweep keeps (tape, checkpoints,
+        cotangents). ``f`` is then recorded as a program and each pullback call
+        recomputes the values a schedule chose not to store (see
+        :func:`dualad.remat_plan` and docs/remat.md); the results are the same.
 
     Returns
     -------
@@ -470,6 +482,8 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tupl
     [[2. 0.]
      [0. 4.]]
     """
+    if max_memory is not None:
+        return BUDGETED["vjp"](f, primals, max_memory)
     trace = VJPTrace(tape=True)
     trace.constants = Constants("vjp", _fname(f))
     primals = tuple(_copied(p) for p in primals)
@@ -594,8 +608,8 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *, h
 def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool,
                    holomorphic: bool = False) -> Callable[..., tuple[Any, Any]]: ...
 def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
-                   has_aux: bool = False, holomorphic: bool = False
-                   ) -> Callable[..., tuple[Any, Any]]:
+                   has_aux: bool = False, holomorphic: bool = False,
+                   max_memory: int | None = None) -> Callable[..., tuple[Any, Any]]:
     r"""Return a function computing ``f``'s value and gradient in one reverse sweep.
 
     The returned function maps ``*args`` to
@@ -631,6 +645,14 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
         :math:`\partial f/\partial x - i\,\partial f/\partial y`, the conjugate
         of the steepest-ascent direction (for :math:`|z|^2` it is
         :math:`2\bar z`), as in JAX.
+    max_memory : int, optional
+        A budget in bytes for what the reverse sweep keeps (tape, checkpoints,
+        cotangents; not the inputs or the gradient). ``f`` is recorded once as a
+        program and a schedule stores some values and recomputes the others so the
+        modelled peak stays within it, with the fewest recomputed flops
+        (:func:`dualad.remat_plan` shows it; docs/remat.md). The result is the
+        same; ``has_aux``/``holomorphic`` and functions ``jit`` cannot record run
+        the ordinary sweep with a ``RematWarning``.
 
     Returns
     -------
@@ -666,6 +688,9 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0,
     """
 
     def value_and_grad_f(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        if max_memory is not None:
+            return BUDGETED["value_and_grad"](f, argnums, has_aux, args, kwargs, holomorphic,
+                                              max_memory)
         return _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic)
 
     value_and_grad_f.__name__ = f"value_and_grad({_fname(f)})"
@@ -772,7 +797,7 @@ def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_aux: bo
 def grad(f: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool,
          holomorphic: bool = False) -> Callable[..., Any]: ...
 def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
-         holomorphic: bool = False) -> Callable[..., Any]:
+         holomorphic: bool = False, max_memory: int | None = None) -> Callable[..., Any]:
     r"""Return the gradient function ``x -> grad f(x)`` of a scalar-valued ``f``.
 
     :math:`\nabla f(x) = J_f(x)^T \cdot 1`, computed by one reverse sweep: the
@@ -806,6 +831,14 @@ def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool 
         :math:`\partial f/\partial x - i\,\partial f/\partial y`, the conjugate
         of the steepest-ascent direction (for :math:`|z|^2` it is
         :math:`2\bar z`), as in JAX.
+    max_memory : int, optional
+        A budget in bytes for what the reverse sweep keeps (tape, checkpoints,
+        cotangents; not the inputs or the gradient). ``f`` is recorded once as a
+        program and a schedule stores some values and recomputes the others so the
+        modelled peak stays within it, with the fewest recomputed flops
+        (:func:`dualad.remat_plan` shows it; docs/remat.md). The result is the
+        same; ``has_aux``/``holomorphic`` and functions ``jit`` cannot record run
+        the ordinary sweep with a ``RematWarning``.
 
     Returns
     -------
@@ -864,7 +897,7 @@ def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool 
     >>> print(dualad.grad(lambda z: np.abs(z) ** 2)(1 + 2j))
     (2-4j)
     """
-    vg = value_and_grad(f, argnums, has_aux, holomorphic)
+    vg = value_and_grad(f, argnums, has_aux, holomorphic, max_memory)
 
     def grad_f(*args: Any, **kwargs: Any) -> Any:
         (value, g) = vg(*args, **kwargs)

@@ -23,7 +23,8 @@ def test_all_lists_the_user_facing_functions_classes_and_errors():
               "scan", "while_loop", "checkpoint", "custom_root", "custom_linear_solve", "stop_gradient",
               "primitive", "Function", "custom_jvp", "custom_vjp", "detect_anomaly", "trace",
               "keep_heap",
-              "AnomalyError", "EscapedTracerError", "JitRetraceWarning", "JitFallbackWarning"}
+              "AnomalyError", "EscapedTracerError", "JitRetraceWarning", "JitFallbackWarning",
+              "remat_plan", "RematWarning"}
     assert set(dualad.__all__) == wanted
     for name in dualad.__all__:
         assert callable(getattr(dualad, name)), name

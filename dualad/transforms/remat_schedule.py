@@ -1,0 +1,293 @@
+"""Recording ``f`` and planning its schedule: :func:`remat_plan` and :class:`RematPlan`.
+
+``f`` is recorded at the point being differentiated by the staging interpreter (as
+:func:`dualad.jit` records it, without compiling the program), its equations are cut
+into stages and the dynamic programme of :mod:`dualad.transforms.remat` chooses the
+checkpoints; :mod:`dualad.transforms.remat_sweep` runs the result.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..core import tree
+from ..core.tracer import Box, primal_value, shape_of
+from ..frontend.objects import traced_outputs
+from ..interpreters.staging.program import Const, Program
+from ..interpreters.staging.trace import JitBox, JitTrace
+from .remat import LEVELS, STAGES, Layout, RematWarning, leaves_of_tree, solve
+
+__all__ = ["remat_plan", "RematPlan", "record", "plan_program", "make_plan"]
+
+
+class Recorded:
+    """A function recorded as a program: ``program`` and ``rebuild`` (the output's
+    structure from its leaves, one per ``program.outvars``)."""
+
+    __slots__ = ("program", "rebuild")
+
+    def __init__(self, program, rebuild):
+        self.program, self.rebuild = program, rebuild
+
+
+def _trace(fun, leaves, name):
+    """``fun(*leaves)`` recorded by the staging interpreter (as :func:`dualad.jit` records
+    it, without compiling the program to source: only its equations are needed)."""
+    trace = JitTrace(False)
+    boxes = [trace.input(x) for x in leaves]
+    try:
+        out = traced_outputs(fun(*boxes))
+    finally:
+        trace.stop()
+    out_leaves, rebuild = tree.flatten(out)
+    outvars = []
+    for y in out_leaves:
+        if y.__class__ is JitBox and y._trace is trace:
+            outvars.append(y.var)
+        elif isinstance(y, Box):
+            raise TypeError("an output is a value of another transformation's trace")
+        else:
+            outvars.append(Const(np.asarray(y) if isinstance(y, np.ndarray) else y))
+    invars = [b.var for b in boxes]
+    return Recorded(Program(invars, trace.body, outvars, trace.avals, name).pruned(), rebuild)
+
+
+def record(api, f, args, nums, kwargs):
+    """``(recorded, None)``: ``f`` as a program of the leaves of ``args[i]``, ``i`` in
+    ``nums`` (the other arguments and ``kwargs`` held fixed), or ``(None, why)`` when
+    the program cannot be reversed by a schedule."""
+    per_arg = [tree.flatten(args[i]) for i in nums]
+    sizes = [len(leaves) for leaves, _ in per_arg]
+    fixed = list(args)
+
+    def of_leaves(*leaves):
+        full, k = list(fixed), 0
+        for i, (n, (_, rebuild)) in zip(nums, zip(sizes, per_arg)):
+            full[i] = rebuild(list(leaves[k:k + n]))
+            k += n
+        return f(*full, **kwargs)
+
+    # recorded at the primal point: under an outer jvp (forward over this reverse) the
+    # program is the same, and the runner applies it to the traced leaves
+    traced = [x for ls, _ in per_arg for x in ls]
+    leaves = [primal_value(x) for x in traced]
+    held = [a for i, a in enumerate(fixed) if i not in nums] + list(kwargs.values())
+    if any(isinstance(y, Box) for y in tree.flatten(held)[0]):
+        return None, ("a non-differentiated argument is traced by an outer transformation "
+                      "(the program would hold it as a constant)")
+    if any(np.shape(p) != shape_of(x) for p, x in zip(leaves, traced)):
+        return None, "an input is batched by an outer vmap"
+    for x in leaves:
+        kind = np.result_type(x).kind if isinstance(x, (np.ndarray, np.generic, float,
+                                                         complex)) else None
+        if kind not in ("f", "c"):
+            return None, (f"a differentiated input is not a floating array or float "
+                          f"({type(x).__name__}); the ordinary sweep names it")
+    try:
+        recorded = _trace(of_leaves, leaves, getattr(f, "__name__", "f"))
+    except Exception as e:  # noqa: BLE001 - any reason f cannot be recorded: said, then store-all
+        return None, f"it could not be recorded as a program ({type(e).__name__}: {e})"
+    read = [g for g in recorded.program.guards if g.kind == "equal"]
+    if read:
+        return None, (f"it reads a traced value as a constant ({read[0].describe()}), "
+                      f"which a recorded program cannot differentiate through")
+    return recorded, None
+
+
+class RematPlan:
+    """A schedule for reversing one recorded program within ``budget`` bytes.
+
+    Attributes: ``name``; ``budget``; ``store_all`` (modelled bytes of the ordinary sweep:
+    every value taped); ``peak`` (modelled bytes of this schedule); ``stored`` (the most
+    checkpoint bytes held at once); ``recomputed_flops`` and ``total_flops``; ``n_eqns``;
+    ``segments``: the taped runs in backward order, ``(first_eqn, end_eqn, held, peak)``;
+    ``tree``: the schedule (see :func:`solve`); ``fallback``: why the ordinary sweep runs
+    instead, or None.
+    """
+
+    def __init__(self, name, budget, layout=None, cost=0.0, tree=None, fallback=None):
+        self.name, self.budget, self.layout, self.tree = name, budget, layout, tree
+        self.fallback = fallback
+        self.recomputed_flops = float(cost)
+        self.segments = []
+        if layout is None:
+            self.store_all = self.peak = self.stored = self.n_eqns = self.fixed = 0
+            self.total_flops = 0.0
+            return
+        S = len(layout.bounds) - 1
+        self.n_eqns = len(layout.eqns)
+        self.total_flops = float(layout.F[-1])
+        self.store_all = layout.fixed + layout.work(0, S)
+        runs = []
+        leaves_of_tree(tree, 0, S, layout.fixed, layout.b, layout.work, runs)
+        B = layout.bounds
+        self.segments = [(B[i], B[j], held, peak) for i, j, held, peak in runs]
+        self.peak = max(p for *_, p in self.segments)
+        self.stored = max(h for _, _, h, _ in self.segments) - layout.fixed
+        self.fixed = layout.fixed
+
+    def explain(self):
+        """The schedule as text: bytes, flops and the segments in backward order."""
+        if self.fallback:
+            return (f"remat plan for {self.name} within max_memory={self.budget:,} bytes: "
+                    f"none; the ordinary reverse sweep (every value stored) runs, because "
+                    f"{self.fallback}")
+        pct = 100.0 * self.recomputed_flops / max(self.total_flops, 1.0)
+        lines = [
+            f"remat plan for {self.name}: {self.n_eqns} equations in "
+            f"{len(self.layout.bounds) - 1} stages, max_memory={self.budget:,} bytes",
+            f"  store-all (every value taped): {self.store_all:,} bytes (modelled)",
+            f"  this schedule: peak {self.peak:,} bytes (modelled), checkpoints at most "
+            f"{self.stored:,} bytes",
+            f"  held throughout: {self.fixed:,} bytes (the program, the inputs' cotangents)",
+            f"  recomputed: {self.recomputed_flops:.4g} flops ({pct:.1f}% of one "
+            f"evaluation, {self.total_flops:.4g} flops)",
+            f"  {len(self.segments)} taped segments, backward order "
+            f"(equations [start, end), checkpoint bytes held, peak bytes):"]
+        shown = self.segments if len(self.segments) <= 12 else \
+            self.segments[:6] + [None] + self.segments[-5:]
+        for seg in shown:
+            if seg is None:
+                lines.append(f"    ... {len(self.segments) - 11} more")
+                continue
+            a, b, held, peak = seg
+            lines.append(f"    [{a}, {b})  held {held:,}  peak {peak:,}")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return (f"RematPlan({self.name}: {len(self.segments)} segments, peak "
+                f"{self.peak:,} of {self.budget:,} bytes, "
+                f"{self.recomputed_flops:.3g} recomputed flops)")
+
+
+def plan_program(name, prog, budget, stages=STAGES):
+    """The cheapest schedule for ``prog`` within ``budget`` bytes (a :class:`RematPlan`),
+    with the fewest stages of ``stages`` that allow one; a ``ValueError`` naming the least
+    budget when none does."""
+    layout = Layout(prog, stages[0])
+    for S_max in stages:
+        layout.cut(S_max)
+        cost, tree = _solve_layout(layout, budget)
+        if cost < math.inf or len(layout.bounds) - 1 < S_max:   # no finer cut to try
+            break
+    if cost == math.inf:
+        S = len(layout.bounds) - 1
+        least = layout.fixed + max(layout.work(k, k + 1) for k in range(S))
+        raise ValueError(
+            f"remat({name}): max_memory={int(budget):,} bytes is too small for this "
+            f"program ({len(layout.eqns)} equations in {S} stages): the program, the "
+            f"inputs' cotangents and one rule's temporaries take {layout.fixed:,} bytes and "
+            f"one stage's taped run up to {least - layout.fixed:,} more, so no schedule fits "
+            f"below {least:,} bytes (storing every value: {layout.fixed + layout.work(0, S):,})."
+            f" Pass a larger "
+            f"max_memory, or write the loop with dualad.scan(..., checkpoints='binomial')")
+    return RematPlan(name, int(budget), layout, cost, tree)
+
+
+def _solve_layout(layout, budget):
+    """:func:`solve` on ``layout``'s stages, bytes counted in units of budget / LEVELS."""
+    S = len(layout.bounds) - 1
+    if layout.fixed + layout.work(0, S) <= budget:
+        return 0.0, None                     # every value taped: the ordinary sweep
+    unit = max(1, int(budget) // LEVELS)
+    B = layout.bounds
+    T = [int(layout.T[p]) for p in B]
+    bb = [layout.b(k) for k in range(S + 1)]
+    Fs = [float(layout.F[p]) for p in B]
+    bq = [-(-x // unit) for x in bb]
+
+    def work(i, j):   # rounded up: the schedule never assumes more room than there is
+        return -(-(T[j] - T[i] + 2 * (bb[i] + bb[j])) // unit)
+
+    return solve(lambda i, j: Fs[j] - Fs[i], work, bq.__getitem__, S,
+                 (int(budget) - layout.fixed) // unit)
+
+
+def _check_budget(api, name, max_memory):
+    if isinstance(max_memory, bool) or not isinstance(max_memory, (int, np.integer)) \
+            or max_memory <= 0:
+        raise TypeError(f"{api}({name}): max_memory must be a positive int (bytes), got "
+                        f"{max_memory!r}; write e.g. max_memory=50_000_000 for 50 MB")
+    return int(max_memory)
+
+
+def make_plan(api, f, args, nums, kwargs, max_memory):
+    """``(plan, compiled)``: the schedule of ``f`` at ``args`` for ``api`` and the jit
+    record (``.program``, ``.rebuild`` of the output); a plan with ``fallback`` set (and
+    a :class:`RematWarning`) and None when there is none."""
+    name = getattr(f, "__name__", "f")
+    budget = _check_budget(api, name, max_memory)
+    compiled, why = record(api, f, args, nums, kwargs)
+    if compiled is None:
+        warnings.warn(f"{api}({name}, max_memory={budget}): no schedule, because {why}; "
+                      f"every intermediate is stored (the ordinary reverse sweep)",
+                      RematWarning, stacklevel=4)
+        return RematPlan(name, budget, fallback=why), None
+    return plan_program(name, compiled.program, budget), compiled
+
+
+def remat_plan(f, *args: Any, max_memory: int, argnums: int | tuple[int, ...] = 0,
+               **kwargs: Any) -> RematPlan:
+    r"""The schedule ``grad(f, argnums, max_memory=max_memory)`` follows at ``args``.
+
+    ``f`` is recorded once as a straight-line program, cut into stages where few values
+    are live, and the dynamic programme of :mod:`dualad.transforms.remat` chooses which
+    stage boundaries to store (*checkpoints*) and which stages to recompute so that the
+    modelled peak (checkpoints held + one taped segment + its cotangents) stays within
+    ``max_memory`` with the fewest recomputed flops. For a chain of equal steps it is
+    Griewank's binomial schedule (:func:`dualad.revolve.forward_steps`).
+
+    Parameters
+    ----------
+    f : callable
+        The function, as given to :func:`dualad.grad`.
+    *args : array_like
+        The point, as the gradient function would be called.
+    max_memory : int
+        The budget in bytes for what reverse mode keeps beyond the inputs and the
+        gradient: taped values, checkpoints, cotangents.
+    argnums : int or tuple of int, default 0
+        The differentiated arguments.
+    **kwargs
+        Keyword arguments of ``f`` (not differentiated).
+
+    Returns
+    -------
+    RematPlan
+        ``.explain()`` lists the stored bytes, the recomputed flops, the modelled peak
+        and the segments; ``.fallback`` says why there is no schedule, if so.
+
+    Raises
+    ------
+    ValueError
+        If ``max_memory`` is below what one stage of the program needs.
+    TypeError
+        If ``max_memory`` is not a positive int.
+
+    See Also
+    --------
+    dualad.grad : ``grad(f, max_memory=...)`` follows this plan.
+    dualad.checkpoint : A hand-placed recomputation.
+
+    Examples
+    --------
+    >>> def f(x):
+    ...     for _ in range(40):
+    ...         x = np.sin(x) * 0.9
+    ...     return np.sum(x)
+    >>> x = np.linspace(0.0, 1.0, 1000)
+    >>> plan = dualad.remat_plan(f, x, max_memory=300_000)
+    >>> plan.peak <= 300_000 < plan.store_all
+    True
+    >>> print(np.allclose(dualad.grad(f, max_memory=300_000)(x), dualad.grad(f)(x)))
+    True
+    """
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    nums = tuple(i % len(args) for i in nums)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RematWarning)
+        plan, _ = make_plan("remat_plan", f, args, nums, kwargs, max_memory)
+    return plan
