@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import bisect
 import math
-import sys
 
 import numpy as np
 
@@ -194,9 +193,7 @@ def solve(F, work, b, S, budget):
     ``[m, j)``, then ``[i, m)``); ``(inf, None)`` when nothing fits. The recursion is the
     module docstring's ``C(i, j, M)``, memoised on ``(i, j, M)``.
     """
-    memo = {}
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, 20 * S + 1000))
+    memo = {}     # (the recursion is at most S deep: S <= STAGES, far below Python's limit)
     width = S + 1
 
     def best(i, j, M):
@@ -235,7 +232,6 @@ def solve(F, work, b, S, budget):
         cost = best(0, S, budget)
         return cost, (tree(0, S, budget) if cost < math.inf else None)
     finally:
-        sys.setrecursionlimit(old)
         memo.clear()   # best() refers to itself: its memo would wait for the collector
 
 

@@ -214,17 +214,18 @@ def _check_budget(api, name, max_memory):
     return int(max_memory)
 
 
-def make_plan(api, f, args, nums, kwargs, max_memory):
+def make_plan(api, f, args, nums, kwargs, max_memory, warn=True):
     """``(plan, compiled)``: the schedule of ``f`` at ``args`` for ``api`` and the jit
-    record (``.program``, ``.rebuild`` of the output); a plan with ``fallback`` set (and
-    a :class:`RematWarning`) and None when there is none."""
+    record (``.program``, ``.rebuild`` of the output); a plan with ``fallback`` set (and,
+    with ``warn``, a :class:`RematWarning`) and None when there is none."""
     name = getattr(f, "__name__", "f")
     budget = _check_budget(api, name, max_memory)
     compiled, why = record(api, f, args, nums, kwargs)
-    if compiled is None:
+    if compiled is None and warn:
         warnings.warn(f"{api}({name}, max_memory={budget}): no schedule, because {why}; "
                       f"every intermediate is stored (the ordinary reverse sweep)",
                       RematWarning, stacklevel=4)
+    if compiled is None:
         return RematPlan(name, budget, fallback=why), None
     return plan_program(name, compiled.program, budget), compiled
 
@@ -287,7 +288,5 @@ def remat_plan(f, *args: Any, max_memory: int, argnums: int | tuple[int, ...] = 
     """
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     nums = tuple(i % len(args) for i in nums)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RematWarning)
-        plan, _ = make_plan("remat_plan", f, args, nums, kwargs, max_memory)
-    return plan
+    plan, _ = make_plan("remat_plan", f, args, nums, kwargs, max_memory, warn=False)
+    return plan   # (its explain() says why a fallback has no schedule: no warning here)
