@@ -58,6 +58,7 @@ import time
 import numpy as np
 
 from ._common import Problem, fname
+from .gathered import CutWay
 from .gathers import Cut
 
 #: Below this many inputs or outputs, no bottleneck is looked for (the pure modes are few
@@ -222,7 +223,7 @@ def product(jg, jh):
     return (sp.csr_matrix(jg) @ sp.csr_matrix(jh)).tocsr()
 
 
-class Mixed:
+class Mixed(CutWay):
     r"""The Jacobian of ``problem`` as ``J_g J_h`` through a cut (see the module docstring).
 
     ``state``: ``(cut, h_plan, g_plan, assumed)``, replaced as one when the cut is found
@@ -233,6 +234,8 @@ class Mixed:
 
     kind = "mixed"
     mode = "mixed"
+    ASSUMED = 3
+    LOST = "a bottleneck to plan through"
 
     def __init__(self, problem, cut, h_plan, g_plan, assumed, remake):
         self.problem = problem
@@ -274,23 +277,10 @@ class Mixed:
         """Whether both sides' replayed programs are ready (see ``Plan.wait_compiled``)."""
         return self.h_plan.wait_compiled(timeout) and self.g_plan.wait_compiled(timeout)
 
-    def takes(self, problem):
-        """Whether ``problem`` has the planned arguments (as many, of the planned shapes)."""
-        return len(problem.args) == len(self.problem.args) and \
-            problem.in_shapes == self.problem.in_shapes
-
     def __call__(self, args):
         """``J_f`` (``m x n``: an array, or CSR when both factors are sparse) at plain
         ``args`` of the planned shapes."""
-        p = self.problem
-        shapes = [np.shape(a) for a in args]
-        if shapes != p.in_shapes:
-            raise ValueError(f"plan: {p.name} was planned for inputs of shapes {p.in_shapes}, "
-                             f"got {shapes}: make a plan for the new shapes")
-        state = self.state
-        if not (state[3].holds() and state[0].holds()):
-            state = self._find_again(args)
-        cut, h_plan, g_plan, _ = state
+        cut, h_plan, g_plan, _ = self.current(args)
         xs = [np.asarray(a, dtype=np.float64) for a in args]
         t0 = time.perf_counter()
         jh = _flat(h_plan(*xs), h_plan)
@@ -300,20 +290,6 @@ class Mixed:
         out = product(jg, jh)
         self.measured = (t1 - t0, t2 - t1, time.perf_counter() - t2)
         return out
-
-    def _find_again(self, args):
-        """What ``f``'s program read changed: record it again, find its cut, plan both
-        sides; the new state."""
-        again, why = self.remake(self.problem.with_point(args))
-        if again is None:
-            raise RuntimeError(
-                f"plan({self.problem.name}): what {self.problem.name} reads outside its "
-                f"arguments changed since the plan was made, and its program no longer has "
-                f"a bottleneck to plan through ({why}): make the plan again")
-        again._use_jit(self.jit)
-        self.state = again.state
-        self.refound += 1
-        return again.state
 
     def seconds(self):
         """``(J_h, J_g, product, total)``: the modelled (or timed) seconds per Jacobian."""

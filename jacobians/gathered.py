@@ -15,7 +15,7 @@ take the planner's traced path instead, on ``f`` with the composed pattern.
 """
 from __future__ import annotations
 
-__all__ = ["Through", "through_gathers", "worth_trying"]
+__all__ = ["CutWay", "Through", "through_gathers", "worth_trying"]
 
 import numpy as np
 
@@ -51,7 +51,52 @@ class _G:
         return self.cut.g(*cuts)
 
 
-class Through:
+class CutWay:
+    """What a plan through a cut of ``f``'s program checks at each call (this module's
+    :class:`Through` and :class:`jacobians.bottleneck.Mixed`): the planned shapes, what the
+    program read outside its arguments and the cut's index arrays, the cut found again
+    when either changed. A subclass has ``problem``, ``state`` (the cut first, what ``f``
+    read at ``state[ASSUMED]``), ``remake``, ``jit``, ``refound``, ``_use_jit`` and
+    ``LOST`` (what its program no longer has, for the message)."""
+
+    ASSUMED = 2
+    LOST = "selections to plan through"
+
+    def takes(self, problem):
+        """Whether ``problem`` (this function at another point) has the planned arguments:
+        as many, of the planned shapes (a call with more arguments takes the direct way)."""
+        return len(problem.args) == len(self.problem.args) and \
+            problem.in_shapes == self.problem.in_shapes
+
+    def current(self, args):
+        """The state to evaluate plain ``args`` with (found again when what it assumed
+        changed); refuses ``args`` of other shapes."""
+        p = self.problem
+        shapes = [np.shape(a) for a in args]
+        if shapes != p.in_shapes:
+            raise ValueError(f"plan: {p.name} was planned for inputs of shapes {p.in_shapes}, "
+                             f"got {shapes}: make a plan for the new shapes")
+        state = self.state
+        if not (state[self.ASSUMED].holds() and state[0].holds()):
+            state = self._find_again(args)
+        return state
+
+    def _find_again(self, args):
+        """What ``f``'s program read changed: record it again, find its cut, plan its
+        parts; the new state."""
+        again, why = self.remake(self.problem.with_point(args))
+        if again is None:
+            raise RuntimeError(
+                f"plan({self.problem.name}): what {self.problem.name} reads outside its "
+                f"arguments changed since the plan was made, and its program no longer has "
+                f"{self.LOST} ({why}): make the plan again")
+        again._use_jit(self.jit)
+        self.state = again.state
+        self.refound += 1
+        return again.state
+
+
+class Through(CutWay):
     """The Jacobian of ``problem`` as ``J_g S`` (see the module docstring).
 
     ``state``: ``(cut, inner, assumed, composition)``, replaced as one (a call reads it
@@ -80,42 +125,19 @@ class Through:
         """The boolean pattern of ``J_f`` (the inner pattern composed with ``S``)."""
         return self.state[3].pattern()
 
-    def takes(self, problem):
-        """Whether ``problem`` (this function at another point) has the planned arguments:
-        as many, of the planned shapes (a call with more arguments takes the direct way)."""
-        return len(problem.args) == len(self.problem.args) and \
-            problem.in_shapes == self.problem.in_shapes
+    def _use_jit(self, jit):
+        self.jit = jit
+        self.inner._use_jit(jit)
 
     def __call__(self, args):
         """``J_f`` (CSR) at plain ``args`` of the planned shapes."""
         p = self.problem
-        shapes = [np.shape(a) for a in args]
-        if shapes != p.in_shapes:
-            raise ValueError(f"plan: {p.name} was planned for inputs of shapes {p.in_shapes}, "
-                             f"got {shapes}: make a plan for the new shapes")
-        state = self.state
-        if not (state[2].holds() and state[0].holds()):
-            state = self._find_again(args)
-        cut, inner, assumed, composition = state
+        cut, inner, assumed, composition = self.current(args)
         jg = inner(*cut.select([np.asarray(a, dtype=np.float64) for a in args]))
         if not composition.matches(jg):    # the inner plan detected a new pattern
             composition = Composition(jg, cut.positions, p.n)
             self.state = (cut, inner, assumed, composition)
         return composition.csr(jg)
-
-    def _find_again(self, args):
-        """What ``f``'s program read changed: record it again, find its cut, plan ``g``;
-        the new state."""
-        again, why = self.remake(self.problem.with_point(args))
-        if again is None:
-            raise RuntimeError(
-                f"plan({self.problem.name}): what {self.problem.name} reads outside its "
-                f"arguments changed since the plan was made, and its program no longer "
-                f"starts with selections to plan through ({why}): make the plan again")
-        again.inner._use_jit(self.jit)
-        self.state = again.state
-        self.refound += 1
-        return again.state
 
     def describe(self):
         """Lines for ``explain()``."""
