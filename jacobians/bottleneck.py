@@ -58,7 +58,7 @@ import time
 import numpy as np
 
 from ._common import Problem, fname
-from .gathered import CutWay
+from .gathered import CutWay, _G
 from .gathers import Cut
 
 #: Below this many inputs or outputs, no bottleneck is looked for (the pure modes are few
@@ -157,19 +157,6 @@ class _H:
     def __call__(self, *inputs):
         values = self.cut.select(list(inputs))
         return values[0] if len(values) == 1 else tuple(values)
-
-
-class _G:
-    """``g``: ``f`` after its cut, a function of the cut values."""
-
-    __slots__ = ("cut", "__name__")
-
-    def __init__(self, cut, name):
-        self.cut = cut
-        self.__name__ = f"{name} after its cut"
-
-    def __call__(self, *cuts):
-        return self.cut.g(*cuts)
 
 
 def worth_mixing(problem, mode, sparsity, dense_ok, one_shot, census, estimates):
@@ -364,7 +351,7 @@ def mixed_plan(problem, prepare, max_memory, calibrate, replayed):
         return None, why
     h_plan = _side_plan(problem, _H(cut, fname(problem.f)), problem.args, prepare,
                         max_memory, calibrate, replayed)
-    g_plan = _side_plan(problem, _G(cut, fname(problem.f)), cut.select(list(problem.args)),
+    g_plan = _side_plan(problem, _G(cut, fname(problem.f), "cut"), cut.select(list(problem.args)),
                         prepare, max_memory, calibrate, replayed)
 
     def remake(at):

@@ -37,15 +37,16 @@ def worth_trying(problem, census, mode, sparse, sparsity, output):
 
 
 class _G:
-    """``g``, the rest of ``f`` after its selections, as a function of the selected values
-    (named after ``f`` in the inner plan's messages). Slots only: a jit replay of the inner
-    plan reads the cut as state fixed at its trace (the cut is replaced, not changed)."""
+    """``g``, the rest of ``f`` after its cut (its selections, or mixed mode's bottleneck),
+    as a function of the cut values (named after ``f`` and ``what`` was cut in the inner
+    plan's messages). Slots only: a jit replay of the inner plan reads the cut as state
+    fixed at its trace (the cut is replaced, not changed)."""
 
     __slots__ = ("cut", "__name__")
 
-    def __init__(self, cut, name):
+    def __init__(self, cut, name, what="selections"):
         self.cut = cut
-        self.__name__ = f"{name} after its selections"
+        self.__name__ = f"{name} after its {what}"
 
     def __call__(self, *cuts):
         return self.cut.g(*cuts)

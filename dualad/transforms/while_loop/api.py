@@ -9,6 +9,7 @@ import numpy as np
 from ...core import tree
 from ...core.tracer import Box
 from ...frontend.objects import traced_outputs
+from ..scan.api import _snapshots
 from .rules import aval_of, while_leaves
 
 if TYPE_CHECKING:
@@ -128,16 +129,6 @@ def while_loop(cond_fun: Callable[[_C], Any], body_fun: Callable[[_C], _C], init
         _check_body(api, _fname(body_fun), body.out_avals, [aval_of(v) for v in leaves])
     name = _fname(body_fun)
     return rebuild(while_leaves(cond_leaves, body_leaves, name, leaves, snapshots, check))
-
-
-def _snapshots(api, s):
-    if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
-        raise TypeError(f"{api}: snapshots must be an int >= 1 (stored carries, the "
-                        f"initial one included), got {s!r}")
-    if s < 1:
-        raise ValueError(f"{api}: snapshots must be >= 1 (stored carries, the initial one "
-                         f"included), got {s}")
-    return int(s)
 
 
 def _numeric_leaf(api, j, v, what):
