@@ -200,6 +200,8 @@ def flops(prim, primals, ans, params, out=None):
     return float(max(out, inp)) ** 1.5  # decompositions, solves: ~ n^3 for n x n
 
 
+DECOMPRESS = 20e-9   # seconds per structural nonzero read back from a compressed product
+
 def _array_index(idx):
     """Whether a ``getitem`` index holds an integer array (a gather, not a slice)."""
     parts = idx if idx.__class__ is tuple else (idx,)

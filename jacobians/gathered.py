@@ -19,6 +19,7 @@ __all__ = ["CutWay", "Through", "through_gathers", "worth_trying"]
 
 import numpy as np
 
+from . import cost
 from ._common import Problem, fname
 from .gathers import Composition, find_cut
 
@@ -181,7 +182,7 @@ def through_gathers(problem, prepare, max_memory, calibrate, replayed):
     inner_problem = Problem(problem.api, g, cuts, tuple(range(len(cuts))))
     inner = prepare(inner_problem, "auto", True, None, None, max_memory, "sparse", calibrate,
                     "always", replayed=replayed)
-    seconds = inner.estimates[inner.mode][0] + 20e-9 * inner.sparsity.nnz
+    seconds = inner.estimates[inner.mode][0] + cost.DECOMPRESS * inner.sparsity.nnz
 
     def remake(at):
         again, why = through_gathers(at, prepare, max_memory, calibrate, replayed)

@@ -66,7 +66,7 @@ ALTERNATIVES = ("forward", "reverse", "sparse-forward", "sparse-reverse",
                 "sparse-bidirectional")
 KIND = {"forward": "forward", "reverse": "reverse", "sparse-forward": "forward",
         "sparse-reverse": "reverse", "sparse-bidirectional": "bidirectional"}
-_DECOMPRESS = 20e-9   # seconds per structural nonzero read back from a compressed product
+_DECOMPRESS = cost.DECOMPRESS
 _fmt = cost._fmt
 
 
@@ -958,8 +958,7 @@ def _through(problem, census, notes, max_memory, calibrate, replayed):
     if through is None:
         notes.append(f"Input selections: {seconds}.")
         return None, None
-    decisions = through.inner.sparsity.decisions
-    if decisions is not None and len(decisions):
+    if _decides(through.inner.sparsity):
         return (through, seconds), None    # a pattern of this point only: detect f's own
     return (through, seconds), Sparsity(through.pattern(), source="composed (through the "
                                         "input selections)", census=census)
