@@ -9,7 +9,7 @@ import numpy as np
 from ...core import tree
 from ...core.tracer import Box
 from ...frontend.objects import traced_outputs
-from ..scan.api import _snapshots
+from ..scan.api import _snapshots, _structure
 from .rules import aval_of, while_leaves
 
 if TYPE_CHECKING:
@@ -138,14 +138,6 @@ def _numeric_leaf(api, j, v, what):
         raise TypeError(f"{api}: {what} leaf {j} is {type(v).__name__} {v!r:.40}; the "
                         f"carry holds arrays and numbers only (close over other values "
                         f"in body_fun)")
-
-
-def _structure(t):
-    if isinstance(t, (tuple, list)):
-        return (type(t).__name__, tuple(_structure(v) for v in t))
-    if isinstance(t, dict):
-        return ("dict", tuple((k, _structure(t[k])) for k in t))
-    return "*"
 
 
 def _check_cond(api, name, avals):
