@@ -66,6 +66,7 @@ class Cut:
             prefix_outs = {e.out for e in prefix}
             rest = [e for e in program.body if e.out not in prefix_outs]
         self.rest = rest
+        self.dies = _last_reads(rest, program.outvars)
 
     @property
     def sizes(self):
@@ -94,12 +95,30 @@ class Cut:
     def g(self, *cuts):
         """``g`` at the cut values (plain or traced): the equations after the prefix."""
         env = dict(zip(self.cut, cuts))
-        get = env.__getitem__
-        for e in self.rest:
+        get, drop, dies = env.__getitem__, env.pop, self.dies
+        for k, e in enumerate(self.rest):
             env[e.out] = e.prim(*[get(a) if a.__class__ is int else a.value for a in e.ins],
                                 **e.params)
+            for v in dies.get(k, ()):
+                drop(v)     # its last read: free it (a detection run's patterns are large)
         (out,) = self.program.outvars
         return get(out) if out.__class__ is int else np.array(out.value, copy=True)
+
+
+def _last_reads(eqns, outvars):
+    """``{k: [variables last read by eqns[k]]}``, the program's outputs never listed:
+    ``g`` drops each value after its last read, as generated code does."""
+    last = {}
+    for k, e in enumerate(eqns):
+        for a in e.ins:
+            if a.__class__ is int:
+                last[a] = k
+    for v in outvars:
+        last.pop(v, None)
+    dies = {}
+    for v, k in last.items():
+        dies.setdefault(k, []).append(v)
+    return dies
 
 
 def find_cut(program, in_shapes):
@@ -164,6 +183,20 @@ def _read_after(program, prefix_vars, prefix):
     return used
 
 
+_BLOCK = 1 << 22     # entries of J_g per block of the composition's sort (memory ∝ block)
+
+
+def _row_blocks(indptr, size):
+    """``(r0, r1)`` row ranges of a CSR ``indptr`` covering every row, each holding at
+    most ``size`` entries (or one row, where a row alone holds more)."""
+    m, r0 = len(indptr) - 1, 0
+    while r0 < m:
+        r1 = int(np.searchsorted(indptr, indptr[r0] + size, side="right")) - 1
+        r1 = min(m, max(r1, r0 + 1))
+        yield r0, r1
+        r0 = r1
+
+
 class Composition:
     r"""``J_f = J_g S`` for one pattern of ``J_g`` (CSR) and the cut's positions: the CSR
     structure of ``J_f`` and, per call, its data in one gather (one ``bincount`` where
@@ -174,19 +207,33 @@ class Composition:
 
     def __init__(self, pattern_g, positions, n):
         pos = np.concatenate([p.ravel() for p in positions])
-        rows = np.repeat(np.arange(pattern_g.shape[0], dtype=np.int64), np.diff(pattern_g.indptr))
-        keys = rows * n + pos[pattern_g.indices]
-        self.shape = (pattern_g.shape[0], n)
-        self.g_indptr, self.g_indices = pattern_g.indptr, pattern_g.indices
-        self.order = np.argsort(keys, kind="stable")
-        sorted_keys = keys[self.order]
-        first = np.ones(sorted_keys.size, dtype=bool)
-        first[1:] = sorted_keys[1:] != sorted_keys[:-1]
-        unique = sorted_keys[first]
-        self.sums = None if first.all() else np.cumsum(first)[np.argsort(self.order)] - 1
-        self.indices = (unique % n).astype(np.int32 if n < 2 ** 31 else np.int64)
-        counts = np.bincount(unique // n, minlength=self.shape[0])
-        self.indptr = np.concatenate([[0], np.cumsum(counts)]).astype(self.indices.dtype)
+        indptr, m = pattern_g.indptr, pattern_g.shape[0]
+        nnz = int(indptr[-1])
+        itype = np.int32 if max(nnz, n) < 2 ** 31 else np.int64
+        self.shape = (m, n)
+        self.g_indptr, self.g_indices = indptr, pattern_g.indices
+        self.order = np.empty(nnz, itype)
+        columns = np.empty(nnz, itype)
+        first = np.empty(nnz, dtype=bool)
+        counts = np.zeros(m, dtype=np.int64)
+        for r0, r1 in _row_blocks(indptr, _BLOCK):    # rows are in order: sort within a block
+            s, e = int(indptr[r0]), int(indptr[r1])
+            rows = np.repeat(np.arange(r1 - r0, dtype=np.int64), np.diff(indptr[r0:r1 + 1]))
+            cols = pos[pattern_g.indices[s:e]]
+            order = np.argsort(rows * n + cols, kind="stable")
+            rows, cols = rows[order], cols[order]
+            new = first[s:e]
+            new[:1] = True
+            new[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
+            self.order[s:e] = order + s
+            columns[s:e] = cols
+            counts[r0:r1] = np.bincount(rows[new], minlength=r1 - r0)
+        self.indices = columns if first.all() else columns[first]
+        self.sums = None
+        if not first.all():     # entries of one row that land on one input add up
+            self.sums = np.empty(nnz, itype)
+            self.sums[self.order] = np.cumsum(first) - 1
+        self.indptr = np.concatenate([[0], np.cumsum(counts)]).astype(itype)
 
     def matches(self, jg):
         """Whether CSR ``jg`` has the pattern this composition was built for."""

@@ -183,3 +183,65 @@ def test_a_pattern_without_decisions_is_not_detected_again_in_the_jit_trace(monk
     p = jacobians.plan(masked, RNG.standard_normal(500), mode="sparse-forward")
     np.testing.assert_allclose(p(np.ones(500)).toarray(), dense(masked, np.ones(500)))
     assert calls == [1]
+
+
+@pytest.mark.parametrize("block", [1, 7, 50, 1 << 22])
+def test_composition_in_row_blocks_is_the_same_product(monkeypatch, block):
+    """The sort runs per block of rows (memory ∝ block): blocks of one entry, blocks
+    smaller than a row, and one block give the same J_f, duplicates added."""
+    from dualad.jacobians import gathers
+    monkeypatch.setattr(gathers, "_BLOCK", block)
+    rng = np.random.default_rng(4)
+    jg = sp.random(40, 70, density=0.2, format="csr", random_state=rng)
+    keep = np.ones(40)
+    keep[5] = 0.0       # an empty row
+    jg = (sp.diags(keep) @ jg).tocsr()
+    jg.eliminate_zeros()
+    pos = [rng.integers(0, 19, 70)]
+    S = sp.csr_matrix((np.ones(70), (np.arange(70), pos[0])), shape=(70, 19))
+    c = Composition(jg, pos, 19)
+    got = c.csr(jg)
+    want = (jg @ S).tocsr()
+    want.sort_indices()
+    np.testing.assert_allclose(got.toarray(), want.toarray(), rtol=1e-15)
+    assert np.array_equal(got.indptr, want.indptr) and np.array_equal(got.indices, want.indices)
+
+
+@pytest.mark.parametrize("mode", ["sparse-forward", "sparse-reverse", "sparse-bidirectional"])
+def test_the_jit_trace_of_a_decision_free_plan_takes_the_plans_coloring(monkeypatch, mode):
+    """A pattern that took no decisions is the plan's at every point: the trace under jit
+    neither counts f again nor colors again, and the replay equals the dense Jacobian."""
+    from dualad.jacobians import nested
+    calls = []
+    monkeypatch.setattr(nested, "jacobian_colorings",
+                        lambda *a, **k: calls.append("colored") or (None, None, None))
+    monkeypatch.setattr(nested, "_census", lambda *a, **k: calls.append("census"))
+
+    def arrow(x):
+        y = x ** 2 + x[0]
+        return np.concatenate([[np.sum(np.sin(x))], y[1:]])
+    x = RNG.standard_normal(60)
+    p = jacobians.plan(arrow, x, mode=mode)
+    for at in (x, RNG.standard_normal(60)):
+        np.testing.assert_allclose(p(at).toarray(), dense(arrow, at), rtol=1e-13, atol=1e-14)
+    assert calls == []
+
+
+def test_g_drops_each_value_after_its_last_read():
+    """The rest of the program frees what it no longer reads (a detection run of g holds
+    one pattern per live value, not one per equation)."""
+    from dualad.jacobians.gathers import _last_reads
+    cams, obs = RNG.standard_normal((6, 3)), np.arange(40) % 6
+
+    def f(c):
+        a = c[obs]
+        b = np.sin(a) * a
+        return np.sum(b * b, axis=1)
+    cut = find_cut(dualad.jit(f).program(cams), [(6, 3)])
+    dies = _last_reads(cut.rest, cut.program.outvars)
+    listed = [v for vs in dies.values() for v in vs]
+    read = {a for e in cut.rest for a in e.ins if a.__class__ is int}
+    assert sorted(listed) == sorted(read - set(cut.program.outvars))
+    for k, vs in dies.items():
+        assert all(not any(v in e.ins for e in cut.rest[k + 1:]) for v in vs)
+    np.testing.assert_allclose(cut.g(*cut.select([cams])), f(cams))
