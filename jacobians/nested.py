@@ -277,7 +277,10 @@ def _csr(pattern, data):
 
 
 def _gather(compressed, positions):
-    """``ravel(compressed)[positions]``: one gather, recorded by the outer traces."""
+    """``ravel(compressed)[positions]``: one gather, recorded by the outer traces (its
+    positions int32 where they fit: a replay holds them as a constant)."""
+    if positions.size and int(positions.max()) < 2 ** 31:
+        positions = positions.astype(np.int32)
     return dnp.take(dnp.ravel(compressed), positions)
 
 
@@ -310,19 +313,21 @@ def star_positions(pattern, coloring):
 
 
 def sparse_jacobian(f, *args, mode="auto", argnums=0, sparsity=None, chunk_size=None,
-                    max_memory=DEFAULT_MAX_MEMORY):
-    """:func:`jacobians.sparse_jacobian` on traced values (see the module docstring)."""
+                    max_memory=DEFAULT_MAX_MEMORY, colored=None):
+    """:func:`jacobians.sparse_jacobian` on traced values (see the module docstring).
+    ``colored``: a plan's own decisions, ``(way, coloring)`` for the CSR ``sparsity`` and
+    ``chunk_size`` it gives (its census, coloring and choice are not made again)."""
     mode = check_mode("sparse_jacobian", mode, ("auto", "forward", "reverse", "bidirectional"))
     problem = Problem("sparse_jacobian", f, args, argnums, traced_ok=True)
-    c = _census(problem)
-    if sparsity is None:
-        pattern = detect_jacobian(_for_planning(problem)).pattern
+    if colored is not None:
+        way, coloring = colored
+        pattern, chunk = sparsity, chunk_size
+        col, row, bic = (coloring if way == w else None
+                         for w in ("forward", "reverse", "bidirectional"))
     else:
-        pattern = as_pattern("sparse_jacobian", sparsity, (problem.m, problem.n))
-    chunk = _chunk(problem, chunk_size, c.chunk_size(max_memory, _itemsize(problem)))
-    col, row, bic = jacobian_colorings(pattern, mode, c, chunk, kind="star")   # reads: gathers
+        way, col, row, bic, pattern, chunk = _colored(problem, mode, sparsity, chunk_size,
+                                                      max_memory)
     dtype = float_dtype(problem.dtype)
-    way = choose_jacobian(c, col, row, bic, chunk)
     if way == "bidirectional":
         return _csr(pattern, _gather(_bidirectional_rows(problem, chunk, bic, dtype),
                                      bic.positions(pattern)))
@@ -335,6 +340,19 @@ def sparse_jacobian(f, *args, mode="auto", argnums=0, sparsity=None, chunk_size=
     pos = np.asarray(row.colors, np.int64)[_pattern_rows(pattern)] * problem.n + \
         pattern.indices
     return _csr(pattern, _gather(compressed, pos))
+
+
+def _colored(problem, mode, sparsity, chunk_size, max_memory):
+    """``(way, col, row, bic, pattern, chunk)`` for :func:`sparse_jacobian`: its census,
+    pattern (detected unless given), chunk, colorings and the cheapest way among them."""
+    c = _census(problem)
+    if sparsity is None:
+        pattern = detect_jacobian(_for_planning(problem)).pattern
+    else:
+        pattern = as_pattern("sparse_jacobian", sparsity, (problem.m, problem.n))
+    chunk = _chunk(problem, chunk_size, c.chunk_size(max_memory, _itemsize(problem)))
+    col, row, bic = jacobian_colorings(pattern, mode, c, chunk, kind="star")   # reads: gathers
+    return choose_jacobian(c, col, row, bic, chunk), col, row, bic, pattern, chunk
 
 
 def _bidirectional_rows(problem, chunk, bic, dtype):

@@ -42,6 +42,7 @@ import numpy as np
 
 from . import cost
 from . import nested
+from .acyclic_bicoloring import AcyclicBicoloring
 from ._common import (DEFAULT_MAX_MEMORY, Problem, TracedOutput, counted, float_dtype,
                       holds_traced, untraced_kwargs)
 from .distributed import Workers
@@ -485,9 +486,16 @@ class Plan:
                                    api="plan")
         # a pattern that took no decisions holds at every point: no detection in the trace
         given = None if _decides(self.sparsity) else self.sparsity.pattern
-        csr = nested.sparse_jacobian(p.f, *args, mode=KIND.get(mode, "forward"),
-                                     argnums=argnums, sparsity=given, chunk_size=chunk,
-                                     max_memory=self.max_memory)
+        way = KIND[mode]
+        coloring = {"forward": self.column_coloring, "reverse": self.row_coloring,
+                    "bidirectional": self.bicoloring}[way]
+        direct = coloring is not None and not isinstance(coloring, AcyclicBicoloring)
+        # the plan's own coloring, when its entries are read directly (a gather the jit
+        # records); an acyclic bicoloring's substitution is not traced: colored again
+        colored = (way, coloring) if given is not None and direct else None
+        csr = nested.sparse_jacobian(p.f, *args, mode=way, argnums=argnums, sparsity=given,
+                                     chunk_size=chunk, max_memory=self.max_memory,
+                                     colored=colored)
         if want_sparse:
             return csr
         shapes = p.out_shapes
