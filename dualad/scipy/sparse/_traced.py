@@ -40,12 +40,14 @@ class Structure:
     no stored values then, ``row`` and ``col`` empty). ``layout``: ``(format, indices,
     indptr)`` when it was built from a CSR/CSC form, which :meth:`compressed` reuses."""
 
-    __slots__ = ("row", "col", "shape", "_T", "operator", "layout", "_canonical", "_protos",
+    __slots__ = ("_row", "_col", "shape", "_T", "operator", "layout", "_canonical", "_protos",
                  "__weakref__")
 
     def __init__(self, row, col, shape, transpose=None, operator=None, layout=None):
-        self.row = np.asarray(row, _INT)
-        self.col = np.asarray(col, _INT)
+        # row and col None: read from layout when first asked for (a replayed CSR result
+        # holds only its layout, 16 bytes less per stored value)
+        self._row = None if row is None else np.asarray(row, _INT)
+        self._col = None if col is None else np.asarray(col, _INT)
         self.shape = (int(shape[0]), int(shape[1]))
         self._T = transpose
         self.operator = operator
@@ -53,9 +55,27 @@ class Structure:
         self._canonical = None
         self._protos = None      # (class, dtype) -> a built matrix's attributes (compressed)
 
+    def _coordinates(self):
+        fmt, indices, indptr = self.layout
+        majors = np.repeat(np.arange(len(indptr) - 1, dtype=_INT), np.diff(indptr))
+        minors = indices.astype(_INT)
+        self._row, self._col = (majors, minors) if fmt == "csr" else (minors, majors)
+
+    @property
+    def row(self):
+        if self._row is None:
+            self._coordinates()
+        return self._row
+
+    @property
+    def col(self):
+        if self._col is None:
+            self._coordinates()
+        return self._col
+
     @property
     def nnz(self):
-        return len(self.row)
+        return len(self._row) if self._row is not None else len(self.layout[1])
 
     @property
     def T(self):
@@ -403,16 +423,11 @@ def _structure(arg1, shape, fmt, who):
             shape = (major, minor) if fmt == "csr" else (minor, major)
         if len(indices) and indices.min() < 0:
             raise ValueError(f"{who}: negative indices")
-        majors = np.repeat(np.arange(major, dtype=_INT), np.diff(indptr))
-        if fmt == "csr":
-            row, col = majors, indices
-        else:
-            row, col = indices, majors
         if major != shape[0 if fmt == "csr" else 1] or (len(indices) and indices.max() >=
                                                          shape[1 if fmt == "csr" else 0]):
             raise ValueError(f"{who}: indptr/indices do not fit the shape {tuple(shape)}")
         layout = (fmt, _small_index(indices), _small_index(indptr))
-        return data, Structure(row, col, shape, layout=layout)
+        return data, Structure(None, None, shape, layout=layout)
     raise TypeError(f"{who}: unsupported constructor argument (a tuple of length {len(arg1)})")
 
 
