@@ -128,7 +128,8 @@ def find_cut(program, in_shapes):
     if program.guards or len(program.outvars) != 1 or program.outvars[0].__class__ is not int:
         return None
     offsets = np.cumsum([0] + [int(np.prod(s)) for s in in_shapes])
-    pos = {v: np.arange(offsets[k], offsets[k + 1], dtype=np.int64).reshape(in_shapes[k])
+    itype = np.int32 if offsets[-1] < 2 ** 31 else np.int64     # positions: the cut's S
+    pos = {v: np.arange(offsets[k], offsets[k + 1], dtype=itype).reshape(in_shapes[k])
            for k, v in enumerate(program.invars)}
     prefix, indices = [], []
     for e in program.body:
@@ -141,6 +142,8 @@ def find_cut(program, in_shapes):
         indices += _index_arrays(e)
     used = _read_after(program, {e.out for e in prefix} | set(program.invars), prefix)
     cut = [v for v in list(program.invars) + [e.out for e in prefix] if v in used]
+    # by first input position: J_g's columns then tend to follow J_f's (Composition.order)
+    cut.sort(key=lambda v: int(pos[v].min(initial=offsets[-1])))
     if not cut or not indices:
         return None     # slices and reshapes only: a stencil's J_f colors as well as J_g
     positions = [pos[v] for v in cut]
@@ -203,7 +206,9 @@ class Composition:
     several entries of a row land on one input).
 
     ``rows`` entries of ``J_g`` at ``(i, c)`` go to ``(i, pos[c])``; sorted by
-    ``i * n + pos[c]`` that is CSR order."""
+    ``i * n + pos[c]`` that is CSR order. ``order`` is None when ``J_g``'s entries lie in
+    that order already (each row's selected values in the order of their inputs, as in
+    bundle adjustment): then ``J_f``'s data is ``J_g``'s own, no gather."""
 
     def __init__(self, pattern_g, positions, n):
         pos = np.concatenate([p.ravel() for p in positions])
@@ -216,12 +221,18 @@ class Composition:
         columns = np.empty(nnz, itype)
         first = np.empty(nnz, dtype=bool)
         counts = np.zeros(m, dtype=np.int64)
+        moved = False
         for r0, r1 in _row_blocks(indptr, _BLOCK):    # rows are in order: sort within a block
             s, e = int(indptr[r0]), int(indptr[r1])
             rows = np.repeat(np.arange(r1 - r0, dtype=np.int64), np.diff(indptr[r0:r1 + 1]))
             cols = pos[pattern_g.indices[s:e]]
-            order = np.argsort(rows * n + cols, kind="stable")
-            rows, cols = rows[order], cols[order]
+            keys = rows * n + cols
+            if np.all(keys[1:] >= keys[:-1]):     # in order already (bundle adjustment)
+                order = np.arange(e - s)
+            else:
+                order = np.argsort(keys, kind="stable")
+                rows, cols = rows[order], cols[order]
+                moved = True
             new = first[s:e]
             new[:1] = True
             new[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
@@ -233,6 +244,8 @@ class Composition:
         if not first.all():     # entries of one row that land on one input add up
             self.sums = np.empty(nnz, itype)
             self.sums[self.order] = np.cumsum(first) - 1
+        if not moved:
+            self.order = None   # J_g's entries are J_f's, in J_f's order: data is shared
         self.indptr = np.concatenate([[0], np.cumsum(counts)]).astype(itype)
 
     def matches(self, jg):
@@ -244,13 +257,14 @@ class Composition:
     def data(self, data_g):
         """The data of ``J_f`` in CSR order from the data of ``J_g``."""
         if self.sums is None:
-            return data_g[self.order]
+            return data_g if self.order is None else data_g[self.order]
         if np.iscomplexobj(data_g):
             return self.data(data_g.real) + 1j * self.data(data_g.imag)
         return np.bincount(self.sums, weights=data_g, minlength=self.indices.size)
 
     def csr(self, jg):
-        """``J_f`` as a SciPy CSR matrix (its index arrays fresh: the caller may keep it)."""
+        """``J_f`` as a SciPy CSR matrix (its index arrays fresh: the caller may keep it;
+        its data may be ``jg``'s own, which the caller hands over)."""
         import scipy.sparse as sp
         return sp.csr_matrix((self.data(jg.data), self.indices.copy(), self.indptr.copy()),
                              shape=self.shape)

@@ -245,3 +245,17 @@ def test_g_drops_each_value_after_its_last_read():
     for k, vs in dies.items():
         assert all(not any(v in e.ins for e in cut.rest[k + 1:]) for v in vs)
     np.testing.assert_allclose(cut.g(*cut.select([cams])), f(cams))
+
+
+def test_composition_in_order_shares_the_data_of_j_g():
+    """Rows whose selected values come in the order of their inputs (bundle adjustment's
+    cameras before points): no permutation is kept and J_f's data is J_g's."""
+    rng = np.random.default_rng(5)
+    jg = sp.random(30, 45, density=0.3, format="csr", random_state=rng)
+    pos = [np.arange(45) * 2]          # increasing: each row's columns stay in order
+    c = Composition(jg, pos, 90)
+    assert c.order is None and c.sums is None
+    got = c.csr(jg)
+    assert np.shares_memory(got.data, jg.data)     # no copy, no gather
+    S = sp.csr_matrix((np.ones(45), (np.arange(45), pos[0])), shape=(45, 90))
+    np.testing.assert_array_equal(got.toarray(), (jg @ S).toarray())
