@@ -246,3 +246,33 @@ def test_a_traced_scalar_times_a_constant_sparse_matrix_scales_it():
               lambda t: dspl.spsolve(M * t[0], b).sum(),
               lambda t: dspl.spsolve(t[0] * sp.csr_array(M), b).sum()):
         check_grads(f, (np.array([1.3]),))
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_a_traced_matrix_built_from_its_layout_has_the_coo_coordinates(fmt):
+    """A traced CSR/CSC built from (data, indices, indptr) keeps its layout and computes its
+    coordinates only when asked: they are SciPy's COO coordinates, the product and the
+    transpose are right, and the index arrays passed in may be edited afterwards."""
+    from dualad.scipy.sparse._traced import TracedSparse
+    A = sp.random(7, 5, density=0.4, format=fmt, random_state=np.random.default_rng(2))
+    indices, indptr = A.indices.copy(), A.indptr.copy()
+    v = np.arange(1.0, 6.0)
+    seen = {}
+
+    def f(data):
+        M = getattr(dsp, f"{fmt}_matrix")((data, indices, indptr), shape=A.shape)
+        assert isinstance(M, TracedSparse)
+        seen["struct"] = M.struct
+        return M @ v + (M.T @ np.ones(7)).sum()
+    J = jacobians.jacobian(f, A.data, mode="reverse")
+    struct = seen["struct"]
+    assert struct.nnz == A.nnz
+    coo = A.tocoo()
+    assert np.array_equal(struct.row, coo.row) and np.array_equal(struct.col, coo.col)
+    indices[:] = 0      # the caller's arrays: the traced matrix took its own
+    eye = np.eye(A.nnz)
+    want = np.stack([getattr(sp, f"{fmt}_matrix")((e, A.indices, A.indptr), shape=A.shape)
+                     @ v + (getattr(sp, f"{fmt}_matrix")((e, A.indices, A.indptr),
+                                                          shape=A.shape).T @ np.ones(7)).sum()
+                     for e in eye], axis=1)
+    np.testing.assert_allclose(J, want, rtol=1e-14)
