@@ -239,9 +239,10 @@ class Composition:
             self.order[s:e] = order + s
             columns[s:e] = cols
             counts[r0:r1] = np.bincount(rows[new], minlength=r1 - r0)
-        self.indices = columns if first.all() else columns[first]
+        merged = not first.all()     # entries of one row that land on one input add up
+        self.indices = columns[first] if merged else columns
         self.sums = None
-        if not first.all():     # entries of one row that land on one input add up
+        if merged:
             self.sums = np.empty(nnz, itype)
             self.sums[self.order] = np.cumsum(first) - 1
         if not moved:
