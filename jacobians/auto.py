@@ -44,7 +44,7 @@ from .acyclic import hessian_coloring
 from .hessian_sweeps import hessian_chunk, hessian_rows
 from .memory import DenseTooLarge, dense_of, refuse_dense
 from .patterns import TooDense
-from .plan import _DECOMPRESS, prepare
+from .plan import prepare
 from .reuse import MODES
 from .sparsity import detect_hessian
 from .sweeps import chunk_for, forward_flat, get_census, result_dtype, reverse_flat, signature
@@ -156,7 +156,7 @@ def _choose_hessian(problem, chunk_size, max_memory):
     except TooDense as e:
         return Choice("dense", chunk, why=f"the Hessian's pattern is too dense ({e})")
     coloring, kind = hessian_coloring(sparsity.pattern, "auto", "hessian")
-    compressed = cost.model_hessian(c, coloring.ncolors, chunk) + sparsity.nnz * _DECOMPRESS
+    compressed = cost.model_hessian(c, coloring.ncolors, chunk) + sparsity.nnz * cost.DECOMPRESS
     if compressed >= dense:
         return Choice("dense", chunk, why=f"{kind}: {coloring.ncolors} of {problem.n} "
                                           f"directions save too little")

@@ -67,7 +67,6 @@ ALTERNATIVES = ("forward", "reverse", "sparse-forward", "sparse-reverse",
                 "sparse-bidirectional")
 KIND = {"forward": "forward", "reverse": "reverse", "sparse-forward": "forward",
         "sparse-reverse": "reverse", "sparse-bidirectional": "bidirectional"}
-_DECOMPRESS = cost.DECOMPRESS
 _fmt = cost._fmt
 
 
@@ -924,7 +923,7 @@ def _direct_floor(census, sp_info, chunk, estimates, replayed):
     forward and one reverse direction. The one-sided floors are entered in ``estimates``
     as lower bounds (used when nothing is colored)."""
     floors = [e for e, _ in estimates.values() if math.isfinite(e)]
-    decompress = sp_info.nnz * _DECOMPRESS
+    decompress = sp_info.nnz * cost.DECOMPRESS
     for alt, axis in (("sparse-forward", 1), ("sparse-reverse", 0)):
         bound = _bound(sp_info, axis)
         seconds = cost.model(census, bound, chunk, KIND[alt], replayed=replayed) + decompress
@@ -1085,7 +1084,7 @@ def _sparse_estimates(estimates, census, dirs, chunk, nnz, mode, sparse, replaye
             seconds = bidirectional_cost(census, bic, chunk, replayed)
         else:
             seconds = cost.model(census, dirs[alt], chunk, KIND[alt], replayed=replayed)
-        estimates[alt] = (seconds + nnz * _DECOMPRESS, "modelled")
+        estimates[alt] = (seconds + nnz * cost.DECOMPRESS, "modelled")
 
 
 def _mark_dense_infeasible(estimates, problem, dtype):
@@ -1166,7 +1165,7 @@ def _time(problem, alts, dirs, chunk, nnz, estimates, bic=None):
              f"so one sweep of each ran on {problem.name} itself (best of {r}):"]
     parts = [(a, kind, d, min(d, chunk, cost.TIME_DIRS)) for a in alts
              for kind, d in _parts(a, dirs, bic)]
-    total = {a: (nnz * _DECOMPRESS if a.startswith("sparse") else 0.0) for a in alts}
+    total = {a: (nnz * cost.DECOMPRESS if a.startswith("sparse") else 0.0) for a in alts}
     for a, _, d, b in (q for q in parts if q[1] == "forward"):
         sparse = a.startswith("sparse")
         t = cost.time_jvp(problem, b, onehot=not sparse)
