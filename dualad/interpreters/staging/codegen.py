@@ -9,6 +9,7 @@ out, as source-transformation AD tools (Tapenade, Tangent) print it.
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -16,6 +17,7 @@ import numpy as np
 from .passes import known, simplify, typed_uses, uses
 from .program import Eqn, Guard
 from .names import comment, filename, is_plain_name, safe_name
+from .arena import Arenas, layout
 from .registers import free_dead, reuse_names
 from .tighten import emit as emit_direct, tighten
 from .buffers import plan as plan_buffers, ufunc_source
@@ -263,21 +265,86 @@ def generate_plain(prog, name="replay"):
     return _finish(em.lines, prog), ns.ns
 
 
-# Arrays of at least this many bytes are deleted after their last use (free_dead).
+# Arrays of at least this many bytes are deleted after their last use (free_dead), and
+# written into the program's block of memory where they can be (Sites).
 BIG = 1 << 16
 
 
-def _finish(lines, prog):
+def _big(shape, dtype):
+    """The bytes of an array of ``shape`` and ``dtype`` when it counts as large, else 0."""
+    if shape is None or dtype is None:
+        return 0
+    n = math.prod(shape) * np.dtype(dtype).itemsize
+    return n if n >= BIG else 0
+
+
+def _finish(lines, prog, sites=None):
     source = "\n".join(lines) + "\n"
     inputs = [f"v{v}" for v in prog.invars]
     renamed = reuse_names(source, inputs)
     if renamed is not source:
+        if sites is not None:
+            sites.place(None, ())
         return renamed
     outs = {f"v{a}" for a in prog.outvars if a.__class__ is int}
+    if sites is not None:
+        sites.place(source.split("\n"), set(inputs) | outs)
     big = {f"v{v}" for v, (kind, shape, dtype) in prog.avals.items()
-           if kind is np.ndarray and dtype is not None and
-           int(np.prod(shape)) * np.dtype(dtype).itemsize >= BIG} - set(inputs) - outs
+           if kind is np.ndarray and _big(shape, dtype)} - set(inputs) - outs
     return free_dead(source, big)
+
+
+class Sites:
+    """The large results of one generated function written into one block of memory
+    (:mod:`dualad.interpreters.staging.arena`): ``slots[i]`` in its source."""
+
+    def __init__(self, ns, avals, into):
+        self.ns, self.avals, self.into = ns, avals, into
+        self.slots = []        # (shape, dtype) of each slot
+        self.fresh = set()     # variables emitted as a new array (a ufunc's, a copy)
+        self.arenas = None
+
+    def take(self, shape, dtype):
+        """Source of the array a large result of ``shape`` and ``dtype`` is written into
+        (``slots[i]``, None at run time when it has no place: a new array); None when
+        the result is not large."""
+        if not _big(shape, dtype) or np.dtype(dtype).hasobject:
+            return None
+        self.slots.append((tuple(shape), np.dtype(dtype)))
+        return f"slots[{len(self.slots) - 1}]"
+
+    def zeros(self, shape, dtype):
+        """Source of an array of zeros for a large result (its slot filled), else None."""
+        slot = self.take(shape, dtype)
+        if slot is None:
+            return None
+        fill = self.ns.bind(_zeros, "zeros")
+        return f"{fill}({slot}, {_literal(tuple(shape))}, {self.ns.bind(np.dtype(dtype), 'dtype')})"
+
+    def result(self, v):
+        """:meth:`take` for program variable ``v``, when it is an ndarray."""
+        kind, shape, dtype = self.avals[v]
+        return self.take(shape, dtype) if kind is np.ndarray else None
+
+    def place(self, lines, pinned):
+        """Lay the slots out in one block (no place for any when ``lines`` is None)."""
+        if not self.slots:
+            return
+        sizes = [math.prod(shape) * dtype.itemsize for shape, dtype in self.slots]
+        if lines is None:
+            offsets, total = [None] * len(sizes), 0
+        else:
+            into = {f"v{k}": f"v{a}" for k, a in self.into.items()}
+            offsets, total = layout(lines, sizes, pinned, self.fresh, into)
+        self.arenas = Arenas(self.slots, offsets, total)
+
+
+def _zeros(slot, shape, dtype):
+    """``slot`` filled with zeros, or a new array of zeros when it is None."""
+    if slot is None:
+        return np.zeros(shape, dtype)
+    slot.fill(0)
+    return slot
 
 
 class _Lazy:
@@ -316,10 +383,11 @@ def generate(prog, name="replay"):
     for e in opt.body:
         if e.__class__ is Eqn and e.out in scal.index:
             reads[e.ins[0]] = reads.get(e.ins[0], 0) + 1
-    ns = _Namespace(reserved=(name, name + "_unspecialized"))
+    ns = _Namespace(reserved=(name, name + "_unspecialized", "slots"))
     ns.ns.update(SCALAR_FUNCS)   # sin = math.sin, ...: the templates' names
     em = _Emitter(opt, ns)
     avals = prog.avals
+    sites = Sites(ns, opt.avals, into)
     specialized = bool(scal.eqns & {e.out for e in opt.body if e.__class__ is Eqn})
     ind = "        " if specialized else "    "
     params = ", ".join(f"v{v}" for v in prog.invars)
@@ -363,7 +431,7 @@ def generate(prog, name="replay"):
             continue   # written into its chain's buffer at the addition
         ch = chains.get(out)
         if ch is not None:
-            _emit_chain(em, ch, out, ind, boxed, scalar_arg)
+            _emit_chain(em, ch, out, ind, boxed, scalar_arg, sites)
             continue
         if out in scal.eqns:
             if e.prim.name == "getitem":
@@ -385,10 +453,12 @@ def generate(prog, name="replay"):
             em.lines.append(f"{ind}v{out} = {rhs}{note}")
             continue
         if e.prim is MASKED_ADD:
+            if out not in into:
+                sites.fresh.add(f"v{out}")     # a copy of its first operand
             lines = emit_masked_add(e, [boxed(a) for a in e.ins], ind, out, into.get(out))
             em.lines.extend([lines[0] + (note or "")] + lines[1:])
             continue
-        direct = emit_direct(em, e, [boxed(a) for a in e.ins], ind, out, _index_source)
+        direct = emit_direct(em, e, [boxed(a) for a in e.ins], ind, out, _index_source, sites)
         if direct is not None:
             em.lines.extend([direct[0] + note] + direct[1:])
             continue
@@ -397,7 +467,11 @@ def generate(prog, name="replay"):
             em.lines.append(f"{ind}v{out} = {ufunc_source(e.prim)}({args}, out=v{into[out]})"
                             f"{note or '  # into a dead array (dualad.interpreters.staging.buffers)'}")
             continue
-        rhs = em.call(e, [boxed(a) for a in e.ins], [em.atom(a) for a in e.ins])
+        rhs = _pooled(em, e, boxed, sites)
+        if rhs is None:
+            rhs = em.call(e, [boxed(a) for a in e.ins], [em.atom(a) for a in e.ins])
+            if ufunc_source(e.prim) is not None and not e.params:
+                sites.fresh.add(f"v{out}")     # a ufunc's result: a new array
         em.lines.append(f"{ind}v{out} = {rhs}{note}")
     outs = [em.output(a, boxed) for a in opt.outvars]
     em.lines.append(f"{ind}return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
@@ -409,10 +483,58 @@ def generate(prog, name="replay"):
                         "NumPy gives inf/nan and warns:")
         em.lines.append(f"        return {fallback}({args})  # the program as recorded")
         ns.ns["FLOAT_ERRORS"] = FLOAT_ERRORS
-    return _finish(em.lines, prog), ns.ns
+    source = _finish(em.lines, prog, sites)
+    if sites.arenas is not None:     # the block's views come in as the last parameter
+        head, rest = source.split("\n", 1)
+        source = f"{head[:-2]}{', ' if prog.invars else ''}slots):\n{rest}"
+        ns.ns[ARENAS] = sites.arenas
+    return source, ns.ns
 
 
-def _emit_chain(em, ch, out, ind, boxed, scalar_arg):
+# The namespace key of a generated function's Arenas (compile_program wraps it).
+ARENAS = "__arenas__"
+
+
+def _fancy_rows(x, idx, avals):
+    """The constant integer array of ``x[idx]`` when ``idx`` picks rows of an ndarray
+    ``x`` by one integer array (``x[i]``, ``x[(i,)]``), else None."""
+    if idx.__class__ is tuple and len(idx) == 1:
+        idx = idx[0]
+    if idx.__class__ is not np.ndarray or idx.dtype.kind not in "iu" or \
+            x.__class__ is not int or avals[x][0] is not np.ndarray or not avals[x][1]:
+        return None
+    return idx
+
+
+def _pooled(em, e, boxed, sites):
+    """The right-hand side of a generic equation whose large result is written into its
+    slot of the program's block of memory (:class:`Sites`), or None.
+
+    - an elementwise ufunc: ``np.multiply(v7, v8, out=slots[3])``;
+    - rows picked by a constant integer array: ``np.take(v3, idx, axis=0, mode="wrap",
+      out=slots[3])``, which is ``v3[idx]`` for indices in ``[-n, n)`` (the trace
+      indexed the same shape with them; ``"wrap"`` maps ``-1`` to ``n - 1`` as indexing
+      does, and unlike ``"raise"`` writes into ``out`` without a buffer);
+    - ``np.concatenate`` with ``out=``."""
+    name = known(e.prim)
+    args = [boxed(a) for a in e.ins]
+    if ufunc_source(e.prim) is not None and not e.params:
+        into = sites.result(e.out)
+        return None if into is None else f"{ufunc_source(e.prim)}({', '.join(args)}, out={into})"
+    if name == "getitem" and list(e.params) == ["idx"]:
+        rows = _fancy_rows(e.ins[0], e.params["idx"], em.prog.avals)
+        into = None if rows is None else sites.result(e.out)
+        return None if into is None else \
+            f"np.take({args[0]}, {em.ns.bind(rows, 'idx')}, axis=0, mode=\"wrap\", out={into})"
+    if name == "concatenate":
+        rhs = em.call(e, args)
+        if rhs.startswith("np.concatenate(") and rhs.endswith(")"):
+            into = sites.result(e.out)
+            return None if into is None else f"{rhs[:-1]}, out={into})"
+    return None
+
+
+def _emit_chain(em, ch, out, ind, boxed, scalar_arg, sites):
     """The lines of one addition of a scatter chain (see specialize.Chain)."""
     root = f"v{ch.root}"
     lines = em.lines
@@ -426,8 +548,9 @@ def _emit_chain(em, ch, out, ind, boxed, scalar_arg):
             lines.append(f"{ind}{buf} = [0.0] * {shape[0]}  # scatter-add: the untakes added "
                          f"up into {root}, one list")
         elif first[0] == "untake":
-            lines.append(f"{ind}{buf} = np.zeros({shape!r}, "
-                         f"{em.ns.bind(dtype, 'dtype')})  # scatter-add: the untakes added up "
+            zeros = sites.zeros(shape, dtype) or \
+                f"np.zeros({shape!r}, {em.ns.bind(dtype, 'dtype')})"
+            lines.append(f"{ind}{buf} = {zeros}  # scatter-add: the untakes added up "
                          f"into {root}, one buffer")
         elif first[0] == "fresh":
             lines.append(f"{ind}{buf} = v{first[1]}  # scatter-add into this new array")
@@ -461,7 +584,8 @@ def compile_program(prog, name="replay", optimize=True):
         source, ns = gen(prog, name)
     code = compile(source, filename(prog), "exec")
     exec(code, ns)   # noqa: S102 - our own generated source, from a recorded program
-    return ns[name], source
+    arenas = ns.get(ARENAS)
+    return (ns[name] if arenas is None else arenas.wrap(ns[name])), source
 
 
 __all__ = ["RETRACE", "compile_program", "generate", "generate_plain"]

@@ -19,6 +19,7 @@ import re
 
 _DEF = re.compile(r"^(\s*)(v\d+(?:_l)?) = ")
 _SPLIT = re.compile(r"(?<![\w.])(v\d+(?:_l)?)(?!\w)")
+DEFINITION, NAME = _DEF, _SPLIT     # a line that assigns a variable; a variable's name
 
 # Functions with more variables than this are renamed.
 THRESHOLD = 2000
@@ -93,6 +94,19 @@ def reuse_names(source, inputs, threshold=None):
     return "\n".join([head, note] + out[1:]) + "\n"
 
 
+def spans(lines, names):
+    """``{name: (first line, last line)}`` of the variables ``names`` in ``lines`` (any
+    container: ``name in names``)."""
+    out = {}
+    for i, ln in enumerate(lines):
+        c = ln.split("#", 1)[0] if "#" in ln else ln
+        for name in _SPLIT.findall(c):
+            if name in names:
+                first = out.get(name)
+                out[name] = (i if first is None else first[0], i)
+    return out
+
+
 def free_dead(source, names):
     """``source`` with ``del`` statements for the variables ``names`` (large arrays) right
     after their last use: the replay then frees them as the eager sweep would, instead of
@@ -101,14 +115,8 @@ def free_dead(source, names):
     if not names:
         return source
     lines = source.split("\n")
-    last = {}
-    for i, ln in enumerate(lines):
-        c = ln.split("#", 1)[0] if "#" in ln else ln
-        for name in _SPLIT.findall(c):
-            if name in names:
-                last[name] = i
     dead = {}
-    for name, i in last.items():
+    for name, (_, i) in spans(lines, names).items():
         if lines[i].split("#", 1)[0].rstrip().endswith(":"):
             i += 1    # a guard's test: free it after the guard (its return line)
         dead.setdefault(i, []).append(name)
@@ -122,4 +130,4 @@ def free_dead(source, names):
     return "\n".join(out)
 
 
-__all__ = ["reuse_names", "free_dead", "THRESHOLD"]
+__all__ = ["reuse_names", "free_dead", "spans", "DEFINITION", "NAME", "THRESHOLD"]

@@ -253,9 +253,11 @@ def _drop_masks(body, avals, outputs, sub, notes):
 
 
 # --- emission -------------------------------------------------------------------------
-def emit(em, e, args, ind, out, index_source):
+def emit(em, e, args, ind, out, index_source, sites=None):
     """Source lines for equation ``e`` without its primitive's Python wrapper, or None.
-    ``args``: the operands' source as NumPy code receives them."""
+    ``args``: the operands' source as NumPy code receives them; ``sites``: where a large
+    result's array comes from (:class:`dualad.interpreters.staging.codegen.Sites`), or
+    None (new arrays)."""
     name = known(e.prim)
     if name in _REDUCTIONS and len(args) == 1 and set(e.params) == {"axis", "keepdims"} and \
             e.ins[0].__class__ is int and em.prog.avals[e.ins[0]][0] is np.ndarray:
@@ -269,12 +271,16 @@ def emit(em, e, args, ind, out, index_source):
             kind, shape, dtype = em.prog.avals[e.ins[0]]
             k = short_last_axis(shape, dtype, axis) if name == "sum" and \
                 shape is not None and dtype is not None else 0
+            _, oshape, odtype = em.prog.avals[out]
             if k:     # what the implementation does for a short last axis
                 red = em.ns.bind(sum_last, "sum_last")
-                return [f"{ind}v{out} = {red}({args[0]}, {k}, {keep!r})"]
+                into = sites and sites.take(oshape[:-1] if keep else oshape, odtype)
+                tail = f", {into}" if into else ""
+                return [f"{ind}v{out} = {red}({args[0]}, {k}, {keep!r}{tail})"]
             hint, fn = _UFUNC_REDUCE[name]
             red = em.ns.bind(fn, hint)
-            return [f"{ind}v{out} = {red}({args[0]}, {axis!r}, None, None, {keep!r})"]
+            into = sites and sites.take(oshape, odtype)
+            return [f"{ind}v{out} = {red}({args[0]}, {axis!r}, None, {into or None}, {keep!r})"]
     if name in _ARITH and len(args) == 2 and not e.params:
         lines = _cast_first(em, e, args, ind, out)
         if lines is not None:
@@ -283,10 +289,13 @@ def emit(em, e, args, ind, out, index_source):
             _basic(e.params["idx"]) and e.params["idx"]:
         kind, shape, dtype = em.prog.avals[out]
         if kind is np.ndarray and dtype is not None and tuple(e.params["shape"]) == shape:
-            dt = np.dtype(dtype)
-            dts = f"np.{dt.name}" if getattr(np, dt.name, None) is dt.type else \
-                em.ns.bind(dt, "dtype")
-            return [f"{ind}v{out} = np.zeros({shape!r}, {dts})",
+            zeros = sites and sites.zeros(shape, dtype)
+            if not zeros:
+                dt = np.dtype(dtype)
+                dts = f"np.{dt.name}" if getattr(np, dt.name, None) is dt.type else \
+                    em.ns.bind(dt, "dtype")
+                zeros = f"np.zeros({shape!r}, {dts})"
+            return [f"{ind}v{out} = {zeros}",
                     f"{ind}v{out}[{index_source(e.params['idx'], em.ns)}] = {args[0]}"]
     return None
 

@@ -118,9 +118,10 @@ def short_last_axis(shape, dtype, axis):
     return k if 2 <= k <= SHORT_AXIS and math.prod(shape) >= SHORT_MIN_SIZE else 0
 
 
-def sum_last(x, k, keepdims):
-    """The sum of ``x`` over its last axis of length ``k``: its slices added left to right."""
-    y = x[..., 0] + x[..., 1]
+def sum_last(x, k, keepdims, out=None):
+    """The sum of ``x`` over its last axis of length ``k``: its slices added left to right
+    (into ``out``, of the result's shape without the kept axis, when given)."""
+    y = np.add(x[..., 0], x[..., 1], out=out)
     for i in range(2, k):
         y += x[..., i]
     return y[..., None] if keepdims else y
