@@ -24,10 +24,15 @@ holds a reference to that view, so the reference counts tell exactly. A call in
 another thread, or a nested call, gets a block of its own. Memory: at most ``spare``
 blocks are kept between calls (``jitted.clear_cache()`` drops them with the compiled
 program); each is the program's peak of large live arrays, up to the fragmentation of
-the layout.
+the layout. The block is alive for the whole call, where the arrays it replaces were
+freed one by one, so it costs memory as well: a block of more than 64 MiB is made only
+while the machine has four times its size available (``MemAvailable``), and kept after
+a call only while it has twice its size; short of memory, a call makes and frees its
+arrays as before (and faults their pages in again).
 """
 from __future__ import annotations
 
+import os
 import sys
 import threading
 
@@ -35,9 +40,10 @@ import numpy as np
 
 from .registers import DEFINITION, NAME, spans
 
-__all__ = ["Arenas", "layout", "ALIGN"]
+__all__ = ["Arenas", "layout", "available_memory", "ALIGN", "ALWAYS_KEPT"]
 
 ALIGN = 64          # bytes: every slot starts at a multiple (a cache line; SIMD loads)
+ALWAYS_KEPT = 1 << 26    # bytes: a block up to this size is kept whatever memory is left
 _SLOT = "slots["
 
 
@@ -129,16 +135,25 @@ class Arenas:
         return rec
 
     def acquire(self):
-        """A block no other call is using: ``[block, views, holders]``."""
+        """A block no other call is using: ``[block, views, holders]``; or, when a new
+        block above :data:`ALWAYS_KEPT` bytes would take more than a quarter of the memory
+        available, ``[None, (None, ...), None]``: the call makes its arrays as before."""
         with self._lock:
             if self._free:
                 return self._free.pop()
+        if self.total > ALWAYS_KEPT and available_memory() < 4 * self.total:
+            return [None, self.none, None]
         return self._new()
 
     def release(self, rec):
         """Take ``rec`` back for the next call unless something outside still holds a view
-        of its block (then it is left to the garbage collector)."""
-        if _holders(rec) != rec[2]:
+        of its block (then it is left to the garbage collector), or the machine is short
+        of memory: a block above :data:`ALWAYS_KEPT` bytes is kept only while the memory
+        available is at least twice its size (else it is freed now, before the caller goes
+        on, as the arrays it replaces were)."""
+        if rec[0] is None or _holders(rec) != rec[2]:
+            return
+        if self.total > ALWAYS_KEPT and available_memory() < 2 * self.total:
             return
         with self._lock:
             if len(self._free) < self.spare:
@@ -169,6 +184,22 @@ class Arenas:
         call.__wrapped__ = fn
         call.arenas = self
         return call
+
+
+def available_memory():
+    """Bytes of memory the machine can still give: Linux's ``MemAvailable`` (free memory
+    plus the page cache it can drop), else the free pages, else unbounded."""
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return float("inf")
 
 
 def _holders(rec):

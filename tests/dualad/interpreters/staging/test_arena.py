@@ -132,6 +132,28 @@ def test_a_block_still_viewed_is_not_given_to_the_next_call():
     del slot
 
 
+def test_short_of_memory_a_call_frees_its_block(monkeypatch):
+    from dualad.interpreters.staging import arena
+    g = dualad.jit(dualad.grad(chain))
+    x = np.linspace(-1, 1, N)
+    arenas = _arenas(g, x)
+    monkeypatch.setattr(arena, "ALWAYS_KEPT", 0)
+    monkeypatch.setattr(arena, "available_memory", lambda: 2 * arenas.total - 1)
+    arenas.clear()
+    for s in (1.0, 2.0):
+        np.testing.assert_array_equal(g(x * s), dualad.grad(chain)(x * s))
+        assert arenas._free == []
+    monkeypatch.setattr(arena, "available_memory", lambda: 4 * arenas.total - 1)
+    rec = arenas.acquire()           # no block made: the call's arrays are new ones
+    assert rec[0] is None and rec[1] == arenas.none
+    arenas.release(rec)
+    assert arenas._free == []
+    monkeypatch.setattr(arena, "available_memory", lambda: 4 * arenas.total)
+    g(x)
+    assert len(arenas._free) == 1
+    assert arena.available_memory() > 0
+
+
 def test_a_failed_guard_and_a_retrace_give_numpys_values():
     def f(x):
         y = np.sin(x) * x
