@@ -20,7 +20,7 @@ from .names import comment, filename, is_plain_name, safe_name
 from .arena import Arenas, layout
 from .registers import free_dead, reuse_names
 from .tighten import emit as emit_direct, tighten
-from .buffers import plan as plan_buffers, ufunc_source
+from .buffers import FRESH, plan as plan_buffers, ufunc_source
 from .selected import MASKED_ADD, emit as emit_masked_add, masked_adds
 from .specialize import (COMPARISONS, FLOAT_ERRORS, SCALAR_FUNCS, SCALAR_OPS, Scalars, find_chains,
                          scalar_const)
@@ -470,8 +470,8 @@ def generate(prog, name="replay"):
         rhs = _pooled(em, e, boxed, sites)
         if rhs is None:
             rhs = em.call(e, [boxed(a) for a in e.ins], [em.atom(a) for a in e.ins])
-            if ufunc_source(e.prim) is not None and not e.params:
-                sites.fresh.add(f"v{out}")     # a ufunc's result: a new array
+            if known(e.prim) in FRESH or (ufunc_source(e.prim) is not None and not e.params):
+                sites.fresh.add(f"v{out}")     # a ufunc's (or untake's) result: a new array
         em.lines.append(f"{ind}v{out} = {rhs}{note}")
     outs = [em.output(a, boxed) for a in opt.outvars]
     em.lines.append(f"{ind}return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
