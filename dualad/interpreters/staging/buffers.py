@@ -23,6 +23,7 @@ An operand's array is reused only when the program owns it and nothing can see t
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -52,6 +53,15 @@ def ufunc_source(prim):
     if isinstance(impl, np.ufunc) and impl.nout == 1 and getattr(np, impl.__name__, None) is impl:
         return f"np.{impl.__name__}"
     return None
+
+
+def large(shape, dtype, min_bytes):
+    """The bytes of an array of ``shape`` and ``dtype`` when at least ``min_bytes``, else
+    0 (also when either is unknown)."""
+    if shape is None or dtype is None:
+        return 0
+    n = math.prod(shape) * np.dtype(dtype).itemsize
+    return n if n >= min_bytes else 0
 
 
 def plan(prog, chains, elided, pyfloat, min_bytes):
@@ -101,8 +111,7 @@ def plan(prog, chains, elided, pyfloat, min_bytes):
         if not masked and (e.params or ufunc_source(e.prim) is None):
             continue
         kind, shape, dtype = avals[e.out]
-        if kind is not np.ndarray or dtype is None or \
-                int(np.prod(shape)) * np.dtype(dtype).itemsize < min_bytes:
+        if kind is not np.ndarray or not large(shape, dtype, min_bytes):
             continue
         for a in e.ins[:1] if masked else e.ins:
             if a.__class__ is not int or a in excluded or owners.get(a) != frozenset((a,)) or \
@@ -113,4 +122,4 @@ def plan(prog, chains, elided, pyfloat, min_bytes):
     return out
 
 
-__all__ = ["plan", "ufunc_source", "FRESH"]
+__all__ = ["plan", "large", "ufunc_source", "FRESH"]

@@ -20,7 +20,7 @@ from .names import comment, filename, is_plain_name, safe_name
 from .arena import Arenas, layout
 from .registers import free_dead, reuse_names
 from .tighten import emit as emit_direct, tighten
-from .buffers import FRESH, plan as plan_buffers, ufunc_source
+from .buffers import FRESH, large, plan as plan_buffers, ufunc_source
 from .selected import MASKED_ADD, emit as emit_masked_add, masked_adds
 from .specialize import (COMPARISONS, FLOAT_ERRORS, SCALAR_FUNCS, SCALAR_OPS, Scalars, find_chains,
                          scalar_const)
@@ -270,14 +270,6 @@ def generate_plain(prog, name="replay"):
 BIG = 1 << 16
 
 
-def _big(shape, dtype):
-    """The bytes of an array of ``shape`` and ``dtype`` when it counts as large, else 0."""
-    if shape is None or dtype is None:
-        return 0
-    n = math.prod(shape) * np.dtype(dtype).itemsize
-    return n if n >= BIG else 0
-
-
 def _finish(lines, prog, sites=None):
     source = "\n".join(lines) + "\n"
     inputs = [f"v{v}" for v in prog.invars]
@@ -290,7 +282,7 @@ def _finish(lines, prog, sites=None):
     if sites is not None:
         sites.place(source.split("\n"), set(inputs) | outs)
     big = {f"v{v}" for v, (kind, shape, dtype) in prog.avals.items()
-           if kind is np.ndarray and _big(shape, dtype)} - set(inputs) - outs
+           if kind is np.ndarray and large(shape, dtype, BIG)} - set(inputs) - outs
     return free_dead(source, big)
 
 
@@ -308,7 +300,7 @@ class Sites:
         """Source of the array a large result of ``shape`` and ``dtype`` is written into
         (``slots[i]``, None at run time when it has no place: a new array); None when
         the result is not large."""
-        if not _big(shape, dtype) or np.dtype(dtype).hasobject:
+        if not large(shape, dtype, BIG) or np.dtype(dtype).hasobject:
             return None
         self.slots.append((tuple(shape), np.dtype(dtype)))
         return f"slots[{len(self.slots) - 1}]"
@@ -518,9 +510,10 @@ def _pooled(em, e, boxed, sites):
     - ``np.concatenate`` with ``out=``."""
     name = known(e.prim)
     args = [boxed(a) for a in e.ins]
-    if ufunc_source(e.prim) is not None and not e.params:
+    ufunc = ufunc_source(e.prim)
+    if ufunc is not None and not e.params:
         into = sites.result(e.out)
-        return None if into is None else f"{ufunc_source(e.prim)}({', '.join(args)}, out={into})"
+        return None if into is None else f"{ufunc}({', '.join(args)}, out={into})"
     if name == "getitem" and list(e.params) == ["idx"]:
         rows = _fancy_rows(e.ins[0], e.params["idx"], em.prog.avals)
         into = None if rows is None else sites.result(e.out)

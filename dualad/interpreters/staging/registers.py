@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import re
 
-_DEF = re.compile(r"^(\s*)(v\d+(?:_l)?) = ")
-_SPLIT = re.compile(r"(?<![\w.])(v\d+(?:_l)?)(?!\w)")
-DEFINITION, NAME = _DEF, _SPLIT     # a line that assigns a variable; a variable's name
+DEFINITION = re.compile(r"^(\s*)(v\d+(?:_l)?) = ")    # a line that assigns a variable
+NAME = re.compile(r"(?<![\w.])(v\d+(?:_l)?)(?!\w)")     # a variable's name
 
 # Functions with more variables than this are renamed.
 THRESHOLD = 2000
@@ -32,7 +31,7 @@ def reuse_names(source, inputs, threshold=None):
     if threshold is None:
         threshold = THRESHOLD
     lines = source.split("\n")
-    if sum(1 for ln in lines if _DEF.match(ln)) <= threshold:
+    if sum(1 for ln in lines if DEFINITION.match(ln)) <= threshold:
         return source
     pinned = set(inputs)
     # Two passes over the text rather than one stored parse: stored pieces of 10^5 lines
@@ -41,11 +40,11 @@ def reuse_names(source, inputs, threshold=None):
     defs = 0
     for i, ln in enumerate(lines):
         c = ln.split("#", 1)[0] if "#" in ln else ln
-        m = _DEF.match(c)
+        m = DEFINITION.match(c)
         if m is not None:
             defs += 1
             c = c[m.end():]
-        for name in _SPLIT.findall(c):
+        for name in NAME.findall(c):
             last[name] = i
     reg = {}
     free = []
@@ -55,7 +54,7 @@ def reuse_names(source, inputs, threshold=None):
         c = ln.split("#", 1)[0].rstrip() if "#" in ln else ln
         if not c.strip():
             continue
-        m = _DEF.match(c)
+        m = DEFINITION.match(c)
         if m is None:
             if c.lstrip().startswith(("def ", "try:", "except")):
                 out.append(c)
@@ -63,7 +62,7 @@ def reuse_names(source, inputs, threshold=None):
             indent, target, rhs = "", None, c
         else:
             indent, target, rhs = m.group(1), m.group(2), c[m.end():]
-        parts = _SPLIT.split(rhs)     # text, name, text, name, ..., text
+        parts = NAME.split(rhs)     # text, name, text, name, ..., text
         names = parts[1::2]
         parts[1::2] = [reg.get(name, name) for name in names]
         for name in names:
@@ -100,7 +99,7 @@ def spans(lines, names):
     out = {}
     for i, ln in enumerate(lines):
         c = ln.split("#", 1)[0] if "#" in ln else ln
-        for name in _SPLIT.findall(c):
+        for name in NAME.findall(c):
             if name in names:
                 first = out.get(name)
                 out[name] = (i if first is None else first[0], i)
