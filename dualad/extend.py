@@ -165,6 +165,9 @@ trace fails while ``fun`` runs (:mod:`dualad.interpreters.staging.default`).
 ``Assumed.of(fun, name)``: what ``fun`` reads outside its arguments (closure, globals,
 containers), as it is now; ``.holds()`` is False once any of it changed (the check
 ``dualad.jit`` makes before a replay, :mod:`dualad.interpreters.staging.assumed`).
+``Recycled(keep=2)``: a pool of the large arrays one site returns, handed out again once
+nothing outside holds them (``.empty(shape, dtype)``, ``.copy(a)``): a result's memory
+without new pages at every call (:mod:`dualad.core.recycle`).
 ``taylor_coverage()``: ``{name: kind}`` of every registered primitive's Taylor-mode rule
 (recurrence, linear, multilinear, fallback, zero; :mod:`dualad.interpreters.taylor.rules`),
 which ``dualad.verification.taylor`` tabulates in docs/taylor_rules.md.
@@ -179,6 +182,7 @@ from .interpreters.staging.assumed import Assumed
 from .frontend.dispatch import FUNCTIONS as NUMPY_FUNCTIONS, UFUNCS as NUMPY_UFUNCS
 from .interpreters.forward.dual import Dual, JVPTrace
 from .core.onehot import onehot_rows
+from .core.recycle import Recycled
 from .ops.core.linear import unbroadcast
 from .interpreters.reverse.sweep import backward_sweep
 from .interpreters.reverse.tape import Var, VJPTrace
@@ -213,5 +217,6 @@ __all__ = [
     # for the planner and the oracles
     "check_input", "onehot_rows", "NUMPY_FUNCTIONS", "NUMPY_UFUNCS", "traced_outputs",
     "raise_assignment_error", "Replayed", "JitFallbackWarning", "Assumed", "load_families",
+    "Recycled",
     "taylor_coverage",
 ]

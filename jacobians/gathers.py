@@ -248,6 +248,7 @@ class Composition:
         if not moved:
             self.order = None   # J_g's entries are J_f's, in J_f's order: data is shared
         self.indptr = np.concatenate([[0], np.cumsum(counts)]).astype(itype)
+        self.copies = None      # the pools of the index copies each result gets (csr)
 
     def matches(self, jg):
         """Whether CSR ``jg`` has the pattern this composition was built for."""
@@ -264,11 +265,16 @@ class Composition:
         return np.bincount(self.sums, weights=data_g, minlength=self.indices.size)
 
     def csr(self, jg):
-        """``J_f`` as a SciPy CSR matrix (its index arrays fresh: the caller may keep it;
-        its data may be ``jg``'s own, which the caller hands over)."""
+        """``J_f`` as a SciPy CSR matrix (its index arrays copies: the caller may keep it
+        and edit them; each written into an array an earlier result no longer holds,
+        :class:`dualad.extend.Recycled`; its data may be ``jg``'s own, which the caller
+        hands over)."""
         import scipy.sparse as sp
-        return sp.csr_matrix((self.data(jg.data), self.indices.copy(), self.indptr.copy()),
-                             shape=self.shape)
+        if self.copies is None:
+            from dualad.extend import Recycled
+            self.copies = (Recycled(), Recycled())
+        return sp.csr_matrix((self.data(jg.data), self.copies[0].copy(self.indices),
+                              self.copies[1].copy(self.indptr)), shape=self.shape)
 
     def pattern(self):
         """The boolean pattern of ``J_f``."""

@@ -259,3 +259,24 @@ def test_composition_in_order_shares_the_data_of_j_g():
     assert np.shares_memory(got.data, jg.data)     # no copy, no gather
     S = sp.csr_matrix((np.ones(45), (np.arange(45), pos[0])), shape=(45, 90))
     np.testing.assert_array_equal(got.toarray(), (jg @ S).toarray())
+
+
+def test_a_result_edited_in_place_and_dropped_does_not_reach_the_next():
+    """Each result's arrays are its own (the caller may edit them); once dropped their
+    memory is written again by a later call (dualad.extend.Recycled), with the pattern's
+    indices and the call's values, whatever the caller left there."""
+    x = RNG.standard_normal(N)
+    p = jacobians.plan(edges, x)
+    want = dense(edges, x)
+    J = p(x)
+    first = J
+    J = p(x)                       # first is held: no memory shared
+    assert not np.shares_memory(first.indices, J.indices)
+    assert not np.shares_memory(first.data, J.data)
+    for _ in range(3):
+        J.indices[:] = 0           # a caller's in-place edit, then the result dropped
+        J.data[:] = np.nan
+        J.indptr[1:] = 0
+        J = p(x)
+        np.testing.assert_array_equal(J.toarray(), want)
+    np.testing.assert_array_equal(first.toarray(), want)

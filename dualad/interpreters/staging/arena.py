@@ -15,7 +15,12 @@ from the source: a slot is busy from the line that writes it to the last line th
 any variable that may share its memory (anything not written into a slot is taken to
 share the memory of everything its line reads), and two slots share bytes only if their
 lives do not overlap (first fit, largest first). A slot whose memory may reach an input
-or an output gets no place (``None``: a new array, as before).
+or an output gets no place in the block. Such a slot, when it is an output's, gets an
+array of its own instead, kept after the call and given to a later call once nothing
+outside holds it any more (its reference count is back to the pool's own): the caller's
+``J = jitted(x)`` in a loop drops the last result as the next one is made, and the
+next-but-one call writes into its memory rather than into pages the kernel must map,
+zero and (on a virtual machine that reports free memory to its host) fetch again.
 
 :class:`Arenas` hands each call a block (``acquire``) and takes it back after the
 function returned (``release``), only when nothing outside holds a view of it: every view
@@ -32,18 +37,17 @@ arrays as before (and faults their pages in again).
 """
 from __future__ import annotations
 
-import os
 import sys
 import threading
 
 import numpy as np
 
+from ...core.recycle import ALWAYS_KEPT, Recycled, available_memory
 from .registers import DEFINITION, NAME, spans
 
-__all__ = ["Arenas", "layout", "available_memory", "ALIGN", "ALWAYS_KEPT"]
+__all__ = ["Arenas", "layout", "ALIGN"]
 
 ALIGN = 64          # bytes: every slot starts at a multiple (a cache line; SIMD loads)
-ALWAYS_KEPT = 1 << 26    # bytes: a block up to this size is kept whatever memory is left
 _SLOT = "slots["
 
 
@@ -117,12 +121,13 @@ def layout(lines, sizes, pinned, fresh=(), into=None):
 class Arenas:
     """The blocks of one compiled program: ``slots`` (shape, dtype) at ``offsets``."""
 
-    def __init__(self, slots, offsets, total, spare=1):
+    def __init__(self, slots, offsets, total, spare=1, recycled=()):
         self.slots, self.offsets, self.total = slots, offsets, total
         self.spare = spare
         self.none = (None,) * len(slots)
         self._free = []
         self._lock = threading.Lock()
+        self.recycled = {i: Recycled() for i in recycled}   # slots with arrays of their own
 
     def _new(self):
         block = np.empty(max(self.total, 1), np.uint8)
@@ -160,13 +165,23 @@ class Arenas:
                 self._free.append(rec)
 
     def clear(self):
-        """Drop the kept blocks."""
+        """Drop the kept blocks and the kept output arrays."""
         with self._lock:
             self._free = []
+        for pool in self.recycled.values():
+            pool.clear()
+
+    def outputs(self, views):
+        """``views`` with each recycled slot's array filled in (:class:`Recycled`): one this
+        slot had at an earlier call that nothing outside holds any more, else a new one."""
+        slots = list(views)
+        for i, pool in self.recycled.items():
+            slots[i] = pool.empty(*self.slots[i])
+        return slots
 
     def wrap(self, fn):
         """``fn(*inputs, slots)`` as ``call(*inputs)``, each call with a block."""
-        if all(off is None for off in self.offsets):
+        if all(off is None for off in self.offsets) and not self.recycled:
             none = self.none
 
             def call(*inputs):
@@ -174,32 +189,19 @@ class Arenas:
             call.__wrapped__ = fn
             return call
         acquire, release = self.acquire, self.release
+        outputs = self.outputs if self.recycled else None
 
         def call(*inputs):
             rec = acquire()
+            slots = rec[1] if outputs is None else outputs(rec[1])
             try:
-                return fn(*inputs, rec[1])
+                return fn(*inputs, slots)
             finally:
+                slots = None     # its references to the views would hold the block
                 release(rec)
         call.__wrapped__ = fn
         call.arenas = self
         return call
-
-
-def available_memory():
-    """Bytes of memory the machine can still give: Linux's ``MemAvailable`` (free memory
-    plus the page cache it can drop), else the free pages, else unbounded."""
-    try:
-        with open("/proc/meminfo", "rb") as f:
-            for line in f:
-                if line.startswith(b"MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, OSError, ValueError):
-        return float("inf")
 
 
 def _holders(rec):

@@ -319,16 +319,18 @@ class Sites:
         return self.take(shape, dtype) if kind is np.ndarray else None
 
     def place(self, lines, pinned):
-        """Lay the slots out in one block (no place for any when ``lines`` is None)."""
+        """Lay the slots out in one block; a slot reaching an input or an output gets an
+        array of its own, recycled between calls (none of either when ``lines`` is None)."""
         if not self.slots:
             return
         sizes = [math.prod(shape) * dtype.itemsize for shape, dtype in self.slots]
         if lines is None:
-            offsets, total = [None] * len(sizes), 0
+            offsets, total, recycled = [None] * len(sizes), 0, ()
         else:
             into = {f"v{k}": f"v{a}" for k, a in self.into.items()}
             offsets, total = layout(lines, sizes, pinned, self.fresh, into)
-        self.arenas = Arenas(self.slots, offsets, total)
+            recycled = [i for i, at in enumerate(offsets) if at is None]
+        self.arenas = Arenas(self.slots, offsets, total, recycled=recycled)
 
 
 def _zeros(slot, shape, dtype):
@@ -506,7 +508,8 @@ def _pooled(em, e, boxed, sites):
     - rows picked by a constant integer array: ``np.take(v3, idx, axis=0, mode="wrap",
       out=slots[3])``, which is ``v3[idx]`` for indices in ``[-n, n)`` (the trace
       indexed the same shape with them; ``"wrap"`` maps ``-1`` to ``n - 1`` as indexing
-      does, and unlike ``"raise"`` writes into ``out`` without a buffer);
+      does, and unlike ``"raise"`` writes into ``out`` without a buffer; the index is
+      kept as ``intp``, which ``np.take`` would otherwise make a copy in at every call);
     - ``np.concatenate`` with ``out=``."""
     name = known(e.prim)
     args = [boxed(a) for a in e.ins]
@@ -517,6 +520,8 @@ def _pooled(em, e, boxed, sites):
     if name == "getitem" and list(e.params) == ["idx"]:
         rows = _fancy_rows(e.ins[0], e.params["idx"], em.prog.avals)
         into = None if rows is None else sites.result(e.out)
+        if into is not None and rows.dtype != np.intp:
+            rows = rows.astype(np.intp)    # np.take casts other indices at every call
         return None if into is None else \
             f"np.take({args[0]}, {em.ns.bind(rows, 'idx')}, axis=0, mode=\"wrap\", out={into})"
     if name == "concatenate":

@@ -22,6 +22,7 @@ from ...ops.core.elementwise import multiply as _mul
 from ...ops.core.indexing import getitem, untake
 from ...ops.core.linear import sum_p as _sum
 from ...ops.core.shape import concatenate, reshape, transpose
+from ...core.recycle import Recycled
 from ...core.tracer import Box, ndim_of, primal_value, shape_of, unguarded_value
 
 __all__ = [
@@ -41,7 +42,7 @@ class Structure:
     indptr)`` when it was built from a CSR/CSC form, which :meth:`compressed` reuses."""
 
     __slots__ = ("_row", "_col", "shape", "_T", "operator", "layout", "_canonical", "_protos",
-                 "__weakref__")
+                 "_copies", "__weakref__")
 
     def __init__(self, row, col, shape, transpose=None, operator=None, layout=None):
         # row and col None: read from layout when first asked for (a replayed CSR result
@@ -54,6 +55,7 @@ class Structure:
         self.layout = layout
         self._canonical = None
         self._protos = None      # (class, dtype) -> a built matrix's attributes (compressed)
+        self._copies = None      # the Recycled pools of the index copies (compressed)
 
     def _coordinates(self):
         fmt, indices, indptr = self.layout
@@ -95,7 +97,9 @@ class Structure:
         call's), int32 where they fit; its canonical flag is set when the layout was found
         sorted without duplicates. SciPy's constructor runs once per class and dtype (it
         checks the layout: ~20 us); later calls copy that matrix's attributes and replace
-        its three arrays (what the constructor would store for this layout)."""
+        its three arrays (what the constructor would store for this layout), the index
+        copies written into arrays an earlier result no longer holds
+        (:class:`dualad.core.recycle.Recycled`: no new pages per call)."""
         fmt, indices, indptr = self.layout
         data = np.asarray(data)
         cls = getattr(sp, f"{fmt}_{'matrix' if spmatrix else 'array'}")
@@ -115,7 +119,10 @@ class Structure:
             return out
         out = cls.__new__(cls)
         out.__dict__.update(state)
-        out.data, out.indices, out.indptr = data, indices.copy(), indptr.copy()
+        if self._copies is None:
+            self._copies = (Recycled(), Recycled())
+        out.data = data
+        out.indices, out.indptr = self._copies[0].copy(indices), self._copies[1].copy(indptr)
         return out
 
     def __repr__(self):

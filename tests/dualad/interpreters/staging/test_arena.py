@@ -249,3 +249,30 @@ def test_a_program_with_reused_names_gives_numpys_values(monkeypatch):
         assert jf(x * s) == chain(x * s)
     assert "r0 = " in jf.source(x)
     assert _arenas(jf, x) is None
+
+
+def test_an_output_dropped_by_the_caller_is_written_again_by_a_later_call():
+    """The output's own array (no place in the block) is recycled (dualad.core.recycle):
+    once the caller dropped it, a later call writes into it; while the caller holds it,
+    a call never does."""
+    def f(x):
+        return np.sin(x) * 2.0 + x
+    jf = dualad.jit(f)
+    x = np.linspace(0, 1, N)
+    jf(x)
+    y = jf(x)
+    where = y.__array_interface__["data"][0]
+    kept = y
+    z = jf(x + 1.0)
+    assert not np.shares_memory(z, kept)
+    np.testing.assert_array_equal(kept, f(x))
+    del y, kept
+    pools = _arenas(jf, x).recycled
+    assert len(pools) == 1
+    (pool,) = pools.values()
+    for k in range(3):
+        out = jf(x + k)
+        np.testing.assert_array_equal(out, f(x + k))
+        assert any(out is entry[0] for entry in pool._kept)
+        del out
+    assert len(pool._kept) == 2          # z and one array for every later call
