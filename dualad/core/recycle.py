@@ -96,7 +96,9 @@ class Recycled:
         Returns
         -------
         numpy.ndarray
-            An array no one else holds; its values are what its last holder left.
+            A new view of an array no one else holds (a new object at every call:
+            a weak reference to an earlier result dies with it); its values are what
+            its last holder left.
         """
         shape, dtype = tuple(shape), np.dtype(dtype)
         with self._lock:
@@ -105,7 +107,7 @@ class Recycled:
                 a = entry[0]
                 if sys.getrefcount(entry[0]) == entry[1] + 1 and a.shape == shape \
                         and a.dtype == dtype:
-                    return a
+                    return a[...]
                 del a
             size = math.prod(shape) * dtype.itemsize
             if size > ALWAYS_KEPT and available_memory() < 2 * size:
@@ -113,7 +115,7 @@ class Recycled:
             kept.append([np.empty(shape, dtype), 0])
             del kept[:-self.keep]
             kept[-1][1] = sys.getrefcount(kept[-1][0])
-            return kept[-1][0]
+            return kept[-1][0][...]
 
     def copy(self, a):
         """A copy of ``a`` in a recycled array.

@@ -90,3 +90,18 @@ def test_threads_never_share_an_array():
         return all(seen)
     with ThreadPoolExecutor(6) as ex:
         assert all(f.result() for f in [ex.submit(work, k) for k in range(6)])
+
+
+def test_each_call_hands_out_a_new_object():
+    """A recycled array is handed out as a new view: a weak reference to an earlier
+    result dies when the caller drops it, as it would for a new array."""
+    import gc
+    import weakref
+    pool = Recycled()
+    a = pool.empty((100,), np.float64)
+    ref = weakref.ref(a)
+    del a
+    gc.collect()
+    assert ref() is None
+    b = pool.empty((100,), np.float64)
+    assert b.base is pool._kept[0][0]
