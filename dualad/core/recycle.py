@@ -19,8 +19,9 @@ last result as the next one is made: two arrays serve the whole loop). A recycle
 holds what the caller left in it: :meth:`Recycled.copy` writes its source over it.
 
 Memory: up to ``keep`` arrays are kept per site after the caller dropped them. An array
-above :data:`ALWAYS_KEPT` bytes is made from the pool only while the machine has twice its
-size available (``MemAvailable``); short of memory, the site makes a new array as before.
+above :data:`ALWAYS_KEPT` bytes is kept only when the machine had four times its size
+available (``MemAvailable``) as it was made, as a jitted program's block of memory is;
+short of memory, the site makes a new array as before.
 """
 from __future__ import annotations
 
@@ -110,7 +111,7 @@ class Recycled:
                     return a[...]
                 del a
             size = math.prod(shape) * dtype.itemsize
-            if size > ALWAYS_KEPT and available_memory() < 2 * size:
+            if size > ALWAYS_KEPT and available_memory() < 4 * size:
                 return np.empty(shape, dtype)
             kept.append([np.empty(shape, dtype), 0])
             del kept[:-self.keep]
