@@ -24,10 +24,12 @@ the final carry into one 1-D array (the tape keeps one value per node). With
 
 Under a :func:`dualad.jit` trace every one of these is one equation of a primitive that
 holds the programs, so a replay runs the loop again and counts its own trips (no trip
-count is baked into a program). The reverse primitive has no differentiation rules:
-under another differentiating trace (``hessian``, ``grad`` of ``grad``) the reverse
-sweep runs in Python on that trace's values instead (the predicate read from the
-primal values), except under jit, where second order through a while loop raises.
+count is baked into a program). Under another differentiating trace (``hessian``,
+``grad`` of ``grad``) the reverse sweep runs in Python on that trace's values (the
+predicate read from the primal values); under jit, where it is an equation, the reverse
+primitive's own rules differentiate it (:func:`_reverse_loops`: the sweep as while
+loops, quadratic in the trips). Under vmap it is one batched sweep of the masked loop
+(:func:`_batch_reverse`).
 """
 from __future__ import annotations
 
@@ -78,6 +80,7 @@ class WhileSpec:
             self._reverse = Primitive(f"while_loop_vjp({self.name})",
                                       lambda *a: _reverse_value(self, a[:-1], a[-1]))
             self._reverse.defbatch(lambda args, batched: _batch_reverse(self, args, batched))
+            _differentiable_reverse(self, self._reverse)
         return self._reverse
 
 
@@ -235,6 +238,78 @@ def _pull_trip(spec, kb, c, ct_c, ct_k, lead):
     for p, j in enumerate(dk):
         if g_k[p] is not None:
             ct_k[p] = _cast(ct_k[p] + g_k[p], spec.kb_avals[j][1])
+
+
+# --- the reverse sweep's own derivatives (second order under jit) ------------------------
+def _reverse_loops(spec, args, ct):
+    """``while_loop_vjp``'s value written as while loops, for differentiating it where the
+    sweep is an equation (under jit): the trip count ``n`` by one loop, then a loop over
+    ``i = n-1, ..., 0`` whose trip recomputes ``c_i`` from ``c_0`` (an inner loop of ``i``
+    trips) and pulls back one taped trip,
+
+        (c̄_i, k̄) = (c̄_{i+1} · ∂c_{i+1}/∂c_i,  k̄ + c̄_{i+1} · ∂c_{i+1}/∂k_body).
+
+    ``n + n(n-1)/2`` untaped trips and O(1) carries (one snapshot: ``c_0``); every piece
+    is a while loop, whose rules (forward: a loop over the tangents; reverse: online
+    checkpointing) differentiate it."""
+    kb, kc, c0 = spec.split(args)
+    lead = tuple(shape_of(ct)[:-1])
+    dk, dc, nc = spec.dk, spec.dc, spec.nc
+    ct_c = _unpack(ct, spec.out_avals, spec.pd, lead, ())
+
+    def loop(cond, body, what, carry):
+        return while_leaves(cond, body, f"{spec.name}_{what}", carry, spec.snapshots,
+                            schedule=spec.schedule)
+
+    def advance(C):
+        return list(spec.body(kb, C[:nc])) + [C[nc] + 1]
+    n = loop(lambda C: spec.cond(kc, C[:nc]), advance, "count", list(c0) + [np.int64(0)])[nc]
+
+    def pull(C):
+        c_i = loop(lambda D: [D[nc] < C[0]], advance, "replay", list(c0) + [np.int64(0)])[:nc]
+        g_c, g_k = _merge([None] * nc, dc, C[1:1 + len(dc)]), list(C[1 + len(dc):])
+        _pull_trip(spec, kb, c_i, g_c, g_k, lead)   # (updates g_c, g_k in place)
+        return [C[0] - 1] + [g_c[j] for j in dc] + g_k
+    ct0 = [_cast(_zero_if_none(ct_c[j], lead, spec.c_avals[j]), spec.c_avals[j][1])
+           for j in dc]
+    k0 = [np.zeros(lead + spec.kb_avals[j][0], spec.kb_avals[j][1]) for j in dk]
+    out = loop(lambda C: [C[0] >= 0], pull, "reverse", [n - 1] + ct0 + k0)
+    r_avals = [spec.kb_avals[j] for j in dk] + [spec.c_avals[j] for j in dc]
+    parts = out[1 + len(dc):] + out[1:1 + len(dc)]
+    return _pack(parts, r_avals, _packed_dtype(r_avals), lead)
+
+
+def _differentiable_reverse(spec, prim):
+    """Give ``while_loop_vjp`` derivative rules: those of :func:`_reverse_loops` (the
+    same sweep as while loops) at the differentiable arguments (the body's lifted inexact
+    values, the inexact carry leaves, the cotangent)."""
+    n_args = spec.nkb + spec.nkc + spec.nc
+    avals = spec.kb_avals + [None] * spec.nkc + spec.c_avals
+    diff = [j for j in range(n_args) if avals[j] is not None and _inexact(avals[j][1])]
+    diff.append(n_args)                                      # the cotangent
+
+    def on_diff(args):
+        def f(*d):
+            full = _merge(args, diff, d)
+            return _reverse_loops(spec, full[:-1], full[-1])
+        return f
+
+    def jvp_all(tangents, ans, *args):
+        t, a = next((t, a) for t, a in zip(tangents, args) if t is not None)
+        lead = tuple(shape_of(t)[:len(shape_of(t)) - len(shape_of(a))])
+        ts = [tangents[j] if tangents[j] is not None else
+              np.zeros(lead + tuple(shape_of(args[j])), _dtype(args[j])) for j in diff]
+        return jvp(on_diff(list(args)), tuple(args[j] for j in diff), tuple(ts))[1]
+
+    def vjp_all(ct, ans, *args):
+        _, pullback = vjp(on_diff(list(args)), *(args[j] for j in diff))
+        return _merge([None] * (n_args + 1), diff, pullback(ct))
+    prim.def_all(jvp=jvp_all, vjp=vjp_all)
+    prim.nondiff_argnums = tuple(j for j in range(n_args + 1) if j not in diff)
+
+
+def _dtype(v):
+    return np.result_type(v.dtype if isinstance(v, Box) else np.asarray(v).dtype)
 
 
 def _batch_reverse(spec, args, batched):
