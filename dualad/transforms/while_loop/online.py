@@ -57,7 +57,7 @@ __all__ = ["OnlineSnapshots", "StummWaltherSnapshots", "SCHEDULES", "DEFAULT_SCH
            "placement", "online_forward_steps", "online_positions"]
 
 _INF = float("inf")
-_offline = lru_cache(maxsize=2048)(forward_steps)   # t(L, s) of the gaps in play
+_offline = lru_cache(maxsize=256)(forward_steps)   # t(L, s) of the gaps in play
 
 
 class _Placement:
@@ -161,22 +161,20 @@ class StummWaltherSnapshots(_Placement):
 
     def _cheapest_drop(self, i):
         """The index of the snapshot to drop for ``x_i``, or None (keep them all)."""
-        pos, c = self.positions, self.slots
-        gaps = [b - a for a, b in zip(pos, pos[1:])] + [i - pos[-1]]
-        kept = [_offline(g, c - j) for j, g in enumerate(gaps)]   # t(L_j, c - j)
-        shifted = [_offline(g, c - j + 1) for j, g in enumerate(gaps)]
-        before = [0]                                              # Σ_{j<m} kept
-        for v in kept:
-            before.append(before[-1] + v)
-        after = [0] * (len(gaps) + 1)                             # Σ_{j>=m} shifted
-        for j in range(len(gaps) - 1, -1, -1):
-            after[j] = after[j + 1] + shifted[j]
-        best = before[-2] + _offline(gaps[-1] + 1, 1)             # pass x_i by
-        choice = None
-        for k in range(len(gaps) - 1, 0, -1):                     # ties: the earliest
-            cost = before[k - 1] + _offline(gaps[k - 1] + gaps[k], c - k + 1) + after[k + 1]
+        pos, c, t = self.positions, self.slots, _offline
+        gaps = [b - a for a, b in zip(pos, pos[1:])]
+        gaps.append(i - pos[-1])                    # the open gap, closed at x_i if stored
+        kept = [t(g, c - j) for j, g in enumerate(gaps)]          # t(L_j, c - j)
+        m = len(gaps)
+        before = sum(kept) - kept[-1]               # Σ_{j < m-1} kept: the gaps before
+        best, choice = before + t(gaps[-1] + 1, 1), None          # pass x_i by
+        after = 0                                   # Σ_{j > k} t(L_j, c - j + 1)
+        for k in range(m - 1, 0, -1):               # ties: the earliest k wins
+            before -= kept[k - 1]                   # now Σ_{j < k-1} kept
+            cost = before + t(gaps[k - 1] + gaps[k], c - k + 1) + after
             if cost <= best:
                 best, choice = cost, k
+            after += t(gaps[k], c - k + 1)
         return choice
 
 
