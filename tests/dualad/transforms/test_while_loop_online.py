@@ -111,6 +111,15 @@ def test_vmap_of_grad_under_jit_and_of_jacrev():
     for order in (xs, xs[::-1]):
         np.testing.assert_allclose(f(order), ref if order is xs else ref[::-1],
                                    rtol=1e-12, atol=1e-15)
+    hessian = dualad.jacobians.hessian
+    np.testing.assert_allclose(dualad.vmap(hessian(lambda v: looped(v).sum()))(xs),
+                               [hessian(lambda v: unrolled(v, n=_trips(x)).sum())(x)
+                                for x in X], rtol=1e-12, atol=1e-15)
+    g = dualad.grad(lambda w: dualad.vmap(dualad.grad(lambda v: looped(v, w).sum()))(xs)
+                    .sum())(W)                 # the batched sweep, differentiated again
+    ref_g = dualad.grad(lambda w: sum(dualad.grad(lambda v: unrolled(v, w, _trips(x))
+                                                  .sum())(x).sum() for x in X))(W)
+    np.testing.assert_allclose(g, ref_g, rtol=1e-12, atol=1e-15)
     jr = dualad.vmap(dualad.jacobians.jacrev(looped))(xs[:3])   # (lanes loop: seeds' axis)
     for x, j in zip(X[:3], jr):
         np.testing.assert_allclose(
