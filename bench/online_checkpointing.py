@@ -8,7 +8,9 @@ Python loop: advances, peak memory and time of a gradient through 10^2, 10^3, 10
 
 Both online placements are run (``schedule="stumm-walther"`` and ``"wang-moin"``).
 ``--counts`` prints the schedules' advances and peak slots only (no gradients): the
-table of docs/while_loop.md over lengths 10^2..10^4 and 5..20 snapshots.
+table of docs/while_loop.md over lengths 10^2..10^4 and 5..20 snapshots. ``--vmap B``
+times ``vmap(grad(f))`` over B lanes whose trip counts differ, the batched reverse sweep
+against vmap's loop over the lanes (the batch rule switched off), results asserted equal.
 
 The loop is an explicit Euler integration on n states, stopped by a counter the engine
 cannot see in advance (the predicate ``i < steps`` is a traced comparison):
@@ -198,6 +200,38 @@ def measured(args):
                   f"{peak_all / mib:.2f} | {times} / {t_all:.3f} |", flush=True)
 
 
+def vmap_bench(lanes, n, repeat):
+    """vmap(grad) of a decay h <- h + dt (tanh(a h) - 2h), stopped on each lane's own
+    size (|h|² <= 1e-2; lanes start at different sizes, so their trip counts differ):
+    one batched sweep against the loop over lanes (the reverse primitive's batch rule
+    returning NotImplemented, which is what vmap did before it had one)."""
+    from dualad.transforms.while_loop import rules
+    rng = np.random.default_rng(1)
+    a = 1.0 + 0.1 * rng.standard_normal(n)
+    h0s = (0.2 + 5.0 * rng.random((lanes, 1))) * rng.standard_normal((lanes, n)) / np.sqrt(n)
+
+    def decay(h0):
+        return dualad.while_loop(lambda s: np.sum(s[0] ** 2) > 1e-2,
+                                 lambda s: (s[0] + DT * (np.tanh(a * s[0]) - 2.0 * s[0]),
+                                            s[1] + 1), (h0, 0), snapshots=10)
+    f = dualad.vmap(dualad.grad(lambda h0: np.sum(decay(h0)[0] ** 2)))
+    real = rules._batch_reverse
+    variants = {"batched": real, "lane loop": lambda *args: NotImplemented}
+    out, times = {}, {k: [] for k in variants}
+    for _ in range(repeat):
+        for name, rule in variants.items():
+            rules._batch_reverse = rule
+            t = time.perf_counter()
+            out[name] = f(h0s)
+            times[name].append(time.perf_counter() - t)
+    rules._batch_reverse = real
+    np.testing.assert_allclose(out["batched"], out["lane loop"], rtol=1e-12, atol=1e-15)
+    trips = [int(decay(h)[1]) for h in h0s]
+    print(f"vmap(grad) over {lanes} lanes, n = {n}, trips {min(trips)}..{max(trips)}: "
+          + ", ".join(f"{k} {min(v):.3f} s" for k, v in times.items())
+          + f" (best of {repeat}, interleaved)")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--steps", type=int, nargs="+", default=[100, 1000, 10000])
@@ -205,8 +239,11 @@ def main():
     p.add_argument("--n", type=int, default=500)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--counts", action="store_true")
+    p.add_argument("--vmap", type=int, default=0, metavar="B")
     args = p.parse_args()
-    if args.counts:
+    if args.vmap:
+        vmap_bench(args.vmap, args.n, args.repeat)
+    elif args.counts:
         counts(args.steps, args.snapshots)
     else:
         measured(args)
