@@ -72,9 +72,10 @@ def while_loop(cond_fun: Callable[[_C], Any], body_fun: Callable[[_C], _C], init
     schedule : {"stumm-walther", "wang-moin"}, optional
         How the stored carries are chosen while the loop runs (default
         ``"stumm-walther"``). ``"stumm-walther"``: each carry replaces the stored one
-        whose removal leaves the reversal cost at the current length smallest (Stumm
-        and Walther's online-optimal placement while :math:`n \le \beta(c, 2) - 1`,
-        i.e. at most two untaped evaluations per trip; the same greedy rule beyond).
+        whose removal leaves the reversal cost at the current length smallest
+        (optimal online, like Stumm and Walther's algorithm, while
+        :math:`n \le \beta(c, 2) - 1`, i.e. at most two untaped evaluations per trip;
+        the same greedy rule beyond).
         ``"wang-moin"``: Wang, Moin and Iaccarino's levels (SIAM J. Sci. Comput.
         2009). docs/while_loop.md compares both with revolve at the length known.
 

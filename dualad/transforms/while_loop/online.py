@@ -25,12 +25,14 @@ snapshots; ``x_i`` is stored in place of the snapshot whose removal leaves that 
 length ``i + 1`` (the loop may stop after the step), smallest, and passed by when keeping
 the snapshots as they are is cheaper still (ties: store, the earliest snapshot dropped).
 Under repetition number 2 (``n ≤ β(c, 2) - 1``, every gap reversed with one advance per
-step) this is Stumm and Walther's online-optimal placement: the first gap grows to
-``c + 1`` by overwriting its right neighbour, then the second to ``c``, and so on,
-``t_online = 2n - c`` (revolve's optimum with the length known is ``2n - c - 2``; the two
-extra advances are those of discovering the end). Beyond it the same greedy rule is our
-extension (the paper's own rules for repetition number 3 are not reproduced here); it
-keeps the gaps close to the balanced ones the length-``i + 1`` optimum has at every step.
+step) it is optimal among online placements, as Stumm and Walther's online algorithm is
+there: the ``n - c`` states not held must each be recomputed at least once, so no
+placement beats ``n + (n - c) = 2n - c``, which this one attains (the first gap grows to ``c + 1`` by
+overwriting its right neighbour, then the second to ``c``, and so on; revolve with the
+length known needs ``2n - c - 2``, the two extra advances are those of discovering the
+end). Beyond it the same greedy rule is our extension (the paper's own rules for
+repetition number 3 are not reproduced here); it keeps the gaps close to the balanced
+ones the length-``i + 1`` optimum has at every step.
 
 Reversal, once ``n`` is known (both placements): the intervals between neighbouring
 snapshots are reversed from the last to the first, each by Griewank's offline binomial
