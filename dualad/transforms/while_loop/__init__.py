@@ -5,6 +5,6 @@ body traced once into programs (``trace.py``), the loop ONE primitive whose rule
 while loops again, or, in reverse mode, a primitive that checkpoints online
 (``rules.py``) by the schedule of ``online.py``.
 """
-from .api import while_loop, DEFAULT_SNAPSHOTS  # noqa: F401
+from .api import while_loop, DEFAULT_SNAPSHOTS, DEFAULT_SCHEDULE  # noqa: F401
 
-__all__ = ["while_loop", "DEFAULT_SNAPSHOTS"]
+__all__ = ["while_loop", "DEFAULT_SNAPSHOTS", "DEFAULT_SCHEDULE"]

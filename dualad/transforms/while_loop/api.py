@@ -10,6 +10,7 @@ from ...core import tree
 from ...core.tracer import Box
 from ...frontend.objects import traced_outputs
 from ..scan.api import _snapshots, _structure
+from .online import DEFAULT_SCHEDULE, SCHEDULES
 from .rules import aval_of, while_leaves
 
 if TYPE_CHECKING:
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
     _C = TypeVar("_C")
 
-__all__ = ["while_loop", "DEFAULT_SNAPSHOTS"]
+__all__ = ["while_loop", "DEFAULT_SNAPSHOTS", "DEFAULT_SCHEDULE"]
 
 DEFAULT_SNAPSHOTS = 20
 _NUMBERS = (bool, int, float, complex, np.ndarray, np.generic, Box)
@@ -29,7 +30,7 @@ def _fname(f):
 
 
 def while_loop(cond_fun: Callable[[_C], Any], body_fun: Callable[[_C], _C], init_val: _C,
-               snapshots: int | None = None) -> _C:
+               snapshots: int | None = None, schedule: str | None = None) -> _C:
     r"""Run ``body_fun`` on the carry while ``cond_fun`` holds (JAX's ``lax.while_loop``).
 
     With :math:`c_0` = ``init_val``, returns :math:`c_n`, where
@@ -46,10 +47,11 @@ def while_loop(cond_fun: Callable[[_C], Any], body_fun: Callable[[_C], _C], init
         \bar\theta = \sum_i \bar c_{i+1}\,\frac{\partial c_{i+1}}{\partial \theta}
 
     (:math:`\theta`: values ``body_fun`` closes over) with *online checkpointing*: at
-    most ``snapshots`` carries are held, placed while the loop runs by Wang, Moin and
-    Iaccarino's dynamic algorithm (levels; SIAM J. Sci. Comput. 2009), the intervals
-    between them then reversed by Griewank's binomial schedule
-    (:mod:`dualad.revolve`). The predicate is boolean and has no derivative. Under
+    most ``snapshots`` carries are held, placed while the loop runs by ``schedule``,
+    the intervals between them then reversed by Griewank's binomial schedule
+    (:mod:`dualad.revolve`). With :math:`c` slots and :math:`L_k` the gaps between
+    the stored carries, the reversal advances
+    :math:`n + \sum_k t(L_k, c - k)` untaped trips, :math:`t` revolve's count. The predicate is boolean and has no derivative. Under
     ``vmap`` a batched predicate runs the loop while any lane holds and freezes the
     finished lanes (``np.where`` on the carry); under :func:`dualad.jit` the loop is
     one equation that counts its trips at every replay.
@@ -67,6 +69,15 @@ def while_loop(cond_fun: Callable[[_C], Any], body_fun: Callable[[_C], _C], init
         The initial carry: arrays and numbers in tuples, lists and dicts.
     snapshots : int, optional
         Reverse mode's slots for stored carries, :math:`c_0` included (default 20).
+    schedule : {"stumm-walther", "wang-moin"}, optional
+        How the stored carries are chosen while the loop runs (default
+        ``"stumm-walther"``). ``"stumm-walther"``: each carry replaces the stored one
+        whose removal leaves the reversal cost at the current length smallest
+        (optimal online, like Stumm and Walther's algorithm, while
+        :math:`n \le \beta(c, 2) - 1`, i.e. at most two untaped evaluations per trip;
+        the same greedy rule beyond).
+        ``"wang-moin"``: Wang, Moin and Iaccarino's levels (SIAM J. Sci. Comput.
+        2009). docs/while_loop.md compares both with revolve at the length known.
 
     Returns
     -------
@@ -81,7 +92,8 @@ def while_loop(cond_fun: Callable[[_C], Any], body_fun: Callable[[_C], _C], init
         or a leaf is not an array or number (the error names the function, the leaf
         and the shapes).
     ValueError
-        If ``snapshots`` is below 1, or a function branches on a traced value.
+        If ``snapshots`` is below 1, ``schedule`` is not one of the names above, or a
+        function branches on a traced value.
 
     See Also
     --------
@@ -104,6 +116,7 @@ def while_loop(cond_fun: Callable[[_C], Any], body_fun: Callable[[_C], _C], init
             raise TypeError(f"dualad.while_loop: {what} must be a function of the carry, "
                             f"got {type(f).__name__}")
     snapshots = DEFAULT_SNAPSHOTS if snapshots is None else _snapshots(api, snapshots)
+    schedule = _schedule(api, schedule)
     init_val = traced_outputs(init_val)
     leaves, rebuild = tree.flatten(init_val)
     for j, v in enumerate(leaves):
@@ -128,7 +141,18 @@ def while_loop(cond_fun: Callable[[_C], Any], body_fun: Callable[[_C], _C], init
         _check_cond(api, _fname(cond_fun), cond.out_avals)
         _check_body(api, _fname(body_fun), body.out_avals, [aval_of(v) for v in leaves])
     name = _fname(body_fun)
-    return rebuild(while_leaves(cond_leaves, body_leaves, name, leaves, snapshots, check))
+    return rebuild(while_leaves(cond_leaves, body_leaves, name, leaves, snapshots, check,
+                                schedule))
+
+
+def _schedule(api, schedule):
+    if schedule is None:
+        return DEFAULT_SCHEDULE
+    if not isinstance(schedule, str) or schedule not in SCHEDULES:
+        names = ", ".join(repr(k) for k in SCHEDULES)
+        raise ValueError(f"{api}: schedule must be one of {names} (how reverse mode "
+                         f"places its snapshots while the loop runs), got {schedule!r}")
+    return schedule
 
 
 def _numeric_leaf(api, j, v, what):

@@ -7,8 +7,8 @@ from hypothesis import given, settings, strategies as st
 import dualad
 import dualad.jacobians
 from dualad.revolve import forward_steps
-from dualad.transforms.while_loop.online import (OnlineSnapshots, online_forward_steps,
-                                                 online_positions)
+from dualad.transforms.while_loop.online import (SCHEDULES, OnlineSnapshots, placement,
+                                                 online_forward_steps, online_positions)
 
 W = np.array([[0.9, 0.2], [-0.3, 0.8]])
 
@@ -43,10 +43,10 @@ X = [np.array([1.0, 0.5]), np.array([0.2, 0.1]), np.array([0.03, 0.0]),
 
 
 # --- the online schedule ------------------------------------------------------------------
-def _replay(n, c):
+def _replay(n, c, schedule):
     """Execute the online sweep and reversal on positions: each reverse i must find
     x_i current, in the order n-1 .. 0; at most c states held. Returns the advances."""
-    slots = OnlineSnapshots(c)
+    slots = placement(schedule, c)
     held, advances = {0}, n
     for i in range(1, n):
         kept, dropped = slots.offer(i)
@@ -77,23 +77,25 @@ def _replay(n, c):
     return advances
 
 
+@pytest.mark.parametrize("schedule", sorted(SCHEDULES))
 @settings(derandomize=True, max_examples=60, deadline=None)
 @given(n=st.integers(0, 400), c=st.integers(1, 12))
-def test_online_schedule_reverses_every_step_within_its_slots(n, c):
-    advances = _replay(n, c)
-    assert (advances, online_forward_steps(n, c)[1] <= c) == (
-        online_forward_steps(n, c)[0], True)
-    pos = online_positions(n, c) + [n]
+def test_online_schedule_reverses_every_step_within_its_slots(schedule, n, c):
+    advances = _replay(n, c, schedule)
+    assert (advances, online_forward_steps(n, c, schedule)[1] <= c) == (
+        online_forward_steps(n, c, schedule)[0], True)
+    pos = online_positions(n, c, schedule) + [n]
     offline_parts = sum(forward_steps(pos[k + 1] - pos[k], c - k) for k in range(len(pos) - 1))
     assert advances == max(n, 0) + offline_parts
 
 
-def test_online_costs_close_to_offline_binomial():
+@pytest.mark.parametrize("schedule", sorted(SCHEDULES))
+def test_online_costs_close_to_offline_binomial(schedule):
     """Online (length unknown) against revolve (length known), same slots: never fewer
     advances than the optimum, within 25 % of it plus the one extra sweep bound."""
     for n in (100, 1000, 10000):
         for c in (5, 10, 20):
-            online, peak = online_forward_steps(n, c)
+            online, peak = online_forward_steps(n, c, schedule)
             offline = forward_steps(n, c)
             assert peak <= c
             assert offline <= online <= 1.25 * offline, (n, c, online, offline)
@@ -105,8 +107,9 @@ def test_levels_thin_out_behind_the_front():
         slots.offer(i)
     assert slots.positions[0] == 0 and len(slots.positions) == 4
     assert slots.positions == sorted(slots.positions)
-    assert online_positions(3, 10) == [0, 1, 2]     # room for every state
-    assert online_positions(50, 1) == [0]
+    for schedule in SCHEDULES:
+        assert online_positions(3, 10, schedule) == [0, 1, 2]     # room for every state
+        assert online_positions(50, 1, schedule) == [0]
 
 
 # --- values and derivatives ---------------------------------------------------------------
