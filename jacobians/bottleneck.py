@@ -44,9 +44,15 @@ least as many directions as ``J_f``'s densest row or column, and could beat the 
 mixed mode only where that is under ``2k`` (what this can miss: a sparse ``J_f`` of a
 narrow but not small cut). The detection of a dense pattern costs a second at n = 500.
 
-**Evaluating.** :class:`Mixed` holds a plan of ``h`` (at ``x``) and one of ``g`` (at the cut
-values), both made by the planner's own ``prepare`` (each may be sparse), and multiplies
-their CSR results. A call first checks what ``f``'s program assumed about its closure
+**Chains.** After the narrowest cut, :func:`jacobians.chain.find_chain` weighs further
+single-value cuts (``f = s_L ∘ ... ∘ s_1``, ``J_f = J_L ⋯ J_1``) by a shortest path over
+their modelled piece costs; the factors are multiplied in the matrix-chain order
+(:class:`Chain`). One cut is a chain of two pieces.
+
+**Evaluating.** :class:`Mixed` holds a plan of each piece (``h`` at ``x``, ``g`` at the cut
+values for one cut), each made by the planner's own ``prepare`` (each may be sparse), and
+multiplies their results. ``plan(f, x, mode="mixed")`` takes it whatever the model says
+(:func:`not_mixable` says when it cannot). A call first checks what ``f``'s program assumed about its closure
 (:class:`dualad.extend.Assumed`), and finds the cut again when that changed.
 """
 from __future__ import annotations
