@@ -199,3 +199,52 @@ def test_every_association_of_three_factors_gives_the_same_jacobian(cheap_pieces
         split = {(1, 3): 1 if order[0] == 0 else 2, (2, 3): 2, (1, 2): 1}
         np.testing.assert_allclose(as_array(chain.chain_product(factors, split, product)),
                                    expected, rtol=1e-12, atol=1e-13)
+
+
+def _separators_by_search(program, limit):
+    """The definition: values whose removal leaves no path from the inputs to the output."""
+    readers = {}
+    for e in program.body:
+        for a in e.ins:
+            if a.__class__ is int:
+                readers.setdefault(a, []).append(e.out)
+    out, found = program.outvars[0], []
+    for e in program.body:
+        if e.out == out or int(np.prod(program.avals[e.out][1])) >= limit:
+            continue
+        seen = {e.out} | set(program.invars)
+        stack = [u for u in program.invars if u != e.out]
+        while stack:
+            for w in readers.get(stack.pop(), ()):
+                if w not in seen:
+                    seen.add(w)
+                    stack.append(w)
+        if out not in seen:
+            found.append(e.out)
+    return found
+
+
+R = [mat(8, 8) for _ in range(4)]
+
+
+def residual(x):
+    """Residual blocks (y + tanh(R y)), a branch that rejoins, a value from constants."""
+    y = W1[:8] @ x
+    for M in R:
+        y = y + np.tanh(M @ y)
+    a, b = np.sin(y), np.cos(y) * np.tanh(np.ones(8))
+    return W5[:, :8] @ (a * b + y)
+
+
+def two_inputs(x, s):
+    return W5 @ np.tanh(W4 @ np.tanh(W2 @ (W1 @ x) * s))
+
+
+@pytest.mark.parametrize("f, args", [(heavy, (RNG.standard_normal(N),)),
+                                     (residual, (RNG.standard_normal(N),)),
+                                     (two_inputs, (RNG.standard_normal(N), 0.5))])
+def test_the_dominators_are_the_separators(f, args):
+    program = dualad.jit(f).program(*args).pruned()
+    found = chain.separators(program, N)
+    assert found == _separators_by_search(program, N)
+    assert found
