@@ -259,7 +259,9 @@ def _intersection_graph(pattern):
         np.fill_diagonal(shared, False)
         graph = sp.csr_matrix(shared, dtype=np.int8)
     else:
-        csc = pattern.tocsc().astype(np.int8)
+        # int32 counts: in int8 a pair of columns sharing 256 rows counted 0, and its edge
+        # was dropped (an invalid coloring; rows are fewer than 2³¹)
+        csc = pattern.tocsc().astype(np.int32)
         graph = (csc.T @ csc).tocsr()   # column intersection graph (with the diagonal)
         graph.setdiag(0)
         graph.eliminate_zeros()
@@ -619,6 +621,25 @@ def star_coloring(pattern: Any, orderings: Sequence[str] = ORDERINGS,
                    lambda: _star_coloring(adj, orderings, budget))
 
 
+def _nearly_complete(degree, pass_work):
+    """Whether a star coloring should give every vertex its own color without a search: the
+    graph is complete (a clique of ``n``: ``n`` colors are needed), or every vertex meets
+    :data:`NEARLY_DENSE` of the others and a greedy pass would cost over
+    :data:`DENSE_WORK` steps (its ``O(n d³)`` loops: ~36 s for a dense 100 x 100 pattern)."""
+    n = len(degree)
+    if n > 1 and int(degree.min()) == n - 1:
+        return True
+    return n > 1 and int(degree.min()) >= NEARLY_DENSE * (n - 1) and pass_work > DENSE_WORK
+
+
+def _each_its_own(n, lower, budget):
+    """One color per vertex: a star coloring of any graph (no two vertices share one)."""
+    c = Coloring(np.arange(n, dtype=np.int64), "dense", lower)
+    c.tried = {"dense": n}
+    c.effort = {"budget": _budget(budget, 0).total, "spent": 0, "passes": 0, "iterations": 0}
+    return c
+
+
 def _star_coloring(adj, orderings, budget):
     n = adj.shape[0]
     if n == 0:
@@ -630,10 +651,12 @@ def _star_coloring(adj, orderings, budget):
     if w <= n:
         tried["band"] = w
         best = Coloring(colors, "band", lower)
-    degree = np.diff(adj.indptr)
+    degree = np.diff(adj.indptr).astype(np.int64)     # int32 sums below overflowed
     # The star greedy's loops visit at most Σ_w deg(w) Σ_{x ~ w} deg(x) entries, and stop
     # early: some 4 of them to a unit.
     pass_work = (int(degree @ (adj @ degree)) + adj.nnz) // 4
+    if _nearly_complete(degree, pass_work):
+        return _each_its_own(n, n if adj.nnz == n * (n - 1) else lower, budget)
     work = 0
     for name in orderings:
         if best is not None and best.ncolors <= lower:

@@ -86,3 +86,43 @@ def test_the_dense_product_builds_the_same_graph(m, n, density, seed):
     assert np.array_equal(sparse_way.indptr, dense_way.indptr)     # the same edges
     assert np.array_equal(sparse_way.indices, dense_way.indices)
     assert not sparse_way.diagonal().any() and not dense_way.diagonal().any()
+
+
+@pytest.mark.parametrize("speedup", [0, coloring.BLAS_SPEEDUP])
+def test_columns_sharing_256_rows_stay_adjacent(monkeypatch, speedup):
+    # an int8 count of the shared rows wrapped to 0 and dropped the edge: columns 0 and 2
+    # got one color though 256 rows hold both
+    monkeypatch.setattr(coloring, "BLAS_SPEEDUP", speedup)
+    coloring._CACHE.clear()
+    p = np.zeros((513, 3), bool)
+    p[:512, 0] = p[:512, 2] = True
+    p[512, 1] = True
+    graph = coloring._intersection_graph(sp.csr_matrix(p))
+    assert graph[0, 2] and graph[2, 0] and graph.nnz == 2
+    c = column_coloring(p)
+    assert is_column_coloring(sp.csr_matrix(p), c.colors) and c.ncolors == 2
+
+
+def test_a_dense_hessian_pattern_gets_one_color_per_vertex():
+    # the star greedy's O(n d³) loops took ~36 s on a dense 100 x 100 pattern
+    coloring._CACHE.clear()
+    c = coloring.star_coloring(np.ones((400, 400), bool))
+    assert c.method == "dense" and c.ncolors == 400 and c.lower_bound == 400 and c.optimal
+
+
+def test_a_nearly_complete_graph_is_colored_trivially_only_when_costly():
+    rng = np.random.default_rng(4)
+    upper = np.triu(rng.random((300, 300)) < 0.98, 1)
+    p = upper | upper.T
+    adj = coloring._adjacency(p)
+    assert np.diff(adj.indptr).min() >= 0.9 * 299
+    coloring._CACHE.clear()
+    c = coloring.star_coloring(p)
+    assert c.method == "dense" and c.ncolors == 300 and not c.optimal
+    assert coloring.is_star_coloring(adj, c.colors)
+    small = np.ones((6, 6), bool)
+    small[0, 1] = small[1, 0] = False
+    coloring._CACHE.clear()
+    s = coloring.star_coloring(small)
+    assert s.method != "dense" and s.ncolors == 5
+    assert coloring.is_star_coloring(coloring._adjacency(small), s.colors)
