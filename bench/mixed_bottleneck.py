@@ -1,6 +1,7 @@
 """Mixed-mode Jacobians through a bottleneck (issue 36): forward, reverse, mixed, jax.jit.
 
     PYTHONPATH=. python bench/mixed_bottleneck.py [--quick] [--rounds R] [--elimination]
+        [--only chain,chain-heavy,pde]
 
 For ``f = g ∘ h`` with a narrow cut ``k`` the planner's default path (``plan(f, x)``) finds
 the cut on f's jit program and evaluates ``J_g J_h`` (k reverse sweeps for ``J_h``, k
@@ -13,6 +14,17 @@ forward ones for ``J_g``) where pure forward mode needs ``n`` directions and pur
   ``W1, W2`` 2000 x 2000: a pure mode pushes 2000 directions through a 2000 x 2000 matmul.
 - ``autoencoder``: a tanh MLP 784 -> 256 -> 16 -> 256 -> 784, the Jacobian of its output
   with respect to its input (k = 16).
+- ``chain``: tanh layers 2000 -> 10 -> 500 -> 8 -> 2000 (several narrow layers: a chain of
+  cuts, jacobians.chain).
+- ``chain-heavy``: 2000 -> 10 -> 500 -> six 500 x 500 layers -> 8 -> 2000: the two cuts
+  around a heavy middle.
+- ``pde``: a 1-D diffusion residual ``r(p) = -(κ u')' - s`` at a fixed state ``u`` on
+  2000 cells, whose diffusivity ``κ = exp(Ψ c)`` depends on the 2000 parameters ``p``
+  only through an 8-coefficient closure ``c = tanh(Φ p)``; ``dr/dp``, 2000 x 2000, rank 8.
+
+For the chain workloads two more ways are planned with ``mode="mixed"``: through the one
+narrowest cut (``bottleneck.MAX_PIECES = 2`` while planning) and through every cut that
+saves work (``chain.PIECE = 0``: no fixed cost per piece).
 
 Per workload and way: directions, sweeps, the first call (for the planner's default path:
 ``plan`` plus its first call; for jax: tracing and compiling plus the first call) and the
@@ -71,9 +83,52 @@ def workloads(quick):
         for W, b in zip(Ws, bs):
             x = np.tanh(W @ x + b)
         return x
-    return {"thin": (thin, rng.standard_normal(n), k),
-            "wide": (wide, rng.standard_normal(n), k),
-            "autoencoder": (autoencoder, rng.standard_normal(784), 16)}
+    out = {"thin": (thin, rng.standard_normal(n), k),
+           "wide": (wide, rng.standard_normal(n), k),
+           "autoencoder": (autoencoder, rng.standard_normal(784), 16)}
+    out.update(chain_workloads(rng, n, quick))
+    out["pde"] = pde_workload(rng, n)
+    return out
+
+
+def chain_workloads(rng, n, quick):
+    """``chain`` (n -> 10 -> 500 -> 8 -> n) and ``chain-heavy`` (six 500 x 500 layers
+    between the cuts)."""
+    w = 100 if quick else 500
+
+    def mat(a, b):
+        return rng.standard_normal((a, b)) / np.sqrt(b)
+    V1, V2, V3, V4 = mat(10, n), mat(w, 10), mat(8, w), mat(n, 8)
+    middle = [mat(w, w) for _ in range(6)]
+
+    def chain(x, np=np):
+        return np.tanh(V4 @ np.tanh(V3 @ np.tanh(V2 @ np.tanh(V1 @ x))))
+
+    def chain_heavy(x, np=np):
+        y = np.tanh(V2 @ np.tanh(V1 @ x))
+        for M in middle:
+            y = np.tanh(M @ y)
+        return np.tanh(V4 @ np.tanh(V3 @ y))
+    return {"chain": (chain, rng.standard_normal(n), 8),
+            "chain-heavy": (chain_heavy, rng.standard_normal(n), 8)}
+
+
+def pde_workload(rng, n, k=8):
+    """The diffusion residual with a k-coefficient closure of its n parameters."""
+    h = 1.0 / (n + 1)
+    grid = np.linspace(0.0, 1.0, n + 2)
+    u = np.sin(np.pi * grid) + 0.1 * np.sin(5 * np.pi * grid)     # the state, boundary 0
+    Phi = rng.standard_normal((k, n)) / np.sqrt(n)                  # parameters -> closure
+    modes = np.cos(np.pi * np.outer(0.5 * (grid[1:] + grid[:-1]), np.arange(k)))
+    Psi = 0.3 * modes                                               # closure -> log κ
+    s = np.ones(n)
+
+    def pde(p, np=np):
+        c = np.tanh(Phi @ p)                 # the closure: k coefficients
+        kappa = np.exp(Psi @ c)              # diffusivity on the n + 1 faces
+        flux = kappa * (u[1:] - u[:-1]) / h
+        return -(flux[1:] - flux[:-1]) / h - s
+    return pde, rng.standard_normal(n), k
 
 
 def first_and_steady(make):
@@ -84,22 +139,52 @@ def first_and_steady(make):
     return time.perf_counter() - t0, fn
 
 
-def dualad_ways(f, x, J_ref):
-    """name -> (first call s, callable, directions, sweeps, max error, plan)."""
+def dualad_ways(f, x, J_ref, chains=False):
+    """name -> (first call s, callable, directions, sweeps, max error, plan); with
+    ``chains`` also mode="mixed" through one cut and through every cut that saves work."""
+    from dualad.jacobians import bottleneck, chain
     out = {}
-    for mode in ("auto", "forward", "reverse"):     # the default first: nothing cached
+    ways = [("auto", {}), ("forward", {}), ("reverse", {})]   # the default first
+    if chains:
+        ways += [("mixed", {(bottleneck, "MAX_PIECES"): 2}), ("mixed", {(chain, "PIECE"): 0}),
+                 ("mixed", {(bottleneck, "find_chain"): every_narrow_cut})]
+    for mode, patch in ways:
         plans = []
 
-        def make(mode=mode, plans=plans):
-            plans.append(jacobians.plan(f, x, mode=mode))
+        def make(mode=mode, plans=plans, patch=patch):
+            saved = {key: getattr(*key) for key in patch}
+            try:
+                for (module, attr), value in patch.items():
+                    setattr(module, attr, value)
+                plans.append(jacobians.plan(f, x, mode=mode))
+            finally:
+                for (module, attr), value in saved.items():
+                    setattr(module, attr, value)
             return lambda: plans[-1](x)
         first, fn = first_and_steady(make)
         p = plans[-1]
         J = fn()
         J = J.toarray() if hasattr(J, "toarray") else np.asarray(J)
         name = f"dualad {mode}" if mode != "auto" else f"dualad plan default ({p.mode})"
+        if mode == "mixed":
+            name = f"dualad mixed, {p.through.summary}"
+            name += (" (one cut)" if (bottleneck, "MAX_PIECES") in patch else
+                     " (every cut that saves work)" if (chain, "PIECE") in patch else
+                     " (forced: every narrow layer)")
         out[name] = (first, fn, p.directions, p.n_chunks, np.abs(J - J_ref).max(), p)
     return out
+
+
+def every_narrow_cut(program, first, max_pieces=None):
+    """The pieces between every product output of at most 16 values through which every
+    path passes (a narrow layer), whatever the model says: to measure a chain the model
+    does not take."""
+    from dualad.jacobians.chain import Piece, separators
+    made = {e.out: e.prim.name for e in program.body}
+    sizes = {v: int(np.prod(program.avals[v][1])) for v in made}
+    cuts = [v for v in separators(program, 17) if made[v] == "matmul" and sizes[v] <= 16]
+    nodes = [list(program.invars)] + [[v] for v in cuts] + [list(program.outvars)]
+    return [Piece(program, a, b, program.name) for a, b in zip(nodes, nodes[1:])]
 
 
 def jax_ways(f, x, J_ref):
@@ -125,7 +210,7 @@ def jax_ways(f, x, J_ref):
 def run(name, f, x, k, rounds):
     # the reference through a wrapper: f's own census is not cached for the plans' first call
     J_ref = np.asarray(jacobians.jacobian(lambda y: f(y), x, mode="reverse"))
-    ways = dualad_ways(f, x, J_ref)
+    ways = dualad_ways(f, x, J_ref, chains=name.startswith("chain"))
     ways.update(jax_ways(f, x, J_ref))
     timings = interleaved({w: v[1] for w, v in ways.items()}, rounds=rounds, min_time=0.05)
     rows = [(w, d, s, fmt(v[0]), fmt(timings[w].median), f"{timings[w].spread:.2f}",
@@ -137,7 +222,7 @@ def run(name, f, x, k, rounds):
     default = [v[5] for w, v in ways.items() if w.startswith("dualad plan default")][0]
     print("\n".join(line for line in default.explain().splitlines()
                     if line.startswith(("Mixed mode", "  Estimated", "  Measured", "Chosen",
-                                        "Why", "Planning"))))
+                                        "Why", "Planning", "  Cut", "  J_", "  Product"))))
 
 
 def elimination(name, f, x):
@@ -164,8 +249,10 @@ def main():
     rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 5
     print("\n".join(pin_runtime(1, _EARLY)))
     print(f"dualad.jacobians from {os.path.dirname(jacobians.__file__)}")
+    only = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else None
     for name, (f, x, k) in workloads(quick).items():
-        run(name, f, x, k, rounds)
+        if only is None or name in only:
+            run(name, f, x, k, rounds)
     if "--elimination" in sys.argv:
         for name, (f, x, k) in workloads(quick).items():
             elimination(name, f, x)

@@ -46,7 +46,7 @@ from .acyclic_bicoloring import AcyclicBicoloring
 from ._common import (DEFAULT_MAX_MEMORY, Problem, TracedOutput, counted, float_dtype,
                       holds_traced, untraced_kwargs)
 from .distributed import Workers
-from .bottleneck import mixed_plan, worth_mixing
+from .bottleneck import mixed_plan, not_mixable, worth_mixing
 from .gathered import through_gathers, worth_trying
 from .memory import dense_bytes, dense_of, human_bytes, refuse_dense
 from .patterns import TooDense
@@ -240,10 +240,15 @@ class Plan:
         best = min(self.estimates, key=lambda a: self.estimates[a][0])
         direct, source = self.estimates[best]
         at_least = "at least " if source.startswith("at least") else ""
-        how = (f"mixed mode through a cut of k = {mixed.k} values (J_g J_h, "
+        how = (f"mixed mode through {mixed.summary} ({mixed.product_text}, "
                f"{counted(mixed.directions, 'direction')}) is modelled at {_fmt(seconds)}, "
                f"{at_least}{direct / seconds:.2f}x cheaper than {best} on "
                f"{self.problem.name} itself, the cheapest way without the cut.")
+        if direct <= seconds:       # mode="mixed" asked for it
+            how = (f"mode='mixed' was asked for: mixed mode through {mixed.summary} "
+                   f"({mixed.product_text}, {counted(mixed.directions, 'direction')}) is "
+                   f"modelled at {_fmt(seconds)}, {best} on {self.problem.name} itself at "
+                   f"{_fmt(direct)}.")
         self.go_through(mixed, seconds)
         self.how = how
 
@@ -689,7 +694,10 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
     mode : str, optional
         ``"auto"`` (default), ``"forward"``, ``"reverse"``, ``"sparse-forward"``,
         ``"sparse-reverse"`` or ``"sparse-bidirectional"`` (also ``"bidirectional"``: a
-        star bicoloring, forward and reverse sweeps together; docs/bicoloring.md).
+        star bicoloring, forward and reverse sweeps together; docs/bicoloring.md), or
+        ``"mixed"``: ``J_f`` as a product through bottleneck cuts of ``f``'s program,
+        taken whatever the model says and refused when there is no cut (``"auto"``
+        weighs it with the others; docs/mixed.md).
     argnums : int or tuple of int, optional
         Which positional arguments are differentiated (default 0).
     sparse : {"auto", True, False}, optional
@@ -776,7 +784,7 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
     [0. 2. 4. 6. 8.]
     """
     mode = check_mode("plan", "sparse-bidirectional" if mode == "bidirectional" else mode,
-                      ("auto",) + ALTERNATIVES)
+                      ("auto",) + ALTERNATIVES + ("mixed",))
     if output not in ("auto", "dense", "sparse"):
         raise ValueError(f"plan: output={output!r} is not one of 'auto', 'dense', 'sparse'")
     if detect not in ("always", "worth"):
@@ -822,6 +830,9 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
     cheapest (timing the close ones when that pays)."""
     if mode == "bidirectional":
         mode = "sparse-bidirectional"
+    if mode == "mixed":
+        return _mixed_asked(problem, sparsity, chunk_size, max_memory, output, calibrate,
+                            replayed)
     if mode.startswith("sparse"):
         sparse = True
     notes = []
@@ -874,7 +885,7 @@ def _weigh_through(p, through, chosen):
     if seconds < p.estimates[chosen][0]:
         _go(p, through)
     elif getattr(way, "kind", None) == "mixed":
-        p.notes.append(f"Mixed mode: through a cut of k = {way.k} values (J_g J_h, "
+        p.notes.append(f"Mixed mode: through {way.summary} ({way.product_text}, "
                        f"{counted(way.directions, 'direction')}) is modelled at "
                        f"{_fmt(seconds)}, no cheaper than {chosen}: not taken.")
     else:
@@ -905,10 +916,38 @@ def _mixed(problem, notes, max_memory, calibrate, replayed, estimates):
         return None
     mixed.wins = seconds < min(e for e, _ in estimates.values())
     if mixed.wins:
-        notes.append(f"Sparsity detection: skipped: mixed mode through a cut of k = "
-                     f"{mixed.k} values is modelled at {_fmt(seconds)}, cheaper than every "
+        notes.append(f"Sparsity detection: skipped: mixed mode through {mixed.summary} "
+                     f"is modelled at {_fmt(seconds)}, cheaper than every "
                      f"dense way (a coloring of J_f, of rank at most k, would save little).")
     return mixed, seconds
+
+
+def _mixed_asked(problem, sparsity, chunk_size, max_memory, output, calibrate, replayed):
+    """The plan of ``mode="mixed"``: through ``f``'s bottleneck cuts whatever the model
+    says of them (the dense ways are modelled for ``explain()``), refused with the reason
+    when ``f`` has no cut or is not a function mixed mode takes."""
+    why = not_mixable(problem, sparsity)
+    notes = []
+    if why is None:
+        census, _ = _census(problem, False, None, max_memory, notes)
+        chunk = chunk_for(problem, chunk_size, max_memory, census)
+        dense_ok = _dense_fits(problem, "forward", False, output, max_memory,
+                               result_dtype(problem))
+        estimates = _dense_estimates(census, {"forward": problem.n, "reverse": problem.m},
+                                     chunk, "auto", False, replayed)
+        through = _mixed(problem, notes, max_memory, calibrate, replayed, estimates)
+        if through is None:
+            why = "no cut was found: " + notes[-1].removeprefix("Mixed mode: no cut: ")
+    if why is not None:
+        raise ValueError(f"plan({problem.name}): mode='mixed' evaluates J_f as a product "
+                         f"through a bottleneck of {problem.name}'s program, but {why} Use "
+                         f"mode='auto' (it weighs mixed mode with the other ways) or "
+                         f"'forward'/'reverse'.")
+    alt = min(estimates, key=lambda a: estimates[a][0])
+    p = Plan(problem, alt, chunk, census, None, None, None, estimates, "", notes, output,
+             max_memory, ["Nothing timed: mode='mixed' was asked for."])
+    _go(p, through)
+    return p
 
 
 def _mixed_wins(through):
