@@ -19,6 +19,7 @@ __all__ = ["jacobian_flat", "jacobian", "jacfwd", "jacrev"]
 
 from ._common import DEFAULT_MAX_MEMORY, Problem, composes, fname
 from .auto import fixed_chunk, jacobian_auto
+from .budget import jacobian_within
 from .distributed import Workers, attach
 from .sweeps import (MODES, check_mode, chunk_for, forward_flat, get_census,  # noqa: F401
                      reverse_flat, signature)
@@ -37,6 +38,8 @@ def jacobian_flat(problem, mode, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY)
     """The flat dense Jacobian (m x n) of ``problem`` in ``mode``."""
     if mode == "auto":
         return jacobian_auto(problem, chunk_size, max_memory)
+    if problem.executor is None:
+        return jacobian_within(problem, mode, chunk_size, max_memory)
     chunk = fixed_chunk(problem, mode, chunk_size, max_memory)
     return (forward_flat if mode == "forward" else reverse_flat)(problem, chunk,
                                                                  max_memory=max_memory)
