@@ -39,7 +39,7 @@ from . import cost
 from ._common import chunks, flat_rows, identity_rows
 from .hessian_sweeps import hessian_rows
 from .memory import Footprint, human_bytes, largest_chunk, refuse_dense, symmetrize
-from .sweeps import forward_flat, get_census, result_dtype, reverse_flat
+from .sweeps import chunk_for, forward_flat, get_census, result_dtype, reverse_flat
 
 _LAST = {}
 
@@ -97,7 +97,13 @@ def _too_small(api, name, what, least, max_memory):
 
 
 def jacobian_within(problem, mode, chunk_size, max_memory):
-    """The flat dense Jacobian (m x n) in the fixed ``mode`` within ``max_memory``."""
+    """The flat dense Jacobian (m x n) in the fixed ``mode`` within ``max_memory``
+    (forward sweeps with ``chunk_size`` given: as given, no census; the result is refused
+    after the first sweep if over ``max_memory``)."""
+    if chunk_size is not None:
+        chunk_size = chunk_for(problem, chunk_size, max_memory)    # checked: a positive int
+        if mode == "forward":
+            return forward_flat(problem, chunk_size, max_memory=max_memory)
     c = get_census(problem)
     dtype = result_dtype(problem)
     refuse_dense(problem.api, problem, max_memory, dtype)
@@ -105,7 +111,7 @@ def jacobian_within(problem, mode, chunk_size, max_memory):
     most = problem.n if mode == "forward" else problem.m
     peak = fp.forward if mode == "forward" else fp.reverse
     chunk = int(chunk_size) if chunk_size else largest_chunk(peak, max_memory, most)
-    if chunk and (chunk_size is None or peak(chunk) <= max_memory or mode == "forward"):
+    if chunk and (mode == "forward" or peak(chunk) <= max_memory):
         _keep(problem, MemoryChoice(problem.api, problem.name, max_memory,
                                     "forward" if mode == "forward" else "store-all",
                                     chunk, peak(chunk)))

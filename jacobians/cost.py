@@ -162,19 +162,19 @@ class Stopwatch:
 
 class _Counted(PrimalBox):
     """A value on the census trace: its primal and its number in the census' SeedFlow;
-    ``size``: its elements while alive (counted in :attr:`Census.live`), 0 for an input."""
+    ``_live``: its elements while alive (counted in :attr:`Census.live`), 0 for an input."""
 
-    __slots__ = ("vid", "size")
+    __slots__ = ("vid", "_live")
 
-    def __init__(self, trace, primal, vid, size=0):
+    def __init__(self, trace, primal, vid, live=0):
         self._trace = trace
         self.primal = primal
         self.vid = vid
-        self.size = size
+        self._live = live
 
     def __del__(self):
-        if self.size:
-            self._trace.census.live -= self.size
+        if self._live:
+            self._trace.census.live -= self._live
 
 
 def _size(x):
