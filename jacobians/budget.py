@@ -36,7 +36,7 @@ import dualad
 from dualad.extend import flatten
 
 from . import cost
-from ._common import chunks, flat_rows, identity_rows
+from ._common import chunks, counted, flat_rows, identity_rows
 from .hessian_sweeps import hessian_rows
 from .memory import Footprint, human_bytes, largest_chunk, refuse_dense, symmetrize
 from .sweeps import chunk_for, forward_flat, get_census, result_dtype, reverse_flat
@@ -65,7 +65,7 @@ class MemoryChoice:
                  if self.route != "forward" else
                  f"{self.api}({self.name}) within max_memory={self.max_memory:,} bytes "
                  f"({human_bytes(self.max_memory)}): forward sweeps",
-                 f"  {self.chunk} directions per sweep, modelled peak {int(self.peak):,} "
+                 f"  {counted(self.chunk, 'direction')} per sweep, modelled peak {int(self.peak):,} "
                  f"bytes ({human_bytes(self.peak)}) of the whole call"]
         if self.note:
             lines.append(f"  {self.note}")
@@ -206,10 +206,18 @@ def _least(error):
     return int(digits) if digits.isdigit() else 0
 
 
+def _named(problem):
+    """``problem.fun`` under the function's own name (for the plan's explanation)."""
+    def fun(*diff):
+        return problem.fun(*diff)
+    fun.__name__ = problem.name
+    return fun
+
+
 def _jacrev_rows(problem, chunk, room):
     """``J`` (m x n) by batched pullbacks of ``dualad.vjp(f, x, max_memory=room)``."""
     dtype = result_dtype(problem)
-    _, pullback = dualad.vjp(problem.fun, *problem.primals(), max_memory=int(room))
+    _, pullback = dualad.vjp(_named(problem), *problem.primals(), max_memory=int(room))
     jac = np.empty((problem.m, problem.n), dtype)
     for start, count in chunks(problem.m, chunk):
         seeds = problem.cotangent_seeds(identity_rows(start, count, problem.m, dtype))
@@ -250,7 +258,7 @@ def _hessian_rows(problem, chunk, room):
 
 def _jacrev_route(problem, c):
     """jacrev's budgeted sweeps: one plan of ``f``, ``m / B`` batched pullbacks."""
-    return dict(program=lambda B: problem.fun, rows=_jacrev_rows, most=problem.m,
+    return dict(program=lambda B: _named(problem), rows=_jacrev_rows, most=problem.m,
                 seconds=lambda B: cost.model(c, problem.m, B, "reverse"),
                 replans=lambda B: 1)
 

@@ -97,7 +97,12 @@ def hessian(f: Callable[..., Any], *args: Any, mode: str = "auto",
     chunk_size : int, optional
         Directions per sweep (default: as many as fit in ``max_memory``).
     max_memory : int, optional
-        Bytes for one sweep's tangents and for the dense result (default 256 MiB).
+        Bytes for the whole call (default 256 MiB; docs/memory.md) in modes ``"auto"``
+        and ``"forward-over-reverse"``: the result, the gradient's tape with each
+        direction's tangents, the constants its recording copies. When not even one
+        direction fits, the rows come by reverse over forward under a
+        :func:`dualad.remat_plan` schedule (the result is the store-all one). Other
+        modes: one sweep's tangents and the dense result.
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Each chunk of Hessian rows becomes one task on the workers.
     retries : int, optional
