@@ -29,6 +29,7 @@ __all__ = ["MemoryChoice", "BudgetTooSmall", "jacobian_within", "hessian_within"
            "hessian_chunk_within", "last_choice"]
 
 import warnings
+import weakref
 
 import numpy as np
 
@@ -41,7 +42,7 @@ from .hessian_sweeps import hessian_rows
 from .memory import Footprint, human_bytes, largest_chunk, refuse_dense, symmetrize
 from .sweeps import chunk_for, forward_flat, get_census, result_dtype, reverse_flat
 
-_LAST = {}
+_LAST = weakref.WeakKeyDictionary()   # f -> its last MemoryChoice
 
 
 class BudgetTooSmall(ValueError):
@@ -77,15 +78,21 @@ class MemoryChoice:
 
 
 def last_choice(f):
-    """The :class:`MemoryChoice` of the last dense call of ``f`` that took this route."""
-    return _LAST.get(id(f), (None, None))[1] if _LAST.get(id(f), (None,))[0] is f else None
+    """The :class:`MemoryChoice` of the last dense call of ``f`` under this accounting
+    (None if there was none, or ``f`` cannot be weakly referenced)."""
+    try:
+        return _LAST.get(f)
+    except TypeError:
+        return None
 
 
 def _keep(problem, choice):
-    _LAST[id(problem.f)] = (problem.f, choice)
-    if len(_LAST) > 64:
-        _LAST.pop(next(iter(_LAST)))
+    """Keep ``choice`` on the problem and, weakly, on its function."""
     problem.memory_choice = choice
+    try:
+        _LAST[problem.f] = choice
+    except TypeError:           # not weakly referenceable (a ufunc): on the problem only
+        pass
     return choice
 
 
