@@ -83,7 +83,8 @@ def main(fractions=(1.0, 0.3, 0.1, 0.03)):
             continue
         rec = ""
         if ch is not None and ch.plan is not None:
-            rec = f", {100 * ch.plan.recomputed_flops / max(ch.plan.total_flops, 1):.0f}% recomputed"
+            pct = 100 * ch.plan.recomputed_flops / max(ch.plan.total_flops, 1)
+            rec = f", {pct:.0f}% recomputed"
         print(f"| {api} | {label} | {ch.route}, B={ch.chunk}{rec} | {ch.peak / 1e6:.2f} MB | "
               f"{peak / 1e6:.2f} MB | {t:.2f} s |")
     sys.stdout.flush()

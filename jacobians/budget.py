@@ -61,13 +61,12 @@ class MemoryChoice:
 
     def explain(self):
         """The choice as text: route, chunk, modelled peak against the budget, the plan."""
+        sweeps = "forward sweeps" if self.route == "forward" else \
+            f"{self.route} reverse sweeps"
         lines = [f"{self.api}({self.name}) within max_memory={self.max_memory:,} bytes "
-                 f"({human_bytes(self.max_memory)}): {self.route} reverse sweeps"
-                 if self.route != "forward" else
-                 f"{self.api}({self.name}) within max_memory={self.max_memory:,} bytes "
-                 f"({human_bytes(self.max_memory)}): forward sweeps",
-                 f"  {counted(self.chunk, 'direction')} per sweep, modelled peak {int(self.peak):,} "
-                 f"bytes ({human_bytes(self.peak)}) of the whole call"]
+                 f"({human_bytes(self.max_memory)}): {sweeps}",
+                 f"  {counted(self.chunk, 'direction')} per sweep, modelled peak "
+                 f"{int(self.peak):,} bytes ({human_bytes(self.peak)}) of the whole call"]
         if self.note:
             lines.append(f"  {self.note}")
         if self.plan is not None:
@@ -151,8 +150,9 @@ def _pick(problem, fp, max_memory, chunk_size, most, route):
     """``(chunk, plan_budget, plan)`` of least modelled time: for each chunk ``B`` the plan
     of ``program(B)`` within what :meth:`Footprint.budgeted` leaves it, timed as
     ``seconds(B) · (1 + recomputed / total flops)`` plus ``replans(B)`` times what planning
-    it took (each call of ``dualad.vjp(..., max_memory=)`` records and plans again); ``(None, why, plan)`` when the
-    schedule cannot record ``f``, ``(None, error, None)`` when no budget fits."""
+    it took (each call of ``dualad.vjp(..., max_memory=)`` records and plans again);
+    ``(None, why, plan)`` when the schedule cannot record ``f``, ``(None, error, None)``
+    when no budget fits."""
     best, last_error = None, None
     program, seconds, replans = route["program"], route["seconds"], route["replans"]
     for B in _candidates(most, chunk_size):

@@ -59,8 +59,8 @@ from __future__ import annotations
 __all__ = ["O_JVP", "O_REC", "O_VJP", "O_REPLAY", "TAU", "RHO", "TAU_BLAS", "BYTE_CHECK",
            "CLOSE", "TIME_MIN_SECONDS",
            "TIME_REPEAT", "TIME_DIRS", "O_PAT", "PAT_ELEMENT", "HESSIAN_PATTERN", "PAT_PAIR",
-           "DETECT_MIN_SECONDS", "DETECT_RATIO", "DETECT_ENTRIES", "O_CENSUS", "KEPT_CONSTANT_BYTES",
-           "flops", "Census", "census",
+           "DETECT_MIN_SECONDS", "DETECT_RATIO", "DETECT_ENTRIES", "O_CENSUS",
+           "KEPT_CONSTANT_BYTES", "flops", "Census", "census",
            "model", "work_per_direction", "seeded_work", "pick", "model_hessian", "model_detection",
            "worth_detecting", "detection_budget", "Stopwatch", "best_of", "time_jvp", "time_vjp"]
 
