@@ -28,6 +28,7 @@ from __future__ import annotations
 __all__ = ["MemoryChoice", "BudgetTooSmall", "jacobian_within", "hessian_within",
            "hessian_chunk_within", "last_choice"]
 
+import math
 import warnings
 import weakref
 
@@ -194,13 +195,35 @@ def _budgeted(problem, fp, c, max_memory, chunk_size, route, store_all):
                                     note=f"budget NOT honoured: no schedule ({room})"))
         return store_all()
     if chunk is None:
-        raise _too_small(api, name, "a reverse sweep under a remat schedule",
-                         fp.budgeted(1, _least(room)), max_memory) from room
+        raise _too_small(api, name, "a reverse sweep (store-all, or under a remat schedule)",
+                         min(one, _least_budgeted(problem, fp, route, room)),
+                         max_memory) from room
     _keep(problem, MemoryChoice(api, name, max_memory, "remat", chunk,
                                 fp.budgeted(chunk, plan.peak), plan,
                                 note=f"the store-all sweep needs {int(one):,} bytes for one "
                                      f"direction"))
     return rows_of(problem, chunk, room)
+
+
+def _least_budgeted(problem, fp, route, error):
+    """A ``max_memory`` that allows one direction under a schedule: the planner's lower
+    bound (from ``error``, or from asking it for one byte: one stage's taped run, without
+    checkpoints) raised by factors up to 8 until a plan is found, in
+    :meth:`Footprint.budgeted`."""
+    program = route["program"](1)
+    least = _least(error)
+    if not least:
+        try:
+            _remat_plan(program, problem.primals(), 1)
+        except ValueError as e:
+            least = _least(e)
+    for factor in (1.01, 1.25, 1.5, 2.0, 3.0, 4.0, 8.0):
+        try:
+            plan = _remat_plan(program, problem.primals(), int(least * factor) + 64)
+        except ValueError:
+            continue
+        return fp.budgeted(1, int(least * factor) + 64) if not plan.fallback else math.inf
+    return fp.budgeted(1, 8 * least)
 
 
 def _least(error):
