@@ -41,7 +41,9 @@ from . import cost
 from ._common import chunks, counted, flat_rows, identity_rows
 from .hessian_sweeps import hessian_rows
 from .memory import Footprint, human_bytes, largest_chunk, refuse_dense, symmetrize
-from .sweeps import chunk_for, forward_flat, get_census, result_dtype, reverse_flat
+from .reuse import MODES
+from .sweeps import (chunk_for, forward_flat, get_census, result_dtype, reverse_flat,
+                     signature)
 
 _LAST = weakref.WeakKeyDictionary()   # f -> its last MemoryChoice
 
@@ -111,6 +113,12 @@ def jacobian_within(problem, mode, chunk_size, max_memory):
         chunk_size = chunk_for(problem, chunk_size, max_memory)    # checked: a positive int
         if mode == "forward":
             return forward_flat(problem, chunk_size, max_memory=max_memory)
+    key = ("within", mode, signature(problem), max_memory)
+    if chunk_size is None and get_census(problem, compute=False) is None:
+        known = MODES.get(problem.f, key)     # a function of the same code chose (.reuse)
+        if known is not None:
+            sweep = forward_flat if mode == "forward" else reverse_flat
+            return sweep(problem, known, max_memory=max_memory)
     c = get_census(problem)
     dtype = result_dtype(problem)
     refuse_dense(problem.api, problem, max_memory, dtype)
@@ -122,6 +130,8 @@ def jacobian_within(problem, mode, chunk_size, max_memory):
         _keep(problem, MemoryChoice(problem.api, problem.name, max_memory,
                                     "forward" if mode == "forward" else "store-all",
                                     chunk, peak(chunk)))
+        if chunk_size is None:
+            MODES.put(problem.f, key, chunk)
         sweep = forward_flat if mode == "forward" else reverse_flat
         return sweep(problem, chunk, max_memory=max_memory)
     if mode == "forward":
