@@ -42,7 +42,7 @@ from . import cost
 from ._common import FunctionCache
 from .acyclic import hessian_coloring
 from .hessian_sweeps import hessian_chunk, hessian_rows
-from .memory import DenseTooLarge, dense_of, refuse_dense
+from .memory import DenseTooLarge, dense_of, refuse_dense, symmetrize
 from .patterns import TooDense
 from .plan import prepare
 from .reuse import MODES
@@ -141,7 +141,7 @@ def hessian_auto(problem, chunk_size, max_memory):
     # Rows of H/2 (seeds scaled by ½, exact in floating point), so one pass gives the
     # exactly symmetric (H + Hᵀ)/2.
     h = hessian_rows(problem, "forward-over-reverse", None, choice.chunk, scale=0.5)
-    return np.add(h, h.T)
+    return symmetrize(h if h.flags.writeable else np.array(h))   # in place: no second n x n
 
 
 def _choose_hessian(problem, chunk_size, max_memory):

@@ -59,7 +59,8 @@ from __future__ import annotations
 __all__ = ["O_JVP", "O_REC", "O_VJP", "O_REPLAY", "TAU", "RHO", "TAU_BLAS", "BYTE_CHECK",
            "CLOSE", "TIME_MIN_SECONDS",
            "TIME_REPEAT", "TIME_DIRS", "O_PAT", "PAT_ELEMENT", "HESSIAN_PATTERN", "PAT_PAIR",
-           "DETECT_MIN_SECONDS", "DETECT_RATIO", "DETECT_ENTRIES", "O_CENSUS", "flops", "Census", "census",
+           "DETECT_MIN_SECONDS", "DETECT_RATIO", "DETECT_ENTRIES", "O_CENSUS",
+           "KEPT_CONSTANT_BYTES", "flops", "Census", "census",
            "model", "work_per_direction", "seeded_work", "pick", "model_hessian", "model_detection",
            "worth_detecting", "detection_budget", "Stopwatch", "best_of", "time_jvp", "time_vjp"]
 
@@ -160,14 +161,20 @@ class Stopwatch:
 
 
 class _Counted(PrimalBox):
-    """A value on the census trace: its primal and its number in the census' SeedFlow."""
+    """A value on the census trace: its primal and its number in the census' SeedFlow;
+    ``_live``: its elements while alive (counted in :attr:`Census.live`), 0 for an input."""
 
-    __slots__ = ("vid",)
+    __slots__ = ("vid", "_live")
 
-    def __init__(self, trace, primal, vid):
+    def __init__(self, trace, primal, vid, live=0):
         self._trace = trace
         self.primal = primal
         self.vid = vid
+        self._live = live
+
+    def __del__(self):
+        if self._live:
+            self._trace.census.live -= self._live
 
 
 def _size(x):
@@ -201,6 +208,13 @@ def flops(prim, primals, ans, params, out=None):
 
 
 DECOMPRESS = 20e-9   # seconds per structural nonzero read back from a compressed product
+#: A reverse recording (``dualad.vjp``, ``grad``) keeps a copy of the bytes of every plain
+#: array operand of at most this size while ``f`` runs, to catch an in-place change inside
+#: ``f`` (``dualad.interpreters.reverse.versions.CONSTANT_BYTES``, mirrored here: the
+#: planner sees only public names; tests/jacobians/test_memory_accounting.py checks the two
+#: agree). :attr:`Census.kept_bytes` counts them: :mod:`jacobians.memory` charges them to
+#: every reverse sweep's recording.
+KEPT_CONSTANT_BYTES = 1 << 20
 
 def _array_index(idx):
     """Whether a ``getitem`` index holds an integer array (a gather, not a slice)."""
@@ -221,7 +235,11 @@ class Census:
         self.t_plain = None     # seconds of one plain call of f
         self.flow = None        # seeded.SeedFlow of a census run (None: counted elsewhere)
         self.const_bytes = 0    # bytes of the distinct plain arrays f's primitives read
+        self.kept_bytes = 0     # the part of it a reverse recording copies (KEPT_CONSTANT_BYTES)
         self.gathers = 0        # selections by an integer array (x[idx]): jacobians.gathers
+        self.live = 0           # elements of the values alive now (while the census runs)
+        self.peak_live = 0      # the most alive at once: what a forward sweep holds
+        self.largest = 0        # elements of the largest single value
 
     def count(self, prim, primals, ans, params):
         """Count one call of ``prim`` on traced values (``ans``: its value or values);
@@ -283,11 +301,23 @@ class _CensusTrace(Trace):
                 if a.__class__ is np.ndarray and id(a) not in self.consts:
                     self.consts[id(a)] = a
                     self.census.const_bytes += a.nbytes
+                    if 0 < a.nbytes <= KEPT_CONSTANT_BYTES and not a.dtype.hasobject:
+                        self.census.kept_bytes += a.nbytes
         if isinstance(ans, (tuple, list)):
             vids = self.flow.op(prim, ins, primals, traced, [shape_of(a) for a in ans], w)
-            return type(ans)(_Counted(self, a, v) for a, v in zip(ans, vids))
-        return _Counted(self, ans, self.flow.op(prim, ins, primals, traced,
-                                                (shape_of(ans),), w)[0])
+            return type(ans)(self._made(a, v) for a, v in zip(ans, vids))
+        return self._made(ans, self.flow.op(prim, ins, primals, traced, (shape_of(ans),), w)[0])
+
+    def _made(self, primal, vid):
+        """A new traced value, counted alive until its box is collected."""
+        size = _size(primal)
+        c = self.census
+        c.live += size
+        if c.live > c.peak_live:
+            c.peak_live = c.live
+        if size > c.largest:
+            c.largest = size
+        return _Counted(self, primal, vid, size)
 
 
 def census(problem):

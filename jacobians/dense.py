@@ -19,6 +19,7 @@ __all__ = ["jacobian_flat", "jacobian", "jacfwd", "jacrev"]
 
 from ._common import DEFAULT_MAX_MEMORY, Problem, composes, fname
 from .auto import fixed_chunk, jacobian_auto
+from .budget import jacobian_within
 from .distributed import Workers, attach
 from .sweeps import (MODES, check_mode, chunk_for, forward_flat, get_census,  # noqa: F401
                      reverse_flat, signature)
@@ -37,6 +38,8 @@ def jacobian_flat(problem, mode, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY)
     """The flat dense Jacobian (m x n) of ``problem`` in ``mode``."""
     if mode == "auto":
         return jacobian_auto(problem, chunk_size, max_memory)
+    if problem.executor is None:
+        return jacobian_within(problem, mode, chunk_size, max_memory)
     chunk = fixed_chunk(problem, mode, chunk_size, max_memory)
     return (forward_flat if mode == "forward" else reverse_flat)(problem, chunk,
                                                                  max_memory=max_memory)
@@ -107,8 +110,10 @@ def jacobian(f: Callable[..., Any], *args: Any, mode: Mode = "auto",
         Directions per sweep. Default: as many as keep one sweep's tangents (or
         cotangents) within ``max_memory`` bytes.
     max_memory : int, optional
-        Bytes allowed for one sweep's tangents and for the dense result (default
-        256 MiB). A larger result is refused before anything is allocated.
+        Bytes for the whole call (default 256 MiB): with ``mode="forward"`` or
+        ``"reverse"``, the result, the tape and every sweep's tangents or cotangents are
+        counted (docs/memory.md); with ``"auto"``, the dense result and one sweep's
+        directions. A larger result is refused before anything is allocated.
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Each chunk of directions becomes one task on the executor's workers; the
         census, the planning and the assembly stay in the calling process. The result
@@ -250,7 +255,9 @@ def jacfwd(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
     chunk_size : int, optional
         Tangent directions per sweep (default: as many as fit in ``max_memory``).
     max_memory : int, optional
-        Bytes for one sweep's tangents and for the dense result (default 256 MiB).
+        Bytes for the whole call: the result, one evaluation's live values and each
+        direction's tangents (default 256 MiB; docs/memory.md). Too small for one
+        direction: a ``ValueError`` naming the least that would do.
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Each chunk of columns becomes one task on the workers (see :func:`jacobian`).
     retries : int, optional
@@ -330,7 +337,10 @@ def jacrev(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
     chunk_size : int, optional
         Cotangents per sweep (default: as many as fit in ``max_memory``).
     max_memory : int, optional
-        Bytes for one sweep's cotangents and for the dense result (default 256 MiB).
+        Bytes for the whole call: the result, the tape, the constants its recording
+        copies and each direction's cotangents (default 256 MiB; docs/memory.md). When
+        the tape does not fit, the sweeps follow a :func:`dualad.remat_plan` schedule
+        (``dualad.vjp(f, x, max_memory=...)``; the result is the store-all one).
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Each chunk of rows becomes one task on the workers, each recording its own tape
         (see :func:`jacobian`).

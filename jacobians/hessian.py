@@ -30,7 +30,8 @@ from .hessian_sweeps import (HESSIAN_MODES, _grad_of, check_hessian_mode,  # noq
                              check_real_inputs, hessian_chunk, hessian_rows, scalar_problem,
                              structured_square)
 from .distributed import Workers
-from .memory import refuse_dense
+from .budget import hessian_chunk_within, hessian_within
+from .memory import refuse_dense, symmetrize
 from .sweeps import result_dtype
 
 if TYPE_CHECKING:
@@ -96,7 +97,12 @@ def hessian(f: Callable[..., Any], *args: Any, mode: str = "auto",
     chunk_size : int, optional
         Directions per sweep (default: as many as fit in ``max_memory``).
     max_memory : int, optional
-        Bytes for one sweep's tangents and for the dense result (default 256 MiB).
+        Bytes for the whole call (default 256 MiB; docs/memory.md) in modes ``"auto"``
+        and ``"forward-over-reverse"``: the result, the gradient's tape with each
+        direction's tangents, the constants its recording copies. When not even one
+        direction fits, the rows come by reverse over forward under a
+        :func:`dualad.remat_plan` schedule (the result is the store-all one). Other
+        modes: one sweep's tangents and the dense result.
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Each chunk of Hessian rows becomes one task on the workers.
     retries : int, optional
@@ -158,14 +164,20 @@ def hessian(f: Callable[..., Any], *args: Any, mode: str = "auto",
     check_real_inputs(problem)
     problem.executor = workers
     refuse_dense("hessian", problem, max_memory, result_dtype(problem), "hessian")
+    if workers is None and mode == "auto" and chunk_size is None:
+        chunk = hessian_chunk_within(problem, max_memory)    # the whole call's bytes
+        if chunk:
+            return structured_square(problem, hessian_auto(problem, chunk, max_memory))
+        mode = "forward-over-reverse"        # the tape does not fit: a remat schedule
+    if workers is None and mode == "forward-over-reverse":
+        return structured_square(problem, hessian_within(problem, chunk_size, max_memory))
     if mode == "auto":
         return structured_square(problem, hessian_auto(problem, chunk_size, max_memory))
     chunk = hessian_chunk(problem, mode, chunk_size, max_memory)
     # Rows of H/2 (seeds scaled by ½, exact in floating point), so one pass gives the
     # exactly symmetric (H + Hᵀ)/2.
     h = hessian_rows(problem, mode, None, chunk, scale=0.5)
-    h = np.add(h, h.T)
-    return structured_square(problem, h)
+    return structured_square(problem, symmetrize(h if h.flags.writeable else np.array(h)))
 
 
 @overload

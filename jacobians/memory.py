@@ -12,7 +12,7 @@ the result is allocated (that sweep's tangents are one chunk, within the sweep b
 from __future__ import annotations
 
 __all__ = ["SPARSE_CALL", "DenseTooLarge", "human_bytes", "dense_bytes", "refuse_dense",
-           "dense_of"]
+           "dense_of", "Footprint", "largest_chunk", "symmetrize"]
 
 import numpy as np
 
@@ -83,3 +83,106 @@ def dense_of(matrix):
     out = np.zeros(coo.shape, coo.dtype)
     out[coo.row, coo.col] = coo.data
     return out
+
+
+# --- the whole call's bytes -------------------------------------------------------------------
+class Footprint:
+    r"""The modelled peak bytes of one dense call, everything it allocates counted.
+
+    From the census of ``f`` (:class:`jacobians.cost.Census`), with ``s`` the itemsize of
+    the result, ``E`` the elements of all the values one evaluation makes, ``A`` the most
+    of them alive at once and ``a`` the largest one, ``K`` the bytes of the small constants
+    a reverse recording copies (:data:`jacobians.cost.KEPT_CONSTANT_BYTES`), ``R`` the
+    dense result and ``B`` the directions of one sweep:
+
+    ``forward(B)``    ``R + s·((1 + B)·A + B·(3a + n + 2m))``: the result, the values alive
+                      at once with their ``B`` tangents each, and per direction one rule's
+                      temporaries (three arrays of the largest value), its seed and its
+                      output tangent (and the row copied out of it into the result);
+    ``reverse(B)``    ``R + s·(E + n + m) + max(K, B·s·(E + n + 2m))``: the result, the tape
+                      (every value) and ``vjp``'s copies of the inputs and outputs, then the
+                      larger of what the recording holds while ``f`` runs (the copies of the
+                      small constants) and what one batched pullback holds (at most a
+                      cotangent per value and direction, the seeds, the gradient rows and
+                      their copy);
+    ``hessian(B)``    ``R + T + K + 2(1 + B)·s·(E + n)``: forward over reverse, each value of
+                      the gradient's tape and each cotangent carrying ``B`` tangents besides
+                      its primal; ``T`` the block :func:`symmetrize` works in;
+    ``budgeted(B, P)`` ``R + T + K + B·(P + s·(n + m))``: reverse sweeps that follow a
+                      ``dualad.remat_plan`` of modelled peak ``P`` for one cotangent, pulled
+                      back ``B`` at a time (the tape's values are shared, the cotangents
+                      ``B``-fold: at most ``B·P``); ``T`` only for a Hessian.
+
+    Every term is an upper bound of what the sweeps hold (a pullback frees each cotangent
+    once propagated, so the reverse terms are loose); tests/jacobians/test_memory_accounting.py
+    measures every call with ``tracemalloc``, planning included.
+    """
+
+    def __init__(self, problem, census, dtype, kind="jacobian"):
+        s = self.s = np.dtype(dtype).itemsize
+        self.n = int(problem.n)
+        self.m = int(problem.m) if kind == "jacobian" else 1
+        self.values = max(1, int(census.elements)) * s
+        self.alive = max(1, int(getattr(census, "peak_live", census.elements))) * s
+        self.largest = int(getattr(census, "largest", 0)) * s
+        self.kept = int(getattr(census, "kept_bytes", 0))
+        self.result = dense_bytes(problem, dtype, kind)
+        self.kind = kind
+
+    def forward(self, B):
+        per = 3 * self.largest + self.s * (self.n + 2 * self.m)
+        return self.result + (1 + B) * self.alive + B * per
+
+    def reverse(self, B):
+        tape = self.values + self.s * (self.n + self.m)
+        per = self.values + self.s * (self.n + 2 * self.m)
+        return self.result + tape + max(self.kept, B * per)
+
+    def sym_block(self):
+        """Bytes of the block :func:`symmetrize` works in (at most 1/8 of the result)."""
+        return _sym_rows(self.n) * self.n * self.s if self.kind == "hessian" else 0
+
+    def hessian(self, B):
+        return self.result + self.sym_block() + self.kept + \
+            2 * (1 + B) * (self.values + self.s * self.n)
+
+    def budgeted(self, B, plan_peak):
+        return self.result + self.sym_block() + self.kept + \
+            B * (int(plan_peak) + self.s * (self.n + self.m))
+
+
+def largest_chunk(peak, max_memory, most):
+    """The largest ``B`` in ``[1, most]`` with ``peak(B) <= max_memory`` (``peak`` grows
+    with ``B``), or 0 when not even one direction fits."""
+    if peak(1) > max_memory:
+        return 0
+    lo, hi = 1, max(1, int(most))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if peak(mid) <= max_memory:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _sym_rows(n):
+    return max(1, min(n, n // 8, 4096))
+
+
+def symmetrize(h):
+    r"""``h ← h + hᵀ`` in place, for a square ``h``, one block of rows at a time.
+
+    Block ``[i, i + k)`` of rows and the same block of columns are replaced by
+    ``S = h[i:i+k, i:] + h[i:, i:i+k]ᵀ`` (and ``Sᵀ``), which reads only entries no
+    earlier block wrote; the temporary is ``k x n`` (``k`` at most ``n / 8``), where
+    ``np.add(h, h.T)`` would allocate a second ``n x n`` array.
+    """
+    n = h.shape[0]
+    k = _sym_rows(n)
+    for i in range(0, n, k):
+        j = min(n, i + k)
+        block = h[i:j, i:] + h[i:, i:j].T
+        h[i:j, i:] = block
+        h[i:, i:j] = block.T
+    return h
