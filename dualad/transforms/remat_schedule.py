@@ -18,7 +18,9 @@ from ..core.tracer import Box, primal_value, shape_of
 from ..frontend.objects import traced_outputs
 from ..interpreters.staging.program import Const, Program
 from ..interpreters.staging.trace import JitBox, JitTrace
-from .remat import LEVELS, STAGES, Layout, RematWarning, leaves_of_tree, solve
+from .remat import (CT_COPIES, LEVELS, STAGES, Layout, RematWarning, leaves_of_tree,
+                    memo_bytes, solve)
+from .remat_program import pack
 
 __all__ = ["remat_plan", "RematPlan", "record", "plan_program", "make_plan"]
 
@@ -101,7 +103,8 @@ class RematPlan:
     """A schedule for reversing one recorded program within ``budget`` bytes.
 
     Attributes: ``name``; ``budget``; ``store_all`` (modelled bytes of the ordinary sweep:
-    every value taped); ``peak`` (modelled bytes of this schedule); ``stored`` (the most
+    every value taped); ``peak`` (modelled bytes of this schedule: the most of its
+    segments' peaks and ``record_peak``, the modelled bytes of recording ``f``); ``stored`` (the most
     checkpoint bytes held at once); ``recomputed_flops`` and ``total_flops``; ``n_eqns``;
     ``segments``: the taped runs in backward order, ``(first_eqn, end_eqn, held, peak)``;
     ``tree``: the schedule (see :func:`solve`); ``fallback``: why the ordinary sweep runs
@@ -115,6 +118,7 @@ class RematPlan:
         self.segments = []
         if layout is None:
             self.store_all = self.peak = self.stored = self.n_eqns = self.fixed = 0
+            self.record_peak = 0
             self.total_flops = 0.0
             return
         S = len(layout.bounds) - 1
@@ -125,7 +129,8 @@ class RematPlan:
         leaves_of_tree(tree, 0, S, layout.fixed, layout.b, layout.work, runs)
         B = layout.bounds
         self.segments = [(B[i], B[j], held, peak) for i, j, held, peak in runs]
-        self.peak = max(p for *_, p in self.segments)
+        self.record_peak = layout.record_peak
+        self.peak = max(max(p for *_, p in self.segments), self.record_peak)
         self.stored = max(h for _, _, h, _ in self.segments) - layout.fixed
         self.fixed = layout.fixed
 
@@ -142,7 +147,9 @@ class RematPlan:
             f"  store-all (every value taped): {self.store_all:,} bytes (modelled)",
             f"  this schedule: peak {self.peak:,} bytes (modelled), checkpoints at most "
             f"{self.stored:,} bytes",
-            f"  held throughout: {self.fixed:,} bytes (the program, the inputs' cotangents)",
+            f"  held throughout: {self.fixed:,} bytes (the packed program, the inputs' "
+            f"cotangents, one rule's temporaries); recording f: about "
+            f"{self.record_peak:,} bytes",
             f"  recomputed: {self.recomputed_flops:.4g} flops ({pct:.1f}% of one "
             f"evaluation, {self.total_flops:.4g} flops)",
             f"  {len(self.segments)} taped segments, backward order "
@@ -163,47 +170,67 @@ class RematPlan:
                 f"{self.recomputed_flops:.3g} recomputed flops)")
 
 
-def plan_program(name, prog, budget, stages=STAGES):
-    """The cheapest schedule for ``prog`` within ``budget`` bytes (a :class:`RematPlan`),
-    with the fewest stages of ``stages`` that allow one; a ``ValueError`` naming the least
-    budget when none does."""
-    layout = Layout(prog, stages[0])
+def plan_program(name, packed, budget, stages=STAGES):
+    """The cheapest schedule for ``packed`` (a :class:`~.remat_program.Packed` program)
+    within ``budget`` bytes (a :class:`RematPlan`), with the fewest stages of ``stages``
+    that allow one; a ``ValueError`` naming the least budget when none does."""
+    layout = Layout(packed, stages[0])
+    cost = math.inf
     for S_max in stages:
         layout.cut(S_max)
         cost, tree = _solve_layout(layout, budget)
         if cost < math.inf or len(layout.bounds) - 1 < S_max:   # no finer cut to try
             break
     if cost == math.inf:
-        S = len(layout.bounds) - 1
-        least = layout.fixed + max(layout.work(k, k + 1) for k in range(S))
-        raise ValueError(
-            f"remat({name}): max_memory={int(budget):,} bytes is too small for this "
-            f"program ({len(layout.eqns)} equations in {S} stages): the program, the "
-            f"inputs' cotangents and one rule's temporaries take {layout.fixed:,} bytes and "
-            f"one stage's taped run up to {least - layout.fixed:,} more, so no schedule fits "
-            f"below {least:,} bytes (storing every value: {layout.fixed + layout.work(0, S):,})."
-            f" Pass a larger "
-            f"max_memory, or write the loop with dualad.scan(..., checkpoints='binomial')")
+        raise ValueError(_too_small(name, layout, budget))
     return RematPlan(name, int(budget), layout, cost, tree)
 
 
+def _too_small(name, layout, budget):
+    """The refusal: what is held throughout, the largest stage, the least budget."""
+    S = len(layout.bounds) - 1
+    stage = max(layout.work(k, k + 1) for k in range(S))
+    least = max(layout.fixed + stage, layout.record_peak)
+    return (f"remat({name}): max_memory={int(budget):,} bytes is too small for this "
+            f"program ({layout.prog.n} equations in {S} stages): the packed program, "
+            f"the inputs' cotangents and one rule's temporaries take {layout.fixed:,} bytes "
+            f"and one stage's taped run up to {stage:,} more; recording f takes about "
+            f"{layout.record_peak:,}; so no schedule fits below {least:,} bytes (storing "
+            f"every value: {layout.fixed + layout.work(0, S):,}). Pass max_memory >= "
+            f"{least:,}, or write the loop with dualad.scan(..., checkpoints='binomial') "
+            f"or place dualad.checkpoint around blocks of it by hand")
+
+
+#: Bytes the memo may take whatever the budget (within the documented slack of 256 KB).
+MEMO_FLOOR = 128 * 1024
+
+
 def _solve_layout(layout, budget):
-    """:func:`solve` on ``layout``'s stages, bytes counted in units of budget / LEVELS."""
+    """:func:`solve` on ``layout``'s stages, bytes counted in units of budget / levels,
+    with the most levels (up to ``LEVELS``) whose memo takes at most half the room the
+    budget leaves beside what is held throughout, or ``MEMO_FLOOR`` (the memo counts
+    while it is solved)."""
     S = len(layout.bounds) - 1
     if layout.fixed + layout.work(0, S) <= budget:
         return 0.0, None                     # every value taped: the ordinary sweep
-    unit = max(1, int(budget) // LEVELS)
+    room = int(budget) - layout.fixed
+    if layout.record_peak > budget or room <= 0:
+        return math.inf, None
+    levels = min(LEVELS, max(room // 2, MEMO_FLOOR) // memo_bytes(S, 0) - 1)
+    if levels < 8:                           # too coarse to place anything
+        return math.inf, None
+    unit = -(-int(budget) // levels)
     B = layout.bounds
     T = [int(layout.T[p]) for p in B]
     bb = [layout.b(k) for k in range(S + 1)]
     Fs = [float(layout.F[p]) for p in B]
     bq = [-(-x // unit) for x in bb]
+    copies = CT_COPIES
 
     def work(i, j):   # rounded up: the schedule never assumes more room than there is
-        return -(-(T[j] - T[i] + 2 * (bb[i] + bb[j])) // unit)
+        return -(-(T[j] - T[i] + copies * (bb[i] + bb[j])) // unit)
 
-    return solve(lambda i, j: Fs[j] - Fs[i], work, bq.__getitem__, S,
-                 (int(budget) - layout.fixed) // unit)
+    return solve(lambda i, j: Fs[j] - Fs[i], work, bq.__getitem__, S, room // unit)
 
 
 def _check_budget(api, name, max_memory):
@@ -227,6 +254,7 @@ def make_plan(api, f, args, nums, kwargs, max_memory, warn=True):
                       RematWarning, stacklevel=4)
     if compiled is None:
         return RematPlan(name, budget, fallback=why), None
+    compiled.program = pack(compiled.program)   # the Program's objects freed here
     return plan_program(name, compiled.program, budget), compiled
 
 
