@@ -177,7 +177,8 @@ class Layout:
 
 def _boundaries(flops, live_bytes, stages):
     """At most ``stages`` stages of about equal flops, each cut moved to the position of
-    fewest live bytes within half a stage of its flop quantile."""
+    fewest live bytes within half a stage of its flop quantile (the nearest such
+    position to the quantile: equal steps make equal stages)."""
     n = len(flops)
     if n <= stages:
         return list(range(n + 1))
@@ -190,82 +191,80 @@ def _boundaries(flops, live_bytes, stages):
         lo, hi = max(cuts[-1] + 1, q - half), min(n - 1, q + half)
         if lo > hi:
             continue
-        window = live_bytes[lo:hi + 1]
-        cuts.append(lo + int(np.argmin(window)))
+        window = np.asarray(live_bytes[lo:hi + 1])
+        fewest = lo + np.flatnonzero(window == window.min())
+        cuts.append(int(fewest[np.argmin(np.abs(fewest - q))]))
     cuts.append(n)
     return sorted(set(cuts))
 
 
 def memo_bytes(S, budget):
-    """Bytes of :func:`solve`'s memo for ``S`` stages and ``budget`` units: one float per
-    pair of boundaries ``i < j`` and budget level."""
-    return 8 * (S * (S + 1) // 2) * (budget + 1)
+    """Bytes of :func:`solve`'s table for ``S`` stages and ``budget`` units: one float per
+    pair of boundaries ``i < j`` and budget level, and while a pair is solved its
+    candidates (a float, an index and a flag per split and level: ``S`` rows of each)."""
+    return 8 * (S * (S + 1) // 2 + 3 * S) * (budget + 1)
 
 
 def solve(F, work, b, S, budget):
     """Minimise the recomputed flops of reversing stages ``[0, S)`` within ``budget``.
 
     ``F(i, j)``: flops of stages ``[i, j)``; ``work(i, j)``: working bytes of a taped run
-    of them; ``b(m)``: bytes of the checkpoint at boundary ``m``. Returns ``(cost, tree)``
-    with ``tree`` ``None`` (one taped run) or ``(m, right, left)`` (store at ``m``, reverse
-    ``[m, j)``, then ``[i, m)``); ``(inf, None)`` when nothing fits. The recursion is the
-    module docstring's ``C(i, j, M)``, memoised on ``(i, j, M)`` in one flat array of
-    floats, :func:`memo_bytes` of them (the split is found again from the memo when the
-    tree is built), so the planner knows what the memo holds before it runs.
+    of them; ``b(m)``: bytes of the checkpoint at boundary ``m`` (all in the same units,
+    ``budget`` of them). Returns ``(cost, tree)`` with ``tree`` ``None`` (one taped run)
+    or ``(m, right, left)`` (store at ``m``, reverse ``[m, j)``, then ``[i, m)``);
+    ``(inf, None)`` when nothing fits. The recursion is the module docstring's
+    ``C(i, j, M)``, solved bottom-up over the length ``j - i`` for every level
+    ``M = 0 .. budget`` and every split ``m`` at once (one NumPy row per pair ``i < j``:
+    the table is :func:`memo_bytes`, known before it runs; a pair's candidates take
+    ``(j - i - 1)`` rows more while it is solved); the tree is read back from the table.
     """
     if budget < 0:
         return math.inf, None
-    levels = budget + 1
-    memo = array("d", [-1.0]) * ((S * (S + 1) // 2) * levels)   # -1: not yet solved
+    L = budget + 1
+    table = np.empty((S * (S + 1) // 2, L))
+    flat = table.reshape(-1)    # (a view)
+    levels = np.arange(L)
+    bs = np.array([b(m) for m in range(S + 1)], np.int64)
+    for length in range(1, S + 1):
+        for i in range(S - length + 1):
+            j = i + length
+            row = table[(j * (j - 1) >> 1) + i]
+            ms = np.arange(i + 1, j)
+            if len(ms):   # every split at once: C(m, j, M - b(m)) + F(i, m) + C(i, m, M)
+                col = levels - bs[ms][:, None]
+                short = col < 0
+                col[short] = 0
+                col += (((j * (j - 1)) >> 1) + ms)[:, None] * L
+                cand = flat[col]
+                cand[short] = math.inf
+                cand += np.array([F(i, m) for m in ms])[:, None]
+                cand += table[((ms * (ms - 1)) >> 1) + i]
+                cand.min(axis=0, out=row)
+            else:
+                row.fill(math.inf)
+            w = work(i, j)
+            if w < L:
+                row[max(w, 0):] = 0.0
 
-    def best(i, j, M):
-        key = ((j * (j - 1) >> 1) + i) * levels + M
-        hit = memo[key]
-        if hit >= 0.0:
-            return hit
-        if work(i, j) <= M:
-            memo[key] = 0.0
-            return 0.0
-        cost = math.inf
-        for m in range(i + 1, j):
-            adv = F(i, m)
-            if adv >= cost:
-                break
-            bm = b(m)
-            if bm > M:
-                continue
-            c = adv + best(m, j, M - bm)
-            if c < cost:
-                c += best(i, m, M)
-                if c < cost:
-                    cost = c
-        memo[key] = cost
-        return cost
+    cost = float(table[S * (S - 1) >> 1, budget])
+    return cost, (_read_tree(table, F, work, b, 0, S, budget) if cost < math.inf else None)
 
-    def split(i, j, M, cost):
-        """The first ``m`` whose split costs ``cost`` (as :func:`best` found it: the same
-        sums in the same order; every term it needs is in the memo)."""
-        for m in range(i + 1, j):
-            bm = b(m)
-            if bm > M:
-                continue
-            c = F(i, m) + best(m, j, M - bm)
-            if c <= cost and c + best(i, m, M) == cost:
-                return m
-        raise AssertionError("remat.solve: no split reproduces the memoised cost")
 
-    def tree(i, j, M):
-        cost = best(i, j, M)
-        if work(i, j) <= M:
-            return None
-        m = split(i, j, M, cost)
-        return (m, tree(m, j, M - b(m)), tree(i, m, M))
-
-    try:   # (the recursion is at most S deep: S <= STAGES, far below Python's limit)
-        cost = best(0, S, budget)
-        return cost, (tree(0, S, budget) if cost < math.inf else None)
-    finally:
-        del memo[:]   # best() refers to itself: its memo would wait for the collector
+def _read_tree(table, F, work, b, i, j, M):
+    """The schedule of :func:`solve`'s table for stages ``[i, j)`` at level ``M``: the
+    first split whose sum makes the table's cost (the same sums in the same order). A
+    module function, not a closure: a recursive closure would keep the table alive in a
+    reference cycle until the collector ran."""
+    if work(i, j) <= M:
+        return None
+    cost = table[(j * (j - 1) >> 1) + i, M]
+    for m in range(i + 1, j):
+        bm = b(m)
+        if bm <= M and (table[(j * (j - 1) >> 1) + m, M - bm] + F(i, m)) \
+                + table[(m * (m - 1) >> 1) + i, M] == cost:
+            return (m, _read_tree(table, F, work, b, m, j, M - bm),
+                    _read_tree(table, F, work, b, i, m, M))
+    raise AssertionError("remat.solve: no split reproduces the table's cost")
 
 
 def leaves_of_tree(node, i, j, held, b, work, out):

@@ -69,7 +69,8 @@ def _intern(table, index, key, value):
 def pack(prog):
     """``prog`` (a :class:`~dualad.interpreters.staging.program.Program`) as a
     :class:`Packed`. Templates are shared by identity of the primitive, of the parameter
-    dict and of each constant's value (a loop's ``0.999`` is one object)."""
+    dict (empty ones are all alike) and of each constant's value (a loop's ``0.999`` is
+    one object)."""
     p = Packed()
     p.name = prog.name
     eqns = prog.eqns
@@ -83,7 +84,8 @@ def pack(prog):
     flat = []
     for k, e in enumerate(eqns):
         pattern = tuple(None if a.__class__ is int else a.value for a in e.ins)
-        key = (e.prim, id(e.params), tuple(None if c is None else id(c) for c in pattern))
+        key = (e.prim, id(e.params) if e.params else None,
+               tuple(None if c is None else id(c) for c in pattern))
         tid[k] = _intern(p.templates, index, key, (e.prim, e.params, pattern))
         start[k] = len(flat)
         flat.extend(dense[a] for a in e.ins if a.__class__ is int)

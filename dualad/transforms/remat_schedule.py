@@ -187,18 +187,25 @@ def plan_program(name, packed, budget, stages=STAGES):
 
 
 def _too_small(name, layout, budget):
-    """The refusal: what is held throughout, the largest stage, the least budget."""
+    """The refusal: what is held throughout, the largest stage, and the least budget that
+    does (to 5%: candidates growing by 5% from the lower bound, each solved on the
+    finest cut, so the one named has a schedule; small budgets solve fast)."""
     S = len(layout.bounds) - 1
     stage = max(layout.work(k, k + 1) for k in range(S))
-    least = max(layout.fixed + stage, layout.record_peak)
+    store_all = layout.fixed + layout.work(0, S)
+    lo = max(layout.fixed + stage, layout.record_peak, int(budget))
+    least = lo
+    while least < store_all and _solve_layout(layout, least)[0] == math.inf:
+        least = int(least * 1.05) + 1
+    least = min(least, store_all)
     return (f"remat({name}): max_memory={int(budget):,} bytes is too small for this "
             f"program ({layout.prog.n} equations in {S} stages): the packed program, "
             f"the inputs' cotangents and one rule's temporaries take {layout.fixed:,} bytes "
             f"and one stage's taped run up to {stage:,} more; recording f takes about "
-            f"{layout.record_peak:,}; so no schedule fits below {least:,} bytes (storing "
-            f"every value: {layout.fixed + layout.work(0, S):,}). Pass max_memory >= "
-            f"{least:,}, or write the loop with dualad.scan(..., checkpoints='binomial') "
-            f"or place dualad.checkpoint around blocks of it by hand")
+            f"{layout.record_peak:,}; the least budget with a schedule is {least:,} bytes "
+            f"(storing every value: {store_all:,}). Pass max_memory >= {least:,}, or write "
+            f"the loop with dualad.scan(..., checkpoints='binomial') or place "
+            f"dualad.checkpoint around blocks of it by hand")
 
 
 #: Bytes the memo may take whatever the budget (within the documented slack of 256 KB).
