@@ -265,6 +265,7 @@ def test_the_tape_is_counted_as_the_planner_counts_a_sweep():
     assert census.bytes_per_direction() == int(layout.T[-1])
 
 
+@pytest.mark.slow
 def test_a_loop_of_small_steps_at_three_percent_of_the_store_all_peak():
     """The issue's smallest budget on a Python loop (800 equations): the packed
     program and one stage's tape fit in 3% of the store-all peak, measured."""
