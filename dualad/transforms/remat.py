@@ -52,12 +52,10 @@ STAGES = (32, 64)
 LEVELS = 1024
 #: Arrays of the size of the largest value that one pullback rule may make at once.
 RULE_TEMPORARIES = 3
-#: Bytes per equation while ``f`` is recorded: the staging trace's Program (an ``Eqn``,
-#: its argument tuple and ``Const``\ s, an aval: ~430 bytes on CPython 3.12) and its
-#: hash-consing table (~240), measured with tracemalloc on a loop of 2·10^4 equations.
-#: The Program is packed into arrays and dropped before the sweep
-#: (:mod:`dualad.transforms.remat_program`).
-RECORD_BYTES_PER_EQN = 700
+#: Bytes per equation while ``f`` is recorded into a packed program
+#: (:class:`~dualad.transforms.remat_program.PackingTrace`: its growing arrays, then the
+#: pruned copy), measured with tracemalloc on a loop of 2·10^4 equations.
+RECORD_BYTES_PER_EQN = 160
 #: Bytes counted per template of a packed program (its tuple, pattern and parameters).
 TEMPLATE_BYTES = 400
 #: Copies of the checkpoint bytes at each end of a taped run that its working memory

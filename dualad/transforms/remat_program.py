@@ -2,8 +2,9 @@ r"""A recorded program packed into arrays, for reversing it under a memory budge
 
 A :class:`~dualad.interpreters.staging.program.Program` holds one ``Eqn`` object per
 equation (its argument tuple, a ``Const`` per constant argument, an aval tuple per
-variable): about 430 bytes an equation on CPython 3.12, which for a Python loop of
-``10^4`` steps is 8 MB held through the whole sweep. :class:`Packed` keeps the same
+variable) and its trace a hash-consing table: about 700 bytes an equation while ``f`` is
+recorded, which for a Python loop of ``10^4`` steps is 14 MB. :class:`PackingTrace`
+records with the same boxes straight into a :class:`Packed` program, the same
 equations as
 
 - *templates* ``(prim, params, pattern)``, one per distinct primitive, parameter dict and
@@ -21,9 +22,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..interpreters.staging.program import Const, Guard
+from array import array
 
-__all__ = ["Packed", "pack"]
+from ..core.tracer import Box
+from ..interpreters.staging.program import Const, Guard
+from ..interpreters.staging.trace import JitBox, JitTrace, _aval, frozen_params
+
+__all__ = ["Packed", "PackingTrace"]
 
 
 class Packed:
@@ -66,47 +71,114 @@ def _intern(table, index, key, value):
     return i
 
 
-def pack(prog):
-    """``prog`` (a :class:`~dualad.interpreters.staging.program.Program`) as a
-    :class:`Packed`. Templates are shared by identity of the primitive, of the parameter
-    dict (empty ones are all alike) and of each constant's value (a loop's ``0.999`` is
-    one object)."""
-    p = Packed()
-    p.name = prog.name
-    eqns = prog.eqns
-    p.n_in, p.n = len(prog.invars), len(eqns)
-    dense = {v: i for i, v in enumerate(prog.invars)}
-    for k, e in enumerate(eqns):
-        dense[e.out] = p.n_in + k
-    p.templates, index = [], {}
-    tid = np.empty(p.n, np.int32)
-    start = np.empty(p.n + 1, np.int64)
-    flat = []
-    for k, e in enumerate(eqns):
-        pattern = tuple(None if a.__class__ is int else a.value for a in e.ins)
-        key = (e.prim, id(e.params) if e.params else None,
+class PackingTrace(JitTrace):
+    """The staging trace, writing a :class:`Packed` program as ``f`` runs instead of an
+    ``Eqn`` object per equation (about 30 bytes an equation while ``f`` is recorded,
+    against about 700 for a :class:`~dualad.interpreters.staging.program.Program` and
+    its tables). Its boxes are :func:`dualad.jit`'s, so guards (``if`` on a traced
+    value, ``int(v)``) are recorded as the jit trace records them; repeated computations
+    are not shared (each is its own equation: the same values). :meth:`packed` prunes
+    the equations no output or guard needs and returns the program."""
+
+    __slots__ = ("tid", "start", "flat", "aval_of", "aval_index", "aval_list",
+                 "templates", "tindex", "guard_at", "n_eqns")
+
+    def __init__(self):
+        super().__init__(False)
+        self.tid, self.start, self.flat = array("i"), array("q"), array("i")
+        self.aval_of, self.aval_index, self.aval_list = array("i"), {}, []
+        self.templates, self.tindex = [], {}
+        self.guard_at, self.n_eqns = {}, 0
+
+    def new_var(self, value):
+        v = self.nvars
+        self.nvars = v + 1
+        a = _aval(value)
+        self.aval_of.append(_intern(self.aval_list, self.aval_index, a, a))
+        return v
+
+    def process(self, prim, args, params):
+        if not self.alive:
+            raise self.escaped(prim, args)
+        vals, pattern, var_args = [], [], []
+        for a in args:
+            if a.__class__ is JitBox and a._trace is self:
+                vals.append(a.val)
+                pattern.append(None)
+                var_args.append(a.var)
+            elif isinstance(a, Box):
+                self.lift(a, prim)       # raises: a value of another transformation
+            else:
+                vals.append(a)
+                pattern.append(a)
+        pkey = frozen_params(params) if params else ()
+        key = (prim, id(params) if pkey is None else pkey,
                tuple(None if c is None else id(c) for c in pattern))
-        tid[k] = _intern(p.templates, index, key, (e.prim, e.params, pattern))
-        start[k] = len(flat)
-        flat.extend(dense[a] for a in e.ins if a.__class__ is int)
-    start[p.n] = len(flat)
-    p.tid, p.start, p.args = tid, start, np.asarray(flat, np.int32)
-    p.avals, aindex = [], {}
-    order = list(prog.invars) + [e.out for e in eqns]
-    p.aval_of = np.fromiter((_intern(p.avals, aindex, prog.avals[v], prog.avals[v])
-                             for v in order), np.int32, len(order))
-    p.outvars = [dense[a] if a.__class__ is int else a for a in prog.outvars]
+        t = self.tindex.get(key)
+        if t is None:
+            t = _intern(self.templates, self.tindex, key, (prim, params, tuple(pattern)))
+        ans = prim.impl(*vals, **params)
+        self.tid.append(t)
+        self.start.append(len(self.flat))
+        self.flat.extend(var_args)
+        self.n_eqns += 1
+        return JitBox(self, ans, self.new_var(ans))
+
+    def guard(self, box, kind, expected):
+        if not self.alive:
+            raise self.escaped_guard(box)
+        if kind == "equal":
+            v = box.val
+            expected = v.copy() if isinstance(v, np.ndarray) else v
+        self.guard_at.setdefault(self.n_eqns, []).append(Guard(kind, box.var, expected, ""))
+
+    def recompute(self, var):
+        return None
+
+    def packed(self, n_in, outvars, name):
+        """The recorded program (inputs ``0 .. n_in - 1``, ``outvars`` variables or
+        :class:`Const`), without the equations no output or guard needs."""
+        n = self.n_eqns
+        self.start.append(len(self.flat))
+        start = np.frombuffer(self.start, np.int64)
+        flat = np.frombuffer(self.flat, np.int32) if len(self.flat) else np.zeros(0, np.int32)
+        need = np.zeros(n_in + n, bool)
+        for a in outvars:
+            if a.__class__ is not Const:
+                need[a] = True
+        for gs in self.guard_at.values():
+            for g in gs:
+                need[g.var] = True
+        starts = start.tolist()
+        for k in range(n - 1, -1, -1):   # backwards: an equation needed marks its arguments
+            if need[n_in + k]:
+                need[flat[starts[k]:starts[k + 1]]] = True
+        return _packed_of(self, n_in, n, need, start, flat, outvars, name)
+
+
+def _packed_of(trace, n_in, n, need, start, flat, outvars, name):
+    """The :class:`Packed` of ``trace``'s arrays keeping the equations ``need`` marks,
+    variables renumbered densely (inputs first, then equation outputs in order)."""
+    keep = np.flatnonzero(need[n_in:])
+    old_var = np.concatenate([np.arange(n_in), n_in + keep])
+    new_of = np.full(n_in + n, -1, np.int64)
+    new_of[old_var] = np.arange(len(old_var))
+    counts = np.diff(start)[keep]
+    rows = np.repeat(start[keep], counts) + (np.arange(counts.sum()) -
+                                             np.repeat(np.cumsum(counts) - counts, counts))
+    p = Packed()
+    p.name, p.n_in, p.n = name, n_in, len(keep)
+    p.templates = trace.templates
+    p.tid = np.frombuffer(trace.tid, np.int32)[keep].copy()
+    p.start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    p.args = new_of[flat[rows]].astype(np.int32) if len(rows) else np.zeros(0, np.int32)
+    p.aval_of = np.frombuffer(trace.aval_of, np.int32)[old_var].copy()
+    p.avals = trace.aval_list
+    p.outvars = [a if a.__class__ is Const else int(new_of[a]) for a in outvars]
     p.guards = {}
-    k = 0
-    for item in prog.body:
-        if item.__class__ is Guard:
-            g = Guard(item.kind, dense[item.var], item.expected, item.where)
-            p.guards.setdefault(k, []).append(g)
-        else:
-            k += 1
+    for k, gs in trace.guard_at.items():   # k equations before: of those kept, how many
+        pos = int(np.searchsorted(keep, k))
+        for g in gs:
+            p.guards.setdefault(pos, []).append(
+                Guard(g.kind, int(new_of[g.var]), g.expected, g.where))
     return p
-
-
-def outvar_value(a, env):
-    """The value of an output ``a`` (a dense variable or a :class:`Const`) in ``env``."""
-    return a.value if a.__class__ is Const else env[a]

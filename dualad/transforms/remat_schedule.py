@@ -16,17 +16,18 @@ import numpy as np
 from ..core import tree
 from ..core.tracer import Box, primal_value, shape_of
 from ..frontend.objects import traced_outputs
-from ..interpreters.staging.program import Const, Program
-from ..interpreters.staging.trace import JitBox, JitTrace
+from ..interpreters.staging.program import Const
+from ..interpreters.staging.trace import JitBox
 from .remat import (CT_COPIES, LEVELS, STAGES, Layout, RematWarning, leaves_of_tree,
                     memo_bytes, solve)
-from .remat_program import pack
+from .remat_program import PackingTrace
 
 __all__ = ["remat_plan", "RematPlan", "record", "plan_program", "make_plan"]
 
 
 class Recorded:
-    """A function recorded as a program: ``program`` and ``rebuild`` (the output's
+    """A function recorded as a program: ``program`` (a
+    :class:`~dualad.transforms.remat_program.Packed`) and ``rebuild`` (the output's
     structure from its leaves, one per ``program.outvars``)."""
 
     __slots__ = ("program", "rebuild")
@@ -36,9 +37,10 @@ class Recorded:
 
 
 def _trace(fun, leaves, name):
-    """``fun(*leaves)`` recorded by the staging interpreter (as :func:`dualad.jit` records
-    it, without compiling the program to source: only its equations are needed)."""
-    trace = JitTrace(False)
+    """``fun(*leaves)`` recorded by the staging interpreter's boxes into a packed program
+    (:class:`~dualad.transforms.remat_program.PackingTrace`: arrays, not an object per
+    equation)."""
+    trace = PackingTrace()
     boxes = [trace.input(x) for x in leaves]
     try:
         out = traced_outputs(fun(*boxes))
@@ -53,8 +55,7 @@ def _trace(fun, leaves, name):
             raise TypeError("an output is a value of another transformation's trace")
         else:
             outvars.append(Const(np.asarray(y) if isinstance(y, np.ndarray) else y))
-    invars = [b.var for b in boxes]
-    return Recorded(Program(invars, trace.body, outvars, trace.avals, name).pruned(), rebuild)
+    return Recorded(trace.packed(len(boxes), outvars, name), rebuild)
 
 
 def record(api, f, args, nums, kwargs):
@@ -92,7 +93,7 @@ def record(api, f, args, nums, kwargs):
         recorded = _trace(of_leaves, leaves, getattr(f, "__name__", "f"))
     except Exception as e:  # noqa: BLE001 - any reason f cannot be recorded: said, then store-all
         return None, f"it could not be recorded as a program ({type(e).__name__}: {e})"
-    read = [g for g in recorded.program.guards if g.kind == "equal"]
+    read = [g for gs in recorded.program.guards.values() for g in gs if g.kind == "equal"]
     if read:
         return None, (f"it reads a traced value as a constant ({read[0].describe()}), "
                       f"which a recorded program cannot differentiate through")
@@ -261,7 +262,6 @@ def make_plan(api, f, args, nums, kwargs, max_memory, warn=True):
                       RematWarning, stacklevel=4)
     if compiled is None:
         return RematPlan(name, budget, fallback=why), None
-    compiled.program = pack(compiled.program)   # the Program's objects freed here
     return plan_program(name, compiled.program, budget), compiled
 
 

@@ -283,20 +283,17 @@ def test_a_loop_of_small_steps_at_three_percent_of_the_store_all_peak():
     assert np.array_equal(dualad.grad(f, max_memory=budget)(x), dualad.grad(f)(x))
 
 
-def test_the_packed_program_shares_templates_and_replays_the_same_bits():
-    from dualad.interpreters.staging import replay
-    from dualad.transforms.remat_program import pack
+def test_the_packed_program_shares_templates_prunes_and_replays_the_same_bits():
     from dualad.transforms.remat_schedule import record
 
     def f(x, y):
         for _ in range(100):
             x = np.sin(x) * 0.999 + y
+            np.cos(x)                          # dead: pruned
         return np.sum(x * y)
     x, y = np.linspace(0.1, 1.5, 50), np.linspace(-1.0, 1.0, 50)
-    recorded, _ = record("grad", f, (x, y), (0, 1), {})
-    prog = recorded.program
-    packed = pack(prog)
-    assert packed.n == len(prog.eqns) == 302 and len(packed.templates) == 5
+    packed = record("grad", f, (x, y), (0, 1), {})[0].program
+    assert packed.n == 302 and len(packed.templates) == 6      # (cos: a template, no eqn)
     assert packed.nbytes() < 32 * packed.n
     env = {0: x, 1: y}
     for k in range(packed.n):
@@ -304,7 +301,20 @@ def test_the_packed_program_shares_templates_and_replays_the_same_bits():
         vs = iter(packed.ins(k)[1].tolist())
         env[packed.n_in + k] = prim(*[env[next(vs)] if c is None else c for c in pattern],
                                     **params)
-    assert env[packed.outvars[0]] == replay.run(prog, [x, y])[0] == f(x, y)
+    assert env[packed.outvars[0]] == f(x, y)
+
+
+def test_guards_are_packed_where_they_stand():
+    from dualad.transforms.remat_schedule import record
+
+    def f(x):
+        y = np.sin(x)
+        if np.sum(y) > 0:
+            y = y * 2.0
+        return np.sum(y)
+    packed = record("grad", f, (np.linspace(0.1, 1.0, 5),), (0,), {})[0].program
+    (pos, (g,)), = packed.guards.items()
+    assert g.kind == "bool" and g.expected is True and pos == 3 and g.var == 3
 
 
 def test_the_memo_is_sized_before_it_runs():
