@@ -192,7 +192,7 @@ def _too_small(name, layout, budget):
     does (to 5%: candidates growing by 5% from the lower bound, each solved on the
     finest cut, so the one named has a schedule; small budgets solve fast)."""
     S = len(layout.bounds) - 1
-    stage = max(layout.work(k, k + 1) for k in range(S))
+    stage = max((layout.work(k, k + 1) for k in range(S)), default=0)
     store_all = layout.fixed + layout.work(0, S)
     lo = max(layout.fixed + stage, layout.record_peak, int(budget))
     least = lo
@@ -222,7 +222,7 @@ def _solve_layout(layout, budget):
     if layout.fixed + layout.work(0, S) <= budget:
         return 0.0, None                     # every value taped: the ordinary sweep
     room = int(budget) - layout.fixed
-    if layout.record_peak > budget or room <= 0:
+    if layout.record_peak > budget or room <= 0 or S == 0:
         return math.inf, None
     levels = min(LEVELS, max(room // 2, MEMO_FLOOR) // memo_bytes(S, 0) - 1)
     if levels < 8:                           # too coarse to place anything

@@ -165,6 +165,8 @@ def test_too_small_a_budget_is_refused_by_name_with_the_least_that_does():
     least = int(re.search(r"Pass max_memory >= ([\d,]+)", str(e.value)).group(1)
                 .replace(",", ""))
     plan = dualad.remat_plan(chain, x, max_memory=least)     # the one it names does
+    with pytest.raises(ValueError, match=r"0 equations.*least budget"):   # nothing to cut
+        dualad.vjp(lambda x: x, x, max_memory=10)
     assert plan.peak <= least
     _close(dualad.grad(chain, max_memory=least)(x), dualad.grad(chain)(x))
     for bad in (-5, 2.5, True):
