@@ -38,6 +38,7 @@ from array import array
 import numpy as np
 
 from ..interpreters.staging.program import Const
+from .remat_program import VAR
 
 __all__ = ["RematWarning", "Layout", "solve", "eqn_flops", "STAGES", "LEVELS",
            "RECORD_BYTES_PER_EQN", "RULE_TEMPORARIES",
@@ -97,7 +98,7 @@ def _flops(packed, out_size):
             continue
         for k in np.flatnonzero(packed.tid == t):
             pat, vs = packed.ins(int(k))
-            first = np.shape(pat[0]) if pat[0] is not None else packed.aval(int(vs[0]))[1]
+            first = np.shape(pat[0]) if pat[0] is not VAR else packed.aval(int(vs[0]))[1]
             flops[k] = eqn_flops(prim, [first], out_size[k])
     return flops
 

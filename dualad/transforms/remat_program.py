@@ -28,15 +28,28 @@ from ..core.tracer import Box
 from ..interpreters.staging.program import Const, Guard
 from ..interpreters.staging.trace import JitBox, JitTrace, _aval, frozen_params
 
-__all__ = ["Packed", "PackingTrace"]
+__all__ = ["Packed", "PackingTrace", "VAR"]
+
+
+class _Var:
+    """The mark of a variable argument in a template's pattern (a constant argument may
+    be ``None`` itself: ``np.clip(x, None, 1.0)``)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "VAR"
+
+
+VAR = _Var()
 
 
 class Packed:
     """A program as arrays (see the module docstring).
 
     Attributes: ``n_in`` (inputs), ``n`` (equations), ``templates`` (list of
-    ``(prim, params, pattern)``, ``pattern`` a tuple with ``None`` for a variable argument
-    and the constant's value otherwise), ``tid`` (template per equation), ``start``
+    ``(prim, params, pattern)``, ``pattern`` a tuple with :data:`VAR` for a variable
+    argument and the constant's value otherwise), ``tid`` (template per equation), ``start``
     (``args[start[k]:start[k + 1]]`` are equation ``k``'s variable arguments), ``args``,
     ``aval_of`` (per variable), ``avals`` (distinct ``(kind, shape, dtype)``), ``outvars``
     (dense numbers, or :class:`Const`), ``guards`` (``{equation count: [Guard]}`` with
@@ -104,7 +117,7 @@ class PackingTrace(JitTrace):
         for a in args:
             if a.__class__ is JitBox and a._trace is self:
                 vals.append(a.val)
-                pattern.append(None)
+                pattern.append(VAR)
                 var_args.append(a.var)
             elif isinstance(a, Box):
                 self.lift(a, prim)       # raises: a value of another transformation
@@ -113,7 +126,7 @@ class PackingTrace(JitTrace):
                 pattern.append(a)
         pkey = frozen_params(params) if params else ()
         key = (prim, id(params) if pkey is None else pkey,
-               tuple(None if c is None else id(c) for c in pattern))
+               tuple(None if c is VAR else id(c) for c in pattern))
         t = self.tindex.get(key)
         if t is None:
             t = _intern(self.templates, self.tindex, key, (prim, params, tuple(pattern)))

@@ -18,6 +18,7 @@ import numpy as np
 from . import api
 from .api import vjp
 from .remat import RematWarning
+from .remat_program import VAR
 from .remat_schedule import make_plan
 from ..core.tracer import Box, primal_value, shape_of
 from ..core.tree import flatten
@@ -61,7 +62,7 @@ class Runner:
             prim, params, pattern = tmpl[t]
             a0, a1 = starts[k] - base, starts[k + 1] - base
             vs = iter(args[a0:a1])
-            vals = [env[next(vs)] if c is None else c for c in pattern]
+            vals = [env[next(vs)] if c is VAR else c for c in pattern]
             env[n_in + p0 + k] = (prim.impl if direct else prim)(*vals, **params)
             if keep is None:
                 continue

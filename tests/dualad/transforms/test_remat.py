@@ -286,6 +286,7 @@ def test_a_loop_of_small_steps_at_three_percent_of_the_store_all_peak():
 
 
 def test_the_packed_program_shares_templates_prunes_and_replays_the_same_bits():
+    from dualad.transforms.remat_program import VAR
     from dualad.transforms.remat_schedule import record
 
     def f(x, y):
@@ -301,7 +302,7 @@ def test_the_packed_program_shares_templates_prunes_and_replays_the_same_bits():
     for k in range(packed.n):
         prim, params, pattern = packed.templates[packed.tid[k]]
         vs = iter(packed.ins(k)[1].tolist())
-        env[packed.n_in + k] = prim(*[env[next(vs)] if c is None else c for c in pattern],
+        env[packed.n_in + k] = prim(*[env[next(vs)] if c is VAR else c for c in pattern],
                                     **params)
     assert env[packed.outvars[0]] == f(x, y)
 
@@ -338,3 +339,19 @@ def test_the_memo_is_sized_before_it_runs():
             assert seen[-1] <= max((budget - layout.fixed) // 2, remat_schedule.MEMO_FLOOR)
     finally:
         remat_schedule.solve = real
+
+
+def test_a_constant_none_argument_is_not_a_variable():
+    """A template's constant may be None itself: it must not read as a variable slot."""
+    from dualad.extend import Primitive
+    scaled = Primitive("remat_test_scaled", lambda x, s: x * (2.0 if s is None else s))
+    scaled.defvjp(lambda ct, ans, x, s: ct * (2.0 if s is None else s))
+
+    def f(x):
+        for _ in range(30):
+            x = scaled(np.sin(x), None)
+        return np.sum(x ** 2)
+    x = np.linspace(0.1, 1.5, 2000)
+    budget = _budget(f, x, frac=0.3)
+    assert len(dualad.remat_plan(f, x, max_memory=budget).segments) > 1
+    _close(dualad.grad(f, max_memory=budget)(x), dualad.grad(f)(x))
