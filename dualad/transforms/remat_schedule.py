@@ -224,11 +224,13 @@ def _solve_layout(layout, budget):
     room = int(budget) - layout.fixed
     if layout.record_peak > budget or room <= 0 or S == 0:
         return math.inf, None
+    B = layout.bounds
+    if int(np.diff(layout.T[B]).max()) > room:    # a stage's tape alone: no leaf holds it
+        return math.inf, None
     levels = min(LEVELS, max(room // 2, MEMO_FLOOR) // memo_bytes(S, 0) - 1)
     if levels < 8:                           # too coarse to place anything
         return math.inf, None
     unit = -(-int(budget) // levels)
-    B = layout.bounds
     T = [int(layout.T[p]) for p in B]
     bb = [layout.b(k) for k in range(S + 1)]
     Fs = [float(layout.F[p]) for p in B]
