@@ -1,8 +1,8 @@
 r"""Reverse mode under a memory budget: which values to store, which to recompute.
 
 ``grad(f, max_memory=M)`` (and ``value_and_grad``, ``vjp``) records ``f`` once as a
-straight-line program (:func:`dualad.jit`'s :class:`~dualad.interpreters.staging.program.Program`)
-and reverses it by a *schedule*: the program's equations ``e_0, ..., e_{n-1}`` are cut
+straight-line program (with :func:`dualad.jit`'s boxes, packed into arrays:
+:mod:`dualad.transforms.remat_program`) and reverses it by a *schedule*: the program's equations ``e_0, ..., e_{n-1}`` are cut
 at positions ``0 = p_0 < p_1 < ... < p_S = n`` (the *stage boundaries*, chosen where
 few values are live), and a stored *checkpoint* at ``p`` is the set ``L(p)`` of values
 made before ``p`` and read at or after it (the inputs are the caller's and never
@@ -14,11 +14,11 @@ bytes free costs, in recomputed flops (advances: evaluations without a tape),
 
 (advance from ``i`` to ``m``, store ``L(m)``, reverse the tail with ``b(m)`` bytes
 fewer, drop it, reverse the head), where ``F(i, m)`` is the flops of the equations
-between, ``b(m)`` the bytes of ``L(m)`` and ``W(i, j) = T(i, j) + 2 b(i) + 2 b(j)``
-the working memory of one taped run: its tape ``T`` (the bytes of every value it makes,
-as :meth:`jacobians.cost.Census.bytes_per_direction` counts a sweep's values), the
-cotangents flowing in at ``j`` and out at ``i``, and the copies :func:`dualad.vjp` makes
-of the run's inputs and outputs. For a chain of ``l`` equal steps whose
+between, ``b(m)`` the bytes of ``L(m)`` and ``W(i, j) = T(i, j) + b(i) + b(j)`` the
+working memory of one taped run: its tape ``T`` (the bytes of every value it makes, as
+:meth:`jacobians.cost.Census.bytes_per_direction` counts a sweep's values) and the
+cotangents flowing in at ``j`` and out at ``i`` (the run is taped on its own reverse
+trace from the checkpoint's arrays: nothing is copied). For a chain of ``l`` equal steps whose
 tape fits one step at a time and ``k`` states of room, ``C`` is Griewank's
 ``t(l, k)`` (:func:`dualad.revolve.forward_steps`): the recursion is revolve's, with
 bytes in place of snapshot slots and the tape allowed to span several stages when it
