@@ -25,10 +25,16 @@ to the store-all one (dualad: rtol 1e-12; torch, a different summation order: 1e
 
     PYTHONPATH=. OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 \\
         /work/benchvenv/bin/python bench/remat_budget.py            (from the checkout)
+
+Times on a shared machine move with its load; ``--times loop`` (or ``mlp``) runs every
+dualad method in one process instead, ``REMAT_REPEATS`` rounds (default 2) with the
+methods interleaved, and prints the least time of each (``remat-10%``: ``max_memory``
+at 10% of the store-all peak measured above: 770.6 MB for the loop, 308.1 MB for the MLP).
 """
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -303,9 +309,42 @@ def main():
 
 
 _store_loop_peak = {}
+STORE_ALL_PEAK = {"loop": 770.6 * 2**20, "mlp": 308.1 * 2**20}   # measured (docs/remat.md)
+
+
+def times(case):
+    """Every dualad method on ``case`` in this process, rounds interleaved: least times."""
+    import time
+    import dualad
+    args = _setup(case)
+    f = loop if case == "loop" else mlp
+    ways = {"store": lambda: dualad.grad(f)(*args),
+            "checkpoint": (lambda: dualad.grad(lambda x: _loop_blocks(x, 100))(*args))
+            if case == "loop" else (lambda: dualad.grad(_mlp_blocks)(*args))}
+    if case == "loop":
+        s = max(2, int(0.1 * STORE_ALL_PEAK["loop"] // (WIDTH_LOOP * 8 * 3)))
+        ways[f"scan-binomial-{s}"] = lambda: dualad.grad(lambda x: _scan(x, s))(*args)
+    for frac in FRACS[1:]:
+        budget = int(frac * STORE_ALL_PEAK[case])
+        ways[f"remat-{frac:.0%}"] = (lambda b: lambda: dualad.grad(f, max_memory=b)(*args))(
+            budget)
+    best = {}
+    for _ in range(int(os.environ.get("REMAT_REPEATS", "2"))):
+        for name, call in ways.items():
+            t = time.perf_counter()
+            try:
+                call()
+            except ValueError:
+                best[name] = "refused"
+                continue
+            best[name] = min(best.get(name, math.inf), time.perf_counter() - t)
+    print(case, json.dumps({k: v if isinstance(v, str) else round(v, 2)
+                            for k, v in best.items()}))
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
         _child(sys.argv[2], sys.argv[3], float(sys.argv[4]), int(float(sys.argv[5])))
+    elif sys.argv[1:2] == ["--times"]:
+        times(sys.argv[2])
     else:
         main()

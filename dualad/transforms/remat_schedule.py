@@ -16,15 +16,18 @@ import numpy as np
 from ..core import tree
 from ..core.tracer import Box, primal_value, shape_of
 from ..frontend.objects import traced_outputs
-from ..interpreters.staging.program import Const, Program
-from ..interpreters.staging.trace import JitBox, JitTrace
-from .remat import LEVELS, STAGES, Layout, RematWarning, leaves_of_tree, solve
+from ..interpreters.staging.program import Const
+from ..interpreters.staging.trace import JitBox
+from .remat import (CT_COPIES, LEVELS, STAGES, Layout, RematWarning, leaves_of_tree,
+                    memo_bytes, solve)
+from .remat_program import PackingTrace
 
 __all__ = ["remat_plan", "RematPlan", "record", "plan_program", "make_plan"]
 
 
 class Recorded:
-    """A function recorded as a program: ``program`` and ``rebuild`` (the output's
+    """A function recorded as a program: ``program`` (a
+    :class:`~dualad.transforms.remat_program.Packed`) and ``rebuild`` (the output's
     structure from its leaves, one per ``program.outvars``)."""
 
     __slots__ = ("program", "rebuild")
@@ -34,9 +37,10 @@ class Recorded:
 
 
 def _trace(fun, leaves, name):
-    """``fun(*leaves)`` recorded by the staging interpreter (as :func:`dualad.jit` records
-    it, without compiling the program to source: only its equations are needed)."""
-    trace = JitTrace(False)
+    """``fun(*leaves)`` recorded by the staging interpreter's boxes into a packed program
+    (:class:`~dualad.transforms.remat_program.PackingTrace`: arrays, not an object per
+    equation)."""
+    trace = PackingTrace()
     boxes = [trace.input(x) for x in leaves]
     try:
         out = traced_outputs(fun(*boxes))
@@ -51,8 +55,7 @@ def _trace(fun, leaves, name):
             raise TypeError("an output is a value of another transformation's trace")
         else:
             outvars.append(Const(np.asarray(y) if isinstance(y, np.ndarray) else y))
-    invars = [b.var for b in boxes]
-    return Recorded(Program(invars, trace.body, outvars, trace.avals, name).pruned(), rebuild)
+    return Recorded(trace.packed(len(boxes), outvars, name), rebuild)
 
 
 def record(api, f, args, nums, kwargs):
@@ -90,7 +93,7 @@ def record(api, f, args, nums, kwargs):
         recorded = _trace(of_leaves, leaves, getattr(f, "__name__", "f"))
     except Exception as e:  # noqa: BLE001 - any reason f cannot be recorded: said, then store-all
         return None, f"it could not be recorded as a program ({type(e).__name__}: {e})"
-    read = [g for g in recorded.program.guards if g.kind == "equal"]
+    read = [g for gs in recorded.program.guards.values() for g in gs if g.kind == "equal"]
     if read:
         return None, (f"it reads a traced value as a constant ({read[0].describe()}), "
                       f"which a recorded program cannot differentiate through")
@@ -101,7 +104,8 @@ class RematPlan:
     """A schedule for reversing one recorded program within ``budget`` bytes.
 
     Attributes: ``name``; ``budget``; ``store_all`` (modelled bytes of the ordinary sweep:
-    every value taped); ``peak`` (modelled bytes of this schedule); ``stored`` (the most
+    every value taped); ``peak`` (modelled bytes of this schedule: the most of its
+    segments' peaks and ``record_peak``, the modelled bytes of recording ``f``); ``stored`` (the most
     checkpoint bytes held at once); ``recomputed_flops`` and ``total_flops``; ``n_eqns``;
     ``segments``: the taped runs in backward order, ``(first_eqn, end_eqn, held, peak)``;
     ``tree``: the schedule (see :func:`solve`); ``fallback``: why the ordinary sweep runs
@@ -115,6 +119,7 @@ class RematPlan:
         self.segments = []
         if layout is None:
             self.store_all = self.peak = self.stored = self.n_eqns = self.fixed = 0
+            self.record_peak = 0
             self.total_flops = 0.0
             return
         S = len(layout.bounds) - 1
@@ -125,7 +130,8 @@ class RematPlan:
         leaves_of_tree(tree, 0, S, layout.fixed, layout.b, layout.work, runs)
         B = layout.bounds
         self.segments = [(B[i], B[j], held, peak) for i, j, held, peak in runs]
-        self.peak = max(p for *_, p in self.segments)
+        self.record_peak = layout.record_peak
+        self.peak = max(max(p for *_, p in self.segments), self.record_peak)
         self.stored = max(h for _, _, h, _ in self.segments) - layout.fixed
         self.fixed = layout.fixed
 
@@ -142,7 +148,9 @@ class RematPlan:
             f"  store-all (every value taped): {self.store_all:,} bytes (modelled)",
             f"  this schedule: peak {self.peak:,} bytes (modelled), checkpoints at most "
             f"{self.stored:,} bytes",
-            f"  held throughout: {self.fixed:,} bytes (the program, the inputs' cotangents)",
+            f"  held throughout: {self.fixed:,} bytes (the packed program, the inputs' "
+            f"cotangents, one rule's temporaries); recording f: about "
+            f"{self.record_peak:,} bytes",
             f"  recomputed: {self.recomputed_flops:.4g} flops ({pct:.1f}% of one "
             f"evaluation, {self.total_flops:.4g} flops)",
             f"  {len(self.segments)} taped segments, backward order "
@@ -163,47 +171,76 @@ class RematPlan:
                 f"{self.recomputed_flops:.3g} recomputed flops)")
 
 
-def plan_program(name, prog, budget, stages=STAGES):
-    """The cheapest schedule for ``prog`` within ``budget`` bytes (a :class:`RematPlan`),
-    with the fewest stages of ``stages`` that allow one; a ``ValueError`` naming the least
-    budget when none does."""
-    layout = Layout(prog, stages[0])
+def plan_program(name, packed, budget, stages=STAGES):
+    """The cheapest schedule for ``packed`` (a :class:`~.remat_program.Packed` program)
+    within ``budget`` bytes (a :class:`RematPlan`), with the fewest stages of ``stages``
+    that allow one; a ``ValueError`` naming the least budget when none does."""
+    layout = Layout(packed, stages[0])
+    cost = math.inf
     for S_max in stages:
         layout.cut(S_max)
         cost, tree = _solve_layout(layout, budget)
         if cost < math.inf or len(layout.bounds) - 1 < S_max:   # no finer cut to try
             break
     if cost == math.inf:
-        S = len(layout.bounds) - 1
-        least = layout.fixed + max(layout.work(k, k + 1) for k in range(S))
-        raise ValueError(
-            f"remat({name}): max_memory={int(budget):,} bytes is too small for this "
-            f"program ({len(layout.eqns)} equations in {S} stages): the program, the "
-            f"inputs' cotangents and one rule's temporaries take {layout.fixed:,} bytes and "
-            f"one stage's taped run up to {least - layout.fixed:,} more, so no schedule fits "
-            f"below {least:,} bytes (storing every value: {layout.fixed + layout.work(0, S):,})."
-            f" Pass a larger "
-            f"max_memory, or write the loop with dualad.scan(..., checkpoints='binomial')")
+        raise ValueError(_too_small(name, layout, budget))
     return RematPlan(name, int(budget), layout, cost, tree)
 
 
+def _too_small(name, layout, budget):
+    """The refusal: what is held throughout, the largest stage, and the least budget that
+    does (to 5%: candidates growing by 5% from the lower bound, each solved on the
+    finest cut, so the one named has a schedule; small budgets solve fast)."""
+    S = len(layout.bounds) - 1
+    stage = max((layout.work(k, k + 1) for k in range(S)), default=0)
+    store_all = layout.fixed + layout.work(0, S)
+    lo = max(layout.fixed + stage, layout.record_peak, int(budget))
+    least = lo
+    while least < store_all and _solve_layout(layout, least)[0] == math.inf:
+        least = int(least * 1.05) + 1
+    least = min(least, store_all)
+    return (f"remat({name}): max_memory={int(budget):,} bytes is too small for this "
+            f"program ({layout.prog.n} equations in {S} stages): the packed program, "
+            f"the inputs' cotangents and one rule's temporaries take {layout.fixed:,} bytes "
+            f"and one stage's taped run up to {stage:,} more; recording f takes about "
+            f"{layout.record_peak:,}; the least budget with a schedule is {least:,} bytes "
+            f"(storing every value: {store_all:,}). Pass max_memory >= {least:,}, or write "
+            f"the loop with dualad.scan(..., checkpoints='binomial') or place "
+            f"dualad.checkpoint around blocks of it by hand")
+
+
+#: Bytes the memo may take whatever the budget (within the documented slack of 256 KB).
+MEMO_FLOOR = 128 * 1024
+
+
 def _solve_layout(layout, budget):
-    """:func:`solve` on ``layout``'s stages, bytes counted in units of budget / LEVELS."""
+    """:func:`solve` on ``layout``'s stages, bytes counted in units of budget / levels,
+    with the most levels (up to ``LEVELS``) whose memo takes at most half the room the
+    budget leaves beside what is held throughout, or ``MEMO_FLOOR`` (the memo counts
+    while it is solved)."""
     S = len(layout.bounds) - 1
     if layout.fixed + layout.work(0, S) <= budget:
         return 0.0, None                     # every value taped: the ordinary sweep
-    unit = max(1, int(budget) // LEVELS)
+    room = int(budget) - layout.fixed
+    if layout.record_peak > budget or room <= 0 or S == 0:
+        return math.inf, None
     B = layout.bounds
+    if int(np.diff(layout.T[B]).max()) > room:    # a stage's tape alone: no leaf holds it
+        return math.inf, None
+    levels = min(LEVELS, max(room // 2, MEMO_FLOOR) // memo_bytes(S, 0) - 1)
+    if levels < 8:                           # too coarse to place anything
+        return math.inf, None
+    unit = -(-int(budget) // levels)
     T = [int(layout.T[p]) for p in B]
     bb = [layout.b(k) for k in range(S + 1)]
     Fs = [float(layout.F[p]) for p in B]
     bq = [-(-x // unit) for x in bb]
+    copies = CT_COPIES
 
     def work(i, j):   # rounded up: the schedule never assumes more room than there is
-        return -(-(T[j] - T[i] + 2 * (bb[i] + bb[j])) // unit)
+        return -(-(T[j] - T[i] + copies * (bb[i] + bb[j])) // unit)
 
-    return solve(lambda i, j: Fs[j] - Fs[i], work, bq.__getitem__, S,
-                 (int(budget) - layout.fixed) // unit)
+    return solve(lambda i, j: Fs[j] - Fs[i], work, bq.__getitem__, S, room // unit)
 
 
 def _check_budget(api, name, max_memory):

@@ -18,17 +18,14 @@ import numpy as np
 from . import api
 from .api import vjp
 from .remat import RematWarning
+from .remat_program import VAR
 from .remat_schedule import make_plan
-from ..core.tracer import primal_value, shape_of
+from ..core.tracer import Box, primal_value, shape_of
 from ..core.tree import flatten
-from ..interpreters.staging.program import Guard
+from ..interpreters.reverse.sweep import backward_sweep
+from ..interpreters.reverse.tape import Var, VJPTrace
 
 __all__ = ["Runner", "value_and_grad_within", "vjp_within"]
-
-
-def _zeros(aval, batch):
-    _, shape, dtype = aval
-    return np.zeros(tuple(batch) + tuple(shape), dtype=dtype)
 
 
 def _add(a, b):
@@ -36,82 +33,105 @@ def _add(a, b):
 
 
 class Runner:
-    """Executes a :class:`~dualad.transforms.remat.RematPlan` on a recorded program at
-    the input values ``invals`` (one per ``prog.invars``)."""
+    """Executes a :class:`~dualad.transforms.remat_schedule.RematPlan` on a packed
+    program (:class:`~dualad.transforms.remat_program.Packed`) at the input values
+    ``invals`` (one per input, in order)."""
 
-    def __init__(self, plan, prog, invals):
-        self.plan, self.prog, self.layout = plan, prog, plan.layout
-        self.inputs = dict(zip(prog.invars, invals))
-        lay = self.layout
-        self.live = lay.live_at_bounds()
-        self.dies = {}
-        for v, k in lay.last.items():
-            self.dies.setdefault(k, []).append(v)
-        self.guards = {}
-        k = 0
-        for item in prog.body:
-            if item.__class__ is Guard:
-                self.guards.setdefault(k, []).append(item)
-            else:
-                k += 1
+    def __init__(self, plan, packed, invals):
+        self.plan, self.prog, self.layout = plan, packed, plan.layout
+        self.inputs = dict(enumerate(invals))
+        self.live = self.layout.live_at_bounds()
+        # values that are not boxes of an outer transformation: the primitives' impl
+        # runs them directly, as the recording did
+        self.plain = not any(isinstance(x, Box) for x in invals)
         self.outputs = None
 
-    def _apply(self, e, env):
-        args = [env[a] if a.__class__ is int else a.value for a in e.ins]
-        return e.prim(*args, **e.params)
-
-    def advance(self, i, j, state):
-        """``L(p_j)`` from ``L(p_i)``: the equations between, without a tape."""
-        B, eqns = self.layout.bounds, self.layout.eqns
-        env = dict(self.inputs)
-        env.update(state)
-        keep = set(self.live[j])
-        for k in range(B[i], B[j]):
-            env[eqns[k].out] = self._apply(eqns[k], env)
-            for g in self.guards.get(k + 1, ()):
+    def _eval(self, p0, p1, env, keep=None):
+        """Equations ``[p0, p1)`` evaluated into ``env``; with ``keep``, each value not in
+        it freed after its last reader (an advance), and the guards checked."""
+        P, last = self.prog, self.layout.last
+        tmpl, n_in = P.templates, P.n_in
+        tids = P.tid[p0:p1].tolist()
+        starts = P.start[p0:p1 + 1].tolist()
+        base = starts[0]
+        args = P.args[base:starts[-1]].tolist()
+        ends = last[P.args[base:starts[-1]]].tolist() if keep is not None else None
+        direct = self.plain and keep is not None
+        guards = P.guards
+        for k, t in enumerate(tids):
+            prim, params, pattern = tmpl[t]
+            a0, a1 = starts[k] - base, starts[k + 1] - base
+            vs = iter(args[a0:a1])
+            vals = [env[next(vs)] if c is VAR else c for c in pattern]
+            env[n_in + p0 + k] = (prim.impl if direct else prim)(*vals, **params)
+            if keep is None:
+                continue
+            for g in guards.get(p0 + k + 1, ()):
                 if not g.holds(primal_value(env[g.var])):
                     raise RuntimeError(f"remat({self.plan.name}): the guard "
                                        f"{g.describe()} no longer holds on replay")
-            for v in self.dies.get(k, ()):
-                if v not in keep and v not in self.inputs:
+            for v, end in zip(args[a0:a1], ends[a0:a1]):
+                if end == p0 + k and v >= n_in and v not in keep:
                     env.pop(v, None)
+        return env
+
+    def advance(self, i, j, state):
+        """``L(p_j)`` from ``L(p_i)``: the equations between, without a tape."""
+        B = self.layout.bounds
+        env = dict(self.inputs)
+        env.update(state)
+        keep = set(self.live[j])
+        self._eval(B[i], B[j], env, keep)
         return {v: env[v] for v in self.live[j]}
+
+    def _segment_vars(self, i, j):
+        """``(s_in, x_in, outs)`` of the taped run of stages ``[i, j)``: the checkpoint's
+        and the inputs' variables it reads, and the variables it makes that are read
+        after it (with the program's outputs, for the last stage)."""
+        P, B = self.prog, self.layout.bounds
+        lo, hi = P.n_in + B[i], P.n_in + B[j]
+        read = set(P.args[P.start[B[i]]:P.start[B[j]]].tolist())
+        s_in = [v for v in self.live[i] if v in read]
+        x_in = [v for v in range(P.n_in) if v in read]
+        outs = [v for v in self.live[j] if lo <= v < hi]
+        if j == len(B) - 1:
+            outs = list(dict.fromkeys(outs + [a for a in P.outvars if a.__class__ is int
+                                              and lo <= a < hi]))
+        return s_in, x_in, outs
 
     def taped(self, i, j, state, ct_out, grads, batch):
         """Sweep stages ``[i, j)`` back: cotangents of ``L(p_i)`` from those of
-        ``L(p_j)``, the inputs' cotangents added into ``grads``."""
-        lay = self.layout
-        B, eqns = lay.bounds, lay.eqns[lay.bounds[i]:lay.bounds[j]]
-        made = {e.out for e in eqns}
-        read = {a for e in eqns for a in e.ins if a.__class__ is int}
-        s_in = [v for v in self.live[i] if v in read]
-        x_in = [v for v in self.prog.invars if v in read]
-        outs = [v for v in self.live[j] if v in made]
-        if j == len(B) - 1:
-            outs = list(dict.fromkeys(outs + [a for a in self.prog.outvars
-                                              if a.__class__ is int and a in made]))
-
-        def segment(*vals):
-            env = dict(self.inputs)
-            env.update(state)
-            env.update(zip(s_in + x_in, vals))
-            for e in eqns:
-                env[e.out] = self._apply(e, env)
-            return tuple(env[v] for v in outs)
-
-        values, pullback = vjp(segment, *[state[v] for v in s_in],
-                               *[self.inputs[v] for v in x_in])
+        ``L(p_j)``, the inputs' cotangents added into ``grads``. The run is taped on its
+        own reverse trace (its inputs are this runner's arrays: nothing is copied) and
+        swept once, each node freed as the sweep passes it."""
+        B = self.layout.bounds
+        s_in, x_in, outs = self._segment_vars(i, j)
+        trace = VJPTrace(tape=True)
+        leaves = [trace.new_leaf(state[v]) for v in s_in] + \
+            [trace.new_leaf(self.inputs[v]) for v in x_in]
+        env = dict(self.inputs)
+        env.update(state)
+        env.update(zip(s_in + x_in, leaves))
+        try:
+            self._eval(B[i], B[j], env)
+        finally:
+            tape = trace.stop()
+        made = [env[v] for v in outs]
+        del env
+        values = [o.value if isinstance(o, Var) and o._trace is trace else o for o in made]
         if j == len(B) - 1:
             self.outputs = dict(zip(outs, values))
-        avals = self.prog.avals
-        seeds = tuple(ct_out[v] if ct_out.get(v) is not None else _zeros(avals[v], batch)
-                      for v in outs)
-        cts = pullback(seeds) if outs else [None] * (len(s_in) + len(x_in))
+        seeds = [(o, ct_out[v]) for v, o in zip(outs, made)
+                 if ct_out.get(v) is not None and isinstance(o, Var) and o._trace is trace]
+        del made, values
+        results = backward_sweep(seeds, trace=trace, wanted=set(leaves), tape=tape) \
+            if seeds else {}
+        del seeds, tape
         ct_in = {v: ct_out.get(v) for v in self.live[i] if v in ct_out}
-        for v, c in zip(s_in, cts):
-            ct_in[v] = _add(ct_in.get(v), c)
-        for v, c in zip(x_in, cts[len(s_in):]):
-            grads[v] = _add(grads.get(v), c)
+        for v, leaf in zip(s_in, leaves):
+            ct_in[v] = _add(ct_in.get(v), results.get(leaf))
+        for v, leaf in zip(x_in, leaves[len(s_in):]):
+            grads[v] = _add(grads.get(v), results.get(leaf))
         return ct_in
 
     def reverse(self, node, i, j, state, ct_out, grads, batch):
@@ -140,7 +160,7 @@ class Runner:
                 ct_out[a] = _add(ct_out.get(a), c)
         S = len(self.layout.bounds) - 1
         self.reverse(self.plan.tree, 0, S, {}, ct_out, grads, batch)
-        return [grads.get(v) for v in self.prog.invars]
+        return [grads.get(v) for v in range(self.prog.n_in)]
 
     def output_values(self):
         """The program's outputs from the last taped run (after :meth:`run`)."""
@@ -189,7 +209,7 @@ def value_and_grad_within(f, argnums, has_aux, args, kwargs, holomorphic, max_me
         return api._value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic)
     prog = compiled.program
     out = prog.outvars
-    aval = prog.avals.get(out[0]) if len(out) == 1 and out[0].__class__ is int else None
+    aval = prog.aval(out[0]) if len(out) == 1 and out[0].__class__ is int else None
     if aval is None or int(np.prod(aval[1])) != 1 or np.dtype(aval[2]).kind != "f":
         # not a real scalar output: the ordinary path raises grad's own error
         return api._value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic)
@@ -227,7 +247,7 @@ def vjp_within(f, primals, max_memory):
         c_leaves = [np.asarray(c) for c in c_leaves]
         ints = [(a, c) for a, c in zip(prog.outvars, c_leaves) if a.__class__ is int]
         a, c = ints[0] if ints else (None, None)
-        batch = c.shape[:c.ndim - len(prog.avals[a][1])] if a is not None else ()
+        batch = c.shape[:c.ndim - len(prog.aval(a)[1])] if a is not None else ()
         grads = runner.run(c_leaves, batch)
         return tuple(_per_arg(per, grads, leaves)) if not batch else tuple(
             r([np.zeros(batch + np.shape(x)) if g is None else g
