@@ -151,10 +151,9 @@ def _candidates(most, chunk_size):
 
 
 def _remat_plan(fun, primals, budget):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", dualad.RematWarning)
-        return dualad.remat_plan(fun, *primals, max_memory=int(budget),
-                                 argnums=tuple(range(len(primals))))
+    # remat_plan never warns (its explain() says why a function has no schedule)
+    return dualad.remat_plan(fun, *primals, max_memory=int(budget),
+                             argnums=tuple(range(len(primals))))
 
 
 def _pick(problem, fp, max_memory, chunk_size, most, route):
@@ -237,13 +236,8 @@ def _least_budgeted(problem, fp, route, error):
 
 
 def _least(error):
-    """The least plan budget a remat refusal names (its 'below N bytes'), or 0."""
-    text = str(error) if error is not None else ""
-    key = "below "
-    if key not in text:
-        return 0
-    digits = text.split(key, 1)[1].split(" ", 1)[0].replace(",", "")
-    return int(digits) if digits.isdigit() else 0
+    """The least plan budget a remat refusal names (its ``least``), or 0."""
+    return int(getattr(error, "least", 0) or 0)
 
 
 def _named(problem):

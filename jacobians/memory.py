@@ -139,8 +139,12 @@ class Footprint:
         return self.result + tape + max(self.kept, B * per)
 
     def sym_block(self):
-        """Bytes of the block :func:`symmetrize` works in (at most 1/8 of the result)."""
-        return _sym_rows(self.n) * self.n * self.s if self.kind == "hessian" else 0
+        """Bytes of the block :func:`symmetrize` works in (at most 1/8 of the result, or
+        the whole of a result of at most 1 MiB)."""
+        if self.kind != "hessian":
+            return 0
+        whole = self.n * self.n * self.s
+        return whole if whole <= _SMALL else _sym_rows(self.n) * self.n * self.s
 
     def hessian(self, B):
         return self.result + self.sym_block() + self.kept + \
@@ -154,9 +158,12 @@ class Footprint:
 def largest_chunk(peak, max_memory, most):
     """The largest ``B`` in ``[1, most]`` with ``peak(B) <= max_memory`` (``peak`` grows
     with ``B``), or 0 when not even one direction fits."""
+    most = max(1, int(most))
+    if peak(most) <= max_memory:     # the common case: every direction in one sweep
+        return most
     if peak(1) > max_memory:
         return 0
-    lo, hi = 1, max(1, int(most))
+    lo, hi = 1, most
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if peak(mid) <= max_memory:
@@ -164,6 +171,9 @@ def largest_chunk(peak, max_memory, most):
         else:
             hi = mid - 1
     return lo
+
+
+_SMALL = 1 << 20     # bytes: a Hessian this small is symmetrized in one call
 
 
 def _sym_rows(n):
@@ -176,9 +186,12 @@ def symmetrize(h):
     Block ``[i, i + k)`` of rows and the same block of columns are replaced by
     ``S = h[i:i+k, i:] + h[i:, i:i+k]ᵀ`` (and ``Sᵀ``), which reads only entries no
     earlier block wrote; the temporary is ``k x n`` (``k`` at most ``n / 8``), where
-    ``np.add(h, h.T)`` would allocate a second ``n x n`` array.
+    ``np.add(h, h.T)`` would allocate a second ``n x n`` array. A Hessian of at most
+    1 MiB is symmetrized in one ``np.add(h, h.T, out=h)`` (its temporary is as small).
     """
     n = h.shape[0]
+    if h.nbytes <= _SMALL:      # one call: NumPy buffers the overlapping transpose itself
+        return np.add(h, h.T, out=h)
     k = _sym_rows(n)
     for i in range(0, n, k):
         j = min(n, i + k)

@@ -183,13 +183,13 @@ def plan_program(name, packed, budget, stages=STAGES):
         if cost < math.inf or len(layout.bounds) - 1 < S_max:   # no finer cut to try
             break
     if cost == math.inf:
-        raise ValueError(_too_small(name, layout, budget))
+        raise _too_small(name, layout, budget)
     return RematPlan(name, int(budget), layout, cost, tree)
 
 
 def _too_small(name, layout, budget):
-    """The refusal: what is held throughout, the largest stage, and the least budget that
-    does (to 5%: candidates growing by 5% from the lower bound, each solved on the
+    """The refusal (a ValueError whose ``least`` is the least budget named): what is held
+    throughout, the largest stage, and the least budget that does (to 5%: candidates growing by 5% from the lower bound, each solved on the
     finest cut, so the one named has a schedule; small budgets solve fast)."""
     S = len(layout.bounds) - 1
     stage = max((layout.work(k, k + 1) for k in range(S)), default=0)
@@ -199,7 +199,8 @@ def _too_small(name, layout, budget):
     while least < store_all and _solve_layout(layout, least)[0] == math.inf:
         least = int(least * 1.05) + 1
     least = min(least, store_all)
-    return (f"remat({name}): max_memory={int(budget):,} bytes is too small for this "
+    error = ValueError(
+            f"remat({name}): max_memory={int(budget):,} bytes is too small for this "
             f"program ({layout.prog.n} equations in {S} stages): the packed program, "
             f"the inputs' cotangents and one rule's temporaries take {layout.fixed:,} bytes "
             f"and one stage's taped run up to {stage:,} more; recording f takes about "
@@ -207,6 +208,8 @@ def _too_small(name, layout, budget):
             f"(storing every value: {store_all:,}). Pass max_memory >= {least:,}, or write "
             f"the loop with dualad.scan(..., checkpoints='binomial') or place "
             f"dualad.checkpoint around blocks of it by hand")
+    error.least = least      # for callers that budget around a schedule (jacobians.budget)
+    return error
 
 
 #: Bytes the memo may take whatever the budget (within the documented slack of 256 KB).
