@@ -67,6 +67,8 @@ class Recycled:
 
     Examples
     --------
+    >>> import numpy as np
+    >>> from dualad.extend import Recycled
     >>> pool = Recycled()
     >>> a = pool.empty((3,), np.float64)
     >>> a is pool.empty((3,), np.float64)      # still held here: a new one
