@@ -1,0 +1,499 @@
+"""``dualad.GradientTape``: TensorFlow's tape, recorded and swept by dualad's one reverse engine.
+
+A tape is a :class:`~dualad.interpreters.reverse.tape.VJPTrace` of its own level (as
+``dualad.grad`` makes one per call) that lives as long as the :class:`GradientTape` object:
+its ``with`` block switches recording on and off, and ``gradient``/``jacobian`` run the
+engine's :func:`~dualad.interpreters.reverse.sweep.backward_sweep` over it
+(:mod:`dualad.transforms.tape_sweeps`). Nested tapes are nested levels: an inner tape's
+leaves wrap the outer tape's, so the inner tape's gradient, computed by the VJP rules on the
+values one level down, is recorded by the outer tape (second derivatives).
+
+What is watched. NumPy arrays are values without identity a tape could follow, so
+``tape.watch(x)`` *returns* the value the tape records (``x = tape.watch(x)``) and remembers
+``x`` by identity, so that ``tape.gradient(y, x)`` finds it under either name. A target that
+was not recorded (computed from the unwatched ``x``) raises, saying so, instead of giving a
+silent ``None``. There is no trainable-variable type whose reads a tape could see, so
+nothing is watched automatically; ``watch_accessed_variables`` is accepted for TensorFlow's
+signature.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+import warnings
+from typing import Any
+
+import numpy as np
+
+from . import tape_sweeps as sweeps
+from .api import check_input
+from ..core.tracer import Box, new_level, primal_value, shape_of
+from ..core.tree import flatten
+from ..interpreters.reverse.tape import Var, VJPTrace
+
+__all__ = ["GradientTape"]
+
+_ACTIVE = threading.local()   # .stack: the tapes recording in this thread, entered order
+_MODES = ("none", "zero")
+
+
+def _stack():
+    stack = getattr(_ACTIVE, "stack", None)
+    if stack is None:
+        stack = _ACTIVE.stack = []
+    return stack
+
+
+class _TapeTrace(VJPTrace):
+    """A GradientTape's trace: records while ``recording``, from the thread that entered it.
+
+    When not recording (outside the ``with`` block, in ``stop_recording``, after ``reset``)
+    its values are constants: an operation on them computes on the values one level down
+    and records nothing here (outer tapes still record it)."""
+
+    __slots__ = ("recording", "owner")
+
+    def __init__(self, level):
+        super().__init__(level=level)
+        self.recording = False
+        self.owner = None
+
+    def process(self, prim, args, params):
+        if self.recording:
+            if threading.get_ident() != self.owner:
+                raise RuntimeError(_thread_error(f"primitive '{prim.name}'"))
+            return super().process(prim, args, params)
+        plain = [a.value if isinstance(a, Var) and a._trace is self else a for a in args]
+        return prim(*plain, **params)
+
+
+def _thread_error(what):
+    return (f"GradientTape: {what} was called from another thread than the one recording "
+            f"this tape; a tape records one thread (TensorFlow's tapes are per thread too). "
+            f"Open a GradientTape in each thread, or finish the `with` block first")
+
+
+class GradientTape:
+    r"""Record operations in a ``with`` block, then take gradients and Jacobians of them.
+
+    TensorFlow's ``tf.GradientTape`` on dualad's reverse engine. Inside the block,
+    ``x = tape.watch(x)`` makes ``x`` a value the tape records; every NumPy operation
+    computed from it is recorded. ``tape.gradient(y, x)`` then returns
+    :math:`\sum_k \bar y_k^T\,\partial y_k/\partial x` for the targets :math:`y_k` (seeds
+    :math:`\bar y_k` = ``output_gradients``, default ones: the gradient of the sum), in the
+    structure of ``sources``.
+
+    Parameters
+    ----------
+    persistent : bool, default False
+        Allow several ``gradient``/``jacobian`` calls (the recorded graph is kept). A
+        non-persistent tape frees it in its first call, and a second call raises.
+    watch_accessed_variables : bool, default True
+        TensorFlow's switch for watching trainable variables when they are read. dualad
+        has no such variables (NumPy arrays cannot be watched on read), so every source is
+        watched with :meth:`watch`, whichever the value.
+
+    See Also
+    --------
+    dualad.grad : The functional spelling.
+    dualad.autograd.Variable : The PyTorch-style imperative spelling.
+
+    Notes
+    -----
+    A gradient taken inside the block is computed on the values one level down and is not
+    recorded on this tape (TensorFlow records it, and warns that this is slow): for a
+    second derivative, nest two tapes, as in the example. Operations on the tape's values
+    after the block, in :meth:`stop_recording` or after :meth:`reset` are not recorded
+    (the values act as constants), as in TensorFlow.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad
+    >>> x = np.array(3.0)
+    >>> with dualad.GradientTape() as t2:
+    ...     with dualad.GradientTape() as t1:
+    ...         xw = t1.watch(t2.watch(x))
+    ...         y = xw * xw * xw
+    ...     dy_dx = t1.gradient(y, x)
+    >>> d2y_dx2 = t2.gradient(dy_dx, x)
+    >>> print(float(dy_dx), float(d2y_dx2))
+    27.0 18.0
+    """
+
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):
+        self._persistent = bool(persistent)
+        self._watch_accessed_variables = bool(watch_accessed_variables)
+        self._trace = None
+        self._watched = {}      # id(value) -> (value, leaf): the watched values, by identity
+        self._used = False      # a non-persistent tape's graph was swept
+        self._lock = threading.Lock()
+
+    @property
+    def trace(self) -> Any:
+        """The tape's trace (the engine's :class:`VJPTrace`); None before the first ``with``.
+
+        Returns
+        -------
+        VJPTrace or None
+            The trace that records this tape's operations.
+        """
+        return self._trace
+
+    def __enter__(self) -> GradientTape:
+        trace = self._trace
+        if trace is not None and trace.recording:
+            raise RuntimeError("GradientTape: this tape is already recording; a tape cannot "
+                               "be entered again inside its own `with` block (nest a second "
+                               "GradientTape instead)")
+        if trace is None:
+            trace = self._trace = _TapeTrace(new_level())
+        trace.owner = threading.get_ident()
+        trace.recording = True
+        _stack().append(self)
+        return self
+
+    def __exit__(self, *exc_info: Any) -> bool:
+        self._trace.recording = False
+        stack = _stack()
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i] is self:
+                del stack[i]
+                break
+        return False   # an exception in the block propagates; the tape stays usable
+
+    def _check_recording(self, api):
+        trace = self._trace
+        if trace is None or not trace.recording:
+            raise RuntimeError(f"{api}: the tape is not recording; call it inside "
+                               f"`with GradientTape() as tape:` (and outside "
+                               f"tape.stop_recording())")
+        if threading.get_ident() != trace.owner:
+            raise RuntimeError(_thread_error(api))
+
+    def watched_entry(self, x: Any) -> tuple[Any, Any] | None:
+        """Return the ``(value, leaf)`` this tape recorded for the watched value ``x``.
+
+        Parameters
+        ----------
+        x : object
+            A value passed to :meth:`watch` (found by identity).
+
+        Returns
+        -------
+        tuple or None
+            The value and the tape's node for it, or None if ``x`` was never watched.
+        """
+        entry = self._watched.get(id(x))
+        return entry if entry is not None and entry[0] is x else None
+
+    def watch(self, tensor: Any) -> Any:
+        """Watch a value (or a nested list/tuple/dict of values) and return what to compute with.
+
+        NumPy arrays cannot be marked in place, so the result, a value this tape records,
+        is what the operations must use: ``x = tape.watch(x)``. The tape also remembers
+        ``x`` itself, so ``tape.gradient(y, x)`` accepts the original or the returned
+        value. Watching a value an enclosing tape watched wraps that tape's value (nested
+        tapes, second derivatives). Watching the same value twice returns the same value.
+
+        Parameters
+        ----------
+        tensor : array_like or Box or nested list, tuple or dict of them
+            Floating-point (or complex) values.
+
+        Returns
+        -------
+        object
+            The recorded values, in the structure of ``tensor``.
+
+        Raises
+        ------
+        RuntimeError
+            Outside the ``with`` block or inside :meth:`stop_recording`, or from another
+            thread.
+        TypeError
+            For None, an integer or boolean array, or a non-numeric value.
+        ValueError
+            For a value of a transformation entered after this tape (watch with the outer
+            tape first).
+        """
+        self._check_recording("GradientTape.watch")
+        leaves, rebuild = flatten(tensor)
+        return rebuild([self._watch_one(x, k, len(leaves) > 1) for k, x in enumerate(leaves)])
+
+    def _watch_one(self, x, k, many):
+        trace = self._trace
+        if isinstance(x, Var) and x._trace is trace:
+            return x                       # already recorded here: an intermediate value
+        entry = self.watched_entry(x)
+        if entry is not None:
+            return entry[1]
+        inner = _enclosing_leaf(self, x)
+        value = check_input("GradientTape.watch", k if many else 0,
+                            x if inner is None else inner)
+        if isinstance(value, Box) and value._trace.level > trace.level:
+            raise ValueError(f"GradientTape.watch: argument {k} (shape {shape_of(x)}) is a "
+                             f"traced value of a transformation or tape entered after this "
+                             f"tape; watch with the outer tape first: "
+                             f"x = inner.watch(outer.watch(x))")
+        leaf = trace.new_leaf(value)
+        self._watched[id(x)] = (x, leaf)
+        origin = _original_of(x)   # x is an enclosing tape's value: its array names it too
+        if origin is not None and self.watched_entry(origin) is None:
+            self._watched[id(origin)] = (origin, leaf)
+        return leaf
+
+    def watched_variables(self) -> tuple[Any, ...]:
+        """Return the values watched since the tape was made or reset, in watch order.
+
+        Returns
+        -------
+        tuple
+            The values passed to :meth:`watch` (as passed, not the recorded values).
+        """
+        seen, out = set(), []
+        for x, leaf in self._watched.values():   # one per leaf (aliases: nested tapes)
+            if id(leaf) not in seen:
+                seen.add(id(leaf))
+                out.append(x)
+        return tuple(out)
+
+    @contextlib.contextmanager
+    def stop_recording(self) -> Any:
+        """Pause the recording for a ``with`` block: what is computed there is a constant.
+
+        Yields
+        ------
+        None
+            Inside the block, the tape records nothing; it records again afterwards.
+
+        Raises
+        ------
+        RuntimeError
+            If the tape is not recording.
+        """
+        self._check_recording("GradientTape.stop_recording")
+        self._trace.recording = False
+        try:
+            yield
+        finally:
+            self._trace.recording = True
+
+    def reset(self) -> None:
+        """Forget everything recorded and watched, as if the tape were entered afresh.
+
+        Values recorded before the reset become constants; watch again what to
+        differentiate with respect to.
+        """
+        old = self._trace
+        if old is None:
+            return
+        trace = self._trace = _TapeTrace(old.level)
+        trace.owner, trace.recording = old.owner, old.recording
+        old.recording = False
+        self._watched = {}
+        self._used = False
+
+    def _start_sweep(self, api, mode):
+        if self._trace is None:
+            raise RuntimeError(f"{api}: the tape recorded nothing; use it as "
+                               f"`with dualad.GradientTape() as tape:`")
+        if mode not in _MODES:
+            raise ValueError(f"{api}: unconnected_gradients={mode!r}; use 'none' or 'zero'")
+        if self._trace.recording and threading.get_ident() != self._trace.owner:
+            raise RuntimeError(_thread_error(api))
+        with self._lock:
+            if self._used:
+                raise RuntimeError(f"{api}: a non-persistent GradientTape can be used for "
+                                   f"one gradient/jacobian call only; make it with "
+                                   f"GradientTape(persistent=True) for several")
+            self._used = not self._persistent
+
+    def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
+                 unconnected_gradients: str = "none") -> Any:
+        r"""Return the gradient of ``target`` with respect to ``sources``, in their structure.
+
+        For targets :math:`y_k` (a value, or a nested list/tuple/dict of values, whose
+        gradients are summed) and seeds :math:`\bar y_k` the result for a source
+        :math:`x` is :math:`\sum_k \bar y_k^T\,\partial y_k/\partial x`: one reverse sweep.
+
+        Parameters
+        ----------
+        target : object
+            Values recorded on this tape (or a nested structure of them).
+        sources : object
+            A watched value (the array passed to :meth:`watch` or what it returned), a
+            value recorded on the tape, or a nested list/tuple/dict of them.
+        output_gradients : object, optional
+            The seeds, in the structure of ``target``, each of its target's shape;
+            default ones (the gradient of the sum of every target).
+        unconnected_gradients : {"none", "zero"}, default "none"
+            What a source the target does not depend on gets: None, or zeros of its shape.
+
+        Returns
+        -------
+        object
+            The gradients, in the structure of ``sources``, each of its source's shape
+            and dtype.
+
+        Raises
+        ------
+        RuntimeError
+            A second call on a non-persistent tape, a tape never entered, or a call from
+            another thread while the tape records.
+        ValueError
+            A target not recorded on this tape (computed from an unwatched array), or
+            seeds of the wrong shape or structure.
+        TypeError
+            A None target or source, or a complex target without ``output_gradients``.
+
+        Warns
+        -----
+        UserWarning
+            For a source the tape never watched or recorded (its result is None or zeros).
+        """
+        api = "GradientTape.gradient"
+        self._start_sweep(api, unconnected_gradients)
+        leaves, rebuild, nodes = sweeps.resolve(self, api, sources)
+        seeds = sweeps.target_nodes(self, api, target, output_gradients)
+        found = sweeps.sweep(self, seeds, nodes, retain=self._persistent)
+        out = []
+        for k, (x, node) in enumerate(zip(leaves, nodes)):
+            g = found.get(node) if node is not None else None
+            if node is None:
+                _warn_unwatched(api, sources, k, x)
+            out.append(g if g is not None else sweeps.unconnected(
+                unconnected_gradients, shape_of(x), _dtype(x)))
+        return rebuild(out)
+
+    def jacobian(self, target: Any, sources: Any, unconnected_gradients: str = "none",
+                 parallel_iterations: Any = None, experimental_use_pfor: bool = True) -> Any:
+        r"""Return the full Jacobian of ``target`` with respect to each source.
+
+        ``J[i..., j...]`` :math:`= \partial y[i\ldots]/\partial x[j\ldots]`, of shape
+        ``target.shape + source.shape``: the rows of the identity seeded as one batch of
+        cotangents, so one reverse sweep.
+
+        Parameters
+        ----------
+        target : object
+            One value recorded on this tape.
+        sources : object
+            A watched or recorded value, or a nested list/tuple/dict of them.
+        unconnected_gradients : {"none", "zero"}, default "none"
+            What a source the target does not depend on gets: None, or zeros.
+        parallel_iterations : object, optional
+            Accepted for TensorFlow's signature; the sweep is always one batch.
+        experimental_use_pfor : bool, default True
+            Accepted for TensorFlow's signature; ignored.
+
+        Returns
+        -------
+        object
+            The Jacobians, in the structure of ``sources``.
+
+        Raises
+        ------
+        RuntimeError
+            A second call on a non-persistent tape.
+        ValueError
+            A target not recorded on this tape.
+        """
+        api = "GradientTape.jacobian"
+        self._start_sweep(api, unconnected_gradients)
+        leaves, rebuild, nodes = sweeps.resolve(self, api, sources)
+        found = sweeps.jacobian_of(self, api, target, nodes, retain=self._persistent)
+        tshape = shape_of(target)
+        out = []
+        for k, (x, node) in enumerate(zip(leaves, nodes)):
+            if node is None:
+                _warn_unwatched(api, sources, k, x)
+            j = found.get(node) if node is not None else None
+            out.append(j if j is not None else sweeps.unconnected(
+                unconnected_gradients, tshape + shape_of(x), _dtype(x)))
+        return rebuild(out)
+
+    def batch_jacobian(self, target: Any, source: Any, unconnected_gradients: str = "none",
+                       parallel_iterations: Any = None,
+                       experimental_use_pfor: bool = True) -> Any:
+        r"""Return the per-example Jacobians of ``target`` with respect to ``source``.
+
+        With a leading batch axis b on both, ``B[b, i..., j...]``
+        :math:`= \partial y[b, i\ldots]/\partial x[b, j\ldots]`, of shape
+        ``(b,) + target.shape[1:] + source.shape[1:]``. Valid when ``target[b]`` depends
+        on ``source[b]`` only, which is checked: a dependence across examples raises
+        (TensorFlow leaves it undefined). One reverse sweep of ``2 * target[0].size``
+        batched cotangents.
+
+        Parameters
+        ----------
+        target : object
+            One value recorded on this tape, of shape ``(b, ...)``.
+        source : object
+            One watched or recorded value, of shape ``(b, ...)``.
+        unconnected_gradients : {"none", "zero"}, default "none"
+            What an unconnected source gets: None, or zeros.
+        parallel_iterations : object, optional
+            Accepted for TensorFlow's signature; ignored.
+        experimental_use_pfor : bool, default True
+            Accepted for TensorFlow's signature; ignored.
+
+        Returns
+        -------
+        numpy.ndarray or None
+            The per-example Jacobians.
+
+        Raises
+        ------
+        ValueError
+            Batch sizes that differ, a 0-d target or source, rows of the target that
+            depend on other rows of the source, or a target not recorded on the tape.
+        """
+        api = "GradientTape.batch_jacobian"
+        self._start_sweep(api, unconnected_gradients)
+        (x,), _, (node,) = sweeps.resolve(self, api, [source])
+        result = None
+        if node is not None:
+            result = sweeps.batch_jacobian_of(self, api, target, node, self._persistent)
+        else:
+            _warn_unwatched(api, source, 0, x)
+        if result is None:
+            tshape, sshape = shape_of(target), shape_of(x)
+            result = sweeps.unconnected(unconnected_gradients, tshape + sshape[1:], _dtype(x))
+        return result
+
+
+def _enclosing_leaf(tape, x):
+    """The leaf of the innermost enclosing tape (a lower level, recording in this thread)
+    that watched ``x``, or None."""
+    for other in reversed(_stack()):
+        if other is tape or other._trace is None:
+            continue
+        if other._trace.level < tape._trace.level and other._trace.recording:
+            entry = other.watched_entry(x)
+            if entry is not None:
+                return entry[1]
+    return None
+
+
+def _original_of(x):
+    """The value an enclosing tape (of this thread) watched to make its leaf ``x``, or None."""
+    if not isinstance(x, Var):
+        return None
+    for other in _stack():
+        for value, leaf in other._watched.values():
+            if leaf is x:
+                return value
+    return None
+
+
+def _dtype(x):
+    dtype = np.result_type(primal_value(x))
+    return dtype if dtype.kind in "fc" else np.dtype(np.float64)
+
+
+def _warn_unwatched(api, sources, k, x):
+    where = "sources" if not isinstance(sources, (list, tuple, dict)) else f"sources (leaf {k})"
+    warnings.warn(f"{api}: {where} (shape {shape_of(x)}) was never watched by this tape nor "
+                  f"recorded on it, so its gradient is None (or zeros with "
+                  f"unconnected_gradients='zero'). {sweeps._WATCH_HINT}", stacklevel=3)

@@ -1,0 +1,192 @@
+"""The sweeps behind :class:`dualad.GradientTape`: gradients, Jacobians, batch Jacobians.
+
+Each is one call of the reverse engine's :func:`backward_sweep` over the tape's trace, seeded
+from the targets; a Jacobian seeds the rows of the identity as one batch of cotangents, so the
+whole Jacobian is one sweep, not a Python loop over its rows:
+
+    gradient        Σ_k  ȳ_kᵀ ∂y_k/∂x                    (ȳ_k = output_gradients, default 1)
+    jacobian        J[i..., j...] = ∂y[i...]/∂x[j...]     seeds e_i, i < y.size, one batch
+    batch_jacobian  B[b, i..., j...] = ∂y[b, i...]/∂x[b, j...]
+                    seeds e_i broadcast over b (one batch of y[0].size cotangents), valid
+                    because row b of y depends on row b of x only, which a second, randomly
+                    weighted batch of seeds checks in the same sweep.
+
+The sources a result is asked for are resolved here too (:func:`resolve`): a traced value of
+the tape, or a value the tape watched, found by identity.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.tracer import Box, primal_value, shape_of
+from ..core.tree import flatten, flatten_like
+from ..interpreters.reverse.sweep import backward_sweep
+from ..interpreters.reverse.tape import Var
+
+__all__ = ["own_node", "resolve", "target_nodes", "sweep", "jacobian_of", "batch_jacobian_of",
+           "unconnected"]
+
+_WATCH_HINT = ("NumPy arrays cannot be marked in place: tape.watch(x) returns the value the "
+               "tape records, so write `x = tape.watch(x)` inside the `with` block and compute "
+               "from that x")
+
+
+def own_node(trace, x):
+    """The node of ``trace`` that ``x`` is or wraps (walking down its boxes), or None."""
+    while isinstance(x, Box):
+        if isinstance(x, Var) and x._trace is trace:
+            return x
+        x = x._inner
+    return None
+
+
+def resolve(tape, api, sources):
+    """``(leaves, rebuild, nodes)``: the flattened sources and, for each, the tape's node it
+    stands for (None for a value the tape never watched or recorded)."""
+    leaves, rebuild = flatten(sources)
+    nodes = []
+    for k, x in enumerate(leaves):
+        where = f"sources{_path(sources, k)}"
+        if x is None:
+            raise TypeError(f"{api}: {where} is None; pass the values to differentiate with "
+                            f"respect to (what tape.watch returned, or the array it watched)")
+        node = own_node(tape.trace, x)
+        if node is None:
+            entry = tape.watched_entry(x)
+            node = None if entry is None else entry[1]
+        nodes.append(node)
+    return leaves, rebuild, nodes
+
+
+def _path(tree, k):
+    return "" if not isinstance(tree, (list, tuple, dict)) else f" (leaf {k})"
+
+
+def target_nodes(tape, api, target, output_gradients):
+    """``[(node, seed)]``: the tape's node of every leaf of ``target`` with its cotangent
+    (``output_gradients``'s leaf, or ones). A target not recorded on this tape raises."""
+    if target is None:
+        raise TypeError(f"{api}: target is None (did the function return nothing?); pass the "
+                        f"value computed inside the tape's `with` block")
+    leaves, _ = flatten(target)
+    if not leaves:
+        raise ValueError(f"{api}: target is an empty {type(target).__name__}; pass a value")
+    seeds = (flatten_like(target, output_gradients, api, "output_gradients",
+                          like_name="target") if output_gradients is not None
+             else [None] * len(leaves))
+    pairs = []
+    for k, (y, g) in enumerate(zip(leaves, seeds)):
+        node = own_node(tape.trace, y)
+        if node is None:
+            raise ValueError(_not_recorded(api, target, k, y))
+        pairs.append((node, _seed(api, k, node, g)))
+    return pairs
+
+
+def _not_recorded(api, target, k, y):
+    where = "target" if not isinstance(target, (list, tuple, dict)) else f"target (leaf {k})"
+    if isinstance(y, Box) and type(y).__name__ == "Variable":
+        how = ("it is a dualad.autograd.Variable, recorded on the imperative tape: compute it "
+               "from the value tape.watch(w) returns, or use y.backward() / "
+               "dualad.autograd.grad")
+    elif isinstance(y, Box):
+        how = "it is a traced value of another transformation or tape"
+    else:
+        how = (f"it is a plain {type(y).__name__}, computed from values the tape did not "
+               f"record. {_WATCH_HINT}. A gradient taken inside the block is not recorded "
+               f"either: for a second derivative nest two tapes")
+    return (f"{api}: {where} (shape {shape_of(y)}) was not recorded on this tape, so it has "
+            f"no derivative here: {how}")
+
+
+def _seed(api, k, node, g):
+    value = primal_value(node.value)
+    dtype = np.result_type(value)
+    if g is None:
+        if dtype.kind == "c":
+            raise TypeError(f"{api}: target (leaf {k}) is complex ({dtype}); pass "
+                            f"output_gradients (1+0j gives the holomorphic derivative), or "
+                            f"differentiate a real value such as np.abs(y) ** 2")
+        return np.ones(shape_of(value), dtype=dtype)
+    if g is None or isinstance(g, Box):
+        return g
+    g = np.asarray(g)
+    if g.shape != shape_of(value):
+        raise ValueError(f"{api}: output_gradients (leaf {k}) has shape {g.shape} but the "
+                         f"target has shape {shape_of(value)}; pass one of the target's shape")
+    if g.dtype.kind == "c" and dtype.kind != "c":
+        raise TypeError(f"{api}: output_gradients (leaf {k}) is complex ({g.dtype}) but the "
+                        f"target is real ({dtype}); pass a real seed")
+    if g.dtype.kind not in "fc":
+        g = g.astype(dtype)
+    return g
+
+
+def sweep(tape, seeds, nodes, retain):
+    """One reverse sweep of the tape's trace from ``seeds``: ``{node: cotangent}``."""
+    wanted = {n for n in nodes if n is not None}
+    if not wanted:
+        return {}
+    return backward_sweep(seeds, trace=tape.trace, retain_graph=retain, wanted=wanted)
+
+
+def unconnected(mode, like_shape, dtype):
+    """The result for a source the target does not depend on: None, or zeros."""
+    return None if mode == "none" else np.zeros(like_shape, dtype=dtype)
+
+
+def _dtype(x):
+    return np.result_type(primal_value(x))
+
+
+def jacobian_of(tape, api, target, source_nodes, retain):
+    """``{node: J}`` with ``J`` of shape ``target.shape + node.shape``: the identity's rows
+    seeded as one batch of ``target.size`` cotangents, one sweep."""
+    (node, _), = target_nodes(tape, api, target, None)
+    tshape = shape_of(node.value)
+    m = int(np.prod(tshape, dtype=np.int64))
+    if m == 0:
+        return {n: np.zeros(tshape + shape_of(n.value), _dtype(n.value))
+                for n in source_nodes if n is not None}
+    seed = np.eye(m, dtype=_dtype(node.value)).reshape((m,) + tshape)
+    found = sweep(tape, [(node, seed)], source_nodes, retain)
+    return {n: np.reshape(ct, tshape + shape_of(n.value)) for n, ct in found.items()}
+
+
+def batch_jacobian_of(tape, api, target, source_node, retain):
+    """``B`` of shape ``(b,) + target.shape[1:] + source.shape[1:]`` (None if unconnected).
+
+    Seeds: ``S[i, b] = e_i`` for every example b, and ``R[i, b] = r_b e_i`` with random
+    weights r. Row b of the swept ``S`` is ``Σ_c ∂y[c, i]/∂x[b]``, which is the wanted
+    ``∂y[b, i]/∂x[b]`` exactly when y's rows depend on x's own row only; then row b of the
+    swept ``R`` is ``r_b`` times it, which is checked (a cross-example dependence raises).
+    """
+    (node, _), = target_nodes(tape, api, target, None)
+    tshape, sshape = shape_of(node.value), shape_of(source_node.value)
+    if len(tshape) < 1 or len(sshape) < 1 or tshape[0] != sshape[0]:
+        raise ValueError(f"{api}: target has shape {tshape} and source {sshape}; both need "
+                         f"the same leading batch dimension (target[b] depends on source[b])")
+    b, m = tshape[0], int(np.prod(tshape[1:], dtype=np.int64))
+    dtype = _dtype(node.value)
+    if m == 0 or b == 0:
+        return np.zeros(tshape + sshape[1:], dtype=_dtype(source_node.value))
+    eye = np.eye(m, dtype=dtype).reshape((m, 1) + tshape[1:])
+    weights = np.random.default_rng(0).uniform(1.0, 2.0, size=b).astype(dtype)
+    weights = weights.reshape((1, b) + (1,) * (len(tshape) - 1))
+    seed = np.concatenate([np.broadcast_to(eye, (m,) + tshape), eye * weights])
+    found = sweep(tape, [(node, seed)], [source_node], retain)
+    if source_node not in found:
+        return None
+    both = found[source_node]
+    plain, probe = primal_value(both[:m]), primal_value(both[m:])
+    scale = weights.reshape((1, b) + (1,) * (len(sshape) - 1))
+    tol = 1e-4 if np.result_type(plain) == np.float32 else 1e-9
+    if not np.allclose(probe, scale * plain, rtol=tol, atol=tol * (np.max(np.abs(plain),
+                                                                          initial=0) + 1)):
+        raise ValueError(f"{api}: target (shape {tshape}) has rows that depend on other "
+                         f"rows of the source (shape {sshape}): the per-example Jacobian "
+                         f"assumes target[b] depends on source[b] only. Use tape.jacobian "
+                         f"for the full Jacobian")
+    # the seed axis and the batch axis swapped (np.transpose: a traced result too)
+    out = np.transpose(both[:m], (1, 0) + tuple(range(2, len(shape_of(both)))))
+    return np.reshape(out, tshape + sshape[1:])
