@@ -117,8 +117,10 @@ class GradientTape:
     ...         y = xw * xw * xw
     ...     dy_dx = t1.gradient(y, x)
     >>> d2y_dx2 = t2.gradient(dy_dx, x)
-    >>> print(float(dy_dx), float(d2y_dx2))
-    27.0 18.0
+    >>> print(d2y_dx2)
+    18.0
+    >>> print(dualad.extend.primal_value(dy_dx))   # t2 recorded dy_dx: a traced value
+    27.0
     """
 
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):

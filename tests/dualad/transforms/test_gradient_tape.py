@@ -1,0 +1,580 @@
+"""dualad.GradientTape: TensorFlow's tf.GradientTape semantics, expected values by hand.
+
+TensorFlow is not installed; each expected value is derived below from the maths (and, for
+the nested-tape example, the value tf.GradientTape's documentation prints)."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import dualad
+from dualad import GradientTape
+
+
+def test_tf_doc_example_second_derivative_with_nested_tapes():
+    # tf.GradientTape docs: x = 3, y = x * x * x; dy_dx = 3 x^2 = 27, d2y_dx2 = 6 x = 18.
+    x = np.array(3.0)
+    with GradientTape() as t2:
+        with GradientTape() as t1:
+            xw = t1.watch(t2.watch(x))
+            y = xw * xw * xw
+        dy_dx = t1.gradient(y, x)
+    d2y_dx2 = t2.gradient(dy_dx, x)
+    assert isinstance(dy_dx, dualad.extend.Var)   # recorded by t2: a traced value of it
+    assert float(dualad.extend.primal_value(dy_dx)) == 27.0
+    assert float(d2y_dx2) == 18.0
+
+
+def test_nested_tapes_each_watching_the_same_array_as_tensorflow_code_does():
+    # TF habit: t2.watch(x) and t1.watch(x) on the same x; only the inner value is used.
+    x = np.array([1.0, 2.0])
+    with GradientTape() as t2:
+        t2.watch(x)
+        with GradientTape() as t1:
+            xw = t1.watch(x)
+            y = np.sum(xw ** 3)
+        g = t1.gradient(y, x)              # 3 x^2
+    h = t2.gradient(g, x)                  # d/dx sum(3 x^2) = 6 x
+    np.testing.assert_allclose(np.asarray(dualad.extend.primal_value(g)), [3.0, 12.0])
+    np.testing.assert_allclose(h, [6.0, 12.0])
+
+
+def test_gradient_of_a_vector_function_and_the_name_it_is_asked_by():
+    x = np.array([0.5, 1.0, 2.0])
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        y = np.sum(np.sin(xw) * xw ** 2)
+    g = tape.gradient(y, x)                # by the original array's identity
+    np.testing.assert_allclose(g, np.cos(x) * x ** 2 + 2 * x * np.sin(x), rtol=1e-14)
+    assert isinstance(g, np.ndarray) and g.dtype == np.float64
+
+
+def test_gradient_by_the_returned_value_too():
+    x = np.array([1.0, -2.0])
+    with GradientTape(persistent=True) as tape:
+        xw = tape.watch(x)
+        y = np.sum(np.exp(xw))
+    np.testing.assert_allclose(tape.gradient(y, xw), np.exp(x))
+    np.testing.assert_allclose(tape.gradient(y, x), np.exp(x))
+
+
+def test_non_scalar_target_is_the_gradient_of_its_sum():
+    # TF: a non-scalar target's gradient is that of sum(target): d/dx sum(x^2) = 2x.
+    x = np.array([1.0, 2.0, 3.0])
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        y = xw ** 2
+    np.testing.assert_allclose(tape.gradient(y, x), [2.0, 4.0, 6.0])
+
+
+def test_a_list_target_sums_the_gradients():
+    # d/dx [sum(x^2)] + d/dx [sum(3x)] = 2x + 3
+    x = np.array([1.0, 2.0])
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        targets = [np.sum(xw ** 2), 3.0 * xw]
+    np.testing.assert_allclose(tape.gradient(targets, x), [5.0, 7.0])
+
+
+def test_output_gradients_seed_each_target():
+    # y = x^2 elementwise, seed v: vᵀ diag(2x) = 2 x v
+    x = np.array([1.0, 2.0, 3.0])
+    v = np.array([1.0, 0.5, -1.0])
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        y = xw ** 2
+    np.testing.assert_allclose(tape.gradient(y, x, output_gradients=v), [2.0, 2.0, -6.0])
+
+
+def test_output_gradients_for_a_list_target():
+    x = np.array([1.0, 2.0])
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        a, b = xw ** 2, 3.0 * xw
+    g = tape.gradient([a, b], x, output_gradients=[np.array([1.0, 0.0]),
+                                                  np.array([0.0, 2.0])])
+    np.testing.assert_allclose(g, [2.0, 6.0])   # [2·1·1 + 0, 0 + 3·2]
+
+
+def test_sources_keep_their_nested_structure():
+    x, w = np.array([1.0, 2.0]), np.array(3.0)
+    with GradientTape(persistent=True) as tape:
+        xw, ww = tape.watch([x, w])
+        y = ww * np.sum(xw ** 2)           # dy/dx = 2 w x, dy/dw = sum(x^2) = 5
+    got = tape.gradient(y, {"x": x, "pair": (w, [x])})
+    assert set(got) == {"x", "pair"} and isinstance(got["pair"], tuple)
+    assert isinstance(got["pair"][1], list)
+    np.testing.assert_allclose(got["x"], [6.0, 12.0])
+    assert float(got["pair"][0]) == 5.0
+    np.testing.assert_allclose(got["pair"][1][0], [6.0, 12.0])
+    assert tape.watched_variables() == (x, w)
+
+
+def test_watch_returns_the_structure_it_was_given():
+    params = {"w": np.ones((2, 2)), "b": np.zeros(2)}
+    with GradientTape() as tape:
+        p = tape.watch(params)
+        y = np.sum(np.ones(2) @ p["w"] + p["b"])
+    g = tape.gradient(y, params)
+    np.testing.assert_allclose(g["w"], np.ones((2, 2)))
+    np.testing.assert_allclose(g["b"], np.ones(2))
+
+
+def test_gradient_with_respect_to_an_intermediate_value():
+    # TF: any tensor recorded on the tape may be a source: d(u^2)/du = 2u at u = 2x.
+    x = np.array([1.0, 3.0])
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        u = 2.0 * xw
+        y = np.sum(u ** 2)
+    np.testing.assert_allclose(tape.gradient(y, u), [4.0, 12.0])
+
+
+def test_unconnected_sources_none_or_zero():
+    x, z = np.array([1.0, 2.0]), np.array([5.0, 6.0, 7.0])
+    with GradientTape(persistent=True) as tape:
+        xw, zw = tape.watch(x), tape.watch(z)
+        y = np.sum(xw ** 2)
+    g = tape.gradient(y, [x, z])
+    assert g[1] is None
+    g = tape.gradient(y, [x, z], unconnected_gradients="zero")
+    np.testing.assert_array_equal(g[1], np.zeros(3))
+    with pytest.raises(ValueError, match="unconnected_gradients='nan'"):
+        tape.gradient(y, x, unconnected_gradients="nan")
+
+
+def test_a_never_watched_source_says_why_it_gets_none():
+    x, other = np.array([1.0, 2.0]), np.array([1.0])
+    with GradientTape(persistent=True) as tape:
+        xw = tape.watch(x)
+        y = np.sum(xw ** 2)
+    with pytest.warns(UserWarning, match=r"sources \(leaf 1\) \(shape \(1,\)\) was never "
+                                         r"watched.*x = tape.watch\(x\)"):
+        g = tape.gradient(y, [x, other])
+    assert g[1] is None
+    with pytest.warns(UserWarning, match="never watched"):
+        g = tape.gradient(y, other, unconnected_gradients="zero")
+    np.testing.assert_array_equal(g, [0.0])
+
+
+def test_forgetting_to_use_what_watch_returns_raises_and_says_what_to_write():
+    # The TF habit `tape.watch(x); y = x * x` computes y from the plain array: not recorded.
+    x = np.array([1.0, 2.0])
+    with GradientTape() as tape:
+        tape.watch(x)
+        y = np.sum(x * x)
+    with pytest.raises(ValueError, match=r"GradientTape.gradient: target \(shape \(\)\) was "
+                                         r"not recorded.*x = tape.watch\(x\)"):
+        tape.gradient(y, x)
+
+
+def test_none_target_and_none_source_raise_naming_the_argument():
+    x = np.array([1.0])
+    with GradientTape(persistent=True) as tape:
+        xw = tape.watch(x)
+        y = np.sum(xw)
+    with pytest.raises(TypeError, match="GradientTape.gradient: target is None"):
+        tape.gradient(None, x)
+    with pytest.raises(TypeError, match="GradientTape.gradient: sources is None"):
+        tape.gradient(y, None)
+    with pytest.raises(TypeError, match=r"sources \(leaf 1\) is None"):
+        tape.gradient(y, [x, None])
+
+
+@pytest.mark.parametrize("bad", [np.arange(3), np.array([True]), 3, None, "x"])
+def test_watching_a_non_float_raises_naming_the_function(bad):
+    with GradientTape() as tape:
+        with pytest.raises(TypeError, match="GradientTape.watch: argument 0"):
+            tape.watch(bad)
+
+
+def test_watch_outside_the_block_raises():
+    tape = GradientTape()
+    with pytest.raises(RuntimeError, match="GradientTape.watch: the tape is not recording"):
+        tape.watch(np.array([1.0]))
+    with tape:
+        pass
+    with pytest.raises(RuntimeError, match="not recording"):
+        tape.watch(np.array([1.0]))
+
+
+def test_gradient_of_a_tape_never_entered_raises():
+    with pytest.raises(RuntimeError, match="GradientTape.gradient: the tape recorded nothing"):
+        GradientTape().gradient(np.array(1.0), np.array(1.0))
+
+
+def test_non_persistent_tape_allows_one_gradient_persistent_many():
+    x = np.array(2.0)
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        y = xw ** 3
+        z = xw ** 2
+    assert float(tape.gradient(y, x)) == 12.0
+    with pytest.raises(RuntimeError, match="non-persistent GradientTape can be used for one"):
+        tape.gradient(z, x)
+    with pytest.raises(RuntimeError, match="non-persistent"):
+        tape.jacobian(z, x)
+    with GradientTape(persistent=True) as tape:
+        xw = tape.watch(x)
+        y = xw ** 3
+        z = xw ** 2
+    assert float(tape.gradient(y, x)) == 12.0
+    assert float(tape.gradient(z, x)) == 4.0
+    assert float(tape.gradient(y, x)) == 12.0     # the graph was kept
+    del tape
+
+
+def test_watch_accessed_variables_false_watches_what_is_watched():
+    x, z = np.array([1.0, 2.0]), np.array([3.0])
+    with GradientTape(watch_accessed_variables=False) as tape:
+        xw = tape.watch(x)
+        y = np.sum(xw ** 2) * z            # z not watched: a constant
+    np.testing.assert_allclose(tape.gradient(y, x), [6.0, 12.0])
+    assert tape.watched_variables() == (x,)
+
+
+def test_watching_twice_returns_the_same_recorded_value():
+    x = np.array([1.0, 2.0])
+    with GradientTape() as tape:
+        a = tape.watch(x)
+        b = tape.watch(x)
+        assert a is b
+        y = np.sum(a * b)                  # x^2: 2x
+    np.testing.assert_allclose(tape.gradient(y, x), [2.0, 4.0])
+    assert tape.watched_variables() == (x,)
+
+
+def test_stop_recording_makes_what_is_computed_a_constant():
+    # y = x^2 recorded; z = 2 y in stop_recording is a constant c = 2 x^2 = 18 at x = 3;
+    # w = c x: dw/dx = c = 18 (not 6 x^2 = 54 as if z were recorded).
+    x = np.array(3.0)
+    with GradientTape(persistent=True) as tape:
+        xw = tape.watch(x)
+        y = xw * xw
+        with tape.stop_recording():
+            z = 2.0 * y
+        w = z * xw
+    assert isinstance(z, (np.ndarray, np.floating)) and float(z) == 18.0
+    assert float(tape.gradient(w, x)) == 18.0
+    with pytest.raises(ValueError, match="was not recorded"):
+        tape.gradient(z, x)
+
+
+def test_stop_recording_outside_the_block_raises():
+    tape = GradientTape()
+    with pytest.raises(RuntimeError, match="stop_recording: the tape is not recording"):
+        with tape.stop_recording():
+            pass
+
+
+def test_operations_after_the_block_are_not_recorded():
+    x = np.array(2.0)
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        y = xw ** 2
+    z = y * 3.0                            # after the block: a plain value
+    assert not isinstance(z, dualad.extend.Var) and float(z) == 12.0
+    with pytest.raises(ValueError, match="not recorded"):
+        tape.gradient(z, x)
+
+
+def test_reset_forgets_what_was_recorded_as_tensorflow_documents():
+    # TF's reset example: loss_fn recorded, reset, other_loss_fn added: only the second is
+    # differentiated. loss = x^2 (then a constant), loss += 3 x: d/dx = 3.
+    x = np.array(2.0)
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        loss = xw ** 2
+        tape.reset()
+        assert tape.watched_variables() == ()
+        xw = tape.watch(x)
+        loss = loss + 3.0 * xw
+    assert float(tape.gradient(loss, x)) == 3.0
+
+
+def test_reset_makes_a_used_tape_usable_again():
+    x = np.array(2.0)
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        y = xw ** 2
+    tape.gradient(y, x)
+    tape.reset()
+    with tape:
+        xw = tape.watch(x)
+        y = xw ** 3
+    assert float(tape.gradient(y, x)) == 12.0
+
+
+def test_entering_a_tape_inside_its_own_block_raises():
+    tape = GradientTape()
+    with tape:
+        with pytest.raises(RuntimeError, match="already recording"):
+            with tape:
+                pass
+
+
+def test_an_exception_in_the_block_leaves_the_tape_consistent():
+    from dualad.transforms import gradient_tape as module
+    x = np.array([1.0, 2.0])
+    tape = GradientTape(persistent=True)
+    with pytest.raises(ZeroDivisionError):
+        with tape:
+            xw = tape.watch(x)
+            y = np.sum(xw ** 2)
+            1 / 0
+    assert not tape.trace.recording
+    assert tape not in module._stack()
+    np.testing.assert_allclose(tape.gradient(y, x), [2.0, 4.0])   # what was recorded
+    # the engine is as before: a functional gradient and a new tape work
+    np.testing.assert_allclose(dualad.grad(lambda v: np.sum(v ** 3))(x), [3.0, 12.0])
+    with tape:                              # and the tape can record again
+        xw = tape.watch(x)
+        y2 = np.sum(xw ** 3)
+    np.testing.assert_allclose(tape.gradient(y2, x), [3.0, 12.0])
+
+
+def test_recording_from_another_thread_raises_and_sweeping_after_the_block_works():
+    import threading
+    x = np.array([1.0, 2.0])
+    errors, results = [], []
+    with GradientTape(persistent=True) as tape:
+        xw = tape.watch(x)
+
+        def record():
+            try:
+                xw * 2.0
+            except RuntimeError as e:
+                errors.append(str(e))
+
+        def sweep():
+            try:
+                tape.gradient(y, x)
+            except RuntimeError as e:
+                errors.append(str(e))
+
+        th = threading.Thread(target=record)
+        th.start()
+        th.join()
+        y = np.sum(xw ** 2)
+        th = threading.Thread(target=sweep)
+        th.start()
+        th.join()
+    assert len(errors) == 2 and all("another thread" in e for e in errors)
+    assert "primitive 'multiply'" in errors[0] and "GradientTape.gradient" in errors[1]
+    th = threading.Thread(target=lambda: results.append(tape.gradient(y, x)))
+    th.start()
+    th.join()
+    np.testing.assert_allclose(results[0], [2.0, 4.0])
+
+
+def test_tapes_in_two_threads_are_independent():
+    import threading
+    out = {}
+
+    def work(name, c):
+        x = np.array([1.0, 2.0])
+        with GradientTape() as tape:
+            xw = tape.watch(x)
+            y = np.sum(c * xw ** 2)
+        out[name] = tape.gradient(y, x)
+
+    threads = [threading.Thread(target=work, args=(n, c)) for n, c in (("a", 1.0), ("b", 5.0))]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    np.testing.assert_allclose(out["a"], [2.0, 4.0])
+    np.testing.assert_allclose(out["b"], [10.0, 20.0])
+
+
+def test_gradient_inside_the_block_is_a_constant_to_the_same_tape():
+    x = np.array(2.0)
+    with GradientTape(persistent=True) as tape:
+        xw = tape.watch(x)
+        y = xw ** 3
+        g = tape.gradient(y, x)            # 3 x^2 = 12, not recorded here
+        z = y + 1.0
+    assert float(g) == 12.0 and not isinstance(g, dualad.extend.Var)
+    assert float(tape.gradient(z, x)) == 12.0      # the tape kept recording after it
+    with pytest.raises(ValueError, match="nest two tapes"):
+        tape.gradient(g, x)
+
+
+def test_float32_sources_get_float32_gradients():
+    x = np.array([1.0, 2.0], dtype=np.float32)
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        y = np.sum(xw * xw)
+    g = tape.gradient(y, x)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, [2.0, 4.0])
+
+
+def test_a_complex_target_needs_output_gradients():
+    z = np.array([1.0 + 1.0j])
+    with GradientTape(persistent=True) as tape:
+        zw = tape.watch(z)
+        y = zw * zw
+    with pytest.raises(TypeError, match="target .leaf 0. is complex"):
+        tape.gradient(y, z)
+    # seed 1: the cotangent conj-free convention of the engine's vjp: 1 · 2z
+    g = tape.gradient(y, z, output_gradients=np.array([1.0 + 0j]))
+    np.testing.assert_allclose(g, dualad.vjp(lambda v: v * v, z)[1](np.array([1.0 + 0j]))[0])
+
+
+def test_output_gradients_of_the_wrong_shape_or_structure_raise():
+    x = np.array([1.0, 2.0])
+    with GradientTape(persistent=True) as tape:
+        xw = tape.watch(x)
+        y = xw ** 2
+    with pytest.raises(ValueError, match=r"output_gradients \(leaf 0\) has shape \(3,\) but "
+                                         r"the target has shape \(2,\)"):
+        tape.gradient(y, x, output_gradients=np.ones(3))
+    with pytest.raises(ValueError, match="output_gradients"):
+        tape.gradient([y, y], x, output_gradients=[np.ones(2)])
+    with pytest.raises(TypeError, match="is complex"):
+        tape.gradient(y, x, output_gradients=np.ones(2) * 1j)
+
+
+def test_a_gradient_tape_inside_dualad_grad_is_differentiable():
+    # f(x) = sum(d/dx sum(x^3)) = sum(3 x^2); grad f = 6 x
+    def f(x):
+        with GradientTape() as tape:
+            xw = tape.watch(x)
+            y = np.sum(xw ** 3)
+        return np.sum(tape.gradient(y, xw))
+    np.testing.assert_allclose(dualad.grad(f)(np.array([1.0, 2.0])), [6.0, 12.0])
+
+
+def test_watching_a_value_of_a_later_transformation_raises():
+    tape = GradientTape()
+    with tape:
+        def f(x):
+            with pytest.raises(ValueError, match="entered after this tape"):
+                tape.watch(x)
+            return np.sum(x)
+        dualad.grad(f)(np.array([1.0]))
+
+
+def test_an_autograd_variable_is_differentiated_once_watched():
+    from dualad.autograd import Variable
+    w = Variable(np.array([1.0, 2.0]), requires_grad=True)
+    with GradientTape() as tape:
+        ww = tape.watch(w)
+        loss = np.sum(ww ** 2)
+    g = tape.gradient(loss, w)
+    np.testing.assert_allclose(dualad.extend.primal_value(g), [2.0, 4.0])
+    with GradientTape() as tape:
+        loss = np.sum(w ** 2)              # not watched: the imperative tape recorded it
+    with pytest.raises(ValueError, match="dualad.autograd.Variable"):
+        tape.gradient(loss, w)
+
+
+# --- jacobian and batch_jacobian ---------------------------------------------------------
+
+def test_jacobian_of_a_vector_function():
+    # y = [x0 x1, x1^2, sin x2]: J = [[x1, x0, 0], [0, 2 x1, 0], [0, 0, cos x2]]
+    x = np.array([2.0, 3.0, 0.5])
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        y = dualad.numpy.stack([xw[0] * xw[1], xw[1] ** 2, np.sin(xw[2])])
+    J = tape.jacobian(y, x)
+    np.testing.assert_allclose(J, [[3.0, 2.0, 0.0], [0.0, 6.0, 0.0],
+                                   [0.0, 0.0, np.cos(0.5)]], rtol=1e-14)
+
+
+def test_jacobian_shape_is_target_shape_plus_source_shape():
+    # y = W @ v, W (2, 3): dy_i/dW_jk = delta_ij v_k; dy/dv = W
+    W = np.arange(6.0).reshape(2, 3)
+    v = np.array([1.0, -1.0, 2.0])
+    with GradientTape() as tape:
+        Ww, vw = tape.watch([W, v])
+        y = Ww @ vw
+    JW, Jv = tape.jacobian(y, [W, v])
+    assert JW.shape == (2, 2, 3) and Jv.shape == (2, 3)
+    want = np.zeros((2, 2, 3))
+    want[0, 0], want[1, 1] = v, v
+    np.testing.assert_array_equal(JW, want)
+    np.testing.assert_array_equal(Jv, W)
+
+
+def test_jacobian_of_a_scalar_and_an_unconnected_source():
+    x, z = np.array([1.0, 2.0]), np.array([[1.0]])
+    with GradientTape(persistent=True) as tape:
+        xw, zw = tape.watch(x), tape.watch(z)
+        y = np.sum(xw ** 2)
+        v = 2.0 * xw
+    np.testing.assert_allclose(tape.jacobian(y, x), [2.0, 4.0])
+    assert tape.jacobian(y, z) is None
+    np.testing.assert_array_equal(tape.jacobian(v, z, unconnected_gradients="zero"),
+                                  np.zeros((2, 1, 1)))
+
+
+def test_batch_jacobian_per_example():
+    # y[b] = tanh(x[b] @ A): B[b] = diag(1 - y[b]^2) Aᵀ
+    rng = np.random.default_rng(1)
+    x, A = rng.normal(size=(4, 3)), rng.normal(size=(3, 2))
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        y = np.tanh(xw @ A)
+    B = tape.batch_jacobian(y, x)
+    assert B.shape == (4, 2, 3)
+    t = np.tanh(x @ A)
+    want = (1 - t ** 2)[:, :, None] * A.T[None]
+    np.testing.assert_allclose(B, want, rtol=1e-12)
+
+
+def test_batch_jacobian_with_more_axes():
+    # y[b, i, j] = x[b, i] * x[b, j]... here y[b] = outer(x[b], c): dy[b,i,j]/dx[b,k] = δ_ik c_j
+    x, c = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), np.array([1.0, 10.0, 100.0])
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        y = xw[:, :, None] * c
+    B = tape.batch_jacobian(y, x)
+    assert B.shape == (3, 2, 3, 2)
+    want = np.einsum("ik,j->ijk", np.eye(2), c)
+    np.testing.assert_array_equal(B, np.broadcast_to(want, (3, 2, 3, 2)))
+
+
+def test_batch_jacobian_refuses_rows_that_depend_on_other_rows():
+    x = np.array([[1.0, 2.0], [3.0, 5.0]])
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        y = xw - np.mean(xw, axis=0)       # every row depends on every row
+    with pytest.raises(ValueError, match="rows that depend on other rows"):
+        tape.batch_jacobian(y, x)
+
+
+def test_batch_jacobian_shape_errors():
+    x = np.ones((3, 2))
+    with GradientTape(persistent=True) as tape:
+        xw = tape.watch(x)
+        y = np.sum(xw)
+        z = xw[:2] * 2.0
+    with pytest.raises(ValueError, match=r"target has shape \(\) and source \(3, 2\)"):
+        tape.batch_jacobian(y, x)
+    with pytest.raises(ValueError, match="same leading batch dimension"):
+        tape.batch_jacobian(z, x)
+
+
+def test_jacobian_inside_nested_tapes_is_differentiable():
+    # y = x^3 elementwise: J = diag(3 x^2); d/dx sum(J) = 6 x
+    x = np.array([1.0, 2.0])
+    with GradientTape() as outer:
+        with GradientTape() as inner:
+            xw = inner.watch(outer.watch(x))
+            y = xw ** 3
+        J = inner.jacobian(y, x)
+        s = np.sum(J)
+    np.testing.assert_allclose(dualad.extend.primal_value(J), np.diag([3.0, 12.0]))
+    np.testing.assert_allclose(outer.gradient(s, x), [6.0, 12.0])
+
+
+@settings(derandomize=True, max_examples=25, deadline=None)
+@given(st.lists(st.floats(-3, 3), min_size=1, max_size=5), st.floats(-2, 2), st.floats(-2, 2))
+def test_gradient_of_a_cubic_matches_its_derivative(xs, a, b):
+    # y = sum(a x^3 + b x): dy/dx = 3 a x^2 + b
+    x = np.array(xs)
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        y = np.sum(a * xw ** 3 + b * xw)
+    np.testing.assert_allclose(tape.gradient(y, x), 3 * a * x ** 2 + b, rtol=1e-12, atol=1e-12)
