@@ -19,6 +19,7 @@ signature.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import threading
 import warnings
 from typing import Any
@@ -33,15 +34,15 @@ from ..interpreters.reverse.tape import Var, VJPTrace
 
 __all__ = ["GradientTape"]
 
-_ACTIVE = threading.local()   # .stack: the tapes recording in this thread, entered order
+# The tapes recording in this context (a thread, an asyncio task), in the order entered: what
+# ``watch`` looks through for an enclosing tape's value. A context variable, as
+# detect_anomaly's state: a tape of another thread or task is never an enclosing tape.
+_ACTIVE = contextvars.ContextVar("dualad_gradient_tapes", default=())
 _MODES = ("none", "zero")
 
 
 def _stack():
-    stack = getattr(_ACTIVE, "stack", None)
-    if stack is None:
-        stack = _ACTIVE.stack = []
-    return stack
+    return _ACTIVE.get()
 
 
 class _TapeTrace(VJPTrace):
@@ -152,16 +153,15 @@ class GradientTape:
             trace = self._trace = _TapeTrace(new_level())
         trace.owner = threading.get_ident()
         trace.recording = True
-        _stack().append(self)
+        _ACTIVE.set(_stack() + (self,))
         return self
 
     def __exit__(self, *exc_info: Any) -> bool:
         self._trace.recording = False
         stack = _stack()
-        for i in range(len(stack) - 1, -1, -1):
-            if stack[i] is self:
-                del stack[i]
-                break
+        if self in stack:   # (by identity: a tape defines no __eq__)
+            i = len(stack) - 1 - stack[::-1].index(self)
+            _ACTIVE.set(stack[:i] + stack[i + 1:])
         return False   # an exception in the block propagates; the tape stays usable
 
     def _check_recording(self, api):
