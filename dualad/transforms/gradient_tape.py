@@ -28,7 +28,7 @@ import numpy as np
 
 from . import tape_sweeps as sweeps
 from .api import check_input
-from ..core.tracer import Box, new_level, primal_value, shape_of
+from ..core.tracer import Box, new_level, shape_of, unguarded_value
 from ..core.tree import flatten
 from ..interpreters.reverse.tape import Var, VJPTrace
 
@@ -132,17 +132,6 @@ class GradientTape:
         self._used = False      # a non-persistent tape's graph was swept
         self._lock = threading.Lock()
 
-    @property
-    def trace(self) -> Any:
-        """The tape's trace (the engine's :class:`VJPTrace`); None before the first ``with``.
-
-        Returns
-        -------
-        VJPTrace or None
-            The trace that records this tape's operations.
-        """
-        return self._trace
-
     def __enter__(self) -> GradientTape:
         trace = self._trace
         if trace is not None and trace.recording:
@@ -173,19 +162,8 @@ class GradientTape:
         if threading.get_ident() != trace.owner:
             raise RuntimeError(_thread_error(api))
 
-    def watched_entry(self, x: Any) -> tuple[Any, Any] | None:
-        """Return the ``(value, leaf)`` this tape recorded for the watched value ``x``.
-
-        Parameters
-        ----------
-        x : object
-            A value passed to :meth:`watch` (found by identity).
-
-        Returns
-        -------
-        tuple or None
-            The value and the tape's node for it, or None if ``x`` was never watched.
-        """
+    def _watched_entry(self, x):
+        """``(x, leaf)`` if ``x`` (by identity) was watched, else None."""
         entry = self._watched.get(id(x))
         return entry if entry is not None and entry[0] is x else None
 
@@ -227,7 +205,7 @@ class GradientTape:
         trace = self._trace
         if isinstance(x, Var) and x._trace is trace:
             return x                       # already recorded here: an intermediate value
-        entry = self.watched_entry(x)
+        entry = self._watched_entry(x)
         if entry is not None:
             return entry[1]
         inner = _enclosing_leaf(self, x)
@@ -241,7 +219,7 @@ class GradientTape:
         leaf = trace.new_leaf(value)
         self._watched[id(x)] = (x, leaf)
         origin = _original_of(x)   # x is an enclosing tape's value: its array names it too
-        if origin is not None and self.watched_entry(origin) is None:
+        if origin is not None and self._watched_entry(origin) is None:
             self._watched[id(origin)] = (origin, leaf)
         return leaf
 
@@ -290,6 +268,8 @@ class GradientTape:
         old = self._trace
         if old is None:
             return
+        if old.recording and threading.get_ident() != old.owner:
+            raise RuntimeError(_thread_error("GradientTape.reset"))
         trace = self._trace = _TapeTrace(old.level)
         trace.owner, trace.recording = old.owner, old.recording
         old.recording = False
@@ -366,7 +346,7 @@ class GradientTape:
                 _warn_unwatched(api, sources, k, x)
             out.append(g if g is not None else sweeps.unconnected(
                 unconnected_gradients, shape_of(x), _dtype(x)))
-        return rebuild(out)
+        return rebuild(sweeps.distinct(out))
 
     def jacobian(self, target: Any, sources: Any, unconnected_gradients: str = "none",
                  parallel_iterations: Any = None, experimental_use_pfor: bool = True) -> Any:
@@ -413,7 +393,7 @@ class GradientTape:
             j = found.get(node) if node is not None else None
             out.append(j if j is not None else sweeps.unconnected(
                 unconnected_gradients, tshape + shape_of(x), _dtype(x)))
-        return rebuild(out)
+        return rebuild(sweeps.distinct(out))
 
     def batch_jacobian(self, target: Any, source: Any, unconnected_gradients: str = "none",
                        parallel_iterations: Any = None,
@@ -472,7 +452,7 @@ def _enclosing_leaf(tape, x):
         if other is tape or other._trace is None:
             continue
         if other._trace.level < tape._trace.level and other._trace.recording:
-            entry = other.watched_entry(x)
+            entry = other._watched_entry(x)
             if entry is not None:
                 return entry[1]
     return None
@@ -490,7 +470,7 @@ def _original_of(x):
 
 
 def _dtype(x):
-    dtype = np.result_type(primal_value(x))
+    dtype = np.result_type(unguarded_value(x))
     return dtype if dtype.kind in "fc" else np.dtype(np.float64)
 
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.tracer import Box, primal_value, shape_of
+from ..core.tracer import Box, shape_of, unguarded_value
 from ..core.tree import flatten, flatten_like
 from ..interpreters.reverse.sweep import backward_sweep
 from ..interpreters.reverse.tape import Var
 
 __all__ = ["own_node", "resolve", "target_nodes", "sweep", "jacobian_of", "batch_jacobian_of",
-           "unconnected"]
+           "unconnected", "distinct"]
 
 _WATCH_HINT = ("NumPy arrays cannot be marked in place: tape.watch(x) returns the value the "
                "tape records, so write `x = tape.watch(x)` inside the `with` block and compute "
@@ -50,9 +50,9 @@ def resolve(tape, api, sources):
         if x is None:
             raise TypeError(f"{api}: {where} is None; pass the values to differentiate with "
                             f"respect to (what tape.watch returned, or the array it watched)")
-        node = own_node(tape.trace, x)
+        node = own_node(tape._trace, x)
         if node is None:
-            entry = tape.watched_entry(x)
+            entry = tape._watched_entry(x)
             node = None if entry is None else entry[1]
         nodes.append(node)
     return leaves, rebuild, nodes
@@ -76,7 +76,7 @@ def target_nodes(tape, api, target, output_gradients):
              else [None] * len(leaves))
     pairs = []
     for k, (y, g) in enumerate(zip(leaves, seeds)):
-        node = own_node(tape.trace, y)
+        node = own_node(tape._trace, y)
         if node is None:
             raise ValueError(_not_recorded(api, target, k, y))
         pairs.append((node, _seed(api, k, node, g)))
@@ -92,28 +92,29 @@ def _not_recorded(api, target, k, y):
     elif isinstance(y, Box):
         how = "it is a traced value of another transformation or tape"
     else:
-        how = (f"it is a plain {type(y).__name__}, computed from values the tape did not "
-               f"record. {_WATCH_HINT}. A gradient taken inside the block is not recorded "
-               f"either: for a second derivative nest two tapes")
+        how = (f"it is a plain {type(y).__name__}: computed from values the tape did not "
+               f"record, or by an operation whose derivative is zero everywhere (floor, "
+               f"sign, a comparison). {_WATCH_HINT}. A gradient taken inside the block is "
+               f"not recorded either: for a second derivative nest two tapes")
     return (f"{api}: {where} (shape {shape_of(y)}) was not recorded on this tape, so it has "
             f"no derivative here: {how}")
 
 
 def _seed(api, k, node, g):
-    value = primal_value(node.value)
-    dtype = np.result_type(value)
+    # (the shape of the value as this tape sees it: under vmap, one example's)
+    shape, dtype = shape_of(node.value), _dtype(node.value)
     if g is None:
         if dtype.kind == "c":
             raise TypeError(f"{api}: target (leaf {k}) is complex ({dtype}); pass "
                             f"output_gradients (1+0j gives the holomorphic derivative), or "
                             f"differentiate a real value such as np.abs(y) ** 2")
-        return np.ones(shape_of(value), dtype=dtype)
-    if g is None or isinstance(g, Box):
+        return np.ones(shape, dtype=dtype)
+    if isinstance(g, Box):
         return g
-    g = np.asarray(g)
-    if g.shape != shape_of(value):
+    g = np.array(g)   # a copy: a target that is a source returns its seed, never the caller's
+    if g.shape != shape:
         raise ValueError(f"{api}: output_gradients (leaf {k}) has shape {g.shape} but the "
-                         f"target has shape {shape_of(value)}; pass one of the target's shape")
+                         f"target has shape {shape}; pass one of the target's shape")
     if g.dtype.kind == "c" and dtype.kind != "c":
         raise TypeError(f"{api}: output_gradients (leaf {k}) is complex ({g.dtype}) but the "
                         f"target is real ({dtype}); pass a real seed")
@@ -127,7 +128,7 @@ def sweep(tape, seeds, nodes, retain):
     wanted = {n for n in nodes if n is not None}
     if not wanted:
         return {}
-    return backward_sweep(seeds, trace=tape.trace, retain_graph=retain, wanted=wanted)
+    return backward_sweep(seeds, trace=tape._trace, retain_graph=retain, wanted=wanted)
 
 
 def unconnected(mode, like_shape, dtype):
@@ -135,8 +136,22 @@ def unconnected(mode, like_shape, dtype):
     return None if mode == "none" else np.zeros(like_shape, dtype=dtype)
 
 
+def distinct(results):
+    """``results`` with a repeated array (a source listed twice) copied, so that updating
+    one gradient in place never changes another."""
+    seen, out = set(), []
+    for g in results:
+        if isinstance(g, np.ndarray):
+            if id(g) in seen:
+                g = g.copy()
+            seen.add(id(g))
+        out.append(g)
+    return out
+
+
 def _dtype(x):
-    return np.result_type(primal_value(x))
+    # (unguarded: a dtype decides no value, so under dualad.jit it is no guard)
+    return np.result_type(unguarded_value(x))
 
 
 def jacobian_of(tape, api, target, source_nodes, retain):
@@ -178,11 +193,7 @@ def batch_jacobian_of(tape, api, target, source_node, retain):
     if source_node not in found:
         return None
     both = found[source_node]
-    plain, probe = primal_value(both[:m]), primal_value(both[m:])
-    scale = weights.reshape((1, b) + (1,) * (len(sshape) - 1))
-    tol = 1e-4 if np.result_type(plain) == np.float32 else 1e-9
-    if not np.allclose(probe, scale * plain, rtol=tol, atol=tol * (np.max(np.abs(plain),
-                                                                          initial=0) + 1)):
+    if not _rows_independent(both[:m], both[m:], weights, len(sshape)):
         raise ValueError(f"{api}: target (shape {tshape}) has rows that depend on other "
                          f"rows of the source (shape {sshape}): the per-example Jacobian "
                          f"assumes target[b] depends on source[b] only. Use tape.jacobian "
@@ -190,3 +201,16 @@ def batch_jacobian_of(tape, api, target, source_node, retain):
     # the seed axis and the batch axis swapped (np.transpose: a traced result too)
     out = np.transpose(both[:m], (1, 0) + tuple(range(2, len(shape_of(both)))))
     return np.reshape(out, tshape + sshape[1:])
+
+
+def _rows_independent(plain, probe, weights, ndim):
+    """Whether the weighted sweep is the plain one scaled row by row (to rounding):
+    ``probe[:, b] = r_b plain[:, b]``. Computed with NumPy functions on the results, which
+    may be traced (nested tapes, vmap): the verdict is read from the primal values, one per
+    example under vmap."""
+    scale = weights.reshape((1, -1) + (1,) * (ndim - 1))
+    error = np.max(np.abs(probe - scale * plain))
+    size = np.max(np.abs(plain)) + 1.0
+    tol = 1e-4 if _dtype(plain) == np.float32 else 1e-9
+    # (unguarded under dualad.jit: the dependence of rows is structural, not a value's)
+    return bool(np.all(unguarded_value(error) <= tol * unguarded_value(size)))

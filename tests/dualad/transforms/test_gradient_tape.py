@@ -321,7 +321,8 @@ def test_an_exception_in_the_block_leaves_the_tape_consistent():
             xw = tape.watch(x)
             y = np.sum(xw ** 2)
             1 / 0
-    assert not tape.trace.recording
+    with pytest.raises(RuntimeError, match="not recording"):
+        tape.watch(x)                       # the block is over: the tape stopped recording
     assert tape not in module._stack()
     np.testing.assert_allclose(tape.gradient(y, x), [2.0, 4.0])   # what was recorded
     # the engine is as before: a functional gradient and a new tape work
@@ -578,3 +579,89 @@ def test_gradient_of_a_cubic_matches_its_derivative(xs, a, b):
         xw = tape.watch(x)
         y = np.sum(a * xw ** 3 + b * xw)
     np.testing.assert_allclose(tape.gradient(y, x), 3 * a * x ** 2 + b, rtol=1e-12, atol=1e-12)
+
+
+# --- composition with the other transformations, aliasing --------------------------------
+
+def _tape_gradient(x):
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        y = np.sum(np.sin(xw) * xw)
+    return tape.gradient(y, xw)            # cos(x) x + sin(x)
+
+
+def test_a_tape_inside_vmap_gives_each_example_its_gradient():
+    # The seed is one example's shape (a scalar), not the batch's: a batch of seeds would
+    # give every example the whole batch's rows.
+    xs = np.array([[0.5, 1.0], [2.0, 3.0], [-1.0, 0.25]])
+    got = dualad.vmap(_tape_gradient)(xs)
+    assert got.shape == (3, 2)
+    np.testing.assert_allclose(got, np.cos(xs) * xs + np.sin(xs), rtol=1e-14)
+
+
+def test_a_tape_inside_jit_follows_new_inputs():
+    f = dualad.jit(_tape_gradient)
+    for x in (np.array([0.5, 1.0]), np.array([2.0, 3.0])):
+        np.testing.assert_allclose(f(x), np.cos(x) * x + np.sin(x), rtol=1e-14)
+
+
+def test_batch_jacobian_inside_vmap():
+    # y[b] = x[b]^2 * c: B[b] = diag(2 x[b] c), for each of 2 vmapped problems
+    c = np.array([1.0, 3.0])
+
+    def per_problem(x):
+        with GradientTape() as tape:
+            xw = tape.watch(x)
+            y = xw ** 2 * c
+        return tape.batch_jacobian(y, xw)
+
+    xs = np.arange(1.0, 9.0).reshape(2, 2, 2)
+    got = dualad.vmap(per_problem)(xs)
+    want = np.zeros((2, 2, 2, 2))
+    for p in range(2):
+        for b in range(2):
+            want[p, b] = np.diag(2 * xs[p, b] * c)
+    np.testing.assert_allclose(got, want)
+
+
+def test_gradients_never_alias_the_seed_or_each_other():
+    x = np.array([1.0, 2.0])
+    v = np.array([3.0, 4.0])
+    with GradientTape(persistent=True) as tape:
+        xw = tape.watch(x)
+        y = np.sum(xw ** 2)
+    g = tape.gradient(xw, x, output_gradients=v)      # the identity: the seed itself
+    np.testing.assert_array_equal(g, v)
+    g += 1.0
+    np.testing.assert_array_equal(v, [3.0, 4.0])       # the caller's seed is untouched
+    a, b = tape.gradient(y, [x, x])
+    a += 1.0
+    np.testing.assert_array_equal(b, [2.0, 4.0])
+    np.testing.assert_array_equal(tape.gradient(xw, x), [1.0, 1.0])   # d x / d x
+
+
+def test_a_zero_derivative_target_says_so():
+    x = np.array([1.5, 2.5])
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        y = np.floor(xw)                   # derivative zero everywhere: a plain array
+    with pytest.raises(ValueError, match="derivative is zero everywhere"):
+        tape.gradient(y, x)
+
+
+def test_reset_from_another_thread_while_recording_raises():
+    import threading
+    errors = []
+    with GradientTape() as tape:
+        tape.watch(np.array([1.0]))
+
+        def reset():
+            try:
+                tape.reset()
+            except RuntimeError as e:
+                errors.append(str(e))
+
+        th = threading.Thread(target=reset)
+        th.start()
+        th.join()
+    assert errors and "GradientTape.reset" in errors[0] and "another thread" in errors[0]
