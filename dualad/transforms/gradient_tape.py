@@ -31,6 +31,7 @@ from .api import check_input
 from ..core.tracer import Box, new_level, shape_of, unguarded_value
 from ..core.tree import flatten
 from ..interpreters.reverse.tape import Var, VJPTrace
+from ..interpreters.reverse.versions import Constants, Stamps
 
 __all__ = ["GradientTape"]
 
@@ -50,22 +51,47 @@ class _TapeTrace(VJPTrace):
 
     When not recording (outside the ``with`` block, in ``stop_recording``, after ``reset``)
     its values are constants: an operation on them computes on the values one level down
-    and records nothing here (outer tapes still record it)."""
+    and records nothing here (outer tapes still record it). ``recording`` is the trace's
+    ``alive``: what is cached only for a live trace (``x[i]`` read in a loop, see
+    dualad.frontend.dispatch) is then not cached as a constant."""
 
-    __slots__ = ("recording", "owner")
+    __slots__ = ("owner", "stamps")
 
     def __init__(self, level):
-        super().__init__(level=level)
-        self.recording = False
+        # tape=True: the nodes in creation order, which the sweep walks from the end and
+        # compaction prunes of what the user's code no longer holds (as grad's tape)
+        super().__init__(level=level, tape=True)
+        self.alive = False
         self.owner = None
+        self.stamps = None     # fingerprints of the saved arrays when the block last ended
+
+    @property
+    def recording(self):
+        return self.alive
+
+    @recording.setter
+    def recording(self, on):
+        self.alive = on
 
     def process(self, prim, args, params):
-        if self.recording:
+        if self.alive:
             if threading.get_ident() != self.owner:
                 raise RuntimeError(_thread_error(f"primitive '{prim.name}'"))
             return super().process(prim, args, params)
         plain = [a.value if isinstance(a, Var) and a._trace is self else a for a in args]
         return prim(*plain, **params)
+
+    def release(self):
+        """Drop the list of nodes, the fingerprints and the ``x[i]`` caches: nothing will
+        sweep this tape again. The list is what makes trace -> node -> trace a cycle; without
+        it the nodes the user's code no longer holds are freed by reference counting."""
+        self.tape = self.stamps = self.constants = None
+        indexed, self.indexed = self.indexed, None
+        for x in indexed or ():
+            try:
+                del x.items
+            except AttributeError:   # already dropped
+                pass
 
 
 def _thread_error(what):
@@ -142,15 +168,24 @@ class GradientTape:
             trace = self._trace = _TapeTrace(new_level())
         trace.owner = threading.get_ident()
         trace.recording = True
+        trace.constants = Constants("GradientTape", "the `with` block")
         _ACTIVE.set(_stack() + (self,))
         return self
 
-    def __exit__(self, *exc_info: Any) -> bool:
-        self._trace.recording = False
+    def __exit__(self, exc_type: Any, *exc_info: Any) -> bool:
+        trace = self._trace
+        trace.recording = False
         stack = _stack()
         if self in stack:   # (by identity: a tape defines no __eq__)
             i = len(stack) - 1 - stack[::-1].index(self)
             _ACTIVE.set(stack[:i] + stack[i + 1:])
+        constants, trace.constants = trace.constants, None
+        # The forward pass is over: the arrays its nodes saved are fingerprinted, so that one
+        # modified in place before gradient() raises there (dualad.interpreters.reverse.versions).
+        if trace.tape is not None:
+            trace.stamps = Stamps.of_tape(trace.tape)
+        if exc_type is None and constants is not None:
+            constants.check()   # changed in place inside the block, after a use
         return False   # an exception in the block propagates; the tape stays usable
 
     def _check_recording(self, api):
@@ -211,6 +246,8 @@ class GradientTape:
         inner = _enclosing_leaf(self, x)
         value = check_input("GradientTape.watch", k if many else 0,
                             x if inner is None else inner)
+        if value is x and isinstance(x, np.ndarray):
+            value = x.copy()   # the tape's own: x modified in place later cannot reach it
         if isinstance(value, Box) and value._trace.level > trace.level:
             raise ValueError(f"GradientTape.watch: argument {k} (shape {shape_of(x)}) is a "
                              f"traced value of a transformation or tape entered after this "
@@ -272,9 +309,16 @@ class GradientTape:
             raise RuntimeError(_thread_error("GradientTape.reset"))
         trace = self._trace = _TapeTrace(old.level)
         trace.owner, trace.recording = old.owner, old.recording
+        trace.constants, old.constants = old.constants, None
         old.recording = False
+        old.release()
         self._watched = {}
         self._used = False
+
+    def __del__(self):
+        trace = getattr(self, "_trace", None)
+        if trace is not None and not trace.recording:
+            trace.release()
 
     def _start_sweep(self, api, mode):
         if self._trace is None:
@@ -284,12 +328,29 @@ class GradientTape:
             raise ValueError(f"{api}: unconnected_gradients={mode!r}; use 'none' or 'zero'")
         if self._trace.recording and threading.get_ident() != self._trace.owner:
             raise RuntimeError(_thread_error(api))
+        self._consume(api, mark=False)
+
+    def _consume(self, api, mark=True):
+        """Raise if a non-persistent tape was swept already; with ``mark``, mark it swept
+        (under the lock: two threads cannot both take the one sweep)."""
         with self._lock:
             if self._used:
                 raise RuntimeError(f"{api}: a non-persistent GradientTape can be used for "
                                    f"one gradient/jacobian call only; make it with "
                                    f"GradientTape(persistent=True) for several")
-            self._used = not self._persistent
+            if mark:
+                self._used = not self._persistent
+
+    def _sweep(self, api, run):
+        """``run()`` (a sweep of this tape), the tape marked used first and, when it is not
+        persistent, released afterwards (as TensorFlow frees a tape in its gradient call)."""
+        self._consume(api)
+        trace = self._trace
+        try:
+            return run()
+        finally:
+            if not self._persistent:
+                trace.release()
 
     def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
                  unconnected_gradients: str = "none") -> Any:
@@ -338,7 +399,8 @@ class GradientTape:
         self._start_sweep(api, unconnected_gradients)
         leaves, rebuild, nodes = sweeps.resolve(self, api, sources)
         seeds = sweeps.target_nodes(self, api, target, output_gradients)
-        found = sweeps.sweep(self, seeds, nodes, retain=self._persistent)
+        found = self._sweep(api, lambda: sweeps.sweep(self, api, seeds, nodes,
+                                                      self._persistent))
         out = []
         for k, (x, node) in enumerate(zip(leaves, nodes)):
             g = found.get(node) if node is not None else None
@@ -384,7 +446,9 @@ class GradientTape:
         api = "GradientTape.jacobian"
         self._start_sweep(api, unconnected_gradients)
         leaves, rebuild, nodes = sweeps.resolve(self, api, sources)
-        found = sweeps.jacobian_of(self, api, target, nodes, retain=self._persistent)
+        node = sweeps.single_target(self, api, target)
+        found = self._sweep(api, lambda: sweeps.jacobian_of(self, api, node, nodes,
+                                                            self._persistent))
         tshape = shape_of(target)
         out = []
         for k, (x, node) in enumerate(zip(leaves, nodes)):
@@ -434,9 +498,11 @@ class GradientTape:
         api = "GradientTape.batch_jacobian"
         self._start_sweep(api, unconnected_gradients)
         (x,), _, (node,) = sweeps.resolve(self, api, [source])
+        target_node = sweeps.single_target(self, api, target)
         result = None
         if node is not None:
-            result = sweeps.batch_jacobian_of(self, api, target, node, self._persistent)
+            result = self._sweep(api, lambda: sweeps.batch_jacobian_of(
+                self, api, target_node, node, self._persistent))
         else:
             _warn_unwatched(api, source, 0, x)
         if result is None:

@@ -23,8 +23,8 @@ from ..core.tree import flatten, flatten_like
 from ..interpreters.reverse.sweep import backward_sweep
 from ..interpreters.reverse.tape import Var
 
-__all__ = ["own_node", "resolve", "target_nodes", "sweep", "jacobian_of", "batch_jacobian_of",
-           "unconnected", "distinct"]
+__all__ = ["own_node", "resolve", "target_nodes", "single_target", "sweep", "jacobian_of",
+           "batch_jacobian_of", "unconnected", "distinct"]
 
 _WATCH_HINT = ("NumPy arrays cannot be marked in place: tape.watch(x) returns the value the "
                "tape records, so write `x = tape.watch(x)` inside the `with` block and compute "
@@ -123,12 +123,18 @@ def _seed(api, k, node, g):
     return g
 
 
-def sweep(tape, seeds, nodes, retain):
+def sweep(tape, api, seeds, nodes, retain):
     """One reverse sweep of the tape's trace from ``seeds``: ``{node: cotangent}``."""
     wanted = {n for n in nodes if n is not None}
     if not wanted:
         return {}
-    return backward_sweep(seeds, trace=tape._trace, retain_graph=retain, wanted=wanted)
+    trace = tape._trace
+    if trace.stamps is not None:
+        trace.stamps.check(api)
+    if trace.constants is not None:   # called inside the block
+        trace.constants.check()
+    return backward_sweep(seeds, trace=trace, retain_graph=retain, wanted=wanted,
+                          tape=trace.tape)
 
 
 def unconnected(mode, like_shape, dtype):
@@ -154,21 +160,30 @@ def _dtype(x):
     return np.result_type(unguarded_value(x))
 
 
-def jacobian_of(tape, api, target, source_nodes, retain):
-    """``{node: J}`` with ``J`` of shape ``target.shape + node.shape``: the identity's rows
-    seeded as one batch of ``target.size`` cotangents, one sweep."""
+def single_target(tape, api, target):
+    """The tape's node of ``target``, which must be one value (a Jacobian's)."""
+    if isinstance(target, (list, tuple, dict)):
+        raise TypeError(f"{api}: target is a {type(target).__name__}; a Jacobian is of one "
+                        f"value (stack the targets, or call it once per target)")
     (node, _), = target_nodes(tape, api, target, None)
+    return node
+
+
+def jacobian_of(tape, api, node, source_nodes, retain):
+    """``{source node: J}`` with ``J`` of shape ``target.shape + source.shape`` for the target
+    ``node``: the identity's rows seeded as one batch of ``target.size`` cotangents, one
+    sweep."""
     tshape = shape_of(node.value)
     m = int(np.prod(tshape, dtype=np.int64))
     if m == 0:
         return {n: np.zeros(tshape + shape_of(n.value), _dtype(n.value))
                 for n in source_nodes if n is not None}
     seed = np.eye(m, dtype=_dtype(node.value)).reshape((m,) + tshape)
-    found = sweep(tape, [(node, seed)], source_nodes, retain)
+    found = sweep(tape, api, [(node, seed)], source_nodes, retain)
     return {n: np.reshape(ct, tshape + shape_of(n.value)) for n, ct in found.items()}
 
 
-def batch_jacobian_of(tape, api, target, source_node, retain):
+def batch_jacobian_of(tape, api, node, source_node, retain):
     """``B`` of shape ``(b,) + target.shape[1:] + source.shape[1:]`` (None if unconnected).
 
     Seeds: ``S[i, b] = e_i`` for every example b, and ``R[i, b] = r_b e_i`` with random
@@ -176,7 +191,6 @@ def batch_jacobian_of(tape, api, target, source_node, retain):
     ``∂y[b, i]/∂x[b]`` exactly when y's rows depend on x's own row only; then row b of the
     swept ``R`` is ``r_b`` times it, which is checked (a cross-example dependence raises).
     """
-    (node, _), = target_nodes(tape, api, target, None)
     tshape, sshape = shape_of(node.value), shape_of(source_node.value)
     if len(tshape) < 1 or len(sshape) < 1 or tshape[0] != sshape[0]:
         raise ValueError(f"{api}: target has shape {tshape} and source {sshape}; both need "
@@ -189,7 +203,7 @@ def batch_jacobian_of(tape, api, target, source_node, retain):
     weights = np.random.default_rng(0).uniform(1.0, 2.0, size=b).astype(dtype)
     weights = weights.reshape((1, b) + (1,) * (len(tshape) - 1))
     seed = np.concatenate([np.broadcast_to(eye, (m,) + tshape), eye * weights])
-    found = sweep(tape, [(node, seed)], [source_node], retain)
+    found = sweep(tape, api, [(node, seed)], [source_node], retain)
     if source_node not in found:
         return None
     both = found[source_node]

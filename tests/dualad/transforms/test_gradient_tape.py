@@ -665,3 +665,94 @@ def test_reset_from_another_thread_while_recording_raises():
         th.start()
         th.join()
     assert errors and "GradientTape.reset" in errors[0] and "another thread" in errors[0]
+
+
+# --- in-place changes, memory, x[i] -----------------------------------------------------
+
+def test_an_element_first_read_in_stop_recording_is_recorded_afterwards():
+    # x[i] is cached per recorded value; a read in stop_recording must not cache a constant
+    x = np.array([2.0, 5.0])
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        with tape.stop_recording():
+            c = xw[0] * 1.0
+        b = xw[0] * xw[1]                  # d/dx = [x1, x0]
+    assert float(c) == 2.0
+    np.testing.assert_array_equal(tape.gradient(b, x), [5.0, 2.0])
+
+
+def test_a_constant_modified_in_place_before_gradient_raises():
+    x, c = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        y = np.sum(np.sin(xw) * c)
+    c[0] = 100.0                           # the sweep would read 100 where the block used 3
+    with pytest.raises(RuntimeError, match=r"GradientTape.gradient: an array used in the "
+                                           r"forward pass was modified in place"):
+        tape.gradient(y, x)
+
+
+def test_a_constant_modified_in_place_inside_the_block_raises_when_it_ends():
+    x, c = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    with pytest.raises(RuntimeError, match="GradientTape: the `with` block modified an array "
+                                           "in place"):
+        with GradientTape() as tape:
+            xw = tape.watch(x)
+            y = np.sin(xw) * c
+            c[0] = 100.0
+
+
+def test_the_watched_array_modified_later_does_not_reach_the_tape():
+    # watch takes the value at that moment (TensorFlow's tensors are immutable values)
+    x = np.array([1.0, 2.0])
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        y = np.sum(xw ** 3)
+    x[:] = 10.0
+    np.testing.assert_array_equal(tape.gradient(y, x), [3.0, 12.0])
+
+
+def test_a_failed_call_does_not_use_up_a_non_persistent_tape():
+    x = np.array([1.0, 2.0])
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        y = xw ** 2
+    with pytest.raises(ValueError, match="output_gradients"):
+        tape.gradient(y, x, output_gradients=np.ones(5))
+    np.testing.assert_array_equal(tape.gradient(y, x), [2.0, 4.0])
+
+
+def test_jacobian_takes_one_target():
+    x = np.array([1.0, 2.0])
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        y = xw ** 2
+    with pytest.raises(TypeError, match="GradientTape.jacobian: target is a list"):
+        tape.jacobian([y, y], x)
+
+
+def test_a_non_persistent_tape_frees_its_graph_in_its_gradient_call():
+    import weakref
+    x = np.ones(1000)
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        h = np.sin(xw)
+        y = np.sum(h * h)
+    ref = weakref.ref(h)
+    del h
+    tape.gradient(y, x)
+    del y
+    assert ref() is None                   # by reference counting: no cycle is left
+
+
+def test_deleting_a_persistent_tape_frees_its_graph():
+    import weakref
+    x = np.ones(1000)
+    with GradientTape(persistent=True) as tape:
+        xw = tape.watch(x)
+        h = np.sin(xw)
+        y = np.sum(h * h)
+    tape.gradient(y, x)
+    ref = weakref.ref(h)
+    del h, y, tape
+    assert ref() is None
