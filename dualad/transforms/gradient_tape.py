@@ -15,6 +15,10 @@ was not recorded (computed from the unwatched ``x``) raises, saying so, instead 
 silent ``None``. There is no trainable-variable type whose reads a tape could see, so
 nothing is watched automatically; ``watch_accessed_variables`` is accepted for TensorFlow's
 signature.
+
+NumPy arrays are mutable where TensorFlow's tensors are not: ``watch`` records a copy, and an
+array the block saved that is modified in place before the sweep raises (the fingerprints
+of dualad.interpreters.reverse.versions, taken when the block ends, as vjp's pullback).
 """
 from __future__ import annotations
 
