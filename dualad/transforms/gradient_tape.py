@@ -242,8 +242,9 @@ class GradientTape:
 
     def _watch_one(self, x, k, many):
         trace = self._trace
-        if isinstance(x, Var) and x._trace is trace:
-            return x                       # already recorded here: an intermediate value
+        if isinstance(x, Var) and x._trace is trace:   # already recorded: an intermediate
+            self._watched.setdefault(id(x), (x, x))
+            return x
         entry = self._watched_entry(x)
         if entry is not None:
             return entry[1]

@@ -126,7 +126,9 @@ def test_gradient_with_respect_to_an_intermediate_value():
         xw = tape.watch(x)
         u = 2.0 * xw
         y = np.sum(u ** 2)
+        assert tape.watch(u) is u          # watching a recorded value: itself
     np.testing.assert_allclose(tape.gradient(y, u), [4.0, 12.0])
+    assert tape.watched_variables() == (x, u)
 
 
 def test_unconnected_sources_none_or_zero():
