@@ -758,3 +758,42 @@ def test_deleting_a_persistent_tape_frees_its_graph():
     ref = weakref.ref(h)
     del h, y, tape
     assert ref() is None
+
+
+def test_hessian_as_the_jacobian_of_an_inner_gradient():
+    # TF's guide: outer.jacobian(inner.gradient(y, x), x). y = x0^2 x1 + x1^3:
+    # H = [[2 x1, 2 x0], [2 x0, 6 x1]]
+    x = np.array([1.5, -2.0])
+    with GradientTape() as outer:
+        with GradientTape() as inner:
+            xw = inner.watch(outer.watch(x))
+            y = xw[0] ** 2 * xw[1] + xw[1] ** 3
+        g = inner.gradient(y, x)
+    H = outer.jacobian(g, x)
+    np.testing.assert_allclose(H, [[-4.0, 3.0], [3.0, -12.0]])
+
+
+def test_tapes_of_interleaved_asyncio_tasks_do_not_nest():
+    # Each task's tapes are its own (a context variable): task b watching the same array
+    # must not wrap task a's value, which would make b's gradient a traced value of a's tape.
+    import asyncio
+    x = np.array([1.0, 2.0])
+    results = {}
+
+    async def task(name, c, entered, other_entered):
+        with GradientTape() as tape:
+            entered.set()
+            await other_entered.wait()     # both tapes are recording now
+            xw = tape.watch(x)
+            y = np.sum(c * xw ** 2)
+            await asyncio.sleep(0)
+        results[name] = tape.gradient(y, x)
+
+    async def main():
+        a_in, b_in = asyncio.Event(), asyncio.Event()
+        await asyncio.gather(task("a", 1.0, a_in, b_in), task("b", 3.0, b_in, a_in))
+
+    asyncio.run(main())
+    assert type(results["a"]) is np.ndarray and type(results["b"]) is np.ndarray
+    np.testing.assert_allclose(results["a"], [2.0, 4.0])
+    np.testing.assert_allclose(results["b"], [6.0, 12.0])
