@@ -780,18 +780,25 @@ def test_tapes_of_interleaved_asyncio_tasks_do_not_nest():
     x = np.array([1.0, 2.0])
     results = {}
 
-    async def task(name, c, entered, other_entered):
+    async def first(a_watched, b_done):
         with GradientTape() as tape:
-            entered.set()
-            await other_entered.wait()     # both tapes are recording now
+            xw = tape.watch(x)             # a watches x, then lets b run while recording
+            a_watched.set()
+            await b_done.wait()
+            y = np.sum(xw ** 2)
+        results["a"] = tape.gradient(y, x)
+
+    async def second(a_watched, b_done):
+        await a_watched.wait()
+        with GradientTape() as tape:       # a higher level than a's tape, a still recording
             xw = tape.watch(x)
-            y = np.sum(c * xw ** 2)
-            await asyncio.sleep(0)
-        results[name] = tape.gradient(y, x)
+            y = np.sum(3.0 * xw ** 2)
+        results["b"] = tape.gradient(y, x)
+        b_done.set()
 
     async def main():
-        a_in, b_in = asyncio.Event(), asyncio.Event()
-        await asyncio.gather(task("a", 1.0, a_in, b_in), task("b", 3.0, b_in, a_in))
+        a_watched, b_done = asyncio.Event(), asyncio.Event()
+        await asyncio.gather(first(a_watched, b_done), second(a_watched, b_done))
 
     asyncio.run(main())
     assert type(results["a"]) is np.ndarray and type(results["b"]) is np.ndarray
