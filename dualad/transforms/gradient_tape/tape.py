@@ -4,7 +4,7 @@ A tape is a :class:`~dualad.interpreters.reverse.tape.VJPTrace` of its own level
 ``dualad.grad`` makes one per call) that lives as long as the :class:`GradientTape` object:
 its ``with`` block switches recording on and off, and ``gradient``/``jacobian`` run the
 engine's :func:`~dualad.interpreters.reverse.sweep.backward_sweep` over it
-(:mod:`dualad.transforms.tape_sweeps`). Nested tapes are nested levels: an inner tape's
+(:mod:`dualad.transforms.gradient_tape.sweeps`; the trace: :mod:`.recording`). Nested tapes are nested levels: an inner tape's
 leaves wrap the outer tape's, so the inner tape's gradient, computed by the VJP rules on the
 values one level down, is recorded by the outer tape (second derivatives).
 
@@ -23,85 +23,23 @@ of dualad.interpreters.reverse.versions, taken when the block ends, as vjp's pul
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import threading
 import warnings
 from typing import Any
 
 import numpy as np
 
-from . import tape_sweeps as sweeps
-from .api import check_input
-from ..core.tracer import Box, new_level, shape_of, unguarded_value
-from ..core.tree import flatten
-from ..interpreters.reverse.tape import Var, VJPTrace
-from ..interpreters.reverse.versions import Constants, Stamps
+from . import sweeps
+from .recording import ACTIVE, TapeTrace, enclosing_leaf, original_of, stack, thread_error
+from ..api import check_input
+from ...core.tracer import Box, new_level, shape_of, unguarded_value
+from ...core.tree import flatten
+from ...interpreters.reverse.tape import Var
+from ...interpreters.reverse.versions import Constants, Stamps
 
 __all__ = ["GradientTape"]
 
-# The tapes recording in this context (a thread, an asyncio task), in the order entered: what
-# ``watch`` looks through for an enclosing tape's value. A context variable, as
-# detect_anomaly's state: a tape of another thread or task is never an enclosing tape.
-_ACTIVE = contextvars.ContextVar("dualad_gradient_tapes", default=())
 _MODES = ("none", "zero")
-
-
-def _stack():
-    return _ACTIVE.get()
-
-
-class _TapeTrace(VJPTrace):
-    """A GradientTape's trace: records while ``recording``, from the thread that entered it.
-
-    When not recording (outside the ``with`` block, in ``stop_recording``, after ``reset``)
-    its values are constants: an operation on them computes on the values one level down
-    and records nothing here (outer tapes still record it). ``recording`` is the trace's
-    ``alive``: what is cached only for a live trace (``x[i]`` read in a loop, see
-    dualad.frontend.dispatch) is then not cached as a constant."""
-
-    __slots__ = ("owner", "stamps")
-
-    def __init__(self, level):
-        # tape=True: the nodes in creation order, which the sweep walks from the end and
-        # compaction prunes of what the user's code no longer holds (as grad's tape)
-        super().__init__(level=level, tape=True)
-        self.alive = False
-        self.owner = None
-        self.stamps = None     # fingerprints of the saved arrays when the block last ended
-
-    @property
-    def recording(self):
-        return self.alive
-
-    @recording.setter
-    def recording(self, on):
-        self.alive = on
-
-    def process(self, prim, args, params):
-        if self.alive:
-            if threading.get_ident() != self.owner:
-                raise RuntimeError(_thread_error(f"primitive '{prim.name}'"))
-            return super().process(prim, args, params)
-        plain = [a.value if isinstance(a, Var) and a._trace is self else a for a in args]
-        return prim(*plain, **params)
-
-    def release(self):
-        """Drop the list of nodes, the fingerprints and the ``x[i]`` caches: nothing will
-        sweep this tape again. The list is what makes trace -> node -> trace a cycle; without
-        it the nodes the user's code no longer holds are freed by reference counting."""
-        self.tape = self.stamps = self.constants = None
-        indexed, self.indexed = self.indexed, None
-        for x in indexed or ():
-            try:
-                del x.items
-            except AttributeError:   # already dropped
-                pass
-
-
-def _thread_error(what):
-    return (f"GradientTape: {what} was called from another thread than the one recording "
-            f"this tape; a tape records one thread (TensorFlow's tapes are per thread too). "
-            f"Open a GradientTape in each thread, or finish the `with` block first")
 
 
 class GradientTape:
@@ -169,20 +107,20 @@ class GradientTape:
                                "be entered again inside its own `with` block (nest a second "
                                "GradientTape instead)")
         if trace is None:
-            trace = self._trace = _TapeTrace(new_level())
+            trace = self._trace = TapeTrace(new_level())
         trace.owner = threading.get_ident()
         trace.recording = True
         trace.constants = Constants("GradientTape", "the `with` block")
-        _ACTIVE.set(_stack() + (self,))
+        ACTIVE.set(stack() + (self,))
         return self
 
     def __exit__(self, exc_type: Any, *exc_info: Any) -> bool:
         trace = self._trace
         trace.recording = False
-        stack = _stack()
-        if self in stack:   # (by identity: a tape defines no __eq__)
-            i = len(stack) - 1 - stack[::-1].index(self)
-            _ACTIVE.set(stack[:i] + stack[i + 1:])
+        active = stack()
+        if self in active:   # (by identity: a tape defines no __eq__)
+            i = len(active) - 1 - active[::-1].index(self)
+            ACTIVE.set(active[:i] + active[i + 1:])
         constants, trace.constants = trace.constants, None
         # The forward pass is over: the arrays its nodes saved are fingerprinted, so that one
         # modified in place before gradient() raises there (dualad.interpreters.reverse.versions).
@@ -199,7 +137,7 @@ class GradientTape:
                                f"`with GradientTape() as tape:` (and outside "
                                f"tape.stop_recording())")
         if threading.get_ident() != trace.owner:
-            raise RuntimeError(_thread_error(api))
+            raise RuntimeError(thread_error(api))
 
     def _watched_entry(self, x):
         """``(x, leaf)`` if ``x`` (by identity) was watched, else None."""
@@ -248,7 +186,7 @@ class GradientTape:
         entry = self._watched_entry(x)
         if entry is not None:
             return entry[1]
-        inner = _enclosing_leaf(self, x)
+        inner = enclosing_leaf(self, x)
         value = check_input("GradientTape.watch", k if many else 0,
                             x if inner is None else inner)
         if value is x and isinstance(x, np.ndarray):
@@ -260,7 +198,7 @@ class GradientTape:
                              f"x = inner.watch(outer.watch(x))")
         leaf = trace.new_leaf(value)
         self._watched[id(x)] = (x, leaf)
-        origin = _original_of(x)   # x is an enclosing tape's value: its array names it too
+        origin = original_of(x)   # x is an enclosing tape's value: its array names it too
         if origin is not None and self._watched_entry(origin) is None:
             self._watched[id(origin)] = (origin, leaf)
         return leaf
@@ -311,8 +249,8 @@ class GradientTape:
         if old is None:
             return
         if old.recording and threading.get_ident() != old.owner:
-            raise RuntimeError(_thread_error("GradientTape.reset"))
-        trace = self._trace = _TapeTrace(old.level)
+            raise RuntimeError(thread_error("GradientTape.reset"))
+        trace = self._trace = TapeTrace(old.level)
         trace.owner, trace.recording = old.owner, old.recording
         trace.constants, old.constants = old.constants, None
         old.recording = False
@@ -332,7 +270,7 @@ class GradientTape:
         if mode not in _MODES:
             raise ValueError(f"{api}: unconnected_gradients={mode!r}; use 'none' or 'zero'")
         if self._trace.recording and threading.get_ident() != self._trace.owner:
-            raise RuntimeError(_thread_error(api))
+            raise RuntimeError(thread_error(api))
         self._consume(api, mark=False)
 
     def _consume(self, api, mark=True):
@@ -516,30 +454,6 @@ class GradientTape:
         return result
 
 
-def _enclosing_leaf(tape, x):
-    """The leaf of the innermost enclosing tape (a lower level, recording in this thread)
-    that watched ``x``, or None."""
-    for other in reversed(_stack()):
-        if other is tape or other._trace is None:
-            continue
-        if other._trace.level < tape._trace.level and other._trace.recording:
-            entry = other._watched_entry(x)
-            if entry is not None:
-                return entry[1]
-    return None
-
-
-def _original_of(x):
-    """The value an enclosing tape (of this thread) watched to make its leaf ``x``, or None."""
-    if not isinstance(x, Var):
-        return None
-    for other in _stack():
-        for value, leaf in other._watched.values():
-            if leaf is x:
-                return value
-    return None
-
-
 def _dtype(x):
     dtype = np.result_type(unguarded_value(x))
     return dtype if dtype.kind in "fc" else np.dtype(np.float64)
@@ -549,4 +463,4 @@ def _warn_unwatched(api, sources, k, x):
     where = "sources" if not isinstance(sources, (list, tuple, dict)) else f"sources (leaf {k})"
     warnings.warn(f"{api}: {where} (shape {shape_of(x)}) was never watched by this tape nor "
                   f"recorded on it, so its gradient is None (or zeros with "
-                  f"unconnected_gradients='zero'). {sweeps._WATCH_HINT}", stacklevel=3)
+                  f"unconnected_gradients='zero'). {sweeps.WATCH_HINT}", stacklevel=3)

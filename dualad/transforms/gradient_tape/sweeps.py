@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.tracer import Box, shape_of, unguarded_value
-from ..core.tree import flatten, flatten_like
-from ..interpreters.reverse.sweep import backward_sweep
-from ..interpreters.reverse.tape import Var
+from ...core.tracer import Box, shape_of, unguarded_value
+from ...core.tree import flatten, flatten_like
+from ...interpreters.reverse.sweep import backward_sweep
+from ...interpreters.reverse.tape import Var
 
-__all__ = ["own_node", "resolve", "target_nodes", "single_target", "sweep", "jacobian_of",
+__all__ = ["WATCH_HINT", "own_node", "resolve", "target_nodes", "single_target", "sweep", "jacobian_of",
            "batch_jacobian_of", "unconnected", "distinct"]
 
-_WATCH_HINT = ("NumPy arrays cannot be marked in place: tape.watch(x) returns the value the "
+WATCH_HINT = ("NumPy arrays cannot be marked in place: tape.watch(x) returns the value the "
                "tape records, so write `x = tape.watch(x)` inside the `with` block and compute "
                "from that x")
 
@@ -94,7 +94,7 @@ def _not_recorded(api, target, k, y):
     else:
         how = (f"it is a plain {type(y).__name__}: computed from values the tape did not "
                f"record, or by an operation whose derivative is zero everywhere (floor, "
-               f"sign, a comparison). {_WATCH_HINT}. A gradient taken inside the block is "
+               f"sign, a comparison). {WATCH_HINT}. A gradient taken inside the block is "
                f"not recorded either: for a second derivative nest two tapes")
     return (f"{api}: {where} (shape {shape_of(y)}) was not recorded on this tape, so it has "
             f"no derivative here: {how}")
