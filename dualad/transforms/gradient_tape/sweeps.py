@@ -76,6 +76,9 @@ def target_nodes(tape, api, target, output_gradients):
              else [None] * len(leaves))
     pairs = []
     for k, (y, g) in enumerate(zip(leaves, seeds)):
+        if y is None:
+            raise TypeError(f"{api}: target (leaf {k}) is None; every target must be a "
+                            f"value computed inside the tape's `with` block")
         node = own_node(tape._trace, y)
         if node is None:
             raise ValueError(_not_recorded(api, target, k, y))

@@ -70,7 +70,8 @@ class GradientTape:
     Notes
     -----
     A gradient taken inside the block is computed on the values one level down and is not
-    recorded on this tape (TensorFlow records it, and warns that this is slow): for a
+    recorded on this tape (TensorFlow records it, and on a persistent tape warns that this
+    is slow): for a
     second derivative, nest two tapes, as in the example. Operations on the tape's values
     after the block, in :meth:`stop_recording` or after :meth:`reset` are not recorded
     (the values act as constants), as in TensorFlow.

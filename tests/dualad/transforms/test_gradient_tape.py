@@ -804,3 +804,55 @@ def test_tapes_of_interleaved_asyncio_tasks_do_not_nest():
     assert type(results["a"]) is np.ndarray and type(results["b"]) is np.ndarray
     np.testing.assert_allclose(results["a"], [2.0, 4.0])
     np.testing.assert_allclose(results["b"], [6.0, 12.0])
+
+
+def test_a_none_leaf_in_a_target_list_is_named():
+    x = np.array([1.0])
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        y = np.sum(xw)
+    with pytest.raises(TypeError, match=r"target \(leaf 1\) is None"):
+        tape.gradient([y, None], x)
+
+
+def test_empty_arrays():
+    e = np.zeros(0)
+    with GradientTape(persistent=True) as tape:
+        ew = tape.watch(e)
+        y = np.sum(ew ** 2)                # 0.0, and its gradient has no entries
+        v = ew * 2.0
+    g = tape.gradient(y, e)
+    assert g.shape == (0,) and g.dtype == np.float64
+    assert tape.jacobian(v, e).shape == (0, 0)
+    assert tape.gradient(y, []) == []
+
+
+def test_complex_sources_follow_dualad_grad():
+    # the tape is grad's engine: the same convention for a real loss of complex inputs
+    z = np.array([1.0 + 2.0j, -0.5 + 0.25j])
+
+    def loss(v):
+        return np.sum(np.abs(v) ** 2 + np.real(v * v))
+
+    with GradientTape() as tape:
+        zw = tape.watch(z)
+        y = loss(zw)
+    np.testing.assert_allclose(tape.gradient(y, z), dualad.grad(loss)(z), rtol=1e-14)
+
+
+@settings(derandomize=True, max_examples=20, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 4), st.integers(0, 2 ** 16))
+def test_jacobian_and_batch_jacobian_of_tanh_of_a_linear_map(m, n, seed):
+    # y = tanh(A x): J = diag(1 - y^2) A; per example y[b] = tanh(A x[b]) gives the same
+    rng = np.random.default_rng(seed)
+    A, x, xs = rng.normal(size=(m, n)), rng.normal(size=n), rng.normal(size=(3, n))
+    with GradientTape(persistent=True) as tape:
+        xw, xsw = tape.watch([x, xs])
+        y = np.tanh(A @ xw)
+        ys = np.tanh(xsw @ A.T)
+    t = np.tanh(A @ x)
+    np.testing.assert_allclose(tape.jacobian(y, x), (1 - t ** 2)[:, None] * A, rtol=1e-12,
+                               atol=1e-14)
+    ts = np.tanh(xs @ A.T)
+    np.testing.assert_allclose(tape.batch_jacobian(ys, xs), (1 - ts ** 2)[:, :, None] * A,
+                               rtol=1e-12, atol=1e-14)
