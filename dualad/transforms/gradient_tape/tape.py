@@ -126,7 +126,7 @@ class GradientTape:
         # The forward pass is over: the arrays its nodes saved are fingerprinted, so that one
         # modified in place before gradient() raises there (dualad.interpreters.reverse.versions).
         if trace.tape is not None:
-            trace.stamps = Stamps.of_tape(trace.tape)
+            trace.stamps = _restamp(trace.stamps, Stamps.of_tape(trace.tape))
         if exc_type is None and constants is not None:
             constants.check()   # changed in place inside the block, after a use
         return False   # an exception in the block propagates; the tape stays usable
@@ -453,6 +453,16 @@ class GradientTape:
             tshape, sshape = shape_of(target), shape_of(x)
             result = sweeps.unconnected(unconnected_gradients, tshape + sshape[1:], _dtype(x))
         return result
+
+
+def _restamp(old, new):
+    """``new`` (the fingerprints of every array the tape saved, taken now) with the earlier
+    fingerprint kept for an array fingerprinted at an earlier block's end: a persistent tape
+    entered again must not take a change made in between as the array's value."""
+    if old is None:
+        return new
+    earlier = {id(a): crc for a, crc, _ in old.entries}
+    return Stamps([(a, earlier.get(id(a), crc), name) for a, crc, name in new.entries])
 
 
 def _dtype(x):

@@ -856,3 +856,18 @@ def test_jacobian_and_batch_jacobian_of_tanh_of_a_linear_map(m, n, seed):
     ts = np.tanh(xs @ A.T)
     np.testing.assert_allclose(tape.batch_jacobian(ys, xs), (1 - ts ** 2)[:, :, None] * A,
                                rtol=1e-12, atol=1e-14)
+
+
+def test_a_change_between_two_blocks_of_a_persistent_tape_is_caught():
+    # block 1 saves c; c changes; block 2 records more: the gradient of block 1's value must
+    # not read the new c as if the first block had used it
+    x, c = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    tape = GradientTape(persistent=True)
+    with tape:
+        xw = tape.watch(x)
+        y = np.sum(np.sin(xw) * c)
+    c[0] = 100.0
+    with tape:
+        z = np.sum(xw ** 2)
+    with pytest.raises(RuntimeError, match="modified in place"):
+        tape.gradient(y, x)
