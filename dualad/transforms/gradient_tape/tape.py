@@ -115,7 +115,7 @@ class GradientTape:
         ACTIVE.set(stack() + (self,))
         return self
 
-    def __exit__(self, exc_type: Any, *exc_info: Any) -> bool:
+    def __exit__(self, exc_type: Any, *exc_info: Any) -> None:
         trace = self._trace
         trace.recording = False
         active = stack()
@@ -129,7 +129,7 @@ class GradientTape:
             trace.stamps = _restamp(trace.stamps, Stamps.of_tape(trace.tape))
         if exc_type is None and constants is not None:
             constants.check()   # changed in place inside the block, after a use
-        return False   # an exception in the block propagates; the tape stays usable
+        # (None: an exception in the block propagates; the tape stays usable)
 
     def _check_recording(self, api):
         trace = self._trace
