@@ -52,10 +52,21 @@ def resolve(tape, api, sources):
                             f"respect to (what tape.watch returned, or the array it watched)")
         node = own_node(tape._trace, x)
         if node is None:
+            if not _numeric(x):
+                raise TypeError(f"{api}: {where} is a {type(x).__name__}; sources are arrays "
+                                f"(what tape.watch returned, or the array it watched), or a "
+                                f"list, tuple or dict of them")
             entry = tape._watched_entry(x)
             node = None if entry is None else entry[1]
         nodes.append(node)
     return leaves, rebuild, nodes
+
+
+def _numeric(x):
+    """Whether ``x`` is a value a source can be: a traced value, an array or a number."""
+    if isinstance(x, (Box, np.ndarray, np.generic, int, float, complex)):
+        return True
+    return hasattr(x, "__array__") or hasattr(x, "__array_namespace__")
 
 
 def _path(tree, k):
@@ -93,7 +104,8 @@ def _not_recorded(api, target, k, y):
                "from the value tape.watch(w) returns, or use y.backward() / "
                "dualad.autograd.grad")
     elif isinstance(y, Box):
-        how = "it is a traced value of another transformation or tape"
+        how = ("it is a traced value of another transformation or tape (or of this tape "
+               "before its reset())")
     else:
         how = (f"it is a plain {type(y).__name__}: computed from values the tape did not "
                f"record, or by an operation whose derivative is zero everywhere (floor, "

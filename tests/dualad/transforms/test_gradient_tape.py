@@ -871,3 +871,33 @@ def test_a_change_between_two_blocks_of_a_persistent_tape_is_caught():
         z = np.sum(xw ** 2)
     with pytest.raises(RuntimeError, match="modified in place"):
         tape.gradient(y, x)
+
+
+@pytest.mark.parametrize("bad", ["x", object(), (v for v in [1.0])])
+def test_a_source_that_is_not_an_array_raises_naming_it(bad):
+    x = np.array([1.0])
+    with GradientTape(persistent=True) as tape:
+        xw = tape.watch(x)
+        y = np.sum(xw)
+    with pytest.raises(TypeError, match=r"GradientTape.gradient: sources (\(leaf 1\) )?is a"):
+        tape.gradient(y, [x, bad])
+
+
+def test_a_value_recorded_before_reset_is_not_a_target():
+    x = np.array(2.0)
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        y = xw ** 2
+        tape.reset()
+        tape.watch(x)
+    with pytest.raises(ValueError, match=r"before its reset\(\)"):
+        tape.gradient(y, x)
+
+
+def test_none_entries_of_output_gradients_seed_ones_as_tensorflow():
+    x = np.array([1.0, 2.0])
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        a, b = xw ** 2, 3.0 * xw
+    g = tape.gradient([a, b], x, output_gradients=[None, np.array([0.0, 1.0])])
+    np.testing.assert_allclose(g, [2.0, 7.0])   # [2·1 + 0, 2·2 + 3]
