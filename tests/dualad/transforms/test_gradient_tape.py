@@ -901,3 +901,20 @@ def test_none_entries_of_output_gradients_seed_ones_as_tensorflow():
         a, b = xw ** 2, 3.0 * xw
     g = tape.gradient([a, b], x, output_gradients=[None, np.array([0.0, 1.0])])
     np.testing.assert_allclose(g, [2.0, 7.0])   # [2·1 + 0, 2·2 + 3]
+
+
+def test_in_place_writes_into_recorded_values():
+    # into an intermediate value: recorded. y = sum(z^2) with z = [5, x1] + 1: dy/dx = [0, 2(x1 + 1)]
+    x = np.array([1.0, 2.0])
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        z = xw * 1.0
+        z[0] = 5.0
+        z += 1.0
+        y = np.sum(z ** 2)
+    np.testing.assert_array_equal(tape.gradient(y, x), [0.0, 6.0])
+    # into the watched value itself: refused (the sweep needs it), never silently dropped
+    with GradientTape() as tape:
+        xw = tape.watch(x)
+        with pytest.raises(TypeError, match="in-place write cannot replace"):
+            xw += 1.0
