@@ -24,7 +24,7 @@ from ...interpreters.reverse.sweep import backward_sweep
 from ...interpreters.reverse.tape import Var
 
 __all__ = ["WATCH_HINT", "own_node", "resolve", "target_nodes", "single_target", "sweep", "jacobian_of",
-           "batch_jacobian_of", "unconnected", "distinct"]
+           "batch_jacobian_of", "unconnected", "distinct", "SEED_BYTES"]
 
 WATCH_HINT = ("NumPy arrays cannot be marked in place: tape.watch(x) returns the value the "
                "tape records, so write `x = tape.watch(x)` inside the `with` block and compute "
@@ -184,17 +184,55 @@ def single_target(tape, api, target):
     return node
 
 
+# A batch of seeds larger than this is swept in blocks of rows (each block one batched sweep):
+# a Jacobian's cotangents are (rows × each value's size), which for a large target would
+# otherwise hold the whole identity and its pullback through every node at once.
+SEED_BYTES = 1 << 26   # 64 MiB
+
+
+def _blocks(rows, row_bytes):
+    per = max(1, SEED_BYTES // max(row_bytes, 1))
+    return [(a, min(a + per, rows)) for a in range(0, rows, per)]
+
+
+def _swept_rows(tape, api, node, make, rows, row_bytes, wanted, retain):
+    """``{source node: cotangents}`` for seeds ``make(a, b)`` (rows a..b of one batch of
+    seeds, of ``node``'s shape behind the batch axis), in blocks of at most
+    :data:`SEED_BYTES`; the tape is kept between blocks. A node a block does not reach gets
+    zeros there; one no block reaches is left out."""
+    blocks = _blocks(rows, row_bytes)
+    parts = {}
+    for i, (a, b) in enumerate(blocks):
+        found = sweep(tape, api, [(node, make(a, b))], wanted,
+                      retain if i == len(blocks) - 1 else True)
+        for n in found:
+            parts.setdefault(n, {})[i] = found[n]
+    out = {}
+    for n, got in parts.items():
+        pieces = [got[i] if i in got else
+                  np.zeros((b - a,) + shape_of(got[next(iter(got))])[1:], _dtype(n.value))
+                  for i, (a, b) in enumerate(blocks)]
+        out[n] = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+    return out
+
+
 def jacobian_of(tape, api, node, source_nodes, retain):
     """``{source node: J}`` with ``J`` of shape ``target.shape + source.shape`` for the target
-    ``node``: the identity's rows seeded as one batch of ``target.size`` cotangents, one
-    sweep."""
+    ``node``: the identity's rows seeded as one batch of ``target.size`` cotangents (in
+    blocks of rows beyond :data:`SEED_BYTES`)."""
     tshape = shape_of(node.value)
     m = int(np.prod(tshape, dtype=np.int64))
     if m == 0:
         return {n: np.zeros(tshape + shape_of(n.value), _dtype(n.value))
                 for n in source_nodes if n is not None}
-    seed = np.eye(m, dtype=_dtype(node.value)).reshape((m,) + tshape)
-    found = sweep(tape, api, [(node, seed)], source_nodes, retain)
+    dtype = _dtype(node.value)
+
+    def rows(a, b):   # rows a..b of the identity, each of the target's shape
+        seed = np.zeros((b - a, m), dtype)
+        seed[np.arange(b - a), np.arange(a, b)] = 1
+        return seed.reshape((b - a,) + tshape)
+
+    found = _swept_rows(tape, api, node, rows, m, m * dtype.itemsize, source_nodes, retain)
     return {n: np.reshape(ct, tshape + shape_of(n.value)) for n, ct in found.items()}
 
 
@@ -205,6 +243,8 @@ def batch_jacobian_of(tape, api, node, source_node, retain):
     weights r. Row b of the swept ``S`` is ``Σ_c ∂y[c, i]/∂x[b]``, which is the wanted
     ``∂y[b, i]/∂x[b]`` exactly when y's rows depend on x's own row only; then row b of the
     swept ``R`` is ``r_b`` times it, which is checked (a cross-example dependence raises).
+    Each ``i`` is one pair of rows of seeds, swept in one batch (in blocks beyond
+    :data:`SEED_BYTES`).
     """
     tshape, sshape = shape_of(node.value), shape_of(source_node.value)
     if len(tshape) < 1 or len(sshape) < 1 or tshape[0] != sshape[0]:
@@ -214,21 +254,29 @@ def batch_jacobian_of(tape, api, node, source_node, retain):
     dtype = _dtype(node.value)
     if m == 0 or b == 0:
         return np.zeros(tshape + sshape[1:], dtype=_dtype(source_node.value))
-    eye = np.eye(m, dtype=dtype).reshape((m, 1) + tshape[1:])
     weights = np.random.default_rng(0).uniform(1.0, 2.0, size=b).astype(dtype)
     weights = weights.reshape((1, b) + (1,) * (len(tshape) - 1))
-    seed = np.concatenate([np.broadcast_to(eye, (m,) + tshape), eye * weights])
-    found = sweep(tape, api, [(node, seed)], [source_node], retain)
+
+    def rows(a, c):   # for i in a..c: S[i] = e_i on every example, then R[i] = r_b e_i
+        eye = np.zeros((c - a, m), dtype)
+        eye[np.arange(c - a), np.arange(a, c)] = 1
+        eye = eye.reshape((c - a, 1) + tshape[1:])
+        return np.stack([np.broadcast_to(eye, (c - a,) + tshape), eye * weights], axis=1
+                        ).reshape((2 * (c - a),) + tshape)
+
+    found = _swept_rows(tape, api, node, rows, m, 2 * b * m * dtype.itemsize,
+                        [source_node], retain)
     if source_node not in found:
         return None
-    both = found[source_node]
-    if not _rows_independent(both[:m], both[m:], weights, len(sshape)):
+    pairs = found[source_node]          # rows S[a], R[a], S[a+1], R[a+1], ...
+    plain, probe = pairs[0::2], pairs[1::2]
+    if not _rows_independent(plain, probe, weights, len(sshape)):
         raise ValueError(f"{api}: target (shape {tshape}) has rows that depend on other "
                          f"rows of the source (shape {sshape}): the per-example Jacobian "
                          f"assumes target[b] depends on source[b] only. Use tape.jacobian "
                          f"for the full Jacobian")
     # the seed axis and the batch axis swapped (np.transpose: a traced result too)
-    out = np.transpose(both[:m], (1, 0) + tuple(range(2, len(shape_of(both)))))
+    out = np.transpose(plain, (1, 0) + tuple(range(2, len(shape_of(plain)))))
     return np.reshape(out, tshape + sshape[1:])
 
 

@@ -360,7 +360,8 @@ class GradientTape:
 
         ``J[i..., j...]`` :math:`= \partial y[i\ldots]/\partial x[j\ldots]`, of shape
         ``target.shape + source.shape``: the rows of the identity seeded as one batch of
-        cotangents, so one reverse sweep.
+        cotangents, so one reverse sweep (one per block of rows when the seeds would
+        exceed 64 MiB).
 
         Parameters
         ----------

@@ -918,3 +918,32 @@ def test_in_place_writes_into_recorded_values():
         xw = tape.watch(x)
         with pytest.raises(TypeError, match="in-place write cannot replace"):
             xw += 1.0
+
+
+@pytest.mark.parametrize("persistent", [False, True])
+def test_jacobians_swept_in_blocks_of_rows_match(monkeypatch, persistent):
+    # A tiny seed budget makes every row its own block: the same Jacobians, and a
+    # non-persistent tape is kept until the last block.
+    from dualad.transforms.gradient_tape import sweeps
+    x = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]])
+    A = np.array([[1.0, 2.0], [0.0, 1.0], [-1.0, 3.0]])
+
+    def jacobians():
+        with GradientTape(persistent=True) as tape:
+            xw = tape.watch(x)
+            y = np.sin(xw @ A)               # (2, 2)
+        full = tape.jacobian(y, x)
+        with GradientTape(persistent=persistent) as tape:
+            xw = tape.watch(x)
+            y = np.sin(xw @ A)
+        return full, tape.batch_jacobian(y, x)
+
+    want_full, want_batch = jacobians()
+    monkeypatch.setattr(sweeps, "SEED_BYTES", 1)
+    full, batch = jacobians()
+    np.testing.assert_array_equal(full, want_full)
+    np.testing.assert_allclose(batch, want_batch, rtol=1e-15)
+    c = np.cos(x @ A)
+    np.testing.assert_allclose(batch, c[:, :, None] * A.T[None], rtol=1e-14)
+    for b in range(2):
+        np.testing.assert_allclose(full[b, :, b], batch[b], rtol=1e-14)
