@@ -100,9 +100,9 @@ def target_nodes(tape, api, target, output_gradients):
 def _not_recorded(api, target, k, y):
     where = "target" if not isinstance(target, (list, tuple, dict)) else f"target (leaf {k})"
     if isinstance(y, Box) and type(y).__name__ == "Variable":
-        how = ("it is a dualad.autograd.Variable, recorded on the imperative tape: compute it "
-               "from the value tape.watch(w) returns, or use y.backward() / "
-               "dualad.autograd.grad")
+        how = ("it is a dualad.autograd.Variable computed without the arrays this tape "
+               "watched: ask for its gradient with respect to trainable Variables only "
+               "(tape.gradient(y, [w, b])), or compute it from what tape.watch returned")
     elif isinstance(y, Box):
         how = ("it is a traced value of another transformation or tape (or of this tape "
                "before its reset())")

@@ -12,9 +12,9 @@ What is watched. NumPy arrays are values without identity a tape could follow, s
 ``tape.watch(x)`` *returns* the value the tape records (``x = tape.watch(x)``) and remembers
 ``x`` by identity, so that ``tape.gradient(y, x)`` finds it under either name. A target that
 was not recorded (computed from the unwatched ``x``) raises, saying so, instead of giving a
-silent ``None``. There is no trainable-variable type whose reads a tape could see, so
-nothing is watched automatically; ``watch_accessed_variables`` is accepted for TensorFlow's
-signature.
+silent ``None``. TensorFlow's trainable variables are :class:`dualad.autograd.Variable`
+leaves with ``requires_grad=True``: with ``watch_accessed_variables=True`` a gradient with
+respect to one sweeps the imperative tape they record on (:mod:`.variables`).
 
 NumPy arrays are mutable where TensorFlow's tensors are not: ``watch`` records a copy, and an
 array the block saved that is modified in place before the sweep raises (the fingerprints
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from . import sweeps
+from . import sweeps, variables
 from .recording import ACTIVE, TapeTrace, enclosing_leaf, original_of, stack, thread_error
 from ..api import check_input
 from ...core.tracer import Box, new_level, shape_of, unguarded_value
@@ -58,9 +58,11 @@ class GradientTape:
         Allow several ``gradient``/``jacobian`` calls (the recorded graph is kept). A
         non-persistent tape frees it in its first call, and a second call raises.
     watch_accessed_variables : bool, default True
-        TensorFlow's switch for watching trainable variables when they are read. dualad
-        has no such variables (NumPy arrays cannot be watched on read), so every source is
-        watched with :meth:`watch`, whichever the value.
+        Differentiate with respect to trainable variables, :class:`dualad.autograd.Variable`
+        leaves with ``requires_grad=True``, without :meth:`watch`, as TensorFlow watches a
+        ``tf.Variable`` read in the block (NumPy arrays are always watched explicitly).
+        Everything between the target and such a Variable must have been computed while
+        the tape recorded: what TensorFlow would take as a constant raises instead.
 
     See Also
     --------
@@ -100,6 +102,9 @@ class GradientTape:
         self._watched = {}      # id(value) -> (value, leaf): the watched values, by identity
         self._used = False      # a non-persistent tape's graph was swept
         self._lock = threading.Lock()
+        # [start, end) in the creation order of nodes while recording (end None: open), for
+        # the trainable Variables, which record whether the tape does or not (.variables)
+        self._windows = []
 
     def __enter__(self) -> GradientTape:
         trace = self._trace
@@ -112,12 +117,25 @@ class GradientTape:
         trace.owner = threading.get_ident()
         trace.recording = True
         trace.constants = Constants("GradientTape", "the `with` block")
+        self._open_window()
         ACTIVE.set(stack() + (self,))
         return self
+
+    def _open_window(self):
+        self._windows.append([variables.now(), None])
+
+    def _close_window(self):
+        if self._windows and self._windows[-1][1] is None:
+            self._windows[-1][1] = variables.now()
+
+    def _recorded_at(self, seq):
+        """Whether a node created at ``seq`` was created while this tape recorded."""
+        return any(a < seq and (b is None or seq < b) for a, b in self._windows)
 
     def __exit__(self, exc_type: Any, *exc_info: Any) -> None:
         trace = self._trace
         trace.recording = False
+        self._close_window()
         active = stack()
         if self in active:   # (by identity: a tape defines no __eq__)
             i = len(active) - 1 - active[::-1].index(self)
@@ -235,10 +253,12 @@ class GradientTape:
         """
         self._check_recording("GradientTape.stop_recording")
         self._trace.recording = False
+        self._close_window()
         try:
             yield
         finally:
             self._trace.recording = True
+            self._open_window()
 
     def reset(self) -> None:
         """Forget everything recorded and watched, as if the tape were entered afresh.
@@ -258,6 +278,9 @@ class GradientTape:
         old.release()
         self._watched = {}
         self._used = False
+        self._windows = []
+        if trace.recording:
+            self._open_window()
 
     def __del__(self):
         trace = getattr(self, "_trace", None)
@@ -342,17 +365,35 @@ class GradientTape:
         api = "GradientTape.gradient"
         self._start_sweep(api, unconnected_gradients)
         leaves, rebuild, nodes = sweeps.resolve(self, api, sources)
-        seeds = sweeps.target_nodes(self, api, target, output_gradients)
-        found = self._sweep(api, lambda: sweeps.sweep(self, api, seeds, nodes,
-                                                      self._persistent))
+        trainable = [x for x, n in zip(leaves, nodes) if n is None and
+                     self._watch_accessed_variables and variables.is_trainable(x)]
+        # checked before the sweeps: a call that fails here leaves the tape as it was
+        seeds = None
+        if any(n is not None for n in nodes) or not trainable:
+            seeds = sweeps.target_nodes(self, api, target, output_gradients)
+        outputs, variable_seeds = variables.variable_seeds(
+            self, api, target, output_gradients) if trainable else ([], [])
+        found = self._sweep(api, lambda: self._gradients(api, seeds, nodes, outputs,
+                                                         variable_seeds, trainable))
         out = []
         for k, (x, node) in enumerate(zip(leaves, nodes)):
-            g = found.get(node) if node is not None else None
-            if node is None:
+            g = found.get(node if node is not None else id(x))
+            if node is None and not any(x is w for w in trainable):
                 _warn_unwatched(api, sources, k, x)
             out.append(g if g is not None else sweeps.unconnected(
                 unconnected_gradients, shape_of(x), _dtype(x)))
         return rebuild(sweeps.distinct(out))
+
+    def _gradients(self, api, seeds, nodes, outputs, variable_seeds, trainable):
+        """``{node or id(variable): gradient}``: this tape's sweep for the sources it
+        recorded, the imperative tape's for the trainable Variables (.variables)."""
+        found = {}
+        if seeds is not None:
+            found.update(sweeps.sweep(self, api, seeds, nodes, self._persistent))
+        if trainable:
+            found.update(variables.variable_gradients(outputs, variable_seeds, trainable,
+                                                      self._persistent))
+        return found
 
     def jacobian(self, target: Any, sources: Any, unconnected_gradients: str = "none",
                  parallel_iterations: Any = None, experimental_use_pfor: bool = True) -> Any:
@@ -391,6 +432,7 @@ class GradientTape:
         api = "GradientTape.jacobian"
         self._start_sweep(api, unconnected_gradients)
         leaves, rebuild, nodes = sweeps.resolve(self, api, sources)
+        _refuse_variables(api, leaves, nodes)
         node = sweeps.single_target(self, api, target)
         found = self._sweep(api, lambda: sweeps.jacobian_of(self, api, node, nodes,
                                                             self._persistent))
@@ -443,6 +485,7 @@ class GradientTape:
         api = "GradientTape.batch_jacobian"
         self._start_sweep(api, unconnected_gradients)
         (x,), _, (node,) = sweeps.resolve(self, api, [source])
+        _refuse_variables(api, [x], [node])
         target_node = sweeps.single_target(self, api, target)
         result = None
         if node is not None:
@@ -469,6 +512,16 @@ def _restamp(old, new):
 def _dtype(x):
     dtype = np.result_type(unguarded_value(x))
     return dtype if dtype.kind in "fc" else np.dtype(np.float64)
+
+
+def _refuse_variables(api, leaves, nodes):
+    """A Jacobian with respect to a trainable Variable the tape did not watch: refused."""
+    for x, node in zip(leaves, nodes):
+        if node is None and variables.is_trainable(x):
+            raise TypeError(f"{api}: a source (shape {shape_of(x)}) is a trainable "
+                            f"dualad.autograd.Variable, which only gradient() follows "
+                            f"unwatched; watch it for a Jacobian (wt = tape.watch(w), and "
+                            f"compute from wt)")
 
 
 def _warn_unwatched(api, sources, k, x):

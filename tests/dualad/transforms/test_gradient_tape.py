@@ -467,9 +467,13 @@ def test_an_autograd_variable_is_differentiated_once_watched():
     g = tape.gradient(loss, w)
     np.testing.assert_allclose(dualad.extend.primal_value(g), [2.0, 4.0])
     with GradientTape() as tape:
-        loss = np.sum(w ** 2)              # not watched: the imperative tape recorded it
+        loss = np.sum(w ** 2)              # not watched: read in the block, so followed
+    np.testing.assert_allclose(tape.gradient(loss, w), [2.0, 4.0])
+    with GradientTape() as tape:
+        xw = tape.watch(np.array([1.0]))
+        loss = np.sum(w ** 2)              # with an array source, the target must be on the tape
     with pytest.raises(ValueError, match="dualad.autograd.Variable"):
-        tape.gradient(loss, w)
+        tape.gradient(loss, [w, xw])
 
 
 # --- jacobian and batch_jacobian ---------------------------------------------------------
@@ -947,3 +951,102 @@ def test_jacobians_swept_in_blocks_of_rows_match(monkeypatch, persistent):
     np.testing.assert_allclose(batch, c[:, :, None] * A.T[None], rtol=1e-14)
     for b in range(2):
         np.testing.assert_allclose(full[b, :, b], batch[b], rtol=1e-14)
+
+
+# --- trainable variables: dualad.autograd.Variable(requires_grad=True) -------------------
+
+def test_trainable_variables_are_watched_when_read_as_tensorflow_does():
+    # loss = (w·x)^2 + b: dloss/dw = 2 (w·x) x = 22 x, dloss/db = 1
+    from dualad.autograd import Variable
+    w = Variable(np.array([1.0, 2.0]), requires_grad=True)
+    b = Variable(np.array(0.5), requires_grad=True)
+    x = np.array([3.0, 4.0])
+    with GradientTape() as tape:
+        loss = np.sum(w * x) ** 2 + b
+    gw, gb = tape.gradient(loss, [w, b])
+    np.testing.assert_allclose(gw, [66.0, 88.0])
+    assert float(gb) == 1.0
+    assert w.grad is None                  # returned, not accumulated into .grad
+
+
+def test_trainable_variables_and_watched_arrays_together():
+    # loss = sum(w * x) with x watched: dloss/dw = x, dloss/dx = w
+    from dualad.autograd import Variable
+    w = Variable(np.array([1.0, 2.0]), requires_grad=True)
+    x = np.array([3.0, 4.0])
+    with GradientTape(persistent=True) as tape:
+        xw = tape.watch(x)
+        loss = np.sum(w * xw)
+    g = tape.gradient(loss, {"w": w, "x": x})
+    np.testing.assert_allclose(g["w"], [3.0, 4.0])
+    np.testing.assert_allclose(dualad.extend.primal_value(g["x"]), [1.0, 2.0])
+
+
+def test_trainable_variables_with_output_gradients_and_unconnected():
+    from dualad.autograd import Variable
+    w = Variable(np.array([1.0, 2.0]), requires_grad=True)
+    v = Variable(np.array([5.0]), requires_grad=True)
+    with GradientTape() as tape:
+        y = w ** 2
+    g = tape.gradient(y, [w, v], output_gradients=np.array([1.0, -1.0]),
+                      unconnected_gradients="zero")
+    np.testing.assert_allclose(g[0], [2.0, -4.0])
+    np.testing.assert_array_equal(g[1], [0.0])
+
+
+def test_a_variable_used_before_the_block_is_not_silently_differentiated():
+    # TF: u = 2w computed before the block is a constant to the tape (gradient None);
+    # the imperative tape recorded it, so the tape refuses rather than differ.
+    from dualad.autograd import Variable
+    w = Variable(np.array([1.0, 2.0]), requires_grad=True)
+    u = w * 2.0
+    with GradientTape() as tape:
+        loss = np.sum(u ** 2)
+    with pytest.raises(ValueError, match=r"through 'multiply' \(shape \(2,\)\), computed "
+                                         r"while this tape was not recording"):
+        tape.gradient(loss, w)
+    with GradientTape() as tape:
+        with tape.stop_recording():
+            u = w * 2.0
+        loss = np.sum(u ** 2)
+    with pytest.raises(ValueError, match="not recording"):
+        tape.gradient(loss, w)
+    with GradientTape() as tape:
+        h = w * 2.0
+    loss = np.sum(h ** 2)                  # after the block
+    with pytest.raises(ValueError, match="not recording"):
+        tape.gradient(loss, w)
+
+
+def test_watch_accessed_variables_false_leaves_variables_unwatched():
+    from dualad.autograd import Variable
+    w = Variable(np.array([1.0, 2.0]), requires_grad=True)
+    x = np.array([1.0, 1.0])
+    with GradientTape(watch_accessed_variables=False) as tape:
+        xw = tape.watch(x)
+        loss = np.sum(w * xw)
+    with pytest.warns(UserWarning, match="never watched"):
+        g = tape.gradient(loss, [w, x])
+    assert g[0] is None
+    np.testing.assert_allclose(dualad.extend.primal_value(g[1]), [1.0, 2.0])
+
+
+def test_a_jacobian_with_respect_to_an_unwatched_variable_is_refused():
+    from dualad.autograd import Variable
+    w = Variable(np.array([1.0, 2.0]), requires_grad=True)
+    with GradientTape(persistent=True) as tape:
+        y = w ** 2
+    with pytest.raises(TypeError, match="GradientTape.jacobian: a source .* is a trainable"):
+        tape.jacobian(y, w)
+    with pytest.raises(TypeError, match="GradientTape.batch_jacobian: a source"):
+        tape.batch_jacobian(y, w)
+
+
+def test_a_failed_call_with_variables_does_not_use_up_the_tape():
+    from dualad.autograd import Variable
+    w = Variable(np.array([1.0, 2.0]), requires_grad=True)
+    with GradientTape() as tape:
+        y = w ** 2
+    with pytest.raises(ValueError, match=r"output_gradients \(leaf 0\) has shape \(3,\)"):
+        tape.gradient(y, w, output_gradients=np.ones(3))
+    np.testing.assert_allclose(tape.gradient(y, w), [2.0, 4.0])
