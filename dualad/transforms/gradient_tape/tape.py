@@ -373,11 +373,11 @@ class GradientTape:
             seeds = sweeps.target_nodes(self, api, target, output_gradients)
         outputs, variable_seeds = variables.variable_seeds(
             self, api, target, output_gradients) if trainable else ([], [])
-        found = self._sweep(api, lambda: self._gradients(api, seeds, nodes, outputs,
-                                                         variable_seeds, trainable))
+        found, by_variable = self._sweep(api, lambda: self._gradients(
+            api, seeds, nodes, outputs, variable_seeds, trainable))
         out = []
         for k, (x, node) in enumerate(zip(leaves, nodes)):
-            g = found.get(node if node is not None else id(x))
+            g = found.get(node) if node is not None else by_variable.get(id(x))
             if node is None and not any(x is w for w in trainable):
                 _warn_unwatched(api, sources, k, x)
             out.append(g if g is not None else sweeps.unconnected(
@@ -385,15 +385,15 @@ class GradientTape:
         return rebuild(sweeps.distinct(out))
 
     def _gradients(self, api, seeds, nodes, outputs, variable_seeds, trainable):
-        """``{node or id(variable): gradient}``: this tape's sweep for the sources it
-        recorded, the imperative tape's for the trainable Variables (.variables)."""
-        found = {}
-        if seeds is not None:
-            found.update(sweeps.sweep(self, api, seeds, nodes, self._persistent))
-        if trainable:
-            found.update(variables.variable_gradients(outputs, variable_seeds, trainable,
-                                                      self._persistent))
-        return found
+        """``({node: gradient}, {id(variable): gradient})``: this tape's sweep for the
+        sources it recorded, the imperative tape's for the trainable Variables
+        (.variables). Two dicts: a node's ``==`` is a traced comparison, never mixed with
+        other keys."""
+        found = {} if seeds is None else sweeps.sweep(self, api, seeds, nodes,
+                                                      self._persistent)
+        by_variable = {} if not trainable else variables.variable_gradients(
+            outputs, variable_seeds, trainable, self._persistent)
+        return found, by_variable
 
     def jacobian(self, target: Any, sources: Any, unconnected_gradients: str = "none",
                  parallel_iterations: Any = None, experimental_use_pfor: bool = True) -> Any:
