@@ -77,19 +77,14 @@ class TapeTrace(VJPTrace):
 
 
 def thread_error(what):
-    return (f"GradientTape: {what} was called from another thread than the one recording "
-            f"this tape; a tape records one thread (TensorFlow's tapes are per thread too). "
-            f"Open a GradientTape in each thread, or finish the `with` block first")
-
-
-def thread_error(what):
+    """The error for ``what`` done on a recording tape from another thread than its own."""
     return (f"GradientTape: {what} was called from another thread than the one recording "
             f"this tape; a tape records one thread (TensorFlow's tapes are per thread too). "
             f"Open a GradientTape in each thread, or finish the `with` block first")
 
 
 def enclosing_leaf(tape, x):
-    """The leaf of the innermost enclosing tape (a lower level, recording in this thread)
+    """The leaf of the innermost enclosing tape (a lower level, recording in this context)
     that watched ``x``, or None."""
     for other in reversed(stack()):
         if other is tape or other._trace is None:
@@ -102,7 +97,7 @@ def enclosing_leaf(tape, x):
 
 
 def original_of(x):
-    """The value an enclosing tape (of this thread) watched to make its leaf ``x``, or None."""
+    """The value an enclosing tape (of this context) watched to make its leaf ``x``, or None."""
     if not isinstance(x, Var):
         return None
     for other in stack():
