@@ -22,7 +22,8 @@ sweep (:func:`laplacian`, :func:`hessian_diagonal`, :func:`hessian_trace`,
 :class:`Function`), implicit differentiation (:func:`custom_root`,
 :func:`custom_linear_solve`), :func:`stop_gradient`, :func:`detect_anomaly`, the
 teaching :func:`trace`, and the errors users meet. :mod:`dualad.autograd` is the
-PyTorch-style imperative face and :mod:`dualad.lax` the JAX spellings.
+PyTorch-style imperative face, :class:`GradientTape` TensorFlow's tape and :mod:`dualad.lax`
+the JAX spellings.
 :mod:`dualad.extend` is the interface for declaring primitives and writing interpreters
 (``Primitive``, ``REGISTRY``, ``sample``, ``Dual``, ``Var``: still importable from
 ``dualad`` as attributes, listed in ``dualad.extend.__all__``). The planner and the
