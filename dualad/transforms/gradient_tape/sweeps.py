@@ -23,8 +23,9 @@ from ...core.tree import flatten, flatten_like
 from ...interpreters.reverse.sweep import backward_sweep
 from ...interpreters.reverse.tape import Var
 
-__all__ = ["WATCH_HINT", "own_node", "resolve", "target_nodes", "single_target", "sweep", "jacobian_of",
-           "batch_jacobian_of", "unconnected", "distinct", "SEED_BYTES"]
+__all__ = ["WATCH_HINT", "own_node", "resolve", "target_nodes", "one_value", "single_target", "sweep", "jacobian_of",
+           "batch_jacobian_of", "unconnected", "distinct", "SEED_BYTES", "blocks",
+           "identity_rows"]
 
 WATCH_HINT = ("NumPy arrays cannot be marked in place: tape.watch(x) returns the value the "
                "tape records, so write `x = tape.watch(x)` inside the `with` block and compute "
@@ -175,12 +176,17 @@ def _dtype(x):
     return np.result_type(unguarded_value(x))
 
 
-def single_target(tape, api, target):
-    """The tape's node of ``target``, which must be one value (a Jacobian's)."""
+def one_value(api, target):
+    """``target``, which must be one value (a Jacobian's), not a container."""
     if isinstance(target, (list, tuple, dict)):
         raise TypeError(f"{api}: target is a {type(target).__name__}; a Jacobian is of one "
                         f"value (stack the targets, or call it once per target)")
-    (node, _), = target_nodes(tape, api, target, None)
+    return target
+
+
+def single_target(tape, api, target):
+    """The tape's node of ``target``, which must be one value (a Jacobian's)."""
+    (node, _), = target_nodes(tape, api, one_value(api, target), None)
     return node
 
 
@@ -190,9 +196,19 @@ def single_target(tape, api, target):
 SEED_BYTES = 1 << 26   # 64 MiB
 
 
-def _blocks(rows, row_bytes):
+def blocks(rows, row_bytes):
+    """``[(a, b), ...]``: the rows of a batch of seeds in blocks of at most
+    :data:`SEED_BYTES` (at least one row each)."""
     per = max(1, SEED_BYTES // max(row_bytes, 1))
     return [(a, min(a + per, rows)) for a in range(0, rows, per)]
+
+
+def identity_rows(a, b, shape, dtype):
+    """Rows ``a..b`` of the identity of size ``prod(shape)``, each of shape ``shape``."""
+    m = int(np.prod(shape, dtype=np.int64))
+    seed = np.zeros((b - a, m), dtype)
+    seed[np.arange(b - a), np.arange(a, b)] = 1
+    return seed.reshape((b - a,) + tuple(shape))
 
 
 def _swept_rows(tape, api, node, make, rows, row_bytes, wanted, retain):
@@ -200,18 +216,18 @@ def _swept_rows(tape, api, node, make, rows, row_bytes, wanted, retain):
     seeds, of ``node``'s shape behind the batch axis), in blocks of at most
     :data:`SEED_BYTES`; the tape is kept between blocks. A node a block does not reach gets
     zeros there; one no block reaches is left out."""
-    blocks = _blocks(rows, row_bytes)
+    spans = blocks(rows, row_bytes)
     parts = {}
-    for i, (a, b) in enumerate(blocks):
+    for i, (a, b) in enumerate(spans):
         found = sweep(tape, api, [(node, make(a, b))], wanted,
-                      retain if i == len(blocks) - 1 else True)
+                      retain if i == len(spans) - 1 else True)
         for n in found:
             parts.setdefault(n, {})[i] = found[n]
     out = {}
     for n, got in parts.items():
         pieces = [got[i] if i in got else
                   np.zeros((b - a,) + shape_of(got[next(iter(got))])[1:], _dtype(n.value))
-                  for i, (a, b) in enumerate(blocks)]
+                  for i, (a, b) in enumerate(spans)]
         out[n] = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
     return out
 
@@ -228,9 +244,7 @@ def jacobian_of(tape, api, node, source_nodes, retain):
     dtype = _dtype(node.value)
 
     def rows(a, b):   # rows a..b of the identity, each of the target's shape
-        seed = np.zeros((b - a, m), dtype)
-        seed[np.arange(b - a), np.arange(a, b)] = 1
-        return seed.reshape((b - a,) + tshape)
+        return identity_rows(a, b, tshape, dtype)
 
     found = _swept_rows(tape, api, node, rows, m, m * dtype.itemsize, source_nodes, retain)
     return {n: np.reshape(ct, tshape + shape_of(n.value)) for n, ct in found.items()}

@@ -333,7 +333,8 @@ class GradientTape:
             Values recorded on this tape (or a nested structure of them).
         sources : object
             A watched value (the array passed to :meth:`watch` or what it returned), a
-            value recorded on the tape, or a nested list/tuple/dict of them.
+            value recorded on the tape, a trainable :class:`dualad.autograd.Variable`, or a
+            nested list/tuple/dict of them.
         output_gradients : object, optional
             The seeds, in the structure of ``target``, each of its target's shape;
             default ones (the gradient of the sum of every target).
@@ -409,11 +410,12 @@ class GradientTape:
         target : object
             One value recorded on this tape.
         sources : object
-            A watched or recorded value, or a nested list/tuple/dict of them.
+            A watched or recorded value or a trainable :class:`dualad.autograd.Variable`,
+            or a nested list/tuple/dict of them.
         unconnected_gradients : {"none", "zero"}, default "none"
             What a source the target does not depend on gets: None, or zeros.
         parallel_iterations : object, optional
-            Accepted for TensorFlow's signature; the sweep is always one batch.
+            Accepted for TensorFlow's signature; the sweep is always batched.
         experimental_use_pfor : bool, default True
             Accepted for TensorFlow's signature; ignored.
 
@@ -432,16 +434,26 @@ class GradientTape:
         api = "GradientTape.jacobian"
         self._start_sweep(api, unconnected_gradients)
         leaves, rebuild, nodes = sweeps.resolve(self, api, sources)
-        _refuse_variables(api, leaves, nodes)
-        node = sweeps.single_target(self, api, target)
-        found = self._sweep(api, lambda: sweeps.jacobian_of(self, api, node, nodes,
-                                                            self._persistent))
+        trainable = [x for x, n in zip(leaves, nodes) if n is None and
+                     self._watch_accessed_variables and variables.is_trainable(x)]
+        node = inner = None     # (checked before the sweeps, as in gradient)
+        if any(n is not None for n in nodes) or not trainable:
+            node = sweeps.single_target(self, api, target)
+        if trainable:
+            inner = variables.jacobian_target(self, api, sweeps.one_value(api, target))
+
+        def run():
+            found = {} if node is None else sweeps.jacobian_of(self, api, node, nodes,
+                                                               self._persistent)
+            return found, variables.variable_jacobians(inner, trainable, self._persistent)
+
+        found, by_variable = self._sweep(api, run)
         tshape = shape_of(target)
         out = []
-        for k, (x, node) in enumerate(zip(leaves, nodes)):
-            if node is None:
+        for k, (x, n) in enumerate(zip(leaves, nodes)):
+            j = found.get(n) if n is not None else by_variable.get(id(x))
+            if n is None and not any(x is w for w in trainable):
                 _warn_unwatched(api, sources, k, x)
-            j = found.get(node) if node is not None else None
             out.append(j if j is not None else sweeps.unconnected(
                 unconnected_gradients, tshape + shape_of(x), _dtype(x)))
         return rebuild(sweeps.distinct(out))
@@ -485,7 +497,7 @@ class GradientTape:
         api = "GradientTape.batch_jacobian"
         self._start_sweep(api, unconnected_gradients)
         (x,), _, (node,) = sweeps.resolve(self, api, [source])
-        _refuse_variables(api, [x], [node])
+        _refuse_variable(api, x, node)
         target_node = sweeps.single_target(self, api, target)
         result = None
         if node is not None:
@@ -514,14 +526,12 @@ def _dtype(x):
     return dtype if dtype.kind in "fc" else np.dtype(np.float64)
 
 
-def _refuse_variables(api, leaves, nodes):
-    """A Jacobian with respect to a trainable Variable the tape did not watch: refused."""
-    for x, node in zip(leaves, nodes):
-        if node is None and variables.is_trainable(x):
-            raise TypeError(f"{api}: a source (shape {shape_of(x)}) is a trainable "
-                            f"dualad.autograd.Variable, which only gradient() follows "
-                            f"unwatched; watch it for a Jacobian (wt = tape.watch(w), and "
-                            f"compute from wt)")
+def _refuse_variable(api, x, node):
+    """A batch Jacobian with respect to a trainable Variable the tape did not watch."""
+    if node is None and variables.is_trainable(x):
+        raise TypeError(f"{api}: the source (shape {shape_of(x)}) is a trainable "
+                        f"dualad.autograd.Variable; watch it for a batch Jacobian "
+                        f"(wt = tape.watch(w), and compute from wt)")
 
 
 def _warn_unwatched(api, sources, k, x):

@@ -23,7 +23,8 @@ from ...core.tracer import Box, shape_of
 from ...core.tree import flatten, flatten_like
 from ...interpreters.reverse.tape import Var
 
-__all__ = ["is_trainable", "now", "variable_seeds", "variable_gradients"]
+__all__ = ["is_trainable", "now", "variable_seeds", "variable_gradients", "jacobian_target",
+           "variable_jacobians"]
 
 
 def _variable_type():
@@ -87,6 +88,48 @@ def variable_gradients(outputs, seeds, variables, retain):
     found = grad(outputs, list(variables), grad_outputs=seeds, retain_graph=retain,
                  allow_unused=True)
     return {id(w): g for w, g in zip(variables, found)}
+
+
+def jacobian_target(tape, api, target):
+    """The imperative Variable under the one value ``target`` (checked as
+    :func:`variable_seeds` checks), or None."""
+    inner = _imperative_under(target)
+    if inner is not None:
+        _check_recorded(tape, api, [inner])
+    return inner
+
+
+def variable_jacobians(inner, variables, retain):
+    """``{id(w): J}``, ``J`` of shape ``inner.shape + w.shape`` (None if unconnected): the
+    identity's rows as one batch of seeds of the imperative tape's sweep
+    (:func:`dualad.autograd.grad` with ``is_grads_batched``), in blocks of rows beyond
+    ``sweeps.SEED_BYTES``."""
+    from ...autograd import grad
+    from .sweeps import blocks, identity_rows
+    if inner is None:
+        return {}
+    tshape = shape_of(inner)
+    m = int(np.prod(tshape, dtype=np.int64))
+    dtype = np.dtype(inner.dtype)
+    if m == 0:
+        return {id(w): np.zeros(tshape + shape_of(w), np.dtype(w.dtype)) for w in variables}
+    parts = [[] for _ in variables]
+    spans = blocks(m, m * dtype.itemsize)
+    for i, (a, b) in enumerate(spans):
+        found = grad([inner], list(variables), grad_outputs=[identity_rows(a, b, tshape, dtype)],
+                     retain_graph=retain if i == len(spans) - 1 else True, allow_unused=True,
+                     is_grads_batched=True)
+        for part, g in zip(parts, found):
+            part.append(g)
+    out = {}
+    for w, part in zip(variables, parts):
+        if all(g is None for g in part):
+            out[id(w)] = None
+            continue
+        rows = [np.zeros((b - a,) + shape_of(w), np.dtype(w.dtype)) if g is None else g
+                for g, (a, b) in zip(part, spans)]
+        out[id(w)] = np.reshape(np.concatenate(rows), tshape + shape_of(w))
+    return out
 
 
 def _check_recorded(tape, api, outputs):

@@ -1031,14 +1031,41 @@ def test_watch_accessed_variables_false_leaves_variables_unwatched():
     np.testing.assert_allclose(dualad.extend.primal_value(g[1]), [1.0, 2.0])
 
 
-def test_a_jacobian_with_respect_to_an_unwatched_variable_is_refused():
+def test_jacobian_with_respect_to_trainable_variables(monkeypatch):
+    # y = W @ x + b with W (2, 3): dy_i/dW_jk = delta_ij x_k, dy/db = I; and y^2: 2 diag(y) ·
+    from dualad.autograd import Variable
+    from dualad.transforms.gradient_tape import sweeps
+    W = Variable(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    b = Variable(np.array([1.0, -1.0]), requires_grad=True)
+    x = np.array([1.0, 2.0, -1.0])
+
+    def jacobians():
+        with GradientTape(persistent=True) as tape:
+            y = W @ x + b
+            z = y ** 2
+        return tape.jacobian(y, [W, b]), tape.jacobian(z, b)
+
+    (JW, Jb), Jz = jacobians()
+    want = np.zeros((2, 2, 3))
+    want[0, 0], want[1, 1] = x, x
+    np.testing.assert_array_equal(JW, want)
+    np.testing.assert_array_equal(Jb, np.eye(2))
+    y = W.numpy() @ x + b.numpy()
+    np.testing.assert_allclose(Jz, np.diag(2 * y))
+    monkeypatch.setattr(sweeps, "SEED_BYTES", 1)     # one row per sweep: the same
+    (JW1, Jb1), Jz1 = jacobians()
+    np.testing.assert_array_equal(JW1, JW)
+    np.testing.assert_array_equal(Jb1, Jb)
+    np.testing.assert_array_equal(Jz1, Jz)
+
+
+def test_a_batch_jacobian_with_respect_to_an_unwatched_variable_is_refused():
     from dualad.autograd import Variable
     w = Variable(np.array([1.0, 2.0]), requires_grad=True)
     with GradientTape(persistent=True) as tape:
         y = w ** 2
-    with pytest.raises(TypeError, match="GradientTape.jacobian: a source .* is a trainable"):
-        tape.jacobian(y, w)
-    with pytest.raises(TypeError, match="GradientTape.batch_jacobian: a source"):
+    with pytest.raises(TypeError, match="GradientTape.batch_jacobian: the source .* is a "
+                                        "trainable"):
         tape.batch_jacobian(y, w)
 
 
