@@ -27,9 +27,14 @@ __all__ = ["is_trainable", "now", "variable_seeds", "variable_gradients", "jacob
            "variable_jacobians"]
 
 
+_VARIABLE = []   # [dualad.autograd.Variable], imported on first use
+
+
 def _variable_type():
-    from ...autograd import Variable   # (the imperative face: loaded with dualad)
-    return Variable
+    if not _VARIABLE:
+        from ...autograd import Variable   # (the imperative face: loaded with dualad)
+        _VARIABLE.append(Variable)
+    return _VARIABLE[0]
 
 
 def is_trainable(x):
