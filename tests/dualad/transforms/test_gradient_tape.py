@@ -1077,3 +1077,20 @@ def test_a_failed_call_with_variables_does_not_use_up_the_tape():
     with pytest.raises(ValueError, match=r"output_gradients \(leaf 0\) has shape \(3,\)"):
         tape.gradient(y, w, output_gradients=np.ones(3))
     np.testing.assert_allclose(tape.gradient(y, w), [2.0, 4.0])
+
+
+def test_a_variable_path_recorded_before_reset_is_refused():
+    # TF's reset example with a trainable variable: loss_fn's part becomes a constant there
+    # (gradient 3); the imperative tape kept it, so the tape refuses rather than give 2w + 3.
+    from dualad.autograd import Variable
+    w = Variable(np.array(2.0), requires_grad=True)
+    with GradientTape() as tape:
+        loss = w * w
+        tape.reset()
+        loss = loss + 3.0 * w
+    with pytest.raises(ValueError, match=r"through 'multiply'.*not recording"):
+        tape.gradient(loss, w)
+    with GradientTape() as tape:           # recorded after the reset only: followed
+        tape.reset()
+        loss = 3.0 * w
+    assert float(tape.gradient(loss, w)) == 3.0
