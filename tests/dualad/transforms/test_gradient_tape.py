@@ -1094,3 +1094,15 @@ def test_a_variable_path_recorded_before_reset_is_refused():
         tape.reset()
         loss = 3.0 * w
     assert float(tape.gradient(loss, w)) == 3.0
+
+
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+@pytest.mark.parametrize("make", [lambda: np.matrix([[1.0, 2.0]]),
+                                  lambda: np.ma.masked_array([1.0, 2.0]),
+                                  lambda: np.array([1.0, "a"], dtype=object)],
+                         ids=["matrix", "masked", "object"])
+def test_arrays_dualad_does_not_follow_are_refused_by_watch(make):
+    with GradientTape() as tape:
+        with pytest.raises(TypeError, match="GradientTape.watch"):
+            tape.watch(make())
+        assert tape.watched_variables() == ()
