@@ -90,8 +90,12 @@ def _adopt_outputs(problem, computed):
         problem.out_offsets, problem.m = computed.out_offsets, computed.m
 
 
-def jacobian_auto(problem, chunk_size, max_memory, calibrate=True):
-    """The flat dense Jacobian (m x n) of ``problem`` by the cheapest way (module doc)."""
+def jacobian_auto(problem, chunk_size, max_memory, calibrate=True, mode="auto"):
+    """The flat dense Jacobian (m x n) of ``problem`` by the cheapest way (module doc), or,
+    with ``mode="mixed"``, through the cut :func:`jacobians.plan` takes when mixed mode is
+    asked for (refused, with the reason, when the program has none)."""
+    if mode == "mixed":
+        return _mixed_flat(problem, chunk_size, max_memory)
     key = ("jacobian-auto", signature(problem), chunk_size, max_memory, calibrate)
     choice = _CHOICES.get(problem.f, key)
     if choice is None:
@@ -104,6 +108,17 @@ def jacobian_auto(problem, chunk_size, max_memory, calibrate=True):
     _adopt_outputs(problem, computed)
     refuse_dense(problem.api, problem, max_memory, flat.dtype)   # the output's shape may
     return dense_of(flat)                                       # have changed at this point
+
+
+def _mixed_flat(problem, chunk_size, max_memory):
+    """``mode="mixed"``: planned at every call, since the plan holds ``f`` (a per-function
+    memo of it would keep ``f`` alive); ``plan(f, x, mode="mixed")`` plans once for many
+    points."""
+    plan = prepare(problem, "mixed", chunk_size=chunk_size, max_memory=max_memory,
+                   output="dense", calibrate=False)
+    flat, computed = plan.evaluate(problem)
+    _adopt_outputs(problem, computed)
+    return flat if isinstance(flat, np.ndarray) else dense_of(flat)
 
 
 def _choose_jacobian(problem, key, chunk_size, max_memory, calibrate):

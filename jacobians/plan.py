@@ -939,7 +939,8 @@ def _mixed_asked(problem, sparsity, chunk_size, max_memory, output, calibrate, r
         if through is None:
             why = "no cut was found: " + notes[-1].removeprefix("Mixed mode: no cut: ")
     if why is not None:
-        raise ValueError(f"plan({problem.name}): mode='mixed' evaluates J_f as a product "
+        raise ValueError(f"{problem.api}({problem.name}): mode='mixed' evaluates J_f as a "
+                         f"product "
                          f"through a bottleneck of {problem.name}'s program, but {why} Use "
                          f"mode='auto' (it weighs mixed mode with the other ways) or "
                          f"'forward'/'reverse'.")
