@@ -42,7 +42,8 @@ from . import cost
 from ._common import FunctionCache
 from .acyclic import hessian_coloring
 from .hessian_sweeps import hessian_chunk, hessian_rows
-from .memory import DenseTooLarge, dense_of, refuse_dense, symmetrize
+from .budget import jacobian_any_within
+from .memory import BudgetTooSmall, DenseTooLarge, dense_of, refuse_dense, symmetrize
 from .patterns import TooDense
 from .plan import prepare
 from .reuse import MODES
@@ -104,6 +105,8 @@ def jacobian_auto(problem, chunk_size, max_memory, calibrate=True, mode="auto"):
         return forward_flat(problem, choice.chunk, max_memory=max_memory)
     if choice.mode == "reverse":
         return reverse_flat(problem, choice.chunk, max_memory=max_memory)
+    if choice.mode == "within":
+        return jacobian_any_within(problem, chunk_size, max_memory)
     flat, computed = choice.checked.evaluate(problem, choice.chunk)
     _adopt_outputs(problem, computed)
     refuse_dense(problem.api, problem, max_memory, flat.dtype)   # the output's shape may
@@ -136,8 +139,12 @@ def _choose_jacobian(problem, key, chunk_size, max_memory, calibrate):
         except ValueError:     # no pattern here (too dense): plan afresh
             plan = None
     if plan is None:
-        plan = prepare(problem, "auto", chunk_size=chunk_size, max_memory=max_memory,
-                       output="dense", calibrate=calibrate, detect="worth")
+        try:
+            plan = prepare(problem, "auto", chunk_size=chunk_size, max_memory=max_memory,
+                           output="dense", calibrate=calibrate, detect="worth")
+        except BudgetTooSmall:   # not one store-all direction fits: reverse recomputes
+            return _CHOICES.put(problem.f, key, Choice("within", chunk_size,
+                                                       why="recomputes within max_memory"))
     MODES.put(problem.f, key, (plan.mode, plan.chunk_size))
     return _CHOICES.put(problem.f, key, Choice(plan.mode, plan.chunk_size, plan.checked,
                                                plan.how))
