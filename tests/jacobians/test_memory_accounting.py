@@ -284,3 +284,38 @@ def test_auto_under_every_way_names_the_least_budget():
     np.testing.assert_allclose(J, reference("jacrev"), rtol=1e-10, atol=1e-14)
     with pytest.raises(budget.BudgetTooSmall, match=r"plan\(mlp\).*jacrev\(f, x, max_memory"):
         jacobians.plan(mlp, X, max_memory=100_000)
+
+
+def test_a_detection_budget_holds_for_its_own_thread_only():
+    """A detection's budget= is its thread's: it was the class attribute Budget.limit,
+    assigned around each detection, so a detection running in another thread meanwhile
+    was cut short by it."""
+    import threading
+    from dualad.jacobians import sparsity
+    from dualad.jacobians.patterns import Budget, TooDense
+
+    def dense(x):
+        return np.full(60, 1.0) * np.sum(x)       # every output depends on all 60 inputs
+    x = np.ones(60)
+    inside, release, raised = threading.Event(), threading.Event(), []
+
+    def paused(x):
+        inside.set()
+        release.wait(10)
+        return dense(x)
+
+    def small_budget():
+        try:
+            sparsity.jacobian_sparsity(paused, x, budget=10)
+        except TooDense:
+            raised.append(True)
+    limit = Budget.limit
+    worker = threading.Thread(target=small_budget)
+    worker.start()
+    try:
+        assert inside.wait(10)
+        nnz = sparsity.jacobian_sparsity(dense, x).nnz    # while the other one runs
+    finally:
+        release.set()
+        worker.join()
+    assert nnz == 3600 and raised == [True] and Budget.limit == limit
