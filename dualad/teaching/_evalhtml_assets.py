@@ -20,7 +20,7 @@ _MONO = 'ui-monospace, "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", monospace
 
 CSS = """
 .dualad-trace{--accent:#2563eb;--soft:#e8f0fe;--hl:#fff1b8;--hl-edge:#d97706;--ink:#1e293b;
- --muted:#64748b;--faint:#a3afbf;--line:#e2e8f0;font-family:SANS;color:var(--ink);
+ --muted:#64748b;--faint:#a3afbf;--line:#e2e8f0;--partial:#b45309;--partial-soft:#fdf3e7;font-family:SANS;color:var(--ink);
  background:#fff;border-radius:14px;padding:20px 24px 14px;max-width:1320px;margin:0 auto;
  box-shadow:0 1px 3px rgba(15,23,42,.08),0 10px 30px rgba(15,23,42,.06);line-height:1.45;
  font-size:15px;outline:none;box-sizing:border-box}
@@ -66,12 +66,17 @@ CSS = """
  transition:fill .2s,stroke .2s}
 .dualad-trace .dt-node.dt-input rect{fill:#f1f5f9;stroke:#64748b}
 .dualad-trace .dt-node.dt-output rect{stroke-width:2}
-.dualad-trace .dt-node text{font-family:MATH;font-size:15px;fill:var(--ink)}
-.dualad-trace .dt-node .dt-l2{font-family:MONO;font-size:12.5px;fill:var(--muted)}
+.dualad-trace .dt-node text{font-family:MATH;font-size:16px;fill:var(--ink)}
+.dualad-trace .dt-node .dt-l2{font-family:MONO;font-size:13.5px;fill:var(--muted)}
 .dualad-trace .dt-node .dt-l3{fill:var(--faint)}
-.dualad-trace .dt-node .dt-dv{font-family:MONO;font-size:12.5px}
-.dualad-trace .dt-node .dt-badge{font-family:SANS;font-size:9.5px;letter-spacing:.08em;
- text-transform:uppercase;fill:var(--muted)}
+.dualad-trace .dt-node .dt-dv{font-family:MONO;font-size:13.5px}
+.dualad-trace .dt-node .dt-badge,.dualad-trace .dt-node .dt-pbadge{font-family:SANS;
+ font-size:12px;letter-spacing:.04em;fill:var(--muted);paint-order:stroke;stroke:#fff;
+ stroke-width:4px;stroke-linejoin:round}
+.dualad-trace .dt-node .dt-badge{text-transform:uppercase}
+.dualad-trace .dt-node .dt-pbadge{fill:var(--partial);font-weight:600}
+.dualad-trace .dt-node.dt-partial .dt-l3{fill:var(--partial);font-weight:700}
+.dualad-trace .dt-node.dt-partial rect{fill:var(--partial-soft);stroke:var(--partial)}
 .dualad-trace .dt-node.dt-known rect{fill:var(--soft);stroke:var(--accent)}
 .dualad-trace .dt-node.dt-known .dt-l3{fill:var(--accent);font-weight:700}
 .dualad-trace .dt-node.dt-via rect{stroke:var(--accent);stroke-width:2.5;stroke-dasharray:5 3}
@@ -98,6 +103,8 @@ CSS = """
 .dualad-trace .dt-row td{color:var(--faint)}
 .dualad-trace .dt-row.dt-done td{color:var(--ink)}
 .dualad-trace .dt-row.dt-done .dt-val{color:var(--accent);font-weight:700}
+.dualad-trace .dt-row.dt-done.dt-partial .dt-val{color:var(--partial)}
+.dualad-trace .dt-partial-key{font-family:MONO;color:var(--partial);font-weight:700}
 .dualad-trace .dt-row.dt-current td{background:var(--hl)}
 .dualad-trace .dt-row.dt-current td:first-child{box-shadow:inset 4px 0 0 var(--hl-edge)}
 .dualad-trace .dt-legend{color:var(--muted);font-size:13px;margin:8px 0 0;padding:8px 12px;
@@ -139,10 +146,13 @@ JS = r"""function (root) {
     function mark(el, name, yes) { el.classList.toggle(name, !!yes); }
 
     function render() {
-      var known = {}, shown = {}, cur = pos > 0 ? steps[pos - 1] : null;
+      var known = {}, part = {}, shown = {}, cur = pos > 0 ? steps[pos - 1] : null;
       for (var i = 0; i < pos; i++) {
         steps[i].rows.forEach(function (r) { shown[r] = true; });
-        for (var v in steps[i].set) known[v] = steps[i].set[v];
+        for (var v in steps[i].set) {
+          known[v] = steps[i].set[v];
+          part[v] = (steps[i].partial || {})[v] || null;   // [i, n] while a partial sum
+        }
       }
       Object.keys(rows).forEach(function (r) {
         mark(rows[r], "dt-done", shown[r]);
@@ -153,7 +163,11 @@ JS = r"""function (root) {
         mark(nodes[v], "dt-known", v in known);
         mark(nodes[v], "dt-current", cur && cur.nodes.indexOf(v) >= 0);
         mark(nodes[v], "dt-via", cur && cur.via === v);
-        nodes[v].querySelector(".dt-dv").textContent = v in known ? known[v] : "?";
+        mark(nodes[v], "dt-partial", part[v]);
+        nodes[v].querySelector(".dt-dv").textContent =
+          v in known ? known[v] + (part[v] ? " + …" : "") : "?";
+        var pb = nodes[v].querySelector(".dt-pbadge");
+        if (pb) pb.textContent = part[v] ? "partial: " + part[v][0] + " of " + part[v][1] : "";
       });
       Object.keys(edges).forEach(function (e) {
         var lit = !!cur && cur.edges.indexOf(e) >= 0;
@@ -178,6 +192,9 @@ JS = r"""function (root) {
         var c = card.getBoundingClientRect();
         if (g && g.right > c.right) card.scrollLeft += g.right - c.right + 24;
         else if (g && g.left < c.left) card.scrollLeft -= c.left - g.left + 24;
+        // a tall graph grows down the page: bring the current node into the window
+        if (g && g.bottom > window.innerHeight) window.scrollBy(0, g.bottom - window.innerHeight + 24);
+        else if (g && g.top < 0) window.scrollBy(0, g.top - 24);
       }
     }
     function go(p) { pos = Math.max(0, Math.min(steps.length, p)); render(); }

@@ -43,8 +43,10 @@ STATE = """(() => {
       row: +tr.dataset.row, value: tr.querySelector(".dt-val").textContent,
       current: tr.classList.contains("dt-current")}));
   const nodes = {};
-  p.querySelectorAll("g[data-node]").forEach(g => { nodes[g.dataset.node] = {
-      dv: g.querySelector(".dt-dv").textContent, current: g.classList.contains("dt-current")}; });
+  p.querySelectorAll("g[data-node]").forEach(g => { const b = g.querySelector(".dt-pbadge");
+      nodes[g.dataset.node] = {dv: g.querySelector(".dt-dv").textContent,
+      current: g.classList.contains("dt-current"), partial: g.classList.contains("dt-partial"),
+      badge: b ? b.textContent : null}; });
   const lit = [...p.querySelectorAll("path.dt-on")].map(e => e.dataset.edge);
   return {mode: p.classList.contains("dt-forward") ? "forward" : "reverse",
           count: p.querySelector(".dt-count").textContent, rows, nodes, lit,
@@ -59,16 +61,27 @@ def center(browser, selector):
     return r
 
 
+# How many times the survey's operations use each v_i (v_2 = v_-1 × v_0 and v_1 = ln v_-1
+# use x1; v_2 and v_4 = sin v_0 use x2): the contributions each adjoint collects.
+USES = {"v_-1": 2, "v_0": 2, "v_1": 1, "v_2": 1, "v_3": 1, "v_4": 1, "v_5": 0}
+
+
 def expected_after(et, n):
     """What the page must show after n steps: each sweep row's value, and each node's
-    tangent / adjoint (an adjoint: its latest accumulation)."""
+    tangent / adjoint (an adjoint: its latest accumulation), as ``(value, partial)``:
+    ``partial`` is ``(i, n)`` while an adjoint holds only i of its n contributions."""
     sweep = [k for k, r in enumerate(et.rows) if r.section in ("tangent", "adjoint")]
-    rows, nodes = {}, {}
+    rows, nodes, received = {}, {}, dict.fromkeys(USES, 0)
     for k in sweep[:n]:
-        rows[k] = float(et.rows[k].value)
-        nodes[et.rows[k].node] = float(et.rows[k].value)
+        r, part = et.rows[k], None
+        if r.via is not None:
+            received[r.node] += 1
+            if received[r.node] < USES[r.node]:
+                part = (received[r.node], USES[r.node])
+        rows[k] = (float(r.value), part)
+        nodes[r.node] = (float(r.value), part)
     if n > len(sweep):
-        rows.update({k: np.asarray(r.value, float) for k, r in enumerate(et.rows)
+        rows.update({k: (np.asarray(r.value, float), None) for k, r in enumerate(et.rows)
                      if r.section == "result"})
     current = sweep[n - 1] if 0 < n <= len(sweep) else None
     return rows, nodes, current, len(sweep) + 1
@@ -80,7 +93,10 @@ def check_state(state, et, n):
     assert state["count"] == f"step {n} of {total}"
     for r in state["rows"]:
         if r["row"] in rows:
-            assert float(r["value"]) == pytest.approx(rows[r["row"]], abs=5e-4), (n, r)
+            value, part = rows[r["row"]]
+            shown, partial = shown_value(r["value"])
+            assert shown == pytest.approx(value, abs=5e-4), (n, r)
+            assert partial == (part is not None), (n, r)     # "+ …" on a partial sum only
         else:
             assert r["value"] == "", (n, r)       # not computed yet: nothing shown
     if current is not None:
@@ -88,9 +104,22 @@ def check_state(state, et, n):
         assert [v for v, s in state["nodes"].items() if s["current"]] == [et.rows[current].node]
     for v, s in state["nodes"].items():
         if v in nodes:
-            assert float(s["dv"]) == pytest.approx(nodes[v], abs=5e-4), (n, v, s)
+            value, part = nodes[v]
+            shown, partial = shown_value(s["dv"])
+            assert shown == pytest.approx(value, abs=5e-4), (n, v, s)
+            assert partial == s["partial"] == (part is not None), (n, v, s)
+            if et.mode == "reverse":
+                assert s["badge"] == (f"partial: {part[0]} of {part[1]}" if part else ""), \
+                    (n, v, s)
         else:
-            assert s["dv"] == "?", (n, v, s)
+            assert s["dv"] == "?" and not s["partial"], (n, v, s)
+        assert s["badge"] in ((None,) if et.mode == "forward" else ("", s["badge"]))
+
+
+def shown_value(text):
+    """A displayed value as ``(number, is partial)``: a partial sum ends in " + …"."""
+    partial = text.endswith(" + …")
+    return float(text[:-4] if partial else text), partial
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +196,8 @@ def test_reverse_sweep_step_by_step_and_screenshot(browser, page_url, tmp_path):
         if "accumulates" in state["caption"] and shot_at is None:
             shot_at, caption = n, state["caption"]
     assert caption.startswith("x2 is used twice, so its adjoint accumulates")
-    results = [float(r["value"]) for r in browser.evaluate(STATE)["rows"] if r["value"]][-2:]
+    results = [shown_value(r["value"])[0] for r in browser.evaluate(STATE)["rows"]
+               if r["value"]][-2:]
     assert results == pytest.approx(list(GRAD), abs=5e-4)          # x̄ = (5.500, 1.716)
 
     # Back to Table 3's accumulation step, then a screenshot of it.
