@@ -62,25 +62,27 @@ CSS = """
  background:#fff;overflow:auto}
 .dualad-trace .dt-tablecard{max-height:720px;padding:4px 6px}
 .dualad-trace .dt-graph{width:100%;height:auto;display:block;margin:0 auto}
-.dualad-trace .dt-node rect{fill:#f8fafc;stroke:#94a3b8;stroke-width:1.2;
+.dualad-trace .dt-node>rect{fill:#f8fafc;stroke:#94a3b8;stroke-width:1.2;
  transition:fill .2s,stroke .2s}
-.dualad-trace .dt-node.dt-input rect{fill:#f1f5f9;stroke:#64748b}
-.dualad-trace .dt-node.dt-output rect{stroke-width:2}
+.dualad-trace .dt-node.dt-input>rect{fill:#f1f5f9;stroke:#64748b}
+.dualad-trace .dt-node.dt-output>rect{stroke-width:2}
 .dualad-trace .dt-node text{font-family:MATH;font-size:16px;fill:var(--ink)}
 .dualad-trace .dt-node .dt-l2{font-family:MONO;font-size:13.5px;fill:var(--muted)}
 .dualad-trace .dt-node .dt-l3{fill:var(--faint)}
 .dualad-trace .dt-node .dt-dv{font-family:MONO;font-size:13.5px}
-.dualad-trace .dt-node .dt-badge,.dualad-trace .dt-node .dt-pbadge{font-family:SANS;
- font-size:12px;letter-spacing:.04em;fill:var(--muted);paint-order:stroke;stroke:#fff;
- stroke-width:4px;stroke-linejoin:round}
-.dualad-trace .dt-node .dt-badge{text-transform:uppercase}
-.dualad-trace .dt-node .dt-pbadge{fill:var(--partial);font-weight:600}
-.dualad-trace .dt-node.dt-partial .dt-l3{fill:var(--partial);font-weight:700}
-.dualad-trace .dt-node.dt-partial rect{fill:var(--partial-soft);stroke:var(--partial)}
-.dualad-trace .dt-node.dt-known rect{fill:var(--soft);stroke:var(--accent)}
+.dualad-trace .dt-node .dt-badge{font-family:SANS;font-size:12px;letter-spacing:.04em;
+ text-transform:uppercase;fill:var(--muted);paint-order:stroke;stroke:#fff;stroke-width:4px;
+ stroke-linejoin:round}
+.dualad-trace .dt-node .dt-pbadge{display:none}
+.dualad-trace .dt-node.dt-partial .dt-pbadge{display:inline}
+.dualad-trace .dt-node .dt-pbadge rect{fill:var(--partial);stroke:#fff;stroke-width:1.5}
+.dualad-trace .dt-node .dt-pbadge text{font-family:SANS;font-size:12px;font-weight:600;fill:#fff}
+.dualad-trace .dt-node.dt-known>rect{fill:var(--soft);stroke:var(--accent)}
 .dualad-trace .dt-node.dt-known .dt-l3{fill:var(--accent);font-weight:700}
-.dualad-trace .dt-node.dt-via rect{stroke:var(--accent);stroke-width:2.5;stroke-dasharray:5 3}
-.dualad-trace .dt-node.dt-current rect{fill:var(--hl);stroke:var(--hl-edge);stroke-width:2.5;
+.dualad-trace .dt-node.dt-partial>rect{fill:var(--partial-soft);stroke:var(--partial)}
+.dualad-trace .dt-node.dt-partial .dt-l3{fill:var(--partial)}
+.dualad-trace .dt-node.dt-via>rect{stroke:var(--accent);stroke-width:2.5;stroke-dasharray:5 3}
+.dualad-trace .dt-node.dt-current>rect{fill:var(--hl);stroke:var(--hl-edge);stroke-width:2.5;
  stroke-dasharray:none}
 .dualad-trace .dt-edge{fill:none;stroke:#cbd5e1;stroke-width:1.6}
 .dualad-trace .dt-edge.dt-on{stroke:var(--accent);stroke-width:3;stroke-dasharray:9 5;
@@ -167,7 +169,11 @@ JS = r"""function (root) {
         nodes[v].querySelector(".dt-dv").textContent =
           v in known ? known[v] + (part[v] ? " + …" : "") : "?";
         var pb = nodes[v].querySelector(".dt-pbadge");
-        if (pb) pb.textContent = part[v] ? "partial: " + part[v][0] + " of " + part[v][1] : "";
+        if (pb) {   // the pill: about 7 px per character of 12 px sans, plus its padding
+          var said = part[v] ? "partial: " + part[v][0] + " of " + part[v][1] : "";
+          pb.querySelector("text").textContent = said;
+          pb.querySelector("rect").setAttribute("width", said ? 7 * said.length + 16 : 0);
+        }
       });
       Object.keys(edges).forEach(function (e) {
         var lit = !!cur && cur.edges.indexOf(e) >= 0;
@@ -193,8 +199,8 @@ JS = r"""function (root) {
         if (g && g.right > c.right) card.scrollLeft += g.right - c.right + 24;
         else if (g && g.left < c.left) card.scrollLeft -= c.left - g.left + 24;
         // a tall graph grows down the page: bring the current node into the window
-        if (g && g.bottom > window.innerHeight) window.scrollBy(0, g.bottom - window.innerHeight + 24);
-        else if (g && g.top < 0) window.scrollBy(0, g.top - 24);
+        if (g && (g.bottom > window.innerHeight || g.top < 0))
+          nodes[cur.nodes[0]].scrollIntoView({block: "nearest", inline: "nearest"});
       }
     }
     function go(p) { pos = Math.max(0, Math.min(steps.length, p)); render(); }

@@ -108,7 +108,8 @@ def _svg(et, rid, digits):
 
 def _svg_node(v, xy, w, row, labels, out_node, mode, digits):
     """One node: its box, the formula, value and derivative lines, and its badges (the
-    "input"/"output y" badge at the right, the partial-adjoint one at the left)."""
+    "input"/"output y" badge above its right end; in reverse mode, the "partial: i of n"
+    pill on its top-left border, filled in by the script while the adjoint is partial)."""
     kind = " dt-input" if v in labels else ""
     kind += " dt-output" if v == out_node else ""
     badge = "input" if v in labels else ("output y" if v == out_node else "")
@@ -120,7 +121,8 @@ def _svg_node(v, xy, w, row, labels, out_node, mode, digits):
         f'<rect width="{w}" height="{NODE_H}" rx="10"/>'
         + (f'<text class="dt-badge" x="{w - 4}" y="-7" text-anchor="end">{badge}</text>'
            if badge else "")
-        + ('<text class="dt-pbadge" x="4" y="-7"></text>' if mode == "reverse" else "") +
+        + ('<g class="dt-pbadge"><rect x="8" y="-9" height="18" rx="9" width="0"/>'
+           '<text x="16" y="4.5"></text></g>' if mode == "reverse" else "") +
         f'<text class="dt-l1" x="12" y="24">{_svg_math(v)} = '
         f'{_svg_math(_short(row.formula))}</text>'
         f'<text class="dt-l2" x="12" y="45">= {html.escape(_short(value, _MAX_VALUE))}</text>'
