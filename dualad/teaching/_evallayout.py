@@ -23,7 +23,7 @@ __all__ = ["layout", "NODE_H", "TARGET_WIDTH"]
 
 TARGET_WIDTH = 672      # the graph column's width at 1400 px, in CSS pixels (see CSS .dt-main)
 NODE_H = 74
-_GAP_X, _GAP_Y, _PAD, _PAD_TOP = 16, 48, 8, 22     # _PAD_TOP: room for the first row's badges
+_GAP_X, _GAP_Y, _PAD, _PAD_TOP = 12, 48, 6, 22     # _PAD_TOP: room for the first row's badges
 # Approximate advance widths in CSS pixels (the node text's fonts, see the stylesheet): a
 # character of the 16 px serif formula line, of its 80 % subscripts, of the 13.5 px
 # monospace value lines. Generous, so a label fits whichever of the fallback fonts is used.
@@ -49,7 +49,7 @@ def node_width(lines):
     mono)`` of its parts in the formula font (``"v_2 = v_-1 × v_0"``, ``"v̄_2 = "``)
     and in the monospace font of the values (``"10.000 + …"``), plus the padding."""
     longest = max(_text_width(serif) + len(mono) * _MONO for serif, mono in lines)
-    return int(max(120, math.ceil(longest) + 22))
+    return int(max(120, math.ceil(longest) + 20))   # 12 px left of the text, 8 right
 
 
 def _layers(graph):
@@ -74,9 +74,9 @@ def layout(graph, width):
         if graph[layer[0]]:      # below the inputs: by the operands' mean centre
             layer.sort(key=lambda v: sum(pos[p][0] for p in graph[v]) / len(graph[v]))
         n_rows = math.ceil(len(layer) / per_row)
-        step = math.ceil(len(layer) / n_rows)
-        for r in range(n_rows):
-            row = layer[r * step:(r + 1) * step]
+        sizes = [len(layer) // n_rows + (r < len(layer) % n_rows) for r in range(n_rows)]
+        for r, size in enumerate(sizes):      # rows of equal length (10 = 4 + 3 + 3)
+            row, layer = layer[:size], layer[size:]
             x0 = (W - len(row) * (width + _GAP_X) + _GAP_X) / 2
             for i, v in enumerate(row):
                 pos[v] = (x0 + i * (width + _GAP_X), y)

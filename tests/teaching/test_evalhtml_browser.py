@@ -15,7 +15,7 @@ import time
 import numpy as np
 import pytest
 
-from dualad.teaching import html_fragment, trace
+from dualad.teaching import html_fragment, html_page, trace
 from dualad.teaching._evalhtml_assets import HIGHLIGHT
 from dualad.teaching.cli import main
 
@@ -250,4 +250,86 @@ def test_two_views_on_one_page_do_not_interfere(browser, tmp_path):
     browser.evaluate("document.querySelectorAll('.dualad-trace')[0].focus()")
     browser.key("ArrowRight", "ArrowRight", 39)
     assert browser.evaluate(count) == ["step 1 of 8", "step 2 of 10"]
+    assert browser.page_errors() == []
+
+
+# --- readable at a 1400-pixel window ---------------------------------------------------
+def four(x1, x2, x3, x4):
+    return x1 * x2 + np.sin(x3) * x4 - np.log(x1) * x3 + np.exp(x2 * x4) / x3
+
+
+def six(x1, x2, x3, x4, x5, x6):
+    return (np.tanh(x1 * x2 + x3) * np.sin(x4 - x5 * x6) + np.log(x1 + x2 * x2)
+            - np.sqrt(x3 * x4 + x5) * np.exp(x6 / x1) + x2 * x6)
+
+
+# The rendered size of every piece of node text (its computed font size times the SVG's
+# scale), whether the page or the graph's box scrolls sideways, and any node text that
+# sticks out of its box (or a pill's text out of its pill).
+READABILITY = """(() => {
+  const p = document.querySelector(".dt-panel:not([hidden])");
+  const svg = p.querySelector("svg.dt-graph");
+  const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  const sizes = [], outside = [];
+  p.querySelectorAll("g[data-node]").forEach(g => {
+    const w = g.querySelector(":scope > rect").width.baseVal.value;
+    g.querySelectorAll("text, tspan").forEach(t => {
+      if (!t.textContent.trim() || !t.getClientRects().length) return;
+      sizes.push(parseFloat(getComputedStyle(t).fontSize) * scale);
+    });
+    g.querySelectorAll(":scope > text").forEach(t => {
+      const b = t.getBBox();
+      if (t.textContent.trim() && (b.x < 0 || b.x + b.width > w - 2))
+        outside.push(g.dataset.node + ": " + t.textContent);
+    });
+    const pill = g.querySelector(".dt-pbadge");
+    if (pill && pill.getClientRects().length) {
+      const b = pill.querySelector("text").getBBox(), r = pill.querySelector("rect");
+      if (b.x + b.width > r.x.baseVal.value + r.width.baseVal.value - 4 || b.x + b.width > w)
+        outside.push(g.dataset.node + " pill: " + pill.textContent);
+    }
+  });
+  const doc = document.documentElement, card = p.querySelector(".dt-graphcard");
+  return {min: Math.min(...sizes), n: sizes.length, scale, outside,
+          page: doc.scrollWidth - doc.clientWidth, card: card.scrollWidth - card.clientWidth};
+})()"""
+
+
+@pytest.fixture
+def window_1400(browser):
+    browser.page("Emulation.setDeviceMetricsOverride", width=1400, height=900,
+                 deviceScaleFactor=1, mobile=False)
+    yield
+    browser.page("Emulation.setDeviceMetricsOverride", width=WIDTH, height=HEIGHT,
+                 deviceScaleFactor=1, mobile=False)
+
+
+@pytest.mark.parametrize("fn, args", [(f, (X1, X2)), (four, (2.0, 0.5, 1.5, 0.3)),
+                                      (six, (1.0, 2.0, 3.0, 0.5, 0.25, 0.1))],
+                         ids=["survey", "four variables", "six variables"])
+def test_node_text_is_readable_at_1400_pixels(browser, window_1400, tmp_path, fn, args):
+    """Issue 37: at a 1400x900 window the graph's node text is at least 12 px, nothing
+    scrolls sideways (not the page, not the graph's box), and at every step of both
+    sweeps each node's text, a partial adjoint's "+ …" and its pill included, stays
+    inside its box."""
+    path = tmp_path / "page.html"
+    path.write_text(html_page(trace(fn, *args), trace(fn, *args, mode="reverse")),
+                    encoding="utf-8")
+    browser.navigate(path.as_uri())
+    assert browser.evaluate("[innerWidth, innerHeight]") == [1400, 900]
+    for tab in (0, 1):
+        browser.evaluate(f"document.querySelectorAll('.dt-tab')[{tab}].click()")
+        total = int(browser.evaluate(STATE)["count"].split()[-1])
+        partial_seen = 0
+        for n in range(total + 1):
+            m = browser.evaluate(READABILITY)
+            assert m["min"] >= 12, (tab, n, m)
+            assert m["scale"] == pytest.approx(1, abs=1e-3), m    # drawn at its own size
+            assert m["page"] <= 0 and m["card"] <= 0, (tab, n, m)
+            assert m["outside"] == [], (tab, n, m)
+            partial_seen += sum(s["partial"] for s in browser.evaluate(STATE)["nodes"].values())
+            browser.evaluate('document.querySelector(".dt-panel:not([hidden]) '
+                             '[data-act=step]").click()')
+        assert (partial_seen > 0) == (tab == 1)     # the reverse sweep shows partial sums
+        (tmp_path / f"tab{tab}.png").write_bytes(browser.screenshot())
     assert browser.page_errors() == []
