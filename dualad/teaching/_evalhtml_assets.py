@@ -23,7 +23,7 @@ CSS = """
  --muted:#64748b;--faint:#a3afbf;--line:#e2e8f0;--partial:#b45309;--partial-soft:#fdf3e7;font-family:SANS;color:var(--ink);
  background:#fff;border-radius:14px;padding:20px 24px 14px;max-width:1320px;margin:0 auto;
  box-shadow:0 1px 3px rgba(15,23,42,.08),0 10px 30px rgba(15,23,42,.06);line-height:1.45;
- font-size:15px;outline:none;box-sizing:border-box}
+ font-size:15px;outline:none;box-sizing:border-box;container:dualad-trace/inline-size}
 .dualad-trace *{box-sizing:border-box}
 .dualad-trace [hidden]{display:none!important}
 .dualad-trace .dt-reverse{--accent:#7c3aed;--soft:#f1eafe}
@@ -55,9 +55,10 @@ CSS = """
  border-left:4px solid var(--accent);border-radius:8px}
 .dualad-trace .dt-lead{font-family:MATH;font-size:18px;font-weight:600;min-height:1.2em}
 .dualad-trace .dt-text{font-size:15px;color:#334155}
-.dualad-trace .dt-main{display:grid;grid-template-columns:minmax(0,1.25fr) minmax(0,1fr);
+.dualad-trace .dt-main{display:grid;grid-template-columns:minmax(0,700px) minmax(0,1fr);
  gap:18px;align-items:start}
 @media (max-width:900px){.dualad-trace .dt-main{grid-template-columns:minmax(0,1fr)}}
+@container dualad-trace (max-width:1180px){.dualad-trace .dt-main{grid-template-columns:minmax(0,1fr)}}
 .dualad-trace .dt-card{border:1px solid var(--line);border-radius:12px;padding:10px;
  background:#fff;overflow:auto}
 .dualad-trace .dt-tablecard{max-height:720px;padding:4px 6px}
@@ -75,6 +76,7 @@ CSS = """
  stroke-linejoin:round}
 .dualad-trace .dt-node .dt-pbadge{display:none}
 .dualad-trace .dt-node.dt-partial .dt-pbadge{display:inline}
+.dualad-trace .dt-node.dt-partial .dt-badge{visibility:hidden}
 .dualad-trace .dt-node .dt-pbadge rect{fill:var(--partial);stroke:#fff;stroke-width:1.5}
 .dualad-trace .dt-node .dt-pbadge text{font-family:SANS;font-size:12px;font-weight:600;fill:#fff}
 .dualad-trace .dt-node.dt-known>rect{fill:var(--soft);stroke:var(--accent)}

@@ -5,8 +5,9 @@ operation ``v_i`` one layer below its deepest operand (its depth is the longest 
 an input), the output last. A layer holding more nodes than fit side by side in
 ``TARGET_WIDTH`` wraps onto several rows of equal length, so a wide function grows
 downwards instead of sideways: the picture is never wider than the page's graph column
-(about 675 CSS pixels at a 1400-pixel window), and the SVG is drawn at scale 1, where its
-text has the size the stylesheet gives it. Within a layer, nodes are sorted by their
+(700 CSS pixels with its box's padding, from a 1400-pixel window up; the table moves below
+the graph when the view is too narrow for both), so the SVG is drawn at scale 1, where its
+text has the size the stylesheet gives it (12 to 16 px). Within a layer, nodes are sorted by their
 operands' mean horizontal position (one barycentre pass), which untangles the usual
 small trace.
 
@@ -21,7 +22,7 @@ import unicodedata
 
 __all__ = ["layout", "NODE_H", "TARGET_WIDTH"]
 
-TARGET_WIDTH = 672      # the graph column's width at 1400 px, in CSS pixels (see CSS .dt-main)
+TARGET_WIDTH = 672      # the graph box's inner width, in CSS pixels (CSS .dt-main: 700 - 28)
 NODE_H = 74
 _GAP_X, _GAP_Y, _PAD, _PAD_TOP = 12, 48, 6, 22     # _PAD_TOP: room for the first row's badges
 # Approximate advance widths in CSS pixels (the node text's fonts, see the stylesheet): a

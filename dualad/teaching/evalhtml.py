@@ -109,7 +109,8 @@ def _svg(et, rid, digits):
 def _svg_node(v, xy, w, row, labels, out_node, mode, digits):
     """One node: its box, the formula, value and derivative lines, and its badges (the
     "input"/"output y" badge above its right end; in reverse mode, the "partial: i of n"
-    pill on its top-left border, filled in by the script while the adjoint is partial)."""
+    pill on its top-left border, filled in by the script while the adjoint is partial, when
+    it takes the place of an input's badge)."""
     kind = " dt-input" if v in labels else ""
     kind += " dt-output" if v == out_node else ""
     badge = "input" if v in labels else ("output y" if v == out_node else "")

@@ -296,27 +296,35 @@ READABILITY = """(() => {
 
 
 @pytest.fixture
-def window_1400(browser):
-    browser.page("Emulation.setDeviceMetricsOverride", width=1400, height=900,
+def window(browser, request):
+    """The browser's window resized to ``request.param`` (width, height) for one test."""
+    width, height = request.param
+    browser.page("Emulation.setDeviceMetricsOverride", width=width, height=height,
                  deviceScaleFactor=1, mobile=False)
-    yield
+    yield request.param
     browser.page("Emulation.setDeviceMetricsOverride", width=WIDTH, height=HEIGHT,
                  deviceScaleFactor=1, mobile=False)
 
 
-@pytest.mark.parametrize("fn, args", [(f, (X1, X2)), (four, (2.0, 0.5, 1.5, 0.3)),
-                                      (six, (1.0, 2.0, 3.0, 0.5, 0.25, 0.1))],
-                         ids=["survey", "four variables", "six variables"])
-def test_node_text_is_readable_at_1400_pixels(browser, window_1400, tmp_path, fn, args):
+@pytest.mark.parametrize("fn, args, window", [
+    (f, (X1, X2), (1400, 900)), (four, (2.0, 0.5, 1.5, 0.3), (1400, 900)),
+    (six, (1.0, 2.0, 3.0, 0.5, 0.25, 0.1), (1400, 900)),
+    (four, (2.0, 0.5, 1.5, 0.3), (1100, 800))],     # too narrow for two columns: stacked
+    ids=["survey", "four variables", "six variables", "four at 1100 px"], indirect=["window"])
+def test_node_text_is_readable_at_1400_pixels(browser, window, tmp_path, fn, args):
     """Issue 37: at a 1400x900 window the graph's node text is at least 12 px, nothing
     scrolls sideways (not the page, not the graph's box), and at every step of both
     sweeps each node's text, a partial adjoint's "+ …" and its pill included, stays
-    inside its box."""
+    inside its box. At 1100 px the table moves below the graph, which keeps its size."""
     path = tmp_path / "page.html"
     path.write_text(html_page(trace(fn, *args), trace(fn, *args, mode="reverse")),
                     encoding="utf-8")
     browser.navigate(path.as_uri())
-    assert browser.evaluate("[innerWidth, innerHeight]") == [1400, 900]
+    assert browser.evaluate("[innerWidth, innerHeight]") == list(window)
+    graph, table = (browser.evaluate(f"document.querySelector('.dt-panel:not([hidden]) "
+                                     f"{c}').getBoundingClientRect().top")
+                    for c in (".dt-graphcard", ".dt-tablecard"))
+    assert (table > graph) == (window[0] < 1400)      # stacked, or side by side
     for tab in (0, 1):
         browser.evaluate(f"document.querySelectorAll('.dt-tab')[{tab}].click()")
         total = int(browser.evaluate(STATE)["count"].split()[-1])
