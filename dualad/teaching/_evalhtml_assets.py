@@ -55,7 +55,8 @@ CSS = """
  border-left:4px solid var(--accent);border-radius:8px}
 .dualad-trace .dt-lead{font-family:MATH;font-size:18px;font-weight:600;min-height:1.2em}
 .dualad-trace .dt-text{font-size:15px;color:#334155}
-.dualad-trace .dt-main{display:grid;grid-template-columns:minmax(0,700px) minmax(0,1fr);
+.dualad-trace .dt-main{display:grid;
+ grid-template-columns:minmax(0,var(--dt-graph-w,700px)) minmax(0,1fr);
  gap:18px;align-items:start}
 @media (max-width:900px){.dualad-trace .dt-main{grid-template-columns:minmax(0,1fr)}}
 @container dualad-trace (max-width:1180px){.dualad-trace .dt-main{grid-template-columns:minmax(0,1fr)}}
@@ -99,6 +100,7 @@ CSS = """
  position:sticky;top:0;background:#fff}
 .dualad-trace .dt-table td{padding:2px 10px;border-bottom:1px solid #f1f5f9;font-family:MATH;
  white-space:nowrap}
+.dualad-trace .dt-table td:nth-child(2){white-space:normal}
 .dualad-trace .dt-table .dt-num{text-align:right;font-family:MONO;font-size:13.5px;
  font-variant-numeric:tabular-nums}
 .dualad-trace .dt-sec td{font-family:SANS;font-size:11.5px;font-weight:600;color:var(--muted);

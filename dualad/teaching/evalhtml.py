@@ -1,11 +1,15 @@
 """The teaching page: an evaluation trace as a self-contained, interactive HTML page.
 
-The page shows the computational graph (inline SVG: inputs on the left, the output on the
-right, one node per elementary operation ``v_i``, an edge from each operand) beside the
-trace table, and steps through the sweep one elementary operation at a time: the current
-row and the graph's node and edges light up, the tangent ``v̇_i`` (forward) or adjoint
-``v̄_i`` (reverse) appears as it is computed, and a caption says in plain words what the
-step does. Controls: Step, Back, Reset, Play, and the keyboard (→ ←, Home, End, space).
+The page shows the computational graph (inline SVG: inputs at the top, the output at the
+bottom, one node per elementary operation ``v_i``, an edge from each operand; laid out by
+:mod:`._evallayout` to fit a 700-pixel column at scale 1, so its text is 12 to 16 px)
+beside the trace table, and steps through the sweep one elementary operation at a time:
+the current row and the graph's node and edges light up, the tangent ``v̇_i`` (forward) or
+adjoint ``v̄_i`` (reverse) appears as it is computed, and a caption says in plain words
+what the step does. In the reverse sweep an adjoint that has received only ``i`` of its
+``n`` contributions (a variable used ``n`` times) is shown as a partial sum, ``v̄_0 =
+-0.284 + …`` with a "partial: i of n" pill, until its last contribution makes it final.
+Controls: Step, Back, Reset, Play, and the keyboard (→ ←, Home, End, space).
 
 Everything is inline (CSS, JavaScript, the data as JSON): no network, no fonts to fetch; it
 works opened from ``file://``. Every string that comes from the user (a title, an input's
@@ -80,6 +84,7 @@ def _node_lines(et, digits):
 
 
 def _svg(et, rid, digits):
+    """The graph as inline SVG, and its width in CSS pixels (it is drawn at scale 1)."""
     graph = graph_of(et)
     w = node_width(_node_lines(et, digits))
     pos, (W, H), anchors = layout(graph, w)
@@ -103,7 +108,7 @@ def _svg(et, rid, digits):
     for v in graph:
         parts.append(_svg_node(v, pos[v], w, primal[v], labels, out_node, et.mode, digits))
     parts.append("</svg>")
-    return "".join(parts)
+    return "".join(parts), W
 
 
 def _svg_node(v, xy, w, row, labels, out_node, mode, digits):
@@ -221,12 +226,14 @@ def _panel(et, rid, k, digits, hidden):
     else:
         ybar = next(r.value for r in et.rows if r.section == "adjoint")
         what = f"adjoints v̄ from ȳ = {_fmt(ybar, digits)}"
+    svg, width = _svg(et, rid + f"-{k}", digits)
     return (
         f'<section class="dt-panel dt-{et.mode}" id="{rid}-panel-{k}" role="tabpanel"'
         f'{" hidden" if hidden else ""}>'
         f'<script type="application/json" class="dt-data">{_json_script(_panel_data(et, digits))}'
         f"</script>"
-        f'<div class="dt-main"><div class="dt-left">'
+        # the graph's column: as wide as the picture and its box's padding, the table the rest
+        f'<div class="dt-main" style="--dt-graph-w:{width + 24:.0f}px"><div class="dt-left">'
         f'<p class="dt-what">{et.mode.capitalize()} mode: {_math(what)}</p>'
         '<div class="dt-controls">'
         '<button type="button" data-act="reset" title="Reset (Home)">↺ Reset</button>'
@@ -237,7 +244,7 @@ def _panel(et, rid, k, digits, hidden):
         '<span class="dt-count"></span></div>'
         '<div class="dt-caption" aria-live="polite"><div class="dt-lead"></div>'
         '<div class="dt-text"></div></div>'
-        f'<div class="dt-card dt-graphcard">{_svg(et, rid + f"-{k}", digits)}</div>'
+        f'<div class="dt-card dt-graphcard">{svg}</div>'
         f'{_summary(et)}<p class="dt-legend">{_legend(et)}</p></div>'
         f'<div class="dt-card dt-tablecard">{_table(et, digits)}</div></div></section>')
 
