@@ -20,7 +20,8 @@ _MONO = 'ui-monospace, "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", monospace
 
 CSS = """
 .dualad-trace{--accent:#2563eb;--soft:#e8f0fe;--hl:#fff1b8;--hl-edge:#d97706;--ink:#1e293b;
- --muted:#64748b;--faint:#a3afbf;--line:#e2e8f0;--partial:#b45309;--partial-soft:#fdf3e7;font-family:SANS;color:var(--ink);
+ --muted:#64748b;--faint:#a3afbf;--line:#e2e8f0;--partial:#b45309;--partial-soft:#fdf3e7;
+ font-family:SANS;color:var(--ink);
  background:#fff;border-radius:14px;padding:20px 24px 14px;max-width:1320px;margin:0 auto;
  box-shadow:0 1px 3px rgba(15,23,42,.08),0 10px 30px rgba(15,23,42,.06);line-height:1.45;
  font-size:15px;outline:none;box-sizing:border-box;container:dualad-trace/inline-size}
@@ -59,7 +60,8 @@ CSS = """
  grid-template-columns:minmax(0,var(--dt-graph-w,700px)) minmax(0,1fr);
  gap:18px;align-items:start}
 @media (max-width:900px){.dualad-trace .dt-main{grid-template-columns:minmax(0,1fr)}}
-@container dualad-trace (max-width:1180px){.dualad-trace .dt-main{grid-template-columns:minmax(0,1fr)}}
+@container dualad-trace (max-width:1180px){
+ .dualad-trace .dt-main{grid-template-columns:minmax(0,1fr)}}
 .dualad-trace .dt-card{border:1px solid var(--line);border-radius:12px;padding:10px;
  background:#fff;overflow:auto}
 .dualad-trace .dt-tablecard{max-height:720px;padding:4px 6px}
