@@ -156,6 +156,10 @@ def _accumulation(r, val, users, primal, labels, who, part):
         state = (f"Until the other {'use adds its' if n - i == 1 else 'uses add their'} "
                  f"contribution{'' if n - i == 1 else 's'}, {bar} is a partial sum "
                  f"({i} of {n}): it is not yet ∂y/∂{labels.get(r.node, r.node)}.")
+    elif i < n:     # the other uses' rules passed back nothing: a symbolic zero each
+        state = (f"Its other {_plural(n - i, 'use passes', 'uses pass')} back no "
+                 f"contribution (zero), so {bar} = {val} is final, "
+                 f"∂y/∂{labels.get(r.node, r.node)}.")
     else:
         state = (f"That was its last contribution ({i} of {n}): {bar} = {val} is final, "
                  f"∂y/∂{labels.get(r.node, r.node)}." if n > 1 else "")
@@ -178,6 +182,10 @@ def _accumulation(r, val, users, primal, labels, who, part):
                       f"accumulates: this adds the contribution of its use in {op}. "
                       f"Now {bar} = {val}. {state}")
     return out
+
+
+def _plural(k, one, many):
+    return one if k == 1 else f"{k} {many}"
 
 
 def _short(text, limit=30):

@@ -253,6 +253,9 @@ def _check(traces, digits, where):
     if not traces:
         raise TypeError(f"{where}: give at least one EvaluationTrace (from dualad.teaching.trace)")
     for t in traces:
+        if getattr(t, "mode", None) == "taylor" and hasattr(t, "rows"):
+            raise ValueError(f"{where}: the page steps through forward and reverse sweeps; "
+                             f"show a taylor trace with to_text() or to_markdown()")
         if getattr(t, "mode", None) not in ("forward", "reverse") or not hasattr(t, "rows"):
             raise TypeError(f"{where}: expected EvaluationTrace objects (from "
                             f"dualad.teaching.trace), got {type(t).__name__}")

@@ -140,6 +140,17 @@ def test_misuse_of_the_page_functions(args, error, match):
             fn(*args)
 
 
+def test_a_taylor_trace_is_refused_by_name():
+    """A taylor trace is an EvaluationTrace too, but has no sweep to step through: the
+    error says so and where to show it instead (not "expected EvaluationTrace")."""
+    et = trace(lambda x: np.exp(x) * x, 0.0, mode="taylor", order=3)
+    for fn in (html_page, html_fragment):
+        with pytest.raises(ValueError, match=rf"^{fn.__name__}: the page steps through "
+                                             r"forward and reverse sweeps; show a taylor "
+                                             r"trace with to_text\(\) or to_markdown"):
+            fn(trace(f, X1, X2), et)
+
+
 @pytest.mark.parametrize("digits", [-1, 18, 2.5, True])
 def test_bad_digits(both, digits):
     with pytest.raises(ValueError, match="digits must be an integer from 0 to 17"):

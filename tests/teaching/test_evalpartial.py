@@ -136,3 +136,23 @@ def test_partial_sums_of_arrays():
     into_a = [s for s in sweep_steps(et) if s["nodes"] == ["v_0"] and s["via"]]
     assert [s["partial"] for s in into_a] == [{"v_0": [1, 3]}, {"v_0": [2, 3]}, {}]
     np.testing.assert_allclose(into_a[-1]["num"], 2 * a + 1, rtol=1e-15)
+
+
+def test_a_use_that_passes_back_nothing_does_not_leave_the_adjoint_partial(survey):
+    """If a rule passes back no cotangent for one use (a symbolic zero: no row in the
+    trace), the adjoint's last row makes it final even though fewer than n arrived. The
+    survey's trace with the row v̄_0 += v̄_2 · v_-1 removed stands for such a trace."""
+    import copy
+    et = copy.copy(survey)
+    drop = next(k for k, r in enumerate(et.rows) if r.node == "v_0" and r.via == "v_2")
+    et.rows = et.rows[:drop] + et.rows[drop + 1:]
+    parts = contributions(et)
+    into_x2 = [parts[k] for k, r in enumerate(et.rows) if r.node == "v_0" and r.via]
+    assert into_x2 == [(1, 2, True)]                    # from the graph: 2 uses; 1 row, final
+    step = next(s for s in sweep_steps(et) if s["nodes"] == ["v_0"] and s["via"])
+    assert step["partial"] == {}
+    assert ("Its other use passes back no contribution (zero), so v̄_0 = -0.284 is final"
+            in step["caption"])
+    (data,) = panel_data(html_page(et))
+    assert not any(v.endswith(" + …") for k, v in data["rows"].items()
+                   if et.rows[int(k)].node == "v_0")
