@@ -209,11 +209,12 @@ def _legend(et):
         f"Reading the graph: each box is one elementary operation v_i with its formula, "
         f"its value and {what} {mark}_i (“?” until the sweep reaches it). Amber: the "
         f"current step; coloured: already computed") + (
-        _math("; dashed: the operation whose adjoint is flowing back to its operand. ")
-        + '<span class="dt-partial-key">' + _math("v̄_i = 0.42 + …") + "</span>"
-        + _math(" and “partial: 1 of 2”: a variable used more than once whose adjoint has "
-                "received only some of its contributions, a partial sum that is not yet "
-                "∂y/∂v_i; it becomes final (no “+ …”) when the last one arrives.")
+        _math("; dashed: the operation whose adjoint is flowing back to its operand. "
+              "Orange, ") + '<span class="dt-partial-key">' + _math("v̄_i = 0.42 + …")
+        + "</span>" + _math(
+            " with a “partial: 1 of 2” pill: the adjoint of a variable used more than once "
+            "that has received only some of its contributions, a partial sum, not yet "
+            "∂y/∂v_i; it becomes final (no “+ …”) when the last one arrives.")
         if et.mode == "reverse" else ".")
 
 

@@ -2,8 +2,12 @@
 protocol (tests/teaching/_cdp.py, no new dependency), loads the page `dualad trace --html`
 wrote from file://, steps through the forward and the reverse sweep with real mouse
 clicks, real arrow keys and DOM clicks, checks after every step that the page shows the
-trace's numbers (and the survey's closed form at the end), and checks a screenshot: the
-PNG has the viewport's size and the current row is painted in the highlight colour.
+trace's numbers (and the survey's closed form at the end) with each adjoint marked as a
+partial sum ("+ …", "partial: i of n") exactly until its last contribution arrives, and
+checks a screenshot: the PNG has the viewport's size and the current row is painted in the
+highlight colour. At a 1400x900 window it measures the graph's node text (rendered size
+at least 12 px at every step of both sweeps, every line inside its box) and checks that
+neither the page nor the graph's box scrolls sideways (issue 37).
 
 Skipped, saying so, where Chromium is not installed. Set DUALAD_WRITE_SCREENSHOT=1 to
 refresh docs/_static/teaching_trace.png from the screenshot.
