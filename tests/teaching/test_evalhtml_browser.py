@@ -313,8 +313,11 @@ def window(browser, request):
 @pytest.mark.parametrize("fn, args, window", [
     (f, (X1, X2), (1400, 900)), (four, (2.0, 0.5, 1.5, 0.3), (1400, 900)),
     (six, (1.0, 2.0, 3.0, 0.5, 0.25, 0.1), (1400, 900)),
+    (lambda a, b: np.sum(a * b + np.exp(a) / b),                 # values 30 characters wide
+     (np.linspace(-1.0, 1.0, 6), np.linspace(2.0, 7.0, 6)), (1400, 900)),
     (four, (2.0, 0.5, 1.5, 0.3), (1100, 800))],     # too narrow for two columns: stacked
-    ids=["survey", "four variables", "six variables", "four at 1100 px"], indirect=["window"])
+    ids=["survey", "four variables", "six variables", "arrays", "four at 1100 px"],
+    indirect=["window"])
 def test_node_text_is_readable_at_1400_pixels(browser, window, tmp_path, fn, args):
     """Issue 37: at a 1400x900 window the graph's node text is at least 12 px, nothing
     scrolls sideways (not the page, not the graph's box), and at every step of both

@@ -27,7 +27,9 @@ def survey(x1, x2):
 
 CASES = {"survey": (survey, (2.0, 5.0)), "four": (four, (2.0, 0.5, 1.5, 0.3)),
          "six": (six, (1.0, 2.0, 3.0, 0.5, 0.25, 0.1)),
-         "long formula": (lambda x: np.arctan(x) * np.expm1(x) + np.log1p(x * x), (0.5,))}
+         "long formula": (lambda x: np.arctan(x) * np.expm1(x) + np.log1p(x * x), (0.5,)),
+         "arrays": (lambda a, b: np.sum(a * b + np.exp(a) / b),
+                    (np.linspace(-1.0, 1.0, 6), np.linspace(2.0, 7.0, 6)))}
 
 
 def svg_geometry(page):
