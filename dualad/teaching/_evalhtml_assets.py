@@ -102,7 +102,7 @@ CSS = """
  position:sticky;top:0;background:#fff}
 .dualad-trace .dt-table td{padding:2px 10px;border-bottom:1px solid #f1f5f9;font-family:MATH;
  white-space:nowrap}
-.dualad-trace .dt-table td:nth-child(2){white-space:normal}
+.dualad-trace .dt-table td:nth-child(2){white-space:normal;min-width:14em}
 .dualad-trace .dt-table .dt-num{text-align:right;font-family:MONO;font-size:13.5px;
  font-variant-numeric:tabular-nums}
 .dualad-trace .dt-sec td{font-family:SANS;font-size:11.5px;font-weight:600;color:var(--muted);

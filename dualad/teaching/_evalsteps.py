@@ -188,7 +188,10 @@ def _plural(k, one, many):
     return one if k == 1 else f"{k} {many}"
 
 
-def _short(text, limit=30):
+MAX_VALUE = 26   # characters of a value a graph node shows (two boxes of arrays per row)
+
+
+def _short(text, limit=MAX_VALUE):
     """A value as a graph node shows it (all of it in the table)."""
     return text if len(text) <= limit else text[:limit - 1] + "…"
 

@@ -27,6 +27,7 @@ import secrets
 from ._evalhtml_assets import CSS, JS
 from ._evallayout import NODE_H, layout, node_width
 from ._evalnodes import _fmt
+from ._evalsteps import MAX_VALUE as _MAX_VALUE
 from ._evalsteps import contributions, graph_of, input_labels, sweep_steps
 
 __all__ = ["html_page", "html_fragment"]
@@ -34,7 +35,6 @@ __all__ = ["html_page", "html_fragment"]
 _renders = itertools.count()
 _SUB = re.compile(r"_(-?\d+|[ij](?![A-Za-z0-9]))")   # v_-1, v_2 and the generic v_i, v_j
 _MAX_FORMULA = 24      # characters of a formula shown inside a graph node (all of it in the table)
-_MAX_VALUE = 30        # characters of a value shown inside a graph node
 _MARK = {"forward": "v̇", "reverse": "v̄"}
 _SECTIONS = {"primal": "Primal trace: the values", "tangent": "Tangent trace: forward sweep",
              "adjoint": "Adjoint trace: reverse sweep", "result": "Result"}
