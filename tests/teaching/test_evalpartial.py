@@ -156,3 +156,85 @@ def test_a_use_that_passes_back_nothing_does_not_leave_the_adjoint_partial(surve
     (data,) = panel_data(html_page(et))
     assert not any(v.endswith(" + …") for k, v in data["rows"].items()
                    if et.rows[int(k)].node == "v_0")
+
+
+def test_the_operation_passing_back_is_always_final(survey):
+    """The sweep runs in reverse evaluation order, so when v_i passes v̄_i · ∂v_i/∂v_j
+    back, v̄_i is already final: the page never shows a partial sum flowing backwards."""
+    for et in (survey, trace(lambda x: x * x * x, 2.0, mode="reverse"),
+               trace(lambda a, b, c: np.sin(a * b) * (a + c) + b * c, 0.3, 1.2, -0.7,
+                     mode="reverse")):
+        pending = {}
+        for s in sweep_steps(et)[:-1]:
+            assert s["via"] not in pending, (s["via"], pending)
+            (node,) = s["nodes"]
+            pending.pop(node, None)
+            pending.update(s["partial"])
+        assert pending == {}             # at the end every adjoint is final
+
+
+# --- random programs ---------------------------------------------------------------------
+_OPS = {"add": (2, lambda a, b: a + b), "sub": (2, lambda a, b: a - b),
+        "mul": (2, lambda a, b: a * b), "sin": (1, np.sin), "exp": (1, np.exp)}
+
+
+def _programs():
+    from hypothesis import strategies as st
+
+    @st.composite
+    def program(draw):
+        n_in = draw(st.integers(1, 4))
+        ops = []
+        for k in range(draw(st.integers(2, 7))):
+            name = draw(st.sampled_from(sorted(_OPS)))
+            args = [draw(st.integers(0, n_in + k - 1)) for _ in range(_OPS[name][0])]
+            ops.append((name, args))
+        return n_in, ops
+    return program()
+
+
+def _run(n_in, ops):
+    """The program as a function: each op on earlier values, the output the sum of every
+    op's result (so every op is on the graph)."""
+    def fn(*xs):
+        vals = list(xs)
+        for name, args in ops:
+            vals.append(_OPS[name][1](*(vals[a] for a in args)))
+        out = vals[n_in]
+        for v in vals[n_in + 1:]:
+            out = out + v
+        return out
+    return fn
+
+
+def test_random_programs_partial_until_the_last_use():
+    """For random programs of +, −, ×, sin, exp: each adjoint waits for one contribution
+    per use of its variable as an operand (counted here from the program itself), is
+    partial on every earlier row and final, equal to the sweep's final adjoint, on the
+    last one."""
+    from hypothesis import given, settings
+
+    @settings(derandomize=True, max_examples=40, deadline=None)
+    @given(_programs())
+    def check(prog):
+        n_in, ops = prog
+        et = trace(_run(n_in, ops), *np.linspace(0.3, 0.9, n_in), mode="reverse")
+        # expected uses: operand occurrences, plus one for each op result in the final sum
+        # (one op alone is the output itself: no sum)
+        want = {f"v_{k + 1 - n_in}": 0 for k in range(n_in)}
+        want.update({f"v_{k + 1}": int(len(ops) > 1) for k in range(len(ops))})
+        for name, args in ops:
+            for a in args:
+                want[f"v_{a + 1 - n_in}" if a < n_in else f"v_{a - n_in + 1}"] += 1
+        got = uses(et)
+        assert {v: got[v] for v in want} == want
+        parts = contributions(et)
+        node_of = {et.names[n]: n for n in et.nodes}
+        for node in want:
+            ks = [k for k in sorted(parts) if et.rows[k].node == node]
+            assert len(ks) == want[node]                 # one row per use
+            assert [parts[k] for k in ks] == [(i + 1, want[node], i + 1 == len(ks))
+                                              for i in range(len(ks))]
+            if ks:
+                assert et.rows[ks[-1]].value == et.derivative_of[node_of[node]]
+    check()
