@@ -4,10 +4,10 @@ The graph is laid out top to bottom: the inputs in the first row, each elementar
 operation ``v_i`` one layer below its deepest operand (its depth is the longest path from
 an input), the output last. A layer holding more nodes than fit side by side in
 ``TARGET_WIDTH`` wraps onto several rows of equal length, so a wide function grows
-downwards instead of sideways: the picture is never wider than the page's graph column
-(700 CSS pixels with its box's padding, from a 1400-pixel window up; the table moves below
-the graph when the view is too narrow for both), so the SVG is drawn at scale 1, where its
-text has the size the stylesheet gives it (12 to 16 px). Within a layer, nodes are sorted by their
+downwards instead of sideways. The page gives the graph a column as wide as the picture
+(at most 700 CSS pixels with its box's padding) beside the table, or the whole width above
+the table when the view is narrower than about 1280 pixels, so the SVG is drawn at scale
+1, where its text has the size the stylesheet gives it (12 to 16 px). Within a layer, nodes are sorted by their
 operands' mean horizontal position (one barycentre pass), which untangles the usual
 small trace.
 
