@@ -13,14 +13,15 @@ small trace.
 
 An edge leaves its operand's bottom side and enters its user's top side; when several
 edges meet one side they are spread along it, ordered by where the other end lies, so
-that they do not cross at the node.
+that they do not cross at the node. An edge that skips rows goes down through a gap
+between the boxes of each row it passes, so no edge runs behind a box.
 """
 from __future__ import annotations
 
 import math
 import unicodedata
 
-__all__ = ["layout", "NODE_H", "TARGET_WIDTH"]
+__all__ = ["layout", "node_width", "NODE_H", "TARGET_WIDTH"]
 
 TARGET_WIDTH = 672      # the graph box's inner width, in CSS pixels (CSS .dt-main: 700 - 28)
 NODE_H = 74
@@ -64,13 +65,13 @@ def _layers(graph):
 
 
 def layout(graph, width):
-    """``(pos, size, anchors)`` for the graph ``{node: [operands]}`` with nodes ``width``
+    """``(pos, size, routes)`` for the graph ``{node: [operands]}`` with nodes ``width``
     wide: ``pos[v]`` the top-left corner of ``v``'s box, ``size`` the picture's
-    ``(W, H)``, ``anchors[(p, v)]`` the edge's start on ``p``'s bottom side and end on
-    ``v``'s top side."""
+    ``(W, H)``, ``routes[(p, v)]`` the edge's points, from its start on ``p``'s bottom
+    side to its end on ``v``'s top side (see :func:`_routes`)."""
     per_row = max(1, (TARGET_WIDTH - 2 * _PAD + _GAP_X) // (width + _GAP_X))
     W = 2 * _PAD + min(per_row, max(map(len, _layers(graph)))) * (width + _GAP_X) - _GAP_X
-    pos, y = {}, _PAD_TOP
+    pos, rows, y = {}, [], _PAD_TOP
     for layer in _layers(graph):
         if graph[layer[0]]:      # below the inputs: by the operands' mean centre
             layer.sort(key=lambda v: sum(pos[p][0] for p in graph[v]) / len(graph[v]))
@@ -81,8 +82,9 @@ def layout(graph, width):
             x0 = (W - len(row) * (width + _GAP_X) + _GAP_X) / 2
             for i, v in enumerate(row):
                 pos[v] = (x0 + i * (width + _GAP_X), y)
+            rows.append((y, [pos[v][0] for v in row]))
             y += NODE_H + _GAP_Y
-    return pos, (W, y - _GAP_Y + _PAD), _anchors(graph, pos, width)
+    return pos, (W, y - _GAP_Y + _PAD), _routes(graph, pos, width, rows, W)
 
 
 def _anchors(graph, pos, width):
@@ -102,3 +104,23 @@ def _anchors(graph, pos, width):
     into = {v: spread(v, graph[v]) for v in graph if graph[v]}
     return {(p, v): ((out[p][v], pos[p][1] + NODE_H), (into[v][p], pos[v][1]))
             for v in graph for p in graph[v]}
+
+
+def _routes(graph, pos, width, rows, W):
+    """Each edge's points. An edge that skips rows (an input used far below) passes each
+    row in between through the gap between two boxes, or beside the row, nearest to the
+    straight line, entering it 6 px above and leaving it 6 px below, so it is never
+    hidden behind a box nor mistaken for an edge into one."""
+    routes = {}
+    for (p, v), (a, b) in _anchors(graph, pos, width).items():
+        points = [a]
+        for y, lefts in rows:
+            if a[1] < y and y + NODE_H < b[1]:
+                t = (y + NODE_H / 2 - a[1]) / (b[1] - a[1])
+                want = a[0] + t * (b[0] - a[0])
+                gaps = [lefts[0] - _GAP_X / 2, lefts[-1] + width + _GAP_X / 2] + [
+                    x + width + _GAP_X / 2 for x in lefts[:-1]]
+                x = min((min(max(g, 2), W - 2) for g in gaps), key=lambda g: abs(g - want))
+                points += [(x, y - 6), (x, y + NODE_H + 6)]
+        routes[(p, v)] = points + [b]
+    return routes

@@ -87,7 +87,7 @@ def _svg(et, rid, digits):
     """The graph as inline SVG, and its width in CSS pixels (it is drawn at scale 1)."""
     graph = graph_of(et)
     w = node_width(_node_lines(et, digits))
-    pos, (W, H), anchors = layout(graph, w)
+    pos, (W, H), routes = layout(graph, w)
     primal = {r.node: r for r in et.rows if r.section == "primal"}
     labels, out_node = input_labels(et), _output_node(et)
     parts = [f'<svg class="dt-graph" viewBox="0 0 {W:.0f} {H:.0f}" role="img" '
@@ -99,16 +99,26 @@ def _svg(et, rid, digits):
                      f'orient="auto-start-reverse">'
                      f'<path d="M0,0 L10,5 L0,10 z"/></marker>')
     parts.append("</defs>")
-    for (p, v), (a, b) in anchors.items():
-        c = (b[1] - a[1]) / 2
+    for (p, v), points in routes.items():
         parts.append(f'<path class="dt-edge" data-edge="{html.escape(p + ">" + v)}" '
-                     f'd="M{a[0]:.1f},{a[1]:.1f} C{a[0]:.1f},{a[1] + c:.1f} '
-                     f'{b[0]:.1f},{b[1] - c:.1f} {b[0]:.1f},{b[1] - 2:.1f}" '
-                     f'marker-end="url(#{rid}-arrow)"/>')
+                     f'd="{_path(points)}" marker-end="url(#{rid}-arrow)"/>')
     for v in graph:
         parts.append(_svg_node(v, pos[v], w, primal[v], labels, out_node, et.mode, digits))
     parts.append("</svg>")
     return "".join(parts), W
+
+
+def _path(points):
+    """SVG path data through ``points`` (top to bottom), vertical at each of them: a cubic
+    per stretch with its control points half way down; the last end 2 px short, where
+    the arrowhead's tip is."""
+    (x, y), d = points[0], [f"M{points[0][0]:.1f},{points[0][1]:.1f}"]
+    for k, (x1, y1) in enumerate(points[1:], 2):
+        y1 -= 2 if k == len(points) else 0
+        c = (y1 - y) / 2
+        d.append(f"C{x:.1f},{y + c:.1f} {x1:.1f},{y1 - c:.1f} {x1:.1f},{y1:.1f}")
+        x, y = x1, y1
+    return " ".join(d)
 
 
 def _svg_node(v, xy, w, row, labels, out_node, mode, digits):

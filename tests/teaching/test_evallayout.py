@@ -39,8 +39,23 @@ def svg_geometry(page):
     pos = {m[0]: (float(m[1]), float(m[2])) for m in re.findall(
         r'data-node="([^"]+)" transform="translate\(([\d.]+),([\d.]+)\)"', svg)}
     widths = set(re.findall(r'<rect width="(\d+)" height="%d"' % NODE_H, svg))
-    edges = [tuple(e.split("&gt;")) for e in re.findall(r'data-edge="([^"]+)"', svg)]
+    edges = {tuple(e.split("&gt;")): [tuple(map(float, xy.split(","))) for xy in
+                                       re.findall(r"[\d.]+,[\d.]+", d)]
+             for e, d in re.findall(r'data-edge="([^"]+)" d="([^"]+)"', svg)}
     return (W, H), pos, widths, edges
+
+
+def curve_points(d, n=24):
+    """Points along a path ``M p0 C c1 c2 p1 C ...``, ``n`` per cubic."""
+    pts, out = d[0], []
+    for k in range(1, len(d), 3):
+        (x0, y0), (x1, y1), (x2, y2), (x3, y3) = pts, *d[k:k + 3]
+        for t in np.linspace(0, 1, n):
+            u = 1 - t
+            out.append((u ** 3 * x0 + 3 * u * u * t * x1 + 3 * u * t * t * x2 + t ** 3 * x3,
+                        u ** 3 * y0 + 3 * u * u * t * y1 + 3 * u * t * t * y2 + t ** 3 * y3))
+        pts = d[k + 2]
+    return out
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -59,8 +74,14 @@ def test_the_graph_fits_the_column_without_overlap(name, mode):
     for i, (x0, y0) in enumerate(boxes):                # no two boxes overlap
         for x1, y1 in boxes[i + 1:]:
             assert abs(x0 - x1) >= w or abs(y0 - y1) >= NODE_H
-    for p, v in edges:                                  # every edge goes down
+    for (p, v), d in edges.items():                     # every edge goes down ...
         assert pos[v][1] >= pos[p][1] + NODE_H, (p, v)
+        ends = [d[0]] + d[3::3]                         # M, then each cubic's end point
+        assert ends[0][1] == pos[p][1] + NODE_H and ends[-1][1] == pos[v][1] - 2
+        assert all(y0 < y1 for (_, y0), (_, y1) in zip(ends, ends[1:])), (p, v)
+        for x, y in curve_points(d):                    # ... and never through a box
+            assert not any(bx < x < bx + w and by < y < by + NODE_H
+                           for bx, by in pos.values()), (p, v, x, y)
     graph = graph_of(et)
     assert sorted(edges) == sorted((p, v) for v, ps in graph.items() for p in ps)
 
@@ -80,7 +101,7 @@ def test_a_wide_layer_wraps_onto_rows_of_equal_length():
     rows of equal length, and the picture stays as wide as the column."""
     graph = {f"v_{-k}": [] for k in range(9, -1, -1)}
     graph["v_1"] = list(graph)
-    pos, (W, H), anchors = layout(graph, 150)
+    pos, (W, H), routes = layout(graph, 150)
     rows = {}
     for v in list(graph)[:10]:
         rows.setdefault(pos[v][1], []).append(v)
@@ -89,7 +110,7 @@ def test_a_wide_layer_wraps_onto_rows_of_equal_length():
     assert sorted(map(len, rows.values())) == [3, 3, 4]     # 10 = 4 + 3 + 3, not 4 + 4 + 2
     assert pos["v_1"][1] > max(rows)
     # the ten edges into v_1 enter its top side at distinct points, left to right
-    ends = [anchors[(p, "v_1")][1] for p in list(graph)[:10]]
+    ends = [routes[(p, "v_1")][-1] for p in list(graph)[:10]]
     assert all(y == pos["v_1"][1] for _, y in ends)
     assert len({x for x, _ in ends}) == 10
     assert all(pos["v_1"][0] <= x <= pos["v_1"][0] + 150 for x, _ in ends)
