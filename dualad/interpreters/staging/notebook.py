@@ -51,7 +51,8 @@ def _statics(key):
             and key[0][:1] == (tuple,)):
         return []
     out = [_short(repr(k[2])) for k in key[1] if isinstance(k, tuple) and k[:1] == ("static",)]
-    out += [f"{i}={_short(repr(v[1]))}" for i, v in key[2]]
+    out += [f"{i if isinstance(i, str) else f'argument {i}'}={_short(repr(v[1]))}"
+            for i, v in key[2]]
     return out
 
 
