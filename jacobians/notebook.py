@@ -29,12 +29,15 @@ import base64
 import html
 import struct
 import zlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .bicoloring import recoverable
 from .cost import _fmt
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["MAX_SIDE", "PLOT_SIDE", "Raster", "raster", "plan_html", "plot_plan", "png"]
 
@@ -185,12 +188,11 @@ def _facts(lines):
     return "".join(rows)
 
 
-def _alternatives(plan):
+def _alternatives(plan, ways):
     """One row per way to the Jacobian: directions, sweeps, estimate and its source."""
-    from .plan import ALTERNATIVES
     chosen = plan.mode if plan.through is None else None
     rows = [_row(("way", "directions", "sweeps", "estimated per Jacobian", "source"), "th")]
-    for alt in ALTERNATIVES:
+    for alt in ways:
         seconds, source = plan.estimates.get(alt, (None, "not considered"))
         d = plan.directions_of(alt)
         rows.append(_row((alt + (" (chosen)" if alt == chosen else ""),
@@ -222,9 +224,10 @@ def _picture(plan):
             f"</figcaption></figure>")
 
 
-def plan_html(plan: Any) -> str:
+def plan_html(plan: Any, ways: Sequence[str]) -> str:
     """The plan as an HTML fragment for Jupyter: a title, the facts of ``explain()``, a
-    table of the alternatives, what was measured, and the pattern's picture; all text
+    table of the alternatives ``ways`` (:data:`jacobians.plan.ALTERNATIVES`), what was
+    measured, and the pattern's picture; all text
     escaped; the picture bounded (:data:`MAX_SIDE`), so the fragment stays small (tens of
     kilobytes) whatever the Jacobian's size."""
     lines = plan.explain().splitlines()
@@ -235,7 +238,7 @@ def plan_html(plan: Any) -> str:
             f'<div style="display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start">'
             f'<table style="max-width:60em">{_facts(lines[1:at])}</table>{_picture(plan)}'
             f"</div><p><b>Estimated cost of each alternative</b></p>"
-            f"<table>{_alternatives(plan)}</table>"
+            f"<table>{_alternatives(plan, ways)}</table>"
             f"<p><b>Measured</b></p><table>{_facts(after)}</table></div>")
 
 

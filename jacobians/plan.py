@@ -636,7 +636,7 @@ class Plan:
         """Jupyter's view: :meth:`explain` as tables, beside the pattern's picture
         (:mod:`jacobians.notebook`)."""
         from .notebook import plan_html
-        return plan_html(self)
+        return plan_html(self, ALTERNATIVES)
 
     def plot(self, ax: Any = None) -> Any:
         """Draw the sparsity pattern, each entry in the color of the seed that recovers it.
