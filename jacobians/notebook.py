@@ -205,6 +205,10 @@ def _alternatives(plan, ways):
 def _picture(plan):
     """The pattern's PNG with its caption and legend, or a line saying there is none."""
     r = raster(plan)
+    if r is None and plan.through is not None:     # mixed: J_f = J_g J_h, no one pattern
+        return (f'<p style="max-width:24em">No one sparsity pattern to draw: {_e(plan.mode)} '
+                f"computes the {plan.m} x {plan.n} Jacobian as a product of factors, each "
+                f"by a plan of its own.</p>")
     if r is None:
         return (f'<p style="max-width:24em">No sparsity pattern to draw: '
                 f"{_e(plan.mode)} computes the dense {plan.m} x {plan.n} Jacobian "
@@ -252,6 +256,9 @@ def plot_plan(plan: Any, ax: Any = None) -> Any:
         raise ImportError(f"Plan.plot({plan.problem.name}) needs matplotlib, which is not "
                           f'installed: pip install "dualad[plot]" (or pip install '
                           f"matplotlib)") from e
+    if ax is not None and not hasattr(ax, "imshow"):
+        raise TypeError(f"Plan.plot({plan.problem.name}): ax must be a matplotlib Axes, got "
+                        f"{type(ax).__name__!r}; leave it out to draw on new axes")
     if ax is None:
         import matplotlib.pyplot as plt
         ax = plt.subplots()[1]

@@ -244,6 +244,48 @@ def test_plot_of_a_dense_plan_says_there_is_no_pattern(agg):
                                                 "(no sparsity pattern)"]
 
 
+def test_plot_on_something_that_is_no_axes_says_what_to_pass(agg):
+    p = jacobians.plan(residual, np.ones(10), mode="sparse-forward")
+    fig = agg.figure()
+    with pytest.raises(TypeError, match=r"Plan.plot\(residual\): ax must be a matplotlib "
+                                        r"Axes, got 'Figure'; leave it out"):
+        p.plot(ax=fig)
+    with pytest.raises(TypeError, match="got 'str'"):
+        p.plot("left")
+
+
+def test_a_mixed_plan_says_it_has_no_one_pattern(agg):
+    """J_f = J_g J_h through a cut of 2 values: the factors have patterns, f's plan none."""
+    def bottleneck(x):
+        h = np.tanh(np.outer(x, x).sum(axis=0)[:2])
+        return np.concatenate([h * k for k in range(1, 200)])
+    p = jacobians.plan(bottleneck, np.ones(300), mode="mixed")
+    html = p._repr_html_()
+    assert "No one sparsity pattern to draw: mixed computes the 398 x 300 Jacobian as a " \
+        "product of factors" in html and "<img" not in html
+    assert not p.plot().images
+
+
+def test_a_plan_through_the_gathers_draws_the_inner_pattern():
+    idx = np.array([0, 5, 9, 2] * 50)
+
+    def gathered(x):
+        y = x[idx]
+        return y[1:] * y[:-1]
+    p = jacobians.plan(gathered, np.ones(10))
+    assert p.through is not None
+    html = p._repr_html_()
+    idx_img = _indices(_picture(html))
+    # g(a, b) = a * b of the two cuts a = x[idx][1:], b = x[idx][:-1] (199 values each):
+    # J_g = [diag(b), diag(a)], 199 x 398, drawn on 199 x 256 pixels
+    inner = p.through.inner
+    assert (inner.m, inner.n) == (199, 398)
+    assert idx_img.shape == (199, 256) and np.count_nonzero(idx_img) == 398
+    i = np.arange(199)
+    assert np.all(idx_img[i, i * 256 // 398] > 0) and np.all(idx_img[i, (199 + i) * 256 // 398] > 0)
+    assert "the pattern of J_g (199 x 398), the inner function" in html
+
+
 def test_plot_of_a_large_pattern_is_downsampled_to_1024(agg):
     p = jacobians.plan(residual, np.ones(5001), mode="sparse-forward")
     ax = p.plot()
