@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import io
+from html.parser import HTMLParser
 import re
 import sys
 import threading
@@ -26,6 +27,30 @@ from dualad.jacobians import notebook
 
 mpl = pytest.importorskip("matplotlib")
 mpl_image = pytest.importorskip("matplotlib.image")
+
+
+class _Balanced(HTMLParser):
+    """Checks that every opened element is closed, in order (void elements aside)."""
+    VOID = {"img", "br", "hr", "meta", "link", "input"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.errors = [], []
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack.pop() != tag:
+            self.errors.append(tag)
+
+
+def _well_formed(page):
+    checker = _Balanced()
+    checker.feed(page)
+    checker.close()
+    return not checker.errors and not checker.stack
 
 
 def residual(x):
@@ -306,3 +331,9 @@ def test_png_writer_round_trips_through_an_independent_reader():
     rgba = mpl_image.imread(io.BytesIO(notebook.png(image)), format="png")
     assert np.array_equal(np.rint(rgba[..., :3] * 255).astype(np.uint8),
                           notebook.PALETTE[image])
+
+
+def test_every_view_is_well_formed_html():
+    for mode in ("reverse", "sparse-forward", "sparse-reverse", "sparse-bidirectional"):
+        assert _well_formed(jacobians.plan(residual, np.ones(20), mode=mode)._repr_html_()), mode
+    assert _well_formed(jacobians.plan(dualad.grad(energy), np.ones(20))._repr_html_())

@@ -4,6 +4,7 @@ and the listing, escaped; nothing traced to draw it."""
 from __future__ import annotations
 
 import html
+from html.parser import HTMLParser
 import re
 import threading
 import warnings
@@ -13,6 +14,30 @@ import pytest
 
 import dualad
 from dualad.interpreters.staging import notebook
+
+
+class _Balanced(HTMLParser):
+    """Checks that every opened element is closed, in order (void elements aside)."""
+    VOID = {"img", "br", "hr", "meta", "link", "input"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.errors = [], []
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack.pop() != tag:
+            self.errors.append(tag)
+
+
+def _well_formed(page):
+    checker = _Balanced()
+    checker.feed(page)
+    checker.close()
+    return not checker.errors and not checker.stack
 
 
 def _rows(page):
@@ -149,3 +174,11 @@ def test_the_numba_backend_names_its_tier(backend):
     tier = _rows(jn._repr_html_())[0][3]
     assert tier == jn.cache_info(tiers=True)[next(iter(jn.cache_info()))][0]
     assert "backend numba" in jn._repr_html_()
+
+
+def test_every_view_is_well_formed_html():
+    jf = dualad.jit(lambda x, n: np.sum(x * n) if x[0] > 0 else x, static_argnums=1)
+    assert _well_formed(jf._repr_html_())
+    jf(np.ones(3), 2)
+    jf(-np.ones(3), 2)
+    assert _well_formed(jf._repr_html_())
