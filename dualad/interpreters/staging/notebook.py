@@ -7,9 +7,11 @@ equations, the guards, the most frequent primitives and the fused groups (maxima
 connected elementwise float64 groups, :func:`dualad.interpreters.staging.fuse.groups`:
 what the Numba backend writes one loop kernel for) — and its listing
 (:func:`dualad.interpreters.staging.program.pretty`, the jaxpr-like text ``program()``
-prints) with the generated source folded below it. Every text is HTML-escaped and a
-listing past :data:`MAX_LINES` lines is cut (the cut says how many lines were left out:
-``f.program(*args)`` prints them all). Nothing is traced or compiled to draw the view.
+prints) with the generated source folded below it, for the :data:`LISTED` newest
+signatures. Every text is HTML-escaped and a listing past :data:`MAX_LINES` lines or
+:data:`MAX_CHARS` characters is cut (the cut says how many lines were left out:
+``f.program(*args)`` prints them all), so the view stays a few hundred kilobytes at most
+whatever was traced. Nothing is traced or compiled to draw the view.
 """
 from __future__ import annotations
 
@@ -21,9 +23,12 @@ from . import numba_tier
 from .fuse import groups
 from .program import _aval, pretty
 
-__all__ = ["MAX_LINES", "jitted_html", "program_stats", "signature_text"]
+__all__ = ["LISTED", "MAX_CHARS", "MAX_LINES", "jitted_html", "program_stats",
+           "signature_text"]
 
-MAX_LINES = 200
+MAX_LINES = 200           # of a listing or a source shown
+MAX_CHARS = 20_000        # of a listing or a source shown
+LISTED = 4                # signatures whose listings are shown: the newest
 _e = html.escape
 _STYLE = ("<style>.dualad-jit table{border-collapse:collapse}.dualad-jit th,.dualad-jit td"
           "{padding:2px 8px;text-align:left;vertical-align:top;border-bottom:1px solid #ddd}"
@@ -69,11 +74,18 @@ def signature_text(key: Any, program: Any) -> str:
 
 
 def _cut(text):
-    """``text`` up to :data:`MAX_LINES` lines, and a last line saying what was left out."""
+    """``text`` up to :data:`MAX_LINES` lines and :data:`MAX_CHARS` characters, and a last
+    line saying how many lines were left out."""
     lines = text.splitlines()
-    if len(lines) <= MAX_LINES:
+    kept, size = [], 0
+    for line in lines[:MAX_LINES]:
+        size += len(line) + 1
+        if size > MAX_CHARS:
+            break
+        kept.append(line)
+    if len(kept) == len(lines):
         return text
-    return "\n".join(lines[:MAX_LINES] + [f"... {len(lines) - MAX_LINES} more lines"])
+    return "\n".join(kept + [f"... {len(lines) - len(kept)} more lines"])
 
 
 def _signature(name, key, entry):
@@ -114,4 +126,8 @@ def jitted_html(jitted: Any) -> str:
     table = ("<table><tr><th>signature</th><th>traces</th><th>programs</th><th>replays on"
              "</th><th>program</th><th>fused (elementwise) groups</th></tr>"
              + "".join(rows) + "</table>")
-    return head + table + "".join(listings) + "</div>"
+    shown = [t for t in listings if t][-LISTED:]     # the newest signatures' listings
+    more = sum(1 for t in listings if t) - len(shown)
+    note = (f"<p>The listings of the {len(shown)} newest signatures; {more} older ones: "
+            f"print <code>.program(*args)</code> with their arguments.</p>" if more else "")
+    return head + table + note + "".join(shown) + "</div>"

@@ -182,3 +182,28 @@ def test_every_view_is_well_formed_html():
     jf(np.ones(3), 2)
     jf(-np.ones(3), 2)
     assert _well_formed(jf._repr_html_())
+
+
+def test_only_the_newest_listings_are_shown_and_the_view_stays_bounded():
+    """64 signatures (the most a jitted function keeps) of a 300-equation program: every
+    signature has its row, the 4 newest their listings, each cut at 200 lines."""
+    def chain(x):
+        for _ in range(300):
+            x = x * 1.0001
+        return x
+    jc = dualad.jit(chain)
+    for n in range(1, 65):
+        jc(np.ones(n))
+    page = jc._repr_html_()
+    assert len(_rows(page)) == 64
+    heads = re.findall(r"<p><b>chain\(float64\[(\d+)\]\)</b>, the newest program", page)
+    assert heads == ["61", "62", "63", "64"]
+    assert "The listings of the 4 newest signatures; 60 older ones" in page
+    assert len(page.encode()) < 300_000
+    assert _well_formed(page)
+
+
+def test_a_listing_of_long_lines_is_cut_by_characters():
+    text = "\n".join("x" * 1000 for _ in range(50))
+    cut = notebook._cut(text).splitlines()
+    assert len(cut) == 20 and cut[-1] == "... 31 more lines"   # 19 lines of 1001 chars fit
