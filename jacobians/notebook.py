@@ -139,8 +139,8 @@ def raster(plan: Any, max_side: int = MAX_SIDE) -> Raster | None:
     block = (-(-m // h) if m else 1, -(-n // w) if n else 1)
     caption = f"{what}, {pattern.nnz} structural nonzeros, colored by {target.mode}"
     if m == n and m > 1 and (pattern != pattern.T).nnz == 0:
-        caption += (" (a symmetric pattern, as a Hessian's: jacobians.sparse_hessian needs "
-                    "only a star or acyclic coloring of it)")
+        caption += (" (a symmetric pattern, as a Hessian's: jacobians.sparse_hessian colors "
+                    "it by a star or acyclic coloring, often with fewer colors)")
     if block != (1, 1):
         caption += (f"; downsampled to {h} x {w} pixels, each a block of up to {block[0]} "
                     f"x {block[1]} entries drawn in one of its entries' colors")
