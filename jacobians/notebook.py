@@ -177,11 +177,14 @@ def _row(cells, tag="td", chosen=False):
 
 def _facts(lines):
     """``explain()``'s fact lines as table rows: ``Key: text`` as a header cell and its
-    text, any other line across both."""
+    text, an indented line (a detail of the one above) or any other line across both."""
     rows = []
     for line in lines:
         key, sep, text = line.partition(": ")
-        if sep and len(key) <= 40 and "=" not in key:
+        if line.startswith("  "):                 # a detail of the line above
+            rows.append(f'<tr><td colspan="2" style="padding-left:2em">{_e(line.strip())}'
+                        f"</td></tr>")
+        elif sep and len(key) <= 40 and "=" not in key:
             rows.append(f"<tr><th>{_e(key)}</th><td>{_e(text)}</td></tr>")
         else:
             rows.append(f'<tr><td colspan="2">{_e(line)}</td></tr>')
@@ -236,7 +239,7 @@ def plan_html(plan: Any, ways: Sequence[str]) -> str:
     kilobytes) whatever the Jacobian's size."""
     lines = plan.explain().splitlines()
     at = lines.index("Estimated cost of each alternative:")
-    after = [t for t in lines[at + 1:] if not t.startswith("  ")]
+    after = lines[at + 1 + len(ways):]         # explain() gives one line per way
     return (f'<div class="dualad-plan" style="font-family:sans-serif;font-size:90%">{_STYLE}'
             f"<p><b>{_e(lines[0])}</b></p>"
             f'<div style="display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start">'

@@ -102,6 +102,27 @@ def test_a_dense_plan_shows_its_alternatives_and_says_there_is_no_pattern():
     assert "Planning evaluated loss" in html
 
 
+def test_what_was_timed_is_shown_with_each_sweep_timed(monkeypatch):
+    """With the timing threshold at 0, forward and reverse (modelled within 30x) are timed
+    on f: their rows say "timed", and the measured table lists each timed sweep."""
+    monkeypatch.setattr(jacobians.cost, "TIME_MIN_SECONDS", 0.0)
+
+    def tall(x):
+        return np.tanh(np.outer(x, x)).ravel()[:300]
+    p = jacobians.plan(tall, np.ones(20), sparse=False, jit=False)
+    html = p._repr_html_()
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", html.split("Estimated cost of each alternative")[1])
+    assert re.match(r"<td>forward \(chosen\)</td><td>20</td><td>1</td><td>[^<]+</td>"
+                    r"<td>timed</td>", rows[1])
+    assert re.match(r"<td>reverse</td><td>300</td><td>1</td><td>[^<]+</td><td>timed</td>",
+                    rows[2])
+    measured = html.split("<b>Measured</b>")[1]
+    assert "<th>Timed</th><td>forward, reverse were modelled within 30x" in measured
+    details = re.findall(r'<td colspan="2" style="padding-left:2em">(.*?)</td>', measured)
+    assert [d.split(" ")[0] for d in details] == ["forward:", "recording", "reverse:"]
+    assert "Planning evaluated tall 5 time(s)" in measured
+
+
 def test_a_sparse_forward_plan_draws_each_entry_in_its_column_color():
     p = jacobians.plan(residual, np.ones(50), mode="sparse-forward")
     html = p._repr_html_()
