@@ -149,3 +149,23 @@ def test_record_writes_what_charts_reads(tmp_path):
     assert peers["jax"] == {"problem": "ERROR ImportError: x"}
     assert charts.ratios(doc) == [("jacobian", {"dualad": pytest.approx(4.0),
                                                 "dualad.jit": pytest.approx(2.0)})]
+
+
+ROOT = os.path.dirname(BENCH)
+COMMITTED = [  # (chart, how BENCHMARKS.md says it is drawn)
+    ("latest.svg", lambda: json.load(open(os.path.join(BENCH, "results", "latest.json")))),
+    ("issue32.svg", lambda: charts.from_markdown(
+        open(os.path.join(ROOT, "BENCHMARKS.md"), encoding="utf-8").read(),
+        "After (full run, 00:14-00:27 UTC", "BENCHMARKS.md"))]
+
+
+@pytest.mark.parametrize("name, source", COMMITTED, ids=[c[0] for c in COMMITTED])
+def test_the_committed_charts_are_what_their_sources_draw(name, source, tmp_path):
+    """The same bars and title as drawing the committed source again (bytes may differ
+    with matplotlib's version), and BENCHMARKS.md shows the chart."""
+    committed = open(os.path.join(ROOT, "docs", "_static", "bench", name)).read()
+    again = open(charts.draw(source(), str(tmp_path / name))).read()
+    assert sorted(_bars(committed)) == sorted(_bars(again)) and _bars(again)
+    title = re.findall(r">(measured: [^<]*)</text>", again)
+    assert title and title == re.findall(r">(measured: [^<]*)</text>", committed)
+    assert f"](docs/_static/bench/{name})" in open(os.path.join(ROOT, "BENCHMARKS.md")).read()
