@@ -112,10 +112,11 @@ def test_what_was_timed_is_shown_with_each_sweep_timed(monkeypatch):
     p = jacobians.plan(tall, np.ones(20), sparse=False, jit=False)
     html = p._repr_html_()
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", html.split("Estimated cost of each alternative")[1])
-    assert re.match(r"<td>forward \(chosen\)</td><td>20</td><td>1</td><td>[^<]+</td>"
-                    r"<td>timed</td>", rows[1])
-    assert re.match(r"<td>reverse</td><td>300</td><td>1</td><td>[^<]+</td><td>timed</td>",
-                    rows[2])
+    sweeps = {alt: p.sweeps_of(alt) for alt in ("forward", "reverse")}   # by the chunk
+    assert re.match(rf"<td>forward \(chosen\)</td><td>20</td><td>{sweeps['forward']}</td>"
+                    r"<td>[^<]+</td><td>timed</td>", rows[1])
+    assert re.match(rf"<td>reverse</td><td>300</td><td>{sweeps['reverse']}</td><td>[^<]+</td>"
+                    r"<td>timed</td>", rows[2])
     measured = html.split("<b>Measured</b>")[1]
     assert "<th>Timed</th><td>forward, reverse were modelled within 30x" in measured
     details = re.findall(r'<td colspan="2" style="padding-left:2em">(.*?)</td>', measured)
