@@ -55,10 +55,19 @@ def _statics(key):
     if not (isinstance(key, tuple) and len(key) == 3 and isinstance(key[0], tuple)
             and key[0][:1] == (tuple,)):
         return []
-    out = [_short(repr(k[2])) for k in key[1] if isinstance(k, tuple) and k[:1] == ("static",)]
-    out += [f"{i if isinstance(i, str) else f'argument {i}'}={_short(repr(v[1]))}"
+    out = [_shown(k[2]) for k in key[1] if isinstance(k, tuple) and k[:1] == ("static",)]
+    out += [f"{i if isinstance(i, str) else f'argument {i}'}={_shown(v[1])}"
             for i, v in key[2]]
     return out
+
+
+def _shown(value):
+    """A static value's ``repr``, shortened; a user's ``__repr__`` that raises shows the
+    type instead (the view must not raise)."""
+    try:
+        return _short(repr(value))
+    except Exception:  # noqa: BLE001 - any error of user code
+        return f"<{type(value).__name__} object>"
 
 
 def _short(text, limit=60):

@@ -207,3 +207,18 @@ def test_a_listing_of_long_lines_is_cut_by_characters():
     text = "\n".join("x" * 1000 for _ in range(50))
     cut = notebook._cut(text).splitlines()
     assert len(cut) == 20 and cut[-1] == "... 31 more lines"   # 19 lines of 1001 chars fit
+
+
+def test_a_static_argument_whose_repr_raises_shows_its_type():
+    class Config:
+        def __hash__(self):
+            return 7
+
+        def __eq__(self, other):
+            return isinstance(other, Config)
+
+        def __repr__(self):
+            raise RuntimeError("no repr")
+    jf = dualad.jit(lambda x, cfg: x * 2.0, static_argnums=1)
+    jf(np.ones(2), Config())
+    assert _rows(jf._repr_html_())[0][0] == "(float64[2]; static: argument 1=<Config object>)"
