@@ -642,6 +642,28 @@ class Plan:
                 f"{counted(self.directions, 'direction')} in "
                 f"{self.n_chunks} sweep(s){on})")
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: :meth:`explain` as tables, beside the pattern's picture
+        (:mod:`jacobians.notebook`)."""
+        from .notebook import plan_html
+        return plan_html(self, ALTERNATIVES)
+
+    def plot(self, ax: Any = None) -> Any:
+        """Draw the sparsity pattern, each entry in the color of the seed that recovers it.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (default: new axes of a new figure).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The axes drawn on. Needs matplotlib (``pip install "dualad[plot]"``).
+        """
+        from .notebook import plot_plan
+        return plot_plan(self, ax)
+
 
 def _via(through):
     """How a plan's ``through`` way is named after its mode (the gathers' or mixed)."""
