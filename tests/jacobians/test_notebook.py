@@ -112,7 +112,8 @@ def test_what_was_timed_is_shown_with_each_sweep_timed(monkeypatch):
     p = jacobians.plan(tall, np.ones(20), sparse=False, jit=False)
     html = p._repr_html_()
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", html.split("Estimated cost of each alternative")[1])
-    sweeps = {alt: p.sweeps_of(alt) for alt in ("forward", "reverse")}   # by the chunk
+    sweeps = {alt: p.sweeps_of(alt) for alt in ("forward", "reverse")}   # by each one's chunk
+    assert sweeps == {"forward": 1, "reverse": 1}
     assert re.match(rf"<td>forward \(chosen\)</td><td>20</td><td>{sweeps['forward']}</td>"
                     r"<td>[^<]+</td><td>timed</td>", rows[1])
     assert re.match(rf"<td>reverse</td><td>300</td><td>{sweeps['reverse']}</td><td>[^<]+</td>"
