@@ -22,7 +22,8 @@ sweep (:func:`laplacian`, :func:`hessian_diagonal`, :func:`hessian_trace`,
 :class:`Function`), implicit differentiation (:func:`custom_root`,
 :func:`custom_linear_solve`), :func:`stop_gradient`, :func:`detect_anomaly`, the
 teaching :func:`trace`, and the errors users meet. :mod:`dualad.autograd` is the
-PyTorch-style imperative face and :mod:`dualad.lax` the JAX spellings.
+PyTorch-style imperative face, :class:`GradientTape` TensorFlow's tape and :mod:`dualad.lax`
+the JAX spellings.
 :mod:`dualad.extend` is the interface for declaring primitives and writing interpreters
 (``Primitive``, ``REGISTRY``, ``sample``, ``Dual``, ``Var``: still importable from
 ``dualad`` as attributes, listed in ``dualad.extend.__all__``). The planner and the
@@ -54,6 +55,7 @@ from .interpreters.batching.vmap import vmap  # noqa: F401
 from .transforms.scan import scan  # noqa: F401  (over the package's name, as vmap)
 from .transforms.while_loop import while_loop  # noqa: F401  (as scan)
 from .transforms.stop import stop_gradient  # noqa: F401
+from .transforms.gradient_tape import GradientTape  # noqa: F401  (TensorFlow's tape)
 from . import lax  # noqa: F401  (JAX-style spellings: dualad.lax.stop_gradient)
 from .interpreters.staging.api import jit, JitRetraceWarning  # noqa: F401
 from .interpreters.staging.default import JitFallbackWarning  # noqa: F401
@@ -112,6 +114,8 @@ __all__ = [
     # loops, memory, implicit differentiation
     "scan", "while_loop", "checkpoint", "remat_plan", "RematWarning", "custom_root",
     "custom_linear_solve", "stop_gradient",
+    # TensorFlow's tape
+    "GradientTape",
     # custom rules
     "primitive", "Function", "custom_jvp", "custom_vjp",
     # debugging, teaching, allocator

@@ -24,7 +24,7 @@ def test_all_lists_the_user_facing_functions_classes_and_errors():
               "primitive", "Function", "custom_jvp", "custom_vjp", "detect_anomaly", "trace",
               "keep_heap",
               "AnomalyError", "EscapedTracerError", "JitRetraceWarning", "JitFallbackWarning",
-              "remat_plan", "RematWarning"}
+              "remat_plan", "RematWarning", "GradientTape"}
     assert set(dualad.__all__) == wanted
     for name in dualad.__all__:
         assert callable(getattr(dualad, name)), name
