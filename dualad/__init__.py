@@ -77,6 +77,7 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING  # noqa: E402
 if _TYPE_CHECKING:   # for type checkers only: the lazy attributes below, with their types
     from .transforms.implicit import custom_linear_solve, custom_root  # noqa: F401
     from .teaching.evaltrace import trace  # noqa: F401
+    from .jacobians import hessian, jacfwd, jacobian, jacrev  # noqa: F401
 del _TYPE_CHECKING, _dispatch, _families
 
 __version__ = "0.1.0"
@@ -84,7 +85,7 @@ __version__ = "0.1.0"
 # The public modules (dir(dualad) lists them, loaded or not) and the internal packages
 # (dir(dualad) leaves them out; reach them through dualad.extend).
 PUBLIC_MODULES = ("numpy", "scipy", "array_api", "lax", "autograd", "extend", "revolve",
-                  "teaching", "jacobians", "verification")
+                  "teaching", "jacobians", "verification", "tree")
 INTERNAL = ("core", "interpreters", "frontend", "transforms", "ops", "_autograd_methods",
             "PUBLIC_MODULES", "INTERNAL")
 
@@ -96,7 +97,10 @@ INTERNAL = ("core", "interpreters", "frontend", "transforms", "ops", "_autograd_
 __getattr__, __dir__ = _attach(__name__, attributes={
     "custom_root": "dualad.transforms.implicit",
     "custom_linear_solve": "dualad.transforms.implicit",
-    "trace": "dualad.teaching.evaltrace"},
+    "trace": "dualad.teaching.evaltrace",
+    # JAX's spellings of the planner's functions (the same objects as dualad.jacobians')
+    "jacobian": "dualad.jacobians", "jacfwd": "dualad.jacobians", "jacrev": "dualad.jacobians",
+    "hessian": "dualad.jacobians"},
     listed=PUBLIC_MODULES, hidden=INTERNAL)
 
 # What ``help(dualad)`` lists and ``from dualad import *`` gives: the user-facing functions,
@@ -105,6 +109,8 @@ __getattr__, __dir__ = _attach(__name__, attributes={
 __all__ = [
     # functional transformations
     "grad", "value_and_grad", "jvp", "vjp", "hvp", "derivative", "vmap", "jit",
+    # Jacobians and Hessians (dualad.jacobians', by JAX's names)
+    "jacobian", "jacfwd", "jacrev", "hessian",
     # Taylor mode
     "jet", "taylor",
     # differential operators (batched Taylor sweeps)

@@ -108,6 +108,10 @@ def holds_traced(tree):
     return False
 
 
+# The functions that take JAX's has_aux= and holomorphic= (jacobians.jax_keywords)
+JAX_KEYWORDS = ("jacobian", "jacfwd", "jacrev", "hessian")
+
+
 def composes(api: str, curry: bool = False) -> Callable[[_F], _F]:
     """Decorator of the public planner function ``api``: on traced values (an argument, or
     a traced output met by the plain path: :class:`TracedOutput`) the call goes to its
@@ -116,6 +120,11 @@ def composes(api: str, curry: bool = False) -> Callable[[_F], _F]:
     def wrap(plain):
         @functools.wraps(plain)
         def public(f, *args, **kwargs):
+            if api in JAX_KEYWORDS and ("has_aux" in kwargs or "holomorphic" in kwargs):
+                from .jax_keywords import with_jax_keywords
+                has_aux = kwargs.pop("has_aux", False)
+                holomorphic = kwargs.pop("holomorphic", False)
+                return with_jax_keywords(api, public, f, args, kwargs, has_aux, holomorphic)
             if curry and not args:
                 def curried(*a):
                     return public(f, *a, **kwargs)

@@ -1,12 +1,20 @@
-"""Nested containers of arrays (tuples, lists, dicts): flatten and rebuild."""
+"""Nested containers of arrays (pytrees): flatten and rebuild.
+
+The containers are those of :mod:`dualad.core.tree_nodes`, the one registry: tuples,
+lists, dicts, named tuples and the classes users register. Every transformation reads
+its arguments and results through these functions.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .tree_nodes import build, is_registered, node
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["flatten", "tree_map", "describe", "flatten_like"]
+__all__ = ["flatten", "unflatten", "leaves", "structure", "TreeDef", "tree_map", "describe",
+           "flatten_like"]
 
 
 def flatten(tree: Any) -> tuple[list[Any], Callable[[Any], Any]]:
@@ -20,15 +28,16 @@ def flatten(tree: Any) -> tuple[list[Any], Callable[[Any], Any]]:
     Parameters
     ----------
     tree : object
-        Nested tuples (named tuples too), lists and dicts; anything else is a leaf.
+        Nested tuples (named tuples too), lists, dicts and registered classes
+        (:func:`dualad.tree.register`); anything else is a leaf.
 
     Returns
     -------
     leaves : list
         The leaves, depth first (dicts in their key order).
-    rebuild : callable
-        ``rebuild(new_leaves)``: the tree's structure with ``new_leaves`` in place of
-        the leaves.
+    rebuild : TreeDef
+        The structure; ``rebuild(new_leaves)`` (or ``unflatten(rebuild, new_leaves)``)
+        is the tree with ``new_leaves`` in place of the leaves.
 
     See Also
     --------
@@ -45,28 +54,64 @@ def flatten(tree: Any) -> tuple[list[Any], Callable[[Any], Any]]:
     """
     leaves = []
     spec = _flatten(tree, leaves)
-    return leaves, lambda new: _unflatten(spec, iter(new))
+    return leaves, TreeDef(spec, len(leaves))
+
+
+class TreeDef:
+    """A tree's structure without its leaves: call it with new leaves to rebuild the tree.
+
+    ``treedef(new_leaves)`` and ``unflatten(treedef, new_leaves)`` are the same. Two
+    structures are equal (and hash alike) when their containers, dict keys, named-tuple
+    types and registered classes' auxiliary data are equal: ``jit`` keys its cache on it.
+    """
+    __slots__ = ("spec", "num_leaves")
+
+    def __init__(self, spec, num_leaves):
+        self.spec = spec
+        self.num_leaves = num_leaves
+
+    def __call__(self, new):
+        return _unflatten(self.spec, iter(new))
+
+    def __eq__(self, other):
+        return isinstance(other, TreeDef) and self.spec == other.spec
+
+    def __hash__(self):
+        return hash(self.spec)
+
+    def __repr__(self):
+        return f"TreeDef({_show(self.spec)})"
+
+
+def _show(spec):
+    if spec is None:
+        return "*"
+    kind, aux, children = spec
+    inner = ", ".join(_show(c) for c in children)
+    if kind is dict:
+        return "{" + ", ".join(f"{k!r}: {_show(c)}" for k, c in zip(aux, children)) + "}"
+    if kind is list:
+        return f"[{inner}]"
+    if kind is tuple:
+        return f"({inner}{',' if len(children) == 1 else ''})"
+    return f"{kind.__name__}[{aux!r}]({inner})" if is_registered(kind) else \
+        f"{kind.__name__}({inner})"
 
 
 def _flatten(tree, leaves):
-    if isinstance(tree, (tuple, list)):
-        return (type(tree), [_flatten(t, leaves) for t in tree])
-    if isinstance(tree, dict):
-        keys = list(tree)
-        return (dict, keys, [_flatten(tree[k], leaves) for k in keys])
-    leaves.append(tree)
-    return None
+    level = node(tree)
+    if level is None:
+        leaves.append(tree)
+        return None
+    kind, aux, children, _ = level
+    return (kind, aux, tuple(_flatten(t, leaves) for t in children))
 
 
 def _unflatten(spec, it):
     if spec is None:
         return next(it)
-    if spec[0] is dict:
-        return {k: _unflatten(s, it) for k, s in zip(spec[1], spec[2])}
-    kind, children = spec
-    items = [_unflatten(s, it) for s in children]
-    return tuple(items) if kind is tuple else (kind(*items) if hasattr(kind, "_fields")
-                                                else kind(items))
+    kind, aux, children = spec
+    return build(kind, aux, [_unflatten(s, it) for s in children])
 
 
 def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
@@ -106,12 +151,41 @@ def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
     return rebuild([fn(x, *ys) for x, *ys in zip(leaves, *others)])
 
 
+def unflatten(treedef: TreeDef, leaves: Any) -> Any:
+    """The tree of structure ``treedef`` (from :func:`flatten`) holding ``leaves``.
+
+    As ``jax.tree_util.tree_unflatten(treedef, leaves)``; the same as ``treedef(leaves)``.
+    A count of leaves other than the structure's is a ValueError.
+    """
+    if not isinstance(treedef, TreeDef):
+        raise TypeError(f"dualad.tree.unflatten: treedef must be the structure "
+                        f"dualad.tree.flatten returned, got {type(treedef).__name__}")
+    leaves = list(leaves)
+    if len(leaves) != treedef.num_leaves:
+        raise ValueError(f"dualad.tree.unflatten: {treedef!r} has {treedef.num_leaves} "
+                         f"leaf(s) but {len(leaves)} were given")
+    return treedef(leaves)
+
+
+def leaves(tree: Any) -> list[Any]:
+    """The leaves of ``tree``, depth first (as ``jax.tree_util.tree_leaves``)."""
+    return flatten(tree)[0]
+
+
+def structure(tree: Any) -> TreeDef:
+    """The structure of ``tree`` without its leaves (as ``jax.tree_util.tree_structure``)."""
+    return flatten(tree)[1]
+
+
 def describe(tree: object) -> str:
     """A pytree's container or leaf, for error messages: 'a list of 3 item(s)'."""
-    if isinstance(tree, (tuple, list)):
+    if isinstance(tree, (tuple, list)) and not is_registered(type(tree)):
         return f"a {type(tree).__name__} of {len(tree)} item(s)"
-    if isinstance(tree, dict):
+    if isinstance(tree, dict) and not is_registered(type(tree)):
         return f"a dict with keys {sorted(map(str, tree))}"
+    level = node(tree)
+    if level is not None:
+        return f"a {type(tree).__name__} (registered pytree node) of {len(level[2])} child(ren)"
     return f"an array of shape {getattr(tree, 'shape', ())}" if hasattr(tree, "shape") else \
         f"a {type(tree).__name__}"
 
@@ -123,27 +197,38 @@ def flatten_like(like: Any, tree: Any, api: str, what: str, path: str = "",
 
     Where ``like`` has a leaf (an array), the matching part of ``tree`` is one leaf even if
     it is a list of numbers (``[1., 0, 0]`` as a tangent of an array of shape (3,)), made an
-    array by ``leaf``. Containers must match: a mismatch is a ValueError naming the path.
+    array by ``leaf``. Containers must match (a registered class: the same class and
+    auxiliary data): a mismatch is a ValueError naming the path (``.w``, ``[1]``, ``['b']``).
     """
     out = []
     _flatten_like(like, tree, out, (api, what, like_name), path, leaf)
     return out
 
 
+def _same_level(like_level, tree):
+    kind, aux, children, _ = like_level
+    if kind is dict:
+        return isinstance(tree, dict) and len(tree) == len(children) and set(tree) == set(aux)
+    if issubclass(kind, (tuple, list)) and not is_registered(kind):
+        return isinstance(tree, (tuple, list)) and len(tree) == len(children)
+    level = node(tree) if type(tree) is kind else None
+    return level is not None and level[1] == aux and len(level[2]) == len(children)
+
+
 def _flatten_like(like, tree, out, names, path, leaf):
-    if isinstance(like, (tuple, list, dict)):
-        same = isinstance(tree, dict) if isinstance(like, dict) else \
-            isinstance(tree, (tuple, list))
-        if not same or len(tree) != len(like) or (isinstance(like, dict) and
-                                                     set(tree) != set(like)):
-            api, what, like_name = names
-            raise ValueError(
-                f"{api}: {what}{path} is {describe(tree)} but {like_name} is "
-                f"{describe(like)}; give it the same structure (a list or tuple of numbers "
-                f"is a container of scalars, not an array: write np.array([...]) for one "
-                f"array)")
-        keys = list(like) if isinstance(like, dict) else range(len(like))
-        for k in keys:
-            _flatten_like(like[k], tree[k], out, names, f"{path}[{k!r}]", leaf)
+    level = node(like)
+    if level is None:
+        out.append(tree if leaf is None else leaf(tree))
         return
-    out.append(tree if leaf is None else leaf(tree))
+    if not _same_level(level, tree):
+        api, what, like_name = names
+        raise ValueError(
+            f"{api}: {what}{path} is {describe(tree)} but {like_name} is "
+            f"{describe(like)}; give it the same structure (a list or tuple of numbers "
+            f"is a container of scalars, not an array: write np.array([...]) for one "
+            f"array)")
+    kind, _, children, keys = level
+    got = [tree[k] for k in level[1]] if kind is dict else \
+        (list(tree) if not is_registered(kind) else node(tree)[2])
+    for c, t, key in zip(children, got, keys):
+        _flatten_like(c, t, out, names, path + key, leaf)

@@ -1,0 +1,66 @@
+"""JAX's keywords of ``jacfwd``, ``jacrev``, ``jacobian`` and ``hessian``: ``has_aux``, ``holomorphic``.
+
+``has_aux=True``: ``f(*args)`` returns ``(out, aux)``; the result is ``(J, aux)``, with
+``J`` the Jacobian (or Hessian) of ``out`` alone and ``aux`` the value ``f`` returned
+beside it, not differentiated (as ``jax.jacfwd(f, has_aux=True)``). ``f`` is evaluated
+once more, on the point itself, for ``aux`` (the sweeps see ``out`` only).
+
+``holomorphic=True``: the differentiated arguments must be complex; the Jacobian is then
+the complex one, ``d out / d z`` (dualad differentiates complex code holomorphically
+always: ``docs/complex.md``). ``holomorphic=False`` (default) changes nothing.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from dualad.extend import flatten
+
+from ._common import fname
+
+__all__ = ["with_jax_keywords"]
+
+
+def with_jax_keywords(api, public, f, args, kwargs, has_aux, holomorphic):
+    """``public(f, *args, **kwargs)`` with ``has_aux`` and ``holomorphic`` applied."""
+    if not args:
+        def curried(*a):
+            return with_jax_keywords(api, public, f, a, kwargs, has_aux, holomorphic)
+        curried.__name__ = f"{api}({fname(f)})"
+        return curried
+    if holomorphic:
+        _check_complex(api, f, args, kwargs.get("argnums", 0))
+    if not has_aux:
+        return public(f, *args, **kwargs)
+    aux = _aux(api, f, f(*args))
+
+    def out_of(*a):
+        return _aux_pair(api, f, f(*a))[0]
+    out_of.__name__ = fname(f)
+    return public(out_of, *args, **kwargs), aux
+
+
+def _aux_pair(api, f, res):
+    if not (isinstance(res, (tuple, list)) and len(res) == 2):
+        got = f"a {type(res).__name__}" + (f" of {len(res)} item(s)"
+                                           if isinstance(res, (tuple, list)) else "")
+        raise ValueError(f"jacobians.{api}({fname(f)}, has_aux=True): {fname(f)} must return "
+                         f"a pair (output, aux), got {got}; return `out, aux`, or drop "
+                         f"has_aux=True")
+    return res
+
+
+def _aux(api, f, res):
+    return _aux_pair(api, f, res)[1]
+
+
+def _check_complex(api, f, args, argnums):
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for i in nums:
+        if not 0 <= i < len(args):
+            continue   # the planner names the bad argnums
+        for leaf in flatten(args[i])[0]:
+            if not np.iscomplexobj(leaf):
+                raise TypeError(
+                    f"jacobians.{api}({fname(f)}, holomorphic=True): argument {i} has "
+                    f"dtype {np.asarray(leaf).dtype}, not complex; give complex inputs "
+                    f"(x.astype(complex)) or drop holomorphic=True")
