@@ -13,7 +13,7 @@ from .tree_nodes import build, is_registered, node
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["flatten", "unflatten", "leaves", "structure", "TreeDef", "tree_map", "describe",
+__all__ = ["flatten", "unflatten", "is_leaf", "leaves", "leaves_with_path", "structure", "TreeDef", "tree_map", "describe",
            "flatten_like"]
 
 
@@ -165,6 +165,30 @@ def unflatten(treedef: TreeDef, leaves: Any) -> Any:
         raise ValueError(f"dualad.tree.unflatten: {treedef!r} has {treedef.num_leaves} "
                          f"leaf(s) but {len(leaves)} were given")
     return treedef(leaves)
+
+
+def is_leaf(tree: Any) -> bool:
+    """Whether ``tree`` is a leaf (not a container of the registry)."""
+    return node(tree) is None
+
+
+def leaves_with_path(tree: Any) -> list[tuple[str, Any]]:
+    """``(path, leaf)`` for each leaf of ``tree``, depth first: the path as Python reads
+    it, ``".w[1]['b']"`` (fields of named tuples and dataclasses by name, a registered
+    class's other children by position). As ``jax.tree_util.tree_leaves_with_path``,
+    with the path a string."""
+    out = []
+    _with_path(tree, "", out)
+    return out
+
+
+def _with_path(tree, path, out):
+    level = node(tree)
+    if level is None:
+        out.append((path, tree))
+        return
+    for child, key in zip(level[2], level[3]):
+        _with_path(child, path + key, out)
 
 
 def leaves(tree: Any) -> list[Any]:

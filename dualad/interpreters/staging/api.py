@@ -282,7 +282,7 @@ class Jitted(Generic[_P, _R]):
                 boxed = True
             keys.append(k)
             traced.append(t)
-        structure = _structure((dyn_args, dyn_kwargs))
+        structure = _structure(rebuild_tree, self.name)
         key = (structure, tuple(keys), tuple(statics))
         n = len(args)
 
@@ -398,7 +398,7 @@ class Jitted(Generic[_P, _R]):
         finally:
             trace.stop()
         out_leaves, out_rebuild = tree.flatten(out)
-        if not isinstance(out, (tuple, list, dict)) and not hasattr(out, "__dualad_flatten__"):
+        if tree.is_leaf(out) and not hasattr(out, "__dualad_flatten__"):
             out_rebuild = _first   # one leaf: no rebuilding
         out_leaves, out_rebuild = _open_leaves(out_leaves, out_rebuild)   # sparse results
         outvars = []

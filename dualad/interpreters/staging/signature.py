@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.tracer import Box
+from ...core.tree import TreeDef
 
 __all__ = ["_fast_key", "_identity_statics", "_leaf_key", "_positional", "_static",
            "_structure", "_traced_positional"]   # private helpers of dualad.interpreters.staging.api
@@ -51,7 +52,7 @@ def _identity_statics(key):
     description: the program read their attributes at trace time, so their attributes are
     compared on every call like closure variables (:mod:`dualad.interpreters.staging.assumed`). (Objects
     with their own ``__hash__`` and ``__eq__`` are compared by those, in the key.)"""
-    if len(key) != 3 or key[0].__class__ is not tuple or key[0][:1] != (tuple,):
+    if len(key) != 3 or key[0].__class__ is not TreeDef:
         return ()   # a fast key (positional arrays and floats): no static arguments
     found = [(k[2], f"argument leaf {j}") for j, k in enumerate(key[1])
              if k.__class__ is tuple and k[0] == "static"]
@@ -104,9 +105,15 @@ def _static(value, where):
     return (type(value), value)
 
 
-def _structure(t):
-    if isinstance(t, (tuple, list)):
-        return (type(t), tuple(_structure(x) for x in t))
-    if isinstance(t, dict):
-        return (dict, tuple((k, _structure(v)) for k, v in t.items()))
-    return None
+def _structure(treedef, name):
+    """The arguments' structure as a cache key: containers, dict keys and the auxiliary
+    data of registered pytree nodes (a new aux retraces), which must therefore hash."""
+    try:
+        hash(treedef)
+    except TypeError:
+        raise TypeError(
+            f"dualad.jit: {name}'s arguments hold a registered pytree node whose auxiliary "
+            f"data is not hashable ({treedef!r}); jit keys its cache on it: make the static "
+            f"part hashable (a tuple, not a list; no arrays), or pass it as a data child"
+        ) from None
+    return treedef
