@@ -15,14 +15,17 @@ gradient::
 
 The names in ``__all__`` are the public interface (``help(dualad)`` lists them):
 the functional transformations (:func:`grad`, :func:`value_and_grad`, :func:`jvp`,
-:func:`vjp`, :func:`hvp`, :func:`derivative`, :func:`vmap`, :func:`jit`), Taylor mode
+:func:`vjp`, :func:`hvp`, :func:`derivative`, :func:`vmap`, :func:`jit`), the planner's
+Jacobians and Hessians by JAX's names (:func:`jacobian`, :func:`jacfwd`, :func:`jacrev`,
+:func:`hessian`: ``dualad.jacobians``' own functions, loaded on first use), Taylor mode
 (:func:`jet`, :func:`taylor`) and the differential operators it computes in one batched
 sweep (:func:`laplacian`, :func:`hessian_diagonal`, :func:`hessian_trace`,
 :func:`biharmonic`), loops and memory (:func:`scan`, :func:`while_loop`, :func:`checkpoint`), custom rules (:func:`primitive`,
 :class:`Function`), implicit differentiation (:func:`custom_root`,
 :func:`custom_linear_solve`), :func:`stop_gradient`, :func:`detect_anomaly`, the
 teaching :func:`trace`, and the errors users meet. :mod:`dualad.autograd` is the
-PyTorch-style imperative face and :mod:`dualad.lax` the JAX spellings.
+PyTorch-style imperative face, :mod:`dualad.lax` the JAX spellings and :mod:`dualad.tree`
+the pytrees (``jax.tree_util``'s names, and registering your own classes).
 :mod:`dualad.extend` is the interface for declaring primitives and writing interpreters
 (``Primitive``, ``REGISTRY``, ``sample``, ``Dual``, ``Var``: still importable from
 ``dualad`` as attributes, listed in ``dualad.extend.__all__``). The planner and the

@@ -60,9 +60,18 @@ def flatten(tree: Any) -> tuple[list[Any], Callable[[Any], Any]]:
 class TreeDef:
     """A tree's structure without its leaves: call it with new leaves to rebuild the tree.
 
-    ``treedef(new_leaves)`` and ``unflatten(treedef, new_leaves)`` are the same. Two
-    structures are equal (and hash alike) when their containers, dict keys, named-tuple
-    types and registered classes' auxiliary data are equal: ``jit`` keys its cache on it.
+    ``treedef(new_leaves)`` and ``unflatten(treedef, new_leaves)`` are the same (JAX's
+    ``PyTreeDef``). Two structures are equal (and hash alike) when their containers, dict
+    keys, named-tuple types and registered classes' auxiliary data are equal: ``jit`` keys
+    its cache on it, so a registered node with new auxiliary data is traced again.
+
+    Parameters
+    ----------
+    spec : tuple or None
+        The nested ``(kind, aux, children)`` description :func:`flatten` builds; None is
+        a leaf.
+    num_leaves : int
+        How many leaves the structure holds.
     """
     __slots__ = ("spec", "num_leaves")
 
@@ -152,10 +161,37 @@ def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
 
 
 def unflatten(treedef: TreeDef, leaves: Any) -> Any:
-    """The tree of structure ``treedef`` (from :func:`flatten`) holding ``leaves``.
+    """Build the tree of structure ``treedef`` holding ``leaves``.
 
-    As ``jax.tree_util.tree_unflatten(treedef, leaves)``; the same as ``treedef(leaves)``.
-    A count of leaves other than the structure's is a ValueError.
+    As ``jax.tree_util.tree_unflatten(treedef, leaves)``; the same as ``treedef(leaves)``:
+    the containers (and registered classes, through their ``unflatten``) are rebuilt
+    around the new leaves, in :func:`flatten`'s order.
+
+    Parameters
+    ----------
+    treedef : TreeDef
+        A structure, from :func:`flatten` or :func:`structure`.
+    leaves : iterable
+        As many leaves as the structure holds.
+
+    Returns
+    -------
+    object
+        The tree.
+
+    Raises
+    ------
+    ValueError
+        The count of ``leaves`` is not ``treedef.num_leaves``.
+    TypeError
+        ``treedef`` is not a :class:`TreeDef`.
+
+    Examples
+    --------
+    >>> import dualad
+    >>> leaves, treedef = dualad.tree.flatten({"a": 1.0, "b": (2.0, 3.0)})
+    >>> dualad.tree.unflatten(treedef, [10.0, 20.0, 30.0])
+    {'a': 10.0, 'b': (20.0, 30.0)}
     """
     if not isinstance(treedef, TreeDef):
         raise TypeError(f"dualad.tree.unflatten: treedef must be the structure "
@@ -168,15 +204,55 @@ def unflatten(treedef: TreeDef, leaves: Any) -> Any:
 
 
 def is_leaf(tree: Any) -> bool:
-    """Whether ``tree`` is a leaf (not a container of the registry)."""
+    """Tell whether ``tree`` is a leaf: not a container of the registry.
+
+    Tuples, lists, dicts, named tuples and registered classes are containers (even
+    empty); anything else (arrays, numbers, None, strings) is a leaf.
+
+    Parameters
+    ----------
+    tree : object
+        Any value.
+
+    Returns
+    -------
+    bool
+        True for a leaf.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad
+    >>> dualad.tree.is_leaf(np.ones(3)), dualad.tree.is_leaf((np.ones(3),))
+    (True, False)
+    """
     return node(tree) is None
 
 
 def leaves_with_path(tree: Any) -> list[tuple[str, Any]]:
-    """``(path, leaf)`` for each leaf of ``tree``, depth first: the path as Python reads
-    it, ``".w[1]['b']"`` (fields of named tuples and dataclasses by name, a registered
-    class's other children by position). As ``jax.tree_util.tree_leaves_with_path``,
-    with the path a string."""
+    """List each leaf of ``tree`` with its path, depth first.
+
+    The path is written as Python reads it, ``".layers[1].w"``: fields of named tuples
+    and registered dataclasses by name, dict entries by key, other children by position.
+    As ``jax.tree_util.tree_leaves_with_path``, with the path a string (JAX gives key
+    objects). Error messages of the transformations use the same paths.
+
+    Parameters
+    ----------
+    tree : object
+        A pytree.
+
+    Returns
+    -------
+    list of (str, object)
+        ``(path, leaf)`` pairs in :func:`flatten`'s order.
+
+    Examples
+    --------
+    >>> import dualad
+    >>> dualad.tree.leaves_with_path({"w": [1.0, 2.0], "b": 3.0})
+    [("['w'][0]", 1.0), ("['w'][1]", 2.0), ("['b']", 3.0)]
+    """
     out = []
     _with_path(tree, "", out)
     return out
@@ -192,12 +268,53 @@ def _with_path(tree, path, out):
 
 
 def leaves(tree: Any) -> list[Any]:
-    """The leaves of ``tree``, depth first (as ``jax.tree_util.tree_leaves``)."""
+    """List the leaves of ``tree``, depth first.
+
+    As ``jax.tree_util.tree_leaves``: ``flatten(tree)[0]``.
+
+    Parameters
+    ----------
+    tree : object
+        A pytree.
+
+    Returns
+    -------
+    list
+        The leaves, dicts in their key order.
+
+    Examples
+    --------
+    >>> import dualad
+    >>> dualad.tree.leaves({"a": (1.0, [2.0]), "b": 3.0})
+    [1.0, 2.0, 3.0]
+    """
     return flatten(tree)[0]
 
 
 def structure(tree: Any) -> TreeDef:
-    """The structure of ``tree`` without its leaves (as ``jax.tree_util.tree_structure``)."""
+    """Return the structure of ``tree`` without its leaves.
+
+    As ``jax.tree_util.tree_structure``: ``flatten(tree)[1]``. Structures compare equal
+    when the containers, dict keys and registered classes' auxiliary data are.
+
+    Parameters
+    ----------
+    tree : object
+        A pytree.
+
+    Returns
+    -------
+    TreeDef
+        The structure (callable on new leaves).
+
+    Examples
+    --------
+    >>> import dualad
+    >>> dualad.tree.structure((1.0, {"b": 2.0}))
+    TreeDef((*, {'b': *}))
+    >>> dualad.tree.structure((1.0, {"b": 2.0})) == dualad.tree.structure((5.0, {"b": 6.0}))
+    True
+    """
     return flatten(tree)[1]
 
 

@@ -94,9 +94,9 @@ def is_registered(cls: type) -> bool:
     return cls in _NODES
 
 
-def register(cls: type, flatten: Callable[[Any], tuple[Sequence[Any], Any]],
+def register(nodetype: type, flatten: Callable[[Any], tuple[Sequence[Any], Any]],
              unflatten: Callable[[Any, Sequence[Any]], Any]) -> None:
-    """Make instances of ``cls`` pytree nodes for every transformation.
+    """Make instances of ``nodetype`` pytree nodes for every transformation.
 
     As ``jax.tree_util.register_pytree_node``: ``flatten(obj) -> (children, aux_data)``,
     where ``children`` is a list or tuple of the values that are themselves pytrees
@@ -106,7 +106,7 @@ def register(cls: type, flatten: Callable[[Any], tuple[Sequence[Any], Any]],
 
     Parameters
     ----------
-    cls : type
+    nodetype : type
         The user's class (exactly this class: subclasses register on their own).
     flatten, unflatten : callable
         As above.
@@ -114,11 +114,11 @@ def register(cls: type, flatten: Callable[[Any], tuple[Sequence[Any], Any]],
     Raises
     ------
     TypeError
-        ``cls`` is not a class, is a builtin container or leaf type (tuple, list, dict,
+        ``nodetype`` is not a class, is a builtin container or leaf type (tuple, list, dict,
         a NumPy array, a number, None), a named tuple (already a node), or ``flatten``
         or ``unflatten`` is not callable.
     ValueError
-        ``cls`` is registered already.
+        ``nodetype`` is registered already.
 
     Examples
     --------
@@ -133,6 +133,7 @@ def register(cls: type, flatten: Callable[[Any], tuple[Sequence[Any], Any]],
     >>> print(g.w, g.b)
     [3. 3.] 2.0
     """
+    cls = nodetype
     _check_class(cls, "register")
     for what, fn in (("flatten", flatten), ("unflatten", unflatten)):
         if not callable(fn):
@@ -143,7 +144,7 @@ def register(cls: type, flatten: Callable[[Any], tuple[Sequence[Any], Any]],
 
 def _check_class(cls, api):
     if not isinstance(cls, type):
-        raise TypeError(f"dualad.tree.{api}: cls must be a class, got {type(cls).__name__}"
+        raise TypeError(f"dualad.tree.{api}: nodetype must be a class, got {type(cls).__name__}"
                         f" {cls!r}")
     if cls in _BUILTIN or issubclass(cls, np.ndarray):
         raise TypeError(
@@ -165,7 +166,7 @@ def _add(cls, entry, api):
         _NODES[cls] = entry
 
 
-def register_dataclass(cls: type | None = None, data_fields: Sequence[str] | None = None,
+def register_dataclass(nodetype: type | None = None, data_fields: Sequence[str] | None = None,
                        meta_fields: Sequence[str] | None = None,
                        drop_fields: Sequence[str] = ()) -> Any:
     """Make a dataclass a pytree node: data fields are children, meta fields static.
@@ -180,7 +181,7 @@ def register_dataclass(cls: type | None = None, data_fields: Sequence[str] | Non
 
     Parameters
     ----------
-    cls : type
+    nodetype : type
         A class decorated with ``@dataclasses.dataclass``.
     data_fields, meta_fields : sequence of str, optional
         The children and the static fields, in this order; both or neither.
@@ -190,7 +191,7 @@ def register_dataclass(cls: type | None = None, data_fields: Sequence[str] | Non
     Returns
     -------
     type
-        ``cls`` itself (so ``@register_dataclass`` decorates).
+        ``nodetype`` itself (so ``@register_dataclass`` decorates).
 
     Examples
     --------
@@ -205,6 +206,7 @@ def register_dataclass(cls: type | None = None, data_fields: Sequence[str] | Non
     >>> dualad.tree.leaves(Layer(np.ones(2)))
     [array([1., 1.])]
     """
+    cls = nodetype
     if cls is None:
         return lambda c: register_dataclass(c, data_fields, meta_fields, drop_fields)
     _check_class(cls, "register_dataclass")

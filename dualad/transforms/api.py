@@ -23,7 +23,7 @@ from ..interpreters.reverse.sweep import backward_sweep
 from ..interpreters.reverse.tape import Var, VJPTrace
 from ..frontend.objects import holds_boxes, to_traced, traced_outputs
 from ..core.tracer import Box, primal_value, shape_of, unguarded_value
-from ..core.tree import flatten, flatten_like, tree_map
+from ..core.tree import describe, flatten, flatten_like, is_leaf, leaves_with_path, tree_map
 from ..frontend.inplace import raise_assignment_error
 from ..interpreters.reverse.versions import Constants, Stamps
 from ..core.array_types import input_error, refused_kind
@@ -387,10 +387,22 @@ def _trace_inputs(api, trace, args, argnums, fname=None):
     args = list(args)
     for i in argnums:
         leaves, rebuild = flatten(args[i])
-        vars_ = [trace.new_leaf(check_input(api, i, x, fname=fname)) for x in leaves]
+        vars_ = [trace.new_leaf(x) for x in _checked(api, i, args[i], leaves, fname)]
         leaves_per_arg[i] = (vars_, rebuild)
         args[i] = rebuild(vars_)
     return args, leaves_per_arg
+
+
+def _checked(api, i, tree, leaves, fname):
+    """``check_input`` of each leaf of argument ``i``; a refused leaf is named by its path
+    (``argument 0.layers[1].w``: fields of named tuples and dataclasses by name)."""
+    try:
+        return [check_input(api, i, x, fname=fname) for x in leaves]
+    except TypeError:
+        if len(leaves) > 1 or leaves[0] is not tree:
+            for path, x in leaves_with_path(tree):
+                check_input(api, i, x, path, fname=fname)
+        raise
 
 
 def _cotangents(results, vars_, batch):
@@ -744,8 +756,8 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
         aux = tree_map(lambda a: a._inner if isinstance(a, Box) and a._trace is trace else a,
                        aux)   # aux leaves as values (of the level below), not dead tracers
     check_output("grad", f, out)
-    if isinstance(out, (tuple, list, dict)) or math.prod(shape_of(out)) != 1:
-        shape = "a container" if isinstance(out, (tuple, list, dict)) else \
+    if not is_leaf(out) or math.prod(shape_of(out)) != 1:
+        shape = f"a container ({describe(out)})" if not is_leaf(out) else \
             f"shape {shape_of(out)}"
         raise TypeError(f"grad: {_fname(f)} must return a scalar (one element: shape (), "
                         f"(1,), ...), got {shape}. For non-scalar outputs use dualad.vjp, or "

@@ -320,3 +320,38 @@ def test_closed_over_node_under_grad_and_jit(cls):
         return dualad.jit(lambda x: loss(q) * x)(1.0)
     # d/ds sum(sin(s w) b) = sum(w cos(s w) b) at s = 1
     assert dualad.grad(outer)(1.0) == pytest.approx(np.sum(W * np.cos(W) * B), rel=1e-14)
+
+
+def test_help_lists_the_jax_names():
+    import pydoc
+    text = pydoc.render_doc(dualad, renderer=pydoc.plaintext)
+    functions = text.split("FUNCTIONS", 1)[1]
+    for name in ("jacfwd", "jacrev", "jacobian", "hessian"):
+        assert f"\n    {name}(" in functions, name
+
+
+def test_grad_names_the_field_of_a_refused_leaf(cls):
+    w, b = (r"\[0\]", r"\[1\]") if cls is Affine else (r"\.w", r"\.b")   # by position
+    with pytest.raises(TypeError, match=rf"grad: argument 0{w} has dtype int64"):
+        dualad.grad(loss)(make(cls, np.arange(2), 1.0))
+    with pytest.raises(TypeError, match=rf"grad: argument 1{b} is NoneType None"):
+        dualad.grad(lambda x, q: x * np.sum(q.w), argnums=(0, 1))(1.0, make(cls, W, None))
+
+
+def test_grad_of_a_node_output_says_it_is_not_a_scalar(cls):
+    with pytest.raises(TypeError, match=rf"must return a scalar .* got a container "
+                                        rf"\(a {cls.__name__}"):
+        dualad.grad(lambda q: q)(make(cls))
+
+
+def test_float32_leaves_stay_float32(cls):
+    p = make(cls, W.astype(np.float32), np.float32(B))
+    g = dualad.grad(loss)(p)
+    assert g.w.dtype == np.float32
+    np.testing.assert_allclose(g.w, grad_w(W, B), rtol=1e-6)
+
+
+def test_differential_operators_refuse_a_node_output(cls):
+    with pytest.raises(TypeError, match=rf"laplacian: <lambda> returned a {cls.__name__}; "
+                                        rf"the operator needs one array"):
+        dualad.laplacian(lambda x: make(cls, x ** 2, x[0]))(np.ones(2))

@@ -144,7 +144,7 @@ def test_registering_twice_is_refused_and_keeps_the_first():
 
 
 def test_register_wants_a_class_and_callables():
-    with pytest.raises(TypeError, match="cls must be a class"):
+    with pytest.raises(TypeError, match="register: nodetype must be a class, got Pair"):
         tree.register(Pair(1, 2), lambda p: ((), None), lambda a, c: None)
 
     class Fresh:
