@@ -108,8 +108,10 @@ def holds_traced(tree):
     return False
 
 
-# The functions that take JAX's has_aux= and holomorphic= (jacobians.jax_keywords)
-JAX_KEYWORDS = ("jacobian", "jacfwd", "jacrev", "hessian")
+# The functions that take JAX's has_aux=, holomorphic= and allow_int=, and those keywords
+# (jacobians.jax_keywords)
+JAX_KEYWORDS = frozenset(("jacobian", "jacfwd", "jacrev", "hessian", "has_aux", "holomorphic",
+                          "allow_int"))
 
 
 def composes(api: str, curry: bool = False) -> Callable[[_F], _F]:
@@ -120,11 +122,9 @@ def composes(api: str, curry: bool = False) -> Callable[[_F], _F]:
     def wrap(plain):
         @functools.wraps(plain)
         def public(f, *args, **kwargs):
-            if api in JAX_KEYWORDS and ("has_aux" in kwargs or "holomorphic" in kwargs):
+            if api in JAX_KEYWORDS and not JAX_KEYWORDS.isdisjoint(kwargs):
                 from .jax_keywords import with_jax_keywords
-                has_aux = kwargs.pop("has_aux", False)
-                holomorphic = kwargs.pop("holomorphic", False)
-                return with_jax_keywords(api, public, f, args, kwargs, has_aux, holomorphic)
+                return with_jax_keywords(api, public, f, args, kwargs)
             if curry and not args:
                 def curried(*a):
                     return public(f, *a, **kwargs)

@@ -8,6 +8,9 @@ once more, on the point itself, for ``aux`` (the sweeps see ``out`` only).
 ``holomorphic=True``: the differentiated arguments must be complex; the Jacobian is then
 the complex one, ``d out / d z`` (dualad differentiates complex code holomorphically
 always: ``docs/complex.md``). ``holomorphic=False`` (default) changes nothing.
+
+``allow_int=True`` (``jax.jacrev``'s): refused, naming what to write instead (integer
+inputs have no derivative here); ``allow_int=False`` changes nothing.
 """
 from __future__ import annotations
 
@@ -20,11 +23,24 @@ from ._common import fname
 __all__ = ["with_jax_keywords"]
 
 
-def with_jax_keywords(api, public, f, args, kwargs, has_aux, holomorphic):
-    """``public(f, *args, **kwargs)`` with ``has_aux`` and ``holomorphic`` applied."""
+def with_jax_keywords(api, public, f, args, kwargs):
+    """``public(f, *args, **kwargs)`` with JAX's ``has_aux``, ``holomorphic`` and
+    ``allow_int`` taken out of ``kwargs`` and applied."""
+    kwargs = dict(kwargs)
+    has_aux = kwargs.pop("has_aux", False)
+    holomorphic = kwargs.pop("holomorphic", False)
+    if kwargs.pop("allow_int", False):
+        raise TypeError(
+            f"jacobians.{api}({fname(f)}, allow_int=True): integer inputs have no derivative "
+            f"in dualad (JAX gives float0 zeros); cast them (x.astype(float)) or leave them "
+            f"out of argnums")
+    return _applied(api, public, f, args, kwargs, has_aux, holomorphic)
+
+
+def _applied(api, public, f, args, kwargs, has_aux, holomorphic):
     if not args:
         def curried(*a):
-            return with_jax_keywords(api, public, f, a, kwargs, has_aux, holomorphic)
+            return _applied(api, public, f, a, kwargs, has_aux, holomorphic)
         curried.__name__ = f"{api}({fname(f)})"
         return curried
     if holomorphic:

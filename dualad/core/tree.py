@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .tree_nodes import build, is_registered, node
+import numpy as np
+
+from .tree_nodes import build, child_keys, is_registered, node
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -107,20 +109,35 @@ def _show(spec):
         f"{kind.__name__}({inner})"
 
 
+_PLAIN_LEAVES = frozenset((np.ndarray, float, np.float64))
+
+
 def _flatten(tree, leaves):
-    level = node(tree)
+    kind = tree.__class__
+    if kind in _PLAIN_LEAVES:    # arrays and floats (never registered): flatten is hot
+        leaves.append(tree)
+        return None
+    if kind is tuple or kind is list:
+        return (kind, None, tuple([_flatten(t, leaves) for t in tree]))
+    if kind is dict:
+        aux = tuple(tree)
+        return (dict, aux, tuple([_flatten(tree[k], leaves) for k in aux]))
+    level = node(tree)    # named tuples, other subclasses, registered classes
     if level is None:
         leaves.append(tree)
         return None
-    kind, aux, children, _ = level
-    return (kind, aux, tuple(_flatten(t, leaves) for t in children))
+    kind, aux, children = level
+    return (kind, aux, tuple([_flatten(t, leaves) for t in children]))
 
 
 def _unflatten(spec, it):
     if spec is None:
         return next(it)
     kind, aux, children = spec
-    return build(kind, aux, [_unflatten(s, it) for s in children])
+    items = [_unflatten(s, it) for s in children]
+    if kind is tuple:
+        return tuple(items)
+    return items if kind is list else build(kind, aux, items)
 
 
 def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
@@ -263,7 +280,7 @@ def _with_path(tree, path, out):
     if level is None:
         out.append((path, tree))
         return
-    for child, key in zip(level[2], level[3]):
+    for child, key in zip(level[2], child_keys(*level)):
         _with_path(child, path + key, out)
 
 
@@ -347,7 +364,7 @@ def flatten_like(like: Any, tree: Any, api: str, what: str, path: str = "",
 
 
 def _same_level(like_level, tree):
-    kind, aux, children, _ = like_level
+    kind, aux, children = like_level
     if kind is dict:
         return isinstance(tree, dict) and len(tree) == len(children) and set(tree) == set(aux)
     if issubclass(kind, (tuple, list)) and not is_registered(kind):
@@ -368,8 +385,8 @@ def _flatten_like(like, tree, out, names, path, leaf):
             f"{describe(like)}; give it the same structure (a list or tuple of numbers "
             f"is a container of scalars, not an array: write np.array([...]) for one "
             f"array)")
-    kind, _, children, keys = level
+    kind, _, children = level
     got = [tree[k] for k in level[1]] if kind is dict else \
         (list(tree) if not is_registered(kind) else node(tree)[2])
-    for c, t, key in zip(children, got, keys):
+    for c, t, key in zip(children, got, child_keys(*level)):
         _flatten_like(c, t, out, names, path + key, leaf)

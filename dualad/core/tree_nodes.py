@@ -7,10 +7,11 @@ named tuples (built in, as in JAX), and the classes a user registers with
 ``jax.tree_util.register_pytree_node``) or :func:`register_dataclass` (a dataclass whose
 data fields are children and whose meta fields are static). Anything else is a leaf.
 
-A node is read one level at a time by :func:`node`: ``(kind, aux, children, keys)``,
-where ``aux`` is the static part (a dict's keys, a registered class's auxiliary data),
-which :mod:`dualad.core.tree` keeps in the tree's structure (so ``jit`` retraces when it
-changes), and ``keys`` names the children for error messages (``.w``, ``[1]``, ``['b']``).
+A node is read one level at a time by :func:`node`: ``(kind, aux, children)``, where
+``aux`` is the static part (a dict's keys, a registered class's auxiliary data), which
+:mod:`dualad.core.tree` keeps in the tree's structure (so ``jit`` retraces when it
+changes); :func:`child_keys` names the children for error messages (``.w``, ``[1]``,
+``['b']``).
 
 Registration is a user's explicit action on the user's own class: it changes how that
 class is read, nothing else. Builtins, NumPy arrays and named tuples cannot be
@@ -27,7 +28,7 @@ import numpy as np
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-__all__ = ["node", "build", "register", "register_dataclass", "is_registered"]
+__all__ = ["node", "child_keys", "build", "register", "register_dataclass", "is_registered"]
 
 
 class _Node(NamedTuple):
@@ -44,35 +45,42 @@ _BUILTIN = (tuple, list, dict, np.ndarray, np.generic, int, float, complex, bool
             bytes, type(None), set, frozenset)
 
 
-def node(tree: Any) -> tuple[type, Any, Sequence[Any], Sequence[str]] | None:
-    """One level of ``tree``: ``(kind, aux, children, keys)``, or None for a leaf."""
+def node(tree: Any) -> tuple[type, Any, Sequence[Any]] | None:
+    """One level of ``tree``: ``(kind, aux, children)``, or None for a leaf."""
     reg = _NODES.get(type(tree))
     if reg is not None:
         return _registered(tree, reg)
     if isinstance(tree, (tuple, list)):
-        fields = getattr(type(tree), "_fields", None) if isinstance(tree, tuple) else None
-        keys = [f".{f}" for f in fields] if fields is not None else \
-            [f"[{i}]" for i in range(len(tree))]
-        return type(tree), None, tree, keys
+        return type(tree), None, tree
     if isinstance(tree, dict):
         aux = tuple(tree)
-        return dict, aux, [tree[k] for k in aux], [f"[{k!r}]" for k in aux]
+        return dict, aux, [tree[k] for k in aux]
     return None
+
+
+def child_keys(kind: type, aux: Any, children: Sequence[Any]) -> list[str]:
+    """How a path names each child of a node (:func:`node`'s triple): ``.w`` for the
+    fields of named tuples and registered dataclasses, ``['b']`` for dict keys, ``[1]``
+    for other children."""
+    reg = _NODES.get(kind)
+    fields = reg.fields if reg is not None else \
+        (getattr(kind, "_fields", None) if issubclass(kind, tuple) else None)
+    if fields is not None:
+        return [f".{f}" for f in fields]
+    if kind is dict:
+        return [f"[{k!r}]" for k in aux]
+    return [f"[{i}]" for i in range(len(children))]
 
 
 def _registered(tree, reg):
     out = reg.flatten(tree)
-    name = type(tree).__name__
     if not (isinstance(out, (tuple, list)) and len(out) == 2
             and isinstance(out[0], (tuple, list))):
         raise TypeError(
-            f"dualad.tree: the flatten function registered for {name} returned "
-            f"{type(out).__name__}, not (children, aux_data): return a tuple whose first "
-            f"item is a list or tuple of the children")
-    children, aux = out
-    keys = [f".{f}" for f in reg.fields] if reg.fields is not None else \
-        [f"[{i}]" for i in range(len(children))]
-    return type(tree), aux, children, keys
+            f"dualad.tree: the flatten function registered for {type(tree).__name__} "
+            f"returned {type(out).__name__}, not (children, aux_data): return a tuple whose "
+            f"first item is a list or tuple of the children")
+    return type(tree), out[1], out[0]
 
 
 def build(kind: type, aux: Any, children: list[Any]) -> Any:

@@ -138,9 +138,13 @@ def test_holomorphic_gives_the_complex_derivative_and_checks_the_dtype():
         dualad.jacfwd(lambda z: z ** 2, holomorphic=True)(np.ones(2))
 
 
-def test_an_unknown_jax_keyword_names_it():
-    with pytest.raises(TypeError, match="allow_int"):
+def test_allow_int_is_refused_with_what_to_write_instead():
+    with pytest.raises(TypeError, match=r"jacobians.jacrev\(sin, allow_int=True\): integer "
+                                        r"inputs have no derivative .*x.astype\(float\)"):
         dualad.jacrev(np.sin, allow_int=True)(np.ones(2))
+    np.testing.assert_array_equal(dualad.jacrev(np.sin, allow_int=False)(np.zeros(2)), np.eye(2))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'reduce_axes'"):
+        dualad.jacrev(np.sin, reduce_axes=(0,))(np.ones(2))
 
 
 # --- user nodes through every transformation -------------------------------------------

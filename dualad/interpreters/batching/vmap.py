@@ -33,7 +33,7 @@ from ...frontend.objects import traced_outputs
 from ...ops.core.linear import broadcast_to_p, transpose_p
 from ...core.tracer import Box, Trace, shape_of
 from ...core.tree import describe, flatten
-from ...core.tree_nodes import is_registered, node
+from ...core.tree_nodes import child_keys, is_registered, node
 from .rules import batching_rule, is_looped, looped_call_at, run_rule
 from .tracer import BatchTracer, per_example_at
 
@@ -216,7 +216,8 @@ def _axes_per_leaf(api, spec, tree, what, path):
     if level is None:
         raise TypeError(f"{api}: {what}{path} must be an int, None, or a tuple/list/dict (or "
                         f"registered pytree node) of them, got {spec!r}")
-    kind, keys_of_spec, specs, names = level
+    kind, _, specs = level
+    names = child_keys(*level)
     at = node(tree)
     if kind is dict:
         if not isinstance(tree, dict) or set(spec) != set(tree):
@@ -245,7 +246,8 @@ def _leaf_names(tree, prefix):
     level = node(tree)
     if level is None:
         return [prefix]
-    return [n for t, key in zip(level[2], level[3]) for n in _leaf_names(t, prefix + key)]
+    return [n for t, key in zip(level[2], child_keys(*level))
+            for n in _leaf_names(t, prefix + key)]
 
 
 def _is_array_leaf(x):
