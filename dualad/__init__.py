@@ -80,7 +80,6 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING  # noqa: E402
 if _TYPE_CHECKING:   # for type checkers only: the lazy attributes below, with their types
     from .transforms.implicit import custom_linear_solve, custom_root  # noqa: F401
     from .teaching.evaltrace import trace  # noqa: F401
-    from .jacobians import hessian, jacfwd, jacobian, jacrev  # noqa: F401
 del _TYPE_CHECKING, _dispatch, _families
 
 __version__ = "0.1.0"

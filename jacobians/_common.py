@@ -25,6 +25,8 @@ from dualad.extend import (Box, check_input, flatten, onehot_rows, raise_assignm
                            shape_of, traced_outputs, unguarded_value)
 from dualad.numpy import concatenate, ravel, reshape
 
+from .jax_keywords import with_jax_keywords
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TypeAlias, TypeVar
@@ -123,8 +125,7 @@ def composes(api: str, curry: bool = False) -> Callable[[_F], _F]:
         @functools.wraps(plain)
         def public(f, *args, **kwargs):
             if api in JAX_KEYWORDS and not JAX_KEYWORDS.isdisjoint(kwargs):
-                from .jax_keywords import with_jax_keywords
-                return with_jax_keywords(api, public, f, args, kwargs)
+                return with_jax_keywords(api, fname(f), public, f, args, kwargs)
             if curry and not args:
                 def curried(*a):
                     return public(f, *a, **kwargs)
