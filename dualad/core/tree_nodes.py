@@ -87,7 +87,12 @@ def build(kind: type, aux: Any, children: list[Any]) -> Any:
     """The container of ``kind`` with ``aux`` and ``children`` (the inverse of :func:`node`)."""
     reg = _NODES.get(kind)
     if reg is not None:
-        return reg.unflatten(aux, tuple(children))
+        out = reg.unflatten(aux, tuple(children))
+        if out is None:
+            raise TypeError(f"dualad.tree: the unflatten function registered for "
+                            f"{kind.__name__} returned None; it must return the rebuilt "
+                            f"object (did it forget to `return`?)")
+        return out
     if kind is dict:
         return dict(zip(aux, children))
     if kind is tuple:

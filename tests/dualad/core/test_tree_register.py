@@ -225,3 +225,49 @@ def test_registration_from_threads_is_exactly_once():
     for t in threads:
         t.join()
     assert len(wins) == 1 and len(errors) == 7
+
+
+def test_structures_compare_by_kind_not_by_shape_of_containers():
+    assert tree.structure(Point(1.0, 2.0)) != tree.structure((1.0, 2.0))   # a named tuple
+    assert tree.structure(Point(1.0, 2.0)) == tree.structure(Point(3.0, np.ones(4)))
+    assert tree.structure([1.0]) != tree.structure((1.0,))
+    assert tree.structure({"a": 1.0, "b": 2.0}) != tree.structure({"b": 2.0, "a": 1.0})
+    assert tree.is_leaf(None) and tree.is_leaf(np.ones(2)) and not tree.is_leaf(())
+    assert tree.leaves(Pair((), [])) == []
+
+
+def test_stop_gradient_names_the_field_of_a_refused_leaf():
+    with pytest.raises(TypeError, match=r"stop_gradient: x\.b is a str \('text'\)"):
+        dualad.stop_gradient(Layer(np.ones(2), "text"))
+    got = dualad.stop_gradient(Layer(np.ones(2), 2.0, act="relu"))
+    assert type(got) is Layer and got.act == "relu"
+
+
+def test_vmap_out_axes_of_another_kind_than_the_output_is_named():
+    with pytest.raises(ValueError, match=r"vmap\(<lambda>\): out_axes is a tuple of 2 item\(s\) "
+                                         r"but the value there is a Layer \(registered pytree "
+                                         r"node\)"):
+        dualad.vmap(lambda x: Layer(x, x), out_axes=(0, 0))(np.ones((2, 3)))
+
+
+def test_unflatten_through_a_user_function_that_fails_is_not_hidden():
+    class Strict:
+        def __init__(self, x):
+            self.x = x
+
+    def unflatten(aux, children):
+        raise RuntimeError("Strict cannot be rebuilt")
+    tree.register(Strict, lambda s: ((s.x,), None), unflatten)
+    leaves, td = tree.flatten(Strict(1.0))
+    with pytest.raises(RuntimeError, match="Strict cannot be rebuilt"):
+        td([2.0])
+
+
+def test_an_unflatten_returning_none_is_named():
+    class Forgetful:
+        def __init__(self, x):
+            self.x = x
+    tree.register(Forgetful, lambda f: ((f.x,), None), lambda aux, ch: None)
+    with pytest.raises(TypeError, match=r"unflatten function registered for Forgetful "
+                                        r"returned None"):
+        dualad.grad(lambda f: f.x ** 2)(Forgetful(3.0))
