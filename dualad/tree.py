@@ -19,7 +19,8 @@ dualad.tree                            JAX
 =====================================  ==========================================
 
 Tuples, lists, dicts and named tuples are containers without registration (as in JAX);
-any other object is a leaf unless its class is registered. Two differences from JAX:
+any other object is a leaf unless its class is registered. ``flatten``, ``leaves``,
+``structure`` and ``map`` take JAX's ``is_leaf=`` (nodes it accepts stay whole). Two differences from JAX:
 ``None`` is a leaf (a zero cotangent where dualad returns one), and a dict's children are
 in its key order (JAX sorts the keys). Paths are strings (``".w[1]['b']"``), not key
 objects. A ``treedef`` is also callable:

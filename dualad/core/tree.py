@@ -19,7 +19,8 @@ __all__ = ["flatten", "unflatten", "is_leaf", "leaves", "leaves_with_path", "str
            "flatten_like"]
 
 
-def flatten(tree: Any) -> tuple[list[Any], Callable[[Any], Any]]:
+def flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
+            ) -> tuple[list[Any], TreeDef]:
     """Return the leaves of a tree in order, and a function that rebuilds it from new leaves.
 
     Transformations take and return trees of arrays (the primals, tangents and
@@ -32,6 +33,9 @@ def flatten(tree: Any) -> tuple[list[Any], Callable[[Any], Any]]:
     tree : object
         Nested tuples (named tuples too), lists, dicts and registered classes
         (:func:`dualad.tree.register`); anything else is a leaf.
+    is_leaf : callable, optional
+        ``is_leaf(node) -> bool``: a node for which it is true is taken as one leaf,
+        not opened (as JAX's ``is_leaf=``).
 
     Returns
     -------
@@ -55,7 +59,7 @@ def flatten(tree: Any) -> tuple[list[Any], Callable[[Any], Any]]:
     {'a': (10, 20), 'b': [30]}
     """
     leaves = []
-    spec = _flatten(tree, leaves)
+    spec = _flatten(tree, leaves) if is_leaf is None else _flatten_upto(tree, leaves, is_leaf)
     return leaves, TreeDef(spec, len(leaves))
 
 
@@ -130,6 +134,15 @@ def _flatten(tree, leaves):
     return (kind, aux, tuple([_flatten(t, leaves) for t in children]))
 
 
+def _flatten_upto(tree, leaves, is_leaf):
+    level = None if is_leaf(tree) else node(tree)
+    if level is None:
+        leaves.append(tree)
+        return None
+    kind, aux, children = level
+    return (kind, aux, tuple([_flatten_upto(t, leaves, is_leaf) for t in children]))
+
+
 def _unflatten(spec, it):
     if spec is None:
         return next(it)
@@ -140,7 +153,8 @@ def _unflatten(spec, it):
     return items if kind is list else build(kind, aux, items)
 
 
-def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
+def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any,
+             is_leaf: Callable[[Any], bool] | None = None) -> Any:
     """Map a function over the leaves of one or several trees of the same structure.
 
     The trees of a transformation (primals, tangents, cotangents of several arguments)
@@ -156,11 +170,19 @@ def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
         result's.
     *rest : object
         More trees with ``tree``'s structure, whose leaves are passed alongside.
+    is_leaf : callable, optional
+        Nodes of ``tree`` for which ``is_leaf(node)`` is true are passed whole to ``fn``
+        (see :func:`flatten`).
 
     Returns
     -------
     object
         A tree of ``tree``'s structure holding ``fn``'s results.
+
+    Raises
+    ------
+    ValueError
+        A tree of ``rest`` has another number of leaves than ``tree``.
 
     See Also
     --------
@@ -172,8 +194,13 @@ def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
     >>> tree_map(lambda x, y: x + y, (1.0, [2.0]), (10.0, [20.0]))
     (11.0, [22.0])
     """
-    leaves, rebuild = flatten(tree)
-    others = [flatten(r)[0] for r in rest]
+    leaves, rebuild = flatten(tree, is_leaf)
+    others = [flatten(r, is_leaf)[0] for r in rest]
+    for i, other in enumerate(others):
+        if len(other) != len(leaves):
+            raise ValueError(f"tree_map: tree {i + 1} of rest has {len(other)} leaf(s) but the "
+                             f"first tree has {len(leaves)} ({rebuild!r}); give trees of one "
+                             f"structure")
     return rebuild([fn(x, *ys) for x, *ys in zip(leaves, *others)])
 
 
@@ -284,7 +311,7 @@ def _with_path(tree, path, out):
         _with_path(child, path + key, out)
 
 
-def leaves(tree: Any) -> list[Any]:
+def leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
     """List the leaves of ``tree``, depth first.
 
     As ``jax.tree_util.tree_leaves``: ``flatten(tree)[0]``.
@@ -293,6 +320,8 @@ def leaves(tree: Any) -> list[Any]:
     ----------
     tree : object
         A pytree.
+    is_leaf : callable, optional
+        Nodes for which ``is_leaf(node)`` is true are leaves (see :func:`flatten`).
 
     Returns
     -------
@@ -305,10 +334,10 @@ def leaves(tree: Any) -> list[Any]:
     >>> dualad.tree.leaves({"a": (1.0, [2.0]), "b": 3.0})
     [1.0, 2.0, 3.0]
     """
-    return flatten(tree)[0]
+    return flatten(tree, is_leaf)[0]
 
 
-def structure(tree: Any) -> TreeDef:
+def structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> TreeDef:
     """Return the structure of ``tree`` without its leaves.
 
     As ``jax.tree_util.tree_structure``: ``flatten(tree)[1]``. Structures compare equal
@@ -318,6 +347,8 @@ def structure(tree: Any) -> TreeDef:
     ----------
     tree : object
         A pytree.
+    is_leaf : callable, optional
+        Nodes for which ``is_leaf(node)`` is true are leaves (see :func:`flatten`).
 
     Returns
     -------
@@ -332,7 +363,7 @@ def structure(tree: Any) -> TreeDef:
     >>> dualad.tree.structure((1.0, {"b": 2.0})) == dualad.tree.structure((5.0, {"b": 6.0}))
     True
     """
-    return flatten(tree)[1]
+    return flatten(tree, is_leaf)[1]
 
 
 def describe(tree: object) -> str:

@@ -271,3 +271,20 @@ def test_an_unflatten_returning_none_is_named():
     with pytest.raises(TypeError, match=r"unflatten function registered for Forgetful "
                                         r"returned None"):
         dualad.grad(lambda f: f.x ** 2)(Forgetful(3.0))
+
+
+def test_is_leaf_keeps_chosen_nodes_whole():
+    t = {"a": (1.0, 2.0), "b": [3.0, (4.0, 5.0)]}
+    is_pair = lambda x: isinstance(x, tuple) and len(x) == 2      # noqa: E731
+    assert tree.leaves(t, is_leaf=is_pair) == [(1.0, 2.0), 3.0, (4.0, 5.0)]
+    got = tree.map(lambda p: p[0] + p[1] if isinstance(p, tuple) else p, t, is_leaf=is_pair)
+    assert got == {"a": 3.0, "b": [3.0, 9.0]}
+    leaves, td = tree.flatten(Pair((1.0, 2.0), 3.0), is_leaf=is_pair)
+    assert leaves == [(1.0, 2.0), 3.0] and td.num_leaves == 2
+    assert tree.structure(t, is_leaf=is_pair) != tree.structure(t)
+
+
+def test_map_over_trees_of_different_leaf_counts_is_refused():
+    with pytest.raises(ValueError, match=r"tree_map: tree 1 of rest has 1 leaf\(s\) but the "
+                                         r"first tree has 2"):
+        tree.map(lambda x, y: x + y, (1.0, 2.0), (1.0,))
