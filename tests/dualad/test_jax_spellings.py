@@ -359,3 +359,12 @@ def test_differential_operators_refuse_a_node_output(cls):
     with pytest.raises(TypeError, match=rf"laplacian: <lambda> returned a {cls.__name__}; "
                                         rf"the operator needs one array"):
         dualad.laplacian(lambda x: make(cls, x ** 2, x[0]))(np.ones(2))
+
+
+def test_jit_names_an_untraceable_leaf_by_its_path(cls):
+    with pytest.raises(TypeError, match=r"<lambda>: argument 1\.b is 'set', which dualad.jit "
+                                        r"can neither trace" if cls is not Affine else
+                       r"<lambda>: argument 1\[1\] is 'set'"):
+        dualad.jit(lambda s, q: q.w * s)(1.0, make(cls, W, {1, 2}))
+    with pytest.raises(TypeError, match=r"argument 'q'\['x'\]\[1\] is 'set'"):
+        dualad.jit(lambda s, q=None: s)(1.0, q={"x": [W, {3}]})

@@ -36,8 +36,8 @@ from .program import Const, Program
 from .replay import fresh, run as replay_run
 from .transformed import applies, example, transformed
 from .assumed import Assumed
-from .signature import (_fast_key, _identity_statics, _leaf_key, _positional, _static,
-                        _structure, _traced_positional)
+from .signature import (_fast_key, _identity_statics, _leaf_key, _leaf_where, _positional,
+                        _static, _structure, _traced_positional)
 from .sharing import SharedNodeWritten
 from .trace import ClosesOverTraced, JitBox, JitTrace, peek
 
@@ -277,7 +277,11 @@ class Jitted(Generic[_P, _R]):
         traced = []
         boxed = False
         for j, x in enumerate(leaves):
-            k, t = _leaf_key(x, f"{self.name}: argument leaf {j}")
+            try:
+                k, t = _leaf_key(x, "")
+            except TypeError:   # again, naming the leaf by its path: argument 0.w
+                _leaf_key(x, _leaf_where(self.name, args, self.static_argnums, dyn_kwargs, j))
+                raise
             if k is None:
                 boxed = True
             keys.append(k)

@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.tracer import Box
-from ...core.tree import TreeDef
+from ...core.tree import TreeDef, leaves_with_path
 
 __all__ = ["_fast_key", "_identity_statics", "_leaf_key", "_positional", "_static",
-           "_structure", "_traced_positional"]   # private helpers of dualad.interpreters.staging.api
+           "_structure", "_traced_positional", "_leaf_where"]   # private helpers of dualad.interpreters.staging.api
 
 
 _SCALARS = (float, complex, np.float64, np.float32, np.complex128, np.complex64,
@@ -45,6 +45,19 @@ def _leaf_key(x, where):
             f"arrays and numbers) nor use as a static argument (not hashable). Pass arrays "
             f"or numbers, or containers (tuple, list, dict) of them") from None
     return ("static", kind, x), False
+
+
+def _leaf_where(name, args, static_argnums, dyn_kwargs, j):
+    """Leaf ``j`` of the traced arguments named by its path, ``f: argument 0.layers[1].w``
+    (for an error message: computed only then)."""
+    named = [(str(i), a) for i, a in enumerate(args) if i not in static_argnums]
+    named += [(repr(k), v) for k, v in dyn_kwargs.items()]
+    for label, value in named:
+        paths = leaves_with_path(value)
+        if j < len(paths):
+            return f"{name}: argument {label}{paths[j][0]}"
+        j -= len(paths)
+    return f"{name}: an argument leaf"
 
 
 def _identity_statics(key):
