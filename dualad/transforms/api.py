@@ -190,6 +190,16 @@ def _as_direction(api, what, i, v, like):
     return arr.astype(dtype, copy=False) if np.issubdtype(dtype, np.inexact) else arr
 
 
+def _note_leaf(e, what, tree, name):
+    """Note on ``e`` where leaf ``what`` ("leaf 3": counted over all of ``tree``'s leaves)
+    sits: ``(leaf 1 is primals[0].w)``, when ``tree`` is a container."""
+    i = int(what.rsplit(" ", 1)[1])
+    if not is_leaf(tree):
+        paths = leaves_with_path(tree)
+        if i < len(paths):
+            e.add_note(f"({what} is {name}{paths[i][0]})")
+
+
 def _zeros(shape, like):
     dtype = unguarded_value(like).dtype if hasattr(unguarded_value(like), "dtype") else float
     return np.zeros(shape, dtype=dtype if np.issubdtype(dtype, np.inexact) else float)
@@ -346,9 +356,13 @@ def jvp(f: Callable[..., Any], primals: Any, tangents: Any, *,
     batch = None
     boxed = []
     for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
-        p = check_input("jvp", i, p, fname=_fname(f))
-        t = t if isinstance(t, (Box, OneHotBatch)) else _as_direction("jvp", "tangent", i, t, p)
-        b = _batch_of("jvp", "tangent", t, p, i)
+        try:
+            p = check_input("jvp", i, p, fname=_fname(f))
+            t = t if isinstance(t, (Box, OneHotBatch)) else _as_direction("jvp", "tangent", i, t, p)
+            b = _batch_of("jvp", "tangent", t, p, i)
+        except (TypeError, ValueError) as e:
+            _note_leaf(e, f"leaf {i}", primals, "primals")
+            raise
         if batch is not None and b != batch:
             raise ValueError(f"jvp: tangent {i} has batch shape {b} but an earlier tangent "
                              f"has {batch}; all tangents need the same batch axis")
@@ -521,9 +535,13 @@ def vjp(f: Callable[..., Any], *primals: Any, max_memory: int | None = None
                                 like_name=f"{_fname(f)}'s output")
         seeds, batch = [], None
         for i, (o, c) in enumerate(zip(o_leaves, c_leaves)):
-            c = c if isinstance(c, (Box, OneHotBatch)) else \
-                _as_direction("vjp pullback", "cotangent", i, c, values[i])
-            b = _batch_of("vjp pullback", "cotangent", c, values[i], i)
+            try:
+                c = c if isinstance(c, (Box, OneHotBatch)) else \
+                    _as_direction("vjp pullback", "cotangent", i, c, values[i])
+                b = _batch_of("vjp pullback", "cotangent", c, values[i], i)
+            except (TypeError, ValueError) as e:
+                _note_leaf(e, f"cotangent {i}", out, "the cotangent")
+                raise
             if batch is not None and b != batch:
                 raise ValueError(f"vjp pullback: cotangent {i} has batch shape {b} but an "
                                  f"earlier one has {batch}")

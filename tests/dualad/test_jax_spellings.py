@@ -10,6 +10,7 @@ d2/dw2 = diag(-sin(w) b), d2/dwdb = cos(w), d2/db2 = 2.
 """
 import dataclasses
 import json
+import re
 import subprocess
 import sys
 from typing import NamedTuple
@@ -368,3 +369,17 @@ def test_jit_names_an_untraceable_leaf_by_its_path(cls):
         dualad.jit(lambda s, q: q.w * s)(1.0, make(cls, W, {1, 2}))
     with pytest.raises(TypeError, match=r"argument 'q'\['x'\]\[1\] is 'set'"):
         dualad.jit(lambda s, q=None: s)(1.0, q={"x": [W, {3}]})
+
+
+def test_jvp_and_vjp_note_where_a_refused_leaf_sits(cls):
+    p = make(cls)
+    where = r"\[1\]" if cls is Affine else r"\.b"
+    with pytest.raises(TypeError, match="is complex") as info:
+        dualad.jvp(loss, (p,), (make(cls, np.ones(2), 1j),))
+    assert any(re.fullmatch(rf"\(leaf 1 is primals\[0\]{where}\)", n) for n in info.value.__notes__)
+    _, pullback = dualad.vjp(lambda q: q, p)
+    with pytest.raises(ValueError, match=r"cotangent 0 has shape \(3,\)") as info:
+        pullback(make(cls, np.ones(3), 1.0))
+    where = r"\[0\]" if cls is Affine else r"\.w"
+    assert any(re.fullmatch(rf"\(cotangent 0 is the cotangent{where}\)", n)
+               for n in info.value.__notes__)
