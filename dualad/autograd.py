@@ -367,7 +367,7 @@ def backward(tensors: Variable | Sequence[Variable], grad_tensors: Any = None,
     seeds = _seeds("backward", tensors, grad_tensors, False)
     check_graph("backward", seeds, _stamps_of)
     retain = create_graph if retain_graph is None else retain_graph
-    results = _sweep(seeds, watch_for(seeds), create_graph, retain, None)
+    results = _sweep(seeds, watch_for(seeds, None, True, create_graph), create_graph, retain, None)
     for leaf, g in results.items():
         if leaf._requires_grad:
             leaf._grad = g if leaf._grad is None else leaf._grad + g
@@ -471,7 +471,8 @@ def grad(outputs: Variable | Sequence[Variable], inputs: Variable | Sequence[Var
     check_graph("grad", seeds, _stamps_of)
     retain = create_graph if retain_graph is None else retain_graph
     wanted = set(inputs)
-    results = _sweep(seeds, watch_for(seeds, wanted, False), create_graph, retain, wanted)
+    results = _sweep(seeds, watch_for(seeds, wanted, False, create_graph), create_graph, retain,
+                     wanted)
     out = []
     for j, x in enumerate(inputs):
         g = results.get(x)

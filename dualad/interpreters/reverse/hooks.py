@@ -26,7 +26,7 @@ from time import perf_counter
 import numpy as np
 
 from .sweep import _own_dtype
-from ...core.tracer import Box, shape_of
+from ...core.tracer import Box, primal_value, shape_of
 
 __all__ = ["SweepWatch", "RECORDING", "WATCHED", "watch_for", "check_hook_result"]
 
@@ -40,14 +40,16 @@ WATCHED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 RECORDING = threading.local()
 
 
-def watch_for(seeds, wanted=None, accumulate=True):
+def watch_for(seeds, wanted=None, accumulate=True, create_graph=False):
     """The watch for a sweep from ``seeds`` (``(node, ct)`` pairs), or None when no hook,
     retained gradient or recording can apply: the sweep then runs as it always did.
 
     ``wanted``: the inputs of ``autograd.grad`` (None under ``backward``); hooks then fire
     only on those leaves and on the nodes through which one of them is reached, as
     PyTorch's engine runs only the part of the graph that leads to the inputs.
-    ``accumulate``: whether retained gradients are accumulated into ``.grad``.
+    ``accumulate``: whether retained gradients are accumulated into ``.grad``;
+    ``create_graph``: whether the sweep is recorded (otherwise what a hook returns is
+    taken as a plain value, as PyTorch runs hooks without recording then).
     """
     recorder = getattr(RECORDING, "recorder", None)
     if recorder is None and not WATCHED:
@@ -56,7 +58,7 @@ def watch_for(seeds, wanted=None, accumulate=True):
     needed = None
     if wanted is not None and inner:
         needed = _leading_to(seeds, wanted)
-    return SweepWatch(recorder, inner, wanted, needed, accumulate)
+    return SweepWatch(recorder, inner, wanted, needed, accumulate, create_graph)
 
 
 def _leading_to(seeds, wanted):
@@ -94,16 +96,20 @@ class SweepWatch:
         on those only.
     accumulate : bool
         Whether a retained gradient is accumulated into the node's ``.grad``.
+    create_graph : bool
+        Whether the sweep is recorded; if not, a hook's traced result is unboxed.
     """
 
-    __slots__ = ("recorder", "inner", "wanted", "needed", "accumulate", "open", "started")
+    __slots__ = ("recorder", "inner", "wanted", "needed", "accumulate", "create_graph",
+                 "open", "started")
 
-    def __init__(self, recorder, inner, wanted, needed, accumulate):
+    def __init__(self, recorder, inner, wanted, needed, accumulate, create_graph):
         self.recorder = recorder
         self.inner = inner
         self.wanted = wanted
         self.needed = needed
         self.accumulate = accumulate
+        self.create_graph = create_graph
         self.open = None      # the node whose pullback is being timed
         self.started = 0.0
 
@@ -118,6 +124,8 @@ class SweepWatch:
                 for hook in tuple(hooks.values()):   # a hook may remove itself
                     new = hook(ct)
                     if new is not None:
+                        if not self.create_graph and isinstance(new, Box):
+                            new = primal_value(new)   # computed from Variables: unrecorded
                         ct = check_hook_result(hook, node, ct, new)
             if self.accumulate and getattr(node, "_retains_grad", False) and node.prim is not None:
                 g = _own_dtype(ct, node)
