@@ -36,8 +36,17 @@ _handle_ids = itertools.count().__next__
 
 
 class RemovableHandle:
-    """What :meth:`GraphHabits.register_hook` returns: ``handle.remove()`` removes the hook
-    (a second ``remove()`` does nothing)."""
+    """The handle :meth:`GraphHabits.register_hook` returns, to remove the hook.
+
+    ``handle.remove()`` removes it; a second ``remove()`` does nothing.
+
+    Parameters
+    ----------
+    variable : Variable
+        The Variable the hook is registered on.
+    hid : int
+        The hook's key in the Variable's hooks.
+    """
 
     __slots__ = ("variable", "id")
 
@@ -220,11 +229,11 @@ class GraphHabits:
         """The node of the recorded graph that made this Variable, or ``None``.
 
         ``None`` for a leaf and for a Variable that does not require grad; otherwise a
-        :class:`dualad.autograd_graph.BackwardNode` named after the primitive, as
+        ``BackwardNode`` named after the primitive, as
         PyTorch's (``MulBackward`` for ``multiply``), whose ``next_functions`` lead to
-        the inputs' nodes (see :mod:`dualad.autograd_graph`).
+        the inputs' nodes (see ``dualad._autograd_graph``).
         """
         if self.prim is None or not self._requires_grad:
             return None
-        from .autograd_graph import BackwardNode
+        from ._autograd_graph import BackwardNode
         return BackwardNode(self)

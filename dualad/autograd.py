@@ -32,8 +32,21 @@ keyword is NumPy's (ddof=0). Both spellings of one argument (``axis=`` and ``dim
 transformations (``dualad.grad``) a traced value stands for a NumPy array and takes
 NumPy's keywords only.
 
-A leaf's gradient has the leaf's dtype (a float32 leaf used with float64 data gets a
-float32 ``.grad``), as in PyTorch. ``Variable(x, requires_grad=True)`` refuses an
+PyTorch's graph habits, with PyTorch's semantics (docs/coming_from_pytorch.md has the
+names side by side with PyTorch's and OneFlow's)::
+
+    x.requires_grad_()                  # a leaf, in place; a computed Variable: detach()
+    h = y.register_hook(lambda g: g * 2)   # replaces y's gradient in every sweep; h.remove()
+    y.retain_grad()                     # backward keeps y.grad (a non-leaf's .grad warns)
+    y.grad_fn.name(), y.grad_fn.next_functions   # 'MulBackward', ((AccumulateGrad, 0), ...)
+    graph_of(y).to_dot()                # the recorded graph, drawn by dualad.teaching
+    grad(y, [x, b], materialize_grads=True)      # zeros, not None, for an unused b
+    with record_backward() as rec: ...  # rec.steps: primitive, shapes, seconds per node
+
+Hooks, retained gradients and recordings are shown each node's cotangent by the one
+reverse sweep (:mod:`dualad.interpreters.reverse.hooks`); without them the sweep runs as
+it always did. A leaf's gradient has the leaf's dtype (a float32 leaf used with float64
+data gets a float32 ``.grad``), as in PyTorch. ``Variable(x, requires_grad=True)`` refuses an
 ``np.matrix`` and a masked array, whose arithmetic dualad does not follow
 (docs/sharp_bits.md).
 """
@@ -64,8 +77,8 @@ __all__ = ["Variable", "backward", "grad", "Function", "FunctionCtx", "graph_of"
 # Loaded on first use: the graph's teaching trace and the recording of backward steps
 # (which imports logging).
 __getattr__, __dir__ = _attach(__name__, attributes={
-    "graph_of": "dualad.autograd_graph", "record_backward": "dualad.autograd_record",
-    "BackwardStep": "dualad.autograd_record"})
+    "graph_of": "dualad._autograd_graph", "record_backward": "dualad._autograd_record",
+    "BackwardStep": "dualad._autograd_record"})
 
 
 class Variable(GraphHabits, Var):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dualad.autograd import Variable, grad, graph_of
-from dualad.autograd_graph import AccumulateGrad, BackwardNode, backward_name
+from dualad._autograd_graph import AccumulateGrad, BackwardNode, backward_name
 
 
 def _leaf(v, dtype=float):

@@ -117,8 +117,7 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
     fast = not create_graph and not ANOMALY[0]
     # Only a wanted node that is not a leaf (autograd.grad allows those), or a watch that
     # looks at inner nodes, makes every node stop at the leaves' test below.
-    inner = (wanted is not None and any(w.prim is not None for w in wanted)) or (
-        watch is not None and watch.inner)
+    inner = _stops_inner(wanted, watch)
     get_ct, pop_ct = cts.get, cts.pop                             # bound once: the hot loop
     while cts:
         if heap is None:
@@ -141,10 +140,7 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
                 continue
         prim = node.prim
         if prim is None or inner:
-            if watch is not None:
-                ct = watch.visit(node, ct)
-            if (node in wanted) if wanted is not None else prim is None:
-                results[node] = _own_dtype(ct, node)
+            ct = _arrive(node, ct, results, wanted, watch)
             if prim is None:                 # a leaf
                 continue
         node_args = node.args
@@ -213,6 +209,24 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
             else:
                 node.args = node.params = node.vals = None
     return results
+
+
+def _stops_inner(wanted, watch):
+    """Whether the sweep must stop at inner nodes too: one is wanted (autograd.grad
+    allows those), or the watch looks at them."""
+    return (wanted is not None and any(w.prim is not None for w in wanted)) or (
+        watch is not None and watch.inner)
+
+
+def _arrive(node, ct, results, wanted, watch):
+    """``node``'s cotangent ``ct`` is complete (a leaf's, or an inner node's when the sweep
+    stops at those): shown to the ``watch``, whose result replaces it, then recorded in
+    ``results`` if ``node`` is wanted (by default: every leaf). Returns the cotangent."""
+    if watch is not None:
+        ct = watch.visit(node, ct)
+    if (node in wanted) if wanted is not None else node.prim is None:
+        results[node] = _own_dtype(ct, node)
+    return ct
 
 
 def _materialize(node, ct, cts, heap, results, wanted, create_graph, retain_graph,

@@ -27,9 +27,12 @@ _LOG = logging.getLogger("dualad.autograd")
 
 
 class BackwardStep(NamedTuple):
-    """One node of a backward sweep.
+    """One node of a backward sweep, as :func:`record_backward` keeps it.
 
-    Attributes
+    The sweep visits a node once its cotangent is complete and pulls it back through the
+    node's VJP rule (its pullback) to the node's arguments; a step is that visit.
+
+    Parameters
     ----------
     primitive : str
         The primitive whose pullback ran (``"multiply"``).
@@ -51,6 +54,12 @@ class BackwardStep(NamedTuple):
 
 class record_backward:  # noqa: N801  (a context manager named as a function, as PyTorch's)
     """Record every step of the backward sweeps run in this thread while active.
+
+    A context manager: inside ``with record_backward() as rec:`` each node a sweep of
+    :func:`dualad.autograd.backward` or :func:`dualad.autograd.grad` in this thread pulls
+    a cotangent back through is appended to ``rec.steps`` and logged at DEBUG on the
+    ``"dualad.autograd"`` logger. Recordings nest: an inner one records its block alone
+    and gives the outer one back when it ends.
 
     Attributes
     ----------
@@ -90,7 +99,21 @@ class record_backward:  # noqa: N801  (a context manager named as a function, as
         self._entered = False
 
     def step(self, primitive, input_shapes, output_shape, cotangent_shape, seconds) -> None:
-        """Append one step (called by the sweep's watch) and log it at DEBUG."""
+        """Append one step (called by the sweep's watch) and log it at DEBUG.
+
+        Parameters
+        ----------
+        primitive : str
+            The primitive's name.
+        input_shapes : tuple of tuple
+            The shapes of its arguments.
+        output_shape : tuple
+            The shape of its value.
+        cotangent_shape : tuple
+            The shape of the cotangent pulled back.
+        seconds : float
+            The time its pullback took.
+        """
         self.steps.append(BackwardStep(primitive, input_shapes, output_shape,
                                        cotangent_shape, seconds))
         if _LOG.isEnabledFor(logging.DEBUG):
@@ -98,7 +121,13 @@ class record_backward:  # noqa: N801  (a context manager named as a function, as
                        primitive, input_shapes, output_shape, cotangent_shape, seconds)
 
     def total_seconds(self) -> float:
-        """The seconds of all steps recorded."""
+        """Add up the seconds of the steps recorded.
+
+        Returns
+        -------
+        float
+            The sum of ``step.seconds`` over ``steps``.
+        """
         return sum(s.seconds for s in self.steps)
 
     def __repr__(self) -> str:
