@@ -305,3 +305,73 @@ def test_a_scaling_hook_scales_the_gradient(a, x0):
     y.register_hook(lambda g: g * a)
     (y * 2.0).backward()
     assert float(x.grad) == pytest.approx(a * 2.0 * np.cos(x0), rel=1e-14, abs=1e-300)
+
+
+# ---------------------------------------------------------------- indexing, outputs, inputs
+
+def test_a_leaf_hook_gets_the_dense_gradient_of_an_indexed_leaf():
+    x = _leaf([1.0, 2.0, 3.0])
+    seen = []
+    x.register_hook(lambda g: seen.append(np.array(g)))
+    (x[0] * 2.0 + x[2]).backward()
+    np.testing.assert_array_equal(seen[0], [2.0, 0.0, 1.0])
+    np.testing.assert_array_equal(x.grad, [2.0, 0.0, 1.0])
+
+
+def test_a_hook_on_an_indexed_intermediate_sees_every_entry_and_its_result_flows_on():
+    x = _leaf([1.0, 2.0, 3.0])
+    y = x * 2.0
+    seen = []
+    y.register_hook(lambda g: seen.append(np.array(g)) or g + 1.0)   # fills the zeros too
+    y[0].backward()
+    np.testing.assert_array_equal(seen[0], [1.0, 0.0, 0.0])
+    np.testing.assert_array_equal(x.grad, [4.0, 2.0, 2.0])            # 2 * [2, 1, 1]
+
+
+def test_retain_grad_of_an_indexed_intermediate_is_dense():
+    x = _leaf([1.0, 2.0, 3.0])
+    y = x * 1.0
+    y.retain_grad()
+    (y[0] + y[1]).backward()
+    np.testing.assert_array_equal(y.grad, [1.0, 1.0, 0.0])
+
+
+def test_a_hook_on_the_output_itself_gets_the_seed():
+    x = _leaf([1.0, 2.0])
+    y = x * x
+    y.register_hook(lambda g: g * 3)
+    y.backward(np.array([1.0, -1.0]))
+    np.testing.assert_array_equal(x.grad, [6.0, -12.0])              # 3 * seed * 2x
+
+
+def test_grad_with_respect_to_an_intermediate_returns_its_hooked_gradient():
+    x = _leaf(2.0)
+    y = x * x
+    y.register_hook(lambda g: g * 10)
+    gy, gx = grad(y * 3.0, [y, x])           # ybar = 3 -> 30 by the hook; xbar = 30 * 2x
+    assert float(gy) == 30.0 and float(gx) == 120.0
+
+
+def test_a_hook_registered_in_one_thread_fires_in_the_thread_that_sweeps():
+    import threading
+    x = _leaf(1.0)
+    where = []
+    x.register_hook(lambda g: where.append(threading.current_thread().name))
+    t = threading.Thread(target=lambda: (x * 5.0).backward(), name="sweeper")
+    t.start()
+    t.join(30)
+    assert where == ["sweeper"] and float(x.grad) == 5.0
+
+
+def test_a_dropped_variable_leaves_the_watched_set():
+    import gc
+
+    from dualad.interpreters.reverse import hooks
+    x = _leaf(1.0)
+    y = x * 2.0
+    y.register_hook(lambda g: g * y)           # a cycle y -> hooks -> lambda -> y
+    key = id(y)
+    assert hooks.WATCHED.get(key) is y
+    del y
+    gc.collect()
+    assert key not in hooks.WATCHED
