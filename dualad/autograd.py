@@ -107,7 +107,13 @@ class Variable(GraphHabits, Var):
     grad : numpy.ndarray or None
         The accumulated gradient.
     requires_grad : bool
-        Whether the Variable is on the graph.
+        Whether the Variable is on the graph (set in place with :meth:`requires_grad_`).
+    grad_fn : BackwardNode or None
+        The recorded operation that computed it (``None`` for a leaf), with ``.name()``
+        and ``.next_functions`` as PyTorch's.
+    retains_grad : bool
+        Whether :meth:`backward` keeps this computed Variable's gradient
+        (:meth:`retain_grad`); hooks: :meth:`register_hook`.
 
     See Also
     --------

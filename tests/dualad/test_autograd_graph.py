@@ -192,3 +192,25 @@ def test_graph_of_refuses_a_leaf_and_a_freed_graph():
     y.backward()
     with pytest.raises(RuntimeError, match="graph_of.*retain_graph=True"):
         graph_of(y)
+
+
+def test_a_custom_function_node_is_named_after_its_class_as_in_pytorch():
+    from dualad.autograd import Function
+
+    class Cube(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x ** 2
+
+    x = _leaf([1.0, 2.0])
+    y = Cube.apply(x)
+    assert y.grad_fn.name() == "CubeBackward"      # PyTorch: CubeBackward
+    assert y.grad_fn.next_functions == ((AccumulateGrad(x), 0),)
+    np.sum(y).backward()
+    np.testing.assert_array_equal(x.grad, [3.0, 12.0])
