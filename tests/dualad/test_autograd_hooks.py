@@ -375,3 +375,29 @@ def test_a_dropped_variable_leaves_the_watched_set():
     del y
     gc.collect()
     assert key not in hooks.WATCHED
+
+
+def test_hooks_on_an_empty_variable_see_an_empty_gradient_and_keep_its_shape():
+    x = Variable(np.zeros(0), requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(np.shape(g)))
+    np.sum(x * 2.0).backward()
+    assert seen == [(0,)] and x.grad.shape == (0,)
+    x.register_hook(lambda g: np.zeros(1))
+    with pytest.raises(ValueError, match=r"shape \(1,\).*shape \(0,\)"):
+        np.sum(x * 2.0).backward()
+
+
+def test_register_hook_none_says_callable():
+    with pytest.raises(TypeError, match="Variable.register_hook: hook must be callable, "
+                                        "got NoneType.*shape \\(2,\\)"):
+        _leaf([1.0, 2.0]).register_hook(None)
+
+
+def test_a_complex_leaf_keeps_a_complex_hooked_gradient():
+    z = Variable(np.array([1.0 + 2.0j]), requires_grad=True)
+    z.register_hook(lambda g: g * 1j)
+    # L = |z|^2: dualad's gradient is JAX's, dL/dx - i dL/dy = 2 conj(z) = 2 - 4i
+    # (docs/complex.md; PyTorch's is its conjugate, 2z); the hook multiplies it by i.
+    np.sum(np.abs(z) ** 2).backward()
+    np.testing.assert_allclose(z.grad, [1j * (2.0 - 4.0j)], rtol=1e-15)
