@@ -117,7 +117,7 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
     fast = not create_graph and not ANOMALY[0]
     # Only a wanted node that is not a leaf (autograd.grad allows those), or a watch that
     # looks at inner nodes, makes every node stop at the leaves' test below.
-    inner = _stops_inner(wanted, watch)
+    inner = wanted is not None and any(w.prim is not None for w in wanted) or (watch and watch.inner)
     get_ct, pop_ct = cts.get, cts.pop                             # bound once: the hot loop
     while cts:
         if heap is None:
@@ -209,13 +209,6 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
             else:
                 node.args = node.params = node.vals = None
     return results
-
-
-def _stops_inner(wanted, watch):
-    """Whether the sweep must stop at inner nodes too: one is wanted (autograd.grad
-    allows those), or the watch looks at them."""
-    return (wanted is not None and any(w.prim is not None for w in wanted)) or (
-        watch is not None and watch.inner)
 
 
 def _arrive(node, ct, results, wanted, watch):
