@@ -116,8 +116,9 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
     results = {}
     fast = not create_graph and not ANOMALY[0]
     # Only a wanted node that is not a leaf (autograd.grad allows those), or a watch that
-    # looks at inner nodes, makes every node stop at the leaves' test below.
-    inner = wanted is not None and any(w.prim is not None for w in wanted) or (watch and watch.inner)
+    # looks at inner nodes, makes every node stop at the leaves' test below. (A bool: the
+    # test runs per node, and ``x or None`` would make it ask None's truth each time.)
+    inner = bool(wanted and any(w.prim is not None for w in wanted) or watch and watch.inner)
     get_ct, pop_ct = cts.get, cts.pop                             # bound once: the hot loop
     while cts:
         if heap is None:
