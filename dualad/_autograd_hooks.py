@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .interpreters.reverse.hooks import WATCHED
+from .interpreters.reverse.hooks import HOOKS, RETAINED, unwatch_if_idle, watch
 from .core.tracer import shape_of
 
 __all__ = ["GraphHabits", "RemovableHandle"]
@@ -60,16 +60,16 @@ class RemovableHandle:
         hooks = v._hooks_or_none()
         if hooks is not None and self.id in hooks:
             del hooks[self.id]
-            if not hooks and not v.retains_grad:
-                WATCHED.pop(id(v), None)
+            unwatch_if_idle(v)
 
     def __repr__(self) -> str:
         return f"<RemovableHandle of a hook on a Variable of shape {shape_of(self.variable)}>"
 
 
 class GraphHabits:
-    """The mixin: needs the slots ``_requires_grad``, ``_grad``, ``_hooks`` and
-    ``_retains_grad`` and the tape node's ``prim`` (None for a leaf)."""
+    """The mixin: needs the slots ``_requires_grad`` and ``_grad`` and the tape node's
+    ``prim`` (None for a leaf); hooks and retained gradients are kept by id in
+    ``dualad.interpreters.reverse.hooks`` (forgotten when the Variable is freed)."""
 
     __slots__ = ()
 
@@ -143,7 +143,7 @@ class GraphHabits:
     @property
     def retains_grad(self) -> bool:
         """Whether backward stores this computed Variable's gradient in ``.grad``."""
-        return getattr(self, "_retains_grad", False)
+        return id(self) in RETAINED
 
     def retain_grad(self) -> None:
         """Have ``backward`` store this computed Variable's gradient in ``.grad``.
@@ -163,8 +163,8 @@ class GraphHabits:
                                f"gradient to keep")
         if self.prim is None:
             return
-        self._retains_grad = True
-        WATCHED[id(self)] = self
+        watch(self)
+        RETAINED.add(id(self))
 
     def register_hook(self, hook: Any) -> RemovableHandle:
         r"""Call ``hook(grad)`` whenever a sweep computes this Variable's gradient.
@@ -213,16 +213,13 @@ class GraphHabits:
                                f"Variable that does not require grad (shape "
                                f"{shape_of(self)}); make it with requires_grad=True or call "
                                f"v.requires_grad_() first")
-        hooks = self._hooks_or_none()
-        if hooks is None:
-            hooks = self._hooks = {}
+        watch(self)
         hid = _handle_ids()
-        hooks[hid] = hook
-        WATCHED[id(self)] = self
+        HOOKS.setdefault(id(self), {})[hid] = hook
         return RemovableHandle(self, hid)
 
     def _hooks_or_none(self):
-        return getattr(self, "_hooks", None)
+        return HOOKS.get(id(self))
 
     @property
     def grad_fn(self) -> Any:

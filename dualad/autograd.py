@@ -134,9 +134,9 @@ class Variable(GraphHabits, Var):
     """
 
     # (``requires_grad``, ``grad``, ``grad_fn``, ``register_hook``, ``retain_grad``:
-    # dualad._autograd_hooks.GraphHabits; ``_hooks`` and ``_retains_grad`` stay unset
-    # until used, so a recorded operation pays nothing for them)
-    __slots__ = ("_requires_grad", "_grad", "stamps", "_hooks", "_retains_grad")
+    # dualad._autograd_hooks.GraphHabits; hooks and retained gradients are kept by id in
+    # dualad.interpreters.reverse.hooks, so a recorded operation's node stays its size)
+    __slots__ = ("_requires_grad", "_grad", "stamps")
     _requires_grad: bool
     _grad: Any         # the accumulated gradient: None, an array, or a Variable (create_graph)
     stamps: Any

@@ -371,10 +371,20 @@ def test_a_dropped_variable_leaves_the_watched_set():
     y = x * 2.0
     y.register_hook(lambda g: g * y)           # a cycle y -> hooks -> lambda -> y
     key = id(y)
-    assert hooks.WATCHED.get(key) is y
+    assert hooks.WATCHED[key]() is y and key in hooks.HOOKS
     del y
     gc.collect()
-    assert key not in hooks.WATCHED
+    assert key not in hooks.WATCHED and key not in hooks.HOOKS
+
+
+def test_a_removed_hook_and_no_retain_leave_the_watched_set():
+    from dualad.interpreters.reverse import hooks
+    y = _leaf(1.0) * 2.0
+    h = y.register_hook(lambda g: None)
+    y.retain_grad()
+    h.remove()
+    assert id(y) in hooks.WATCHED               # still retains its gradient
+    assert not hooks.HOOKS.get(id(y))
 
 
 def test_hooks_on_an_empty_variable_see_an_empty_gradient_and_keep_its_shape():

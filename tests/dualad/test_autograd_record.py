@@ -132,6 +132,6 @@ def test_without_hooks_or_recording_the_sweep_gets_no_watch():
         assert hooks.watch_for([(y, 1.0)]).inner
     h = x.register_hook(lambda g: None)
     w = hooks.watch_for([(y, 1.0)])
-    assert w is not None and (w.inner is any(v.prim is not None
-                                             for v in hooks.WATCHED.values()))
+    assert w is not None and (w.inner is any(r() is not None and r().prim is not None
+                                             for r in hooks.WATCHED.values()))
     h.remove()

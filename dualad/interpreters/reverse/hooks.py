@@ -28,13 +28,37 @@ import numpy as np
 from .sweep import _own_dtype
 from ...core.tracer import Box, primal_value, shape_of
 
-__all__ = ["SweepWatch", "RECORDING", "WATCHED", "watch_for", "check_hook_result"]
+__all__ = ["SweepWatch", "RECORDING", "WATCHED", "HOOKS", "RETAINED", "watch",
+           "unwatch_if_idle", "watch_for", "check_hook_result"]
 
-# The Variables that carry hooks or retain their gradient, by id (weakly: a dropped
-# Variable leaves; not a WeakSet, whose weak references compare their Variables with
-# ``==``, elementwise); a sweep builds a watch only while it is not empty or a recording
-# is on.
-WATCHED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+# The Variables that carry hooks or retain their gradient, by id, as weak references
+# whose callback forgets the id's entries when the Variable is freed (before its id can
+# be reused); a sweep builds a watch only while it is not empty or a recording is on.
+# (Kept here rather than in slots of every Variable: a recorded operation's node stays
+# the size it was. Not a WeakSet, whose references compare Variables with ``==``.)
+WATCHED: dict = {}
+HOOKS: dict = {}        # id -> {handle id: hook}, in registration order
+RETAINED: set = set()   # ids of the computed Variables that retain their gradient
+
+
+def _forget(key):
+    WATCHED.pop(key, None)
+    HOOKS.pop(key, None)
+    RETAINED.discard(key)
+
+
+def watch(v):
+    """Put Variable ``v`` in :data:`WATCHED` (once)."""
+    key = id(v)
+    if key not in WATCHED:
+        WATCHED[key] = weakref.ref(v, lambda _, key=key: _forget(key))
+
+
+def unwatch_if_idle(v):
+    """Take ``v`` out of :data:`WATCHED` when it has no hook and does not retain."""
+    key = id(v)
+    if not HOOKS.get(key) and key not in RETAINED:
+        _forget(key)
 
 # The calling thread's active recording (dualad.autograd.record_backward), if any.
 RECORDING = threading.local()
@@ -54,7 +78,8 @@ def watch_for(seeds, wanted=None, accumulate=True, create_graph=False):
     recorder = getattr(RECORDING, "recorder", None)
     if recorder is None and not WATCHED:
         return None
-    inner = recorder is not None or any(v.prim is not None for v in list(WATCHED.values()))
+    inner = recorder is not None or any(
+        v is not None and v.prim is not None for v in (r() for r in list(WATCHED.values())))
     needed = None
     if wanted is not None and inner:
         needed = _leading_to(seeds, wanted)
@@ -119,7 +144,7 @@ class SweepWatch:
         if self.open is not None:
             self.close()
         if self._fires(node):
-            hooks = getattr(node, "_hooks", None)
+            hooks = HOOKS.get(id(node))
             if hooks:
                 for hook in tuple(hooks.values()):   # a hook may remove itself
                     new = hook(ct)
@@ -127,7 +152,7 @@ class SweepWatch:
                         if not self.create_graph and isinstance(new, Box):
                             new = primal_value(new)   # computed from Variables: unrecorded
                         ct = check_hook_result(hook, node, ct, new)
-            if self.accumulate and getattr(node, "_retains_grad", False) and node.prim is not None:
+            if self.accumulate and node.prim is not None and id(node) in RETAINED:
                 g = _own_dtype(ct, node)
                 node._grad = g if node._grad is None else node._grad + g
         if self.recorder is not None and node.prim is not None:
