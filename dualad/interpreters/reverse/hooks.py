@@ -60,6 +60,7 @@ def unwatch_if_idle(v):
     if not HOOKS.get(key) and key not in RETAINED:
         _forget(key)
 
+
 # The calling thread's active recording (dualad.autograd.record_backward), if any.
 RECORDING = threading.local()
 
