@@ -32,8 +32,21 @@ keyword is NumPy's (ddof=0). Both spellings of one argument (``axis=`` and ``dim
 transformations (``dualad.grad``) a traced value stands for a NumPy array and takes
 NumPy's keywords only.
 
-A leaf's gradient has the leaf's dtype (a float32 leaf used with float64 data gets a
-float32 ``.grad``), as in PyTorch. ``Variable(x, requires_grad=True)`` refuses an
+PyTorch's graph habits, with PyTorch's semantics (docs/coming_from_pytorch.md has the
+names side by side with PyTorch's and OneFlow's)::
+
+    x.requires_grad_()                  # a leaf, in place; a computed Variable: detach()
+    h = y.register_hook(lambda g: g * 2)   # replaces y's gradient in every sweep; h.remove()
+    y.retain_grad()                     # backward keeps y.grad (a non-leaf's .grad warns)
+    y.grad_fn.name(), y.grad_fn.next_functions   # 'MulBackward', ((AccumulateGrad, 0), ...)
+    graph_of(y).to_dot()                # the recorded graph, drawn by dualad.teaching
+    grad(y, [x, b], materialize_grads=True)      # zeros, not None, for an unused b
+    with record_backward() as rec: ...  # rec.steps: primitive, shapes, seconds per node
+
+Hooks, retained gradients and recordings are shown each node's cotangent by the one
+reverse sweep (:mod:`dualad.interpreters.reverse.hooks`); without them the sweep runs as
+it always did. A leaf's gradient has the leaf's dtype (a float32 leaf used with float64
+data gets a float32 ``.grad``), as in PyTorch. ``Variable(x, requires_grad=True)`` refuses an
 ``np.matrix`` and a masked array, whose arithmetic dualad does not follow
 (docs/sharp_bits.md).
 """
@@ -45,20 +58,30 @@ import numpy as np
 
 from .transforms.api import check_input
 from ._autograd_methods import install as _install_torch_keywords
+from ._autograd_hooks import GraphHabits, RemovableHandle  # noqa: F401  (part of this namespace)
 from .transforms.custom import Function, FunctionCtx  # noqa: F401  (part of this namespace)
 from .transforms.stop import StopGradientPrimitive
 from .interpreters.reverse.sweep import backward_sweep
 from .interpreters.reverse.tape import Var, VJPTrace
+from .interpreters.reverse.hooks import watch_for
 from .core.tracer import Box, primal_value, shape_of
+from .core.lazy import attach as _attach
 from .interpreters.reverse.versions import check_graph, stamp_node
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["Variable", "backward", "grad", "Function", "FunctionCtx"]
+__all__ = ["Variable", "backward", "grad", "Function", "FunctionCtx", "graph_of",
+           "record_backward", "BackwardStep", "RemovableHandle"]
+
+# Loaded on first use: the graph's teaching trace and the recording of backward steps
+# (which imports logging).
+__getattr__, __dir__ = _attach(__name__, attributes={
+    "graph_of": "dualad._autograd_graph", "record_backward": "dualad._autograd_record",
+    "BackwardStep": "dualad._autograd_record"})
 
 
-class Variable(Var):
+class Variable(GraphHabits, Var):
     r"""A value on the imperative tape; ``.grad`` holds the accumulated gradients.
 
     As a PyTorch tensor: a leaf made with ``requires_grad=True`` records every
@@ -84,7 +107,13 @@ class Variable(Var):
     grad : numpy.ndarray or None
         The accumulated gradient.
     requires_grad : bool
-        Whether the Variable is on the graph.
+        Whether the Variable is on the graph (set in place with :meth:`requires_grad_`).
+    grad_fn : BackwardNode or None
+        The recorded operation that computed it (``None`` for a leaf), with ``.name()``
+        and ``.next_functions`` as PyTorch's.
+    retains_grad : bool
+        Whether :meth:`backward` keeps this computed Variable's gradient
+        (:meth:`retain_grad`); hooks: :meth:`register_hook`.
 
     See Also
     --------
@@ -104,9 +133,12 @@ class Variable(Var):
     [4. 8.]
     """
 
-    __slots__ = ("requires_grad", "grad", "stamps")
-    requires_grad: bool
-    grad: Any          # the accumulated gradient: None, an array, or a Variable (create_graph)
+    # (``requires_grad``, ``grad``, ``grad_fn``, ``register_hook``, ``retain_grad``:
+    # dualad._autograd_hooks.GraphHabits; hooks and retained gradients are kept by id in
+    # dualad.interpreters.reverse.hooks, so a recorded operation's node stays its size)
+    __slots__ = ("_requires_grad", "_grad", "stamps")
+    _requires_grad: bool
+    _grad: Any         # the accumulated gradient: None, an array, or a Variable (create_graph)
     stamps: Any
 
     def __init__(self, value: Any, requires_grad: bool = False, *, _trace: Any = None,
@@ -114,8 +146,8 @@ class Variable(Var):
                  _parents: Any = ()) -> None:
         if _trace is not None:  # created by the tape for an operation's result
             super().__init__(_trace, value, _prim, _args, _params, _vals, _parents)
-            self.requires_grad = True
-            self.grad = None
+            self._requires_grad = True
+            self._grad = None
             # Fingerprints of the writable arrays this node saved (dualad.interpreters.reverse.versions), which
             # backward compares: a leaf's storage is shared with the caller's array.
             self.stamps = stamp_node(self, Variable) if _vals is not None else None
@@ -125,8 +157,8 @@ class Variable(Var):
         # (checked before np.asarray, which would make an np.matrix a plain array)
         arr = check_input("Variable", 0, value) if requires_grad else np.asarray(value)
         super().__init__(_TAPE, arr)
-        self.requires_grad = bool(requires_grad)
-        self.grad = None
+        self._requires_grad = bool(requires_grad)
+        self._grad = None
         self.stamps = None
 
     @property
@@ -193,12 +225,12 @@ class Variable(Var):
         if not self.is_leaf:
             return self
         new = Variable(np.array(primal_value(self.value)), self.requires_grad)
-        new.grad = None if self.grad is None else np.array(self.grad)
+        new.grad = None if self._grad is None else np.array(self._grad)
         return new
 
     def zero_grad(self) -> None:
         """Reset the accumulated gradient ``.grad`` to ``None``."""
-        self.grad = None
+        self._grad = None
 
     def backward(self, grad: Any = None, retain_graph: bool | None = None,
                  create_graph: bool = False) -> None:
@@ -235,7 +267,7 @@ class _ImperativeTrace(VJPTrace):
 
     def process(self, prim, args, params):
         for a in args:
-            if isinstance(a, Variable) and a._trace is self and a.requires_grad:
+            if isinstance(a, Variable) and a._trace is self and a._requires_grad:
                 if prim.__class__ is StopGradientPrimitive:   # stop_gradient(v): v.detach()
                     break
                 return super().process(prim, args, params)
@@ -354,15 +386,28 @@ def backward(tensors: Variable | Sequence[Variable], grad_tensors: Any = None,
     seeds = _seeds("backward", tensors, grad_tensors, False)
     check_graph("backward", seeds, _stamps_of)
     retain = create_graph if retain_graph is None else retain_graph
-    results = backward_sweep(seeds, trace=_TAPE, create_graph=create_graph, retain_graph=retain)
+    results = _sweep(seeds, watch_for(seeds, None, True, create_graph), create_graph, retain, None)
     for leaf, g in results.items():
-        if leaf.requires_grad:
-            leaf.grad = g if leaf.grad is None else leaf.grad + g
+        if leaf._requires_grad:
+            leaf._grad = g if leaf._grad is None else leaf._grad + g
+
+
+def _sweep(seeds, watch, create_graph, retain, wanted):
+    """The one reverse sweep over the imperative tape, with the ``watch`` of hooks,
+    retained gradients and recording (None: none apply); a step still being timed when
+    the sweep ends (or raises) is closed."""
+    try:
+        return backward_sweep(seeds, trace=_TAPE, create_graph=create_graph,
+                              retain_graph=retain, wanted=wanted, watch=watch)
+    finally:
+        if watch is not None and watch.open is not None:
+            watch.close()
 
 
 def grad(outputs: Variable | Sequence[Variable], inputs: Variable | Sequence[Variable],
          grad_outputs: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
-         allow_unused: bool = False, is_grads_batched: bool = False) -> tuple[Any, ...]:
+         allow_unused: bool | None = None, is_grads_batched: bool = False,
+         materialize_grads: bool = False) -> tuple[Any, ...]:
     r"""Return the gradients of ``outputs`` with respect to ``inputs``, without accumulating.
 
     The result for input :math:`x_j` is
@@ -383,19 +428,24 @@ def grad(outputs: Variable | Sequence[Variable], inputs: Variable | Sequence[Var
     create_graph : bool, default False
         Record the sweep, so the gradients are Variables that can be
         differentiated again (higher order).
-    allow_unused : bool, default False
+    allow_unused : bool, optional
         Return ``None`` for an input the outputs do not depend on instead of
-        raising.
+        raising. Default: ``materialize_grads`` (as PyTorch).
     is_grads_batched : bool, default False
         ``grad_outputs[i]`` has shape ``(B, *outputs[i].shape)`` and every result
         ``(B, *inputs[j].shape)``: B vector-Jacobian products in one batched sweep.
+    materialize_grads : bool, default False
+        Return zeros (the input's shape, or ``(B, *shape)`` with ``is_grads_batched``,
+        and dtype; a plain array) for an unused input instead of ``None``: its
+        gradient is zero. Implies ``allow_unused``; with ``allow_unused=False`` it
+        raises.
 
     Returns
     -------
     tuple
         One gradient per input (plain arrays, or Variables with
         ``create_graph=True``; ``None`` for an unused input with
-        ``allow_unused=True``).
+        ``allow_unused=True``, zeros with ``materialize_grads=True``).
 
     Raises
     ------
@@ -404,7 +454,8 @@ def grad(outputs: Variable | Sequence[Variable], inputs: Variable | Sequence[Var
         ``allow_unused``), an output does not require grad, or a non-scalar
         output has no seed.
     ValueError
-        If a seed has the wrong shape, or the batched seeds disagree on B.
+        If a seed has the wrong shape, the batched seeds disagree on B, or
+        ``materialize_grads=True`` comes with ``allow_unused=False``.
 
     See Also
     --------
@@ -421,7 +472,15 @@ def grad(outputs: Variable | Sequence[Variable], inputs: Variable | Sequence[Var
     >>> (h,) = grad(np.sum(g), x)   # the Hessian's row sums, 6x
     >>> print(h)
     [ 6. 12.]
+    >>> w = Variable(np.ones(2), requires_grad=True)
+    >>> print(grad(np.sum(x * 2.0), [x, w], materialize_grads=True)[1])   # w is unused
+    [0. 0.]
     """
+    if allow_unused is None:
+        allow_unused = bool(materialize_grads)
+    elif materialize_grads and not allow_unused:
+        raise ValueError("grad: materialize_grads=True gives zeros for unused inputs, which "
+                         "allow_unused=False forbids; leave allow_unused out (or pass True)")
     single = not isinstance(inputs, (tuple, list))
     inputs = [inputs] if single else list(inputs)
     for j, x in enumerate(inputs):
@@ -431,14 +490,27 @@ def grad(outputs: Variable | Sequence[Variable], inputs: Variable | Sequence[Var
     check_graph("grad", seeds, _stamps_of)
     retain = create_graph if retain_graph is None else retain_graph
     wanted = set(inputs)
-    results = backward_sweep(seeds, trace=_TAPE, create_graph=create_graph, retain_graph=retain,
-                             wanted=wanted)
+    results = _sweep(seeds, watch_for(seeds, wanted, False, create_graph), create_graph, retain,
+                     wanted)
     out = []
     for j, x in enumerate(inputs):
         g = results.get(x)
         if g is None:
             if not allow_unused:
                 raise RuntimeError(f"grad: inputs[{j}] (shape {shape_of(x)}) was not used to "
-                                   f"compute the outputs; pass allow_unused=True to get None")
+                                   f"compute the outputs; pass allow_unused=True to get None, "
+                                   f"or materialize_grads=True to get zeros")
+            if materialize_grads:
+                g = _zeros_for(x, seeds, is_grads_batched)
         out.append(g)
     return tuple(out)
+
+
+def _zeros_for(x, seeds, batched):
+    """The gradient of an unused input: zeros of its shape (behind the batch axis B) and
+    dtype."""
+    value = primal_value(x.value)
+    shape = shape_of(value)
+    if batched:
+        shape = (shape_of(seeds[0][1])[0],) + shape
+    return np.zeros(shape, dtype=np.result_type(value))

@@ -49,7 +49,7 @@ _SCALAR_TYPES = frozenset({float, np.float64, np.float32, np.float16, np.complex
 
 
 def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, wanted=None,
-                   tape=None):
+                   tape=None, watch=None):
     r"""Run the reverse sweep: pull cotangents back from the seeds through the tape.
 
     Visits the nodes of ``trace`` reachable from the seeds in reverse creation order
@@ -75,6 +75,11 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
     tape : list of Var, optional
         ``trace``'s nodes in creation order (what :meth:`VJPTrace.stop` returns): the
         sweep walks it from the end instead of ordering the nodes on a heap.
+    watch : SweepWatch, optional
+        Shown every leaf reached (every node, when ``watch.inner``) with its complete
+        cotangent, before the node's pullback; the cotangent it returns is used instead
+        (gradient hooks, retained gradients, recorded steps:
+        :mod:`dualad.interpreters.reverse.hooks`).
 
     Returns
     -------
@@ -110,9 +115,10 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
     heap, tape_pop = _visit_order(seeds, cts, tape, create_graph, retain_graph)
     results = {}
     fast = not create_graph and not ANOMALY[0]
-    # Only a wanted node that is not a leaf (autograd.grad allows those) makes every node
-    # ask whether it is wanted.
-    wanted_inner = wanted is not None and any(w.prim is not None for w in wanted)
+    # Only a wanted node that is not a leaf (autograd.grad allows those), or a watch that
+    # looks at inner nodes, makes every node stop at the leaves' test below. (A bool: the
+    # test runs per node, and ``x or None`` would make it ask None's truth each time.)
+    inner = bool(wanted and any(w.prim is not None for w in wanted) or watch and watch.inner)
     get_ct, pop_ct = cts.get, cts.pop                             # bound once: the hot loop
     while cts:
         if heap is None:
@@ -129,14 +135,13 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
         else:
             break
         if ct.__class__ is IndexedCotangent:
-            ct = _materialize(node, ct, cts, heap, results, wanted if wanted_inner else None,
-                              create_graph, retain_graph)
+            ct = _materialize(node, ct, cts, heap, results, wanted if inner else None,
+                              create_graph, retain_graph, watch is not None and watch.inner)
             if ct is None:              # swept with its structural zeros (dualad.interpreters.reverse.masked)
                 continue
         prim = node.prim
-        if prim is None or (wanted_inner and node in wanted):
-            if wanted is None or node in wanted:
-                results[node] = _own_dtype(ct, node)
+        if prim is None or inner:
+            ct = _arrive(node, ct, results, wanted, watch)
             if prim is None:                 # a leaf
                 continue
         node_args = node.args
@@ -207,12 +212,25 @@ def backward_sweep(seeds, *, trace, create_graph=False, retain_graph=False, want
     return results
 
 
-def _materialize(node, ct, cts, heap, results, wanted, create_graph, retain_graph):
+def _arrive(node, ct, results, wanted, watch):
+    """``node``'s cotangent ``ct`` is complete (a leaf's, or an inner node's when the sweep
+    stops at those): shown to the ``watch``, whose result replaces it, then recorded in
+    ``results`` if ``node`` is wanted (by default: every leaf). Returns the cotangent."""
+    if watch is not None:
+        ct = watch.visit(node, ct)
+    if (node in wanted) if wanted is not None else node.prim is None:
+        results[node] = _own_dtype(ct, node)
+    return ct
+
+
+def _materialize(node, ct, cts, heap, results, wanted, create_graph, retain_graph,
+                 dense=False):
     """An :class:`IndexedCotangent` reaching ``node`` made an array: returned dense, or,
     when it has structural zeros (dualad.masked) and ``node`` is not a leaf, recorded in
     ``results`` if ``node`` is in ``wanted`` (None: an inner node is never wanted) and
-    swept here with its mask (:func:`_sweep_masked`), and None returned."""
-    ct, touched = ct.materialize(node.prim is not None)
+    swept here with its mask (:func:`_sweep_masked`), and None returned. ``dense``: always
+    dense (a watch is shown every node's cotangent, and a hook may replace it)."""
+    ct, touched = ct.materialize(node.prim is not None and not dense)
     if touched is None:
         return ct
     if wanted is not None and node in wanted:
