@@ -1,0 +1,64 @@
+"""dualad's loggers: one ``logging`` hierarchy under ``"dualad"``, silent by default.
+
+Each part of the library that makes a decision a user may want to follow writes to its
+own child of ``logging.getLogger("dualad")`` (docs/logging.md shows real output):
+
+- ``"dualad.jacobians"``: the planner. One INFO line per plan (the mode chosen and why,
+  the coloring and its number of colors, the chunk size); the estimated cost of every
+  alternative at DEBUG.
+- ``"dualad.jit"``: each trace and retrace of a jitted function with its reason and the
+  arguments' signature (DEBUG for the first trace, INFO for a retrace), and each
+  fallback to running the function without jit (WARNING, besides the
+  :class:`dualad.JitRetraceWarning` already warned).
+- ``"dualad.distributed"``: each chunk of an ``executor=`` sweep sent and finished
+  (DEBUG), with its seconds, and each retry of a lost chunk (WARNING).
+- ``"dualad.checkpoint"``: the schedule a checkpointed reverse sweep follows
+  (``scan(checkpoints="binomial")``, ``while_loop``'s online snapshots, ``grad(...,
+  max_memory=)``'s remat plan): snapshots, recomputation (INFO).
+- ``"dualad.autograd"``: the imperative face's backward steps (``record_backward``).
+
+The library adds one :class:`logging.NullHandler` to ``"dualad"`` (so an application
+without logging configured sees no "No handlers could be found" notice, and nothing
+reaches ``logging.lastResort``'s stderr below WARNING) and nothing else: it never sets a
+level, adds another handler or touches the root logger. Turning the logs on is the
+application's call (``logging.basicConfig(level=logging.INFO)``, or a level on one
+child). A message that costs something to build is built only under
+``logger.isEnabledFor(level)``, so a disabled logger costs one method call where it is
+asked, and none on the hot paths (a replayed jit call, a cached grad), which never log.
+"""
+from __future__ import annotations
+
+import logging
+
+__all__ = ["ROOT", "PARTS", "logger"]
+
+#: The name of the hierarchy's root logger.
+ROOT = "dualad"
+
+#: The children, ``"dualad.<part>"``, and what each says (docs/logging.md).
+PARTS = {
+    "jacobians": "planner decisions: the mode, the coloring, the chunk; costs at DEBUG",
+    "jit": "traces and retraces with reason and signature; fallbacks without jit",
+    "distributed": "executor= sweeps: chunks sent and finished, seconds, retries",
+    "checkpoint": "checkpointing schedules: snapshots and recomputation",
+    "autograd": "the imperative face: each backward step under record_backward()",
+}
+
+
+def logger(part: str) -> logging.Logger:
+    """``logging.getLogger("dualad.<part>")`` for one of :data:`PARTS` (the one way the
+    library names its loggers; an unknown part is a ``ValueError`` naming the known)."""
+    if part not in PARTS:
+        raise ValueError(f"dualad.extend.logger: unknown part {part!r}; the loggers are "
+                         f"{', '.join(f'dualad.{p}' for p in PARTS)}")
+    return logging.getLogger(f"{ROOT}.{part}")
+
+
+def _install_null_handler():
+    """One :class:`logging.NullHandler` on ``"dualad"``, once (a reload adds none)."""
+    root = logging.getLogger(ROOT)
+    if not any(type(h) is logging.NullHandler for h in root.handlers):
+        root.addHandler(logging.NullHandler())
+
+
+_install_null_handler()
