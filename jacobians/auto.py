@@ -45,6 +45,7 @@ from .hessian_sweeps import hessian_chunk, hessian_rows
 from .memory import DenseTooLarge, dense_of, refuse_dense, symmetrize
 from .patterns import TooDense
 from .plan import prepare
+from .planlog import chose, planned
 from .reuse import MODES
 from .sparsity import detect_hessian
 from .sweeps import chunk_for, forward_flat, get_census, result_dtype, reverse_flat, signature
@@ -112,6 +113,7 @@ def _choose_jacobian(problem, key, chunk_size, max_memory, calibrate):
     if known is not None:
         mode, chunk = known
         if mode in ("forward", "reverse"):   # straight to the sweeps: nothing evaluated
+            chose(problem, "mode", mode, chunk, "reused: a function of the same code chose it")
             return _CHOICES.put(problem.f, key, Choice(mode, chunk, why="reused by code"))
         try:   # a sparse mode: this function object's own pattern (never a shared one)
             plan = prepare(problem, mode, chunk_size=chunk_size, max_memory=max_memory,
@@ -123,6 +125,7 @@ def _choose_jacobian(problem, key, chunk_size, max_memory, calibrate):
     if plan is None:
         plan = prepare(problem, "auto", chunk_size=chunk_size, max_memory=max_memory,
                        output="dense", calibrate=calibrate, detect="worth")
+    planned(plan)
     MODES.put(problem.f, key, (plan.mode, plan.chunk_size))
     return _CHOICES.put(problem.f, key, Choice(plan.mode, plan.chunk_size, plan.checked,
                                                plan.how))
@@ -136,6 +139,7 @@ def hessian_auto(problem, chunk_size, max_memory):
     choice = _CHOICES.get(problem.f, key)
     if choice is None:
         choice = _CHOICES.put(problem.f, key, _choose_hessian(problem, chunk_size, max_memory))
+        chose(problem, "Hessian", choice.mode, choice.chunk, choice.why)
     if choice.mode == "sparse":
         return dense_of(choice.checked.evaluate(problem, choice.chunk)[0])
     # Rows of H/2 (seeds scaled by ½, exact in floating point), so one pass gives the

@@ -50,6 +50,7 @@ from .bottleneck import mixed_plan, not_mixable, worth_mixing
 from .gathered import through_gathers, worth_trying
 from .memory import dense_bytes, dense_of, human_bytes, refuse_dense
 from .patterns import TooDense
+from .planlog import planned
 from .sparse import bicoloring_threshold, bidirectional_cost, colorings_for, \
     jacobian_colorings
 from .sparsity import Sparsity, as_pattern, detect_jacobian
@@ -801,6 +802,7 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
     problem.executor = workers
     p = prepare(problem, mode, sparse, sparsity, chunk_size, max_memory, output, calibrate,
                 detect, replayed=jit in (True, "numba") and executor is None)
+    planned(p)
     p._use_jit(jit)
     return p
 

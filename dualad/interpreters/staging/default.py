@@ -25,9 +25,11 @@ trace only). docs/jit.md says this in one place.
 """
 from __future__ import annotations
 
+import logging
 import warnings
 
 from .api import Jitted
+from . import tracelog
 
 __all__ = ["Replayed", "JitFallbackWarning"]
 
@@ -115,6 +117,7 @@ class Replayed:
         if not first:
             return
         self.fell_back = what
+        tracelog.runs_eagerly(self.name, f"could not trace it ({what[:300]})", logging.WARNING)
         warnings.warn(
             f"{self.name}: dualad.jit could not trace it ({what[:300]}), though it runs "
             f"without jit; for arguments of these shapes and types it now runs without jit "
