@@ -21,6 +21,7 @@ from ..interpreters.staging.trace import JitBox
 from .remat import (CT_COPIES, LEVELS, STAGES, Layout, RematWarning, leaves_of_tree,
                     memo_bytes, solve)
 from .remat_program import PackingTrace
+from . import schedule_log
 
 __all__ = ["remat_plan", "RematPlan", "record", "plan_program", "make_plan"]
 
@@ -265,9 +266,10 @@ def make_plan(api, f, args, nums, kwargs, max_memory, warn=True):
         warnings.warn(f"{api}({name}, max_memory={budget}): no schedule, because {why}; "
                       f"every intermediate is stored (the ordinary reverse sweep)",
                       RematWarning, stacklevel=4)
-    if compiled is None:
-        return RematPlan(name, budget, fallback=why), None
-    return plan_program(name, compiled.program, budget), compiled
+    plan = RematPlan(name, budget, fallback=why) if compiled is None else \
+        plan_program(name, compiled.program, budget)
+    schedule_log.remat(plan)
+    return plan, compiled
 
 
 def remat_plan(f, *args: Any, max_memory: int, argnums: int | tuple[int, ...] = 0,

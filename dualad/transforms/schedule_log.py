@@ -1,0 +1,61 @@
+"""What the checkpointing schedules tell the ``"dualad.checkpoint"`` logger (docs/logging.md).
+
+One INFO line each time a checkpointed reverse sweep chooses its schedule:
+
+- ``scan(checkpoints="binomial")``: the loop's length ``l``, the snapshots ``s`` and
+  the step evaluations revolve's schedule makes, :math:`t(l, s)` of
+  :func:`dualad.revolve.forward_steps` (``l`` of them the forward sweep's own; the rest is
+  recomputation);
+- ``while_loop``: the trips ``n`` the online sweep ran, the snapshots placed online and
+  where they ended up;
+- ``grad(f, max_memory=)`` / :func:`dualad.remat_plan`: the remat plan (segments, peak
+  bytes, recomputed flops), its ``explain()`` at DEBUG, or why none was made.
+
+Each message is built only when its level is enabled.
+"""
+from __future__ import annotations
+
+__all__ = ["binomial", "online", "remat"]
+
+import logging
+
+from ..core.logs import logger
+
+_LOG = logger("checkpoint")
+
+
+def binomial(name, steps, snapshots):
+    """``name`` (``"scan(step)"``) is about to reverse ``steps`` steps by revolve with ``snapshots`` stored."""
+    if not _LOG.isEnabledFor(logging.INFO):
+        return
+    from ..revolve import forward_steps
+    evals = forward_steps(steps, snapshots)
+    _LOG.info("%s: binomial checkpointing: %d steps reversed with %d snapshot(s): "
+              "%d step evaluations, %d of them recomputation (%.2f per step)", name, steps,
+              snapshots, evals, evals - steps, evals / max(1, steps))
+
+
+def online(name, trips, snapshots, schedule, stored):
+    """``while_loop``'s online sweep ran ``trips`` trips keeping the states ``stored``."""
+    if _LOG.isEnabledFor(logging.INFO):
+        kept = sorted(stored)
+        where = ", ".join(map(str, kept[:12])) + (", ..." if len(kept) > 12 else "")
+        _LOG.info("while_loop(%s): %d trips; %d snapshot slot(s) placed online (%s): states "
+                  "held at steps %s; the reversal recomputes from them", name, trips,
+                  snapshots, schedule, where)
+
+
+def remat(plan):
+    """A remat schedule was made (or none, ``plan.fallback`` saying why)."""
+    if not _LOG.isEnabledFor(logging.INFO):
+        return
+    if plan.fallback:
+        _LOG.info("remat(%s): no schedule within max_memory=%d bytes: %s; every value is "
+                  "stored", plan.name, plan.budget, plan.fallback)
+        return
+    _LOG.info("remat(%s): %d taped segment(s) over %d equations, peak %d of %d bytes "
+              "(store-all %d), %.3g recomputed flops of %.3g", plan.name, len(plan.segments),
+              plan.n_eqns, plan.peak, plan.budget, plan.store_all, plan.recomputed_flops,
+              plan.total_flops)
+    if _LOG.isEnabledFor(logging.DEBUG):
+        _LOG.debug("remat(%s): the schedule:\n%s", plan.name, plan.explain())
