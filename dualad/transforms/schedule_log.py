@@ -3,9 +3,9 @@
 One INFO line each time a checkpointed reverse sweep chooses its schedule:
 
 - ``scan(checkpoints="binomial")``: the loop's length ``l``, the snapshots ``s`` and
-  the step evaluations revolve's schedule makes, :math:`t(l, s)` of
-  :func:`dualad.revolve.forward_steps` (``l`` of them the forward sweep's own; the rest is
-  recomputation);
+  the untaped advances of the step revolve's schedule makes in the reverse sweep,
+  :math:`t(l, s)` of :func:`dualad.revolve.forward_steps` (each step is then taped once
+  more to be pulled back);
 - ``while_loop``: the trips ``n`` the online sweep ran, the snapshots placed online and
   where they ended up;
 - ``grad(f, max_memory=)`` / :func:`dualad.remat_plan`: the remat plan (segments, peak
@@ -30,9 +30,10 @@ def binomial(name, steps, snapshots):
         return
     from ..revolve import forward_steps
     evals = forward_steps(steps, snapshots)
-    _LOG.info("%s: binomial checkpointing: %d steps reversed with %d snapshot(s): "
-              "%d step evaluations, %d of them recomputation (%.2f per step)", name, steps,
-              snapshots, evals, evals - steps, evals / max(1, steps))
+    _LOG.info("%s: binomial checkpointing: %d steps reversed with %d snapshot(s): the "
+              "schedule advances the step %d times without a tape (t(l, s), %.2f per step), "
+              "then tapes each step once", name, steps, snapshots, evals,
+              evals / max(1, steps))
 
 
 def online(name, trips, snapshots, schedule, stored):
