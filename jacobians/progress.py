@@ -39,7 +39,12 @@ from ._common import fname
 class ProgressRecord(NamedTuple):
     """What a sweep reports after each finished chunk (``progress=callable``).
 
-    Attributes
+    ``jacobian``, ``jacfwd``, ``jacrev``, ``hessian``, ``sparse_jacobian`` and
+    ``sparse_hessian`` given ``progress=callable`` call it with one record per finished
+    chunk of directions, on the calling thread (under ``executor=`` too). A named tuple:
+    its fields read by name or unpacked.
+
+    Parameters
     ----------
     sweep : str
         Which sweep: ``"jacobian(f): forward sweep"``, ``"hessian(f):
@@ -53,6 +58,21 @@ class ProgressRecord(NamedTuple):
     remaining : float
         Estimated seconds left, ``elapsed * (D - d) / d`` for ``d`` of ``D`` directions
         done: 0 when the sweep is done, never negative.
+
+    See Also
+    --------
+    jacobians.jacobian : Its ``progress=`` (docs/logging.md).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dualad import jacobians
+    >>> records = []
+    >>> J = jacobians.jacfwd(np.sin, np.zeros(5), chunk_size=2, progress=records.append)
+    >>> [(r.done, r.total) for r in records]
+    [(1, 3), (2, 3), (3, 3)]
+    >>> records[-1].sweep, records[-1].remaining
+    ('jacobian(sin): forward sweep', 0.0)
     """
 
     sweep: str

@@ -46,8 +46,34 @@ PARTS = {
 
 
 def logger(part: str) -> logging.Logger:
-    """``logging.getLogger("dualad.<part>")`` for one of :data:`PARTS` (the one way the
-    library names its loggers; an unknown part is a ``ValueError`` naming the known)."""
+    """Return the library's logger of one part, ``logging.getLogger("dualad.<part>")``.
+
+    The one way the library names its loggers (docs/logging.md): each part writes to its
+    own child of ``"dualad"``, which carries no level and no handler of its own.
+
+    Parameters
+    ----------
+    part : str
+        One of ``"jacobians"``, ``"jit"``, ``"distributed"``, ``"checkpoint"``,
+        ``"autograd"`` (:data:`PARTS`).
+
+    Returns
+    -------
+    logging.Logger
+        The same object as ``logging.getLogger("dualad." + part)``.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``part``; the message lists the known ones.
+
+    Examples
+    --------
+    >>> import logging
+    >>> from dualad.extend import logger
+    >>> logger("jit") is logging.getLogger("dualad.jit")
+    True
+    """
     if part not in PARTS:
         raise ValueError(f"dualad.extend.logger: unknown part {part!r}; the loggers are "
                          f"{', '.join(f'dualad.{p}' for p in PARTS)}")
