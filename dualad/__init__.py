@@ -58,7 +58,6 @@ from . import lax  # noqa: F401  (JAX-style spellings: dualad.lax.stop_gradient)
 from .interpreters.staging.api import jit, JitRetraceWarning  # noqa: F401
 from .interpreters.staging.default import JitFallbackWarning  # noqa: F401
 from .interpreters.reverse.heap import keep_heap  # noqa: F401  (opt-in allocator setting)
-from .core import logs as _logs  # noqa: F401  (the "dualad" logger: one NullHandler, no level)
 
 # The one place where the layers above the core hand it what it builds with (the rules
 # derived from partials and by transposition, the object-array hook): in this order, after
@@ -78,7 +77,7 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING  # noqa: E402
 if _TYPE_CHECKING:   # for type checkers only: the lazy attributes below, with their types
     from .transforms.implicit import custom_linear_solve, custom_root  # noqa: F401
     from .teaching.evaltrace import trace  # noqa: F401
-del _TYPE_CHECKING, _dispatch, _families, _logs
+del _TYPE_CHECKING, _dispatch, _families
 
 __version__ = "0.1.0"
 

@@ -18,19 +18,30 @@ own child of ``logging.getLogger("dualad")`` (docs/logging.md shows real output)
 - ``"dualad.autograd"``: the imperative face's backward steps (``record_backward``).
 
 The library adds one :class:`logging.NullHandler` to ``"dualad"`` (so an application
-without logging configured sees no "No handlers could be found" notice, and nothing
-reaches ``logging.lastResort``'s stderr below WARNING) and nothing else: it never sets a
-level, adds another handler or touches the root logger. Turning the logs on is the
-application's call (``logging.basicConfig(level=logging.INFO)``, or a level on one
-child). A message that costs something to build is built only under
-``logger.isEnabledFor(level)``, so a disabled logger costs one method call where it is
-asked, and none on the hot paths (a replayed jit call, a cached grad), which never log.
+without logging configured sees nothing from it on stderr: ``logging.lastResort`` is
+used only when no handler is found) and nothing else: it never sets a level, adds
+another handler or touches the root logger. Turning the logs on is the application's
+call (``logging.basicConfig(level=logging.INFO)``, or a level on one child). A message
+that costs something to build is built only under ``logger.isEnabledFor(level)``, so a
+disabled logger costs one method call where it is asked, and none on the hot paths (a
+replayed jit call, a cached grad), which never log.
+
+``import dualad`` does not import :mod:`logging` (about 5 ms): the first
+:func:`logger` call does, and installs the NullHandler then, before any record can be
+written.
 """
 from __future__ import annotations
 
-import logging
+import threading
+from typing import TYPE_CHECKING
 
-__all__ = ["ROOT", "PARTS", "logger"]
+if TYPE_CHECKING:
+    import logging
+
+__all__ = ["ROOT", "PARTS", "logger", "DEBUG", "INFO", "WARNING"]
+
+#: logging's levels, for the library's call sites without importing logging with dualad
+DEBUG, INFO, WARNING = 10, 20, 30
 
 #: The name of the hierarchy's root logger.
 ROOT = "dualad"
@@ -77,14 +88,23 @@ def logger(part: str) -> logging.Logger:
     if part not in PARTS:
         raise ValueError(f"dualad.extend.logger: unknown part {part!r}; the loggers are "
                          f"{', '.join(f'dualad.{p}' for p in PARTS)}")
+    import logging
+    if not _INSTALLED:
+        _install_null_handler()
     return logging.getLogger(f"{ROOT}.{part}")
 
 
+_INSTALLED = False
+_LOCK = threading.Lock()
+
+
 def _install_null_handler():
-    """One :class:`logging.NullHandler` on ``"dualad"``, once (a reload adds none)."""
-    root = logging.getLogger(ROOT)
-    if not any(type(h) is logging.NullHandler for h in root.handlers):
-        root.addHandler(logging.NullHandler())
-
-
-_install_null_handler()
+    """One :class:`logging.NullHandler` on ``"dualad"``, once per process (a reload of
+    this module, or two threads asking at once, add none)."""
+    global _INSTALLED
+    import logging
+    with _LOCK:
+        root = logging.getLogger(ROOT)
+        if not any(type(h) is logging.NullHandler for h in root.handlers):
+            root.addHandler(logging.NullHandler())
+        _INSTALLED = True

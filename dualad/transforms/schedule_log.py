@@ -17,20 +17,17 @@ from __future__ import annotations
 
 __all__ = ["binomial", "online", "remat"]
 
-import logging
-
-from ..core.logs import logger
-
-_LOG = logger("checkpoint")
+from ..core.logs import DEBUG, INFO, logger
 
 
 def binomial(name, steps, snapshots):
     """``name`` (``"scan(step)"``) is about to reverse ``steps`` steps by revolve with ``snapshots`` stored."""
-    if not _LOG.isEnabledFor(logging.INFO):
+    log = logger("checkpoint")
+    if not log.isEnabledFor(INFO):
         return
     from ..revolve import forward_steps
     evals = forward_steps(steps, snapshots)
-    _LOG.info("%s: binomial checkpointing: %d steps reversed with %d snapshot(s): the "
+    log.info("%s: binomial checkpointing: %d steps reversed with %d snapshot(s): the "
               "schedule advances the step %d times without a tape (t(l, s), %.2f per step), "
               "then tapes each step once", name, steps, snapshots, evals,
               evals / max(1, steps))
@@ -38,25 +35,27 @@ def binomial(name, steps, snapshots):
 
 def online(name, trips, snapshots, schedule, stored):
     """``while_loop``'s online sweep ran ``trips`` trips keeping the states ``stored``."""
-    if _LOG.isEnabledFor(logging.INFO):
+    log = logger("checkpoint")
+    if log.isEnabledFor(INFO):
         kept = sorted(stored)
         where = ", ".join(map(str, kept[:12])) + (", ..." if len(kept) > 12 else "")
-        _LOG.info("while_loop(%s): %d trips; %d snapshot slot(s) placed online (%s): states "
+        log.info("while_loop(%s): %d trips; %d snapshot slot(s) placed online (%s): states "
                   "held at steps %s; the reversal recomputes from them", name, trips,
                   snapshots, schedule, where)
 
 
 def remat(plan):
     """A remat schedule was made (or none, ``plan.fallback`` saying why)."""
-    if not _LOG.isEnabledFor(logging.INFO):
+    log = logger("checkpoint")
+    if not log.isEnabledFor(INFO):
         return
     if plan.fallback:
-        _LOG.info("remat(%s): no schedule within max_memory=%d bytes: %s; every value is "
+        log.info("remat(%s): no schedule within max_memory=%d bytes: %s; every value is "
                   "stored", plan.name, plan.budget, plan.fallback)
         return
-    _LOG.info("remat(%s): %d taped segment(s) over %d equations, peak %d of %d bytes "
+    log.info("remat(%s): %d taped segment(s) over %d equations, peak %d of %d bytes "
               "(store-all %d), %.3g recomputed flops of %.3g", plan.name, len(plan.segments),
               plan.n_eqns, plan.peak, plan.budget, plan.store_all, plan.recomputed_flops,
               plan.total_flops)
-    if _LOG.isEnabledFor(logging.DEBUG):
-        _LOG.debug("remat(%s): the schedule:\n%s", plan.name, plan.explain())
+    if log.isEnabledFor(DEBUG):
+        log.debug("remat(%s): the schedule:\n%s", plan.name, plan.explain())

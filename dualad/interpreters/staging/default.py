@@ -25,7 +25,6 @@ trace only). docs/jit.md says this in one place.
 """
 from __future__ import annotations
 
-import logging
 import warnings
 
 from .api import Jitted
@@ -117,7 +116,7 @@ class Replayed:
         if not first:
             return
         self.fell_back = what
-        tracelog.runs_eagerly(self.name, f"could not trace it ({what[:300]})", logging.WARNING)
+        tracelog.runs_eagerly(self.name, f"could not trace it ({what[:300]})", tracelog.WARNING)
         warnings.warn(
             f"{self.name}: dualad.jit could not trace it ({what[:300]}), though it runs "
             f"without jit; for arguments of these shapes and types it now runs without jit "

@@ -14,15 +14,11 @@ nothing; each message is built only when its level is enabled.
 """
 from __future__ import annotations
 
-__all__ = ["traced", "gave_up", "runs_eagerly"]
-
-import logging
+__all__ = ["traced", "gave_up", "runs_eagerly", "WARNING"]
 
 import numpy as np
 
-from ...core.logs import logger
-
-_LOG = logger("jit")
+from ...core.logs import DEBUG, INFO, WARNING, logger
 
 
 def signature(leaves, traced):
@@ -40,8 +36,9 @@ def signature(leaves, traced):
 def traced(name, entry, leaves, traced_flags):
     """A trace of ``name`` is about to run for the signature of ``entry`` (a retrace
     when it was traced before)."""
-    level = logging.DEBUG if entry.traces <= 1 else logging.INFO
-    if not _LOG.isEnabledFor(level):
+    level = DEBUG if entry.traces <= 1 else INFO
+    log = logger("jit")
+    if not log.isEnabledFor(level):
         return
     if entry.traces <= 1:
         reason = "first call with this signature"
@@ -51,20 +48,21 @@ def traced(name, entry, leaves, traced_flags):
         reason = (f"what it reads outside its arguments changed: {changed[0]}" if changed
                   else f"each of the {len(entry.programs)} kept program(s) failed a guard "
                        f"(guards: {'; '.join(guards[:3]) or 'none'})")
-    _LOG.log(level, "dualad.jit(%s): trace %d for (%s): %s", name, entry.traces,
+    log.log(level, "dualad.jit(%s): trace %d for (%s): %s", name, entry.traces,
              signature(leaves, traced_flags), reason)
 
 
 def gave_up(name, entry):
     """``name`` traced more than ``max_traces`` times for one signature: it runs without
     jit there (the JitRetraceWarning says so too)."""
-    _LOG.warning("dualad.jit(%s): traced %d times for the same signature, every replay "
+    logger("jit").warning("dualad.jit(%s): traced %d times for the same signature, every replay "
                  "failing a guard; it now runs without jit for this signature", name,
                  entry.traces - 1)
 
 
-def runs_eagerly(name, why, level=logging.INFO):
+def runs_eagerly(name, why, level=INFO):
     """One call (or, for a prepared derivative, every call of a signature) of ``name``
     runs without jit, because ``why``."""
-    if _LOG.isEnabledFor(level):
-        _LOG.log(level, "dualad.jit(%s): runs without jit: %s", name, why)
+    log = logger("jit")
+    if log.isEnabledFor(level):
+        log.log(level, "dualad.jit(%s): runs without jit: %s", name, why)

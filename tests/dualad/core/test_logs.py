@@ -25,12 +25,31 @@ def _fresh(code):
     return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
 
 
-def test_import_adds_only_a_null_handler_and_sets_no_level():
+def test_import_dualad_does_not_import_logging():
+    out, _ = _fresh("""
+        import json, sys
+        import dualad, numpy as np
+        dualad.grad(lambda x: np.sum(np.sin(x)))(np.ones(3))
+        dualad.jit(lambda x: x * 2)(np.ones(3))      # a trace asks the (disabled) logger
+        print(json.dumps(["logging" in sys.modules and "dualad.core.logs" in sys.modules]))
+    """)
+    assert out == [True]      # logging only once a logger was asked for
+    out, _ = _fresh("""
+        import json, sys
+        import dualad
+        print(json.dumps(["logging" in sys.modules]))
+    """)
+    assert out == [False]
+
+
+def test_the_library_adds_only_a_null_handler_and_sets_no_level():
     out, err = _fresh("""
         import json, logging, sys
         root_before = (list(logging.getLogger().handlers), logging.getLogger().level)
-        import dualad
+        import dualad, numpy as np
         from dualad import jacobians   # the planner's import adds nothing either
+        jacobians.jacobian(np.sin, np.ones(3))
+        dualad.jit(lambda x: x * 2)(np.ones(3))
         d = logging.getLogger("dualad")
         kids = {n: (logging.getLogger(n).level, len(logging.getLogger(n).handlers),
                     logging.getLogger(n).propagate)
@@ -54,7 +73,9 @@ def test_import_adds_only_a_null_handler_and_sets_no_level():
 
 def test_a_reload_adds_no_second_null_handler():
     import importlib
+    logger("jit")
     importlib.reload(logs)
+    logs.logger("jit")
     handlers = logging.getLogger("dualad").handlers
     assert sum(type(h) is logging.NullHandler for h in handlers) == 1
 
