@@ -140,7 +140,8 @@ class _Bar:
     def __init__(self, name, total):
         self.name, self.total, self.shown, self.bar = name, total, False, None
         try:
-            from tqdm.auto import tqdm
+            # tqdm.std, not tqdm.auto: auto's import swaps the process's warning filters
+            from tqdm.std import tqdm
         except ImportError:
             self.bar = None
         else:

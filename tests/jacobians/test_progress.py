@@ -181,7 +181,7 @@ def test_true_draws_a_tqdm_bar_on_stderr(capsys):
 
 def test_true_without_tqdm_writes_one_line_of_text(capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "tqdm", None)        # import tqdm fails
-    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    monkeypatch.setitem(sys.modules, "tqdm.std", None)
     J = jacobians.jacfwd(np.sin, np.zeros(6), chunk_size=2, progress=True)
     np.testing.assert_allclose(J, np.eye(6))
     err = capsys.readouterr().err
