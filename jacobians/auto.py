@@ -42,7 +42,8 @@ from . import cost
 from ._common import FunctionCache
 from .acyclic import hessian_coloring
 from .hessian_sweeps import hessian_chunk, hessian_rows
-from .memory import DenseTooLarge, dense_of, refuse_dense, symmetrize
+from .budget import jacobian_any_within
+from .memory import BudgetTooSmall, DenseTooLarge, dense_of, refuse_dense, symmetrize
 from .patterns import TooDense
 from .plan import prepare
 from .planlog import chose, planned
@@ -91,8 +92,12 @@ def _adopt_outputs(problem, computed):
         problem.out_offsets, problem.m = computed.out_offsets, computed.m
 
 
-def jacobian_auto(problem, chunk_size, max_memory, calibrate=True):
-    """The flat dense Jacobian (m x n) of ``problem`` by the cheapest way (module doc)."""
+def jacobian_auto(problem, chunk_size, max_memory, calibrate=True, mode="auto"):
+    """The flat dense Jacobian (m x n) of ``problem`` by the cheapest way (module doc), or,
+    with ``mode="mixed"``, through the cut :func:`jacobians.plan` takes when mixed mode is
+    asked for (refused, with the reason, when the program has none)."""
+    if mode == "mixed":
+        return _mixed_flat(problem, chunk_size, max_memory)
     key = ("jacobian-auto", signature(problem), chunk_size, max_memory, calibrate)
     choice = _CHOICES.get(problem.f, key)
     if choice is None:
@@ -101,10 +106,23 @@ def jacobian_auto(problem, chunk_size, max_memory, calibrate=True):
         return forward_flat(problem, choice.chunk, max_memory=max_memory)
     if choice.mode == "reverse":
         return reverse_flat(problem, choice.chunk, max_memory=max_memory)
+    if choice.mode == "within":
+        return jacobian_any_within(problem, chunk_size, max_memory)
     flat, computed = choice.checked.evaluate(problem, choice.chunk)
     _adopt_outputs(problem, computed)
     refuse_dense(problem.api, problem, max_memory, flat.dtype)   # the output's shape may
     return dense_of(flat)                                       # have changed at this point
+
+
+def _mixed_flat(problem, chunk_size, max_memory):
+    """``mode="mixed"``: planned at every call, since the plan holds ``f`` (a per-function
+    memo of it would keep ``f`` alive); ``plan(f, x, mode="mixed")`` plans once for many
+    points."""
+    plan = prepare(problem, "mixed", chunk_size=chunk_size, max_memory=max_memory,
+                   output="dense", calibrate=False)
+    flat, computed = plan.evaluate(problem)
+    _adopt_outputs(problem, computed)
+    return flat if isinstance(flat, np.ndarray) else dense_of(flat)
 
 
 def _choose_jacobian(problem, key, chunk_size, max_memory, calibrate):
@@ -123,8 +141,12 @@ def _choose_jacobian(problem, key, chunk_size, max_memory, calibrate):
         except ValueError:     # no pattern here (too dense): plan afresh
             plan = None
     if plan is None:
-        plan = prepare(problem, "auto", chunk_size=chunk_size, max_memory=max_memory,
-                       output="dense", calibrate=calibrate, detect="worth")
+        try:
+            plan = prepare(problem, "auto", chunk_size=chunk_size, max_memory=max_memory,
+                           output="dense", calibrate=calibrate, detect="worth")
+        except BudgetTooSmall:   # not one store-all direction fits: reverse recomputes
+            return _CHOICES.put(problem.f, key, Choice("within", chunk_size,
+                                                       why="recomputes within max_memory"))
     planned(plan)
     MODES.put(problem.f, key, (plan.mode, plan.chunk_size))
     return _CHOICES.put(problem.f, key, Choice(plan.mode, plan.chunk_size, plan.checked,

@@ -25,8 +25,8 @@ with a warning that the budget is not honoured: its numbers are never wrong.
 """
 from __future__ import annotations
 
-__all__ = ["MemoryChoice", "BudgetTooSmall", "jacobian_within", "hessian_within",
-           "hessian_chunk_within", "last_choice"]
+__all__ = ["MemoryChoice", "BudgetTooSmall", "jacobian_within", "jacobian_any_within",
+           "hessian_within", "hessian_chunk_within", "last_choice"]
 
 import math
 import warnings
@@ -38,19 +38,17 @@ import dualad
 from dualad.extend import flatten
 
 from . import cost
-from ._common import chunks, counted, flat_rows, identity_rows
+from ._common import FunctionCache, chunks, counted, flat_rows, identity_rows
 from .hessian_sweeps import hessian_rows
-from .memory import Footprint, human_bytes, largest_chunk, refuse_dense, symmetrize
+from .memory import BudgetTooSmall, Footprint, human_bytes, largest_chunk, refuse_dense, symmetrize
 from .reuse import MODES
 from .sweeps import (chunk_for, forward_flat, get_census, result_dtype, reverse_flat,
                      signature)
 
 _LAST = weakref.WeakKeyDictionary()   # f -> its last MemoryChoice
-
-
-class BudgetTooSmall(ValueError):
-    """``max_memory`` is too small for even one direction of any sweep this call can run
-    (the message gives the modelled bytes and the least budget)."""
+#: f -> {(api, mode, signature, max_memory): its store-all MemoryChoice}: a later call of
+#: the same signature sweeps at once (the census, the Footprint and the search not redone)
+_STORE_ALL = FunctionCache()
 
 
 class MemoryChoice:
@@ -99,10 +97,25 @@ def _keep(problem, choice):
 
 
 def _too_small(api, name, what, least, max_memory):
-    return BudgetTooSmall(
+    error = BudgetTooSmall(
         f"{api}({name}): max_memory={int(max_memory):,} bytes is too small: {what} needs at "
         f"least {int(least):,} bytes ({human_bytes(least)}) for one direction per sweep "
         f"(see docs/memory.md for what is counted); pass max_memory={int(least)} or more")
+    error.least = int(least)
+    return error
+
+
+def jacobian_any_within(problem, chunk_size, max_memory):
+    """``jacobian(mode="auto")`` when not one store-all direction of either dense way fits:
+    reverse sweeps under a remat schedule, or a refusal naming the least budget of the
+    two ways (a forward direction, or a scheduled reverse one)."""
+    try:
+        return jacobian_within(problem, "reverse", chunk_size, max_memory)
+    except BudgetTooSmall as e:
+        fp = Footprint(problem, get_census(problem), result_dtype(problem))
+        raise _too_small(problem.api, problem.name, "a forward sweep, or a reverse sweep "
+                         "(store-all, or under a remat schedule),",
+                         min(fp.forward(1), e.least), max_memory) from None
 
 
 def jacobian_within(problem, mode, chunk_size, max_memory):
@@ -114,10 +127,14 @@ def jacobian_within(problem, mode, chunk_size, max_memory):
         if mode == "forward":
             return forward_flat(problem, chunk_size, max_memory=max_memory)
     key = ("within", mode, signature(problem), max_memory)
+    sweep = forward_flat if mode == "forward" else reverse_flat
+    hit = _STORE_ALL.get(problem.f, key) if chunk_size is None else None
+    if hit is not None:
+        _keep(problem, hit)
+        return sweep(problem, hit.chunk, max_memory=max_memory)
     if chunk_size is None and get_census(problem, compute=False) is None:
         known = MODES.get(problem.f, key)     # a function of the same code chose (.reuse)
         if known is not None:
-            sweep = forward_flat if mode == "forward" else reverse_flat
             return sweep(problem, known, max_memory=max_memory)
     c = get_census(problem)
     dtype = result_dtype(problem)
@@ -127,12 +144,12 @@ def jacobian_within(problem, mode, chunk_size, max_memory):
     peak = fp.forward if mode == "forward" else fp.reverse
     chunk = int(chunk_size) if chunk_size else largest_chunk(peak, max_memory, most)
     if chunk and (mode == "forward" or peak(chunk) <= max_memory):
-        _keep(problem, MemoryChoice(problem.api, problem.name, max_memory,
-                                    "forward" if mode == "forward" else "store-all",
-                                    chunk, peak(chunk)))
+        choice = _keep(problem, MemoryChoice(problem.api, problem.name, max_memory,
+                                             "forward" if mode == "forward" else "store-all",
+                                             chunk, peak(chunk)))
         if chunk_size is None:
             MODES.put(problem.f, key, chunk)
-        sweep = forward_flat if mode == "forward" else reverse_flat
+            _STORE_ALL.put(problem.f, key, choice)
         return sweep(problem, chunk, max_memory=max_memory)
     if mode == "forward":
         raise _too_small(problem.api, problem.name, "a forward sweep", peak(1), max_memory)
@@ -309,19 +326,32 @@ def _hessian_route(problem, c):
 def hessian_within(problem, chunk_size, max_memory):
     """The flat dense Hessian (n x n, exactly symmetric) by forward over reverse within
     ``max_memory``: store-all sweeps when one direction fits, else a remat schedule."""
+    key = ("hessian-within", signature(problem), max_memory)
+    hit = _STORE_ALL.get(problem.f, key) if chunk_size is None else None
+    if hit is not None:
+        _keep(problem, hit)
+        h = hessian_rows(problem, "forward-over-reverse", None, hit.chunk, scale=0.5)
+    else:
+        h = _hessian_rows_within(problem, chunk_size, max_memory, key)
+    return symmetrize(h if h.flags.writeable and h.flags.c_contiguous else np.array(h))
+
+
+def _hessian_rows_within(problem, chunk_size, max_memory, key):
     c = get_census(problem)
     dtype = result_dtype(problem)
     fp = Footprint(problem, c, dtype, "hessian")
     chunk = int(chunk_size) if chunk_size else largest_chunk(fp.hessian, max_memory, problem.n)
     if chunk and fp.hessian(chunk) <= max_memory:
-        _keep(problem, MemoryChoice(problem.api, problem.name, max_memory, "store-all", chunk,
-                                    fp.hessian(chunk), note="forward over reverse"))
+        choice = _keep(problem, MemoryChoice(problem.api, problem.name, max_memory,
+                                             "store-all", chunk, fp.hessian(chunk),
+                                             note="forward over reverse"))
+        if chunk_size is None:
+            _STORE_ALL.put(problem.f, key, choice)
         h = hessian_rows(problem, "forward-over-reverse", None, chunk, scale=0.5)
     else:
         h = _budgeted(problem, fp, c, max_memory, chunk_size, _hessian_route(problem, c),
                       lambda: hessian_rows(problem, "forward-over-reverse", None, 1, scale=0.5))
-    return symmetrize(h if h.flags.writeable and h.flags.c_contiguous else np.array(h))
-
+    return h
 
 
 def hessian_chunk_within(problem, max_memory):

@@ -62,7 +62,7 @@ __all__ = ["O_JVP", "O_REC", "O_VJP", "O_REPLAY", "TAU", "RHO", "TAU_BLAS", "BYT
            "DETECT_MIN_SECONDS", "DETECT_RATIO", "DETECT_ENTRIES", "O_CENSUS",
            "KEPT_CONSTANT_BYTES", "flops", "Census", "census",
            "model", "work_per_direction", "seeded_work", "pick", "model_hessian", "model_detection",
-           "worth_detecting", "detection_budget", "Stopwatch", "best_of", "time_jvp", "time_vjp"]
+           "worth_detecting", "detection_bytes", "detection_budget", "Stopwatch", "best_of", "time_jvp", "time_vjp"]
 
 import gc
 import math
@@ -420,6 +420,13 @@ def worth_detecting(c, dense_seconds, hessian=False):
                        f"{_fmt(dense_seconds)})")
     return True, (f"the dense result is modelled at {_fmt(dense_seconds)}, at least "
                   f"{DETECT_RATIO:g}x a pattern detection (modelled {_fmt(det)})")
+
+
+def detection_bytes(c, n):
+    """An upper bound of the index sets a pattern detection of ``f`` holds: every value's
+    elements (``c.elements``), each with at most ``min(n, DETECT_ENTRIES)`` int64 indices
+    before the detection calls the pattern dense, and a CSR row pointer per element."""
+    return 8 * max(1, int(c.elements)) * (min(int(n), DETECT_ENTRIES) + 1)
 
 
 def detection_budget(c, max_memory):

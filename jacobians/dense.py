@@ -32,13 +32,13 @@ if TYPE_CHECKING:
 
     from ._common import ArrayIn, ArrayOut, Container
 
-    Mode = Literal["auto", "forward", "reverse"]
+    Mode = Literal["auto", "forward", "reverse", "mixed"]
 
 
 def jacobian_flat(problem, mode, chunk_size=None, max_memory=DEFAULT_MAX_MEMORY):
     """The flat dense Jacobian (m x n) of ``problem`` in ``mode``."""
-    if mode == "auto":
-        return jacobian_auto(problem, chunk_size, max_memory)
+    if mode in ("auto", "mixed"):
+        return jacobian_auto(problem, chunk_size, max_memory, mode=mode)
     if problem.executor is None:
         return jacobian_within(problem, mode, chunk_size, max_memory)
     chunk = fixed_chunk(problem, mode, chunk_size, max_memory)
@@ -102,10 +102,13 @@ def jacobian(f: Callable[..., Any], *args: Any, mode: Mode = "auto",
     *args : array_like or container of array_like
         The point. Without ``args``, ``jacobian(f, ...)`` returns the function
         ``x ↦ J(x)`` (curried).
-    mode : {"auto", "forward", "reverse"}, optional
+    mode : {"auto", "forward", "reverse", "mixed"}, optional
         ``"forward"``: ``n`` one-hot tangents through vector-mode JVPs;
         ``"reverse"``: ``m`` one-hot cotangents through batched pullbacks of one tape;
-        ``"auto"`` (default): the planner's choice, as described above.
+        ``"mixed"``: ``J_g J_h`` through a narrow cut ``f = g ∘ h`` of the program, or a
+        chain of cuts (docs/mixed.md), refused with the reason when there is none;
+        ``"auto"`` (default): the planner's choice, as described above (mixed mode
+        included when the model says it pays).
     argnums : int or tuple of int, optional
         Which positional arguments are differentiated (default 0). A tuple gives one
         block per argument.
@@ -199,7 +202,7 @@ def jacobian(f: Callable[..., Any], *args: Any, mode: Mode = "auto",
     [[ 6.  0.]
      [ 0. 12.]]
     """
-    mode = check_mode("jacobian", mode)
+    mode = check_mode("jacobian", mode, MODES + ("mixed",))
     if not args:
         return _curried("jacobian", f, dict(mode=mode, argnums=argnums, chunk_size=chunk_size,
                                             max_memory=max_memory, executor=executor,

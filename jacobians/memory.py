@@ -11,7 +11,7 @@ the result is allocated (that sweep's tangents are one chunk, within the sweep b
 """
 from __future__ import annotations
 
-__all__ = ["SPARSE_CALL", "DenseTooLarge", "human_bytes", "dense_bytes", "refuse_dense",
+__all__ = ["SPARSE_CALL", "DenseTooLarge", "BudgetTooSmall", "human_bytes", "dense_bytes", "refuse_dense",
            "dense_of", "Footprint", "largest_chunk", "symmetrize"]
 
 import numpy as np
@@ -28,6 +28,11 @@ class DenseTooLarge(ValueError):
     ``max_memory``; the message gives the size and says what to call instead (a
     sparse Jacobian, ``jvp``/``vjp`` products, or a larger ``max_memory``).
     """
+
+
+class BudgetTooSmall(ValueError):
+    """``max_memory`` is too small for even one direction of any sweep this call can run
+    (the message gives the modelled bytes and the least budget)."""
 
 
 def human_bytes(b):

@@ -28,7 +28,9 @@ treats the Jacobian as dense.
 """
 from __future__ import annotations
 
-__all__ = ["TooDense", "Budget", "Pattern", "sorted_columns", "union", "group", "vstack"]
+__all__ = ["TooDense", "Budget", "RUNNING", "Pattern", "sorted_columns", "union", "group", "vstack"]
+
+import threading
 
 import numpy as np
 import scipy.sparse as sp
@@ -64,13 +66,24 @@ class Budget:
     per_element = 32
 
 
+class _Running(threading.local):
+    """The ``limit`` of the detection running in this thread (None: ``Budget.limit``): a
+    detection's ``budget=`` holds for its own thread only."""
+
+    limit = None
+
+
+RUNNING = _Running()
+
+
 def _check(nnz, rows=0):
-    allowed = max(Budget.limit, Budget.per_element * rows)
+    limit = Budget.limit if RUNNING.limit is None else RUNNING.limit
+    allowed = max(limit, Budget.per_element * rows)
     if nnz > allowed:
         raise TooDense(
             f"a pattern of {nnz:,} entries ({nnz / max(rows, 1):,.0f} per element over "
             f"{rows:,} elements) exceeds the detection budget of {allowed:,} (the larger of "
-            f"budget={Budget.limit:,} and {Budget.per_element} per element): the Jacobian is "
+            f"budget={limit:,} and {Budget.per_element} per element): the Jacobian is "
             f"treated as dense. To detect it anyway pass a larger budget= to "
             f"jacobian_sparsity / hessian_sparsity (or raise "
             f"dualad.jacobians.patterns.Budget.limit) and hand the pattern to "

@@ -48,7 +48,8 @@ from ._common import (DEFAULT_MAX_MEMORY, Problem, TracedOutput, counted, float_
 from .distributed import Workers
 from .bottleneck import mixed_plan, not_mixable, worth_mixing
 from .gathered import through_gathers, worth_trying
-from .memory import dense_bytes, dense_of, human_bytes, refuse_dense
+from .memory import BudgetTooSmall, Footprint, dense_bytes, dense_of, human_bytes, largest_chunk, \
+    refuse_dense
 from .patterns import TooDense
 from .planlog import planned
 from .sparse import bicoloring_threshold, bidirectional_cost, colorings_for, \
@@ -187,6 +188,7 @@ class Plan:
         self.notes = notes
         self.output = output
         self.max_memory = max_memory
+        self.footprint = None     # the dense ways' whole-call model (set by prepare)
         self.timed = timed or []        # lines: what was timed, or why nothing was
         self.planning = list(problem.__dict__.get("planning", ()))   # (what, s, evaluations)
         self.n, self.m = problem.n, problem.m
@@ -530,6 +532,15 @@ class Plan:
         return self.checked.redetections if self.checked is not None else 0
 
     # --- words ---------------------------------------------------------------------------
+    def _memory_text(self):
+        """The bytes of one evaluation: the whole call's :class:`Footprint` for a dense
+        mode, else one sweep's tangents."""
+        fp, B = self.footprint, min(self.chunk_size, self.directions or 1)
+        if fp is not None and self.through is None and self.mode in ("forward", "reverse"):
+            return (f"the whole call modelled at {human_bytes(getattr(fp, self.mode)(B))} "
+                    f"of max_memory={human_bytes(self.max_memory)}")
+        return f"one sweep's tangents ~{human_bytes(self.bytes_per_direction * B)}"
+
     def explain(self) -> str:
         """What the planner chose, why, and what every alternative would have cost.
 
@@ -585,9 +596,8 @@ class Plan:
             lines.extend(self.through.describe())
             est, via = self.through_seconds, _via(self.through)
         lines.append(f"Chosen: {self.mode}{via} — {counted(self.directions, 'direction')} in "
-                     f"{self.n_chunks} sweep(s) of up to {self.chunk_size} (one sweep's "
-                     f"tangents ~{human_bytes(self.bytes_per_direction * min(self.chunk_size, self.directions or 1))}); "
-                     f"estimated {_fmt(est)} per Jacobian.")
+                     f"{self.n_chunks} sweep(s) of up to {self.chunk_size} "
+                     f"({self._memory_text()}); estimated {_fmt(est)} per Jacobian.")
         lines.append("Why: " + self.how)
         if self.problem.executor is not None:
             lines.append(self.problem.executor.describe(self.directions or 0, self.chunk_size,
@@ -669,7 +679,7 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
          argnums: int | Sequence[int] = 0, sparse: str | bool = "auto", sparsity: Any = None,
          chunk_size: int | None = None, max_memory: int = DEFAULT_MAX_MEMORY,
          output: str = "auto", calibrate: bool = True, detect: str = "always",
-         executor: Any = None, retries: int = 2, jit: bool | str = True) -> Plan:
+         executor: Any = None, retries: int = 2, jit: bool | str | None = None) -> Plan:
     r"""Prepare the Jacobian of ``f`` at ``args``: choose how, once, and evaluate it many times.
 
     Five ways to the Jacobian of :math:`F: \mathbb{R}^n \to \mathbb{R}^m` are weighed:
@@ -709,7 +719,14 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
     chunk_size : int, optional
         Directions per sweep (default: as many as fit in ``max_memory``).
     max_memory : int, optional
-        Bytes of one sweep's tangents and of a dense result (default 256 MiB).
+        Bytes for one evaluation, everything it allocates counted (default 256 MiB): the
+        dense result, the tape and every sweep's tangents or cotangents, as
+        :func:`jacrev` counts them (docs/memory.md), so the chunk of each dense way is the
+        most that fits and a way of which not one direction fits is infeasible. A
+        pattern detection that could hold more index sets than ``max_memory`` is skipped
+        while a dense way fits (unless a sparse mode was asked for), and with ``max_memory`` given the calls run
+        the eager sweeps unless ``jit=True`` (a replayed program keeps every sweep's
+        buffers, which the budget does not bound).
     output : {"auto", "dense", "sparse"}, optional
         What the plan returns: ``"auto"`` a SciPy CSR matrix for a sparse mode and an
         array ``out.shape + in.shape`` otherwise; ``"dense"`` always the array;
@@ -728,7 +745,8 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
     retries : int, optional
         Resubmissions of a chunk lost with its worker (default 2).
     jit : bool or "numba", optional
-        Calls replay through :func:`dualad.jit` (default True): the first call with given
+        Calls replay through :func:`dualad.jit` (default: True, or False when
+        ``max_memory`` is given): the first call with given
         shapes and dtypes traces the sweeps (a few times one eager call: the first-call
         cost) and compiles them; later calls run the program, its guards checked so a
         replay is never stale (a point where ``f`` takes another branch traces again, and a
@@ -800,6 +818,8 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
         raise TracedOutput(f"{e}. A prepared plan takes traced values: make it outside, "
                            f"p = plan(f, x0), and call p(x) inside") from None
     problem.executor = workers
+    if jit is None:     # a replay's buffers are outside a budget the caller set
+        jit = max_memory == DEFAULT_MAX_MEMORY
     p = prepare(problem, mode, sparse, sparsity, chunk_size, max_memory, output, calibrate,
                 detect, replayed=jit in (True, "numba") and executor is None)
     planned(p)
@@ -843,7 +863,8 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
     dtype = result_dtype(problem)
     dense_ok = _dense_fits(problem, mode, sparse, output, max_memory, dtype)
     dirs = {"forward": problem.n, "reverse": problem.m}
-    estimates = _dense_estimates(census, dirs, chunk, mode, sparse, replayed)
+    chunks = _dense_chunks(problem, census, chunk_size, max_memory, dtype)
+    estimates = _dense_estimates(census, dirs, chunks, mode, sparse, replayed)
     through = None
     if sp_info is None and worth_trying(problem, census, mode, sparse, sparsity, output):
         through, sp_info = _through(problem, census, notes, max_memory, calibrate, replayed)
@@ -873,8 +894,9 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
         _mark_dense_infeasible(estimates, problem, dtype)
     chosen, how, timed = _choose(problem, estimates, dense_ok, max_memory, dtype, calibrate,
                                  dirs, chunk, nnz, replayed, bic)
-    p = Plan(problem, chosen, chunk, census, sp_info, col, row, estimates, how, notes,
-             output, max_memory, timed, bic=bic)
+    p = Plan(problem, chosen, chunks.get(chosen, chunk), census, sp_info, col, row,
+             estimates, how, notes, output, max_memory, timed, bic=bic)
+    p.footprint = chunks.get("footprint")
     if through is not None:
         _weigh_through(p, through, chosen)
     return p
@@ -935,13 +957,16 @@ def _mixed_asked(problem, sparsity, chunk_size, max_memory, output, calibrate, r
         chunk = chunk_for(problem, chunk_size, max_memory, census)
         dense_ok = _dense_fits(problem, "forward", False, output, max_memory,
                                result_dtype(problem))
+        chunks = _dense_chunks(problem, census, chunk_size, max_memory,
+                               result_dtype(problem))
         estimates = _dense_estimates(census, {"forward": problem.n, "reverse": problem.m},
-                                     chunk, "auto", False, replayed)
+                                     chunks, "auto", False, replayed)
         through = _mixed(problem, notes, max_memory, calibrate, replayed, estimates)
         if through is None:
             why = "no cut was found: " + notes[-1].removeprefix("Mixed mode: no cut: ")
     if why is not None:
-        raise ValueError(f"plan({problem.name}): mode='mixed' evaluates J_f as a product "
+        raise ValueError(f"{problem.api}({problem.name}): mode='mixed' evaluates J_f as a "
+                         f"product "
                          f"through a bottleneck of {problem.name}'s program, but {why} Use "
                          f"mode='auto' (it weighs mixed mode with the other ways) or "
                          f"'forward'/'reverse'.")
@@ -1037,14 +1062,34 @@ def _dense_fits(problem, mode, sparse, output, max_memory, dtype):
     return dense_ok
 
 
-def _dense_estimates(census, dirs, chunk, mode, sparse, replayed):
+def _dense_chunks(problem, census, chunk_size, max_memory, dtype):
+    """``{"forward": B_f, "reverse": B_r}``: the directions per sweep of each dense mode,
+    ``chunk_size`` when given, else the most whose whole call (:class:`Footprint`: the
+    result, the tape, every sweep's tangents) stays within ``max_memory``; 0 where not
+    one direction fits (a store-all reverse sweep: ``jacrev`` recomputes within it)."""
+    if chunk_size is not None:
+        return {"forward": int(chunk_size), "reverse": int(chunk_size)}
+    fp = Footprint(problem, census, dtype)
+    return {"forward": largest_chunk(fp.forward, max_memory, problem.n),
+            "reverse": largest_chunk(fp.reverse, max_memory, problem.m),
+            "footprint": fp}
+
+
+def _dense_estimates(census, dirs, chunks, mode, sparse, replayed):
     """``{alt: (seconds, "modelled")}`` for the dense modes asked for: the cost model of
-    n one-hot tangents (forward) or m one-hot cotangents (reverse) in chunks."""
+    n one-hot tangents (forward) or m one-hot cotangents (reverse) in chunks of
+    ``chunks[alt]``; infinite where not one direction fits in ``max_memory``."""
     estimates = {}
     for alt in ("forward", "reverse"):
         if mode in ("auto", alt) and sparse is not True:
-            estimates[alt] = (cost.model(census, dirs[alt], chunk, alt, onehot=not replayed,
-                                         replayed=replayed), "modelled")
+            if chunks[alt] == 0:
+                need = getattr(chunks["footprint"], alt)(1)
+                estimates[alt] = (math.inf, f"infeasible: one {alt} direction needs "
+                                            f"{human_bytes(need)} (the whole call, "
+                                            f"docs/memory.md) > max_memory")
+                continue
+            estimates[alt] = (cost.model(census, dirs[alt], chunks[alt], alt,
+                                         onehot=not replayed, replayed=replayed), "modelled")
     return estimates
 
 
@@ -1054,6 +1099,12 @@ def _detect_if_worth(problem, census, estimates, sparse, sparsity, detect, dense
     when :func:`cost.worth_detecting` says the cheapest dense estimate leaves room for a
     compressed mode to win (the detection then runs within a budget)."""
     go, budget = True, None
+    need = cost.detection_bytes(census, problem.n)
+    if sparse == "auto" and sparsity is None and dense_ok and need > max_memory:
+        notes.append(f"Sparsity detection: skipped: its index sets are modelled at up to "
+                     f"{human_bytes(need)}, over max_memory, and a dense way fits "
+                     f"(sparse=True detects anyway).")
+        return None
     if detect == "worth" and sparse == "auto" and sparsity is None and dense_ok:
         go, why = cost.worth_detecting(census, min(e for e, _ in estimates.values()))
         notes.append(f"Sparsity detection: {'run' if go else 'skipped'}: {why}.")
@@ -1145,6 +1196,12 @@ def _choose(problem, estimates, dense_ok, max_memory, dtype, calibrate, dirs, ch
     feasible = {a: e for a, (e, _) in estimates.items() if math.isfinite(e)}
     if not feasible:
         refuse_dense(problem.api, problem, max_memory, dtype)
+        raise BudgetTooSmall(
+            f"{problem.api}({problem.name}): max_memory={int(max_memory):,} bytes is too "
+            f"small for every way: " + "; ".join(f"{a} {why}" for a, (_, why) in
+                                                 estimates.items()) +
+            ". jacobians.jacrev(f, x, max_memory=...) recomputes within less "
+            "(docs/memory.md); jacobians.jacobian does so by itself")
     infeasible = [a for a, (e, _) in estimates.items() if not math.isfinite(e)]
     if len(feasible) == 1:
         how = ("the only feasible alternative: " + ", ".join(infeasible) + " would need "

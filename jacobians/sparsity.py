@@ -41,7 +41,7 @@ from dualad.extend import PrimalBox, Trace, flatten, primal_value, tree_map
 
 from ._common import Problem
 from .cost import Census, Stopwatch
-from .patterns import Budget, Pattern, TooDense, vstack
+from .patterns import RUNNING, Pattern, TooDense, vstack
 from .rules import dense_rule, rule_for
 from .decisions import DecisionLog
 
@@ -157,9 +157,9 @@ def _stack(trace, leaves, n):
 
 
 def _run(problem, body, budget):
-    old = Budget.limit
+    old = RUNNING.limit
     if budget is not None:
-        Budget.limit = int(budget)
+        RUNNING.limit = int(budget)
     trace = PatternTrace()
     trace.decisions = DecisionLog()
     watch = Stopwatch()
@@ -167,7 +167,7 @@ def _run(problem, body, budget):
         out = body(trace)
     finally:
         trace.alive = False
-        Budget.limit = old
+        RUNNING.limit = old
     leaves = flatten(out)[0]
     return Sparsity(_stack(trace, leaves, problem.n), trace.fallbacks,
                     watch.seconds(), census=trace.census,

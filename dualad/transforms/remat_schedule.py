@@ -146,7 +146,10 @@ class RematPlan:
         lines = [
             f"remat plan for {self.name}: {self.n_eqns} equations in "
             f"{len(self.layout.bounds) - 1} stages, max_memory={self.budget:,} bytes",
-            f"  store-all (every value taped): {self.store_all:,} bytes (modelled)",
+            f"  store-all (every value taped): {self.store_all:,} bytes (modelled)"
+            + ("" if getattr(self, "carried", 1) == 1 else
+               f"; each value carries {self.carried} numbers (an outer jvp's tangents), so "
+               f"the schedule is planned within max_memory / {self.carried}"),
             f"  this schedule: peak {self.peak:,} bytes (modelled), checkpoints at most "
             f"{self.stored:,} bytes",
             f"  held throughout: {self.fixed:,} bytes (the packed program, the inputs' "
@@ -172,10 +175,12 @@ class RematPlan:
                 f"{self.recomputed_flops:.3g} recomputed flops)")
 
 
-def plan_program(name, packed, budget, stages=STAGES):
+def plan_program(name, packed, budget, stages=STAGES, carried=1):
     """The cheapest schedule for ``packed`` (a :class:`~.remat_program.Packed` program)
     within ``budget`` bytes (a :class:`RematPlan`), with the fewest stages of ``stages``
-    that allow one; a ``ValueError`` naming the least budget when none does."""
+    that allow one; a ``ValueError`` naming the least budget when none does. ``carried``:
+    the numbers each value holds (:func:`carried`): planned within ``budget / carried``."""
+    budget, whole = int(budget) // carried, int(budget)
     layout = Layout(packed, stages[0])
     cost = math.inf
     for S_max in stages:
@@ -184,11 +189,13 @@ def plan_program(name, packed, budget, stages=STAGES):
         if cost < math.inf or len(layout.bounds) - 1 < S_max:   # no finer cut to try
             break
     if cost == math.inf:
-        raise _too_small(name, layout, budget)
-    return RematPlan(name, int(budget), layout, cost, tree)
+        raise _too_small(name, layout, budget, carried)
+    plan = RematPlan(name, whole, layout, cost, tree)
+    plan.carried = carried
+    return plan
 
 
-def _too_small(name, layout, budget):
+def _too_small(name, layout, budget, carried=1):
     """The refusal (a ValueError whose ``least`` is the least budget named): what is held
     throughout, the largest stage, and the least budget that does (to 5%: candidates growing by 5% from the lower bound, each solved on the
     finest cut, so the one named has a schedule; small budgets solve fast)."""
@@ -199,10 +206,13 @@ def _too_small(name, layout, budget):
     least = lo
     while least < store_all and _solve_layout(layout, least)[0] == math.inf:
         least = int(least * 1.05) + 1
-    least = min(least, store_all)
+    least = min(least, store_all) * carried
+    budget, store_all = int(budget) * carried, store_all * carried
+    each = "" if carried == 1 else (f" (an outer jvp's tangents: each value carries "
+                                    f"{carried} numbers)")
     error = ValueError(
             f"remat({name}): max_memory={int(budget):,} bytes is too small for this "
-            f"program ({layout.prog.n} equations in {S} stages): the packed program, "
+            f"program{each} ({layout.prog.n} equations in {S} stages): the packed program, "
             f"the inputs' cotangents and one rule's temporaries take {layout.fixed:,} bytes "
             f"and one stage's taped run up to {stage:,} more; recording f takes about "
             f"{layout.record_peak:,}; the least budget with a schedule is {least:,} bytes "
@@ -266,10 +276,26 @@ def make_plan(api, f, args, nums, kwargs, max_memory, warn=True):
         warnings.warn(f"{api}({name}, max_memory={budget}): no schedule, because {why}; "
                       f"every intermediate is stored (the ordinary reverse sweep)",
                       RematWarning, stacklevel=4)
-    plan = RematPlan(name, budget, fallback=why) if compiled is None else \
-        plan_program(name, compiled.program, budget)
-    schedule_log.remat(plan)
-    return plan, compiled
+    if compiled is None:
+        return schedule_log.remat(RematPlan(name, budget, fallback=why)), None
+    k = max([carried(x) for i in nums for x in tree.flatten(args[i])[0]], default=1)
+    plan = plan_program(name, compiled.program, budget, carried=k)
+    return schedule_log.remat(plan), compiled
+
+
+def carried(x):
+    """The numbers each element of ``x`` carries through a sweep: 1 for a plain array,
+    ``1 + d`` for an outer ``jvp``'s dual number with ``d`` tangent directions (and so on
+    for nested ones). The runner applies the program to the traced values, so every
+    checkpoint and taped value is ``carried`` times the primal's bytes: the schedule is
+    planned within ``max_memory / carried``."""
+    if not isinstance(x, Box):
+        return 1
+    primal, tangent = getattr(x, "primal", None), getattr(x, "tangent", None)
+    if tangent is None:
+        return carried(primal)
+    ratio = math.prod(shape_of(tangent)) / max(1, math.prod(shape_of(primal)))
+    return carried(primal) + max(1, round(ratio)) * carried(tangent)
 
 
 def remat_plan(f, *args: Any, max_memory: int, argnums: int | tuple[int, ...] = 0,

@@ -45,17 +45,18 @@ def online(name, trips, snapshots, schedule, stored):
 
 
 def remat(plan):
-    """A remat schedule was made (or none, ``plan.fallback`` saying why)."""
+    """A remat schedule was made (or none, ``plan.fallback`` saying why); returns ``plan``."""
     log = logger("checkpoint")
     if not log.isEnabledFor(INFO):
-        return
+        return plan
     if plan.fallback:
         log.info("remat(%s): no schedule within max_memory=%d bytes: %s; every value is "
                   "stored", plan.name, plan.budget, plan.fallback)
-        return
+        return plan
     log.info("remat(%s): %d taped segment(s) over %d equations, peak %d of %d bytes "
               "(store-all %d), %.3g recomputed flops of %.3g", plan.name, len(plan.segments),
               plan.n_eqns, plan.peak, plan.budget, plan.store_all, plan.recomputed_flops,
               plan.total_flops)
     if log.isEnabledFor(DEBUG):
         log.debug("remat(%s): the schedule:\n%s", plan.name, plan.explain())
+    return plan

@@ -248,3 +248,29 @@ def test_the_dominators_are_the_separators(f, args):
     found = chain.separators(program, N)
     assert found == _separators_by_search(program, N)
     assert found
+
+
+def test_jacobian_mode_mixed_equals_the_dense_jacobian():
+    """jacobians.jacobian(mode="mixed") (and its curried form) goes through the cut that
+    plan(mode="mixed") takes, with containers and argnums as the other modes; refused, as
+    jacobian, when there is none."""
+    x = RNG.standard_normal(N)
+    want = reference(heavy, x)
+    np.testing.assert_allclose(jacobians.jacobian(heavy, x, mode="mixed"), want,
+                               rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(jacobians.jacobian(heavy, mode="mixed")(x), want,
+                               rtol=1e-11, atol=1e-13)
+
+    def two(a, b):
+        return {"y": heavy(a + 2.0 * b)}
+    b = RNG.standard_normal(N)
+    got = jacobians.jacobian(two, x, b, mode="mixed", argnums=(0, 1))
+    ref = jacobians.jacobian(two, x, b, mode="reverse", argnums=(0, 1))
+    for g, r in zip(got["y"], ref["y"]):
+        np.testing.assert_allclose(g, r, rtol=1e-11, atol=1e-13)
+    with pytest.raises(ValueError, match=r"^jacobian\(elementwise\): mode='mixed'"):
+        def elementwise(x):
+            return np.tanh(x) * 2.0
+        jacobians.jacobian(elementwise, x, mode="mixed")
+    with pytest.raises(ValueError, match="'mixed'"):
+        jacobians.jacobian(heavy, x, mode="mixd")

@@ -111,8 +111,10 @@ def test_memory_budget_chunks():
     J = jacobians.jacobian(lambda x: np.exp(np.sin(x) * 2.0), x, mode="forward",
                            max_memory=120_000)
     np.testing.assert_allclose(J, np.diag(np.exp(np.sin(x) * 2) * 2 * np.cos(x)))
-    p = jacobians.plan(lambda x: np.exp(np.sin(x) * 2.0), x, mode="forward", max_memory=80_000)
-    assert 1 < p.n_chunks and p.chunk_size * p.bytes_per_direction <= 80_000
+    # plan counts the whole call as jacfwd does (its chunk is the most whose Footprint fits)
+    p = jacobians.plan(lambda x: np.exp(np.sin(x) * 2.0), x, mode="forward", max_memory=120_000)
+    assert 1 < p.n_chunks and p.footprint.forward(p.chunk_size) <= 120_000
+    assert p.footprint.forward(p.chunk_size + 1) > 120_000
 
 
 def test_auto_picks_forward_for_tall_and_reverse_for_wide():

@@ -245,3 +245,77 @@ def test_the_constants_a_recording_copies_are_counted():
     peak, J = peak_of(lambda: jacobians.jacrev(deep, x, max_memory=least))
     assert peak <= least + SLACK, (peak, least)
     np.testing.assert_allclose(J, jacobians.jacfwd(deep, x), rtol=1e-10, atol=1e-13)
+
+
+@pytest.mark.parametrize("fraction", [1.0, 0.3, 0.1])
+def test_jacobian_auto_and_plan_within_budget(fraction):
+    """mode="auto" and plan() count the whole call as jacrev does: each dense way's chunk
+    is the most its Footprint fits, a way of which not one direction fits is infeasible, a
+    detection whose index sets could exceed the budget is skipped, and with max_memory
+    given a plan runs its eager sweeps (a replayed program's buffers are not bounded)."""
+    want = reference("jacrev")
+    budget_bytes = int(fraction * store_all_bytes(mlp, X, "jacobian"))
+    peak, J = peak_of(lambda: jacobians.jacobian(mlp, X, max_memory=budget_bytes))
+    np.testing.assert_allclose(J, want, rtol=1e-10, atol=1e-14)
+    assert peak <= budget_bytes + SLACK, (peak, budget_bytes)
+    peak, p = peak_of(lambda: jacobians.plan(mlp, X, max_memory=budget_bytes))
+    assert peak <= budget_bytes + SLACK, (peak, budget_bytes, p.explain())
+    assert p.replayed is None and "Sparsity detection: skipped" in p.explain()
+    if fraction < 1:
+        assert "infeasible: one reverse direction needs" in p.explain()
+    for _ in range(2):
+        peak, J = peak_of(lambda: p(X))
+        np.testing.assert_allclose(J, want, rtol=1e-10, atol=1e-14)
+        assert peak <= budget_bytes + SLACK, (peak, budget_bytes, p.explain())
+
+
+def test_auto_under_every_way_names_the_least_budget():
+    """Below one direction of every way, jacobian(mode="auto") names the least budget of
+    all of them (a forward direction here, under the scheduled reverse one), and that
+    budget works; plan() says that jacrev recomputes."""
+    from dualad.jacobians._common import Problem
+    problem = Problem("jacobian", mlp, (X,), 0)
+    fp = Footprint(problem, jacobians.sweeps.get_census(problem), np.dtype(float))
+    with pytest.raises(budget.BudgetTooSmall, match=r"jacobian\(mlp\): .*a forward sweep, or "
+                       r"a reverse sweep") as info:
+        jacobians.jacobian(mlp, X, max_memory=100_000)
+    assert info.value.least == fp.forward(1)
+    J = jacobians.jacobian(mlp, X, max_memory=info.value.least)
+    np.testing.assert_allclose(J, reference("jacrev"), rtol=1e-10, atol=1e-14)
+    with pytest.raises(budget.BudgetTooSmall, match=r"plan\(mlp\).*jacrev\(f, x, max_memory"):
+        jacobians.plan(mlp, X, max_memory=100_000)
+
+
+def test_a_detection_budget_holds_for_its_own_thread_only():
+    """A detection's budget= is its thread's: it was the class attribute Budget.limit,
+    assigned around each detection, so a detection running in another thread meanwhile
+    was cut short by it."""
+    import threading
+    from dualad.jacobians import sparsity
+    from dualad.jacobians.patterns import Budget, TooDense
+
+    def dense(x):
+        return np.full(60, 1.0) * np.sum(x)       # every output depends on all 60 inputs
+    x = np.ones(60)
+    inside, release, raised = threading.Event(), threading.Event(), []
+
+    def paused(x):
+        inside.set()
+        release.wait(10)
+        return dense(x)
+
+    def small_budget():
+        try:
+            sparsity.jacobian_sparsity(paused, x, budget=10)
+        except TooDense:
+            raised.append(True)
+    limit = Budget.limit
+    worker = threading.Thread(target=small_budget)
+    worker.start()
+    try:
+        assert inside.wait(10)
+        nnz = sparsity.jacobian_sparsity(dense, x).nnz    # while the other one runs
+    finally:
+        release.set()
+        worker.join()
+    assert nnz == 3600 and raised == [True] and Budget.limit == limit

@@ -227,6 +227,38 @@ def test_forward_over_the_budgeted_reverse_hessian_vector_products():
            dualad.vmap(hvp(dualad.grad(f)))(V))
 
 
+@pytest.mark.parametrize("frac", [0.5, 0.2])
+def test_measured_peak_under_an_outer_jvp_within_the_budget(frac):
+    """Under jvp(grad(f, max_memory)) every checkpoint and taped value carries its tangent:
+    the schedule is planned within max_memory / 2, so the whole call stays within the
+    budget (it measured 2x the budget when the tangents were not counted)."""
+    def f(x):
+        for _ in range(150):
+            x = x + 0.01 * np.sin(x)
+        return np.sum(x)
+    x = np.linspace(0.0, 1.0, 20_000)
+    v = np.cos(x)
+    store_all = _peak(lambda: dualad.jvp(dualad.grad(f), (x,), (v,)))
+    budget = int(frac * store_all)
+    peak = _peak(lambda: dualad.jvp(dualad.grad(f, max_memory=budget), (x,), (v,)))
+    assert peak <= budget * SLACK + SLACK_BYTES, (peak, budget, store_all)
+    _close(dualad.jvp(dualad.grad(f, max_memory=budget), (x,), (v,))[1],
+           dualad.jvp(dualad.grad(f), (x,), (v,))[1])
+
+
+def test_an_outer_jvp_is_counted_in_the_refusal():
+    def f(x):
+        for _ in range(40):
+            x = np.sin(x) * 1.1
+        return np.sum(x)
+    x = np.linspace(0.1, 1.0, 2000)
+    with pytest.raises(ValueError) as plain:
+        dualad.grad(f, max_memory=1000)(x)
+    with pytest.raises(ValueError, match="each value carries 2 numbers") as outer:
+        dualad.jvp(dualad.grad(f, max_memory=1000), (x,), (x,))
+    assert outer.value.least >= 2 * plain.value.least - 2 * 1000
+
+
 def test_a_traced_constant_argument_falls_back():
     def g(x, y):
         for _ in range(10):
