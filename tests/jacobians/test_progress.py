@@ -9,6 +9,7 @@ import concurrent.futures as cf
 import math
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -160,6 +161,7 @@ def test_executor_callback_raising_cancels_the_rest():
 
     def slow(x):
         started.append(1)
+        time.sleep(0.02)      # so that the lead sees the first task done before the rest
         return np.sin(x)
 
     def stop(record):
@@ -168,7 +170,7 @@ def test_executor_callback_raising_cancels_the_rest():
     with cf.ThreadPoolExecutor(1) as ex:
         with pytest.raises(Stop):
             jacobians.jacfwd(slow, np.ones(40), chunk_size=1, executor=ex, progress=stop)
-    assert len(started) < 40          # the tasks not yet run were cancelled
+    assert len(started) < 20          # the tasks not yet run were cancelled (of 40)
 
 
 def test_true_draws_a_tqdm_bar_on_stderr(capsys):
