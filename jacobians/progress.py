@@ -29,6 +29,7 @@ from __future__ import annotations
 
 __all__ = ["ProgressRecord", "check_progress", "tracker"]
 
+import inspect
 import sys
 import time
 from typing import NamedTuple
@@ -87,13 +88,33 @@ def check_progress(api, f, progress):
     callable; anything else is a TypeError naming ``api`` and what to pass."""
     if progress is None or progress is False:
         return None
-    if progress is True or callable(progress):
+    if progress is True:
+        return progress
+    if callable(progress):
+        _check_one_argument(api, f, progress)
         return progress
     raise TypeError(
         f"jacobians.{api}({fname(f)}): progress= takes True (a tqdm bar on stderr, or a line "
         f"of text without tqdm), a callable (called with a jacobians.ProgressRecord after "
         f"each chunk), or None/False for nothing; got {type(progress).__name__} "
         f"{progress!r}")
+
+
+def _check_one_argument(api, f, progress):
+    """A callable ``progress`` must take one positional argument (the record): said
+    before the sweep, not as a bare TypeError from inside it."""
+    try:
+        sig = inspect.signature(progress)
+    except (TypeError, ValueError):      # no signature to read (some builtins): trust it
+        return
+    try:
+        sig.bind(None)
+    except TypeError:
+        name = getattr(progress, "__qualname__", type(progress).__name__)
+        raise TypeError(
+            f"jacobians.{api}({fname(f)}): progress={name} must take one argument, the "
+            f"jacobians.ProgressRecord of each chunk; its signature is {sig}. Write e.g. "
+            f"progress=lambda record: print(record.done, record.total)") from None
 
 
 def tracker(problem, sweep, directions, spans, seeds=None, started=None):

@@ -121,6 +121,26 @@ def test_misuse_names_the_function_and_what_to_pass(bad):
         jacobians.hessian(lambda v: np.sum(v ** 2), np.ones(3), progress=bad)
 
 
+def test_a_callable_of_the_wrong_arity_is_refused_before_any_sweep():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return np.sin(x)
+
+    with pytest.raises(TypeError, match=r"jacobians\.jacfwd\(f\): progress=.*<lambda> must "
+                                        r"take one argument.*signature is \(\)"):
+        jacobians.jacfwd(f, np.ones(3), progress=lambda: None)
+    with pytest.raises(TypeError, match=r"signature is \(a, b\)"):
+        jacobians.sparse_hessian(lambda v: np.sum(v ** 2), np.ones(3),
+                                 progress=lambda a, b: None)
+    assert calls == []
+    records = []
+    jacobians.jacfwd(f, np.ones(3), progress=lambda r, extra=None: records.append(r))
+    assert len(records) == 1                      # optional extras are fine
+    jacobians.jacfwd(f, np.ones(3), progress=print)   # a builtin: no signature check needed
+
+
 def test_inside_a_transformation_progress_is_ignored():
     import dualad
     records = []
