@@ -5,6 +5,11 @@ everything: times, spreads, ratios.
     pip install -e ".[bench]"   # autograd, jax, casadi, threadpoolctl; PyTorch: pip install torch
     python bench/run.py [--quick] [--only NAME ...] [--markdown] [--keep-heap]
                         [--threads N] [--rounds R] [--min-time S] [--casadi-sx]
+                        [--json PATH]
+    python bench/charts.py      # the SVG charts of the run (docs/_static/bench/)
+
+Every run also writes its numbers to bench/results/latest.json (bench/_record.py;
+--json PATH elsewhere), which bench/charts.py draws.
 
 How it is measured (honest by construction):
 - Threads: every BLAS/OpenMP pool is pinned to the same N (default 1) before NumPy,
@@ -60,6 +65,7 @@ import workloads  # noqa: E402
 import workloads_jacobians  # noqa: E402  (registers the Jacobian workloads)
 import workloads_casadi  # noqa: E402  (registers CasADi on the Jacobian rows)
 from _results import agree, describe_error  # noqa: E402
+import _record  # noqa: E402
 
 PEERS = ["dualad", "dualad.jit", "autograd", "jax", "jax.jit", "torch", "casadi"]
 JITTED = ["dualad.jit", "jax.jit"]   # peers whose first call traces/compiles: timed too
@@ -168,7 +174,7 @@ def run_workload(wl, have, quick, rounds, min_time):
     return timings, problems, firsts
 
 
-def run(selected, quick, markdown, rounds, min_time, header, threads=1):
+def run(selected, quick, markdown, rounds, min_time, header, threads=1, json_path=None):
     have, versions = available(threads)
     for line in header(have, versions):
         print(line)
@@ -183,6 +189,9 @@ def run(selected, quick, markdown, rounds, min_time, header, threads=1):
     if markdown:
         print()
         print(markdown_table(rows, have, rounds))
+    if json_path:
+        where = _record.record(json_path, rows, have, versions, machine(), rounds, quick)
+        print(f"\nresults: {where} (charts: python bench/charts.py)")
     if not selected or "planner" in selected:
         print("\nplanner: mode='auto' against the faster fixed mode (tall, wide, a grid)")
         print("\n".join(workloads_jacobians.planner_report(quick)), flush=True)
@@ -271,6 +280,9 @@ def main(argv=None):
                     help="seconds one group of calls lasts at least (default 0.05)")
     ap.add_argument("--casadi-sx", action="store_true",
                     help="CasADi's SX graphs instead of MX (the full Hessian stays MX)")
+    ap.add_argument("--json", default=_record.DEFAULT, metavar="PATH",
+                    help="where the results go, for bench/charts.py (default "
+                         "bench/results/latest.json; '' for nowhere)")
     args = ap.parse_args(argv)
     early = (_EARLY if _EARLY is not None else
              _pinning.pin_environment(args.threads, affinity=args.affinity))
@@ -300,7 +312,8 @@ def main(argv=None):
                 blas = "?"
         yield f"  numpy BLAS: {blas}"
 
-    run(args.only, args.quick, args.markdown, rounds, args.min_time, header, args.threads)
+    run(args.only, args.quick, args.markdown, rounds, args.min_time, header, args.threads,
+        args.json)
 
 
 if __name__ == "__main__":

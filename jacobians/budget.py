@@ -46,8 +46,8 @@ from .sweeps import (chunk_for, forward_flat, get_census, result_dtype, reverse_
                      signature)
 
 _LAST = weakref.WeakKeyDictionary()   # f -> its last MemoryChoice
-#: f -> {(api, mode, signature, max_memory): its store-all MemoryChoice}: a later call of
-#: the same signature sweeps at once (the census, the Footprint and the search not redone)
+#: f -> {(kind, mode, signature, max_memory, chunk_size): its store-all MemoryChoice}: a
+#: later call of the same signature sweeps at once (census, Footprint, search not redone)
 _STORE_ALL = FunctionCache()
 
 
@@ -128,7 +128,7 @@ def jacobian_within(problem, mode, chunk_size, max_memory):
             return forward_flat(problem, chunk_size, max_memory=max_memory)
     key = ("within", mode, signature(problem), max_memory)
     sweep = forward_flat if mode == "forward" else reverse_flat
-    hit = _STORE_ALL.get(problem.f, key) if chunk_size is None else None
+    hit = _STORE_ALL.get(problem.f, key + (chunk_size,))
     if hit is not None:
         _keep(problem, hit)
         return sweep(problem, hit.chunk, max_memory=max_memory)
@@ -149,7 +149,7 @@ def jacobian_within(problem, mode, chunk_size, max_memory):
                                              chunk, peak(chunk)))
         if chunk_size is None:
             MODES.put(problem.f, key, chunk)
-            _STORE_ALL.put(problem.f, key, choice)
+        _STORE_ALL.put(problem.f, key + (chunk_size,), choice)
         return sweep(problem, chunk, max_memory=max_memory)
     if mode == "forward":
         raise _too_small(problem.api, problem.name, "a forward sweep", peak(1), max_memory)
@@ -326,8 +326,8 @@ def _hessian_route(problem, c):
 def hessian_within(problem, chunk_size, max_memory):
     """The flat dense Hessian (n x n, exactly symmetric) by forward over reverse within
     ``max_memory``: store-all sweeps when one direction fits, else a remat schedule."""
-    key = ("hessian-within", signature(problem), max_memory)
-    hit = _STORE_ALL.get(problem.f, key) if chunk_size is None else None
+    key = ("hessian-within", signature(problem), max_memory, chunk_size)
+    hit = _STORE_ALL.get(problem.f, key)
     if hit is not None:
         _keep(problem, hit)
         h = hessian_rows(problem, "forward-over-reverse", None, hit.chunk, scale=0.5)
@@ -345,8 +345,7 @@ def _hessian_rows_within(problem, chunk_size, max_memory, key):
         choice = _keep(problem, MemoryChoice(problem.api, problem.name, max_memory,
                                              "store-all", chunk, fp.hessian(chunk),
                                              note="forward over reverse"))
-        if chunk_size is None:
-            _STORE_ALL.put(problem.f, key, choice)
+        _STORE_ALL.put(problem.f, key, choice)
         h = hessian_rows(problem, "forward-over-reverse", None, chunk, scale=0.5)
     else:
         h = _budgeted(problem, fp, c, max_memory, chunk_size, _hessian_route(problem, c),

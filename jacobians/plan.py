@@ -189,6 +189,7 @@ class Plan:
         self.output = output
         self.max_memory = max_memory
         self.footprint = None     # the dense ways' whole-call model (set by prepare)
+        self.dense_chunks = {}    # "forward"/"reverse" -> its own chunk (set by prepare)
         self.timed = timed or []        # lines: what was timed, or why nothing was
         self.planning = list(problem.__dict__.get("planning", ()))   # (what, s, evaluations)
         self.n, self.m = problem.n, problem.m
@@ -298,7 +299,8 @@ class Plan:
             b, c = self.bicoloring, self.chunk_size
             return math.ceil(b.ncolors_forward / c) + math.ceil(b.ncolors_reverse / c)
         d = self.directions_of(alt)
-        return math.ceil(d / self.chunk_size) if d else 0
+        chunk = self.dense_chunks.get(alt) or self.chunk_size
+        return math.ceil(d / chunk) if d else 0
 
     @property
     def directions(self) -> int:
@@ -643,6 +645,28 @@ class Plan:
                 f"{counted(self.directions, 'direction')} in "
                 f"{self.n_chunks} sweep(s){on})")
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: :meth:`explain` as tables, beside the pattern's picture
+        (:mod:`jacobians.notebook`)."""
+        from .notebook import plan_html
+        return plan_html(self, ALTERNATIVES)
+
+    def plot(self, ax: Any = None) -> Any:
+        """Draw the sparsity pattern, each entry in the color of the seed that recovers it.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (default: new axes of a new figure).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The axes drawn on. Needs matplotlib (``pip install "dualad[plot]"``).
+        """
+        from .notebook import plot_plan
+        return plot_plan(self, ax)
+
 
 def _via(through):
     """How a plan's ``through`` way is named after its mode (the gathers' or mixed)."""
@@ -897,6 +921,7 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
     p = Plan(problem, chosen, chunks.get(chosen, chunk), census, sp_info, col, row,
              estimates, how, notes, output, max_memory, timed, bic=bic)
     p.footprint = chunks.get("footprint")
+    p.dense_chunks = {a: chunks[a] for a in ("forward", "reverse") if a in chunks}
     if through is not None:
         _weigh_through(p, through, chosen)
     return p

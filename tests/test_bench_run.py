@@ -68,12 +68,15 @@ def test_pinned_environ_sets_every_pool_and_keeps_user_xla_flags():
     assert _pinning.threads_from_argv([]) == 1
 
 
-def test_run_script_smoke():
+def test_run_script_smoke(tmp_path):
     """The script end to end on one small row: the header records the pinning and the
-    allocator setting, the row has its spread, and nothing raised or disagreed."""
+    allocator setting, the row has its spread, and nothing raised or disagreed; the
+    results file (for bench/charts.py) holds the row."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    results = tmp_path / "results.json"
     res = subprocess.run([sys.executable, os.path.join(BENCH, "run.py"), "--quick", "--only",
-                          "rosenbrock", "--rounds", "2", "--min-time", "0.005", "--markdown"],
+                          "rosenbrock", "--rounds", "2", "--min-time", "0.005", "--markdown",
+                          "--json", str(results)],
                          capture_output=True, text=True, env=env, timeout=300)
     out = res.stdout
     assert res.returncode == 0, res.stderr[-2000:]
@@ -82,6 +85,10 @@ def test_run_script_smoke():
     assert "spread" in out and "| rosenbrock |" in out
     assert "| first call: dualad.jit |" in out and "; first call " in out
     assert "MISMATCH" not in out and "ERROR" not in out
+    import json
+    doc = json.loads(results.read_text())
+    assert [r["workload"] for r in doc["rows"]] == ["rosenbrock"] and doc["rounds"] == 2
+    assert {"dualad", "dualad.jit"} <= set(doc["rows"][0]["peers"]) <= set(doc["measured"])
     try:
         import threadpoolctl  # noqa: F401
     except ImportError:
@@ -195,7 +202,8 @@ def test_run_script_jax_on_the_scalar_chain_and_sparse_rows_and_first_calls():
     env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
     res = subprocess.run([sys.executable, os.path.join(BENCH, "run.py"), "--quick", "--only",
                           "scalar-chain", "sparse-jacobian", "--rounds", "2", "--min-time",
-                          "0.005", "--markdown"], capture_output=True, text=True, env=env,
+                          "0.005", "--markdown", "--json", ""], capture_output=True, text=True,
+                         env=env,
                          timeout=600)
     out = res.stdout
     assert res.returncode == 0, res.stderr[-2000:]

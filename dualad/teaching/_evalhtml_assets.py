@@ -20,10 +20,11 @@ _MONO = 'ui-monospace, "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", monospace
 
 CSS = """
 .dualad-trace{--accent:#2563eb;--soft:#e8f0fe;--hl:#fff1b8;--hl-edge:#d97706;--ink:#1e293b;
- --muted:#64748b;--faint:#a3afbf;--line:#e2e8f0;font-family:SANS;color:var(--ink);
+ --muted:#64748b;--faint:#a3afbf;--line:#e2e8f0;--partial:#b45309;--partial-soft:#fdf3e7;
+ font-family:SANS;color:var(--ink);
  background:#fff;border-radius:14px;padding:20px 24px 14px;max-width:1320px;margin:0 auto;
  box-shadow:0 1px 3px rgba(15,23,42,.08),0 10px 30px rgba(15,23,42,.06);line-height:1.45;
- font-size:15px;outline:none;box-sizing:border-box}
+ font-size:15px;outline:none;box-sizing:border-box;container:dualad-trace/inline-size}
 .dualad-trace *{box-sizing:border-box}
 .dualad-trace [hidden]{display:none!important}
 .dualad-trace .dt-reverse{--accent:#7c3aed;--soft:#f1eafe}
@@ -55,27 +56,38 @@ CSS = """
  border-left:4px solid var(--accent);border-radius:8px}
 .dualad-trace .dt-lead{font-family:MATH;font-size:18px;font-weight:600;min-height:1.2em}
 .dualad-trace .dt-text{font-size:15px;color:#334155}
-.dualad-trace .dt-main{display:grid;grid-template-columns:minmax(0,1.25fr) minmax(0,1fr);
+.dualad-trace .dt-main{display:grid;
+ grid-template-columns:minmax(0,var(--dt-graph-w,700px)) minmax(0,1fr);
  gap:18px;align-items:start}
 @media (max-width:900px){.dualad-trace .dt-main{grid-template-columns:minmax(0,1fr)}}
+@container dualad-trace (max-width:1180px){
+ .dualad-trace .dt-main{grid-template-columns:minmax(0,1fr)}}
 .dualad-trace .dt-card{border:1px solid var(--line);border-radius:12px;padding:10px;
  background:#fff;overflow:auto}
 .dualad-trace .dt-tablecard{max-height:720px;padding:4px 6px}
 .dualad-trace .dt-graph{width:100%;height:auto;display:block;margin:0 auto}
-.dualad-trace .dt-node rect{fill:#f8fafc;stroke:#94a3b8;stroke-width:1.2;
+.dualad-trace .dt-node>rect{fill:#f8fafc;stroke:#94a3b8;stroke-width:1.2;
  transition:fill .2s,stroke .2s}
-.dualad-trace .dt-node.dt-input rect{fill:#f1f5f9;stroke:#64748b}
-.dualad-trace .dt-node.dt-output rect{stroke-width:2}
-.dualad-trace .dt-node text{font-family:MATH;font-size:15px;fill:var(--ink)}
-.dualad-trace .dt-node .dt-l2{font-family:MONO;font-size:12.5px;fill:var(--muted)}
+.dualad-trace .dt-node.dt-input>rect{fill:#f1f5f9;stroke:#64748b}
+.dualad-trace .dt-node.dt-output>rect{stroke-width:2}
+.dualad-trace .dt-node text{font-family:MATH;font-size:16px;fill:var(--ink)}
+.dualad-trace .dt-node .dt-l2{font-family:MONO;font-size:13.5px;fill:var(--muted)}
 .dualad-trace .dt-node .dt-l3{fill:var(--faint)}
-.dualad-trace .dt-node .dt-dv{font-family:MONO;font-size:12.5px}
-.dualad-trace .dt-node .dt-badge{font-family:SANS;font-size:9.5px;letter-spacing:.08em;
- text-transform:uppercase;fill:var(--muted)}
-.dualad-trace .dt-node.dt-known rect{fill:var(--soft);stroke:var(--accent)}
+.dualad-trace .dt-node .dt-dv{font-family:MONO;font-size:13.5px}
+.dualad-trace .dt-node .dt-badge{font-family:SANS;font-size:12px;letter-spacing:.04em;
+ text-transform:uppercase;fill:var(--muted);paint-order:stroke;stroke:#fff;stroke-width:4px;
+ stroke-linejoin:round}
+.dualad-trace .dt-node .dt-pbadge{display:none}
+.dualad-trace .dt-node.dt-partial .dt-pbadge{display:inline}
+.dualad-trace .dt-node.dt-partial .dt-badge{visibility:hidden}
+.dualad-trace .dt-node .dt-pbadge rect{fill:var(--partial);stroke:#fff;stroke-width:1.5}
+.dualad-trace .dt-node .dt-pbadge text{font-family:SANS;font-size:12px;font-weight:600;fill:#fff}
+.dualad-trace .dt-node.dt-known>rect{fill:var(--soft);stroke:var(--accent)}
 .dualad-trace .dt-node.dt-known .dt-l3{fill:var(--accent);font-weight:700}
-.dualad-trace .dt-node.dt-via rect{stroke:var(--accent);stroke-width:2.5;stroke-dasharray:5 3}
-.dualad-trace .dt-node.dt-current rect{fill:var(--hl);stroke:var(--hl-edge);stroke-width:2.5;
+.dualad-trace .dt-node.dt-partial>rect{fill:var(--partial-soft);stroke:var(--partial)}
+.dualad-trace .dt-node.dt-partial .dt-l3{fill:var(--partial)}
+.dualad-trace .dt-node.dt-via>rect{stroke:var(--accent);stroke-width:2.5;stroke-dasharray:5 3}
+.dualad-trace .dt-node.dt-current>rect{fill:var(--hl);stroke:var(--hl-edge);stroke-width:2.5;
  stroke-dasharray:none}
 .dualad-trace .dt-edge{fill:none;stroke:#cbd5e1;stroke-width:1.6}
 .dualad-trace .dt-edge.dt-on{stroke:var(--accent);stroke-width:3;stroke-dasharray:9 5;
@@ -90,6 +102,7 @@ CSS = """
  position:sticky;top:0;background:#fff}
 .dualad-trace .dt-table td{padding:2px 10px;border-bottom:1px solid #f1f5f9;font-family:MATH;
  white-space:nowrap}
+.dualad-trace .dt-table td:nth-child(2){white-space:normal;min-width:14em}
 .dualad-trace .dt-table .dt-num{text-align:right;font-family:MONO;font-size:13.5px;
  font-variant-numeric:tabular-nums}
 .dualad-trace .dt-sec td{font-family:SANS;font-size:11.5px;font-weight:600;color:var(--muted);
@@ -98,6 +111,8 @@ CSS = """
 .dualad-trace .dt-row td{color:var(--faint)}
 .dualad-trace .dt-row.dt-done td{color:var(--ink)}
 .dualad-trace .dt-row.dt-done .dt-val{color:var(--accent);font-weight:700}
+.dualad-trace .dt-row.dt-done.dt-partial .dt-val{color:var(--partial)}
+.dualad-trace .dt-partial-key{font-family:MONO;color:var(--partial);font-weight:700}
 .dualad-trace .dt-row.dt-current td{background:var(--hl)}
 .dualad-trace .dt-row.dt-current td:first-child{box-shadow:inset 4px 0 0 var(--hl-edge)}
 .dualad-trace .dt-legend{color:var(--muted);font-size:13px;margin:8px 0 0;padding:8px 12px;
@@ -139,10 +154,13 @@ JS = r"""function (root) {
     function mark(el, name, yes) { el.classList.toggle(name, !!yes); }
 
     function render() {
-      var known = {}, shown = {}, cur = pos > 0 ? steps[pos - 1] : null;
+      var known = {}, part = {}, shown = {}, cur = pos > 0 ? steps[pos - 1] : null;
       for (var i = 0; i < pos; i++) {
         steps[i].rows.forEach(function (r) { shown[r] = true; });
-        for (var v in steps[i].set) known[v] = steps[i].set[v];
+        for (var v in steps[i].set) {
+          known[v] = steps[i].set[v];
+          part[v] = (steps[i].partial || {})[v] || null;   // [i, n] while a partial sum
+        }
       }
       Object.keys(rows).forEach(function (r) {
         mark(rows[r], "dt-done", shown[r]);
@@ -153,7 +171,15 @@ JS = r"""function (root) {
         mark(nodes[v], "dt-known", v in known);
         mark(nodes[v], "dt-current", cur && cur.nodes.indexOf(v) >= 0);
         mark(nodes[v], "dt-via", cur && cur.via === v);
-        nodes[v].querySelector(".dt-dv").textContent = v in known ? known[v] : "?";
+        mark(nodes[v], "dt-partial", part[v]);
+        nodes[v].querySelector(".dt-dv").textContent =
+          v in known ? known[v] + (part[v] ? " + …" : "") : "?";
+        var pb = nodes[v].querySelector(".dt-pbadge");
+        if (pb) {   // the pill: about 7 px per character of 12 px sans, plus its padding
+          var said = part[v] ? "partial: " + part[v][0] + " of " + part[v][1] : "";
+          pb.querySelector("text").textContent = said;
+          pb.querySelector("rect").setAttribute("width", said ? 7 * said.length + 16 : 0);
+        }
       });
       Object.keys(edges).forEach(function (e) {
         var lit = !!cur && cur.edges.indexOf(e) >= 0;
@@ -178,6 +204,9 @@ JS = r"""function (root) {
         var c = card.getBoundingClientRect();
         if (g && g.right > c.right) card.scrollLeft += g.right - c.right + 24;
         else if (g && g.left < c.left) card.scrollLeft -= c.left - g.left + 24;
+        // a tall graph grows down the page: bring the current node into the window
+        if (g && (g.bottom > window.innerHeight || g.top < 0))
+          nodes[cur.nodes[0]].scrollIntoView({block: "nearest", inline: "nearest"});
       }
     }
     function go(p) { pos = Math.max(0, Math.min(steps.length, p)); render(); }

@@ -4,13 +4,15 @@ the graph nodes and edges it touches and a caption saying in plain words what it
 A step is a plain dict (it is embedded in the page as JSON)::
 
     {"rows": [k], "nodes": ["v_2"], "via": None, "edges": ["v_-1>v_2", "v_0>v_2"],
-     "set": {"v_2": "5.000"}, "value": "5.000", "num": 5.0,
+     "set": {"v_2": "5.000"}, "value": "5.000", "num": 5.0, "partial": {},
      "lead": "v̇_2 = ...", "caption": "Chain rule: ..."}
 
 ``rows`` indexes ``EvaluationTrace.rows`` (the rows the step reveals), ``set`` the
 tangent or adjoint each node shows after it, ``num`` the exact value (a float, a nested
-list for an array, ``None`` for a complex or non-finite one). Captions are plain text
-here; the page escapes and typesets them.
+list for an array, ``None`` for a complex or non-finite one). ``partial`` maps a node
+whose adjoint the step leaves incomplete to ``[i, n]``: it has received ``i`` of its
+``n`` contributions (see :func:`contributions`); empty when the step makes it final.
+Captions are plain text here; the page escapes and typesets them.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import numpy as np
 
 from ._evalnodes import _fmt, _parents
 
-__all__ = ["sweep_steps", "graph_of", "input_labels"]
+__all__ = ["sweep_steps", "graph_of", "input_labels", "uses", "contributions"]
 
 _TIMES = {1: "once", 2: "twice", 3: "three times", 4: "four times"}
 
@@ -35,6 +37,32 @@ def input_labels(et):
     """``{input node name: the user's label}`` (``{"v_-1": "x1", "v_0": "x2"}``)."""
     inputs = {et.names[n] for n in et.nodes if n.prim is None}
     return {r.node: r.formula for r in et.rows if r.section == "primal" and r.node in inputs}
+
+
+def uses(et):
+    """``{node name: how many times the operations use it}``, counted on the graph with
+    multiplicity (``v_1 = v_0 × v_0`` uses ``v_0`` twice): the number of contributions
+    ``v̄_i · ∂v_i/∂v_j`` the reverse sweep adds into ``v̄_j``. The output has none."""
+    count = Counter({et.names[n]: 0 for n in et.nodes})
+    for n in et.nodes:
+        count.update(et.names[p] for p in _parents(n))
+    return dict(count)
+
+
+def contributions(et):
+    """``{row index: (i, n, final)}`` for each accumulation row of a reverse trace: after
+    it, its node's adjoint holds ``i`` of its ``n`` contributions (``n`` from
+    :func:`uses`); ``final`` is true on the node's last row. Before that row the adjoint
+    is a partial sum, not yet ``∂y/∂v_j``. (A use whose rule passes back no cotangent, a
+    symbolic zero, has no row and adds nothing: the last row is final all the same.)"""
+    n_uses, seen, out = uses(et), Counter(), {}
+    last = {r.node: k for k, r in enumerate(et.rows) if r.section == "adjoint" and r.via}
+    for k, r in enumerate(et.rows):
+        if r.section == "adjoint" and r.via:
+            seen[r.node] += 1
+            n = n_uses[r.node]
+            out[k] = (seen[r.node], n, k == last[r.node])
+    return out
 
 
 def _number(value):
@@ -73,17 +101,19 @@ def sweep_steps(et, digits=3):
     primal = {r.node: r.formula for r in et.rows if r.section == "primal"}
     node_of = {et.names[n]: n for n in et.nodes}
     who = lambda v: f"{v} ({labels[v]})" if v in labels else v  # noqa: E731
-    users = {}      # node -> the operations that use it, one entry per use
-    for r in et.rows:
-        if r.section == "adjoint" and r.via:
-            users.setdefault(r.node, []).append(r.via)
-    seen, steps = Counter(), []
+    parts = contributions(et) if et.mode == "reverse" else {}
+    users = {}      # node -> its users in the sweep's order, one entry per use (x × x: two)
+    for n in reversed(et.nodes):
+        for p in _parents(n):
+            users.setdefault(et.names[p], []).append(et.names[n])
+    steps = []
     for k, r in enumerate(et.rows):
         if r.section not in ("tangent", "adjoint"):
             continue
         val = _fmt(r.value, digits)
         step = {"rows": [k], "nodes": [r.node], "via": r.via, "edges": [],
-                "set": {r.node: val}, "value": val, "num": _number(r.value)}
+                "set": {r.node: _short(val)}, "value": val, "num": _number(r.value),
+                "partial": {}}
         if r.section == "tangent" and r.node in labels:
             step["lead"] = f"{r.name} = {r.formula} = {val}"
             step["caption"] = (f"Seed: along the chosen direction ẋ, input {labels[r.node]} "
@@ -110,40 +140,65 @@ def sweep_steps(et, digits=3):
                                f"its adjoint ȳ ({val}; 1 is ∂y/∂y). Adjoints now flow "
                                f"backwards, from each result to the operands that made it.")
         else:
-            seen[r.node] += 1
-            step["edges"] = [f"{r.node}>{r.via}"]
-            bar = r.name
-            last = r.formula.split(" = ")[-1]
-            op = f"{r.via} = {primal[r.via]}"
-            if seen[r.node] == 1:
-                step["lead"] = f"{bar} = {r.formula} = {val}"
-                if len(users[r.node]) == 1:
-                    step["caption"] = (f"{who(r.node)} is used once, by {op}: its adjoint is "
-                                       f"v̄{r.via[1:]} times the partial ∂{r.via}/∂{r.node}.")
-                else:
-                    step["caption"] = (
-                        f"{who(r.node)} is used {_times(len(users[r.node]))} ("
-                        f"{_users(users[r.node])}); this is the first contribution, from {op}. "
-                        f"The others will add to it.")
-            else:
-                for sign, op_sign in ((" + ", "+="), (" − ", "−=")):
-                    if last.startswith(bar + sign):
-                        step["lead"] = f"{bar} {op_sign} {last[len(bar) + len(sign):]}"
-                        break
-                else:
-                    step["lead"] = f"{bar} = {r.formula}"
-                name = labels.get(r.node, r.node)
-                step["caption"] = (f"{name} is used {_times(len(users[r.node]))}, so its adjoint "
-                                   f"accumulates: this adds the contribution of its use in "
-                                   f"{op}. Now {bar} = {val}.")
+            step.update(_accumulation(r, val, users, primal, labels, who, parts[k]))
         steps.append(step)
     steps.append(_result_step(et, digits, labels))
     return steps
 
 
+def _accumulation(r, val, users, primal, labels, who, part):
+    """The lead and caption of a reverse-sweep row ``v̄_j (+)= v̄_i · ∂v_i/∂v_j`` that
+    brings contribution ``i`` of ``n`` (``part``), and which node it leaves partial."""
+    (i, n, final), bar = part, r.name
+    op = f"{r.via} = {primal[r.via]}"
+    out = {"edges": [f"{r.node}>{r.via}"], "partial": {} if final else {r.node: [i, n]}}
+    if not final:
+        state = (f"Until the other {'use adds its' if n - i == 1 else 'uses add their'} "
+                 f"contribution{'' if n - i == 1 else 's'}, {bar} is a partial sum "
+                 f"({i} of {n}): it is not yet ∂y/∂{labels.get(r.node, r.node)}.")
+    elif i < n:     # the other uses' rules passed back nothing: a symbolic zero each
+        state = (f"Its other {_plural(n - i, 'use passes', 'uses pass')} back no "
+                 f"contribution (zero), so {bar} = {val} is final, "
+                 f"∂y/∂{labels.get(r.node, r.node)}.")
+    else:
+        state = (f"That was its last contribution ({i} of {n}): {bar} = {val} is final, "
+                 f"∂y/∂{labels.get(r.node, r.node)}." if n > 1 else "")
+    last = r.formula.split(" = ")[-1]
+    if i == 1:
+        out["lead"] = f"{bar} = {r.formula} = {val}"
+        if n == 1:
+            out["caption"] = (f"{who(r.node)} is used once, by {op}: its adjoint is "
+                              f"v̄{r.via[1:]} times the partial ∂{r.via}/∂{r.node}.")
+        else:
+            out["caption"] = (f"{who(r.node)} is used {_times(n)} ({_users(users[r.node])}"
+                              f"); this is the first contribution, from {op}. {state}")
+        return out
+    out["lead"] = f"{bar} = {r.formula}"
+    for sign, op_sign in ((" + ", "+="), (" − ", "−=")):
+        if last.startswith(bar + sign):
+            out["lead"] = f"{bar} {op_sign} {last[len(bar) + len(sign):]}"
+            break
+    out["caption"] = (f"{labels.get(r.node, r.node)} is used {_times(n)}, so its adjoint "
+                      f"accumulates: this adds the contribution of its use in {op}. "
+                      f"Now {bar} = {val}. {state}")
+    return out
+
+
+def _plural(k, one, many):
+    return one if k == 1 else f"{k} {many}"
+
+
+MAX_VALUE = 26   # characters of a value a graph node shows (two boxes of arrays per row)
+
+
+def _short(text, limit=MAX_VALUE):
+    """A value as a graph node shows it (all of it in the table)."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def _result_step(et, digits, labels):
     rows = [k for k, r in enumerate(et.rows) if r.section == "result"]
-    step = {"rows": rows, "via": None, "edges": [], "set": {}}
+    step = {"rows": rows, "via": None, "edges": [], "set": {}, "partial": {}}
     if et.mode == "forward":
         out = et.rows[rows[0]].node
         val = _fmt(et.derivative, digits)

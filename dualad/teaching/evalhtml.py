@@ -1,11 +1,15 @@
 """The teaching page: an evaluation trace as a self-contained, interactive HTML page.
 
-The page shows the computational graph (inline SVG: inputs on the left, the output on the
-right, one node per elementary operation ``v_i``, an edge from each operand) beside the
-trace table, and steps through the sweep one elementary operation at a time: the current
-row and the graph's node and edges light up, the tangent ``v̇_i`` (forward) or adjoint
-``v̄_i`` (reverse) appears as it is computed, and a caption says in plain words what the
-step does. Controls: Step, Back, Reset, Play, and the keyboard (→ ←, Home, End, space).
+The page shows the computational graph (inline SVG: inputs at the top, the output at the
+bottom, one node per elementary operation ``v_i``, an edge from each operand; laid out by
+:mod:`._evallayout` to fit a 700-pixel column at scale 1, so its text is 12 to 16 px)
+beside the trace table, and steps through the sweep one elementary operation at a time:
+the current row and the graph's node and edges light up, the tangent ``v̇_i`` (forward) or
+adjoint ``v̄_i`` (reverse) appears as it is computed, and a caption says in plain words
+what the step does. In the reverse sweep an adjoint that has received only ``i`` of its
+``n`` contributions (a variable used ``n`` times) is shown as a partial sum, ``v̄_0 =
+-0.284 + …`` with a "partial: i of n" pill, until its last contribution makes it final.
+Controls: Step, Back, Reset, Play, and the keyboard (→ ←, Home, End, space).
 
 Everything is inline (CSS, JavaScript, the data as JSON): no network, no fonts to fetch; it
 works opened from ``file://``. Every string that comes from the user (a title, an input's
@@ -21,14 +25,15 @@ import re
 import secrets
 
 from ._evalhtml_assets import CSS, JS
+from ._evallayout import NODE_H, layout, node_width
 from ._evalnodes import _fmt
-from ._evalsteps import graph_of, input_labels, sweep_steps
+from ._evalsteps import MAX_VALUE as _MAX_VALUE
+from ._evalsteps import contributions, graph_of, input_labels, sweep_steps
 
 __all__ = ["html_page", "html_fragment"]
 
 _renders = itertools.count()
 _SUB = re.compile(r"_(-?\d+|[ij](?![A-Za-z0-9]))")   # v_-1, v_2 and the generic v_i, v_j
-_NODE_H, _GAP_X, _GAP_Y, _PAD = 68, 46, 30, 14
 _MAX_FORMULA = 24      # characters of a formula shown inside a graph node (all of it in the table)
 _MARK = {"forward": "v̇", "reverse": "v̄"}
 _SECTIONS = {"primal": "Primal trace: the values", "tangent": "Tangent trace: forward sweep",
@@ -45,7 +50,7 @@ def _svg_math(text):
     out, pos = [], 0
     for m in _SUB.finditer(text):
         out.append(html.escape(text[pos:m.start()]))
-        out.append(f'<tspan baseline-shift="sub" font-size="75%">'
+        out.append(f'<tspan baseline-shift="sub" font-size="80%">'
                    f'{m.group(1).replace("-", "−")}</tspan>')
         pos = m.end()
     out.append(html.escape(text[pos:]))
@@ -65,39 +70,26 @@ def _json_script(data):
     return text
 
 
-def _layout(et):
-    """``{node: (x, y)}``, the node width and the picture's size. Layers by depth (the
-    longest path from an input); within a layer, nodes sorted by their operands' mean
-    position (one barycentre pass), which untangles the usual small trace."""
-    graph = graph_of(et)
-    depth = {}
-    for v, parents in graph.items():
-        depth[v] = 0 if not parents else 1 + max(depth[p] for p in parents)
-    layers = {}
-    for v in graph:
-        layers.setdefault(depth[v], []).append(v)
-    rank = {}
-    for d in sorted(layers):
-        if d:
-            layers[d].sort(key=lambda v: sum(rank[p] for p in graph[v]) / len(graph[v]))
-        for i, v in enumerate(layers[d]):
-            rank[v] = i - (len(layers[d]) - 1) / 2
-    primal = {r.node: r.formula for r in et.rows if r.section == "primal"}
-    longest = max(len(f"{v} = {_short(primal[v])}") for v in graph)
-    width = max(132, min(250, int(longest * 7.3) + 30))
-    tallest = max(len(nodes) for nodes in layers.values())
-    height = tallest * (_NODE_H + _GAP_Y) - _GAP_Y + 2 * _PAD
-    pos = {v: (_PAD + depth[v] * (width + _GAP_X),
-               height / 2 + rank[v] * (_NODE_H + _GAP_Y) - _NODE_H / 2) for v in graph}
-    return graph, pos, width, (len(layers) * (width + _GAP_X) - _GAP_X + 2 * _PAD, height)
+def _node_lines(et, digits):
+    """The text lines of the nodes as ``(serif, mono)`` parts, for the node width: the
+    formula, the value, and each tangent or adjoint shown (a partial adjoint with its " + …")."""
+    primal = {r.node: r for r in et.rows if r.section == "primal"}
+    lines = [(f"{v} = {_short(r.formula)}", "") for v, r in primal.items()]
+    lines += [("", f"= {_short(_fmt(r.value, digits), _MAX_VALUE)}") for r in primal.values()]
+    partial = _partial_rows(et)
+    lines += [(f"{r.name} = ", _short(_fmt(r.value, digits), _MAX_VALUE)
+               + (" + …" if k in partial else ""))
+              for k, r in enumerate(et.rows) if r.section in ("tangent", "adjoint")]
+    return lines
 
 
 def _svg(et, rid, digits):
-    graph, pos, w, (W, H) = _layout(et)
+    """The graph as inline SVG, and its width in CSS pixels (it is drawn at scale 1)."""
+    graph = graph_of(et)
+    w = node_width(_node_lines(et, digits))
+    pos, (W, H), routes = layout(graph, w)
     primal = {r.node: r for r in et.rows if r.section == "primal"}
-    labels = input_labels(et)
-    out_node = _output_node(et)
-    mark = _MARK[et.mode]
+    labels, out_node = input_labels(et), _output_node(et)
     parts = [f'<svg class="dt-graph" viewBox="0 0 {W:.0f} {H:.0f}" role="img" '
              f'aria-label="computational graph" style="max-width:{W:.0f}px;min-width:{0.7 * W:.0f}px">',
              "<defs>"]
@@ -107,37 +99,51 @@ def _svg(et, rid, digits):
                      f'orient="auto-start-reverse">'
                      f'<path d="M0,0 L10,5 L0,10 z"/></marker>')
     parts.append("</defs>")
-    for v, parents in graph.items():
-        x1, y1 = pos[v]
-        for p in parents:
-            x0, y0 = pos[p]
-            a, b = (x0 + w, y0 + _NODE_H / 2), (x1, y1 + _NODE_H / 2)
-            c = (b[0] - a[0]) / 2
-            parts.append(f'<path class="dt-edge" data-edge="{html.escape(p + ">" + v)}" '
-                         f'd="M{a[0]:.1f},{a[1]:.1f} C{a[0] + c:.1f},{a[1]:.1f} '
-                         f'{b[0] - c:.1f},{b[1]:.1f} {b[0] - 2:.1f},{b[1]:.1f}" '
-                         f'marker-end="url(#{rid}-arrow)"/>')
+    for (p, v), points in routes.items():
+        parts.append(f'<path class="dt-edge" data-edge="{html.escape(p + ">" + v)}" '
+                     f'd="{_path(points)}" marker-end="url(#{rid}-arrow)"/>')
     for v in graph:
-        x, y = pos[v]
-        row = primal[v]
-        kind = " dt-input" if v in labels else ""
-        kind += " dt-output" if v == out_node else ""
-        badge = "input" if v in labels else ("output y" if v == out_node else "")
-        value = _fmt(row.value, digits)
-        parts.append(
-            f'<g class="dt-node{kind}" data-node="{html.escape(v)}" '
-            f'transform="translate({x:.1f},{y:.1f})">'
-            f"<title>{html.escape(f'{v} = {row.formula} = {value}')}</title>"
-            f'<rect width="{w}" height="{_NODE_H}" rx="10"/>'
-            + (f'<text class="dt-badge" x="{w - 4}" y="-5" text-anchor="end">{badge}</text>'
-               if badge else "") +
-            f'<text class="dt-l1" x="12" y="21">{_svg_math(v)} = '
-            f'{_svg_math(_short(row.formula))}</text>'
-            f'<text class="dt-l2" x="12" y="40">= {html.escape(_short(value, 30))}</text>'
-            f'<text class="dt-l3" x="12" y="59">{_svg_math(mark + v[1:])} = '
-            f'<tspan class="dt-dv">?</tspan></text></g>')
+        parts.append(_svg_node(v, pos[v], w, primal[v], labels, out_node, et.mode, digits))
     parts.append("</svg>")
-    return "".join(parts)
+    return "".join(parts), W
+
+
+def _path(points):
+    """SVG path data through ``points`` (top to bottom), vertical at each of them: a cubic
+    per stretch with its control points half way down; the last end 2 px short, where
+    the arrowhead's tip is."""
+    (x, y), d = points[0], [f"M{points[0][0]:.1f},{points[0][1]:.1f}"]
+    for k, (x1, y1) in enumerate(points[1:], 2):
+        y1 -= 2 if k == len(points) else 0
+        c = (y1 - y) / 2
+        d.append(f"C{x:.1f},{y + c:.1f} {x1:.1f},{y1 - c:.1f} {x1:.1f},{y1:.1f}")
+        x, y = x1, y1
+    return " ".join(d)
+
+
+def _svg_node(v, xy, w, row, labels, out_node, mode, digits):
+    """One node: its box, the formula, value and derivative lines, and its badges (the
+    "input"/"output y" badge above its right end; in reverse mode, the "partial: i of n"
+    pill on its top-left border, filled in by the script while the adjoint is partial, when
+    it takes the place of an input's badge)."""
+    kind = " dt-input" if v in labels else ""
+    kind += " dt-output" if v == out_node else ""
+    badge = "input" if v in labels else ("output y" if v == out_node else "")
+    value = _fmt(row.value, digits)
+    return (
+        f'<g class="dt-node{kind}" data-node="{html.escape(v)}" '
+        f'transform="translate({xy[0]:.1f},{xy[1]:.1f})">'
+        f"<title>{html.escape(f'{v} = {row.formula} = {value}')}</title>"
+        f'<rect width="{w}" height="{NODE_H}" rx="10"/>'
+        + (f'<text class="dt-badge" x="{w - 4}" y="-7" text-anchor="end">{badge}</text>'
+           if badge else "")
+        + ('<g class="dt-pbadge"><rect x="8" y="-9" height="18" rx="9" width="0"/>'
+           '<text x="16" y="4.5"></text></g>' if mode == "reverse" else "") +
+        f'<text class="dt-l1" x="12" y="24">{_svg_math(v)} = '
+        f'{_svg_math(_short(row.formula))}</text>'
+        f'<text class="dt-l2" x="12" y="45">= {html.escape(_short(value, _MAX_VALUE))}</text>'
+        f'<text class="dt-l3" x="12" y="65">{_svg_math(_MARK[mode] + v[1:])} = '
+        f'<tspan class="dt-dv">?</tspan></text></g>')
 
 
 def _output_node(et):
@@ -147,10 +153,18 @@ def _output_node(et):
     return next(r.node for r in et.rows if r.section == "adjoint")
 
 
+def _partial_rows(et):
+    """``{row index: (i, n)}``: the reverse sweep's rows after which their adjoint is
+    still a partial sum, ``i`` of its ``n`` contributions in."""
+    if et.mode != "reverse":
+        return {}
+    return {k: (i, n) for k, (i, n, final) in contributions(et).items() if not final}
+
+
 def _table(et, digits):
     out = ['<table class="dt-table"><thead><tr><th>variable</th><th>formula</th>'
            '<th class="dt-num">value</th></tr></thead><tbody>']
-    section = None
+    section, partial = None, _partial_rows(et)
     for k, r in enumerate(et.rows):
         if r.section != section:
             section = r.section
@@ -161,8 +175,11 @@ def _table(et, digits):
                        f'<td>{_math(formula)}</td><td class="dt-num">{html.escape(value)}'
                        f'</td></tr>')
         else:   # the value appears when its step runs (see the script)
-            out.append(f'<tr class="dt-row" data-row="{k}"><td class="dt-name">{_math(name)}'
-                       f'</td><td>{_math(formula)}</td><td class="dt-num dt-val"></td></tr>')
+            part = (f' dt-partial" title="partial: {partial[k][0]} of {partial[k][1]} '
+                    f'contributions' if k in partial else "")
+            out.append(f'<tr class="dt-row{part}" data-row="{k}"><td class="dt-name">'
+                       f'{_math(name)}</td><td>{_math(formula)}</td>'
+                       f'<td class="dt-num dt-val"></td></tr>')
     out.append("</tbody></table>")
     return "".join(out)
 
@@ -179,8 +196,9 @@ def _panel_data(et, digits):
         "The primal trace has been recorded. Press Step (or →) to run the reverse sweep: "
         "from ȳ backwards, each operation v_i passes v̄_i · ∂v_i/∂v_j to each operand v_j; "
         "a variable used more than once accumulates one contribution per use.")
-    rows = {k: _fmt(r.value, digits) for k, r in enumerate(et.rows)
-            if r.section != "primal"}
+    partial = _partial_rows(et)
+    rows = {k: _fmt(r.value, digits) + (" + …" if k in partial else "")
+            for k, r in enumerate(et.rows) if r.section != "primal"}
     return {"mode": et.mode, "mark": _MARK[et.mode], "intro": _math(intro),
             "rows": rows, "steps": steps}
 
@@ -201,7 +219,12 @@ def _legend(et):
         f"Reading the graph: each box is one elementary operation v_i with its formula, "
         f"its value and {what} {mark}_i (“?” until the sweep reaches it). Amber: the "
         f"current step; coloured: already computed") + (
-        _math("; dashed: the operation whose adjoint is flowing back to its operand.")
+        _math("; dashed: the operation whose adjoint is flowing back to its operand. "
+              "Orange, ") + '<span class="dt-partial-key">' + _math("v̄_i = 0.42 + …")
+        + "</span>" + _math(
+            " with a “partial: 1 of 2” pill: the adjoint of a variable used more than once "
+            "that has received only some of its contributions, a partial sum, not yet "
+            "∂y/∂v_i; it becomes final (no “+ …”) when the last one arrives.")
         if et.mode == "reverse" else ".")
 
 
@@ -214,12 +237,14 @@ def _panel(et, rid, k, digits, hidden):
     else:
         ybar = next(r.value for r in et.rows if r.section == "adjoint")
         what = f"adjoints v̄ from ȳ = {_fmt(ybar, digits)}"
+    svg, width = _svg(et, rid + f"-{k}", digits)
     return (
         f'<section class="dt-panel dt-{et.mode}" id="{rid}-panel-{k}" role="tabpanel"'
         f'{" hidden" if hidden else ""}>'
         f'<script type="application/json" class="dt-data">{_json_script(_panel_data(et, digits))}'
         f"</script>"
-        f'<div class="dt-main"><div class="dt-left">'
+        # the graph's column: as wide as the picture and its box's padding, the table the rest
+        f'<div class="dt-main" style="--dt-graph-w:{width + 24:.0f}px"><div class="dt-left">'
         f'<p class="dt-what">{et.mode.capitalize()} mode: {_math(what)}</p>'
         '<div class="dt-controls">'
         '<button type="button" data-act="reset" title="Reset (Home)">↺ Reset</button>'
@@ -230,7 +255,7 @@ def _panel(et, rid, k, digits, hidden):
         '<span class="dt-count"></span></div>'
         '<div class="dt-caption" aria-live="polite"><div class="dt-lead"></div>'
         '<div class="dt-text"></div></div>'
-        f'<div class="dt-card dt-graphcard">{_svg(et, rid + f"-{k}", digits)}</div>'
+        f'<div class="dt-card dt-graphcard">{svg}</div>'
         f'{_summary(et)}<p class="dt-legend">{_legend(et)}</p></div>'
         f'<div class="dt-card dt-tablecard">{_table(et, digits)}</div></div></section>')
 
@@ -239,6 +264,9 @@ def _check(traces, digits, where):
     if not traces:
         raise TypeError(f"{where}: give at least one EvaluationTrace (from dualad.teaching.trace)")
     for t in traces:
+        if getattr(t, "mode", None) == "taylor" and hasattr(t, "rows"):
+            raise ValueError(f"{where}: the page steps through forward and reverse sweeps; "
+                             f"show a taylor trace with to_text() or to_markdown()")
         if getattr(t, "mode", None) not in ("forward", "reverse") or not hasattr(t, "rows"):
             raise TypeError(f"{where}: expected EvaluationTrace objects (from "
                             f"dualad.teaching.trace), got {type(t).__name__}")

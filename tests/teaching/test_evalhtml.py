@@ -57,11 +57,18 @@ def test_the_steps_carry_the_traces_numbers(both):
         sweep = [k for k, r in enumerate(et.rows) if r.section in ("tangent", "adjoint")]
         steps = data["steps"]
         assert len(steps) == len(sweep) + 1          # one per sweep row, then the result
+        seen = set()
         for k, step in zip(sweep, steps):
             assert step["rows"] == [k]
-            assert step["nodes"] == [et.rows[k].node]
+            node = et.rows[k].node
+            assert step["nodes"] == [node]
             np.testing.assert_allclose(step["num"], et.rows[k].value, rtol=1e-15)
-            assert data["rows"][str(k)] == f"{float(et.rows[k].value):.3f}"
+            # x1 (v_-1) and x2 (v_0) are each used twice: their first adjoint row is a
+            # partial sum, shown with "+ …"; every other row is final
+            partial = et.mode == "reverse" and node in ("v_-1", "v_0") and node not in seen
+            seen.add(node)
+            assert data["rows"][str(k)] == f"{float(et.rows[k].value):.3f}" + (
+                " + …" if partial else "")
     # The survey's numbers against the closed form, not against dualad.
     assert data_f["steps"][-1]["num"] == pytest.approx(GRAD[0], rel=1e-14)     # ẏ = 5.5
     assert data_r["steps"][-1]["num"] == pytest.approx(list(GRAD), rel=1e-14)  # 5.5, 1.716
@@ -131,6 +138,17 @@ def test_misuse_of_the_page_functions(args, error, match):
     for fn in (html_page, html_fragment):
         with pytest.raises(error, match=match):
             fn(*args)
+
+
+def test_a_taylor_trace_is_refused_by_name():
+    """A taylor trace is an EvaluationTrace too, but has no sweep to step through: the
+    error says so and where to show it instead (not "expected EvaluationTrace")."""
+    et = trace(lambda x: np.exp(x) * x, 0.0, mode="taylor", order=3)
+    for fn in (html_page, html_fragment):
+        with pytest.raises(ValueError, match=rf"^{fn.__name__}: the page steps through "
+                                             r"forward and reverse sweeps; show a taylor "
+                                             r"trace with to_text\(\) or to_markdown"):
+            fn(trace(f, X1, X2), et)
 
 
 @pytest.mark.parametrize("digits", [-1, 18, 2.5, True])

@@ -674,6 +674,12 @@ class Jitted(Generic[_P, _R]):
     def __repr__(self) -> str:
         return f"<dualad.jit of {self.fun!r}>"
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: each traced signature's program listing and size
+        (:mod:`dualad.interpreters.staging.notebook`)."""
+        from .notebook import jitted_html
+        return jitted_html(self)
+
 
 def _rerun_note(name, error, raised):
     """The note added to the exception ``f`` raised when run again after its replay raised
