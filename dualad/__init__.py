@@ -15,14 +15,18 @@ gradient::
 
 The names in ``__all__`` are the public interface (``help(dualad)`` lists them):
 the functional transformations (:func:`grad`, :func:`value_and_grad`, :func:`jvp`,
-:func:`vjp`, :func:`hvp`, :func:`derivative`, :func:`vmap`, :func:`jit`), Taylor mode
+:func:`vjp`, :func:`hvp`, :func:`derivative`, :func:`vmap`, :func:`jit`), the planner's
+Jacobians and Hessians by JAX's names (:func:`jacobian`, :func:`jacfwd`, :func:`jacrev`,
+:func:`hessian`: ``dualad.jacobians``' own functions, loaded on first use), Taylor mode
 (:func:`jet`, :func:`taylor`) and the differential operators it computes in one batched
 sweep (:func:`laplacian`, :func:`hessian_diagonal`, :func:`hessian_trace`,
 :func:`biharmonic`), loops and memory (:func:`scan`, :func:`while_loop`, :func:`checkpoint`), custom rules (:func:`primitive`,
 :class:`Function`), implicit differentiation (:func:`custom_root`,
 :func:`custom_linear_solve`), :func:`stop_gradient`, :func:`detect_anomaly`, the
 teaching :func:`trace`, and the errors users meet. :mod:`dualad.autograd` is the
-PyTorch-style imperative face and :mod:`dualad.lax` the JAX spellings.
+PyTorch-style imperative face, :class:`GradientTape` TensorFlow's tape, :mod:`dualad.lax`
+the JAX spellings and :mod:`dualad.tree` the pytrees (``jax.tree_util``'s names, and
+registering your own classes).
 :mod:`dualad.extend` is the interface for declaring primitives and writing interpreters
 (``Primitive``, ``REGISTRY``, ``sample``, ``Dual``, ``Var``: still importable from
 ``dualad`` as attributes, listed in ``dualad.extend.__all__``). The planner and the
@@ -54,6 +58,7 @@ from .interpreters.batching.vmap import vmap  # noqa: F401
 from .transforms.scan import scan  # noqa: F401  (over the package's name, as vmap)
 from .transforms.while_loop import while_loop  # noqa: F401  (as scan)
 from .transforms.stop import stop_gradient  # noqa: F401
+from .transforms.gradient_tape import GradientTape  # noqa: F401  (TensorFlow's tape)
 from . import lax  # noqa: F401  (JAX-style spellings: dualad.lax.stop_gradient)
 from .interpreters.staging.api import jit, JitRetraceWarning  # noqa: F401
 from .interpreters.staging.default import JitFallbackWarning  # noqa: F401
@@ -84,7 +89,7 @@ __version__ = "0.1.0"
 # The public modules (dir(dualad) lists them, loaded or not) and the internal packages
 # (dir(dualad) leaves them out; reach them through dualad.extend).
 PUBLIC_MODULES = ("numpy", "scipy", "array_api", "lax", "autograd", "extend", "revolve",
-                  "teaching", "jacobians", "verification")
+                  "teaching", "jacobians", "verification", "tree")
 INTERNAL = ("core", "interpreters", "frontend", "transforms", "ops", "_autograd_methods",
             "PUBLIC_MODULES", "INTERNAL")
 
@@ -96,7 +101,10 @@ INTERNAL = ("core", "interpreters", "frontend", "transforms", "ops", "_autograd_
 __getattr__, __dir__ = _attach(__name__, attributes={
     "custom_root": "dualad.transforms.implicit",
     "custom_linear_solve": "dualad.transforms.implicit",
-    "trace": "dualad.teaching.evaltrace"},
+    "trace": "dualad.teaching.evaltrace",
+    # JAX's spellings of the planner's functions (the same objects as dualad.jacobians')
+    "jacobian": "dualad.jacobians", "jacfwd": "dualad.jacobians", "jacrev": "dualad.jacobians",
+    "hessian": "dualad.jacobians"},
     listed=PUBLIC_MODULES, hidden=INTERNAL)
 
 # What ``help(dualad)`` lists and ``from dualad import *`` gives: the user-facing functions,
@@ -105,6 +113,8 @@ __getattr__, __dir__ = _attach(__name__, attributes={
 __all__ = [
     # functional transformations
     "grad", "value_and_grad", "jvp", "vjp", "hvp", "derivative", "vmap", "jit",
+    # Jacobians and Hessians (dualad.jacobians', by JAX's names)
+    "jacobian", "jacfwd", "jacrev", "hessian",
     # Taylor mode
     "jet", "taylor",
     # differential operators (batched Taylor sweeps)
@@ -112,6 +122,8 @@ __all__ = [
     # loops, memory, implicit differentiation
     "scan", "while_loop", "checkpoint", "remat_plan", "RematWarning", "custom_root",
     "custom_linear_solve", "stop_gradient",
+    # TensorFlow's tape
+    "GradientTape",
     # custom rules
     "primitive", "Function", "custom_jvp", "custom_vjp",
     # debugging, teaching, allocator

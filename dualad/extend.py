@@ -129,8 +129,9 @@ no result (a dtype, a shape, a planner's census and cost model);
 ``note_decision(x, name, value)`` logs a value-dependent result (a comparison, an
 argmax, ``bool()``) on every trace under ``x`` that keeps a decision log: the sparse
 planner re-detects its pattern when the decisions change. ``flatten(tree)`` returns the
-leaves of nested tuples/lists/dicts and a function rebuilding the tree from new leaves;
-``tree_map(fn, tree, *rest)`` maps over leaves. ``unbroadcast(g, shape, nb)`` sums a
+leaves of a pytree (nested tuples/lists/dicts, named tuples, classes registered with
+``dualad.tree.register``) and its structure, a callable rebuilding the tree from new
+leaves; ``tree_map(fn, tree, *rest)`` maps over leaves (both also in :mod:`dualad.tree`). ``unbroadcast(g, shape, nb)`` sums a
 cotangent (``nb`` leading batch axes) down to ``shape``: the VJP of broadcasting.
 
 What a rule may ask of the interpreter that runs it (:mod:`dualad.core.values`, answered

@@ -25,6 +25,8 @@ from dualad.extend import (Box, check_input, flatten, onehot_rows, raise_assignm
                            shape_of, traced_outputs, unguarded_value)
 from dualad.numpy import concatenate, ravel, reshape
 
+from .jax_keywords import with_jax_keywords
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TypeAlias, TypeVar
@@ -108,6 +110,12 @@ def holds_traced(tree):
     return False
 
 
+# The functions that take JAX's has_aux=, holomorphic= and allow_int=, and those keywords
+# (jacobians.jax_keywords)
+JAX_KEYWORDS = frozenset(("jacobian", "jacfwd", "jacrev", "hessian", "has_aux", "holomorphic",
+                          "allow_int"))
+
+
 def composes(api: str, curry: bool = False) -> Callable[[_F], _F]:
     """Decorator of the public planner function ``api``: on traced values (an argument, or
     a traced output met by the plain path: :class:`TracedOutput`) the call goes to its
@@ -116,6 +124,8 @@ def composes(api: str, curry: bool = False) -> Callable[[_F], _F]:
     def wrap(plain):
         @functools.wraps(plain)
         def public(f, *args, **kwargs):
+            if api in JAX_KEYWORDS and not JAX_KEYWORDS.isdisjoint(kwargs):
+                return with_jax_keywords(api, fname(f), public, f, args, kwargs)
             if curry and not args:
                 def curried(*a):
                     return public(f, *a, **kwargs)

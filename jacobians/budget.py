@@ -356,11 +356,16 @@ def _hessian_rows_within(problem, chunk_size, max_memory, key):
 def hessian_chunk_within(problem, max_memory):
     """The largest chunk of store-all forward-over-reverse sweeps within ``max_memory``
     (0: not even one direction fits)."""
+    key = ("hessian-chunk", signature(problem), max_memory)
+    hit = _STORE_ALL.get(problem.f, key)
+    if hit is not None:
+        _keep(problem, hit)
+        return hit.chunk
     dtype = result_dtype(problem)
     fp = Footprint(problem, get_census(problem), dtype, "hessian")
     chunk = largest_chunk(fp.hessian, max_memory, problem.n)
     if chunk:
-        _keep(problem, MemoryChoice(problem.api, problem.name, max_memory, "store-all", chunk,
-                                    fp.hessian(chunk), note="mode='auto': forward over "
-                                    "reverse, or its sweeps compressed by a coloring"))
+        _STORE_ALL.put(problem.f, key, _keep(problem, MemoryChoice(
+            problem.api, problem.name, max_memory, "store-all", chunk, fp.hessian(chunk),
+            note="mode='auto': forward over reverse, or its sweeps compressed by a coloring")))
     return chunk

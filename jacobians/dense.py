@@ -58,29 +58,35 @@ def _curried(api, f, kwargs, run):
 def jacobian(f: Callable[..., ArrayOut], x: ArrayIn, /, *args: Any,
              mode: Mode = "auto", argnums: Literal[0] = 0, chunk_size: int | None = None,
              max_memory: int = ..., executor: Any = None,
-             retries: int = 2, progress: Any = None) -> np.ndarray[Any, Any]: ...
+             retries: int = 2,
+             has_aux: bool = False, holomorphic: bool = False,
+             progress: Any = None) -> np.ndarray[Any, Any]: ...
 @overload
 def jacobian(f: Callable[..., Any], /, *, mode: Mode = "auto", argnums: int | Sequence[int] = 0,
              chunk_size: int | None = None, max_memory: int = ...,
              executor: Any = None, retries: int = 2,
+             has_aux: bool = False, holomorphic: bool = False,
              progress: Any = None) -> Callable[..., Any]: ...
 @overload
 def jacobian(f: Callable[..., Any], x: Container, /, *args: Any, mode: Mode = "auto",
              argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
-             executor: Any = None, retries: int = 2, progress: Any = None) -> Any: ...
+             executor: Any = None, retries: int = 2,
+             has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @overload
 def jacobian(f: Callable[..., Container], x: ArrayIn, /, *args: Any, mode: Mode = "auto",
              argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
-             executor: Any = None, retries: int = 2, progress: Any = None) -> Any: ...
+             executor: Any = None, retries: int = 2,
+             has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @overload
 def jacobian(f: Callable[..., Any], x: ArrayIn, /, *args: Any, mode: Mode = "auto",
              argnums: int | Sequence[int], chunk_size: int | None = None, max_memory: int = ...,
-             executor: Any = None, retries: int = 2, progress: Any = None) -> Any: ...
+             executor: Any = None, retries: int = 2,
+             has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @composes("jacobian")
 def jacobian(f: Callable[..., Any], *args: Any, mode: Mode = "auto",
              argnums: int | Sequence[int] = 0, chunk_size: int | None = None,
              max_memory: int = DEFAULT_MAX_MEMORY, executor: Any = None, retries: int = 2,
-             progress: Any = None) -> Any:
+             has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any:
     r"""The Jacobian of ``f`` at ``args``, of shape ``out.shape + in.shape``.
 
     For :math:`F: \mathbb{R}^n \to \mathbb{R}^m` (the differentiated arguments and the
@@ -127,6 +133,14 @@ def jacobian(f: Callable[..., Any], *args: Any, mode: Mode = "auto",
     retries : int, optional
         How many times a chunk lost to the infrastructure (a dead worker) is resubmitted
         (default 2). Errors raised by ``f`` itself are not retried.
+    has_aux : bool, optional
+        ``f`` returns ``(out, aux)``: the result is ``(J, aux)``, the derivative of
+        ``out`` and ``aux`` as ``f`` returned it (not differentiated; ``f`` runs once
+        more, at the point, for it). JAX's keyword.
+    holomorphic : bool, optional
+        The differentiated arguments must be complex (a TypeError otherwise); the result
+        is the complex derivative. dualad differentiates complex code holomorphically
+        either way (docs/complex.md): JAX's keyword, kept for its check.
     progress : bool or callable, optional
         Report each sweep's chunks as they finish (:mod:`jacobians.progress`,
         docs/logging.md). ``True``: a tqdm bar on stderr (``pip install
@@ -234,27 +248,35 @@ def _in_mode(api, mode, f, args, argnums, chunk_size, max_memory, executor, retr
 def jacfwd(f: Callable[..., ArrayOut], x: ArrayIn, /, *args: Any,
            argnums: Literal[0] = 0, chunk_size: int | None = None,
            max_memory: int = ..., executor: Any = None,
-           retries: int = 2, progress: Any = None) -> np.ndarray[Any, Any]: ...
+           retries: int = 2,
+           has_aux: bool = False, holomorphic: bool = False,
+           progress: Any = None) -> np.ndarray[Any, Any]: ...
 @overload
 def jacfwd(f: Callable[..., Any], /, *, argnums: int | Sequence[int] = 0,
            chunk_size: int | None = None, max_memory: int = ...,
-           executor: Any = None, retries: int = 2, progress: Any = None) -> Callable[..., Any]: ...
+           executor: Any = None, retries: int = 2,
+           has_aux: bool = False, holomorphic: bool = False,
+           progress: Any = None) -> Callable[..., Any]: ...
 @overload
 def jacfwd(f: Callable[..., Any], x: Container, /, *args: Any,
            argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
-           executor: Any = None, retries: int = 2, progress: Any = None) -> Any: ...
+           executor: Any = None, retries: int = 2,
+           has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @overload
 def jacfwd(f: Callable[..., Container], x: ArrayIn, /, *args: Any,
            argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
-           executor: Any = None, retries: int = 2, progress: Any = None) -> Any: ...
+           executor: Any = None, retries: int = 2,
+           has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @overload
 def jacfwd(f: Callable[..., Any], x: ArrayIn, /, *args: Any,
            argnums: int | Sequence[int], chunk_size: int | None = None, max_memory: int = ...,
-           executor: Any = None, retries: int = 2, progress: Any = None) -> Any: ...
+           executor: Any = None, retries: int = 2,
+           has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @composes("jacfwd")
 def jacfwd(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
            chunk_size: int | None = None, max_memory: int = DEFAULT_MAX_MEMORY,
-           executor: Any = None, retries: int = 2, progress: Any = None) -> Any:
+           executor: Any = None, retries: int = 2,
+           has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any:
     r"""The Jacobian in forward mode: batched JVPs, one column per direction.
 
     ``jacobian(f, *args, mode="forward")``: the columns :math:`J e_j` of the Jacobian
@@ -280,6 +302,14 @@ def jacfwd(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
         Each chunk of columns becomes one task on the workers (see :func:`jacobian`).
     retries : int, optional
         Resubmissions of a chunk lost with its worker (default 2).
+    has_aux : bool, optional
+        ``f`` returns ``(out, aux)``: the result is ``(J, aux)``, the derivative of
+        ``out`` and ``aux`` as ``f`` returned it (not differentiated; ``f`` runs once
+        more, at the point, for it). JAX's keyword.
+    holomorphic : bool, optional
+        The differentiated arguments must be complex (a TypeError otherwise); the result
+        is the complex derivative. dualad differentiates complex code holomorphically
+        either way (docs/complex.md): JAX's keyword, kept for its check.
     progress : bool or callable, optional
         ``True``: a tqdm bar per sweep on stderr (a line of text without tqdm); a
         callable: called with a :class:`~jacobians.progress.ProgressRecord` after each
@@ -320,27 +350,35 @@ def jacfwd(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
 def jacrev(f: Callable[..., ArrayOut], x: ArrayIn, /, *args: Any,
            argnums: Literal[0] = 0, chunk_size: int | None = None,
            max_memory: int = ..., executor: Any = None,
-           retries: int = 2, progress: Any = None) -> np.ndarray[Any, Any]: ...
+           retries: int = 2,
+           has_aux: bool = False, holomorphic: bool = False,
+           progress: Any = None) -> np.ndarray[Any, Any]: ...
 @overload
 def jacrev(f: Callable[..., Any], /, *, argnums: int | Sequence[int] = 0,
            chunk_size: int | None = None, max_memory: int = ...,
-           executor: Any = None, retries: int = 2, progress: Any = None) -> Callable[..., Any]: ...
+           executor: Any = None, retries: int = 2,
+           has_aux: bool = False, holomorphic: bool = False,
+           progress: Any = None) -> Callable[..., Any]: ...
 @overload
 def jacrev(f: Callable[..., Any], x: Container, /, *args: Any,
            argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
-           executor: Any = None, retries: int = 2, progress: Any = None) -> Any: ...
+           executor: Any = None, retries: int = 2,
+           has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @overload
 def jacrev(f: Callable[..., Container], x: ArrayIn, /, *args: Any,
            argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
-           executor: Any = None, retries: int = 2, progress: Any = None) -> Any: ...
+           executor: Any = None, retries: int = 2,
+           has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @overload
 def jacrev(f: Callable[..., Any], x: ArrayIn, /, *args: Any,
            argnums: int | Sequence[int], chunk_size: int | None = None, max_memory: int = ...,
-           executor: Any = None, retries: int = 2, progress: Any = None) -> Any: ...
+           executor: Any = None, retries: int = 2,
+           has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @composes("jacrev")
 def jacrev(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
            chunk_size: int | None = None, max_memory: int = DEFAULT_MAX_MEMORY,
-           executor: Any = None, retries: int = 2, progress: Any = None) -> Any:
+           executor: Any = None, retries: int = 2,
+           has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any:
     r"""The Jacobian in reverse mode: batched pullbacks of one tape, one row per cotangent.
 
     ``jacobian(f, *args, mode="reverse")``: ``f`` is recorded once and the rows
@@ -368,6 +406,14 @@ def jacrev(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
         (see :func:`jacobian`).
     retries : int, optional
         Resubmissions of a chunk lost with its worker (default 2).
+    has_aux : bool, optional
+        ``f`` returns ``(out, aux)``: the result is ``(J, aux)``, the derivative of
+        ``out`` and ``aux`` as ``f`` returned it (not differentiated; ``f`` runs once
+        more, at the point, for it). JAX's keyword.
+    holomorphic : bool, optional
+        The differentiated arguments must be complex (a TypeError otherwise); the result
+        is the complex derivative. dualad differentiates complex code holomorphically
+        either way (docs/complex.md): JAX's keyword, kept for its check.
     progress : bool or callable, optional
         ``True``: a tqdm bar per sweep on stderr (a line of text without tqdm); a
         callable: called with a :class:`~jacobians.progress.ProgressRecord` after each

@@ -45,28 +45,35 @@ if TYPE_CHECKING:
 def hessian(f: Callable[..., ArrayOut], x: ArrayIn, /, *args: Any,
             mode: str = "auto", argnums: Literal[0] = 0, chunk_size: int | None = None,
             max_memory: int = ..., executor: Any = None,
-            retries: int = 2, progress: Any = None) -> np.ndarray[Any, Any]: ...
+            retries: int = 2,
+            has_aux: bool = False, holomorphic: bool = False,
+            progress: Any = None) -> np.ndarray[Any, Any]: ...
 @overload
 def hessian(f: Callable[..., Any], /, *, mode: str = "auto", argnums: int | Sequence[int] = 0,
             chunk_size: int | None = None, max_memory: int = ...,
-            executor: Any = None, retries: int = 2, progress: Any = None) -> Callable[..., Any]: ...
+            executor: Any = None, retries: int = 2,
+            has_aux: bool = False, holomorphic: bool = False,
+            progress: Any = None) -> Callable[..., Any]: ...
 @overload
 def hessian(f: Callable[..., Any], x: Container, /, *args: Any, mode: str = "auto",
             argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
-            executor: Any = None, retries: int = 2, progress: Any = None) -> Any: ...
+            executor: Any = None, retries: int = 2,
+            has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @overload
 def hessian(f: Callable[..., Container], x: ArrayIn, /, *args: Any, mode: str = "auto",
             argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
-            executor: Any = None, retries: int = 2, progress: Any = None) -> Any: ...
+            executor: Any = None, retries: int = 2,
+            has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @overload
 def hessian(f: Callable[..., Any], x: ArrayIn, /, *args: Any, mode: str = "auto",
             argnums: int | Sequence[int], chunk_size: int | None = None, max_memory: int = ...,
-            executor: Any = None, retries: int = 2, progress: Any = None) -> Any: ...
+            executor: Any = None, retries: int = 2,
+            has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @composes("hessian")
 def hessian(f: Callable[..., Any], *args: Any, mode: str = "auto",
             argnums: int | Sequence[int] = 0, chunk_size: int | None = None,
             max_memory: int = DEFAULT_MAX_MEMORY, executor: Any = None, retries: int = 2,
-            progress: Any = None) -> Any:
+            has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any:
     r"""The Hessian of scalar ``f`` at ``args``: shape ``in.shape + in.shape``, exactly symmetric.
 
     The Hessian :math:`H = \nabla^2 f(x)` is assembled from Hessian-vector products
@@ -109,6 +116,14 @@ def hessian(f: Callable[..., Any], *args: Any, mode: str = "auto",
         Each chunk of Hessian rows becomes one task on the workers.
     retries : int, optional
         Resubmissions of a chunk lost with its worker (default 2).
+    has_aux : bool, optional
+        ``f`` returns ``(out, aux)``: the result is ``(J, aux)``, the derivative of
+        ``out`` and ``aux`` as ``f`` returned it (not differentiated; ``f`` runs once
+        more, at the point, for it). JAX's keyword.
+    holomorphic : bool, optional
+        The differentiated arguments must be complex (a TypeError otherwise); the result
+        is the complex derivative. dualad differentiates complex code holomorphically
+        either way (docs/complex.md): JAX's keyword, kept for its check.
     progress : bool or callable, optional
         ``True``: a tqdm bar per sweep on stderr (a line of text without tqdm); a
         callable: called with a :class:`~jacobians.progress.ProgressRecord` after each

@@ -12,6 +12,7 @@ OUTSIDE = ("jacobians", "verification", "papers")
 ALLOWED = {"dualad", "dualad.extend", "dualad.numpy", "dualad.teaching",   # teaching: its public names
            "dualad.vmap", "dualad.jit"}   # public functions that shadow their modules' names
 ALLOWED |= {"dualad.revolve"}   # the checkpointing schedule: a public module (docs/revolve.md)
+ALLOWED |= {"dualad.tree"}   # pytrees and their registry: a public module (docs/pytrees.md)
 ALLOWED_TREES = ("dualad.scipy", "dualad.jacobians", "dualad.verification")
 
 

@@ -24,7 +24,7 @@ numpydoc_validate = pytest.importorskip("numpydoc.validate", reason="numpydoc is
 PUBLIC = [
     "dualad", "dualad.extend", "dualad.autograd", "dualad.lax", "dualad.revolve",
     "dualad.interpreters.staging.api", "dualad.transforms.implicit", "dualad.teaching", "dualad.jacobians",
-    "dualad.verification", "dualad.scipy.optimize",
+    "dualad.verification", "dualad.scipy.optimize", "dualad.tree",
 ]
 # Functions and classes in these need an Examples section (doctested below).
 WITH_EXAMPLES = ["dualad", "dualad.jacobians", "dualad.verification"]

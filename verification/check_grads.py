@@ -72,8 +72,7 @@ class GradCheckError(AssertionError):
 
 
 def _flat(out):
-    leaves = out if isinstance(out, (tuple, list)) else [out]
-    leaves = [ravel(o) for o in leaves]
+    leaves = [ravel(o) for o in dualad.tree.leaves(out)]
     return leaves[0] if len(leaves) == 1 else concatenate(leaves)
 
 
@@ -93,14 +92,10 @@ def _flat_fn(f, api):
     return flat
 
 
-def _leaf_paths(tree, path=""):
+def _leaf_paths(tree):
     """The index path of each leaf of ``flatten(tree)``, in its order: ``[0][1]``,
-    ``[1]['w']``."""
-    if isinstance(tree, (tuple, list)):
-        return [p for i, t in enumerate(tree) for p in _leaf_paths(t, f"{path}[{i}]")]
-    if isinstance(tree, dict):
-        return [p for k, t in tree.items() for p in _leaf_paths(t, f"{path}[{k!r}]")]
-    return [path]
+    ``[1]['w']``, ``.layers[1].w`` (fields of named tuples and registered dataclasses)."""
+    return [p for p, _ in dualad.tree.leaves_with_path(tree)]
 
 
 def _with(args, i, xi):
@@ -261,7 +256,7 @@ def check_grads(f: Callable[..., Any], args: Any, order: int = 2,
     """
     args = args if isinstance(args, tuple) else (args,)
     api = f"check_grads({getattr(f, '__name__', type(f).__name__)}, ...)"
-    if not any(isinstance(a, (list, tuple, dict)) for a in args):
+    if all(dualad.tree.is_leaf(a) for a in args):
         for i, a in enumerate(args):     # grad's check: None, integers, text are refused
             check_input(api, i, a)
         return _check_arrays(f, api, tuple(np.asarray(a) for a in args), order, modes, atol,
@@ -286,7 +281,7 @@ def check_grads(f: Callable[..., Any], args: Any, order: int = 2,
         raise
     except TypeError as e:   # e.g. list * 2 in an f that expected an array
         kinds = ", ".join(f"args[{i}] is a {type(a).__name__}" for i, a in enumerate(args)
-                          if isinstance(a, (list, tuple, dict)))
+                          if not dualad.tree.is_leaf(a))
         e.add_note(f"check_grads passed its containers to f as containers, as grad takes "
                    f"them ({kinds}); if f expects an array, pass np.array(...)")
         raise

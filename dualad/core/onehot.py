@@ -37,6 +37,9 @@ from typing import ClassVar
 
 import numpy as np
 
+from .tree import flatten
+from .tree_nodes import is_registered
+
 __all__ = ["StructuredBatch", "OneHotBatch", "onehot_rows"]
 
 
@@ -241,11 +244,13 @@ def _broadcasts_into(s, p):
 def _densify(x):
     if isinstance(x, StructuredBatch):
         return x.dense()
-    if isinstance(x, (list, tuple)):
+    if isinstance(x, (list, tuple)) and not hasattr(x, "_fields") and \
+            not is_registered(type(x)):
         return type(x)(_densify(v) for v in x)
-    if isinstance(x, dict):
+    if type(x) is dict:
         return {k: _densify(v) for k, v in x.items()}
-    return x
+    leaves, rebuild = flatten(x)   # named tuples, registered classes
+    return x if len(leaves) == 1 and leaves[0] is x else rebuild([_densify(v) for v in leaves])
 
 
 def _plain(x):

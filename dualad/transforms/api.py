@@ -23,7 +23,7 @@ from ..interpreters.reverse.sweep import backward_sweep
 from ..interpreters.reverse.tape import Var, VJPTrace
 from ..frontend.objects import holds_boxes, to_traced, traced_outputs
 from ..core.tracer import Box, primal_value, shape_of, unguarded_value
-from ..core.tree import flatten, flatten_like, tree_map
+from ..core.tree import describe, flatten, flatten_like, is_leaf, leaves_with_path, tree_map
 from ..frontend.inplace import raise_assignment_error
 from ..interpreters.reverse.versions import Constants, Stamps
 from ..core.array_types import input_error, refused_kind
@@ -190,6 +190,16 @@ def _as_direction(api, what, i, v, like):
     return arr.astype(dtype, copy=False) if np.issubdtype(dtype, np.inexact) else arr
 
 
+def _note_leaf(e, what, tree, name):
+    """Note on ``e`` where leaf ``what`` ("leaf 3": counted over all of ``tree``'s leaves)
+    sits: ``(leaf 1 is primals[0].w)``, when ``tree`` is a container."""
+    i = int(what.rsplit(" ", 1)[1])
+    if not is_leaf(tree):
+        paths = leaves_with_path(tree)
+        if i < len(paths):
+            e.add_note(f"({what} is {name}{paths[i][0]})")
+
+
 def _zeros(shape, like):
     dtype = unguarded_value(like).dtype if hasattr(unguarded_value(like), "dtype") else float
     return np.zeros(shape, dtype=dtype if np.issubdtype(dtype, np.inexact) else float)
@@ -346,9 +356,13 @@ def jvp(f: Callable[..., Any], primals: Any, tangents: Any, *,
     batch = None
     boxed = []
     for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
-        p = check_input("jvp", i, p, fname=_fname(f))
-        t = t if isinstance(t, (Box, OneHotBatch)) else _as_direction("jvp", "tangent", i, t, p)
-        b = _batch_of("jvp", "tangent", t, p, i)
+        try:
+            p = check_input("jvp", i, p, fname=_fname(f))
+            t = t if isinstance(t, (Box, OneHotBatch)) else _as_direction("jvp", "tangent", i, t, p)
+            b = _batch_of("jvp", "tangent", t, p, i)
+        except (TypeError, ValueError) as e:
+            _note_leaf(e, f"leaf {i}", primals, "primals")
+            raise
         if batch is not None and b != batch:
             raise ValueError(f"jvp: tangent {i} has batch shape {b} but an earlier tangent "
                              f"has {batch}; all tangents need the same batch axis")
@@ -387,10 +401,22 @@ def _trace_inputs(api, trace, args, argnums, fname=None):
     args = list(args)
     for i in argnums:
         leaves, rebuild = flatten(args[i])
-        vars_ = [trace.new_leaf(check_input(api, i, x, fname=fname)) for x in leaves]
+        vars_ = [trace.new_leaf(x) for x in _checked(api, i, args[i], leaves, fname)]
         leaves_per_arg[i] = (vars_, rebuild)
         args[i] = rebuild(vars_)
     return args, leaves_per_arg
+
+
+def _checked(api, i, tree, leaves, fname):
+    """``check_input`` of each leaf of argument ``i``; a refused leaf is named by its path
+    (``argument 0.layers[1].w``: fields of named tuples and dataclasses by name)."""
+    try:
+        return [check_input(api, i, x, fname=fname) for x in leaves]
+    except TypeError:
+        if len(leaves) > 1 or leaves[0] is not tree:
+            for path, x in leaves_with_path(tree):
+                check_input(api, i, x, path, fname=fname)
+        raise
 
 
 def _cotangents(results, vars_, batch):
@@ -509,9 +535,13 @@ def vjp(f: Callable[..., Any], *primals: Any, max_memory: int | None = None
                                 like_name=f"{_fname(f)}'s output")
         seeds, batch = [], None
         for i, (o, c) in enumerate(zip(o_leaves, c_leaves)):
-            c = c if isinstance(c, (Box, OneHotBatch)) else \
-                _as_direction("vjp pullback", "cotangent", i, c, values[i])
-            b = _batch_of("vjp pullback", "cotangent", c, values[i], i)
+            try:
+                c = c if isinstance(c, (Box, OneHotBatch)) else \
+                    _as_direction("vjp pullback", "cotangent", i, c, values[i])
+                b = _batch_of("vjp pullback", "cotangent", c, values[i], i)
+            except (TypeError, ValueError) as e:
+                _note_leaf(e, f"cotangent {i}", out, "the cotangent")
+                raise
             if batch is not None and b != batch:
                 raise ValueError(f"vjp pullback: cotangent {i} has batch shape {b} but an "
                                  f"earlier one has {batch}")
@@ -744,8 +774,8 @@ def _value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic=False):
         aux = tree_map(lambda a: a._inner if isinstance(a, Box) and a._trace is trace else a,
                        aux)   # aux leaves as values (of the level below), not dead tracers
     check_output("grad", f, out)
-    if isinstance(out, (tuple, list, dict)) or math.prod(shape_of(out)) != 1:
-        shape = "a container" if isinstance(out, (tuple, list, dict)) else \
+    if not is_leaf(out) or math.prod(shape_of(out)) != 1:
+        shape = f"a container ({describe(out)})" if not is_leaf(out) else \
             f"shape {shape_of(out)}"
         raise TypeError(f"grad: {_fname(f)} must return a scalar (one element: shape (), "
                         f"(1,), ...), got {shape}. For non-scalar outputs use dualad.vjp, or "

@@ -40,7 +40,7 @@ import numpy as np
 
 from ..core.primitive import Primitive
 from ..core.tracer import Box, shape_of, unguarded_value
-from ..core.tree import describe, flatten
+from ..core.tree import describe, flatten, is_leaf
 
 # What custom_jvp.py and custom_vjp.py share (this module holds no public name of dualad).
 __all__ = ["CustomFunction", "P", "R", "F", "as_dtype", "holds_box", "is_inexact", "pack",
@@ -339,7 +339,7 @@ def unpack(call, packed):
 def holds_box(tree):
     if isinstance(tree, Box):
         return True
-    if isinstance(tree, (tuple, list, dict)):
+    if not is_leaf(tree):
         return any(isinstance(v, Box) for v in flatten(tree)[0])
     return False
 
@@ -347,7 +347,7 @@ def holds_box(tree):
 def _top_level(values):
     top = -1
     for v in values:
-        if isinstance(v, (tuple, list, dict)):
+        if not is_leaf(v):
             top = max(top, _top_level(flatten(v)[0]))
         elif isinstance(v, Box):
             top = max(top, v._trace.level)

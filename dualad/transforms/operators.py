@@ -47,6 +47,7 @@ import numpy as np
 from .api import _fname, check_input
 from .taylor import taylor
 from ..core.tracer import shape_of, unguarded_value
+from ..core.tree import is_leaf
 from ..interpreters.batching.vmap import vmap
 from ..interpreters.taylor.collapsed import NotCollapsible, second_order_sum
 
@@ -76,7 +77,7 @@ def _array_output(api, name, f):
     """``f`` with its output checked: one array (a pytree would need one operator each)."""
     def checked(x):
         out = f(x)
-        if out is None or isinstance(out, (tuple, list, dict, str, bytes)):
+        if out is None or isinstance(out, (str, bytes)) or not is_leaf(out):
             raise TypeError(f"{api}: {name} returned a {type(out).__name__}; the operator "
                             f"needs one array (or scalar) output; apply it per output leaf")
         return out

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..core.primitive import Primitive, register, sample
 from ..core.tracer import Box, primal_value, shape_of
-from ..core.tree import flatten
+from ..core.tree import flatten, leaves_with_path
 
 if TYPE_CHECKING:
     from typing import TypeVar
@@ -161,11 +161,7 @@ def stop_gradient(x: _T) -> _T:
 
 def _paths(tree, path="x"):
     """The paths of ``tree``'s leaves, in :func:`flatten`'s order (for error messages)."""
-    if isinstance(tree, (tuple, list)):
-        return [p for i, t in enumerate(tree) for p in _paths(t, f"{path}[{i}]")]
-    if isinstance(tree, dict):
-        return [p for k in tree for p in _paths(tree[k], f"{path}[{k!r}]")]
-    return [path]
+    return [path + p for p, _ in leaves_with_path(tree)]
 
 
 def detach(self):

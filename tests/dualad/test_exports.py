@@ -24,7 +24,8 @@ def test_all_lists_the_user_facing_functions_classes_and_errors():
               "primitive", "Function", "custom_jvp", "custom_vjp", "detect_anomaly", "trace",
               "keep_heap",
               "AnomalyError", "EscapedTracerError", "JitRetraceWarning", "JitFallbackWarning",
-              "remat_plan", "RematWarning"}
+              "remat_plan", "RematWarning", "GradientTape", "jacobian", "jacfwd", "jacrev",
+              "hessian"}
     assert set(dualad.__all__) == wanted
     for name in dualad.__all__:
         assert callable(getattr(dualad, name)), name
@@ -46,7 +47,7 @@ def test_dir_lists_the_public_names_only():
     none of the internal packages (core, interpreters, frontend, transforms, ops)."""
     listed = {n for n in dir(dualad) if not n.startswith("_")}
     modules = {"numpy", "scipy", "array_api", "lax", "autograd", "extend", "revolve",
-               "teaching", "jacobians", "verification"}
+               "teaching", "jacobians", "verification", "tree"}
     assert listed == set(dualad.__all__) | set(EXTENSION_NAMES) | modules
 
 

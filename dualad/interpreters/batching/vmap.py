@@ -33,6 +33,7 @@ from ...frontend.objects import traced_outputs
 from ...ops.core.linear import broadcast_to_p, transpose_p
 from ...core.tracer import Box, Trace, shape_of
 from ...core.tree import describe, flatten
+from ...core.tree_nodes import child_keys, is_registered, node
 from .rules import batching_rule, is_looped, looped_call_at, run_rule
 from .tracer import BatchTracer, per_example_at
 
@@ -211,7 +212,14 @@ def _axes_per_leaf(api, spec, tree, what, path):
     ``tree``: an int or None applies to the whole subtree under it."""
     if spec is None or isinstance(spec, int):
         return [spec] * len(flatten(tree)[0])
-    if isinstance(spec, dict):
+    level = node(spec)
+    if level is None:
+        raise TypeError(f"{api}: {what}{path} must be an int, None, or a tuple/list/dict (or "
+                        f"registered pytree node) of them, got {spec!r}")
+    kind, _, specs = level
+    names = child_keys(*level)
+    at = node(tree)
+    if kind is dict:
         if not isinstance(tree, dict) or set(spec) != set(tree):
             raise ValueError(f"{api}: {what}{path} is a dict with keys {sorted(map(str, spec))} "
                              f"but the value there is {describe(tree)}; give one entry per "
@@ -220,26 +228,26 @@ def _axes_per_leaf(api, spec, tree, what, path):
         for k in tree:    # the tree's key order: the order flatten visits
             out += _axes_per_leaf(api, spec[k], tree[k], what, f"{path}[{k!r}]")
         return out
-    if isinstance(spec, (tuple, list)):
-        if not isinstance(tree, (tuple, list)) or len(tree) != len(spec):
-            raise ValueError(f"{api}: {what}{path} is a {type(spec).__name__} of {len(spec)} "
-                             f"entries but the value there is {describe(tree)}; give one "
-                             f"entry per item (or one int/None for the whole value)")
-        out = []
-        for i, (s, t) in enumerate(zip(spec, tree)):
-            out += _axes_per_leaf(api, s, t, what, f"{path}[{i}]")
-        return out
-    raise TypeError(f"{api}: {what}{path} must be an int, None, or a tuple/list/dict of them, "
-                    f"got {spec!r}")
+    same = isinstance(tree, (tuple, list)) if issubclass(kind, (tuple, list)) and \
+        not is_registered(kind) else type(tree) is kind
+    if not same or at is None or len(at[2]) != len(specs):
+        raise ValueError(f"{api}: {what}{path} is {describe(spec)} but the value there is "
+                         f"{describe(tree)}; give one entry per item (or one int/None for "
+                         f"the whole value)")
+    out = []
+    for s_, t, name in zip(specs, at[2], names):
+        out += _axes_per_leaf(api, s_, t, what, path + name)
+    return out
 
 
 def _leaf_names(tree, prefix):
-    """A readable name of each leaf of ``tree`` (flatten order): ``argument 1['w']``."""
-    if isinstance(tree, (tuple, list)):
-        return [n for i, t in enumerate(tree) for n in _leaf_names(t, f"{prefix}[{i}]")]
-    if isinstance(tree, dict):
-        return [n for k in tree for n in _leaf_names(tree[k], f"{prefix}[{k!r}]")]
-    return [prefix]
+    """A readable name of each leaf of ``tree`` (flatten order): ``argument 1['w']``,
+    ``argument 0.w`` (a registered class's or named tuple's field)."""
+    level = node(tree)
+    if level is None:
+        return [prefix]
+    return [n for t, key in zip(level[2], child_keys(*level))
+            for n in _leaf_names(t, prefix + key)]
 
 
 def _is_array_leaf(x):
@@ -428,7 +436,7 @@ def _vmap_call(f, in_axes, out_axes, axis_size, args, kwargs):
 
 def _unbatch_outputs(name, trace, out, out_axes):
     o_leaves, o_rebuild = flatten(out)
-    if isinstance(out_axes, (tuple, list, dict)):
+    if node(out_axes) is not None:
         axes = _axes_per_leaf(name, out_axes, out, "out_axes", "")
     else:
         axes = [out_axes] * len(o_leaves)

@@ -36,8 +36,8 @@ from .program import Const, Program
 from .replay import fresh, run as replay_run
 from .transformed import applies, example, transformed
 from .assumed import Assumed
-from .signature import (_fast_key, _identity_statics, _leaf_key, _positional, _static,
-                        _structure, _traced_positional)
+from .signature import (_fast_key, _identity_statics, _leaf_key, _leaf_where, _positional,
+                        _static, _structure, _traced_positional)
 from .sharing import SharedNodeWritten
 from .trace import ClosesOverTraced, JitBox, JitTrace, peek
 from . import tracelog
@@ -278,12 +278,16 @@ class Jitted(Generic[_P, _R]):
         traced = []
         boxed = False
         for j, x in enumerate(leaves):
-            k, t = _leaf_key(x, f"{self.name}: argument leaf {j}")
+            try:
+                k, t = _leaf_key(x, "")
+            except TypeError:   # again, naming the leaf by its path: argument 0.w
+                _leaf_key(x, _leaf_where(self.name, args, self.static_argnums, dyn_kwargs, j))
+                raise
             if k is None:
                 boxed = True
             keys.append(k)
             traced.append(t)
-        structure = _structure((dyn_args, dyn_kwargs))
+        structure = _structure(rebuild_tree, self.name)
         key = (structure, tuple(keys), tuple(statics))
         n = len(args)
 
@@ -401,7 +405,7 @@ class Jitted(Generic[_P, _R]):
         finally:
             trace.stop()
         out_leaves, out_rebuild = tree.flatten(out)
-        if not isinstance(out, (tuple, list, dict)) and not hasattr(out, "__dualad_flatten__"):
+        if tree.is_leaf(out) and not hasattr(out, "__dualad_flatten__"):
             out_rebuild = _first   # one leaf: no rebuilding
         out_leaves, out_rebuild = _open_leaves(out_leaves, out_rebuild)   # sparse results
         outvars = []

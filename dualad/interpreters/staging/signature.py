@@ -13,9 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.tracer import Box
+from ...core.tree import TreeDef, leaves_with_path
 
 __all__ = ["_fast_key", "_identity_statics", "_leaf_key", "_positional", "_static",
-           "_structure", "_traced_positional"]   # private helpers of dualad.interpreters.staging.api
+           "_structure", "_traced_positional", "_leaf_where"]   # private helpers of dualad.interpreters.staging.api
 
 
 _SCALARS = (float, complex, np.float64, np.float32, np.complex128, np.complex64,
@@ -46,12 +47,25 @@ def _leaf_key(x, where):
     return ("static", kind, x), False
 
 
+def _leaf_where(name, args, static_argnums, dyn_kwargs, j):
+    """Leaf ``j`` of the traced arguments named by its path, ``f: argument 0.layers[1].w``
+    (for an error message: computed only then)."""
+    named = [(str(i), a) for i, a in enumerate(args) if i not in static_argnums]
+    named += [(repr(k), v) for k, v in dyn_kwargs.items()]
+    for label, value in named:
+        paths = leaves_with_path(value)
+        if j < len(paths):
+            return f"{name}: argument {label}{paths[j][0]}"
+        j -= len(paths)
+    return f"{name}: an argument leaf"
+
+
 def _identity_statics(key):
     """The static arguments hashed by identity (``self`` of a jitted method), each with a
     description: the program read their attributes at trace time, so their attributes are
     compared on every call like closure variables (:mod:`dualad.interpreters.staging.assumed`). (Objects
     with their own ``__hash__`` and ``__eq__`` are compared by those, in the key.)"""
-    if len(key) != 3 or key[0].__class__ is not tuple or key[0][:1] != (tuple,):
+    if len(key) != 3 or key[0].__class__ is not TreeDef:
         return ()   # a fast key (positional arrays and floats): no static arguments
     found = [(k[2], f"argument leaf {j}") for j, k in enumerate(key[1])
              if k.__class__ is tuple and k[0] == "static"]
@@ -104,9 +118,15 @@ def _static(value, where):
     return (type(value), value)
 
 
-def _structure(t):
-    if isinstance(t, (tuple, list)):
-        return (type(t), tuple(_structure(x) for x in t))
-    if isinstance(t, dict):
-        return (dict, tuple((k, _structure(v)) for k, v in t.items()))
-    return None
+def _structure(treedef, name):
+    """The arguments' structure as a cache key: containers, dict keys and the auxiliary
+    data of registered pytree nodes (a new aux retraces), which must therefore hash."""
+    try:
+        hash(treedef)
+    except TypeError:
+        raise TypeError(
+            f"dualad.jit: {name}'s arguments hold a registered pytree node whose auxiliary "
+            f"data is not hashable ({treedef!r}); jit keys its cache on it: make the static "
+            f"part hashable (a tuple, not a list; no arrays), or pass it as a data child"
+        ) from None
+    return treedef

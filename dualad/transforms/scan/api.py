@@ -288,12 +288,9 @@ def _snapshots(api, s):
 
 
 def _structure(t):
-    """A hashable description of a pytree's containers (not its leaves)."""
-    if isinstance(t, (tuple, list)):
-        return (type(t).__name__, tuple(_structure(v) for v in t))
-    if isinstance(t, dict):
-        return ("dict", tuple((k, _structure(t[k])) for k in t))
-    return "*"
+    """A hashable description of a pytree's containers (not its leaves): the registry's
+    structure, registered classes' auxiliary data included."""
+    return tree.structure(t)
 
 
 _NUMBERS = (bool, int, float, complex, np.ndarray, np.generic, Box)

@@ -30,6 +30,8 @@ import functools
 import numpy as np
 
 from ...core.values import is_staged
+from ...core.tree import leaves
+from ...core.tree_nodes import is_registered
 from ...core.tracer import Box, unguarded_value
 from .closure import aval, example_value, trace_step
 from .loop import LoopSpec
@@ -57,6 +59,8 @@ def closes_over_staged(fn):
             return len(v) <= _WIDE and any(walk(e, depth - 1) for e in v)
         if isinstance(v, dict):
             return len(v) <= _WIDE and any(walk(e, depth - 1) for e in v.values())
+        if is_registered(type(v)):   # a registered pytree node: its children
+            return walk(tuple(leaves(v)), depth - 1)
         if isinstance(v, functools.partial):
             return walk(v.func, depth - 1) or walk(v.args, depth - 1) or \
                 walk(v.keywords, depth - 1)

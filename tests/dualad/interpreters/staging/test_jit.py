@@ -225,7 +225,7 @@ def test_unhashable_static_argument_is_a_clear_error():
     with pytest.raises(TypeError, match=r"static argument 'opts'.*hashable.*dict"):
         g(1.0, opts={"a": 1})
     h = jit(lambda x, s: x)
-    with pytest.raises(TypeError, match=r"argument leaf 1 is 'set'.*neither trace"):
+    with pytest.raises(TypeError, match=r"<lambda>: argument 1 is 'set'.*neither trace"):
         h(1.0, {1, 2})
     with pytest.raises(TypeError, match=r"object array"):
         h(np.array([1.0, None]), 1)
