@@ -172,6 +172,9 @@ without new pages at every call (:mod:`dualad.core.recycle`).
 ``taylor_coverage()``: ``{name: kind}`` of every registered primitive's Taylor-mode rule
 (recurrence, linear, multilinear, fallback, zero; :mod:`dualad.interpreters.taylor.rules`),
 which ``dualad.verification.taylor`` tabulates in docs/taylor_rules.md.
+``logger(part)``: ``logging.getLogger("dualad.<part>")`` for a part of ``dualad.core.logs``'s
+``PARTS`` (jacobians, jit, distributed, checkpoint, autograd): the one way the library names
+its loggers (docs/logging.md).
 """
 from __future__ import annotations
 
@@ -184,6 +187,7 @@ from .frontend.dispatch import FUNCTIONS as NUMPY_FUNCTIONS, UFUNCS as NUMPY_UFU
 from .interpreters.forward.dual import Dual, JVPTrace
 from .core.onehot import onehot_rows
 from .core.recycle import Recycled
+from .core.logs import logger
 from .ops.core.linear import unbroadcast
 from .interpreters.reverse.sweep import backward_sweep
 from .interpreters.reverse.tape import Var, VJPTrace
@@ -219,5 +223,5 @@ __all__ = [
     "check_input", "onehot_rows", "NUMPY_FUNCTIONS", "NUMPY_UFUNCS", "traced_outputs",
     "raise_assignment_error", "Replayed", "JitFallbackWarning", "Assumed", "load_families",
     "Recycled",
-    "taylor_coverage",
+    "taylor_coverage", "logger",
 ]

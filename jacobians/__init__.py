@@ -11,6 +11,8 @@ of the function (``docs/planner.md``)::
     plan(f, x).explain()               the chosen mode, why, and the cost of each alternative
     executor=pool_or_dask_client       each chunk of a sweep one task on the workers
                                        (jacobians.distributed; DistributedSweepError)
+    progress=True or callable          a bar, or a ProgressRecord after each chunk
+                                       (jacobians.progress; docs/logging.md)
 """
 
 # The repository's jacobians/ folder, imported from a checkout as a package of its own,
@@ -28,10 +30,11 @@ from .coloring import column_coloring, row_coloring, star_coloring  # noqa: F401
 from .plan import plan, Plan  # noqa: F401
 from . import nested  # noqa: F401  (the traced paths: jacobians inside transformations)
 from .distributed import DistributedSweepError  # noqa: F401
+from .progress import ProgressRecord  # noqa: F401
 from .memory import DenseTooLarge  # noqa: F401
 from ._common import TracedOutput  # noqa: F401
 
 __all__ = ["jacobian", "jacfwd", "jacrev", "hessian", "hvp", "sparse_jacobian", "sparse_hessian",
            "jacobian_sparsity", "hessian_sparsity", "column_coloring", "row_coloring",
            "star_coloring", "plan", "Plan", "DistributedSweepError", "DenseTooLarge",
-           "TracedOutput"]
+           "TracedOutput", "ProgressRecord"]

@@ -151,7 +151,7 @@ def untraced_kwargs(api, f, kwargs):
             f"(dualad.grad/jvp/vjp/vmap/jit): the arguments (or what {fname(f)} closes over) "
             f"are traced values, which cannot be shipped to workers. Drop executor= here, or "
             f"call jacobians.{api} outside the transformation")
-    return {k: v for k, v in kwargs.items() if k not in ("executor", "retries")}
+    return {k: v for k, v in kwargs.items() if k not in ("executor", "retries", "progress")}
 
 
 def normalize_argnums(api, f, argnums, nargs):
@@ -170,6 +170,7 @@ class Problem:
     """``f`` with its differentiated arguments flattened into one vector of size ``n``."""
 
     executor = None     # a jacobians.distributed.Workers: the sweeps' chunks become tasks
+    progress = None     # progress=: True or a callable, reported to by each sweep (.progress)
 
     def __init__(self, api, f, args, argnums=0, traced_ok=False):
         if not callable(f):
@@ -222,7 +223,7 @@ class Problem:
                              f"{self.in_shapes}, got {p.in_shapes}")
         p.out_shapes, p.out_rebuild, p.m = self.out_shapes, self.out_rebuild, self.m
         p.out_offsets = self.out_offsets
-        p.executor = self.executor
+        p.executor, p.progress = self.executor, self.progress
         return p
 
     def flat_fun(self, z):

@@ -46,6 +46,7 @@ from .budget import jacobian_any_within
 from .memory import BudgetTooSmall, DenseTooLarge, dense_of, refuse_dense, symmetrize
 from .patterns import TooDense
 from .plan import prepare
+from .planlog import chose, planned
 from .reuse import MODES
 from .sparsity import detect_hessian
 from .sweeps import chunk_for, forward_flat, get_census, result_dtype, reverse_flat, signature
@@ -130,6 +131,7 @@ def _choose_jacobian(problem, key, chunk_size, max_memory, calibrate):
     if known is not None:
         mode, chunk = known
         if mode in ("forward", "reverse"):   # straight to the sweeps: nothing evaluated
+            chose(problem, "mode", mode, chunk, "reused: a function of the same code chose it")
             return _CHOICES.put(problem.f, key, Choice(mode, chunk, why="reused by code"))
         try:   # a sparse mode: this function object's own pattern (never a shared one)
             plan = prepare(problem, mode, chunk_size=chunk_size, max_memory=max_memory,
@@ -145,6 +147,7 @@ def _choose_jacobian(problem, key, chunk_size, max_memory, calibrate):
         except BudgetTooSmall:   # not one store-all direction fits: reverse recomputes
             return _CHOICES.put(problem.f, key, Choice("within", chunk_size,
                                                        why="recomputes within max_memory"))
+    planned(plan)
     MODES.put(problem.f, key, (plan.mode, plan.chunk_size))
     return _CHOICES.put(problem.f, key, Choice(plan.mode, plan.chunk_size, plan.checked,
                                                plan.how))
@@ -158,6 +161,7 @@ def hessian_auto(problem, chunk_size, max_memory):
     choice = _CHOICES.get(problem.f, key)
     if choice is None:
         choice = _CHOICES.put(problem.f, key, _choose_hessian(problem, chunk_size, max_memory))
+        chose(problem, "Hessian", choice.mode, choice.chunk, choice.why)
     if choice.mode == "sparse":
         return dense_of(choice.checked.evaluate(problem, choice.chunk)[0])
     # Rows of H/2 (seeds scaled by ½, exact in floating point), so one pass gives the

@@ -21,6 +21,7 @@ from ._common import DEFAULT_MAX_MEMORY, Problem, composes, fname
 from .auto import fixed_chunk, jacobian_auto
 from .budget import jacobian_within
 from .distributed import Workers, attach
+from .progress import check_progress
 from .sweeps import (MODES, check_mode, chunk_for, forward_flat, get_census,  # noqa: F401
                      reverse_flat, signature)
 
@@ -58,32 +59,34 @@ def jacobian(f: Callable[..., ArrayOut], x: ArrayIn, /, *args: Any,
              mode: Mode = "auto", argnums: Literal[0] = 0, chunk_size: int | None = None,
              max_memory: int = ..., executor: Any = None,
              retries: int = 2,
-             has_aux: bool = False, holomorphic: bool = False) -> np.ndarray[Any, Any]: ...
+             has_aux: bool = False, holomorphic: bool = False,
+             progress: Any = None) -> np.ndarray[Any, Any]: ...
 @overload
 def jacobian(f: Callable[..., Any], /, *, mode: Mode = "auto", argnums: int | Sequence[int] = 0,
              chunk_size: int | None = None, max_memory: int = ...,
              executor: Any = None, retries: int = 2,
-             has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]: ...
+             has_aux: bool = False, holomorphic: bool = False,
+             progress: Any = None) -> Callable[..., Any]: ...
 @overload
 def jacobian(f: Callable[..., Any], x: Container, /, *args: Any, mode: Mode = "auto",
              argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
              executor: Any = None, retries: int = 2,
-             has_aux: bool = False, holomorphic: bool = False) -> Any: ...
+             has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @overload
 def jacobian(f: Callable[..., Container], x: ArrayIn, /, *args: Any, mode: Mode = "auto",
              argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
              executor: Any = None, retries: int = 2,
-             has_aux: bool = False, holomorphic: bool = False) -> Any: ...
+             has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @overload
 def jacobian(f: Callable[..., Any], x: ArrayIn, /, *args: Any, mode: Mode = "auto",
              argnums: int | Sequence[int], chunk_size: int | None = None, max_memory: int = ...,
              executor: Any = None, retries: int = 2,
-             has_aux: bool = False, holomorphic: bool = False) -> Any: ...
+             has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @composes("jacobian")
 def jacobian(f: Callable[..., Any], *args: Any, mode: Mode = "auto",
              argnums: int | Sequence[int] = 0, chunk_size: int | None = None,
              max_memory: int = DEFAULT_MAX_MEMORY, executor: Any = None, retries: int = 2,
-             has_aux: bool = False, holomorphic: bool = False) -> Any:
+             has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any:
     r"""The Jacobian of ``f`` at ``args``, of shape ``out.shape + in.shape``.
 
     For :math:`F: \mathbb{R}^n \to \mathbb{R}^m` (the differentiated arguments and the
@@ -138,6 +141,14 @@ def jacobian(f: Callable[..., Any], *args: Any, mode: Mode = "auto",
         The differentiated arguments must be complex (a TypeError otherwise); the result
         is the complex derivative. dualad differentiates complex code holomorphically
         either way (docs/complex.md): JAX's keyword, kept for its check.
+    progress : bool or callable, optional
+        Report each sweep's chunks as they finish (:mod:`jacobians.progress`,
+        docs/logging.md). ``True``: a tqdm bar on stderr (``pip install
+        "dualad[progress]"``; without tqdm, one line of text rewritten in place). A
+        callable: called on the calling thread with a
+        :class:`~jacobians.progress.ProgressRecord` ``(sweep, done, total, elapsed,
+        remaining)`` after each chunk; what it raises stops the call. Default None:
+        nothing (inside a transformation, where nothing is chunked, it is ignored).
 
     Returns
     -------
@@ -209,24 +220,28 @@ def jacobian(f: Callable[..., Any], *args: Any, mode: Mode = "auto",
     if not args:
         return _curried("jacobian", f, dict(mode=mode, argnums=argnums, chunk_size=chunk_size,
                                             max_memory=max_memory, executor=executor,
-                                            retries=retries), jacobian)
+                                            retries=retries, progress=progress), jacobian)
     problem = attach("jacobian", Problem("jacobian", f, args, argnums), executor, retries,
                      chunk_size)
+    problem.progress = check_progress("jacobian", f, progress)
     return problem.structured(jacobian_flat(problem, mode, chunk_size, max_memory))
 
 
-def _in_mode(api, mode, f, args, argnums, chunk_size, max_memory, executor, retries):
+def _in_mode(api, mode, f, args, argnums, chunk_size, max_memory, executor, retries,
+             progress=None):
     """``jacobian(f, *args, mode=mode)`` called as ``api`` (jacfwd, jacrev): curried
     without ``args``, and errors name ``api``, not the jacobian it calls."""
     if not args:
         return _curried(api, f, dict(argnums=argnums, chunk_size=chunk_size,
                                      max_memory=max_memory, executor=executor,
-                                     retries=retries),
+                                     retries=retries, progress=progress),
                         jacfwd if mode == "forward" else jacrev)
     if executor is not None:
         Workers(api, executor, retries)       # misuse named as api, not jacobian
+    check_progress(api, f, progress)
     return jacobian(f, *args, mode=mode, argnums=argnums, chunk_size=chunk_size,
-                    max_memory=max_memory, executor=executor, retries=retries)
+                    max_memory=max_memory, executor=executor, retries=retries,
+                    progress=progress)
 
 
 @overload
@@ -234,32 +249,34 @@ def jacfwd(f: Callable[..., ArrayOut], x: ArrayIn, /, *args: Any,
            argnums: Literal[0] = 0, chunk_size: int | None = None,
            max_memory: int = ..., executor: Any = None,
            retries: int = 2,
-           has_aux: bool = False, holomorphic: bool = False) -> np.ndarray[Any, Any]: ...
+           has_aux: bool = False, holomorphic: bool = False,
+           progress: Any = None) -> np.ndarray[Any, Any]: ...
 @overload
 def jacfwd(f: Callable[..., Any], /, *, argnums: int | Sequence[int] = 0,
            chunk_size: int | None = None, max_memory: int = ...,
            executor: Any = None, retries: int = 2,
-           has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]: ...
+           has_aux: bool = False, holomorphic: bool = False,
+           progress: Any = None) -> Callable[..., Any]: ...
 @overload
 def jacfwd(f: Callable[..., Any], x: Container, /, *args: Any,
            argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
            executor: Any = None, retries: int = 2,
-           has_aux: bool = False, holomorphic: bool = False) -> Any: ...
+           has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @overload
 def jacfwd(f: Callable[..., Container], x: ArrayIn, /, *args: Any,
            argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
            executor: Any = None, retries: int = 2,
-           has_aux: bool = False, holomorphic: bool = False) -> Any: ...
+           has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @overload
 def jacfwd(f: Callable[..., Any], x: ArrayIn, /, *args: Any,
            argnums: int | Sequence[int], chunk_size: int | None = None, max_memory: int = ...,
            executor: Any = None, retries: int = 2,
-           has_aux: bool = False, holomorphic: bool = False) -> Any: ...
+           has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @composes("jacfwd")
 def jacfwd(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
            chunk_size: int | None = None, max_memory: int = DEFAULT_MAX_MEMORY,
            executor: Any = None, retries: int = 2,
-           has_aux: bool = False, holomorphic: bool = False) -> Any:
+           has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any:
     r"""The Jacobian in forward mode: batched JVPs, one column per direction.
 
     ``jacobian(f, *args, mode="forward")``: the columns :math:`J e_j` of the Jacobian
@@ -293,6 +310,10 @@ def jacfwd(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
         The differentiated arguments must be complex (a TypeError otherwise); the result
         is the complex derivative. dualad differentiates complex code holomorphically
         either way (docs/complex.md): JAX's keyword, kept for its check.
+    progress : bool or callable, optional
+        ``True``: a tqdm bar per sweep on stderr (a line of text without tqdm); a
+        callable: called with a :class:`~jacobians.progress.ProgressRecord` after each
+        chunk (see :func:`jacobian`). Default None: nothing.
 
     Returns
     -------
@@ -322,7 +343,7 @@ def jacfwd(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
     (2, 2, 2)
     """
     return _in_mode("jacfwd", "forward", f, args, argnums, chunk_size, max_memory, executor,
-                    retries)
+                    retries, progress)
 
 
 @overload
@@ -330,32 +351,34 @@ def jacrev(f: Callable[..., ArrayOut], x: ArrayIn, /, *args: Any,
            argnums: Literal[0] = 0, chunk_size: int | None = None,
            max_memory: int = ..., executor: Any = None,
            retries: int = 2,
-           has_aux: bool = False, holomorphic: bool = False) -> np.ndarray[Any, Any]: ...
+           has_aux: bool = False, holomorphic: bool = False,
+           progress: Any = None) -> np.ndarray[Any, Any]: ...
 @overload
 def jacrev(f: Callable[..., Any], /, *, argnums: int | Sequence[int] = 0,
            chunk_size: int | None = None, max_memory: int = ...,
            executor: Any = None, retries: int = 2,
-           has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]: ...
+           has_aux: bool = False, holomorphic: bool = False,
+           progress: Any = None) -> Callable[..., Any]: ...
 @overload
 def jacrev(f: Callable[..., Any], x: Container, /, *args: Any,
            argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
            executor: Any = None, retries: int = 2,
-           has_aux: bool = False, holomorphic: bool = False) -> Any: ...
+           has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @overload
 def jacrev(f: Callable[..., Container], x: ArrayIn, /, *args: Any,
            argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
            executor: Any = None, retries: int = 2,
-           has_aux: bool = False, holomorphic: bool = False) -> Any: ...
+           has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @overload
 def jacrev(f: Callable[..., Any], x: ArrayIn, /, *args: Any,
            argnums: int | Sequence[int], chunk_size: int | None = None, max_memory: int = ...,
            executor: Any = None, retries: int = 2,
-           has_aux: bool = False, holomorphic: bool = False) -> Any: ...
+           has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @composes("jacrev")
 def jacrev(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
            chunk_size: int | None = None, max_memory: int = DEFAULT_MAX_MEMORY,
            executor: Any = None, retries: int = 2,
-           has_aux: bool = False, holomorphic: bool = False) -> Any:
+           has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any:
     r"""The Jacobian in reverse mode: batched pullbacks of one tape, one row per cotangent.
 
     ``jacobian(f, *args, mode="reverse")``: ``f`` is recorded once and the rows
@@ -391,6 +414,10 @@ def jacrev(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
         The differentiated arguments must be complex (a TypeError otherwise); the result
         is the complex derivative. dualad differentiates complex code holomorphically
         either way (docs/complex.md): JAX's keyword, kept for its check.
+    progress : bool or callable, optional
+        ``True``: a tqdm bar per sweep on stderr (a line of text without tqdm); a
+        callable: called with a :class:`~jacobians.progress.ProgressRecord` after each
+        chunk (see :func:`jacobian`). Default None: nothing.
 
     Returns
     -------
@@ -420,4 +447,4 @@ def jacrev(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
      [6. 3. 2.]]
     """
     return _in_mode("jacrev", "reverse", f, args, argnums, chunk_size, max_memory, executor,
-                    retries)
+                    retries, progress)

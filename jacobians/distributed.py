@@ -41,21 +41,26 @@ filled result is never returned.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import logging
 import math
 import os
 import sys
+import time
 
 import numpy as np
 
 import dualad
-from dualad.extend import flatten
+from dualad.extend import flatten, logger
 
 from . import _shipping
 from .distributed_engines import Dask, Futures
 from ._common import chunks, flat_rows, float_dtype
 from .memory import refuse_dense
+from .progress import tracker
 
 __all__ = ["DistributedSweepError", "Workers", "attach", "sweep"]
+
+_LOG = logger("distributed")
 
 
 class DistributedSweepError(RuntimeError):
@@ -206,6 +211,7 @@ def sweep(kind, problem, chunk, census, seeds=None, check=None, max_memory=None,
     ``census(problem)`` (:func:`jacobians.sweeps.get_census`, passed in: this module sits
     below the sweeps) sets the outputs when no chunk runs here."""
     runner = problem.executor
+    t0 = time.perf_counter()
     dtype = float_dtype(problem.dtype)
     if kind == "hessian" and seeds is not None:
         dtype = np.result_type(dtype, seeds.dtype)
@@ -246,8 +252,16 @@ def sweep(kind, problem, chunk, census, seeds=None, check=None, max_memory=None,
     rest = [s for s in spans if s not in blocks]
     tape = one_tape(kind, mode)
     tasks = _group(rest, runner.workers()) if tape else rest
+    tick = tracker(problem, _sweep_name(kind, mode), total, list(blocks) + tasks, seeds, t0)
+    for _, count in (blocks if tick is not None else ()):    # the chunk that ran here
+        tick.advance(count)
     blocks.update(_run(problem, kind, mode, tasks, seeds, dtype, scale, total,
-                       per if tape else None))
+                       per if tape else None, tick))
+    if _LOG.isEnabledFor(logging.INFO):
+        _LOG.info("jacobians.%s(%s): %s of %d %s in %d task(s) on the %s (%s, %d "
+                  "worker(s)): %.3f s", problem.api, problem.name, _sweep_name(kind, mode),
+                  total, _what(kind, seeds, mode), len(tasks), runner.name, runner.kind,
+                  runner.workers(), time.perf_counter() - t0)
     if kind == "forward":
         rdtype = np.result_type(dtype, blocks[spans[0]].dtype) if spans else dtype
         out = np.empty((total, problem.m), rdtype)
@@ -301,9 +315,10 @@ def _sweep_name(kind, mode):
     return f"{mode} Hessian sweep" if kind == "hessian" else f"{kind} sweep"
 
 
-def _run(problem, kind, mode, spans, seeds, dtype, scale, total, chunk):
+def _run(problem, kind, mode, spans, seeds, dtype, scale, total, chunk, tick=None):
     """Every ``(start, count)`` of ``spans`` as a task: ``{span: its rows}``. ``chunk``:
-    the sweep's chunk within a task of several (:func:`one_tape`), else None."""
+    the sweep's chunk within a task of several (:func:`one_tape`), else None. ``tick``
+    (:mod:`jacobians.progress`): told of each finished task, on this thread."""
     runner = problem.executor
     todo = list(range(len(spans)))
     blocks = {}
@@ -311,8 +326,16 @@ def _run(problem, kind, mode, spans, seeds, dtype, scale, total, chunk):
         return blocks
     engine = (Dask if runner.kind == "dask" else Futures)(runner, *_payload(problem, runner))
 
+    debug = _LOG.isEnabledFor(logging.DEBUG)
+    sent = {}       # i -> when its task was (last) submitted
+
     def submit(i):
         start, count = spans[i]
+        sent[i] = time.perf_counter()
+        if debug:
+            _LOG.debug("jacobians.%s(%s): %s task %d..%d of %d sent to the %s", problem.api,
+                       problem.name, _what(kind, seeds, mode), start, start + count - 1,
+                       total, runner.name)
         return engine.submit(kind, mode, start, count, _rows(seeds, start, count), dtype.str,
                              scale, chunk)
 
@@ -328,6 +351,10 @@ def _run(problem, kind, mode, spans, seeds, dtype, scale, total, chunk):
                     value = fut.result()
                 except Exception as e:    # infrastructure: f's own errors come back as values
                     if attempts < runner.retries:
+                        _LOG.warning("jacobians.%s(%s): task for %s %d..%d lost (%s); retry "
+                                     "%d of %d", problem.api, problem.name, what, spans[i][0],
+                                     sum(spans[i]) - 1, engine.lost(e), attempts + 1,
+                                     runner.retries)
                         try:
                             pending[submit(i)] = (i, attempts + 1)
                             continue
@@ -340,7 +367,16 @@ def _run(problem, kind, mode, spans, seeds, dtype, scale, total, chunk):
                     pending = {}
                     raise _failed(problem, runner, kind, mode, what, spans[i], total, value)
                 blocks[spans[i]] = value
+                if debug:
+                    _LOG.debug("jacobians.%s(%s): %s task %d..%d finished in %.3f s (%d "
+                               "retr%s)", problem.api, problem.name, what, spans[i][0],
+                               sum(spans[i]) - 1, time.perf_counter() - sent[i], attempts,
+                               "y" if attempts == 1 else "ies")
+                if tick is not None:     # may raise: the sweep stops with its exception
+                    tick.advance(spans[i][1])
     finally:
+        if pending:           # a progress callback raised: what still runs is not wanted
+            engine.cancel(list(pending))
         engine.close()
     if lost:
         missing = [s for s in spans if s not in blocks]

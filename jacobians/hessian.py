@@ -30,6 +30,7 @@ from .hessian_sweeps import (HESSIAN_MODES, _grad_of, check_hessian_mode,  # noq
                              check_real_inputs, hessian_chunk, hessian_rows, scalar_problem,
                              structured_square)
 from .distributed import Workers
+from .progress import check_progress
 from .budget import hessian_chunk_within, hessian_within
 from .memory import refuse_dense, symmetrize
 from .sweeps import result_dtype
@@ -45,32 +46,34 @@ def hessian(f: Callable[..., ArrayOut], x: ArrayIn, /, *args: Any,
             mode: str = "auto", argnums: Literal[0] = 0, chunk_size: int | None = None,
             max_memory: int = ..., executor: Any = None,
             retries: int = 2,
-            has_aux: bool = False, holomorphic: bool = False) -> np.ndarray[Any, Any]: ...
+            has_aux: bool = False, holomorphic: bool = False,
+            progress: Any = None) -> np.ndarray[Any, Any]: ...
 @overload
 def hessian(f: Callable[..., Any], /, *, mode: str = "auto", argnums: int | Sequence[int] = 0,
             chunk_size: int | None = None, max_memory: int = ...,
             executor: Any = None, retries: int = 2,
-            has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]: ...
+            has_aux: bool = False, holomorphic: bool = False,
+            progress: Any = None) -> Callable[..., Any]: ...
 @overload
 def hessian(f: Callable[..., Any], x: Container, /, *args: Any, mode: str = "auto",
             argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
             executor: Any = None, retries: int = 2,
-            has_aux: bool = False, holomorphic: bool = False) -> Any: ...
+            has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @overload
 def hessian(f: Callable[..., Container], x: ArrayIn, /, *args: Any, mode: str = "auto",
             argnums: int | Sequence[int] = 0, chunk_size: int | None = None, max_memory: int = ...,
             executor: Any = None, retries: int = 2,
-            has_aux: bool = False, holomorphic: bool = False) -> Any: ...
+            has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @overload
 def hessian(f: Callable[..., Any], x: ArrayIn, /, *args: Any, mode: str = "auto",
             argnums: int | Sequence[int], chunk_size: int | None = None, max_memory: int = ...,
             executor: Any = None, retries: int = 2,
-            has_aux: bool = False, holomorphic: bool = False) -> Any: ...
+            has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any: ...
 @composes("hessian")
 def hessian(f: Callable[..., Any], *args: Any, mode: str = "auto",
             argnums: int | Sequence[int] = 0, chunk_size: int | None = None,
             max_memory: int = DEFAULT_MAX_MEMORY, executor: Any = None, retries: int = 2,
-            has_aux: bool = False, holomorphic: bool = False) -> Any:
+            has_aux: bool = False, holomorphic: bool = False, progress: Any = None) -> Any:
     r"""The Hessian of scalar ``f`` at ``args``: shape ``in.shape + in.shape``, exactly symmetric.
 
     The Hessian :math:`H = \nabla^2 f(x)` is assembled from Hessian-vector products
@@ -121,6 +124,10 @@ def hessian(f: Callable[..., Any], *args: Any, mode: str = "auto",
         The differentiated arguments must be complex (a TypeError otherwise); the result
         is the complex derivative. dualad differentiates complex code holomorphically
         either way (docs/complex.md): JAX's keyword, kept for its check.
+    progress : bool or callable, optional
+        ``True``: a tqdm bar per sweep on stderr (a line of text without tqdm); a
+        callable: called with a :class:`~jacobians.progress.ProgressRecord` after each
+        chunk (see :func:`jacobian`). Default None: nothing.
 
     Returns
     -------
@@ -166,17 +173,19 @@ def hessian(f: Callable[..., Any], *args: Any, mode: str = "auto",
      [ 4.       -1.      ]]
     """
     mode = check_hessian_mode(mode)
+    progress = check_progress("hessian", f, progress)
     if not args:
         def hess_f(*a):
             return hessian(f, *a, mode=mode, argnums=argnums, chunk_size=chunk_size,
-                           max_memory=max_memory, executor=executor, retries=retries)
+                           max_memory=max_memory, executor=executor, retries=retries,
+                           progress=progress)
         hess_f.__name__ = f"hessian({fname(f)})"
         return hess_f
     workers = None if executor is None else Workers("hessian", executor, retries,
                                                     chunk_size is not None)
     problem = scalar_problem("hessian", f, args, argnums)
     check_real_inputs(problem)
-    problem.executor = workers
+    problem.executor, problem.progress = workers, progress
     refuse_dense("hessian", problem, max_memory, result_dtype(problem), "hessian")
     if workers is None and mode == "auto" and chunk_size is None:
         chunk = hessian_chunk_within(problem, max_memory)    # the whole call's bytes

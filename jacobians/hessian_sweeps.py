@@ -28,6 +28,7 @@ from dualad.extend import flatten, shape_of, unguarded_value
 
 from . import distributed
 from ._common import Problem, chunks, flat_rows, float_dtype, identity_rows
+from .progress import tracker
 from .sweeps import get_census
 
 HESSIAN_MODES = ("auto", "forward-over-reverse", "reverse-over-reverse",
@@ -116,7 +117,9 @@ def hessian_rows(problem, mode, directions, chunk, scale=1.0, check=None):
     primals = problem.primals()
     if mode == "reverse-over-reverse":
         pullback = dualad.vjp(_grad_of(problem), *primals)[1]
-    for start, count in chunks(c, chunk):
+    spans = chunks(c, chunk)
+    tick = tracker(problem, f"{mode} Hessian sweep", c, spans, directions)
+    for start, count in spans:
         block = None if directions is None else directions[start:start + count]
         if mode == "forward-over-reverse":
             seeds = problem.tangent_seeds(block) if block is not None else \
@@ -134,6 +137,8 @@ def hessian_rows(problem, mode, directions, chunk, scale=1.0, check=None):
         block_rows = flat_rows(flatten(rows)[0], count)
         if check is not None and start == 0:
             check()
+        if tick is not None:
+            tick.advance(count)
         if count == c and block_rows.dtype == out.dtype and block_rows.flags.c_contiguous:
             return block_rows                  # one chunk: no copy
         out[start:start + count] = block_rows

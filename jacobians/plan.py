@@ -51,6 +51,7 @@ from .gathered import through_gathers, worth_trying
 from .memory import BudgetTooSmall, Footprint, dense_bytes, dense_of, human_bytes, largest_chunk, \
     refuse_dense
 from .patterns import TooDense
+from .planlog import planned
 from .sparse import bicoloring_threshold, bidirectional_cost, colorings_for, \
     jacobian_colorings
 from .sparsity import Sparsity, as_pattern, detect_jacobian
@@ -845,6 +846,7 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
         jit = max_memory == DEFAULT_MAX_MEMORY
     p = prepare(problem, mode, sparse, sparsity, chunk_size, max_memory, output, calibrate,
                 detect, replayed=jit in (True, "numba") and executor is None)
+    planned(p)
     p._use_jit(jit)
     return p
 

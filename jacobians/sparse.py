@@ -43,6 +43,7 @@ from .acyclic import (COLORINGS, LOSS_DIGITS, AcyclicColoring, decompress_acycli
 from .acyclic_bicoloring import bicoloring
 from .coloring import column_coloring, row_coloring
 from .distributed import Workers, attach
+from .progress import check_progress
 from .sweeps import MODES, check_mode, forward_flat, reverse_flat
 from .hessian_sweeps import check_real_inputs, hessian_chunk, hessian_rows, scalar_problem
 from .sparsity import as_pattern, detect_hessian, detect_jacobian
@@ -288,18 +289,21 @@ def choose(census, col, row, chunk):
 def sparse_jacobian(f: Callable[..., Any], /, *, mode: str = "auto",
                     argnums: int | Sequence[int] = 0, sparsity: Any = None,
                     chunk_size: int | None = None, max_memory: int = ...,
-                    executor: Any = None, retries: int = 2) -> Callable[..., sp.csr_matrix]: ...
+                    executor: Any = None, retries: int = 2,
+                    progress: Any = None) -> Callable[..., sp.csr_matrix]: ...
 @overload
 def sparse_jacobian(f: Callable[..., Any], x: Any, /, *args: Any, mode: str = "auto",
                     argnums: int | Sequence[int] = 0, sparsity: Any = None,
                     chunk_size: int | None = None, max_memory: int = ...,
-                    executor: Any = None, retries: int = 2) -> sp.csr_matrix: ...
+                    executor: Any = None, retries: int = 2,
+                    progress: Any = None) -> sp.csr_matrix: ...
 @composes("sparse_jacobian")
 def sparse_jacobian(f: Callable[..., Any], *args: Any, mode: str = "auto",
                     argnums: int | Sequence[int] = 0, sparsity: Any = None,
                     chunk_size: int | None = None, max_memory: int = DEFAULT_MAX_MEMORY,
                     executor: Any = None,
-                    retries: int = 2) -> sp.csr_matrix | Callable[..., sp.csr_matrix]:
+                    retries: int = 2,
+                    progress: Any = None) -> sp.csr_matrix | Callable[..., sp.csr_matrix]:
     r"""The flat Jacobian (m x n) of ``f`` at ``args`` as a SciPy CSR matrix.
 
     The structural nonzeros of :math:`J` are detected by running ``f`` on index-set
@@ -343,6 +347,10 @@ def sparse_jacobian(f: Callable[..., Any], *args: Any, mode: str = "auto",
         decompression stay in the calling process.
     retries : int, optional
         Resubmissions of a chunk lost with its worker (default 2).
+    progress : bool or callable, optional
+        ``True``: a tqdm bar per sweep on stderr (a line of text without tqdm); a
+        callable: called with a :class:`~jacobians.progress.ProgressRecord` after each
+        chunk (see :func:`jacobian`). Default None: nothing.
 
     Returns
     -------
@@ -396,11 +404,12 @@ def sparse_jacobian(f: Callable[..., Any], *args: Any, mode: str = "auto",
         def sparse_jac_f(*a):
             return sparse_jacobian(f, *a, mode=mode, argnums=argnums, sparsity=sparsity,
                                    chunk_size=chunk_size, max_memory=max_memory,
-                                   executor=executor, retries=retries)
+                                   executor=executor, retries=retries, progress=progress)
         sparse_jac_f.__name__ = f"sparse_jacobian({fname(f)})"
         return sparse_jac_f
     problem = attach("sparse_jacobian", Problem("sparse_jacobian", f, args, argnums), executor,
                      retries, chunk_size)
+    problem.progress = check_progress("sparse_jacobian", f, progress)
     if sparsity is None:
         detected = detect_jacobian(problem)
         pattern, census = detected.pattern, detected.census
@@ -446,19 +455,19 @@ def decompress_star(pattern, coloring, compressed):
 @overload
 def sparse_hessian(f: Callable[..., Any], /, *, argnums: int | Sequence[int] = 0,
                    sparsity: Any = None, chunk_size: int | None = None, max_memory: int = ...,
-                   executor: Any = None, retries: int = 2,
+                   executor: Any = None, retries: int = 2, progress: Any = None,
                    coloring: str = "auto") -> Callable[..., sp.csr_matrix]: ...
 @overload
 def sparse_hessian(f: Callable[..., Any], x: Any, /, *args: Any,
                    argnums: int | Sequence[int] = 0, sparsity: Any = None,
                    chunk_size: int | None = None, max_memory: int = ...,
-                   executor: Any = None, retries: int = 2,
+                   executor: Any = None, retries: int = 2, progress: Any = None,
                    coloring: str = "auto") -> sp.csr_matrix: ...
 @composes("sparse_hessian")
 def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[int] = 0,
                    sparsity: Any = None, chunk_size: int | None = None,
                    max_memory: int = DEFAULT_MAX_MEMORY, executor: Any = None,
-                   retries: int = 2,
+                   retries: int = 2, progress: Any = None,
                    coloring: str = "auto") -> sp.csr_matrix | Callable[..., sp.csr_matrix]:
     r"""The Hessian (n x n, flat inputs) of scalar ``f`` as an exactly symmetric SciPy CSR matrix.
 
@@ -495,6 +504,10 @@ def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[in
         Each chunk of colors becomes one task on the workers.
     retries : int, optional
         Resubmissions of a chunk lost with its worker (default 2).
+    progress : bool or callable, optional
+        ``True``: a tqdm bar per sweep on stderr (a line of text without tqdm); a
+        callable: called with a :class:`~jacobians.progress.ProgressRecord` after each
+        chunk (see :func:`jacobian`). Default None: nothing.
     coloring : {"auto", "star", "acyclic"}, optional
         Star coloring with direct recovery, acyclic coloring with recovery by substitution,
         or (``"auto"``, default) the acyclic one when it needs fewer colors than the star
@@ -554,11 +567,13 @@ def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[in
     if coloring not in COLORINGS:
         raise ValueError(f"sparse_hessian({fname(f)}): coloring={coloring!r} is not one of "
                          f"{COLORINGS}")
+    progress = check_progress("sparse_hessian", f, progress)
     if not args:
         def sparse_hess_f(*a):
             return sparse_hessian(f, *a, argnums=argnums, sparsity=sparsity,
                                   chunk_size=chunk_size, max_memory=max_memory,
-                                  executor=executor, retries=retries, coloring=coloring)
+                                  executor=executor, retries=retries, coloring=coloring,
+                                  progress=progress)
         sparse_hess_f.__name__ = f"sparse_hessian({fname(f)})"
         return sparse_hess_f
     workers = None if executor is None else Workers("sparse_hessian", executor, retries,
@@ -566,6 +581,7 @@ def sparse_hessian(f: Callable[..., Any], *args: Any, argnums: int | Sequence[in
     problem = scalar_problem("sparse_hessian", f, args, argnums)
     check_real_inputs(problem)
     problem.executor = workers
+    problem.progress = progress
     if sparsity is None:
         pattern = detect_hessian(problem).pattern
     else:

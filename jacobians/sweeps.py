@@ -30,6 +30,7 @@ from dualad.extend import flatten, shape_of
 from . import cost, distributed
 from ._common import FunctionCache, chunks, flat_rows, float_dtype, refuse_traced
 from .memory import refuse_dense
+from .progress import tracker
 
 MODES = ("auto", "forward", "reverse")
 _CACHE = FunctionCache()
@@ -130,11 +131,15 @@ def forward_flat(problem, chunk, seeds=None, check=None, max_memory=None):
         problem.set_outputs(out)
         return np.zeros((problem.m, 0), dtype)
     jt = None
-    for start, count in chunks(n, chunk):
+    spans = chunks(n, chunk)
+    tick = tracker(problem, "forward sweep", n, spans, seeds)
+    for start, count in spans:
         tseeds = problem.onehot_tangent_seeds(start, count, dtype) if seeds is None else \
             problem.tangent_seeds(seeds[start:start + count])
         out, tans = dualad.jvp(problem.fun, problem.primals(), tseeds)
         t_leaves = flatten(tans)[0]
+        if tick is not None:
+            tick.advance(count)
         if jt is None:
             if check is not None:
                 check()
@@ -175,9 +180,13 @@ def reverse_flat(problem, chunk, seeds=None, check=None, max_memory=None):
     if max_memory is not None:
         refuse_dense(problem.api, problem, max_memory, dtype)
     jac = np.empty((rows, problem.n), dtype)
-    for start, count in chunks(rows, chunk):
+    spans = chunks(rows, chunk)
+    tick = tracker(problem, "reverse sweep", rows, spans, seeds)
+    for start, count in spans:
         cseeds = problem.onehot_cotangent_seeds(start, count, dtype) if seeds is None else \
             problem.cotangent_seeds(seeds[start:start + count])
         grads = pullback(cseeds)
         jac[start:start + count] = flat_rows(flatten(grads)[0], count)
+        if tick is not None:
+            tick.advance(count)
     return jac

@@ -21,6 +21,7 @@ from ..interpreters.staging.trace import JitBox
 from .remat import (CT_COPIES, LEVELS, STAGES, Layout, RematWarning, leaves_of_tree,
                     memo_bytes, solve)
 from .remat_program import PackingTrace
+from . import schedule_log
 
 __all__ = ["remat_plan", "RematPlan", "record", "plan_program", "make_plan"]
 
@@ -276,9 +277,10 @@ def make_plan(api, f, args, nums, kwargs, max_memory, warn=True):
                       f"every intermediate is stored (the ordinary reverse sweep)",
                       RematWarning, stacklevel=4)
     if compiled is None:
-        return RematPlan(name, budget, fallback=why), None
+        return schedule_log.remat(RematPlan(name, budget, fallback=why)), None
     k = max([carried(x) for i in nums for x in tree.flatten(args[i])[0]], default=1)
-    return plan_program(name, compiled.program, budget, carried=k), compiled
+    plan = plan_program(name, compiled.program, budget, carried=k)
+    return schedule_log.remat(plan), compiled
 
 
 def carried(x):

@@ -122,3 +122,24 @@ def test_the_readme_example_runs_alone_in_a_fresh_interpreter(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("Executor: Client (dask), 2 worker(s): 40 directions in 2 "
                                  "chunk(s) of up to 20")
+
+
+def test_progress_is_reported_on_the_calling_thread_and_logged(client, caplog):
+    """Dask completes futures on its own threads; the records come on this one (docs/logging.md)."""
+    import logging
+    import threading
+    records, threads = [], set()
+
+    def note(record):
+        threads.add(threading.get_ident())
+        records.append(record)
+
+    with caplog.at_level(logging.DEBUG, logger="dualad.distributed"):
+        got = jacobians.jacfwd(elementwise, X, chunk_size=2, executor=client, progress=note)
+    assert np.array_equal(got, jacobians.jacfwd(elementwise, X, chunk_size=2))
+    total = -(-X.size // 2)
+    assert [r.done for r in records] == list(range(1, total + 1))
+    assert threads == {threading.get_ident()} and records[-1].remaining == 0.0
+    finished = [r for r in caplog.records if " finished in " in r.getMessage()]
+    assert len(finished) == total
+    assert any("on the Client (dask, 2 worker(s))" in r.getMessage() for r in caplog.records)

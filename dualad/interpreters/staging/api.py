@@ -40,6 +40,7 @@ from .signature import (_fast_key, _identity_statics, _leaf_key, _leaf_where, _p
                         _static, _structure, _traced_positional)
 from .sharing import SharedNodeWritten
 from .trace import ClosesOverTraced, JitBox, JitTrace, peek
+from . import tracelog
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Hashable, Sequence
@@ -360,6 +361,7 @@ class Jitted(Generic[_P, _R]):
             self._give_up(entry)
             a, k = rebuild(leaves)
             return self.fun(*a, **k)
+        tracelog.traced(self.name, entry, leaves, traced)
         try:
             compiled, out_values = self._trace(leaves, traced, rebuild)
             if compiled.warm:
@@ -369,6 +371,7 @@ class Jitted(Generic[_P, _R]):
             assumed = Assumed.of(self.fun, self.name, _identity_statics(key))
         except ClosesOverTraced:
             self._untrace(key, entry)
+            tracelog.runs_eagerly(self.name, "it closes over a traced value (this call)")
             a, k = rebuild(leaves)
             return self.fun(*a, **k)
         except BaseException:
@@ -452,6 +455,7 @@ class Jitted(Generic[_P, _R]):
         if entry.eager:
             return
         entry.eager = True
+        tracelog.gave_up(self.name, entry)
         for c, _ in list(entry.programs):
             numba_tier.cancel(c, "not compiled: the function runs without jit here")
         guards = [g for c, _ in entry.programs for g in c.program.guards]

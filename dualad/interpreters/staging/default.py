@@ -28,6 +28,7 @@ from __future__ import annotations
 import warnings
 
 from .api import Jitted
+from . import tracelog
 
 __all__ = ["Replayed", "JitFallbackWarning"]
 
@@ -115,6 +116,7 @@ class Replayed:
         if not first:
             return
         self.fell_back = what
+        tracelog.runs_eagerly(self.name, f"could not trace it ({what[:300]})", tracelog.WARNING)
         warnings.warn(
             f"{self.name}: dualad.jit could not trace it ({what[:300]}), though it runs "
             f"without jit; for arguments of these shapes and types it now runs without jit "

@@ -31,6 +31,7 @@ from ..api import jvp, vjp
 from ...ops import concatenate, index, moveaxis, reshape, stack, broadcast_to
 from ...core.primitive import Primitive
 from ...revolve import iter_schedule
+from .. import schedule_log
 from ...core.tracer import Box, shape_of
 from ...interpreters.batching.vmap import vmap
 
@@ -148,6 +149,7 @@ def _scan_vjp(sc, ct, args):
     ct_lift = [None] * sc.nl
     ct_x = [[None] * sc.l for _ in range(sc.nx)]
     stored, cur = {}, c0
+    schedule_log.binomial(sc.name, sc.l, sc.snapshots)
     for act in iter_schedule(sc.l, sc.snapshots):   # lazily: O(s) memory
         if act[0] == "reverse":   # one taped step from the recomputed carry c_k
             _reverse_step(sc, act[1], lifted, cur, xs, ct_c, ct_ys, ct_lift, ct_x, lead)

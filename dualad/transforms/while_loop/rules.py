@@ -43,6 +43,7 @@ from ...interpreters.batching.vmap import vmap
 from ...ops import broadcast_to, concatenate, reshape, sum as _sum, where
 from ..scan.rules import _cast, _inexact, _merge, _pack, _pack_plain, _packed_dtype, _unpack
 from .online import DEFAULT_SCHEDULE, placement
+from .. import schedule_log
 from .trace import trace_leaves
 
 __all__ = ["WhileSpec", "while_leaves"]
@@ -200,6 +201,7 @@ def _reverse_value(spec, args, ct):
     ct_c = _unpack(ct, spec.out_avals, spec.pd, lead, ())
     ct_k = [np.zeros(lead + spec.kb_avals[j][0], spec.kb_avals[j][1]) for j in spec.dk]
     n, slots, stored = _online_sweep(spec, kb, kc, c0)
+    schedule_log.online(spec.name, n, spec.snapshots, spec.schedule, stored)
     cur = None
     for act in slots.reverse_actions(n):
         kind = act[0]
