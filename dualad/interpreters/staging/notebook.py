@@ -19,6 +19,7 @@ import html
 from collections import Counter
 from typing import Any
 
+from ...core.tree import TreeDef
 from . import numba_tier
 from .fuse import groups
 from .program import _aval, pretty
@@ -52,8 +53,7 @@ def _statics(key):
     """The static values of a cache key (:mod:`dualad.interpreters.staging.signature`):
     static leaves of the arguments, then ``argument=value`` per static argument. A fast key
     (positional arrays and floats only) has none."""
-    if not (isinstance(key, tuple) and len(key) == 3 and isinstance(key[0], tuple)
-            and key[0][:1] == (tuple,)):
+    if not (isinstance(key, tuple) and len(key) == 3 and key[0].__class__ is TreeDef):
         return []
     out = [_shown(k[2]) for k in key[1] if isinstance(k, tuple) and k[:1] == ("static",)]
     out += [f"{i if isinstance(i, str) else f'argument {i}'}={_shown(v[1])}"
