@@ -59,8 +59,9 @@ def callgrind_count(script, child_args):
         out = os.path.join(tmp, "cg.out")
         # glibc's mmap and trim thresholds fixed: left dynamic, they move with the process's
         # allocation history, and the same tree's jacfwd row measured 870k and 987k
-        # instructions in two runs (issue 37); fixed, runs agree to 0.1%. Counts from
-        # before this setting are not comparable with counts after it.
+        # instructions in two runs (issue 37); fixed, two trees differed by what their
+        # code costs (+0.4% for three more calls). Counts from before this setting are not
+        # comparable with counts after it.
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", PYTHONHASHSEED="0",
                    MKL_NUM_THREADS="1", MALLOC_MMAP_THRESHOLD_="131072",
                    MALLOC_TRIM_THRESHOLD_="131072")
