@@ -11,8 +11,8 @@ the result is allocated (that sweep's tangents are one chunk, within the sweep b
 """
 from __future__ import annotations
 
-__all__ = ["SPARSE_CALL", "DenseTooLarge", "BudgetTooSmall", "human_bytes", "dense_bytes", "refuse_dense",
-           "dense_of", "Footprint", "largest_chunk", "symmetrize"]
+__all__ = ["SPARSE_CALL", "DenseTooLarge", "BudgetTooSmall", "human_bytes", "dense_bytes",
+           "refuse_dense", "dense_of", "Footprint", "largest_chunk", "symmetrize"]
 
 import numpy as np
 
@@ -186,19 +186,17 @@ def _sym_rows(n):
 
 
 def symmetrize(h):
-    r"""``h + hᵀ`` for a square ``h``: in place, one block of rows at a time.
+    r"""``h ← h + hᵀ`` in place, for a square ``h``, one block of rows at a time.
 
     Block ``[i, i + k)`` of rows and the same block of columns are replaced by
     ``S = h[i:i+k, i:] + h[i:, i:i+k]ᵀ`` (and ``Sᵀ``), which reads only entries no
     earlier block wrote; the temporary is ``k x n`` (``k`` at most ``n / 8``), where
     ``np.add(h, h.T)`` would allocate a second ``n x n`` array. A Hessian of at most
-    1 MiB is not written in place: ``np.add(h, h.T)`` returns a new array (in place, NumPy
-    would first copy the overlapping transpose: 5% more instructions for a 300 x 300
-    Hessian), within the block :meth:`Footprint.sym_block` counts. Use the result.
+    1 MiB is symmetrized in one ``np.add(h, h.T, out=h)`` (its temporary is as small).
     """
     n = h.shape[0]
-    if h.nbytes <= _SMALL:
-        return np.add(h, h.T)
+    if h.nbytes <= _SMALL:      # one call: NumPy buffers the overlapping transpose itself
+        return np.add(h, h.T, out=h)
     k = _sym_rows(n)
     for i in range(0, n, k):
         j = min(n, i + k)
