@@ -40,7 +40,8 @@ from dualad.extend import flatten
 from . import cost
 from ._common import FunctionCache, chunks, counted, flat_rows, identity_rows
 from .hessian_sweeps import hessian_rows
-from .memory import BudgetTooSmall, Footprint, human_bytes, largest_chunk, refuse_dense, symmetrize
+from .memory import (BudgetTooSmall, Footprint, human_bytes, largest_chunk, refuse_dense,
+                     symmetrize)
 from .reuse import MODES
 from .sweeps import (chunk_for, forward_flat, get_census, result_dtype, reverse_flat,
                      signature)
@@ -96,6 +97,15 @@ def _keep(problem, choice):
     return choice
 
 
+def _known(problem, key):
+    """The store-all choice kept for ``problem``'s function under ``key`` (kept on the
+    problem as the call's choice), or None."""
+    hit = _STORE_ALL.get(problem.f, key)
+    if hit is not None:
+        _keep(problem, hit)
+    return hit
+
+
 def _too_small(api, name, what, least, max_memory):
     error = BudgetTooSmall(
         f"{api}({name}): max_memory={int(max_memory):,} bytes is too small: {what} needs at "
@@ -128,9 +138,8 @@ def jacobian_within(problem, mode, chunk_size, max_memory):
             return forward_flat(problem, chunk_size, max_memory=max_memory)
     key = ("within", mode, signature(problem), max_memory)
     sweep = forward_flat if mode == "forward" else reverse_flat
-    hit = _STORE_ALL.get(problem.f, key + (chunk_size,))
+    hit = _known(problem, key + (chunk_size,))
     if hit is not None:
-        _keep(problem, hit)
         return sweep(problem, hit.chunk, max_memory=max_memory)
     if chunk_size is None and get_census(problem, compute=False) is None:
         known = MODES.get(problem.f, key)     # a function of the same code chose (.reuse)
@@ -327,9 +336,8 @@ def hessian_within(problem, chunk_size, max_memory):
     """The flat dense Hessian (n x n, exactly symmetric) by forward over reverse within
     ``max_memory``: store-all sweeps when one direction fits, else a remat schedule."""
     key = ("hessian-within", signature(problem), max_memory, chunk_size)
-    hit = _STORE_ALL.get(problem.f, key)
+    hit = _known(problem, key)
     if hit is not None:
-        _keep(problem, hit)
         h = hessian_rows(problem, "forward-over-reverse", None, hit.chunk, scale=0.5)
     else:
         h = _hessian_rows_within(problem, chunk_size, max_memory, key)
@@ -357,9 +365,8 @@ def hessian_chunk_within(problem, max_memory):
     """The largest chunk of store-all forward-over-reverse sweeps within ``max_memory``
     (0: not even one direction fits)."""
     key = ("hessian-chunk", signature(problem), max_memory)
-    hit = _STORE_ALL.get(problem.f, key)
+    hit = _known(problem, key)
     if hit is not None:
-        _keep(problem, hit)
         return hit.chunk
     dtype = result_dtype(problem)
     fp = Footprint(problem, get_census(problem), dtype, "hessian")

@@ -62,7 +62,8 @@ __all__ = ["O_JVP", "O_REC", "O_VJP", "O_REPLAY", "TAU", "RHO", "TAU_BLAS", "BYT
            "DETECT_MIN_SECONDS", "DETECT_RATIO", "DETECT_ENTRIES", "O_CENSUS",
            "KEPT_CONSTANT_BYTES", "flops", "Census", "census",
            "model", "work_per_direction", "seeded_work", "pick", "model_hessian", "model_detection",
-           "worth_detecting", "detection_bytes", "detection_budget", "Stopwatch", "best_of", "time_jvp", "time_vjp"]
+           "worth_detecting", "detection_bytes", "detection_budget", "Stopwatch", "best_of",
+           "time_jvp", "time_vjp"]
 
 import gc
 import math

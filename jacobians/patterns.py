@@ -28,7 +28,8 @@ treats the Jacobian as dense.
 """
 from __future__ import annotations
 
-__all__ = ["TooDense", "Budget", "RUNNING", "Pattern", "sorted_columns", "union", "group", "vstack"]
+__all__ = ["TooDense", "Budget", "RUNNING", "Pattern", "sorted_columns", "union", "group",
+           "vstack"]
 
 import threading
 

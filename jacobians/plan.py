@@ -48,8 +48,8 @@ from ._common import (DEFAULT_MAX_MEMORY, Problem, TracedOutput, counted, float_
 from .distributed import Workers
 from .bottleneck import mixed_plan, not_mixable, worth_mixing
 from .gathered import through_gathers, worth_trying
-from .memory import BudgetTooSmall, Footprint, dense_bytes, dense_of, human_bytes, largest_chunk, \
-    refuse_dense
+from .memory import (BudgetTooSmall, Footprint, dense_bytes, dense_of, human_bytes,
+                     largest_chunk, refuse_dense)
 from .patterns import TooDense
 from .planlog import planned
 from .sparse import bicoloring_threshold, bidirectional_cost, colorings_for, \
@@ -748,8 +748,8 @@ def plan(f: Callable[..., Any], *args: Any, mode: str = "auto",
         :func:`jacrev` counts them (docs/memory.md), so the chunk of each dense way is the
         most that fits and a way of which not one direction fits is infeasible. A
         pattern detection that could hold more index sets than ``max_memory`` is skipped
-        while a dense way fits (unless a sparse mode was asked for), and with ``max_memory`` given the calls run
-        the eager sweeps unless ``jit=True`` (a replayed program keeps every sweep's
+        while a dense way fits (unless a sparse mode was asked for), and with
+        ``max_memory`` given the calls run the eager sweeps unless ``jit=True`` (a replayed program keeps every sweep's
         buffers, which the budget does not bound).
     output : {"auto", "dense", "sparse"}, optional
         What the plan returns: ``"auto"`` a SciPy CSR matrix for a sparse mode and an
@@ -887,8 +887,8 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
     dtype = result_dtype(problem)
     dense_ok = _dense_fits(problem, mode, sparse, output, max_memory, dtype)
     dirs = {"forward": problem.n, "reverse": problem.m}
-    chunks = _dense_chunks(problem, census, chunk_size, max_memory, dtype)
-    estimates = _dense_estimates(census, dirs, chunks, mode, sparse, replayed)
+    chunks, fp = _dense_chunks(problem, census, chunk_size, max_memory, dtype)
+    estimates = _dense_estimates(census, dirs, chunks, fp, mode, sparse, replayed)
     through = None
     if sp_info is None and worth_trying(problem, census, mode, sparse, sparsity, output):
         through, sp_info = _through(problem, census, notes, max_memory, calibrate, replayed)
@@ -920,8 +920,7 @@ def prepare(problem, mode="auto", sparse="auto", sparsity=None, chunk_size=None,
                                  dirs, chunk, nnz, replayed, bic)
     p = Plan(problem, chosen, chunks.get(chosen, chunk), census, sp_info, col, row,
              estimates, how, notes, output, max_memory, timed, bic=bic)
-    p.footprint = chunks.get("footprint")
-    p.dense_chunks = {a: chunks[a] for a in ("forward", "reverse") if a in chunks}
+    p.footprint, p.dense_chunks = fp, chunks
     if through is not None:
         _weigh_through(p, through, chosen)
     return p
@@ -982,10 +981,10 @@ def _mixed_asked(problem, sparsity, chunk_size, max_memory, output, calibrate, r
         chunk = chunk_for(problem, chunk_size, max_memory, census)
         dense_ok = _dense_fits(problem, "forward", False, output, max_memory,
                                result_dtype(problem))
-        chunks = _dense_chunks(problem, census, chunk_size, max_memory,
-                               result_dtype(problem))
+        chunks, fp = _dense_chunks(problem, census, chunk_size, max_memory,
+                                   result_dtype(problem))
         estimates = _dense_estimates(census, {"forward": problem.n, "reverse": problem.m},
-                                     chunks, "auto", False, replayed)
+                                     chunks, fp, "auto", False, replayed)
         through = _mixed(problem, notes, max_memory, calibrate, replayed, estimates)
         if through is None:
             why = "no cut was found: " + notes[-1].removeprefix("Mixed mode: no cut: ")
@@ -1088,19 +1087,19 @@ def _dense_fits(problem, mode, sparse, output, max_memory, dtype):
 
 
 def _dense_chunks(problem, census, chunk_size, max_memory, dtype):
-    """``{"forward": B_f, "reverse": B_r}``: the directions per sweep of each dense mode,
-    ``chunk_size`` when given, else the most whose whole call (:class:`Footprint`: the
-    result, the tape, every sweep's tangents) stays within ``max_memory``; 0 where not
-    one direction fits (a store-all reverse sweep: ``jacrev`` recomputes within it)."""
+    """``({"forward": B_f, "reverse": B_r}, footprint)``: the directions per sweep of each
+    dense mode, ``chunk_size`` when given, else the most whose whole call (the
+    :class:`Footprint`: the result, the tape, every sweep's tangents) stays within
+    ``max_memory``; 0 where not one direction fits (a store-all reverse sweep: ``jacrev``
+    recomputes within it). The footprint is the model (None with ``chunk_size``)."""
     if chunk_size is not None:
-        return {"forward": int(chunk_size), "reverse": int(chunk_size)}
+        return {"forward": int(chunk_size), "reverse": int(chunk_size)}, None
     fp = Footprint(problem, census, dtype)
     return {"forward": largest_chunk(fp.forward, max_memory, problem.n),
-            "reverse": largest_chunk(fp.reverse, max_memory, problem.m),
-            "footprint": fp}
+            "reverse": largest_chunk(fp.reverse, max_memory, problem.m)}, fp
 
 
-def _dense_estimates(census, dirs, chunks, mode, sparse, replayed):
+def _dense_estimates(census, dirs, chunks, fp, mode, sparse, replayed):
     """``{alt: (seconds, "modelled")}`` for the dense modes asked for: the cost model of
     n one-hot tangents (forward) or m one-hot cotangents (reverse) in chunks of
     ``chunks[alt]``; infinite where not one direction fits in ``max_memory``."""
@@ -1108,7 +1107,7 @@ def _dense_estimates(census, dirs, chunks, mode, sparse, replayed):
     for alt in ("forward", "reverse"):
         if mode in ("auto", alt) and sparse is not True:
             if chunks[alt] == 0:
-                need = getattr(chunks["footprint"], alt)(1)
+                need = getattr(fp, alt)(1)
                 estimates[alt] = (math.inf, f"infeasible: one {alt} direction needs "
                                             f"{human_bytes(need)} (the whole call, "
                                             f"docs/memory.md) > max_memory")

@@ -116,6 +116,7 @@ class RematPlan:
     def __init__(self, name, budget, layout=None, cost=0.0, tree=None, fallback=None):
         self.name, self.budget, self.layout, self.tree = name, budget, layout, tree
         self.fallback = fallback
+        self.carried = 1         # numbers per value (an outer jvp's tangents: plan_program)
         self.recomputed_flops = float(cost)
         self.segments = []
         if layout is None:
@@ -147,7 +148,7 @@ class RematPlan:
             f"remat plan for {self.name}: {self.n_eqns} equations in "
             f"{len(self.layout.bounds) - 1} stages, max_memory={self.budget:,} bytes",
             f"  store-all (every value taped): {self.store_all:,} bytes (modelled)"
-            + ("" if getattr(self, "carried", 1) == 1 else
+            + ("" if self.carried == 1 else
                f"; each value carries {self.carried} numbers (an outer jvp's tangents), so "
                f"the schedule is planned within max_memory / {self.carried}"),
             f"  this schedule: peak {self.peak:,} bytes (modelled), checkpoints at most "
