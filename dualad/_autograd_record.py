@@ -19,11 +19,12 @@ from __future__ import annotations
 import logging
 from typing import NamedTuple
 
+from .core.logs import logger
 from .interpreters.reverse.hooks import RECORDING
 
 __all__ = ["record_backward", "BackwardStep"]
 
-_LOG = logging.getLogger("dualad.autograd")
+_LOG = logger("autograd")     # the hierarchy's one place for names (dualad.core.logs)
 
 
 class BackwardStep(NamedTuple):
